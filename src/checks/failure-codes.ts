@@ -1,0 +1,20 @@
+// The one registry of failure codes. Each family declares its codes in
+// src/checks/codes/<family>.ts; docs/runbooks.md has one line per code here.
+import { CLI_CODES } from './codes/cli.js'
+import type { FailureCodeSpec } from './failure-code-spec.js'
+
+export type { FailureCodeSpec } from './failure-code-spec.js'
+
+export const FAILURE_CODES = {
+  ...CLI_CODES,
+} as const satisfies Record<string, FailureCodeSpec>
+
+export type FailureCode = keyof typeof FAILURE_CODES
+
+export function isFailureCode(value: string): value is FailureCode {
+  return Object.hasOwn(FAILURE_CODES, value)
+}
+
+export function failureCodeSpec(code: FailureCode): FailureCodeSpec {
+  return FAILURE_CODES[code]
+}

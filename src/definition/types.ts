@@ -1,0 +1,105 @@
+// The Definition type: fleet.yaml after schema validation, as every other area reads it.
+// The JSON Schema (schema/fleet.schema.json) is the authority for the file; this mirrors it.
+
+export type NodeDeclaredState = 'active' | 'drained' | 'disabled'
+
+export interface Capacity {
+  cpu: number
+  memoryMiB: number
+  diskGiB: number
+}
+
+export interface Features {
+  containers?: boolean
+  session?: 'headless'
+  preset?: string
+}
+
+export interface PublicPort {
+  protocol: 'tcp' | 'udp'
+  port: number
+}
+
+export interface Exposure {
+  publicSsh?: boolean
+  publicPorts?: PublicPort[]
+  otherListeners?: 'warn' | 'fail'
+}
+
+export interface DockerNetworkPolicy {
+  /** IPv4 CIDR the pool's container networks are cut from, e.g. 10.200.0.0/16. */
+  base: string
+  /** Prefix length of each allocated network (no broader than base, no longer than /29). */
+  prefix: number
+  maxRunners: number
+  networksPerRunner: number
+  reserveSubnets: number
+  /** Interface address with prefix for docker0 (bip), e.g. 10.199.0.1/24. */
+  defaultBridgeCidr?: string
+}
+
+export interface Pool {
+  role: string
+  ingress?: boolean
+  capacityBudget: Capacity
+  serverType?: string
+  image?: string
+  regions?: string[]
+  features?: Features
+  exposure?: Exposure
+  dockerNetworkPolicy?: DockerNetworkPolicy
+}
+
+export interface SshTarget {
+  host: string
+  user?: string
+  port?: number
+}
+
+export interface DataVolume {
+  /** A block device path (/dev/...) or a provider volume name. */
+  device: string
+  filesystem: 'xfs'
+  mountPoint: string
+}
+
+export interface NodeDeclaration {
+  id: string
+  pool: string
+  state: NodeDeclaredState
+  ssh?: SshTarget
+  /** Pinned SSH host public key ("ssh-ed25519 AAAA..."). */
+  hostKey?: string
+  features?: Features
+  exposure?: Exposure
+  dataVolume?: DataVolume
+  maxCapacity?: Capacity
+  region?: string
+  serverType?: string
+}
+
+export interface Definition {
+  version: number
+  fleet: string
+  gateway: { url: string; enrollUrl: string }
+  release: { url: string; publicKey: string; version: string; caFile?: string }
+  operators: { cidrs: string[]; sshKeys: string[] }
+  providers?: { hetzner?: { tokenEnv?: string; sshKeys?: string[]; endpoint?: string } }
+  pools: Record<string, Pool>
+  nodes: NodeDeclaration[]
+  canary?: string
+  features?: Features
+  exposure?: Exposure
+}
+
+/** One rule violation: a registered code and where in the file it is (RFC 6901 pointer). */
+export interface DefinitionError {
+  code: string
+  path: string
+  expected: unknown
+  actual: unknown
+  message: string
+  /** 1-based position in the source file, when the pointer resolves to one. */
+  line?: number
+  column?: number
+}
