@@ -1,12 +1,14 @@
 // The one registry of failure codes. Each family declares its codes in
 // src/checks/codes/<family>.ts; docs/runbooks.md has one line per code here.
 import { CLI_CODES } from './codes/cli.js'
+import { RELEASE_CODES } from './codes/release.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
 
 export const FAILURE_CODES = {
   ...CLI_CODES,
+  ...RELEASE_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES
