@@ -16,3 +16,15 @@ Feature: Every check ID has an owner
     Given the fixture tree "check-entry-without-owner"
     When the rule "check-ids-have-owners" runs
     Then it reports "check ID host:kernel has no owner (repair tag/command or manual reason)"
+
+  Scenario: The manual steps in docs/operations.md match the checks a person owns
+    Given the project tree
+    When the rule "manual-steps-match-checks" runs
+    Then it finds nothing
+
+  Scenario: A manual check without a step, and a step for a check a role repairs, are caught
+    Given the fixture tree "manual-steps-disagree"
+    When the rule "manual-steps-match-checks" runs
+    Then it reports "check host:size is owned by a person but docs/operations.md lists no step for it"
+    And it reports "docs/operations.md lists a manual step for host:firewall, which is not a manual check in schema/check-ids.json"
+    And it reports 2 findings

@@ -8,6 +8,7 @@ import { checkCheckIdOwners } from '../../src/checks/rules/check-id-owners.js'
 import { checkCodeRunbooks } from '../../src/checks/rules/code-usage.js'
 import { checkDocCommands } from '../../src/checks/rules/doc-commands.js'
 import { formatFinding, type RuleFinding } from '../../src/checks/rules/finding.js'
+import { checkManualSteps } from '../../src/checks/rules/manual-steps.js'
 import { packageRoot } from '../../src/package-root.js'
 import { fixturesDir, type FleetkitWorld } from '../support/world.js'
 
@@ -15,6 +16,7 @@ const RULES: Record<string, (root: string) => Promise<RuleFinding[]>> = {
   'codes-have-runbooks': checkCodeRunbooks,
   'docs-name-real-commands': (root) => checkDocCommands(root),
   'check-ids-have-owners': checkCheckIdOwners,
+  'manual-steps-match-checks': checkManualSteps,
 }
 
 Given('the project tree', function (this: FleetkitWorld) {

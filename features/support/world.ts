@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { After, Before, setWorldConstructor, World, type IWorldOptions } from '@cucumber/cucumber'
+import { After, Before, setDefaultTimeout, setWorldConstructor, World, type IWorldOptions } from '@cucumber/cucumber'
 
 import type { RuleFinding } from '../../src/checks/rules/finding.js'
 import { packageRoot } from '../../src/package-root.js'
@@ -31,6 +31,8 @@ export class FleetkitWorld extends World {
 }
 
 setWorldConstructor(FleetkitWorld)
+// Steps run real processes (the CLI, servers); none waits on a sleep.
+setDefaultTimeout(120_000)
 
 Before(async function (this: FleetkitWorld) {
   this.tmp = await mkdtemp(join(tmpdir(), 'fleetkit-feature-'))
