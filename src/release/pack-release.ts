@@ -1,0 +1,79 @@
+// Builds a release directory from built agent binaries: one deterministic
+// fleetkit-agent-<version>-linux-<arch>.tar.zst per architecture and their SHA256SUMS.
+import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { AGENT_ENTRY_NAME, RELEASE_ARCHITECTURES, type ReleaseArchitecture, SIGNATURE_FILE, SUMS_FILE, archiveName, assertReleaseVersion } from './release-name.js'
+import { formatSha256Sums, sha256Hex } from './sha256sums.js'
+import { singleFileTar } from './tar-writer.js'
+import { zstdCompress } from './zstd.js'
+
+/** Every archive has the same mtime (the epoch), so the bytes depend on the binary alone. */
+export const RELEASE_ENTRY_MTIME = 0
+export const RELEASE_ENTRY_MODE = 0o755
+
+export interface PackOptions {
+  version: string
+  /** Holds linux-<arch>/fleetkit-agent for each architecture to ship. */
+  inputDir: string
+  /** The version directory to write (uploaded as <release.url>/<version>/). */
+  outputDir: string
+}
+
+export interface PackedArchive {
+  arch: ReleaseArchitecture
+  name: string
+  sha256: string
+  size: number
+  binarySize: number
+}
+
+export interface PackResult {
+  version: string
+  outputDir: string
+  sumsFile: string
+  archives: PackedArchive[]
+}
+
+export function agentInputPath(inputDir: string, arch: ReleaseArchitecture): string {
+  return join(inputDir, `linux-${arch}`, AGENT_ENTRY_NAME)
+}
+
+async function readAgentBinary(path: string): Promise<Buffer | undefined> {
+  let info
+  try {
+    info = await lstat(path)
+  } catch {
+    return undefined
+  }
+  if (!info.isFile()) throw new FleetkitError('RELEASE_INPUT_INVALID', `${path} is not a regular file (links and directories are not packed)`)
+  return readFile(path)
+}
+
+export async function packRelease(options: PackOptions): Promise<PackResult> {
+  const version = assertReleaseVersion(options.version)
+  const binaries: { arch: ReleaseArchitecture; content: Buffer }[] = []
+  for (const arch of RELEASE_ARCHITECTURES) {
+    const content = await readAgentBinary(agentInputPath(options.inputDir, arch))
+    if (content !== undefined) binaries.push({ arch, content })
+  }
+  if (binaries.length === 0) {
+    const expected = RELEASE_ARCHITECTURES.map((arch) => agentInputPath(options.inputDir, arch))
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `no agent binary in ${options.inputDir}: expected ${expected.join(' or ')}`, { data: { expected } })
+  }
+  await mkdir(options.outputDir, { recursive: true })
+  const archives: PackedArchive[] = []
+  for (const { arch, content } of binaries) {
+    const tar = singleFileTar({ name: AGENT_ENTRY_NAME, mode: RELEASE_ENTRY_MODE, mtime: RELEASE_ENTRY_MTIME, content })
+    const archive = await zstdCompress(tar)
+    const name = archiveName(version, arch)
+    await writeFile(join(options.outputDir, name), archive)
+    archives.push({ arch, name, sha256: sha256Hex(archive), size: archive.length, binarySize: content.length })
+  }
+  const sumsFile = join(options.outputDir, SUMS_FILE)
+  await writeFile(sumsFile, formatSha256Sums(archives))
+  // A signature of earlier sums would no longer match: remove it so nobody uploads it.
+  await rm(join(options.outputDir, SIGNATURE_FILE), { force: true })
+  return { version, outputDir: options.outputDir, sumsFile, archives }
+}

@@ -1,0 +1,51 @@
+// The names of a release: the version grammar, the architecture enum and the archive
+// file name. The version ends up in URLs, file names and shell, so the grammar admits no metacharacters.
+import { FleetkitError } from '../checks/fleetkit-error.js'
+
+export const RELEASE_ARCHITECTURES = ['amd64', 'arm64'] as const
+export type ReleaseArchitecture = (typeof RELEASE_ARCHITECTURES)[number]
+
+/** MAJOR.MINOR.PATCH with an optional -prerelease of [0-9A-Za-z.-]; no "+build" (S3 reads "+" in a path as a space). */
+export const RELEASE_VERSION_PATTERN = /^[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?$/
+export const RELEASE_VERSION_MAX_LENGTH = 64
+
+export const AGENT_ENTRY_NAME = 'fleetkit-agent'
+export const SUMS_FILE = 'SHA256SUMS'
+export const SIGNATURE_FILE = 'SHA256SUMS.sig'
+
+export function isReleaseVersion(value: string): boolean {
+  return value.length <= RELEASE_VERSION_MAX_LENGTH && RELEASE_VERSION_PATTERN.test(value)
+}
+
+export function assertReleaseVersion(value: string): string {
+  if (!isReleaseVersion(value)) {
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `version ${JSON.stringify(value)} is not MAJOR.MINOR.PATCH[-PRERELEASE] (letters, digits, "." and "-", at most ${RELEASE_VERSION_MAX_LENGTH} characters)`, {
+      data: { expected: RELEASE_VERSION_PATTERN.source, actual: value },
+    })
+  }
+  return value
+}
+
+export function isReleaseArchitecture(value: string): value is ReleaseArchitecture {
+  return (RELEASE_ARCHITECTURES as readonly string[]).includes(value)
+}
+
+export function assertReleaseArchitecture(value: string): ReleaseArchitecture {
+  if (!isReleaseArchitecture(value)) {
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `architecture ${JSON.stringify(value)} is not one of ${RELEASE_ARCHITECTURES.join(', ')}`, {
+      data: { expected: [...RELEASE_ARCHITECTURES], actual: value },
+    })
+  }
+  return value
+}
+
+/** The release architecture of a Node.js `process.arch`, or undefined when fleetkit ships none for it. */
+export function releaseArchitectureOf(nodeArch: string): ReleaseArchitecture | undefined {
+  if (nodeArch === 'x64') return 'amd64'
+  if (nodeArch === 'arm64') return 'arm64'
+  return undefined
+}
+
+export function archiveName(version: string, arch: ReleaseArchitecture): string {
+  return `fleetkit-agent-${version}-linux-${arch}.tar.zst`
+}

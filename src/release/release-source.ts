@@ -1,0 +1,102 @@
+// Where a release is read from: a local directory holding the three files, or
+// <url>/<version>/ over HTTPS only, each file bounded in size, redirects only to HTTPS.
+import { readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+
+export type ReleaseSource = { dir: string } | { url: string; caFile?: string }
+
+export interface FetchLimits {
+  maxBytes: number
+}
+
+const MAX_REDIRECTS = 5
+const TIMEOUT_MS = 60_000
+
+/** https://host[:port][/path] with no shell or URL metacharacters beyond the path's slashes. */
+export const RELEASE_URL_PATTERN = /^https:\/\/[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:\/[A-Za-z0-9._~%/-]*)?$/
+
+export function assertReleaseUrl(url: string): string {
+  if (!RELEASE_URL_PATTERN.test(url)) {
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `release URL ${JSON.stringify(url)} is not https://host[:port]/path without query, credentials or shell metacharacters`, {
+      data: { expected: RELEASE_URL_PATTERN.source, actual: url },
+    })
+  }
+  return url.replace(/\/+$/, '')
+}
+
+export function describeSource(source: ReleaseSource, version: string): string {
+  return 'dir' in source ? source.dir : `${assertReleaseUrl(source.url)}/${version}/`
+}
+
+function downloadFailed(what: string, reason: string, data: Record<string, unknown> = {}): FleetkitError {
+  return new FleetkitError('RELEASE_DOWNLOAD_FAILED', `cannot get ${what}: ${reason}`, { data: { file: what, ...data } })
+}
+
+async function readLocal(path: string, maxBytes: number): Promise<Buffer> {
+  let size: number
+  try {
+    size = (await stat(path)).size
+  } catch {
+    throw downloadFailed(path, 'no such file')
+  }
+  if (size > maxBytes) throw downloadFailed(path, `${size} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: size })
+  return readFile(path)
+}
+
+async function fetchHttps(url: string, maxBytes: number, ca: Buffer | undefined, redirects = 0): Promise<Buffer> {
+  const { request } = await import('node:https')
+  return new Promise<Buffer>((resolve, reject) => {
+    const req = request(url, { method: 'GET', ca, timeout: TIMEOUT_MS }, (res) => {
+      const status = res.statusCode ?? 0
+      if (status >= 300 && status < 400 && res.headers.location !== undefined) {
+        res.resume()
+        const next = new URL(res.headers.location, url).toString()
+        if (!next.startsWith('https://')) return reject(downloadFailed(url, `redirect to a non-https URL ${next}`))
+        if (redirects >= MAX_REDIRECTS) return reject(downloadFailed(url, 'too many redirects'))
+        return fetchHttps(next, maxBytes, ca, redirects + 1).then(resolve, reject)
+      }
+      if (status !== 200) {
+        res.resume()
+        return reject(downloadFailed(url, `HTTP ${status}`, { status }))
+      }
+      const declared = Number(res.headers['content-length'] ?? '0')
+      if (declared > maxBytes) {
+        res.destroy()
+        return reject(downloadFailed(url, `${declared} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: declared }))
+      }
+      const chunks: Buffer[] = []
+      let length = 0
+      res.on('data', (chunk: Buffer) => {
+        length += chunk.length
+        if (length > maxBytes) {
+          res.destroy()
+          reject(downloadFailed(url, `more than the limit of ${maxBytes} bytes`, { expected: maxBytes }))
+          return
+        }
+        chunks.push(chunk)
+      })
+      res.on('error', (error) => reject(downloadFailed(url, error.message)))
+      res.on('end', () => resolve(Buffer.concat(chunks)))
+    })
+    req.on('timeout', () => req.destroy(new Error(`no answer in ${TIMEOUT_MS / 1000} s`)))
+    req.on('error', (error) => reject(downloadFailed(url, error.message)))
+    req.end()
+  })
+}
+
+/** Reads one file of the release (SHA256SUMS, SHA256SUMS.sig or the archive). */
+export async function readReleaseFile(source: ReleaseSource, version: string, name: string, limits: FetchLimits): Promise<Buffer> {
+  if ('dir' in source) return readLocal(join(source.dir, name), limits.maxBytes)
+  const base = assertReleaseUrl(source.url)
+  let ca: Buffer | undefined
+  if (source.caFile !== undefined) {
+    try {
+      ca = await readFile(source.caFile)
+    } catch {
+      throw new FleetkitError('RELEASE_INPUT_INVALID', `cannot read the CA file ${source.caFile}`)
+    }
+  }
+  return fetchHttps(`${base}/${version}/${name}`, limits.maxBytes, ca)
+}
