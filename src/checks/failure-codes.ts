@@ -2,6 +2,8 @@
 // src/checks/codes/<family>.ts; docs/runbooks.md has one line per code here.
 import { CLI_CODES } from './codes/cli.js'
 import { RELEASE_CODES } from './codes/release.js'
+import { PKI_CODES } from './codes/pki.js'
+import { GATEWAY_CODES } from './codes/gateway.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -9,6 +11,8 @@ export type { FailureCodeSpec } from './failure-code-spec.js'
 export const FAILURE_CODES = {
   ...CLI_CODES,
   ...RELEASE_CODES,
+  ...PKI_CODES,
+  ...GATEWAY_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

@@ -1,0 +1,18 @@
+// Failure codes of the gateway: its configuration and listeners, agent
+// authentication, job leases, and `fleetkit node check`.
+import type { FailureCodeSpec } from '../failure-code-spec.js'
+
+export const GATEWAY_CODES = {
+  GATEWAY_CONFIG_INVALID: { summary: 'A gateway environment variable has a value the gateway cannot use.', person: false, exitCode: 2 },
+  GATEWAY_BIND_FAILED: { summary: 'The gateway could not listen on a configured address (in use, not local, or not permitted).', person: false },
+  CERTIFICATE_REFUSED: { summary: 'An agent presented a client certificate that is unknown, revoked, expired, or of a node that may not connect.', person: false },
+  NODE_NOT_ACTIVE: { summary: 'A node asked for work while it is not active (draining, unhealthy, parked ...).', person: false },
+  NODE_LOST: { summary: 'A node that was declared lost came back; it must abandon its jobs and be re-admitted.', person: false },
+  LEASE_CONFLICT: { summary: 'A job heartbeat or completion carried a stale lease token, or came from a fenced node; nothing was written.', person: false },
+  REQUEST_INVALID: { summary: 'A request to the gateway was not valid JSON of the expected shape, or too large.', person: false },
+  RATE_LIMITED: { summary: 'The gateway shed load: too many enrollment or renewal attempts from one source or in total.', person: false },
+  ROUTE_NOT_FOUND: { summary: 'A request named a route the gateway listener does not serve.', person: false },
+  NODE_UNKNOWN: { summary: 'No node of that id is in the state database.', person: false },
+  NODE_CHECK_TIMEOUT: { summary: 'fleetkit node check queued a checks job but no result arrived in time.', person: false },
+  NODE_CHECK_FAILED: { summary: 'The node ran its host checks and at least one failed (or the job failed).', person: false },
+} as const satisfies Record<string, FailureCodeSpec>

@@ -1,0 +1,39 @@
+import { Flags } from '@oclif/core'
+
+import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import type { InitPkiResult } from '../../pki/init-pki.js'
+import { resolvePkiDir } from '../../pki/pki-dir.js'
+
+export default class CaInit extends FleetkitCommand<InitPkiResult> {
+  static override summary = 'Create the CA, its trust bundle and the gateway server certificate in the PKI directory.'
+  static override description = `Writes ca.pem, ca.key (0600), ca-bundle.pem, server.pem and server.key (0600) into
+FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA (CA_EXISTS).`
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --server-name gateway.example.net --server-name 203.0.113.10',
+  ]
+
+  static override flags = {
+    'server-name': Flags.string({
+      summary: 'A DNS name or IP address the gateway answers as (repeatable; default localhost, 127.0.0.1, ::1).',
+      multiple: true,
+    }),
+    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+  }
+
+  async run(): Promise<InitPkiResult> {
+    const { flags } = await this.parse(CaInit)
+    const { initPki } = await import('../../pki/init-pki.js')
+    const result = await initPki({
+      pkiDir: flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(process.env),
+      serverNames: flags['server-name'],
+      now: new Date(),
+    })
+    this.log(`Created a CA in ${result.pkiDir}`)
+    this.log(`  CA SHA-256:     ${result.caFingerprintSha256}`)
+    this.log(`  CA valid until: ${result.caNotAfter}`)
+    this.log(`  server names:   ${result.serverNames.join(', ')} (until ${result.serverNotAfter})`)
+    this.log('Keep ca.key secret and backed up; start the gateway with: fleetkit gateway serve')
+    return result
+  }
+}

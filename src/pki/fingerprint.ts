@@ -1,0 +1,21 @@
+// SHA-256 fingerprints of certificates: lowercase hex of the DER, the key by which
+// the store finds a presented certificate and records which CA issued it.
+import { createHash } from 'node:crypto'
+
+import { pemBlocks } from './pem.js'
+
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex')
+}
+
+/** Fingerprint of a DER certificate (as TLS hands it over in `getPeerCertificate().raw`). */
+export function derFingerprintSha256(der: Uint8Array): string {
+  return sha256Hex(der)
+}
+
+/** Fingerprint of the first certificate in a PEM text. */
+export function certificateFingerprintSha256(pem: string): string {
+  const block = pemBlocks(pem).find((b) => b.label === 'CERTIFICATE')
+  if (!block) throw new Error('no CERTIFICATE block in the PEM text')
+  return sha256Hex(block.der)
+}

@@ -1,0 +1,56 @@
+// `fleetkit ca init`: a new CA, its trust bundle and the gateway's server certificate,
+// written into an empty PKI directory. An existing CA is never overwritten.
+import { join } from 'node:path'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { createCertificateAuthority, loadIssuingCa } from './certificate-authority.js'
+import { generateP256KeyPair, privateKeyToPem } from './keys.js'
+import { existingCaFiles, PKI_FILE_NAMES, writePkiFiles } from './pki-files.js'
+import { DEFAULT_SERVER_NAMES, isValidServerName, issueServerCertificate } from './server-certificate.js'
+import { buildTrustBundle } from './trust-bundle.js'
+
+export interface InitPkiResult {
+  pkiDir: string
+  caFingerprintSha256: string
+  caNotAfter: string
+  serverNames: string[]
+  serverNotAfter: string
+  files: string[]
+}
+
+export async function initPki(options: { pkiDir: string; serverNames?: readonly string[]; now: Date }): Promise<InitPkiResult> {
+  const { pkiDir, now } = options
+  const serverNames = options.serverNames && options.serverNames.length > 0 ? [...new Set(options.serverNames)] : DEFAULT_SERVER_NAMES
+  const bad = serverNames.find((name) => !isValidServerName(name))
+  if (bad !== undefined) {
+    throw new FleetkitError('USAGE_INVALID', `--server-name ${JSON.stringify(bad)} is neither a DNS name nor an IP address`, { actions: ['fleetkit ca init --help'] })
+  }
+  const existing = await existingCaFiles(pkiDir)
+  if (existing.length > 0) {
+    throw new FleetkitError('CA_EXISTS', `${pkiDir} already holds a CA (${existing.join(', ')}); refusing to overwrite it`, {
+      actions: [`openssl x509 -noout -subject -fingerprint -sha256 -in ${join(pkiDir, PKI_FILE_NAMES.caCertificate)}`, 'point FLEETKIT_PKI_DIR at an empty directory for a new CA'],
+      data: { pkiDir, existing },
+    })
+  }
+  const created = await createCertificateAuthority({ now })
+  const ca = await loadIssuingCa(created.certificatePem, created.privateKeyPem)
+  const serverKeys = await generateP256KeyPair()
+  const server = await issueServerCertificate({ ca, publicKey: serverKeys.publicKey, names: serverNames, now })
+  // ca.pem is renamed into place last: its presence is what "a CA exists" means.
+  const files = [
+    { name: PKI_FILE_NAMES.serverKey, content: await privateKeyToPem(serverKeys.privateKey), mode: 0o600 },
+    { name: PKI_FILE_NAMES.serverCertificate, content: server.certificatePem, mode: 0o644 },
+    { name: PKI_FILE_NAMES.bundle, content: buildTrustBundle([created.certificatePem]), mode: 0o644 },
+    { name: PKI_FILE_NAMES.caKey, content: created.privateKeyPem, mode: 0o600 },
+    { name: PKI_FILE_NAMES.caCertificate, content: created.certificatePem, mode: 0o644 },
+  ]
+  await writePkiFiles(pkiDir, files)
+  return {
+    pkiDir,
+    caFingerprintSha256: created.fingerprintSha256,
+    caNotAfter: ca.certificate.notAfter.toISOString(),
+    serverNames,
+    serverNotAfter: server.notAfter.toISOString(),
+    files: files.map((f) => f.name),
+  }
+}

@@ -1,0 +1,130 @@
+// The only file I/O of src/pki: reading the PKI directory (private keys refused unless
+// 0600-or-tighter and owned by this user) and writing new files atomically.
+import { constants } from 'node:fs'
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+
+export const PKI_FILE_NAMES = {
+  caCertificate: 'ca.pem',
+  caKey: 'ca.key',
+  bundle: 'ca-bundle.pem',
+  serverCertificate: 'server.pem',
+  serverKey: 'server.key',
+} as const
+
+export interface PkiFileText {
+  caCertificate: string
+  caKey: string
+  bundle: string
+  serverCertificate: string
+  serverKey: string
+}
+
+export interface NewPkiFile {
+  name: string
+  content: string
+  mode: number
+}
+
+/** The running user's uid (undefined where the platform has none), injectable for tests. */
+export function currentUid(): number | undefined {
+  return typeof process.getuid === 'function' ? process.getuid() : undefined
+}
+
+/**
+ * Read a private key file, refusing one that a group or other users can read or
+ * write, or that another user owns: such a key may already be someone else's.
+ */
+export async function readPrivateKeyFile(path: string, uid: number | undefined = currentUid()): Promise<string> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+  try {
+    const info = await handle.stat()
+    if ((info.mode & 0o077) !== 0) {
+      throw new FleetkitError('CA_KEY_PERMISSIONS', `${path} is readable or writable by group or others (mode ${(info.mode & 0o777).toString(8).padStart(4, '0')}); refusing to use it`, {
+        actions: [`chmod 0600 ${path}`, 'if others may have read it, treat the key as compromised and rotate the CA'],
+        data: { path, mode: (info.mode & 0o777).toString(8).padStart(4, '0') },
+      })
+    }
+    if (uid !== undefined && info.uid !== uid) {
+      throw new FleetkitError('CA_KEY_PERMISSIONS', `${path} is owned by uid ${info.uid}, not by the running user (uid ${uid}); refusing to use it`, {
+        actions: [`chown ${uid} ${path}`, 'run the gateway as the user that owns the PKI directory'],
+        data: { path, ownerUid: info.uid, runningUid: uid },
+      })
+    }
+    return await handle.readFile('utf8')
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Read the whole PKI directory. Missing files are reported as CA_MISSING. */
+export async function readPkiDirectory(dir: string, uid: number | undefined = currentUid()): Promise<PkiFileText> {
+  const path = (name: string) => join(dir, name)
+  try {
+    const caCertificate = await readFile(path(PKI_FILE_NAMES.caCertificate), 'utf8')
+    const caKey = await readPrivateKeyFile(path(PKI_FILE_NAMES.caKey), uid)
+    const bundle = await readFile(path(PKI_FILE_NAMES.bundle), 'utf8')
+    const serverCertificate = await readFile(path(PKI_FILE_NAMES.serverCertificate), 'utf8')
+    const serverKey = await readPrivateKeyFile(path(PKI_FILE_NAMES.serverKey), uid)
+    return { caCertificate, caKey, bundle, serverCertificate, serverKey }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') {
+      throw new FleetkitError('CA_MISSING', `the PKI directory ${dir} lacks ${(error as NodeJS.ErrnoException).path ?? 'a file'}`, {
+        actions: ['fleetkit ca init'],
+        data: { dir },
+      })
+    }
+    throw error
+  }
+}
+
+/** Which of the CA files already exist in the directory. */
+export async function existingCaFiles(dir: string): Promise<string[]> {
+  const found: string[] = []
+  for (const name of [PKI_FILE_NAMES.caCertificate, PKI_FILE_NAMES.caKey]) {
+    try {
+      await stat(join(dir, name))
+      found.push(name)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+  }
+  return found
+}
+
+/**
+ * Write files into dir (created 0700 if missing): each to a temp file (fsync, its mode),
+ * then renamed into place in the order given, then the directory fsynced. A reader
+ * never sees a half-written file.
+ */
+export async function writePkiFiles(dir: string, files: readonly NewPkiFile[]): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 })
+  const temps: { temp: string; final: string }[] = []
+  try {
+    for (const file of files) {
+      const temp = join(dir, `.${file.name}.tmp-${process.pid}`)
+      const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, file.mode)
+      try {
+        await handle.writeFile(file.content)
+        await handle.chmod(file.mode)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      temps.push({ temp, final: join(dir, file.name) })
+    }
+    for (const { temp, final } of temps) await rename(temp, final)
+  } catch (error) {
+    for (const { temp } of temps) await unlink(temp).catch(() => undefined)
+    throw error
+  }
+  const handle = await open(dir, constants.O_RDONLY)
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
