@@ -79,25 +79,31 @@ export interface NodeDeclaration {
 }
 
 export interface Definition {
-  version: number
+  version: 1
   fleet: string
   gateway: { url: string; enrollUrl: string }
   release: { url: string; publicKey: string; version: string; caFile?: string }
   operators: { cidrs: string[]; sshKeys: string[] }
   providers?: { hetzner?: { tokenEnv?: string; sshKeys?: string[]; endpoint?: string } }
   pools: Record<string, Pool>
+  /** Absent in the file means none; the loader always fills it. */
   nodes: NodeDeclaration[]
   canary?: string
   features?: Features
   exposure?: Exposure
 }
 
+/** The check that found an error (schema/check-ids.json). */
+export type DefinitionCheckId = 'definition:schema' | 'definition:semantics' | 'definition:transition'
+
 /** One rule violation: a registered code and where in the file it is (RFC 6901 pointer). */
 export interface DefinitionError {
   code: string
+  check: DefinitionCheckId
   path: string
   expected: unknown
   actual: unknown
+  /** One line; never holds a secret value (only its path and kind). */
   message: string
   /** 1-based position in the source file, when the pointer resolves to one. */
   line?: number

@@ -1,0 +1,60 @@
+// Capacity arithmetic shared by the capacity rule, the transition rules and the summary:
+// what a node reserves against its pool (maxCapacity, else its server type minus the host reserve).
+import { findServerType, type HostPolicy } from './host-policy.js'
+import type { Capacity, Definition, NodeDeclaration, NodeDeclaredState } from './types.js'
+
+export const CAPACITY_DIMENSIONS = ['cpu', 'memoryMiB', 'diskGiB'] as const
+
+export const ZERO_CAPACITY: Capacity = { cpu: 0, memoryMiB: 0, diskGiB: 0 }
+
+/** Active and drained nodes hold their capacity (a drained node still runs its jobs); disabled ones hold none. */
+export function reservesCapacity(state: NodeDeclaredState): boolean {
+  return state !== 'disabled'
+}
+
+/** What the node offers its pool, or undefined when neither maxCapacity nor a known server type says. */
+export function nodeCapacity(node: NodeDeclaration, definition: Definition, policy: HostPolicy): Capacity | undefined {
+  if (node.maxCapacity) return node.maxCapacity
+  const typeName = node.serverType ?? definition.pools[node.pool]?.serverType
+  const size = typeName === undefined ? undefined : findServerType(policy, typeName)
+  if (!size) return undefined
+  return {
+    cpu: Math.max(0, size.cores - policy.reserve.cpu),
+    memoryMiB: Math.max(0, size.memoryMiB - policy.reserve.memoryMiB),
+    diskGiB: Math.max(0, size.diskGiB - policy.reserve.diskGiB),
+  }
+}
+
+export function addCapacity(a: Capacity, b: Capacity): Capacity {
+  // cpu may be fractional (0.5 vCPU); round away binary noise such as 0.1 + 0.2.
+  return { cpu: Math.round((a.cpu + b.cpu) * 1000) / 1000, memoryMiB: a.memoryMiB + b.memoryMiB, diskGiB: a.diskGiB + b.diskGiB }
+}
+
+/** The dimensions in which `used` is larger than `limit`. */
+export function dimensionsOver(used: Capacity, limit: Capacity): Array<(typeof CAPACITY_DIMENSIONS)[number]> {
+  return CAPACITY_DIMENSIONS.filter((d) => used[d] > limit[d])
+}
+
+export function formatCapacity(c: Capacity): string {
+  return `cpu ${c.cpu}, memoryMiB ${c.memoryMiB}, diskGiB ${c.diskGiB}`
+}
+
+export interface PoolReservation {
+  reserved: Capacity
+  reservingNodes: number
+}
+
+/** Per pool: the sum of what its active and drained nodes reserve (nodes of unknown pools are skipped). */
+export function poolReservations(definition: Definition, policy: HostPolicy): Map<string, PoolReservation> {
+  const result = new Map<string, PoolReservation>()
+  for (const name of Object.keys(definition.pools)) result.set(name, { reserved: ZERO_CAPACITY, reservingNodes: 0 })
+  for (const node of definition.nodes) {
+    const entry = result.get(node.pool)
+    if (!entry || !reservesCapacity(node.state)) continue
+    const capacity = nodeCapacity(node, definition, policy)
+    if (!capacity) continue
+    entry.reserved = addCapacity(entry.reserved, capacity)
+    entry.reservingNodes++
+  }
+  return result
+}

@@ -1,0 +1,57 @@
+// Rule: RFC 5737 (IPv4) and RFC 3849 (IPv6) documentation ranges belong in examples, never in a
+// real fleet; they are accepted only with --allow-documentation-ranges.
+import { BlockList, isIPv6 } from 'node:net'
+
+import { overlapsDocumentationRange, parseIpv4, parseIpv4Cidr } from '../ipv4.js'
+import { pointer } from '../json-pointer.js'
+import type { DefinitionError } from '../types.js'
+import { type DefinitionRule, semanticError } from './rule.js'
+
+const IPV6_DOCUMENTATION = new BlockList()
+IPV6_DOCUMENTATION.addSubnet('2001:db8::', 32, 'ipv6')
+
+/** The documentation range `text` (an IPv4/IPv6 address or CIDR) falls in, or undefined. */
+export function documentationRangeOf(text: string): string | undefined {
+  const [address = '', prefixText] = text.split('/')
+  if (isIPv6(address)) {
+    // A CIDR broader than /32 that contains 2001:db8:: also covers the documentation range.
+    const prefix = prefixText === undefined ? 128 : Number(prefixText)
+    if (IPV6_DOCUMENTATION.check(address, 'ipv6')) return '2001:db8::/32'
+    if (prefix < 32) {
+      const list = new BlockList()
+      list.addSubnet(address, prefix, 'ipv6')
+      if (list.check('2001:db8::', 'ipv6')) return '2001:db8::/32'
+    }
+    return undefined
+  }
+  const cidr = prefixText === undefined ? (parseIpv4(address) === undefined ? undefined : parseIpv4Cidr(`${address}/32`)) : parseIpv4Cidr(text)
+  return cidr ? overlapsDocumentationRange(cidr) : undefined
+}
+
+export const documentationRangesRefused: DefinitionRule = ({ definition, allowDocumentationRanges }) => {
+  if (allowDocumentationRanges) return []
+  const candidates: Array<[string, string]> = []
+  for (const [index, cidr] of definition.operators.cidrs.entries()) candidates.push([pointer('operators', 'cidrs', index), cidr])
+  for (const [name, pool] of Object.entries(definition.pools)) {
+    const policy = pool.dockerNetworkPolicy
+    if (!policy) continue
+    candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'base'), policy.base])
+    if (policy.defaultBridgeCidr !== undefined) candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr])
+  }
+  for (const [index, node] of definition.nodes.entries()) {
+    if (node.ssh) candidates.push([pointer('nodes', index, 'ssh', 'host'), node.ssh.host])
+  }
+  const errors: DefinitionError[] = []
+  for (const [path, value] of candidates) {
+    const range = documentationRangeOf(value)
+    if (range === undefined) continue
+    errors.push(semanticError({
+      code: 'DOCUMENTATION_RANGE_REFUSED',
+      path,
+      expected: 'an address outside the documentation ranges (or --allow-documentation-ranges for an example)',
+      actual: value,
+      message: `${value} is in the documentation range ${range}; a real fleet cannot use it (pass --allow-documentation-ranges for an example)`,
+    }))
+  }
+  return errors
+}

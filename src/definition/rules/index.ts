@@ -1,0 +1,27 @@
+// The semantic rules `fleetkit validate` runs after the schema passes, in report order.
+// Secrets are not here: that rule runs on any parsed data, before the schema (see validate-text.ts).
+import { canaryExists } from './canary-reference.js'
+import { capacityWithinBudget } from './capacity-budget.js'
+import { dockerNetworkPolicySound } from './docker-network-policy.js'
+import { documentationRangesRefused } from './documentation-ranges.js'
+import { nodeIdsUnique } from './node-ids-unique.js'
+import { poolReferencesExist } from './pool-references.js'
+import type { DefinitionRule, RuleContext } from './rule.js'
+import { serverTypesKnown } from './server-types.js'
+import { sizesAtLeastMinimum } from './sizing.js'
+import type { DefinitionError } from '../types.js'
+
+export const SEMANTIC_RULES: readonly DefinitionRule[] = [
+  nodeIdsUnique,
+  poolReferencesExist,
+  canaryExists,
+  serverTypesKnown,
+  sizesAtLeastMinimum,
+  capacityWithinBudget,
+  dockerNetworkPolicySound,
+  documentationRangesRefused,
+]
+
+export function checkSemantics(context: RuleContext): DefinitionError[] {
+  return SEMANTIC_RULES.flatMap((rule) => rule(context))
+}

@@ -1,0 +1,25 @@
+// What a semantic rule is: a pure function from a schema-valid definition (and the host
+// policy) to the errors it finds. Each rule lives in its own module with its own codes.
+import type { DefinitionCode } from '../../checks/codes/definition.js'
+import type { HostPolicy } from '../host-policy.js'
+import type { Definition, DefinitionError } from '../types.js'
+
+export interface RuleContext {
+  definition: Definition
+  policy: HostPolicy
+  allowDocumentationRanges: boolean
+}
+
+export type DefinitionRule = (context: RuleContext) => DefinitionError[]
+
+export interface SemanticErrorFields {
+  code: DefinitionCode
+  path: string
+  expected: unknown
+  actual: unknown
+  message: string
+}
+
+export function semanticError(fields: SemanticErrorFields): DefinitionError {
+  return { ...fields, check: 'definition:semantics' }
+}

@@ -1,0 +1,50 @@
+// Rule: no secret anywhere in the file (values and keys): private keys, tokens, credentials,
+// .env payloads. Errors carry the path and the kind only; the value never leaves this module.
+import { childPointer, escapeSegment } from '../json-pointer.js'
+import { detectSecret, type SecretKind } from '../secret-patterns.js'
+import type { DefinitionError } from '../types.js'
+import { semanticError } from './rule.js'
+
+export const REDACTED = '[redacted]'
+
+export interface SecretFinding {
+  path: string
+  kind: SecretKind
+  /** True when a mapping key (not a value) is the secret; the path then ends in REDACTED. */
+  inKey: boolean
+}
+
+/** Every string value and key of parsed data that looks like a secret. Works on any data, schema-valid or not. */
+export function findSecrets(data: unknown): SecretFinding[] {
+  const found: SecretFinding[] = []
+  const stack: Array<[unknown, string]> = [[data, '']]
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!
+    if (typeof value === 'string') {
+      const kind = detectSecret(value)
+      if (kind) found.push({ path, kind, inKey: false })
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}/${i}`])
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        const keyKind = detectSecret(key)
+        if (keyKind) {
+          found.push({ path: childPointer(path, REDACTED), kind: keyKind, inKey: true })
+          continue
+        }
+        stack.push([child, `${path}/${escapeSegment(key)}`])
+      }
+    }
+  }
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+}
+
+export function secretErrors(findings: SecretFinding[]): DefinitionError[] {
+  return findings.map(({ path, kind, inKey }) => semanticError({
+    code: 'DEFINITION_SECRET_FOUND',
+    path,
+    expected: 'no secret: keep keys and tokens on the operator host or in the state, and reference them (tokenEnv, caFile)',
+    actual: `a ${kind}${inKey ? ' as a key' : ''} (value withheld)`,
+    message: `${inKey ? 'a key' : 'the value'} at ${path || '/'} looks like a ${kind}; remove it from the definition and rotate it, it may be in Git history`,
+  }))
+}

@@ -1,0 +1,24 @@
+// Rule: every serverType (pool default or node pin) is in the host policy's server-type
+// catalog, so it can be sized and provisioned.
+import { findServerType } from '../host-policy.js'
+import { pointer } from '../json-pointer.js'
+import type { DefinitionError } from '../types.js'
+import { type DefinitionRule, semanticError } from './rule.js'
+
+export const serverTypesKnown: DefinitionRule = ({ definition, policy }) => {
+  const known = Object.values(policy.serverTypes).flatMap((types) => Object.keys(types))
+  const errors: DefinitionError[] = []
+  const check = (path: string, owner: string, typeName: string | undefined) => {
+    if (typeName === undefined || findServerType(policy, typeName)) return
+    errors.push(semanticError({
+      code: 'SERVER_TYPE_UNKNOWN',
+      path,
+      expected: known,
+      actual: typeName,
+      message: `${owner} server type "${typeName}" is not in policy/host-policy.yaml serverTypes`,
+    }))
+  }
+  for (const [name, pool] of Object.entries(definition.pools)) check(pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)
+  for (const [index, node] of definition.nodes.entries()) check(pointer('nodes', index, 'serverType'), `node "${node.id}"`, node.serverType)
+  return errors
+}

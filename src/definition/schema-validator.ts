@@ -1,0 +1,106 @@
+// Checks parsed fleet.yaml against schema/fleet.schema.json (ajv, JSON Schema 2020-12, all
+// errors) and turns each ajv error into a DefinitionError with a pointer, expected and actual.
+import { readFileSync } from 'node:fs'
+
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+
+import { packagePath } from '../package-root.js'
+import { childPointer } from './json-pointer.js'
+import type { DefinitionError } from './types.js'
+
+export const FLEET_SCHEMA_PATH = packagePath('schema', 'fleet.schema.json')
+
+let compiled: ValidateFunction | undefined
+
+function fleetValidator(): ValidateFunction {
+  if (!compiled) {
+    // verbose: errors carry the offending data and the parent schema (for "allowed fields").
+    const ajv = new Ajv2020.default({ allErrors: true, verbose: true, strict: true })
+    addFormats.default(ajv, ['uri'])
+    compiled = ajv.compile(JSON.parse(readFileSync(FLEET_SCHEMA_PATH, 'utf8')) as object)
+  }
+  return compiled
+}
+
+export function checkSchema(data: unknown): DefinitionError[] {
+  const validate = fleetValidator()
+  if (validate(data)) return []
+  const seen = new Set<string>()
+  const errors: DefinitionError[] = []
+  for (const e of validate.errors ?? []) {
+    const mapped = mapAjvError(e)
+    if (!mapped) continue
+    const key = `${mapped.code} ${mapped.path}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    errors.push(mapped)
+  }
+  return errors
+}
+
+function mapAjvError(e: ErrorObject): DefinitionError | undefined {
+  const params = e.params as Record<string, unknown>
+  if (e.keyword === 'additionalProperties') {
+    const field = String(params.additionalProperty)
+    const allowed = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {})
+    return {
+      code: 'DEFINITION_FIELD_UNKNOWN',
+      check: 'definition:schema',
+      path: childPointer(e.instancePath, field),
+      expected: allowed.length > 0 ? `one of the fields ${allowed.join(', ')}` : 'no other field',
+      actual: field,
+      message: `unknown field "${field}"${allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : ''}`,
+    }
+  }
+  if (e.keyword === 'required') {
+    const field = String(params.missingProperty)
+    return {
+      code: 'DEFINITION_FIELD_MISSING',
+      check: 'definition:schema',
+      path: childPointer(e.instancePath, field),
+      expected: `the field "${field}"`,
+      actual: null,
+      message: `missing required field "${field}"`,
+    }
+  }
+  // propertyNames reports the name once under the inner keyword and once as itself: keep the inner one.
+  if (e.keyword === 'propertyNames') return undefined
+  const path = params.propertyName === undefined ? e.instancePath : childPointer(e.instancePath, String(params.propertyName))
+  const actual = params.propertyName === undefined ? summarize(e.data) : params.propertyName
+  return {
+    code: 'DEFINITION_VALUE_INVALID',
+    check: 'definition:schema',
+    path,
+    expected: expectedFor(e),
+    actual,
+    message: params.propertyName === undefined ? `${e.message ?? 'is invalid'}` : `name ${e.message ?? 'is invalid'}`,
+  }
+}
+
+function expectedFor(e: ErrorObject): unknown {
+  const params = e.params as Record<string, unknown>
+  switch (e.keyword) {
+    case 'type': return `a value of type ${String(params.type)}`
+    case 'enum': return params.allowedValues
+    case 'const': return params.allowedValue
+    case 'pattern': return `a string matching ${String(params.pattern)}`
+    case 'format': return `a ${String(params.format)}`
+    case 'minimum': case 'maximum': case 'exclusiveMinimum': case 'exclusiveMaximum':
+      return `${String(params.comparison)} ${String(params.limit)}`
+    case 'minItems': return `at least ${String(params.limit)} items`
+    case 'minProperties': return `at least ${String(params.limit)} entries`
+    case 'uniqueItems': return 'no duplicate items'
+    case 'minLength': case 'maxLength': return `${e.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params.limit)} characters`
+    default: return e.message ?? e.keyword
+  }
+}
+
+/** Scalars as they are (long strings cut); objects and arrays only by their kind, so no nested value leaks. */
+export function summarize(value: unknown): unknown {
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return value
+  if (typeof value === 'string') return value.length > 120 ? `${value.slice(0, 117)}...` : value
+  if (Array.isArray(value)) return `an array of ${value.length} items`
+  if (typeof value === 'object') return 'an object'
+  return String(value)
+}

@@ -1,0 +1,117 @@
+// validateDefinitionText: text in, every error out (parse, secrets, schema, semantic rules),
+// each with a pointer and, where it resolves, a line and column. No I/O besides the policy file.
+import { loadHostPolicy, type HostPolicy } from './host-policy.js'
+import { escapeSegment, isWithin } from './json-pointer.js'
+import { parseDefinitionText } from './parse-text.js'
+import { checkSemantics } from './rules/index.js'
+import { findSecrets, REDACTED, secretErrors, type SecretFinding } from './rules/secrets.js'
+import { checkSchema } from './schema-validator.js'
+import { scanTextForSecrets } from './secret-patterns.js'
+import { sourcePositions } from './source-positions.js'
+import type { Definition, DefinitionError } from './types.js'
+
+export interface ValidateDefinitionOptions {
+  /** Accept RFC 5737/3849 documentation ranges (examples only). */
+  allowDocumentationRanges?: boolean
+  /** The host policy; policy/host-policy.yaml when absent. */
+  policy?: HostPolicy
+  /** Stop after the schema and the secret scan (used for an older revision in --since). */
+  schemaOnly?: boolean
+}
+
+export interface DefinitionTextResult {
+  /** Present when the text matched the schema; the definition is valid only when `errors` is empty. */
+  definition?: Definition
+  errors: DefinitionError[]
+}
+
+export function validateDefinitionText(text: string, sourceName: string, options: ValidateDefinitionOptions = {}): DefinitionTextResult {
+  const parsed = parseDefinitionText(text, sourceName)
+  if (!parsed.ok) {
+    const { reason, line, column } = parsed.failure
+    const where = line === undefined ? '' : ` at line ${line}, column ${column}`
+    const unreadable: DefinitionError = {
+      code: 'DEFINITION_UNREADABLE',
+      check: 'definition:schema',
+      path: '',
+      expected: 'well-formed YAML or JSON',
+      actual: null,
+      message: `${reason}${where}`,
+      ...(line === undefined ? {} : { line, column }),
+    }
+    // The file may not parse because a key was pasted into it: say so, by line, without the key.
+    const secrets = scanTextForSecrets(text).map(({ line: secretLine, kind }) => ({
+      ...secretErrors([{ path: '', kind, inKey: false }])[0]!,
+      message: `line ${secretLine} looks like a ${kind}; remove it from the definition and rotate it, it may be in Git history`,
+      line: secretLine,
+      column: 1,
+    }))
+    return { errors: [unreadable, ...secrets] }
+  }
+  const data = parsed.data
+  const secrets = findSecrets(data)
+  const errors = [...checkSchema(data), ...secretErrors(secrets)]
+  let definition: Definition | undefined
+  if (!errors.some((e) => e.check === 'definition:schema')) {
+    definition = normalize(data as Definition)
+    if (!options.schemaOnly) {
+      const policy = options.policy ?? loadHostPolicy()
+      errors.push(...checkSemantics({ definition, policy, allowDocumentationRanges: options.allowDocumentationRanges ?? false }))
+    }
+  }
+  if (errors.length > 0) locate(errors, text)
+  return { ...(definition === undefined ? {} : { definition }), errors: redact(errors, secrets, data) }
+}
+
+function normalize(data: Definition): Definition {
+  return data.nodes === undefined ? { ...data, nodes: [] } : data
+}
+
+/** Add line and column from the source. Built only now: it is the slow parse. */
+function locate(errors: DefinitionError[], text: string): void {
+  const positionOf = sourcePositions(text)
+  for (const e of errors) {
+    if (e.line !== undefined) continue
+    let position
+    if (e.code === 'DEFINITION_FIELD_MISSING') position = positionOf(e.path.slice(0, e.path.lastIndexOf('/')))
+    else if (e.code === 'DEFINITION_FIELD_UNKNOWN') position = positionOf(e.path, { key: true })
+    else position = positionOf(e.path)
+    if (position) {
+      e.line = position.line
+      e.column = position.column
+    }
+  }
+}
+
+/**
+ * The last guard before output: an error about a value that is a secret shows no value,
+ * and a secret used as a key is cut out of paths and messages.
+ */
+function redact(errors: DefinitionError[], secrets: SecretFinding[], data: unknown): DefinitionError[] {
+  if (secrets.length === 0) return errors
+  const valuePaths = secrets.filter((s) => !s.inKey).map((s) => s.path)
+  const keys = secrets.some((s) => s.inKey) ? secretKeysOf(data) : []
+  return errors.map((e) => {
+    if (e.code === 'DEFINITION_SECRET_FOUND') return e
+    let { path, message, actual, expected } = e
+    if (valuePaths.some((p) => isWithin(path, p))) actual = REDACTED
+    for (const key of keys) {
+      path = path.split(`/${escapeSegment(key)}`).join(`/${REDACTED}`)
+      message = message.split(key).join(REDACTED)
+      if (actual === key) actual = REDACTED
+      if (typeof expected === 'string') expected = expected.split(key).join(REDACTED)
+    }
+    return { ...e, path, message, actual, expected }
+  })
+}
+
+function secretKeysOf(data: unknown): string[] {
+  const keys = findSecretKeys(data)
+  return [...new Set(keys)]
+}
+
+function findSecretKeys(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(findSecretKeys)
+  if (value === null || typeof value !== 'object') return []
+  return Object.entries(value).flatMap(([key, child]) => (findSecrets({ [key]: null }).length > 0 ? [key] : findSecretKeys(child)))
+}
