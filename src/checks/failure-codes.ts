@@ -1,6 +1,7 @@
 // The one registry of failure codes. Each family declares its codes in
 // src/checks/codes/<family>.ts; docs/runbooks.md has one line per code here.
 import { CLI_CODES } from './codes/cli.js'
+import { STORE_CODES } from './codes/store.js'
 import { DEFINITION_CODES } from './codes/definition.js'
 import { RELEASE_CODES } from './codes/release.js'
 import { PKI_CODES } from './codes/pki.js'
@@ -11,6 +12,7 @@ export type { FailureCodeSpec } from './failure-code-spec.js'
 
 export const FAILURE_CODES = {
   ...CLI_CODES,
+  ...STORE_CODES,
   ...DEFINITION_CODES,
   ...RELEASE_CODES,
   ...PKI_CODES,

@@ -1,0 +1,12 @@
+// Failure codes of the state store: reaching PostgreSQL (embedded or DATABASE_URL),
+// the schema version and migrations, and the local state directory.
+import type { FailureCodeSpec } from '../failure-code-spec.js'
+
+export const STORE_CODES = {
+  STATE_UNREACHABLE: { summary: 'The PostgreSQL server holding fleetkit state could not be reached.', person: false, exitCode: 69 },
+  STATE_AUTH_REFUSED: { summary: 'The PostgreSQL server refused the user or password fleetkit connected with.', person: true, exitCode: 77 },
+  STATE_NEWER_THAN_CLI: { summary: 'The database was migrated by a newer fleetkit; this CLI refuses to use it.', person: true, exitCode: 65 },
+  STATE_MIGRATION_FAILED: { summary: 'A schema migration failed and was rolled back.', person: true },
+  STATE_DIR_UNUSABLE: { summary: 'The state directory cannot be created, written, or reached by the postgres user.', person: false, exitCode: 73 },
+  STATE_EMBEDDED_START_FAILED: { summary: 'The embedded PostgreSQL server in the state directory did not initialise or start.', person: false, exitCode: 69 },
+} as const satisfies Record<string, FailureCodeSpec>

@@ -1,0 +1,158 @@
+// Opening fleetkit's PostgreSQL: a pg pool on DATABASE_URL, or on the embedded server in
+// the state directory; the schema is checked (and by default migrated) before first use.
+import type pg from 'pg'
+
+import { resolveStateDir, type Env } from '../config/state-dir.js'
+import { ensureEmbeddedServer, EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER } from './embedded-server.js'
+import { connectFailure, isConnectionError, redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
+
+/** What every store function takes: a pool or a checked-out client (inside a transaction). */
+export type Queryable = Pick<pg.Pool, 'query'>
+
+export interface Database {
+  pool: pg.Pool
+  /** The connection URL with the password replaced by `***`; the only form that is ever printed. */
+  url: string
+  /** `embedded`: the server in the state directory; `DATABASE_URL`: a server the operator named. */
+  source: 'embedded' | 'DATABASE_URL'
+  /** The embedded server's PID and data directory; undefined for DATABASE_URL. */
+  embedded?: { pid: number; port: number; dataDir: string; started: boolean }
+  close(): Promise<void>
+}
+
+export interface OpenDatabaseOptions {
+  /** A PostgreSQL URL; defaults to env.DATABASE_URL. Unset or empty: the embedded server. */
+  databaseUrl?: string
+  /** Where the embedded server lives; defaults to resolveStateDir(env). */
+  stateDir?: string
+  env?: Env
+  /**
+   * `migrate` (default): apply pending migrations, refuse a newer schema.
+   * `check`: refuse a newer schema, apply nothing. `none`: connect only (db status, db migrate).
+   */
+  schema?: 'migrate' | 'check' | 'none'
+  /** Pool size; 10 by default. */
+  max?: number
+  /** Called when an idle pooled connection fails (server restart, network); the pool drops it. */
+  onIdleError?: (error: Error) => void
+}
+
+export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
+  const env = options.env ?? process.env
+  const databaseUrl = (options.databaseUrl ?? env.DATABASE_URL ?? '').trim()
+  const { default: pgModule } = await import('pg')
+  const base: pg.PoolConfig = { max: options.max ?? 10, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'fleetkit' }
+
+  let database: Database
+  if (databaseUrl) {
+    const url = redactDatabaseUrl(databaseUrl)
+    const pool = new pgModule.Pool({ ...base, connectionString: databaseUrl })
+    database = wrap(pool, url, 'DATABASE_URL', undefined, options.onIdleError)
+    await checkConnection(database)
+  } else {
+    const stateDir = options.stateDir ?? resolveStateDir(env)
+    database = await openEmbedded(pgModule, base, stateDir, options.onIdleError)
+  }
+
+  try {
+    if (options.schema !== 'none') {
+      const { migrate, assertSchemaCompatible } = await import('./migrate.js')
+      if (options.schema === 'check') await assertSchemaCompatible(database.pool)
+      else await migrate(database.pool)
+    }
+  } catch (error) {
+    await database.close()
+    throw error
+  }
+  return database
+}
+
+async function openEmbedded(pgModule: typeof pg, base: pg.PoolConfig, stateDir: string, onIdleError: OpenDatabaseOptions['onIdleError']): Promise<Database> {
+  // A server found running may die before we connect: then take the slow path once more.
+  for (let attempt = 1; ; attempt++) {
+    const server = await ensureEmbeddedServer(stateDir)
+    const url = `postgres://${EMBEDDED_USER}:***@${EMBEDDED_HOST}:${server.port}/${EMBEDDED_DATABASE}`
+    const pool = new pgModule.Pool({ ...base, host: server.host, port: server.port, user: server.user, password: server.password, database: server.database })
+    const database = wrap(pool, url, 'embedded', { pid: server.pid, port: server.port, dataDir: server.dataDir, started: server.started }, onIdleError)
+    try {
+      await checkConnection(database)
+      return database
+    } catch (error) {
+      await database.close()
+      const cause = (error as { cause?: unknown }).cause ?? error
+      const retry = isConnectionError(cause) || sqlState(cause) === SQLSTATE.invalidCatalogName
+      if (attempt >= 2 || !retry) throw error
+    }
+  }
+}
+
+function wrap(pool: pg.Pool, url: string, source: Database['source'], embedded: Database['embedded'], onIdleError: OpenDatabaseOptions['onIdleError']): Database {
+  // Without a listener an idle client's error (server restart, dropped network) crashes the process.
+  pool.on('error', (error) => {
+    if (onIdleError) onIdleError(error)
+    else process.stderr.write(`fleetkit: an idle database connection to ${url} failed (${sqlState(error) ?? (error as { code?: string }).code ?? 'no code'}); it was dropped\n`)
+  })
+  let closed = false
+  const database: Database = {
+    pool,
+    url,
+    source,
+    ...(embedded ? { embedded } : {}),
+    close: async () => {
+      if (closed) return
+      closed = true
+      await pool.end()
+    },
+  }
+  // Keep the pool (and the password inside its options) out of util.inspect and JSON.
+  Object.defineProperty(database, 'pool', { enumerable: false })
+  Object.defineProperty(database, 'toJSON', { enumerable: false, value: () => ({ url, source, ...(embedded ? { embedded } : {}) }) })
+  return database
+}
+
+async function checkConnection(database: Database): Promise<void> {
+  // 57P03: the server is starting up or recovering; give it a moment.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await database.pool.query('SELECT 1')
+      return
+    } catch (error) {
+      if (sqlState(error) === SQLSTATE.cannotConnectNow && attempt < 50) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        continue
+      }
+      throw connectFailure(error, database.url, database.source)
+    }
+  }
+}
+
+export interface TransactionOptions {
+  isolation?: 'read committed' | 'repeatable read' | 'serializable'
+}
+
+/**
+ * Run `fn` in one transaction on one checked-out client: COMMIT when it resolves,
+ * ROLLBACK when it throws (the error is rethrown), the client released either way.
+ */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  const client = await pool.connect()
+  let broken: Error | undefined
+  try {
+    await client.query(options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : 'BEGIN')
+    const result = await fn(client)
+    await client.query('COMMIT')
+    return result
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK')
+    } catch (rollbackError) {
+      // A client that cannot roll back is not returned to the pool.
+      broken = rollbackError as Error
+    }
+    throw error
+  } finally {
+    client.release(broken)
+  }
+}
+
+export { redactDatabaseUrl } from './pg-errors.js'

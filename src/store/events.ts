@@ -1,0 +1,65 @@
+// The fleet's event log: one append-only row per thing that happened (enrolled, lost,
+// rotation begun, ...), optionally about one node, with JSON details that hold no secret.
+import type { Queryable } from './database.js'
+
+export interface EventRow {
+  id: number
+  at: Date
+  kind: string
+  nodeId: string | null
+  data: Record<string, unknown>
+}
+
+export interface NewEvent {
+  /** snake_case, for example `node_enrolled`, `node_lost`, `ca_rotation_begun`. */
+  kind: string
+  nodeId?: string | null
+  data?: Record<string, unknown>
+  /** Defaults to the database's now(). */
+  at?: Date
+}
+
+const EVENT_KIND = /^[a-z][a-z0-9_]{0,63}$/
+
+export async function appendEvent(q: Queryable, event: NewEvent): Promise<EventRow> {
+  if (!EVENT_KIND.test(event.kind)) throw new RangeError(`event kind ${JSON.stringify(event.kind)} is not snake_case`)
+  const result = await q.query(
+    `INSERT INTO events (at, kind, node_id, data) VALUES (COALESCE($1, now()), $2, $3, $4)
+     RETURNING id, at, kind, node_id, data`,
+    [event.at ?? null, event.kind, event.nodeId ?? null, JSON.stringify(event.data ?? {})],
+  )
+  return toEvent(result.rows[0] as Record<string, unknown>)
+}
+
+export interface EventFilter {
+  nodeId?: string
+  kind?: string
+  /** Events at or after this time. */
+  since?: Date
+  /** Events with an id greater than this (for following the log). */
+  afterId?: number
+  /** At most this many, oldest first; 1000 by default. */
+  limit?: number
+}
+
+export async function listEvents(q: Queryable, filter: EventFilter = {}): Promise<EventRow[]> {
+  const result = await q.query(
+    `SELECT id, at, kind, node_id, data FROM events
+     WHERE ($1::text IS NULL OR node_id = $1) AND ($2::text IS NULL OR kind = $2)
+       AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::bigint IS NULL OR id > $4)
+     ORDER BY id
+     LIMIT $5`,
+    [filter.nodeId ?? null, filter.kind ?? null, filter.since ?? null, filter.afterId ?? null, Math.max(1, Math.min(filter.limit ?? 1000, 100_000))],
+  )
+  return result.rows.map((r) => toEvent(r as Record<string, unknown>))
+}
+
+function toEvent(r: Record<string, unknown>): EventRow {
+  return {
+    id: Number(r.id),
+    at: r.at as Date,
+    kind: r.kind as string,
+    nodeId: r.node_id as string | null,
+    data: r.data as Record<string, unknown>,
+  }
+}

