@@ -6,6 +6,7 @@ import { DEFINITION_CODES } from './codes/definition.js'
 import { RELEASE_CODES } from './codes/release.js'
 import { PKI_CODES } from './codes/pki.js'
 import { GATEWAY_CODES } from './codes/gateway.js'
+import { RENDER_CODES } from './codes/render.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -17,6 +18,7 @@ export const FAILURE_CODES = {
   ...RELEASE_CODES,
   ...PKI_CODES,
   ...GATEWAY_CODES,
+  ...RENDER_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

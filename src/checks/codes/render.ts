@@ -1,0 +1,13 @@
+// Failure codes of rendering: seeds (user-data), node tokens, the Ansible inventory
+// and `fleetkit validate --ansible`. Runbook section: "Seeds and inventory".
+import type { FailureCodeSpec } from '../failure-code-spec.js'
+
+export const RENDER_CODES = {
+  SEED_VALUE_INVALID: { summary: 'A value that would go into a seed or inventory fails its grammar (URL, version, key, PEM, id); it is refused, never escaped.', person: true },
+  SEED_TOO_LARGE: { summary: 'The seed is over the 32 KiB user-data budget even after gzip.', person: true },
+  SEED_TTL_INVALID: { summary: 'The --ttl of an enrollment secret is not a duration between 1 minute and 24 hours.', person: false, exitCode: 2 },
+  SEED_STDOUT_TTY: { summary: 'A seed holding a secret would be printed to a terminal; it is written only to a file or a pipe.', person: false, exitCode: 2 },
+  ANSIBLE_MISSING: { summary: 'ansible-playbook or ansible-inventory is not installed.', person: false },
+  ANSIBLE_INVENTORY_INVALID: { summary: 'ansible-inventory cannot read the inventory fleetkit rendered.', person: true },
+  ANSIBLE_PLAYBOOK_INVALID: { summary: 'A playbook in ansible/playbooks/ fails ansible-playbook --syntax-check.', person: true },
+} as const satisfies Record<string, FailureCodeSpec>

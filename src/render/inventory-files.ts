@@ -1,0 +1,63 @@
+// `fleetkit inventory`: reads the nodes from the state, renders the inventory and writes it
+// with its known_hosts file beside it (the inventory names that file by absolute path).
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+
+import type { Env } from '../config/state-dir.js'
+import { resolveStateDir } from '../config/state-dir.js'
+import { loadHostPolicy } from '../definition/host-policy.js'
+import type { Definition } from '../definition/types.js'
+import { type InventoryStateNode, renderInventory } from './inventory.js'
+
+export interface WriteInventoryOptions {
+  definition: Definition
+  /** Where to write the inventory; default <state dir>/ansible/inventory.yml. */
+  outputPath?: string
+  env: Env
+  /** Nodes from the state; read from the database when absent. */
+  stateNodes?: readonly InventoryStateNode[]
+}
+
+export interface WriteInventoryResult {
+  path: string
+  knownHostsPath: string
+  hosts: number
+  groups: string[]
+  unpinned: string[]
+  excluded: string[]
+}
+
+export function defaultInventoryPath(env: Env): string {
+  return join(resolveStateDir(env), 'ansible', 'inventory.yml')
+}
+
+export async function readStateNodes(env: Env): Promise<InventoryStateNode[]> {
+  const { openDatabase } = await import('../store/database.js')
+  const { listNodes } = await import('../store/nodes.js')
+  const database = await openDatabase({ env, schema: 'check' })
+  try {
+    return (await listNodes(database.pool)).map((n) => ({
+      id: n.id, pool: n.pool, region: n.region, status: n.status, hostKeyPublic: n.hostKeyPublic, sshHost: n.sshHost,
+    }))
+  } finally {
+    await database.close()
+  }
+}
+
+export async function writeInventory(options: WriteInventoryOptions): Promise<WriteInventoryResult> {
+  const path = resolve(options.outputPath ?? defaultInventoryPath(options.env))
+  const knownHostsPath = join(dirname(path), 'known_hosts')
+  const stateNodes = options.stateNodes ?? (await readStateNodes(options.env))
+  const rendered = renderInventory({ definition: options.definition, stateNodes, hostPolicy: loadHostPolicy(), knownHostsPath })
+  await mkdir(dirname(path), { recursive: true })
+  await writeFile(knownHostsPath, rendered.knownHosts, { mode: 0o644 })
+  await writeFile(path, rendered.yaml, { mode: 0o644 })
+  return {
+    path,
+    knownHostsPath,
+    hosts: rendered.hosts.length,
+    groups: rendered.groups,
+    unpinned: rendered.unpinned,
+    excluded: rendered.excluded,
+  }
+}

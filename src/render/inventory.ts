@@ -1,0 +1,143 @@
+// Renders the Ansible inventory (YAML) from the definition and the nodes in the state:
+// groups per pool, region, role and canary; SSH and policy host vars; a pinned known_hosts.
+import { stringify } from 'yaml'
+
+import type { Definition, NodeDeclaration } from '../definition/types.js'
+import { absolutePathValue, hostNameValue, nodeIdValue, portValue, posixUserValue, sshPublicKeyValue } from './values.js'
+
+/** The part of a state row the inventory reads (src/store/nodes.ts NodeRow has more). */
+export interface InventoryStateNode {
+  id: string
+  pool: string
+  region?: string | null
+  status: string
+  hostKeyPublic?: string | null
+  sshHost?: string | null
+}
+
+export interface InventoryInput {
+  definition: Definition
+  stateNodes: readonly InventoryStateNode[]
+  /** policy/host-policy.yaml as read; handed to the roles unchanged under fleetkit_host_policy. */
+  hostPolicy: unknown
+  /** Absolute path the known_hosts file is written to; ssh reads it on every connection. */
+  knownHostsPath: string
+}
+
+export interface RenderedInventory {
+  yaml: string
+  knownHosts: string
+  hosts: string[]
+  groups: string[]
+  /** Hosts without a pinned host key: ssh refuses them (StrictHostKeyChecking=yes). */
+  unpinned: string[]
+  /** Declared or state nodes left out because their state is parked or retired. */
+  excluded: string[]
+}
+
+/** Nodes in these states are not converged: they are out of the fleet until admitted again. */
+export const EXCLUDED_STATUSES: ReadonlySet<string> = new Set(['parked', 'retired'])
+
+const DEFAULT_SSH_USER = 'root'
+const DEFAULT_SSH_PORT = 22
+
+function groupName(prefix: string, name: string): string {
+  return `${prefix}_${name.replace(/[^A-Za-z0-9_]/g, '_')}`
+}
+
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+export function renderInventory(input: InventoryInput): RenderedInventory {
+  const { definition } = input
+  const knownHostsPath = absolutePathValue('known_hosts path', input.knownHostsPath)
+  const state = new Map(input.stateNodes.map((n) => [n.id, n]))
+  const declared = new Map(definition.nodes.map((n) => [n.id, n]))
+  const ids = [...new Set([...declared.keys(), ...state.keys()])].sort(byName)
+
+  const groups = new Map<string, string[]>()
+  const addToGroup = (group: string, id: string) => {
+    const members = groups.get(group)
+    if (members) members.push(id)
+    else groups.set(group, [id])
+  }
+  const hosts: Record<string, Record<string, unknown>> = {}
+  const knownHosts: string[] = []
+  const unpinned: string[] = []
+  const excluded: string[] = []
+
+  for (const id of ids) {
+    const node: NodeDeclaration | undefined = declared.get(id)
+    const row = state.get(id)
+    if (row && EXCLUDED_STATUSES.has(row.status)) {
+      excluded.push(id)
+      continue
+    }
+    nodeIdValue(`nodes[${id}].id`, id)
+    const poolName = node?.pool ?? row!.pool
+    const pool = definition.pools[poolName]
+    const region = node?.region ?? row?.region ?? undefined
+    const sshHost = node?.ssh?.host ?? row?.sshHost ?? undefined
+    const vars: Record<string, unknown> = {}
+    if (sshHost !== undefined && sshHost !== null) vars.ansible_host = hostNameValue(`nodes[${id}].ssh.host`, sshHost)
+    vars.ansible_user = posixUserValue(`nodes[${id}].ssh.user`, node?.ssh?.user ?? DEFAULT_SSH_USER, { allowRoot: true })
+    vars.ansible_port = portValue(`nodes[${id}].ssh.port`, node?.ssh?.port ?? DEFAULT_SSH_PORT)
+    // HostKeyAlias keys known_hosts by node id, so a changed address keeps the pinned key.
+    vars.ansible_ssh_common_args = `-o UserKnownHostsFile=${knownHostsPath} -o StrictHostKeyChecking=yes -o HostKeyAlias=${id}`
+    vars.fleetkit_node_id = id
+    vars.fleetkit_pool = poolName
+    vars.fleetkit_role = pool?.role ?? null
+    vars.fleetkit_region = region ?? null
+    vars.fleetkit_status = row?.status ?? 'declared'
+    vars.fleetkit_declared_state = node?.state ?? null
+    vars.fleetkit_ingress = pool?.ingress === true
+    vars.fleetkit_features = node?.features ?? pool?.features ?? definition.features ?? {}
+    vars.fleetkit_exposure = node?.exposure ?? pool?.exposure ?? definition.exposure ?? {}
+    vars.fleetkit_data_volume = node?.dataVolume ?? null
+    vars.fleetkit_docker_network_policy = pool?.dockerNetworkPolicy ?? null
+    hosts[id] = vars
+
+    const pinned = node?.hostKey ?? row?.hostKeyPublic ?? undefined
+    if (pinned) {
+      const [type, blob] = sshPublicKeyValue(`nodes[${id}].hostKey`, pinned.trim()).split(' ')
+      knownHosts.push(`${id} ${type} ${blob}`)
+    } else {
+      unpinned.push(id)
+    }
+
+    addToGroup(groupName('pool', poolName), id)
+    if (pool?.role) addToGroup(groupName('role', pool.role), id)
+    if (region) addToGroup(groupName('region', region), id)
+    if (definition.canary === id) addToGroup('canary', id)
+  }
+
+  const children: Record<string, { hosts: Record<string, null> }> = {}
+  for (const name of [...groups.keys()].sort(byName)) {
+    children[name] = { hosts: Object.fromEntries(groups.get(name)!.map((id) => [id, null])) }
+  }
+  const document = {
+    all: {
+      vars: {
+        fleetkit_fleet: definition.fleet,
+        fleetkit_gateway: definition.gateway,
+        fleetkit_release: { url: definition.release.url, version: definition.release.version, publicKey: definition.release.publicKey },
+        fleetkit_operator_cidrs: definition.operators.cidrs,
+        fleetkit_known_hosts_file: knownHostsPath,
+        fleetkit_host_policy: input.hostPolicy,
+      },
+      hosts,
+      children,
+    },
+  }
+  const header = '# Rendered by `fleetkit inventory` from the fleet definition and the state. Do not edit.\n'
+  return {
+    // YAML 1.1 so that values such as "yes" or "on" are quoted for Ansible's YAML 1.1 reader.
+    yaml: header + stringify(document, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false }),
+    knownHosts: knownHosts.length === 0 ? '' : `${knownHosts.join('\n')}\n`,
+    hosts: Object.keys(hosts),
+    groups: Object.keys(children),
+    unpinned,
+    excluded,
+  }
+}
