@@ -7,6 +7,7 @@ import { RELEASE_CODES } from './codes/release.js'
 import { PKI_CODES } from './codes/pki.js'
 import { GATEWAY_CODES } from './codes/gateway.js'
 import { RENDER_CODES } from './codes/render.js'
+import { AGENT_CODES } from './codes/agent.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -19,6 +20,7 @@ export const FAILURE_CODES = {
   ...PKI_CODES,
   ...GATEWAY_CODES,
   ...RENDER_CODES,
+  ...AGENT_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

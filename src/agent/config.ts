@@ -1,0 +1,140 @@
+// The agent's configuration: agent.env (KEY=VALUE lines), then the environment, then
+// flags, each overriding the one before; every path is configurable so tests run in a temp dir.
+import { readFileSync } from 'node:fs'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+
+export interface AgentConfig {
+  configFile: string
+  nodeId: string
+  /** Enrollment listener (server-auth TLS), e.g. https://gateway:8444 */
+  enrollUrl: string
+  /** Agent listener (mTLS), e.g. https://gateway:8443 */
+  gatewayUrl: string
+  /** The CA bundle the seed pinned; trusted until a renewal stages pkiDir/gateway-ca.pem. */
+  caFile: string
+  secretFile: string
+  pkiDir: string
+  /** Where /proc, /sys and the data mount are read from; '/' on a real host. */
+  hostRoot: string
+  /** The data volume mount point; '' when the pool declares none. */
+  dataMount: string
+  minFreeGb: number
+  heartbeatSeconds: number
+  renewCheckSeconds: number
+  requestTimeoutSeconds: number
+  unitName: string
+}
+
+interface Setting {
+  key: keyof Omit<AgentConfig, 'configFile'>
+  env: string
+  flag: string
+  default?: string
+  kind: 'string' | 'url' | 'number' | 'node-id'
+}
+
+export const SETTINGS: readonly Setting[] = [
+  { key: 'nodeId', env: 'FLEETKIT_NODE_ID', flag: 'node-id', kind: 'node-id' },
+  { key: 'enrollUrl', env: 'FLEETKIT_ENROLL_URL', flag: 'enroll-url', kind: 'url' },
+  { key: 'gatewayUrl', env: 'FLEETKIT_GATEWAY_URL', flag: 'gateway-url', kind: 'url' },
+  { key: 'caFile', env: 'FLEETKIT_GATEWAY_CA_FILE', flag: 'ca-file', default: '/etc/fleetkit/gateway-ca.pem', kind: 'string' },
+  { key: 'secretFile', env: 'FLEETKIT_ENROLLMENT_SECRET_FILE', flag: 'secret-file', default: '/var/lib/fleetkit/enrollment-secret', kind: 'string' },
+  { key: 'pkiDir', env: 'FLEETKIT_AGENT_PKI_DIR', flag: 'pki-dir', default: '/var/lib/fleetkit/pki', kind: 'string' },
+  { key: 'hostRoot', env: 'FLEETKIT_HOST_ROOT', flag: 'host-root', default: '/', kind: 'string' },
+  { key: 'dataMount', env: 'FLEETKIT_DATA_MOUNT', flag: 'data-mount', default: '', kind: 'string' },
+  { key: 'minFreeGb', env: 'FLEETKIT_AGENT_MIN_FREE_GB', flag: 'min-free-gb', default: '5', kind: 'number' },
+  { key: 'heartbeatSeconds', env: 'FLEETKIT_AGENT_HEARTBEAT_SECONDS', flag: 'heartbeat-seconds', default: '15', kind: 'number' },
+  { key: 'renewCheckSeconds', env: 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS', flag: 'renew-check-seconds', default: '600', kind: 'number' },
+  { key: 'requestTimeoutSeconds', env: 'FLEETKIT_AGENT_REQUEST_TIMEOUT_SECONDS', flag: 'request-timeout-seconds', default: '20', kind: 'number' },
+  { key: 'unitName', env: 'FLEETKIT_AGENT_UNIT', flag: 'unit', default: 'fleetkit-agent.service', kind: 'string' },
+]
+
+export const DEFAULT_CONFIG_FILE = '/etc/fleetkit/agent.env'
+export const CONFIG_FILE_ENV = 'FLEETKIT_AGENT_CONFIG'
+
+/** Node IDs are UUIDs in practice; anything that is safe as a certificate CN and a file name is accepted. */
+const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+
+/** Parses systemd EnvironmentFile-style text: KEY=VALUE, # comments, optional single or double quotes. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const values: Record<string, string> = {}
+  for (const raw of text.split('\n')) {
+    const line = raw.trim()
+    if (line === '' || line.startsWith('#')) continue
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
+    if (!match) continue
+    let value = match[2]!
+    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0])) value = value.slice(1, -1)
+    values[match[1]!] = value
+  }
+  return values
+}
+
+export interface ConfigSources {
+  env: Record<string, string | undefined>
+  flags: Record<string, string>
+  readFile?: (path: string) => string
+}
+
+export function loadAgentConfig(sources: ConfigSources): AgentConfig {
+  const read = sources.readFile ?? ((path: string) => readFileSync(path, 'utf8'))
+  const explicit = sources.flags['config'] ?? sources.env[CONFIG_FILE_ENV]
+  const configFile = explicit ?? DEFAULT_CONFIG_FILE
+  let fileValues: Record<string, string> = {}
+  try {
+    fileValues = parseEnvFile(read(configFile))
+  } catch (error) {
+    // The default file may be absent when everything comes from the environment (tests, hand runs).
+    if (explicit !== undefined || (error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new FleetkitError('AGENT_CONFIG_INVALID', `cannot read the agent configuration ${configFile}: ${(error as Error).message}`, {
+        actions: [`check that ${configFile} exists and is readable by the agent's user`],
+        data: { configFile },
+      })
+    }
+  }
+  const config: Record<string, unknown> = { configFile }
+  for (const setting of SETTINGS) {
+    const raw = sources.flags[setting.flag] ?? sources.env[setting.env] ?? fileValues[setting.env] ?? setting.default ?? ''
+    config[setting.key] = convert(setting, raw.trim(), configFile)
+  }
+  return config as unknown as AgentConfig
+}
+
+function convert(setting: Setting, raw: string, configFile: string): string | number {
+  const invalid = (why: string) =>
+    new FleetkitError('AGENT_CONFIG_INVALID', `${setting.env} ${why}`, {
+      actions: [`set ${setting.env} in ${configFile} or pass --${setting.flag}`],
+      data: { setting: setting.env },
+    })
+  if (setting.kind === 'number') {
+    const value = Number(raw)
+    if (raw === '' || !Number.isFinite(value) || value <= 0) throw invalid(`must be a positive number, got ${JSON.stringify(raw)}`)
+    return value
+  }
+  if (raw === '') return ''
+  if (setting.kind === 'url') {
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      throw invalid(`is not a URL: ${JSON.stringify(raw)}`)
+    }
+    if (url.protocol !== 'https:') throw invalid('must be an https:// URL')
+    return url.origin
+  }
+  if (setting.kind === 'node-id' && !NODE_ID.test(raw)) throw invalid(`is not a valid node ID: ${JSON.stringify(raw)}`)
+  return raw
+}
+
+/** Throws AGENT_CONFIG_INVALID naming the first of `keys` that is empty. */
+export function requireSettings(config: AgentConfig, keys: readonly (keyof AgentConfig)[]): void {
+  for (const key of keys) {
+    if (config[key] !== '') continue
+    const setting = SETTINGS.find((s) => s.key === key)!
+    throw new FleetkitError('AGENT_CONFIG_INVALID', `${setting.env} is not set`, {
+      actions: [`set ${setting.env} in ${config.configFile} or pass --${setting.flag}`],
+      data: { setting: setting.env },
+    })
+  }
+}

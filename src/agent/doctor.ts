@@ -1,0 +1,100 @@
+// `fleetkit-agent doctor`: one line per check (bridge netfilter, the data volume, the
+// identity files and expiry, reaching the gateway, clock skew) with check IDs from the registry.
+import { readFile, stat } from 'node:fs/promises'
+
+import { toFleetkitError } from '../checks/fleetkit-error.js'
+import { explainTransportError } from './clock-skew.js'
+import type { AgentConfig } from './config.js'
+import { GatewayClient } from './gateway-client.js'
+import type { Host } from './host.js'
+import { type CheckContext, type CheckResult, checkBrNetfilter, checkCertificate, checkClockSkew, checkDataVolume, checkDiskFree } from './host-checks.js'
+import { type Identity, identityPaths, loadIdentity } from './identity.js'
+import { AgentSession, probeUrls } from './session.js'
+
+export interface DoctorDeps {
+  host: Host
+  now: () => Date
+}
+
+export async function runDoctor(config: AgentConfig, deps: DoctorDeps): Promise<CheckResult[]> {
+  const base: CheckContext = { host: deps.host, dataMount: config.dataMount, minFreeGb: config.minFreeGb, unitName: config.unitName, now: deps.now(), certificate: undefined, clockSkewMs: undefined }
+  const results: CheckResult[] = [await checkBrNetfilter(base), await checkDataVolume(base), await checkDiskFree(base)]
+
+  let identity: Identity | undefined
+  try {
+    identity = await loadIdentity(config.pkiDir, config.caFile)
+  } catch (error) {
+    const e = toFleetkitError(error)
+    results.push({ id: 'agent:certificate', status: 'fail', code: e.code, detail: e.message })
+  }
+  if (identity) {
+    const loose = await looseModes(config.pkiDir)
+    const certificate = checkCertificate({ now: deps.now(), certificate: identity.window })
+    if (loose.length > 0 && certificate.status !== 'fail') {
+      results.push({ id: 'agent:certificate', status: 'fail', code: 'IDENTITY_INVALID', detail: `identity files readable by others: ${loose.join(', ')}` })
+    } else results.push(certificate)
+  }
+
+  const gateway = await checkGateway(config, identity)
+  results.push(gateway.result, checkClockSkew({ clockSkewMs: gateway.skewMs }))
+  return results
+}
+
+async function looseModes(pkiDir: string): Promise<string[]> {
+  const loose: string[] = []
+  for (const path of Object.values(identityPaths(pkiDir))) {
+    try {
+      if (((await stat(path)).mode & 0o077) !== 0) loose.push(path)
+    } catch {
+      // gateway-ca.pem is absent until the first renewal: the pinned bundle is used then.
+    }
+  }
+  return loose
+}
+
+/** With an identity: GET /v1/agent/identity over mTLS. Without: /healthz on the enrollment listener with the pinned CA. */
+async function checkGateway(config: AgentConfig, identity: Identity | undefined): Promise<{ result: CheckResult; skewMs: number | undefined }> {
+  const id = 'agent:gateway'
+  if (identity && config.gatewayUrl !== '') {
+    const session = new AgentSession(config, identity)
+    try {
+      const response = await session.call<{ status?: string }>('GET', '/v1/agent/identity')
+      const ok = response.status === 200
+      return {
+        result: ok
+          ? { id, status: 'pass', detail: `${config.gatewayUrl} accepts certificate ${identity.serial}; node status ${response.body.status ?? 'unknown'}` }
+          : { id, status: 'fail', code: 'GATEWAY_UNREACHABLE', detail: `${config.gatewayUrl} answered ${response.status}` },
+        skewMs: session.skewMs,
+      }
+    } catch (error) {
+      const e = toFleetkitError(error)
+      return { result: { id, status: 'fail', code: e.code, detail: e.message }, skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : session.skewMs }
+    } finally {
+      session.close()
+    }
+  }
+  if (config.enrollUrl === '') return { result: { id, status: 'fail', code: 'AGENT_CONFIG_INVALID', detail: 'neither FLEETKIT_GATEWAY_URL with an identity nor FLEETKIT_ENROLL_URL is set' }, skewMs: undefined }
+  let ca: string
+  try {
+    ca = await readFile(config.caFile, 'utf8')
+  } catch {
+    return { result: { id, status: 'fail', code: 'AGENT_CONFIG_INVALID', detail: `cannot read the gateway CA bundle ${config.caFile}` }, skewMs: undefined }
+  }
+  const client = new GatewayClient(config.enrollUrl, { ca }, { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 })
+  try {
+    const response = await client.request('GET', '/healthz')
+    return {
+      result: response.status === 200 ? { id, status: 'pass', detail: `${config.enrollUrl} answers (not enrolled yet)` } : { id, status: 'fail', code: 'GATEWAY_UNREACHABLE', detail: `${config.enrollUrl}/healthz answered ${response.status}` },
+      skewMs: client.lastSkewMs,
+    }
+  } catch (error) {
+    const e = await explainTransportError(error, config.enrollUrl, probeUrls(config))
+    return { result: { id, status: 'fail', code: e.code, detail: e.message }, skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : undefined }
+  } finally {
+    client.close()
+  }
+}
+
+export function formatCheckLine(result: CheckResult): string {
+  return `${result.status.padEnd(4)} ${result.id.padEnd(18)} ${result.code ? `(${result.code}) ` : ''}${result.detail}`
+}

@@ -1,0 +1,145 @@
+// `fleetkit-agent enroll`: a key made here, a CSR for it, one POST /v1/enroll with the
+// single-use secret over server-auth TLS, the identity staged atomically, the secret deleted.
+import { X509Certificate, createPrivateKey } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { removeDurably } from './atomic-file.js'
+import { explainTransportError } from './clock-skew.js'
+import { type AgentConfig, requireSettings } from './config.js'
+import { GatewayClient, gatewayErrorCode } from './gateway-client.js'
+import { identityStaged, stageIdentity } from './identity.js'
+import { generateKeyAndCsr } from './key-and-csr.js'
+import type { Logger } from './log.js'
+
+export interface EnrollResult {
+  outcome: 'enrolled' | 'already-enrolled'
+  notAfter?: string
+}
+
+export interface EnrollDeps {
+  log: Logger
+  sleep?: (ms: number) => Promise<void>
+  /** Attempts when the gateway sheds load with 429. */
+  maxAttempts?: number
+}
+
+interface EnrollResponse {
+  certificate_pem?: string
+  ca_pem?: string
+  not_after?: string
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<EnrollResult> {
+  requireSettings(config, ['nodeId', 'enrollUrl', 'caFile', 'secretFile'])
+  if (await identityStaged(config.pkiDir)) {
+    deps.log('info', 'enroll_skipped', { reason: 'identity already staged', pki_dir: config.pkiDir })
+    return { outcome: 'already-enrolled' }
+  }
+  const secret = await readSecret(config.secretFile)
+  const pinnedCa = await readPinnedCa(config)
+  const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
+  const client = new GatewayClient(config.enrollUrl, { ca: pinnedCa }, { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 })
+  const sleep = deps.sleep ?? defaultSleep
+  const maxAttempts = deps.maxAttempts ?? 8
+  try {
+    for (let attempt = 1; ; attempt++) {
+      let response
+      try {
+        response = await client.request<EnrollResponse>('POST', '/v1/enroll', { node_id: config.nodeId, enrollment_secret: secret, csr_pem: csrPem })
+      } catch (error) {
+        throw await explainTransportError(error, config.enrollUrl, [config.enrollUrl])
+      }
+      if (response.status === 429 && attempt < maxAttempts) {
+        const waitMs = retryAfterMs(response.headers['retry-after'], attempt)
+        deps.log('warn', 'enroll_throttled', { attempt, retry_in_ms: waitMs })
+        await sleep(waitMs)
+        continue
+      }
+      if (response.status !== 200) {
+        const gatewayCode = gatewayErrorCode(response.body) ?? 'unknown'
+        throw new FleetkitError('AGENT_ENROLL_FAILED', `the gateway answered ${response.status} ${gatewayCode} to the enrollment of ${config.nodeId}`, {
+          actions: response.status === 401 ? ['issue a fresh secret: fleetkit node token NODE, write it to the secret file, run fleetkit-agent enroll'] : ['fleetkit-agent doctor'],
+          data: { status: response.status, gateway_code: gatewayCode, node_id: config.nodeId },
+        })
+      }
+      const { certificate_pem: certificatePem, ca_pem: caPem } = response.body
+      if (typeof certificatePem !== 'string' || !matchesKey(certificatePem, keyPem)) {
+        throw new FleetkitError('AGENT_ENROLL_FAILED', 'the gateway answered 200 without a certificate for the key this agent generated', { data: { status: 200, gateway_code: 'bad_response' } })
+      }
+      await stageIdentity(config.pkiDir, keyPem, certificatePem, joinBundles(pinnedCa, typeof caPem === 'string' ? caPem : ''))
+      await removeDurably(config.secretFile)
+      const notAfter = new X509Certificate(certificatePem).validTo
+      deps.log('info', 'enrolled', { node_id: config.nodeId, not_after: new Date(notAfter).toISOString(), pki_dir: config.pkiDir })
+      return { outcome: 'enrolled', notAfter: new Date(notAfter).toISOString() }
+    }
+  } finally {
+    client.close()
+  }
+}
+
+async function readSecret(path: string): Promise<string> {
+  let secret = ''
+  try {
+    secret = (await readFile(path, 'utf8')).trim()
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new FleetkitError('ENROLLMENT_SECRET_MISSING', `cannot read the enrollment secret file ${path}: ${(error as NodeJS.ErrnoException).code}`, { data: { path } })
+    }
+  }
+  if (secret === '') {
+    throw new FleetkitError('ENROLLMENT_SECRET_MISSING', `no enrollment secret in ${path} and no identity staged`, {
+      actions: ['issue a fresh secret: fleetkit node token NODE', `write it to ${path} (mode 0600) and run fleetkit-agent enroll`],
+      data: { path },
+    })
+  }
+  return secret
+}
+
+async function readPinnedCa(config: AgentConfig): Promise<string> {
+  try {
+    const pem = await readFile(config.caFile, 'utf8')
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate in it')
+    return pem
+  } catch (error) {
+    throw new FleetkitError('AGENT_CONFIG_INVALID', `cannot use the gateway CA bundle ${config.caFile}: ${(error as Error).message}`, {
+      actions: [`check FLEETKIT_GATEWAY_CA_FILE in ${config.configFile}`],
+      data: { setting: 'FLEETKIT_GATEWAY_CA_FILE' },
+    })
+  }
+}
+
+export function matchesKey(certificatePem: string, keyPem: string): boolean {
+  try {
+    return new X509Certificate(certificatePem).checkPrivateKey(createPrivateKey(keyPem))
+  } catch {
+    return false
+  }
+}
+
+/** Concatenates PEM bundles, dropping certificates already present. */
+export function joinBundles(...bundles: string[]): string {
+  const seen = new Set<string>()
+  const out: string[] = []
+  for (const bundle of bundles) {
+    for (const block of bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []) {
+      const normalized = block.replace(/\r/g, '')
+      if (seen.has(normalized)) continue
+      seen.add(normalized)
+      out.push(normalized)
+    }
+  }
+  return out.join('\n') + '\n'
+}
+
+/** Retry-After in seconds (or an HTTP date); else a capped exponential backoff. */
+export function retryAfterMs(header: string | string[] | undefined, attempt: number): number {
+  const value = Array.isArray(header) ? header[0] : header
+  const seconds = Number(value)
+  if (value !== undefined && Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, 300_000)
+  const date = value === undefined ? Number.NaN : Date.parse(value)
+  if (!Number.isNaN(date)) return Math.min(Math.max(date - Date.now(), 0), 300_000)
+  return Math.min(1000 * 2 ** attempt, 60_000)
+}

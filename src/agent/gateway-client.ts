@@ -1,0 +1,110 @@
+// HTTPS JSON client for one gateway listener: keep-alive connections, the pinned CA,
+// an optional client certificate (mTLS), and the skew between our clock and `server_time`.
+import { Agent, request as httpsRequest } from 'node:https'
+
+export interface TlsMaterial {
+  ca: string
+  cert?: string
+  key?: string
+}
+
+export interface GatewayResponse<T = Record<string, unknown>> {
+  status: number
+  body: T
+  headers: Record<string, string | string[] | undefined>
+  /** gateway time minus our clock at the request's midpoint, when the response carried `server_time` */
+  skewMs: number | undefined
+}
+
+/** A failure below HTTP: refused connection, timeout, TLS handshake. `code` is Node's (ECONNREFUSED, CERT_HAS_EXPIRED, ...). */
+export class GatewayTransportError extends Error {
+  readonly code: string
+  constructor(message: string, code: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'GatewayTransportError'
+    this.code = code
+  }
+}
+
+export interface GatewayClientOptions {
+  timeoutMs: number
+  now?: () => number
+  maxSockets?: number
+}
+
+export class GatewayClient {
+  readonly baseUrl: string
+  private readonly agent: Agent
+  private readonly timeoutMs: number
+  private readonly now: () => number
+  lastSkewMs: number | undefined
+
+  constructor(baseUrl: string, tls: TlsMaterial, options: GatewayClientOptions) {
+    this.baseUrl = baseUrl
+    this.timeoutMs = options.timeoutMs
+    this.now = options.now ?? Date.now
+    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 4, ca: tls.ca, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' })
+  }
+
+  async request<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<GatewayResponse<T>> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+    const started = this.now()
+    const { status, headers, text } = await new Promise<{ status: number; headers: GatewayResponse['headers']; text: string }>((resolve, reject) => {
+      const req = httpsRequest(
+        new URL(path, this.baseUrl),
+        {
+          method,
+          agent: this.agent,
+          timeout: this.timeoutMs,
+          headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
+        },
+        (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (chunk: Buffer) => chunks.push(chunk))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
+          res.on('error', (error) => reject(transportError(error)))
+        },
+      )
+      req.on('timeout', () => req.destroy(new GatewayTransportError(`no answer from ${this.baseUrl} within ${this.timeoutMs} ms`, 'ETIMEDOUT')))
+      req.on('error', (error) => reject(transportError(error)))
+      req.end(payload)
+    })
+    const finished = this.now()
+    let parsed: unknown = {}
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parsed = { error: { code: 'not_json', message: text.slice(0, 200) } }
+      }
+    }
+    const skewMs = skewFrom(parsed, started, finished)
+    if (skewMs !== undefined) this.lastSkewMs = skewMs
+    return { status, body: parsed as T, headers, skewMs }
+  }
+
+  /** Closes idle keep-alive sockets now; requests in flight finish on theirs. */
+  close(): void {
+    this.agent.destroy()
+  }
+}
+
+export function skewFrom(body: unknown, startedMs: number, finishedMs: number): number | undefined {
+  const serverTime = (body as { server_time?: unknown } | null)?.server_time
+  if (typeof serverTime !== 'string') return undefined
+  const at = Date.parse(serverTime)
+  if (Number.isNaN(at)) return undefined
+  return Math.round(at - (startedMs + finishedMs) / 2)
+}
+
+function transportError(error: Error): GatewayTransportError {
+  if (error instanceof GatewayTransportError) return error
+  const code = (error as NodeJS.ErrnoException).code ?? 'UNKNOWN'
+  return new GatewayTransportError(error.message, code, { cause: error })
+}
+
+/** The gateway's `{error: {code, message}}` body, if it sent one. */
+export function gatewayErrorCode(body: unknown): string | undefined {
+  const code = (body as { error?: { code?: unknown } } | null)?.error?.code
+  return typeof code === 'string' ? code : undefined
+}

@@ -1,0 +1,121 @@
+// The agent's identity on disk (key, certificate, the gateway CA bundle in the PKI
+// directory): staging a new pair crash-safely, and loading it with its validity window.
+import { X509Certificate, createPrivateKey } from 'node:crypto'
+import { mkdir, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { commitStaged, syncDirectory, writeFileAtomic, writeStaged } from './atomic-file.js'
+
+export interface IdentityPaths {
+  key: string
+  certificate: string
+  caBundle: string
+}
+
+export function identityPaths(pkiDir: string): IdentityPaths {
+  return { key: join(pkiDir, 'agent.key'), certificate: join(pkiDir, 'agent.pem'), caBundle: join(pkiDir, 'gateway-ca.pem') }
+}
+
+export interface CertificateWindow {
+  notBefore: Date
+  notAfter: Date
+}
+
+export interface Identity {
+  keyPem: string
+  certificatePem: string
+  caPem: string
+  window: CertificateWindow
+  serial: string
+  fingerprint256: string
+}
+
+export function certificateWindow(certificatePem: string): CertificateWindow & { serial: string; fingerprint256: string } {
+  const certificate = new X509Certificate(certificatePem)
+  return {
+    notBefore: new Date(certificate.validFrom),
+    notAfter: new Date(certificate.validTo),
+    serial: certificate.serialNumber,
+    fingerprint256: certificate.fingerprint256.replaceAll(':', '').toLowerCase(),
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+export async function identityStaged(pkiDir: string): Promise<boolean> {
+  const paths = identityPaths(pkiDir)
+  await finishInterruptedStaging(paths)
+  return (await exists(paths.key)) && (await exists(paths.certificate))
+}
+
+/**
+ * Stages a key and its certificate. Each file is renamed atomically; the pair is
+ * renamed key first, so a crash between the two leaves `agent.pem.staged` that
+ * `finishInterruptedStaging` completes on the next start.
+ */
+export async function stageIdentity(pkiDir: string, keyPem: string, certificatePem: string, caPem?: string): Promise<void> {
+  await mkdir(pkiDir, { recursive: true, mode: 0o700 })
+  const paths = identityPaths(pkiDir)
+  if (caPem !== undefined) await writeFileAtomic(paths.caBundle, caPem, 0o600)
+  await writeStaged(paths.key, keyPem, 0o600)
+  await writeStaged(paths.certificate, certificatePem, 0o600)
+  await syncDirectory(pkiDir)
+  await commitStaged(paths.key)
+  await commitStaged(paths.certificate)
+  await syncDirectory(pkiDir)
+}
+
+async function finishInterruptedStaging(paths: IdentityPaths): Promise<void> {
+  const stagedCertificate = `${paths.certificate}.staged`
+  if (!(await exists(stagedCertificate)) || (await exists(`${paths.key}.staged`))) return
+  // The key was renamed, the certificate was not: complete it when the pair matches.
+  try {
+    const certificate = new X509Certificate(await readFile(stagedCertificate, 'utf8'))
+    if (certificate.checkPrivateKey(createPrivateKey(await readFile(paths.key, 'utf8')))) {
+      await commitStaged(paths.certificate)
+      await syncDirectory(join(paths.certificate, '..'))
+    }
+  } catch {
+    // Leave it: loadIdentity reports what is wrong.
+  }
+}
+
+/** Loads the staged identity; `fallbackCaFile` is the seed's pinned bundle, used until a renewal stages one. */
+export async function loadIdentity(pkiDir: string, fallbackCaFile: string): Promise<Identity> {
+  const paths = identityPaths(pkiDir)
+  if (!(await identityStaged(pkiDir))) {
+    throw new FleetkitError('IDENTITY_MISSING', `no agent key and certificate in ${pkiDir}`, { actions: ['fleetkit-agent enroll'], data: { pkiDir } })
+  }
+  let keyPem: string
+  let certificatePem: string
+  let caPem: string
+  try {
+    keyPem = await readFile(paths.key, 'utf8')
+    certificatePem = await readFile(paths.certificate, 'utf8')
+    caPem = (await exists(paths.caBundle)) ? await readFile(paths.caBundle, 'utf8') : await readFile(fallbackCaFile, 'utf8')
+  } catch (error) {
+    throw new FleetkitError('IDENTITY_INVALID', `cannot read the agent identity in ${pkiDir}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
+      actions: ['fleetkit-agent doctor'],
+      data: { pkiDir },
+    })
+  }
+  let window: ReturnType<typeof certificateWindow>
+  try {
+    window = certificateWindow(certificatePem)
+    if (!new X509Certificate(certificatePem).checkPrivateKey(createPrivateKey(keyPem))) throw new Error('the key does not match the certificate')
+  } catch (error) {
+    throw new FleetkitError('IDENTITY_INVALID', `the agent identity in ${pkiDir} is unusable: ${(error as Error).message}`, {
+      actions: ['fleetkit-agent doctor'],
+      data: { pkiDir },
+    })
+  }
+  return { keyPem, certificatePem, caPem, window: { notBefore: window.notBefore, notAfter: window.notAfter }, serial: window.serial, fingerprint256: window.fingerprint256 }
+}

@@ -1,0 +1,172 @@
+// `fleetkit-agent run`: heartbeat with host facts, lease and run jobs, renew on the
+// jittered schedule and swap the client in place; returns on abort, throws what systemd must restart on.
+import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { SKEW_FAIL_MS } from './clock-skew.js'
+import { type AgentConfig, requireSettings } from './config.js'
+import type { Host } from './host.js'
+import { type CheckContext } from './host-checks.js'
+import { gatherHostFacts, readDockerVersion } from './host-facts.js'
+import { loadIdentity } from './identity.js'
+import { type LeasedJob, runJob } from './jobs.js'
+import type { Logger } from './log.js'
+import { renewCertificate } from './renew.js'
+import { type Rng, nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
+import { AgentSession } from './session.js'
+import { AGENT_VERSION } from './version.js'
+
+export interface Clock {
+  now(): Date
+}
+
+export interface RunDeps {
+  log: Logger
+  clock: Clock
+  rng: Rng
+  host: Host
+  signal: AbortSignal
+}
+
+/** Codes after which retrying in this process cannot help: exit, systemd restarts from the staged files. */
+const FATAL = new Set(['AGENT_CERTIFICATE_REJECTED', 'CERTIFICATE_EXPIRED', 'IDENTITY_MISSING', 'IDENTITY_INVALID', 'AGENT_CONFIG_INVALID'])
+const DOCKER_PROBE_INTERVAL_MS = 600_000
+
+export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, Math.max(ms, 0))
+    signal.addEventListener('abort', done, { once: true })
+  })
+}
+
+/** Job IDs named by a lost node's cleanup list (strings, numbers or objects with job_id/id). */
+export function fencedJobIds(cleanup: unknown): Set<string> {
+  const ids = new Set<string>()
+  if (!Array.isArray(cleanup)) return ids
+  for (const item of cleanup) {
+    if (typeof item === 'string' || typeof item === 'number') ids.add(String(item))
+    else if (item && typeof item === 'object') {
+      const id = (item as { job_id?: unknown; id?: unknown }).job_id ?? (item as { id?: unknown }).id
+      if (typeof id === 'string' || typeof id === 'number') ids.add(String(id))
+    }
+  }
+  return ids
+}
+
+export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void> {
+  requireSettings(config, ['nodeId', 'gatewayUrl'])
+  const { log, clock, signal } = deps
+  const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile))
+  let planned = plannedRenewalAt(session.identity.window, deps.rng)
+  let plannedSerial = session.identity.serial
+  let nextRenewCheck = clock.now().getTime()
+  let nextBeat = clock.now().getTime()
+  let dockerVersion: string | null = null
+  let dockerProbedAt = -Infinity
+  let running: { id: string; promise: Promise<unknown>; abandoned: boolean } | undefined
+  log('info', 'agent_started', { node_id: config.nodeId, version: AGENT_VERSION, pid: process.pid, serial: session.identity.serial, renew_at: planned.toISOString() })
+
+  const checkContext = (): CheckContext => ({
+    host: deps.host,
+    dataMount: config.dataMount,
+    minFreeGb: config.minFreeGb,
+    unitName: config.unitName,
+    now: clock.now(),
+    certificate: session.identity.window,
+    clockSkewMs: session.skewMs,
+  })
+
+  try {
+    while (!signal.aborted) {
+      const now = clock.now()
+      if (now.getTime() >= session.identity.window.notAfter.getTime()) {
+        throw new FleetkitError('CERTIFICATE_EXPIRED', `certificate ${session.identity.serial} expired at ${session.identity.window.notAfter.toISOString()} before it was renewed`, {
+          actions: ['issue a fresh secret (fleetkit node token NODE), remove the staged identity and run fleetkit-agent enroll'],
+          data: { serial: session.identity.serial },
+        })
+      }
+
+      if (now.getTime() >= nextRenewCheck) {
+        if (plannedSerial !== session.identity.serial) {
+          planned = plannedRenewalAt(session.identity.window, deps.rng)
+          plannedSerial = session.identity.serial
+        }
+        // Judge "due" on the gateway's clock: it is the one that says renewal_not_due.
+        const gatewayNow = new Date(now.getTime() + (session.skewMs ?? 0))
+        const decision = renewalDecision(gatewayNow, session.identity.window, planned)
+        if (decision !== 'wait') {
+          try {
+            const outcome = await renewCertificate(session, log)
+            if (outcome.outcome === 'renewed') {
+              planned = plannedRenewalAt(session.identity.window, deps.rng)
+              plannedSerial = session.identity.serial
+              log('info', 'renewal_planned', { serial: plannedSerial, renew_at: planned.toISOString() })
+            }
+          } catch (error) {
+            const e = toFleetkitError(error)
+            if (FATAL.has(e.code) || e.data?.staged === true) throw e
+            log('warn', 'renewal_failed', { code: e.code, message: e.message, decision })
+          }
+        }
+        nextRenewCheck = nextRenewalCheckAt(clock.now(), session.identity.window, config.renewCheckSeconds * 1000).getTime()
+      }
+
+      if (clock.now().getTime() >= nextBeat) {
+        if (clock.now().getTime() - dockerProbedAt >= DOCKER_PROBE_INTERVAL_MS) {
+          dockerVersion = await readDockerVersion(deps.host)
+          dockerProbedAt = clock.now().getTime()
+        }
+        try {
+          const facts = await gatherHostFacts(deps.host, { dataMount: config.dataMount, agentVersion: AGENT_VERSION, clockSkewMs: session.skewMs, dockerVersion })
+          const heartbeat = await session.call<{ node_status?: string }>('POST', '/v1/agent/heartbeat', { facts })
+          reportSkew(log, heartbeat.skewMs)
+          log('debug', 'heartbeat', { status: heartbeat.status, node_status: heartbeat.body.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
+          if (running === undefined && heartbeat.status === 200) await lease(facts)
+        } catch (error) {
+          const e = toFleetkitError(error)
+          if (FATAL.has(e.code)) throw e
+          log(e.code === 'CLOCK_SKEW' ? 'error' : 'warn', 'gateway_call_failed', { code: e.code, message: e.message })
+        }
+        nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
+      }
+
+      await sleepUnlessAborted(Math.min(nextBeat, nextRenewCheck) - clock.now().getTime(), signal)
+    }
+  } finally {
+    if (running) await running.promise.catch(() => {})
+    session.close()
+    log('info', 'agent_stopped', { node_id: config.nodeId })
+  }
+
+  async function lease(facts: unknown): Promise<void> {
+    const response = await session.call<{ job?: LeasedJob | null; cleanup?: unknown; error?: { code?: string } }>('POST', '/v1/agent/lease', { facts })
+    if (response.status === 403) {
+      const fenced = fencedJobIds(response.body.cleanup)
+      if (running && fenced.has(running.id)) running.abandoned = true
+      log('info', 'lease_refused', { reason: response.body.error?.code ?? 'forbidden', fenced_jobs: [...fenced].slice(0, 64) })
+      return
+    }
+    const job = response.body.job
+    if (response.status !== 200 || !job) return
+    const entry = { id: String(job.id), abandoned: false, promise: Promise.resolve() as Promise<unknown> }
+    entry.promise = runJob(session, job, { log, now: () => clock.now(), checkContext, abandoned: () => entry.abandoned })
+      .catch((error: unknown) => {
+        const e = toFleetkitError(error)
+        log('warn', 'job_failed', { job_id: job.id, code: e.code, message: e.message })
+      })
+      .finally(() => {
+        if (running === entry) running = undefined
+      })
+    running = entry
+  }
+}
+
+function reportSkew(log: Logger, skewMs: number | undefined): void {
+  if (skewMs !== undefined && Math.abs(skewMs) >= SKEW_FAIL_MS) {
+    log('error', 'clock_skew', { code: 'CLOCK_SKEW', skew_ms: skewMs, message: `the host clock differs from the gateway's by ${Math.round(skewMs / 1000)} s` })
+  }
+}

@@ -1,0 +1,71 @@
+// The running agent's connection to the gateway: the current identity and mTLS client,
+// swapped in place after a renewal while requests in flight finish on the old one.
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { explainTransportError } from './clock-skew.js'
+import type { AgentConfig } from './config.js'
+import { type GatewayResponse, GatewayClient, gatewayErrorCode } from './gateway-client.js'
+import type { Identity } from './identity.js'
+
+/** How long a replaced client keeps its sockets for requests already in flight. */
+const RETIRED_CLIENT_GRACE_MS = 30_000
+
+export function agentClient(config: AgentConfig, identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>): GatewayClient {
+  return new GatewayClient(config.gatewayUrl, { ca: identity.caPem, cert: identity.certificatePem, key: identity.keyPem }, { timeoutMs: config.requestTimeoutSeconds * 1000 })
+}
+
+export class AgentSession {
+  identity: Identity
+  client: GatewayClient
+  readonly config: AgentConfig
+  private retired: GatewayClient[] = []
+
+  constructor(config: AgentConfig, identity: Identity, client: GatewayClient = agentClient(config, identity)) {
+    this.config = config
+    this.identity = identity
+    this.client = client
+  }
+
+  get skewMs(): number | undefined {
+    return this.client.lastSkewMs
+  }
+
+  /** One request on the current client; transport failures become GATEWAY_UNREACHABLE or CLOCK_SKEW, 401 AGENT_CERTIFICATE_REJECTED. */
+  async call<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<GatewayResponse<T>> {
+    const client = this.client
+    let response: GatewayResponse<T>
+    try {
+      response = await client.request<T>(method, path, body)
+    } catch (error) {
+      throw await explainTransportError(error, this.config.gatewayUrl, probeUrls(this.config), client.lastSkewMs)
+    }
+    if (response.status === 401) {
+      throw new FleetkitError('AGENT_CERTIFICATE_REJECTED', `the gateway refused certificate serial ${this.identity.serial} (${gatewayErrorCode(response.body) ?? 'unauthorized'})`, {
+        actions: ['fleetkit-agent doctor', 'if the node was revoked or re-enrolled elsewhere, enroll again with a new secret (fleetkit node token NODE)'],
+        data: { serial: this.identity.serial, path },
+      })
+    }
+    return response
+  }
+
+  swap(identity: Identity, client: GatewayClient): void {
+    const old = this.client
+    this.identity = identity
+    this.client = client
+    this.retired.push(old)
+    setTimeout(() => {
+      old.close()
+      this.retired = this.retired.filter((c) => c !== old)
+    }, RETIRED_CLIENT_GRACE_MS).unref()
+  }
+
+  close(): void {
+    this.client.close()
+    for (const client of this.retired) client.close()
+    this.retired = []
+  }
+}
+
+/** Listeners whose /healthz answers without a client certificate, for reading the gateway's time. */
+export function probeUrls(config: AgentConfig): string[] {
+  return [config.enrollUrl, config.gatewayUrl].filter((url) => url !== '')
+}
