@@ -1,0 +1,43 @@
+// `fleetkit validate`: check a fleet definition (schema, semantic rules, and with --since the
+// change itself). Thin: flags in, validateFleet() out, one summary line or every error.
+import { Args, Flags } from '@oclif/core'
+
+import { FleetkitCommand } from '../cli/fleetkit-command.js'
+import type { TransitionFactsSource } from '../definition/transitions/facts.js'
+import { type FleetSummary, formatFleetSummary, validateFleet } from '../definition/validate-fleet.js'
+
+export type ValidateResult = FleetSummary
+
+export default class Validate extends FleetkitCommand<ValidateResult> {
+  static override summary = 'Validate a fleet definition: schema, semantic rules and, with --since, the change itself.'
+  static override description = 'Reports every error at once, one line each: CODE /json/pointer (line:column): message. Exit 0 when valid, 1 when not.'
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --definition fleet.yaml',
+    '<%= config.bin %> <%= command.id %> --definition examples/fleet.yaml --allow-documentation-ranges',
+    '<%= config.bin %> <%= command.id %> --definition fleet.yaml --since origin/main --json',
+  ]
+
+  static override args = {
+    file: Args.string({ description: 'fleet definition (YAML or JSON); same as --definition', required: false }),
+  }
+
+  static override flags = {
+    definition: Flags.string({ char: 'd', summary: 'Path of the fleet definition.', env: 'FLEETKIT_DEFINITION', default: './fleet.yaml' }),
+    since: Flags.string({ summary: 'Git revision of the same file: also check the change since then (transitions).', env: 'FLEETKIT_SINCE' }),
+    'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737/3849 documentation ranges (for examples only).', env: 'FLEETKIT_ALLOW_DOCUMENTATION_RANGES' }),
+  }
+
+  async run(): Promise<ValidateResult> {
+    const { args, flags } = await this.parse(Validate)
+    const path = args.file ?? flags.definition
+    // The state is not consulted yet: no allocations, leases or canary runs are recorded (see docs/definition.md).
+    const factsSource: TransitionFactsSource = 'none'
+    const { summary } = await validateFleet({
+      path,
+      allowDocumentationRanges: flags['allow-documentation-ranges'],
+      ...(flags.since === undefined ? {} : { since: flags.since, factsSource }),
+    })
+    this.log(formatFleetSummary(summary))
+    return summary
+  }
+}
