@@ -10,7 +10,7 @@
 #   install_curl_stub BINDIR WWW LOG  -> BINDIR/curl serving https://releases.test/* from WWW
 RELEASE_HELPERS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 export RELEASE_HELPERS_REPO
-readonly RELEASE_TEST_BASE_URL=https://releases.test/fleetkit
+export RELEASE_TEST_BASE_URL=https://releases.test/fleetkit
 
 release_keypair() {
   local dir=$1 name=$2
