@@ -24,6 +24,7 @@ export interface AgentConfig {
   renewCheckSeconds: number
   requestTimeoutSeconds: number
   unitName: string
+  firewallUnit: string
 }
 
 interface Setting {
@@ -48,6 +49,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'renewCheckSeconds', env: 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS', flag: 'renew-check-seconds', default: '600', kind: 'number' },
   { key: 'requestTimeoutSeconds', env: 'FLEETKIT_AGENT_REQUEST_TIMEOUT_SECONDS', flag: 'request-timeout-seconds', default: '20', kind: 'number' },
   { key: 'unitName', env: 'FLEETKIT_AGENT_UNIT', flag: 'unit', default: 'fleetkit-agent.service', kind: 'string' },
+  { key: 'firewallUnit', env: 'FLEETKIT_FIREWALL_UNIT', flag: 'firewall-unit', default: 'fleetkit-firewall.service', kind: 'string' },
 ]
 
 export const DEFAULT_CONFIG_FILE = '/etc/fleetkit/agent.env'

@@ -17,7 +17,7 @@ export interface DoctorDeps {
 }
 
 export async function runDoctor(config: AgentConfig, deps: DoctorDeps): Promise<CheckResult[]> {
-  const base: CheckContext = { host: deps.host, dataMount: config.dataMount, minFreeGb: config.minFreeGb, unitName: config.unitName, now: deps.now(), certificate: undefined, clockSkewMs: undefined }
+  const base: CheckContext = { host: deps.host, dataMount: config.dataMount, minFreeGb: config.minFreeGb, unitName: config.unitName, firewallUnit: config.firewallUnit, now: deps.now(), certificate: undefined, clockSkewMs: undefined }
   const results: CheckResult[] = [await checkBrNetfilter(base), await checkDataVolume(base), await checkDiskFree(base)]
 
   let identity: Identity | undefined

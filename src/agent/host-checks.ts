@@ -20,6 +20,7 @@ export interface CheckContext {
   dataMount: string
   minFreeGb: number
   unitName: string
+  firewallUnit: string
   now: Date
   /** The staged certificate's window, or undefined when no identity is staged. */
   certificate: CertificateWindow | undefined
@@ -57,7 +58,12 @@ export async function checkFirewall(ctx: CheckContext): Promise<CheckResult> {
   const id = 'host:firewall'
   const result = await ctx.host.run('nft', ['list', 'table', 'inet', 'fleetkit'])
   if (result.exitCode === 0) return pass(id, 'the inet fleetkit nftables table is loaded')
-  if (result.exitCode === null) return fail({ id, code: 'FIREWALL_TABLE_MISSING' }, `cannot run nft: ${result.error ?? 'unknown error'}`)
+  // The agent runs unprivileged (no CAP_NET_ADMIN): then the unit that loads the table answers for it.
+  if (result.exitCode === null || /not permitted|permission denied/i.test(result.stderr)) {
+    const unit = await ctx.host.run('systemctl', ['is-active', ctx.firewallUnit])
+    if (unit.exitCode === 0) return pass(id, `nft is not readable by this user; ${ctx.firewallUnit}, which loads the table, is active`)
+    return fail({ id, code: 'FIREWALL_TABLE_MISSING' }, `cannot list the table (${result.error ?? firstLine(result.stderr)}) and ${ctx.firewallUnit} is ${unit.stdout.trim() || 'not active'}`)
+  }
   return fail({ id, code: 'FIREWALL_TABLE_MISSING' }, `the inet fleetkit table is not loaded (nft: ${firstLine(result.stderr)})`)
 }
 

@@ -74,7 +74,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     host: deps.host,
     dataMount: config.dataMount,
     minFreeGb: config.minFreeGb,
-    unitName: config.unitName,
+    unitName: config.unitName, firewallUnit: config.firewallUnit,
     now: clock.now(),
     certificate: session.identity.window,
     clockSkewMs: session.skewMs,

@@ -27,6 +27,7 @@ describe('agent host checks', () => {
     dataMount: '/srv/fleet data',
     minFreeGb: 0.000001,
     unitName: 'fleetkit-agent.service',
+    firewallUnit: 'fleetkit-firewall.service',
     now,
     certificate: fresh,
     clockSkewMs: 120,
@@ -68,6 +69,16 @@ describe('agent host checks', () => {
     assert.equal(byId['agent:certificate']!.code, 'CERTIFICATE_EXPIRED')
     assert.equal(byId['agent:clock-skew']!.code, 'CLOCK_SKEW')
     assert.ok(results.every((r) => r.status === 'fail'))
+  })
+
+  it('falls back to the firewall unit when nft is not readable by the agent user', async () => {
+    const root = await makeFakeRoot(HEALTHY_FILES)
+    roots.push(root)
+    const denied = { exitCode: 1, stderr: 'Error: Operation not permitted\n' }
+    const up = await runHostChecks(context(root, {}, { ...healthyAnswers, 'nft list table inet fleetkit': denied, 'systemctl is-active fleetkit-firewall.service': { stdout: 'active\n' } }))
+    assert.equal(up.find((r) => r.id === 'host:firewall')!.status, 'pass')
+    const down = await runHostChecks(context(root, {}, { ...healthyAnswers, 'nft list table inet fleetkit': denied, 'systemctl is-active fleetkit-firewall.service': { exitCode: 3, stdout: 'failed\n' } }))
+    assert.equal(down.find((r) => r.id === 'host:firewall')!.code, 'FIREWALL_TABLE_MISSING')
   })
 
   it('reports br_netfilter missing, no mount, a certificate past its renewal point and a missing identity', async () => {

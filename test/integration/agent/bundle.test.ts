@@ -1,0 +1,85 @@
+// The agent bundle as it ships: built by scripts/build-agent.mjs, copied away from the
+// repository (no node_modules, no tsx), run with plain node.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+import { packagePath } from '../../../src/package-root.js'
+
+const run = promisify(execFile)
+
+interface Outcome {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+async function runBundle(bundle: string, args: string[], env: Record<string, string> = {}): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: tmpdir() })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string }
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
+  }
+}
+
+describe('fleetkit-agent bundle', function () {
+  this.timeout(60_000)
+  let dir: string
+  let bundle: string
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-bundle-'))
+    bundle = join(dir, 'fleetkit-agent')
+    await run(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { env: { ...process.env, FLEETKIT_AGENT_OUTFILE: bundle } })
+  })
+  after(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('is one executable ESM file with a node shebang', async () => {
+    const text = await readFile(bundle, 'utf8')
+    assert.ok(text.startsWith('#!/usr/bin/env node\n'))
+    assert.ok(((await stat(bundle)).mode & 0o111) !== 0)
+    assert.doesNotMatch(text, /@oclif\/core/)
+  })
+
+  it('prints the package version with --version, outside the repository', async () => {
+    const pkg = JSON.parse(await readFile(packagePath('package.json'), 'utf8')) as { version: string }
+    const outcome = await runBundle(bundle, ['--version'])
+    assert.equal(outcome.code, 0)
+    assert.equal(outcome.stdout.trim(), pkg.version)
+  })
+
+  it('prints errors as "Error (CODE): message" with the code\'s exit status, and logs JSON lines', async () => {
+    const usage = await runBundle(bundle, ['frobnicate'], { FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env-absent-ok') })
+    assert.equal(usage.code, 78, usage.stderr) // an explicit config file that does not exist
+    assert.match(usage.stderr, /^Error \(AGENT_CONFIG_INVALID\): cannot read the agent configuration/m)
+
+    const unknown = await runBundle(bundle, ['frobnicate', '--pki-dir', join(dir, 'pki')])
+    assert.equal(unknown.code, 2)
+    assert.match(unknown.stderr, /^Error \(USAGE_INVALID\): unknown command "frobnicate"$/m)
+
+    const enroll = await runBundle(bundle, ['enroll', '--pki-dir', join(dir, 'pki')])
+    assert.equal(enroll.code, 78)
+    assert.match(enroll.stderr, /^Error \(AGENT_CONFIG_INVALID\): FLEETKIT_NODE_ID is not set$/m)
+    const logLine = enroll.stderr.split('\n').find((line) => line.startsWith('{'))
+    assert.equal((JSON.parse(logLine!) as { event: string; code: string }).code, 'AGENT_CONFIG_INVALID')
+  })
+
+  it('runs doctor with one line per check and fails without an identity', async () => {
+    const outcome = await runBundle(bundle, ['doctor', '--pki-dir', join(dir, 'pki'), '--host-root', dir])
+    assert.equal(outcome.code, 1)
+    const lines = outcome.stdout.trim().split('\n')
+    assert.deepEqual(
+      lines.map((line) => line.split(/\s+/)[1]),
+      ['host:br-netfilter', 'host:data-volume', 'host:disk-free', 'agent:certificate', 'agent:gateway', 'agent:clock-skew'],
+    )
+    assert.match(outcome.stdout, /^fail host:br-netfilter +\(BR_NETFILTER_OFF\)/m)
+    assert.match(outcome.stdout, /^fail agent:certificate +\(IDENTITY_MISSING\)/m)
+  })
+})
