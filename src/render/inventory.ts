@@ -92,8 +92,9 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
     vars.fleetkit_status = row?.status ?? 'declared'
     vars.fleetkit_declared_state = node?.state ?? null
     vars.fleetkit_ingress = pool?.ingress === true
-    vars.fleetkit_features = node?.features ?? pool?.features ?? definition.features ?? {}
-    vars.fleetkit_exposure = node?.exposure ?? pool?.exposure ?? definition.exposure ?? {}
+    // Field by field: a node's field replaces the pool's, which replaces the fleet's.
+    vars.fleetkit_features = { ...definition.features, ...pool?.features, ...node?.features }
+    vars.fleetkit_exposure = { ...definition.exposure, ...pool?.exposure, ...node?.exposure }
     vars.fleetkit_data_volume = node?.dataVolume ?? null
     vars.fleetkit_docker_network_policy = pool?.dockerNetworkPolicy ?? null
     hosts[id] = vars

@@ -12,7 +12,7 @@ import { DEFAULT_DATA_MOUNT, renderAgentSeed } from './agent-seed.js'
 import { newEnrollmentSecret, type Rng } from './enrollment-secret.js'
 import { fitSeedBudget } from './seed-budget.js'
 import { writePrivateFile } from './private-file.js'
-import { generateSshHostKey } from './ssh-host-key.js'
+import { generateSshHostKey, type SshHostKey } from './ssh-host-key.js'
 import { renderWorkerSeed } from './worker-seed.js'
 
 export type SeedKind = 'agent' | 'worker'
@@ -50,7 +50,7 @@ export interface SeedOutput {
   seed: Buffer
 }
 
-interface NodeTarget {
+export interface NodeTarget {
   id: string
   pool: string
   region?: string
@@ -91,17 +91,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
     if (options.kind === 'agent') {
       const secret = newEnrollmentSecret(rng)
       secretExpiresAt = new Date(clock.now().getTime() + options.ttlMs)
-      document = renderAgentSeed({
-        nodeId: target.id,
-        gatewayUrl: definition.gateway.url,
-        enrollUrl: definition.gateway.enrollUrl,
-        caBundlePem: caBundle!,
-        releaseUrl: definition.release.url,
-        releasePublicKey: definition.release.publicKey,
-        releaseVersion: definition.release.version,
-        enrollmentSecret: secret.secret,
-        dataMount: target.dataMount,
-      })
+      document = agentSeedDocument(definition, target, caBundle!, secret.secret)
       const expiresAt = secretExpiresAt
       register = async (client) => {
         await nodes.upsertDeclaredNode(client, { id: target.id, pool: target.pool, region: target.region, serverType: target.serverType, status: 'provisioning' })
@@ -110,13 +100,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
     } else {
       const hostKey = generateSshHostKey(target.id, rng)
       hostKeyPublic = hostKey.publicKey
-      document = renderWorkerSeed({
-        nodeId: target.id,
-        user: target.sshUser ?? '',
-        operatorKeys: definition.operators.sshKeys,
-        hostKey,
-        autoinstall: options.autoinstall,
-      })
+      document = workerSeedDocument(definition, target, hostKey, options.autoinstall)
       register = async (client) => {
         // A new row starts as provisioning; an existing node keeps its status.
         await nodes.upsertDeclaredNode(client, { id: target.id, pool: target.pool, region: target.region, serverType: target.serverType, ...(row ? {} : { status: 'provisioning' }) })
@@ -144,6 +128,26 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
   } finally {
     await database.close()
   }
+}
+
+/** The agent seed of a node: the definition's gateway and release, the pinned CA bundle, the secret. */
+export function agentSeedDocument(definition: Definition, target: NodeTarget, caBundlePem: string, secret: string): string {
+  return renderAgentSeed({
+    nodeId: target.id,
+    gatewayUrl: definition.gateway.url,
+    enrollUrl: definition.gateway.enrollUrl,
+    caBundlePem,
+    releaseUrl: definition.release.url,
+    releasePublicKey: definition.release.publicKey,
+    releaseVersion: definition.release.version,
+    enrollmentSecret: secret,
+    dataMount: target.dataMount,
+  })
+}
+
+/** The worker seed of a node: its declared account (ssh.user), the operators' keys, its host key. */
+export function workerSeedDocument(definition: Definition, target: NodeTarget, hostKey: SshHostKey, autoinstall: boolean): string {
+  return renderWorkerSeed({ nodeId: target.id, user: target.sshUser ?? '', operatorKeys: definition.operators.sshKeys, hostKey, autoinstall })
 }
 
 /** A node is declared in the definition, or known to the state (provisioned by fleetkit). */

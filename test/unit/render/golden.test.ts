@@ -1,0 +1,57 @@
+// Golden files for the example fleet: a change to a rendered seed or inventory shows up
+// in review. UPDATE_GOLDEN=1 rewrites them from the current renderers.
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+
+import { loadHostPolicy } from '../../../src/definition/host-policy.js'
+import { loadDefinition } from '../../../src/definition/load.js'
+import type { Definition } from '../../../src/definition/types.js'
+import { packagePath } from '../../../src/package-root.js'
+import { newEnrollmentSecret, seededRng } from '../../../src/render/enrollment-secret.js'
+import { type InventoryStateNode, renderInventory } from '../../../src/render/inventory.js'
+import { agentSeedDocument, nodeTarget, workerSeedDocument } from '../../../src/render/seed-node.js'
+import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
+
+export const GOLDEN_KNOWN_HOSTS = '/srv/fleetkit-operator/ansible/known_hosts'
+
+/** The state the golden inventory is rendered against: a provisioned node, a parked and a retired one. */
+export const GOLDEN_STATE: InventoryStateNode[] = [
+  { id: 'build-1', pool: 'build', region: 'fsn1', status: 'active', hostKeyPublic: null, sshHost: null },
+  { id: 'build-3', pool: 'build', region: 'fsn1', status: 'parked', hostKeyPublic: null, sshHost: null },
+  { id: 'db-1', pool: 'database', region: 'fsn1', status: 'unhealthy', hostKeyPublic: null, sshHost: null },
+  { id: 'build-7', pool: 'build', region: 'nbg1', status: 'provisioning', sshHost: '192.0.2.17', hostKeyPublic: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBX6gC9vbeVmxoHXjt4YrlWnIuPu/3hbYNyVHsYpvYx0 build-7' },
+  { id: 'app-9', pool: 'application', region: 'fsn1', status: 'retired', hostKeyPublic: null, sshHost: '192.0.2.99' },
+]
+
+function golden(name: string, actual: string): void {
+  const path = packagePath('test', 'golden', name)
+  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(path, actual)
+  assert.ok(existsSync(path), `${path} is missing: run UPDATE_GOLDEN=1 npx mocha test/unit/render/golden.test.ts`)
+  assert.equal(actual, readFileSync(path, 'utf8'), `${name} differs from its golden file (UPDATE_GOLDEN=1 rewrites it; review the diff)`)
+}
+
+describe('render: golden files of the example fleet', () => {
+  let definition: Definition
+  const ca = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
+
+  before(async () => {
+    definition = await loadDefinition(packagePath('examples', 'fleet.yaml'), { allowDocumentationRanges: true })
+  })
+
+  it('agent seed of build-1', () => {
+    const secret = newEnrollmentSecret(seededRng('golden-secret')).secret
+    golden('agent-seed-build-1.sh', agentSeedDocument(definition, nodeTarget(definition, 'build-1', undefined), ca, secret))
+  })
+
+  it('worker seed of app-1, plain and for autoinstall', () => {
+    const target = nodeTarget(definition, 'app-1', undefined)
+    golden('worker-seed-app-1.yaml', workerSeedDocument(definition, target, generateSshHostKey('app-1', seededRng('golden-host-key')), false))
+    golden('worker-seed-app-1-autoinstall.yaml', workerSeedDocument(definition, target, generateSshHostKey('app-1', seededRng('golden-host-key')), true))
+  })
+
+  it('inventory and known_hosts', () => {
+    const rendered = renderInventory({ definition, stateNodes: GOLDEN_STATE, hostPolicy: loadHostPolicy(), knownHostsPath: GOLDEN_KNOWN_HOSTS })
+    golden('inventory.yml', rendered.yaml)
+    golden('known_hosts', rendered.knownHosts)
+  })
+})

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict'
+
+import { parse } from 'yaml'
+
+import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import type { Definition } from '../../../src/definition/types.js'
+import { renderInventory } from '../../../src/render/inventory.js'
+
+const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS'
+
+function definition(): Definition {
+  return {
+    version: 1,
+    fleet: 'test',
+    gateway: { url: 'https://g.example:8443', enrollUrl: 'https://g.example:8444' },
+    release: { url: 'https://r.example/agent', publicKey: Buffer.alloc(32).toString('base64'), version: '1.0.0' },
+    operators: { cidrs: ['192.0.2.0/24'], sshKeys: [] },
+    features: { containers: true, session: 'headless' },
+    exposure: { publicSsh: false, otherListeners: 'fail' },
+    pools: {
+      'web-tier': { role: 'web', ingress: true, capacityBudget: { cpu: 8, memoryMiB: 8192, diskGiB: 100 }, exposure: { otherListeners: 'warn' }, features: { preset: 'p' } },
+      db: { role: 'database', capacityBudget: { cpu: 8, memoryMiB: 8192, diskGiB: 100 } },
+    },
+    nodes: [
+      { id: 'web-1', pool: 'web-tier', state: 'active', region: 'fsn1', ssh: { host: 'web-1.example', user: 'ops', port: 2222 }, hostKey: `${KEY} comment`, exposure: { publicSsh: true } },
+      { id: 'yes', pool: 'db', state: 'active', ssh: { host: '192.0.2.5' } },
+      { id: 'db-2', pool: 'db', state: 'disabled' },
+    ],
+    canary: 'web-1',
+  }
+}
+
+describe('render: inventory', () => {
+  it('groups hosts by pool, region, role and canary, with Ansible-safe group names', () => {
+    const out = renderInventory({ definition: definition(), stateNodes: [], hostPolicy: { version: 1 }, knownHostsPath: '/k/known_hosts' })
+    const doc = parse(out.yaml, { version: '1.1' }) as { all: { children: Record<string, { hosts: Record<string, null> }> } }
+    const groups = Object.fromEntries(Object.entries(doc.all.children).map(([g, v]) => [g, Object.keys(v.hosts)]))
+    assert.deepEqual(groups, {
+      canary: ['web-1'],
+      pool_db: ['db-2', 'yes'],
+      pool_web_tier: ['web-1'],
+      region_fsn1: ['web-1'],
+      role_database: ['db-2', 'yes'],
+      role_web: ['web-1'],
+    })
+    assert.deepEqual(out.groups, Object.keys(groups))
+  })
+
+  it('sets SSH vars with a pinned known_hosts and strict checking, and merges exposure node > pool > fleet', () => {
+    const out = renderInventory({ definition: definition(), stateNodes: [], hostPolicy: { version: 1 }, knownHostsPath: '/k/known_hosts' })
+    const doc = parse(out.yaml, { version: '1.1' }) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } }
+    const web = doc.all.hosts['web-1']!
+    assert.equal(web.ansible_host, 'web-1.example')
+    assert.equal(web.ansible_user, 'ops')
+    assert.equal(web.ansible_port, 2222)
+    assert.equal(web.ansible_ssh_common_args, '-o UserKnownHostsFile=/k/known_hosts -o StrictHostKeyChecking=yes -o HostKeyAlias=web-1')
+    assert.deepEqual(web.fleetkit_exposure, { publicSsh: true, otherListeners: 'warn' })
+    assert.deepEqual(web.fleetkit_features, { containers: true, session: 'headless', preset: 'p' })
+    assert.equal(out.knownHosts, `web-1 ${KEY}\n`)
+    assert.deepEqual(out.unpinned, ['db-2', 'yes'])
+    assert.deepEqual(doc.all.vars.fleetkit_host_policy, { version: 1 })
+    // A node id YAML 1.1 reads as a boolean stays a string for Ansible.
+    assert.match(out.yaml, /^ {4}"yes":$/m)
+  })
+
+  it('adds provisioned nodes from the state and leaves out parked and retired ones', () => {
+    const out = renderInventory({
+      definition: definition(),
+      stateNodes: [
+        { id: 'web-1', pool: 'web-tier', status: 'retired' },
+        { id: 'db-2', pool: 'db', status: 'parked' },
+        { id: 'web-9', pool: 'web-tier', region: 'nbg1', status: 'active', sshHost: '192.0.2.9', hostKeyPublic: KEY },
+        { id: 'yes', pool: 'db', status: 'lost' },
+      ],
+      hostPolicy: {},
+      knownHostsPath: '/k/known_hosts',
+    })
+    assert.deepEqual(out.hosts, ['web-9', 'yes'])
+    assert.deepEqual(out.excluded, ['db-2', 'web-1'])
+    assert.equal(out.knownHosts, `web-9 ${KEY}\n`)
+    assert.ok(!out.groups.includes('canary'))
+  })
+
+  it('is deterministic whatever the input order', () => {
+    const a = definition()
+    const b = definition()
+    b.nodes.reverse()
+    const render = (d: Definition) => renderInventory({ definition: d, stateNodes: [], hostPolicy: {}, knownHostsPath: '/k/known_hosts' }).yaml
+    assert.equal(render(a), render(b))
+  })
+
+  it('refuses a host key, host or path that is not plain', () => {
+    const bad = (mutate: (d: Definition) => void, path = '/k/known_hosts') => {
+      const d = definition()
+      mutate(d)
+      assert.throws(() => renderInventory({ definition: d, stateNodes: [], hostPolicy: {}, knownHostsPath: path }), (e: unknown) => e instanceof FleetkitError && e.code === 'SEED_VALUE_INVALID')
+    }
+    bad((d) => { d.nodes[0]!.hostKey = `${KEY}\nevil ssh-ed25519 AAAA` })
+    bad((d) => { d.nodes[0]!.ssh!.host = 'web-1 -oProxyCommand=id' })
+    bad(() => undefined, '/k/known hosts')
+    bad(() => undefined, 'relative/known_hosts')
+  })
+})

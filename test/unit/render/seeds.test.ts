@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
+
+import { parse } from 'yaml'
+
+import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { packagePath } from '../../../src/package-root.js'
+import { type AgentSeedInput, renderAgentSeed } from '../../../src/render/agent-seed.js'
+import { newEnrollmentSecret, seededRng } from '../../../src/render/enrollment-secret.js'
+import { fitSeedBudget, SEED_BUDGET_BYTES } from '../../../src/render/seed-budget.js'
+import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
+import { parseSecretTtl } from '../../../src/render/ttl.js'
+import { renderWorkerSeed } from '../../../src/render/worker-seed.js'
+
+const CA = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
+const SECRET = 'c0ffee'.repeat(10) + 'beef'
+
+function agentInput(overrides: Partial<AgentSeedInput> = {}): AgentSeedInput {
+  return {
+    nodeId: 'build-1',
+    gatewayUrl: 'https://gateway.example.net:8443',
+    enrollUrl: 'https://enroll.example.net:8444',
+    caBundlePem: CA,
+    releaseUrl: 'https://releases.example.net/fleetkit-agent',
+    releasePublicKey: 'n+InCdneGwlZ6eONSz31edBrrsLPqhbIZG5PXhE+Us8=',
+    releaseVersion: '0.1.0',
+    enrollmentSecret: SECRET,
+    dataMount: '/srv/fleetkit',
+    ...overrides,
+  }
+}
+
+function code(fn: () => unknown): string {
+  try {
+    fn()
+  } catch (error) {
+    assert.ok(error instanceof FleetkitError, String(error))
+    return error.code
+  }
+  assert.fail('expected a refusal')
+}
+
+describe('render: agent seed', () => {
+  it('is a bash script with set -euo pipefail whose heredocs are all quoted', () => {
+    const seed = renderAgentSeed(agentInput())
+    assert.ok(seed.startsWith('#!/bin/bash\n'))
+    assert.match(seed, /^set -euo pipefail$/m)
+    const template = readFileSync(packagePath('cloud-init', 'agent-seed.sh.tmpl'), 'utf8')
+    const heredocs = [...template.matchAll(/<<-?\s*(\S+)/g)].map((m) => m[1]!)
+    assert.ok(heredocs.length >= 8)
+    for (const h of heredocs) assert.match(h, /^'[A-Z_]+'$/, `heredoc ${h} is quoted`)
+    assert.doesNotMatch(seed, /@@[A-Z_]+@@/)
+  })
+
+  it('puts each value inside its heredoc only', () => {
+    const seed = renderAgentSeed(agentInput())
+    assert.equal(seed.split(SECRET).length, 2, 'the secret appears exactly once')
+    assert.match(seed, /<<'FLEETKIT_ENROLLMENT_SECRET'\nc0ffee[0-9a-f]+\nFLEETKIT_ENROLLMENT_SECRET\n/)
+    assert.match(seed, /^FLEETKIT_NODE_ID=build-1$/m)
+    assert.match(seed, /^FLEETKIT_RELEASE_VERSION=0\.1\.0$/m)
+    assert.match(seed, /^ConditionPathIsMountPoint=\/srv\/fleetkit$/m)
+    assert.match(seed, /-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA/)
+  })
+
+  it('embeds the one release verifier byte for byte', () => {
+    const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
+    assert.ok(renderAgentSeed(agentInput()).includes(`<<'FLEETKIT_VERIFY_RELEASE'\n${verifier}\nFLEETKIT_VERIFY_RELEASE\n`))
+  })
+
+  it('refuses injected values with SEED_VALUE_INVALID before rendering anything', () => {
+    const attempts: Partial<AgentSeedInput>[] = [
+      { gatewayUrl: 'https://gateway.example.net/$(reboot)' },
+      { enrollUrl: 'https://enroll.example.net/`id`' },
+      { releaseUrl: "https://releases.example.net/a'b" },
+      { releaseUrl: 'https://releases.example.net/a"b' },
+      { releaseUrl: 'https://releases.example.net/a\nFLEETKIT_RELEASE_ENV\nreboot' },
+      { releaseUrl: 'https://releases.example.net/a;reboot' },
+      { releaseUrl: 'https://releases.example.net/a b' },
+      { releaseVersion: '0.1.0; reboot' },
+      { releaseVersion: '0.1.0 ' },
+      { releaseVersion: '0.1.0-$(id)' },
+      { releasePublicKey: 'n+InCdneGwlZ6eONSz31edBrrsLPqhbIZG5PXhE+Us8=\nFLEETKIT_RELEASE_KEY' },
+      { enrollmentSecret: `${SECRET.slice(0, 60)}\nid\n` },
+      { caBundlePem: `${CA}FLEETKIT_GATEWAY_CA\nreboot\n` },
+      { nodeId: 'build-1\nreboot' },
+      { dataMount: '/srv/$(id)' },
+    ]
+    for (const attempt of attempts) assert.equal(code(() => renderAgentSeed(agentInput(attempt))), 'SEED_VALUE_INVALID', JSON.stringify(attempt))
+  })
+
+  it('passes shellcheck', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetkit-seed-'))
+    try {
+      writeFileSync(join(dir, 'seed.sh'), renderAgentSeed(agentInput()))
+      execFileSync('shellcheck', ['-s', 'bash', join(dir, 'seed.sh')])
+      execFileSync('shellcheck', ['-s', 'bash', packagePath('cloud-init', 'agent-seed.sh.tmpl')])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('render: worker seed', () => {
+  const operatorKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS alice@example.net'
+
+  it('holds the account, the operators\' keys, the sudo rule and only the pinned host key', () => {
+    const hostKey = generateSshHostKey('dev-1', seededRng('t'))
+    const text = renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [operatorKey], hostKey })
+    assert.ok(text.startsWith('#cloud-config\n'))
+    const doc = parse(text) as Record<string, unknown>
+    assert.deepEqual(doc.users, [{ name: 'ops', gecos: 'fleetkit operator account', shell: '/bin/bash', lock_passwd: true, sudo: 'ALL=(ALL) NOPASSWD:ALL', ssh_authorized_keys: [operatorKey] }])
+    assert.deepEqual(doc.ssh_keys, { ed25519_private: hostKey.privateKey, ed25519_public: hostKey.publicKey })
+    assert.equal(doc.ssh_deletekeys, true)
+    assert.equal(doc.package_update, true)
+    assert.equal(doc.tailscale, undefined)
+  })
+
+  it('wraps it for autoinstall', () => {
+    const hostKey = generateSshHostKey('dev-1', seededRng('t'))
+    const doc = parse(renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [operatorKey], hostKey, autoinstall: true })) as { autoinstall: Record<string, unknown> }
+    assert.equal(doc.autoinstall.version, 1)
+    assert.equal((doc.autoinstall['user-data'] as { hostname: string }).hostname, 'dev-1')
+  })
+
+  it('refuses root, a bad key or a widened sudo rule', () => {
+    const hostKey = generateSshHostKey('dev-1', seededRng('t'))
+    assert.equal(code(() => renderWorkerSeed({ nodeId: 'dev-1', user: 'root', operatorKeys: [operatorKey], hostKey })), 'SEED_VALUE_INVALID')
+    assert.equal(code(() => renderWorkerSeed({ nodeId: 'dev-1', user: '', operatorKeys: [operatorKey], hostKey })), 'SEED_VALUE_INVALID')
+    assert.equal(code(() => renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [`${operatorKey}\nruncmd: [reboot]`], hostKey })), 'SEED_VALUE_INVALID')
+    assert.equal(code(() => renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [operatorKey], hostKey, sudoRule: 'ALL=(ALL) NOPASSWD:ALL\nDefaults !requiretty' })), 'SEED_VALUE_INVALID')
+  })
+})
+
+describe('render: SSH host key', () => {
+  it('writes an OpenSSH private key whose public half ssh-keygen derives identically', () => {
+    const key = generateSshHostKey('node-a', seededRng('host-key'))
+    const dir = mkdtempSync(join(tmpdir(), 'fleetkit-hostkey-'))
+    try {
+      writeFileSync(join(dir, 'key'), key.privateKey, { mode: 0o600 })
+      assert.equal(execFileSync('ssh-keygen', ['-y', '-f', join(dir, 'key')], { encoding: 'utf8' }).trim(), key.publicKey)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('is deterministic for an injected rng and differs per rng', () => {
+    assert.deepEqual(generateSshHostKey('a', seededRng('x')), generateSshHostKey('a', seededRng('x')))
+    assert.notEqual(generateSshHostKey('a', seededRng('x')).publicKey, generateSshHostKey('a', seededRng('y')).publicKey)
+  })
+})
+
+describe('render: enrollment secret, TTL and size budget', () => {
+  it('draws 256 bits and keeps the SHA-256 of the hex text', () => {
+    const s = newEnrollmentSecret(seededRng('s'))
+    assert.match(s.secret, /^[0-9a-f]{64}$/)
+    assert.equal(s.sha256.toString('hex'), execFileSync('sha256sum', { input: s.secret, encoding: 'utf8' }).split(' ')[0])
+  })
+
+  it('parses TTLs from 1m to 24h and refuses the rest with SEED_TTL_INVALID', () => {
+    assert.equal(parseSecretTtl(undefined), 15 * 60_000)
+    assert.equal(parseSecretTtl('15m'), 15 * 60_000)
+    assert.equal(parseSecretTtl('1h30m'), 90 * 60_000)
+    assert.equal(parseSecretTtl('24h'), 24 * 3_600_000)
+    assert.equal(parseSecretTtl('900s'), 900_000)
+    for (const bad of ['', '0m', '59s', '25h', '24h1s', '1d', '15', '-5m', '15m; id', 'PT15M']) assert.equal(code(() => parseSecretTtl(bad)), 'SEED_TTL_INVALID', bad)
+  })
+
+  it('keeps a small seed plain, gzips a large one and refuses one still too large', () => {
+    const small = fitSeedBudget('#!/bin/bash\n')
+    assert.equal(small.gzipped, false)
+    const large = 'echo fleetkit\n'.repeat(4000)
+    const fitted = fitSeedBudget(large)
+    assert.equal(fitted.gzipped, true)
+    assert.ok(fitted.bytes.length <= SEED_BUDGET_BYTES)
+    assert.equal(gunzipSync(fitted.bytes).toString(), large)
+    const random = seededRng('noise')(40_000).toString('base64')
+    assert.throws(() => fitSeedBudget(random), (error: unknown) => {
+      assert.ok(error instanceof FleetkitError)
+      assert.equal(error.code, 'SEED_TOO_LARGE')
+      assert.equal(error.data?.expected, SEED_BUDGET_BYTES)
+      assert.ok((error.data?.actual as number) > SEED_BUDGET_BYTES)
+      return true
+    })
+  })
+})
