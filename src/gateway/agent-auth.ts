@@ -1,0 +1,100 @@
+// Agent authentication on the mTLS listener: the TLS handshake proved the chain; here
+// the presented certificate must also be a live row of node_certificates for a node
+// that may connect. Rows are cached briefly per fingerprint; local revocations evict.
+import type { TLSSocket } from 'node:tls'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Clock } from '../config/clock.js'
+import { derFingerprintSha256 } from '../pki/fingerprint.js'
+import { findCertificateByFingerprint, markFirstUseAndRevokeOlder, type PresentedCertificate } from '../store/certificates.js'
+import type { Queryable } from '../store/database.js'
+import { appendEvent } from '../store/events.js'
+
+/** Node statuses whose agents may authenticate (each route then decides what they may do). */
+export const AUTHENTICATED_STATUSES = new Set(['active', 'unhealthy', 'draining', 'lost'])
+
+export interface AgentIdentity {
+  nodeId: string
+  nodeStatus: string
+  certificate: PresentedCertificate
+}
+
+export interface AgentAuthenticatorOptions {
+  pool: Queryable
+  clock: Clock
+  /** How long a looked-up row is reused (default 1000 ms; 0 disables the cache). */
+  cacheMs?: number
+  onRefusal?: (reason: string) => void
+  onRevoked?: (count: number) => void
+}
+
+interface CacheEntry {
+  certificate: PresentedCertificate
+  expiresMs: number
+}
+
+export class AgentAuthenticator {
+  private readonly cache = new Map<string, CacheEntry>()
+
+  constructor(private readonly options: AgentAuthenticatorOptions) {}
+
+  /**
+   * Authenticate the socket's client certificate at `now`. With markFirstUse, the first
+   * request presenting a certificate records it and revokes the node's older ones.
+   */
+  async authenticate(socket: TLSSocket, now: Date, markFirstUse: boolean): Promise<AgentIdentity> {
+    const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined
+    if (!socket.authorized || !peer?.raw) return this.refuse('no_certificate')
+    const fingerprint = derFingerprintSha256(peer.raw)
+    let certificate = this.cached(fingerprint)
+    if (!certificate) {
+      certificate = await findCertificateByFingerprint(this.options.pool, fingerprint)
+      if (!certificate) return this.refuse('unknown')
+      this.remember(certificate)
+    }
+    if (certificate.revokedAt !== null) return this.refuse('revoked')
+    if (now.getTime() >= certificate.notAfter.getTime()) return this.refuse('expired')
+    if (!AUTHENTICATED_STATUSES.has(certificate.nodeStatus)) return this.refuse('node_status')
+    if (markFirstUse && certificate.firstUsedAt === null) {
+      const { firstUse, revoked } = await markFirstUseAndRevokeOlder(this.options.pool, certificate.id, certificate.nodeId, now)
+      certificate = { ...certificate, firstUsedAt: now }
+      this.remember(certificate)
+      if (firstUse && revoked > 0) {
+        this.evictNode(certificate.nodeId, fingerprint)
+        this.options.onRevoked?.(revoked)
+        await appendEvent(this.options.pool, { kind: 'certificates_revoked', nodeId: certificate.nodeId, at: now, data: { reason: 'superseded', count: revoked, by_serial: certificate.serial } })
+      }
+    }
+    return { nodeId: certificate.nodeId, nodeStatus: certificate.nodeStatus, certificate }
+  }
+
+  /** Forget every cached row of a node (its certificates or status changed here). */
+  evictNode(nodeId: string, keepFingerprint?: string): void {
+    for (const [fingerprint, entry] of this.cache) {
+      if (entry.certificate.nodeId === nodeId && fingerprint !== keepFingerprint) this.cache.delete(fingerprint)
+    }
+  }
+
+  private cached(fingerprint: string): PresentedCertificate | undefined {
+    const entry = this.cache.get(fingerprint)
+    if (!entry) return undefined
+    if (entry.expiresMs <= Date.now()) {
+      this.cache.delete(fingerprint)
+      return undefined
+    }
+    return entry.certificate
+  }
+
+  private remember(certificate: PresentedCertificate): void {
+    const ttl = this.options.cacheMs ?? 1000
+    if (ttl <= 0) return
+    if (this.cache.size > 100_000) this.cache.clear()
+    this.cache.set(certificate.fingerprintSha256, { certificate, expiresMs: Date.now() + ttl })
+  }
+
+  private refuse(reason: string): never {
+    this.options.onRefusal?.(reason)
+    // One message for every reason: the caller learns only that it must re-enroll.
+    throw new FleetkitError('CERTIFICATE_REFUSED', 'the client certificate is not accepted', { data: { reason } })
+  }
+}

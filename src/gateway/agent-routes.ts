@@ -1,0 +1,151 @@
+// The mTLS agent routes (spec 05): heartbeat, lease, job heartbeat and completion with
+// lease tokens, certificate renewal and identity. Authentication happens before these run.
+import { randomBytes } from 'node:crypto'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { issueClientCertificate } from '../pki/client-certificate.js'
+import { checkCertificateRequest } from '../pki/csr.js'
+import { sha256Hex } from '../pki/fingerprint.js'
+import { isRenewalDue, renewalDueAt } from '../pki/renewal.js'
+import { insertNodeCertificate, takeIssuanceLockShared } from '../store/certificates.js'
+import { withTransaction } from '../store/database.js'
+import { appendEvent } from '../store/events.js'
+import { completeJob, extendJobLease, failExhaustedJobs, leaseNextJob, listOpenJobIds } from '../store/jobs.js'
+import { getNode, type WireHostFacts } from '../store/nodes.js'
+import type { AgentIdentity } from './agent-auth.js'
+import type { GatewayContext } from './gateway-context.js'
+import type { RequestContext, Route } from './router.js'
+
+/** A lost node's cleanup list is at most this long (spec 05). */
+export const CLEANUP_LIST_MAX = 64
+const MAX_TOKEN = 256
+
+export function agentRoutes(g: GatewayContext): Route[] {
+  return [
+    { method: 'GET', pattern: '/healthz', auth: 'check', handler: async () => ({ status: 'ok' }) },
+    { method: 'POST', pattern: '/v1/agent/heartbeat', auth: 'mark', handler: (ctx) => heartbeat(g, ctx) },
+    { method: 'POST', pattern: '/v1/agent/lease', auth: 'mark', handler: (ctx) => lease(g, ctx) },
+    { method: 'POST', pattern: '/v1/agent/jobs/:id/heartbeat', auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },
+    { method: 'POST', pattern: '/v1/agent/jobs/:id/complete', auth: 'mark', handler: (ctx) => jobComplete(g, ctx) },
+    { method: 'POST', pattern: '/v1/agent/certificate/renew', auth: 'mark', handler: (ctx) => renew(g, ctx) },
+    { method: 'GET', pattern: '/v1/agent/identity', auth: 'mark', handler: async (ctx) => identity(ctx) },
+  ]
+}
+
+function who(ctx: RequestContext): AgentIdentity {
+  if (!ctx.identity) throw new Error('agent route reached without an identity')
+  return ctx.identity
+}
+
+function factsOf(body: Record<string, unknown>): WireHostFacts | null {
+  const facts = body.facts
+  return facts !== null && typeof facts === 'object' && !Array.isArray(facts) ? (facts as WireHostFacts) : null
+}
+
+async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+  const id = who(ctx)
+  const body = await ctx.body()
+  // Coalesced: written with every other node's beat in the next batch (at most one transaction a second).
+  g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts: factsOf(body) })
+  return { node_status: id.nodeStatus }
+}
+
+async function lease(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+  const id = who(ctx)
+  const body = await ctx.body()
+  g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts: factsOf(body) })
+  // The status is read fresh: a lease must never go to a node that just stopped being active.
+  const node = await getNode(g.pool, id.nodeId)
+  const status = node?.status ?? 'unknown'
+  if (status === 'lost') {
+    const cleanup = await listOpenJobIds(g.pool, id.nodeId, CLEANUP_LIST_MAX)
+    throw new FleetkitError('NODE_LOST', 'this node was declared lost: abandon its jobs', { data: { body: { cleanup: cleanup.map((jobId) => ({ job_id: jobId })) } } })
+  }
+  if (status !== 'active') {
+    throw new FleetkitError('NODE_NOT_ACTIVE', `this node is ${status}, not active: no new jobs`, { data: { body: { node_status: status } } })
+  }
+  await failExhaustedJobs(g.pool, id.nodeId, ctx.now)
+  const token = randomBytes(32).toString('base64url')
+  const leaseExpiresAt = new Date(ctx.now.getTime() + g.jobLeaseSeconds * 1000)
+  const job = await leaseNextJob(g.pool, { nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseExpiresAt, now: ctx.now })
+  if (!job) return { job: null }
+  return { job: { id: job.id, kind: job.kind, payload: job.payload, lease_token: token, lease_expires_at: leaseExpiresAt.toISOString(), attempt: job.attempts } }
+}
+
+function leaseToken(body: Record<string, unknown>): string {
+  const token = body.lease_token
+  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN) {
+    throw new FleetkitError('REQUEST_INVALID', 'lease_token must be the non-empty string the lease returned')
+  }
+  return token
+}
+
+function tokenHash(token: string): Buffer {
+  return Buffer.from(sha256Hex(Buffer.from(token, 'utf8')), 'hex')
+}
+
+function conflict(jobId: string): FleetkitError {
+  return new FleetkitError('LEASE_CONFLICT', 'the lease token is stale or the job is no longer leased to this node; nothing was written', { data: { jobId } })
+}
+
+async function jobHeartbeat(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+  const id = who(ctx)
+  const token = leaseToken(await ctx.body())
+  const jobId = ctx.params.id!
+  const leaseExpiresAt = new Date(ctx.now.getTime() + g.jobLeaseSeconds * 1000)
+  if (!(await extendJobLease(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseExpiresAt, now: ctx.now }))) throw conflict(jobId)
+  return { job_id: jobId, lease_expires_at: leaseExpiresAt.toISOString() }
+}
+
+async function jobComplete(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+  const id = who(ctx)
+  const body = await ctx.body()
+  const token = leaseToken(body)
+  const status = body.status
+  if (status !== 'succeeded' && status !== 'failed') throw new FleetkitError('REQUEST_INVALID', "status must be 'succeeded' or 'failed'")
+  const result = body.result ?? null
+  if (result !== null && (typeof result !== 'object' || Array.isArray(result))) throw new FleetkitError('REQUEST_INVALID', 'result must be a JSON object')
+  const jobId = ctx.params.id!
+  if (!(await completeJob(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), status, result, now: ctx.now }))) throw conflict(jobId)
+  return { job_id: jobId, status }
+}
+
+async function renew(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+  const id = who(ctx)
+  const decision = g.renewLimiter.take(ctx.remote)
+  if (!decision.allowed) {
+    g.metrics.renewals.inc({ outcome: 'rate_limited' })
+    throw new FleetkitError('RATE_LIMITED', `too many renewals (${decision.scope}); retry after ${decision.retryAfterSeconds} s`, { data: { retryAfterSeconds: decision.retryAfterSeconds } })
+  }
+  const current = id.certificate
+  const pki = g.pki()
+  if (!isRenewalDue(current, pki.ca.fingerprintSha256, ctx.now)) {
+    g.metrics.renewals.inc({ outcome: 'not_due' })
+    const dueAt = renewalDueAt(current).toISOString()
+    throw new FleetkitError('RENEWAL_NOT_DUE', `more than a third of the certificate's lifetime is left; renewal is due from ${dueAt}`, { data: { body: { renewal_due_at: dueAt } } })
+  }
+  const csr = await checkCertificateRequest((await ctx.body()).csr_pem, id.nodeId)
+  if (!csr.ok) {
+    g.metrics.renewals.inc({ outcome: 'csr_invalid' })
+    throw new FleetkitError('RENEWAL_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`)
+  }
+  const issued = await withTransaction(g.pool, async (client) => {
+    await takeIssuanceLockShared(client)
+    const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId: id.nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
+    const row = await insertNodeCertificate(client, { nodeId: id.nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, replacesId: current.id, now: ctx.now })
+    await appendEvent(client, { kind: 'certificate_renewed', nodeId: id.nodeId, at: ctx.now, data: { serial: cert.serial, replaces_serial: current.serial, not_after: cert.notAfter.toISOString(), certificate_id: row.id } })
+    return cert
+  })
+  g.metrics.renewals.inc({ outcome: 'issued' })
+  return { certificate_pem: issued.certificatePem, ca_bundle_pem: pki.bundlePem, not_after: issued.notAfter.toISOString() }
+}
+
+function identity(ctx: RequestContext): Record<string, unknown> {
+  const id = who(ctx)
+  const c = id.certificate
+  return {
+    node_id: id.nodeId,
+    status: id.nodeStatus,
+    certificate: { serial: c.serial, not_before: c.notBefore.toISOString(), not_after: c.notAfter.toISOString(), fingerprint_sha256: c.fingerprintSha256, issuer_ca_sha256: c.issuerCaSha256 },
+  }
+}

@@ -1,0 +1,65 @@
+// POST /v1/enroll (spec 05 "Enrollment"): CSR checked before the secret, one conditional
+// UPDATE consumes the secret, and the certificate is issued and stored in that same transaction.
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { issueClientCertificate } from '../pki/client-certificate.js'
+import { checkCertificateRequest } from '../pki/csr.js'
+import { sha256Hex } from '../pki/fingerprint.js'
+import { insertNodeCertificate, revokeNodeCertificates, takeIssuanceLockShared } from '../store/certificates.js'
+import { withTransaction } from '../store/database.js'
+import { appendEvent } from '../store/events.js'
+import { consumeEnrollmentSecret } from '../store/nodes.js'
+import type { GatewayContext } from './gateway-context.js'
+import type { RequestContext, Route } from './router.js'
+
+const MAX_NODE_ID = 253
+const MAX_SECRET = 512
+
+export function enrollRoutes(g: GatewayContext): Route[] {
+  return [
+    { method: 'POST', pattern: '/v1/enroll', auth: 'none', handler: (ctx) => enroll(g, ctx) },
+    { method: 'GET', pattern: '/healthz', auth: 'none', handler: async () => ({ status: 'ok' }) },
+  ]
+}
+
+async function enroll(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+  const decision = g.enrollLimiter.take(ctx.remote)
+  if (!decision.allowed) {
+    g.metrics.enrollments.inc({ outcome: 'rate_limited' })
+    throw new FleetkitError('RATE_LIMITED', `too many enrollment attempts (${decision.scope}); retry after ${decision.retryAfterSeconds} s`, { data: { retryAfterSeconds: decision.retryAfterSeconds } })
+  }
+  const body = await ctx.body()
+  const nodeId = body.node_id
+  const secret = body.enrollment_secret
+  if (typeof nodeId !== 'string' || nodeId.length === 0 || nodeId.length > MAX_NODE_ID || typeof secret !== 'string' || secret.length === 0 || secret.length > MAX_SECRET) {
+    g.metrics.enrollments.inc({ outcome: 'invalid' })
+    throw new FleetkitError('REQUEST_INVALID', 'the body must be {node_id, enrollment_secret, csr_pem} with non-empty strings')
+  }
+  // 1. The CSR first: a bad request neither uses the secret up nor writes anything.
+  const csr = await checkCertificateRequest(body.csr_pem, nodeId)
+  if (!csr.ok) {
+    g.metrics.enrollments.inc({ outcome: 'csr_invalid' })
+    throw new FleetkitError('ENROLLMENT_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`, { data: { nodeId } })
+  }
+  const secretSha256 = Buffer.from(sha256Hex(Buffer.from(secret, 'utf8')), 'hex')
+  const now = ctx.now
+  const pki = g.pki()
+  // 2 and 3 in one transaction: consumption, issuance and storage commit together or not at all.
+  const issued = await withTransaction(g.pool, async (client) => {
+    await takeIssuanceLockShared(client)
+    if (!(await consumeEnrollmentSecret(client, nodeId, secretSha256, now))) return undefined
+    const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId, now, lifetimeSeconds: g.agentCertLifetimeSeconds })
+    // A fresh enrollment replaces whatever identity the node had before.
+    await revokeNodeCertificates(client, nodeId, now)
+    await insertNodeCertificate(client, { nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, now })
+    await appendEvent(client, { kind: 'node_enrolled', nodeId, at: now, data: { serial: cert.serial, fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() } })
+    return cert
+  })
+  if (!issued) {
+    g.metrics.enrollments.inc({ outcome: 'refused' })
+    // The same answer for an unknown node, a wrong, expired or used secret and a wrong state.
+    throw new FleetkitError('ENROLLMENT_REFUSED', 'enrollment refused', { data: { nodeId } })
+  }
+  g.auth.evictNode(nodeId)
+  g.metrics.enrollments.inc({ outcome: 'issued' })
+  return { certificate_pem: issued.certificatePem, ca_pem: pki.bundlePem, not_after: issued.notAfter.toISOString() }
+}

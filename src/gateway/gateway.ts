@@ -1,0 +1,273 @@
+// The running gateway: the enrollment listener (server-auth TLS), the agent listener
+// (mTLS + certificate rows), the loopback metrics listener, the heartbeat coalescer,
+// and a graceful close that stops listening, drains requests and flushes heartbeats.
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import type { TLSSocket } from 'node:tls'
+import { performance } from 'node:perf_hooks'
+import type pg from 'pg'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { systemClock, type Clock } from '../config/clock.js'
+import type { PkiSet } from '../pki/pki-set.js'
+import { countCertificatesExpiringBefore } from '../store/certificates.js'
+import { recordHeartbeats } from '../store/nodes.js'
+import { AgentAuthenticator } from './agent-auth.js'
+import { agentRoutes } from './agent-routes.js'
+import type { BindAddress } from './config.js'
+import { formatBind } from './config.js'
+import { enrollRoutes } from './enroll-route.js'
+import type { GatewayContext } from './gateway-context.js'
+import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
+import { errorReply, readJsonBody, sendJson } from './http.js'
+import { jsonLogger, type Logger } from './logger.js'
+import { GatewayMetrics } from './metrics.js'
+import { Router } from './router.js'
+import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
+
+export interface GatewayTuning {
+  /** Interval of heartbeat batch writes (spec: at most about one per second). */
+  heartbeatFlushMs: number
+  /** How long an authenticated certificate row is reused before it is read again. */
+  authCacheMs: number
+  /** How long a job lease lasts without a job heartbeat. */
+  jobLeaseSeconds: number
+  enrollRate: RateLimiterOptions
+  renewRate: RateLimiterOptions
+  /** Connections idle this long are closed (agents keep theirs alive between heartbeats). */
+  keepAliveMs: number
+}
+
+export const DEFAULT_TUNING: GatewayTuning = {
+  heartbeatFlushMs: 1000,
+  authCacheMs: 1000,
+  jobLeaseSeconds: 120,
+  enrollRate: { perSource: { burst: 20, perSecond: 2 }, global: { burst: 200, perSecond: 50 } },
+  renewRate: { perSource: { burst: 10, perSecond: 1 }, global: { burst: 500, perSecond: 100 } },
+  keepAliveMs: 75_000,
+}
+
+export interface GatewayOptions {
+  pool: pg.Pool
+  pki: PkiSet
+  enrollBind: BindAddress
+  agentBind: BindAddress
+  /** Omit for no metrics listener. */
+  metricsBind?: BindAddress
+  agentCertLifetimeSeconds: number
+  clock?: Clock
+  logger?: Logger
+  tuning?: Partial<GatewayTuning>
+}
+
+export interface RunningGateway {
+  enrollAddress: BindAddress
+  agentAddress: BindAddress
+  metricsAddress: BindAddress | undefined
+  metrics: GatewayMetrics
+  /** Write pending heartbeats now (tests; shutdown does it too). */
+  flushHeartbeats(): Promise<void>
+  /** Serve with a new PKI set (already loaded and self-tested) from the next handshake on. */
+  replacePkiSet(set: PkiSet): void
+  currentPkiSet(): PkiSet
+  close(): Promise<void>
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const tuning = { ...DEFAULT_TUNING, ...options.tuning }
+  const clock = options.clock ?? systemClock
+  const logger = options.logger ?? jsonLogger()
+  const metrics = new GatewayMetrics()
+  let pki = options.pki
+  const nowMs = () => clock.now().getTime()
+
+  const coalescer = new HeartbeatCoalescer({
+    write: (batch) => recordHeartbeats(options.pool, batch),
+    intervalMs: tuning.heartbeatFlushMs,
+    onBatch: (size) => metrics.heartbeatBatchSize.observe(size),
+    onError: (error, size) => {
+      metrics.heartbeatFlushFailures.inc()
+      logger.log('error', 'heartbeat batch write failed; retrying next interval', { size, error: errorText(error) })
+    },
+  })
+  const auth = new AgentAuthenticator({
+    pool: options.pool,
+    clock,
+    cacheMs: tuning.authCacheMs,
+    onRefusal: (reason) => metrics.authRefusals.inc({ reason }),
+    onRevoked: (count) => metrics.revocations.inc({}, count),
+  })
+  const g: GatewayContext = {
+    pool: options.pool,
+    clock,
+    logger,
+    metrics,
+    pki: () => pki,
+    agentCertLifetimeSeconds: options.agentCertLifetimeSeconds,
+    jobLeaseSeconds: tuning.jobLeaseSeconds,
+    coalescer,
+    auth,
+    enrollLimiter: new RateLimiter(tuning.enrollRate, nowMs),
+    renewLimiter: new RateLimiter(tuning.renewRate, nowMs),
+  }
+
+  const enrollServer = createHttpsServer({ ...tlsOf(pki), minVersion: 'TLSv1.2' }, requestHandler('enroll', new Router(enrollRoutes(g)), g))
+  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), minVersion: 'TLSv1.2' }, requestHandler('agent', new Router(agentRoutes(g)), g))
+  for (const server of [enrollServer, agentServer]) {
+    server.keepAliveTimeout = tuning.keepAliveMs
+    server.headersTimeout = tuning.keepAliveMs + 5000
+    server.requestTimeout = 30_000
+    // A failed handshake (no client certificate, unknown CA) is the client's problem, not ours.
+    server.on('tlsClientError', () => metrics.authRefusals.inc({ reason: 'tls_handshake' }))
+  }
+  const metricsServer = options.metricsBind ? createHttpServer((req, res) => void serveMetrics(req, res, g)) : undefined
+
+  const servers: (Server | HttpsServer)[] = []
+  try {
+    const enrollAddress = await listen(enrollServer, options.enrollBind, 'FLEETKIT_ENROLL_BIND')
+    servers.push(enrollServer)
+    const agentAddress = await listen(agentServer, options.agentBind, 'FLEETKIT_AGENT_BIND')
+    servers.push(agentServer)
+    const metricsAddress = metricsServer && options.metricsBind ? await listen(metricsServer, options.metricsBind, 'FLEETKIT_METRICS_BIND') : undefined
+    if (metricsServer) servers.push(metricsServer)
+    coalescer.start()
+    let closing: Promise<void> | undefined
+    return {
+      enrollAddress,
+      agentAddress,
+      metricsAddress,
+      metrics,
+      flushHeartbeats: () => coalescer.flush(),
+      replacePkiSet(set) {
+        pki = set
+        enrollServer.setSecureContext({ ...tlsOf(set), minVersion: 'TLSv1.2' })
+        agentServer.setSecureContext({ ...tlsOf(set), ...clientAuthOf(set), minVersion: 'TLSv1.2' })
+        logger.log('info', 'pki set replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
+      },
+      currentPkiSet: () => pki,
+      close() {
+        closing ??= (async () => {
+          await Promise.all(servers.map((server) => closeServer(server)))
+          await coalescer.close()
+        })()
+        return closing
+      },
+    }
+  } catch (error) {
+    await Promise.all(servers.map((server) => closeServer(server)))
+    throw error
+  }
+}
+
+function tlsOf(set: PkiSet): { key: string; cert: string } {
+  return { key: set.server.privateKeyPem, cert: set.server.certificatePem }
+}
+
+function clientAuthOf(set: PkiSet): { ca: string; requestCert: true; rejectUnauthorized: true } {
+  return { ca: set.bundlePem, requestCert: true, rejectUnauthorized: true }
+}
+
+function listen(server: Server | HttpsServer, bind: BindAddress, variable: string): Promise<BindAddress> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      reject(new FleetkitError('GATEWAY_BIND_FAILED', `cannot listen on ${formatBind(bind)} (${variable}): ${error.code ?? error.message}`, {
+        actions: [`ss -ltnp 'sport = :${bind.port}'`, `set ${variable} to a free address of this host`],
+        data: { variable, address: formatBind(bind), errno: error.code },
+      }))
+    }
+    server.once('error', onError)
+    server.listen(bind.port, bind.host, () => {
+      server.off('error', onError)
+      const address = server.address() as AddressInfo
+      resolve({ host: address.address, port: address.port })
+    })
+  })
+}
+
+async function closeServer(server: Server | HttpsServer): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve())
+    server.closeIdleConnections()
+    // Requests still running after 5 s are cut off: shutdown must finish.
+    setTimeout(() => server.closeAllConnections(), 5000).unref()
+  })
+}
+
+function errorText(error: unknown): string {
+  const e = error as { code?: string; message?: string }
+  return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error))
+}
+
+function requestHandler(listener: 'enroll' | 'agent', router: Router, g: GatewayContext) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now()
+    const now = g.clock.now()
+    const remote = req.socket.remoteAddress ?? 'unknown'
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    let routeName = 'unmatched'
+    let nodeId: string | undefined
+    const handle = async (): Promise<{ status: number; code?: string; reason?: unknown }> => {
+      try {
+        const match = router.match(req.method, path)
+        if (!match) throw new FleetkitError('ROUTE_NOT_FOUND', `${req.method} ${path} is not a route of the ${listener} listener`)
+        routeName = match.route.pattern
+        const identity = match.route.auth === 'none' ? undefined : await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
+        nodeId = identity?.nodeId
+        const body = await match.route.handler({
+          req, params: match.params, now, remote, identity,
+          body: () => readJsonBody(req),
+        })
+        sendJson(res, 200, body, now)
+        return { status: 200 }
+      } catch (error) {
+        const reply = errorReply(error)
+        if (reply.status === 500) g.logger.log('error', 'request failed', { listener, route: routeName, error: errorText(error) })
+        if (reply.status === 413 || reply.status === 400) res.setHeader('connection', 'close')
+        sendJson(res, reply.status, reply.body, now, reply.headers)
+        return { status: reply.status, code: reply.code, reason: (error as FleetkitError).data?.reason }
+      }
+    }
+    void handle().then(({ status, code, reason }) => {
+      const seconds = (performance.now() - started) / 1000
+      g.metrics.requests.inc({ listener, route: routeName, status: String(status) })
+      g.metrics.requestSeconds.observe(seconds)
+      g.logger.log(status >= 500 ? 'error' : 'info', 'request', {
+        listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote,
+        ...(nodeId ? { node_id: nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
+      })
+    })
+  }
+}
+
+async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: GatewayContext): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0]
+  if (req.method === 'GET' && path === '/healthz') {
+    sendJson(res, 200, { status: 'ok' }, g.clock.now())
+    return
+  }
+  if (req.method !== 'GET' || path !== '/metrics') {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
+    return
+  }
+  const now = g.clock.now()
+  const gauges = [
+    { name: 'fleetkit_gateway_heartbeats_pending', help: 'Heartbeats waiting for the next batch write.', samples: [{ value: g.coalescer.size }] },
+    { name: 'fleetkit_gateway_enroll_rate_sources', help: 'Source addresses tracked by the enrollment rate limiter.', samples: [{ value: g.enrollLimiter.trackedSources }] },
+  ]
+  try {
+    const renewWindowMs = Math.floor((g.agentCertLifetimeSeconds * 1000) / 3)
+    const hour = await countCertificatesExpiringBefore(g.pool, now, new Date(now.getTime() + 3600_000))
+    const window = await countCertificatesExpiringBefore(g.pool, now, new Date(now.getTime() + renewWindowMs))
+    gauges.push({
+      name: 'fleetkit_gateway_certificates_expiring_soon',
+      help: 'Unrevoked agent certificates of connected nodes expiring within the window (renewal_window = the last third of the lifetime).',
+      samples: [{ labels: { within: '1h' }, value: hour } as never, { labels: { within: 'renewal_window' }, value: window } as never],
+    })
+  } catch (error) {
+    g.logger.log('warn', 'metrics: certificate expiry query failed', { error: errorText(error) })
+  }
+  const text = g.metrics.render(gauges)
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}

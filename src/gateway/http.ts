@@ -1,0 +1,83 @@
+// The JSON-over-HTTPS plumbing of the gateway: size-bounded body reading, JSON replies
+// that always carry server_time, and the HTTP status of each refusal code.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import type { FailureCode } from '../checks/failure-codes.js'
+
+export const MAX_BODY_BYTES = 64 * 1024
+
+/** The HTTP status for each code a route may refuse with; anything else is a 500. */
+const HTTP_STATUS: Partial<Record<FailureCode, number>> = {
+  REQUEST_INVALID: 400,
+  ENROLLMENT_CSR_INVALID: 400,
+  RENEWAL_CSR_INVALID: 400,
+  ENROLLMENT_REFUSED: 401,
+  CERTIFICATE_REFUSED: 401,
+  NODE_NOT_ACTIVE: 403,
+  NODE_LOST: 403,
+  ROUTE_NOT_FOUND: 404,
+  LEASE_CONFLICT: 409,
+  RENEWAL_NOT_DUE: 409,
+  RATE_LIMITED: 429,
+}
+
+export function httpStatusOf(code: FailureCode): number {
+  return HTTP_STATUS[code] ?? 500
+}
+
+export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
+  const declared = Number(req.headers['content-length'] ?? 0)
+  if (declared > limit) throw tooLarge(limit)
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > limit) throw tooLarge(limit)
+    chunks.push(chunk as Buffer)
+  }
+  const text = Buffer.concat(chunks).toString('utf8')
+  if (text.trim() === '') return {}
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new FleetkitError('REQUEST_INVALID', 'the request body is not valid JSON')
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new FleetkitError('REQUEST_INVALID', 'the request body must be a JSON object')
+  }
+  return parsed as Record<string, unknown>
+}
+
+function tooLarge(limit: number): FleetkitError {
+  return new FleetkitError('REQUEST_INVALID', `the request body is larger than ${limit} bytes`, { data: { httpStatus: 413 } })
+}
+
+export function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>, now: Date, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify({ ...body, server_time: now.toISOString() })
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
+  res.end(text)
+}
+
+export interface ErrorReply {
+  status: number
+  code: FailureCode
+  body: Record<string, unknown>
+  headers: Record<string, string>
+}
+
+/**
+ * The reply for anything a route threw: a FleetkitError keeps its code (lowercased in the
+ * body) and message; `data.body` adds fields, `data.retryAfterSeconds` a Retry-After header.
+ * Any other error is a 500 whose message is not revealed.
+ */
+export function errorReply(error: unknown): ErrorReply {
+  const e = toFleetkitError(error)
+  const data = e.data ?? {}
+  const status = typeof data.httpStatus === 'number' ? data.httpStatus : httpStatusOf(e.code)
+  const message = status === 500 ? 'the gateway failed to handle the request' : e.message
+  const extra = (data.body ?? {}) as Record<string, unknown>
+  const headers: Record<string, string> = typeof data.retryAfterSeconds === 'number' ? { 'retry-after': String(data.retryAfterSeconds) } : {}
+  return { status, code: e.code, body: { error: { code: e.code.toLowerCase(), message, ...extra } }, headers }
+}

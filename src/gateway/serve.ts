@@ -1,0 +1,58 @@
+// `fleetkit gateway serve` as a library function: configuration from the environment,
+// the database, the PKI set, the listeners; runs until a signal, then shuts down cleanly.
+import type { Env } from '../config/state-dir.js'
+import type { GatewayConfig } from './config.js'
+import { formatBind, loadGatewayConfig } from './config.js'
+import type { RunningGateway } from './gateway.js'
+import { jsonLogger, type Logger } from './logger.js'
+
+export interface ServeResult {
+  stoppedBy: string
+}
+
+export async function serveGateway(options: { env?: Env; logger?: Logger; signals?: NodeJS.Signals[] } = {}): Promise<ServeResult> {
+  const env = options.env ?? process.env
+  const logger = options.logger ?? jsonLogger()
+  const config: GatewayConfig = loadGatewayConfig(env)
+  const { loadPkiSet } = await import('../pki/pki-set.js')
+  const { openDatabase } = await import('../store/database.js')
+  const { startGateway } = await import('./gateway.js')
+  // The PKI is checked first: a refused key must not wait for a database to start.
+  const pki = await loadPkiSet(config.pkiDir, new Date())
+  const database = await openDatabase({ databaseUrl: config.databaseUrl ?? '', stateDir: config.stateDir, env, onIdleError: (error) => logger.log('warn', 'idle database connection dropped', { error: error.message }) })
+  let gateway: RunningGateway
+  try {
+    gateway = await startGateway({
+      pool: database.pool,
+      pki,
+      enrollBind: config.enrollBind,
+      agentBind: config.agentBind,
+      metricsBind: config.metricsBind,
+      agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
+      logger,
+    })
+  } catch (error) {
+    await database.close()
+    throw error
+  }
+  logger.log('info', 'listening', { listener: 'enroll', address: formatBind(gateway.enrollAddress) })
+  logger.log('info', 'listening', { listener: 'agent', address: formatBind(gateway.agentAddress) })
+  if (gateway.metricsAddress) logger.log('info', 'listening', { listener: 'metrics', address: formatBind(gateway.metricsAddress) })
+  logger.log('info', 'gateway ready', {
+    database: database.url, pki_dir: config.pkiDir, ca_sha256: pki.ca.fingerprintSha256,
+    agent_cert_lifetime_seconds: config.agentCertLifetimeSeconds, agent_renew_check_seconds: config.agentRenewCheckSeconds,
+  })
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT']
+  const stoppedBy = await new Promise<string>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      for (const s of signals) process.off(s, onSignal)
+      resolve(signal)
+    }
+    for (const s of signals) process.on(s, onSignal)
+  })
+  logger.log('info', 'shutting down', { signal: stoppedBy })
+  await gateway.close()
+  await database.close()
+  logger.log('info', 'stopped', { signal: stoppedBy })
+  return { stoppedBy }
+}

@@ -1,0 +1,217 @@
+// A real gateway for tests, against a fresh database and an ephemeral CA (no committed keys).
+//
+// API (the agent's tests reuse it):
+//   const pg = await startDisposablePostgres()                 // from ./postgres.js, once per suite
+//   const gw = await startTestGateway({ postgresUrl: pg.url })  // in this process (default)
+//   const gw = await startTestGateway({ postgresUrl: pg.url, mode: 'process' })  // `node bin/dev.js gateway serve`
+//   gw.enrollUrl, gw.agentUrl, gw.metricsUrl   https://127.0.0.1:PORT (metrics: http://)
+//   gw.pkiDir, gw.caPem (the trust bundle), gw.db ({url, pool, drop}: a fresh migrated database)
+//   await gw.declareNode('node-1')                  // a node row (status parked)
+//   const secret = await gw.issueSecret('node-1')   // a single-use secret (hash stored), node provisioning
+//   const id = await gw.enroll('node-1', secret)    // P-256 key + CSR, POST /v1/enroll -> {keyPem, certificatePem, caPem, notAfter}
+//   await gw.agent(id, 'POST', '/v1/agent/heartbeat', { facts: {...} })  // mTLS -> {status, body, headers}
+//   await gw.enrollPost({ node_id, enrollment_secret, csr_pem })       // raw enrollment -> {status, body, headers}
+//   await gw.flushHeartbeats()                      // in-process only: write pending heartbeats now
+//   gw.clock                                        // in-process: the gateway's clock (pass `clock` to inject one)
+//   gw.logs                                         // process mode: stdout JSON lines so far
+//   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
+// Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames.
+import 'reflect-metadata'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { request as httpsRequest } from 'node:https'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+
+import { systemClock, type Clock } from '../../src/config/clock.js'
+import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js'
+import { silentLogger } from '../../src/gateway/logger.js'
+import { initPki } from '../../src/pki/init-pki.js'
+import { loadPkiSet } from '../../src/pki/pki-set.js'
+import { issueEnrollmentSecret, upsertDeclaredNode } from '../../src/store/nodes.js'
+import { makeCsr, nodeKey } from './pki.js'
+import { freshDatabase, type FreshDatabase } from './postgres.js'
+
+export interface AgentIdentityFiles {
+  nodeId: string
+  keyPem: string
+  certificatePem: string
+  caPem: string
+  notAfter: string
+}
+
+export interface HttpReply {
+  status: number
+  body: Record<string, unknown>
+  headers: Record<string, string | string[] | undefined>
+}
+
+export interface TestGateway {
+  mode: 'in-process' | 'process'
+  enrollUrl: string
+  agentUrl: string
+  metricsUrl: string
+  pkiDir: string
+  caPem: string
+  db: FreshDatabase
+  clock: Clock
+  gateway?: RunningGateway
+  child?: ChildProcess
+  logs: string[]
+  declareNode(id: string, options?: { pool?: string }): Promise<void>
+  issueSecret(nodeId: string, options?: { ttlSeconds?: number; now?: Date }): Promise<string>
+  enroll(nodeId: string, secret: string): Promise<AgentIdentityFiles>
+  enrollPost(body: unknown): Promise<HttpReply>
+  agent(identity: { keyPem: string; certificatePem: string } | undefined, method: string, path: string, body?: unknown): Promise<HttpReply>
+  flushHeartbeats(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface TestGatewayOptions {
+  postgresUrl: string
+  mode?: 'in-process' | 'process'
+  agentCertLifetimeSeconds?: number
+  clock?: Clock
+  tuning?: Partial<GatewayTuning>
+  env?: Record<string, string>
+  serverNames?: string[]
+}
+
+/** Generous limits: tests of other rules must not trip the rate limiter by accident. */
+export const TEST_TUNING: Partial<GatewayTuning> = {
+  authCacheMs: 0,
+  heartbeatFlushMs: 200,
+  enrollRate: { perSource: { burst: 1000, perSecond: 1000 }, global: { burst: 1000, perSecond: 1000 } },
+  renewRate: { perSource: { burst: 1000, perSecond: 1000 }, global: { burst: 1000, perSecond: 1000 } },
+}
+
+export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const mode = options.mode ?? 'in-process'
+  const clock = options.clock ?? systemClock
+  const dir = await mkdtemp(join(tmpdir(), 'fleetkit-gw-'))
+  const pkiDir = join(dir, 'pki')
+  await initPki({ pkiDir, serverNames: options.serverNames ?? ['localhost', '127.0.0.1'], now: new Date() })
+  const caPem = await readFile(join(pkiDir, 'ca-bundle.pem'), 'utf8')
+  const db = await freshDatabase(options.postgresUrl)
+  const lifetime = options.agentCertLifetimeSeconds ?? 86400
+  const logs: string[] = []
+  let gateway: RunningGateway | undefined
+  let child: ChildProcess | undefined
+  let ports: { enroll: number; agent: number; metrics: number }
+  try {
+    if (mode === 'in-process') {
+      const { startGateway } = await import('../../src/gateway/gateway.js')
+      const any = { host: '127.0.0.1', port: 0 }
+      gateway = await startGateway({
+        pool: db.pool, pki: await loadPkiSet(pkiDir, clock.now()), enrollBind: any, agentBind: any, metricsBind: any,
+        agentCertLifetimeSeconds: lifetime, clock, logger: silentLogger, tuning: { ...TEST_TUNING, ...options.tuning },
+      })
+      ports = { enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port, metrics: gateway.metricsAddress!.port }
+    } else {
+      const started = await spawnGateway({
+        ...process.env,
+        DATABASE_URL: db.url,
+        FLEETKIT_STATE_DIR: join(dir, 'state'),
+        FLEETKIT_PKI_DIR: pkiDir,
+        FLEETKIT_ENROLL_BIND: '127.0.0.1:0',
+        FLEETKIT_AGENT_BIND: '127.0.0.1:0',
+        FLEETKIT_METRICS_BIND: '127.0.0.1:0',
+        FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: String(lifetime),
+        FLEETKIT_AGENT_RENEW_CHECK_SECONDS: String(Math.max(1, Math.min(600, Math.floor(lifetime / 3)))),
+        ...options.env,
+      }, logs)
+      child = started.child
+      ports = started.ports
+    }
+  } catch (error) {
+    await db.drop()
+    await rm(dir, { recursive: true, force: true })
+    throw error
+  }
+  const enrollUrl = `https://127.0.0.1:${ports.enroll}`
+  const agentUrl = `https://127.0.0.1:${ports.agent}`
+
+  const tg: TestGateway = {
+    mode, enrollUrl, agentUrl, metricsUrl: `http://127.0.0.1:${ports.metrics}`, pkiDir, caPem, db, clock, gateway, child, logs,
+    async declareNode(id, node = {}) {
+      await upsertDeclaredNode(db.pool, { id, pool: node.pool ?? 'workers' })
+    },
+    async issueSecret(nodeId, secretOptions = {}) {
+      const secret = randomBytes(32).toString('hex')
+      const now = secretOptions.now ?? clock.now()
+      const expires = new Date(now.getTime() + (secretOptions.ttlSeconds ?? 900) * 1000)
+      await issueEnrollmentSecret(db.pool, nodeId, createHash('sha256').update(secret, 'utf8').digest(), expires)
+      return secret
+    },
+    async enroll(nodeId, secret) {
+      const key = await nodeKey()
+      const reply = await tg.enrollPost({ node_id: nodeId, enrollment_secret: secret, csr_pem: await makeCsr(key, { name: `CN=${nodeId}` }) })
+      if (reply.status !== 200) throw new Error(`enrollment of ${nodeId} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
+      return { nodeId, keyPem: key.privateKeyPem, certificatePem: reply.body.certificate_pem as string, caPem: reply.body.ca_pem as string, notAfter: reply.body.not_after as string }
+    },
+    enrollPost: (body) => httpsJson(enrollUrl, 'POST', '/v1/enroll', body, { ca: caPem }),
+    agent: (identity, method, path, body) => httpsJson(agentUrl, method, path, body, { ca: caPem, ...(identity ? { key: identity.keyPem, cert: identity.certificatePem } : {}) }),
+    async flushHeartbeats() {
+      if (!gateway) throw new Error('flushHeartbeats works in-process only')
+      await gateway.flushHeartbeats()
+    },
+    async close() {
+      if (gateway) await gateway.close()
+      if (child && child.exitCode === null) {
+        const exited = new Promise((resolve) => child!.once('exit', resolve))
+        child.kill('SIGTERM')
+        await exited
+      }
+      await db.drop()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+  return tg
+}
+
+/** One JSON request over HTTPS (a fresh connection each time); TLS failures reject. */
+export function httpsJson(base: string, method: string, path: string, body: unknown, tls: { ca: string; key?: string; cert?: string }): Promise<HttpReply> {
+  return new Promise((resolve, reject) => {
+    const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
+    const req = httpsRequest(new URL(path, base), {
+      method, ca: tls.ca, key: tls.key, cert: tls.cert, agent: false,
+      headers: text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8')
+        let parsed: Record<string, unknown>
+        try { parsed = JSON.parse(raw) } catch { parsed = { raw } }
+        resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(text)
+  })
+}
+
+async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[]): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
+  const child = spawn(process.execPath, ['bin/dev.js', 'gateway', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: new URL('../..', import.meta.url).pathname })
+  const stderr: string[] = []
+  child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
+  const ports: Partial<Record<'enroll' | 'agent' | 'metrics', number>> = {}
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`gateway did not start in 60 s: ${stderr.join('')}`)) }, 60_000)
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`gateway exited with ${code} before it was ready: ${stderr.join('')}${logs.join('\n')}`)) })
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      logs.push(line)
+      let entry: { msg?: string; listener?: 'enroll' | 'agent' | 'metrics'; address?: string }
+      try { entry = JSON.parse(line) } catch { return }
+      if (entry.msg === 'listening' && entry.listener && entry.address) ports[entry.listener] = Number(entry.address.split(':').pop())
+      if (entry.msg === 'gateway ready') {
+        clearTimeout(timer)
+        child.removeAllListeners('exit')
+        resolve({ child, ports: ports as { enroll: number; agent: number; metrics: number } })
+      }
+    })
+  })
+}
