@@ -55,7 +55,7 @@ export function definitionErrorsToFleetkitError(path: string, errors: Definition
     })
   }
   return new FleetkitError('DEFINITION_INVALID', `${path} has ${errors.length} error${errors.length === 1 ? '' : 's'}`, {
-    actions: ['fix each error above, then run: fleetkit validate --definition ' + path],
+    actions: [`fix each error listed (data.errors under --json), then run: fleetkit validate --definition ${path}`],
     data: { path, errors },
     detailLines,
   })

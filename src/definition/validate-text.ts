@@ -4,7 +4,7 @@ import { loadHostPolicy, type HostPolicy } from './host-policy.js'
 import { escapeSegment, isWithin } from './json-pointer.js'
 import { parseDefinitionText } from './parse-text.js'
 import { checkSemantics } from './rules/index.js'
-import { findSecrets, REDACTED, secretErrors, type SecretFinding } from './rules/secrets.js'
+import { findSecrets, REDACTED, secretErrors, type SecretFinding, withArticle } from './rules/secrets.js'
 import { checkSchema } from './schema-validator.js'
 import { scanTextForSecrets } from './secret-patterns.js'
 import { sourcePositions } from './source-positions.js'
@@ -42,7 +42,7 @@ export function validateDefinitionText(text: string, sourceName: string, options
     // The file may not parse because a key was pasted into it: say so, by line, without the key.
     const secrets = scanTextForSecrets(text).map(({ line: secretLine, kind }) => ({
       ...secretErrors([{ path: '', kind, inKey: false }])[0]!,
-      message: `line ${secretLine} looks like a ${kind}; remove it from the definition and rotate it, it may be in Git history`,
+      message: `line ${secretLine} looks like ${withArticle(kind)}; remove it from the definition and rotate it, it may be in Git history`,
       line: secretLine,
       column: 1,
     }))

@@ -44,7 +44,12 @@ export function secretErrors(findings: SecretFinding[]): DefinitionError[] {
     code: 'DEFINITION_SECRET_FOUND',
     path,
     expected: 'no secret: keep keys and tokens on the operator host or in the state, and reference them (tokenEnv, caFile)',
-    actual: `a ${kind}${inKey ? ' as a key' : ''} (value withheld)`,
-    message: `${inKey ? 'a key' : 'the value'} at ${path || '/'} looks like a ${kind}; remove it from the definition and rotate it, it may be in Git history`,
+    actual: `${kind}${inKey ? ' as a key' : ''} (value withheld)`,
+    message: `${inKey ? 'a key' : 'the value'} at ${path || '/'} looks like ${withArticle(kind)}; remove it from the definition and rotate it, it may be in Git history`,
   }))
+}
+
+/** "an openssh-private-key", "a jwt": for messages that name a kind. */
+export function withArticle(kind: SecretKind): string {
+  return `${/^[aeio]/.test(kind) ? 'an' : 'a'} ${kind}`
 }
