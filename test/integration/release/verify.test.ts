@@ -52,7 +52,7 @@ describe('fleetkit release verify', function () {
     const copy = await copyOfGood('tampered')
     const archive = join(copy, 'fleetkit-agent-5.0.0-linux-amd64.tar.zst')
     const bytes = await readFile(archive)
-    bytes[bytes.length - 1] ^= 0xff
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff
     await writeFile(archive, bytes)
     const refused = await verify(copy)
     assert.equal(refused.code, 14)
