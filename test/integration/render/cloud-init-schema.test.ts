@@ -1,0 +1,81 @@
+// Every worker seed the tests render passes Debian's real `cloud-init schema`; a known-bad
+// file fails it, so a checker that silently accepts everything cannot pass this suite.
+import assert from 'node:assert/strict'
+import { execFile, execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+import { loadDefinition } from '../../../src/definition/load.js'
+import { packagePath } from '../../../src/package-root.js'
+import { seededRng } from '../../../src/render/enrollment-secret.js'
+import { nodeTarget, workerSeedDocument } from '../../../src/render/seed-node.js'
+import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
+import { DEFAULT_SUDO_RULE } from '../../../src/render/worker-seed.js'
+
+const run = promisify(execFile)
+
+export async function cloudInitSchema(file: string): Promise<{ ok: boolean; output: string }> {
+  try {
+    const { stdout, stderr } = await run(packagePath('scripts', 'cloud-init-schema'), [file])
+    return { ok: true, output: stdout + stderr }
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string }
+    return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}` }
+  }
+}
+
+describe('render: worker seeds pass the real cloud-init schema', function () {
+  this.timeout(300_000)
+  let dir: string
+
+  before(() => {
+    if (!existsSync(packagePath('.cache', 'cloud-init', 'usr', 'bin', 'cloud-init')) || !existsSync(packagePath('.cache', 'sudo'))) {
+      execFileSync('bash', [packagePath('scripts', 'install-cloud-init-schema')], { stdio: 'inherit' })
+    }
+    dir = mkdtempSync(join(tmpdir(), 'fleetkit-cloud-init-'))
+  })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('refuses the known-bad fixture (the checker works)', async () => {
+    const result = await cloudInitSchema(packagePath('test', 'fixtures', 'cloud-init', 'known-bad.yaml'))
+    assert.equal(result.ok, false, result.output)
+    assert.match(result.output, /schema errors/i)
+  })
+
+  it('accepts every golden worker seed', async () => {
+    const files = readdirSync(packagePath('test', 'golden')).filter((f) => f.startsWith('worker-seed-'))
+    assert.ok(files.length >= 2)
+    for (const file of files) {
+      const result = await cloudInitSchema(packagePath('test', 'golden', file))
+      assert.ok(result.ok, `${file}: ${result.output}`)
+    }
+  })
+
+  it('accepts the worker seed of every example node, plain and for autoinstall', async () => {
+    const definition = await loadDefinition(packagePath('examples', 'fleet.yaml'), { allowDocumentationRanges: true })
+    for (const node of definition.nodes) {
+      for (const autoinstall of [false, true]) {
+        const path = join(dir, `${node.id}-${autoinstall}.yaml`)
+        const target = nodeTarget(definition, node.id, undefined)
+        writeFileSync(path, workerSeedDocument(definition, target, generateSshHostKey(node.id, seededRng(node.id)), autoinstall))
+        const result = await cloudInitSchema(path)
+        assert.ok(result.ok, `${node.id} autoinstall=${autoinstall}: ${result.output}`)
+      }
+    }
+  })
+
+  it('renders a sudoers rule that visudo -cf accepts, and visudo refuses a broken one', () => {
+    // The distribution's visudo, or the copy scripts/install-cloud-init-schema unpacked.
+    const cached = packagePath('.cache', 'sudo', 'usr', 'sbin', 'visudo')
+    const visudo = ['/usr/sbin/visudo', '/usr/bin/visudo'].find((p) => existsSync(p)) ?? cached
+    const env = { ...process.env, LD_LIBRARY_PATH: packagePath('.cache', 'sudo', 'usr', 'libexec', 'sudo') }
+    const good = join(dir, 'sudoers')
+    writeFileSync(good, `ops ${DEFAULT_SUDO_RULE}\n`, { mode: 0o440 })
+    execFileSync(visudo, ['-cf', good], { env, stdio: 'pipe' })
+    const bad = join(dir, 'sudoers-bad')
+    writeFileSync(bad, `ops ${DEFAULT_SUDO_RULE},\n`, { mode: 0o440 })
+    assert.throws(() => execFileSync(visudo, ['-cf', bad], { env, stdio: 'pipe' }))
+  })
+})
