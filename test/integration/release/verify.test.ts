@@ -77,12 +77,29 @@ describe('fleetkit release verify', function () {
   })
 
   it('needs a public key, and refuses one that is not base64 of 32 bytes', async () => {
-    const none = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64'])
+    const none = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64', '--definition', join(dir, 'no-fleet.yaml')])
     assert.equal(none.code, 10)
     assert.equal(none.json.code, 'RELEASE_INPUT_INVALID')
     const bad = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64', '--public-key', 'AAAA'])
     assert.equal(bad.code, 18)
     assert.equal(bad.json.code, 'RELEASE_KEY_INVALID')
+  })
+
+  it("takes the key from the definition's release.publicKey when --public-key is absent", async () => {
+    // The example fleet with its documentation addresses swapped for private ones (a real fleet refuses the former).
+    const example = await readFile(new URL('../../../examples/fleet.yaml', import.meta.url), 'utf8')
+    const fleet = example
+      .replace(/203\.0\.113\./g, '172.16.1.').replace(/198\.51\.100\./g, '172.16.2.').replace(/192\.0\.2\./g, '172.16.3.')
+      .replace(/^(\s*publicKey:).*$/m, `$1 ${keys.raw}`)
+    const definition = join(dir, 'fleet.yaml')
+    await writeFile(definition, fleet)
+    const ok = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64', '--definition', definition])
+    assert.equal(ok.code, 0, ok.stdout)
+    assert.equal((ok.json.result as { publicKey: string }).publicKey, keys.raw)
+    const foreign = await opensslKeyPair(dir, 'foreign')
+    await writeFile(definition, fleet.replace(keys.raw, foreign.raw))
+    const refused = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64', '--definition', definition])
+    assert.equal(refused.json.code, 'RELEASE_SIGNATURE_INVALID')
   })
 
   describe('over HTTPS', () => {
