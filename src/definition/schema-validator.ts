@@ -66,15 +66,15 @@ function mapAjvError(e: ErrorObject): DefinitionError | undefined {
   }
   // propertyNames reports the name once under the inner keyword and once as itself: keep the inner one.
   if (e.keyword === 'propertyNames') return undefined
-  const path = params.propertyName === undefined ? e.instancePath : childPointer(e.instancePath, String(params.propertyName))
-  const actual = params.propertyName === undefined ? summarize(e.data) : params.propertyName
+  // An error about a mapping key (pool names) carries the key in propertyName.
+  const name = e.propertyName ?? (params.propertyName as string | undefined)
   return {
     code: 'DEFINITION_VALUE_INVALID',
     check: 'definition:schema',
-    path,
+    path: name === undefined ? e.instancePath : childPointer(e.instancePath, name),
     expected: expectedFor(e),
-    actual,
-    message: params.propertyName === undefined ? `${e.message ?? 'is invalid'}` : `name ${e.message ?? 'is invalid'}`,
+    actual: name === undefined ? summarize(e.data) : name,
+    message: name === undefined ? `${e.message ?? 'is invalid'}` : `name "${name}" ${e.message ?? 'is invalid'}`,
   }
 }
 

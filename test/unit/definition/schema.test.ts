@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict'
+
+import { checkSchema, summarize } from '../../../src/definition/schema-validator.js'
+import { validDefinition } from './definition-fixture.js'
+
+const pairs = (data: unknown) => checkSchema(data).map((e) => [e.code, e.path])
+
+describe('schema/fleet.schema.json (definition:schema)', () => {
+  it('accepts the valid fixture, with or without nodes', () => {
+    assert.deepEqual(checkSchema(validDefinition()), [])
+    const d = validDefinition() as unknown as Record<string, unknown>
+    delete d.nodes
+    assert.deepEqual(checkSchema(d), [])
+  })
+
+  it('reports every error at once, each with the schema check ID', () => {
+    const d = validDefinition() as unknown as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+    d.version = 2
+    d.gateway.enrollUrl = 'ftp://enroll'
+    d.release.publicKey = 'AAAA'
+    d.nodes[0].id = '1node'
+    d.nodes[0].dataVolume = { device: '/dev/sdb', filesystem: 'ext4', mountPoint: '/srv' }
+    d.pools['Bad_Pool'] = d.pools.build
+    const errors = checkSchema(d)
+    assert.deepEqual(errors.map((e) => [e.code, e.path]).sort(), [
+      ['DEFINITION_VALUE_INVALID', '/gateway/enrollUrl'],
+      ['DEFINITION_VALUE_INVALID', '/nodes/0/dataVolume/filesystem'],
+      ['DEFINITION_VALUE_INVALID', '/nodes/0/id'],
+      ['DEFINITION_VALUE_INVALID', '/pools/Bad_Pool'],
+      ['DEFINITION_VALUE_INVALID', '/release/publicKey'],
+      ['DEFINITION_VALUE_INVALID', '/version'],
+    ])
+    assert.ok(errors.every((e) => e.check === 'definition:schema'))
+    const version = errors.find((e) => e.path === '/version')!
+    assert.deepEqual([version.expected, version.actual], [1, 2])
+  })
+
+  it('names an unknown field and the allowed ones; a missing field by its own pointer', () => {
+    const d = validDefinition() as unknown as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+    d.nodes[0].ssh.hostname = d.nodes[0].ssh.host
+    delete d.nodes[0].ssh.host
+    const errors = checkSchema(d)
+    assert.deepEqual(errors.map((e) => [e.code, e.path]), [
+      ['DEFINITION_FIELD_MISSING', '/nodes/0/ssh/host'],
+      ['DEFINITION_FIELD_UNKNOWN', '/nodes/0/ssh/hostname'],
+    ])
+    assert.match(errors[1]!.message, /unknown field "hostname" \(allowed: host, user, port\)/)
+  })
+
+  it('accepts a release public key of exactly 32 bytes only', () => {
+    const d = validDefinition()
+    d.release.publicKey = Buffer.alloc(32, 7).toString('base64')
+    assert.deepEqual(pairs(d), [])
+    d.release.publicKey = Buffer.alloc(33, 7).toString('base64')
+    assert.deepEqual(pairs(d), [['DEFINITION_VALUE_INVALID', '/release/publicKey']])
+    d.release.publicKey = Buffer.alloc(31, 7).toString('base64')
+    assert.deepEqual(pairs(d), [['DEFINITION_VALUE_INVALID', '/release/publicKey']])
+  })
+
+  it('summarises actual values without nesting: long strings cut, objects by kind', () => {
+    assert.equal(summarize({ a: 'secret' }), 'an object')
+    assert.equal(summarize([1, 2]), 'an array of 2 items')
+    assert.equal((summarize('x'.repeat(500)) as string).length, 120)
+  })
+})
