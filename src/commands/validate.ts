@@ -5,8 +5,9 @@ import { Args, Flags } from '@oclif/core'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import type { TransitionFactsSource } from '../definition/transitions/facts.js'
 import { type FleetSummary, formatFleetSummary, validateFleet } from '../definition/validate-fleet.js'
+import type { AnsibleSummary } from '../render/ansible-check.js'
 
-export type ValidateResult = FleetSummary
+export type ValidateResult = FleetSummary & { ansible?: AnsibleSummary }
 
 export default class Validate extends FleetkitCommand<ValidateResult> {
   static override summary = 'Validate a fleet definition: schema, semantic rules and, with --since, the change itself.'
@@ -25,6 +26,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     definition: Flags.string({ char: 'd', summary: 'Path of the fleet definition.', env: 'FLEETKIT_DEFINITION', default: './fleet.yaml' }),
     since: Flags.string({ summary: 'Git revision of the same file: also check the change since then (transitions).', env: 'FLEETKIT_SINCE' }),
     'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737/3849 documentation ranges (for examples only).', env: 'FLEETKIT_ALLOW_DOCUMENTATION_RANGES' }),
+    ansible: Flags.boolean({ summary: 'Also render the inventory (ansible-inventory --list) and syntax-check every playbook in ansible/playbooks/.' }),
   }
 
   async run(): Promise<ValidateResult> {
@@ -32,12 +34,17 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     const path = args.file ?? flags.definition
     // The state is not consulted yet: no allocations, leases or canary runs are recorded (see docs/definition.md).
     const factsSource: TransitionFactsSource = 'none'
-    const { summary } = await validateFleet({
+    const { definition, summary } = await validateFleet({
       path,
       allowDocumentationRanges: flags['allow-documentation-ranges'],
       ...(flags.since === undefined ? {} : { since: flags.since, factsSource }),
     })
     this.log(formatFleetSummary(summary))
-    return summary
+    if (!flags.ansible) return summary
+    const { assertAnsibleValid } = await import('../render/ansible-check.js')
+    const { loadHostPolicy } = await import('../definition/host-policy.js')
+    const ansible = await assertAnsibleValid(definition, loadHostPolicy())
+    this.log(`Ansible: the inventory loads and ${ansible.playbooks.length} playbooks pass --syntax-check.`)
+    return { ...summary, ansible }
   }
 }

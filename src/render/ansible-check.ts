@@ -156,3 +156,30 @@ function missingHosts(listJson: string, hosts: readonly string[]): string[] {
   }
   return hosts.filter((h) => !listed.has(h))
 }
+
+export interface AnsibleSummary {
+  inventoryHosts: number
+  playbooks: string[]
+  syntaxCheckRuns: number
+}
+
+/**
+ * What `fleetkit validate --ansible` adds: the checks above over the declared nodes (no state
+ * database, so CI can run it), throwing one error that lists every finding.
+ */
+export async function assertAnsibleValid(definition: Definition, hostPolicy: unknown, env: Env = process.env): Promise<AnsibleSummary> {
+  const result = await checkAnsible({ definition, hostPolicy, env })
+  if (result.findings.length > 0) {
+    const playbooks = result.findings.filter((f) => f.code === 'ANSIBLE_PLAYBOOK_INVALID')
+    const message = `${result.findings.length} Ansible finding(s): ${playbooks.length} playbook(s) fail --syntax-check` +
+      (playbooks.length < result.findings.length ? ', and ansible-inventory cannot read the rendered inventory' : '')
+    const options = {
+      actions: ['fix each file named above, then run fleetkit validate --ansible again'],
+      detailLines: result.findings.map((f) => `${f.code} ${f.check} ${f.path}: ${f.message}`),
+      data: { findings: result.findings },
+    }
+    if (playbooks.length > 0) throw new FleetkitError('ANSIBLE_PLAYBOOK_INVALID', message, options)
+    throw new FleetkitError('ANSIBLE_INVENTORY_INVALID', message, options)
+  }
+  return { inventoryHosts: definition.nodes.length, playbooks: result.playbooks, syntaxCheckRuns: result.syntaxCheckRuns }
+}
