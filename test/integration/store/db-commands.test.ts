@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import pg from 'pg'
+
+import { loadMigrations } from '../../../src/store/migrate.js'
+import { stopEmbeddedServer } from '../../../src/store/embedded-server.js'
+import { type DisposablePostgres, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
+
+const run = promisify(execFile)
+const ajv = new Ajv2020({ allErrors: true })
+;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
+const schemas = Object.fromEntries(await Promise.all(['db-status', 'db-migrate', 'db-stop'].map(async (name) => [
+  name,
+  ajv.compile(JSON.parse(await readFile(new URL(`../../../schema/output/${name}.schema.json`, import.meta.url), 'utf8'))),
+])))
+
+interface Ran { exitCode: number; json: Record<string, unknown> & { result?: Record<string, unknown> }; stdout: string; stderr: string }
+
+/** Run the real command with --json and validate what it printed against its schema. */
+async function fleetkit(verb: 'status' | 'migrate' | 'stop', env: Record<string, string>): Promise<Ran> {
+  let out: { stdout: string; stderr: string; exitCode: number }
+  try {
+    const { stdout, stderr } = await run('node', ['bin/dev.js', 'db', verb, '--json'], { env: { ...process.env, ...env } })
+    out = { stdout, stderr, exitCode: 0 }
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string }
+    out = { stdout: e.stdout, stderr: e.stderr, exitCode: e.code }
+  }
+  const json = JSON.parse(out.stdout) as Ran['json']
+  const validate = schemas[`db-${verb}`]
+  assert.ok(validate?.(json), `db ${verb} --json does not match its schema: ${ajv.errorsText(validate?.errors)}\n${out.stdout}`)
+  return { ...out, json }
+}
+
+describe('fleetkit db status | migrate | stop', function () {
+  this.timeout(180_000)
+  let knownVersions: number[]
+  before(async () => { knownVersions = (await loadMigrations()).map((m) => m.version) })
+
+  describe('with the embedded server (FLEETKIT_STATE_DIR, no DATABASE_URL)', () => {
+    let stateDir: string
+    before(async () => { stateDir = await mkdtemp(join(tmpdir(), 'fleetkit-dbcmd-')) })
+    after(async () => {
+      await stopEmbeddedServer(stateDir).catch(() => undefined)
+      await rm(stateDir, { recursive: true, force: true })
+    })
+
+    it('status before anything exists, migrate starts and migrates, status reports it, stop stops it', async () => {
+      const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: '' }
+      const before = await fleetkit('status', env)
+      assert.equal(before.exitCode, 0)
+      assert.deepEqual(before.json.result?.schema, null)
+      assert.equal((before.json.result?.server as { embedded: { initialised: boolean } }).embedded.initialised, false)
+
+      const migrated = await fleetkit('migrate', env)
+      assert.equal(migrated.exitCode, 0)
+      assert.deepEqual((migrated.json.result?.applied as { version: number }[]).map((m) => m.version), knownVersions)
+
+      const status = await fleetkit('status', env)
+      const result = status.json.result as { server: { source: string; url: string; embedded: { running: boolean; pid: number } }; schema: { version: number; pending: unknown[] }; nodes: { total: number } }
+      assert.equal(result.server.source, 'embedded')
+      assert.equal(result.server.embedded.running, true)
+      assert.match(result.server.url, /^postgres:\/\/fleetkit:\*\*\*@127\.0\.0\.1:\d+\/fleetkit$/)
+      assert.equal(result.schema.version, knownVersions.at(-1))
+      assert.deepEqual(result.schema.pending, [])
+      assert.equal(result.nodes.total, 0)
+      const password = (await readFile(join(stateDir, 'postgres', 'password'), 'utf8')).trim()
+      for (const ran of [before, migrated, status]) assert.ok(!ran.stdout.includes(password) && !ran.stderr.includes(password))
+
+      const again = await fleetkit('migrate', env)
+      assert.deepEqual(again.json.result?.applied, [])
+
+      const stopped = await fleetkit('stop', env)
+      assert.equal(stopped.json.result?.wasRunning, true)
+      assert.equal(stopped.json.result?.pid, result.server.embedded.pid)
+      const after = await fleetkit('status', env)
+      assert.equal((after.json.result?.server as { embedded: { running: boolean } }).embedded.running, false)
+    })
+  })
+
+  describe('with DATABASE_URL on a disposable server', () => {
+    let server: DisposablePostgres
+    let stateDir: string
+    before(async () => {
+      server = await startDisposablePostgres()
+      stateDir = await mkdtemp(join(tmpdir(), 'fleetkit-dbcmd-url-'))
+      const admin = new pg.Client({ connectionString: server.url })
+      await admin.connect()
+      await admin.query('CREATE DATABASE cmd_test')
+      await admin.end()
+    })
+    after(async () => {
+      await server?.stop()
+      await rm(stateDir, { recursive: true, force: true })
+    })
+
+    it('reports pending migrations, migrates, and never prints the password', async () => {
+      const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: withDatabase(server.url, 'cmd_test') }
+      const before = await fleetkit('status', env)
+      const schema = before.json.result?.schema as { version: number | null; pending: { version: number }[] }
+      assert.equal(schema.version, null)
+      assert.deepEqual(schema.pending.map((m) => m.version), knownVersions)
+      assert.equal(before.json.result?.nodes, null)
+      const migrated = await fleetkit('migrate', env)
+      assert.equal((migrated.json.result?.server as { source: string }).source, 'DATABASE_URL')
+      const after = await fleetkit('status', env)
+      assert.equal((after.json.result?.schema as { version: number }).version, knownVersions.at(-1))
+      assert.match((after.json.result?.server as { url: string }).url, /^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/cmd_test$/)
+      for (const ran of [before, migrated, after]) assert.ok(!ran.stdout.includes(server.password) && !ran.stderr.includes(server.password))
+      // db stop leaves the DATABASE_URL server alone.
+      const stopped = await fleetkit('stop', env)
+      assert.equal(stopped.json.result?.wasRunning, false)
+      assert.match(String(stopped.json.result?.databaseUrl), /:\*\*\*@/)
+    })
+
+    it('refuses a database a newer fleetkit migrated: migrate fails with STATE_NEWER_THAN_CLI, status reports it', async () => {
+      const admin = new pg.Client({ connectionString: withDatabase(server.url, 'cmd_test') })
+      await admin.connect()
+      await admin.query("INSERT INTO schema_migrations (version, name) VALUES (9999, 'from-the-future')")
+      await admin.end()
+      const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: withDatabase(server.url, 'cmd_test') }
+      const migrated = await fleetkit('migrate', env)
+      assert.equal(migrated.exitCode, 65)
+      assert.equal(migrated.json.code, 'STATE_NEWER_THAN_CLI')
+      const status = await fleetkit('status', env)
+      assert.equal((status.json.result?.schema as { compatible: boolean }).compatible, false)
+    })
+
+    it('gives STATE_UNREACHABLE (exit 69) with the password redacted when nothing listens', async () => {
+      const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: 'postgres://fleet:hunter2-secret@127.0.0.1:1/fleet' }
+      const ran = await fleetkit('status', env)
+      assert.equal(ran.exitCode, 69)
+      assert.equal(ran.json.code, 'STATE_UNREACHABLE')
+      assert.ok(!ran.stdout.includes('hunter2') && !ran.stderr.includes('hunter2'))
+      assert.match(String(ran.json.message), /postgres:\/\/fleet:\*\*\*@127\.0\.0\.1:1\/fleet/)
+    })
+
+    it('gives STATE_AUTH_REFUSED (exit 77) for a wrong password', async () => {
+      const wrong = new URL(withDatabase(server.url, 'cmd_test'))
+      wrong.password = 'wrong-password-123'
+      const ran = await fleetkit('migrate', { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: wrong.toString() })
+      assert.equal(ran.exitCode, 77)
+      assert.equal(ran.json.code, 'STATE_AUTH_REFUSED')
+      assert.ok(!ran.stdout.includes('wrong-password-123'))
+    })
+  })
+})

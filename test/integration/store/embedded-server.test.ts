@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+import { openDatabase } from '../../../src/store/database.js'
+import { embeddedServerPaths, inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded-server.js'
+import { processIsAlive } from '../../../src/store/file-lock.js'
+
+const run = promisify(execFile)
+
+interface Opened { pid: number; port: number; started: boolean; url: string; version: number }
+
+async function openInChild(stateDir: string, holdMs = 0): Promise<Opened> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/open-embedded.ts', stateDir, String(holdMs)], { env: { ...process.env, DATABASE_URL: '' } })
+  return JSON.parse(stdout) as Opened
+}
+
+/** PIDs of PostgreSQL postmasters serving this data directory (their command line names it). */
+function postmastersFor(dataDir: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')
+      if (args.includes('-D') && args[args.indexOf('-D') + 1] === dataDir) pids.push(Number(entry))
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids
+}
+
+const hasCode = (code: string) => (error: unknown) => error instanceof Error && (error as { code?: string }).code === code
+
+describe('the embedded PostgreSQL server (real processes)', function () {
+  this.timeout(180_000)
+  const stateDirs: string[] = []
+  async function newStateDir(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'fleetkit-state-'))
+    stateDirs.push(dir)
+    return dir
+  }
+  after(async () => {
+    for (const dir of stateDirs) {
+      await stopEmbeddedServer(dir).catch(() => undefined)
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('two processes starting it at once share one server, which outlives them; a third reuses it', async () => {
+    const stateDir = await newStateDir()
+    const paths = embeddedServerPaths(stateDir)
+    const [a, b] = await Promise.all([openInChild(stateDir, 200), openInChild(stateDir, 200)])
+    assert.equal(a.pid, b.pid)
+    assert.equal(a.port, b.port)
+    assert.equal([a.started, b.started].filter(Boolean).length, 1, 'exactly one of them started the server')
+    assert.ok(a.version >= 1 && a.version === b.version, 'migrated')
+    assert.deepEqual(postmastersFor(paths.dataDir), [a.pid], 'one server on the data directory')
+    assert.ok(processIsAlive(a.pid), 'the server keeps running after the processes exit')
+    const record = JSON.parse(readFileSync(paths.serverFile, 'utf8')) as { pid: number; port: number }
+    assert.deepEqual([record.pid, record.port], [a.pid, a.port])
+    const c = await openInChild(stateDir)
+    assert.deepEqual([c.pid, c.port, c.started], [a.pid, a.port, false])
+  })
+
+  it('keeps the generated password in a 0600 file and out of every printed form', async () => {
+    const stateDir = await newStateDir()
+    const db = await openDatabase({ stateDir, databaseUrl: '' })
+    try {
+      const paths = embeddedServerPaths(stateDir)
+      const password = readFileSync(paths.passwordFile, 'utf8').trim()
+      assert.ok(password.length >= 32)
+      assert.equal(statSync(paths.passwordFile).mode & 0o777, 0o600)
+      assert.match(db.url, /^postgres:\/\/fleetkit:\*\*\*@127\.0\.0\.1:\d+\/fleetkit$/)
+      for (const text of [db.url, JSON.stringify(db), readFileSync(paths.serverFile, 'utf8')]) assert.ok(!text.includes(password))
+      if (process.getuid?.() === 0) {
+        const owner = statSync(paths.dataDir).uid
+        assert.notEqual(owner, 0, 'as root, the data directory belongs to the postgres user')
+      }
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('restarts a server that was killed (stale postmaster.pid and port), and db stop stops it', async () => {
+    const stateDir = await newStateDir()
+    const paths = embeddedServerPaths(stateDir)
+    const first = await openInChild(stateDir)
+    process.kill(first.pid, 'SIGKILL')
+    while (processIsAlive(first.pid)) await new Promise((resolve) => setTimeout(resolve, 20))
+    // Its backends notice the postmaster's death and exit; PostgreSQL then recovers on restart.
+    const second = await openInChild(stateDir)
+    assert.notEqual(second.pid, first.pid)
+    assert.equal(second.started, true)
+    assert.deepEqual(postmastersFor(paths.dataDir), [second.pid])
+
+    // A server.json naming a port nobody listens on is not trusted.
+    await writeFile(paths.serverFile, JSON.stringify({ pid: second.pid, port: 1, dataDir: paths.dataDir }))
+    const third = await openInChild(stateDir)
+    assert.deepEqual([third.pid, third.port, third.started], [second.pid, second.port, false])
+
+    const stopped = await stopEmbeddedServer(stateDir)
+    assert.deepEqual(stopped, { wasRunning: true, pid: second.pid })
+    assert.ok(!processIsAlive(second.pid))
+    const state = await inspectEmbeddedServer(stateDir)
+    assert.equal(state.running, false)
+    assert.equal(state.initialised, true)
+    assert.deepEqual(await stopEmbeddedServer(stateDir), { wasRunning: false })
+    const fourth = await openInChild(stateDir)
+    assert.equal(fourth.started, true)
+  })
+
+  it('refuses a state directory it cannot create (STATE_DIR_UNUSABLE)', async () => {
+    const parent = await newStateDir()
+    const file = join(parent, 'a-file')
+    await writeFile(file, 'not a directory')
+    await assert.rejects(openDatabase({ stateDir: join(file, 'state'), databaseUrl: '' }), hasCode('STATE_DIR_UNUSABLE'))
+  })
+
+  if (process.getuid?.() === 0) {
+    it('as root, refuses a state directory the postgres user cannot reach, naming the blocking directory', async () => {
+      const parent = await newStateDir()
+      await chmod(parent, 0o700)
+      await assert.rejects(openDatabase({ stateDir: join(parent, 'state'), databaseUrl: '' }), (error: unknown) => {
+        assert.ok(hasCode('STATE_DIR_UNUSABLE')(error))
+        assert.equal((error as { data?: { blockedBy?: string } }).data?.blockedBy, parent)
+        return true
+      })
+    })
+  }
+})
