@@ -1,0 +1,171 @@
+// fleetkit seed, node token and inventory, run for real (node bin/dev.js) against a real
+// PostgreSQL; every --json output is validated against its schema.
+import assert from 'node:assert/strict'
+import { execFile, execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import { parse } from 'yaml'
+
+import { packagePath } from '../../../src/package-root.js'
+import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+
+const run = promisify(execFile)
+const ajv = new Ajv2020({ allErrors: true })
+;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
+const schemas = Object.fromEntries(['seed', 'node-token', 'inventory'].map((name) => [
+  name,
+  ajv.compile(JSON.parse(readFileSync(packagePath('schema', 'output', `${name}.schema.json`), 'utf8'))),
+]))
+
+interface Ran {
+  exitCode: number
+  stdout: string
+  stderr: string
+  json: { status: number; code?: string; result?: Record<string, unknown>; data?: Record<string, unknown> }
+}
+
+const EXAMPLE = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+
+describe('fleetkit seed | node token | inventory (real PostgreSQL)', function () {
+  this.timeout(180_000)
+  let server: DisposablePostgres
+  let db: FreshDatabase
+  let dir: string
+  let env: Record<string, string>
+
+  async function fleetkit(schema: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Ran> {
+    let out: { stdout: string; stderr: string; exitCode: number }
+    try {
+      const { stdout, stderr } = await run('node', ['bin/dev.js', ...args, '--json'], { cwd: packagePath(), env: { ...process.env, ...env, ...extraEnv } })
+      out = { stdout, stderr, exitCode: 0 }
+    } catch (error) {
+      const e = error as { code: number; stdout: string; stderr: string }
+      out = { stdout: e.stdout, stderr: e.stderr, exitCode: e.code }
+    }
+    const json = JSON.parse(out.stdout) as Ran['json']
+    const validate = schemas[schema]!
+    assert.ok(validate(json), `${args.join(' ')} --json does not match ${schema}.schema.json: ${ajv.errorsText(validate.errors)}\n${out.stdout}`)
+    return { ...out, json }
+  }
+
+  async function row(id: string): Promise<Record<string, unknown> | undefined> {
+    const result = await db.pool.query('SELECT status, enrollment_secret_sha256, enrollment_secret_expires_at, host_key_public FROM nodes WHERE id = $1', [id])
+    return result.rows[0] as Record<string, unknown> | undefined
+  }
+
+  before(async () => {
+    server = await startDisposablePostgres()
+    db = await freshDatabase(server.url)
+    dir = mkdtempSync(join(tmpdir(), 'fleetkit-render-cli-'))
+    mkdirSync(join(dir, 'pki'))
+    copyFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), join(dir, 'pki', 'ca-bundle.pem'))
+    env = { DATABASE_URL: db.url, FLEETKIT_PKI_DIR: join(dir, 'pki'), FLEETKIT_STATE_DIR: join(dir, 'state') }
+  })
+
+  after(async () => {
+    await db?.drop()
+    await server?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('seed --kind agent writes a 0600 script, registers the node as provisioning with only the secret\'s SHA-256', async () => {
+    const output = join(dir, 'build-1.user-data')
+    const ran = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', output])
+    assert.equal(ran.exitCode, 0, ran.stderr)
+    const result = ran.json.result!
+    assert.equal(result.path, output)
+    assert.equal(result.gzipped, false)
+    assert.equal(statSync(output).mode & 0o777, 0o600)
+    const script = readFileSync(output, 'utf8')
+    assert.equal(result.bytes, Buffer.byteLength(script))
+    const secret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(script)?.[1]
+    assert.ok(secret, 'the seed holds a 64-hex secret')
+    assert.ok(!ran.stdout.includes(secret) && !ran.stderr.includes(secret), 'the secret is not in the --json output')
+    const stored = await row('build-1')
+    assert.equal(stored?.status, 'provisioning')
+    assert.deepEqual(stored?.enrollment_secret_sha256, createHash('sha256').update(secret).digest())
+    assert.equal((stored?.enrollment_secret_expires_at as Date).toISOString(), result.secretExpiresAt)
+    execFileSync('shellcheck', ['-s', 'bash', output])
+  })
+
+  it('seed refuses a bad --ttl, a missing CA bundle and an unknown node, each with its code', async () => {
+    const ttl = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--ttl', '25h', '--output', join(dir, 'x')])
+    assert.equal(ttl.json.code, 'SEED_TTL_INVALID')
+    assert.equal(ttl.exitCode, 2)
+    const ca = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'x')], { FLEETKIT_PKI_DIR: join(dir, 'no-pki') })
+    assert.equal(ca.json.code, 'CA_MISSING')
+    const unknown = await fleetkit('seed', ['seed', 'nope-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'x')])
+    assert.equal(unknown.json.code, 'NODE_UNKNOWN')
+    assert.ok(!existsSync(join(dir, 'x')))
+  })
+
+  it('seed --kind worker pins the generated host key in the state; the seed passes cloud-init schema', async () => {
+    for (const autoinstall of [false, true]) {
+      const output = join(dir, `app-1-${autoinstall}.yaml`)
+      const ran = await fleetkit('seed', ['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', output, ...(autoinstall ? ['--autoinstall'] : [])])
+      assert.equal(ran.exitCode, 0, ran.stderr)
+      assert.equal(statSync(output).mode & 0o777, 0o600)
+      const text = readFileSync(output, 'utf8')
+      const doc = parse(text) as Record<string, unknown>
+      const config = (autoinstall ? (doc.autoinstall as Record<string, unknown>)['user-data'] : doc) as { ssh_keys: { ed25519_private: string } }
+      const keyFile = join(dir, 'host-key')
+      writeFileSync(keyFile, config.ssh_keys.ed25519_private, { mode: 0o600 })
+      const derived = execFileSync('ssh-keygen', ['-y', '-f', keyFile], { encoding: 'utf8' }).trim()
+      assert.equal(derived, ran.json.result?.hostKeyPublic)
+      assert.equal((await row('app-1'))?.host_key_public, derived)
+      assert.ok(!ran.stdout.includes('PRIVATE KEY'))
+      execFileSync(packagePath('scripts', 'cloud-init-schema'), [output], { stdio: 'pipe' })
+    }
+  })
+
+  it('seed --output - writes to a pipe but refuses a terminal (SEED_STDOUT_TTY)', async () => {
+    const { stdout } = await run('node', ['bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { cwd: packagePath(), env: { ...process.env, ...env } })
+    assert.ok(stdout.startsWith('#!/bin/bash\n'))
+    const command = ['node', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'].join(' ')
+    let out = ''
+    try {
+      execFileSync('script', ['-qec', command, '/dev/null'], { cwd: packagePath(), env: { ...process.env, ...env }, encoding: 'utf8' })
+    } catch (error) {
+      out = String((error as { stdout: string }).stdout)
+    }
+    assert.match(out, /SEED_STDOUT_TTY/)
+    assert.doesNotMatch(out, /FLEETKIT_ENROLLMENT_SECRET/)
+  })
+
+  it('node token prints a fresh secret once and replaces the previous one', async () => {
+    const first = await fleetkit('node-token', ['node', 'token', 'build-1', ...EXAMPLE, '--ttl', '1h'])
+    assert.equal(first.exitCode, 0, first.stderr)
+    const secret = first.json.result?.secret as string
+    assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(secret).digest())
+    const second = await fleetkit('node-token', ['node', 'token', 'build-1', ...EXAMPLE])
+    assert.notEqual(second.json.result?.secret, secret)
+    assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(second.json.result?.secret as string).digest())
+    const declared = await fleetkit('node-token', ['node', 'token', 'db-1', ...EXAMPLE])
+    assert.equal(declared.json.result?.registered, true)
+    assert.equal((await row('db-1'))?.status, 'provisioning')
+    const bad = await fleetkit('node-token', ['node', 'token', 'build-1', ...EXAMPLE, '--ttl', '0m'])
+    assert.equal(bad.json.code, 'SEED_TTL_INVALID')
+  })
+
+  it('inventory leaves out parked and retired nodes, pins state host keys, and ansible-inventory reads it', async () => {
+    await db.pool.query(`INSERT INTO nodes (id, pool, region, status, ssh_host) VALUES ('build-9', 'build', 'nbg1', 'active', '192.0.2.19')`)
+    await db.pool.query(`UPDATE nodes SET status = 'parked' WHERE id = 'db-1'`)
+    const output = join(dir, 'ansible', 'inventory.yml')
+    const ran = await fleetkit('inventory', ['inventory', ...EXAMPLE, '--output', output])
+    assert.equal(ran.exitCode, 0, ran.stderr)
+    assert.deepEqual(ran.json.result?.excluded, ['db-1'])
+    assert.deepEqual(ran.json.result?.unpinned, ['build-9'])
+    const knownHosts = readFileSync(join(dir, 'ansible', 'known_hosts'), 'utf8')
+    assert.match(knownHosts, new RegExp(`^app-1 ${((await row('app-1'))?.host_key_public as string).split(' ').slice(0, 2).join(' ')}$`, 'm'))
+    const { stdout } = await run('ansible-inventory', ['-i', output, '--list'], { env: { ...process.env, ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true' } })
+    const listed = JSON.parse(stdout) as { _meta: { hostvars: Record<string, unknown> }; region_nbg1: { hosts: string[] } }
+    assert.deepEqual(Object.keys(listed._meta.hostvars).sort(), ['app-1', 'app-2', 'build-1', 'build-2', 'build-3', 'build-9'])
+    assert.deepEqual(listed.region_nbg1.hosts, ['build-9'])
+  })
+})
