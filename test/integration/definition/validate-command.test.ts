@@ -18,8 +18,10 @@ const EXAMPLE = packagePath('examples', 'fleet.yaml')
 interface Run { code: number; stdout: string; stderr: string; json: Record<string, any> } // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function fleetkit(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  const env = { ...process.env, FLEETKIT_DEFINITION: '', ...options.env }
-  if (env.FLEETKIT_DEFINITION === '') delete env.FLEETKIT_DEFINITION
+  // The caller's own FLEETKIT_DEFINITION must not leak into the test.
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  delete env.FLEETKIT_DEFINITION
+  Object.assign(env, options.env)
   try {
     const { stdout, stderr } = await exec('node', [packagePath('bin', 'dev.js'), ...args], { cwd: options.cwd ?? packagePath(), env, maxBuffer: 64 * 1024 * 1024 })
     return { code: 0, stdout, stderr, json: args.includes('--json') ? JSON.parse(stdout) : {} }
