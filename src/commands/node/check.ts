@@ -1,0 +1,42 @@
+import { Args, Flags } from '@oclif/core'
+
+import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { systemClock } from '../../config/clock.js'
+import type { NodeCheckResult } from '../../gateway/node-check.js'
+
+export default class NodeCheck extends FleetkitCommand<NodeCheckResult> {
+  static override summary = "Run the host check suite on a node through its agent and print each check's result."
+  static override description = `Queues a checks job for the node; its fleetkit-agent leases it, runs the host checks
+(br_netfilter, data volume, firewall, free disk, its unit, certificate expiry, clock skew) and reports each check ID
+with its status and failure code. Fails with NODE_CHECK_FAILED when a check fails, NODE_CHECK_TIMEOUT when no result arrives.`
+  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --timeout 120 --json']
+  static override args = { node: Args.string({ description: 'node id', required: true }) }
+  static override flags = {
+    timeout: Flags.integer({ summary: 'Seconds to wait for the result.', default: 60, min: 1, max: 3600 }),
+  }
+
+  async run(): Promise<NodeCheckResult> {
+    const { args, flags } = await this.parse(NodeCheck)
+    const { openDatabase } = await import('../../store/database.js')
+    const { runNodeCheck, formatCheck } = await import('../../gateway/node-check.js')
+    const database = await openDatabase()
+    try {
+      const result = await runNodeCheck({
+        pool: database.pool,
+        nodeId: args.node,
+        timeoutSeconds: flags.timeout,
+        clock: systemClock,
+        onProgress: (p) => {
+          if (this.jsonEnabled()) return
+          const state = p.status === 'queued' ? 'queued, waiting for the agent' : p.status === 'leased' ? `running on the node (attempt ${p.attempts})` : p.status
+          process.stderr.write(`[${p.waitedSeconds}s] job ${p.jobId}: ${state}\n`)
+        },
+      })
+      for (const check of result.checks) this.log(formatCheck(check))
+      this.log(`${result.nodeId}: ${result.checks.length} checks, none failed`)
+      return result
+    } finally {
+      await database.close()
+    }
+  }
+}
