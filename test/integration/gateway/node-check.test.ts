@@ -18,7 +18,7 @@ function nodeCheck(databaseUrl: string, ...args: string[]): Promise<{ code: numb
   return new Promise((resolve) => {
     execFile(process.execPath, ['bin/dev.js', 'node', 'check', ...args], { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 90_000 }, (error, stdout, stderr) => {
       const code = error ? Number((error as { code?: number }).code ?? 1) : 0
-      let json: Record<string, unknown> = {}
+      let json: Record<string, unknown>
       try { json = JSON.parse(stdout) } catch { json = { raw: stdout } }
       resolve({ code, json, stderr })
     })
