@@ -37,7 +37,7 @@ ${SETTINGS.map((s) => `  --${s.flag.padEnd(28)}${s.env.padEnd(40)}${s.default ??
 const BOOLEAN_FLAGS = new Set(['version', 'help'])
 const VALUE_FLAGS = new Set(['config', ...SETTINGS.map((s) => s.flag)])
 
-const rng = () => randomInt(0, 2 ** 48) / 2 ** 48
+const rng = () => randomInt(0, 2 ** 47) / 2 ** 47
 
 export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
   const log = jsonLogger()
