@@ -56,7 +56,7 @@ export function checkArchiveEntries(entries: TarEntry[]): TarEntry {
   return entry
 }
 
-async function verifySignature(sums: Buffer, signature: Buffer, publicKey: KeyObject): Promise<void> {
+function verifySignature(sums: Buffer, signature: Buffer, publicKey: KeyObject): void {
   if (!verifySumsSignature(sums, signature.toString('utf8'), publicKey)) {
     throw new FleetkitError('RELEASE_SIGNATURE_INVALID', `${SIGNATURE_FILE} is not a signature of ${SUMS_FILE} by the pinned release key`, {
       actions: ['check release.publicKey in fleet.yaml', 'fleetkit release sign --key release.key --dir RELEASE_DIR'],
@@ -84,7 +84,7 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
 
   const sums = await readReleaseFile(options.source, version, SUMS_FILE, { maxBytes: MAX_SUMS_BYTES })
   const signature = await readReleaseFile(options.source, version, SIGNATURE_FILE, { maxBytes: MAX_SIGNATURE_BYTES })
-  await verifySignature(sums, signature, publicKey)
+  verifySignature(sums, signature, publicKey)
 
   const name = archiveName(version, arch)
   const expected = expectedSum(sums, name, version)
