@@ -96,10 +96,14 @@ export interface EnsureEmbeddedServerOptions {
 export async function ensureEmbeddedServer(stateDir: string, options: EnsureEmbeddedServerOptions = {}): Promise<EmbeddedServer> {
   const paths = embeddedServerPaths(stateDir)
   const timeoutMs = options.timeoutMs ?? 120_000
+  // The common case, a server already running, costs two small file reads.
+  const known = await readFile(paths.passwordFile, 'utf8').then((p) => p.trim()).catch(() => '')
+  const ready = known ? await findReadyServer(paths) : undefined
+  if (ready) return { ...connection(paths, ready, known), started: false, initialised: false }
+
   const runAs = await postgresRunAs()
   await prepareDirectories(paths, runAs)
   const password = await readOrCreatePassword(paths.passwordFile)
-
   const running = await findReadyServer(paths)
   if (running) return { ...connection(paths, running, password), started: false, initialised: false }
 

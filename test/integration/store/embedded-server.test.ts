@@ -51,8 +51,11 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     }
   })
 
+  let sharedStateDir: string | undefined
+
   it('two processes starting it at once share one server, which outlives them; a third reuses it', async () => {
     const stateDir = await newStateDir()
+    sharedStateDir = stateDir
     const paths = embeddedServerPaths(stateDir)
     const [a, b] = await Promise.all([openInChild(stateDir, 200), openInChild(stateDir, 200)])
     assert.equal(a.pid, b.pid)
@@ -68,7 +71,7 @@ describe('the embedded PostgreSQL server (real processes)', function () {
   })
 
   it('keeps the generated password in a 0600 file and out of every printed form', async () => {
-    const stateDir = await newStateDir()
+    const stateDir = sharedStateDir ?? await newStateDir()
     const db = await openDatabase({ stateDir, databaseUrl: '' })
     try {
       const paths = embeddedServerPaths(stateDir)
