@@ -1,5 +1,13 @@
 #!/usr/bin/env -S node --import tsx --no-warnings
-// Runs `fleetkit` straight from src/ (TypeScript through tsx), for development.
+// Runs `fleetkit` straight from src/ (TypeScript through tsx), for development and tests:
+// the commands directory points at src/commands, so no build or manifest is involved.
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
 import { execute } from '@oclif/core'
 
-await execute({ development: true, dir: import.meta.url })
+const root = fileURLToPath(new URL('..', import.meta.url))
+const pjson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+pjson.oclif.commands = './src/commands'
+
+await execute({ development: true, loadOptions: { root, pjson, enableAutoTranspile: false } })
