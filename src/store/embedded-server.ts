@@ -147,7 +147,7 @@ export async function stopEmbeddedServer(stateDir: string, options: { timeoutMs?
   if (!existsSync(paths.root)) return { wasRunning: false }
   return withFileLock(paths.lockFile, async () => {
     const pm = await readPostmasterPid(paths.dataDir)
-    await unlink(paths.serverFile).catch(() => undefined)
+    // server.json stays: its port is reused at the next start (see startServer).
     if (!pm || !isPostgresProcess(pm.pid)) return { wasRunning: false }
     process.kill(pm.pid, 'SIGINT')
     const deadline = Date.now() + timeoutMs
@@ -352,7 +352,10 @@ async function startServer(paths: EmbeddedServerPaths, timeoutMs: number): Promi
     })
   }
   const runAs = await postgresRunAs()
-  const port = await freePort()
+  // The previous port when it is free: clients that outlive a restart (a gateway's pool)
+  // then reconnect to the restarted server without being told.
+  const previous = await readServerRecord(paths.serverFile)
+  const port = await freePort(previous?.port).catch(() => freePort())
   const log = openSync(paths.logFile, 'a', 0o600)
   let child: ChildProcess
   try {
@@ -405,12 +408,12 @@ async function ensureFleetkitDatabase(port: number, password: string): Promise<v
   }
 }
 
-function freePort(): Promise<number> {
+function freePort(preferred = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.unref()
     server.on('error', reject)
-    server.listen(0, EMBEDDED_HOST, () => {
+    server.listen(preferred > 1024 && preferred < 65536 ? preferred : 0, EMBEDDED_HOST, () => {
       const address = server.address()
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
     })

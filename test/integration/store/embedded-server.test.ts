@@ -117,6 +117,24 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     assert.equal(fourth.started, true)
   })
 
+  it('a pool opened before a stop keeps working once any process restarts the server (same port)', async () => {
+    const stateDir = sharedStateDir ?? await newStateDir()
+    const idleErrors: Error[] = []
+    const db = await openDatabase({ stateDir, databaseUrl: '', onIdleError: (error) => idleErrors.push(error) })
+    try {
+      await db.pool.query('SELECT 1')
+      const stopped = await stopEmbeddedServer(stateDir)
+      assert.equal(stopped.wasRunning, true)
+      const restarted = await openInChild(stateDir)
+      assert.equal(restarted.started, true)
+      assert.equal(restarted.port, db.embedded?.port)
+      const after = await db.pool.query<{ one: number }>('SELECT 1 AS one')
+      assert.equal(after.rows[0]?.one, 1)
+    } finally {
+      await db.close()
+    }
+  })
+
   it('refuses a state directory it cannot create (STATE_DIR_UNUSABLE)', async () => {
     const parent = await newStateDir()
     const file = join(parent, 'a-file')
