@@ -1,4 +1,4 @@
-// fleetkit seed, node token and inventory, run for real (node bin/dev.js) against a real
+// fleetkit seed, node token and inventory, run for real (node --import tsx bin/dev.js) against a real
 // PostgreSQL; every --json output is validated against its schema.
 import assert from 'node:assert/strict'
 import { execFile, execFileSync } from 'node:child_process'
@@ -42,7 +42,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   async function fleetkit(schema: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Ran> {
     let out: { stdout: string; stderr: string; exitCode: number }
     try {
-      const { stdout, stderr } = await run('node', ['bin/dev.js', ...args, '--json'], { cwd: packagePath(), env: { ...process.env, ...env, ...extraEnv } })
+      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/dev.js', ...args, '--json'], { cwd: packagePath(), env: { ...process.env, ...env, ...extraEnv } })
       out = { stdout, stderr, exitCode: 0 }
     } catch (error) {
       const e = error as { code: number; stdout: string; stderr: string }
@@ -125,9 +125,9 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   })
 
   it('seed --output - writes to a pipe but refuses a terminal (SEED_STDOUT_TTY)', async () => {
-    const { stdout } = await run('node', ['bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { cwd: packagePath(), env: { ...process.env, ...env } })
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { cwd: packagePath(), env: { ...process.env, ...env } })
     assert.ok(stdout.startsWith('#!/bin/bash\n'))
-    const command = ['node', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'].join(' ')
+    const command = [process.execPath, '--import', 'tsx', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'].join(' ')
     let out = ''
     try {
       execFileSync('script', ['-qec', command, '/dev/null'], { cwd: packagePath(), env: { ...process.env, ...env }, encoding: 'utf8' })
