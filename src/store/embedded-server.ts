@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { LockTimeoutError, processIsAlive, withFileLock } from './file-lock.js'
+import { connectFailure } from './pg-errors.js'
 import { embeddedBinaries, postgresRunAs, type UnixIds } from './postgres-binaries.js'
 
 export const EMBEDDED_USER = 'fleetkit'
@@ -195,7 +196,11 @@ async function finish(paths: EmbeddedServerPaths, pm: PostmasterPid, password: s
   const record: ServerRecord = { pid: pm.pid, port: pm.port, dataDir: paths.dataDir, startedAt: new Date().toISOString(), binaries: embeddedBinaries()?.dir ?? 'unknown' }
   const previous = await readServerRecord(paths.serverFile)
   if (previous?.pid !== record.pid || previous.port !== record.port) await writeAtomically(paths.serverFile, `${JSON.stringify(record, null, 2)}\n`, 0o644)
-  await ensureFleetkitDatabase(pm.port, password)
+  try {
+    await ensureFleetkitDatabase(pm.port, password)
+  } catch (error) {
+    throw connectFailure(error, `postgres://${EMBEDDED_USER}:***@${EMBEDDED_HOST}:${pm.port}/postgres`, 'embedded')
+  }
   return { ...connection(paths, pm, password), started, initialised }
 }
 

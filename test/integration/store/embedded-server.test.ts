@@ -135,6 +135,24 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     }
   })
 
+  it('a password file that no longer matches the server gives STATE_AUTH_REFUSED, without printing either', async () => {
+    const stateDir = sharedStateDir ?? await newStateDir()
+    await openInChild(stateDir)
+    const { passwordFile } = embeddedServerPaths(stateDir)
+    const original = readFileSync(passwordFile, 'utf8')
+    try {
+      await writeFile(passwordFile, 'not-the-password-0123456789\n')
+      await assert.rejects(openDatabase({ stateDir, databaseUrl: '' }), (error: unknown) => {
+        assert.ok(hasCode('STATE_AUTH_REFUSED')(error))
+        const text = JSON.stringify({ message: (error as Error).message, data: (error as { data?: unknown }).data })
+        assert.ok(!text.includes('not-the-password') && !text.includes(original.trim()))
+        return true
+      })
+    } finally {
+      await writeFile(passwordFile, original)
+    }
+  })
+
   it('refuses a state directory it cannot create (STATE_DIR_UNUSABLE)', async () => {
     const parent = await newStateDir()
     const file = join(parent, 'a-file')
