@@ -1,30 +1,17 @@
-// Checks parsed fleet.yaml against schema/fleet.schema.json (ajv, JSON Schema 2020-12, all
-// errors) and turns each ajv error into a DefinitionError with a pointer, expected and actual.
-import { readFileSync } from 'node:fs'
+// Checks parsed fleet.yaml against schema/fleet.schema.json (ajv standalone, JSON Schema 2020-12,
+// all errors) and turns each ajv error into a DefinitionError with a pointer, expected and actual.
+import type { ErrorObject } from 'ajv'
 
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
-
-import { packagePath } from '../package-root.js'
+import { validate as fleetValidator } from './fleet-validator.generated.js'
 import { childPointer } from './json-pointer.js'
 import type { DefinitionError } from './types.js'
 
-export const FLEET_SCHEMA_PATH = packagePath('schema', 'fleet.schema.json')
-
-let compiled: ValidateFunction | undefined
-
-function fleetValidator(): ValidateFunction {
-  if (!compiled) {
-    // verbose: errors carry the offending data and the parent schema (for "allowed fields").
-    const ajv = new Ajv2020.default({ allErrors: true, verbose: true, strict: true })
-    addFormats.default(ajv, ['uri'])
-    compiled = ajv.compile(JSON.parse(readFileSync(FLEET_SCHEMA_PATH, 'utf8')) as object)
-  }
-  return compiled
-}
+// The validator is compiled ahead of time (generate-fleet-validator.ts): no ajv import and no
+// schema compile when `fleetkit validate` starts.
+type StandaloneValidate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
 
 export function checkSchema(data: unknown): DefinitionError[] {
-  const validate = fleetValidator()
+  const validate = fleetValidator as StandaloneValidate
   if (validate(data)) return []
   const seen = new Set<string>()
   const errors: DefinitionError[] = []

@@ -43,7 +43,10 @@ export function isPublicKeyLine(value: string): boolean {
 
 /** The kind of secret `value` holds, or undefined. */
 export function detectSecret(value: string): SecretKind | undefined {
-  if (value.length < 8 || isPublicKeyLine(value)) return undefined
+  // Fast path for the many short plain values (ids, names, states): the shortest token any
+  // detector matches is 15 characters, and shorter .env lines and URLs need '=' or '@'.
+  if (value.length < 15 && !value.includes('=') && !value.includes('@')) return undefined
+  if (isPublicKeyLine(value)) return undefined
   for (const detector of DETECTORS) if (detector.pattern.test(value)) return detector.kind
   return looksLikeEnvPayload(value) ? 'env-payload' : undefined
 }

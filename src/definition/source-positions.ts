@@ -1,8 +1,13 @@
 // Maps a JSON pointer to a line and column of the source text, through the `yaml`
 // package's document nodes. Built only when there are errors to place (it is the slow parse).
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml'
+import { createRequire } from 'node:module'
+
+import type * as Yaml from 'yaml'
 
 import { parsePointer } from './json-pointer.js'
+
+// Loaded on first use, synchronously: a valid definition never pays for this parser.
+const require = createRequire(import.meta.url)
 
 export interface SourcePosition {
   line: number
@@ -12,6 +17,7 @@ export interface SourcePosition {
 export type PositionOf = (path: string, options?: { key?: boolean }) => SourcePosition | undefined
 
 export function sourcePositions(text: string): PositionOf {
+  const { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } = require('yaml') as typeof Yaml
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { lineCounter, keepSourceTokens: false })
   const at = (offset: number | undefined): SourcePosition | undefined => {
@@ -35,7 +41,7 @@ export function sourcePositions(text: string): PositionOf {
         node = node.items[index]
       } else break
     }
-    const target = (options.key && keyNode ? keyNode : node) as Node | null | undefined
+    const target = (options.key && keyNode ? keyNode : node) as Yaml.Node | null | undefined
     return at(target?.range?.[0])
   }
 }

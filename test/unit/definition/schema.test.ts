@@ -1,11 +1,18 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 
+import { GENERATED_VALIDATOR_PATH, generateFleetValidatorSource } from '../../../src/definition/generate-fleet-validator.js'
 import { checkSchema, summarize } from '../../../src/definition/schema-validator.js'
 import { validDefinition } from './definition-fixture.js'
 
 const pairs = (data: unknown) => checkSchema(data).map((e) => [e.code, e.path])
 
 describe('schema/fleet.schema.json (definition:schema)', () => {
+  it('the precompiled validator is generated from the current schema (else: npx tsx src/definition/generate-fleet-validator.ts)', () => {
+    assert.equal(readFileSync(GENERATED_VALIDATOR_PATH, 'utf8'), generateFleetValidatorSource())
+    assert.notEqual(generateFleetValidatorSource('{"type":"object"}'), generateFleetValidatorSource())
+  })
+
   it('accepts the valid fixture, with or without nodes', () => {
     assert.deepEqual(checkSchema(validDefinition()), [])
     const d = validDefinition() as unknown as Record<string, unknown>

@@ -1,0 +1,2976 @@
+/* eslint-disable */
+// @ts-nocheck
+// GENERATED from schema/fleet.schema.json by src/definition/generate-fleet-validator.ts: do not edit.
+// Regenerate: npx tsx src/definition/generate-fleet-validator.ts (a unit test fails when it is stale).
+import { createRequire } from 'node:module'
+const require = createRequire(import.meta.url)
+
+export const validate = validate20;
+export default validate20;
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","type":"string","minLength":1,"maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","type":"string","pattern":"^[A-Z_][A-Z0-9_]*$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":128}},"endpoint":{"description":"API endpoint (a stub or a proxy).","type":"string","format":"uri","pattern":"^https?://"}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"type":"string","pattern":"^[a-z][a-z0-9-]{0,62}$"},"httpsUrl":{"type":"string","format":"uri","pattern":"^https://[^\\s/?#]+","maxLength":2048},"version":{"type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$"},"cidr":{"type":"string","pattern":"^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$"},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","type":"string","pattern":"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$"},"user":{"type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","type":"string","pattern":"^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"type":"string","pattern":"^/[A-Za-z0-9/_.-]*$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
+const schema32 = {"type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"};
+const schema33 = {"type":"string","format":"uri","pattern":"^https://[^\\s/?#]+","maxLength":2048};
+const schema36 = {"type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$"};
+const schema37 = {"type":"string","pattern":"^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$"};
+const schema38 = {"description":"An OpenSSH public key line: type, base64 body, optional comment.","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$","maxLength":16384};
+const schema47 = {"type":"string","pattern":"^[a-z][a-z0-9-]{0,62}$"};
+const schema43 = {"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}};
+const schema44 = {"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}};
+const func1 = Object.prototype.hasOwnProperty;
+const func2 = require("ajv/dist/runtime/ucs2length").default;
+const func0 = require("ajv/dist/runtime/equal").default;
+const pattern4 = new RegExp("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", "u");
+const pattern5 = new RegExp("^https://[^\\s/?#]+", "u");
+const pattern8 = new RegExp("^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$", "u");
+const pattern9 = new RegExp("^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$", "u");
+const pattern10 = new RegExp("^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$", "u");
+const pattern11 = new RegExp("^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$", "u");
+const pattern12 = new RegExp("^[A-Z_][A-Z0-9_]*$", "u");
+const pattern13 = new RegExp("^https?://", "u");
+const pattern20 = new RegExp("^[a-z][a-z0-9-]{0,62}$", "u");
+const pattern17 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const formats0 = require("ajv-formats/dist/formats").fullFormats.uri;
+const schema40 = {"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}};
+const schema42 = {"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}};
+const schema45 = {"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}};
+const pattern16 = new RegExp("^[a-z0-9][a-z0-9-]{0,31}$", "u");
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate21.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.role === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'",schema:schema40.required,parentSchema:schema40,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.capacityBudget === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "capacityBudget"},message:"must have required property '"+"capacityBudget"+"'",schema:schema40.required,parentSchema:schema40,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema40.properties, key0))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.role !== undefined){
+let data0 = data.role;
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+const err3 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/dnsLabel/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"+"\"",schema:"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",parentSchema:schema32,data:data0};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/dnsLabel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.type,parentSchema:schema32,data:data0};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.ingress !== undefined){
+let data1 = data.ingress;
+if(typeof data1 !== "boolean"){
+const err5 = {instancePath:instancePath+"/ingress",schemaPath:"#/properties/ingress/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema40.properties.ingress.type,parentSchema:schema40.properties.ingress,data:data1};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.capacityBudget !== undefined){
+let data2 = data.capacityBudget;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.cpu === undefined){
+const err6 = {instancePath:instancePath+"/capacityBudget",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema42.required,parentSchema:schema42,data:data2};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.memoryMiB === undefined){
+const err7 = {instancePath:instancePath+"/capacityBudget",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema42.required,parentSchema:schema42,data:data2};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2.diskGiB === undefined){
+const err8 = {instancePath:instancePath+"/capacityBudget",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema42.required,parentSchema:schema42,data:data2};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(((key1 === "cpu") || (key1 === "memoryMiB")) || (key1 === "diskGiB"))){
+const err9 = {instancePath:instancePath+"/capacityBudget",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data:data2};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.cpu !== undefined){
+let data3 = data2.cpu;
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 <= 0 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/capacityBudget/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema42.properties.cpu,data:data3};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/capacityBudget/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema42.properties.cpu.type,parentSchema:schema42.properties.cpu,data:data3};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data2.memoryMiB !== undefined){
+let data4 = data2.memoryMiB;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err12 = {instancePath:instancePath+"/capacityBudget/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.memoryMiB.type,parentSchema:schema42.properties.memoryMiB,data:data4};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err13 = {instancePath:instancePath+"/capacityBudget/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.memoryMiB,data:data4};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data2.diskGiB !== undefined){
+let data5 = data2.diskGiB;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err14 = {instancePath:instancePath+"/capacityBudget/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.diskGiB.type,parentSchema:schema42.properties.diskGiB,data:data5};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err15 = {instancePath:instancePath+"/capacityBudget/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.diskGiB,data:data5};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/capacityBudget",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data:data2};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.serverType !== undefined){
+let data6 = data.serverType;
+if(typeof data6 === "string"){
+if(!pattern16.test(data6)){
+const err17 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema40.properties.serverType,data:data6};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.serverType.type,parentSchema:schema40.properties.serverType,data:data6};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.image !== undefined){
+let data7 = data.image;
+if(typeof data7 === "string"){
+if(!pattern17.test(data7)){
+const err19 = {instancePath:instancePath+"/image",schemaPath:"#/properties/image/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema40.properties.image,data:data7};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/image",schemaPath:"#/properties/image/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.image.type,parentSchema:schema40.properties.image,data:data7};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.regions !== undefined){
+let data8 = data.regions;
+if(Array.isArray(data8)){
+if(data8.length < 1){
+const err21 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema40.properties.regions,data:data8};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+let data9 = data8[i0];
+if(typeof data9 === "string"){
+if(!pattern16.test(data9)){
+const err22 = {instancePath:instancePath+"/regions/" + i0,schemaPath:"#/properties/regions/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema40.properties.regions.items,data:data9};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/regions/" + i0,schemaPath:"#/properties/regions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.regions.items.type,parentSchema:schema40.properties.regions.items,data:data9};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+let i1 = data8.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data8[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err24 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema40.properties.regions,data:data8};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.properties.regions.type,parentSchema:schema40.properties.regions,data:data8};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.features !== undefined){
+let data10 = data.features;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key2 in data10){
+if(!(((key2 === "containers") || (key2 === "session")) || (key2 === "preset"))){
+const err26 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data10};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data10.containers !== undefined){
+let data11 = data10.containers;
+if(typeof data11 !== "boolean"){
+const err27 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data11};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data10.session !== undefined){
+let data12 = data10.session;
+if(!(data12 === "headless")){
+const err28 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data12};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data10.preset !== undefined){
+let data13 = data10.preset;
+if(typeof data13 === "string"){
+if(!pattern17.test(data13)){
+const err29 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data13};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data13};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data10};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.exposure !== undefined){
+let data14 = data.exposure;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+for(const key3 in data14){
+if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
+const err32 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data14};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data14.publicSsh !== undefined){
+let data15 = data14.publicSsh;
+if(typeof data15 !== "boolean"){
+const err33 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data15};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data14.publicPorts !== undefined){
+let data16 = data14.publicPorts;
+if(Array.isArray(data16)){
+const len1 = data16.length;
+for(let i2=0; i2<len1; i2++){
+let data17 = data16[i2];
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.protocol === undefined){
+const err34 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data17};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data17.port === undefined){
+const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data17};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+for(const key4 in data17){
+if(!((key4 === "protocol") || (key4 === "port"))){
+const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data17};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data17.protocol !== undefined){
+let data18 = data17.protocol;
+if(!((data18 === "tcp") || (data18 === "udp"))){
+const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data18};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data17.port !== undefined){
+let data19 = data17.port;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 65535 || isNaN(data19)){
+const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data19 < 1 || isNaN(data19)){
+const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data17};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+let i3 = data16.length;
+let j1;
+if(i3 > 1){
+outer0:
+for(;i3--;){
+for(j1 = i3; j1--;){
+if(func0(data16[i3], data16[j1])){
+const err42 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data16};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data16};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data14.otherListeners !== undefined){
+let data20 = data14.otherListeners;
+if(!((data20 === "warn") || (data20 === "fail"))){
+const err44 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data20};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data14};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data.dockerNetworkPolicy !== undefined){
+let data21 = data.dockerNetworkPolicy;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.base === undefined){
+const err46 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data21.prefix === undefined){
+const err47 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "prefix"},message:"must have required property '"+"prefix"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data21.maxRunners === undefined){
+const err48 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "maxRunners"},message:"must have required property '"+"maxRunners"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data21.networksPerRunner === undefined){
+const err49 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "networksPerRunner"},message:"must have required property '"+"networksPerRunner"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data21.reserveSubnets === undefined){
+const err50 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "reserveSubnets"},message:"must have required property '"+"reserveSubnets"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+for(const key5 in data21){
+if(!((((((key5 === "base") || (key5 === "prefix")) || (key5 === "maxRunners")) || (key5 === "networksPerRunner")) || (key5 === "reserveSubnets")) || (key5 === "defaultBridgeCidr"))){
+const err51 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data21};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data21.base !== undefined){
+let data22 = data21.base;
+if(typeof data22 === "string"){
+if(func2(data22) > 18){
+const err52 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema45.properties.base,data:data22};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.base.type,parentSchema:schema45.properties.base,data:data22};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data21.prefix !== undefined){
+let data23 = data21.prefix;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err54 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.prefix.type,parentSchema:schema45.properties.prefix,data:data23};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 32 || isNaN(data23)){
+const err55 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32",schema:32,parentSchema:schema45.properties.prefix,data:data23};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(data23 < 0 || isNaN(data23)){
+const err56 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.prefix,data:data23};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+if(data21.maxRunners !== undefined){
+let data24 = data21.maxRunners;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err57 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.maxRunners.type,parentSchema:schema45.properties.maxRunners,data:data24};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
+const err58 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45.properties.maxRunners,data:data24};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+if(data21.networksPerRunner !== undefined){
+let data25 = data21.networksPerRunner;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err59 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.networksPerRunner.type,parentSchema:schema45.properties.networksPerRunner,data:data25};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err60 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45.properties.networksPerRunner,data:data25};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+if(data21.reserveSubnets !== undefined){
+let data26 = data21.reserveSubnets;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err61 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.reserveSubnets.type,parentSchema:schema45.properties.reserveSubnets,data:data26};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err62 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.reserveSubnets,data:data26};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+if(data21.defaultBridgeCidr !== undefined){
+let data27 = data21.defaultBridgeCidr;
+if(typeof data27 === "string"){
+if(func2(data27) > 18){
+const err63 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema45.properties.defaultBridgeCidr,data:data27};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.defaultBridgeCidr.type,parentSchema:schema45.properties.defaultBridgeCidr,data:data27};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data21};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema46 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","type":"string","pattern":"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$"},"user":{"type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","type":"string","pattern":"^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"type":"string","pattern":"^/[A-Za-z0-9/_.-]*$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
+const pattern22 = new RegExp("^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$", "u");
+const pattern23 = new RegExp("^[a-z_][a-z0-9_-]{0,31}$", "u");
+const pattern26 = new RegExp("^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$", "u");
+const pattern27 = new RegExp("^/[A-Za-z0-9/_.-]*$", "u");
+
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate23.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema46.required,parentSchema:schema46,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.pool === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pool"},message:"must have required property '"+"pool"+"'",schema:schema46.required,parentSchema:schema46,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.state === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema46.required,parentSchema:schema46,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema46.properties, key0))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern20.test(data0)){
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/nodeId/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,62}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,62}$"+"\"",schema:"^[a-z][a-z0-9-]{0,62}$",parentSchema:schema47,data:data0};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/nodeId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.type,parentSchema:schema47,data:data0};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.pool !== undefined){
+let data1 = data.pool;
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+const err6 = {instancePath:instancePath+"/pool",schemaPath:"#/$defs/dnsLabel/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"+"\"",schema:"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",parentSchema:schema32,data:data1};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/pool",schemaPath:"#/$defs/dnsLabel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.type,parentSchema:schema32,data:data1};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+let data2 = data.state;
+if(!(((data2 === "active") || (data2 === "drained")) || (data2 === "disabled"))){
+const err8 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema46.properties.state.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.state.enum,parentSchema:schema46.properties.state,data:data2};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.ssh !== undefined){
+let data3 = data.ssh;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.host === undefined){
+const err9 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'",schema:schema46.properties.ssh.required,parentSchema:schema46.properties.ssh,data:data3};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!(((key1 === "host") || (key1 === "user")) || (key1 === "port"))){
+const err10 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.ssh,data:data3};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data3.host !== undefined){
+let data4 = data3.host;
+if(typeof data4 === "string"){
+if(!pattern22.test(data4)){
+const err11 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$"},message:"must match pattern \""+"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$"+"\"",schema:"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$",parentSchema:schema46.properties.ssh.properties.host,data:data4};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.ssh.properties.host.type,parentSchema:schema46.properties.ssh.properties.host,data:data4};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data3.user !== undefined){
+let data5 = data3.user;
+if(typeof data5 === "string"){
+if(!pattern23.test(data5)){
+const err13 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z_][a-z0-9_-]{0,31}$"+"\"",schema:"^[a-z_][a-z0-9_-]{0,31}$",parentSchema:schema46.properties.ssh.properties.user,data:data5};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.ssh.properties.user.type,parentSchema:schema46.properties.ssh.properties.user,data:data5};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data3.port !== undefined){
+let data6 = data3.port;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err15 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema46.properties.ssh.properties.port.type,parentSchema:schema46.properties.ssh.properties.port,data:data6};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 65535 || isNaN(data6)){
+const err16 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema46.properties.ssh.properties.port,data:data6};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data6 < 1 || isNaN(data6)){
+const err17 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema46.properties.ssh.properties.port,data:data6};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.ssh.type,parentSchema:schema46.properties.ssh,data:data3};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.hostKey !== undefined){
+let data7 = data.hostKey;
+if(typeof data7 === "string"){
+if(func2(data7) > 16384){
+const err19 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters",schema:16384,parentSchema:schema38,data:data7};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!pattern11.test(data7)){
+const err20 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$",parentSchema:schema38,data:data7};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data:data7};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.features !== undefined){
+let data8 = data.features;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key2 in data8){
+if(!(((key2 === "containers") || (key2 === "session")) || (key2 === "preset"))){
+const err22 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data8};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data8.containers !== undefined){
+let data9 = data8.containers;
+if(typeof data9 !== "boolean"){
+const err23 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data9};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data8.session !== undefined){
+let data10 = data8.session;
+if(!(data10 === "headless")){
+const err24 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data10};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data8.preset !== undefined){
+let data11 = data8.preset;
+if(typeof data11 === "string"){
+if(!pattern17.test(data11)){
+const err25 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data11};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data11};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data8};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.exposure !== undefined){
+let data12 = data.exposure;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key3 in data12){
+if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
+const err28 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data12};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data12.publicSsh !== undefined){
+let data13 = data12.publicSsh;
+if(typeof data13 !== "boolean"){
+const err29 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data13};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data12.publicPorts !== undefined){
+let data14 = data12.publicPorts;
+if(Array.isArray(data14)){
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.protocol === undefined){
+const err30 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data15};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data15.port === undefined){
+const err31 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data15};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key4 in data15){
+if(!((key4 === "protocol") || (key4 === "port"))){
+const err32 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data15};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data15.protocol !== undefined){
+let data16 = data15.protocol;
+if(!((data16 === "tcp") || (data16 === "udp"))){
+const err33 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data16};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data15.port !== undefined){
+let data17 = data15.port;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err34 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 65535 || isNaN(data17)){
+const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data17 < 1 || isNaN(data17)){
+const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data15};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+let i1 = data14.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data14[i1], data14[j0])){
+const err38 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data14};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data14};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data12.otherListeners !== undefined){
+let data18 = data12.otherListeners;
+if(!((data18 === "warn") || (data18 === "fail"))){
+const err40 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data18};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data12};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.dataVolume !== undefined){
+let data19 = data.dataVolume;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.device === undefined){
+const err42 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data19.filesystem === undefined){
+const err43 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data19.mountPoint === undefined){
+const err44 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+for(const key5 in data19){
+if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
+const err45 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.dataVolume,data:data19};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data19.device !== undefined){
+let data20 = data19.device;
+if(typeof data20 === "string"){
+if(!pattern26.test(data20)){
+const err46 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data20};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.device.type,parentSchema:schema46.properties.dataVolume.properties.device,data:data20};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data19.filesystem !== undefined){
+let data21 = data19.filesystem;
+if("xfs" !== data21){
+const err48 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema46.properties.dataVolume.properties.filesystem,data:data21};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data19.mountPoint !== undefined){
+let data22 = data19.mountPoint;
+if(typeof data22 === "string"){
+if(!pattern27.test(data22)){
+const err49 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/[A-Za-z0-9/_.-]*$"},message:"must match pattern \""+"^/[A-Za-z0-9/_.-]*$"+"\"",schema:"^/[A-Za-z0-9/_.-]*$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data22};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.mountPoint.type,parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data22};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.dataVolume.type,parentSchema:schema46.properties.dataVolume,data:data19};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.maxCapacity !== undefined){
+let data23 = data.maxCapacity;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.cpu === undefined){
+const err52 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data23.memoryMiB === undefined){
+const err53 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if(data23.diskGiB === undefined){
+const err54 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+for(const key6 in data23){
+if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
+const err55 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data:data23};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data23.cpu !== undefined){
+let data24 = data23.cpu;
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 <= 0 || isNaN(data24)){
+const err56 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema42.properties.cpu,data:data24};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema42.properties.cpu.type,parentSchema:schema42.properties.cpu,data:data24};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data23.memoryMiB !== undefined){
+let data25 = data23.memoryMiB;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err58 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.memoryMiB.type,parentSchema:schema42.properties.memoryMiB,data:data25};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err59 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.memoryMiB,data:data25};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+if(data23.diskGiB !== undefined){
+let data26 = data23.diskGiB;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err60 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.diskGiB.type,parentSchema:schema42.properties.diskGiB,data:data26};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
+const err61 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.diskGiB,data:data26};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data:data23};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data.region !== undefined){
+let data27 = data.region;
+if(typeof data27 === "string"){
+if(!pattern16.test(data27)){
+const err63 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.region,data:data27};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.region.type,parentSchema:schema46.properties.region,data:data27};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data.serverType !== undefined){
+let data28 = data.serverType;
+if(typeof data28 === "string"){
+if(!pattern16.test(data28)){
+const err65 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.serverType,data:data28};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.serverType.type,parentSchema:schema46.properties.serverType,data:data28};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+else {
+const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+validate23.errors = vErrors;
+return errors === 0;
+}
+validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://fleetkit.dev/schema/fleet.schema.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate20.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.version === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema31.required,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.fleet === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fleet"},message:"must have required property '"+"fleet"+"'",schema:schema31.required,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.gateway === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema31.required,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.release === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "release"},message:"must have required property '"+"release"+"'",schema:schema31.required,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.operators === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operators"},message:"must have required property '"+"operators"+"'",schema:schema31.required,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.pools === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pools"},message:"must have required property '"+"pools"+"'",schema:schema31.required,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema31.properties, key0))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.version !== undefined){
+let data0 = data.version;
+if(1 !== data0){
+const err7 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema31.properties.version,data:data0};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.fleet !== undefined){
+let data1 = data.fleet;
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+const err8 = {instancePath:instancePath+"/fleet",schemaPath:"#/$defs/dnsLabel/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"+"\"",schema:"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",parentSchema:schema32,data:data1};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/fleet",schemaPath:"#/$defs/dnsLabel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.type,parentSchema:schema32,data:data1};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.gateway !== undefined){
+let data2 = data.gateway;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.url === undefined){
+const err10 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema31.properties.gateway.required,parentSchema:schema31.properties.gateway,data:data2};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2.enrollUrl === undefined){
+const err11 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/required",keyword:"required",params:{missingProperty: "enrollUrl"},message:"must have required property '"+"enrollUrl"+"'",schema:schema31.properties.gateway.required,parentSchema:schema31.properties.gateway,data:data2};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((key1 === "url") || (key1 === "enrollUrl"))){
+const err12 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.gateway,data:data2};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data2.url !== undefined){
+let data3 = data2.url;
+if(typeof data3 === "string"){
+if(func2(data3) > 2048){
+const err13 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data3};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!pattern5.test(data3)){
+const err14 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s/?#]+"},message:"must match pattern \""+"^https://[^\\s/?#]+"+"\"",schema:"^https://[^\\s/?#]+",parentSchema:schema33,data:data3};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!(formats0(data3))){
+const err15 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema33,data:data3};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data3};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data2.enrollUrl !== undefined){
+let data4 = data2.enrollUrl;
+if(typeof data4 === "string"){
+if(func2(data4) > 2048){
+const err17 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data4};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!pattern5.test(data4)){
+const err18 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s/?#]+"},message:"must match pattern \""+"^https://[^\\s/?#]+"+"\"",schema:"^https://[^\\s/?#]+",parentSchema:schema33,data:data4};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(formats0(data4))){
+const err19 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema33,data:data4};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data4};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.gateway.type,parentSchema:schema31.properties.gateway,data:data2};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.release !== undefined){
+let data5 = data.release;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.url === undefined){
+const err22 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data5};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data5.publicKey === undefined){
+const err23 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "publicKey"},message:"must have required property '"+"publicKey"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data5};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data5.version === undefined){
+const err24 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data5};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+for(const key2 in data5){
+if(!((((key2 === "url") || (key2 === "publicKey")) || (key2 === "version")) || (key2 === "caFile"))){
+const err25 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.release,data:data5};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data5.url !== undefined){
+let data6 = data5.url;
+if(typeof data6 === "string"){
+if(func2(data6) > 2048){
+const err26 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data6};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!pattern5.test(data6)){
+const err27 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s/?#]+"},message:"must match pattern \""+"^https://[^\\s/?#]+"+"\"",schema:"^https://[^\\s/?#]+",parentSchema:schema33,data:data6};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(!(formats0(data6))){
+const err28 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema33,data:data6};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data6};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data5.publicKey !== undefined){
+let data7 = data5.publicKey;
+if(typeof data7 === "string"){
+if(!pattern8.test(data7)){
+const err30 = {instancePath:instancePath+"/release/publicKey",schemaPath:"#/properties/release/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},message:"must match pattern \""+"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"+"\"",schema:"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$",parentSchema:schema31.properties.release.properties.publicKey,data:data7};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/release/publicKey",schemaPath:"#/properties/release/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.release.properties.publicKey.type,parentSchema:schema31.properties.release.properties.publicKey,data:data7};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data5.version !== undefined){
+let data8 = data5.version;
+if(typeof data8 === "string"){
+if(!pattern9.test(data8)){
+const err32 = {instancePath:instancePath+"/release/version",schemaPath:"#/$defs/version/pattern",keyword:"pattern",params:{pattern: "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$"},message:"must match pattern \""+"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$"+"\"",schema:"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$",parentSchema:schema36,data:data8};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/release/version",schemaPath:"#/$defs/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data8};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data5.caFile !== undefined){
+let data9 = data5.caFile;
+if(typeof data9 === "string"){
+if(func2(data9) > 4096){
+const err34 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema31.properties.release.properties.caFile,data:data9};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(func2(data9) < 1){
+const err35 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.release.properties.caFile,data:data9};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.release.properties.caFile.type,parentSchema:schema31.properties.release.properties.caFile,data:data9};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.release.type,parentSchema:schema31.properties.release,data:data5};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data.operators !== undefined){
+let data10 = data.operators;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.cidrs === undefined){
+const err38 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/required",keyword:"required",params:{missingProperty: "cidrs"},message:"must have required property '"+"cidrs"+"'",schema:schema31.properties.operators.required,parentSchema:schema31.properties.operators,data:data10};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data10.sshKeys === undefined){
+const err39 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/required",keyword:"required",params:{missingProperty: "sshKeys"},message:"must have required property '"+"sshKeys"+"'",schema:schema31.properties.operators.required,parentSchema:schema31.properties.operators,data:data10};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+for(const key3 in data10){
+if(!((key3 === "cidrs") || (key3 === "sshKeys"))){
+const err40 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.operators,data:data10};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data10.cidrs !== undefined){
+let data11 = data10.cidrs;
+if(Array.isArray(data11)){
+if(data11.length < 1){
+const err41 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.operators.properties.cidrs,data:data11};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(!pattern10.test(data12)){
+const err42 = {instancePath:instancePath+"/operators/cidrs/" + i0,schemaPath:"#/$defs/cidr/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$"},message:"must match pattern \""+"^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$"+"\"",schema:"^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$",parentSchema:schema37,data:data12};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/operators/cidrs/" + i0,schemaPath:"#/$defs/cidr/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.type,parentSchema:schema37,data:data12};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+let i1 = data11.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data11[i1], data11[j0])){
+const err44 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema31.properties.operators.properties.cidrs,data:data11};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.operators.properties.cidrs.type,parentSchema:schema31.properties.operators.properties.cidrs,data:data11};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data10.sshKeys !== undefined){
+let data13 = data10.sshKeys;
+if(Array.isArray(data13)){
+if(data13.length < 1){
+const err46 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.operators.properties.sshKeys,data:data13};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+const len1 = data13.length;
+for(let i2=0; i2<len1; i2++){
+let data14 = data13[i2];
+if(typeof data14 === "string"){
+if(func2(data14) > 16384){
+const err47 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters",schema:16384,parentSchema:schema38,data:data14};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(!pattern11.test(data14)){
+const err48 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$",parentSchema:schema38,data:data14};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data:data14};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+let i3 = data13.length;
+let j1;
+if(i3 > 1){
+outer1:
+for(;i3--;){
+for(j1 = i3; j1--;){
+if(func0(data13[i3], data13[j1])){
+const err50 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)",schema:true,parentSchema:schema31.properties.operators.properties.sshKeys,data:data13};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+break outer1;
+}
+}
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.operators.properties.sshKeys.type,parentSchema:schema31.properties.operators.properties.sshKeys,data:data13};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.operators.type,parentSchema:schema31.properties.operators,data:data10};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data.providers !== undefined){
+let data15 = data.providers;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+for(const key4 in data15){
+if(!(key4 === "hetzner")){
+const err53 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.providers,data:data15};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data15.hetzner !== undefined){
+let data16 = data15.hetzner;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+for(const key5 in data16){
+if(!(((key5 === "tokenEnv") || (key5 === "sshKeys")) || (key5 === "endpoint"))){
+const err54 = {instancePath:instancePath+"/providers/hetzner",schemaPath:"#/properties/providers/properties/hetzner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.providers.properties.hetzner,data:data16};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data16.tokenEnv !== undefined){
+let data17 = data16.tokenEnv;
+if(typeof data17 === "string"){
+if(!pattern12.test(data17)){
+const err55 = {instancePath:instancePath+"/providers/hetzner/tokenEnv",schemaPath:"#/properties/providers/properties/hetzner/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Z_][A-Z0-9_]*$"},message:"must match pattern \""+"^[A-Z_][A-Z0-9_]*$"+"\"",schema:"^[A-Z_][A-Z0-9_]*$",parentSchema:schema31.properties.providers.properties.hetzner.properties.tokenEnv,data:data17};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/providers/hetzner/tokenEnv",schemaPath:"#/properties/providers/properties/hetzner/properties/tokenEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.tokenEnv.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.tokenEnv,data:data17};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data16.sshKeys !== undefined){
+let data18 = data16.sshKeys;
+if(Array.isArray(data18)){
+const len2 = data18.length;
+for(let i4=0; i4<len2; i4++){
+let data19 = data18[i4];
+if(typeof data19 === "string"){
+if(func2(data19) > 128){
+const err57 = {instancePath:instancePath+"/providers/hetzner/sshKeys/" + i4,schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items,data:data19};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(func2(data19) < 1){
+const err58 = {instancePath:instancePath+"/providers/hetzner/sshKeys/" + i4,schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items,data:data19};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/providers/hetzner/sshKeys/" + i4,schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items,data:data19};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+let i5 = data18.length;
+let j2;
+if(i5 > 1){
+const indices0 = {};
+for(;i5--;){
+let item0 = data18[i5];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j2 = indices0[item0];
+const err60 = {instancePath:instancePath+"/providers/hetzner/sshKeys",schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)",schema:true,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys,data:data18};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+break;
+}
+indices0[item0] = i5;
+}
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/providers/hetzner/sshKeys",schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.providers.properties.hetzner.properties.sshKeys.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys,data:data18};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+if(data16.endpoint !== undefined){
+let data20 = data16.endpoint;
+if(typeof data20 === "string"){
+if(!pattern13.test(data20)){
+const err62 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data20};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+if(!(formats0(data20))){
+const err63 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data20};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.endpoint.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data20};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/providers/hetzner",schemaPath:"#/properties/providers/properties/hetzner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.providers.properties.hetzner.type,parentSchema:schema31.properties.providers.properties.hetzner,data:data16};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.providers.type,parentSchema:schema31.properties.providers,data:data15};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data.pools !== undefined){
+let data21 = data.pools;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(Object.keys(data21).length < 1){
+const err67 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema31.properties.pools,data:data21};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+for(const key6 in data21){
+const _errs57 = errors;
+if(typeof key6 === "string"){
+if(!pattern4.test(key6)){
+const err68 = {instancePath:instancePath+"/pools",schemaPath:"#/$defs/dnsLabel/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"+"\"",schema:"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",parentSchema:schema32,data:key6,propertyName:key6};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/pools",schemaPath:"#/$defs/dnsLabel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.type,parentSchema:schema32,data:key6,propertyName:key6};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+var valid22 = _errs57 === errors;
+if(!valid22){
+const err70 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/propertyNames",keyword:"propertyNames",params:{propertyName: key6},message:"property name must be valid",schema:schema31.properties.pools.propertyNames,parentSchema:schema31.properties.pools,data:data21};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+for(const key7 in data21){
+if(!(validate21(data21[key7], {instancePath:instancePath+"/pools/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data21,parentDataProperty:key7,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.pools.type,parentSchema:schema31.properties.pools,data:data21};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data.nodes !== undefined){
+let data23 = data.nodes;
+if(Array.isArray(data23)){
+const len3 = data23.length;
+for(let i6=0; i6<len3; i6++){
+if(!(validate23(data23[i6], {instancePath:instancePath+"/nodes/" + i6,parentData:data23,parentDataProperty:i6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/nodes",schemaPath:"#/properties/nodes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.nodes.type,parentSchema:schema31.properties.nodes,data:data23};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data.canary !== undefined){
+let data25 = data.canary;
+if(typeof data25 === "string"){
+if(!pattern20.test(data25)){
+const err73 = {instancePath:instancePath+"/canary",schemaPath:"#/$defs/nodeId/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,62}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,62}$"+"\"",schema:"^[a-z][a-z0-9-]{0,62}$",parentSchema:schema47,data:data25};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/canary",schemaPath:"#/$defs/nodeId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.type,parentSchema:schema47,data:data25};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+if(data.features !== undefined){
+let data26 = data.features;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+for(const key8 in data26){
+if(!(((key8 === "containers") || (key8 === "session")) || (key8 === "preset"))){
+const err75 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data26};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data26.containers !== undefined){
+let data27 = data26.containers;
+if(typeof data27 !== "boolean"){
+const err76 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data27};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+if(data26.session !== undefined){
+let data28 = data26.session;
+if(!(data28 === "headless")){
+const err77 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data28};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data26.preset !== undefined){
+let data29 = data26.preset;
+if(typeof data29 === "string"){
+if(!pattern17.test(data29)){
+const err78 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data29};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data29};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data26};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+if(data.exposure !== undefined){
+let data30 = data.exposure;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+for(const key9 in data30){
+if(!(((key9 === "publicSsh") || (key9 === "publicPorts")) || (key9 === "otherListeners"))){
+const err81 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data30};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data30.publicSsh !== undefined){
+let data31 = data30.publicSsh;
+if(typeof data31 !== "boolean"){
+const err82 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data31};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data30.publicPorts !== undefined){
+let data32 = data30.publicPorts;
+if(Array.isArray(data32)){
+const len4 = data32.length;
+for(let i7=0; i7<len4; i7++){
+let data33 = data32[i7];
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.protocol === undefined){
+const err83 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data33};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+if(data33.port === undefined){
+const err84 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data33};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+for(const key10 in data33){
+if(!((key10 === "protocol") || (key10 === "port"))){
+const err85 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data33};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data33.protocol !== undefined){
+let data34 = data33.protocol;
+if(!((data34 === "tcp") || (data34 === "udp"))){
+const err86 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data34};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+if(data33.port !== undefined){
+let data35 = data33.port;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err87 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data35};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 > 65535 || isNaN(data35)){
+const err88 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data35};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+if(data35 < 1 || isNaN(data35)){
+const err89 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data35};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data33};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+let i8 = data32.length;
+let j3;
+if(i8 > 1){
+outer2:
+for(;i8--;){
+for(j3 = i8; j3--;){
+if(func0(data32[i8], data32[j3])){
+const err91 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data32};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+break outer2;
+}
+}
+}
+}
+}
+else {
+const err92 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data32};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+if(data30.otherListeners !== undefined){
+let data36 = data30.otherListeners;
+if(!((data36 === "warn") || (data36 === "fail"))){
+const err93 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data36};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data30};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+else {
+const err95 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+validate20.errors = vErrors;
+return errors === 0;
+}
+validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
