@@ -107,7 +107,7 @@ function main(): void {
     const validate = coldStart([packagePath('bin', 'run.js'), 'validate', '--definition', file])
     const ms = (n: number) => `${n.toFixed(0)} ms`
     console.log(`definition: ${NODES} nodes in ${POOLS} pools, ${(text.length / 1024 / 1024).toFixed(1)} MiB of YAML`)
-    console.log(`load + validate (in process, median of ${RUNS}): ${ms(validation.median)} (first run, with schema compile: ${ms(validation.first)})`)
+    console.log(`load + validate (in process, median of ${RUNS}): ${ms(validation.median)} (first run, cold JIT: ${ms(validation.first)})`)
     console.log(`cold start, median of ${COLD_RUNS}: node -e 0 ${ms(bare.median)}; fleetkit --help ${ms(help.median)}; fleetkit validate (5,000 nodes) ${ms(validate.median)} (exit ${validate.status})`)
   } finally {
     rmSync(dir, { recursive: true, force: true })
