@@ -34,6 +34,7 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<Record<st
     g.metrics.enrollments.inc({ outcome: 'invalid' })
     throw new FleetkitError('REQUEST_INVALID', 'the body must be {node_id, enrollment_secret, csr_pem} with non-empty strings')
   }
+  ctx.note.nodeId = nodeId
   // 1. The CSR first: a bad request neither uses the secret up nor writes anything.
   const csr = await checkCertificateRequest(body.csr_pem, nodeId)
   if (!csr.ok) {

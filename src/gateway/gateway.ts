@@ -23,6 +23,7 @@ import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import { errorReply, readJsonBody, sendJson } from './http.js'
 import { jsonLogger, type Logger } from './logger.js'
 import { GatewayMetrics } from './metrics.js'
+import { PkiReloader } from './pki-reloader.js'
 import { Router } from './router.js'
 import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
 
@@ -37,6 +38,8 @@ export interface GatewayTuning {
   renewRate: RateLimiterOptions
   /** Connections idle this long are closed (agents keep theirs alive between heartbeats). */
   keepAliveMs: number
+  /** How often the PKI directory is re-read (spec: every 2 s). */
+  pkiReloadMs: number
 }
 
 export const DEFAULT_TUNING: GatewayTuning = {
@@ -46,11 +49,14 @@ export const DEFAULT_TUNING: GatewayTuning = {
   enrollRate: { perSource: { burst: 20, perSecond: 2 }, global: { burst: 200, perSecond: 50 } },
   renewRate: { perSource: { burst: 10, perSecond: 1 }, global: { burst: 500, perSecond: 100 } },
   keepAliveMs: 75_000,
+  pkiReloadMs: 2000,
 }
 
 export interface GatewayOptions {
   pool: pg.Pool
   pki: PkiSet
+  /** Where `pki` was loaded from; when set, the directory is watched and a changed set hot-reloaded. */
+  pkiDir?: string
   enrollBind: BindAddress
   agentBind: BindAddress
   /** Omit for no metrics listener. */
@@ -71,6 +77,8 @@ export interface RunningGateway {
   /** Serve with a new PKI set (already loaded and self-tested) from the next handshake on. */
   replacePkiSet(set: PkiSet): void
   currentPkiSet(): PkiSet
+  /** Re-read the PKI directory now (tests; the timer does it every pkiReloadMs). */
+  reloadPki(): Promise<'unchanged' | 'replaced' | 'kept' | 'disabled'>
   close(): Promise<void>
 }
 
@@ -132,6 +140,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const metricsAddress = metricsServer && options.metricsBind ? await listen(metricsServer, options.metricsBind, 'FLEETKIT_METRICS_BIND') : undefined
     if (metricsServer) servers.push(metricsServer)
     coalescer.start()
+    const replacePkiSet = (set: PkiSet) => {
+      pki = set
+      enrollServer.setSecureContext({ ...tlsOf(set), minVersion: 'TLSv1.2' })
+      agentServer.setSecureContext({ ...tlsOf(set), ...clientAuthOf(set), minVersion: 'TLSv1.2' })
+      logger.log('info', 'pki set replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
+    }
+    const reloader = options.pkiDir
+      ? new PkiReloader({ dir: options.pkiDir, clock, logger, current: () => pki, apply: replacePkiSet, intervalMs: tuning.pkiReloadMs })
+      : undefined
+    reloader?.start()
     let closing: Promise<void> | undefined
     return {
       enrollAddress,
@@ -139,15 +157,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       metricsAddress,
       metrics,
       flushHeartbeats: () => coalescer.flush(),
-      replacePkiSet(set) {
-        pki = set
-        enrollServer.setSecureContext({ ...tlsOf(set), minVersion: 'TLSv1.2' })
-        agentServer.setSecureContext({ ...tlsOf(set), ...clientAuthOf(set), minVersion: 'TLSv1.2' })
-        logger.log('info', 'pki set replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
-      },
+      replacePkiSet,
       currentPkiSet: () => pki,
+      reloadPki: async () => (reloader ? reloader.check() : 'disabled'),
       close() {
         closing ??= (async () => {
+          reloader?.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
           await coalescer.close()
         })()
@@ -207,6 +222,7 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
     const path = (req.url ?? '/').split('?')[0] ?? '/'
     let routeName = 'unmatched'
     let nodeId: string | undefined
+    const note: { nodeId?: string } = {}
     const handle = async (): Promise<{ status: number; code?: string; reason?: unknown }> => {
       try {
         const match = router.match(req.method, path)
@@ -215,7 +231,7 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
         const identity = match.route.auth === 'none' ? undefined : await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
         nodeId = identity?.nodeId
         const body = await match.route.handler({
-          req, params: match.params, now, remote, identity,
+          req, params: match.params, now, remote, identity, note,
           body: () => readJsonBody(req),
         })
         sendJson(res, 200, body, now)
@@ -234,7 +250,7 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
       g.metrics.requestSeconds.observe(seconds)
       g.logger.log(status >= 500 ? 'error' : 'info', 'request', {
         listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote,
-        ...(nodeId ? { node_id: nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
+        ...(nodeId ?? note.nodeId ? { node_id: nodeId ?? note.nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
       })
     })
   }

@@ -12,6 +12,8 @@ export interface RequestContext {
   remote: string
   /** Set on authenticated agent routes. */
   identity?: AgentIdentity
+  /** What the handler learned that the request log should name (the node of an enrollment). */
+  note: { nodeId?: string }
   body(): Promise<Record<string, unknown>>
 }
 

@@ -25,6 +25,7 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
     gateway = await startGateway({
       pool: database.pool,
       pki,
+      pkiDir: config.pkiDir,
       enrollBind: config.enrollBind,
       agentBind: config.agentBind,
       metricsBind: config.metricsBind,

@@ -105,7 +105,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       const { startGateway } = await import('../../src/gateway/gateway.js')
       const any = { host: '127.0.0.1', port: 0 }
       gateway = await startGateway({
-        pool: db.pool, pki: await loadPkiSet(pkiDir, clock.now()), enrollBind: any, agentBind: any, metricsBind: any,
+        pool: db.pool, pki: await loadPkiSet(pkiDir, clock.now()), pkiDir, enrollBind: any, agentBind: any, metricsBind: any,
         agentCertLifetimeSeconds: lifetime, clock, logger: silentLogger, tuning: { ...TEST_TUNING, ...options.tuning },
       })
       ports = { enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port, metrics: gateway.metricsAddress!.port }
