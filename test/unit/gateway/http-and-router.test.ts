@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict'
+
+import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { errorReply } from '../../../src/gateway/http.js'
+import { parseChecks } from '../../../src/gateway/node-check.js'
+import { Router } from '../../../src/gateway/router.js'
+
+describe('gateway: router', () => {
+  const handler = async () => ({})
+  const router = new Router([
+    { method: 'POST', pattern: '/v1/agent/jobs/:id/complete', auth: 'mark', handler },
+    { method: 'GET', pattern: '/healthz', auth: 'none', handler },
+  ])
+
+  it('matches method and pattern and extracts parameters', () => {
+    const m = router.match('POST', '/v1/agent/jobs/0b7c9a52-7f0e-4a55-9d1f-3f4a8e1c2b3d/complete')
+    assert.equal(m?.route.pattern, '/v1/agent/jobs/:id/complete')
+    assert.deepEqual(m?.params, { id: '0b7c9a52-7f0e-4a55-9d1f-3f4a8e1c2b3d' })
+  })
+
+  it('does not match another method, extra segments or an empty parameter', () => {
+    assert.equal(router.match('GET', '/v1/agent/jobs/x/complete'), undefined)
+    assert.equal(router.match('POST', '/v1/agent/jobs//complete'), undefined)
+    assert.equal(router.match('POST', '/v1/agent/jobs/a/b/complete'), undefined)
+    assert.equal(router.match('GET', '/healthz/'), undefined)
+  })
+})
+
+describe('gateway: error replies', () => {
+  it('maps refusal codes to HTTP statuses with the code in lower case and extra body fields', () => {
+    const r = errorReply(new FleetkitError('NODE_LOST', 'lost', { data: { body: { cleanup: [] } } }))
+    assert.equal(r.status, 403)
+    assert.deepEqual(r.body, { error: { code: 'node_lost', message: 'lost', cleanup: [] } })
+    assert.equal(errorReply(new FleetkitError('LEASE_CONFLICT', 'x')).status, 409)
+    assert.equal(errorReply(new FleetkitError('ENROLLMENT_REFUSED', 'x')).status, 401)
+    const limited = errorReply(new FleetkitError('RATE_LIMITED', 'slow down', { data: { retryAfterSeconds: 7 } }))
+    assert.equal(limited.status, 429)
+    assert.deepEqual(limited.headers, { 'retry-after': '7' })
+  })
+
+  it('hides the message of anything unexpected behind a 500', () => {
+    const r = errorReply(new Error('connect ECONNREFUSED postgres://u:secret@db'))
+    assert.equal(r.status, 500)
+    assert.doesNotMatch(JSON.stringify(r.body), /secret/)
+    assert.equal((r.body.error as { code: string }).code, 'internal_error')
+  })
+})
+
+describe('gateway: node check results', () => {
+  it('keeps only checks of the contract shape', () => {
+    const checks = parseChecks({
+      checks: [
+        { id: 'host:br-netfilter', status: 'pass', detail: 'ok' },
+        { id: 'Bad ID', status: 'pass' },
+        { id: 'host:firewall', status: 'exploded' },
+        { id: 'agent:clock-skew', status: 'warn', code: 'CLOCK_SKEW', extra: 1 },
+        'junk',
+      ],
+    })
+    assert.deepEqual(checks, [
+      { id: 'host:br-netfilter', status: 'pass', detail: 'ok' },
+      { id: 'agent:clock-skew', status: 'warn', code: 'CLOCK_SKEW' },
+    ])
+    assert.deepEqual(parseChecks(null), [])
+  })
+})
