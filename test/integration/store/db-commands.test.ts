@@ -7,11 +7,10 @@ import { promisify } from 'node:util'
 
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
-import pg from 'pg'
 
 import { loadMigrations } from '../../../src/store/migrate.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded-server.js'
-import { type DisposablePostgres, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
+import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
 
 const run = promisify(execFile)
 const ajv = new Ajv2020({ allErrors: true })
@@ -27,7 +26,7 @@ interface Ran { exitCode: number; json: Record<string, unknown> & { result?: Rec
 async function fleetkit(verb: 'status' | 'migrate' | 'stop', env: Record<string, string>): Promise<Ran> {
   let out: { stdout: string; stderr: string; exitCode: number }
   try {
-    const { stdout, stderr } = await run('node', ['bin/dev.js', 'db', verb, '--json'], { env: { ...process.env, ...env } })
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/dev.js', 'db', verb, '--json'], { env: { ...process.env, ...env } })
     out = { stdout, stderr, exitCode: 0 }
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string }
@@ -91,10 +90,7 @@ describe('fleetkit db status | migrate | stop', function () {
     before(async () => {
       server = await startDisposablePostgres()
       stateDir = await mkdtemp(join(tmpdir(), 'fleetkit-dbcmd-url-'))
-      const admin = new pg.Client({ connectionString: server.url })
-      await admin.connect()
-      await admin.query('CREATE DATABASE cmd_test')
-      await admin.end()
+      await runSql(server.url, 'CREATE DATABASE cmd_test')
     })
     after(async () => {
       await server?.stop()
@@ -120,11 +116,17 @@ describe('fleetkit db status | migrate | stop', function () {
       assert.match(String(stopped.json.result?.databaseUrl), /:\*\*\*@/)
     })
 
+    it('two db migrate processes at once on a fresh database both succeed and apply each migration once', async () => {
+      await runSql(server.url, 'CREATE DATABASE cmd_race')
+      const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: withDatabase(server.url, 'cmd_race') }
+      const [a, b] = await Promise.all([fleetkit('migrate', env), fleetkit('migrate', env)])
+      assert.deepEqual([a.exitCode, b.exitCode], [0, 0])
+      const applied = [...(a.json.result?.applied as { version: number }[]), ...(b.json.result?.applied as { version: number }[])].map((m) => m.version).sort((x, y) => x - y)
+      assert.deepEqual(applied, knownVersions)
+    })
+
     it('refuses a database a newer fleetkit migrated: migrate fails with STATE_NEWER_THAN_CLI, status reports it', async () => {
-      const admin = new pg.Client({ connectionString: withDatabase(server.url, 'cmd_test') })
-      await admin.connect()
-      await admin.query("INSERT INTO schema_migrations (version, name) VALUES (9999, 'from-the-future')")
-      await admin.end()
+      await runSql(withDatabase(server.url, 'cmd_test'), "INSERT INTO schema_migrations (version, name) VALUES (9999, 'from-the-future')")
       const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: withDatabase(server.url, 'cmd_test') }
       const migrated = await fleetkit('migrate', env)
       assert.equal(migrated.exitCode, 65)

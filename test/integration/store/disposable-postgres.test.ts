@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 
-import pg from 'pg'
-
 import { processIsAlive } from '../../../src/store/file-lock.js'
 import { embeddedBinaries, systemBinaries } from '../../../src/store/postgres-binaries.js'
-import { freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import { freshDatabase, runSql, startDisposablePostgres } from '../../support/postgres.js'
 
 describe('test support: the disposable PostgreSQL', function () {
   this.timeout(120_000)
@@ -23,10 +21,7 @@ describe('test support: the disposable PostgreSQL', function () {
       const server = await startDisposablePostgres({ prefer })
       let stopped = false
       try {
-        const settings = new pg.Client({ connectionString: server.url })
-        await settings.connect()
-        const fsync = await settings.query('SHOW fsync')
-        await settings.end()
+        const fsync = await runSql(server.url, 'SHOW fsync')
         assert.equal(fsync.rows[0].fsync, 'off')
         const [a, b] = await Promise.all([freshDatabase(server.url), freshDatabase(server.url)])
         try {

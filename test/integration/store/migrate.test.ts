@@ -6,25 +6,20 @@ import pg from 'pg'
 import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { openDatabase } from '../../../src/store/database.js'
 import { assertSchemaCompatible, loadMigrations, migrate, type Migration, schemaStatus } from '../../../src/store/migrate.js'
-import { type DisposablePostgres, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
+import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
 
 /** An empty database on the disposable server (not cloned from the migrated template). */
 async function emptyDatabase(server: DisposablePostgres, name: string): Promise<{ url: string; pool: pg.Pool; drop(): Promise<void> }> {
-  const admin = new pg.Client({ connectionString: server.url })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
+  await runSql(server.url, `CREATE DATABASE ${name}`)
   const url = withDatabase(server.url, name)
   const pool = new pg.Pool({ connectionString: url, max: 10 })
+  pool.on('error', () => undefined)
   return {
     url,
     pool,
     drop: async () => {
       await pool.end()
-      const c = new pg.Client({ connectionString: server.url })
-      await c.connect()
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await c.end()
+      await runSql(server.url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     },
   }
 }
