@@ -9,8 +9,10 @@ import { GatewayTransportError, skewFrom } from './gateway-client.js'
 export const SKEW_FAIL_MS = 60_000
 export const SKEW_WARN_MS = 10_000
 
-/** TLS failures that a wrong clock on either side can cause. */
-const TIME_RELATED_TLS = new Set(['CERT_NOT_YET_VALID', 'CERT_HAS_EXPIRED', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED', 'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', 'ERR_SSL_TLSV1_ALERT_DECRYPT_ERROR', 'ECONNRESET', 'EPROTO'])
+/** TLS failures that a wrong clock on either side can cause (our check of the server, or its alert about our certificate). */
+export function timeRelatedTlsFailure(code: string): boolean {
+  return /^(CERT_NOT_YET_VALID|CERT_HAS_EXPIRED|ECONNRESET|EPROTO)$|^ERR_SSL_.*(ALERT|CERTIFICATE)/.test(code)
+}
 
 export function skewStatus(skewMs: number | undefined): 'pass' | 'warn' | 'fail' {
   if (skewMs === undefined) return 'warn'
@@ -65,7 +67,7 @@ export function clockSkewError(skewMs: number, against: string): FleetkitError {
 export async function explainTransportError(error: unknown, target: string, probeUrls: readonly string[], knownSkewMs?: number): Promise<FleetkitError> {
   if (error instanceof FleetkitError) return error
   const code = error instanceof GatewayTransportError ? error.code : ((error as NodeJS.ErrnoException).code ?? 'UNKNOWN')
-  if (TIME_RELATED_TLS.has(code)) {
+  if (timeRelatedTlsFailure(code)) {
     let skew = knownSkewMs
     for (const url of probeUrls) {
       if (skew !== undefined && Math.abs(skew) >= SKEW_FAIL_MS) break
