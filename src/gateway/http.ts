@@ -79,5 +79,5 @@ export function errorReply(error: unknown): ErrorReply {
   const message = status === 500 ? 'the gateway failed to handle the request' : e.message
   const extra = (data.body ?? {}) as Record<string, unknown>
   const headers: Record<string, string> = typeof data.retryAfterSeconds === 'number' ? { 'retry-after': String(data.retryAfterSeconds) } : {}
-  return { status, code: e.code, body: { error: { code: e.code.toLowerCase(), message, ...extra } }, headers }
+  return { status, code: e.code, body: { ...extra, error: { code: e.code.toLowerCase(), message } }, headers }
 }

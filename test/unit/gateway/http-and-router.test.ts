@@ -30,7 +30,7 @@ describe('gateway: error replies', () => {
   it('maps refusal codes to HTTP statuses with the code in lower case and extra body fields', () => {
     const r = errorReply(new FleetkitError('NODE_LOST', 'lost', { data: { body: { cleanup: [] } } }))
     assert.equal(r.status, 403)
-    assert.deepEqual(r.body, { error: { code: 'node_lost', message: 'lost', cleanup: [] } })
+    assert.deepEqual(r.body, { cleanup: [], error: { code: 'node_lost', message: 'lost' } })
     assert.equal(errorReply(new FleetkitError('LEASE_CONFLICT', 'x')).status, 409)
     assert.equal(errorReply(new FleetkitError('ENROLLMENT_REFUSED', 'x')).status, 401)
     const limited = errorReply(new FleetkitError('RATE_LIMITED', 'slow down', { data: { retryAfterSeconds: 7 } }))
