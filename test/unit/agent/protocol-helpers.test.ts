@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict'
+
+import { SKEW_FAIL_MS, skewStatus, timeRelatedTlsFailure } from '../../../src/agent/clock-skew.js'
+import { joinBundles, retryAfterMs } from '../../../src/agent/enroll.js'
+import { gatewayErrorCode, skewFrom } from '../../../src/agent/gateway-client.js'
+import { jobHeartbeatIntervalMs } from '../../../src/agent/jobs.js'
+import { jsonLogger } from '../../../src/agent/log.js'
+import { fencedJobIds } from '../../../src/agent/run-loop.js'
+
+const cert = (body: string) => `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----`
+
+describe('agent protocol helpers', () => {
+  it("measures skew as the gateway's server_time minus our clock at the request's midpoint", () => {
+    const started = Date.parse('2026-01-01T00:00:00.000Z')
+    assert.equal(skewFrom({ server_time: '2026-01-01T00:00:10.050Z' }, started, started + 100), 10_000)
+    assert.equal(skewFrom({ server_time: 'yesterday' }, started, started), undefined)
+    assert.equal(skewFrom({}, started, started), undefined)
+    assert.equal(skewStatus(5), 'pass')
+    assert.equal(skewStatus(-15_000), 'warn')
+    assert.equal(skewStatus(-SKEW_FAIL_MS), 'fail')
+    assert.equal(skewStatus(undefined), 'warn')
+  })
+
+  it('recognises the TLS failures a wrong clock causes, not a refused connection', () => {
+    for (const code of ['CERT_NOT_YET_VALID', 'CERT_HAS_EXPIRED', 'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED', 'ECONNRESET']) assert.ok(timeRelatedTlsFailure(code), code)
+    for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT']) assert.ok(!timeRelatedTlsFailure(code), code)
+  })
+
+  it("reads the gateway's error code, Retry-After in seconds or as a date, and backs off without one", () => {
+    assert.equal(gatewayErrorCode({ error: { code: 'renewal_not_due', message: 'x' } }), 'renewal_not_due')
+    assert.equal(gatewayErrorCode({}), undefined)
+    assert.equal(retryAfterMs('3', 1), 3000)
+    assert.equal(retryAfterMs(['7'], 1), 7000)
+    assert.equal(retryAfterMs('99999', 1), 300_000)
+    assert.equal(retryAfterMs(undefined, 2), 4000)
+    assert.equal(retryAfterMs(undefined, 20), 60_000)
+    assert.ok(retryAfterMs(new Date(Date.now() + 5000).toUTCString(), 1) <= 5000)
+  })
+
+  it('joins CA bundles without duplicates', () => {
+    assert.equal(joinBundles(`${cert('AAA')}\n${cert('BBB')}\n`, `${cert('BBB')}\r\n`, cert('CCC')), `${cert('AAA')}\n${cert('BBB')}\n${cert('CCC')}\n`)
+  })
+
+  it('sends job heartbeats at a third of the lease left, between 1 and 30 seconds', () => {
+    const now = new Date('2026-01-01T00:00:00Z')
+    assert.equal(jobHeartbeatIntervalMs(now, '2026-01-01T00:00:30Z'), 10_000)
+    assert.equal(jobHeartbeatIntervalMs(now, '2026-01-01T00:10:00Z'), 30_000)
+    assert.equal(jobHeartbeatIntervalMs(now, '2026-01-01T00:00:01Z'), 1000)
+    assert.equal(jobHeartbeatIntervalMs(now, 'garbage'), 10_000)
+  })
+
+  it("reads a lost node's cleanup list in any of its shapes", () => {
+    assert.deepEqual([...fencedJobIds([{ job_id: '12' }, { id: 13 }, '14', 15, null, { other: 1 }])], ['12', '13', '14', '15'])
+    assert.equal(fencedJobIds(undefined).size, 0)
+  })
+
+  it('logs one JSON object per line', () => {
+    const lines: string[] = []
+    jsonLogger((line) => lines.push(line), () => new Date('2026-01-01T00:00:00Z'))('info', 'enrolled', { node_id: 'n1' })
+    assert.deepEqual(lines, ['{"ts":"2026-01-01T00:00:00.000Z","level":"info","event":"enrolled","node_id":"n1"}\n'])
+  })
+})
