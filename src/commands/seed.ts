@@ -1,3 +1,5 @@
+import { dirname } from 'node:path'
+
 import { Args, Flags } from '@oclif/core'
 
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
@@ -53,6 +55,7 @@ The seed is written 0600 to --output (default ./NODE.user-data); "--output -" wr
       env: process.env,
       clock: systemClock,
       rng: systemRng,
+      definitionDir: dirname(flags.definition),
     })
     if (toStdout) {
       process.stdout.write(seed)

@@ -26,6 +26,8 @@ export interface AgentSeedInput {
   enrollmentSecret: string
   /** Mount point of the data volume; the agent unit waits for it. */
   dataMount: string
+  /** CA bundle of a private release mirror (release.caFile's content), when there is one. */
+  releaseCaPem?: string
 }
 
 /** Where the agent unit waits when a node declares no data volume (the data_volume role's default). */
@@ -41,6 +43,7 @@ export function renderAgentSeed(input: AgentSeedInput): string {
   const releaseVersion = versionValue('release.version', input.releaseVersion)
   const secret = secretHexValue('enrollment secret', input.enrollmentSecret)
   const dataMount = absolutePathValue('data volume mount point', input.dataMount)
+  const releaseCa = input.releaseCaPem === undefined ? '' : pemCertificatesValue('release.caFile', input.releaseCaPem).trimEnd()
 
   const agentEnv = [
     `FLEETKIT_NODE_ID=${nodeId}`,
@@ -58,6 +61,7 @@ export function renderAgentSeed(input: AgentSeedInput): string {
     AGENT_ENV: agentEnv,
     RELEASE_ENV: releaseEnv,
     GATEWAY_CA_BUNDLE: caBundle.trimEnd(),
+    RELEASE_CA_BUNDLE: releaseCa,
     RELEASE_PUBLIC_KEY_PEM: rawPublicKeyToSpkiPem(releaseKey).trimEnd(),
     ENROLLMENT_SECRET: secret,
     VERIFY_RELEASE_SH: readTemplate('verify-release.sh').trimEnd(),

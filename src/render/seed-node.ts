@@ -1,7 +1,7 @@
 // `fleetkit seed`: registers the node in the state (a fresh single-use secret for an agent,
 // the pinned host key for a worker), renders its seed within the size budget and writes it 0600.
 import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
@@ -13,6 +13,7 @@ import { newEnrollmentSecret, type Rng } from './enrollment-secret.js'
 import { fitSeedBudget } from './seed-budget.js'
 import { writePrivateFile } from './private-file.js'
 import { generateSshHostKey, type SshHostKey } from './ssh-host-key.js'
+import { invalidValue } from './values.js'
 import { renderWorkerSeed } from './worker-seed.js'
 
 export type SeedKind = 'agent' | 'worker'
@@ -28,6 +29,8 @@ export interface SeedNodeOptions {
   env: Env
   clock: Clock
   rng: Rng
+  /** Where a relative release.caFile is resolved from (the definition's directory). */
+  definitionDir?: string
 }
 
 export interface SeedNodeResult {
@@ -74,9 +77,21 @@ export async function readGatewayCaBundle(env: Env): Promise<string> {
   }
 }
 
+/** The private mirror's CA bundle named by release.caFile, relative to the definition's directory. */
+export async function readReleaseCa(definition: Definition, definitionDir: string): Promise<string | undefined> {
+  const file = definition.release.caFile
+  if (file === undefined) return undefined
+  try {
+    return await readFile(resolve(definitionDir, file), 'utf8')
+  } catch {
+    throw invalidValue('release.caFile', 'a readable PEM file (relative paths start at the definition\'s directory)')
+  }
+}
+
 export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
   const { definition, clock, rng } = options
   const caBundle = options.kind === 'agent' ? await readGatewayCaBundle(options.env) : undefined
+  const releaseCa = options.kind === 'agent' ? await readReleaseCa(definition, options.definitionDir ?? '.') : undefined
   const { openDatabase, withTransaction } = await import('../store/database.js')
   const nodes = await import('../store/nodes.js')
   const database = await openDatabase({ env: options.env })
@@ -91,7 +106,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
     if (options.kind === 'agent') {
       const secret = newEnrollmentSecret(rng)
       secretExpiresAt = new Date(clock.now().getTime() + options.ttlMs)
-      document = agentSeedDocument(definition, target, caBundle!, secret.secret)
+      document = agentSeedDocument(definition, target, caBundle!, secret.secret, releaseCa)
       const expiresAt = secretExpiresAt
       register = async (client) => {
         await nodes.upsertDeclaredNode(client, { id: target.id, pool: target.pool, region: target.region, serverType: target.serverType, status: 'provisioning' })
@@ -131,8 +146,9 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
 }
 
 /** The agent seed of a node: the definition's gateway and release, the pinned CA bundle, the secret. */
-export function agentSeedDocument(definition: Definition, target: NodeTarget, caBundlePem: string, secret: string): string {
+export function agentSeedDocument(definition: Definition, target: NodeTarget, caBundlePem: string, secret: string, releaseCaPem?: string): string {
   return renderAgentSeed({
+    releaseCaPem,
     nodeId: target.id,
     gatewayUrl: definition.gateway.url,
     enrollUrl: definition.gateway.enrollUrl,

@@ -30,6 +30,7 @@ setup_file() {
   SEED_RELEASE_PUBLIC_KEY=$(openssl pkey -pubin -in "$SUITE/keys/release.pub" -outform DER | tail -c 32 | base64 -w0)
   export SEED_RELEASE_PUBLIC_KEY SEED_CA_FILE="$SUITE/ca.pem" SEED_RELEASE_URL=https://releases.test/fleetkit SEED_RELEASE_VERSION=1.2.3
   (cd "$RELEASE_HELPERS_REPO" && node --import tsx test/fixtures/cloud-init/render-agent-seed.ts) >"$SUITE/seed.sh"
+  (cd "$RELEASE_HELPERS_REPO" && SEED_RELEASE_CA_FILE="$SUITE/ca.pem" node --import tsx test/fixtures/cloud-init/render-agent-seed.ts) >"$SUITE/seed-private-mirror.sh"
 }
 
 setup() {
@@ -163,9 +164,23 @@ refute_installed() {
   refute_installed
 }
 
+@test "seed: a private mirror's CA (release.caFile) reaches every download as --cacert" {
+  serve "$SUITE/release-1.2.3"
+  mv "$BIN/curl" "$BIN/curl-stub"
+  printf '#!/bin/bash\necho "curl $*" >>"%s"\nexec "%s" "$@"\n' "$LOG" "$BIN/curl-stub" >"$BIN/curl"
+  chmod 0755 "$BIN/curl"
+  run --separate-stderr env PATH="$BIN:$PATH" FLEETKIT_SEED_ROOT="$ROOT" bash "$SUITE/seed-private-mirror.sh"
+  assert_success
+  cmp "$SUITE/ca.pem" "$ROOT/etc/fleetkit/release-ca.pem"
+  assert [ "$(grep -c "^curl .*--cacert $ROOT/etc/fleetkit/release-ca.pem " "$LOG")" -eq 3 ]
+  assert [ -x "$ROOT/usr/local/bin/fleetkit-agent" ]
+}
+
 @test "seed: shellcheck passes on the template and on the rendered seed" {
   run shellcheck -s bash "$RELEASE_HELPERS_REPO/cloud-init/agent-seed.sh.tmpl"
   assert_success
   run shellcheck -s bash "$SUITE/seed.sh"
+  assert_success
+  run shellcheck -s bash "$SUITE/seed-private-mirror.sh"
   assert_success
 }

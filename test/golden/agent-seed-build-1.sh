@@ -53,6 +53,12 @@ e7mDChLKwe3DsiZG1nu9/cqUL9QadQ==
 FLEETKIT_GATEWAY_CA
 chmod 0644 "$ROOT/etc/fleetkit/gateway-ca.pem"
 
+# The CA of a private release mirror (release.caFile); empty when the mirror has a public certificate.
+cat > "$ROOT/etc/fleetkit/release-ca.pem" <<'FLEETKIT_RELEASE_CA'
+
+FLEETKIT_RELEASE_CA
+chmod 0644 "$ROOT/etc/fleetkit/release-ca.pem"
+
 cat > "$ROOT/etc/fleetkit/release-public-key.pem" <<'FLEETKIT_RELEASE_KEY'
 -----BEGIN PUBLIC KEY-----
 MCowBQYDK2VwAyEAn+InCdneGwlZ6eONSz31edBrrsLPqhbIZG5PXhE+Us8=
@@ -320,11 +326,12 @@ release_url=$(env_value "$ROOT/etc/fleetkit/release.env" FLEETKIT_RELEASE_URL)
 release_version=$(env_value "$ROOT/etc/fleetkit/release.env" FLEETKIT_RELEASE_VERSION)
 # The one verifier (shared with the agent_update role): signature, checksum, a single
 # regular file, --version, atomic rename. Any refusal stops the seed here.
-"$ROOT/usr/local/lib/fleetkit/verify-release.sh" \
-  --base-url "$release_url" \
-  --version "$release_version" \
-  --public-key "$ROOT/etc/fleetkit/release-public-key.pem" \
-  --target "$ROOT/usr/local/bin/fleetkit-agent"
+verify_args=(--base-url "$release_url" --version "$release_version"
+  --public-key "$ROOT/etc/fleetkit/release-public-key.pem" --target "$ROOT/usr/local/bin/fleetkit-agent")
+if grep -q 'BEGIN CERTIFICATE' "$ROOT/etc/fleetkit/release-ca.pem"; then
+  verify_args+=(--ca-file "$ROOT/etc/fleetkit/release-ca.pem")
+fi
+"$ROOT/usr/local/lib/fleetkit/verify-release.sh" "${verify_args[@]}"
 
 log 'installing the agent unit'
 if ! id -u fleetkit >/dev/null 2>&1; then

@@ -92,6 +92,14 @@ describe('render: agent seed', () => {
     for (const attempt of attempts) assert.equal(code(() => renderAgentSeed(agentInput(attempt))), 'SEED_VALUE_INVALID', JSON.stringify(attempt))
   })
 
+  it('pins a private mirror\'s CA for the verifier only when release.caFile gives one', () => {
+    assert.match(renderAgentSeed(agentInput()), /<<'FLEETKIT_RELEASE_CA'\n\nFLEETKIT_RELEASE_CA\n/)
+    const seed = renderAgentSeed(agentInput({ releaseCaPem: CA }))
+    assert.ok(seed.includes(`<<'FLEETKIT_RELEASE_CA'\n${CA.trimEnd()}\nFLEETKIT_RELEASE_CA\n`))
+    assert.match(seed, /verify_args\+=\(--ca-file "\$ROOT\/etc\/fleetkit\/release-ca.pem"\)/)
+    assert.equal(code(() => renderAgentSeed(agentInput({ releaseCaPem: '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n' }))), 'SEED_VALUE_INVALID')
+  })
+
   it('passes shellcheck', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetkit-seed-'))
     try {
