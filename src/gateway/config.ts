@@ -33,7 +33,7 @@ export const GATEWAY_DEFAULTS = {
 
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
   const value = (name: keyof typeof GATEWAY_DEFAULTS) => env[name]?.trim() || GATEWAY_DEFAULTS[name]
-  const lifetime = parseSeconds('FLEETKIT_AGENT_CERT_LIFETIME_SECONDS', value('FLEETKIT_AGENT_CERT_LIFETIME_SECONDS'), 60, 397 * 86400)
+  const lifetime = parseSeconds('FLEETKIT_AGENT_CERT_LIFETIME_SECONDS', value('FLEETKIT_AGENT_CERT_LIFETIME_SECONDS'), 30, 397 * 86400)
   const renewCheck = parseSeconds('FLEETKIT_AGENT_RENEW_CHECK_SECONDS', value('FLEETKIT_AGENT_RENEW_CHECK_SECONDS'), 1, 86400)
   if (renewCheck * 3 > lifetime) {
     throw invalid('FLEETKIT_AGENT_RENEW_CHECK_SECONDS', `must be at most a third of FLEETKIT_AGENT_CERT_LIFETIME_SECONDS (${lifetime}), or agents may miss their renewal window`)
