@@ -22,6 +22,8 @@ export interface HostPolicy {
   architectures: string[]
   /** provider -> server type name -> size */
   serverTypes: Record<string, Record<string, ServerTypeSize>>
+  /** provider -> region names; absent means no catalog, so regions are not checked */
+  regions?: Record<string, string[]>
 }
 
 export const HOST_POLICY_PATH = packagePath('policy', 'host-policy.yaml')
@@ -65,6 +67,11 @@ function checkHostPolicy(value: unknown, path: string): HostPolicy {
     throw new FleetkitError('HOST_POLICY_INVALID', `host policy ${path} lacks or mistypes: ${missing.join(', ')}`, { data: { path, keys: missing } })
   }
   return p as HostPolicy
+}
+
+/** Every region the policy's catalog lists, or undefined when it has no catalog. */
+export function knownRegions(policy: HostPolicy): string[] | undefined {
+  return policy.regions === undefined ? undefined : Object.values(policy.regions).flat()
 }
 
 /** The size of a server type under any provider of the policy, or undefined. */

@@ -6,6 +6,7 @@ import { dockerNetworkPolicySound } from './docker-network-policy.js'
 import { documentationRangesRefused } from './documentation-ranges.js'
 import { nodeIdsUnique } from './node-ids-unique.js'
 import { poolReferencesExist } from './pool-references.js'
+import { regionsKnown } from './regions.js'
 import type { DefinitionRule, RuleContext } from './rule.js'
 import { serverTypesKnown } from './server-types.js'
 import { sizesAtLeastMinimum } from './sizing.js'
@@ -16,6 +17,7 @@ export const SEMANTIC_RULES: readonly DefinitionRule[] = [
   poolReferencesExist,
   canaryExists,
   serverTypesKnown,
+  regionsKnown,
   sizesAtLeastMinimum,
   capacityWithinBudget,
   dockerNetworkPolicySound,

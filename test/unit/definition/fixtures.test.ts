@@ -45,6 +45,7 @@ const EXPECTED: Record<string, Array<[string, string]>> = {
     ['NODE_SIZE_BELOW_MINIMUM', '/nodes/1/maxCapacity'],
   ],
   'server-type-unknown.yaml': [['SERVER_TYPE_UNKNOWN', '/pools/build/serverType']],
+  'region-unknown.yaml': [['REGION_UNKNOWN', '/pools/build/regions/1']],
   'secret-token.yaml': [
     ['DEFINITION_VALUE_INVALID', '/providers/hetzner/tokenEnv'],
     ['DEFINITION_SECRET_FOUND', '/providers/hetzner/tokenEnv'],

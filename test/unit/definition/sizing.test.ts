@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 
+import { regionsKnown } from '../../../src/definition/rules/regions.js'
 import { serverTypesKnown } from '../../../src/definition/rules/server-types.js'
 import { sizesAtLeastMinimum } from '../../../src/definition/rules/sizing.js'
 import { ruleContext, validDefinition } from './definition-fixture.js'
@@ -47,5 +48,26 @@ describe('rule: server types are in the catalog (SERVER_TYPE_UNKNOWN)', () => {
       ['SERVER_TYPE_UNKNOWN', '/nodes/1/serverType', 'm5.large'],
     ])
     assert.ok((errors[0]!.expected as string[]).includes('cx22'))
+  })
+})
+
+describe('rule: regions are in the catalog (REGION_UNKNOWN)', () => {
+  it('accepts known regions and refuses unknown ones on pools and nodes', () => {
+    const d = validDefinition()
+    d.pools.build!.regions = ['fsn1', 'nbg1']
+    d.nodes[0]!.region = 'hel1'
+    assert.deepEqual(regionsKnown(ruleContext(d)), [])
+    d.pools.build!.regions = ['fsn1', 'fsn2']
+    d.nodes[0]!.region = 'us-east-1'
+    assert.deepEqual(regionsKnown(ruleContext(d)).map((e) => [e.code, e.path, e.actual]), [
+      ['REGION_UNKNOWN', '/pools/build/regions/1', 'fsn2'],
+      ['REGION_UNKNOWN', '/nodes/0/region', 'us-east-1'],
+    ])
+  })
+  it('checks nothing when the policy has no region catalog', () => {
+    const d = validDefinition()
+    d.nodes[0]!.region = 'anywhere'
+    const context = ruleContext(d)
+    assert.deepEqual(regionsKnown({ ...context, policy: { ...context.policy, regions: undefined } }), [])
   })
 })
