@@ -34,7 +34,7 @@ export function defaultInventoryPath(env: Env): string {
 export async function readStateNodes(env: Env): Promise<InventoryStateNode[]> {
   const { openDatabase } = await import('../store/database.js')
   const { listNodes } = await import('../store/nodes.js')
-  const database = await openDatabase({ env, schema: 'check' })
+  const database = await openDatabase({ env })
   try {
     return (await listNodes(database.pool)).map((n) => ({
       id: n.id, pool: n.pool, region: n.region, status: n.status, hostKeyPublic: n.hostKeyPublic, sshHost: n.sshHost,
