@@ -37,7 +37,7 @@ function mapAjvError(e: ErrorObject): DefinitionError | undefined {
       path: childPointer(e.instancePath, field),
       expected: allowed.length > 0 ? `one of the fields ${allowed.join(', ')}` : 'no other field',
       actual: field,
-      message: `unknown field "${field}"${allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : ''}`,
+      message: `unknown field "${field}"${closest(field, allowed)}${allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : ''}`,
     }
   }
   if (e.keyword === 'required') {
@@ -90,4 +90,27 @@ export function summarize(value: unknown): unknown {
   if (Array.isArray(value)) return `an array of ${value.length} items`
   if (typeof value === 'object') return 'an object'
   return String(value)
+}
+
+/** `; did you mean "x"?` for a typo within two edits of an allowed field, else nothing. */
+function closest(field: string, allowed: string[]): string {
+  let best: string | undefined
+  let bestDistance = 3
+  for (const candidate of allowed) {
+    const d = editDistance(field.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) [best, bestDistance] = [candidate, d]
+  }
+  return best === undefined ? '' : `; did you mean "${best}"?`
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]!
 }

@@ -52,6 +52,8 @@ describe('schema/fleet.schema.json (definition:schema)', () => {
       ['DEFINITION_FIELD_UNKNOWN', '/nodes/0/ssh/hostname'],
     ])
     assert.match(errors[1]!.message, /unknown field "hostname" \(allowed: host, user, port\)/)
+    d.nodes[0].ssh = { host: 'h', usr: 'fleetkit' }
+    assert.match(checkSchema(d)[0]!.message, /unknown field "usr"; did you mean "user"\? \(allowed: host, user, port\)/)
   })
 
   it('accepts a release public key of exactly 32 bytes only', () => {
