@@ -167,8 +167,8 @@ export interface AnsibleSummary {
  * What `fleetkit validate --ansible` adds: the checks above over the declared nodes (no state
  * database, so CI can run it), throwing one error that lists every finding.
  */
-export async function assertAnsibleValid(definition: Definition, hostPolicy: unknown, env: Env = process.env): Promise<AnsibleSummary> {
-  const result = await checkAnsible({ definition, hostPolicy, env })
+export async function assertAnsibleValid(definition: Definition, hostPolicy: unknown, env: Env = process.env, playbookDir?: string): Promise<AnsibleSummary> {
+  const result = await checkAnsible({ definition, hostPolicy, env, playbookDir })
   if (result.findings.length > 0) {
     const playbooks = result.findings.filter((f) => f.code === 'ANSIBLE_PLAYBOOK_INVALID')
     const message = `${result.findings.length} Ansible finding(s): ${playbooks.length} playbook(s) fail --syntax-check` +

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -10,7 +10,7 @@ import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import { loadDefinition } from '../../../src/definition/load.js'
 import type { Definition } from '../../../src/definition/types.js'
 import { packagePath } from '../../../src/package-root.js'
-import { checkAnsible } from '../../../src/render/ansible-check.js'
+import { assertAnsibleValid, checkAnsible } from '../../../src/render/ansible-check.js'
 import { renderInventory } from '../../../src/render/inventory.js'
 
 const run = promisify(execFile)
@@ -60,6 +60,46 @@ describe('render: validate --ansible checks (real ansible)', function () {
       ['ANSIBLE_PLAYBOOK_INVALID', 'definition:playbooks', 'test/fixtures/ansible/two-broken/broken-yaml.yml'],
     ])
     for (const f of result.findings) assert.ok(f.message.length > 0 && !f.message.includes('\n'))
+  })
+
+  it('fails validate --ansible with one error carrying every finding', async () => {
+    const dir = packagePath('test', 'fixtures', 'ansible', 'two-broken')
+    await assert.rejects(assertAnsibleValid(definition, loadHostPolicy(), process.env, dir), (error: unknown) => {
+      assert.ok(error instanceof FleetkitError)
+      assert.equal(error.code, 'ANSIBLE_PLAYBOOK_INVALID')
+      assert.equal((error.data?.findings as unknown[]).length, 2)
+      assert.equal(error.detailLines.length, 2)
+      assert.match(error.detailLines[0]!, /^ANSIBLE_PLAYBOOK_INVALID definition:playbooks test\/fixtures\/ansible\/two-broken\/broken-/)
+      return true
+    })
+  })
+
+  it('reports ANSIBLE_INVENTORY_INVALID when ansible-inventory cannot read the inventory', async () => {
+    // A stand-in ansible-inventory that refuses every file; the real ansible-playbook runs.
+    const bin = mkdtempSync(join(tmpdir(), 'fleetkit-ansible-bin-'))
+    try {
+      writeFileSync(join(bin, 'ansible-inventory'), '#!/bin/sh\necho "ERROR! inventory refused by the test" >&2\nexit 1\n')
+      chmodSync(join(bin, 'ansible-inventory'), 0o755)
+      symlinkSync('/usr/bin/ansible-playbook', join(bin, 'ansible-playbook'))
+      const result = await checkAnsible({ definition, hostPolicy: loadHostPolicy(), env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } })
+      assert.deepEqual(result.findings, [{ code: 'ANSIBLE_INVENTORY_INVALID', check: 'definition:playbooks', path: 'inventory.yml', message: 'inventory refused by the test' }])
+    } finally {
+      rmSync(bin, { recursive: true, force: true })
+    }
+  })
+
+  it('validate --ansible --json reports the playbooks it checked (schema/output/validate.schema.json)', async () => {
+    const { Ajv2020 } = await import('ajv/dist/2020.js')
+    const { default: addFormats } = await import('ajv-formats')
+    const ajv = new Ajv2020({ allErrors: true })
+    ;(addFormats as unknown as (a: InstanceType<typeof Ajv2020>) => void)(ajv)
+    const validate = ajv.compile(JSON.parse(readFileSync(packagePath('schema', 'output', 'validate.schema.json'), 'utf8')))
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/dev.js', 'validate', '--definition', 'examples/fleet.yaml', '--allow-documentation-ranges', '--ansible', '--json'], { cwd: packagePath() })
+    const json = JSON.parse(stdout) as { status: number; result: { ansible: { playbooks: string[]; syntaxCheckRuns: number } } }
+    assert.ok(validate(json), ajv.errorsText(validate.errors))
+    assert.equal(json.status, 0)
+    assert.equal(json.result.ansible.playbooks.length, 4)
+    assert.equal(json.result.ansible.syntaxCheckRuns, 1)
   })
 
   it('says ANSIBLE_MISSING when ansible is not on PATH', async () => {
