@@ -33,6 +33,21 @@ interface CacheEntry {
   expiresMs: number
 }
 
+/**
+ * The SHA-256 of the socket's client certificate, computed once per connection: a
+ * keep-alive connection carries many requests, and getPeerCertificate() is costly.
+ */
+const socketFingerprints = new WeakMap<TLSSocket, string | null>()
+
+function peerFingerprint(socket: TLSSocket): string | null {
+  const known = socketFingerprints.get(socket)
+  if (known !== undefined) return known
+  const peer = typeof socket.getPeerCertificate === 'function' && socket.authorized ? socket.getPeerCertificate() : undefined
+  const fingerprint = peer?.raw ? derFingerprintSha256(peer.raw) : null
+  socketFingerprints.set(socket, fingerprint)
+  return fingerprint
+}
+
 export class AgentAuthenticator {
   private readonly cache = new Map<string, CacheEntry>()
 
@@ -43,9 +58,8 @@ export class AgentAuthenticator {
    * request presenting a certificate records it and revokes the node's older ones.
    */
   async authenticate(socket: TLSSocket, now: Date, markFirstUse: boolean): Promise<AgentIdentity> {
-    const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined
-    if (!socket.authorized || !peer?.raw) return this.refuse('no_certificate')
-    const fingerprint = derFingerprintSha256(peer.raw)
+    const fingerprint = socket.authorized ? peerFingerprint(socket) : null
+    if (!fingerprint) return this.refuse('no_certificate')
     let certificate = this.cached(fingerprint)
     if (!certificate) {
       certificate = await findCertificateByFingerprint(this.options.pool, fingerprint)
