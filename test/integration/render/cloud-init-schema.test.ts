@@ -12,7 +12,8 @@ import { packagePath } from '../../../src/package-root.js'
 import { seededRng } from '../../../src/render/enrollment-secret.js'
 import { nodeTarget, workerSeedDocument } from '../../../src/render/seed-node.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
-import { DEFAULT_SUDO_RULE } from '../../../src/render/worker-seed.js'
+import { DEFAULT_SUDO_RULE, renderWorkerSeed } from '../../../src/render/worker-seed.js'
+import { workerSeedCases } from '../../fixtures/cloud-init/worker-seed-cases.js'
 
 const run = promisify(execFile)
 
@@ -63,6 +64,15 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
         const result = await cloudInitSchema(path)
         assert.ok(result.ok, `${node.id} autoinstall=${autoinstall}: ${result.output}`)
       }
+    }
+  })
+
+  it('accepts every worker seed the unit tests render', async () => {
+    for (const [name, input] of Object.entries(workerSeedCases())) {
+      const path = join(dir, `unit-${name}.yaml`)
+      writeFileSync(path, renderWorkerSeed(input))
+      const result = await cloudInitSchema(path)
+      assert.ok(result.ok, `${name}: ${result.output}`)
     }
   })
 

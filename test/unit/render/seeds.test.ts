@@ -15,6 +15,7 @@ import { fitSeedBudget, SEED_BUDGET_BYTES } from '../../../src/render/seed-budge
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { parseSecretTtl } from '../../../src/render/ttl.js'
 import { renderWorkerSeed } from '../../../src/render/worker-seed.js'
+import { OPERATOR_KEY, workerSeedCases } from '../../fixtures/cloud-init/worker-seed-cases.js'
 
 const CA = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
 const SECRET = 'c0ffee'.repeat(10) + 'beef'
@@ -113,11 +114,12 @@ describe('render: agent seed', () => {
 })
 
 describe('render: worker seed', () => {
-  const operatorKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS alice@example.net'
+  const operatorKey = OPERATOR_KEY
+  const cases = workerSeedCases()
 
   it('holds the account, the operators\' keys, the sudo rule and only the pinned host key', () => {
-    const hostKey = generateSshHostKey('dev-1', seededRng('t'))
-    const text = renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [operatorKey], hostKey })
+    const hostKey = cases.plain.hostKey
+    const text = renderWorkerSeed(cases.plain)
     assert.ok(text.startsWith('#cloud-config\n'))
     const doc = parse(text) as Record<string, unknown>
     assert.deepEqual(doc.users, [{ name: 'ops', gecos: 'fleetkit operator account', shell: '/bin/bash', lock_passwd: true, sudo: 'ALL=(ALL) NOPASSWD:ALL', ssh_authorized_keys: [operatorKey] }])
@@ -128,10 +130,13 @@ describe('render: worker seed', () => {
   })
 
   it('wraps it for autoinstall', () => {
-    const hostKey = generateSshHostKey('dev-1', seededRng('t'))
-    const doc = parse(renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [operatorKey], hostKey, autoinstall: true })) as { autoinstall: Record<string, unknown> }
+    const doc = parse(renderWorkerSeed(cases.autoinstall)) as { autoinstall: Record<string, unknown> }
     assert.equal(doc.autoinstall.version, 1)
     assert.equal((doc.autoinstall['user-data'] as { hostname: string }).hostname, 'dev-1')
+  })
+
+  it('takes the password-checked sudo rule too', () => {
+    assert.equal((parse(renderWorkerSeed(cases.passwordSudo)) as { users: { sudo: string }[] }).users[0]!.sudo, 'ALL=(ALL:ALL) ALL')
   })
 
   it('refuses root, a bad key or a widened sudo rule', () => {
