@@ -102,7 +102,7 @@ refute_installed() {
   run cat "$LOG"
   assert_line 'modprobe br_netfilter'
   assert_line --partial "sysctl --load $ROOT/etc/sysctl.d/90-fleetkit.conf"
-  assert_line 'apt-get install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs'
+  assert_line 'apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs'
   assert_line --partial 'runuser -u fleetkit -- env FLEETKIT_AGENT_CONFIG='
   assert_line --partial "$ROOT/usr/local/bin/fleetkit-agent enroll"
   assert_line 'systemctl enable --now fleetkit-agent.service'

@@ -92,8 +92,9 @@ sysctl --load "$ROOT/etc/sysctl.d/90-fleetkit.conf" >/dev/null || log 'bridge sy
 
 log 'installing packages'
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs
+# On first boot unattended-upgrades may hold the dpkg lock: wait for it instead of failing.
+apt-get -o DPkg::Lock::Timeout=600 update -q
+apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs
 
 log 'verifying and installing the signed agent release'
 cat > "$ROOT/usr/local/lib/fleetkit/verify-release.sh" <<'FLEETKIT_VERIFY_RELEASE'
