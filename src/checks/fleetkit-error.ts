@@ -12,7 +12,11 @@ export interface FleetkitErrorOptions {
   cause?: unknown
 }
 
+/** A brand that survives two copies of this module (tsx and dist, or a test's dynamic import). */
+const BRAND = Symbol.for('fleetkit.FleetkitError')
+
 export class FleetkitError extends Error {
+  readonly [BRAND] = true
   readonly code: FailureCode
   readonly actions: string[]
   readonly data: Record<string, unknown> | undefined
@@ -31,7 +35,7 @@ export class FleetkitError extends Error {
 }
 
 export function isFleetkitError(error: unknown): error is FleetkitError {
-  return error instanceof FleetkitError
+  return error instanceof FleetkitError || (error instanceof Error && (error as unknown as Record<symbol, unknown>)[BRAND] === true)
 }
 
 /**
