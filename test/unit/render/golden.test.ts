@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 
-import { loadHostPolicy } from '../../../src/definition/host-policy.js'
+import { parse } from 'yaml'
+
 import { loadDefinition } from '../../../src/definition/load.js'
 import type { Definition } from '../../../src/definition/types.js'
 import { packagePath } from '../../../src/package-root.js'
@@ -50,7 +51,8 @@ describe('render: golden files of the example fleet', () => {
   })
 
   it('inventory and known_hosts', () => {
-    const rendered = renderInventory({ definition, stateNodes: GOLDEN_STATE, hostPolicy: loadHostPolicy(), knownHostsPath: GOLDEN_KNOWN_HOSTS })
+    const hostPolicy: unknown = parse(readFileSync(packagePath('test', 'fixtures', 'ansible', 'host-policy.yaml'), 'utf8'))
+    const rendered = renderInventory({ definition, stateNodes: GOLDEN_STATE, hostPolicy, knownHostsPath: GOLDEN_KNOWN_HOSTS })
     golden('inventory.yml', rendered.yaml)
     golden('known_hosts', rendered.knownHosts)
   })
