@@ -41,7 +41,11 @@ describe('render: golden files of the example fleet', () => {
 
   it('agent seed of build-1', () => {
     const secret = newEnrollmentSecret(seededRng('golden-secret')).secret
-    golden('agent-seed-build-1.sh', agentSeedDocument(definition, nodeTarget(definition, 'build-1', undefined), ca, secret))
+    const seed = agentSeedDocument(definition, nodeTarget(definition, 'build-1', undefined), ca, secret)
+    // The verifier has its own file and review; seeds.test.ts proves it is embedded byte for byte.
+    const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
+    assert.ok(seed.includes(verifier))
+    golden('agent-seed-build-1.sh', seed.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'))
   })
 
   it('worker seed of app-1, plain and for autoinstall', () => {
