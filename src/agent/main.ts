@@ -104,7 +104,9 @@ async function renewOnce(config: AgentConfig, log: ReturnType<typeof jsonLogger>
   }
 }
 
-const exitCode = await main(process.argv.slice(2), process.env)
-// Let stdout/stderr drain; open keep-alive sockets must not hold the process.
-process.exitCode = exitCode
-setTimeout(() => process.exit(exitCode), 100).unref()
+// No top-level await: the bundle is CommonJS so it runs as an extensionless file on Node 18.
+void main(process.argv.slice(2), process.env).then((exitCode) => {
+  // Let stdout/stderr drain; open keep-alive sockets must not hold the process.
+  process.exitCode = exitCode
+  setTimeout(() => process.exit(exitCode), 100).unref()
+})

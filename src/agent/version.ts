@@ -2,9 +2,10 @@
 // (define), so the shipped file reads nothing; from source (tsx) it reads package.json.
 import { readFileSync } from 'node:fs'
 
-import { packagePath } from '../package-root.js'
-
 declare const __FLEETKIT_AGENT_VERSION__: string | undefined
 
-export const AGENT_VERSION: string =
-  typeof __FLEETKIT_AGENT_VERSION__ === 'string' ? __FLEETKIT_AGENT_VERSION__ : (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
+function versionFromPackageJson(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+}
+
+export const AGENT_VERSION: string = typeof __FLEETKIT_AGENT_VERSION__ === 'string' ? __FLEETKIT_AGENT_VERSION__ : versionFromPackageJson()

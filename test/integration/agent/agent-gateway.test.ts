@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 
 import { HOST_CHECK_IDS } from '../../../src/agent/host-checks.js'
+import { stageIdentity } from '../../../src/agent/identity.js'
 import { findCheckEntry, hasOwner, loadCheckIds } from '../../../src/checks/check-ids.js'
 import { packagePath } from '../../../src/package-root.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
@@ -19,6 +20,8 @@ import { type DisposablePostgres, startDisposablePostgres } from '../../support/
 import { HEALTHY_FILES, makeFakeRoot } from '../../unit/agent/fake-host.js'
 
 const run = promisify(execFile)
+/** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
+const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
 const NODE_ID = '0b6c3f52-7d4e-4a57-9a44-0f2f0c6b1e11'
 
 let agentProcess: ChildProcess | undefined
@@ -48,11 +51,12 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
   let secret: string
   let agent: ChildProcess | undefined
   const agentStderr: string[] = []
+  let supersededIdentity: { keyPem: string; certificatePem: string } | undefined
   const pki = () => join(dir, 'pki')
 
   const runBundle = async (args: string[]) => {
     try {
-      const { stdout, stderr } = await run(process.execPath, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
+      const { stdout, stderr } = await run(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
       return { code: 0, stdout, stderr }
     } catch (error) {
       const e = error as { code: number; stdout: string; stderr: string }
@@ -140,7 +144,7 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
   })
 
   it('runs: heartbeats with host facts land in the database', async () => {
-    agent = spawn(process.execPath, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile }, stdio: ['ignore', 'ignore', 'pipe'] })
+    agent = spawn(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile }, stdio: ['ignore', 'ignore', 'pipe'] })
     agentProcess = agent
     agent.stderr!.on('data', (chunk: Buffer) => agentStderr.push(chunk.toString()))
     const node = await eventually('a heartbeat with facts', async () => {
@@ -194,11 +198,25 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     assert.ok(log.some((entry) => entry.event === 'certificate_renewed'))
     assert.equal(log.filter((entry) => entry.event === 'agent_started').length, 1, 'started once: the swap happened in place')
 
+    supersededIdentity = oldIdentity
     const refused = await gw.agent(oldIdentity, 'POST', '/v1/agent/heartbeat', { facts: {} })
     assert.equal(refused.status, 401)
     for (const name of ['agent.key', 'agent.pem', 'gateway-ca.pem']) assert.equal(await mode(join(pki(), name)), 0o600, name)
     const { stdout } = await run('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(pki(), 'gateway-ca.pem'), join(pki(), 'agent.pem')])
     assert.match(stdout, /: OK/)
+  })
+
+  it('a second agent run with the superseded identity exits non-zero with AGENT_CERTIFICATE_REJECTED', async () => {
+    const stalePki = join(dir, 'stale-pki')
+    await stageIdentity(stalePki, supersededIdentity!.keyPem, supersededIdentity!.certificatePem, gw.caPem)
+    try {
+      await run(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_AGENT_PKI_DIR: stalePki }, timeout: 30_000 })
+      assert.fail('the agent kept running with a revoked certificate')
+    } catch (error) {
+      const e = error as { code: number; stderr: string }
+      assert.equal(e.code, 1)
+      assert.match(e.stderr, /^Error \(AGENT_CERTIFICATE_REJECTED\): the gateway refused certificate serial/m)
+    }
   })
 
   it('stops cleanly on SIGTERM and never logs the key or the secret', async () => {

@@ -1,5 +1,5 @@
-// The agent bundle as it ships: built by scripts/build-agent.mjs, copied away from the
-// repository (no node_modules, no tsx), run with plain node.
+// The agent bundle as it ships: built by scripts/build-agent.mjs to an extensionless file
+// away from the repository (no node_modules, no tsx, no package.json), run with plain node.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
@@ -10,6 +10,8 @@ import { promisify } from 'node:util'
 import { packagePath } from '../../../src/package-root.js'
 
 const run = promisify(execFile)
+/** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
+const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
 
 interface Outcome {
   code: number
@@ -19,7 +21,7 @@ interface Outcome {
 
 async function runBundle(bundle: string, args: string[], env: Record<string, string> = {}): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: tmpdir() })
+    const { stdout, stderr } = await run(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: tmpdir() })
     return { code: 0, stdout, stderr }
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string }
@@ -41,11 +43,12 @@ describe('fleetkit-agent bundle', function () {
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('is one executable ESM file with a node shebang', async () => {
+  it('is one executable CommonJS file with a node shebang (Node 18 loads an extensionless file as CommonJS)', async () => {
     const text = await readFile(bundle, 'utf8')
     assert.ok(text.startsWith('#!/usr/bin/env node\n'))
     assert.ok(((await stat(bundle)).mode & 0o111) !== 0)
     assert.doesNotMatch(text, /@oclif\/core/)
+    assert.doesNotMatch(text, /^import .* from /m)
   })
 
   it('prints the package version with --version, outside the repository', async () => {

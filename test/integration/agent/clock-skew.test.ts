@@ -12,6 +12,8 @@ import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 
 const run = promisify(execFile)
+/** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
+const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
 const SKEW_MS = 600_000
 
 describe('fleetkit-agent with a skewed clock', function () {
@@ -23,7 +25,7 @@ describe('fleetkit-agent with a skewed clock', function () {
 
   const runBundle = async (args: string[]) => {
     try {
-      const { stdout, stderr } = await run(process.execPath, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') } })
+      const { stdout, stderr } = await run(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') } })
       return { code: 0, stdout, stderr }
     } catch (error) {
       const e = error as { code: number; stdout: string; stderr: string }
@@ -78,7 +80,7 @@ describe('fleetkit-agent with a skewed clock', function () {
 
   it('run logs CLOCK_SKEW by name rather than a TLS error, and keeps trying', async () => {
     const { spawn } = await import('node:child_process')
-    const agent = spawn(process.execPath, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }, stdio: ['ignore', 'ignore', 'pipe'] })
+    const agent = spawn(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }, stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     agent.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     try {
