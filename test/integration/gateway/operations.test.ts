@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect } from 'node:tls'
@@ -97,6 +97,11 @@ describe('gateway: operations', function () {
         const bundle = buildTrustBundle([newCa, oldCa])
         await writeFile(join(gw.pkiDir, 'ca-bundle.pem'), bundle)
         assert.equal(await gw.gateway!.reloadPki(), 'replaced')
+        assert.equal(await gw.gateway!.reloadPki(), 'unchanged')
+        // A key that became group-readable is never loaded: the running set stays.
+        await chmod(join(gw.pkiDir, 'ca.key'), 0o640)
+        assert.equal(await gw.gateway!.reloadPki(), 'kept')
+        await chmod(join(gw.pkiDir, 'ca.key'), 0o600)
         assert.equal(await gw.gateway!.reloadPki(), 'unchanged')
         const after = await serverCertificateOf(port, newCa)
         assert.notEqual(after.fingerprint256, before.fingerprint256)
