@@ -4,8 +4,10 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
 export type Logger = (level: LogLevel, event: string, fields?: Record<string, unknown>) => void
 
-export function jsonLogger(write: (line: string) => void = (line) => process.stderr.write(line), now: () => Date = () => new Date()): Logger {
+/** `debug` lines (one per heartbeat) are written only when asked for (FLEETKIT_DEBUG). */
+export function jsonLogger(write: (line: string) => void = (line) => process.stderr.write(line), now: () => Date = () => new Date(), debug = true): Logger {
   return (level, event, fields = {}) => {
+    if (level === 'debug' && !debug) return
     write(`${JSON.stringify({ ts: now().toISOString(), level, event, ...fields })}\n`)
   }
 }

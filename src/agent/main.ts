@@ -40,7 +40,7 @@ const VALUE_FLAGS = new Set(['config', ...SETTINGS.map((s) => s.flag)])
 const rng = () => randomInt(0, 2 ** 47) / 2 ** 47
 
 export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
-  const log = jsonLogger()
+  const log = jsonLogger(undefined, undefined, Boolean(env.FLEETKIT_DEBUG))
   try {
     const parsed = parseArgv(argv, BOOLEAN_FLAGS, VALUE_FLAGS)
     if (parsed.booleans.has('version')) {

@@ -11,7 +11,7 @@ import { type LeasedJob, runJob } from './jobs.js'
 import type { Logger } from './log.js'
 import { renewCertificate } from './renew.js'
 import { type Rng, nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
-import { AgentSession } from './session.js'
+import { AgentSession, agentClient } from './session.js'
 import { AGENT_VERSION } from './version.js'
 
 export interface Clock {
@@ -91,6 +91,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
       }
 
       if (now.getTime() >= nextRenewCheck) {
+        await adoptRestagedIdentity()
         if (plannedSerial !== session.identity.serial) {
           planned = plannedRenewalAt(session.identity.window, deps.rng)
           plannedSerial = session.identity.serial
@@ -140,6 +141,28 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     if (running) await running.promise.catch(() => {})
     session.close()
     log('info', 'agent_stopped', { node_id: config.nodeId })
+  }
+
+  /** `fleetkit-agent renew-certificate` run beside this process restages the files: use them. */
+  async function adoptRestagedIdentity(): Promise<void> {
+    let staged
+    try {
+      staged = await loadIdentity(config.pkiDir, config.caFile)
+    } catch {
+      return
+    }
+    if (staged.fingerprint256 === session.identity.fingerprint256 || staged.window.notAfter.getTime() <= session.identity.window.notAfter.getTime()) return
+    const client = agentClient(config, staged)
+    try {
+      if ((await client.request('GET', '/healthz')).status !== 200) throw new Error('no 200 from /healthz')
+    } catch (error) {
+      client.close()
+      log('warn', 'restaged_identity_unusable', { serial: staged.serial, message: (error as Error).message })
+      return
+    }
+    const previous = session.identity.serial
+    session.swap(staged, client)
+    log('info', 'identity_reloaded', { serial: staged.serial, previous_serial: previous, not_after: staged.window.notAfter.toISOString() })
   }
 
   async function lease(facts: unknown): Promise<void> {
