@@ -209,25 +209,40 @@ interface ConnectResult {
   p50: number
   p99: number
   errors: number
+  reasons: Map<string, number>
+}
+
+/** Why requests failed, by Node error code (ECONNRESET, ETIMEDOUT, ...) or HTTP status. */
+function countReason(reasons: Map<string, number>, error: unknown): void {
+  const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message.slice(0, 40)
+  reasons.set(code, (reasons.get(code) ?? 0) + 1)
+}
+
+function reasonText(...maps: Map<string, number>[]): string {
+  const total = new Map<string, number>()
+  for (const map of maps) for (const [k, v] of map) total.set(k, (total.get(k) ?? 0) + v)
+  return [...total].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${v} ${k}`).join(', ')
 }
 
 /** Every agent sends one heartbeat at the same moment (new connections: full TLS handshakes). */
 async function connectAll(ctx: BenchContext, agents: SimulatedAgent[]): Promise<ConnectResult> {
   const latencies: number[] = []
+  const reasons = new Map<string, number>()
   let errors = 0
   const started = performance.now()
   await Promise.all(
     agents.map(async (a) => {
       try {
         latencies.push(await heartbeat(ctx, a.agent))
-      } catch {
+      } catch (error) {
         errors++
+        countReason(reasons, error)
       }
     }),
   )
   const wallMs = performance.now() - started
   latencies.sort((x, y) => x - y)
-  return { count: agents.length, wallMs, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors }
+  return { count: agents.length, wallMs, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, reasons }
 }
 
 interface SustainResult {
@@ -237,6 +252,7 @@ interface SustainResult {
   p50: number
   p99: number
   errors: number
+  reasons: Map<string, number>
   xactCommitPerSecond: number
   writeTransactionsPerSecond: number
 }
@@ -246,6 +262,7 @@ async function sustain(ctx: BenchContext, agents: SimulatedAgent[], seconds: num
   await sleep(STATS_SETTLE_MS)
   const before = await databaseCounters(ctx.admin, ctx.database)
   const latencies: number[] = []
+  const reasons = new Map<string, number>()
   let errors = 0
   const started = performance.now()
   const deadline = started + seconds * 1000
@@ -257,8 +274,9 @@ async function sustain(ctx: BenchContext, agents: SimulatedAgent[], seconds: num
         const t0 = performance.now()
         try {
           latencies.push(await heartbeat(ctx, a.agent))
-        } catch {
+        } catch (error) {
           errors++
+          countReason(reasons, error)
         }
         const wait = intervalMs - (performance.now() - t0)
         if (wait > 0 && performance.now() + wait < deadline) await sleep(wait)
@@ -277,6 +295,7 @@ async function sustain(ctx: BenchContext, agents: SimulatedAgent[], seconds: num
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     errors,
+    reasons,
     // The quiet settle periods add a few commits of their own (sweeps); they are counted against the load window.
     xactCommitPerSecond: (after.xactCommit - before.xactCommit) / elapsed,
     writeTransactionsPerSecond: (after.xid - before.xid - 1) / elapsed,
@@ -444,6 +463,7 @@ function printRow(row: Row, options: Options): void {
       `  sustained (${options.intervalMs} ms per agent, ${s.seconds.toFixed(1)} s): ${s.perSecond.toFixed(0)} heartbeats/s, p50 ${ms(s.p50)}, p99 ${ms(s.p99)}, ${s.errors} errors`,
       `  database: ${s.xactCommitPerSecond.toFixed(1)} xact_commit/s, ${s.writeTransactionsPerSecond.toFixed(1)} write transactions/s`,
       `  reconnect storm: ${row.storm.count} handshakes in ${(row.storm.wallMs / 1000).toFixed(1)} s (p50 ${ms(row.storm.p50)}, p99 ${ms(row.storm.p99)}, ${row.storm.errors} errors)`,
+      `  errors by reason: ${reasonText(row.connect.reasons, s.reasons, row.storm.reasons) || 'none'}`,
       '',
     ].join('\n'),
   )
@@ -484,6 +504,10 @@ async function appendToDocs(rows: Row[], enroll: EnrollResult | undefined, skipp
         `| ${r.agents} | ${r.sustain.perSecond.toFixed(0)} | ${ms(r.sustain.p50)} | ${ms(r.sustain.p99)} | ${r.sustain.xactCommitPerSecond.toFixed(1)} | ${r.sustain.writeTransactionsPerSecond.toFixed(1)} | ${(r.connect.wallMs / 1000).toFixed(1)} s (p99 ${ms(r.connect.p99)}) | ${(r.storm.wallMs / 1000).toFixed(1)} s (p50 ${ms(r.storm.p50)}, p99 ${ms(r.storm.p99)}) | ${r.sustain.errors + r.connect.errors + r.storm.errors} |`,
     ),
   )
+  for (const r of rows) {
+    const reasons = reasonText(r.connect.reasons, r.sustain.reasons, r.storm.reasons)
+    if (reasons) lines.push('', `Errors with ${r.agents} agents, by reason: ${reasons}.`)
+  }
   if (enroll) lines.push('', `Enrollments through \`POST /v1/enroll\` (32 concurrent clients): ${enroll.count} at ${enroll.perSecond.toFixed(0)}/s, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, ${enroll.refused} refused.`)
   for (const line of skipped) lines.push('', `Not measured: ${line}.`)
   await appendFile(path, `${lines.join('\n')}\n`)
