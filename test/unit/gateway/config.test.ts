@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { loadGatewayConfig, parseBind } from '../../../src/gateway/config.js'
 
-const base = { HOME: '/home/op' }
+// XDG_STATE_HOME set, so the default does not depend on who runs the tests (root's differs).
+const base = { HOME: '/home/op', XDG_STATE_HOME: '/home/op/.local/state' }
 
 function refused(env: Record<string, string>, variable: string): void {
   assert.throws(() => loadGatewayConfig({ ...base, ...env }), (e: unknown) => e instanceof FleetkitError && e.code === 'GATEWAY_CONFIG_INVALID' && e.data?.variable === variable)

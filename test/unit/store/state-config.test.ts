@@ -11,15 +11,22 @@ describe('resolveStateDir', () => {
     assert.equal(resolveStateDir({ FLEETKIT_STATE_DIR: 'rel/dir' }, home), `${process.cwd()}/rel/dir`)
   })
 
+  const user = 1000
+
   it('falls back to $XDG_STATE_HOME/fleetkit, ignoring a relative XDG_STATE_HOME', () => {
-    assert.equal(resolveStateDir({ XDG_STATE_HOME: '/var/state' }, home), '/var/state/fleetkit')
-    assert.equal(resolveStateDir({ XDG_STATE_HOME: 'relative', HOME: '/home/x' }, home), '/home/x/.local/state/fleetkit')
+    assert.equal(resolveStateDir({ XDG_STATE_HOME: '/var/state' }, home, user), '/var/state/fleetkit')
+    assert.equal(resolveStateDir({ XDG_STATE_HOME: 'relative', HOME: '/home/x' }, home, user), '/home/x/.local/state/fleetkit')
   })
 
   it('falls back to ~/.local/state/fleetkit', () => {
-    assert.equal(resolveStateDir({ HOME: '/home/x' }, home), '/home/x/.local/state/fleetkit')
-    assert.equal(resolveStateDir({}, home), '/home/op/.local/state/fleetkit')
-    assert.equal(resolveStateDir({ FLEETKIT_STATE_DIR: '  ' }, home), '/home/op/.local/state/fleetkit')
+    assert.equal(resolveStateDir({ HOME: '/home/x' }, home, user), '/home/x/.local/state/fleetkit')
+    assert.equal(resolveStateDir({}, home, user), '/home/op/.local/state/fleetkit')
+    assert.equal(resolveStateDir({ FLEETKIT_STATE_DIR: '  ' }, home, user), '/home/op/.local/state/fleetkit')
+  })
+
+  it('uses /var/lib/fleetkit for root, whose home the postgres user cannot enter', () => {
+    assert.equal(resolveStateDir({ HOME: '/root' }, () => '/root', 0), '/var/lib/fleetkit')
+    assert.equal(resolveStateDir({ HOME: '/root', FLEETKIT_STATE_DIR: '/srv/s' }, () => '/root', 0), '/srv/s')
   })
 })
 
