@@ -28,7 +28,7 @@ FLEETKIT_ENROLL_URL=https://enroll.example.net:8444
 FLEETKIT_GATEWAY_CA_FILE=/etc/fleetkit/gateway-ca.pem
 FLEETKIT_ENROLLMENT_SECRET_FILE=/var/lib/fleetkit/enrollment-secret
 FLEETKIT_AGENT_PKI_DIR=/var/lib/fleetkit/pki
-FLEETKIT_DATA_MOUNT=/var/lib/fleetkit
+FLEETKIT_DATA_MOUNT=/srv/build
 FLEETKIT_AGENT_ENV
 chmod 0644 "$ROOT/etc/fleetkit/agent.env"
 
@@ -127,7 +127,7 @@ Documentation=https://github.com/fleetkit/fleetkit/blob/main/docs/seeds-and-inve
 Wants=network-online.target
 After=network-online.target
 # Waits for the data volume (mounted by the data_volume role or the operator).
-ConditionPathIsMountPoint=/var/lib/fleetkit
+ConditionPathIsMountPoint=/srv/build
 
 [Service]
 Type=simple
