@@ -23,6 +23,7 @@ export const DEFINITION_CODES = {
   NODE_SIZE_BELOW_MINIMUM: { summary: 'A node or server type is smaller than the host policy minimum.', person: true },
   SERVER_TYPE_UNKNOWN: { summary: 'A server type is not in the host policy catalog.', person: true },
   REGION_UNKNOWN: { summary: 'A region is not in the host policy catalog.', person: true },
+  DATA_VOLUME_MOUNT_RESERVED: { summary: 'A data volume mount point is /, not normalised, or over fleetkit or system paths.', person: true },
   DEFINITION_REVISION_UNKNOWN: { summary: 'The --since revision, or the file at that revision, does not exist in Git.', person: false },
   DEFINITION_REVISION_INVALID: { summary: 'The definition at the --since revision does not parse or match the schema.', person: true },
   TRANSITION_NODE_REMOVAL_UNSAFE: { summary: 'A removed node still holds allocations or live leases.', person: true },

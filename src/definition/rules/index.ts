@@ -2,6 +2,7 @@
 // Secrets are not here: that rule runs on any parsed data, before the schema (see validate-text.ts).
 import { canaryExists } from './canary-reference.js'
 import { capacityWithinBudget } from './capacity-budget.js'
+import { dataVolumeMountsAllowed } from './data-volume-mount.js'
 import { dockerNetworkPolicySound } from './docker-network-policy.js'
 import { documentationRangesRefused } from './documentation-ranges.js'
 import { nodeIdsUnique } from './node-ids-unique.js'
@@ -22,6 +23,7 @@ export const SEMANTIC_RULES: readonly DefinitionRule[] = [
   capacityWithinBudget,
   dockerNetworkPolicySound,
   documentationRangesRefused,
+  dataVolumeMountsAllowed,
 ]
 
 export function checkSemantics(context: RuleContext): DefinitionError[] {

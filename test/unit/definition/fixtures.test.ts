@@ -46,6 +46,10 @@ const EXPECTED: Record<string, Array<[string, string]>> = {
   ],
   'server-type-unknown.yaml': [['SERVER_TYPE_UNKNOWN', '/pools/build/serverType']],
   'region-unknown.yaml': [['REGION_UNKNOWN', '/pools/build/regions/1']],
+  'data-volume-reserved.yaml': [
+    ['DATA_VOLUME_MOUNT_RESERVED', '/nodes/0/dataVolume/mountPoint'],
+    ['DATA_VOLUME_MOUNT_RESERVED', '/nodes/1/dataVolume/mountPoint'],
+  ],
   'secret-token.yaml': [
     ['DEFINITION_VALUE_INVALID', '/providers/hetzner/tokenEnv'],
     ['DEFINITION_SECRET_FOUND', '/providers/hetzner/tokenEnv'],
