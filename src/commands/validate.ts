@@ -3,9 +3,9 @@
 import { Args, Flags } from '@oclif/core'
 
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
-import type { TransitionFactsSource } from '../definition/transitions/facts.js'
-import { type FleetSummary, formatFleetSummary, validateFleet } from '../definition/validate-fleet.js'
+import { type FleetSummary, formatFleetSummary, validateFleet, type ValidatedFleet } from '../definition/validate-fleet.js'
 import type { AnsibleSummary } from '../render/ansible-check.js'
+import type { OpenedTransitionFacts } from '../store/open-transition-facts.js'
 
 export type ValidateResult = FleetSummary & { ansible?: AnsibleSummary }
 
@@ -26,19 +26,32 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     definition: Flags.string({ char: 'd', summary: 'Path of the fleet definition.', env: 'FLEETKIT_DEFINITION', default: './fleet.yaml' }),
     since: Flags.string({ summary: 'Git revision of the same file: also check the change since then (transitions).', env: 'FLEETKIT_SINCE' }),
     'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737/3849 documentation ranges (for examples only).', env: 'FLEETKIT_ALLOW_DOCUMENTATION_RANGES' }),
+    'state-dir': Flags.string({ summary: 'With --since: the state directory whose embedded PostgreSQL, if running, holds the facts (when DATABASE_URL is unset).', env: 'FLEETKIT_STATE_DIR' }),
     ansible: Flags.boolean({ summary: 'Also render the inventory (ansible-inventory --list) and syntax-check every playbook in ansible/playbooks/.' }),
   }
 
   async run(): Promise<ValidateResult> {
     const { args, flags } = await this.parse(Validate)
     const path = args.file ?? flags.definition
-    // The state is not consulted yet: no allocations, leases or canary runs are recorded (see docs/definition.md).
-    const factsSource: TransitionFactsSource = 'none'
-    const { definition, summary } = await validateFleet({
-      path,
-      allowDocumentationRanges: flags['allow-documentation-ranges'],
-      ...(flags.since === undefined ? {} : { since: flags.since, factsSource }),
-    })
+    // With --since the transition rules read the state, if a database is reachable without
+    // starting one. Loaded only then: `fleetkit validate` alone never loads pg.
+    let state: OpenedTransitionFacts | undefined
+    if (flags.since !== undefined) {
+      const { openTransitionFacts } = await import('../store/open-transition-facts.js')
+      state = await openTransitionFacts(flags['state-dir'] ? { stateDir: flags['state-dir'] } : {})
+      this.log(`Transition facts: ${state.description}${state.source === 'none' ? '; allocations, leases and canary runs are not checked' : ''}.`)
+    }
+    let validated: ValidatedFleet
+    try {
+      validated = await validateFleet({
+        path,
+        allowDocumentationRanges: flags['allow-documentation-ranges'],
+        ...(flags.since === undefined || !state ? {} : { since: flags.since, facts: state.facts, factsSource: state.source }),
+      })
+    } finally {
+      await state?.close()
+    }
+    const { definition, summary } = validated
     this.log(formatFleetSummary(summary))
     if (!flags.ansible) return summary
     const { assertAnsibleValid } = await import('../render/ansible-check.js')

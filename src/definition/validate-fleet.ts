@@ -96,5 +96,5 @@ export function formatFleetSummary(s: FleetSummary): string {
   const { budget, reserved } = s.capacity
   return `${s.file}: fleet "${s.fleet}" is valid: ${s.pools} pools, ${s.nodes.total} nodes (${s.nodes.active} active, ${s.nodes.drained} drained, ${s.nodes.disabled} disabled), ` +
     `capacity reserved cpu ${reserved.cpu}/${budget.cpu}, memory ${reserved.memoryMiB}/${budget.memoryMiB} MiB, disk ${reserved.diskGiB}/${budget.diskGiB} GiB` +
-    (s.since ? `; change since ${s.since.ref} is safe (state: ${s.since.factsSource === 'none' ? 'none recorded' : 'from the store'})` : '')
+    (s.since ? `; change since ${s.since.ref} is safe (state: ${s.since.factsSource === 'none' ? 'not consulted' : 'from the store'})` : '')
 }

@@ -136,6 +136,8 @@ describe('fleetkit validate (the real command)', function () {
 
   describe('--since REF (transitions, no state recorded)', () => {
     let repo: string
+    // No DATABASE_URL and a state directory without a running server: the facts are "none".
+    const noState = () => ({ env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: join(dir, 'no-state') } })
     const git = (...args: string[]) => exec('git', ['-C', repo, '-c', 'user.email=t@example.net', '-c', 'user.name=t', ...args])
 
     before(async () => {
@@ -147,16 +149,22 @@ describe('fleetkit validate (the real command)', function () {
     })
 
     it('an unchanged file since HEAD is a safe change, reported with its ref', async () => {
-      const run = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'])
+      const run = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'], noState())
       assert.equal(run.code, 0, run.stdout)
       assertOutputSchema(run.json)
       assert.deepEqual(run.json.result.since, { ref: 'HEAD', factsSource: 'none' })
+      const human = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD'], noState())
+      assert.equal(human.code, 0, human.stderr)
+      const lines = human.stdout.trim().split('\n')
+      assert.equal(lines.length, 2)
+      assert.match(lines[0]!, /^Transition facts: no state read: DATABASE_URL is unset and the embedded PostgreSQL in .*no-state is not running; allocations, leases and canary runs are not checked\.$/)
+      assert.match(lines[1]!, /change since HEAD is safe \(state: not consulted\)$/)
     })
 
     it('a new agent version without a canary run is TRANSITION_UNPROVEN', async () => {
       const changed = join(repo, 'fleet.yaml')
       await writeFile(changed, (await readFile(join(FIXTURES, 'valid.yaml'), 'utf8')).replace('version: 1.2.3', 'version: 1.3.0'))
-      const run = await fleetkit(['validate', '--definition', changed, '--since', 'HEAD', '--json'])
+      const run = await fleetkit(['validate', '--definition', changed, '--since', 'HEAD', '--json'], noState())
       assert.equal(run.code, 1)
       assertOutputSchema(run.json)
       assert.deepEqual((run.json.data.errors as Array<{ code: string; path: string; check: string }>).map((e) => [e.code, e.path, e.check]), [
@@ -165,14 +173,14 @@ describe('fleetkit validate (the real command)', function () {
     })
 
     it('a revision that does not exist is DEFINITION_REVISION_UNKNOWN; so is a file outside Git', async () => {
-      const bad = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'no-such-ref', '--json'])
+      const bad = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'no-such-ref', '--json'], noState())
       assert.equal(bad.code, 1)
       assertOutputSchema(bad.json)
       assert.equal(bad.json.code, 'DEFINITION_REVISION_UNKNOWN')
-      const option = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since=--output=/tmp/x', '--json'])
+      const option = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since=--output=/tmp/x', '--json'], noState())
       assert.equal(option.json.code, 'DEFINITION_REVISION_UNKNOWN')
       await copyFile(join(FIXTURES, 'valid.yaml'), join(dir, 'loose.yaml'))
-      const loose = await fleetkit(['validate', '--definition', join(dir, 'loose.yaml'), '--since', 'HEAD', '--json'])
+      const loose = await fleetkit(['validate', '--definition', join(dir, 'loose.yaml'), '--since', 'HEAD', '--json'], noState())
       assert.equal(loose.json.code, 'DEFINITION_REVISION_UNKNOWN')
     })
 
@@ -180,7 +188,7 @@ describe('fleetkit validate (the real command)', function () {
       await writeFile(join(repo, 'fleet.yaml'), 'version: 1\nfleet: x\n')
       await git('commit', '-qam', 'broken')
       await copyFile(join(FIXTURES, 'valid.yaml'), join(repo, 'fleet.yaml'))
-      const run = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'])
+      const run = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'], noState())
       assert.equal(run.code, 1)
       assertOutputSchema(run.json)
       assert.equal(run.json.code, 'DEFINITION_REVISION_INVALID')
