@@ -108,14 +108,22 @@ function describeReason(error: unknown): string {
  * that is not a URL is not shown at all: it might be a key=value string with a password.
  */
 export function redactDatabaseUrl(url: string): string {
+  // A password with an unencoded '/', '?' or '#' ends the authority early, and URL parsing
+  // then puts the rest of it in the path, query or fragment: such a string is not shown.
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(url)
+  if (!authority || url.includes('@', authority[0].length)) return NOT_SHOWN
   try {
     const parsed = new URL(url)
     if (parsed.password) parsed.password = '***'
+    // libpq URLs have no fragment; whatever is there is not fleetkit's to show.
+    parsed.hash = ''
     for (const key of [...parsed.searchParams.keys()]) {
       if (/pass|secret|key|token/i.test(key)) parsed.searchParams.set(key, '***')
     }
     return parsed.toString().replace('%2A%2A%2A', '***')
   } catch {
-    return '(DATABASE_URL is not a URL; not shown)'
+    return NOT_SHOWN
   }
 }
+
+const NOT_SHOWN = '(DATABASE_URL is not a URL; not shown)'

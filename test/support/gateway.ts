@@ -14,6 +14,7 @@
 //   await gw.flushHeartbeats()                      // in-process only: write pending heartbeats now
 //   gw.clock                                        // in-process: the gateway's clock (pass `clock` to inject one)
 //   gw.logs                                         // process mode: stdout JSON lines so far
+//   gw.stderr                                       // process mode: stderr chunks so far
 //   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
 // Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames.
 import 'reflect-metadata'
@@ -60,6 +61,8 @@ export interface TestGateway {
   gateway?: RunningGateway
   child?: ChildProcess
   logs: string[]
+  /** Process mode: what the gateway wrote on stderr so far. */
+  stderr: string[]
   declareNode(id: string, options?: { pool?: string }): Promise<void>
   issueSecret(nodeId: string, options?: { ttlSeconds?: number; now?: Date }): Promise<string>
   enroll(nodeId: string, secret: string): Promise<AgentIdentityFiles>
@@ -97,6 +100,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const db = await freshDatabase(options.postgresUrl)
   const lifetime = options.agentCertLifetimeSeconds ?? 86400
   const logs: string[] = []
+  const stderr: string[] = []
   let gateway: RunningGateway | undefined
   let child: ChildProcess | undefined
   let ports: { enroll: number; agent: number; metrics: number }
@@ -121,7 +125,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: String(lifetime),
         FLEETKIT_AGENT_RENEW_CHECK_SECONDS: String(Math.max(1, Math.min(600, Math.floor(lifetime / 3)))),
         ...options.env,
-      }, logs)
+      }, logs, stderr)
       child = started.child
       ports = started.ports
     }
@@ -134,7 +138,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const agentUrl = `https://127.0.0.1:${ports.agent}`
 
   const tg: TestGateway = {
-    mode, enrollUrl, agentUrl, metricsUrl: `http://127.0.0.1:${ports.metrics}`, pkiDir, caPem, db, clock, gateway, child, logs,
+    mode, enrollUrl, agentUrl, metricsUrl: `http://127.0.0.1:${ports.metrics}`, pkiDir, caPem, db, clock, gateway, child, logs, stderr,
     async declareNode(id, node = {}) {
       await upsertDeclaredNode(db.pool, { id, pool: node.pool ?? 'workers' })
     },
@@ -194,9 +198,8 @@ export function httpsJson(base: string, method: string, path: string, body: unkn
   })
 }
 
-async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[]): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
+async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[], stderr: string[]): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
   const child = spawn(process.execPath, ['bin/dev.js', 'gateway', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: new URL('../..', import.meta.url).pathname })
-  const stderr: string[] = []
   child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
   const ports: Partial<Record<'enroll' | 'agent' | 'metrics', number>> = {}
   return new Promise((resolve, reject) => {

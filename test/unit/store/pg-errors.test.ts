@@ -55,4 +55,14 @@ describe('pg error mapping', () => {
     const kv = redactDatabaseUrl('host=db password=s3cret')
     assert.ok(!kv.includes('s3cret'))
   })
+
+  it('never shows a password whose unencoded / ? or # ends the authority early', () => {
+    // URL parsing would put the rest of such a password in the path, query or fragment.
+    for (const url of ['postgres://u:12#s3cret@h/d', 'postgres://u:12?s3cret@h/d', 'postgres://u:12/s3cret@h/d']) {
+      const shown = redactDatabaseUrl(url)
+      assert.ok(!shown.includes('s3cret') && !shown.includes('12'), `${url} shown as ${shown}`)
+    }
+    assert.equal(redactDatabaseUrl('postgres://u:p@ss@h/d'), 'postgres://u:***@h/d')
+    assert.equal(redactDatabaseUrl('postgres://u:pw@h/d#s3cret'), 'postgres://u:***@h/d')
+  })
 })
