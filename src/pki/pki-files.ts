@@ -59,9 +59,31 @@ export async function readPrivateKeyFile(path: string, uid: number | undefined =
   }
 }
 
+/**
+ * Refuse a PKI directory that group or others may write: they could append their own CA to
+ * `ca-bundle.pem`, which seeds pin and agents trust, and so stand in for the gateway.
+ */
+export async function assertPkiDirectoryPrivate(dir: string): Promise<void> {
+  let mode: number
+  try {
+    mode = (await stat(dir)).mode & 0o7777
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw error
+  }
+  if ((mode & 0o022) !== 0) {
+    const shown = (mode & 0o777).toString(8).padStart(4, '0')
+    throw new FleetkitError('CA_KEY_PERMISSIONS', `the PKI directory ${dir} is writable by group or others (mode ${shown}); refusing to use it`, {
+      actions: [`chmod 0700 ${dir}`, 'if others may have changed ca-bundle.pem or the keys, treat the CA as compromised and create a new PKI'],
+      data: { path: dir, mode: shown },
+    })
+  }
+}
+
 /** Read the whole PKI directory. Missing files are reported as CA_MISSING. */
 export async function readPkiDirectory(dir: string, uid: number | undefined = currentUid()): Promise<PkiFileText> {
   const path = (name: string) => join(dir, name)
+  await assertPkiDirectoryPrivate(dir)
   try {
     const caCertificate = await readFile(path(PKI_FILE_NAMES.caCertificate), 'utf8')
     const caKey = await readPrivateKeyFile(path(PKI_FILE_NAMES.caKey), uid)
@@ -102,6 +124,7 @@ export async function existingCaFiles(dir: string): Promise<string[]> {
  */
 export async function writePkiFiles(dir: string, files: readonly NewPkiFile[]): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 })
+  await assertPkiDirectoryPrivate(dir)
   const temps: { temp: string; final: string }[] = []
   try {
     for (const file of files) {

