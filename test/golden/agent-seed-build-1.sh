@@ -166,8 +166,15 @@ chmod 0644 "$ROOT/etc/systemd/system/fleetkit-agent.service"
 systemctl daemon-reload
 
 log 'enrolling'
-runuser -u fleetkit -- env FLEETKIT_AGENT_CONFIG="$ROOT/etc/fleetkit/agent.env" \
-  "$ROOT/usr/local/bin/fleetkit-agent" enroll
+enroll_env=(FLEETKIT_AGENT_CONFIG="$ROOT/etc/fleetkit/agent.env")
+# In a sandbox root the paths agent.env names move under it too (the environment wins
+# over agent.env); on a host ROOT is empty and the agent reads agent.env alone.
+if [ -n "$ROOT" ]; then
+  enroll_env+=(FLEETKIT_GATEWAY_CA_FILE="$ROOT/etc/fleetkit/gateway-ca.pem"
+    FLEETKIT_ENROLLMENT_SECRET_FILE="$ROOT/var/lib/fleetkit/enrollment-secret"
+    FLEETKIT_AGENT_PKI_DIR="$ROOT/var/lib/fleetkit/pki")
+fi
+runuser -u fleetkit -- env "${enroll_env[@]}" "$ROOT/usr/local/bin/fleetkit-agent" enroll
 
 systemctl enable --now fleetkit-agent.service
 log 'done: fleetkit-agent enrolled and enabled'

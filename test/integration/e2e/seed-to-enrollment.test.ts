@@ -1,0 +1,271 @@
+// The first boot end to end with real parts: `fleetkit seed` renders the agent seed, bash runs
+// it in a sandbox root, it installs the real agent bundle from a signed release and enrolls it.
+import assert from 'node:assert/strict'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { createPublicKey } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { type Server, createServer } from 'node:https'
+import { tmpdir } from 'node:os'
+import { dirname, join, normalize } from 'node:path'
+import { promisify } from 'node:util'
+
+import { parse, stringify } from 'yaml'
+
+import { packagePath } from '../../../src/package-root.js'
+import { listNodeCertificates } from '../../../src/store/certificates.js'
+import { getNode } from '../../../src/store/nodes.js'
+import { type TestGateway, startTestGateway } from '../../support/gateway.js'
+import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
+
+const run = promisify(execFile)
+const NODE_ID = 'build-1'
+const BUNDLE = packagePath('dist', 'fleetkit-agent.cjs')
+/** Commands the seed would run against the machine itself: recorded, never run. */
+const RECORDED = ['apt-get', 'systemctl', 'modprobe', 'sysctl', 'useradd', 'chown']
+
+/** The version the bundle prints (fleetkit's package version), pinned as release.version. */
+const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
+const mode = async (path: string) => (await stat(path)).mode & 0o777
+const exists = (path: string) => stat(path).then(() => true, () => false)
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, stop?: () => string | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const stopped = stop?.()
+    if (stopped) throw new Error(`${stopped} while waiting for ${what}`)
+    const value = await probe()
+    if (value !== undefined && value !== false) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+/** The newest modification time of the files under `dir`. */
+async function newestMtime(dir: string): Promise<number> {
+  let newest = 0
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, (await stat(join(entry.parentPath, entry.name))).mtimeMs)
+  }
+  return newest
+}
+
+/** dist/fleetkit-agent.cjs, rebuilt when it is missing or older than src/agent. */
+async function ensureBundle(): Promise<void> {
+  const built = await stat(BUNDLE).then((s) => s.mtimeMs, () => 0)
+  if (built === 0 || built < (await newestMtime(packagePath('src', 'agent')))) {
+    await run(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { cwd: packagePath() })
+  }
+}
+
+/** A CA and a server certificate for 127.0.0.1, made with openssl, for the release mirror. */
+async function releaseMirrorPki(dir: string): Promise<{ caFile: string; key: string; cert: string }> {
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
+  await run('openssl', ['req', '-x509', ...ec, '-subj', '/CN=fleetkit e2e release CA', '-days', '2',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.pem')])
+  await run('openssl', ['req', ...ec, '-subj', '/CN=127.0.0.1', '-keyout', join(dir, 'server.key'), '-out', join(dir, 'server.csr')])
+  await writeFile(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n')
+  await run('openssl', ['x509', '-req', '-in', join(dir, 'server.csr'), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'),
+    '-CAcreateserial', '-days', '2', '-extfile', join(dir, 'server.ext'), '-out', join(dir, 'server.pem')])
+  return { caFile: join(dir, 'ca.pem'), key: await readFile(join(dir, 'server.key'), 'utf8'), cert: await readFile(join(dir, 'server.pem'), 'utf8') }
+}
+
+/** Serves the files under `root` over HTTPS on 127.0.0.1 (GET only, no directory listings). */
+function serveFiles(root: string, tls: { key: string; cert: string }, requested: string[]): Promise<{ server: Server; url: string }> {
+  const server = createServer(tls, (req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'https://127.0.0.1').pathname))
+    requested.push(path)
+    readFile(join(root, path)).then(
+      (body) => res.writeHead(200, { 'content-length': body.length }).end(body),
+      () => res.writeHead(404).end(),
+    )
+  })
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      resolve({ server, url: `https://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` })
+    })
+  })
+}
+
+interface Outcome { code: number; stdout: string; stderr: string }
+
+async function outcome(file: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv }): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await run(file, args, { ...options, maxBuffer: 16 * 1024 * 1024 })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string }
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
+  }
+}
+
+describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real agent enrolled and heartbeating', function () {
+  this.timeout(180_000)
+  let postgres: DisposablePostgres | undefined
+  let gw: TestGateway | undefined
+  let mirror: Server | undefined
+  let agent: ChildProcess | undefined
+  let dir: string
+  let root: string
+  let bin: string
+  let callsLog: string
+  let seedFile: string
+  const requested: string[] = []
+  /** The bundle as packed (read once: another build may rewrite dist/ meanwhile). */
+  let bundleBytes: Buffer
+  /** Whether the machine's own agent directories exist: the test must leave that as it found it. */
+  const machinePaths = ['/etc/fleetkit', '/var/lib/fleetkit', '/usr/local/bin/fleetkit-agent']
+  let machineBefore: boolean[]
+  const agentStderr: string[] = []
+
+  before(async () => {
+    machineBefore = await Promise.all(machinePaths.map(exists))
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-e2e-'))
+    root = join(dir, 'root')
+    bin = join(dir, 'bin')
+    callsLog = join(dir, 'calls.log')
+    await Promise.all([root, bin, join(dir, 'mirror-pki'), join(dir, 'keys'), join(dir, 'dist')].map((d) => mkdir(d, { recursive: true })))
+    await writeFile(callsLog, '')
+
+    postgres = await startDisposablePostgres()
+    gw = await startTestGateway({ postgresUrl: postgres.url })
+    await ensureBundle()
+
+    // The release: the real bundle for both architectures, packed by fleetkit, signed by openssl alone.
+    bundleBytes = await readFile(BUNDLE)
+    assert.match(bundleBytes.subarray(0, 32).toString(), /^#!\/usr\/bin\/env node\n/)
+    for (const arch of ['amd64', 'arm64']) {
+      await mkdir(join(dir, 'dist', `linux-${arch}`))
+      await writeFile(join(dir, 'dist', `linux-${arch}`, 'fleetkit-agent'), bundleBytes, { mode: 0o755 })
+    }
+    const releaseDir = join(dir, 'www', 'fleetkit-agent', version)
+    await mkdir(dirname(releaseDir), { recursive: true })
+    await run(process.execPath, ['bin/dev.js', 'release', 'pack', '--version', version, '--input', join(dir, 'dist'), '--output', releaseDir], { cwd: packagePath() })
+    const signingKey = join(dir, 'keys', 'release.key')
+    await run('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', signingKey])
+    await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', signingKey, '-in', join(releaseDir, 'SHA256SUMS'), '-out', join(dir, 'keys', 'sums.sig')])
+    await writeFile(join(releaseDir, 'SHA256SUMS.sig'), (await readFile(join(dir, 'keys', 'sums.sig'))).toString('base64'))
+    const publicKey = createPublicKey(await readFile(signingKey, 'utf8')).export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64')
+
+    const mirrorPki = await releaseMirrorPki(join(dir, 'mirror-pki'))
+    const served = await serveFiles(join(dir, 'www'), mirrorPki, requested)
+    mirror = served.server
+
+    // The definition: the example fleet pointed at the loopback gateway and mirror.
+    const definition = parse(await readFile(packagePath('examples', 'fleet.yaml'), 'utf8'))
+    definition.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
+    definition.release = { url: `${served.url}/fleetkit-agent`, publicKey, version, caFile: 'release-ca.pem' }
+    await copyFile(mirrorPki.caFile, join(dir, 'release-ca.pem'))
+    await writeFile(join(dir, 'fleet.yaml'), stringify(definition))
+
+    for (const cmd of RECORDED) {
+      await writeFile(join(bin, cmd), `#!/bin/bash\necho "${cmd} $*" >>"${callsLog}"\n`, { mode: 0o755 })
+    }
+    // runuser -u USER -- CMD...: recorded, then CMD runs as this user (no fleetkit user is created here).
+    await writeFile(join(bin, 'runuser'), `#!/bin/bash\necho "runuser $*" >>"${callsLog}"\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n`, { mode: 0o755 })
+  })
+
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed' && agentStderr.length > 0) {
+      process.stderr.write(`agent stderr:\n${agentStderr.join('').split('\n').slice(-30).join('\n')}\n`)
+    }
+  })
+
+  after(async () => {
+    if (agent && agent.exitCode === null && agent.signalCode === null) {
+      const exited = new Promise((resolve) => agent!.once('exit', resolve))
+      agent.kill('SIGKILL')
+      await exited
+    }
+    if (mirror) await new Promise((resolve) => mirror!.close(resolve))
+    await gw?.close()
+    await postgres?.stop()
+    if (dir) await rm(dir, { recursive: true, force: true })
+  })
+
+  /** PATH: the recording stubs first, then this Node.js (the bundle's `#!/usr/bin/env node`), then the system's. */
+  const path = () => [bin, dirname(process.execPath), process.env.PATH ?? '/usr/bin:/bin'].join(':')
+
+  it('fleetkit seed registers the node as provisioning and writes the seed', async () => {
+    seedFile = join(dir, `${NODE_ID}.user-data`)
+    const seeded = await outcome(process.execPath, ['bin/dev.js', 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'),
+      '--allow-documentation-ranges', '--output', seedFile, '--json'], {
+      cwd: packagePath(),
+      env: { ...process.env, DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') },
+    })
+    assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
+    assert.equal(JSON.parse(seeded.stdout).result.gzipped, false)
+    assert.match(await readFile(seedFile, 'utf8'), /^#!\/bin\/bash\n/)
+    assert.equal((await getNode(gw!.db.pool, NODE_ID))?.status, 'provisioning')
+  })
+
+  it('the seed installs the signed real agent and enrolls it with the gateway', async () => {
+    const seeded = await outcome('bash', [seedFile], { cwd: dir, env: { ...process.env, PATH: path(), FLEETKIT_SEED_ROOT: root } })
+    assert.equal(seeded.code, 0, seeded.stderr)
+
+    // Every release file came from the loopback mirror over TLS pinned to release.caFile.
+    assert.deepEqual(new Set(requested), new Set([`/fleetkit-agent/${version}/SHA256SUMS`, `/fleetkit-agent/${version}/SHA256SUMS.sig`,
+      `/fleetkit-agent/${version}/fleetkit-agent-${version}-linux-amd64.tar.zst`]))
+
+    const installed = join(root, 'usr/local/bin/fleetkit-agent')
+    assert.ok((await readFile(installed)).equals(bundleBytes), 'the installed agent is the bundle, byte for byte')
+    assert.equal(await mode(installed), 0o755)
+
+    assert.equal((await getNode(gw!.db.pool, NODE_ID))?.status, 'active')
+    const certificates = await listNodeCertificates(gw!.db.pool, NODE_ID)
+    assert.equal(certificates.length, 1)
+    assert.equal(await exists(join(root, 'var/lib/fleetkit/enrollment-secret')), false, 'the secret is deleted after enrollment')
+    for (const name of ['agent.key', 'agent.pem', 'gateway-ca.pem']) {
+      assert.equal(await mode(join(root, 'var/lib/fleetkit/pki', name)), 0o600, name)
+    }
+    assert.match(await readFile(join(root, 'var/lib/fleetkit/pki/agent.pem'), 'utf8'), /^-----BEGIN CERTIFICATE-----/)
+    assert.match(seeded.stdout, new RegExp(`^enrolled ${NODE_ID}`, 'm'))
+
+    const calls = (await readFile(callsLog, 'utf8')).split('\n')
+    assert.ok(calls.includes('modprobe br_netfilter'), calls.join('\n'))
+    assert.ok(calls.includes('apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs'))
+    assert.ok(calls.some((line) => line.startsWith('runuser -u fleetkit -- env ') && line.endsWith(`${installed} enroll`)))
+    assert.ok(calls.includes('systemctl enable --now fleetkit-agent.service'))
+    assert.deepEqual(await Promise.all(machinePaths.map(exists)), machineBefore, 'the machine\'s own agent paths are untouched')
+  })
+
+  it('the installed agent runs with the sandbox paths and its heartbeats reach the database', async () => {
+    const before = await getNode(gw!.db.pool, NODE_ID)
+    assert.ok(before?.lastSeenAt, 'enrollment set last_seen_at')
+    assert.equal(before.hostFactsAt, null, 'no host facts before the agent runs')
+    agent = spawn(join(root, 'usr/local/bin/fleetkit-agent'), ['run'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        PATH: path(),
+        FLEETKIT_AGENT_CONFIG: join(root, 'etc/fleetkit/agent.env'),
+        FLEETKIT_GATEWAY_CA_FILE: join(root, 'etc/fleetkit/gateway-ca.pem'),
+        FLEETKIT_ENROLLMENT_SECRET_FILE: join(root, 'var/lib/fleetkit/enrollment-secret'),
+        FLEETKIT_AGENT_PKI_DIR: join(root, 'var/lib/fleetkit/pki'),
+        FLEETKIT_AGENT_HEARTBEAT_SECONDS: '1',
+      },
+    })
+    agent.stderr!.on('data', (chunk: Buffer) => agentStderr.push(chunk.toString()))
+    const exitedEarly = () => (agent!.exitCode !== null ? `the agent exited (${agent!.exitCode})` : undefined)
+
+    const seen = await eventually('a heartbeat with host facts in the database', async () => {
+      const node = await getNode(gw!.db.pool, NODE_ID)
+      return node?.hostFactsAt && node.lastSeenAt && node.lastSeenAt > before!.lastSeenAt! ? node : undefined
+    }, exitedEarly)
+    const later = await eventually('a later heartbeat', async () => {
+      const node = await getNode(gw!.db.pool, NODE_ID)
+      return node?.lastSeenAt && node.lastSeenAt > seen.lastSeenAt! ? node : undefined
+    }, exitedEarly)
+    assert.equal(later.hostAgentVersion, version)
+    assert.ok((later.hostCpuCount ?? 0) >= 1)
+    assert.ok((later.hostMemoryMb ?? 0) > 0)
+    assert.equal(later.hostKernel, (await readFile('/proc/sys/kernel/osrelease', 'utf8')).trim())
+
+    const stopped = new Promise<number | null>((resolve) => agent!.once('exit', (code) => resolve(code)))
+    agent.kill('SIGTERM')
+    assert.equal(await stopped, 0, agentStderr.join(''))
+    assert.deepEqual(await Promise.all(machinePaths.map(exists)), machineBefore, 'the machine\'s own agent paths are untouched')
+  })
+})
