@@ -19,8 +19,8 @@ export const RELEASE_URL_PATTERN = /^https:\/\/[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:
 
 export function assertReleaseUrl(url: string): string {
   if (!RELEASE_URL_PATTERN.test(url)) {
-    throw new FleetkitError('RELEASE_INPUT_INVALID', `release URL ${JSON.stringify(url)} is not https://host[:port]/path without query, credentials or shell metacharacters`, {
-      data: { expected: RELEASE_URL_PATTERN.source, actual: url },
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `release URL ${JSON.stringify(displayUrl(url))} is not https://host[:port]/path without query, credentials or shell metacharacters`, {
+      data: { expected: RELEASE_URL_PATTERN.source, actual: displayUrl(url) },
     })
   }
   return url.replace(/\/+$/, '')
@@ -30,8 +30,26 @@ export function describeSource(source: ReleaseSource, version: string): string {
   return 'dir' in source ? source.dir : `${assertReleaseUrl(source.url)}/${version}/`
 }
 
+/**
+ * A URL as it may be printed: credentials and the query (a presigned URL's signature,
+ * for example after a redirect) replaced by `***`; what does not parse is not shown.
+ */
+export function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.username) parsed.username = '***'
+    if (parsed.password) parsed.password = '***'
+    if (parsed.search) parsed.search = '***'
+    parsed.hash = ''
+    return parsed.toString().replaceAll('%2A%2A%2A', '***')
+  } catch {
+    return '(a value that is not a URL; not shown)'
+  }
+}
+
 function downloadFailed(what: string, reason: string, data: Record<string, unknown> = {}): FleetkitError {
-  return new FleetkitError('RELEASE_DOWNLOAD_FAILED', `cannot get ${what}: ${reason}`, { data: { file: what, ...data } })
+  const shown = /^https?:\/\//i.test(what) ? displayUrl(what) : what
+  return new FleetkitError('RELEASE_DOWNLOAD_FAILED', `cannot get ${shown}: ${reason}`, { data: { file: shown, ...data } })
 }
 
 async function readLocal(path: string, maxBytes: number): Promise<Buffer> {
@@ -53,7 +71,7 @@ async function fetchHttps(url: string, maxBytes: number, ca: Buffer | undefined,
       if (status >= 300 && status < 400 && res.headers.location !== undefined) {
         res.resume()
         const next = new URL(res.headers.location, url).toString()
-        if (!next.startsWith('https://')) return reject(downloadFailed(url, `redirect to a non-https URL ${next}`))
+        if (!next.startsWith('https://')) return reject(downloadFailed(url, `redirect to a non-https URL ${displayUrl(next)}`))
         if (redirects >= MAX_REDIRECTS) return reject(downloadFailed(url, 'too many redirects'))
         return fetchHttps(next, maxBytes, ca, redirects + 1).then(resolve, reject)
       }

@@ -1,15 +1,19 @@
 // Secrets never leak (DESIGN.md "Boundaries"): real CLI, gateway, agent and embedded PostgreSQL
 // processes; their stdout, stderr, logs, argv, files and database rows are searched for each secret.
+import 'reflect-metadata'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { createServer as createHttpsServer, type Server } from 'node:https'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
 import { packagePath } from '../../../src/package-root.js'
+import { initPki } from '../../../src/pki/init-pki.js'
 import { createJob } from '../../../src/store/jobs.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey, tamperSignature } from '../../support/pki.js'
@@ -362,6 +366,39 @@ describe('secrets never leak (real processes)', function () {
       const seed = await fleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'], { FLEETKIT_PKI_DIR: pkiDir, DATABASE_URL: `postgres://fleetkit:${PASSWORD}@127.0.0.1:1/x` })
       assert.equal((JSON.parse(seed.stdout) as { code: string }).code, 'CA_KEY_PERMISSIONS', seed.stdout)
       assertAbsent(serve.stdout + serve.stderr + seed.stdout + seed.stderr, { 'the password': PASSWORD }, 'gateway serve and seed')
+    })
+  })
+
+  describe('release URLs with credentials or a presigned query', () => {
+    const TOKEN = 'T0kenS3cretValue'
+    const publicKey = Buffer.alloc(32, 7).toString('base64')
+    let server: Server | undefined
+    let pkiDir: string
+
+    after(async () => {
+      if (server) await new Promise((resolve) => server!.close(resolve))
+    })
+
+    it('are refused or reported without the credential or the signature', async () => {
+      for (const url of [`https://mirror:${TOKEN}@127.0.0.1:1/rel`, `https://127.0.0.1:1/rel?X-Amz-Signature=${TOKEN}`]) {
+        const ran = await fleetkit(['release', 'verify', '--url', url, '--version', '1.0.0', '--arch', 'amd64', '--public-key', publicKey, '--json', '--debug'], {})
+        assert.equal((JSON.parse(ran.stdout) as { code: string }).code, 'RELEASE_INPUT_INVALID', ran.stdout)
+        assertAbsent(ran.stdout + ran.stderr, { 'the token': TOKEN }, `release verify --url ${url}`)
+      }
+      // A mirror that redirects to a presigned object URL which then fails.
+      pkiDir = join(dir, 'mirror-pki')
+      await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
+      server = createHttpsServer({ key: await readFile(join(pkiDir, 'server.key')), cert: await readFile(join(pkiDir, 'server.pem')) }, (req, res) => {
+        if (req.url?.startsWith('/rel/')) res.writeHead(302, { location: `/signed${req.url}?X-Amz-Signature=${TOKEN}` }).end()
+        else res.writeHead(403).end('denied')
+      })
+      await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+      const port = (server.address() as AddressInfo).port
+      const ran = await fleetkit(['release', 'verify', '--url', `https://127.0.0.1:${port}/rel`, '--version', '1.0.0', '--arch', 'amd64', '--public-key', publicKey, '--ca-file', join(pkiDir, 'ca.pem'), '--json', '--debug'], {})
+      const json = JSON.parse(ran.stdout) as { code: string; message: string }
+      assert.equal(json.code, 'RELEASE_DOWNLOAD_FAILED', ran.stdout)
+      assert.match(json.message, /\/signed\/rel\/1\.0\.0\/SHA256SUMS\?\*\*\*: HTTP 403/, 'the redirected URL is named, its query hidden')
+      assertAbsent(ran.stdout + ran.stderr, { 'the signature': TOKEN }, 'release verify after a redirect')
     })
   })
 
