@@ -141,6 +141,21 @@ describe('secrets never leak (real processes)', function () {
     }
   })
 
+  describe('a Hetzner token or GitHub token pasted into fleet.yaml', () => {
+    it('is named by kind, never shown, by validate and by a command that reads the definition', async () => {
+      const fixture = 'test/fixtures/definitions/secret-token.yaml'
+      const text = await readFile(packagePath(fixture), 'utf8')
+      const tokens = [/tokenEnv: (\S+)/.exec(text)?.[1], /caFile: (\S+)/.exec(text)?.[1]]
+      assert.ok(tokens.every((token) => token && token.length >= 30), 'the fixture holds both tokens')
+      for (const args of [['validate', '--definition', fixture, '--json', '--debug'], ['validate', '--definition', fixture, '--debug'], ['inventory', '--definition', fixture, '--output', join(dir, 'inv.yml'), '--debug']]) {
+        const ran = await fleetkit(args, {})
+        assert.notEqual(ran.code, 0)
+        assert.match(ran.stdout + ran.stderr, /DEFINITION_SECRET_FOUND/)
+        assertAbsent(ran.stdout + ran.stderr, { 'a token': tokens as string[] }, `fleetkit ${args.join(' ')}`)
+      }
+    })
+  })
+
   describe('the gateway, the agent and the CLI against a real PostgreSQL', () => {
     const NODE = '5d0c7a2e-8f7b-4b55-a1d4-6a2f0e9c3b21'
     let postgres: DisposablePostgres
