@@ -106,6 +106,7 @@ function describeReason(error: unknown): string {
 /**
  * A connection string with its password replaced by `***`, safe to print. A string
  * that is not a URL is not shown at all: it might be a key=value string with a password.
+ * Neither is a URL whose password would spill out of the userinfo (see below).
  */
 export function redactDatabaseUrl(url: string): string {
   // A password with an unencoded '/', '?' or '#' ends the authority early, and URL parsing
@@ -126,4 +127,4 @@ export function redactDatabaseUrl(url: string): string {
   }
 }
 
-const NOT_SHOWN = '(DATABASE_URL is not a URL; not shown)'
+const NOT_SHOWN = '(DATABASE_URL not shown: not a URL whose password can be hidden)'
