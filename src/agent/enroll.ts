@@ -8,7 +8,7 @@ import { removeDurably } from './atomic-file.js'
 import { explainTransportError } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import { GatewayClient, gatewayErrorCode } from './gateway-client.js'
-import { identityStaged, stageIdentity } from './identity.js'
+import { assertPkiDirectoryPrivate, identityStaged, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
 import type { Logger } from './log.js'
 
@@ -38,6 +38,8 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
     deps.log('info', 'enroll_skipped', { reason: 'identity already staged', pki_dir: config.pkiDir })
     return { outcome: 'already-enrolled' }
   }
+  // Before the secret is used up: a directory the key cannot be staged in safely is refused now.
+  await assertPkiDirectoryPrivate(config.pkiDir)
   const secret = await readSecret(config.secretFile)
   const pinnedCa = await readPinnedCa(config)
   const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)

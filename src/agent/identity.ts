@@ -63,6 +63,7 @@ export async function identityStaged(pkiDir: string): Promise<boolean> {
  */
 export async function stageIdentity(pkiDir: string, keyPem: string, certificatePem: string, caPem?: string): Promise<void> {
   await mkdir(pkiDir, { recursive: true, mode: 0o700 })
+  await assertPkiDirectoryPrivate(pkiDir)
   const paths = identityPaths(pkiDir)
   if (caPem !== undefined) await writeFileAtomic(paths.caBundle, caPem, 0o600)
   await writeStaged(paths.key, keyPem, 0o600)
@@ -71,6 +72,27 @@ export async function stageIdentity(pkiDir: string, keyPem: string, certificateP
   await commitStaged(paths.key)
   await commitStaged(paths.certificate)
   await syncDirectory(pkiDir)
+}
+
+/**
+ * Refuses a PKI directory that group or others may write: they could swap the key or plant
+ * a link where the next key is staged. A missing directory is fine (it is created 0700).
+ */
+export async function assertPkiDirectoryPrivate(pkiDir: string): Promise<void> {
+  let mode: number
+  try {
+    mode = (await stat(pkiDir)).mode
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw error
+  }
+  if ((mode & 0o022) !== 0) {
+    const shown = (mode & 0o777).toString(8).padStart(4, '0')
+    throw new FleetkitError('AGENT_CONFIG_INVALID', `the agent PKI directory ${pkiDir} is writable by group or others (mode ${shown}); refusing to keep a key there`, {
+      actions: [`chmod 0700 ${pkiDir}`, 'or set FLEETKIT_AGENT_PKI_DIR to a directory only the agent\'s user can write'],
+      data: { setting: 'FLEETKIT_AGENT_PKI_DIR', path: pkiDir, mode: shown },
+    })
+  }
 }
 
 async function finishInterruptedStaging(paths: IdentityPaths): Promise<void> {

@@ -260,7 +260,19 @@ describe('secrets never leak (real processes)', function () {
       assert.match(refused.stderr, /AGENT_ENROLL_FAILED/)
       assertAbsent(refused.stdout + refused.stderr, { 'the secret': wrongSecret }, 'the refused agent\'s output')
 
+      // A PKI directory others may write is refused before the secret is used up.
       await writeFile(secretFile, `${agentSecret}\n`, { mode: 0o600 })
+      const sharedPki = join(home, 'shared-pki')
+      await mkdir(sharedPki)
+      await chmod(sharedPki, 0o777)
+      const unsafe = await runProcess(process.execPath, [bundle, 'enroll'], { ...agentEnv, FLEETKIT_AGENT_PKI_DIR: sharedPki })
+      agentOutput.push(unsafe.stdout, unsafe.stderr)
+      assert.equal(unsafe.code, 78, unsafe.stderr)
+      assert.match(unsafe.stderr, /AGENT_CONFIG_INVALID/)
+      assert.deepEqual(await readdir(sharedPki), [])
+      assert.equal(existsSync(secretFile), true, 'the secret is kept for the next attempt')
+      assertAbsent(unsafe.stdout + unsafe.stderr, { 'the secret': agentSecret }, 'the refused agent\'s output')
+
       const enrolled = await runProcess(process.execPath, [bundle, 'enroll'], agentEnv)
       agentOutput.push(enrolled.stdout, enrolled.stderr)
       assert.equal(enrolled.code, 0, enrolled.stderr)
