@@ -74,11 +74,18 @@ export async function listPlaybooks(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile() && /\.ya?ml$/.test(e.name)).map((e) => join(dir, e.name)).sort()
 }
 
+/** A syntax check needs no credentials: the database URL and token-like variables stay here. */
+const SECRET_VARIABLE = /^DATABASE_URL$|^PGPASSWORD$|TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE_KEY/i
+
+function withoutSecrets(env: Env): Env {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_VARIABLE.test(name)))
+}
+
 export async function checkAnsible(options: AnsibleCheckOptions): Promise<AnsibleCheckResult> {
   const playbookDir = options.playbookDir ?? packagePath('ansible', 'playbooks')
   const config = join(playbookDir, '..', 'ansible.cfg')
   const env: Env = {
-    ...(options.env ?? process.env),
+    ...withoutSecrets(options.env ?? process.env),
     ANSIBLE_NOCOLOR: '1',
     ANSIBLE_RETRY_FILES_ENABLED: 'false',
     // A file no plugin can parse is an error, not a warning and an empty inventory.

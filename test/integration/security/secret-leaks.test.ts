@@ -156,6 +156,28 @@ describe('secrets never leak (real processes)', function () {
     })
   })
 
+  describe('validate --ansible', () => {
+    it('runs ansible without DATABASE_URL or token variables in its environment', async () => {
+      // Stand-ins for ansible that record the environment they were given.
+      const bin = join(dir, 'fake-ansible')
+      await mkdir(bin)
+      const dump = join(dir, 'ansible-env.txt')
+      for (const name of ['ansible-inventory', 'ansible-playbook']) {
+        await writeFile(join(bin, name), `#!/bin/sh\nenv >> "${dump}"\necho 'fake ansible refuses' >&2\nexit 1\n`, { mode: 0o755 })
+      }
+      const ran = await fleetkit(['validate', ...EXAMPLE, '--ansible', '--json', '--debug'], {
+        PATH: `${bin}:${process.env.PATH ?? ''}`,
+        DATABASE_URL: `postgres://fleetkit:${PASSWORD}@127.0.0.1:1/x`,
+        HCLOUD_TOKEN: `hcloud-${PASSWORD}`,
+        FLEETKIT_SEED_TOKEN: `seed-${PASSWORD}`,
+      })
+      assert.notEqual(ran.code, 0)
+      const seen = await readFile(dump, 'utf8')
+      assert.match(seen, /ANSIBLE_NOCOLOR=1/, 'the stand-in ran')
+      assertAbsent(seen + ran.stdout + ran.stderr, { 'a secret variable': PASSWORD }, 'ansible\'s environment and the output')
+    })
+  })
+
   describe('the gateway, the agent and the CLI against a real PostgreSQL', () => {
     const NODE = '5d0c7a2e-8f7b-4b55-a1d4-6a2f0e9c3b21'
     let postgres: DisposablePostgres
