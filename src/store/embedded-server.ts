@@ -98,7 +98,7 @@ export async function ensureEmbeddedServer(stateDir: string, options: EnsureEmbe
   const paths = embeddedServerPaths(stateDir)
   const timeoutMs = options.timeoutMs ?? 120_000
   // The common case, a server already running, costs two small file reads.
-  const known = await readFile(paths.passwordFile, 'utf8').then((p) => p.trim()).catch(() => '')
+  const known = await readPasswordFile(paths.passwordFile).catch(() => '')
   const ready = known ? await findReadyServer(paths) : undefined
   if (ready) return { ...connection(paths, ready, known), started: false, initialised: false }
 
@@ -290,10 +290,21 @@ async function checkReachable(dir: string, runAs: UnixIds): Promise<void> {
   }
 }
 
+/**
+ * The password file, tightened back to 0600 if a restore or a copy loosened it: anyone who
+ * reads it is the database's superuser.
+ */
+async function readPasswordFile(path: string): Promise<string> {
+  const text = await readFile(path, 'utf8')
+  const mode = (await stat(path)).mode
+  if ((mode & 0o077) !== 0) await chmod(path, 0o600).catch(() => undefined)
+  return text.trim()
+}
+
 /** The password is generated once; link() publishes it atomically so racing processes agree. */
 async function readOrCreatePassword(path: string): Promise<string> {
-  const existing = await readFile(path, 'utf8').catch(() => undefined)
-  if (existing?.trim()) return existing.trim()
+  const existing = await readPasswordFile(path).catch(() => undefined)
+  if (existing) return existing
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`
   await writeFile(temp, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 })
   try {

@@ -485,6 +485,11 @@ describe('secrets never leak (real processes)', function () {
       const scratch = existsSync(join(root, 'tmp')) ? await readdir(join(root, 'tmp')) : []
       assert.deepEqual(scratch, [], 'initdb\'s password file is not left behind')
       assert.deepEqual((await readdir(root)).filter((name) => name.startsWith('password.')), [], 'no temporary password file is left')
+      // A restore that loosened the file is tightened back by the next command.
+      await chmod(passwordFile, 0o644)
+      const again = await fleetkit(['db', 'migrate', '--json'], { FLEETKIT_STATE_DIR: stateDir })
+      assert.equal(again.code, 0, again.stdout + again.stderr)
+      assert.equal(await modeOf(passwordFile), 0o600)
     })
   })
 })
