@@ -21,7 +21,6 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { accessSync, constants, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -29,6 +28,7 @@ import pg from 'pg'
 
 import { migrate } from '../../src/store/migrate.js'
 import { embeddedBinaries, postgresRunAs, systemBinaries } from '../../src/store/postgres-binaries.js'
+import { freePort } from './ports.js'
 
 export interface DisposablePostgres {
   /** postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres (a superuser). */
@@ -218,16 +218,5 @@ function runToEnd(command: string, args: string[], runAs: { uid: number; gid: nu
     child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
     child.on('error', reject)
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))))
-  })
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
   })
 }

@@ -1,43 +1,16 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
-import Ajv2020 from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
-
 import { packagePath } from '../../../src/package-root.js'
+import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 
 const exec = promisify(execFile)
 const FIXTURES = packagePath('test', 'fixtures', 'definitions')
 const EXAMPLE = packagePath('examples', 'fleet.yaml')
-
-interface Run { code: number; stdout: string; stderr: string; json: Record<string, any> } // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function fleetkit(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  // The caller's own FLEETKIT_DEFINITION must not leak into the test.
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  delete env.FLEETKIT_DEFINITION
-  Object.assign(env, options.env)
-  try {
-    const { stdout, stderr } = await exec('node', [packagePath('bin', 'dev.js'), ...args], { cwd: options.cwd ?? packagePath(), env, maxBuffer: 64 * 1024 * 1024 })
-    return { code: 0, stdout, stderr, json: args.includes('--json') ? JSON.parse(stdout) : {} }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: args.includes('--json') && e.stdout.trim() !== '' ? JSON.parse(e.stdout) : {} }
-  }
-}
-
-const ajv = new Ajv2020.default({ allErrors: true, strict: true })
-addFormats.default(ajv)
-const validateOutput = ajv.compile(JSON.parse(readFileSync(packagePath('schema', 'output', 'validate.schema.json'), 'utf8')) as object)
-
-function assertOutputSchema(json: unknown): void {
-  assert.ok(validateOutput(json), JSON.stringify(validateOutput.errors, null, 2))
-}
 
 describe('fleetkit validate (the real command)', function () {
   this.timeout(120_000)
@@ -49,23 +22,23 @@ describe('fleetkit validate (the real command)', function () {
   after(async () => { await rm(dir, { recursive: true, force: true }) })
 
   it('accepts examples/fleet.yaml with --allow-documentation-ranges: exit 0, one summary line, schema-valid --json', async () => {
-    const human = await fleetkit(['validate', '--definition', EXAMPLE, '--allow-documentation-ranges'])
+    const human = await runFleetkit(['validate', '--definition', EXAMPLE, '--allow-documentation-ranges'])
     assert.equal(human.code, 0, human.stderr)
     assert.equal(human.stdout.trim().split('\n').length, 1)
     assert.match(human.stdout, /fleet "example" is valid: 3 pools, 6 nodes \(4 active, 1 drained, 1 disabled\)/)
 
-    const run = await fleetkit(['validate', EXAMPLE, '--allow-documentation-ranges', '--json'])
+    const run = await runFleetkit(['validate', EXAMPLE, '--allow-documentation-ranges', '--json'])
     assert.equal(run.code, 0, run.stderr)
-    assertOutputSchema(run.json)
+    assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.status, 0)
     assert.deepEqual([run.json.result.fleet, run.json.result.pools, run.json.result.nodes.total, run.json.result.canary], ['example', 3, 6, 'build-1'])
     assert.deepEqual(run.json.result.capacity.reserved, { cpu: 14, memoryMiB: 31744, diskGiB: 300 })
   })
 
   it('refuses the example without the flag: every documentation range, exit 1, schema-valid --json', async () => {
-    const run = await fleetkit(['validate', '--definition', EXAMPLE, '--json'])
+    const run = await runFleetkit(['validate', '--definition', EXAMPLE, '--json'])
     assert.equal(run.code, 1)
-    assertOutputSchema(run.json)
+    assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.code, 'DEFINITION_INVALID')
     const errors = run.json.data.errors as Array<{ code: string; path: string }>
     assert.ok(errors.length >= 3)
@@ -73,7 +46,7 @@ describe('fleetkit validate (the real command)', function () {
   })
 
   it('prints one line per error in human mode, then the envelope error', async () => {
-    const run = await fleetkit(['validate', '--definition', join(FIXTURES, 'docker-network-invalid.yaml')])
+    const run = await runFleetkit(['validate', '--definition', join(FIXTURES, 'docker-network-invalid.yaml')])
     assert.equal(run.code, 1)
     const lines = run.stderr.trim().split('\n')
     assert.deepEqual(lines.slice(0, 3).map((l) => l.split(' ').slice(0, 2).join(' ')), [
@@ -91,17 +64,17 @@ describe('fleetkit validate (the real command)', function () {
     ['docker-network-too-small.yaml', ['DOCKER_NETWORK_POLICY_TOO_SMALL', 'DOCKER_NETWORK_POLICY_TOO_SMALL']],
   ] as const) {
     it(`${fixture}: exit 1 with ${codes.join(', ')} under --json`, async () => {
-      const run = await fleetkit(['validate', '--definition', join(FIXTURES, fixture), '--json'])
+      const run = await runFleetkit(['validate', '--definition', join(FIXTURES, fixture), '--json'])
       assert.equal(run.code, 1)
-      assertOutputSchema(run.json)
+      assertMatchesOutputSchema('validate', run.json)
       assert.deepEqual((run.json.data.errors as Array<{ code: string }>).map((e) => e.code).sort(), [...codes].sort())
     })
   }
 
   it('malformed YAML: DEFINITION_UNREADABLE with line and column', async () => {
-    const run = await fleetkit(['validate', '--definition', join(FIXTURES, 'malformed.yaml'), '--json'])
+    const run = await runFleetkit(['validate', '--definition', join(FIXTURES, 'malformed.yaml'), '--json'])
     assert.equal(run.code, 1)
-    assertOutputSchema(run.json)
+    assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.code, 'DEFINITION_UNREADABLE')
     assert.deepEqual([run.json.data.line, run.json.data.column], [6, 13])
     assert.match(run.json.message, /line 6, column 13/)
@@ -113,23 +86,23 @@ describe('fleetkit validate (the real command)', function () {
       const secretLines = text.split('\n').filter((l) => /PRIVATE KEY|^[A-Za-z0-9+/=]{20,}$|FakeHetzner|ghp_/.test(l.trim())).map((l) => l.trim().replace(/^(tokenEnv|caFile): /, ''))
       assert.ok(secretLines.length > 0)
       for (const args of [[], ['--json']]) {
-        const run = await fleetkit(['validate', '--definition', join(FIXTURES, fixture), ...args])
+        const run = await runFleetkit(['validate', '--definition', join(FIXTURES, fixture), ...args])
         assert.equal(run.code, 1)
         assert.match(run.stdout + run.stderr, /DEFINITION_SECRET_FOUND/)
         for (const line of secretLines) assert.ok(!(run.stdout + run.stderr).includes(line), `leaked: ${line}`)
-        if (args.length > 0) assertOutputSchema(run.json)
+        if (args.length > 0) assertMatchesOutputSchema('validate', run.json)
       }
     })
   }
 
   it('a missing file is DEFINITION_MISSING; the path comes from FLEETKIT_DEFINITION, else ./fleet.yaml', async () => {
-    const byEnv = await fleetkit(['validate', '--json'], { env: { FLEETKIT_DEFINITION: join(dir, 'nope.yaml') } })
+    const byEnv = await runFleetkit(['validate', '--json'], { env: { FLEETKIT_DEFINITION: join(dir, 'nope.yaml') } })
     assert.equal(byEnv.code, 1)
-    assertOutputSchema(byEnv.json)
+    assertMatchesOutputSchema('validate', byEnv.json)
     assert.equal(byEnv.json.code, 'DEFINITION_MISSING')
     assert.match(byEnv.json.message, /nope\.yaml/)
     await copyFile(EXAMPLE, join(dir, 'fleet.yaml'))
-    const byDefault = await fleetkit(['validate', '--allow-documentation-ranges', '--json'], { cwd: dir })
+    const byDefault = await runFleetkit(['validate', '--allow-documentation-ranges', '--json'], { cwd: dir })
     assert.equal(byDefault.code, 0, byDefault.stdout)
     assert.equal(byDefault.json.result.file, './fleet.yaml')
   })
@@ -149,11 +122,11 @@ describe('fleetkit validate (the real command)', function () {
     })
 
     it('an unchanged file since HEAD is a safe change, reported with its ref', async () => {
-      const run = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'], noState())
+      const run = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'], noState())
       assert.equal(run.code, 0, run.stdout)
-      assertOutputSchema(run.json)
+      assertMatchesOutputSchema('validate', run.json)
       assert.deepEqual(run.json.result.since, { ref: 'HEAD', factsSource: 'none' })
-      const human = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD'], noState())
+      const human = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD'], noState())
       assert.equal(human.code, 0, human.stderr)
       const lines = human.stdout.trim().split('\n')
       assert.equal(lines.length, 2)
@@ -164,23 +137,23 @@ describe('fleetkit validate (the real command)', function () {
     it('a new agent version without a canary run is TRANSITION_UNPROVEN', async () => {
       const changed = join(repo, 'fleet.yaml')
       await writeFile(changed, (await readFile(join(FIXTURES, 'valid.yaml'), 'utf8')).replace('version: 1.2.3', 'version: 1.3.0'))
-      const run = await fleetkit(['validate', '--definition', changed, '--since', 'HEAD', '--json'], noState())
+      const run = await runFleetkit(['validate', '--definition', changed, '--since', 'HEAD', '--json'], noState())
       assert.equal(run.code, 1)
-      assertOutputSchema(run.json)
+      assertMatchesOutputSchema('validate', run.json)
       assert.deepEqual((run.json.data.errors as Array<{ code: string; path: string; check: string }>).map((e) => [e.code, e.path, e.check]), [
         ['TRANSITION_UNPROVEN', '/release/version', 'definition:transition'],
       ])
     })
 
     it('a revision that does not exist is DEFINITION_REVISION_UNKNOWN; so is a file outside Git', async () => {
-      const bad = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'no-such-ref', '--json'], noState())
+      const bad = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'no-such-ref', '--json'], noState())
       assert.equal(bad.code, 1)
-      assertOutputSchema(bad.json)
+      assertMatchesOutputSchema('validate', bad.json)
       assert.equal(bad.json.code, 'DEFINITION_REVISION_UNKNOWN')
-      const option = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since=--output=/tmp/x', '--json'], noState())
+      const option = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since=--output=/tmp/x', '--json'], noState())
       assert.equal(option.json.code, 'DEFINITION_REVISION_UNKNOWN')
       await copyFile(join(FIXTURES, 'valid.yaml'), join(dir, 'loose.yaml'))
-      const loose = await fleetkit(['validate', '--definition', join(dir, 'loose.yaml'), '--since', 'HEAD', '--json'], noState())
+      const loose = await runFleetkit(['validate', '--definition', join(dir, 'loose.yaml'), '--since', 'HEAD', '--json'], noState())
       assert.equal(loose.json.code, 'DEFINITION_REVISION_UNKNOWN')
     })
 
@@ -188,9 +161,9 @@ describe('fleetkit validate (the real command)', function () {
       await writeFile(join(repo, 'fleet.yaml'), 'version: 1\nfleet: x\n')
       await git('commit', '-qam', 'broken')
       await copyFile(join(FIXTURES, 'valid.yaml'), join(repo, 'fleet.yaml'))
-      const run = await fleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'], noState())
+      const run = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'], noState())
       assert.equal(run.code, 1)
-      assertOutputSchema(run.json)
+      assertMatchesOutputSchema('validate', run.json)
       assert.equal(run.json.code, 'DEFINITION_REVISION_INVALID')
     })
   })

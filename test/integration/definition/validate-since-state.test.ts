@@ -2,18 +2,16 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-
-import Ajv2020 from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
 
 import { failureCodeSpec } from '../../../src/checks/failure-codes.js'
 import { packagePath } from '../../../src/package-root.js'
 import { upsertDeclaredNode } from '../../../src/store/nodes.js'
 import { recordCanaryProof } from '../../../src/store/transition-facts.js'
+import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
+import { freePort } from '../../support/ports.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 
 // `fleetkit validate --since` with the state: the real command, DATABASE_URL on a disposable
@@ -21,39 +19,9 @@ import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDispos
 const exec = promisify(execFile)
 const VALID = packagePath('test', 'fixtures', 'definitions', 'valid.yaml')
 
-interface Run { code: number; stdout: string; stderr: string; json: Record<string, any> } // eslint-disable-line @typescript-eslint/no-explicit-any
+const fleetkit = (args: string[], env: NodeJS.ProcessEnv) => runFleetkit(args, { env })
 
-async function fleetkit(args: string[], env: Record<string, string>): Promise<Run> {
-  const full: NodeJS.ProcessEnv = { ...process.env, ...env }
-  delete full.FLEETKIT_DEFINITION
-  try {
-    const { stdout, stderr } = await exec('node', [packagePath('bin', 'dev.js'), ...args], { cwd: packagePath(), env: full })
-    return { code: 0, stdout, stderr, json: args.includes('--json') ? JSON.parse(stdout) : {} }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: args.includes('--json') && e.stdout.trim() !== '' ? JSON.parse(e.stdout) : {} }
-  }
-}
-
-const ajv = new Ajv2020.default({ allErrors: true, strict: true })
-addFormats.default(ajv)
-const validateOutput = ajv.compile(JSON.parse(readFileSync(packagePath('schema', 'output', 'validate.schema.json'), 'utf8')) as object)
-function assertOutputSchema(json: unknown): void {
-  assert.ok(validateOutput(json), JSON.stringify(validateOutput.errors, null, 2))
-}
-
-const codes = (run: Run) => (run.json.data?.errors as Array<{ code: string; path: string }> | undefined ?? []).map((e) => [e.code, e.path])
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
+const codes = (run: CliRun) => (run.json.data?.errors as Array<{ code: string; path: string }> | undefined ?? []).map((e) => [e.code, e.path])
 
 describe('fleetkit validate --since with the state (real command, real PostgreSQL)', function () {
   this.timeout(180_000)
@@ -91,14 +59,14 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
     await db.pool.query("INSERT INTO allocations (node_id, owner, cpu, memory_mib, disk_gib) VALUES ('db-1', 'runner-1', 1, 1024, 10)")
     const refused = await validate()
     assert.equal(refused.code, 1, refused.stderr)
-    assertOutputSchema(refused.json)
+    assertMatchesOutputSchema('validate', refused.json)
     assert.deepEqual(codes(refused), [['TRANSITION_NODE_REMOVAL_UNSAFE', '/nodes']])
     assert.ok(!refused.stdout.includes(server.password) && !refused.stderr.includes(server.password), 'the DATABASE_URL password leaked')
 
     await db.pool.query("UPDATE allocations SET status = 'released', released_at = now(), release_reason = 'test'")
     const accepted = await validate()
     assert.equal(accepted.code, 0, accepted.stdout)
-    assertOutputSchema(accepted.json)
+    assertMatchesOutputSchema('validate', accepted.json)
     assert.deepEqual(accepted.json.result.since, { ref: 'HEAD', factsSource: 'store' })
 
     const human = await validate([])
@@ -112,13 +80,13 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
     await writeFile(fleet, valid.replace(/image: ubuntu-24\.04/, 'image: ubuntu-26.04'))
     const refused = await validate()
     assert.equal(refused.code, 1)
-    assertOutputSchema(refused.json)
+    assertMatchesOutputSchema('validate', refused.json)
     assert.deepEqual(codes(refused), [['TRANSITION_UNPROVEN', '/pools/build/image']])
 
     await recordCanaryProof(db.pool, { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-1', provenAt: new Date('2026-03-01T12:00:00Z') })
     const accepted = await validate()
     assert.equal(accepted.code, 0, accepted.stdout)
-    assertOutputSchema(accepted.json)
+    assertMatchesOutputSchema('validate', accepted.json)
     assert.equal(accepted.json.result.since.factsSource, 'store')
   })
 
@@ -127,7 +95,7 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
     const url = `postgres://fleetkit:not-a-real-password-7@127.0.0.1:${await freePort()}/fleetkit`
     const run = await fleetkit(['validate', '--definition', fleet, '--since', 'HEAD', '--json'], { DATABASE_URL: url })
     assert.equal(run.code, failureCodeSpec('STATE_UNREACHABLE').exitCode ?? 1)
-    assertOutputSchema(run.json)
+    assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.code, 'STATE_UNREACHABLE')
     assert.ok(!run.stdout.includes('not-a-real-password-7') && !run.stderr.includes('not-a-real-password-7'))
   })
@@ -138,7 +106,7 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
     try {
       await writeFile(fleet, valid.replace(/image: ubuntu-24\.04/, 'image: ubuntu-26.04'))
       const stopped = await fleetkit(['validate', '--definition', fleet, '--since', 'HEAD', '--json'], env)
-      assertOutputSchema(stopped.json)
+      assertMatchesOutputSchema('validate', stopped.json)
       assert.deepEqual(codes(stopped), [['TRANSITION_UNPROVEN', '/pools/build/image']])
       const status = await fleetkit(['db', 'status', '--json'], env)
       assert.equal(status.json.result.server.embedded.running, false, 'validate started the embedded server')
@@ -148,7 +116,7 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
       await writeFile(fleet, valid)
       const running = await fleetkit(['validate', '--definition', fleet, '--since', 'HEAD', '--json'], env)
       assert.equal(running.code, 0, running.stdout)
-      assertOutputSchema(running.json)
+      assertMatchesOutputSchema('validate', running.json)
       assert.deepEqual(running.json.result.since, { ref: 'HEAD', factsSource: 'store' })
     } finally {
       await fleetkit(['db', 'stop'], env)

@@ -15,6 +15,7 @@ import { parse, stringify } from 'yaml'
 import { packagePath } from '../../../src/package-root.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
 import { getNode } from '../../../src/store/nodes.js'
+import { runFleetkit } from '../../support/cli.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 
@@ -191,10 +192,10 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
 
   it('fleetkit seed registers the node as provisioning and writes the seed', async () => {
     seedFile = join(dir, `${NODE_ID}.user-data`)
-    const seeded = await outcome(process.execPath, ['bin/dev.js', 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'),
+    const seeded = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'),
       '--allow-documentation-ranges', '--output', seedFile, '--json'], {
-      cwd: packagePath(),
-      env: { ...process.env, DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') },
+      env: { DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') },
+      maxBuffer: 16 * 1024 * 1024,
     })
     assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
     assert.equal(JSON.parse(seeded.stdout).result.gzipped, false)

@@ -3,26 +3,13 @@ import { chmod, chown, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
-
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { run } from '../../support/pki.js'
 
-const schema = JSON.parse(await readFile(new URL('../../../schema/output/ca-init.schema.json', import.meta.url), 'utf8'))
-const ajv = new Ajv2020({ allErrors: true })
-;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
-const validate = ajv.compile(schema)
-
-async function caInit(pkiDir: string, ...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
-  try {
-    const { stdout } = await run('node', ['bin/dev.js', 'ca', 'init', '--json', ...args], { env: { ...process.env, FLEETKIT_PKI_DIR: pkiDir } })
-    return { code: 0, json: JSON.parse(stdout) }
-  } catch (error) {
-    const e = error as { code: number; stdout: string }
-    return { code: e.code, json: JSON.parse(e.stdout) }
-  }
+async function caInit(pkiDir: string, ...args: string[]): Promise<CliRun> {
+  return runFleetkit(['ca', 'init', '--json', ...args], { env: { FLEETKIT_PKI_DIR: pkiDir } })
 }
 
 async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
@@ -39,7 +26,7 @@ describe('fleetkit ca init', function () {
     const pkiDir = join(dir, 'pki')
     const { code, json } = await caInit(pkiDir, '--server-name', 'gw.test', '--server-name', '127.0.0.1')
     assert.equal(code, 0, JSON.stringify(json))
-    assert.ok(validate(json), JSON.stringify(validate.errors))
+    assertMatchesOutputSchema('ca-init', json)
     const result = json.result as { serverNames: string[]; caFingerprintSha256: string }
     assert.deepEqual(result.serverNames, ['gw.test', '127.0.0.1'])
     assert.equal((await stat(join(pkiDir, 'ca.key'))).mode & 0o777, 0o600)
@@ -58,7 +45,7 @@ describe('fleetkit ca init', function () {
     const { code, json } = await caInit(pkiDir)
     assert.notEqual(code, 0)
     assert.equal(json.code, 'CA_EXISTS')
-    assert.ok(validate(json), JSON.stringify(validate.errors))
+    assertMatchesOutputSchema('ca-init', json)
     assert.equal(await readFile(join(pkiDir, 'ca.key'), 'utf8'), before)
   })
 

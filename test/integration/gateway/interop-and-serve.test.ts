@@ -8,19 +8,14 @@ import { promisify } from 'node:util'
 
 import { initPki } from '../../../src/pki/init-pki.js'
 import { getNode } from '../../../src/store/nodes.js'
+import { type CliRun, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { freshDatabase, startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
 const run = promisify(execFile)
 
-async function serveFails(env: Record<string, string>): Promise<{ code: number; stderr: string; stdout: string }> {
-  try {
-    await run(process.execPath, ['bin/dev.js', 'gateway', 'serve'], { env: { ...process.env, ...env }, timeout: 60_000 })
-    return { code: 0, stderr: '', stdout: '' }
-  } catch (error) {
-    const e = error as { code: number; stderr: string; stdout: string }
-    return { code: e.code, stderr: e.stderr, stdout: e.stdout }
-  }
+function serveFails(env: Record<string, string>): Promise<CliRun> {
+  return runFleetkit(['gateway', 'serve'], { env, timeout: 60_000 })
 }
 
 describe('gateway: a real process, peers nobody here wrote (openssl, curl)', function () {

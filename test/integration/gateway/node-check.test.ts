@@ -1,28 +1,12 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
-
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
 
 import { getJob } from '../../../src/store/jobs.js'
+import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
-const schema = JSON.parse(await readFile(new URL('../../../schema/output/node-check.schema.json', import.meta.url), 'utf8'))
-const ajv = new Ajv2020({ allErrors: true })
-;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
-const validate = ajv.compile(schema)
-
-function nodeCheck(databaseUrl: string, ...args: string[]): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/dev.js', 'node', 'check', ...args], { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 90_000 }, (error, stdout, stderr) => {
-      const code = error ? Number((error as { code?: number }).code ?? 1) : 0
-      let json: Record<string, unknown>
-      try { json = JSON.parse(stdout) } catch { json = { raw: stdout } }
-      resolve({ code, json, stderr })
-    })
-  })
+function nodeCheck(databaseUrl: string, ...args: string[]): Promise<CliRun> {
+  return runFleetkit(['node', 'check', ...args], { env: { DATABASE_URL: databaseUrl }, timeout: 90_000 })
 }
 
 /** A stand-in agent: leases until it gets a job, then completes it with `result`. */
@@ -63,7 +47,7 @@ describe('fleetkit node check', function () {
     ]
     const [out, jobId] = await Promise.all([nodeCheck(gw.db.url, 'node-c', '--json', '--timeout', '60'), answerOneJob(gw, agent, 'succeeded', { checks })])
     assert.equal(out.code, 0, out.stderr)
-    assert.ok(validate(out.json), JSON.stringify(validate.errors))
+    assertMatchesOutputSchema('node-check', out.json)
     const result = out.json.result as { jobId: string; checks: unknown[] }
     assert.equal(result.jobId, jobId)
     assert.deepEqual(result.checks, checks)
@@ -82,14 +66,14 @@ describe('fleetkit node check', function () {
     assert.match(human.stderr, /job [0-9a-f-]{36}: queued, waiting for the agent/)
     const [json] = await Promise.all([nodeCheck(gw.db.url, 'node-c', '--json'), answerOneJob(gw, agent, 'succeeded', { checks })])
     assert.equal(json.json.code, 'NODE_CHECK_FAILED')
-    assert.ok(validate(json.json), JSON.stringify(validate.errors))
+    assertMatchesOutputSchema('node-check', json.json)
     assert.deepEqual((json.json.data as { checks: unknown }).checks, checks)
   })
 
   it('gives up with NODE_CHECK_TIMEOUT when no agent answers, and withdraws the job', async () => {
     const out = await nodeCheck(gw.db.url, 'node-c', '--json', '--timeout', '1')
     assert.equal(out.json.code, 'NODE_CHECK_TIMEOUT')
-    assert.ok(validate(out.json), JSON.stringify(validate.errors))
+    assertMatchesOutputSchema('node-check', out.json)
     const jobId = (out.json.data as { jobId: string }).jobId
     const job = await getJob(gw.db.pool, jobId)
     assert.equal(job!.status, 'failed')
@@ -100,6 +84,6 @@ describe('fleetkit node check', function () {
   it('refuses an unknown node with NODE_UNKNOWN', async () => {
     const out = await nodeCheck(gw.db.url, 'no-such-node', '--json')
     assert.equal(out.json.code, 'NODE_UNKNOWN')
-    assert.ok(validate(out.json), JSON.stringify(validate.errors))
+    assertMatchesOutputSchema('node-check', out.json)
   })
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -12,6 +12,7 @@ import type { Definition } from '../../../src/definition/types.js'
 import { packagePath } from '../../../src/package-root.js'
 import { assertAnsibleValid, checkAnsible } from '../../../src/render/ansible-check.js'
 import { renderInventory } from '../../../src/render/inventory.js'
+import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 
 const run = promisify(execFile)
 
@@ -89,14 +90,9 @@ describe('render: validate --ansible checks (real ansible)', function () {
   })
 
   it('validate --ansible --json reports the playbooks it checked (schema/output/validate.schema.json)', async () => {
-    const { Ajv2020 } = await import('ajv/dist/2020.js')
-    const { default: addFormats } = await import('ajv-formats')
-    const ajv = new Ajv2020({ allErrors: true })
-    ;(addFormats as unknown as (a: InstanceType<typeof Ajv2020>) => void)(ajv)
-    const validate = ajv.compile(JSON.parse(readFileSync(packagePath('schema', 'output', 'validate.schema.json'), 'utf8')))
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/dev.js', 'validate', '--definition', 'examples/fleet.yaml', '--allow-documentation-ranges', '--ansible', '--json'], { cwd: packagePath() })
-    const json = JSON.parse(stdout) as { status: number; result: { ansible: { playbooks: string[]; syntaxCheckRuns: number } } }
-    assert.ok(validate(json), ajv.errorsText(validate.errors))
+    const ran = await runFleetkit(['validate', '--definition', 'examples/fleet.yaml', '--allow-documentation-ranges', '--ansible', '--json'])
+    const json = ran.json as { status: number; result: { ansible: { playbooks: string[]; syntaxCheckRuns: number } } }
+    assertMatchesOutputSchema('validate', json)
     assert.equal(json.status, 0)
     assert.equal(json.result.ansible.playbooks.length, 4)
     assert.equal(json.result.ansible.syntaxCheckRuns, 1)

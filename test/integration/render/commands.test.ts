@@ -8,25 +8,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
 import { parse } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
+import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 
 const run = promisify(execFile)
-const ajv = new Ajv2020({ allErrors: true })
-;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
-const schemas = Object.fromEntries(['seed', 'node-token', 'inventory'].map((name) => [
-  name,
-  ajv.compile(JSON.parse(readFileSync(packagePath('schema', 'output', `${name}.schema.json`), 'utf8'))),
-]))
-
-interface Ran {
+interface Ran extends CliRun {
   exitCode: number
-  stdout: string
-  stderr: string
   json: { status: number; code?: string; result?: Record<string, unknown>; data?: Record<string, unknown> }
 }
 
@@ -39,19 +29,11 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   let dir: string
   let env: Record<string, string>
 
+  /** Runs the real command with --json and asserts what it printed matches schema/output/SCHEMA.schema.json. */
   async function fleetkit(schema: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Ran> {
-    let out: { stdout: string; stderr: string; exitCode: number }
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/dev.js', ...args, '--json'], { cwd: packagePath(), env: { ...process.env, ...env, ...extraEnv } })
-      out = { stdout, stderr, exitCode: 0 }
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string }
-      out = { stdout: e.stdout, stderr: e.stderr, exitCode: e.code }
-    }
-    const json = JSON.parse(out.stdout) as Ran['json']
-    const validate = schemas[schema]!
-    assert.ok(validate(json), `${args.join(' ')} --json does not match ${schema}.schema.json: ${ajv.errorsText(validate.errors)}\n${out.stdout}`)
-    return { ...out, json }
+    const ran = await runFleetkit([...args, '--json'], { env: { ...env, ...extraEnv } })
+    assertMatchesOutputSchema(schema, ran.json)
+    return { ...ran, exitCode: ran.code }
   }
 
   async function row(id: string): Promise<Record<string, unknown> | undefined> {

@@ -15,6 +15,7 @@ import { promisify } from 'node:util'
 import { packagePath } from '../../../src/package-root.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 import { createJob } from '../../../src/store/jobs.js'
+import { type CliRun, runFleetkit } from '../../support/cli.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey, tamperSignature } from '../../support/pki.js'
 import { type DisposablePostgres, type FreshDatabase, startDisposablePostgres } from '../../support/postgres.js'
@@ -29,6 +30,7 @@ interface Ran {
   stderr: string
 }
 
+/** Runs a program other than the CLI (the agent bundle); a non-zero exit is a result, not a throw. */
 async function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
   try {
     const { stdout, stderr } = await run(command, args, { cwd: packagePath(), env, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 })
@@ -39,15 +41,9 @@ async function runProcess(command: string, args: string[], env: NodeJS.ProcessEn
   }
 }
 
-/** The environment of a CLI run: this one without debug or database settings, plus `extra`. */
-function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env }
-  delete env.FLEETKIT_DEBUG
-  delete env.DATABASE_URL
-  return { ...env, ...extra }
-}
-
-const fleetkit = (args: string[], extra: Record<string, string>) => runProcess(process.execPath, ['bin/dev.js', ...args], cliEnv(extra))
+/** A CLI run in this environment without debug or database settings, plus `extra`. */
+const fleetkit = (args: string[], extra: Record<string, string>): Promise<CliRun> =>
+  runFleetkit(args, { env: { FLEETKIT_DEBUG: undefined, DATABASE_URL: undefined, ...extra }, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 })
 
 /** The base64 lines of a PEM block: any one of them in a log means the block leaked. */
 function pemLines(pem: string): string[] {

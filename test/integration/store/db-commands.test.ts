@@ -1,41 +1,20 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
 
 import { loadMigrations } from '../../../src/store/migrate.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded-server.js'
+import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
 
-const run = promisify(execFile)
-const ajv = new Ajv2020({ allErrors: true })
-;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
-const schemas = Object.fromEntries(await Promise.all(['db-status', 'db-migrate', 'db-stop'].map(async (name) => [
-  name,
-  ajv.compile(JSON.parse(await readFile(new URL(`../../../schema/output/${name}.schema.json`, import.meta.url), 'utf8'))),
-])))
-
-interface Ran { exitCode: number; json: Record<string, unknown> & { result?: Record<string, unknown> }; stdout: string; stderr: string }
+interface Ran extends CliRun { exitCode: number; json: Record<string, unknown> & { result?: Record<string, unknown> } }
 
 /** Run the real command with --json and validate what it printed against its schema. */
 async function fleetkit(verb: 'status' | 'migrate' | 'stop', env: Record<string, string>): Promise<Ran> {
-  let out: { stdout: string; stderr: string; exitCode: number }
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'bin/dev.js', 'db', verb, '--json'], { env: { ...process.env, ...env } })
-    out = { stdout, stderr, exitCode: 0 }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    out = { stdout: e.stdout, stderr: e.stderr, exitCode: e.code }
-  }
-  const json = JSON.parse(out.stdout) as Ran['json']
-  const validate = schemas[`db-${verb}`]
-  assert.ok(validate?.(json), `db ${verb} --json does not match its schema: ${ajv.errorsText(validate?.errors)}\n${out.stdout}`)
-  return { ...out, json }
+  const ran = await runFleetkit(['db', verb, '--json'], { env })
+  assertMatchesOutputSchema(`db-${verb}`, ran.json)
+  return { ...ran, exitCode: ran.code }
 }
 
 describe('fleetkit db status | migrate | stop', function () {
