@@ -3,7 +3,7 @@
 import { Args, Flags } from '@oclif/core'
 
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
-import { type FleetSummary, formatFleetSummary, validateFleet, type ValidatedFleet } from '../definition/validate-fleet.js'
+import { type FleetSummary, formatFleetSummary, formatPoolLines, validateFleet, type ValidatedFleet } from '../definition/validate-fleet.js'
 import type { AnsibleSummary } from '../render/ansible-check.js'
 import type { OpenedTransitionFacts } from '../store/open-transition-facts.js'
 
@@ -53,6 +53,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     }
     const { definition, summary } = validated
     this.log(formatFleetSummary(summary))
+    for (const line of formatPoolLines(summary)) this.log(line)
     if (!flags.ansible) return summary
     const { assertAnsibleValid } = await import('../render/ansible-check.js')
     const { loadHostPolicy } = await import('../definition/host-policy.js')

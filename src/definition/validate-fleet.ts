@@ -28,9 +28,24 @@ export interface FleetSummary {
   nodes: { total: number; active: number; drained: number; disabled: number }
   /** Summed over pools: the budgets, and what active and drained nodes reserve of them. */
   capacity: { budget: Capacity; reserved: Capacity }
+  /** The explanation: per pool, its role, its nodes and what they reserve of its budget. */
+  byPool: PoolSummary[]
   canary: string | null
   allowDocumentationRanges: boolean
   since: { ref: string; factsSource: TransitionFactsSource } | null
+}
+
+export interface PoolSummary {
+  pool: string
+  role: string
+  ingress: boolean
+  serverType: string | null
+  regions: string[]
+  nodes: { active: number; drained: number; disabled: number }
+  budget: Capacity
+  reserved: Capacity
+  /** The pool's container networks (dockerNetworkPolicy base/prefix), when it has a policy. */
+  containerNetworks: string | null
 }
 
 export interface ValidatedFleet {
@@ -78,17 +93,48 @@ export function summarize(definition: Definition, policy: HostPolicy, extra: Pic
   let budget = ZERO_CAPACITY
   let reserved = ZERO_CAPACITY
   for (const pool of Object.values(definition.pools)) budget = addCapacity(budget, pool.capacityBudget)
-  for (const entry of poolReservations(definition, policy).values()) reserved = addCapacity(reserved, entry.reserved)
+  const reservations = poolReservations(definition, policy)
+  for (const entry of reservations.values()) reserved = addCapacity(reserved, entry.reserved)
+  const byPool = Object.entries(definition.pools).map(([name, pool]): PoolSummary => {
+    const nodes = definition.nodes.filter((node) => node.pool === name)
+    const inState = (state: string) => nodes.filter((node) => node.state === state).length
+    const network = pool.dockerNetworkPolicy
+    return {
+      pool: name,
+      role: pool.role,
+      ingress: pool.ingress ?? false,
+      serverType: pool.serverType ?? null,
+      regions: pool.regions ?? [],
+      nodes: { active: inState('active'), drained: inState('drained'), disabled: inState('disabled') },
+      budget: pool.capacityBudget,
+      reserved: reservations.get(name)?.reserved ?? ZERO_CAPACITY,
+      containerNetworks: network ? `/${network.prefix} networks from ${network.base}` : null,
+    }
+  })
   return {
     file: extra.file,
     fleet: definition.fleet,
     pools: Object.keys(definition.pools).length,
     nodes: { total: definition.nodes.length, active: count('active'), drained: count('drained'), disabled: count('disabled') },
     capacity: { budget, reserved },
+    byPool,
     canary: definition.canary ?? null,
     allowDocumentationRanges: extra.allowDocumentationRanges,
     since: extra.since,
   }
+}
+
+/** The explanation printed under the summary: a line per pool, then the canary. */
+export function formatPoolLines(s: FleetSummary): string[] {
+  const lines = s.byPool.map((p) => {
+    const where = [p.serverType, p.regions.join('/')].filter(Boolean).join(' in ')
+    return `  pool ${p.pool} (role ${p.role}${p.ingress ? ', ingress 80/443' : ''}${where ? `, ${where}` : ''}): ` +
+      `${p.nodes.active} active, ${p.nodes.drained} drained, ${p.nodes.disabled} disabled; reserves cpu ${p.reserved.cpu}/${p.budget.cpu}, ` +
+      `memory ${p.reserved.memoryMiB}/${p.budget.memoryMiB} MiB, disk ${p.reserved.diskGiB}/${p.budget.diskGiB} GiB` +
+      (p.containerNetworks ? `; containers on ${p.containerNetworks}` : '')
+  })
+  lines.push(s.canary ? `  canary: ${s.canary} proves a new revision before the rest` : '  canary: none declared (sync picks the first reachable node)')
+  return lines
 }
 
 /** The one-line summary printed when the definition is valid. */

@@ -21,11 +21,14 @@ describe('fleetkit validate (the real command)', function () {
   })
   after(async () => { await rm(dir, { recursive: true, force: true }) })
 
-  it('accepts examples/fleet.yaml with --allow-documentation-ranges: exit 0, one summary line, schema-valid --json', async () => {
+  it('accepts examples/fleet.yaml with --allow-documentation-ranges: exit 0, a summary line, a line per pool and the canary, schema-valid --json', async () => {
     const human = await runFleetkit(['validate', '--definition', EXAMPLE, '--allow-documentation-ranges'])
     assert.equal(human.code, 0, human.stderr)
-    assert.equal(human.stdout.trim().split('\n').length, 1)
-    assert.match(human.stdout, /fleet "example" is valid: 3 pools, 6 nodes \(4 active, 1 drained, 1 disabled\)/)
+    const humanLines = human.stdout.trim().split('\n')
+    assert.equal(humanLines.length, 1 + 3 + 1)
+    assert.match(humanLines[0]!, /fleet "example" is valid: 3 pools, 6 nodes \(4 active, 1 drained, 1 disabled\)/)
+    assert.deepEqual(humanLines.slice(1, 4).map((l) => /^ {2}pool ([a-z-]+) /.exec(l)?.[1]), ['build', 'application', 'database'])
+    assert.match(humanLines[4]!, /^ {2}canary: /)
 
     const run = await runFleetkit(['validate', EXAMPLE, '--allow-documentation-ranges', '--json'])
     assert.equal(run.code, 0, run.stderr)
@@ -128,7 +131,7 @@ describe('fleetkit validate (the real command)', function () {
       assert.deepEqual(run.json.result.since, { ref: 'HEAD', factsSource: 'none' })
       const human = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD'], noState())
       assert.equal(human.code, 0, human.stderr)
-      const lines = human.stdout.trim().split('\n')
+      const lines = human.stdout.trim().split('\n').filter((l) => !l.startsWith('  '))
       assert.equal(lines.length, 2)
       assert.match(lines[0]!, /^Transition facts: no state read: DATABASE_URL is unset and the embedded PostgreSQL in .*no-state is not running; allocations, leases and canary runs are not checked\.$/)
       assert.match(lines[1]!, /change since HEAD is safe \(state: not consulted\)$/)
