@@ -5,17 +5,6 @@ import type { Queryable } from './database.js'
 /** Issuance holds this advisory lock shared; CA rotation phases take it exclusively. */
 export const ISSUANCE_LOCK_KEY = 7_020_865_312
 
-export interface NewNodeCertificate {
-  nodeId: string
-  fingerprintSha256: string
-  serial: string
-  notBefore: Date
-  notAfter: Date
-  issuerCaSha256: string
-  replacesId?: string | null
-  now: Date
-}
-
 export interface NodeCertificateRow {
   id: string
   nodeId: string
@@ -29,6 +18,12 @@ export interface NodeCertificateRow {
   firstUsedAt: Date | null
   revokedAt: Date | null
   createdAt: Date
+}
+
+/** What issuance stores: the certificate's own facts; the row's bookkeeping columns are the store's. */
+export type NewNodeCertificate = Pick<NodeCertificateRow, 'nodeId' | 'fingerprintSha256' | 'serial' | 'notBefore' | 'notAfter' | 'issuerCaSha256'> & {
+  replacesId?: string | null
+  now: Date
 }
 
 /** A certificate together with its node's current status: what agent authentication needs. */
