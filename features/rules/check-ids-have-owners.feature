@@ -11,11 +11,13 @@ Feature: Every check ID has an owner
     Given the fixture tree "check-id-without-owner"
     When the rule "check-ids-have-owners" runs
     Then it reports "check ID host:flux-capacitor is reported but has no owner in schema/check-ids.json"
+    And it reports 1 finding
 
   Scenario: A registry entry without an owner is caught
     Given the fixture tree "check-entry-without-owner"
     When the rule "check-ids-have-owners" runs
     Then it reports "check ID host:kernel has no owner (repair tag/command or manual reason)"
+    And it reports 1 finding
 
   Scenario: The manual steps in docs/operations.md match the checks a person owns
     Given the project tree

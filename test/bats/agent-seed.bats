@@ -29,8 +29,8 @@ setup_file() {
   export SEED_SECRET=0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0
   SEED_RELEASE_PUBLIC_KEY=$(openssl pkey -pubin -in "$SUITE/keys/release.pub" -outform DER | tail -c 32 | base64 -w0)
   export SEED_RELEASE_PUBLIC_KEY SEED_CA_FILE="$SUITE/ca.pem" SEED_RELEASE_URL=https://releases.test/fleetkit SEED_RELEASE_VERSION=1.2.3
-  (cd "$RELEASE_HELPERS_REPO" && node --import tsx test/fixtures/cloud-init/render-agent-seed.ts) >"$SUITE/seed.sh"
-  (cd "$RELEASE_HELPERS_REPO" && SEED_RELEASE_CA_FILE="$SUITE/ca.pem" node --import tsx test/fixtures/cloud-init/render-agent-seed.ts) >"$SUITE/seed-private-mirror.sh"
+  (cd "$RELEASE_HELPERS_REPO" && node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed.sh"
+  (cd "$RELEASE_HELPERS_REPO" && SEED_RELEASE_CA_FILE="$SUITE/ca.pem" node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed-private-mirror.sh"
 }
 
 setup() {

@@ -11,13 +11,13 @@ import { promisify } from 'node:util'
 import { HOST_CHECK_IDS } from '../../../src/agent/host-checks.js'
 import { stageIdentity } from '../../../src/agent/identity.js'
 import { findCheckEntry, hasOwner, loadCheckIds } from '../../../src/checks/check-ids.js'
-import { packagePath } from '../../../src/package-root.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
 import { createJob, getJob } from '../../../src/store/jobs.js'
 import { getNode } from '../../../src/store/nodes.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
-import { HEALTHY_FILES, makeFakeRoot } from '../../unit/agent/fake-host.js'
+import { HEALTHY_FILES, makeFakeRoot } from '../../support/fake-host.js'
+import { copyAgentBundle } from '../../support/agent-bundle.js'
 
 const run = promisify(execFile)
 /** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
@@ -67,7 +67,7 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-it-'))
     bundle = join(dir, 'fleetkit-agent')
-    await run(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { env: { ...process.env, FLEETKIT_AGENT_OUTFILE: bundle } })
+    await copyAgentBundle(bundle)
     fakeRoot = await makeFakeRoot(HEALTHY_FILES)
     postgres = await startDisposablePostgres()
     // 45 s (+60 s backdating): renewal is due 10 s after issuance, so the test sees one.

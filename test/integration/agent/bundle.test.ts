@@ -1,4 +1,4 @@
-// The agent bundle as it ships: built by scripts/build-agent.mjs to an extensionless file
+// The agent bundle as it ships: built once per run by scripts/build-agent.mjs, copied to an extensionless file
 // away from the repository (no node_modules, no tsx, no package.json), run with plain node.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 
 import { packagePath } from '../../../src/package-root.js'
+import { copyAgentBundle } from '../../support/agent-bundle.js'
 
 const run = promisify(execFile)
 /** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
@@ -37,7 +38,7 @@ describe('fleetkit-agent bundle', function () {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-bundle-'))
     bundle = join(dir, 'fleetkit-agent')
-    await run(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { env: { ...process.env, FLEETKIT_AGENT_OUTFILE: bundle } })
+    await copyAgentBundle(bundle)
   })
   after(async () => {
     await rm(dir, { recursive: true, force: true })

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
-import { packagePath } from '../../../src/package-root.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
+import { copyAgentBundle } from '../../support/agent-bundle.js'
 
 const run = promisify(execFile)
 /** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
@@ -36,7 +36,7 @@ describe('fleetkit-agent with a skewed clock', function () {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-skew-'))
     bundle = join(dir, 'fleetkit-agent')
-    await run(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { env: { ...process.env, FLEETKIT_AGENT_OUTFILE: bundle } })
+    await copyAgentBundle(bundle)
     postgres = await startDisposablePostgres()
     // The gateway's clock runs ten minutes ahead: the certificate it issues starts
     // (backdated 60 s) nine minutes in this host's future.

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
-import { packagePath } from '../../../src/package-root.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
+import { copyAgentBundle } from '../../support/agent-bundle.js'
 
 const run = promisify(execFile)
 const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
@@ -43,7 +43,7 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-urgent-'))
     bundle = join(dir, 'fleetkit-agent')
-    await run(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { env: { ...process.env, FLEETKIT_AGENT_OUTFILE: bundle } })
+    await copyAgentBundle(bundle)
     postgres = await startDisposablePostgres()
     gw = await startTestGateway({ postgresUrl: postgres.url, agentCertLifetimeSeconds: LIFETIME_SECONDS, clock })
     await gw.declareNode('node-late')

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createPublicKey } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { type Server, createServer } from 'node:https'
 import { tmpdir } from 'node:os'
 import { dirname, join, normalize } from 'node:path'
@@ -15,13 +15,13 @@ import { parse, stringify } from 'yaml'
 import { packagePath } from '../../../src/package-root.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
 import { getNode } from '../../../src/store/nodes.js'
+import { agentBundle } from '../../support/agent-bundle.js'
 import { runFleetkit } from '../../support/cli.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 
 const run = promisify(execFile)
 const NODE_ID = 'build-1'
-const BUNDLE = packagePath('dist', 'fleetkit-agent.cjs')
 /** Commands the seed would run against the machine itself: recorded, never run. */
 const RECORDED = ['apt-get', 'systemctl', 'modprobe', 'sysctl', 'useradd', 'chown']
 
@@ -39,23 +39,6 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined | 
     if (value !== undefined && value !== false) return value
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
-
-/** The newest modification time of the files under `dir`. */
-async function newestMtime(dir: string): Promise<number> {
-  let newest = 0
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) newest = Math.max(newest, (await stat(join(entry.parentPath, entry.name))).mtimeMs)
-  }
-  return newest
-}
-
-/** dist/fleetkit-agent.cjs, rebuilt when it is missing or older than src/agent. */
-async function ensureBundle(): Promise<void> {
-  const built = await stat(BUNDLE).then((s) => s.mtimeMs, () => 0)
-  if (built === 0 || built < (await newestMtime(packagePath('src', 'agent')))) {
-    await run(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { cwd: packagePath() })
   }
 }
 
@@ -133,10 +116,10 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
 
     postgres = await startDisposablePostgres()
     gw = await startTestGateway({ postgresUrl: postgres.url })
-    await ensureBundle()
+    const bundle = await agentBundle()
 
     // The release: the real bundle for both architectures, packed by fleetkit, signed by openssl alone.
-    bundleBytes = await readFile(BUNDLE)
+    bundleBytes = await readFile(bundle)
     assert.match(bundleBytes.subarray(0, 32).toString(), /^#!\/usr\/bin\/env node\n/)
     for (const arch of ['amd64', 'arm64']) {
       await mkdir(join(dir, 'dist', `linux-${arch}`))

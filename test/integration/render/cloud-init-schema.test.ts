@@ -13,7 +13,7 @@ import { seededRng } from '../../../src/render/enrollment-secret.js'
 import { nodeTarget, workerSeedDocument } from '../../../src/render/seed-node.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { DEFAULT_SUDO_RULE, renderWorkerSeed } from '../../../src/render/worker-seed.js'
-import { workerSeedCases } from '../../fixtures/cloud-init/worker-seed-cases.js'
+import { workerSeedCases } from '../../support/worker-seed-cases.js'
 
 const run = promisify(execFile)
 

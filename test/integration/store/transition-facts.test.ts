@@ -11,7 +11,7 @@ import {
   countActiveAllocations, countLiveLeases, getCanaryProof, isCanaryProven, recordCanaryProof, storeTransitionFacts,
 } from '../../../src/store/transition-facts.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
-import { validDefinition } from '../../unit/definition/definition-fixture.js'
+import { validDefinition } from '../../support/definition-fixture.js'
 
 const T0 = new Date('2026-03-01T12:00:00Z')
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000)

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises'
 import { type CheckContext, DOCTOR_ONLY_CHECK_IDS, HOST_CHECK_IDS, runHostChecks } from '../../../src/agent/host-checks.js'
 import { findCheckEntry, hasOwner, loadCheckIds } from '../../../src/checks/check-ids.js'
 import { isFailureCode } from '../../../src/checks/failure-codes.js'
-import { HEALTHY_FILES, fakeHost, makeFakeRoot } from './fake-host.js'
+import { HEALTHY_FILES, fakeHost, makeFakeRoot } from '../../support/fake-host.js'
 
 const HOUR = 3_600_000
 const now = new Date('2026-03-01T12:00:00Z')

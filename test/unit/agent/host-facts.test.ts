@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises'
 
 import { countCpuList, gatherHostFacts, memTotalMb } from '../../../src/agent/host-facts.js'
 import { parseMounts } from '../../../src/agent/host.js'
-import { HEALTHY_FILES, fakeHost, makeFakeRoot } from './fake-host.js'
+import { HEALTHY_FILES, fakeHost, makeFakeRoot } from '../../support/fake-host.js'
 
 describe('agent host facts', () => {
   const roots: string[] = []

@@ -9,7 +9,7 @@ import { enroll } from '../../../src/agent/enroll.js'
 import { identityPaths, identityStaged, loadIdentity, stageIdentity } from '../../../src/agent/identity.js'
 import { silentLogger } from '../../../src/agent/log.js'
 import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { makeTestIdentity } from './fixtures.js'
+import { makeTestIdentity } from '../../support/agent-identity.js'
 
 const mode = async (path: string) => (await stat(path)).mode & 0o777
 

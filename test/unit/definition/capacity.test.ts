@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { nodeCapacity } from '../../../src/definition/capacity.js'
 import { capacityWithinBudget } from '../../../src/definition/rules/capacity-budget.js'
 import type { NodeDeclaration } from '../../../src/definition/types.js'
-import { ruleContext, validDefinition } from './definition-fixture.js'
+import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
 const buildNode = (id: string, state: NodeDeclaration['state'], cpu: number): NodeDeclaration => ({
   id, pool: 'build', state, maxCapacity: { cpu, memoryMiB: 4096, diskGiB: 40 },

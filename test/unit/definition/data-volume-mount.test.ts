@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { dataVolumeMountsAllowed, reservedMountReason } from '../../../src/definition/rules/data-volume-mount.js'
-import { ruleContext, validDefinition } from './definition-fixture.js'
+import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
 describe('rule: data volume mount points are not reserved (DATA_VOLUME_MOUNT_RESERVED)', () => {
   it('accepts a directory of its own, and a service directory inside /var/lib or /var/log', () => {

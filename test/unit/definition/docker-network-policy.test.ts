@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 
 import { dockerNetworkPolicySound, subnetsNeeded } from '../../../src/definition/rules/docker-network-policy.js'
 import type { Definition, DockerNetworkPolicy } from '../../../src/definition/types.js'
-import { ruleContext, validDefinition } from './definition-fixture.js'
+import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
 // valid.yaml: build base 10.210.0.0/16, /24 networks, 4 runners x 2 + 2 reserve, bridge 10.209.0.1/24.
 function withPolicy(change: Partial<DockerNetworkPolicy>, pool = 'build'): Definition {

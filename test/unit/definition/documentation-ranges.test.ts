@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { documentationRangeOf, documentationRangesRefused } from '../../../src/definition/rules/documentation-ranges.js'
-import { ruleContext, validDefinition } from './definition-fixture.js'
+import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
 describe('rule: documentation ranges only with --allow-documentation-ranges (DOCUMENTATION_RANGE_REFUSED)', () => {
   it('knows the RFC 5737 and RFC 3849 ranges, and what lies outside them', () => {

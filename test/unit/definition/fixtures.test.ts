@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
 
 import { validateDefinitionText } from '../../../src/definition/load.js'
-import { FIXTURES, fixtureText } from './definition-fixture.js'
+import { FIXTURES, fixtureText } from '../../support/definition-fixture.js'
 
 // Every fixture and exactly the [code, pointer] pairs it must produce (order does not matter).
 const EXPECTED: Record<string, Array<[string, string]>> = {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { canaryExists } from '../../../src/definition/rules/canary-reference.js'
 import { nodeIdsUnique } from '../../../src/definition/rules/node-ids-unique.js'
 import { poolReferencesExist } from '../../../src/definition/rules/pool-references.js'
-import { ruleContext, validDefinition } from './definition-fixture.js'
+import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
 describe('rule: node ids are unique (NODE_ID_DUPLICATE)', () => {
   it('accepts distinct ids', () => {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 
 import { GENERATED_VALIDATOR_PATH, generateFleetValidatorSource } from '../../../src/definition/generate-fleet-validator.js'
 import { checkSchema, summarize } from '../../../src/definition/schema-validator.js'
-import { validDefinition } from './definition-fixture.js'
+import { validDefinition } from '../../support/definition-fixture.js'
 
 const pairs = (data: unknown) => checkSchema(data).map((e) => [e.code, e.path])
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { findSecrets, secretErrors } from '../../../src/definition/rules/secrets.js'
 import { detectSecret, scanTextForSecrets } from '../../../src/definition/secret-patterns.js'
 import { validateDefinitionText } from '../../../src/definition/validate-text.js'
-import { fixtureText, validDefinition } from './definition-fixture.js'
+import { fixtureText, validDefinition } from '../../support/definition-fixture.js'
 
 // Fake secrets built at run time, shaped like the real thing.
 const FAKE = {

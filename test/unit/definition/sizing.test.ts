@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { regionsKnown } from '../../../src/definition/rules/regions.js'
 import { serverTypesKnown } from '../../../src/definition/rules/server-types.js'
 import { sizesAtLeastMinimum } from '../../../src/definition/rules/sizing.js'
-import { ruleContext, validDefinition } from './definition-fixture.js'
+import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
 describe('rule: sizes at least the host policy minimum (NODE_SIZE_BELOW_MINIMUM)', () => {
   it('accepts a node exactly at the minimum (2 cpu, 3584 MiB, 20 GiB)', () => {

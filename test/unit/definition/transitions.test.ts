@@ -4,7 +4,7 @@ import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import { checkTransitions } from '../../../src/definition/transitions/check-transitions.js'
 import { NO_STATE_FACTS, type TransitionFacts } from '../../../src/definition/transitions/facts.js'
 import type { Definition } from '../../../src/definition/types.js'
-import { validDefinition } from './definition-fixture.js'
+import { validDefinition } from '../../support/definition-fixture.js'
 
 /** Facts from plain maps, so each test states the state it assumes. */
 function facts(state: { allocations?: Record<string, number>; leases?: Record<string, number>; proven?: string[] } = {}): TransitionFacts {

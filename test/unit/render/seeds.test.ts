@@ -15,7 +15,7 @@ import { fitSeedBudget, SEED_BUDGET_BYTES } from '../../../src/render/seed-budge
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { parseSecretTtl } from '../../../src/render/ttl.js'
 import { renderWorkerSeed } from '../../../src/render/worker-seed.js'
-import { OPERATOR_KEY, workerSeedCases } from '../../fixtures/cloud-init/worker-seed-cases.js'
+import { OPERATOR_KEY, workerSeedCases } from '../../support/worker-seed-cases.js'
 
 const CA = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
 const SECRET = 'c0ffee'.repeat(10) + 'beef'

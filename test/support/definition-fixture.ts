@@ -5,10 +5,10 @@ import { join } from 'node:path'
 
 import { load } from 'js-yaml'
 
-import { loadHostPolicy } from '../../../src/definition/host-policy.js'
-import type { RuleContext } from '../../../src/definition/rules/rule.js'
-import type { Definition } from '../../../src/definition/types.js'
-import { packagePath } from '../../../src/package-root.js'
+import { loadHostPolicy } from '../../src/definition/host-policy.js'
+import type { RuleContext } from '../../src/definition/rules/rule.js'
+import type { Definition } from '../../src/definition/types.js'
+import { packagePath } from '../../src/package-root.js'
 
 export const FIXTURES = packagePath('test', 'fixtures', 'definitions')
 

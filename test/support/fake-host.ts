@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
-import type { CommandResult, CommandRunner } from '../../../src/agent/command-runner.js'
-import type { Host } from '../../../src/agent/host.js'
+import type { CommandResult, CommandRunner } from '../../src/agent/command-runner.js'
+import type { Host } from '../../src/agent/host.js'
 
 export async function makeFakeRoot(files: Record<string, string>): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'fleetkit-fake-host-'))
