@@ -1,9 +1,14 @@
 Feature: fleetkit runbook
   Every registered failure code has a runbook entry the CLI can print.
 
-  Scenario: Every registered code prints its runbook entry
-    When I run "fleetkit runbook" for every registered code
-    Then every run succeeds with the code and its runbook section
+  Scenario: Every registered code has a complete runbook entry
+    When the runbook entry of every registered code is looked up
+    Then every code has a section that says what it means and how to confirm, fix and escalate
+
+  Scenario: The CLI prints a code's runbook entry
+    When I run "fleetkit runbook definition_invalid --json"
+    Then it exits 0
+    And the JSON result is the runbook entry of "DEFINITION_INVALID"
 
   Scenario: An unknown code is refused with its own code and a next step
     When I run "fleetkit runbook NO_SUCH_CODE --json"

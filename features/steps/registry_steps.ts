@@ -1,14 +1,17 @@
-// Steps about the registries: which tree a rule reads, running a rule, its findings.
+// Steps about the registries: which tree a rule reads, running a rule, its findings, and the
+// runbook entry of every registered code (read in process: one CLI start proves the command).
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 
 import { Given, Then, When } from '@cucumber/cucumber'
 
+import { FAILURE_CODES } from '../../src/checks/failure-codes.js'
 import { checkCheckIdOwners } from '../../src/checks/rules/check-id-owners.js'
 import { checkCodeRunbooks } from '../../src/checks/rules/code-usage.js'
 import { checkDocCommands } from '../../src/checks/rules/doc-commands.js'
 import { formatFinding, type RuleFinding } from '../../src/checks/rules/finding.js'
 import { checkManualSteps } from '../../src/checks/rules/manual-steps.js'
+import { findRunbookEntry, loadRunbooks } from '../../src/checks/runbooks.js'
 import { packageRoot } from '../../src/package-root.js'
 import { fixturesDir, type FleetkitWorld } from '../support/world.js'
 
@@ -34,6 +37,7 @@ When('the rule {string} runs', async function (this: FleetkitWorld, rule: string
 })
 
 Then('it finds nothing', function (this: FleetkitWorld) {
+  this.findingsCounted = true
   assert.deepEqual(this.findings?.map(formatFinding), [])
 })
 
@@ -43,5 +47,22 @@ Then('it reports {string}', function (this: FleetkitWorld, message: string) {
 })
 
 Then('it reports {int} finding(s)', function (this: FleetkitWorld, count: number) {
+  this.findingsCounted = true
   assert.equal(this.findings?.length, count, (this.findings ?? []).map(formatFinding).join('\n'))
+})
+
+When('the runbook entry of every registered code is looked up', async function (this: FleetkitWorld) {
+  const runbooks = await loadRunbooks()
+  this.runbookEntries = new Map(Object.keys(FAILURE_CODES).map((code) => [code, findRunbookEntry(runbooks, code)]))
+})
+
+Then('every code has a section that says what it means and how to confirm, fix and escalate', function (this: FleetkitWorld) {
+  const entries = this.runbookEntries
+  assert.ok(entries && entries.size === Object.keys(FAILURE_CODES).length)
+  const incomplete = [...entries].flatMap(([code, entry]) => {
+    if (!entry) return [`${code}: no line in docs/runbooks.md`]
+    const missing = (['meaning', 'confirm', 'fix', 'escalate'] as const).filter((field) => entry.section[field] === '')
+    return missing.length > 0 ? [`${code}: section "${entry.section.title}" lacks ${missing.join(', ')}`] : []
+  })
+  assert.deepEqual(incomplete, [])
 })

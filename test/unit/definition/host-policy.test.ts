@@ -1,31 +1,95 @@
+// The host policy as behaviour: the reader returns what a policy file says (tested on policies
+// written here, not by restating the shipped file), refuses a broken one, and the shipped file
+// holds together (every limit it sets can be met by a host it describes).
 import assert from 'node:assert/strict'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { findServerType, loadHostPolicy } from '../../../src/definition/host-policy.js'
+import { findServerType, knownRegions, loadHostPolicy } from '../../../src/definition/host-policy.js'
 
-describe('policy/host-policy.yaml', () => {
+const POLICY = `version: 1
+sizing: { minimum: { cpu: 3, memoryMiB: 5000, rootDiskMiB: 30000 } }
+reserve: { cpu: 0.25, memoryMiB: 512, diskGiB: 7 }
+releases:
+  - { id: ubuntu, version: "24.04", codename: noble }
+  - { id: debian, version: "12", codename: bookworm, testOnly: true }
+architectures: [arm64]
+regions:
+  alpha: [a1, a2]
+  beta: [b1]
+serverTypes:
+  alpha: { small: { cores: 1, memoryMiB: 1024, diskGiB: 10, architecture: arm64 } }
+  beta: { big: { cores: 32, memoryMiB: 65536, diskGiB: 600, architecture: arm64 } }
+`
+
+describe('the host policy', () => {
   let dir: string
   before(async () => { dir = await mkdtemp(join(tmpdir(), 'fleetkit-policy-')) })
   after(async () => { await rm(dir, { recursive: true, force: true }) })
 
-  it('holds the sizing minimum, the reserve, releases, architectures and server types', () => {
-    const policy = loadHostPolicy()
-    assert.deepEqual(policy.sizing.minimum, { cpu: 2, memoryMiB: 3584, rootDiskMiB: 20480 })
-    assert.deepEqual(policy.reserve, { cpu: 0.5, memoryMiB: 1024, diskGiB: 20 })
-    assert.deepEqual(policy.releases.map((r) => `${r.id} ${r.version}`), ['ubuntu 24.04', 'ubuntu 26.04', 'debian 12'])
-    assert.deepEqual(policy.architectures, ['amd64', 'arm64'])
-    assert.deepEqual(findServerType(policy, 'cx22'), { cores: 2, memoryMiB: 4096, diskGiB: 40, architecture: 'amd64' })
-    assert.equal(findServerType(policy, 'nope'), undefined)
+  const write = async (name: string, text: string) => {
+    const path = join(dir, name)
+    await writeFile(path, text)
+    return path
+  }
+
+  it('gives the sizing minimum, the reserve, releases and architectures a policy file states', async () => {
+    const policy = loadHostPolicy(await write('policy.yaml', POLICY))
+    assert.deepEqual(policy.sizing.minimum, { cpu: 3, memoryMiB: 5000, rootDiskMiB: 30000 })
+    assert.deepEqual(policy.reserve, { cpu: 0.25, memoryMiB: 512, diskGiB: 7 })
+    assert.deepEqual(policy.releases.filter((r) => !r.testOnly).map((r) => `${r.id} ${r.version}`), ['ubuntu 24.04'])
+    assert.deepEqual(policy.architectures, ['arm64'])
+  })
+
+  it('finds a server type under any provider and knows every region of the catalog', async () => {
+    const policy = loadHostPolicy(await write('lookup.yaml', POLICY))
+    assert.equal(findServerType(policy, 'small')?.cores, 1)
+    assert.equal(findServerType(policy, 'big')?.diskGiB, 600)
+    assert.equal(findServerType(policy, 'medium'), undefined)
+    // A name inherited from Object.prototype is not a server type.
+    assert.equal(findServerType(policy, 'constructor'), undefined)
+    assert.deepEqual(knownRegions(policy)?.sort(), ['a1', 'a2', 'b1'])
+  })
+
+  it('checks no region when the policy has no region catalog', async () => {
+    const policy = loadHostPolicy(await write('no-regions.yaml', POLICY.replace(/^regions:\n( {2}.*\n)+/m, '')))
+    assert.equal(knownRegions(policy), undefined)
   })
 
   it('refuses a policy without a key the rules need (HOST_POLICY_INVALID)', async () => {
-    const path = join(dir, 'broken.yaml')
-    await writeFile(path, 'version: 1\nsizing: { minimum: { cpu: 2 } }\n')
-    assert.throws(() => loadHostPolicy(path), (e: { code?: string; message: string }) => e.code === 'HOST_POLICY_INVALID' && /sizing\.minimum\.memoryMiB/.test(e.message))
-    const bad = join(dir, 'bad.yaml')
-    await writeFile(bad, 'version: [\n')
+    const broken = await write('broken.yaml', 'version: 1\nsizing: { minimum: { cpu: 2 } }\n')
+    assert.throws(() => loadHostPolicy(broken), (e: { code?: string; message: string }) => e.code === 'HOST_POLICY_INVALID' && /sizing\.minimum\.memoryMiB/.test(e.message))
+    const future = await write('future.yaml', POLICY.replace('version: 1', 'version: 2'))
+    assert.throws(() => loadHostPolicy(future), (e: { code?: string; message: string }) => e.code === 'HOST_POLICY_INVALID' && /version: 1/.test(e.message))
+    const bad = await write('bad.yaml', 'version: [\n')
     assert.throws(() => loadHostPolicy(bad), { code: 'HOST_POLICY_INVALID' })
+  })
+
+  describe('policy/host-policy.yaml as shipped', () => {
+    const policy = loadHostPolicy()
+
+    it('accepts at least one production release, each release named once', () => {
+      assert.ok(policy.releases.some((r) => !r.testOnly), 'no release a production host may run')
+      const names = policy.releases.map((r) => `${r.id} ${r.version}`)
+      assert.equal(new Set(names).size, names.length)
+    })
+
+    it('describes only server types of an architecture fleetkit ships an agent for', () => {
+      const foreign = Object.entries(policy.serverTypes).flatMap(([provider, types]) =>
+        Object.entries(types).filter(([, size]) => !policy.architectures.includes(size.architecture)).map(([name]) => `${provider}/${name}`))
+      assert.deepEqual(foreign, [])
+    })
+
+    it('has, for every architecture, a server type that meets the sizing minimum with room left after the reserve', () => {
+      const { minimum } = policy.sizing
+      for (const architecture of policy.architectures) {
+        const fits = Object.values(policy.serverTypes).flatMap((types) => Object.values(types)).filter((size) =>
+          size.architecture === architecture && size.cores >= minimum.cpu && size.memoryMiB >= minimum.memoryMiB &&
+          size.diskGiB * 1024 >= minimum.rootDiskMiB &&
+          size.cores > policy.reserve.cpu && size.memoryMiB > policy.reserve.memoryMiB && size.diskGiB > policy.reserve.diskGiB)
+        assert.ok(fits.length > 0, `no ${architecture} server type meets the minimum`)
+      }
+    })
   })
 })

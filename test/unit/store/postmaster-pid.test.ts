@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 
 import { embeddedServerPaths, readPostmasterPid } from '../../../src/store/embedded-server.js'
 
@@ -24,11 +24,14 @@ describe('readPostmasterPid', () => {
     assert.equal(await readPostmasterPid(dir), undefined)
   })
 
-  it('lays the embedded server out under <state dir>/postgres', () => {
-    const paths = embeddedServerPaths('/s')
-    assert.deepEqual(paths, {
-      stateDir: '/s', root: '/s/postgres', dataDir: '/s/postgres/data', passwordFile: '/s/postgres/password',
-      serverFile: '/s/postgres/server.json', lockFile: '/s/postgres/start.lock', logFile: '/s/postgres/server.log', tmpDir: '/s/postgres/tmp',
-    })
+  it('keeps every file of the embedded server apart, under <state dir>/postgres, and apart from another state directory', () => {
+    const { stateDir, root, ...files } = embeddedServerPaths('/s')
+    assert.equal(stateDir, '/s')
+    assert.equal(relative('/s', root), 'postgres')
+    const paths = Object.values(files)
+    for (const path of paths) assert.ok(!relative(root, path).startsWith('..'), `${path} is outside ${root}`)
+    assert.equal(new Set(paths).size, paths.length, 'two roles share one path')
+    const other = Object.values(embeddedServerPaths('/t'))
+    assert.deepEqual(paths.filter((path) => other.includes(path)), [])
   })
 })
