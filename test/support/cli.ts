@@ -1,16 +1,13 @@
-// Runs the real CLI from source (`node bin/dev.js ARGS`) the way the integration tests need it,
+// Runs the real CLI from source (`node bin/dev.js ARGS`) through the one process runner,
 // and checks a `--json` envelope against its schema/output/<name>.schema.json.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { promisify } from 'node:util'
 
 import Ajv2020 from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 
 import { packagePath } from '../../src/package-root.js'
-
-const exec = promisify(execFile)
+import { overlayEnv, runProcess } from './process.js'
 
 export interface CliRun {
   code: number
@@ -26,36 +23,21 @@ export interface CliOptions {
   /** Laid over this process's environment; a variable set to `undefined` is removed. */
   env?: NodeJS.ProcessEnv
   input?: string
-  maxBuffer?: number
   timeout?: number
 }
 
 /** Runs `fleetkit ARGS` and returns how it ended; a non-zero exit is a result, never a throw. */
 export async function runFleetkit(args: string[], options: CliOptions = {}): Promise<CliRun> {
   // The caller's own FLEETKIT_DEFINITION must not leak into a test that does not set it.
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  delete env.FLEETKIT_DEFINITION
-  for (const [name, value] of Object.entries(options.env ?? {})) {
-    if (value === undefined) delete env[name]
-    else env[name] = value
-  }
-  const parse = (stdout: string) => (args.includes('--json') && stdout.trim() !== '' ? JSON.parse(stdout) : {})
-  const running = exec(process.execPath, [packagePath('bin', 'dev.js'), ...args], {
+  const env = overlayEnv({ FLEETKIT_DEFINITION: undefined, ...options.env })
+  const result = await runProcess(process.execPath, [packagePath('bin', 'dev.js'), ...args], {
     cwd: options.cwd ?? packagePath(),
     env,
-    maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024,
-    ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+    ...(options.input === undefined ? {} : { input: options.input }),
+    ...(options.timeout === undefined ? {} : { timeoutMs: options.timeout }),
   })
-  if (options.input !== undefined) running.child.stdin?.end(options.input)
-  try {
-    const { stdout, stderr } = await running
-    return { code: 0, stdout, stderr, json: parse(stdout) }
-  } catch (error) {
-    const e = error as { code?: unknown; stdout?: string; stderr?: string }
-    // A process killed by a signal or the timeout has no exit code: report it as a failure (1).
-    const code = typeof e.code === 'number' ? e.code : 1
-    return { code, stdout: e.stdout ?? '', stderr: e.stderr ?? '', json: parse(e.stdout ?? '') }
-  }
+  const json = args.includes('--json') && result.stdout.trim() !== '' ? JSON.parse(result.stdout) : {}
+  return { code: result.code, stdout: result.stdout, stderr: result.stderr, json }
 }
 
 // strictRequired stays off: the schemas say "no secret here" as `not: {anyOf: [{required: [...]}]}`,

@@ -18,7 +18,7 @@
 //   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
 // Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames.
 import 'reflect-metadata'
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { request as httpsRequest } from 'node:https'
@@ -29,11 +29,14 @@ import { createInterface } from 'node:readline'
 import { systemClock, type Clock } from '../../src/config/clock.js'
 import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js'
 import { silentLogger } from '../../src/gateway/logger.js'
+import { packagePath } from '../../src/package-root.js'
 import { initPki } from '../../src/pki/init-pki.js'
 import { loadPkiSet } from '../../src/pki/pki-set.js'
 import { issueEnrollmentSecret, upsertDeclaredNode } from '../../src/store/nodes.js'
+import { eventually } from './eventually.js'
 import { makeCsr, nodeKey } from './pki.js'
 import { freshDatabase, type FreshDatabase } from './postgres.js'
+import { startProcess } from './process.js'
 
 export interface AgentIdentityFiles {
   nodeId: string
@@ -199,22 +202,24 @@ export function httpsJson(base: string, method: string, path: string, body: unkn
 }
 
 async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[], stderr: string[]): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
-  const child = spawn(process.execPath, ['bin/dev.js', 'gateway', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: new URL('../..', import.meta.url).pathname })
-  child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
+  const gateway = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'gateway', 'serve'], { env, cwd: packagePath() })
+  gateway.child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
   const ports: Partial<Record<'enroll' | 'agent' | 'metrics', number>> = {}
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`gateway did not start in 60 s: ${stderr.join('')}`)) }, 60_000)
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`gateway exited with ${code} before it was ready: ${stderr.join('')}${logs.join('\n')}`)) })
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      logs.push(line)
-      let entry: { msg?: string; listener?: 'enroll' | 'agent' | 'metrics'; address?: string }
-      try { entry = JSON.parse(line) } catch { return }
-      if (entry.msg === 'listening' && entry.listener && entry.address) ports[entry.listener] = Number(entry.address.split(':').pop())
-      if (entry.msg === 'gateway ready') {
-        clearTimeout(timer)
-        child.removeAllListeners('exit')
-        resolve({ child, ports: ports as { enroll: number; agent: number; metrics: number } })
-      }
-    })
+  let ready = false
+  createInterface({ input: gateway.child.stdout! }).on('line', (line) => {
+    logs.push(line)
+    let entry: { msg?: string; listener?: 'enroll' | 'agent' | 'metrics'; address?: string }
+    try { entry = JSON.parse(line) } catch { return }
+    if (entry.msg === 'listening' && entry.listener && entry.address) ports[entry.listener] = Number(entry.address.split(':').pop())
+    if (entry.msg === 'gateway ready') ready = true
   })
+  try {
+    await eventually('the gateway to be ready', () => ready, {
+      timeoutMs: 60_000, intervalMs: 20, stop: () => (gateway.exit() ? `the gateway exited with ${gateway.exit()!.code}` : undefined),
+    })
+  } catch (error) {
+    await gateway.stop('SIGKILL')
+    throw new Error(`${(error as Error).message}: ${stderr.join('')}${logs.join('\n')}`, { cause: error })
+  }
+  return { child: gateway.child, ports: ports as { enroll: number; agent: number; metrics: number } }
 }

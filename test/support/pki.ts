@@ -1,14 +1,12 @@
 // Test helpers for PKI: an ephemeral CA and node keys/CSRs generated at test time
 // (no committed keys), plus an openssl runner for interop checks.
 import 'reflect-metadata'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 
 import { createCertificateAuthority, loadIssuingCa, type IssuingCa } from '../../src/pki/certificate-authority.js'
 import { generateP256KeyPair, privateKeyToPem } from '../../src/pki/keys.js'
 import { x509 } from '../../src/pki/x509-provider.js'
 
-export const run = promisify(execFile)
+export { runProcessOk as run } from './process.js'
 
 export async function ephemeralCa(now = new Date()): Promise<IssuingCa & { privateKeyPem: string }> {
   const created = await createCertificateAuthority({ now, commonName: 'fleetkit test CA' })

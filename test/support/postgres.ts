@@ -17,7 +17,6 @@
 // random password (`postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres`); pass it as
 // DATABASE_URL to a command under test. The template is migrated with src/store/migrations
 // once per server, so each fresh database starts at the current schema.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { accessSync, constants, rmSync } from 'node:fs'
@@ -28,7 +27,9 @@ import pg from 'pg'
 
 import { migrate } from '../../src/store/migrate.js'
 import { embeddedBinaries, postgresRunAs, systemBinaries } from '../../src/store/postgres-binaries.js'
+import { eventually } from './eventually.js'
 import { freePort } from './ports.js'
+import { type RunningProcess, runProcessOk, startProcess } from './process.js'
 
 export interface DisposablePostgres {
   /** postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres (a superuser). */
@@ -73,9 +74,9 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
   const root = await mkdtemp(join(options.dir ?? scratchDir(), 'fleetkit-pg-'))
   const dataDir = join(root, 'data')
   const password = randomBytes(18).toString('base64url')
-  let child: ChildProcess | undefined
+  let child: RunningProcess | undefined
   const killOnExit = () => {
-    child?.kill('SIGKILL')
+    child?.child.kill('SIGKILL')
     rmSync(root, { recursive: true, force: true })
   }
   try {
@@ -91,32 +92,26 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
 
     for (let attempt = 1; ; attempt++) {
       const port = await freePort()
-      child = spawn(binaries.postgres, [
+      const server = startProcess(binaries.postgres, [
         '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
         '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
-      ], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }, ...(runAs ?? {}) })
-      let log = ''
-      child.stderr?.on('data', (chunk: Buffer) => { log = (log + chunk.toString()).slice(-4000) })
+      ], { env: POSTGRES_ENV, keepChars: 4000, ...(runAs ?? {}) })
+      child = server
       const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`
-      const ready = await waitForServer(url, child)
+      const ready = await waitForServer(url, server)
       if (ready) {
         process.once('exit', killOnExit)
-        const server = child
-        const pid = server.pid ?? 0
         return {
-          url, port, password, dataDir, pid,
+          url, port, password, dataDir, pid: server.pid,
           stop: async () => {
             process.removeListener('exit', killOnExit)
-            if (server.exitCode === null && server.signalCode === null) {
-              const exited = new Promise((resolve) => server.once('exit', resolve))
-              server.kill('SIGINT')
-              await exited
-            }
+            // SIGINT: PostgreSQL's fast shutdown; a minute before it is killed.
+            await server.stop('SIGINT', 60_000)
             await rm(root, { recursive: true, force: true })
           },
         }
       }
-      if (attempt >= 3) throw new Error(`the disposable PostgreSQL did not start: ${log.trim().split('\n').slice(-3).join(' | ')}`)
+      if (attempt >= 3) throw new Error(`the disposable PostgreSQL did not start: ${server.stderr().trim().split('\n').slice(-3).join(' | ')}`)
     }
   } catch (error) {
     killOnExit()
@@ -191,32 +186,33 @@ async function withAdmin<T>(url: string, fn: (client: pg.Client) => Promise<T>):
   }
 }
 
-async function waitForServer(url: string, child: ChildProcess): Promise<boolean> {
-  let exited = false
-  child.once('exit', () => { exited = true })
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline && !exited) {
+/** Whether the server accepts connections within 30 s; a server that does not is killed. */
+async function waitForServer(url: string, server: RunningProcess): Promise<boolean> {
+  const accepts = async () => {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 })
     client.on('error', () => undefined)
     try {
       await client.connect()
-      await client.end()
       return true
     } catch {
+      return false
+    } finally {
       await client.end().catch(() => undefined)
-      await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }
-  if (!exited) child.kill('SIGKILL')
-  return false
+  try {
+    return await eventually('PostgreSQL to accept connections', accepts, {
+      timeoutMs: 30_000, intervalMs: 50, stop: () => (server.exit() ? 'the server exited' : undefined),
+    })
+  } catch {
+    await server.stop('SIGKILL')
+    return false
+  }
 }
 
-function runToEnd(command: string, args: string[], runAs: { uid: number; gid: number } | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }, ...(runAs ?? {}) })
-    let stderr = ''
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-    child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))))
-  })
+/** PostgreSQL's programs run with a plain PATH and the C locale, whatever the test's environment. */
+const POSTGRES_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }
+
+async function runToEnd(command: string, args: string[], runAs: { uid: number; gid: number } | undefined): Promise<void> {
+  await runProcessOk(command, args, { env: POSTGRES_ENV, ...(runAs ?? {}) })
 }

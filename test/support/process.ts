@@ -95,14 +95,20 @@ export interface RunningProcess {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>
 }
 
+export interface StartOptions extends Omit<ProcessOptions, 'input' | 'timeoutMs'> {
+  /** Keep only the last this many characters of each stream (a server that logs for a whole suite). */
+  keepChars?: number
+}
+
 /** Starts COMMAND ARGS in the background with its output collected; stop it with `stop()`. */
-export function startProcess(command: string, args: string[], options: Omit<ProcessOptions, 'input' | 'timeoutMs'> = {}): RunningProcess {
+export function startProcess(command: string, args: string[], options: StartOptions = {}): RunningProcess {
   const child = spawn(command, args, spawnOptions(options, ['ignore', 'pipe', 'pipe']))
   let out = ''
   let err = ''
   let ended: { code: number | null; signal: NodeJS.Signals | null } | undefined
-  child.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString() })
-  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  const keep = (text: string) => (options.keepChars === undefined ? text : text.slice(-options.keepChars))
+  child.stdout!.on('data', (chunk: Buffer) => { out = keep(out + chunk.toString()) })
+  child.stderr!.on('data', (chunk: Buffer) => { err = keep(err + chunk.toString()) })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('error', (error) => { err += `cannot run ${command}: ${error.message}\n`; ended = { code: null, signal: null }; resolve(ended) })
     child.on('exit', (code, signal) => { ended = { code, signal }; resolve(ended) })

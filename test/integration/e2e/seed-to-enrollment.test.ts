@@ -178,7 +178,6 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     const seeded = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'),
       '--allow-documentation-ranges', '--output', seedFile, '--json'], {
       env: { DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') },
-      maxBuffer: 16 * 1024 * 1024,
     })
     assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
     assert.equal(JSON.parse(seeded.stdout).result.gzipped, false)

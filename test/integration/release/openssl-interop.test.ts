@@ -32,7 +32,7 @@ describe('release signatures and openssl pkeyutl -rawin', function () {
     const verified = await run('openssl', ['pkeyutl', '-verify', '-rawin', '-pubin', '-inkey', keys.pub, '-sigfile', join(dir, 'a.sig.bin'), '-in', join(out, 'SHA256SUMS')])
     assert.match(verified.stdout, /Signature Verified Successfully/)
     // Ed25519 is deterministic: openssl's own signature of the same bytes is identical.
-    const opensslSig = (await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', keys.key, '-in', join(out, 'SHA256SUMS')], { encoding: 'buffer' })).stdout as unknown as Buffer
+    const opensslSig = (await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', keys.key, '-in', join(out, 'SHA256SUMS')])).stdoutBytes
     assert.equal(opensslSig.toString('base64'), sigText.trim())
     // And openssl refuses it under a foreign key, so the check above can fail.
     await assert.rejects(run('openssl', ['pkeyutl', '-verify', '-rawin', '-pubin', '-inkey', foreign.pub, '-sigfile', join(dir, 'a.sig.bin'), '-in', join(out, 'SHA256SUMS')]))
@@ -42,7 +42,7 @@ describe('release signatures and openssl pkeyutl -rawin', function () {
     const out = join(dir, 'b', '1.4.0')
     await releaseJson('pack', ['--version', '1.4.0', '--input', join(dir, 'dist'), '--output', out])
     // The documented recipe: openssl pkeyutl -sign -rawin, then base64 on one line.
-    const sig = (await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', keys.key, '-in', join(out, 'SHA256SUMS')], { encoding: 'buffer' })).stdout as unknown as Buffer
+    const sig = (await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', keys.key, '-in', join(out, 'SHA256SUMS')])).stdoutBytes
     await writeFile(join(out, 'SHA256SUMS.sig'), sig.toString('base64'))
     for (const arch of ['amd64', 'arm64']) {
       const verified = await releaseJson('verify', ['--dir', out, '--version', '1.4.0', '--arch', arch, '--public-key', keys.raw])

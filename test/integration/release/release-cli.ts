@@ -1,13 +1,13 @@
 // Test helpers for the release suites: run the real `fleetkit release ...` with --json,
 // validate its envelope against schema/output, and build fake agents and openssl keys.
-import { execFile } from 'node:child_process'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
+import { runProcessOk } from '../../support/process.js'
 
-export const run = promisify(execFile)
+/** Runs a helper program (openssl, tar, sha256sum) and throws with its stderr unless it exits 0. */
+export const run = runProcessOk
 
 /** Runs `fleetkit release COMMAND ARGS --json` and checks the envelope against its schema. */
 export async function releaseJson(command: 'pack' | 'sign' | 'verify', args: string[]): Promise<CliRun> {
@@ -36,6 +36,6 @@ export async function opensslKeyPair(dir: string, name: string): Promise<{ key: 
   await run('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', key])
   await chmod(key, 0o600)
   await run('openssl', ['pkey', '-in', key, '-pubout', '-out', pub])
-  const der = (await run('openssl', ['pkey', '-pubin', '-in', pub, '-outform', 'DER'], { encoding: 'buffer' })).stdout as unknown as Buffer
+  const der = (await run('openssl', ['pkey', '-pubin', '-in', pub, '-outform', 'DER'])).stdoutBytes
   return { key, pub, raw: der.subarray(der.length - 32).toString('base64') }
 }

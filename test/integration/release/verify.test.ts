@@ -10,7 +10,7 @@ import { fakeAgent, opensslKeyPair, releaseJson, run } from './release-cli.js'
 /** Rewrites SHA256SUMS for the archives in DIR and signs it with openssl, so only the archive is wrong. */
 async function resumAndSign(dir: string, key: string): Promise<void> {
   await run('bash', ['-c', 'cd "$1" && sha256sum fleetkit-agent-*.tar.zst > SHA256SUMS', '-', dir])
-  const sig = (await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', key, '-in', join(dir, 'SHA256SUMS')], { encoding: 'buffer' })).stdout as unknown as Buffer
+  const sig = (await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', key, '-in', join(dir, 'SHA256SUMS')])).stdoutBytes
   await writeFile(join(dir, 'SHA256SUMS.sig'), `${sig.toString('base64')}\n`)
 }
 

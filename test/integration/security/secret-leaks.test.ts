@@ -2,7 +2,6 @@
 // processes; their stdout, stderr, logs, argv, files and database rows are searched for each secret.
 import 'reflect-metadata'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
@@ -10,40 +9,26 @@ import { createServer as createHttpsServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { packagePath } from '../../../src/package-root.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 import { createJob } from '../../../src/store/jobs.js'
+import { copyAgentBundle } from '../../support/agent-bundle.js'
 import { type CliRun, runFleetkit } from '../../support/cli.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey, tamperSignature } from '../../support/pki.js'
 import { type DisposablePostgres, type FreshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import { runProcess } from '../../support/process.js'
 
-const run = promisify(execFile)
 const EXAMPLE = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
 const PASSWORD = 'S3cr3tPassw0rd'
 
-interface Ran {
-  code: number
-  stdout: string
-  stderr: string
-}
-
 /** Runs a program other than the CLI (the agent bundle); a non-zero exit is a result, not a throw. */
-async function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
-  try {
-    const { stdout, stderr } = await run(command, args, { cwd: packagePath(), env, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
-  }
-}
+const runProgram = (command: string, args: string[], env: NodeJS.ProcessEnv) => runProcess(command, args, { cwd: packagePath(), env, timeoutMs: 120_000 })
 
 /** A CLI run in this environment without debug or database settings, plus `extra`. */
 const fleetkit = (args: string[], extra: Record<string, string>): Promise<CliRun> =>
-  runFleetkit(args, { env: { FLEETKIT_DEBUG: undefined, DATABASE_URL: undefined, ...extra }, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 })
+  runFleetkit(args, { env: { FLEETKIT_DEBUG: undefined, DATABASE_URL: undefined, ...extra }, timeout: 120_000 })
 
 /** The base64 lines of a PEM block: any one of them in a log means the block leaked. */
 function pemLines(pem: string): string[] {
@@ -194,7 +179,7 @@ describe('secrets never leak (real processes)', function () {
       assert.ok(gatewayPassword().length >= 8, 'the disposable server has a password, so the gateway has one to leak')
       gw = await startTestGateway({ postgresUrl: postgres.url, mode: 'process' })
       bundle = join(dir, 'fleetkit-agent')
-      await run(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { env: { ...process.env, FLEETKIT_AGENT_OUTFILE: bundle } })
+      await copyAgentBundle(bundle)
     })
 
     after(async () => {
@@ -272,7 +257,7 @@ describe('secrets never leak (real processes)', function () {
       const agentEnv = { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_DEBUG: '1' }
 
       await writeFile(secretFile, `${wrongSecret}\n`, { mode: 0o600 })
-      const refused = await runProcess(process.execPath, [bundle, 'enroll'], agentEnv)
+      const refused = await runProgram(process.execPath, [bundle, 'enroll'], agentEnv)
       agentOutput.push(refused.stdout, refused.stderr)
       assert.notEqual(refused.code, 0)
       assert.match(refused.stderr, /AGENT_ENROLL_FAILED/)
@@ -283,7 +268,7 @@ describe('secrets never leak (real processes)', function () {
       const sharedPki = join(home, 'shared-pki')
       await mkdir(sharedPki)
       await chmod(sharedPki, 0o777)
-      const unsafe = await runProcess(process.execPath, [bundle, 'enroll'], { ...agentEnv, FLEETKIT_AGENT_PKI_DIR: sharedPki })
+      const unsafe = await runProgram(process.execPath, [bundle, 'enroll'], { ...agentEnv, FLEETKIT_AGENT_PKI_DIR: sharedPki })
       agentOutput.push(unsafe.stdout, unsafe.stderr)
       assert.equal(unsafe.code, 78, unsafe.stderr)
       assert.match(unsafe.stderr, /AGENT_CONFIG_INVALID/)
@@ -291,7 +276,7 @@ describe('secrets never leak (real processes)', function () {
       assert.equal(existsSync(secretFile), true, 'the secret is kept for the next attempt')
       assertAbsent(unsafe.stdout + unsafe.stderr, { 'the secret': agentSecret }, 'the refused agent\'s output')
 
-      const enrolled = await runProcess(process.execPath, [bundle, 'enroll'], agentEnv)
+      const enrolled = await runProgram(process.execPath, [bundle, 'enroll'], agentEnv)
       agentOutput.push(enrolled.stdout, enrolled.stderr)
       assert.equal(enrolled.code, 0, enrolled.stderr)
       agentKeyPem = await readFile(join(home, 'pki', 'agent.key'), 'utf8')
