@@ -1,12 +1,12 @@
 // Rendering figures: the inventory of a 10,000-node fleet and 1,000 agent seeds.
-// Run: npx tsx bench/render.ts. Prints the figures as the markdown docs/performance.md keeps.
-import { readFileSync } from 'node:fs'
+// Run: npx tsx bench/render.ts. Prints the figures as the markdown docs/performance.md keeps;
+// it writes nothing (paste the table into docs/performance.md when the figures should be recorded).
 import { cpus } from 'node:os'
 import { performance } from 'node:perf_hooks'
 
 import { loadHostPolicy } from '../src/definition/host-policy.js'
 import type { Definition, NodeDeclaration } from '../src/definition/types.js'
-import { packagePath } from '../src/package-root.js'
+import { createCertificateAuthority } from '../src/pki/certificate-authority.js'
 import { renderAgentSeed } from '../src/render/agent-seed.js'
 import { newEnrollmentSecret, seededRng } from '../src/render/enrollment-secret.js'
 import { type InventoryStateNode, renderInventory } from '../src/render/inventory.js'
@@ -61,7 +61,8 @@ const hostPolicy = loadHostPolicy()
 renderInventory({ definition, stateNodes: state.slice(0, 100), hostPolicy, knownHostsPath: '/srv/fleetkit/ansible/known_hosts' })
 const inventory = time(() => renderInventory({ definition, stateNodes: state, hostPolicy, knownHostsPath: '/srv/fleetkit/ansible/known_hosts' }))
 
-const ca = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
+// A CA made now, as `fleetkit ca init` would (benchmarks read nothing under test/).
+const ca = (await createCertificateAuthority({ now: new Date(), commonName: 'fleetkit bench CA' })).certificatePem
 const seeds = time(() => {
   let bytes = 0
   for (let i = 0; i < SEEDS; i++) {

@@ -1,0 +1,163 @@
+// The gateway bench's driver: the gateway under test in a child process of its own (`--serve`),
+// a throwaway PostgreSQL, the PKI, and the run over each fleet size within the time budget.
+import 'reflect-metadata'
+
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { performance } from 'node:perf_hooks'
+
+import pg from 'pg'
+
+import { packagePath } from '../../src/package-root.js'
+import { type BenchContext, buildFleet, connectAll, type EnrollResult, enrollments, newClient, STATS_SETTLE_MS, sustain } from './agents.js'
+import type { Options } from './options.js'
+import { startBenchPostgres } from './postgres.js'
+import { printEnrollments, printRow, type Row } from './report.js'
+
+export interface BenchResults {
+  rows: Row[]
+  enroll: EnrollResult | undefined
+  skipped: string[]
+}
+
+// The gateway under test runs in a child process (`--serve`), so it has a core of its own.
+
+export async function serve(): Promise<void> {
+  const { openDatabase } = await import('../../src/store/database.js')
+  const { startGateway } = await import('../../src/gateway/gateway.js')
+  const { loadPkiSet } = await import('../../src/pki/pki-set.js')
+  const { silentLogger } = await import('../../src/gateway/logger.js')
+  const db = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL })
+  const lifted = { perSource: { burst: 100_000, perSecond: 100_000 }, global: { burst: 100_000, perSecond: 100_000 } }
+  const any = { host: '127.0.0.1', port: 0 }
+  const gateway = await startGateway({
+    pool: db.pool,
+    pki: await loadPkiSet(process.env.BENCH_PKI_DIR!, new Date()),
+    enrollBind: any,
+    agentBind: any,
+    agentCertLifetimeSeconds: 86400,
+    logger: silentLogger,
+    // Default tuning, except the enrollment limit: the bench measures issuance capacity, not the limiter.
+    tuning: { enrollRate: lifted },
+  })
+  process.stdout.write(`${JSON.stringify({ ready: true, enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port })}\n`)
+  const stop = async () => {
+    await gateway.close()
+    await db.close()
+    process.exit(0)
+  }
+  process.once('SIGTERM', () => void stop())
+  // Never outlive the parent.
+  process.stdin.on('end', () => void stop())
+  process.stdin.resume()
+}
+
+async function startGatewayProcess(databaseUrl: string, pkiDir: string): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'], {
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_PKI_DIR: pkiDir },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the gateway did not start within 60 s')), 60_000)
+    child.once('exit', (code) => reject(new Error(`the gateway exited with ${code}`)))
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const ready = JSON.parse(line) as { ready?: boolean; enroll: number; agent: number }
+      if (!ready.ready) return
+      clearTimeout(timer)
+      child.removeAllListeners('exit')
+      resolve({ child, enrollUrl: `https://127.0.0.1:${ready.enroll}`, agentUrl: `https://127.0.0.1:${ready.agent}` })
+    })
+  })
+}
+
+/** Runs every fleet size of `options` and the enrollments, printing each as it completes. */
+export async function runBench(options: Options): Promise<BenchResults> {
+  const benchStarted = performance.now()
+  const overBudget = () => (performance.now() - benchStarted) / 1000 > options.budgetSeconds
+  const hardStop = setTimeout(() => {
+    process.stderr.write(`bench: over the hard limit of ${options.budgetSeconds + 300} s, stopping\n`)
+    process.exit(3)
+  }, (options.budgetSeconds + 300) * 1000)
+  hardStop.unref()
+
+  const { initPki } = await import('../../src/pki/init-pki.js')
+  const { loadPkiSet } = await import('../../src/pki/pki-set.js')
+  const { generateP256KeyPair, privateKeyToPem } = await import('../../src/pki/keys.js')
+  const { x509 } = await import('../../src/pki/x509-provider.js')
+
+  const dir = await mkdtemp(join(tmpdir(), 'fleetkit-bench-gw-'))
+  const db = await startBenchPostgres()
+  let gateway: ChildProcess | undefined
+  const admin = new pg.Client({ connectionString: db.adminUrl })
+  const rows: Row[] = []
+  const skipped: string[] = []
+  let enroll: EnrollResult | undefined
+  try {
+    await admin.connect()
+    const pkiDir = join(dir, 'pki')
+    await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
+    const pki = await loadPkiSet(pkiDir, new Date())
+    const started = await startGatewayProcess(db.url, pkiDir)
+    gateway = started.child
+    const keys = await generateP256KeyPair()
+    const ctx: BenchContext = {
+      pool: db.pool,
+      admin,
+      database: db.database,
+      enrollUrl: started.enrollUrl,
+      agentUrl: started.agentUrl,
+      caPem: pki.bundlePem,
+      keyPem: await privateKeyToPem(keys.privateKey),
+      keys,
+      publicKey: await x509.PublicKey.create(keys.publicKey),
+      ca: pki.ca,
+    }
+    await writeFile(join(dir, 'ca.pem'), ctx.caPem)
+
+    let lastPerAgentMs = 0
+    for (const count of options.agents) {
+      const remaining = options.budgetSeconds - (performance.now() - benchStarted) / 1000
+      const estimate = (lastPerAgentMs * count) / 1000 + options.seconds + 2 * STATS_SETTLE_MS / 1000 + 30
+      if (overBudget() || (lastPerAgentMs > 0 && estimate > remaining)) {
+        skipped.push(`${count} agents skipped: an estimated ${Math.round(estimate)} s against ${Math.round(remaining)} s of budget left`)
+        process.stderr.write(`bench: ${skipped.at(-1)}\n`)
+        continue
+      }
+      process.stderr.write(`bench: ${count} agents: enrolling through the store and PKI\n`)
+      const fleet = await buildFleet(count, `bench-${count}`, ctx)
+      process.stderr.write(`bench: ${count} agents: set up in ${Math.round(fleet.setupMs)} ms; connecting\n`)
+      const connect = await connectAll(ctx, fleet.agents)
+      process.stderr.write(`bench: ${count} agents: sustained heartbeats for ${options.seconds} s\n`)
+      const sustained = await sustain(ctx, fleet.agents, options.seconds, options.intervalMs)
+      process.stderr.write(`bench: ${count} agents: reconnect storm\n`)
+      for (const a of fleet.agents) {
+        a.agent.destroy()
+        a.agent = newClient(ctx, a.certificatePem)
+      }
+      const storm = await connectAll(ctx, fleet.agents)
+      for (const a of fleet.agents) a.agent.destroy()
+      rows.push({ agents: count, setupMs: fleet.setupMs, connect, sustain: sustained, storm })
+      printRow(rows.at(-1)!, options)
+      lastPerAgentMs = (fleet.setupMs + connect.wallMs + storm.wallMs) / count
+    }
+    if (options.enrollments > 0 && !overBudget()) {
+      process.stderr.write(`bench: ${options.enrollments} enrollments through POST /v1/enroll\n`)
+      enroll = await enrollments(ctx, options.enrollments)
+      printEnrollments(enroll)
+    }
+  } finally {
+    if (gateway && gateway.exitCode === null) {
+      const exited = new Promise((resolve) => gateway!.once('exit', resolve))
+      gateway.kill('SIGTERM')
+      await exited
+    }
+    await admin.end().catch(() => {})
+    await db.stop()
+    await rm(dir, { recursive: true, force: true })
+  }
+  clearTimeout(hardStop)
+  return { rows, enroll, skipped }
+}
