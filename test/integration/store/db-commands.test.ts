@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { loadMigrations } from '../../../src/store/migrate.js'
-import { stopEmbeddedServer } from '../../../src/store/embedded-server.js'
+import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
 

@@ -132,7 +132,7 @@ describe('migrate (real PostgreSQL)', function () {
       assert.deepEqual(status.unknown, [{ version: 9999, name: 'from-the-future' }])
       // openDatabase refuses it before any use, in both schema modes.
       await assert.rejects(openDatabase({ databaseUrl: db.url }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
-      await assert.rejects(openDatabase({ databaseUrl: db.url, schema: 'check' }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
+      await assert.rejects(openDatabase({ databaseUrl: db.url, schema: 'current' }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
     } finally {
       await db.drop()
     }
