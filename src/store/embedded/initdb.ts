@@ -106,7 +106,7 @@ async function removeInitdbPasswordFiles(tmpDir: string): Promise<void> {
 }
 
 function removeInitdbPasswordFilesSync(tmpDir: string): void {
-  let names: string[] = []
+  let names: string[]
   try {
     names = readdirSync(tmpDir)
   } catch {
