@@ -21,8 +21,8 @@ const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
  * The initdb program: beside this module (src/ under tsx, or dist/ if a build copies it), else
  * the package's src/store/embedded/ (tsc does not copy it to dist/; package.json "files" ships it).
  */
-export function initdbProgramPath(): string {
-  const beside = fileURLToPath(new URL('./initdb-child.mjs', import.meta.url))
+export function initdbProgramPath(moduleUrl: string = import.meta.url): string {
+  const beside = fileURLToPath(new URL('./initdb-child.mjs', moduleUrl))
   if (existsSync(beside)) return beside
   return packagePath('src', 'store', 'embedded', 'initdb-child.mjs')
 }
