@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs'
 
 import { resolveStateDir, type Env } from '../config/state-dir.js'
 import { type Database, openDatabase } from './database.js'
-import { embeddedServerPaths, inspectEmbeddedServer, stopEmbeddedServer } from './embedded-server.js'
+import { embeddedServerPaths } from './embedded/paths.js'
+import { inspectEmbeddedServer, stopEmbeddedServer } from './embedded/server.js'
 import { migrate, schemaStatus, type SchemaStatus } from './migrate.js'
 import { countNodesByStatus, type NodeStatus } from './nodes.js'
 import { redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
@@ -13,6 +14,8 @@ export interface AdminOptions {
   env?: Env
   /** Overrides FLEETKIT_STATE_DIR / XDG_STATE_HOME. */
   stateDir?: string
+  /** Told each slow step (creating, starting the embedded server, each migration); see openDatabase. */
+  progress?: (message: string) => void
 }
 
 export interface ServerDescription {
@@ -94,9 +97,10 @@ export interface MigrationReport {
 export async function migrateDatabase(options: AdminOptions = {}): Promise<MigrationReport> {
   const env = options.env ?? process.env
   const stateDir = options.stateDir ?? resolveStateDir(env)
-  const db = await openDatabase({ env, stateDir, schema: 'none' })
+  const progress = options.progress ? { progress: options.progress } : {}
+  const db = await openDatabase({ env, stateDir, schema: 'none', ...progress })
   try {
-    const result = await migrate(db.pool)
+    const result = await migrate(db.pool, progress)
     const server: ServerDescription = db.source === 'embedded'
       ? { ...embeddedDescription(stateDir, await inspectEmbeddedServer(stateDir)), url: db.url }
       : { source: 'DATABASE_URL', url: db.url }

@@ -1,10 +1,11 @@
 // Opening fleetkit's PostgreSQL: a pg pool on DATABASE_URL, or on the embedded server in
-// the state directory; the schema is checked (and by default migrated) before first use.
+// the state directory; the schema is checked before first use (the embedded one migrated).
 import type pg from 'pg'
 
 import { resolveStateDir, type Env } from '../config/state-dir.js'
-import { ensureEmbeddedServer, EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER } from './embedded-server.js'
-import { assertSchemaCompatible, migrate } from './migrate.js'
+import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER } from './embedded/paths.js'
+import { ensureEmbeddedServer } from './embedded/server.js'
+import { assertSchemaCurrent, migrate } from './migrate.js'
 import { connectFailure, isConnectionError, redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
 
 /** What every store function takes: a pool or a checked-out client (inside a transaction). */
@@ -28,14 +29,24 @@ export interface OpenDatabaseOptions {
   stateDir?: string
   env?: Env
   /**
-   * `migrate` (default): apply pending migrations, refuse a newer schema.
-   * `check`: refuse a newer schema, apply nothing. `none`: connect only (db status, db migrate).
+   * `auto` (default): the embedded server's database is this machine's own, so it is migrated;
+   * a DATABASE_URL database may be shared by gateways and CLIs of several versions, so its schema
+   * is only checked (`current`): changing it is `fleetkit db migrate`'s decision alone.
+   * `migrate`: apply pending migrations, refuse a newer schema.
+   * `current`: refuse an older schema (STATE_SCHEMA_OLD) or a newer one (STATE_NEWER_THAN_CLI), apply nothing.
+   * `none`: connect only (db status, db migrate).
    */
-  schema?: 'migrate' | 'check' | 'none'
+  schema?: 'auto' | 'migrate' | 'current' | 'none'
   /** Pool size; 10 by default. */
   max?: number
   /** Called when an idle pooled connection fails (server restart, network); the pool drops it. */
   onIdleError?: (error: Error) => void
+  /**
+   * Told each slow step (creating and starting the embedded server, applying migrations) before
+   * it begins, in one line for a person. The library never prints; a command passes a function
+   * that writes to a terminal.
+   */
+  progress?: (message: string) => void
 }
 
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
@@ -52,14 +63,14 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     await checkConnection(database)
   } else {
     const stateDir = options.stateDir ?? resolveStateDir(env)
-    database = await openEmbedded(pgModule, base, stateDir, options.onIdleError)
+    database = await openEmbedded(pgModule, base, stateDir, options.onIdleError, options.progress)
   }
 
+  const schema = options.schema ?? 'auto'
+  const mode = schema === 'auto' ? (database.source === 'embedded' ? 'migrate' : 'current') : schema
   try {
-    if (options.schema !== 'none') {
-      if (options.schema === 'check') await assertSchemaCompatible(database.pool)
-      else await migrate(database.pool)
-    }
+    if (mode === 'migrate') await migrate(database.pool, { ...(options.progress ? { progress: options.progress } : {}) })
+    else if (mode === 'current') await assertSchemaCurrent(database.pool, database.url)
   } catch (error) {
     await database.close()
     throw error
@@ -67,10 +78,10 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   return database
 }
 
-async function openEmbedded(pgModule: typeof pg, base: pg.PoolConfig, stateDir: string, onIdleError: OpenDatabaseOptions['onIdleError']): Promise<Database> {
+async function openEmbedded(pgModule: typeof pg, base: pg.PoolConfig, stateDir: string, onIdleError: OpenDatabaseOptions['onIdleError'], progress: OpenDatabaseOptions['progress']): Promise<Database> {
   // A server found running may die before we connect: then take the slow path once more.
   for (let attempt = 1; ; attempt++) {
-    const server = await ensureEmbeddedServer(stateDir)
+    const server = await ensureEmbeddedServer(stateDir, progress ? { progress } : {})
     const url = `postgres://${EMBEDDED_USER}:***@${EMBEDDED_HOST}:${server.port}/${EMBEDDED_DATABASE}`
     const pool = new pgModule.Pool({ ...base, host: server.host, port: server.port, user: server.user, password: server.password, database: server.database })
     const database = wrap(pool, url, 'embedded', { pid: server.pid, port: server.port, dataDir: server.dataDir, started: server.started }, onIdleError)

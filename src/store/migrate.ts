@@ -98,12 +98,30 @@ export async function assertSchemaCompatible(q: Queryable, migrations?: Migratio
 }
 
 /**
+ * Throw unless the database is exactly at this CLI's schema: STATE_NEWER_THAN_CLI when a newer
+ * fleetkit migrated it, STATE_SCHEMA_OLD when migrations are pending (an empty database too).
+ * Reads only: a shared database's schema is changed by `fleetkit db migrate` and nothing else.
+ */
+export async function assertSchemaCurrent(q: Queryable, where: string, migrations?: Migration[]): Promise<SchemaStatus> {
+  const status = await assertSchemaCompatible(q, migrations)
+  if (status.pending.length > 0) throw schemaOld(status, where)
+  return status
+}
+
+export interface MigrateOptions {
+  migrations?: Migration[]
+  /** Told before each pending migration is applied, in one line for a person. */
+  progress?: (message: string) => void
+}
+
+/**
  * Apply every pending migration in order. Safe when several processes migrate at once:
  * each migration's transaction takes an advisory lock and inserts its row first, and a
  * migrator whose insert finds the row already there skips that migration.
  */
-export async function migrate(pool: pg.Pool, options: { migrations?: Migration[] } = {}): Promise<MigrateResult> {
+export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Promise<MigrateResult> {
   const migrations = options.migrations ?? (await loadMigrations())
+  const progress = options.progress ?? (() => undefined)
   const before = await schemaStatus(pool, migrations)
   if (!before.compatible) throw newerThanCli(before)
   if (before.pending.length === 0) return { applied: [], status: before }
@@ -119,7 +137,9 @@ export async function migrate(pool: pg.Pool, options: { migrations?: Migration[]
   })
 
   const applied: { version: number; name: string }[] = []
+  const pending = new Set(before.pending.map((m) => m.version))
   for (const migration of migrations) {
+    if (pending.has(migration.version)) progress(`Applying schema migration ${pad(migration.version)}-${migration.name}`)
     const ran = await inTransaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
       // Refuse a database another process moved past this CLI while we waited for the lock.
@@ -165,6 +185,14 @@ function newerThanCli(status: SchemaStatus): FleetkitError {
   return new FleetkitError('STATE_NEWER_THAN_CLI', `the database is at schema version ${status.version}, newer than this fleetkit knows (${status.latestKnown}); refusing to use it`, {
     actions: ['upgrade fleetkit to the version that migrated this database', 'fleetkit db status'],
     data: { version: status.version, latestKnown: status.latestKnown, unknown: status.unknown },
+  })
+}
+
+function schemaOld(status: SchemaStatus, where: string): FleetkitError {
+  const has = status.version === null ? 'has no fleetkit schema yet' : `is at schema version ${status.version}`
+  return new FleetkitError('STATE_SCHEMA_OLD', `the database ${where} ${has}, older than this fleetkit's ${status.latestKnown} (${status.pending.length} pending migration${status.pending.length === 1 ? '' : 's'}); only fleetkit db migrate changes its schema`, {
+    actions: ['fleetkit db migrate', 'fleetkit db status'],
+    data: { version: status.version, latestKnown: status.latestKnown, pending: status.pending },
   })
 }
 

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../config/clock.js'
 import { resolveStateDir, type Env } from '../config/state-dir.js'
 import { NO_STATE_FACTS, type TransitionFacts, type TransitionFactsSource } from '../definition/transitions/facts.js'
 import { openDatabase } from './database.js'
-import { inspectEmbeddedServer } from './embedded-server.js'
+import { inspectEmbeddedServer } from './embedded/server.js'
 import { storeTransitionFacts } from './transition-facts.js'
 
 export interface OpenTransitionFactsOptions {

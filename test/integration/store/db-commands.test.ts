@@ -3,8 +3,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { initPki } from '../../../src/pki/init-pki.js'
 import { loadMigrations } from '../../../src/store/migrate.js'
-import { stopEmbeddedServer } from '../../../src/store/embedded-server.js'
+import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
 
@@ -112,6 +113,47 @@ describe('fleetkit db status | migrate | stop', function () {
       assert.equal(migrated.json.code, 'STATE_NEWER_THAN_CLI')
       const status = await fleetkit('status', env)
       assert.equal((status.json.result?.schema as { compatible: boolean }).compatible, false)
+    })
+
+    it('reading commands and gateway serve refuse an unmigrated shared database (STATE_SCHEMA_OLD, exit 75) and leave it untouched; db migrate then works', async () => {
+      await runSql(server.url, 'CREATE DATABASE cmd_unmigrated')
+      const url = withDatabase(server.url, 'cmd_unmigrated')
+      const footprint = async () => {
+        const tables = await runSql(url, "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'")
+        const migrations = await runSql(url, "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'schema_migrations'")
+        return { tables: tables.rows[0].n as number, schemaMigrations: migrations.rows[0].n as number }
+      }
+      assert.deepEqual(await footprint(), { tables: 0, schemaMigrations: 0 })
+      const pkiDir = join(stateDir, 'pki-unmigrated')
+      await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
+      const env = {
+        FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: url, FLEETKIT_PKI_DIR: pkiDir,
+        FLEETKIT_ENROLL_BIND: '127.0.0.1:0', FLEETKIT_AGENT_BIND: '127.0.0.1:0', FLEETKIT_METRICS_BIND: '127.0.0.1:0',
+      }
+      const example = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+      const refused = await Promise.all([
+        runFleetkit(['node', 'token', 'app-1', ...example, '--json'], { env }),
+        runFleetkit(['validate', ...example, '--since', 'HEAD', '--json'], { env }),
+        // The old behaviour migrated and then served: the timeout ends that, and the assertions fail.
+        runFleetkit(['gateway', 'serve'], { env, timeout: 60_000 }),
+      ])
+      for (const [i, ran] of refused.entries()) {
+        assert.equal(ran.code, 75, `run ${i}: ${ran.stdout}${ran.stderr}`)
+        const text = ran.stdout + ran.stderr
+        assert.match(text, /STATE_SCHEMA_OLD/)
+        assert.match(text, /fleetkit db migrate/)
+        assert.ok(!text.includes(server.password), 'the DATABASE_URL password leaked')
+      }
+      assert.equal(refused[0]!.json.code, 'STATE_SCHEMA_OLD')
+      assert.equal(refused[0]!.json.actions[0], 'fleetkit db migrate')
+      assert.deepEqual(await footprint(), { tables: 0, schemaMigrations: 0 }, 'a refused command changed the schema')
+
+      const migrated = await fleetkit('migrate', { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: url })
+      assert.equal(migrated.exitCode, 0)
+      assert.deepEqual((migrated.json.result?.applied as { version: number }[]).map((m) => m.version), knownVersions)
+      const token = await runFleetkit(['node', 'token', 'app-1', ...example, '--json'], { env })
+      assert.notEqual(token.json.code, 'STATE_SCHEMA_OLD', token.stdout + token.stderr)
+      assert.equal(token.code, 0, token.stdout + token.stderr)
     })
 
     it('gives STATE_UNREACHABLE (exit 69) with the password redacted when nothing listens', async () => {

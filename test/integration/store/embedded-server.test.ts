@@ -7,7 +7,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 
 import { openDatabase } from '../../../src/store/database.js'
-import { embeddedServerPaths, inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded-server.js'
+import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
+import { inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { processIsAlive } from '../../../src/store/file-lock.js'
 
 const run = promisify(execFile)

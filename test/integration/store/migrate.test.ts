@@ -132,7 +132,7 @@ describe('migrate (real PostgreSQL)', function () {
       assert.deepEqual(status.unknown, [{ version: 9999, name: 'from-the-future' }])
       // openDatabase refuses it before any use, in both schema modes.
       await assert.rejects(openDatabase({ databaseUrl: db.url }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
-      await assert.rejects(openDatabase({ databaseUrl: db.url, schema: 'check' }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
+      await assert.rejects(openDatabase({ databaseUrl: db.url, schema: 'current' }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
     } finally {
       await db.drop()
     }
@@ -149,20 +149,79 @@ describe('migrate (real PostgreSQL)', function () {
     }
   })
 
-  it('openDatabase on DATABASE_URL migrates by default and redacts the password', async () => {
+  /** Tables in the public schema and applied migrations: what "the schema is untouched" means. */
+  async function schemaFootprint(pool: pg.Pool): Promise<{ tables: string[]; migrations: number[] }> {
+    const tables = await pool.query<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
+    const names = tables.rows.map((r) => r.name)
+    const migrations = names.includes('schema_migrations') ? (await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY 1')).rows.map((r) => r.version) : []
+    return { tables: names, migrations }
+  }
+
+  it('openDatabase on DATABASE_URL refuses an empty database with STATE_SCHEMA_OLD and creates nothing', async () => {
     const db = await emptyDatabase(server, 'mig_open')
     try {
-      const opened = await openDatabase({ databaseUrl: db.url })
+      await assert.rejects(openDatabase({ databaseUrl: db.url }), (error: unknown) => {
+        assert.ok(hasCode(error, 'STATE_SCHEMA_OLD'), String(error))
+        const e = error as FleetkitError
+        assert.equal(e.exitCode, 75)
+        assert.equal(e.actions[0], 'fleetkit db migrate')
+        assert.match(e.message, /^the database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/mig_open has no fleetkit schema yet, older than this fleetkit's \d+ \(\d+ pending migrations\); only fleetkit db migrate changes its schema$/)
+        assert.ok(!e.message.includes(server.password) && !JSON.stringify(e.data).includes(server.password))
+        return true
+      })
+      assert.deepEqual(await schemaFootprint(db.pool), { tables: [], migrations: [] })
+      // Asked for explicitly, it migrates (what fleetkit db migrate does), and the password stays redacted.
+      const opened = await openDatabase({ databaseUrl: db.url, schema: 'migrate' })
       try {
         assert.equal(opened.source, 'DATABASE_URL')
-        assert.ok(!opened.url.includes(server.password))
         assert.match(opened.url, /^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/mig_open$/)
         assert.ok(!JSON.stringify(opened).includes(server.password))
-        const status = await schemaStatus(opened.pool)
-        assert.deepEqual(status.pending, [])
+        assert.deepEqual((await schemaStatus(opened.pool)).pending, [])
       } finally {
         await opened.close()
       }
+      // At the current schema, the default opens it.
+      const again = await openDatabase({ databaseUrl: db.url })
+      await again.close()
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('openDatabase on DATABASE_URL refuses a database with pending migrations, in auto and current modes, without applying them', async () => {
+    const db = await emptyDatabase(server, 'mig_behind')
+    try {
+      const known = await loadMigrations()
+      await migrate(db.pool, { migrations: known.slice(0, 1) })
+      const before = await schemaFootprint(db.pool)
+      assert.deepEqual(before.migrations, [known[0]!.version])
+      for (const schema of [undefined, 'current'] as const) {
+        await assert.rejects(openDatabase({ databaseUrl: db.url, ...(schema ? { schema } : {}) }), (error: unknown) => {
+          assert.ok(hasCode(error, 'STATE_SCHEMA_OLD'), String(error))
+          assert.match((error as Error).message, new RegExp(`is at schema version ${known[0]!.version}, older than this fleetkit's ${known.at(-1)!.version} \\(${known.length - 1} pending migrations?\\)`))
+          assert.deepEqual((error as FleetkitError).data?.pending, known.slice(1).map((m) => ({ version: m.version, name: m.name })))
+          return true
+        })
+      }
+      assert.deepEqual(await schemaFootprint(db.pool), before)
+      // schema: 'none' (db status) still connects to read it.
+      const status = await openDatabase({ databaseUrl: db.url, schema: 'none' })
+      await status.close()
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('migrate() reports each pending migration to progress before applying it, and nothing when none is pending', async () => {
+    const db = await emptyDatabase(server, 'mig_progress')
+    try {
+      const known = await loadMigrations()
+      const messages: string[] = []
+      await migrate(db.pool, { progress: (m) => messages.push(m) })
+      assert.deepEqual(messages, known.map((m) => `Applying schema migration ${String(m.version).padStart(4, '0')}-${m.name}`))
+      const later: string[] = []
+      await migrate(db.pool, { progress: (m) => later.push(m) })
+      assert.deepEqual(later, [])
     } finally {
       await db.drop()
     }

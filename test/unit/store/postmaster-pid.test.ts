@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 
-import { embeddedServerPaths, readPostmasterPid } from '../../../src/store/embedded-server.js'
+import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
+import { readPostmasterPid } from '../../../src/store/embedded/postmaster.js'
 
 describe('readPostmasterPid', () => {
   let dir: string

@@ -1,0 +1,45 @@
+// The state directory and <stateDir>/postgres: created private, and (as root) passable by the
+// `postgres` user, which must reach its data directory through every parent.
+import { chmod, mkdir, stat } from 'node:fs/promises'
+import { dirname } from 'node:path'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { UnixIds } from '../postgres-binaries.js'
+import type { EmbeddedServerPaths } from './paths.js'
+
+export async function prepareDirectories(paths: EmbeddedServerPaths, runAs: UnixIds | undefined): Promise<void> {
+  try {
+    await mkdir(paths.stateDir, { recursive: true, mode: 0o700 })
+    await mkdir(paths.root, { recursive: true, mode: 0o700 })
+    if (runAs) {
+      // The postgres user must pass through (not list) fleetkit's own directories to reach its data.
+      for (const dir of [paths.stateDir, paths.root]) {
+        const info = await stat(dir)
+        if (info.uid === 0 && (info.mode & 0o001) === 0) await chmod(dir, (info.mode & 0o7777) | 0o011)
+      }
+      await checkReachable(paths.root, runAs)
+    }
+  } catch (error) {
+    if (error instanceof FleetkitError) throw error
+    throw new FleetkitError('STATE_DIR_UNUSABLE', `cannot use the state directory ${paths.stateDir}: ${(error as { code?: string }).code ?? 'error'}`, {
+      actions: ['set FLEETKIT_STATE_DIR to a directory this user can write', 'or set DATABASE_URL to use an existing PostgreSQL server'],
+      data: { stateDir: paths.stateDir, errno: (error as { code?: string }).code },
+      cause: error,
+    })
+  }
+}
+
+/** Every directory above `dir` must let the postgres user through, or it cannot open its data. */
+async function checkReachable(dir: string, runAs: UnixIds): Promise<void> {
+  for (let current = dir; ; current = dirname(current)) {
+    const info = await stat(current)
+    const bit = info.uid === runAs.uid ? 0o100 : info.gid === runAs.gid ? 0o010 : 0o001
+    if ((info.mode & bit) === 0) {
+      throw new FleetkitError('STATE_DIR_UNUSABLE', `the postgres user cannot reach ${dir}: ${current} is mode ${(info.mode & 0o777).toString(8)}`, {
+        actions: ['set FLEETKIT_STATE_DIR to a directory outside it, for example /var/lib/fleetkit', 'or set DATABASE_URL to use an existing PostgreSQL server'],
+        data: { stateDir: dirname(dir), blockedBy: current, mode: (info.mode & 0o777).toString(8) },
+      })
+    }
+    if (dirname(current) === current) return
+  }
+}

@@ -1,0 +1,75 @@
+// Finding a running embedded server: PostgreSQL's own postmaster.pid (the final word on
+// whether one runs) and fleetkit's server.json (which PID and port the starter saw).
+import { readFileSync } from 'node:fs'
+import { readFile, rename, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { processIsAlive } from '../file-lock.js'
+import type { EmbeddedServerPaths } from './paths.js'
+
+export interface PostmasterPid {
+  pid: number
+  port: number
+  status: string
+}
+
+export interface ServerRecord {
+  pid: number
+  port: number
+  dataDir: string
+  startedAt: string
+  binaries: string
+}
+
+/** postmaster.pid: line 1 the PID, line 4 the port, line 8 the status (starting, ready, stopping). */
+export async function readPostmasterPid(dataDir: string): Promise<PostmasterPid | undefined> {
+  let text: string
+  try {
+    text = await readFile(join(dataDir, 'postmaster.pid'), 'utf8')
+  } catch {
+    return undefined
+  }
+  const lines = text.split('\n')
+  const pid = Number.parseInt(lines[0] ?? '', 10)
+  const port = Number.parseInt(lines[3] ?? '', 10)
+  if (!Number.isInteger(pid) || pid <= 0) return undefined
+  return { pid, port: Number.isInteger(port) ? port : 0, status: (lines[7] ?? '').trim() }
+}
+
+/** A live process that is a PostgreSQL server, not another program that reused a stale PID. */
+export function isPostgresProcess(pid: number): boolean {
+  if (!processIsAlive(pid)) return false
+  if (process.platform !== 'linux') return true
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres')
+  } catch {
+    return true
+  }
+}
+
+/** The fast path: server.json and postmaster.pid agree on a live, ready server. */
+export async function findReadyServer(paths: EmbeddedServerPaths): Promise<PostmasterPid | undefined> {
+  const record = await readServerRecord(paths.serverFile)
+  if (!record) return undefined
+  const pm = await readPostmasterPid(paths.dataDir)
+  if (!pm || pm.pid !== record.pid || pm.port !== record.port || pm.status !== 'ready') return undefined
+  return isPostgresProcess(pm.pid) ? pm : undefined
+}
+
+export async function readServerRecord(path: string): Promise<ServerRecord | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<ServerRecord>
+    return Number.isInteger(parsed.pid) && Number.isInteger(parsed.port) ? (parsed as ServerRecord) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Written only when PID or port changed, atomically: readers never see half a record. */
+export async function writeServerRecord(path: string, record: ServerRecord): Promise<void> {
+  const previous = await readServerRecord(path)
+  if (previous?.pid === record.pid && previous.port === record.port) return
+  const temp = `${path}.${process.pid}.tmp`
+  await writeFile(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 })
+  await rename(temp, path)
+}

@@ -1,0 +1,169 @@
+// The embedded PostgreSQL in <stateDir>/postgres: initialised once, started on demand as a
+// detached server that outlives the command, and shared by every fleetkit process on the machine.
+//
+// One server per data directory: a lock file serialises starting it, and PostgreSQL's own
+// postmaster.pid (created exclusively by the server) is the final word on whether one runs.
+// A process that finds a ready server (server.json's PID and port match postmaster.pid) just
+// connects. The server keeps running after the command ends; `fleetkit db stop` stops it.
+import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { LockTimeoutError, withFileLock } from '../file-lock.js'
+import { connectFailure } from '../pg-errors.js'
+import { embeddedBinaries, postgresRunAs } from '../postgres-binaries.js'
+import { initialiseDataDir, removeInitLeftovers } from './initdb.js'
+import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER, embeddedServerPaths, type EmbeddedServerPaths } from './paths.js'
+import { readOrCreatePassword, readPasswordFile } from './password-file.js'
+import { prepareDirectories } from './permissions.js'
+import { findReadyServer, isPostgresProcess, type PostmasterPid, readPostmasterPid, writeServerRecord } from './postmaster.js'
+import { ensureFleetkitDatabase, lastLogLine, requireBinaries, startServer } from './process.js'
+import { waitUntilGone, waitUntilReady } from './readiness.js'
+
+export interface EmbeddedServer {
+  host: string
+  port: number
+  pid: number
+  user: string
+  database: string
+  password: string
+  dataDir: string
+  /** True when this call started (or initialised and started) the server. */
+  started: boolean
+  initialised: boolean
+}
+
+export interface EmbeddedServerState {
+  dataDir: string
+  initialised: boolean
+  running: boolean
+  pid?: number
+  port?: number
+  logFile: string
+}
+
+export interface EnsureEmbeddedServerOptions {
+  /** How long to wait for the lock and for the server to become ready. */
+  timeoutMs?: number
+  /**
+   * Told each slow step (initialising, starting) before it begins, in one line for a person;
+   * a server found running is silent. The command layer decides where (if anywhere) it goes.
+   */
+  progress?: (message: string) => void
+}
+
+/** Start the embedded server unless it runs; return how to connect to it. */
+export async function ensureEmbeddedServer(stateDir: string, options: EnsureEmbeddedServerOptions = {}): Promise<EmbeddedServer> {
+  const paths = embeddedServerPaths(stateDir)
+  const timeoutMs = options.timeoutMs ?? 120_000
+  const progress = options.progress ?? (() => undefined)
+  // The common case, a server already running, costs two small file reads.
+  const known = await readPasswordFile(paths.passwordFile).catch(() => '')
+  const ready = known ? await findReadyServer(paths) : undefined
+  if (ready) return { ...connection(paths, ready, known), started: false, initialised: false }
+
+  const runAs = await postgresRunAs()
+  await prepareDirectories(paths, runAs)
+  const password = await readOrCreatePassword(paths.passwordFile)
+  const running = await findReadyServer(paths)
+  if (running) return { ...connection(paths, running, password), started: false, initialised: false }
+
+  try {
+    return await withFileLock(paths.lockFile, () => startLocked(paths, password, timeoutMs, progress), { timeoutMs })
+  } catch (error) {
+    if (error instanceof LockTimeoutError) {
+      throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `another fleetkit process (PID ${error.holder ?? 'unknown'}) has been starting the embedded PostgreSQL for too long`, {
+        actions: [`check that process, or remove ${paths.lockFile} if it is gone`, 'fleetkit db status'],
+        data: { lockFile: paths.lockFile, holder: error.holder },
+      })
+    }
+    throw error
+  }
+}
+
+/** What the state directory says about the embedded server, without starting it. */
+export async function inspectEmbeddedServer(stateDir: string): Promise<EmbeddedServerState> {
+  const paths = embeddedServerPaths(stateDir)
+  const initialised = existsSync(join(paths.dataDir, 'PG_VERSION'))
+  const pm = await readPostmasterPid(paths.dataDir)
+  const running = pm !== undefined && isPostgresProcess(pm.pid) && pm.status === 'ready'
+  return {
+    dataDir: paths.dataDir,
+    initialised,
+    running,
+    ...(running && pm ? { pid: pm.pid, port: pm.port } : {}),
+    logFile: paths.logFile,
+  }
+}
+
+export interface StopResult {
+  wasRunning: boolean
+  pid?: number
+}
+
+/** Stop the embedded server (fast shutdown: sessions are disconnected, open transactions roll back). */
+export async function stopEmbeddedServer(stateDir: string, options: { timeoutMs?: number } = {}): Promise<StopResult> {
+  const paths = embeddedServerPaths(stateDir)
+  const timeoutMs = options.timeoutMs ?? 60_000
+  if (!existsSync(paths.root)) return { wasRunning: false }
+  return withFileLock(paths.lockFile, async () => {
+    const pm = await readPostmasterPid(paths.dataDir)
+    // server.json stays: its port is reused at the next start (see startServer).
+    if (!pm || !isPostgresProcess(pm.pid)) return { wasRunning: false }
+    process.kill(pm.pid, 'SIGINT')
+    if (!(await waitUntilGone(pm.pid, timeoutMs))) {
+      throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `the embedded PostgreSQL (PID ${pm.pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`, {
+        actions: [`kill -QUIT ${pm.pid}`, `read ${paths.logFile}`],
+        data: { pid: pm.pid, logFile: paths.logFile },
+      })
+    }
+    return { wasRunning: true, pid: pm.pid }
+  }, { timeoutMs })
+}
+
+async function startLocked(paths: EmbeddedServerPaths, password: string, timeoutMs: number, progress: (message: string) => void): Promise<EmbeddedServer> {
+  requireBinaries()
+  // Holding the lock, nobody else initialises: a half-made directory here is a killed one's.
+  await removeInitLeftovers(paths)
+  let initialised = false
+  for (let attempt = 1; ; attempt++) {
+    const pm = await readPostmasterPid(paths.dataDir)
+    if (pm && isPostgresProcess(pm.pid)) {
+      // A server runs (perhaps started by a process that broke a stale lock): wait for it.
+      const ready = await waitUntilReady(paths.dataDir, pm.pid, undefined, timeoutMs)
+      if (ready) return finish(paths, ready, password, false, initialised)
+    } else if (pm) {
+      // The server died without cleaning up (kill -9, a crash, a reboot that reused its PID).
+      await rm(join(paths.dataDir, 'postmaster.pid'), { force: true })
+    }
+    if (!existsSync(join(paths.dataDir, 'PG_VERSION'))) {
+      progress(`Creating the embedded PostgreSQL database in ${paths.dataDir} (first run, a few seconds)`)
+      await initialiseDataDir(paths, password)
+      initialised = true
+    }
+    progress('Starting the embedded PostgreSQL server')
+    const started = await startServer(paths, timeoutMs)
+    if (started) return finish(paths, started, password, true, initialised)
+    if (attempt >= 3) {
+      throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `the embedded PostgreSQL did not start: ${lastLogLine(paths.logFile)}`, {
+        actions: [`read ${paths.logFile}`, 'fleetkit db status'],
+        data: { logFile: paths.logFile, dataDir: paths.dataDir },
+      })
+    }
+  }
+}
+
+async function finish(paths: EmbeddedServerPaths, pm: PostmasterPid, password: string, started: boolean, initialised: boolean): Promise<EmbeddedServer> {
+  await writeServerRecord(paths.serverFile, { pid: pm.pid, port: pm.port, dataDir: paths.dataDir, startedAt: new Date().toISOString(), binaries: embeddedBinaries()?.dir ?? 'unknown' })
+  try {
+    await ensureFleetkitDatabase(pm.port, password)
+  } catch (error) {
+    throw connectFailure(error, `postgres://${EMBEDDED_USER}:***@${EMBEDDED_HOST}:${pm.port}/postgres`, 'embedded')
+  }
+  return { ...connection(paths, pm, password), started, initialised }
+}
+
+function connection(paths: EmbeddedServerPaths, pm: PostmasterPid, password: string) {
+  return { host: EMBEDDED_HOST, port: pm.port, pid: pm.pid, user: EMBEDDED_USER, database: EMBEDDED_DATABASE, password, dataDir: paths.dataDir }
+}

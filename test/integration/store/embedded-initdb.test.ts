@@ -1,0 +1,193 @@
+// The embedded server's first start: interrupted (a real `fleetkit db migrate` gets SIGTERM, SIGINT or
+// SIGKILL while initdb runs: nothing half-made stays, the next run succeeds) and shown on a terminal.
+import assert from 'node:assert/strict'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+import { packagePath } from '../../../src/package-root.js'
+import { openDatabase } from '../../../src/store/database.js'
+import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
+import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
+import { loadMigrations } from '../../../src/store/migrate.js'
+import { runFleetkit } from '../../support/cli.js'
+
+const exec = promisify(execFile)
+
+/** PIDs whose command line mentions `text` (initdb-child.mjs, initdb and its bootstrap backend name the directory). */
+function processesMentioning(text: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry))
+    } catch {
+      // ended while we looked
+    }
+  }
+  return pids
+}
+
+async function eventually<T>(what: string, probe: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = probe()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+function initDirs(root: string): string[] {
+  return existsSync(root) ? readdirSync(root).filter((name) => name.startsWith('data.init-')) : []
+}
+
+function passwordFiles(tmp: string): string[] {
+  return existsSync(tmp) ? readdirSync(tmp).filter((name) => name.startsWith('pg-password-')) : []
+}
+
+/** `fleetkit db migrate` from source, stopped with `signal` once initdb runs on its private directory. */
+async function interruptFirstStart(stateDir: string, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  const paths = embeddedServerPaths(stateDir)
+  const child: ChildProcess = spawn(process.execPath, [packagePath('bin', 'dev.js'), 'db', 'migrate'], {
+    cwd: packagePath(),
+    env: { ...process.env, DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig })))
+  try {
+    // initdb itself (not just its wrapper) is writing into <root>/data.init-*.
+    await eventually('initdb to run', () => processesMentioning(`${paths.dataDir}.init-`).length >= 2 && initDirs(paths.root).length > 0)
+    child.kill(signal)
+    return { ...(await ended), stderr }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+}
+
+describe('the embedded server\'s first start (real fleetkit db migrate)', function () {
+  this.timeout(240_000)
+  const stateDirs: string[] = []
+  let latest: number
+  before(async () => { latest = (await loadMigrations()).at(-1)!.version })
+  async function newStateDir(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'fleetkit-initdb-'))
+    stateDirs.push(dir)
+    return dir
+  }
+  after(async () => {
+    for (const dir of stateDirs) {
+      await stopEmbeddedServer(dir).catch(() => undefined)
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  async function assertRerunSucceeds(stateDir: string): Promise<void> {
+    const rerun = await runFleetkit(['db', 'migrate', '--json'], { env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir }, timeout: 120_000 })
+    assert.equal(rerun.code, 0, rerun.stdout + rerun.stderr)
+    assert.equal(rerun.json.result.schema.version, latest)
+    assert.doesNotMatch(rerun.stderr, /Creating the embedded|Starting the embedded|Applying schema migration/, 'progress is only for a terminal')
+    assert.deepEqual(initDirs(embeddedServerPaths(stateDir).root), [])
+  }
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`${signal} during initdb ends the initialisation, removes its directory and password file, and ends by the signal; a rerun succeeds`, async () => {
+      const stateDir = await newStateDir()
+      const paths = embeddedServerPaths(stateDir)
+      const ended = await interruptFirstStart(stateDir, signal)
+      assert.equal(ended.signal, signal, `exit ${ended.code}: ${ended.stderr}`)
+      assert.deepEqual(initDirs(paths.root), [], 'the half-made data directory was removed')
+      assert.equal(existsSync(paths.dataDir), false)
+      assert.deepEqual(passwordFiles(paths.tmpDir), [], 'initdb\'s clear-text password file was removed')
+      assert.deepEqual(processesMentioning(stateDir), [], 'initdb was stopped with it')
+      await assertRerunSucceeds(stateDir)
+    })
+  }
+
+  it('SIGKILL during initdb: the orphaned initialisation ends itself, and the next start removes its leftovers', async () => {
+    const stateDir = await newStateDir()
+    const paths = embeddedServerPaths(stateDir)
+    const ended = await interruptFirstStart(stateDir, 'SIGKILL')
+    assert.equal(ended.signal, 'SIGKILL')
+    // Nobody cleans up after SIGKILL; the initdb wrapper notices its parent is gone and ends its group.
+    await eventually('the orphaned initdb to end', () => processesMentioning(stateDir).length === 0, 10_000)
+    assert.equal(initDirs(paths.root).length, 1, 'the killed initialisation left its directory')
+    assert.equal(existsSync(paths.dataDir), false)
+    await assertRerunSucceeds(stateDir)
+    assert.deepEqual(passwordFiles(paths.tmpDir), [])
+  })
+
+  it('the next start removes a dead creator\'s directory and an older fleetkit\'s, keeps a live one\'s, and reports its steps to progress', async () => {
+    const stateDir = await newStateDir()
+    const paths = embeddedServerPaths(stateDir)
+    await mkdir(paths.tmpDir, { recursive: true, mode: 0o700 })
+    const dead = await exec(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).then((r) => Number(r.stdout))
+    const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)'], { stdio: 'ignore' })
+    try {
+      const leftovers = { dead: `data.init-${dead}-0a1b2c3d`, older: 'data.init-9f8e7d6c', live: `data.init-${live.pid}-12345678` }
+      for (const name of Object.values(leftovers)) {
+        await mkdir(join(paths.root, name, 'base'), { recursive: true })
+        await writeFile(join(paths.root, name, 'base', 'file'), 'x')
+      }
+      await writeFile(join(paths.tmpDir, 'pg-password-leftover'), 'not-a-real-password\n', { mode: 0o600 })
+      const messages: string[] = []
+      const db = await openDatabase({ stateDir, databaseUrl: '', progress: (m) => messages.push(m) })
+      await db.close()
+      assert.deepEqual(initDirs(paths.root), [leftovers.live])
+      assert.deepEqual(passwordFiles(paths.tmpDir), [])
+      const migrations = await loadMigrations()
+      assert.deepEqual(messages, [
+        `Creating the embedded PostgreSQL database in ${paths.dataDir} (first run, a few seconds)`,
+        'Starting the embedded PostgreSQL server',
+        ...migrations.map((m) => `Applying schema migration ${String(m.version).padStart(4, '0')}-${m.name}`),
+      ])
+      // A server found running says nothing.
+      const quiet: string[] = []
+      const again = await openDatabase({ stateDir, databaseUrl: '', progress: (m) => quiet.push(m) })
+      await again.close()
+      assert.deepEqual(quiet, [])
+    } finally {
+      live.kill('SIGKILL')
+    }
+  })
+
+  describe('progress on a terminal (a real pty from script(1))', () => {
+    /** `fleetkit db migrate ARGS` with stderr on a pty and stdout in a file: what each shows. */
+    async function migrateOnTerminal(stateDir: string, args: string[]): Promise<{ terminal: string; stdout: string }> {
+      const out = join(stateDir, 'stdout.txt')
+      const command = `exec ${process.execPath} ${packagePath('bin', 'dev.js')} db migrate ${args.join(' ')} > ${out}`
+      const { stdout } = await exec('script', ['-qec', command, '/dev/null'], {
+        cwd: packagePath(),
+        env: { ...process.env, DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir },
+        timeout: 120_000,
+      })
+      return { terminal: stdout, stdout: readFileSync(out, 'utf8') }
+    }
+
+    it('db migrate shows creating, starting and each migration on stderr, and the report on stdout', async () => {
+      const stateDir = await newStateDir()
+      const { terminal, stdout } = await migrateOnTerminal(stateDir, [])
+      const migrations = await loadMigrations()
+      assert.match(terminal, /Creating the embedded PostgreSQL database in .*\(first run, a few seconds\)\.\.\./)
+      assert.match(terminal, /Starting the embedded PostgreSQL server\.\.\./)
+      for (const m of migrations) assert.ok(terminal.includes(`Applying schema migration ${String(m.version).padStart(4, '0')}-${m.name}...`), terminal)
+      assert.doesNotMatch(stdout, /Creating the embedded|Applying schema migration/)
+      assert.match(stdout, /applied 0001-/)
+      // Already running and migrated: nothing to show.
+      const again = await migrateOnTerminal(stateDir, [])
+      assert.doesNotMatch(again.terminal, /Creating the embedded|Starting the embedded|Applying schema migration/)
+    })
+
+    it('db migrate --json shows no progress, even on a terminal', async () => {
+      const stateDir = await newStateDir()
+      const { terminal, stdout } = await migrateOnTerminal(stateDir, ['--json'])
+      assert.doesNotMatch(terminal, /Creating the embedded|Starting the embedded|Applying schema migration/)
+      assert.equal((JSON.parse(stdout) as { result: { schema: { version: number } } }).result.schema.version, latest)
+    })
+  })
+})
