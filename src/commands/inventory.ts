@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core'
 
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { loadDefinition } from '../definition/load.js'
-import type { WriteInventoryResult } from '../render/inventory-files.js'
+import type { WriteInventoryResult } from '../lifecycle/inventory-files.js'
 
 export default class Inventory extends FleetkitCommand<WriteInventoryResult> {
   static override summary = 'Render the Ansible inventory (YAML) and its pinned known_hosts from the definition and the state.'
@@ -20,7 +20,7 @@ The known_hosts file is written beside the inventory.`
   async run(): Promise<WriteInventoryResult> {
     const { flags } = await this.parse(Inventory)
     const definition = await loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] })
-    const { writeInventory } = await import('../render/inventory-files.js')
+    const { writeInventory } = await import('../lifecycle/inventory-files.js')
     const result = await writeInventory({ definition, outputPath: flags.output, env: process.env })
     this.log(`Wrote ${result.path} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`)
     if (result.excluded.length > 0) this.log(`Left out (parked or retired): ${result.excluded.join(', ')}`)

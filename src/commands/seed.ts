@@ -7,7 +7,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
 import { loadDefinition } from '../definition/load.js'
 import { systemRng } from '../render/enrollment-secret.js'
-import type { SeedKind, SeedNodeResult } from '../render/seed-node.js'
+import type { SeedKind, SeedNodeResult } from '../lifecycle/seed-node.js'
 import { parseSecretTtl } from '../render/ttl.js'
 
 export default class Seed extends FleetkitCommand<SeedNodeResult> {
@@ -44,7 +44,7 @@ The seed is written 0600 to --output (default ./NODE.user-data); "--output -" wr
       })
     }
     const definition = await loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] })
-    const { seedNode } = await import('../render/seed-node.js')
+    const { seedNode } = await import('../lifecycle/seed-node.js')
     const { result, seed } = await seedNode({
       nodeId: args.node,
       kind: flags.kind as SeedKind,

@@ -4,7 +4,7 @@ import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
 import { loadDefinition } from '../../definition/load.js'
 import { systemRng } from '../../render/enrollment-secret.js'
-import type { NodeTokenResult } from '../../render/node-token.js'
+import type { NodeTokenResult } from '../../lifecycle/node-token.js'
 import { parseSecretTtl } from '../../render/ttl.js'
 
 export default class NodeToken extends FleetkitCommand<NodeTokenResult> {
@@ -25,7 +25,7 @@ Each call replaces the node's previous secret; the state keeps only its SHA-256.
   async run(): Promise<NodeTokenResult> {
     const { args, flags } = await this.parse(NodeToken)
     const ttlMs = parseSecretTtl(flags.ttl)
-    const { issueNodeToken } = await import('../../render/node-token.js')
+    const { issueNodeToken } = await import('../../lifecycle/node-token.js')
     const result = await issueNodeToken({
       nodeId: args.node,
       ttlMs,

@@ -10,7 +10,7 @@ import type { Definition } from '../../../src/definition/types.js'
 import { packagePath } from '../../../src/package-root.js'
 import { newEnrollmentSecret, seededRng } from '../../../src/render/enrollment-secret.js'
 import { type InventoryStateNode, renderInventory } from '../../../src/render/inventory.js'
-import { agentSeedDocument, nodeTarget, workerSeedDocument } from '../../../src/render/seed-node.js'
+import { agentSeedDocument, nodeTarget, workerSeedDocument } from '../../../src/render/seed-documents.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 
 export const GOLDEN_KNOWN_HOSTS = '/srv/fleetkit-operator/ansible/known_hosts'

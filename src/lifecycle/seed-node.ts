@@ -9,15 +9,14 @@ import type { Env } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
 import { resolvePkiDir } from '../pki/pki-dir.js'
 import { assertPkiDirectoryPrivate } from '../pki/pki-files.js'
-import { DEFAULT_DATA_MOUNT, renderAgentSeed } from './agent-seed.js'
-import { newEnrollmentSecret, type Rng } from './enrollment-secret.js'
-import { fitSeedBudget } from './seed-budget.js'
-import { writePrivateFile } from './private-file.js'
-import { generateSshHostKey, type SshHostKey } from './ssh-host-key.js'
-import { invalidValue } from './values.js'
-import { renderWorkerSeed } from './worker-seed.js'
+import { newEnrollmentSecret, type Rng } from '../render/enrollment-secret.js'
+import { writePrivateFile } from '../render/private-file.js'
+import { fitSeedBudget } from '../render/seed-budget.js'
+import { agentSeedDocument, nodeTarget, type SeedKind, workerSeedDocument } from '../render/seed-documents.js'
+import { generateSshHostKey } from '../render/ssh-host-key.js'
+import { invalidValue } from '../render/values.js'
 
-export type SeedKind = 'agent' | 'worker'
+export type { SeedKind } from '../render/seed-documents.js'
 
 export interface SeedNodeOptions {
   nodeId: string
@@ -52,16 +51,6 @@ export interface SeedNodeResult {
 export interface SeedOutput {
   result: SeedNodeResult
   seed: Buffer
-}
-
-export interface NodeTarget {
-  id: string
-  pool: string
-  region?: string
-  serverType?: string
-  dataMount: string
-  sshUser?: string
-  declared: boolean
 }
 
 /** The CA bundle the agent pins until its first renewal; `fleetkit ca init` creates it. */
@@ -146,49 +135,4 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
   } finally {
     await database.close()
   }
-}
-
-/** The agent seed of a node: the definition's gateway and release, the pinned CA bundle, the secret. */
-export function agentSeedDocument(definition: Definition, target: NodeTarget, caBundlePem: string, secret: string, releaseCaPem?: string): string {
-  return renderAgentSeed({
-    releaseCaPem,
-    nodeId: target.id,
-    gatewayUrl: definition.gateway.url,
-    enrollUrl: definition.gateway.enrollUrl,
-    caBundlePem,
-    releaseUrl: definition.release.url,
-    releasePublicKey: definition.release.publicKey,
-    releaseVersion: definition.release.version,
-    enrollmentSecret: secret,
-    dataMount: target.dataMount,
-  })
-}
-
-/** The worker seed of a node: its declared account (ssh.user), the operators' keys, its host key. */
-export function workerSeedDocument(definition: Definition, target: NodeTarget, hostKey: SshHostKey, autoinstall: boolean): string {
-  return renderWorkerSeed({ nodeId: target.id, user: target.sshUser ?? '', operatorKeys: definition.operators.sshKeys, hostKey, autoinstall })
-}
-
-/** A node is declared in the definition, or known to the state (provisioned by fleetkit). */
-export function nodeTarget(definition: Definition, nodeId: string, row: { id: string; pool: string; region?: string | null; serverType?: string | null } | null | undefined): NodeTarget {
-  const declared = definition.nodes.find((n) => n.id === nodeId)
-  if (declared) {
-    const pool = definition.pools[declared.pool]
-    return {
-      id: declared.id,
-      pool: declared.pool,
-      region: declared.region ?? row?.region ?? pool?.regions?.[0],
-      serverType: declared.serverType ?? row?.serverType ?? pool?.serverType,
-      dataMount: declared.dataVolume?.mountPoint ?? DEFAULT_DATA_MOUNT,
-      sshUser: declared.ssh?.user,
-      declared: true,
-    }
-  }
-  if (row) {
-    return { id: row.id, pool: row.pool, region: row.region ?? undefined, serverType: row.serverType ?? undefined, dataMount: DEFAULT_DATA_MOUNT, declared: false }
-  }
-  throw new FleetkitError('NODE_UNKNOWN', `node ${JSON.stringify(nodeId.slice(0, 64))} is neither declared in the fleet definition nor in the state`, {
-    actions: ['declare the node under nodes: in fleet.yaml', 'fleetkit validate'],
-    data: { node: nodeId.slice(0, 64) },
-  })
 }

@@ -3,8 +3,8 @@
 import type { Clock } from '../config/clock.js'
 import type { Env } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
-import { newEnrollmentSecret, type Rng } from './enrollment-secret.js'
-import { nodeTarget } from './seed-node.js'
+import { newEnrollmentSecret, type Rng } from '../render/enrollment-secret.js'
+import { nodeTarget } from '../render/seed-documents.js'
 
 export interface NodeTokenOptions {
   nodeId: string

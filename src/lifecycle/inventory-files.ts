@@ -7,7 +7,7 @@ import type { Env } from '../config/state-dir.js'
 import { resolveStateDir } from '../config/state-dir.js'
 import { loadHostPolicy } from '../definition/host-policy.js'
 import type { Definition } from '../definition/types.js'
-import { type InventoryStateNode, renderInventory } from './inventory.js'
+import { type InventoryStateNode, renderInventory } from '../render/inventory.js'
 
 export interface WriteInventoryOptions {
   definition: Definition
