@@ -2,7 +2,7 @@
 // (CA bundle, secret, host key) in, the user-data text out. No state, no files, no network.
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition } from '../definition/types.js'
-import { DEFAULT_DATA_MOUNT, renderAgentSeed } from './agent-seed.js'
+import { renderAgentSeed } from './agent-seed.js'
 import type { SshHostKey } from './ssh-host-key.js'
 import { renderWorkerSeed } from './worker-seed.js'
 
@@ -13,8 +13,13 @@ export interface NodeTarget {
   pool: string
   region?: string
   serverType?: string
-  dataMount: string
+  /** The declared data volume's mount point; undefined when the node declares none. */
+  dataMount?: string
   sshUser?: string
+  /** The declared ssh.port; the worker seed configures sshd on it. */
+  sshPort?: number
+  /** The host key fleet.yaml pins (hostKey), the reviewed truth. */
+  declaredHostKey?: string
   declared: boolean
 }
 
@@ -36,7 +41,7 @@ export function agentSeedDocument(definition: Definition, target: NodeTarget, ca
 
 /** The worker seed of a node: its declared account (ssh.user), the operators' keys, its host key. */
 export function workerSeedDocument(definition: Definition, target: NodeTarget, hostKey: SshHostKey, autoinstall: boolean): string {
-  return renderWorkerSeed({ nodeId: target.id, user: target.sshUser ?? '', operatorKeys: definition.operators.sshKeys, hostKey, autoinstall })
+  return renderWorkerSeed({ nodeId: target.id, user: target.sshUser ?? '', sshPort: target.sshPort, operatorKeys: definition.operators.sshKeys, hostKey, autoinstall })
 }
 
 /** A node is declared in the definition, or known to the state (provisioned by fleetkit). */
@@ -49,13 +54,15 @@ export function nodeTarget(definition: Definition, nodeId: string, row: { id: st
       pool: declared.pool,
       region: declared.region ?? row?.region ?? pool?.regions?.[0],
       serverType: declared.serverType ?? row?.serverType ?? pool?.serverType,
-      dataMount: declared.dataVolume?.mountPoint ?? DEFAULT_DATA_MOUNT,
+      dataMount: declared.dataVolume?.mountPoint,
       sshUser: declared.ssh?.user,
+      sshPort: declared.ssh?.port,
+      declaredHostKey: declared.hostKey,
       declared: true,
     }
   }
   if (row) {
-    return { id: row.id, pool: row.pool, region: row.region ?? undefined, serverType: row.serverType ?? undefined, dataMount: DEFAULT_DATA_MOUNT, declared: false }
+    return { id: row.id, pool: row.pool, region: row.region ?? undefined, serverType: row.serverType ?? undefined, declared: false }
   }
   throw new FleetkitError('NODE_UNKNOWN', `node ${JSON.stringify(nodeId.slice(0, 64))} is neither declared in the fleet definition nor in the state`, {
     actions: ['declare the node under nodes: in fleet.yaml', 'fleetkit validate'],
