@@ -5,6 +5,7 @@ import type { Env } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
 import { newEnrollmentSecret, type Rng } from '../render/enrollment-secret.js'
 import { nodeTarget } from '../render/seed-documents.js'
+import { outputWriteFailed } from './output-sink.js'
 import { actorOf, applySecretPlan, planSecret } from './secret-reissue.js'
 
 export interface NodeTokenOptions {
@@ -51,7 +52,11 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
     const now = options.clock.now()
     const expiresAt = new Date(now.getTime() + options.ttlMs)
     const result: NodeTokenResult = { node: target.id, secret: secret.secret, expiresAt: expiresAt.toISOString(), registered: !row, reissued: plan.mode !== 'provision' }
-    await options.deliver(result)
+    try {
+      await options.deliver(result)
+    } catch (error) {
+      throw outputWriteFailed('-', error)
+    }
     await withTransaction(database.pool, async (client) => {
       const locked = await lockNodeSecretState(client, target.id)
       const current = planSecret(target.id, locked?.status, options.reissue === true, retry)

@@ -4,24 +4,34 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 
 export type Sink = (bytes: Buffer | string) => Promise<void>
 
-/** A sink over a stream (process.stdout): rejects on EPIPE, ENOSPC and the like instead of crashing. */
+/**
+ * A sink over a stream (process.stdout): rejects on EPIPE, ENOSPC and the like. While it writes,
+ * it is the stream's only 'error' listener: oclif's own rethrows everything but EPIPE, which would
+ * turn /dev/full into a crash instead of a coded error. A broken stream keeps only a quiet listener.
+ */
 export function streamSink(stream: NodeJS.WritableStream = process.stdout): Sink {
-  // A late 'error' (EPIPE after the callback) must not crash the process with an unhandled event.
-  stream.on('error', () => {})
   return (bytes) =>
     new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(error)
-      stream.once('error', onError)
+      const others = stream.listeners('error') as ((error: Error) => void)[]
+      stream.removeAllListeners('error')
+      let failed = false
+      const fail = (error: Error) => {
+        if (failed) return
+        failed = true
+        reject(error)
+      }
+      stream.on('error', fail)
+      const done = (error?: Error | null) => {
+        if (error) return fail(error)
+        stream.off('error', fail)
+        for (const listener of others) stream.on('error', listener)
+        resolve()
+      }
       try {
-        stream.write(bytes, (error) => {
-          stream.off('error', onError)
-          if (error) reject(error)
-          else resolve()
-        })
+        stream.write(bytes, done)
       } catch (error) {
-        // A file descriptor (stdout redirected to a file or /dev/full) is written synchronously.
-        stream.off('error', onError)
-        reject(error as Error)
+        // A file descriptor (stdout redirected to a file) may be written synchronously.
+        fail(error as Error)
       }
     })
 }
