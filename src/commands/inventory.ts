@@ -1,30 +1,37 @@
 import { Flags } from '@oclif/core'
 
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
+import { FleetkitError } from '../checks/fleetkit-error.js'
 import { loadDefinition } from '../definition/load.js'
-import type { WriteInventoryResult } from '../render/inventory-files.js'
+import type { WriteInventoryResult } from '../lifecycle/inventory-files.js'
 
 export default class Inventory extends FleetkitCommand<WriteInventoryResult> {
   static override summary = 'Render the Ansible inventory (YAML) and its pinned known_hosts from the definition and the state.'
   static override description = `Groups per pool, region, role and canary; host vars for SSH (known_hosts pinned, StrictHostKeyChecking=yes), features, exposure, data volume, docker network policy and the host policy. Parked and retired nodes are left out.
-The known_hosts file is written beside the inventory.`
+The known_hosts file is written beside the inventory; with "--output -" the inventory goes to stdout and known_hosts to <state dir>/ansible/.
+A node whose host key in the state differs from its hostKey in fleet.yaml is refused (HOST_KEY_DISAGREES).`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> --definition fleet.yaml', '<%= config.bin %> <%= command.id %> --output ansible/inventory.yml --json']
+  static override examples = ['<%= config.bin %> <%= command.id %> --definition fleet.yaml', '<%= config.bin %> <%= command.id %> --output ansible/inventory.yml --json', '<%= config.bin %> <%= command.id %> --output - | less']
 
   static override flags = {
     definition: Flags.string({ summary: 'Path of fleet.yaml.', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
-    output: Flags.string({ summary: 'Inventory file to write; default <state dir>/ansible/inventory.yml.' }),
+    output: Flags.string({ summary: 'Inventory file to write; "-" for stdout; default <state dir>/ansible/inventory.yml.' }),
     'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
   }
 
   async run(): Promise<WriteInventoryResult> {
     const { flags } = await this.parse(Inventory)
+    const toStdout = flags.output === '-'
+    if (toStdout && this.jsonEnabled()) throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
     const definition = await loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] })
-    const { writeInventory } = await import('../render/inventory-files.js')
-    const result = await writeInventory({ definition, outputPath: flags.output, env: process.env })
-    this.log(`Wrote ${result.path} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`)
-    if (result.excluded.length > 0) this.log(`Left out (parked or retired): ${result.excluded.join(', ')}`)
-    if (result.unpinned.length > 0) this.log(`No pinned host key, so ssh will refuse: ${result.unpinned.join(', ')}`)
+    const { writeInventory } = await import('../lifecycle/inventory-files.js')
+    const { streamSink } = await import('../lifecycle/output-sink.js')
+    const result = await writeInventory({ definition, outputPath: flags.output, stdout: toStdout ? streamSink(process.stdout) : undefined, env: process.env })
+    // With the inventory on stdout, the notes go to stderr so a pipe gets YAML only.
+    const note = (line: string) => (toStdout ? process.stderr.write(`${line}\n`) : this.log(line))
+    note(`Wrote ${result.path ?? 'the inventory to stdout'} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`)
+    if (result.excluded.length > 0) note(`Left out (parked or retired): ${result.excluded.join(', ')}`)
+    if (result.unpinned.length > 0) note(`No pinned host key, so ssh will refuse: ${result.unpinned.join(', ')}`)
     return result
   }
 }

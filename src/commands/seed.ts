@@ -7,19 +7,22 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
 import { loadDefinition } from '../definition/load.js'
 import { systemRng } from '../render/enrollment-secret.js'
-import type { SeedKind, SeedNodeResult } from '../render/seed-node.js'
+import type { SeedKind, SeedNodeResult } from '../lifecycle/seed-node.js'
 import { parseSecretTtl } from '../render/ttl.js'
 
 export default class Seed extends FleetkitCommand<SeedNodeResult> {
   static override summary = 'Render the first-boot user-data (cloud-init seed) of a node and register it in the state.'
   static override description = `agent: a bash script that writes the agent's configuration and a fresh single-use enrollment secret, installs the signed release and enrolls; the node is registered as provisioning.
 worker: a #cloud-config document with the node's non-root account, the operators' keys and a pre-generated SSH host key whose public half is pinned in the state.
-The seed is written 0600 to --output (default ./NODE.user-data); "--output -" writes it to a pipe, never to a terminal. Over 32 KiB it is gzipped. --json reports the file, never the secret.`
+The seed is written 0600 to --output (default <state dir>/seeds/NODE.user-data, never the current directory); "--output -" writes it to a pipe, never to a terminal. The state changes only after the seed was written in full. Over 32 KiB it is gzipped. --json reports the file, never the secret.
+A node past provisioning (enrolled, lost, parked, failed) gets a new secret only with --reissue; its current certificate keeps working until the new enrollment. A worker whose host key is pinned (fleet.yaml hostKey or the state) gets a new key only with --rekey.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01 --kind agent --definition fleet.yaml',
     '<%= config.bin %> <%= command.id %> dev-01 --kind worker --autoinstall --output dev-01.yaml --json',
     '<%= config.bin %> <%= command.id %> build-01 --kind agent --ttl 2h --output - | provider-cli create --user-data-from-file -',
+    '<%= config.bin %> <%= command.id %> build-01 --kind agent --reissue --output build-01.user-data',
+    '<%= config.bin %> <%= command.id %> dev-01 --kind worker --rekey',
   ]
 
   static override args = { node: Args.string({ description: 'node id (declared in the definition, or provisioned)', required: true }) }
@@ -27,10 +30,12 @@ The seed is written 0600 to --output (default ./NODE.user-data); "--output -" wr
   static override flags = {
     kind: Flags.string({ summary: 'agent (provisioned, enrolls with the gateway) or worker (reached over SSH).', options: ['agent', 'worker'], required: true }),
     definition: Flags.string({ summary: 'Path of fleet.yaml.', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
-    output: Flags.string({ summary: 'File to write (0600); "-" for stdout (refused on a terminal). Default ./NODE.user-data.' }),
+    output: Flags.string({ summary: 'File to write (0600); "-" for stdout (refused on a terminal). Default <state dir>/seeds/NODE.user-data.' }),
     ttl: Flags.string({ summary: 'Lifetime of the enrollment secret (agent): 1m to 24h, for example 15m or 2h.', default: '15m' }),
     autoinstall: Flags.boolean({ summary: 'Wrap a worker seed for an Ubuntu ISO install (autoinstall).', default: false }),
     'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
+    reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed) a new enrollment secret, on purpose; recorded as a secret_reissued event.', default: false }),
+    rekey: Flags.boolean({ summary: 'Give a worker whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml.', default: false }),
   }
 
   async run(): Promise<SeedNodeResult> {
@@ -44,27 +49,33 @@ The seed is written 0600 to --output (default ./NODE.user-data); "--output -" wr
       })
     }
     const definition = await loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] })
-    const { seedNode } = await import('../render/seed-node.js')
-    const { result, seed } = await seedNode({
+    const { seedNode } = await import('../lifecycle/seed-node.js')
+    const { streamSink } = await import('../lifecycle/output-sink.js')
+    const result = await seedNode({
       nodeId: args.node,
       kind: flags.kind as SeedKind,
       definition,
       ttlMs,
       autoinstall: flags.autoinstall,
-      outputPath: toStdout ? undefined : (flags.output ?? `${args.node}.user-data`),
+      output: flags.output,
+      stdout: toStdout ? streamSink(process.stdout) : undefined,
+      reissue: flags.reissue,
+      rekey: flags.rekey,
       env: process.env,
       clock: systemClock,
       rng: systemRng,
       definitionDir: dirname(flags.definition),
     })
     if (toStdout) {
-      process.stdout.write(seed)
+      if (result.rekeyed) process.stderr.write(`Put this under ${result.node} in fleet.yaml: hostKey: ${result.hostKeyPublic}\n`)
       return result
     }
     const size = `${result.bytes} bytes${result.gzipped ? ` (gzipped from ${result.plainBytes}: over the 32 KiB budget plain)` : ''}`
     this.log(`Wrote the ${result.kind} seed of ${result.node} to ${result.path} (0600, ${size}).`)
-    if (result.secretExpiresAt) this.log(`Its single-use enrollment secret expires at ${result.secretExpiresAt}; the node is registered as provisioning.`)
-    if (result.hostKeyPublic) this.log(`Pinned host key: ${result.hostKeyPublic}`)
+    if (result.secretExpiresAt && result.reissued) this.log(`Its reissued single-use enrollment secret expires at ${result.secretExpiresAt}; an enrolled node keeps its status and certificate until it enrolls with it.`)
+    else if (result.secretExpiresAt) this.log(`Its single-use enrollment secret expires at ${result.secretExpiresAt}; the node is registered as provisioning.`)
+    if (result.rekeyed) this.log(`New host key, pinned in the state. Put this under ${result.node} in fleet.yaml:\n  hostKey: ${result.hostKeyPublic}`)
+    else if (result.hostKeyPublic) this.log(`Pinned host key: ${result.hostKeyPublic}`)
     return result
   }
 }

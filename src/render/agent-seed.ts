@@ -24,14 +24,14 @@ export interface AgentSeedInput {
   releaseVersion: string
   /** The single-use enrollment secret, 64 hex characters. */
   enrollmentSecret: string
-  /** Mount point of the data volume; the agent unit waits for it. */
-  dataMount: string
+  /**
+   * Mount point of the declared data volume; the agent unit waits for it. Undefined: the node
+   * declares none, so the unit starts at once and the agent's host:data-volume check only warns.
+   */
+  dataMount?: string
   /** CA bundle of a private release mirror (release.caFile's content), when there is one. */
   releaseCaPem?: string
 }
-
-/** Where the agent unit waits when a node declares no data volume (the data_volume role's default). */
-export const DEFAULT_DATA_MOUNT = '/srv/fleetkit'
 
 export function renderAgentSeed(input: AgentSeedInput): string {
   const nodeId = nodeIdValue('node id', input.nodeId)
@@ -42,7 +42,7 @@ export function renderAgentSeed(input: AgentSeedInput): string {
   const releaseKey = base64Value('release.publicKey', input.releasePublicKey, 32)
   const releaseVersion = versionValue('release.version', input.releaseVersion)
   const secret = secretHexValue('enrollment secret', input.enrollmentSecret)
-  const dataMount = absolutePathValue('data volume mount point', input.dataMount)
+  const dataMount = input.dataMount === undefined ? '' : absolutePathValue('data volume mount point', input.dataMount)
   const releaseCa = input.releaseCaPem === undefined ? '' : pemCertificatesValue('release.caFile', input.releaseCaPem).trimEnd()
 
   const agentEnv = [
@@ -55,7 +55,11 @@ export function renderAgentSeed(input: AgentSeedInput): string {
     `FLEETKIT_DATA_MOUNT=${dataMount}`,
   ].join('\n')
   const releaseEnv = [`FLEETKIT_RELEASE_URL=${releaseUrl}`, `FLEETKIT_RELEASE_VERSION=${releaseVersion}`].join('\n')
-  const unit = fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT: dataMount }).trimEnd()
+  // A condition on a mount nobody declared would keep the agent from ever starting (docs/agent.md).
+  const mountCondition = dataMount === ''
+    ? '# No data volume is declared for this node: the agent starts without waiting for a mount.'
+    : `# Waits for the data volume (mounted by the data_volume role or the operator).\nConditionPathIsMountPoint=${dataMount}`
+  const unit = fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT_CONDITION: mountCondition }).trimEnd()
 
   return fillTemplate(readTemplate('agent-seed.sh.tmpl'), {
     AGENT_ENV: agentEnv,

@@ -3,12 +3,14 @@
 import { stringify } from 'yaml'
 
 import type { SshHostKey } from './ssh-host-key.js'
-import { hostNameValue, posixUserValue, sshPublicKeyValue, sudoRuleValue } from './values.js'
+import { hostNameValue, portValue, posixUserValue, sshPublicKeyValue, sudoRuleValue } from './values.js'
 
 export interface WorkerSeedInput {
   nodeId: string
   /** The declared non-root account (node ssh.user). */
   user: string
+  /** The declared ssh.port; sshd is configured to listen on it when it is not 22. */
+  sshPort?: number
   operatorKeys: readonly string[]
   hostKey: SshHostKey
   sudoRule?: string
@@ -17,6 +19,14 @@ export interface WorkerSeedInput {
 }
 
 export const DEFAULT_SUDO_RULE = 'ALL=(ALL) NOPASSWD:ALL'
+export const DEFAULT_SSH_PORT = 22
+export const SSHD_PORT_DROP_IN = '/etc/ssh/sshd_config.d/10-fleetkit-port.conf'
+
+/**
+ * Applies the port drop-in: sshd checks the file first; Ubuntu 22.10 and later start sshd from
+ * ssh.socket, whose generator reads Port on daemon-reload, older systems run ssh.service.
+ */
+const SSHD_RESTART = 'sshd -t && systemctl daemon-reload && if systemctl is-enabled --quiet ssh.socket; then systemctl restart ssh.socket; else systemctl restart ssh.service; fi'
 
 const OPENSSH_PRIVATE = /^-----BEGIN OPENSSH PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END OPENSSH PRIVATE KEY-----\n$/
 
@@ -25,6 +35,7 @@ export function workerCloudConfig(input: WorkerSeedInput): Record<string, unknow
   const user = posixUserValue('ssh.user', input.user)
   const keys = input.operatorKeys.map((key, i) => sshPublicKeyValue(`operators.sshKeys[${i}]`, key))
   const sudo = sudoRuleValue('sudo rule', input.sudoRule ?? DEFAULT_SUDO_RULE)
+  const port = portValue('ssh.port', input.sshPort ?? DEFAULT_SSH_PORT)
   const hostPublic = sshPublicKeyValue('host key', input.hostKey.publicKey)
   if (!OPENSSH_PRIVATE.test(input.hostKey.privateKey) || !hostPublic.startsWith('ssh-ed25519 ')) {
     throw new Error('the generated host key is not an OpenSSH Ed25519 key')
@@ -40,6 +51,11 @@ export function workerCloudConfig(input: WorkerSeedInput): Record<string, unknow
     ssh_genkeytypes: ['ed25519'],
     ssh_keys: { ed25519_private: input.hostKey.privateKey, ed25519_public: hostPublic },
     package_update: true,
+    // The inventory connects on ssh.port, so sshd must listen there from the first boot.
+    ...(port === DEFAULT_SSH_PORT ? {} : {
+      write_files: [{ path: SSHD_PORT_DROP_IN, owner: 'root:root', permissions: '0644', content: `# Written by the fleetkit worker seed: ssh.port of this node in fleet.yaml.\nPort ${port}\n` }],
+      runcmd: [['sh', '-c', SSHD_RESTART]],
+    }),
   }
 }
 

@@ -147,17 +147,20 @@ export async function issueEnrollmentSecret(q: Queryable, nodeId: string, secret
 
 /**
  * Consume an enrollment secret in ONE conditional UPDATE: the hash matches, it is unused and
- * unexpired at `now`, and the node is `provisioning`. The node becomes `active` with
- * last_seen_at = now (and provision_state `enrolled` if it was being provisioned).
+ * unexpired at `now`, and the node is `provisioning` (or enrolled with a secret reissued on
+ * purpose, src/store/node-secrets.ts). The node becomes `active` (a draining node stays
+ * draining) with last_seen_at = now (and provision_state `enrolled` if it was being provisioned).
  * True iff this call consumed it: of concurrent attempts with one secret, exactly one wins.
  */
 export async function consumeEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, now: Date): Promise<boolean> {
   if (secretSha256.length !== 32) return false
   const result = await q.query(
-    `UPDATE nodes SET status = 'active', last_seen_at = $3, enrollment_secret_used_at = $3,
+    `UPDATE nodes SET status = CASE WHEN status = 'draining' THEN status ELSE 'active' END,
+       last_seen_at = $3, enrollment_secret_used_at = $3, enrollment_secret_reissued = false,
        provision_state = CASE WHEN provision_state IS NULL THEN NULL ELSE 'enrolled' END,
        lost_at = NULL, updated_at = now()
-     WHERE id = $1 AND status = 'provisioning'
+     WHERE id = $1
+       AND (status = 'provisioning' OR (enrollment_secret_reissued AND status IN ('active', 'unhealthy', 'draining', 'lost')))
        AND enrollment_secret_sha256 = $2
        AND enrollment_secret_used_at IS NULL
        AND enrollment_secret_expires_at > $3`,

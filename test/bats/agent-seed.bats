@@ -31,6 +31,7 @@ setup_file() {
   export SEED_RELEASE_PUBLIC_KEY SEED_CA_FILE="$SUITE/ca.pem" SEED_RELEASE_URL=https://releases.test/fleetkit SEED_RELEASE_VERSION=1.2.3
   (cd "$RELEASE_HELPERS_REPO" && node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed.sh"
   (cd "$RELEASE_HELPERS_REPO" && SEED_RELEASE_CA_FILE="$SUITE/ca.pem" node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed-private-mirror.sh"
+  (cd "$RELEASE_HELPERS_REPO" && SEED_DATA_MOUNT= node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed-no-volume.sh"
 }
 
 setup() {
@@ -105,6 +106,19 @@ refute_installed() {
   assert_line 'apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs'
   assert_line --partial 'runuser -u fleetkit -- env FLEETKIT_AGENT_CONFIG='
   assert_line --partial "$ROOT/usr/local/bin/fleetkit-agent enroll"
+  assert_line 'systemctl enable --now fleetkit-agent.service'
+}
+
+@test "seed: a node without a data volume gets an agent unit that starts (no mount condition)" {
+  serve "$SUITE/release-1.2.3"
+  run --separate-stderr env PATH="$BIN:$PATH" FLEETKIT_SEED_ROOT="$ROOT" bash "$SUITE/seed-no-volume.sh"
+  assert_success
+  run grep -c '^ConditionPathIsMountPoint=' "$ROOT/etc/systemd/system/fleetkit-agent.service"
+  assert_output 0
+  # Empty: the agent's host:data-volume check warns instead of failing (docs/agent.md).
+  run grep -x 'FLEETKIT_DATA_MOUNT=' "$ROOT/etc/fleetkit/agent.env"
+  assert_success
+  run cat "$LOG"
   assert_line 'systemctl enable --now fleetkit-agent.service'
 }
 

@@ -1,5 +1,8 @@
 // The first boot end to end with real parts: `fleetkit seed` renders the agent seed, bash runs
 // it in a sandbox root, it installs the real agent bundle from a signed release and enrolls it.
+// Then seeding the enrolled node again never strands it: refused without --reissue (also under
+// `| head -c 100`), a failed write changes nothing, and a reissue keeps the agent working until
+// the rebuilt host enrolls with the new secret.
 import assert from 'node:assert/strict'
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createPublicKey } from 'node:crypto'
@@ -14,6 +17,7 @@ import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
+import { listEvents } from '../../../src/store/events.js'
 import { getNode } from '../../../src/store/nodes.js'
 import { agentBundle } from '../../support/agent-bundle.js'
 import { runFleetkit } from '../../support/cli.js'
@@ -173,6 +177,41 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   /** PATH: the recording stubs first, then this Node.js (the bundle's `#!/usr/bin/env node`), then the system's. */
   const path = () => [bin, dirname(process.execPath), process.env.PATH ?? '/usr/bin:/bin'].join(':')
 
+  /** `fleetkit-agent run` as installed in the sandbox `rootDir`, heartbeating every second. */
+  function startAgent(rootDir: string): ChildProcess {
+    const child = spawn(join(rootDir, 'usr/local/bin/fleetkit-agent'), ['run'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        PATH: path(),
+        FLEETKIT_AGENT_CONFIG: join(rootDir, 'etc/fleetkit/agent.env'),
+        FLEETKIT_GATEWAY_CA_FILE: join(rootDir, 'etc/fleetkit/gateway-ca.pem'),
+        FLEETKIT_ENROLLMENT_SECRET_FILE: join(rootDir, 'var/lib/fleetkit/enrollment-secret'),
+        FLEETKIT_AGENT_PKI_DIR: join(rootDir, 'var/lib/fleetkit/pki'),
+        FLEETKIT_AGENT_HEARTBEAT_SECONDS: '1',
+      },
+    })
+    child.stderr!.on('data', (chunk: Buffer) => agentStderr.push(chunk.toString()))
+    return child
+  }
+
+  /** The environment `fleetkit` runs with against the test gateway's database and PKI. */
+  const cliEnv = () => ({ DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state'), FLEETKIT_ACTOR: 'e2e-operator' })
+
+  /** What a seed could change: status, the stored secret, certificates and events of the node. */
+  async function nodeState(): Promise<unknown> {
+    const { rows } = await gw!.db.pool.query(
+      "SELECT status, encode(enrollment_secret_sha256, 'hex') AS hash, enrollment_secret_expires_at AS expires, enrollment_secret_reissued AS reissued FROM nodes WHERE id = $1", [NODE_ID])
+    const certificates = (await listNodeCertificates(gw!.db.pool, NODE_ID)).map((c) => [c.serial, c.revokedAt])
+    return { ...rows[0], certificates, events: (await listEvents(gw!.db.pool, { nodeId: NODE_ID })).length }
+  }
+
+  /** Resolves once the database shows a heartbeat later than the one seen now. */
+  async function nextHeartbeat(what: string, running: ChildProcess): Promise<void> {
+    const seen = (await getNode(gw!.db.pool, NODE_ID))?.lastSeenAt?.getTime() ?? 0
+    await eventually(what, async () => ((await getNode(gw!.db.pool, NODE_ID))?.lastSeenAt?.getTime() ?? 0) > seen,
+      () => (running.exitCode !== null ? `the agent exited (${running.exitCode})` : undefined))
+  }
+
   it('fleetkit seed registers the node as provisioning and writes the seed', async () => {
     seedFile = join(dir, `${NODE_ID}.user-data`)
     const seeded = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'),
@@ -219,18 +258,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     const before = await getNode(gw!.db.pool, NODE_ID)
     assert.ok(before?.lastSeenAt, 'enrollment set last_seen_at')
     assert.equal(before.hostFactsAt, null, 'no host facts before the agent runs')
-    agent = spawn(join(root, 'usr/local/bin/fleetkit-agent'), ['run'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: path(),
-        FLEETKIT_AGENT_CONFIG: join(root, 'etc/fleetkit/agent.env'),
-        FLEETKIT_GATEWAY_CA_FILE: join(root, 'etc/fleetkit/gateway-ca.pem'),
-        FLEETKIT_ENROLLMENT_SECRET_FILE: join(root, 'var/lib/fleetkit/enrollment-secret'),
-        FLEETKIT_AGENT_PKI_DIR: join(root, 'var/lib/fleetkit/pki'),
-        FLEETKIT_AGENT_HEARTBEAT_SECONDS: '1',
-      },
-    })
-    agent.stderr!.on('data', (chunk: Buffer) => agentStderr.push(chunk.toString()))
+    agent = startAgent(root)
     const exitedEarly = () => (agent!.exitCode !== null ? `the agent exited (${agent!.exitCode})` : undefined)
 
     const seen = await eventually('a heartbeat with host facts in the database', async () => {
@@ -250,5 +278,61 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     agent.kill('SIGTERM')
     assert.equal(await stopped, 0, agentStderr.join(''))
     assert.deepEqual(await Promise.all(machinePaths.map(exists)), machineBefore, 'the machine\'s own agent paths are untouched')
+  })
+
+  it('seeding the enrolled node again (--output - | head -c 100) is refused, changes nothing, and the running agent keeps heartbeating', async () => {
+    agent = startAgent(root)
+    await nextHeartbeat('the restarted agent\'s heartbeat', agent)
+    const before = await nodeState()
+    const cli = [process.execPath, packagePath('bin', 'dev.js'), 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'), '--allow-documentation-ranges', '--output', '-']
+    const piped = await outcome('bash', ['-c', `set -o pipefail; ${cli.map((a) => `'${a}'`).join(' ')} | head -c 100`], { cwd: packagePath(), env: { ...process.env, ...cliEnv() } })
+    assert.notEqual(piped.code, 0)
+    assert.equal(piped.stdout, '', 'nothing of a seed was printed')
+    assert.match(piped.stderr, /Error \(NODE_NOT_PROVISIONING\): node build-1 is active/)
+    assert.deepEqual(await nodeState(), before)
+    await nextHeartbeat('a heartbeat after the refused seed', agent)
+  })
+
+  it('a --reissue whose seed cannot be written changes nothing; the agent keeps heartbeating', async () => {
+    const before = await nodeState()
+    const failed = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--reissue', '--definition', join(dir, 'fleet.yaml'), '--allow-documentation-ranges',
+      '--output', join(dir, 'no-such-dir', 'seed'), '--json'], { env: cliEnv() })
+    assert.equal(failed.json.code, 'OUTPUT_WRITE_FAILED', failed.stdout)
+    assert.deepEqual(await nodeState(), before)
+    await nextHeartbeat('a heartbeat after the failed reissue', agent!)
+  })
+
+  it('--reissue keeps the node active and its certificate accepted until the rebuilt host enrolls with the new secret, which revokes the old one', async () => {
+    const reissuedSeed = join(dir, 'reissued.user-data')
+    const reissued = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--reissue', '--definition', join(dir, 'fleet.yaml'), '--allow-documentation-ranges',
+      '--output', reissuedSeed, '--json'], { env: cliEnv(), maxBuffer: 16 * 1024 * 1024 })
+    assert.equal(reissued.code, 0, reissued.stdout + reissued.stderr)
+    assert.equal(JSON.parse(reissued.stdout).result.reissued, true)
+    assert.equal((await getNode(gw!.db.pool, NODE_ID))?.status, 'active')
+    const [event] = await listEvents(gw!.db.pool, { nodeId: NODE_ID, kind: 'secret_reissued' })
+    assert.deepEqual([event?.data.actor, event?.data.via, event?.data.previous_status], ['e2e-operator', 'seed', 'active'])
+    await nextHeartbeat('a heartbeat with the old certificate after the reissue', agent!)
+
+    // The rebuilt host: the reissued seed in a fresh sandbox root enrolls with the new secret.
+    const rebuilt = join(dir, 'rebuilt-root')
+    await mkdir(rebuilt)
+    const seeded = await outcome('bash', [reissuedSeed], { cwd: dir, env: { ...process.env, PATH: path(), FLEETKIT_SEED_ROOT: rebuilt } })
+    assert.equal(seeded.code, 0, seeded.stderr)
+    const certificates = await listNodeCertificates(gw!.db.pool, NODE_ID)
+    assert.equal(certificates.length, 2)
+    assert.deepEqual(certificates.map((c) => c.revokedAt !== null).sort(), [false, true], 'the new enrollment revoked the old certificate')
+    const node = await getNode(gw!.db.pool, NODE_ID)
+    assert.equal(node?.status, 'active')
+    assert.notEqual(node?.enrollmentSecretUsedAt, null)
+
+    const oldAgent = agent!
+    const stopped = new Promise((resolve) => oldAgent.once('exit', resolve))
+    oldAgent.kill('SIGTERM')
+    await stopped
+    agent = startAgent(rebuilt)
+    await nextHeartbeat('a heartbeat of the re-enrolled agent', agent)
+    const exited = new Promise((resolve) => agent!.once('exit', resolve))
+    agent.kill('SIGTERM')
+    await exited
   })
 })

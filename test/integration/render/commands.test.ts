@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
-import { parse } from 'yaml'
+import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
@@ -87,11 +87,16 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.ok(!existsSync(join(dir, 'x')))
   })
 
-  it('seed --kind worker pins the generated host key in the state; the seed passes cloud-init schema', async () => {
+  it('seed --kind worker refuses to replace a declared host key (HOST_KEY_PINNED); --rekey pins a new one that passes cloud-init schema', async () => {
+    const refused = await fleetkit('seed', ['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', join(dir, 'app-1-refused.yaml')])
+    assert.equal(refused.json.code, 'HOST_KEY_PINNED')
+    assert.ok(!existsSync(join(dir, 'app-1-refused.yaml')), 'nothing written')
+    assert.equal(await row('app-1'), undefined, 'nothing registered')
     for (const autoinstall of [false, true]) {
       const output = join(dir, `app-1-${autoinstall}.yaml`)
-      const ran = await fleetkit('seed', ['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', output, ...(autoinstall ? ['--autoinstall'] : [])])
+      const ran = await fleetkit('seed', ['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', output, ...(autoinstall ? ['--autoinstall'] : [])])
       assert.equal(ran.exitCode, 0, ran.stderr)
+      assert.equal(ran.json.result?.rekeyed, true)
       assert.equal(statSync(output).mode & 0o777, 0o600)
       const text = readFileSync(output, 'utf8')
       const doc = parse(text) as Record<string, unknown>
@@ -104,6 +109,23 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
       assert.ok(!ran.stdout.includes('PRIVATE KEY'))
       execFileSync(packagePath('scripts', 'cloud-init-schema'), [output], { stdio: 'pipe' })
     }
+    const replaced = await db.pool.query("SELECT data FROM events WHERE node_id = 'app-1' AND kind = 'host_key_replaced' ORDER BY id")
+    assert.equal(replaced.rowCount, 2, 'each rekey is an event')
+    // Human mode prints the line to put into fleet.yaml; the state key now pins the host.
+    const human = await runFleetkit(['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', join(dir, 'app-1-human.yaml')], { env })
+    assert.equal(human.code, 0, human.stderr)
+    assert.ok(human.stdout.split('\n').includes(`  hostKey: ${(await row('app-1'))?.host_key_public as string}`), human.stdout)
+    const pinned = await fleetkit('seed', ['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', join(dir, 'app-1-again.yaml')])
+    assert.equal(pinned.json.code, 'HOST_KEY_PINNED')
+  })
+
+  it('seed --kind worker configures sshd on the declared ssh.port (app-2: 2222) and passes cloud-init schema', async () => {
+    const output = join(dir, 'app-2.yaml')
+    const ran = await fleetkit('seed', ['seed', 'app-2', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', output])
+    assert.equal(ran.exitCode, 0, ran.stderr)
+    const doc = parse(readFileSync(output, 'utf8')) as { write_files: { path: string; content: string }[] }
+    assert.deepEqual(doc.write_files.map((f) => [f.path, f.content.split('\n')[1]]), [['/etc/ssh/sshd_config.d/10-fleetkit-port.conf', 'Port 2222']])
+    execFileSync(packagePath('scripts', 'cloud-init-schema'), [output], { stdio: 'pipe' })
   })
 
   it('seed --output - writes to a pipe but refuses a terminal (SEED_STDOUT_TTY)', async () => {
@@ -135,11 +157,24 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.equal(bad.json.code, 'SEED_TTL_INVALID')
   })
 
-  it('inventory leaves out parked and retired nodes, pins state host keys, and ansible-inventory reads it', async () => {
+  it('inventory refuses a state host key that disagrees with fleet.yaml (HOST_KEY_DISAGREES), and pins it once fleet.yaml says so', async () => {
     await db.pool.query(`INSERT INTO nodes (id, pool, region, status, ssh_host) VALUES ('build-9', 'build', 'nbg1', 'active', '192.0.2.19')`)
     await db.pool.query(`UPDATE nodes SET status = 'parked' WHERE id = 'db-1'`)
     const output = join(dir, 'ansible', 'inventory.yml')
-    const ran = await fleetkit('inventory', ['inventory', ...EXAMPLE, '--output', output])
+    const disagrees = await fleetkit('inventory', ['inventory', ...EXAMPLE, '--output', output])
+    assert.equal(disagrees.json.code, 'HOST_KEY_DISAGREES')
+    assert.ok(['app-1', 'app-2'].includes(disagrees.json.data?.node as string))
+    assert.ok(!existsSync(output), 'no inventory written')
+
+    // The operator puts the rekeyed hosts' keys into fleet.yaml, as `seed --rekey` told them to.
+    const reviewed = parse(readFileSync(packagePath('examples', 'fleet.yaml'), 'utf8')) as { nodes: { id: string; hostKey?: string }[] }
+    for (const node of reviewed.nodes) {
+      const stateKey = (await row(node.id))?.host_key_public as string | undefined
+      if (stateKey) node.hostKey = stateKey
+    }
+    const definitionFile = join(dir, 'fleet-reviewed.yaml')
+    writeFileSync(definitionFile, stringify(reviewed))
+    const ran = await fleetkit('inventory', ['inventory', '--definition', definitionFile, '--allow-documentation-ranges', '--output', output])
     assert.equal(ran.exitCode, 0, ran.stderr)
     assert.deepEqual(ran.json.result?.excluded, ['db-1'])
     assert.deepEqual(ran.json.result?.unpinned, ['build-9'])
@@ -150,5 +185,11 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     const listed = JSON.parse(stdout) as { _meta: { hostvars: Record<string, unknown> }; region_nbg1: { hosts: string[] } }
     assert.deepEqual(Object.keys(listed._meta.hostvars).sort(), ['app-1', 'app-2', 'build-1', 'build-2', 'build-3', 'build-9'])
     assert.deepEqual(listed.region_nbg1.hosts, ['build-9'])
+
+    // --output - is stdout for the inventory too; known_hosts goes to <state dir>/ansible/.
+    const piped = await runFleetkit(['inventory', '--definition', definitionFile, '--allow-documentation-ranges', '--output', '-'], { env })
+    assert.equal(piped.code, 0, piped.stderr)
+    assert.equal(piped.stdout, readFileSync(output, 'utf8').replaceAll(join(dir, 'ansible', 'known_hosts'), join(dir, 'state', 'ansible', 'known_hosts')))
+    assert.equal(readFileSync(join(dir, 'state', 'ansible', 'known_hosts'), 'utf8'), knownHosts)
   })
 })

@@ -10,7 +10,7 @@ import type { Definition } from '../../../src/definition/types.js'
 import { packagePath } from '../../../src/package-root.js'
 import { newEnrollmentSecret, seededRng } from '../../../src/render/enrollment-secret.js'
 import { type InventoryStateNode, renderInventory } from '../../../src/render/inventory.js'
-import { agentSeedDocument, nodeTarget, workerSeedDocument } from '../../../src/render/seed-node.js'
+import { agentSeedDocument, nodeTarget, workerSeedDocument } from '../../../src/render/seed-documents.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 
 export const GOLDEN_KNOWN_HOSTS = '/srv/fleetkit-operator/ansible/known_hosts'
@@ -52,6 +52,18 @@ describe('render: golden files of the example fleet', () => {
     const target = nodeTarget(definition, 'app-1', undefined)
     golden('worker-seed-app-1.yaml', workerSeedDocument(definition, target, generateSshHostKey('app-1', seededRng('golden-host-key')), false))
     golden('worker-seed-app-1-autoinstall.yaml', workerSeedDocument(definition, target, generateSshHostKey('app-1', seededRng('golden-host-key')), true))
+  })
+
+  it('worker seed of app-2: sshd on its declared ssh.port 2222', () => {
+    const target = nodeTarget(definition, 'app-2', undefined)
+    golden('worker-seed-app-2.yaml', workerSeedDocument(definition, target, generateSshHostKey('app-2', seededRng('golden-host-key')), false))
+  })
+
+  it('agent seed of build-3: no data volume, so no mount condition', () => {
+    const secret = newEnrollmentSecret(seededRng('golden-secret')).secret
+    const seed = agentSeedDocument(definition, nodeTarget(definition, 'build-3', undefined), ca, secret)
+    const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
+    golden('agent-seed-build-3.sh', seed.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'))
   })
 
   it('inventory and known_hosts', () => {

@@ -100,4 +100,11 @@ describe('render: inventory', () => {
     bad(() => undefined, '/k/known hosts')
     bad(() => undefined, 'relative/known_hosts')
   })
+
+  it('refuses a node whose key in the state disagrees with its declared hostKey (HOST_KEY_DISAGREES); a different comment is the same key', () => {
+    const other = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG2Q22lHQ13gZYC5FVnWPStE92sbGmybChHe5Pl573we web-1'
+    const render = (hostKeyPublic: string) => renderInventory({ definition: definition(), stateNodes: [{ id: 'web-1', pool: 'web-tier', status: 'active', hostKeyPublic }], hostPolicy: {}, knownHostsPath: '/k/known_hosts' })
+    assert.throws(() => render(other), (e: unknown) => e instanceof FleetkitError && e.code === 'HOST_KEY_DISAGREES' && (e.data as { node: string }).node === 'web-1')
+    assert.ok(render(`${KEY} web-1`).knownHosts.includes(`web-1 ${KEY}\n`))
+  })
 })

@@ -67,6 +67,13 @@ describe('render: agent seed', () => {
     assert.match(seed, /-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA/)
   })
 
+  it('a node without a data volume gets a unit with no mount condition and an empty FLEETKIT_DATA_MOUNT', () => {
+    const seed = renderAgentSeed(agentInput({ dataMount: undefined }))
+    assert.doesNotMatch(seed, /ConditionPathIsMountPoint/)
+    assert.match(seed, /^FLEETKIT_DATA_MOUNT=$/m)
+    assert.match(seed, /^WantedBy=multi-user\.target$/m)
+  })
+
   it('embeds the one release verifier byte for byte', () => {
     const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
     assert.ok(renderAgentSeed(agentInput()).includes(`<<'FLEETKIT_VERIFY_RELEASE'\n${verifier}\nFLEETKIT_VERIFY_RELEASE\n`))
@@ -127,6 +134,19 @@ describe('render: worker seed', () => {
     assert.equal(doc.ssh_deletekeys, true)
     assert.equal(doc.package_update, true)
     assert.equal(doc.tailscale, undefined)
+  })
+
+  it('configures sshd on the declared ssh.port, and leaves port 22 alone', () => {
+    const doc = parse(renderWorkerSeed(cases.sshPort)) as { write_files: { path: string; content: string; permissions: string }[]; runcmd: string[][] }
+    assert.deepEqual(doc.write_files.map((f) => [f.path, f.permissions]), [['/etc/ssh/sshd_config.d/10-fleetkit-port.conf', '0644']])
+    assert.match(doc.write_files[0]!.content, /^Port 2222$/m)
+    assert.match(doc.runcmd[0]!.join(' '), /sshd -t && systemctl daemon-reload/)
+    for (const port of [undefined, 22]) {
+      const plain = parse(renderWorkerSeed({ ...cases.plain, sshPort: port })) as Record<string, unknown>
+      assert.equal(plain.write_files, undefined)
+      assert.equal(plain.runcmd, undefined)
+    }
+    assert.equal(code(() => renderWorkerSeed({ ...cases.plain, sshPort: 70000 })), 'SEED_VALUE_INVALID')
   })
 
   it('wraps it for autoinstall', () => {

@@ -1,5 +1,6 @@
 // `fleetkit inventory`: reads the nodes from the state, renders the inventory and writes it
-// with its known_hosts file beside it (the inventory names that file by absolute path).
+// with its known_hosts file beside it (the inventory names that file by absolute path);
+// with "-" the inventory goes to stdout and known_hosts to the state directory.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 
@@ -7,19 +8,23 @@ import type { Env } from '../config/state-dir.js'
 import { resolveStateDir } from '../config/state-dir.js'
 import { loadHostPolicy } from '../definition/host-policy.js'
 import type { Definition } from '../definition/types.js'
-import { type InventoryStateNode, renderInventory } from './inventory.js'
+import { type InventoryStateNode, renderInventory } from '../render/inventory.js'
+import { outputWriteFailed, type Sink } from './output-sink.js'
 
 export interface WriteInventoryOptions {
   definition: Definition
-  /** Where to write the inventory; default <state dir>/ansible/inventory.yml. */
+  /** Where to write the inventory; "-" for `stdout`; default <state dir>/ansible/inventory.yml. */
   outputPath?: string
+  /** Where "-" writes. */
+  stdout?: Sink
   env: Env
   /** Nodes from the state; read from the database when absent. */
   stateNodes?: readonly InventoryStateNode[]
 }
 
 export interface WriteInventoryResult {
-  path: string
+  /** The inventory file, or null when it went to stdout. */
+  path: string | null
   knownHostsPath: string
   hosts: number
   groups: string[]
@@ -45,13 +50,28 @@ export async function readStateNodes(env: Env): Promise<InventoryStateNode[]> {
 }
 
 export async function writeInventory(options: WriteInventoryOptions): Promise<WriteInventoryResult> {
-  const path = resolve(options.outputPath ?? defaultInventoryPath(options.env))
-  const knownHostsPath = join(dirname(path), 'known_hosts')
+  const toStdout = options.outputPath === '-'
+  const path = toStdout ? null : resolve(options.outputPath ?? defaultInventoryPath(options.env))
+  // The inventory names known_hosts by absolute path, so on stdout it still needs a home.
+  const knownHostsPath = join(dirname(path ?? defaultInventoryPath(options.env)), 'known_hosts')
   const stateNodes = options.stateNodes ?? (await readStateNodes(options.env))
   const rendered = renderInventory({ definition: options.definition, stateNodes, hostPolicy: loadHostPolicy(), knownHostsPath })
-  await mkdir(dirname(path), { recursive: true })
-  await writeFile(knownHostsPath, rendered.knownHosts, { mode: 0o644 })
-  await writeFile(path, rendered.yaml, { mode: 0o644 })
+  try {
+    await mkdir(dirname(knownHostsPath), { recursive: true })
+    await writeFile(knownHostsPath, rendered.knownHosts, { mode: 0o644 })
+  } catch (error) {
+    throw outputWriteFailed(knownHostsPath, error)
+  }
+  try {
+    if (path === null) {
+      if (!options.stdout) throw new Error('writeInventory: --output - needs a stdout sink')
+      await options.stdout(rendered.yaml)
+    } else {
+      await writeFile(path, rendered.yaml, { mode: 0o644 })
+    }
+  } catch (error) {
+    throw outputWriteFailed(path ?? '-', error)
+  }
   return {
     path,
     knownHostsPath,

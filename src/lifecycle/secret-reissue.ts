@@ -1,0 +1,80 @@
+// Whether a node may get a new enrollment secret, and how: the ordinary way (new or still
+// provisioning) or reissued on purpose (--reissue), which never strands an enrolled agent.
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Env } from '../config/state-dir.js'
+import { appendEvent } from '../store/events.js'
+import type { Queryable } from '../store/database.js'
+import { clearSecretReissued, reissueEnrollmentSecret } from '../store/node-secrets.js'
+import { issueEnrollmentSecret, upsertDeclaredNode } from '../store/nodes.js'
+
+/** Statuses whose agent holds a live certificate: a reissue keeps it until the new enrollment. */
+export const ENROLLED_STATUSES: ReadonlySet<string> = new Set(['active', 'unhealthy', 'draining', 'lost'])
+
+export type SecretPlan =
+  /** Not in the state, or still provisioning: register as provisioning, replace any pending secret. */
+  | { mode: 'provision'; previousStatus: string | null }
+  /** Enrolled: store the new secret beside its status and certificates (spec 05: revoked at the new enrollment). */
+  | { mode: 'reissue-enrolled'; previousStatus: string }
+  /** Parked or failed: nothing live to protect; it becomes provisioning again. */
+  | { mode: 'reissue-provision'; previousStatus: string }
+
+/**
+ * The plan for a node whose status is `status` (undefined: not in the state). Throws
+ * NODE_NOT_PROVISIONING for a node past provisioning unless `reissue`, and always for a retired one.
+ */
+export function planSecret(nodeId: string, status: string | undefined, reissue: boolean, retry: string): SecretPlan {
+  if (status === undefined || status === 'provisioning') return { mode: 'provision', previousStatus: status ?? null }
+  if (status === 'retired') {
+    throw new FleetkitError('NODE_NOT_PROVISIONING', `node ${nodeId} is retired: its certificates are revoked and it is never enrolled again; nothing changed`, {
+      actions: ['declare a new node id in fleet.yaml for the host', 'fleetkit validate'],
+      data: { node: nodeId, status },
+    })
+  }
+  if (reissue) return ENROLLED_STATUSES.has(status) ? { mode: 'reissue-enrolled', previousStatus: status } : { mode: 'reissue-provision', previousStatus: status }
+  const what = ENROLLED_STATUSES.has(status)
+    ? `a new enrollment secret would let whoever holds it enroll as ${nodeId} and replace the certificate its agent uses now`
+    : 'a new enrollment secret would make it provisioning again'
+  throw new FleetkitError('NODE_NOT_PROVISIONING', `node ${nodeId} is ${status}, not provisioning: ${what}; nothing changed`, {
+    actions: [`${retry} --reissue   (on purpose, for example for a rebuilt host; its current certificate keeps working until the new enrollment)`],
+    data: { node: nodeId, status },
+  })
+}
+
+export interface ApplySecretInput {
+  plan: SecretPlan
+  node: { id: string; pool: string; region?: string; serverType?: string }
+  secretSha256: Buffer
+  expiresAt: Date
+  /** Who asked (actorOf) and through which command, for the secret_reissued event. */
+  actor: string
+  via: 'seed' | 'node token'
+  now: Date
+}
+
+/** Store the secret as planned, inside the caller's transaction (the row already locked). */
+export async function applySecretPlan(client: Queryable, input: ApplySecretInput): Promise<void> {
+  const { plan, node } = input
+  if (plan.mode === 'reissue-enrolled') {
+    await upsertDeclaredNode(client, { id: node.id, pool: node.pool, region: node.region, serverType: node.serverType })
+    await reissueEnrollmentSecret(client, node.id, input.secretSha256, input.expiresAt)
+  } else {
+    await upsertDeclaredNode(client, { id: node.id, pool: node.pool, region: node.region, serverType: node.serverType, status: 'provisioning' })
+    await issueEnrollmentSecret(client, node.id, input.secretSha256, input.expiresAt)
+    await clearSecretReissued(client, node.id)
+  }
+  if (plan.mode !== 'provision') {
+    await appendEvent(client, {
+      kind: 'secret_reissued',
+      nodeId: node.id,
+      at: input.now,
+      data: { actor: input.actor, via: input.via, previous_status: plan.previousStatus, expires_at: input.expiresAt.toISOString() },
+    })
+  }
+}
+
+/** Who runs the command, for events: FLEETKIT_ACTOR (set by automation), else the login name. */
+export function actorOf(env: Env): string {
+  const name = env.FLEETKIT_ACTOR?.trim() || env.USER?.trim() || env.LOGNAME?.trim() || 'unknown'
+  // eslint-disable-next-line no-control-regex
+  return Array.from(name.replace(/[\u0000-\u001f\u007f]/g, ' ')).slice(0, 64).join('')
+}

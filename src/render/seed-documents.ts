@@ -1,0 +1,71 @@
+// The seed documents of one node, pure: the definition, the node's target and the values
+// (CA bundle, secret, host key) in, the user-data text out. No state, no files, no network.
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Definition } from '../definition/types.js'
+import { renderAgentSeed } from './agent-seed.js'
+import type { SshHostKey } from './ssh-host-key.js'
+import { renderWorkerSeed } from './worker-seed.js'
+
+export type SeedKind = 'agent' | 'worker'
+
+export interface NodeTarget {
+  id: string
+  pool: string
+  region?: string
+  serverType?: string
+  /** The declared data volume's mount point; undefined when the node declares none. */
+  dataMount?: string
+  sshUser?: string
+  /** The declared ssh.port; the worker seed configures sshd on it. */
+  sshPort?: number
+  /** The host key fleet.yaml pins (hostKey), the reviewed truth. */
+  declaredHostKey?: string
+  declared: boolean
+}
+
+/** The agent seed of a node: the definition's gateway and release, the pinned CA bundle, the secret. */
+export function agentSeedDocument(definition: Definition, target: NodeTarget, caBundlePem: string, secret: string, releaseCaPem?: string): string {
+  return renderAgentSeed({
+    releaseCaPem,
+    nodeId: target.id,
+    gatewayUrl: definition.gateway.url,
+    enrollUrl: definition.gateway.enrollUrl,
+    caBundlePem,
+    releaseUrl: definition.release.url,
+    releasePublicKey: definition.release.publicKey,
+    releaseVersion: definition.release.version,
+    enrollmentSecret: secret,
+    dataMount: target.dataMount,
+  })
+}
+
+/** The worker seed of a node: its declared account (ssh.user), the operators' keys, its host key. */
+export function workerSeedDocument(definition: Definition, target: NodeTarget, hostKey: SshHostKey, autoinstall: boolean): string {
+  return renderWorkerSeed({ nodeId: target.id, user: target.sshUser ?? '', sshPort: target.sshPort, operatorKeys: definition.operators.sshKeys, hostKey, autoinstall })
+}
+
+/** A node is declared in the definition, or known to the state (provisioned by fleetkit). */
+export function nodeTarget(definition: Definition, nodeId: string, row: { id: string; pool: string; region?: string | null; serverType?: string | null } | null | undefined): NodeTarget {
+  const declared = definition.nodes.find((n) => n.id === nodeId)
+  if (declared) {
+    const pool = definition.pools[declared.pool]
+    return {
+      id: declared.id,
+      pool: declared.pool,
+      region: declared.region ?? row?.region ?? pool?.regions?.[0],
+      serverType: declared.serverType ?? row?.serverType ?? pool?.serverType,
+      dataMount: declared.dataVolume?.mountPoint,
+      sshUser: declared.ssh?.user,
+      sshPort: declared.ssh?.port,
+      declaredHostKey: declared.hostKey,
+      declared: true,
+    }
+  }
+  if (row) {
+    return { id: row.id, pool: row.pool, region: row.region ?? undefined, serverType: row.serverType ?? undefined, declared: false }
+  }
+  throw new FleetkitError('NODE_UNKNOWN', `node ${JSON.stringify(nodeId.slice(0, 64))} is neither declared in the fleet definition nor in the state`, {
+    actions: ['declare the node under nodes: in fleet.yaml', 'fleetkit validate'],
+    data: { node: nodeId.slice(0, 64) },
+  })
+}

@@ -1,0 +1,205 @@
+// fleetkit seed and node token never strand a node: a node past provisioning gets a new secret
+// only with --reissue, and a seed that cannot be written in full (a missing directory, a full
+// disk, /dev/full, a reader that went away) leaves the state exactly as it was. Real PostgreSQL, real CLI.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { closeSync, openSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { packagePath } from '../../../src/package-root.js'
+import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+
+const EXAMPLE = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+
+interface Snapshot {
+  status: string
+  hash: string | null
+  expiresAt: string | null
+  reissued: boolean
+  events: number
+}
+
+describe('fleetkit seed | node token: secrets past provisioning and failed writes (real PostgreSQL)', function () {
+  this.timeout(180_000)
+  let server: DisposablePostgres
+  let db: FreshDatabase
+  let dir: string
+  let env: Record<string, string>
+  let tiny: string | undefined
+
+  async function snapshot(id: string): Promise<Snapshot> {
+    const { rows } = await db.pool.query(
+      `SELECT status, encode(enrollment_secret_sha256, 'hex') AS hash, enrollment_secret_expires_at AS expires, enrollment_secret_reissued AS reissued,
+              (SELECT count(*) FROM events WHERE node_id = $1) AS events
+         FROM nodes WHERE id = $1`, [id])
+    const r = rows[0] as { status: string; hash: string | null; expires: Date | null; reissued: boolean; events: string }
+    return { status: r.status, hash: r.hash, expiresAt: r.expires?.toISOString() ?? null, reissued: r.reissued, events: Number(r.events) }
+  }
+
+  /** Runs `fleetkit ARGS` with its stdout on `stdout` ('closed': a pipe whose reader is already gone). */
+  function runWithStdout(args: string[], stdout: number | 'closed'): Promise<{ code: number | null; stderr: string }> {
+    const child = spawn(process.execPath, [packagePath('bin', 'dev.js'), ...args], {
+      cwd: packagePath(),
+      env: { ...process.env, ...env },
+      stdio: ['ignore', stdout === 'closed' ? 'pipe' : stdout, 'pipe'],
+    })
+    // The reader goes away before the seed is written: what `| head -c 100` does to a long seed.
+    if (stdout === 'closed') child.stdout!.destroy()
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })))
+  }
+
+  before(async () => {
+    server = await startDisposablePostgres()
+    db = await freshDatabase(server.url)
+    dir = mkdtempSync(join(tmpdir(), 'fleetkit-seed-state-'))
+    mkdirSync(join(dir, 'pki'), { mode: 0o700 })
+    copyFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), join(dir, 'pki', 'ca-bundle.pem'))
+    env = { DATABASE_URL: db.url, FLEETKIT_PKI_DIR: join(dir, 'pki'), FLEETKIT_STATE_DIR: join(dir, 'state'), FLEETKIT_ACTOR: 'alice@ops' }
+  })
+
+  after(async () => {
+    if (tiny) {
+      await new Promise((resolve) => spawn('umount', [tiny!]).on('close', resolve))
+    }
+    await db?.drop()
+    await server?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('without --output the seed goes to <state dir>/seeds/NODE.user-data (0600, directory 0700), never the current directory', async () => {
+    // The CLI runs in the package root (the tests' current directory): the old default wrote ./NODE.user-data there.
+    const stray = packagePath('build-1.user-data')
+    assert.ok(!existsSync(stray))
+    try {
+      const ran = await runFleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--json'], { env })
+      assert.equal(ran.code, 0, ran.stderr)
+      assertMatchesOutputSchema('seed', ran.json)
+      const expected = join(dir, 'state', 'seeds', 'build-1.user-data')
+      assert.equal(ran.json.result.path, expected)
+      assert.equal(statSync(expected).mode & 0o777, 0o600)
+      assert.equal(statSync(join(dir, 'state', 'seeds')).mode & 0o777, 0o700)
+      assert.ok(!existsSync(stray), 'nothing written into the current directory')
+    } finally {
+      rmSync(stray, { force: true })
+    }
+    assert.equal((await snapshot('build-1')).status, 'provisioning')
+  })
+
+  it('an enrolled node is refused a new secret (NODE_NOT_PROVISIONING naming its status); nothing changes', async () => {
+    await db.pool.query("UPDATE nodes SET status = 'active', enrollment_secret_used_at = now() WHERE id = 'build-1'")
+    const before = await snapshot('build-1')
+    const seed = await runFleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'], { env })
+    assertMatchesOutputSchema('seed', seed.json)
+    assert.equal(seed.json.code, 'NODE_NOT_PROVISIONING')
+    assert.equal(seed.json.data.status, 'active')
+    assert.match(seed.json.message, /build-1 is active.*replace the certificate/)
+    assert.ok(seed.json.actions.some((a: string) => a.includes('--reissue')))
+    assert.ok(!existsSync(join(dir, 'refused.user-data')), 'no seed written')
+    const token = await runFleetkit(['node', 'token', 'build-1', ...EXAMPLE, '--json'], { env })
+    assertMatchesOutputSchema('node-token', token.json)
+    assert.equal(token.json.code, 'NODE_NOT_PROVISIONING')
+    assert.deepEqual(await snapshot('build-1'), before)
+  })
+
+  it('--reissue gives an enrolled node a new secret, keeps its status and records secret_reissued (who, via, previous status)', async () => {
+    const before = await snapshot('build-1')
+    const output = join(dir, 'build-1-reissued.user-data')
+    const seed = await runFleetkit(['seed', 'build-1', '--kind', 'agent', '--reissue', ...EXAMPLE, '--output', output, '--json'], { env })
+    assert.equal(seed.code, 0, seed.stderr)
+    assertMatchesOutputSchema('seed', seed.json)
+    assert.equal(seed.json.result.reissued, true)
+    const after = await snapshot('build-1')
+    assert.equal(after.status, 'active', 'the agent keeps authenticating until it enrolls with the new secret')
+    assert.notEqual(after.hash, before.hash)
+    assert.equal(after.reissued, true)
+    const token = await runFleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], { env })
+    assert.equal(token.code, 0, token.stderr)
+    assertMatchesOutputSchema('node-token', token.json)
+    assert.equal(token.json.result.reissued, true)
+    const { rows } = await db.pool.query("SELECT data FROM events WHERE node_id = 'build-1' AND kind = 'secret_reissued' ORDER BY id")
+    assert.deepEqual(rows.map((r: { data: Record<string, unknown> }) => [r.data.actor, r.data.via, r.data.previous_status]), [['alice@ops', 'seed', 'active'], ['alice@ops', 'node token', 'active']])
+    for (const r of rows as { data: Record<string, unknown> }[]) assert.ok(!JSON.stringify(r.data).includes(token.json.result.secret as string))
+  })
+
+  it('a retired node is refused even with --reissue; parked and failed nodes become provisioning with it', async () => {
+    await db.pool.query("INSERT INTO nodes (id, pool, status) VALUES ('build-2', 'build', 'retired'), ('build-3', 'build', 'failed')")
+    const retired = await runFleetkit(['node', 'token', 'build-2', '--reissue', ...EXAMPLE, '--json'], { env })
+    assert.equal(retired.json.code, 'NODE_NOT_PROVISIONING')
+    assert.equal((await snapshot('build-2')).hash, null)
+    const failed = await runFleetkit(['node', 'token', 'build-3', ...EXAMPLE, '--json'], { env })
+    assert.equal(failed.json.code, 'NODE_NOT_PROVISIONING')
+    assert.match(failed.json.message, /build-3 is failed.*provisioning again/)
+    const reissued = await runFleetkit(['node', 'token', 'build-3', '--reissue', ...EXAMPLE, '--json'], { env })
+    assert.equal(reissued.code, 0, reissued.stderr)
+    assert.equal((await snapshot('build-3')).status, 'provisioning')
+  })
+
+  describe('a seed that cannot be written leaves the state exactly as it was', () => {
+    /** build-3 is provisioning with a pending secret; build-1 is active (enrolled). */
+    const cases: [string, string[]][] = [['build-3', []], ['build-1', ['--reissue']]]
+
+    it('--output in a directory that does not exist: OUTPUT_WRITE_FAILED (ENOENT)', async () => {
+      for (const [node, extra] of cases) {
+        const before = await snapshot(node)
+        const ran = await runFleetkit(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', join(dir, 'missing', 'x.user-data'), '--json'], { env })
+        assertMatchesOutputSchema('seed', ran.json)
+        assert.equal(ran.json.code, 'OUTPUT_WRITE_FAILED', ran.stdout)
+        assert.equal(ran.json.data.errno, 'ENOENT')
+        assert.deepEqual(await snapshot(node), before, node)
+      }
+    })
+
+    it('--output on a full 16 KiB tmpfs: OUTPUT_WRITE_FAILED (ENOSPC), no partial file left', async () => {
+      tiny = join(dir, 'tiny')
+      mkdirSync(tiny)
+      await new Promise<void>((resolve, reject) => spawn('mount', ['-t', 'tmpfs', '-o', 'size=16k,mode=0700', 'tmpfs', tiny!], { stdio: 'inherit' })
+        .on('close', (code) => (code === 0 ? resolve() : reject(new Error(`mount tmpfs exited ${code}: these tests run as root`)))))
+      for (const [node, extra] of cases) {
+        const before = await snapshot(node)
+        const ran = await runFleetkit(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', join(tiny, `${node}.user-data`), '--json'], { env })
+        assert.equal(ran.json.code, 'OUTPUT_WRITE_FAILED', ran.stdout)
+        assert.equal(ran.json.data.errno, 'ENOSPC')
+        assert.deepEqual(readdirSync(tiny), [], 'neither the seed nor its temporary file is left')
+        assert.deepEqual(await snapshot(node), before, node)
+      }
+    })
+
+    it('--output - into /dev/full: OUTPUT_WRITE_FAILED, state unchanged', async () => {
+      for (const [node, extra] of cases) {
+        const before = await snapshot(node)
+        const full = openSync('/dev/full', 'w')
+        try {
+          const ran = await runWithStdout(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'], full)
+          assert.notEqual(ran.code, 0)
+          assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\)/)
+        } finally {
+          closeSync(full)
+        }
+        assert.deepEqual(await snapshot(node), before, node)
+      }
+    })
+
+    it('--output - into a pipe whose reader is gone (| head -c 100 on a long seed): OUTPUT_WRITE_FAILED (EPIPE), state unchanged', async () => {
+      for (const [node, extra] of cases) {
+        const before = await snapshot(node)
+        const ran = await runWithStdout(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'], 'closed')
+        assert.notEqual(ran.code, 0)
+        assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(EPIPE\)/)
+        assert.deepEqual(await snapshot(node), before, node)
+      }
+    })
+
+    it('node token into a pipe whose reader is gone: the previous secret stays valid', async () => {
+      const before = await snapshot('build-3')
+      const ran = await runWithStdout(['node', 'token', 'build-3', ...EXAMPLE], 'closed')
+      assert.notEqual(ran.code, 0)
+      assert.match(ran.stderr, /OUTPUT_WRITE_FAILED/)
+      assert.deepEqual(await snapshot('build-3'), before)
+    })
+  })
+})
