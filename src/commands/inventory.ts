@@ -14,12 +14,11 @@ The known_hosts file is written beside the inventory.`
   static override flags = {
     definition: Flags.string({ summary: 'Path of fleet.yaml.', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
     output: Flags.string({ summary: 'Inventory file to write; default <state dir>/ansible/inventory.yml.' }),
-    'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
   }
 
   async run(): Promise<WriteInventoryResult> {
     const { flags } = await this.parse(Inventory)
-    const definition = await loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] })
+    const definition = await loadDefinition(flags.definition)
     const { writeInventory } = await import('../render/inventory-files.js')
     const result = await writeInventory({ definition, outputPath: flags.output, env: process.env })
     this.log(`Wrote ${result.path} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`)

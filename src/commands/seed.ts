@@ -30,7 +30,6 @@ The seed is written 0600 to --output (default ./NODE.user-data); "--output -" wr
     output: Flags.string({ summary: 'File to write (0600); "-" for stdout (refused on a terminal). Default ./NODE.user-data.' }),
     ttl: Flags.string({ summary: 'Lifetime of the enrollment secret (agent): 1m to 24h, for example 15m or 2h.', default: '15m' }),
     autoinstall: Flags.boolean({ summary: 'Wrap a worker seed for an Ubuntu ISO install (autoinstall).', default: false }),
-    'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
   }
 
   async run(): Promise<SeedNodeResult> {
@@ -43,7 +42,7 @@ The seed is written 0600 to --output (default ./NODE.user-data); "--output -" wr
         actions: [`fleetkit seed ${args.node} --kind ${flags.kind} --output ${args.node}.user-data`, 'or redirect stdout to a file or a pipe'],
       })
     }
-    const definition = await loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] })
+    const definition = await loadDefinition(flags.definition)
     const { seedNode } = await import('../render/seed-node.js')
     const { result, seed } = await seedNode({
       nodeId: args.node,

@@ -4,6 +4,8 @@ import { load } from 'js-yaml'
 
 export interface ParseFailure {
   reason: string
+  /** The parser ran out of stack: nesting far past any definition's. */
+  tooDeep?: boolean
   line?: number
   column?: number
 }
@@ -15,14 +17,16 @@ export function parseDefinitionText(text: string, sourceName: string): ParsedTex
   if (sourceName.endsWith('.json') || text.trimStart().startsWith('{')) {
     try {
       return { ok: true, data: JSON.parse(text) as unknown }
-    } catch {
+    } catch (error) {
+      if (error instanceof RangeError) return { ok: false, failure: { reason: 'it nests too deep to parse', tooDeep: true } }
       // Fall through: js-yaml reads JSON too and says where it breaks.
     }
   }
   try {
-    // Aliases are bounded so a hostile file cannot make later passes walk an exponential tree.
-    return { ok: true, data: load(text, { filename: sourceName, maxAliases: 1000 }) }
+    // js-yaml shares an aliased node rather than copying it; complexity.ts bounds what later passes walk.
+    return { ok: true, data: load(text, { filename: sourceName }) }
   } catch (error) {
+    if (error instanceof RangeError) return { ok: false, failure: { reason: 'it nests too deep to parse', tooDeep: true } }
     const e = error as { reason?: string; mark?: { line: number; column: number }; message?: string }
     // The reason only: js-yaml's message embeds a source snippet, which may hold a secret.
     return {

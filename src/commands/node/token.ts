@@ -19,7 +19,6 @@ Each call replaces the node's previous secret; the state keeps only its SHA-256.
   static override flags = {
     ttl: Flags.string({ summary: 'Lifetime of the secret: 1m to 24h.', default: '15m' }),
     definition: Flags.string({ summary: 'Path of fleet.yaml (read only for a declared node not yet in the state).', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
-    'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
   }
 
   async run(): Promise<NodeTokenResult> {
@@ -29,7 +28,7 @@ Each call replaces the node's previous secret; the state keeps only its SHA-256.
     const result = await issueNodeToken({
       nodeId: args.node,
       ttlMs,
-      loadDefinition: () => loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] }),
+      loadDefinition: () => loadDefinition(flags.definition),
       env: process.env,
       clock: systemClock,
       rng: systemRng,

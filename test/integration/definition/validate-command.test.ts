@@ -22,7 +22,7 @@ describe('fleetkit validate (the real command)', function () {
   after(async () => { await rm(dir, { recursive: true, force: true }) })
 
   it('accepts examples/fleet.yaml with --allow-documentation-ranges: exit 0, a summary line, a line per pool and the canary, schema-valid --json', async () => {
-    const human = await runFleetkit(['validate', '--definition', EXAMPLE, '--allow-documentation-ranges'])
+    const human = await runFleetkit(['validate', '--definition', EXAMPLE])
     assert.equal(human.code, 0, human.stderr)
     const humanLines = human.stdout.trim().split('\n')
     assert.equal(humanLines.length, 1 + 3 + 1)
@@ -30,7 +30,7 @@ describe('fleetkit validate (the real command)', function () {
     assert.deepEqual(humanLines.slice(1, 4).map((l) => /^ {2}pool ([a-z-]+) /.exec(l)?.[1]), ['build', 'application', 'database'])
     assert.match(humanLines[4]!, /^ {2}canary: /)
 
-    const run = await runFleetkit(['validate', EXAMPLE, '--allow-documentation-ranges', '--json'])
+    const run = await runFleetkit(['validate', EXAMPLE, '--json'])
     assert.equal(run.code, 0, run.stderr)
     assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.status, 0)
@@ -105,7 +105,7 @@ describe('fleetkit validate (the real command)', function () {
     assert.equal(byEnv.json.code, 'DEFINITION_MISSING')
     assert.match(byEnv.json.message, /nope\.yaml/)
     await copyFile(EXAMPLE, join(dir, 'fleet.yaml'))
-    const byDefault = await runFleetkit(['validate', '--allow-documentation-ranges', '--json'], { cwd: dir })
+    const byDefault = await runFleetkit(['validate', '--json'], { cwd: dir })
     assert.equal(byDefault.code, 0, byDefault.stdout)
     assert.equal(byDefault.json.result.file, './fleet.yaml')
   })

@@ -193,7 +193,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   it('fleetkit seed registers the node as provisioning and writes the seed', async () => {
     seedFile = join(dir, `${NODE_ID}.user-data`)
     const seeded = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'),
-      '--allow-documentation-ranges', '--output', seedFile, '--json'], {
+      '--output', seedFile, '--json'], {
       env: { DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') },
       maxBuffer: 16 * 1024 * 1024,
     })

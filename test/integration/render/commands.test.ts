@@ -20,7 +20,7 @@ interface Ran extends CliRun {
   json: { status: number; code?: string; result?: Record<string, unknown>; data?: Record<string, unknown> }
 }
 
-const EXAMPLE = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 
 describe('fleetkit seed | node token | inventory (real PostgreSQL)', function () {
   this.timeout(180_000)

@@ -21,7 +21,7 @@ import { makeCsr, nodeKey, tamperSignature } from '../../support/pki.js'
 import { type DisposablePostgres, type FreshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 
 const run = promisify(execFile)
-const EXAMPLE = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 const PASSWORD = 'S3cr3tPassw0rd'
 
 interface Ran {

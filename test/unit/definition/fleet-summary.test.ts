@@ -7,8 +7,8 @@ import { packagePath } from '../../../src/package-root.js'
 
 describe('the explanation of a valid fleet', () => {
   it('gives each pool its nodes by state and what its active and drained nodes reserve of its budget', async () => {
-    const definition = await loadDefinition(packagePath('examples', 'fleet.yaml'), { allowDocumentationRanges: true })
-    const summary = summarize(definition, loadHostPolicy(), { file: 'fleet.yaml', allowDocumentationRanges: true, since: null })
+    const definition = await loadDefinition(packagePath('examples', 'fleet.yaml'))
+    const summary = summarize(definition, loadHostPolicy(), { file: 'fleet.yaml', since: null })
     assert.deepEqual(summary.byPool.map((p) => p.pool), Object.keys(definition.pools))
     const build = summary.byPool.find((p) => p.pool === 'build')!
     assert.deepEqual(build.nodes, { active: 1, drained: 1, disabled: 1 })
@@ -21,8 +21,8 @@ describe('the explanation of a valid fleet', () => {
   })
 
   it('prints a line per pool and names the canary', async () => {
-    const definition = await loadDefinition(packagePath('examples', 'fleet.yaml'), { allowDocumentationRanges: true })
-    const lines = formatPoolLines(summarize(definition, loadHostPolicy(), { file: 'fleet.yaml', allowDocumentationRanges: true, since: null }))
+    const definition = await loadDefinition(packagePath('examples', 'fleet.yaml'))
+    const lines = formatPoolLines(summarize(definition, loadHostPolicy(), { file: 'fleet.yaml', since: null }))
     assert.equal(lines.length, Object.keys(definition.pools).length + 1)
     assert.match(lines.find((l) => l.includes('pool application'))!, /ingress 80\/443/)
     assert.equal(lines.at(-1), `  canary: ${definition.canary} proves a new revision before the rest`)
