@@ -76,8 +76,9 @@ export const GRAMMAR = {
     words: 'a DNS label: lowercase letters, digits and "-", at most 63, not starting or ending with "-"',
   },
   nodeId: {
-    pattern: '^[a-z][a-z0-9-]{0,62}$',
-    words: 'a node id: a lowercase letter, then lowercase letters, digits and "-", at most 63',
+    // Also the host name a worker seed sets, so it ends like a DNS label: not in "-".
+    pattern: '^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$',
+    words: 'a node id: a lowercase letter, then lowercase letters, digits and "-", at most 63, not ending with "-"',
   },
   httpsUrl: {
     pattern: urlPattern('https'),
