@@ -30,7 +30,7 @@ export function validateDefinitionText(text: string, sourceName: string, options
   const tooLarge = sizeProblem(text.length)
   if (tooLarge !== undefined) return { errors: [tooComplex(tooLarge)] }
   const parsed = parseDefinitionText(text, sourceName)
-  if (!parsed.ok && parsed.failure.tooDeep) return { errors: [tooComplex(parsed.failure.reason)] }
+  if (!parsed.ok && parsed.failure.tooComplex) return { errors: [tooComplex(parsed.failure.reason)] }
   if (!parsed.ok) {
     const { reason, line, column } = parsed.failure
     const where = line === undefined ? '' : ` at line ${line}, column ${column}`
