@@ -58,14 +58,16 @@ function valuesAt(data: unknown, glob: string): Array<[string, string]> {
   return current.filter((entry): entry is [string, string] => typeof entry[0] === 'string')
 }
 
+/** The grammars with a check beyond their pattern, and where they apply: all this pass looks at. */
+const EXTRA_FIELDS = GRAMMAR_FIELDS.filter(([, name]) => (GRAMMAR[name] as ValueGrammar).extra !== undefined)
+
 /** Values whose pattern passes (the schema said nothing) but whose grammar's extra check fails. */
 export function checkValueGrammar(data: unknown): DefinitionError[] {
   const errors: DefinitionError[] = []
-  for (const [glob, name] of GRAMMAR_FIELDS) {
+  for (const [glob, name] of EXTRA_FIELDS) {
     const grammar: ValueGrammar = GRAMMAR[name]
-    if (grammar.extra === undefined) continue
     for (const [value, path] of valuesAt(data, glob)) {
-      if (!matchesPattern(name, value) || grammar.extra(value)) continue
+      if (!matchesPattern(name, value) || grammar.extra!(value)) continue
       errors.push({
         code: 'DEFINITION_VALUE_INVALID',
         check: 'definition:schema',

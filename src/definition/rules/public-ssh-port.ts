@@ -33,7 +33,9 @@ export const sshPortOnlyThroughPublicSsh: DefinitionRule = ({ definition }) => {
   const fleet: Level = { exposure: definition.exposure, path: [] }
   check('the fleet', [fleet])
   for (const [name, pool] of Object.entries(definition.pools)) check(`pool "${name}"`, [fleet, { exposure: pool.exposure, path: ['pools', name] }])
+  // A node without exposure of its own has its pool's, judged above: only the others need a look.
   for (const [index, node] of definition.nodes.entries()) {
+    if (node.exposure === undefined) continue
     const pool = definition.pools[node.pool]
     check(`node "${node.id}"`, [fleet, { exposure: pool?.exposure, path: ['pools', node.pool] }, { exposure: node.exposure, path: ['nodes', String(index)] }])
   }
