@@ -1,9 +1,10 @@
 // Benchmark: load and validate a generated 5,000-node, 20-pool definition (median of several
 // runs in one process), and the CLI's cold start for `--help` and `validate` (median of several).
 // Run: npx tsx bench/validate.ts   (builds dist/ and the oclif manifest first when they are missing)
+// It prints its figures; with --write-docs it also rewrites the table in docs/performance.md.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
@@ -35,7 +36,8 @@ export function generateDefinition(nodes = NODES, pools = POOLS): string {
     fleet: 'bench',
     gateway: { url: 'https://gateway.fleet.internal:8443', enrollUrl: 'https://enroll.fleet.internal:8444' },
     release: { url: 'https://releases.fleet.internal/agent', publicKey: Buffer.alloc(32, 9).toString('base64'), version: '1.2.3' },
-    operators: { cidrs: ['10.0.0.0/8'], sshKeys: [hostKey(0) + ' ops@fleet.internal'] },
+    // Apart from the nodes' 10.1-10.2 addresses and the pools' 10.100-10.119 container ranges.
+    operators: { cidrs: ['192.168.0.0/16'], sshKeys: [hostKey(0) + ' ops@fleet.internal'] },
     providers: { hetzner: { tokenEnv: 'HETZNER_API_TOKEN' } },
     pools: Object.fromEntries(Array.from({ length: pools }, (_, p) => [`pool-${p}`, {
       role: p % 3 === 0 ? 'build' : p % 3 === 1 ? 'application' : 'database',
@@ -52,7 +54,8 @@ export function generateDefinition(nodes = NODES, pools = POOLS): string {
       state: i % 10 === 0 ? 'drained' : i % 25 === 0 ? 'disabled' : 'active',
       ssh: { host: `10.${1 + Math.floor(i / 65536)}.${Math.floor(i / 256) % 256}.${i % 256}`, user: 'fleetkit', port: 22 },
       hostKey: hostKey(i),
-      dataVolume: { device: '/dev/sdb', filesystem: 'xfs', mountPoint: '/var/lib/fleetkit' },
+      // Not under fleetkit's own /var/lib/fleetkit (DATA_VOLUME_MOUNT_RESERVED).
+      dataVolume: { device: '/dev/sdb', filesystem: 'xfs', mountPoint: '/srv/data' },
       maxCapacity: { cpu: 4, memoryMiB: 8192, diskGiB: 80 },
     })),
     canary: 'node-1',
@@ -60,12 +63,12 @@ export function generateDefinition(nodes = NODES, pools = POOLS): string {
   return dump(definition, { lineWidth: -1 })
 }
 
-function timeValidation(text: string, name: string): { first: number; median: number; errors: number } {
+function timeValidation(text: string, name: string): { first: number; median: number; errors: string[] } {
   const times: number[] = []
-  let errors = 0
+  let errors: string[] = []
   for (let i = 0; i < RUNS; i++) {
     const start = performance.now()
-    errors = validateDefinitionText(text, name).errors.length
+    errors = validateDefinitionText(text, name).errors.map((e) => `${e.code} ${e.path}: ${e.message}`)
     times.push(performance.now() - start)
   }
   return { first: times[0]!, median: median(times), errors }
@@ -93,26 +96,53 @@ function coldStart(args: string[]): { median: number; status: number | null } {
   return { median: median(times), status }
 }
 
-function main(): void {
+/** The measured table of docs/performance.md, between its header row and the next blank line. */
+export function replaceDocsTable(doc: string, rows: Array<[string, string]>, measuredLine: string): string {
+  const start = doc.indexOf('| load + validate 5,000 nodes')
+  const end = doc.indexOf('\n\n', start)
+  const heading = doc.lastIndexOf('Measured (', start)
+  if (start < 0 || end < 0 || heading < 0) throw new Error('docs/performance.md has no validate table to rewrite')
+  const headingEnd = doc.indexOf('\n', heading)
+  const table = rows.map(([what, time]) => `| ${what} | ${time} |`).join('\n')
+  return doc.slice(0, heading) + measuredLine + doc.slice(headingEnd, start) + table + doc.slice(end)
+}
+
+function main(argv: string[]): void {
+  const writeDocs = argv.includes('--write-docs')
   const dir = mkdtempSync(join(tmpdir(), 'fleetkit-bench-'))
   try {
     const text = generateDefinition()
     const file = join(dir, 'fleet.yaml')
     writeFileSync(file, text)
     const validation = timeValidation(text, file)
-    if (validation.errors !== 0) throw new Error(`the generated definition has ${validation.errors} errors`)
+    if (validation.errors.length !== 0) {
+      throw new Error(`the generated definition has ${validation.errors.length} errors; the first: ${validation.errors.slice(0, 3).join('; ')}`)
+    }
     ensureBuilt()
     const bare = coldStart(['-e', '0'])
     const help = coldStart([packagePath('bin', 'run.js'), '--help'])
     const validate = coldStart([packagePath('bin', 'run.js'), 'validate', '--definition', file])
+    const example = coldStart([packagePath('bin', 'run.js'), 'validate', '--definition', packagePath('examples', 'fleet.yaml')])
+    if (validate.status !== 0 || example.status !== 0) throw new Error(`fleetkit validate exited ${validate.status} (5,000 nodes) and ${example.status} (example)`)
     const ms = (n: number) => `${n.toFixed(0)} ms`
     console.log(`definition: ${NODES} nodes in ${POOLS} pools, ${(text.length / 1024 / 1024).toFixed(1)} MiB of YAML`)
     console.log(`load + validate (in process, median of ${RUNS}): ${ms(validation.median)} (first run, cold JIT: ${ms(validation.first)})`)
-    console.log(`cold start, median of ${COLD_RUNS}: node -e 0 ${ms(bare.median)}; fleetkit --help ${ms(help.median)}; fleetkit validate (5,000 nodes) ${ms(validate.median)} (exit ${validate.status})`)
+    console.log(`cold start, median of ${COLD_RUNS}: node -e 0 ${ms(bare.median)}; fleetkit --help ${ms(help.median)}; fleetkit validate (5,000 nodes) ${ms(validate.median)}; fleetkit validate examples/fleet.yaml ${ms(example.median)}`)
+    if (!writeDocs) return
+    const docs = packagePath('docs', 'performance.md')
+    const measured = `Measured (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${availableParallelism()} cores, load average about ${loadavg()[0]!.toFixed(0)})`
+    writeFileSync(docs, replaceDocsTable(readFileSync(docs, 'utf8'), [
+      [`load + validate 5,000 nodes, in process (median of ${RUNS})`, `${ms(validation.median)} (first run ${ms(validation.first)})`],
+      ['`node -e 0` (bare Node, for scale)', ms(bare.median)],
+      ['`fleetkit --help`, cold', ms(help.median)],
+      ['`fleetkit validate` on the 5,000-node file, cold', ms(validate.median)],
+      ['`fleetkit validate examples/fleet.yaml`, cold', ms(example.median)],
+    ], measured))
+    console.log(`wrote ${docs}`)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
 // Run only as a script, so the generator can be imported.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main()
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main(process.argv.slice(2))

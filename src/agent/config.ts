@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { isHttpsUrl, isNodeIdOrUuid } from '../definition/grammar.js'
 
 export interface AgentConfig {
   configFile: string
@@ -54,9 +55,6 @@ export const SETTINGS: readonly Setting[] = [
 
 export const DEFAULT_CONFIG_FILE = '/etc/fleetkit/agent.env'
 export const CONFIG_FILE_ENV = 'FLEETKIT_AGENT_CONFIG'
-
-/** Node IDs are UUIDs in practice; anything that is safe as a certificate CN and a file name is accepted. */
-const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 
 /** Parses systemd EnvironmentFile-style text: KEY=VALUE, # comments, optional single or double quotes. */
 export function parseEnvFile(text: string): Record<string, string> {
@@ -122,10 +120,11 @@ function convert(setting: Setting, raw: string, configFile: string): string | nu
     } catch {
       throw invalid(`is not a URL: ${JSON.stringify(raw)}`)
     }
-    if (url.protocol !== 'https:') throw invalid('must be an https:// URL')
+    // The grammar fleet.yaml's gateway URLs meet (src/definition/grammar.ts), so a seed's URL always loads.
+    if (url.protocol !== 'https:' || !isHttpsUrl(raw)) throw invalid('must be an https:// URL (host, optional port and path; no query or credentials)')
     return url.origin
   }
-  if (setting.kind === 'node-id' && !NODE_ID.test(raw)) throw invalid(`is not a valid node ID: ${JSON.stringify(raw)}`)
+  if (setting.kind === 'node-id' && !isNodeIdOrUuid(raw)) throw invalid(`is not a valid node ID: ${JSON.stringify(raw)}`)
   return raw
 }
 

@@ -16,14 +16,13 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
   static override flags = {
     definition: Flags.string({ summary: 'Path of fleet.yaml.', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
     output: Flags.string({ summary: 'Inventory file to write; "-" for stdout; default <state dir>/ansible/inventory.yml.' }),
-    'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
   }
 
   async run(): Promise<WriteInventoryResult> {
     const { flags } = await this.parse(Inventory)
     const toStdout = flags.output === '-'
     if (toStdout && this.jsonEnabled()) throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
-    const definition = await loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] })
+    const definition = await loadDefinition(flags.definition)
     const { writeInventory } = await import('../lifecycle/inventory-files.js')
     const { streamSink } = await import('../lifecycle/output-sink.js')
     const result = await writeInventory({ definition, outputPath: flags.output, stdout: toStdout ? streamSink(process.stdout) : undefined, env: process.env })

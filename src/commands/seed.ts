@@ -33,7 +33,6 @@ A node past provisioning (enrolled, lost, parked, failed) gets a new secret only
     output: Flags.string({ summary: 'File to write (0600); "-" for stdout (refused on a terminal). Default <state dir>/seeds/NODE.user-data.' }),
     ttl: Flags.string({ summary: 'Lifetime of the enrollment secret (agent): 1m to 24h, for example 15m or 2h.', default: '15m' }),
     autoinstall: Flags.boolean({ summary: 'Wrap a worker seed for an Ubuntu ISO install (autoinstall).', default: false }),
-    'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
     reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed) a new enrollment secret, on purpose; recorded as a secret_reissued event.', default: false }),
     rekey: Flags.boolean({ summary: 'Give a worker whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml.', default: false }),
   }
@@ -48,7 +47,7 @@ A node past provisioning (enrolled, lost, parked, failed) gets a new secret only
         actions: [`fleetkit seed ${args.node} --kind ${flags.kind} --output ${args.node}.user-data`, 'or redirect stdout to a file or a pipe'],
       })
     }
-    const definition = await loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] })
+    const definition = await loadDefinition(flags.definition)
     const { seedNode } = await import('../lifecycle/seed-node.js')
     const { streamSink } = await import('../lifecycle/output-sink.js')
     const result = await seedNode({

@@ -14,7 +14,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
   static override description = 'Reports every error at once, one line each: CODE /json/pointer (line:column): message. Exit 0 when valid, 1 when not.'
   static override examples = [
     '<%= config.bin %> <%= command.id %> --definition fleet.yaml',
-    '<%= config.bin %> <%= command.id %> --definition examples/fleet.yaml --allow-documentation-ranges',
+    '<%= config.bin %> <%= command.id %> --definition examples/fleet.yaml',
     '<%= config.bin %> <%= command.id %> --definition fleet.yaml --since origin/main --json',
   ]
 
@@ -25,7 +25,6 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
   static override flags = {
     definition: Flags.string({ char: 'd', summary: 'Path of the fleet definition.', env: 'FLEETKIT_DEFINITION', default: './fleet.yaml' }),
     since: Flags.string({ summary: 'Git revision of the same file: also check the change since then (transitions).', env: 'FLEETKIT_SINCE' }),
-    'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737/3849 documentation ranges (for examples only).', env: 'FLEETKIT_ALLOW_DOCUMENTATION_RANGES' }),
     'state-dir': Flags.string({ summary: 'With --since: the state directory whose embedded PostgreSQL, if running, holds the facts (when DATABASE_URL is unset).', env: 'FLEETKIT_STATE_DIR' }),
     ansible: Flags.boolean({ summary: 'Also render the inventory (ansible-inventory --list) and syntax-check every playbook in ansible/playbooks/.' }),
   }
@@ -45,7 +44,6 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     try {
       validated = await validateFleet({
         path,
-        allowDocumentationRanges: flags['allow-documentation-ranges'],
         ...(flags.since === undefined || !state ? {} : { since: flags.since, facts: state.facts, factsSource: state.source }),
       })
     } finally {

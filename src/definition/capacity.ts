@@ -35,6 +35,11 @@ export function dimensionsOver(used: Capacity, limit: Capacity): Array<(typeof C
   return CAPACITY_DIMENSIONS.filter((d) => used[d] > limit[d])
 }
 
+/** Each dimension over its limit, in numbers: `cpu 9 > 8, memoryMiB 9000 > 8192`. */
+export function formatExcess(used: Capacity, limit: Capacity): string {
+  return dimensionsOver(used, limit).map((d) => `${d} ${used[d]} > ${limit[d]}`).join(', ')
+}
+
 export function formatCapacity(c: Capacity): string {
   return `cpu ${c.cpu}, memoryMiB ${c.memoryMiB}, diskGiB ${c.diskGiB}`
 }

@@ -7,33 +7,34 @@ const require = createRequire(import.meta.url)
 
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","type":"string","minLength":1,"maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","type":"string","pattern":"^[A-Z_][A-Z0-9_]*$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":128}},"endpoint":{"description":"API endpoint (a stub or a proxy).","type":"string","format":"uri","pattern":"^https?://"}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"type":"string","pattern":"^[a-z][a-z0-9-]{0,62}$"},"httpsUrl":{"type":"string","format":"uri","pattern":"^https://[^\\s/?#]+","maxLength":2048},"version":{"type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$"},"cidr":{"type":"string","pattern":"^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$"},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","type":"string","pattern":"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$"},"user":{"type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","type":"string","pattern":"^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"type":"string","pattern":"^/[A-Za-z0-9/_.-]*$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
-const schema32 = {"type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"};
-const schema33 = {"type":"string","format":"uri","pattern":"^https://[^\\s/?#]+","maxLength":2048};
-const schema36 = {"type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$"};
-const schema37 = {"type":"string","pattern":"^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$"};
-const schema38 = {"description":"An OpenSSH public key line: type, base64 body, optional comment.","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$","maxLength":16384};
-const schema47 = {"type":"string","pattern":"^[a-z][a-z0-9-]{0,62}$"};
-const schema43 = {"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
+const schema32 = {"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"};
+const schema33 = {"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048};
+const schema36 = {"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64};
+const schema37 = {"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49};
+const schema38 = {"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384};
+const schema47 = {"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"};
+const schema43 = {"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}};
 const schema44 = {"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}};
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require("ajv/dist/runtime/ucs2length").default;
 const func0 = require("ajv/dist/runtime/equal").default;
 const pattern4 = new RegExp("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", "u");
-const pattern5 = new RegExp("^https://[^\\s/?#]+", "u");
+const pattern5 = new RegExp("^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$", "u");
 const pattern8 = new RegExp("^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$", "u");
-const pattern9 = new RegExp("^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$", "u");
-const pattern10 = new RegExp("^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$", "u");
-const pattern11 = new RegExp("^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$", "u");
-const pattern12 = new RegExp("^[A-Z_][A-Z0-9_]*$", "u");
-const pattern13 = new RegExp("^https?://", "u");
-const pattern20 = new RegExp("^[a-z][a-z0-9-]{0,62}$", "u");
-const pattern17 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
-const formats0 = require("ajv-formats/dist/formats").fullFormats.uri;
-const schema40 = {"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}};
+const pattern9 = new RegExp("^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$", "u");
+const pattern10 = new RegExp("^[^\\u0000-\\u001f\\u007f]+$", "u");
+const pattern11 = new RegExp("^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$", "u");
+const pattern12 = new RegExp("^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$", "u");
+const pattern13 = new RegExp("^[A-Z_][A-Z0-9_]{0,127}$", "u");
+const pattern14 = new RegExp("^[^\\u0000-\\u001f\\u007f]{1,128}$", "u");
+const pattern15 = new RegExp("^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$", "u");
+const pattern22 = new RegExp("^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$", "u");
+const pattern19 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const schema40 = {"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}};
 const schema42 = {"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}};
 const schema45 = {"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}};
-const pattern16 = new RegExp("^[a-z0-9][a-z0-9-]{0,31}$", "u");
+const pattern18 = new RegExp("^[a-z0-9][a-z0-9-]{0,31}$", "u");
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -251,7 +252,7 @@ errors++;
 if(data.serverType !== undefined){
 let data6 = data.serverType;
 if(typeof data6 === "string"){
-if(!pattern16.test(data6)){
+if(!pattern18.test(data6)){
 const err17 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema40.properties.serverType,data:data6};
 if(vErrors === null){
 vErrors = [err17];
@@ -276,7 +277,7 @@ errors++;
 if(data.image !== undefined){
 let data7 = data.image;
 if(typeof data7 === "string"){
-if(!pattern17.test(data7)){
+if(!pattern19.test(data7)){
 const err19 = {instancePath:instancePath+"/image",schemaPath:"#/properties/image/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema40.properties.image,data:data7};
 if(vErrors === null){
 vErrors = [err19];
@@ -315,7 +316,7 @@ const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 if(typeof data9 === "string"){
-if(!pattern16.test(data9)){
+if(!pattern18.test(data9)){
 const err22 = {instancePath:instancePath+"/regions/" + i0,schemaPath:"#/properties/regions/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema40.properties.regions.items,data:data9};
 if(vErrors === null){
 vErrors = [err22];
@@ -417,7 +418,7 @@ errors++;
 if(data10.preset !== undefined){
 let data13 = data10.preset;
 if(typeof data13 === "string"){
-if(!pattern17.test(data13)){
+if(!pattern19.test(data13)){
 const err29 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data13};
 if(vErrors === null){
 vErrors = [err29];
@@ -888,11 +889,11 @@ return errors === 0;
 }
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema46 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","type":"string","pattern":"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$"},"user":{"type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","type":"string","pattern":"^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"type":"string","pattern":"^/[A-Za-z0-9/_.-]*$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
-const pattern22 = new RegExp("^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$", "u");
-const pattern23 = new RegExp("^[a-z_][a-z0-9_-]{0,31}$", "u");
-const pattern26 = new RegExp("^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$", "u");
-const pattern27 = new RegExp("^/[A-Za-z0-9/_.-]*$", "u");
+const schema46 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
+const pattern24 = new RegExp("^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$", "u");
+const pattern25 = new RegExp("^[a-z_][a-z0-9_-]{0,31}$", "u");
+const pattern28 = new RegExp("^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$", "u");
+const pattern29 = new RegExp("^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$", "u");
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -950,8 +951,8 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/nodeId/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,62}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,62}$"+"\"",schema:"^[a-z][a-z0-9-]{0,62}$",parentSchema:schema47,data:data0};
+if(!pattern22.test(data0)){
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/nodeId/pattern",keyword:"pattern",params:{pattern: "^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"+"\"",schema:"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$",parentSchema:schema47,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1038,8 +1039,8 @@ errors++;
 if(data3.host !== undefined){
 let data4 = data3.host;
 if(typeof data4 === "string"){
-if(!pattern22.test(data4)){
-const err11 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$"},message:"must match pattern \""+"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$"+"\"",schema:"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$",parentSchema:schema46.properties.ssh.properties.host,data:data4};
+if(!pattern24.test(data4)){
+const err11 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/pattern",keyword:"pattern",params:{pattern: "^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},message:"must match pattern \""+"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"+"\"",schema:"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$",parentSchema:schema46.properties.ssh.properties.host,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1063,7 +1064,7 @@ errors++;
 if(data3.user !== undefined){
 let data5 = data3.user;
 if(typeof data5 === "string"){
-if(!pattern23.test(data5)){
+if(!pattern25.test(data5)){
 const err13 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z_][a-z0-9_-]{0,31}$"+"\"",schema:"^[a-z_][a-z0-9_-]{0,31}$",parentSchema:schema46.properties.ssh.properties.user,data:data5};
 if(vErrors === null){
 vErrors = [err13];
@@ -1145,8 +1146,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern11.test(data7)){
-const err20 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$",parentSchema:schema38,data:data7};
+if(!pattern12.test(data7)){
+const err20 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$",parentSchema:schema38,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1211,7 +1212,7 @@ errors++;
 if(data8.preset !== undefined){
 let data11 = data8.preset;
 if(typeof data11 === "string"){
-if(!pattern17.test(data11)){
+if(!pattern19.test(data11)){
 const err25 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data11};
 if(vErrors === null){
 vErrors = [err25];
@@ -1477,8 +1478,8 @@ errors++;
 if(data19.device !== undefined){
 let data20 = data19.device;
 if(typeof data20 === "string"){
-if(!pattern26.test(data20)){
-const err46 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/[A-Za-z0-9/_.-]+|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data20};
+if(!pattern28.test(data20)){
+const err46 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data20};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1515,8 +1516,8 @@ errors++;
 if(data19.mountPoint !== undefined){
 let data22 = data19.mountPoint;
 if(typeof data22 === "string"){
-if(!pattern27.test(data22)){
-const err49 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/[A-Za-z0-9/_.-]*$"},message:"must match pattern \""+"^/[A-Za-z0-9/_.-]*$"+"\"",schema:"^/[A-Za-z0-9/_.-]*$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data22};
+if(!pattern29.test(data22)){
+const err49 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data22};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1684,7 +1685,7 @@ errors++;
 if(data.region !== undefined){
 let data27 = data.region;
 if(typeof data27 === "string"){
-if(!pattern16.test(data27)){
+if(!pattern18.test(data27)){
 const err63 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.region,data:data27};
 if(vErrors === null){
 vErrors = [err63];
@@ -1709,7 +1710,7 @@ errors++;
 if(data.serverType !== undefined){
 let data28 = data.serverType;
 if(typeof data28 === "string"){
-if(!pattern16.test(data28)){
+if(!pattern18.test(data28)){
 const err65 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.serverType,data:data28};
 if(vErrors === null){
 vErrors = [err65];
@@ -1870,11 +1871,10 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.gateway !== undefined){
-let data2 = data.gateway;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.url === undefined){
-const err10 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema31.properties.gateway.required,parentSchema:schema31.properties.gateway,data:data2};
+if(data.example !== undefined){
+let data2 = data.example;
+if(typeof data2 !== "boolean"){
+const err10 = {instancePath:instancePath+"/example",schemaPath:"#/properties/example/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.example.type,parentSchema:schema31.properties.example,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1883,8 +1883,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data2.enrollUrl === undefined){
-const err11 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/required",keyword:"required",params:{missingProperty: "enrollUrl"},message:"must have required property '"+"enrollUrl"+"'",schema:schema31.properties.gateway.required,parentSchema:schema31.properties.gateway,data:data2};
+}
+if(data.gateway !== undefined){
+let data3 = data.gateway;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.url === undefined){
+const err11 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema31.properties.gateway.required,parentSchema:schema31.properties.gateway,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1893,9 +1897,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!((key1 === "url") || (key1 === "enrollUrl"))){
-const err12 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.gateway,data:data2};
+if(data3.enrollUrl === undefined){
+const err12 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/required",keyword:"required",params:{missingProperty: "enrollUrl"},message:"must have required property '"+"enrollUrl"+"'",schema:schema31.properties.gateway.required,parentSchema:schema31.properties.gateway,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1904,12 +1907,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data2.url !== undefined){
-let data3 = data2.url;
-if(typeof data3 === "string"){
-if(func2(data3) > 2048){
-const err13 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data3};
+for(const key1 in data3){
+if(!((key1 === "url") || (key1 === "enrollUrl"))){
+const err13 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.gateway,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1918,8 +1918,12 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern5.test(data3)){
-const err14 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s/?#]+"},message:"must match pattern \""+"^https://[^\\s/?#]+"+"\"",schema:"^https://[^\\s/?#]+",parentSchema:schema33,data:data3};
+}
+if(data3.url !== undefined){
+let data4 = data3.url;
+if(typeof data4 === "string"){
+if(func2(data4) > 2048){
+const err14 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1928,8 +1932,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!(formats0(data3))){
-const err15 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema33,data:data3};
+if(!pattern5.test(data4)){
+const err15 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$"},message:"must match pattern \""+"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$"+"\"",schema:"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$",parentSchema:schema33,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1940,7 +1944,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data3};
+const err16 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1950,11 +1954,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data2.enrollUrl !== undefined){
-let data4 = data2.enrollUrl;
-if(typeof data4 === "string"){
-if(func2(data4) > 2048){
-const err17 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data4};
+if(data3.enrollUrl !== undefined){
+let data5 = data3.enrollUrl;
+if(typeof data5 === "string"){
+if(func2(data5) > 2048){
+const err17 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1963,8 +1967,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern5.test(data4)){
-const err18 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s/?#]+"},message:"must match pattern \""+"^https://[^\\s/?#]+"+"\"",schema:"^https://[^\\s/?#]+",parentSchema:schema33,data:data4};
+if(!pattern5.test(data5)){
+const err18 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$"},message:"must match pattern \""+"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$"+"\"",schema:"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$",parentSchema:schema33,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1973,8 +1977,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(formats0(data4))){
-const err19 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema33,data:data4};
+}
+else {
+const err19 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1984,8 +1989,9 @@ vErrors.push(err19);
 errors++;
 }
 }
+}
 else {
-const err20 = {instancePath:instancePath+"/gateway/enrollUrl",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data4};
+const err20 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.gateway.type,parentSchema:schema31.properties.gateway,data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1995,9 +2001,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.gateway.type,parentSchema:schema31.properties.gateway,data:data2};
+if(data.release !== undefined){
+let data6 = data.release;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.url === undefined){
+const err21 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2006,12 +2014,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(data.release !== undefined){
-let data5 = data.release;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.url === undefined){
-const err22 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data5};
+if(data6.publicKey === undefined){
+const err22 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "publicKey"},message:"must have required property '"+"publicKey"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2020,8 +2024,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(data5.publicKey === undefined){
-const err23 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "publicKey"},message:"must have required property '"+"publicKey"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data5};
+if(data6.version === undefined){
+const err23 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2030,8 +2034,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data5.version === undefined){
-const err24 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema31.properties.release.required,parentSchema:schema31.properties.release,data:data5};
+for(const key2 in data6){
+if(!((((key2 === "url") || (key2 === "publicKey")) || (key2 === "version")) || (key2 === "caFile"))){
+const err24 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.release,data:data6};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2040,9 +2045,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-for(const key2 in data5){
-if(!((((key2 === "url") || (key2 === "publicKey")) || (key2 === "version")) || (key2 === "caFile"))){
-const err25 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.release,data:data5};
+}
+if(data6.url !== undefined){
+let data7 = data6.url;
+if(typeof data7 === "string"){
+if(func2(data7) > 2048){
+const err25 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2051,12 +2059,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data5.url !== undefined){
-let data6 = data5.url;
-if(typeof data6 === "string"){
-if(func2(data6) > 2048){
-const err26 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema33,data:data6};
+if(!pattern5.test(data7)){
+const err26 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$"},message:"must match pattern \""+"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$"+"\"",schema:"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$",parentSchema:schema33,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2065,8 +2069,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern5.test(data6)){
-const err27 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s/?#]+"},message:"must match pattern \""+"^https://[^\\s/?#]+"+"\"",schema:"^https://[^\\s/?#]+",parentSchema:schema33,data:data6};
+}
+else {
+const err27 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data7};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2075,8 +2080,12 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(!(formats0(data6))){
-const err28 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema33,data:data6};
+}
+if(data6.publicKey !== undefined){
+let data8 = data6.publicKey;
+if(typeof data8 === "string"){
+if(!pattern8.test(data8)){
+const err28 = {instancePath:instancePath+"/release/publicKey",schemaPath:"#/properties/release/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},message:"must match pattern \""+"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"+"\"",schema:"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$",parentSchema:schema31.properties.release.properties.publicKey,data:data8};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2087,7 +2096,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/release/url",schemaPath:"#/$defs/httpsUrl/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.type,parentSchema:schema33,data:data6};
+const err29 = {instancePath:instancePath+"/release/publicKey",schemaPath:"#/properties/release/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.release.properties.publicKey.type,parentSchema:schema31.properties.release.properties.publicKey,data:data8};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2097,11 +2106,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data5.publicKey !== undefined){
-let data7 = data5.publicKey;
-if(typeof data7 === "string"){
-if(!pattern8.test(data7)){
-const err30 = {instancePath:instancePath+"/release/publicKey",schemaPath:"#/properties/release/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},message:"must match pattern \""+"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"+"\"",schema:"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$",parentSchema:schema31.properties.release.properties.publicKey,data:data7};
+if(data6.version !== undefined){
+let data9 = data6.version;
+if(typeof data9 === "string"){
+if(func2(data9) > 64){
+const err30 = {instancePath:instancePath+"/release/version",schemaPath:"#/$defs/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema36,data:data9};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2110,9 +2119,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/release/publicKey",schemaPath:"#/properties/release/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.release.properties.publicKey.type,parentSchema:schema31.properties.release.properties.publicKey,data:data7};
+if(!pattern9.test(data9)){
+const err31 = {instancePath:instancePath+"/release/version",schemaPath:"#/$defs/version/pattern",keyword:"pattern",params:{pattern: "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$"},message:"must match pattern \""+"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$"+"\"",schema:"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$",parentSchema:schema36,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2122,11 +2130,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data5.version !== undefined){
-let data8 = data5.version;
-if(typeof data8 === "string"){
-if(!pattern9.test(data8)){
-const err32 = {instancePath:instancePath+"/release/version",schemaPath:"#/$defs/version/pattern",keyword:"pattern",params:{pattern: "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$"},message:"must match pattern \""+"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$"+"\"",schema:"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$",parentSchema:schema36,data:data8};
+else {
+const err32 = {instancePath:instancePath+"/release/version",schemaPath:"#/$defs/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data9};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2136,8 +2141,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/release/version",schemaPath:"#/$defs/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data8};
+if(data6.caFile !== undefined){
+let data10 = data6.caFile;
+if(typeof data10 === "string"){
+if(func2(data10) > 4096){
+const err33 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema31.properties.release.properties.caFile,data:data10};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2146,12 +2154,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data5.caFile !== undefined){
-let data9 = data5.caFile;
-if(typeof data9 === "string"){
-if(func2(data9) > 4096){
-const err34 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema31.properties.release.properties.caFile,data:data9};
+if(!pattern10.test(data10)){
+const err34 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema31.properties.release.properties.caFile,data:data10};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2160,8 +2164,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(func2(data9) < 1){
-const err35 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.release.properties.caFile,data:data9};
+}
+else {
+const err35 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.release.properties.caFile.type,parentSchema:schema31.properties.release.properties.caFile,data:data10};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2171,8 +2176,9 @@ vErrors.push(err35);
 errors++;
 }
 }
+}
 else {
-const err36 = {instancePath:instancePath+"/release/caFile",schemaPath:"#/properties/release/properties/caFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.release.properties.caFile.type,parentSchema:schema31.properties.release.properties.caFile,data:data9};
+const err36 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.release.type,parentSchema:schema31.properties.release,data:data6};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2182,9 +2188,11 @@ vErrors.push(err36);
 errors++;
 }
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/release",schemaPath:"#/properties/release/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.release.type,parentSchema:schema31.properties.release,data:data5};
+if(data.operators !== undefined){
+let data11 = data.operators;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.cidrs === undefined){
+const err37 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/required",keyword:"required",params:{missingProperty: "cidrs"},message:"must have required property '"+"cidrs"+"'",schema:schema31.properties.operators.required,parentSchema:schema31.properties.operators,data:data11};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2193,12 +2201,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data.operators !== undefined){
-let data10 = data.operators;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.cidrs === undefined){
-const err38 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/required",keyword:"required",params:{missingProperty: "cidrs"},message:"must have required property '"+"cidrs"+"'",schema:schema31.properties.operators.required,parentSchema:schema31.properties.operators,data:data10};
+if(data11.sshKeys === undefined){
+const err38 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/required",keyword:"required",params:{missingProperty: "sshKeys"},message:"must have required property '"+"sshKeys"+"'",schema:schema31.properties.operators.required,parentSchema:schema31.properties.operators,data:data11};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2207,8 +2211,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data10.sshKeys === undefined){
-const err39 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/required",keyword:"required",params:{missingProperty: "sshKeys"},message:"must have required property '"+"sshKeys"+"'",schema:schema31.properties.operators.required,parentSchema:schema31.properties.operators,data:data10};
+for(const key3 in data11){
+if(!((key3 === "cidrs") || (key3 === "sshKeys"))){
+const err39 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.operators,data:data11};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2217,9 +2222,12 @@ vErrors.push(err39);
 }
 errors++;
 }
-for(const key3 in data10){
-if(!((key3 === "cidrs") || (key3 === "sshKeys"))){
-const err40 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.operators,data:data10};
+}
+if(data11.cidrs !== undefined){
+let data12 = data11.cidrs;
+if(Array.isArray(data12)){
+if(data12.length < 1){
+const err40 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.operators.properties.cidrs,data:data12};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2228,12 +2236,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data10.cidrs !== undefined){
-let data11 = data10.cidrs;
-if(Array.isArray(data11)){
-if(data11.length < 1){
-const err41 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.operators.properties.cidrs,data:data11};
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(typeof data13 === "string"){
+if(func2(data13) > 49){
+const err41 = {instancePath:instancePath+"/operators/cidrs/" + i0,schemaPath:"#/$defs/cidr/maxLength",keyword:"maxLength",params:{limit: 49},message:"must NOT have more than 49 characters",schema:49,parentSchema:schema37,data:data13};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2242,12 +2250,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-let data12 = data11[i0];
-if(typeof data12 === "string"){
-if(!pattern10.test(data12)){
-const err42 = {instancePath:instancePath+"/operators/cidrs/" + i0,schemaPath:"#/$defs/cidr/pattern",keyword:"pattern",params:{pattern: "^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$"},message:"must match pattern \""+"^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$"+"\"",schema:"^([0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*/[0-9]{1,3})$",parentSchema:schema37,data:data12};
+if(!pattern11.test(data13)){
+const err42 = {instancePath:instancePath+"/operators/cidrs/" + i0,schemaPath:"#/$defs/cidr/pattern",keyword:"pattern",params:{pattern: "^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$"},message:"must match pattern \""+"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$"+"\"",schema:"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$",parentSchema:schema37,data:data13};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2258,7 +2262,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/operators/cidrs/" + i0,schemaPath:"#/$defs/cidr/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.type,parentSchema:schema37,data:data12};
+const err43 = {instancePath:instancePath+"/operators/cidrs/" + i0,schemaPath:"#/$defs/cidr/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.type,parentSchema:schema37,data:data13};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2268,14 +2272,14 @@ vErrors.push(err43);
 errors++;
 }
 }
-let i1 = data11.length;
+let i1 = data12.length;
 let j0;
 if(i1 > 1){
 outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
-if(func0(data11[i1], data11[j0])){
-const err44 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema31.properties.operators.properties.cidrs,data:data11};
+if(func0(data12[i1], data12[j0])){
+const err44 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema31.properties.operators.properties.cidrs,data:data12};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2290,7 +2294,7 @@ break outer0;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.operators.properties.cidrs.type,parentSchema:schema31.properties.operators.properties.cidrs,data:data11};
+const err45 = {instancePath:instancePath+"/operators/cidrs",schemaPath:"#/properties/operators/properties/cidrs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.operators.properties.cidrs.type,parentSchema:schema31.properties.operators.properties.cidrs,data:data12};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2300,11 +2304,11 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data10.sshKeys !== undefined){
-let data13 = data10.sshKeys;
-if(Array.isArray(data13)){
-if(data13.length < 1){
-const err46 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.operators.properties.sshKeys,data:data13};
+if(data11.sshKeys !== undefined){
+let data14 = data11.sshKeys;
+if(Array.isArray(data14)){
+if(data14.length < 1){
+const err46 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.operators.properties.sshKeys,data:data14};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2313,12 +2317,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-const len1 = data13.length;
+const len1 = data14.length;
 for(let i2=0; i2<len1; i2++){
-let data14 = data13[i2];
-if(typeof data14 === "string"){
-if(func2(data14) > 16384){
-const err47 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters",schema:16384,parentSchema:schema38,data:data14};
+let data15 = data14[i2];
+if(typeof data15 === "string"){
+if(func2(data15) > 16384){
+const err47 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters",schema:16384,parentSchema:schema38,data:data15};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2327,8 +2331,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!pattern11.test(data14)){
-const err48 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$",parentSchema:schema38,data:data14};
+if(!pattern12.test(data15)){
+const err48 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$",parentSchema:schema38,data:data15};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -2339,7 +2343,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data:data14};
+const err49 = {instancePath:instancePath+"/operators/sshKeys/" + i2,schemaPath:"#/$defs/sshPublicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data:data15};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -2349,14 +2353,14 @@ vErrors.push(err49);
 errors++;
 }
 }
-let i3 = data13.length;
+let i3 = data14.length;
 let j1;
 if(i3 > 1){
 outer1:
 for(;i3--;){
 for(j1 = i3; j1--;){
-if(func0(data13[i3], data13[j1])){
-const err50 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)",schema:true,parentSchema:schema31.properties.operators.properties.sshKeys,data:data13};
+if(func0(data14[i3], data14[j1])){
+const err50 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)",schema:true,parentSchema:schema31.properties.operators.properties.sshKeys,data:data14};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2371,7 +2375,7 @@ break outer1;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.operators.properties.sshKeys.type,parentSchema:schema31.properties.operators.properties.sshKeys,data:data13};
+const err51 = {instancePath:instancePath+"/operators/sshKeys",schemaPath:"#/properties/operators/properties/sshKeys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.operators.properties.sshKeys.type,parentSchema:schema31.properties.operators.properties.sshKeys,data:data14};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2383,7 +2387,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.operators.type,parentSchema:schema31.properties.operators,data:data10};
+const err52 = {instancePath:instancePath+"/operators",schemaPath:"#/properties/operators/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.operators.type,parentSchema:schema31.properties.operators,data:data11};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2394,11 +2398,11 @@ errors++;
 }
 }
 if(data.providers !== undefined){
-let data15 = data.providers;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-for(const key4 in data15){
+let data16 = data.providers;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+for(const key4 in data16){
 if(!(key4 === "hetzner")){
-const err53 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.providers,data:data15};
+const err53 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.providers,data:data16};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -2408,12 +2412,12 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data15.hetzner !== undefined){
-let data16 = data15.hetzner;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-for(const key5 in data16){
+if(data16.hetzner !== undefined){
+let data17 = data16.hetzner;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+for(const key5 in data17){
 if(!(((key5 === "tokenEnv") || (key5 === "sshKeys")) || (key5 === "endpoint"))){
-const err54 = {instancePath:instancePath+"/providers/hetzner",schemaPath:"#/properties/providers/properties/hetzner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.providers.properties.hetzner,data:data16};
+const err54 = {instancePath:instancePath+"/providers/hetzner",schemaPath:"#/properties/providers/properties/hetzner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.providers.properties.hetzner,data:data17};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -2423,11 +2427,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data16.tokenEnv !== undefined){
-let data17 = data16.tokenEnv;
-if(typeof data17 === "string"){
-if(!pattern12.test(data17)){
-const err55 = {instancePath:instancePath+"/providers/hetzner/tokenEnv",schemaPath:"#/properties/providers/properties/hetzner/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Z_][A-Z0-9_]*$"},message:"must match pattern \""+"^[A-Z_][A-Z0-9_]*$"+"\"",schema:"^[A-Z_][A-Z0-9_]*$",parentSchema:schema31.properties.providers.properties.hetzner.properties.tokenEnv,data:data17};
+if(data17.tokenEnv !== undefined){
+let data18 = data17.tokenEnv;
+if(typeof data18 === "string"){
+if(!pattern13.test(data18)){
+const err55 = {instancePath:instancePath+"/providers/hetzner/tokenEnv",schemaPath:"#/properties/providers/properties/hetzner/properties/tokenEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Z_][A-Z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Z_][A-Z0-9_]{0,127}$"+"\"",schema:"^[A-Z_][A-Z0-9_]{0,127}$",parentSchema:schema31.properties.providers.properties.hetzner.properties.tokenEnv,data:data18};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -2438,7 +2442,7 @@ errors++;
 }
 }
 else {
-const err56 = {instancePath:instancePath+"/providers/hetzner/tokenEnv",schemaPath:"#/properties/providers/properties/hetzner/properties/tokenEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.tokenEnv.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.tokenEnv,data:data17};
+const err56 = {instancePath:instancePath+"/providers/hetzner/tokenEnv",schemaPath:"#/properties/providers/properties/hetzner/properties/tokenEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.tokenEnv.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.tokenEnv,data:data18};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -2448,15 +2452,15 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data16.sshKeys !== undefined){
-let data18 = data16.sshKeys;
-if(Array.isArray(data18)){
-const len2 = data18.length;
+if(data17.sshKeys !== undefined){
+let data19 = data17.sshKeys;
+if(Array.isArray(data19)){
+const len2 = data19.length;
 for(let i4=0; i4<len2; i4++){
-let data19 = data18[i4];
-if(typeof data19 === "string"){
-if(func2(data19) > 128){
-const err57 = {instancePath:instancePath+"/providers/hetzner/sshKeys/" + i4,schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items,data:data19};
+let data20 = data19[i4];
+if(typeof data20 === "string"){
+if(!pattern14.test(data20)){
+const err57 = {instancePath:instancePath+"/providers/hetzner/sshKeys/" + i4,schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]{1,128}$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]{1,128}$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]{1,128}$",parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items,data:data20};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -2465,8 +2469,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(func2(data19) < 1){
-const err58 = {instancePath:instancePath+"/providers/hetzner/sshKeys/" + i4,schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items,data:data19};
+}
+else {
+const err58 = {instancePath:instancePath+"/providers/hetzner/sshKeys/" + i4,schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items,data:data20};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -2476,34 +2481,23 @@ vErrors.push(err58);
 errors++;
 }
 }
-else {
-const err59 = {instancePath:instancePath+"/providers/hetzner/sshKeys/" + i4,schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys.items,data:data19};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
-}
-errors++;
-}
-}
-let i5 = data18.length;
+let i5 = data19.length;
 let j2;
 if(i5 > 1){
 const indices0 = {};
 for(;i5--;){
-let item0 = data18[i5];
+let item0 = data19[i5];
 if(typeof item0 !== "string"){
 continue;
 }
 if(typeof indices0[item0] == "number"){
 j2 = indices0[item0];
-const err60 = {instancePath:instancePath+"/providers/hetzner/sshKeys",schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)",schema:true,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys,data:data18};
+const err59 = {instancePath:instancePath+"/providers/hetzner/sshKeys",schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)",schema:true,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys,data:data19};
 if(vErrors === null){
-vErrors = [err60];
+vErrors = [err59];
 }
 else {
-vErrors.push(err60);
+vErrors.push(err59);
 }
 errors++;
 break;
@@ -2513,7 +2507,21 @@ indices0[item0] = i5;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/providers/hetzner/sshKeys",schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.providers.properties.hetzner.properties.sshKeys.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys,data:data18};
+const err60 = {instancePath:instancePath+"/providers/hetzner/sshKeys",schemaPath:"#/properties/providers/properties/hetzner/properties/sshKeys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.providers.properties.hetzner.properties.sshKeys.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.sshKeys,data:data19};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data17.endpoint !== undefined){
+let data21 = data17.endpoint;
+if(typeof data21 === "string"){
+if(func2(data21) > 2048){
+const err61 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data21};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -2522,12 +2530,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data16.endpoint !== undefined){
-let data20 = data16.endpoint;
-if(typeof data20 === "string"){
-if(!pattern13.test(data20)){
-const err62 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data20};
+if(!pattern15.test(data21)){
+const err62 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$"},message:"must match pattern \""+"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$"+"\"",schema:"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$",parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data21};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -2536,8 +2540,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(!(formats0(data20))){
-const err63 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data20};
+}
+else {
+const err63 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.endpoint.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data21};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -2547,8 +2552,9 @@ vErrors.push(err63);
 errors++;
 }
 }
+}
 else {
-const err64 = {instancePath:instancePath+"/providers/hetzner/endpoint",schemaPath:"#/properties/providers/properties/hetzner/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.providers.properties.hetzner.properties.endpoint.type,parentSchema:schema31.properties.providers.properties.hetzner.properties.endpoint,data:data20};
+const err64 = {instancePath:instancePath+"/providers/hetzner",schemaPath:"#/properties/providers/properties/hetzner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.providers.properties.hetzner.type,parentSchema:schema31.properties.providers.properties.hetzner,data:data17};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -2560,7 +2566,7 @@ errors++;
 }
 }
 else {
-const err65 = {instancePath:instancePath+"/providers/hetzner",schemaPath:"#/properties/providers/properties/hetzner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.providers.properties.hetzner.type,parentSchema:schema31.properties.providers.properties.hetzner,data:data16};
+const err65 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.providers.type,parentSchema:schema31.properties.providers,data:data16};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -2570,9 +2576,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.providers.type,parentSchema:schema31.properties.providers,data:data15};
+if(data.pools !== undefined){
+let data22 = data.pools;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(Object.keys(data22).length < 1){
+const err66 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema31.properties.pools,data:data22};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2581,12 +2589,11 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-if(data.pools !== undefined){
-let data21 = data.pools;
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
-if(Object.keys(data21).length < 1){
-const err67 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema31.properties.pools,data:data21};
+for(const key6 in data22){
+const _errs71 = errors;
+if(typeof key6 === "string"){
+if(!pattern4.test(key6)){
+const err67 = {instancePath:instancePath+"/pools",schemaPath:"#/$defs/dnsLabel/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"+"\"",schema:"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",parentSchema:schema32,data:key6,propertyName:key6};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2595,11 +2602,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-for(const key6 in data21){
-const _errs57 = errors;
-if(typeof key6 === "string"){
-if(!pattern4.test(key6)){
-const err68 = {instancePath:instancePath+"/pools",schemaPath:"#/$defs/dnsLabel/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"+"\"",schema:"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",parentSchema:schema32,data:key6,propertyName:key6};
+}
+else {
+const err68 = {instancePath:instancePath+"/pools",schemaPath:"#/$defs/dnsLabel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.type,parentSchema:schema32,data:key6,propertyName:key6};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2608,9 +2613,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-else {
-const err69 = {instancePath:instancePath+"/pools",schemaPath:"#/$defs/dnsLabel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.type,parentSchema:schema32,data:key6,propertyName:key6};
+var valid22 = _errs71 === errors;
+if(!valid22){
+const err69 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/propertyNames",keyword:"propertyNames",params:{propertyName: key6},message:"property name must be valid",schema:schema31.properties.pools.propertyNames,parentSchema:schema31.properties.pools,data:data22};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2619,9 +2624,16 @@ vErrors.push(err69);
 }
 errors++;
 }
-var valid22 = _errs57 === errors;
-if(!valid22){
-const err70 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/propertyNames",keyword:"propertyNames",params:{propertyName: key6},message:"property name must be valid",schema:schema31.properties.pools.propertyNames,parentSchema:schema31.properties.pools,data:data21};
+}
+for(const key7 in data22){
+if(!(validate21(data22[key7], {instancePath:instancePath+"/pools/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data22,parentDataProperty:key7,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.pools.type,parentSchema:schema31.properties.pools,data:data22};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2631,15 +2643,19 @@ vErrors.push(err70);
 errors++;
 }
 }
-for(const key7 in data21){
-if(!(validate21(data21[key7], {instancePath:instancePath+"/pools/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data21,parentDataProperty:key7,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+if(data.nodes !== undefined){
+let data24 = data.nodes;
+if(Array.isArray(data24)){
+const len3 = data24.length;
+for(let i6=0; i6<len3; i6++){
+if(!(validate23(data24[i6], {instancePath:instancePath+"/nodes/" + i6,parentData:data24,parentDataProperty:i6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/pools",schemaPath:"#/properties/pools/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.pools.type,parentSchema:schema31.properties.pools,data:data21};
+const err71 = {instancePath:instancePath+"/nodes",schemaPath:"#/properties/nodes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.nodes.type,parentSchema:schema31.properties.nodes,data:data24};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2649,19 +2665,11 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data.nodes !== undefined){
-let data23 = data.nodes;
-if(Array.isArray(data23)){
-const len3 = data23.length;
-for(let i6=0; i6<len3; i6++){
-if(!(validate23(data23[i6], {instancePath:instancePath+"/nodes/" + i6,parentData:data23,parentDataProperty:i6,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err72 = {instancePath:instancePath+"/nodes",schemaPath:"#/properties/nodes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.nodes.type,parentSchema:schema31.properties.nodes,data:data23};
+if(data.canary !== undefined){
+let data26 = data.canary;
+if(typeof data26 === "string"){
+if(!pattern22.test(data26)){
+const err72 = {instancePath:instancePath+"/canary",schemaPath:"#/$defs/nodeId/pattern",keyword:"pattern",params:{pattern: "^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},message:"must match pattern \""+"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"+"\"",schema:"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$",parentSchema:schema47,data:data26};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2671,11 +2679,8 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data.canary !== undefined){
-let data25 = data.canary;
-if(typeof data25 === "string"){
-if(!pattern20.test(data25)){
-const err73 = {instancePath:instancePath+"/canary",schemaPath:"#/$defs/nodeId/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,62}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,62}$"+"\"",schema:"^[a-z][a-z0-9-]{0,62}$",parentSchema:schema47,data:data25};
+else {
+const err73 = {instancePath:instancePath+"/canary",schemaPath:"#/$defs/nodeId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.type,parentSchema:schema47,data:data26};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2685,8 +2690,12 @@ vErrors.push(err73);
 errors++;
 }
 }
-else {
-const err74 = {instancePath:instancePath+"/canary",schemaPath:"#/$defs/nodeId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.type,parentSchema:schema47,data:data25};
+if(data.features !== undefined){
+let data27 = data.features;
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+for(const key8 in data27){
+if(!(((key8 === "containers") || (key8 === "session")) || (key8 === "preset"))){
+const err74 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data27};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2696,12 +2705,10 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data.features !== undefined){
-let data26 = data.features;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-for(const key8 in data26){
-if(!(((key8 === "containers") || (key8 === "session")) || (key8 === "preset"))){
-const err75 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data26};
+if(data27.containers !== undefined){
+let data28 = data27.containers;
+if(typeof data28 !== "boolean"){
+const err75 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data28};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2711,10 +2718,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data26.containers !== undefined){
-let data27 = data26.containers;
-if(typeof data27 !== "boolean"){
-const err76 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data27};
+if(data27.session !== undefined){
+let data29 = data27.session;
+if(!(data29 === "headless")){
+const err76 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data29};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2724,10 +2731,11 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data26.session !== undefined){
-let data28 = data26.session;
-if(!(data28 === "headless")){
-const err77 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data28};
+if(data27.preset !== undefined){
+let data30 = data27.preset;
+if(typeof data30 === "string"){
+if(!pattern19.test(data30)){
+const err77 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data30};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2737,11 +2745,8 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data26.preset !== undefined){
-let data29 = data26.preset;
-if(typeof data29 === "string"){
-if(!pattern17.test(data29)){
-const err78 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data29};
+else {
+const err78 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data30};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2751,8 +2756,9 @@ vErrors.push(err78);
 errors++;
 }
 }
+}
 else {
-const err79 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data29};
+const err79 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data27};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2762,9 +2768,12 @@ vErrors.push(err79);
 errors++;
 }
 }
-}
-else {
-const err80 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data26};
+if(data.exposure !== undefined){
+let data31 = data.exposure;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+for(const key9 in data31){
+if(!(((key9 === "publicSsh") || (key9 === "publicPorts")) || (key9 === "otherListeners"))){
+const err80 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data31};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2774,12 +2783,10 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data.exposure !== undefined){
-let data30 = data.exposure;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-for(const key9 in data30){
-if(!(((key9 === "publicSsh") || (key9 === "publicPorts")) || (key9 === "otherListeners"))){
-const err81 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data30};
+if(data31.publicSsh !== undefined){
+let data32 = data31.publicSsh;
+if(typeof data32 !== "boolean"){
+const err81 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data32};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2789,10 +2796,15 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data30.publicSsh !== undefined){
-let data31 = data30.publicSsh;
-if(typeof data31 !== "boolean"){
-const err82 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data31};
+if(data31.publicPorts !== undefined){
+let data33 = data31.publicPorts;
+if(Array.isArray(data33)){
+const len4 = data33.length;
+for(let i7=0; i7<len4; i7++){
+let data34 = data33[i7];
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.protocol === undefined){
+const err82 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data34};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2801,16 +2813,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-if(data30.publicPorts !== undefined){
-let data32 = data30.publicPorts;
-if(Array.isArray(data32)){
-const len4 = data32.length;
-for(let i7=0; i7<len4; i7++){
-let data33 = data32[i7];
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.protocol === undefined){
-const err83 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data33};
+if(data34.port === undefined){
+const err83 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data34};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2819,8 +2823,9 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data33.port === undefined){
-const err84 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data33};
+for(const key10 in data34){
+if(!((key10 === "protocol") || (key10 === "port"))){
+const err84 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data34};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2829,9 +2834,11 @@ vErrors.push(err84);
 }
 errors++;
 }
-for(const key10 in data33){
-if(!((key10 === "protocol") || (key10 === "port"))){
-const err85 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data33};
+}
+if(data34.protocol !== undefined){
+let data35 = data34.protocol;
+if(!((data35 === "tcp") || (data35 === "udp"))){
+const err85 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data35};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2841,10 +2848,10 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data33.protocol !== undefined){
-let data34 = data33.protocol;
-if(!((data34 === "tcp") || (data34 === "udp"))){
-const err86 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data34};
+if(data34.port !== undefined){
+let data36 = data34.port;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+const err86 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data36};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2853,11 +2860,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-if(data33.port !== undefined){
-let data35 = data33.port;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err87 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data35};
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 > 65535 || isNaN(data36)){
+const err87 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data36};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2866,9 +2871,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 > 65535 || isNaN(data35)){
-const err88 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data35};
+if(data36 < 1 || isNaN(data36)){
+const err88 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data36};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2877,8 +2881,11 @@ vErrors.push(err88);
 }
 errors++;
 }
-if(data35 < 1 || isNaN(data35)){
-const err89 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data35};
+}
+}
+}
+else {
+const err89 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data34};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2888,32 +2895,19 @@ vErrors.push(err89);
 errors++;
 }
 }
-}
-}
-else {
-const err90 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data33};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
-}
-errors++;
-}
-}
-let i8 = data32.length;
+let i8 = data33.length;
 let j3;
 if(i8 > 1){
 outer2:
 for(;i8--;){
 for(j3 = i8; j3--;){
-if(func0(data32[i8], data32[j3])){
-const err91 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data32};
+if(func0(data33[i8], data33[j3])){
+const err90 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data33};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err90];
 }
 else {
-vErrors.push(err91);
+vErrors.push(err90);
 }
 errors++;
 break outer2;
@@ -2923,7 +2917,20 @@ break outer2;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data32};
+const err91 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data33};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+if(data31.otherListeners !== undefined){
+let data37 = data31.otherListeners;
+if(!((data37 === "warn") || (data37 === "fail"))){
+const err92 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data37};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2933,10 +2940,9 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data30.otherListeners !== undefined){
-let data36 = data30.otherListeners;
-if(!((data36 === "warn") || (data36 === "fail"))){
-const err93 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data36};
+}
+else {
+const err93 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data31};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2948,24 +2954,12 @@ errors++;
 }
 }
 else {
-const err94 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data30};
+const err94 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
 if(vErrors === null){
 vErrors = [err94];
 }
 else {
 vErrors.push(err94);
-}
-errors++;
-}
-}
-}
-else {
-const err95 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
-if(vErrors === null){
-vErrors = [err95];
-}
-else {
-vErrors.push(err95);
 }
 errors++;
 }

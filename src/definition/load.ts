@@ -1,8 +1,9 @@
 // loadDefinition: read fleet.yaml (or JSON) from disk and return the validated Definition,
 // or throw DEFINITION_MISSING / DEFINITION_UNREADABLE / DEFINITION_INVALID with every error.
-import { readFile } from 'node:fs/promises'
+import { open } from 'node:fs/promises'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { COMPLEXITY_LIMITS, sizeProblem } from './complexity.js'
 import type { HostPolicy } from './host-policy.js'
 import type { Definition, DefinitionError } from './types.js'
 import { validateDefinitionText } from './validate-text.js'
@@ -10,7 +11,6 @@ import { validateDefinitionText } from './validate-text.js'
 export { validateDefinitionText, type DefinitionTextResult, type ValidateDefinitionOptions } from './validate-text.js'
 
 export interface LoadDefinitionOptions {
-  allowDocumentationRanges?: boolean
   policy?: HostPolicy
 }
 
@@ -22,8 +22,9 @@ export async function loadDefinition(path: string, options: LoadDefinitionOption
 }
 
 export async function readDefinitionFile(path: string): Promise<string> {
+  let file
   try {
-    return await readFile(path, 'utf8')
+    file = await open(path, 'r')
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') {
@@ -35,6 +36,26 @@ export async function readDefinitionFile(path: string): Promise<string> {
     }
     throw new FleetkitError('DEFINITION_UNREADABLE', `cannot read the fleet definition ${path} (${code ?? 'error'})`, { data: { path }, cause: error })
   }
+  try {
+    // A file far over the limit is refused by its size, before a byte of it is read.
+    const tooLarge = sizeProblem((await file.stat()).size)
+    if (tooLarge !== undefined) throw tooComplexError(path, tooLarge)
+    return await file.readFile('utf8')
+  } catch (error) {
+    if (error instanceof FleetkitError) throw error
+    const code = (error as NodeJS.ErrnoException).code
+    throw new FleetkitError('DEFINITION_UNREADABLE', `cannot read the fleet definition ${path} (${code ?? 'error'})`, { data: { path }, cause: error })
+  } finally {
+    await file.close()
+  }
+}
+
+function tooComplexError(path: string, reason: string, errors?: DefinitionError[]): FleetkitError {
+  const limits = `at most ${COMPLEXITY_LIMITS.maxChars / 1024 / 1024} MiB, ${COMPLEXITY_LIMITS.maxDepth} levels deep and ${COMPLEXITY_LIMITS.maxValues} values with aliases followed`
+  return new FleetkitError('DEFINITION_TOO_COMPLEX', `${path} is refused unread: ${reason.replace(/^the file is refused unread: /, '')}`, {
+    actions: [`make ${path} an ordinary fleet definition (${limits}); use no YAML anchors to build large structures`, `fleetkit validate --definition ${path}`],
+    data: { path, ...(errors ? { errors } : {}) },
+  })
 }
 
 /** One line per error: `CODE /pointer (line:col): message`. */
@@ -45,6 +66,8 @@ export function formatDefinitionError(e: DefinitionError): string {
 
 /** The error a caller throws for a definition with errors: UNREADABLE when it did not parse, else INVALID. */
 export function definitionErrorsToFleetkitError(path: string, errors: DefinitionError[]): FleetkitError {
+  const complex = errors.find((e) => e.code === 'DEFINITION_TOO_COMPLEX')
+  if (complex) return tooComplexError(path, complex.message, errors)
   const unreadable = errors.find((e) => e.code === 'DEFINITION_UNREADABLE')
   const detailLines = errors.map(formatDefinitionError)
   if (unreadable) {

@@ -2,11 +2,18 @@
 // A failure gives a reason and a 1-based line and column, never a snippet of the source.
 import { load } from 'js-yaml'
 
+import { COMPLEXITY_LIMITS } from './complexity.js'
+
 export interface ParseFailure {
   reason: string
+  /** Nesting or aliases past the limits (complexity.ts): the file is hostile, not mistyped. */
+  tooComplex?: boolean
   line?: number
   column?: number
 }
+
+/** A fleet definition needs no anchors at all; a few for shared defaults are fine. */
+const MAX_ALIASES = 1000
 
 export type ParsedText = { ok: true; data: unknown } | { ok: false; failure: ParseFailure }
 
@@ -15,15 +22,21 @@ export function parseDefinitionText(text: string, sourceName: string): ParsedTex
   if (sourceName.endsWith('.json') || text.trimStart().startsWith('{')) {
     try {
       return { ok: true, data: JSON.parse(text) as unknown }
-    } catch {
+    } catch (error) {
+      if (error instanceof RangeError) return { ok: false, failure: { reason: 'it nests too deep to parse', tooComplex: true } }
       // Fall through: js-yaml reads JSON too and says where it breaks.
     }
   }
   try {
-    // Aliases are bounded so a hostile file cannot make later passes walk an exponential tree.
-    return { ok: true, data: load(text, { filename: sourceName, maxAliases: 1000 }) }
+    // js-yaml shares an aliased node rather than copying it, so a few aliases can stand for a huge
+    // tree: their count is bounded here, and complexity.ts bounds what later passes walk.
+    return { ok: true, data: load(text, { filename: sourceName, maxAliases: MAX_ALIASES, maxDepth: COMPLEXITY_LIMITS.maxDepth }) }
   } catch (error) {
+    if (error instanceof RangeError) return { ok: false, failure: { reason: 'it nests too deep to parse', tooComplex: true } }
     const e = error as { reason?: string; mark?: { line: number; column: number }; message?: string }
+    if (e.reason !== undefined && /exceeded max(Depth|Aliases)/.test(e.reason)) {
+      return { ok: false, failure: { reason: e.reason.startsWith('nesting') ? `it nests deeper than ${COMPLEXITY_LIMITS.maxDepth} levels` : `it uses more than ${MAX_ALIASES} aliases`, tooComplex: true } }
+    }
     // The reason only: js-yaml's message embeds a source snippet, which may hold a secret.
     return {
       ok: false,

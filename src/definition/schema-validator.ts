@@ -2,7 +2,9 @@
 // all errors) and turns each ajv error into a DefinitionError with a pointer, expected and actual.
 import type { ErrorObject } from 'ajv'
 
+import { didYouMean } from './did-you-mean.js'
 import { validate as fleetValidator } from './fleet-validator.generated.js'
+import { wordsForPattern } from './grammar.js'
 import { childPointer } from './json-pointer.js'
 import type { DefinitionError } from './types.js'
 
@@ -37,7 +39,7 @@ function mapAjvError(e: ErrorObject): DefinitionError | undefined {
       path: childPointer(e.instancePath, field),
       expected: allowed.length > 0 ? `one of the fields ${allowed.join(', ')}` : 'no other field',
       actual: field,
-      message: `unknown field "${field}"${closest(field, allowed)}${allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : ''}`,
+      message: `unknown field "${field}"${didYouMean(field, allowed)}${allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : ''}`,
     }
   }
   if (e.keyword === 'required') {
@@ -61,8 +63,25 @@ function mapAjvError(e: ErrorObject): DefinitionError | undefined {
     path: name === undefined ? e.instancePath : childPointer(e.instancePath, name),
     expected: expectedFor(e),
     actual: name === undefined ? summarize(e.data) : name,
-    message: name === undefined ? `${e.message ?? 'is invalid'}` : `name "${name}" ${e.message ?? 'is invalid'}`,
+    message: name === undefined ? messageFor(e) : `name "${name}" ${messageFor(e)}`,
   }
+}
+
+/** What is expected, in words: the allowed values of an enum, "an https:// URL" rather than a regex. */
+function messageFor(e: ErrorObject): string {
+  const params = e.params as Record<string, unknown>
+  switch (e.keyword) {
+    case 'enum': return `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+    case 'const': return `must be ${JSON.stringify(params.allowedValue)}`
+    case 'pattern': return `must be ${wordsForPattern(String(params.pattern)) ?? `a string matching ${String(params.pattern)}`}`
+    case 'type': return `must be ${withArticle(String(params.type))}`
+    default: return e.message ?? 'is invalid'
+  }
+}
+
+function withArticle(type: string): string {
+  const words: Record<string, string> = { string: 'a string', number: 'a number', integer: 'an integer', boolean: 'true or false', object: 'a mapping', array: 'a list', null: 'null' }
+  return type.split(',').map((t) => words[t] ?? t).join(' or ')
 }
 
 function expectedFor(e: ErrorObject): unknown {
@@ -71,7 +90,7 @@ function expectedFor(e: ErrorObject): unknown {
     case 'type': return `a value of type ${String(params.type)}`
     case 'enum': return params.allowedValues
     case 'const': return params.allowedValue
-    case 'pattern': return `a string matching ${String(params.pattern)}`
+    case 'pattern': return wordsForPattern(String(params.pattern)) ?? `a string matching ${String(params.pattern)}`
     case 'format': return `a ${String(params.format)}`
     case 'minimum': case 'maximum': case 'exclusiveMinimum': case 'exclusiveMaximum':
       return `${String(params.comparison)} ${String(params.limit)}`
@@ -90,27 +109,4 @@ export function summarize(value: unknown): unknown {
   if (Array.isArray(value)) return `an array of ${value.length} items`
   if (typeof value === 'object') return 'an object'
   return String(value)
-}
-
-/** `; did you mean "x"?` for a typo within two edits of an allowed field, else nothing. */
-function closest(field: string, allowed: string[]): string {
-  let best: string | undefined
-  let bestDistance = 3
-  for (const candidate of allowed) {
-    const d = editDistance(field.toLowerCase(), candidate.toLowerCase())
-    if (d < bestDistance) [best, bestDistance] = [candidate, d]
-  }
-  return best === undefined ? '' : `; did you mean "${best}"?`
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]!
 }

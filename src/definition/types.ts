@@ -81,6 +81,8 @@ export interface NodeDeclaration {
 export interface Definition {
   version: 1
   fleet: string
+  /** The file is an example: documentation ranges are accepted, and commands that reach real hosts refuse it. */
+  example?: boolean
   gateway: { url: string; enrollUrl: string }
   release: { url: string; publicKey: string; version: string; caFile?: string }
   operators: { cidrs: string[]; sshKeys: string[] }

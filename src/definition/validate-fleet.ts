@@ -14,7 +14,6 @@ export interface ValidateFleetOptions {
   path: string
   /** A Git revision of the same file: also check the change since then. */
   since?: string
-  allowDocumentationRanges?: boolean
   /** State facts for the transition rules; "no state recorded" when absent. */
   facts?: TransitionFacts
   factsSource?: TransitionFactsSource
@@ -31,7 +30,8 @@ export interface FleetSummary {
   /** The explanation: per pool, its role, its nodes and what they reserve of its budget. */
   byPool: PoolSummary[]
   canary: string | null
-  allowDocumentationRanges: boolean
+  /** The file says `example: true`: documentation ranges accepted, real hosts and providers refused. */
+  example: boolean
   since: { ref: string; factsSource: TransitionFactsSource } | null
 }
 
@@ -55,9 +55,8 @@ export interface ValidatedFleet {
 
 export async function validateFleet(options: ValidateFleetOptions): Promise<ValidatedFleet> {
   const policy = options.policy ?? loadHostPolicy()
-  const allowDocumentationRanges = options.allowDocumentationRanges ?? false
   const text = await readDefinitionFile(options.path)
-  const { definition, errors } = validateDefinitionText(text, options.path, { allowDocumentationRanges, policy })
+  const { definition, errors } = validateDefinitionText(text, options.path, { policy })
   if (errors.some((e) => e.code === 'DEFINITION_UNREADABLE')) throw definitionErrorsToFleetkitError(options.path, errors)
   if (options.since !== undefined && definition) {
     const previous = await readPreviousRevision(options.path, options.since)
@@ -68,7 +67,6 @@ export async function validateFleet(options: ValidateFleetOptions): Promise<Vali
     definition,
     summary: summarize(definition, policy, {
       file: options.path,
-      allowDocumentationRanges,
       since: options.since === undefined ? null : { ref: options.since, factsSource: options.factsSource ?? 'none' },
     }),
   }
@@ -88,7 +86,7 @@ async function readPreviousRevision(path: string, ref: string): Promise<Definiti
   return definition
 }
 
-export function summarize(definition: Definition, policy: HostPolicy, extra: Pick<FleetSummary, 'file' | 'allowDocumentationRanges' | 'since'>): FleetSummary {
+export function summarize(definition: Definition, policy: HostPolicy, extra: Pick<FleetSummary, 'file' | 'since'>): FleetSummary {
   const count = (state: string) => definition.nodes.filter((node) => node.state === state).length
   let budget = ZERO_CAPACITY
   let reserved = ZERO_CAPACITY
@@ -119,7 +117,7 @@ export function summarize(definition: Definition, policy: HostPolicy, extra: Pic
     capacity: { budget, reserved },
     byPool,
     canary: definition.canary ?? null,
-    allowDocumentationRanges: extra.allowDocumentationRanges,
+    example: definition.example === true,
     since: extra.since,
   }
 }
@@ -142,5 +140,6 @@ export function formatFleetSummary(s: FleetSummary): string {
   const { budget, reserved } = s.capacity
   return `${s.file}: fleet "${s.fleet}" is valid: ${s.pools} pools, ${s.nodes.total} nodes (${s.nodes.active} active, ${s.nodes.drained} drained, ${s.nodes.disabled} disabled), ` +
     `capacity reserved cpu ${reserved.cpu}/${budget.cpu}, memory ${reserved.memoryMiB}/${budget.memoryMiB} MiB, disk ${reserved.diskGiB}/${budget.diskGiB} GiB` +
-    (s.since ? `; change since ${s.since.ref} is safe (state: ${s.since.factsSource === 'none' ? 'not consulted' : 'from the store'})` : '')
+    (s.since ? `; change since ${s.since.ref} is safe (state: ${s.since.factsSource === 'none' ? 'not consulted' : 'from the store'})` : '') +
+    (s.example ? '; an example fleet (example: true): commands that reach real hosts or a provider refuse it' : '')
 }

@@ -1,5 +1,6 @@
 // validateDefinitionText: text in, every error out (parse, secrets, schema, semantic rules),
 // each with a pointer and, where it resolves, a line and column. No I/O besides the policy file.
+import { complexityProblem, sizeProblem } from './complexity.js'
 import { loadHostPolicy, type HostPolicy } from './host-policy.js'
 import { escapeSegment, isWithin } from './json-pointer.js'
 import { parseDefinitionText } from './parse-text.js'
@@ -7,12 +8,12 @@ import { checkSemantics } from './rules/index.js'
 import { findSecrets, REDACTED, secretErrors, type SecretFinding, withArticle } from './rules/secrets.js'
 import { checkSchema } from './schema-validator.js'
 import { scanTextForSecrets } from './secret-patterns.js'
+import { restoreNodeIndexes, shapeValidPart } from './shape-valid-part.js'
 import { sourcePositions } from './source-positions.js'
 import type { Definition, DefinitionError } from './types.js'
+import { checkValueGrammar } from './value-grammar.js'
 
 export interface ValidateDefinitionOptions {
-  /** Accept RFC 5737/3849 documentation ranges (examples only). */
-  allowDocumentationRanges?: boolean
   /** The host policy; policy/host-policy.yaml when absent. */
   policy?: HostPolicy
   /** Stop after the schema and the secret scan (used for an older revision in --since). */
@@ -26,7 +27,10 @@ export interface DefinitionTextResult {
 }
 
 export function validateDefinitionText(text: string, sourceName: string, options: ValidateDefinitionOptions = {}): DefinitionTextResult {
+  const tooLarge = sizeProblem(text.length)
+  if (tooLarge !== undefined) return { errors: [tooComplex(tooLarge)] }
   const parsed = parseDefinitionText(text, sourceName)
+  if (!parsed.ok && parsed.failure.tooComplex) return { errors: [tooComplex(parsed.failure.reason)] }
   if (!parsed.ok) {
     const { reason, line, column } = parsed.failure
     const where = line === undefined ? '' : ` at line ${line}, column ${column}`
@@ -49,18 +53,36 @@ export function validateDefinitionText(text: string, sourceName: string, options
     return { errors: [unreadable, ...secrets] }
   }
   const data = parsed.data
+  // Before anything walks the data: an alias bomb is small as text and huge as a tree.
+  const complex = complexityProblem(data)
+  if (complex !== undefined) return { errors: [tooComplex(complex)] }
   const secrets = findSecrets(data)
-  const errors = [...checkSchema(data), ...secretErrors(secrets)]
+  const shapeErrors = [...checkSchema(data), ...checkValueGrammar(data)]
+  const errors = [...shapeErrors, ...secretErrors(secrets)]
   let definition: Definition | undefined
-  if (!errors.some((e) => e.check === 'definition:schema')) {
-    definition = normalize(data as Definition)
-    if (!options.schemaOnly) {
+  if (shapeErrors.length === 0) definition = normalize(data as Definition)
+  if (!options.schemaOnly) {
+    // The rules also run on every part whose shape is valid, so a typo does not hide other mistakes.
+    const part = definition ? { definition, invalid: undefined, nodeIndex: undefined } : shapeValidPart(data, shapeErrors)
+    if (part) {
       const policy = options.policy ?? loadHostPolicy()
-      errors.push(...checkSemantics({ definition, policy, allowDocumentationRanges: options.allowDocumentationRanges ?? false }))
+      const found = checkSemantics({ definition: part.definition, policy, ...(part.invalid ? { shapeInvalid: part.invalid } : {}) })
+      errors.push(...(part.nodeIndex ? restoreNodeIndexes(found, part.nodeIndex) : found))
     }
   }
   if (errors.length > 0) locate(errors, text)
   return { ...(definition === undefined ? {} : { definition }), errors: redact(errors, secrets, data) }
+}
+
+function tooComplex(reason: string): DefinitionError {
+  return {
+    code: 'DEFINITION_TOO_COMPLEX',
+    check: 'definition:schema',
+    path: '',
+    expected: 'a fleet definition of ordinary size, nesting and aliases',
+    actual: null,
+    message: `the file is refused unread: ${reason}`,
+  }
 }
 
 function normalize(data: Definition): Definition {

@@ -1,13 +1,14 @@
 // The names of a release: the version grammar, the architecture enum and the archive
 // file name. The version ends up in URLs, file names and shell, so the grammar admits no metacharacters.
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { GRAMMAR } from '../definition/grammar.js'
 
 export const RELEASE_ARCHITECTURES = ['amd64', 'arm64'] as const
 export type ReleaseArchitecture = (typeof RELEASE_ARCHITECTURES)[number]
 
-/** MAJOR.MINOR.PATCH with an optional -prerelease of [0-9A-Za-z.-]; no "+build" (S3 reads "+" in a path as a space). */
-export const RELEASE_VERSION_PATTERN = /^[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?$/
-export const RELEASE_VERSION_MAX_LENGTH = 64
+/** MAJOR.MINOR.PATCH with an optional -prerelease of [0-9A-Za-z.-]; the one grammar fleet.yaml's release.version uses too. */
+export const RELEASE_VERSION_PATTERN = new RegExp(GRAMMAR.releaseVersion.pattern, 'u')
+export const RELEASE_VERSION_MAX_LENGTH = GRAMMAR.releaseVersion.maxLength
 
 export const AGENT_ENTRY_NAME = 'fleetkit-agent'
 export const SUMS_FILE = 'SHA256SUMS'

@@ -3,19 +3,13 @@
 import { X509Certificate } from 'node:crypto'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { isReleaseVersion } from '../release/release-name.js'
+import { GRAMMAR, type GrammarName, isNodeIdOrUuid, isValid } from '../definition/grammar.js'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const NODE_ID = /^[a-z][a-z0-9-]{0,62}$/
+// Fleet values are checked by the grammar validate uses (src/definition/grammar.ts), so a value
+// validate accepted never reaches SEED_VALUE_INVALID here. The rest are the seed's own inputs.
 const SECRET_HEX = /^[0-9a-f]{64}$/
-/** https, a DNS name or IPv4 address, an optional port and a path of unreserved characters only. */
-const HTTPS_URL = /^https:\/\/[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?(?:\/[A-Za-z0-9._~/-]*)?$/
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\n((?:[A-Za-z0-9+/=]{1,76}\n)+)-----END CERTIFICATE-----\n?/g
-const POSIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/
-const ABSOLUTE_PATH = /^\/[A-Za-z0-9._/-]{0,254}$/
-const SSH_PUBLIC_KEY = /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\.com) ([A-Za-z0-9+/]+={0,2})(?: ([A-Za-z0-9@._+-]{1,100}))?$/
-const HOST_NAME = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$|^[0-9a-fA-F:]{2,39}$/
 /** The sudoers rules a seed may grant: everything, with or without a password. */
 const SUDO_RULE = /^ALL=\(ALL(?::ALL)?\) (?:NOPASSWD:)?ALL$/
 
@@ -32,8 +26,13 @@ function check(field: string, value: unknown, expected: string, ok: (v: string) 
   return value
 }
 
+function grammarValue(field: string, value: unknown, name: GrammarName): string {
+  if (!isValid(name, value)) throw invalidValue(field, GRAMMAR[name].words)
+  return value
+}
+
 export function nodeIdValue(field: string, value: unknown): string {
-  return check(field, value, 'a UUID or a node id (^[a-z][a-z0-9-]{0,62}$)', (v) => UUID.test(v) || NODE_ID.test(v))
+  return check(field, value, `a UUID or ${GRAMMAR.nodeId.words}`, isNodeIdOrUuid)
 }
 
 export function secretHexValue(field: string, value: unknown): string {
@@ -41,20 +40,11 @@ export function secretHexValue(field: string, value: unknown): string {
 }
 
 export function httpsUrlValue(field: string, value: unknown): string {
-  return check(field, value, 'an https URL of letters, digits and . _ ~ / - only (no spaces, quotes, query or shell metacharacters)', (v) => {
-    if (v.length > 2048 || !HTTPS_URL.test(v)) return false
-    try {
-      const url = new URL(v)
-      const port = url.port === '' ? 443 : Number(url.port)
-      return url.protocol === 'https:' && port > 0 && port < 65536 && !v.includes('..')
-    } catch {
-      return false
-    }
-  })
+  return grammarValue(field, value, 'httpsUrl')
 }
 
 export function versionValue(field: string, value: unknown): string {
-  return check(field, value, 'a version MAJOR.MINOR.PATCH[-PRERELEASE]', isReleaseVersion)
+  return grammarValue(field, value, 'releaseVersion')
 }
 
 export function base64Value(field: string, value: unknown, decodedBytes?: number): string {
@@ -91,26 +81,20 @@ export function pemCertificatesValue(field: string, value: unknown): string {
 }
 
 export function posixUserValue(field: string, value: unknown, options: { allowRoot?: boolean } = {}): string {
-  return check(field, value, options.allowRoot ? 'a POSIX user name' : 'a POSIX user name other than root', (v) => POSIX_USER.test(v) && (options.allowRoot === true || v !== 'root'))
+  const expected = options.allowRoot ? GRAMMAR.posixUser.words : `${GRAMMAR.posixUser.words}, other than root`
+  return check(field, value, expected, (v) => isValid('posixUser', v) && (options.allowRoot === true || v !== 'root'))
 }
 
 export function absolutePathValue(field: string, value: unknown): string {
-  return check(field, value, 'an absolute path of letters, digits and . _ / - (no "..")', (v) => ABSOLUTE_PATH.test(v) && !v.split('/').includes('..'))
+  return grammarValue(field, value, 'mountPoint')
 }
 
 export function sshPublicKeyValue(field: string, value: unknown): string {
-  return check(field, value, 'an OpenSSH public key line (type, base64, optional plain comment)', (v) => {
-    const match = SSH_PUBLIC_KEY.exec(v)
-    if (!match) return false
-    // The key blob starts with its own type name: a mislabelled key is refused too.
-    const blob = Buffer.from(match[2]!, 'base64')
-    const length = blob.length >= 4 ? blob.readUInt32BE(0) : -1
-    return length > 0 && blob.subarray(4, 4 + length).toString('latin1') === match[1]
-  })
+  return grammarValue(field, value, 'sshPublicKey')
 }
 
 export function hostNameValue(field: string, value: unknown): string {
-  return check(field, value, 'a host name or IP address', (v) => v.length <= 253 && HOST_NAME.test(v))
+  return grammarValue(field, value, 'sshHost')
 }
 
 export function portValue(field: string, value: unknown): number {

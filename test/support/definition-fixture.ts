@@ -24,6 +24,6 @@ export function validDefinition(): Definition {
   return load(fixtureText('valid.yaml')) as Definition
 }
 
-export function ruleContext(definition: Definition, allowDocumentationRanges = false): RuleContext {
-  return { definition, policy: loadHostPolicy(), allowDocumentationRanges }
+export function ruleContext(definition: Definition): RuleContext {
+  return { definition, policy: loadHostPolicy() }
 }

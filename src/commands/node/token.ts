@@ -20,7 +20,6 @@ A node past provisioning (enrolled, lost, parked, failed) gets one only with --r
   static override flags = {
     ttl: Flags.string({ summary: 'Lifetime of the secret: 1m to 24h.', default: '15m' }),
     definition: Flags.string({ summary: 'Path of fleet.yaml (read only for a declared node not yet in the state).', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
-    'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
     reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed) a new secret, on purpose; recorded as a secret_reissued event.', default: false }),
   }
 
@@ -37,7 +36,7 @@ A node past provisioning (enrolled, lost, parked, failed) gets one only with --r
       nodeId: args.node,
       ttlMs,
       reissue: flags.reissue,
-      loadDefinition: () => loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] }),
+      loadDefinition: () => loadDefinition(flags.definition),
       // The secret is printed before it is stored: a failed print leaves the previous secret valid.
       deliver: async (issued) => {
         await stdout(this.jsonEnabled() ? `${JSON.stringify(this.toSuccessJson(issued), null, 2)}\n` : `${issued.secret}\n`)

@@ -1,6 +1,6 @@
 // Rule: active and drained nodes reserve their capacity against their pool's capacityBudget;
 // disabled nodes reserve nothing. Over budget names the pool, the sum and the budget.
-import { dimensionsOver, formatCapacity, nodeCapacity, poolReservations, reservesCapacity } from '../capacity.js'
+import { dimensionsOver, formatCapacity, formatExcess, nodeCapacity, poolReservations, reservesCapacity } from '../capacity.js'
 import { pointer } from '../json-pointer.js'
 import type { DefinitionError } from '../types.js'
 import { type DefinitionRule, semanticError } from './rule.js'
@@ -29,7 +29,7 @@ export const capacityWithinBudget: DefinitionRule = ({ definition, policy }) => 
       path: pointer('pools', name, 'capacityBudget'),
       expected: budget,
       actual: reserved,
-      message: `pool "${name}": ${reservingNodes} active/drained nodes reserve ${formatCapacity(reserved)}, over its budget ${formatCapacity(budget)} (in ${over.join(', ')})`,
+      message: `pool "${name}": ${reservingNodes} active/drained nodes reserve ${formatCapacity(reserved)}, over its budget ${formatCapacity(budget)} (${formatExcess(reserved, budget)})`,
     }))
   }
   return errors

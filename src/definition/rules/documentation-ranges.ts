@@ -1,5 +1,5 @@
 // Rule: RFC 5737 (IPv4) and RFC 3849 (IPv6) documentation ranges belong in examples, never in a
-// real fleet; they are accepted only with --allow-documentation-ranges.
+// real fleet; they are accepted only in a file that says so (top-level `example: true`).
 import { BlockList, isIPv6 } from 'node:net'
 
 import { overlapsDocumentationRange, parseIpv4, parseIpv4Cidr } from '../ipv4.js'
@@ -28,8 +28,15 @@ export function documentationRangeOf(text: string): string | undefined {
   return cidr ? overlapsDocumentationRange(cidr) : undefined
 }
 
-export const documentationRangesRefused: DefinitionRule = ({ definition, allowDocumentationRanges }) => {
-  if (allowDocumentationRanges) return []
+/** True when `text` is a CIDR broader than the documentation range it touches: it holds the range, not sits in it. */
+function containsRange(text: string, range: string): boolean {
+  const [, prefixText] = text.split('/')
+  if (prefixText === undefined) return false
+  return Number(prefixText) < Number(range.split('/')[1])
+}
+
+export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
+  if (definition.example === true) return []
   const candidates: Array<[string, string]> = []
   for (const [index, cidr] of definition.operators.cidrs.entries()) candidates.push([pointer('operators', 'cidrs', index), cidr])
   for (const [name, pool] of Object.entries(definition.pools)) {
@@ -48,9 +55,11 @@ export const documentationRangesRefused: DefinitionRule = ({ definition, allowDo
     errors.push(semanticError({
       code: 'DOCUMENTATION_RANGE_REFUSED',
       path,
-      expected: 'an address outside the documentation ranges (or --allow-documentation-ranges for an example)',
+      expected: 'an address outside the documentation ranges (or a file marked example: true)',
       actual: value,
-      message: `${value} is in the documentation range ${range}; a real fleet cannot use it (pass --allow-documentation-ranges for an example)`,
+      message: containsRange(value, range)
+        ? `${value} contains the documentation range ${range}; a real fleet cannot use it (an example fleet says example: true)`
+        : `${value} is in the documentation range ${range}; a real fleet cannot use it (an example fleet says example: true)`,
     }))
   }
   return errors

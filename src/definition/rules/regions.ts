@@ -1,5 +1,6 @@
 // Rule: every region (a pool's regions, a node's region) is in the host policy's catalog
 // when the policy has one; a typo would otherwise surface only when provisioning fails.
+import { didYouMean } from '../did-you-mean.js'
 import { knownRegions } from '../host-policy.js'
 import { pointer } from '../json-pointer.js'
 import type { DefinitionError } from '../types.js'
@@ -16,7 +17,7 @@ export const regionsKnown: DefinitionRule = ({ definition, policy }) => {
       path,
       expected: known,
       actual: region,
-      message: `${owner} region "${region}" is not in policy/host-policy.yaml regions (${known.join(', ')})`,
+      message: `${owner} region "${region}" is not in policy/host-policy.yaml regions${didYouMean(region, known)} (${known.join(', ')})`,
     }))
   }
   for (const [name, pool] of Object.entries(definition.pools)) {

@@ -2,12 +2,15 @@
 // policy) to the errors it finds. Each rule lives in its own module with its own codes.
 import type { DefinitionCode } from '../../checks/codes/definition.js'
 import type { HostPolicy } from '../host-policy.js'
+import type { ShapeInvalidNames } from '../shape-valid-part.js'
 import type { Definition, DefinitionError } from '../types.js'
 
 export interface RuleContext {
+  /** The definition, or only its shape-valid part when the schema found errors. */
   definition: Definition
   policy: HostPolicy
-  allowDocumentationRanges: boolean
+  /** Set when `definition` is a part: names declared in entries the schema refused. */
+  shapeInvalid?: ShapeInvalidNames
 }
 
 export type DefinitionRule = (context: RuleContext) => DefinitionError[]

@@ -1,5 +1,6 @@
 // Rule: every serverType (pool default or node pin) is in the host policy's server-type
 // catalog, so it can be sized and provisioned.
+import { didYouMean } from '../did-you-mean.js'
 import { findServerType } from '../host-policy.js'
 import { pointer } from '../json-pointer.js'
 import type { DefinitionError } from '../types.js'
@@ -15,7 +16,7 @@ export const serverTypesKnown: DefinitionRule = ({ definition, policy }) => {
       path,
       expected: known,
       actual: typeName,
-      message: `${owner} server type "${typeName}" is not in policy/host-policy.yaml serverTypes`,
+      message: `${owner} server type "${typeName}" is not in policy/host-policy.yaml serverTypes${didYouMean(typeName, known)}`,
     }))
   }
   for (const [name, pool] of Object.entries(definition.pools)) check(pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)

@@ -21,31 +21,64 @@ describe('fleetkit validate (the real command)', function () {
   })
   after(async () => { await rm(dir, { recursive: true, force: true }) })
 
-  it('accepts examples/fleet.yaml with --allow-documentation-ranges: exit 0, a summary line, a line per pool and the canary, schema-valid --json', async () => {
-    const human = await runFleetkit(['validate', '--definition', EXAMPLE, '--allow-documentation-ranges'])
+  it('accepts examples/fleet.yaml (example: true) without a flag: exit 0, a summary line, a line per pool and the canary, schema-valid --json', async () => {
+    const human = await runFleetkit(['validate', '--definition', EXAMPLE])
     assert.equal(human.code, 0, human.stderr)
     const humanLines = human.stdout.trim().split('\n')
     assert.equal(humanLines.length, 1 + 3 + 1)
-    assert.match(humanLines[0]!, /fleet "example" is valid: 3 pools, 6 nodes \(4 active, 1 drained, 1 disabled\)/)
+    assert.match(humanLines[0]!, /fleet "example" is valid: 3 pools, 6 nodes \(4 active, 1 drained, 1 disabled\).*; an example fleet \(example: true\)/)
     assert.deepEqual(humanLines.slice(1, 4).map((l) => /^ {2}pool ([a-z-]+) /.exec(l)?.[1]), ['build', 'application', 'database'])
     assert.match(humanLines[4]!, /^ {2}canary: /)
 
-    const run = await runFleetkit(['validate', EXAMPLE, '--allow-documentation-ranges', '--json'])
+    const run = await runFleetkit(['validate', EXAMPLE, '--json'])
     assert.equal(run.code, 0, run.stderr)
     assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.status, 0)
     assert.deepEqual([run.json.result.fleet, run.json.result.pools, run.json.result.nodes.total, run.json.result.canary], ['example', 3, 6, 'build-1'])
     assert.deepEqual(run.json.result.capacity.reserved, { cpu: 14, memoryMiB: 31744, diskGiB: 300 })
+    assert.equal(run.json.result.example, true)
   })
 
-  it('refuses the example without the flag: every documentation range, exit 1, schema-valid --json', async () => {
-    const run = await runFleetkit(['validate', '--definition', EXAMPLE, '--json'])
+  it('refuses the example once it no longer says example: true: every documentation range, exit 1, schema-valid --json', async () => {
+    const text = await readFile(EXAMPLE, 'utf8')
+    assert.match(text, /^example: true$/m)
+    const real = join(dir, 'not-an-example.yaml')
+    await writeFile(real, text.replace(/^example: true\n/m, ''))
+    const run = await runFleetkit(['validate', '--definition', real, '--json'])
     assert.equal(run.code, 1)
     assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.code, 'DEFINITION_INVALID')
     const errors = run.json.data.errors as Array<{ code: string; path: string }>
     assert.ok(errors.length >= 3)
     assert.ok(errors.every((e) => e.code === 'DOCUMENTATION_RANGE_REFUSED'))
+  })
+
+  it('has no --allow-documentation-ranges flag any more', async () => {
+    const run = await runFleetkit(['validate', '--definition', EXAMPLE, '--allow-documentation-ranges'])
+    assert.notEqual(run.code, 0)
+    assert.match(run.stderr, /allow-documentation-ranges/)
+  })
+
+  it('a typo and a wrong pool reference: both in one run', async () => {
+    const run = await runFleetkit(['validate', '--definition', join(FIXTURES, 'typo-and-unknown-pool.yaml'), '--json'])
+    assert.equal(run.code, 1)
+    assertMatchesOutputSchema('validate', run.json)
+    const errors = run.json.data.errors as Array<{ code: string; path: string; message: string }>
+    assert.ok(errors.some((e) => e.code === 'DEFINITION_FIELD_UNKNOWN' && e.path === '/nodes/0/hostkey'))
+    assert.ok(errors.some((e) => e.code === 'POOL_REFERENCE_UNKNOWN' && /did you mean "build"/.test(e.message)))
+  })
+
+  it('an alias bomb is DEFINITION_TOO_COMPLEX, and the command returns', async () => {
+    const levels = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for (let i = 1; i <= 9; i++) levels.push(`l${i}: &l${i} [${Array.from({ length: 9 }, () => `*l${i - 1}`).join(', ')}]`)
+    const bomb = join(dir, 'bomb.yaml')
+    await writeFile(bomb, `${levels.join('\n')}\n`)
+    const run = await runFleetkit(['validate', '--definition', bomb, '--json'])
+    assert.equal(run.code, 1)
+    assertMatchesOutputSchema('validate', run.json)
+    assert.equal(run.json.code, 'DEFINITION_TOO_COMPLEX')
+    const human = await runFleetkit(['validate', '--definition', bomb])
+    assert.match(human.stderr, /^Error \(DEFINITION_TOO_COMPLEX\): .*bomb\.yaml is refused unread: it expands to more than 2000000 values/m)
   })
 
   it('prints one line per error in human mode, then the envelope error', async () => {
@@ -105,7 +138,7 @@ describe('fleetkit validate (the real command)', function () {
     assert.equal(byEnv.json.code, 'DEFINITION_MISSING')
     assert.match(byEnv.json.message, /nope\.yaml/)
     await copyFile(EXAMPLE, join(dir, 'fleet.yaml'))
-    const byDefault = await runFleetkit(['validate', '--allow-documentation-ranges', '--json'], { cwd: dir })
+    const byDefault = await runFleetkit(['validate', '--json'], { cwd: dir })
     assert.equal(byDefault.code, 0, byDefault.stdout)
     assert.equal(byDefault.json.result.file, './fleet.yaml')
   })

@@ -215,7 +215,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   it('fleetkit seed registers the node as provisioning and writes the seed', async () => {
     seedFile = join(dir, `${NODE_ID}.user-data`)
     const seeded = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'),
-      '--allow-documentation-ranges', '--output', seedFile, '--json'], {
+      '--output', seedFile, '--json'], {
       env: { DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') },
     })
     assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
@@ -284,7 +284,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     agent = startAgent(root)
     await nextHeartbeat('the restarted agent\'s heartbeat', agent)
     const before = await nodeState()
-    const cli = [process.execPath, packagePath('bin', 'dev.js'), 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'), '--allow-documentation-ranges', '--output', '-']
+    const cli = [process.execPath, packagePath('bin', 'dev.js'), 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'), '--output', '-']
     const piped = await outcome('bash', ['-c', `set -o pipefail; ${cli.map((a) => `'${a}'`).join(' ')} | head -c 100`], { cwd: packagePath(), env: { ...process.env, ...cliEnv() } })
     assert.notEqual(piped.code, 0)
     assert.equal(piped.stdout, '', 'nothing of a seed was printed')
@@ -295,7 +295,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
 
   it('a --reissue whose seed cannot be written changes nothing; the agent keeps heartbeating', async () => {
     const before = await nodeState()
-    const failed = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--reissue', '--definition', join(dir, 'fleet.yaml'), '--allow-documentation-ranges',
+    const failed = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--reissue', '--definition', join(dir, 'fleet.yaml'),
       '--output', join(dir, 'no-such-dir', 'seed'), '--json'], { env: cliEnv() })
     assert.equal(failed.json.code, 'OUTPUT_WRITE_FAILED', failed.stdout)
     assert.deepEqual(await nodeState(), before)
@@ -304,7 +304,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
 
   it('--reissue keeps the node active and its certificate accepted until the rebuilt host enrolls with the new secret, which revokes the old one', async () => {
     const reissuedSeed = join(dir, 'reissued.user-data')
-    const reissued = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--reissue', '--definition', join(dir, 'fleet.yaml'), '--allow-documentation-ranges',
+    const reissued = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--reissue', '--definition', join(dir, 'fleet.yaml'),
       '--output', reissuedSeed, '--json'], { env: cliEnv() })
     assert.equal(reissued.code, 0, reissued.stdout + reissued.stderr)
     assert.equal(JSON.parse(reissued.stdout).result.reissued, true)

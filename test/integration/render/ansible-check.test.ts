@@ -21,7 +21,7 @@ describe('render: validate --ansible checks (real ansible)', function () {
   let definition: Definition
 
   before(async () => {
-    definition = await loadDefinition(packagePath('examples', 'fleet.yaml'), { allowDocumentationRanges: true })
+    definition = await loadDefinition(packagePath('examples', 'fleet.yaml'))
   })
 
   it('ansible-inventory --list reads the rendered example inventory with every host and group', async () => {
@@ -90,7 +90,7 @@ describe('render: validate --ansible checks (real ansible)', function () {
   })
 
   it('validate --ansible --json reports the playbooks it checked (schema/output/validate.schema.json)', async () => {
-    const ran = await runFleetkit(['validate', '--definition', 'examples/fleet.yaml', '--allow-documentation-ranges', '--ansible', '--json'])
+    const ran = await runFleetkit(['validate', '--definition', 'examples/fleet.yaml', '--ansible', '--json'])
     const json = ran.json as { status: number; result: { ansible: { playbooks: string[]; syntaxCheckRuns: number } } }
     assertMatchesOutputSchema('validate', json)
     assert.equal(json.status, 0)

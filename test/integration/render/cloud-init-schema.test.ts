@@ -55,7 +55,7 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
   })
 
   it('accepts the worker seed of every example node, plain and for autoinstall', async () => {
-    const definition = await loadDefinition(packagePath('examples', 'fleet.yaml'), { allowDocumentationRanges: true })
+    const definition = await loadDefinition(packagePath('examples', 'fleet.yaml'))
     for (const node of definition.nodes) {
       for (const autoinstall of [false, true]) {
         const path = join(dir, `${node.id}-${autoinstall}.yaml`)

@@ -20,7 +20,7 @@ interface Ran extends CliRun {
   json: { status: number; code?: string; result?: Record<string, unknown>; data?: Record<string, unknown> }
 }
 
-const EXAMPLE = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 
 describe('fleetkit seed | node token | inventory (real PostgreSQL)', function () {
   this.timeout(180_000)
@@ -174,7 +174,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     }
     const definitionFile = join(dir, 'fleet-reviewed.yaml')
     writeFileSync(definitionFile, stringify(reviewed))
-    const ran = await fleetkit('inventory', ['inventory', '--definition', definitionFile, '--allow-documentation-ranges', '--output', output])
+    const ran = await fleetkit('inventory', ['inventory', '--definition', definitionFile, '--output', output])
     assert.equal(ran.exitCode, 0, ran.stderr)
     assert.deepEqual(ran.json.result?.excluded, ['db-1'])
     assert.deepEqual(ran.json.result?.unpinned, ['build-9'])
@@ -187,7 +187,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.deepEqual(listed.region_nbg1.hosts, ['build-9'])
 
     // --output - is stdout for the inventory too; known_hosts goes to <state dir>/ansible/.
-    const piped = await runFleetkit(['inventory', '--definition', definitionFile, '--allow-documentation-ranges', '--output', '-'], { env })
+    const piped = await runFleetkit(['inventory', '--definition', definitionFile, '--output', '-'], { env })
     assert.equal(piped.code, 0, piped.stderr)
     assert.equal(piped.stdout, readFileSync(output, 'utf8').replaceAll(join(dir, 'ansible', 'known_hosts'), join(dir, 'state', 'ansible', 'known_hosts')))
     assert.equal(readFileSync(join(dir, 'state', 'ansible', 'known_hosts'), 'utf8'), knownHosts)

@@ -12,7 +12,7 @@ import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 
-const EXAMPLE = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 
 interface Snapshot {
   status: string

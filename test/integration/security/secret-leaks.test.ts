@@ -20,7 +20,7 @@ import { makeCsr, nodeKey, tamperSignature } from '../../support/pki.js'
 import { type DisposablePostgres, type FreshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 import { runProcess } from '../../support/process.js'
 
-const EXAMPLE = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 const PASSWORD = 'S3cr3tPassw0rd'
 
 /** Runs a program other than the CLI (the agent bundle); a non-zero exit is a result, not a throw. */

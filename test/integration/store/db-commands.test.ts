@@ -130,7 +130,7 @@ describe('fleetkit db status | migrate | stop', function () {
         FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: url, FLEETKIT_PKI_DIR: pkiDir,
         FLEETKIT_ENROLL_BIND: '127.0.0.1:0', FLEETKIT_AGENT_BIND: '127.0.0.1:0', FLEETKIT_METRICS_BIND: '127.0.0.1:0',
       }
-      const example = ['--definition', 'examples/fleet.yaml', '--allow-documentation-ranges']
+      const example = ['--definition', 'examples/fleet.yaml']
       const refused = await Promise.all([
         runFleetkit(['node', 'token', 'app-1', ...example, '--json'], { env }),
         runFleetkit(['validate', ...example, '--since', 'HEAD', '--json'], { env }),

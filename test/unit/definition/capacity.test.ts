@@ -25,7 +25,7 @@ describe('rule: capacity within the pool budget (POOL_CAPACITY_EXCEEDED, NODE_CA
     assert.deepEqual([e.code, e.path], ['POOL_CAPACITY_EXCEEDED', '/pools/build/capacityBudget'])
     assert.deepEqual(e.actual, { cpu: 8.5, memoryMiB: 16384, diskGiB: 160 })
     assert.deepEqual(e.expected, { cpu: 8, memoryMiB: 16384, diskGiB: 200 })
-    assert.match(e.message, /pool "build": 3 active\/drained nodes reserve cpu 8\.5.*budget cpu 8.*\(in cpu\)/)
+    assert.match(e.message, /pool "build": 3 active\/drained nodes reserve cpu 8\.5.*budget cpu 8.*\(cpu 8\.5 > 8\)$/)
   })
 
   it('disabled nodes reserve nothing', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { documentationRangeOf, documentationRangesRefused } from '../../../src/definition/rules/documentation-ranges.js'
 import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
-describe('rule: documentation ranges only with --allow-documentation-ranges (DOCUMENTATION_RANGE_REFUSED)', () => {
+describe('rule: documentation ranges only in a definition marked example: true (DOCUMENTATION_RANGE_REFUSED)', () => {
   it('knows the RFC 5737 and RFC 3849 ranges, and what lies outside them', () => {
     assert.equal(documentationRangeOf('192.0.2.7'), '192.0.2.0/24')
     assert.equal(documentationRangeOf('198.51.100.0/24'), '198.51.100.0/24')
@@ -32,7 +32,17 @@ describe('rule: documentation ranges only with --allow-documentation-ranges (DOC
       ['DOCUMENTATION_RANGE_REFUSED', '/pools/build/dockerNetworkPolicy/defaultBridgeCidr'],
       ['DOCUMENTATION_RANGE_REFUSED', '/nodes/0/ssh/host'],
     ])
-    assert.match(errors[0]!.message, /--allow-documentation-ranges/)
-    assert.deepEqual(documentationRangesRefused(ruleContext(d, true)), [])
+    assert.match(errors[0]!.message, /is in the documentation range 2001:db8::\/32.*example: true/)
+    d.example = true
+    assert.deepEqual(documentationRangesRefused(ruleContext(d)), [])
+  })
+
+  it('says when a CIDR contains a documentation range rather than sits in one', () => {
+    const d = validDefinition()
+    d.operators.cidrs = ['198.51.0.0/16', '198.51.100.0/25', '2001::/16']
+    const messages = documentationRangesRefused(ruleContext(d)).map((e) => e.message)
+    assert.match(messages[0]!, /^198\.51\.0\.0\/16 contains the documentation range 198\.51\.100\.0\/24/)
+    assert.match(messages[1]!, /^198\.51\.100\.0\/25 is in the documentation range 198\.51\.100\.0\/24/)
+    assert.match(messages[2]!, /^2001::\/16 contains the documentation range 2001:db8::\/32/)
   })
 })

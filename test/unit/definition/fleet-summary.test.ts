@@ -34,7 +34,7 @@ function smallFleet(): Definition {
   return definition
 }
 
-const extra = { file: 'fleet.yaml', allowDocumentationRanges: false, since: null }
+const extra = { file: 'fleet.yaml', example: false, since: null }
 
 describe('the explanation of a valid fleet', () => {
   it('counts each pool\'s nodes by state and what its active and drained nodes reserve of its budget', () => {

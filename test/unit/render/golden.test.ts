@@ -36,7 +36,7 @@ describe('render: golden files of the example fleet', () => {
   const ca = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
 
   before(async () => {
-    definition = await loadDefinition(packagePath('examples', 'fleet.yaml'), { allowDocumentationRanges: true })
+    definition = await loadDefinition(packagePath('examples', 'fleet.yaml'))
   })
 
   it('agent seed of build-1', () => {

@@ -1,0 +1,32 @@
+// "did you mean" for a name that is not declared: the closest known name within two edits.
+// Used for misspelt fields, pool, canary, node and server-type names.
+
+/** `; did you mean "x"?` for a typo within two edits of a known name, else nothing. */
+export function didYouMean(name: string, known: readonly string[]): string {
+  const best = closestName(name, known)
+  return best === undefined ? '' : `; did you mean "${best}"?`
+}
+
+export function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = 3
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) [best, bestDistance] = [candidate, d]
+  }
+  return best
+}
+
+export function editDistance(a: string, b: string): number {
+  // Names are short; a long value (a hostile one) is never "close" and is not worth the quadratic walk.
+  if (Math.abs(a.length - b.length) > 2 || a.length > 256) return Number.POSITIVE_INFINITY
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]!
+}

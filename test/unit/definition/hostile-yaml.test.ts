@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { COMPLEXITY_LIMITS, complexityProblem } from '../../../src/definition/complexity.js'
+import { loadDefinition } from '../../../src/definition/load.js'
+import { validateDefinitionText } from '../../../src/definition/validate-text.js'
+
+/** Nine levels of nine aliases each: 9^9 (387 million) strings once expanded, a few hundred bytes as text. */
+export function aliasBomb(levels = 9): string {
+  const lines = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+  for (let i = 1; i <= levels; i++) lines.push(`l${i}: &l${i} [${Array.from({ length: 9 }, () => `*l${i - 1}`).join(', ')}]`)
+  return `${lines.join('\n')}\n`
+}
+
+const codes = (text: string) => validateDefinitionText(text, 'fleet.yaml').errors.map((e) => e.code)
+
+describe('hostile YAML is refused fast (DEFINITION_TOO_COMPLEX)', () => {
+  // No timing assertion: a bomb that expands to hundreds of millions of values proves it by finishing at all.
+  it('an alias bomb', () => {
+    assert.deepEqual(codes(aliasBomb()), ['DEFINITION_TOO_COMPLEX'])
+    const [error] = validateDefinitionText(aliasBomb(), 'fleet.yaml').errors
+    assert.match(error!.message, /more than 2000000 values.*alias/)
+  })
+
+  it('a bomb hidden under a valid-looking key, and thousands of aliases', () => {
+    assert.deepEqual(codes(`${aliasBomb()}version: 1\nfleet: x\n`), ['DEFINITION_TOO_COMPLEX'])
+    const wide = `a: &a [1]\nb: [${Array.from({ length: 3_000 }, () => '*a').join(',')}]\nc: &c [${Array.from({ length: 1000 }, () => '*a').join(',')}]\nd: [${Array.from({ length: 3000 }, () => '*c').join(',')}]\n`
+    assert.deepEqual(codes(wide), ['DEFINITION_TOO_COMPLEX'])
+  })
+
+  it('nesting past the depth limit, shallow enough to parse or deep enough to exhaust the parser', () => {
+    assert.deepEqual(codes(`a: ${'['.repeat(100)}${']'.repeat(100)}\n`), ['DEFINITION_TOO_COMPLEX'])
+    assert.deepEqual(codes(`${'['.repeat(200_000)}${']'.repeat(200_000)}`), ['DEFINITION_TOO_COMPLEX'])
+    assert.deepEqual(codes(`${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}`), ['DEFINITION_TOO_COMPLEX'])
+  })
+
+  it('text over the size limit, unparsed', () => {
+    assert.deepEqual(codes(`# ${'x'.repeat(COMPLEXITY_LIMITS.maxChars)}\n`), ['DEFINITION_TOO_COMPLEX'])
+  })
+
+  it('a file over the size limit is refused by its size, before it is read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetkit-hostile-'))
+    try {
+      const path = join(dir, 'fleet.yaml')
+      writeFileSync(path, Buffer.alloc(COMPLEXITY_LIMITS.maxChars + 1, 0x23))
+      await assert.rejects(loadDefinition(path), (e: FleetkitError) => e.code === 'DEFINITION_TOO_COMPLEX' && /larger than 16 MiB/.test(e.message))
+      writeFileSync(path, aliasBomb())
+      await assert.rejects(loadDefinition(path), (e: FleetkitError) => e.code === 'DEFINITION_TOO_COMPLEX' && e.actions.some((a) => /anchors/.test(a)))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('counts values, depth and shared nodes, and passes an ordinary definition', () => {
+    const shared = [1, 2, 3]
+    assert.equal(complexityProblem({ a: shared, b: shared }, { ...COMPLEXITY_LIMITS, maxValues: 9 }), undefined)
+    assert.match(complexityProblem({ a: shared, b: shared }, { ...COMPLEXITY_LIMITS, maxValues: 8 })!, /more than 8 values/)
+    assert.match(complexityProblem({ a: { b: { c: {} } } }, { ...COMPLEXITY_LIMITS, maxDepth: 3 })!, /deeper than 3/)
+    assert.equal(complexityProblem({ a: { b: { c: {} } } }, { ...COMPLEXITY_LIMITS, maxDepth: 4 }), undefined)
+  })
+})
