@@ -312,7 +312,8 @@ interface EnrollResult {
 
 /** Real POST /v1/enroll: CSR check, one conditional UPDATE, issuance, insert, event. 32 clients at once. */
 async function enrollments(ctx: BenchContext, count: number): Promise<EnrollResult> {
-  const { upsertDeclaredNode, issueEnrollmentSecret } = await import('../src/store/nodes.js')
+  const { upsertDeclaredNode } = await import('../src/store/nodes.js')
+  const { issueEnrollmentSecret } = await import('../src/store/enrollment-secrets.js')
   const { x509 } = await import('../src/pki/x509-provider.js')
   const ids = Array.from({ length: count }, (_, i) => `bench-enroll-${String(i).padStart(5, '0')}`)
   const prepared: { nodeId: string; secret: string; csrPem: string }[] = new Array(count)

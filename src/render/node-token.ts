@@ -28,6 +28,7 @@ export interface NodeTokenResult {
 export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTokenResult> {
   const { openDatabase, withTransaction } = await import('../store/database.js')
   const nodes = await import('../store/nodes.js')
+  const { issueEnrollmentSecret } = await import('../store/enrollment-secrets.js')
   const database = await openDatabase({ env: options.env })
   try {
     const row = await nodes.getNode(database.pool, options.nodeId)
@@ -38,7 +39,7 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
     const expiresAt = new Date(options.clock.now().getTime() + options.ttlMs)
     await withTransaction(database.pool, async (client) => {
       if (!row) await nodes.upsertDeclaredNode(client, { id: target.id, pool: target.pool, status: 'provisioning' })
-      await nodes.issueEnrollmentSecret(client, target.id, secret.sha256, expiresAt)
+      await issueEnrollmentSecret(client, target.id, secret.sha256, expiresAt)
     })
     return { node: target.id, secret: secret.secret, expiresAt: expiresAt.toISOString(), registered: !row }
   } finally {

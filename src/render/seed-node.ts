@@ -97,6 +97,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
   const releaseCa = options.kind === 'agent' ? await readReleaseCa(definition, options.definitionDir ?? '.') : undefined
   const { openDatabase, withTransaction } = await import('../store/database.js')
   const nodes = await import('../store/nodes.js')
+  const { issueEnrollmentSecret } = await import('../store/enrollment-secrets.js')
   const database = await openDatabase({ env: options.env })
   try {
     const row = await nodes.getNode(database.pool, options.nodeId)
@@ -113,7 +114,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedOutput> {
       const expiresAt = secretExpiresAt
       register = async (client) => {
         await nodes.upsertDeclaredNode(client, { id: target.id, pool: target.pool, region: target.region, serverType: target.serverType, status: 'provisioning' })
-        await nodes.issueEnrollmentSecret(client, target.id, secret.sha256, expiresAt)
+        await issueEnrollmentSecret(client, target.id, secret.sha256, expiresAt)
       }
     } else {
       const hostKey = generateSshHostKey(target.id, rng)

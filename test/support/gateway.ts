@@ -31,7 +31,8 @@ import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js
 import { silentLogger } from '../../src/gateway/logger.js'
 import { initPki } from '../../src/pki/init-pki.js'
 import { loadPkiSet } from '../../src/pki/pki-set.js'
-import { issueEnrollmentSecret, upsertDeclaredNode } from '../../src/store/nodes.js'
+import { issueEnrollmentSecret } from '../../src/store/enrollment-secrets.js'
+import { upsertDeclaredNode } from '../../src/store/nodes.js'
 import { makeCsr, nodeKey } from './pki.js'
 import { freshDatabase, type FreshDatabase } from './postgres.js'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { HeartbeatCoalescer } from '../../../src/gateway/heartbeat-coalescer.js'
-import type { Heartbeat } from '../../../src/store/nodes.js'
+import type { Heartbeat } from '../../../src/store/heartbeats.js'
 
 function manualTimer() {
   let tick: (() => void) | undefined
