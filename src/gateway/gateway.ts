@@ -101,7 +101,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   })
   const auth = new AgentAuthenticator({
     pool: options.pool,
-    clock,
     cacheMs: tuning.authCacheMs,
     onRefusal: (reason) => metrics.authRefusals.inc({ reason }),
     onRevoked: (count) => metrics.revocations.inc({}, count),
