@@ -56,6 +56,7 @@ describe('protocol: checks result', () => {
   it('strips terminal control sequences and characters from the detail, and bounds it', () => {
     const [check] = readChecksJobResult({ checks: [{ id: 'host:disk-free', status: 'pass', detail: 'ok\u001b[31m red\u001b[0m\r\nnext\u0007 \u001b]0;title\u0007\u202eevil\u009b' }] }).checks
     assert.equal(check!.detail, 'ok red next evil')
+    // eslint-disable-next-line no-control-regex
     assert.doesNotMatch(check!.detail, /[\u0000-\u001f\u007f-\u009f\u202e]/)
     const [long] = readChecksJobResult({ checks: [{ id: 'host:disk-free', status: 'pass', detail: 'x'.repeat(1900) }] }).checks
     assert.equal(long!.detail.length, 500)
