@@ -3,6 +3,7 @@
 import type { FleetkitError } from '../checks/fleetkit-error.js'
 import { AGENT_PATHS, type JobCompleteRequest, type JobHeartbeatRequest, type LeasedJob, jobPath, readJobHeartbeatResponse } from '../protocol/agent-routes.js'
 import { type CheckResult, readChecksJobResult } from '../protocol/check-result.js'
+import { readResponse } from '../protocol/read.js'
 import { WireFormatError } from '../protocol/wire-format.js'
 import type { CheckContext } from './host-checks.js'
 import { runHostChecks } from './host-checks.js'
@@ -37,7 +38,7 @@ export async function runJob(session: AgentSession, job: LeasedJob, deps: JobRun
       const request: JobHeartbeatRequest = { lease_token: job.lease_token }
       const response = await session.call('POST', jobPath(AGENT_PATHS.jobHeartbeat, job.id), request)
       if (response.status === 409) conflict = true
-      else if (response.status === 200) leaseExpiresAt = readJobHeartbeatResponse(response.body).lease_expires_at
+      else if (response.status === 200) leaseExpiresAt = readResponse(readJobHeartbeatResponse, response.body, AGENT_PATHS.jobHeartbeat).lease_expires_at
       deps.log('debug', 'job_heartbeat', { job_id: job.id, status: response.status })
     } catch (error) {
       deps.log('warn', 'job_heartbeat_failed', { job_id: job.id, code: (error as FleetkitError).code ?? 'UNKNOWN', message: (error as Error).message })

@@ -18,8 +18,6 @@ export function jobPath(pattern: typeof AGENT_PATHS.jobHeartbeat | typeof AGENT_
   return pattern.replace(':id', encodeURIComponent(jobId))
 }
 
-/** The kinds of job a gateway queues; an agent fails a kind it does not know (job_kind_unknown). */
-export const JOB_KINDS = ['checks'] as const
 export const LEASE_TOKEN_MAX = 256
 /** A lost node's cleanup list is at most this long (spec 05). */
 export const CLEANUP_LIST_MAX = 64
