@@ -217,7 +217,8 @@ export interface EnrollResult {
 
 /** Real POST /v1/enroll: CSR check, one conditional UPDATE, issuance, insert, event. 32 clients at once. */
 export async function enrollments(ctx: BenchContext, count: number): Promise<EnrollResult> {
-  const { upsertDeclaredNode, issueEnrollmentSecret } = await import('../../src/store/nodes.js')
+  const { upsertDeclaredNode } = await import('../../src/store/nodes.js')
+  const { issueEnrollmentSecret } = await import('../../src/store/enrollment-secrets.js')
   const { x509 } = await import('../../src/pki/x509-provider.js')
   const ids = Array.from({ length: count }, (_, i) => `bench-enroll-${String(i).padStart(5, '0')}`)
   const prepared: { nodeId: string; secret: string; csrPem: string }[] = new Array(count)

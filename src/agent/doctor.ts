@@ -3,11 +3,14 @@
 import { readFile, stat } from 'node:fs/promises'
 
 import { toFleetkitError } from '../checks/fleetkit-error.js'
+import { AGENT_PATHS, readIdentityResponse } from '../protocol/agent-routes.js'
+import type { CheckResult } from '../protocol/check-result.js'
+import { readResponse } from '../protocol/read.js'
 import { explainTransportError } from './clock-skew.js'
 import type { AgentConfig } from './config.js'
 import { GatewayClient } from './gateway-client.js'
 import type { Host } from './host.js'
-import { type CheckContext, type CheckResult, checkBrNetfilter, checkCertificate, checkClockSkew, checkDataVolume, checkDiskFree } from './host-checks.js'
+import { type CheckContext, checkBrNetfilter, checkCertificate, checkClockSkew, checkDataVolume, checkDiskFree } from './host-checks.js'
 import { type Identity, identityPaths, loadIdentity } from './identity.js'
 import { AgentSession, probeUrls } from './session.js'
 
@@ -58,11 +61,11 @@ async function checkGateway(config: AgentConfig, identity: Identity | undefined)
   if (identity && config.gatewayUrl !== '') {
     const session = new AgentSession(config, identity)
     try {
-      const response = await session.call<{ status?: string }>('GET', '/v1/agent/identity')
-      const ok = response.status === 200
+      const response = await session.call('GET', AGENT_PATHS.identity)
+      const answer = response.status === 200 ? readResponse(readIdentityResponse, response.body, AGENT_PATHS.identity) : undefined
       return {
-        result: ok
-          ? { id, status: 'pass', detail: `${config.gatewayUrl} accepts certificate ${identity.serial}; node status ${response.body.status ?? 'unknown'}` }
+        result: answer
+          ? { id, status: 'pass', detail: `${config.gatewayUrl} accepts certificate ${identity.serial}; node status ${answer.status}` }
           : { id, status: 'fail', code: 'GATEWAY_UNREACHABLE', detail: `${config.gatewayUrl} answered ${response.status}` },
         skewMs: session.skewMs,
       }

@@ -4,10 +4,13 @@ import { X509Certificate, createPrivateKey } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { errorCodeOf } from '../protocol/agent-routes.js'
+import { ENROLL_PATH, type EnrollRequest, readEnrollResponse } from '../protocol/enrollment.js'
+import { readResponse } from '../protocol/read.js'
 import { removeDurably } from './atomic-file.js'
 import { explainTransportError } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
-import { GatewayClient, gatewayErrorCode } from './gateway-client.js'
+import { GatewayClient } from './gateway-client.js'
 import { assertPkiDirectoryPrivate, identityStaged, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
 import type { Logger } from './log.js'
@@ -22,12 +25,6 @@ export interface EnrollDeps {
   sleep?: (ms: number) => Promise<void>
   /** Attempts when the gateway sheds load with 429. */
   maxAttempts?: number
-}
-
-interface EnrollResponse {
-  certificate_pem?: string
-  ca_pem?: string
-  not_after?: string
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -50,7 +47,8 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
     for (let attempt = 1; ; attempt++) {
       let response
       try {
-        response = await client.request<EnrollResponse>('POST', '/v1/enroll', { node_id: config.nodeId, enrollment_secret: secret, csr_pem: csrPem })
+        const request: EnrollRequest = { node_id: config.nodeId, enrollment_secret: secret, csr_pem: csrPem }
+        response = await client.request('POST', ENROLL_PATH, request)
       } catch (error) {
         throw await explainTransportError(error, config.enrollUrl, [config.enrollUrl])
       }
@@ -61,17 +59,17 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
         continue
       }
       if (response.status !== 200) {
-        const gatewayCode = gatewayErrorCode(response.body) ?? 'unknown'
+        const gatewayCode = errorCodeOf(response.body) ?? 'unknown'
         throw new FleetkitError('AGENT_ENROLL_FAILED', `the gateway answered ${response.status} ${gatewayCode} to the enrollment of ${config.nodeId}`, {
           actions: response.status === 401 ? ['issue a fresh secret: fleetkit node token NODE, write it to the secret file, run fleetkit-agent enroll'] : ['fleetkit-agent doctor'],
           data: { status: response.status, gateway_code: gatewayCode, node_id: config.nodeId },
         })
       }
-      const { certificate_pem: certificatePem, ca_pem: caPem } = response.body
-      if (typeof certificatePem !== 'string' || !matchesKey(certificatePem, keyPem)) {
+      const { certificate_pem: certificatePem, ca_pem: caPem } = readResponse(readEnrollResponse, response.body, ENROLL_PATH)
+      if (!matchesKey(certificatePem, keyPem)) {
         throw new FleetkitError('AGENT_ENROLL_FAILED', 'the gateway answered 200 without a certificate for the key this agent generated', { data: { status: 200, gateway_code: 'bad_response' } })
       }
-      await stageIdentity(config.pkiDir, keyPem, certificatePem, joinBundles(pinnedCa, typeof caPem === 'string' ? caPem : ''))
+      await stageIdentity(config.pkiDir, keyPem, certificatePem, joinBundles(pinnedCa, caPem))
       await removeDurably(config.secretFile)
       const notAfter = new X509Certificate(certificatePem).validTo
       deps.log('info', 'enrolled', { node_id: config.nodeId, not_after: new Date(notAfter).toISOString(), pki_dir: config.pkiDir })

@@ -8,9 +8,10 @@ export interface TlsMaterial {
   key?: string
 }
 
-export interface GatewayResponse<T = Record<string, unknown>> {
+export interface GatewayResponse {
   status: number
-  body: T
+  /** Untrusted JSON: read it with the route's reader from src/protocol/. */
+  body: unknown
   headers: Record<string, string | string[] | undefined>
   /** gateway time minus our clock at the request's midpoint, when the response carried `server_time` */
   skewMs: number | undefined
@@ -46,7 +47,7 @@ export class GatewayClient {
     this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 4, ca: tls.ca, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' })
   }
 
-  async request<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<GatewayResponse<T>> {
+  async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<GatewayResponse> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
     const started = this.now()
     const { status, headers, text } = await new Promise<{ status: number; headers: GatewayResponse['headers']; text: string }>((resolve, reject) => {
@@ -80,7 +81,7 @@ export class GatewayClient {
     }
     const skewMs = skewFrom(parsed, started, finished)
     if (skewMs !== undefined) this.lastSkewMs = skewMs
-    return { status, body: parsed as T, headers, skewMs }
+    return { status, body: parsed, headers, skewMs }
   }
 
   /** Closes idle keep-alive sockets now; requests in flight finish on theirs. */
@@ -101,10 +102,4 @@ function transportError(error: Error): GatewayTransportError {
   if (error instanceof GatewayTransportError) return error
   const code = (error as NodeJS.ErrnoException).code ?? 'UNKNOWN'
   return new GatewayTransportError(error.message, code, { cause: error })
-}
-
-/** The gateway's `{error: {code, message}}` body, if it sent one. */
-export function gatewayErrorCode(body: unknown): string | undefined {
-  const code = (body as { error?: { code?: unknown } } | null)?.error?.code
-  return typeof code === 'string' ? code : undefined
 }

@@ -1,19 +1,11 @@
 // The host check suite a `checks` job runs (and `doctor` shares): each check reports
 // `{id, status, code?, detail}` with an ID registered in schema/check-ids.json.
 import type { FailureCode } from '../checks/failure-codes.js'
+import type { CheckResult } from '../protocol/check-result.js'
 import { skewStatus, SKEW_FAIL_MS } from './clock-skew.js'
 import { type Host, BRIDGE_SYSCTLS, freeBytes, readHostFile, readMounts } from './host.js'
 import type { CertificateWindow } from './identity.js'
 import { lifetimeLeft } from './renewal-schedule.js'
-
-export type CheckStatus = 'pass' | 'warn' | 'fail'
-
-export interface CheckResult {
-  id: string
-  status: CheckStatus
-  code?: FailureCode
-  detail: string
-}
 
 export interface CheckContext {
   host: Host

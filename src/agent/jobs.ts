@@ -1,18 +1,14 @@
 // Runs one leased job: `checks` runs the host check suite; job heartbeats keep the
 // lease alive while it runs; the result is completed with the lease token.
 import type { FleetkitError } from '../checks/fleetkit-error.js'
-import type { CheckContext, CheckResult } from './host-checks.js'
+import { AGENT_PATHS, type JobCompleteRequest, type JobHeartbeatRequest, type LeasedJob, jobPath, readJobHeartbeatResponse } from '../protocol/agent-routes.js'
+import { type CheckResult, readChecksJobResult } from '../protocol/check-result.js'
+import { readResponse } from '../protocol/read.js'
+import { WireFormatError } from '../protocol/wire-format.js'
+import type { CheckContext } from './host-checks.js'
 import { runHostChecks } from './host-checks.js'
 import type { Logger } from './log.js'
 import type { AgentSession } from './session.js'
-
-export interface LeasedJob {
-  id: string | number
-  kind: string
-  payload: unknown
-  lease_token: string
-  lease_expires_at: string
-}
 
 export interface JobRunDeps {
   log: Logger
@@ -33,16 +29,16 @@ export function jobHeartbeatIntervalMs(now: Date, leaseExpiresAt: string): numbe
 }
 
 export async function runJob(session: AgentSession, job: LeasedJob, deps: JobRunDeps): Promise<JobOutcome> {
-  const jobPath = `/v1/agent/jobs/${encodeURIComponent(String(job.id))}`
   deps.log('info', 'job_started', { job_id: job.id, kind: job.kind })
   let leaseExpiresAt = job.lease_expires_at
   let conflict = false
   let timer: NodeJS.Timeout | undefined
   const beat = async () => {
     try {
-      const response = await session.call<{ lease_expires_at?: string }>('POST', `${jobPath}/heartbeat`, { lease_token: job.lease_token })
+      const request: JobHeartbeatRequest = { lease_token: job.lease_token }
+      const response = await session.call('POST', jobPath(AGENT_PATHS.jobHeartbeat, job.id), request)
       if (response.status === 409) conflict = true
-      else if (typeof response.body.lease_expires_at === 'string') leaseExpiresAt = response.body.lease_expires_at
+      else if (response.status === 200) leaseExpiresAt = readResponse(readJobHeartbeatResponse, response.body, AGENT_PATHS.jobHeartbeat).lease_expires_at
       deps.log('debug', 'job_heartbeat', { job_id: job.id, status: response.status })
     } catch (error) {
       deps.log('warn', 'job_heartbeat_failed', { job_id: job.id, code: (error as FleetkitError).code ?? 'UNKNOWN', message: (error as Error).message })
@@ -51,20 +47,19 @@ export async function runJob(session: AgentSession, job: LeasedJob, deps: JobRun
   }
   timer = setTimeout(() => void beat(), jobHeartbeatIntervalMs(deps.now(), leaseExpiresAt))
 
-  let status: 'succeeded' | 'failed'
-  let result: Record<string, unknown>
+  const leaseToken = job.lease_token
+  let request: JobCompleteRequest
   try {
     if (job.kind === 'checks') {
-      const checks = await (deps.runChecks ?? runHostChecks)(deps.checkContext())
-      status = 'succeeded'
-      result = { checks }
+      // Held to the contract here too: the gateway refuses a result it cannot read, and a refused completion would leave the job to time out.
+      const result = readChecksJobResult({ checks: await (deps.runChecks ?? runHostChecks)(deps.checkContext()) })
+      request = { lease_token: leaseToken, status: 'succeeded', result }
     } else {
-      status = 'failed'
-      result = { error: { code: 'job_kind_unknown', message: `this agent does not run ${JSON.stringify(job.kind).slice(0, 64)} jobs` } }
+      request = { lease_token: leaseToken, status: 'failed', result: { error: { code: 'job_kind_unknown', message: `this agent does not run ${JSON.stringify(job.kind).slice(0, 64)} jobs` } } }
     }
   } catch (error) {
-    status = 'failed'
-    result = { error: { code: 'job_error', message: (error as Error).message.slice(0, 500) } }
+    const code = error instanceof WireFormatError ? 'result_invalid' : 'job_error'
+    request = { lease_token: leaseToken, status: 'failed', result: { error: { code, message: (error as Error).message.slice(0, 500) } } }
   } finally {
     clearTimeout(timer)
   }
@@ -76,7 +71,8 @@ export async function runJob(session: AgentSession, job: LeasedJob, deps: JobRun
     deps.log('warn', 'job_lease_conflict', { job_id: job.id })
     return 'lease_conflict'
   }
-  const response = await session.call('POST', `${jobPath}/complete`, { lease_token: job.lease_token, status, result })
+  const { status } = request
+  const response = await session.call('POST', jobPath(AGENT_PATHS.jobComplete, job.id), request)
   if (response.status === 409) {
     deps.log('warn', 'job_lease_conflict', { job_id: job.id })
     return 'lease_conflict'

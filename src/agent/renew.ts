@@ -1,9 +1,10 @@
 // One renewal: a new key and CSR, POST /v1/agent/certificate/renew, restage key,
 // certificate and the returned bundle, then prove the new identity on /healthz and swap it in.
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { AGENT_PATHS, type RenewRequest, errorCodeOf, readRenewResponse } from '../protocol/agent-routes.js'
+import { readResponse } from '../protocol/read.js'
 import { explainTransportError } from './clock-skew.js'
 import { joinBundles, matchesKey } from './enroll.js'
-import { gatewayErrorCode } from './gateway-client.js'
 import { type Identity, certificateWindow, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
 import type { Logger } from './log.js'
@@ -11,30 +12,26 @@ import { type AgentSession, agentClient, probeUrls } from './session.js'
 
 export type RenewOutcome = { outcome: 'renewed'; notAfter: string; serial: string } | { outcome: 'not-due' }
 
-interface RenewResponse {
-  certificate_pem?: string
-  ca_bundle_pem?: string
-  not_after?: string
-}
-
 export async function renewCertificate(session: AgentSession, log: Logger): Promise<RenewOutcome> {
   const config = session.config
   const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
-  const response = await session.call<RenewResponse>('POST', '/v1/agent/certificate/renew', { csr_pem: csrPem })
-  const gatewayCode = gatewayErrorCode(response.body)
+  const request: RenewRequest = { csr_pem: csrPem }
+  const response = await session.call('POST', AGENT_PATHS.renew, request)
+  const gatewayCode = errorCodeOf(response.body)
   if (response.status === 409 && gatewayCode === 'renewal_not_due') {
     log('info', 'renewal_not_due', { serial: session.identity.serial })
     return { outcome: 'not-due' }
   }
-  const { certificate_pem: certificatePem, ca_bundle_pem: bundlePem } = response.body
-  if (response.status !== 200 || typeof certificatePem !== 'string' || !matchesKey(certificatePem, keyPem)) {
+  const renewed = response.status === 200 ? readResponse(readRenewResponse, response.body, AGENT_PATHS.renew) : undefined
+  if (!renewed || !matchesKey(renewed.certificate_pem, keyPem)) {
     throw new FleetkitError('AGENT_RENEWAL_FAILED', `the gateway answered ${response.status} ${gatewayCode ?? ''} to the renewal of serial ${session.identity.serial}`.trim(), {
       actions: ['fleetkit-agent doctor', 'fleetkit-agent renew-certificate'],
       data: { status: response.status, gateway_code: gatewayCode ?? null },
     })
   }
   // The bundle the gateway sends is what it trusts now (old and new CA during a rotation).
-  const caPem = typeof bundlePem === 'string' && bundlePem.includes('BEGIN CERTIFICATE') ? joinBundles(bundlePem) : session.identity.caPem
+  const caPem = joinBundles(renewed.ca_bundle_pem)
+  const certificatePem = renewed.certificate_pem
   await stageIdentity(config.pkiDir, keyPem, certificatePem, caPem)
   const window = certificateWindow(certificatePem)
   const identity: Identity = { keyPem, certificatePem, caPem, window: { notBefore: window.notBefore, notAfter: window.notAfter }, serial: window.serial, fingerprint256: window.fingerprint256 }

@@ -1,13 +1,15 @@
 // `fleetkit-agent run`: heartbeat with host facts, lease and run jobs, renew on the
 // jittered schedule and swap the client in place; returns on abort, throws what systemd must restart on.
 import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { AGENT_PATHS, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
+import { readResponse } from '../protocol/read.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
 import { type CheckContext } from './host-checks.js'
-import { gatherHostFacts, readDockerVersion } from './host-facts.js'
+import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
 import { loadIdentity } from './identity.js'
-import { type LeasedJob, runJob } from './jobs.js'
+import { runJob } from './jobs.js'
 import type { Logger } from './log.js'
 import { renewCertificate } from './renew.js'
 import { type Rng, nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
@@ -41,20 +43,6 @@ export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<voi
     const timer = setTimeout(done, Math.max(ms, 0))
     signal.addEventListener('abort', done, { once: true })
   })
-}
-
-/** Job IDs named by a lost node's cleanup list (strings, numbers or objects with job_id/id). */
-export function fencedJobIds(cleanup: unknown): Set<string> {
-  const ids = new Set<string>()
-  if (!Array.isArray(cleanup)) return ids
-  for (const item of cleanup) {
-    if (typeof item === 'string' || typeof item === 'number') ids.add(String(item))
-    else if (item && typeof item === 'object') {
-      const id = (item as { job_id?: unknown; id?: unknown }).job_id ?? (item as { id?: unknown }).id
-      if (typeof id === 'string' || typeof id === 'number') ids.add(String(id))
-    }
-  }
-  return ids
 }
 
 export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void> {
@@ -123,9 +111,11 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
         }
         try {
           const facts = await gatherHostFacts(deps.host, { dataMount: config.dataMount, agentVersion: AGENT_VERSION, clockSkewMs: session.skewMs, dockerVersion })
-          const heartbeat = await session.call<{ node_status?: string }>('POST', '/v1/agent/heartbeat', { facts })
+          const request: HeartbeatRequest = { facts }
+          const heartbeat = await session.call('POST', AGENT_PATHS.heartbeat, request)
           reportSkew(log, heartbeat.skewMs)
-          log('debug', 'heartbeat', { status: heartbeat.status, node_status: heartbeat.body.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
+          const answer = heartbeat.status === 200 ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat) : undefined
+          log('debug', 'heartbeat', { status: heartbeat.status, node_status: answer?.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
           if (running === undefined && heartbeat.status === 200) await lease(facts)
         } catch (error) {
           const e = toFleetkitError(error)
@@ -165,17 +155,21 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     log('info', 'identity_reloaded', { serial: staged.serial, previous_serial: previous, not_after: staged.window.notAfter.toISOString() })
   }
 
-  async function lease(facts: unknown): Promise<void> {
-    const response = await session.call<{ job?: LeasedJob | null; cleanup?: unknown; error?: { code?: string } }>('POST', '/v1/agent/lease', { facts })
+  async function lease(facts: HostFacts): Promise<void> {
+    const request: LeaseRequest = { facts }
+    const response = await session.call('POST', AGENT_PATHS.lease, request)
     if (response.status === 403) {
-      const fenced = fencedJobIds(response.body.cleanup)
-      if (running && fenced.has(running.id)) running.abandoned = true
-      log('info', 'lease_refused', { reason: response.body.error?.code ?? 'forbidden', fenced_jobs: [...fenced].slice(0, 64) })
+      const reason = errorCodeOf(response.body) ?? 'forbidden'
+      // A lost node's refusal names the jobs fenced away from it: one still running here is abandoned.
+      const fenced = reason === 'node_lost' ? readResponse(readNodeLostBody, response.body, AGENT_PATHS.lease).cleanup.map((c) => c.job_id) : []
+      if (running && fenced.includes(running.id)) running.abandoned = true
+      log('info', 'lease_refused', { reason, fenced_jobs: fenced })
       return
     }
-    const job = response.body.job
-    if (response.status !== 200 || !job) return
-    const entry = { id: String(job.id), abandoned: false, promise: Promise.resolve() as Promise<unknown> }
+    if (response.status !== 200) return
+    const { job } = readResponse(readLeaseResponse, response.body, AGENT_PATHS.lease)
+    if (!job) return
+    const entry = { id: job.id, abandoned: false, promise: Promise.resolve() as Promise<unknown> }
     entry.promise = runJob(session, job, { log, now: () => clock.now(), checkContext, abandoned: () => entry.abandoned })
       .catch((error: unknown) => {
         const e = toFleetkitError(error)

@@ -3,7 +3,8 @@
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { explainTransportError } from './clock-skew.js'
 import type { AgentConfig } from './config.js'
-import { type GatewayResponse, GatewayClient, gatewayErrorCode } from './gateway-client.js'
+import { errorCodeOf } from '../protocol/agent-routes.js'
+import { type GatewayResponse, GatewayClient } from './gateway-client.js'
 import type { Identity } from './identity.js'
 
 /** How long a replaced client keeps its sockets for requests already in flight. */
@@ -30,16 +31,16 @@ export class AgentSession {
   }
 
   /** One request on the current client; transport failures become GATEWAY_UNREACHABLE or CLOCK_SKEW, 401 AGENT_CERTIFICATE_REJECTED. */
-  async call<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<GatewayResponse<T>> {
+  async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<GatewayResponse> {
     const client = this.client
-    let response: GatewayResponse<T>
+    let response: GatewayResponse
     try {
-      response = await client.request<T>(method, path, body)
+      response = await client.request(method, path, body)
     } catch (error) {
       throw await explainTransportError(error, this.config.gatewayUrl, probeUrls(this.config), client.lastSkewMs)
     }
     if (response.status === 401) {
-      throw new FleetkitError('AGENT_CERTIFICATE_REJECTED', `the gateway refused certificate serial ${this.identity.serial} (${gatewayErrorCode(response.body) ?? 'unauthorized'})`, {
+      throw new FleetkitError('AGENT_CERTIFICATE_REJECTED', `the gateway refused certificate serial ${this.identity.serial} (${errorCodeOf(response.body) ?? 'unauthorized'})`, {
         actions: ['fleetkit-agent doctor', 'if the node was revoked or re-enrolled elsewhere, enroll again with a new secret (fleetkit node token NODE)'],
         data: { serial: this.identity.serial, path },
       })

@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs'
 
 import { packagePath } from '../package-root.js'
 
+export { CHECK_ID_PATTERN } from './check-id-pattern.js'
+
 export type CheckOwner = { repair: { tag: string } | { command: string } } | { manual: string }
 
 export interface CheckIdEntry {
@@ -11,8 +13,6 @@ export interface CheckIdEntry {
   meaning: string
   owner: CheckOwner
 }
-
-export const CHECK_ID_PATTERN = /^[a-z]+:[a-z0-9-]+$/
 
 export function loadCheckIds(path = packagePath('schema', 'check-ids.json')): CheckIdEntry[] {
   const parsed = JSON.parse(readFileSync(path, 'utf8')) as { checks: CheckIdEntry[] }

@@ -4,7 +4,6 @@
 import type { TLSSocket } from 'node:tls'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import type { Clock } from '../config/clock.js'
 import { derFingerprintSha256 } from '../pki/fingerprint.js'
 import { findCertificateByFingerprint, markFirstUseAndRevokeOlder, type PresentedCertificate } from '../store/certificates.js'
 import type { Queryable } from '../store/database.js'
@@ -21,7 +20,6 @@ export interface AgentIdentity {
 
 export interface AgentAuthenticatorOptions {
   pool: Queryable
-  clock: Clock
   /** How long a looked-up row is reused (default 1000 ms; 0 disables the cache). */
   cacheMs?: number
   onRefusal?: (reason: string) => void

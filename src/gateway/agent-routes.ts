@@ -7,28 +7,30 @@ import { issueClientCertificate } from '../pki/client-certificate.js'
 import { checkCertificateRequest } from '../pki/csr.js'
 import { sha256Hex } from '../pki/fingerprint.js'
 import { isRenewalDue, renewalDueAt } from '../pki/renewal.js'
+import {
+  AGENT_PATHS, CLEANUP_LIST_MAX, type HealthResponse, type HeartbeatResponse, type IdentityResponse, type JobCompleteResponse,
+  type JobHeartbeatResponse, type LeaseResponse, type NodeLostBody, type NodeNotActiveBody, type RenewalNotDueBody, type RenewResponse,
+  readHeartbeatRequest, readJobCompleteRequest, readJobHeartbeatRequest, readLeaseRequest, readRenewRequest,
+} from '../protocol/agent-routes.js'
+import { readRequest } from '../protocol/read.js'
 import { insertNodeCertificate, takeIssuanceLockShared } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
 import { completeJob, extendJobLease, failExhaustedJobs, leaseNextJob, listOpenJobIds } from '../store/jobs.js'
-import { getNode, type WireHostFacts } from '../store/nodes.js'
+import { getNode } from '../store/nodes.js'
 import type { AgentIdentity } from './agent-auth.js'
 import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 
-/** A lost node's cleanup list is at most this long (spec 05). */
-export const CLEANUP_LIST_MAX = 64
-const MAX_TOKEN = 256
-
 export function agentRoutes(g: GatewayContext): Route[] {
   return [
-    { method: 'GET', pattern: '/healthz', auth: 'check', handler: async () => ({ status: 'ok' }) },
-    { method: 'POST', pattern: '/v1/agent/heartbeat', auth: 'mark', handler: (ctx) => heartbeat(g, ctx) },
-    { method: 'POST', pattern: '/v1/agent/lease', auth: 'mark', handler: (ctx) => lease(g, ctx) },
-    { method: 'POST', pattern: '/v1/agent/jobs/:id/heartbeat', auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },
-    { method: 'POST', pattern: '/v1/agent/jobs/:id/complete', auth: 'mark', handler: (ctx) => jobComplete(g, ctx) },
-    { method: 'POST', pattern: '/v1/agent/certificate/renew', auth: 'mark', handler: (ctx) => renew(g, ctx) },
-    { method: 'GET', pattern: '/v1/agent/identity', auth: 'mark', handler: async (ctx) => identity(ctx) },
+    { method: 'GET', pattern: '/healthz', auth: 'check', handler: async (): Promise<HealthResponse> => ({ status: 'ok' }) },
+    { method: 'POST', pattern: AGENT_PATHS.heartbeat, auth: 'mark', handler: (ctx) => heartbeat(g, ctx) },
+    { method: 'POST', pattern: AGENT_PATHS.lease, auth: 'mark', handler: (ctx) => lease(g, ctx) },
+    { method: 'POST', pattern: AGENT_PATHS.jobHeartbeat, auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },
+    { method: 'POST', pattern: AGENT_PATHS.jobComplete, auth: 'mark', handler: (ctx) => jobComplete(g, ctx) },
+    { method: 'POST', pattern: AGENT_PATHS.renew, auth: 'mark', handler: (ctx) => renew(g, ctx) },
+    { method: 'GET', pattern: AGENT_PATHS.identity, auth: 'mark', handler: async (ctx) => identity(ctx) },
   ]
 }
 
@@ -37,32 +39,29 @@ function who(ctx: RequestContext): AgentIdentity {
   return ctx.identity
 }
 
-function factsOf(body: Record<string, unknown>): WireHostFacts | null {
-  const facts = body.facts
-  return facts !== null && typeof facts === 'object' && !Array.isArray(facts) ? (facts as WireHostFacts) : null
-}
-
-async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<HeartbeatResponse> {
   const id = who(ctx)
-  const body = await ctx.body()
+  const { facts } = readRequest(readHeartbeatRequest, await ctx.body())
   // Coalesced: written with every other node's beat in the next batch (at most one transaction a second).
-  g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts: factsOf(body) })
+  g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts })
   return { node_status: id.nodeStatus }
 }
 
-async function lease(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseResponse> {
   const id = who(ctx)
-  const body = await ctx.body()
-  g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts: factsOf(body) })
+  const { facts } = readRequest(readLeaseRequest, await ctx.body())
+  g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts })
   // The status is read fresh: a lease must never go to a node that just stopped being active.
   const node = await getNode(g.pool, id.nodeId)
   const status = node?.status ?? 'unknown'
   if (status === 'lost') {
     const cleanup = await listOpenJobIds(g.pool, id.nodeId, CLEANUP_LIST_MAX)
-    throw new FleetkitError('NODE_LOST', 'this node was declared lost: abandon its jobs', { data: { body: { cleanup: cleanup.map((jobId) => ({ job_id: jobId })) } } })
+    const body: NodeLostBody = { cleanup: cleanup.map((jobId) => ({ job_id: jobId })) }
+    throw new FleetkitError('NODE_LOST', 'this node was declared lost: abandon its jobs', { data: { body } })
   }
   if (status !== 'active') {
-    throw new FleetkitError('NODE_NOT_ACTIVE', `this node is ${status}, not active: no new jobs`, { data: { body: { node_status: status } } })
+    const body: NodeNotActiveBody = { node_status: status }
+    throw new FleetkitError('NODE_NOT_ACTIVE', `this node is ${status}, not active: no new jobs`, { data: { body } })
   }
   await failExhaustedJobs(g.pool, id.nodeId, ctx.now)
   const token = randomBytes(32).toString('base64url')
@@ -70,14 +69,6 @@ async function lease(g: GatewayContext, ctx: RequestContext): Promise<Record<str
   const job = await leaseNextJob(g.pool, { nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseExpiresAt, now: ctx.now })
   if (!job) return { job: null }
   return { job: { id: job.id, kind: job.kind, payload: job.payload, lease_token: token, lease_expires_at: leaseExpiresAt.toISOString(), attempt: job.attempts } }
-}
-
-function leaseToken(body: Record<string, unknown>): string {
-  const token = body.lease_token
-  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN) {
-    throw new FleetkitError('REQUEST_INVALID', 'lease_token must be the non-empty string the lease returned')
-  }
-  return token
 }
 
 function tokenHash(token: string): Buffer {
@@ -88,29 +79,25 @@ function conflict(jobId: string): FleetkitError {
   return new FleetkitError('LEASE_CONFLICT', 'the lease token is stale or the job is no longer leased to this node; nothing was written', { data: { jobId } })
 }
 
-async function jobHeartbeat(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+async function jobHeartbeat(g: GatewayContext, ctx: RequestContext): Promise<JobHeartbeatResponse> {
   const id = who(ctx)
-  const token = leaseToken(await ctx.body())
+  const { lease_token: token } = readRequest(readJobHeartbeatRequest, await ctx.body())
   const jobId = ctx.params.id!
   const leaseExpiresAt = new Date(ctx.now.getTime() + g.jobLeaseSeconds * 1000)
   if (!(await extendJobLease(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseExpiresAt, now: ctx.now }))) throw conflict(jobId)
   return { job_id: jobId, lease_expires_at: leaseExpiresAt.toISOString() }
 }
 
-async function jobComplete(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+async function jobComplete(g: GatewayContext, ctx: RequestContext): Promise<JobCompleteResponse> {
   const id = who(ctx)
-  const body = await ctx.body()
-  const token = leaseToken(body)
-  const status = body.status
-  if (status !== 'succeeded' && status !== 'failed') throw new FleetkitError('REQUEST_INVALID', "status must be 'succeeded' or 'failed'")
-  const result = body.result ?? null
-  if (result !== null && (typeof result !== 'object' || Array.isArray(result))) throw new FleetkitError('REQUEST_INVALID', 'result must be a JSON object')
+  // The result is read whole before anything is written: an unreadable result is refused, never stored.
+  const done = readRequest(readJobCompleteRequest, await ctx.body())
   const jobId = ctx.params.id!
-  if (!(await completeJob(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), status, result, now: ctx.now }))) throw conflict(jobId)
-  return { job_id: jobId, status }
+  if (!(await completeJob(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(done.lease_token), status: done.status, result: done.result, now: ctx.now }))) throw conflict(jobId)
+  return { job_id: jobId, status: done.status }
 }
 
-async function renew(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+async function renew(g: GatewayContext, ctx: RequestContext): Promise<RenewResponse> {
   const id = who(ctx)
   const decision = g.renewLimiter.take(ctx.remote)
   if (!decision.allowed) {
@@ -121,10 +108,11 @@ async function renew(g: GatewayContext, ctx: RequestContext): Promise<Record<str
   const pki = g.pki()
   if (!isRenewalDue(current, pki.ca.fingerprintSha256, ctx.now)) {
     g.metrics.renewals.inc({ outcome: 'not_due' })
-    const dueAt = renewalDueAt(current).toISOString()
-    throw new FleetkitError('RENEWAL_NOT_DUE', `more than a third of the certificate's lifetime is left; renewal is due from ${dueAt}`, { data: { body: { renewal_due_at: dueAt } } })
+    const body: RenewalNotDueBody = { renewal_due_at: renewalDueAt(current).toISOString() }
+    throw new FleetkitError('RENEWAL_NOT_DUE', `more than a third of the certificate's lifetime is left; renewal is due from ${body.renewal_due_at}`, { data: { body } })
   }
-  const csr = await checkCertificateRequest((await ctx.body()).csr_pem, id.nodeId)
+  const request = readRequest(readRenewRequest, await ctx.body())
+  const csr = await checkCertificateRequest(request.csr_pem, id.nodeId)
   if (!csr.ok) {
     g.metrics.renewals.inc({ outcome: 'csr_invalid' })
     throw new FleetkitError('RENEWAL_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`)
@@ -140,7 +128,7 @@ async function renew(g: GatewayContext, ctx: RequestContext): Promise<Record<str
   return { certificate_pem: issued.certificatePem, ca_bundle_pem: pki.bundlePem, not_after: issued.notAfter.toISOString() }
 }
 
-function identity(ctx: RequestContext): Record<string, unknown> {
+function identity(ctx: RequestContext): IdentityResponse {
   const id = who(ctx)
   const c = id.certificate
   return {

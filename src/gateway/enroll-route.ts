@@ -4,39 +4,41 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { issueClientCertificate } from '../pki/client-certificate.js'
 import { checkCertificateRequest } from '../pki/csr.js'
 import { sha256Hex } from '../pki/fingerprint.js'
+import type { HealthResponse } from '../protocol/agent-routes.js'
+import { ENROLL_PATH, type EnrollResponse, readEnrollRequest } from '../protocol/enrollment.js'
+import { readRequest } from '../protocol/read.js'
 import { insertNodeCertificate, revokeNodeCertificates, takeIssuanceLockShared } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
-import { consumeEnrollmentSecret } from '../store/nodes.js'
+import { consumeEnrollmentSecret } from '../store/enrollment-secrets.js'
 import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 
-const MAX_NODE_ID = 253
-const MAX_SECRET = 512
-
 export function enrollRoutes(g: GatewayContext): Route[] {
   return [
-    { method: 'POST', pattern: '/v1/enroll', auth: 'none', handler: (ctx) => enroll(g, ctx) },
-    { method: 'GET', pattern: '/healthz', auth: 'none', handler: async () => ({ status: 'ok' }) },
+    { method: 'POST', pattern: ENROLL_PATH, auth: 'none', handler: (ctx) => enroll(g, ctx) },
+    { method: 'GET', pattern: '/healthz', auth: 'none', handler: async (): Promise<HealthResponse> => ({ status: 'ok' }) },
   ]
 }
 
-async function enroll(g: GatewayContext, ctx: RequestContext): Promise<Record<string, unknown>> {
+async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollResponse> {
   const decision = g.enrollLimiter.take(ctx.remote)
   if (!decision.allowed) {
     g.metrics.enrollments.inc({ outcome: 'rate_limited' })
     throw new FleetkitError('RATE_LIMITED', `too many enrollment attempts (${decision.scope}); retry after ${decision.retryAfterSeconds} s`, { data: { retryAfterSeconds: decision.retryAfterSeconds } })
   }
   const body = await ctx.body()
-  const nodeId = body.node_id
-  const secret = body.enrollment_secret
-  if (typeof nodeId !== 'string' || nodeId.length === 0 || nodeId.length > MAX_NODE_ID || typeof secret !== 'string' || secret.length === 0 || secret.length > MAX_SECRET) {
+  let request
+  try {
+    request = readRequest(readEnrollRequest, body)
+  } catch (error) {
     g.metrics.enrollments.inc({ outcome: 'invalid' })
-    throw new FleetkitError('REQUEST_INVALID', 'the body must be {node_id, enrollment_secret, csr_pem} with non-empty strings')
+    throw error
   }
+  const { node_id: nodeId, enrollment_secret: secret } = request
   ctx.note.nodeId = nodeId
   // 1. The CSR first: a bad request neither uses the secret up nor writes anything.
-  const csr = await checkCertificateRequest(body.csr_pem, nodeId)
+  const csr = await checkCertificateRequest(request.csr_pem, nodeId)
   if (!csr.ok) {
     g.metrics.enrollments.inc({ outcome: 'csr_invalid' })
     throw new FleetkitError('ENROLLMENT_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`, { data: { nodeId } })

@@ -12,7 +12,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock, type Clock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
 import { countCertificatesExpiringBefore } from '../store/certificates.js'
-import { recordHeartbeats } from '../store/nodes.js'
+import { recordHeartbeats } from '../store/heartbeats.js'
 import { AgentAuthenticator } from './agent-auth.js'
 import { agentRoutes } from './agent-routes.js'
 import type { BindAddress } from './config.js'
@@ -101,7 +101,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   })
   const auth = new AgentAuthenticator({
     pool: options.pool,
-    clock,
     cacheMs: tuning.authCacheMs,
     onRefusal: (reason) => metrics.authRefusals.inc({ reason }),
     onRevoked: (count) => metrics.revocations.inc({}, count),

@@ -1,6 +1,6 @@
 // Heartbeats coalesced in memory and written in batches: the latest beat per node is
 // kept, and one write transaction per interval carries them all (spec 05 "cheap heartbeats").
-import type { Heartbeat } from '../store/nodes.js'
+import { type Heartbeat, mergeHeartbeat } from '../store/heartbeats.js'
 
 export interface CoalescerOptions {
   /** Writes one batch; one transaction for the whole batch. */
@@ -28,12 +28,10 @@ export class HeartbeatCoalescer {
     this.timer.unref?.()
   }
 
-  /** Keep the newest beat per node; a later beat without facts keeps the earlier facts. */
+  /** Keep one beat per node, merged by the store's heartbeat rule (newest wins, facts carried). */
   add(beat: Heartbeat): void {
     if (this.closed) throw new Error('heartbeat coalescer is closed')
-    const seen = this.pending.get(beat.nodeId)
-    if (seen && seen.seenAt.getTime() > beat.seenAt.getTime()) return
-    this.pending.set(beat.nodeId, beat.facts == null && seen?.facts != null ? { ...beat, facts: seen.facts } : beat)
+    this.pending.set(beat.nodeId, mergeHeartbeat(this.pending.get(beat.nodeId), beat))
   }
 
   get size(): number {
@@ -54,11 +52,10 @@ export class HeartbeatCoalescer {
         await this.options.write(batch)
         this.options.onBatch?.(batch.length)
       } catch (error) {
-        // Put the beats back unless a newer one arrived meanwhile: they are retried next interval.
+        // Put the beats back, merged with any that arrived meanwhile: they are retried next interval.
         for (const beat of batch) {
-          const newer = this.pending.get(beat.nodeId)
-          if (!newer) this.pending.set(beat.nodeId, beat)
-          else if (newer.facts == null && beat.facts != null) this.pending.set(beat.nodeId, { ...newer, facts: beat.facts })
+          const arrived = this.pending.get(beat.nodeId)
+          this.pending.set(beat.nodeId, arrived ? mergeHeartbeat(beat, arrived) : beat)
         }
         this.options.onError?.(error, batch.length)
       } finally {

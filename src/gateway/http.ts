@@ -54,7 +54,7 @@ function tooLarge(limit: number): FleetkitError {
   return new FleetkitError('REQUEST_INVALID', `the request body is larger than ${limit} bytes`, { data: { httpStatus: 413 } })
 }
 
-export function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>, now: Date, headers: Record<string, string> = {}): void {
+export function sendJson(res: ServerResponse, status: number, body: object, now: Date, headers: Record<string, string> = {}): void {
   const text = JSON.stringify({ ...body, server_time: now.toISOString() })
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
   res.end(text)

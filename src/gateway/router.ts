@@ -14,6 +14,7 @@ export interface RequestContext {
   identity?: AgentIdentity
   /** What the handler learned that the request log should name (the node of an enrollment). */
   note: { nodeId?: string }
+  /** The parsed JSON object; each route reads it with its contract's reader. */
   body(): Promise<Record<string, unknown>>
 }
 
@@ -22,7 +23,8 @@ export interface Route {
   pattern: string
   /** Agent listener: authenticate the client certificate; `mark` also records its first use. */
   auth: 'none' | 'check' | 'mark'
-  handler(ctx: RequestContext): Promise<Record<string, unknown>>
+  /** Returns the route's response type of the wire contract (src/protocol/). */
+  handler(ctx: RequestContext): Promise<object>
 }
 
 interface Compiled {

@@ -39,7 +39,7 @@ export interface NodeTokenResult {
 export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTokenResult> {
   const { openDatabase, withTransaction } = await import('../store/database.js')
   const nodes = await import('../store/nodes.js')
-  const { lockNodeSecretState } = await import('../store/node-secrets.js')
+  const { lockNodeSecretState } = await import('../store/enrollment-secrets.js')
   const database = await openDatabase({ env: options.env })
   try {
     const row = await nodes.getNode(database.pool, options.nodeId)

@@ -4,8 +4,8 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 import { appendEvent } from '../store/events.js'
 import type { Queryable } from '../store/database.js'
-import { clearSecretReissued, reissueEnrollmentSecret } from '../store/node-secrets.js'
-import { issueEnrollmentSecret, upsertDeclaredNode } from '../store/nodes.js'
+import { clearSecretReissued, issueEnrollmentSecret, reissueEnrollmentSecret } from '../store/enrollment-secrets.js'
+import { upsertDeclaredNode } from '../store/nodes.js'
 
 /** Statuses whose agent holds a live certificate: a reissue keeps it until the new enrollment. */
 export const ENROLLED_STATUSES: ReadonlySet<string> = new Set(['active', 'unhealthy', 'draining', 'lost'])

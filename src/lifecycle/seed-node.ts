@@ -105,7 +105,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
   const retry = `fleetkit seed ${options.nodeId} --kind ${options.kind}`
   const { openDatabase, withTransaction } = await import('../store/database.js')
   const nodes = await import('../store/nodes.js')
-  const { lockNodeSecretState } = await import('../store/node-secrets.js')
+  const { lockNodeSecretState } = await import('../store/enrollment-secrets.js')
   const database = await openDatabase({ env: options.env })
   try {
     const row = await nodes.getNode(database.pool, options.nodeId)

@@ -117,3 +117,9 @@ export async function countCertificatesExpiringBefore(q: Queryable, now: Date, b
   )
   return Number(rows[0]!.n)
 }
+
+/** Whether the node was ever issued an agent certificate (it enrolled at least once). */
+export async function hasAgentCertificate(q: Queryable, nodeId: string): Promise<boolean> {
+  const { rows } = await q.query<{ found: boolean }>(`SELECT EXISTS (SELECT 1 FROM node_certificates WHERE node_id = $1 AND purpose = 'agent') AS found`, [nodeId])
+  return rows[0]!.found
+}

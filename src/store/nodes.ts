@@ -1,5 +1,5 @@
-// The nodes table: declared nodes, enrollment secrets (hashes only), status, SSH host key
-// and the host facts agents report, written for a whole heartbeat batch in one statement.
+// The nodes table's rows: declared nodes, their status and SSH host key. Enrollment secrets
+// are in enrollment-secrets.ts, heartbeats and host facts in heartbeats.ts.
 import type { Queryable } from './database.js'
 
 export const NODE_STATUSES = ['provisioning', 'active', 'unhealthy', 'draining', 'retired', 'lost', 'parked', 'failed'] as const
@@ -49,7 +49,8 @@ export interface NodeRow {
   updatedAt: Date
 }
 
-const NODE_COLUMNS = `id, pool, region, server_type, image, status, schedulable, provision_state, provision_error,
+/** Every column of a NodeRow, for the modules of this table family. */
+export const NODE_COLUMNS = `id, pool, region, server_type, image, status, schedulable, provision_state, provision_error,
   provider, provider_server_id, host(public_ipv4) AS public_ipv4, host(public_ipv6) AS public_ipv6,
   host(private_ipv4) AS private_ipv4, ssh_host, replaces_node_id, capacity_cpu, capacity_memory_mib, capacity_disk_gib,
   enrollment_secret_sha256 IS NOT NULL AS has_enrollment_secret, enrollment_secret_expires_at, enrollment_secret_used_at,
@@ -59,7 +60,7 @@ const NODE_COLUMNS = `id, pool, region, server_type, image, status, schedulable,
 
 type Raw = Record<string, unknown>
 
-function toNode(r: Raw): NodeRow {
+export function toNode(r: Raw): NodeRow {
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v))
   return {
     id: r.id as string,
@@ -129,46 +130,6 @@ export async function upsertDeclaredNode(q: Queryable, node: DeclaredNode): Prom
   return toNode(result.rows[0] as Raw)
 }
 
-/**
- * Store the SHA-256 of a new enrollment secret (replacing any previous one), clear its
- * used mark and set the node `provisioning`. Returns the node, or undefined if it does not exist.
- */
-export async function issueEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, expiresAt: Date): Promise<NodeRow | undefined> {
-  assertSha256(secretSha256)
-  const result = await q.query(
-    `UPDATE nodes SET enrollment_secret_sha256 = $2, enrollment_secret_expires_at = $3, enrollment_secret_used_at = NULL,
-       status = 'provisioning', schedulable = false, updated_at = now()
-     WHERE id = $1
-     RETURNING ${NODE_COLUMNS}`,
-    [nodeId, secretSha256, expiresAt],
-  )
-  return result.rows[0] ? toNode(result.rows[0] as Raw) : undefined
-}
-
-/**
- * Consume an enrollment secret in ONE conditional UPDATE: the hash matches, it is unused and
- * unexpired at `now`, and the node is `provisioning` (or enrolled with a secret reissued on
- * purpose, src/store/node-secrets.ts). The node becomes `active` (a draining node stays
- * draining) with last_seen_at = now (and provision_state `enrolled` if it was being provisioned).
- * True iff this call consumed it: of concurrent attempts with one secret, exactly one wins.
- */
-export async function consumeEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, now: Date): Promise<boolean> {
-  if (secretSha256.length !== 32) return false
-  const result = await q.query(
-    `UPDATE nodes SET status = CASE WHEN status = 'draining' THEN status ELSE 'active' END,
-       last_seen_at = $3, enrollment_secret_used_at = $3, enrollment_secret_reissued = false,
-       provision_state = CASE WHEN provision_state IS NULL THEN NULL ELSE 'enrolled' END,
-       lost_at = NULL, updated_at = now()
-     WHERE id = $1
-       AND (status = 'provisioning' OR (enrollment_secret_reissued AND status IN ('active', 'unhealthy', 'draining', 'lost')))
-       AND enrollment_secret_sha256 = $2
-       AND enrollment_secret_used_at IS NULL
-       AND enrollment_secret_expires_at > $3`,
-    [nodeId, secretSha256, now],
-  )
-  return result.rowCount === 1
-}
-
 /** Record the public half of the SSH host key the worker seed generated. */
 export async function setNodeHostKey(q: Queryable, nodeId: string, publicKey: string): Promise<boolean> {
   const key = publicKey.trim()
@@ -219,138 +180,4 @@ export async function countNodesByStatus(q: Queryable): Promise<Record<NodeStatu
   const counts = Object.fromEntries(NODE_STATUSES.map((s) => [s, 0])) as Record<NodeStatus, number>
   for (const row of result.rows) counts[row.status] = Number(row.count)
   return counts
-}
-
-/** Host facts as the agent sends them (spec 05); anything may be missing or malformed. */
-export interface WireHostFacts {
-  cpu_count?: unknown
-  memory_mb?: unknown
-  data_disk_free_gb?: unknown
-  kernel?: unknown
-  docker_version?: unknown
-  agent_version?: unknown
-  bridge_netfilter?: unknown
-  clock_skew_ms?: unknown
-}
-
-export interface BoundedHostFacts {
-  cpuCount: number | null
-  memoryMb: number | null
-  dataDiskFreeGb: number | null
-  kernel: string | null
-  dockerVersion: string | null
-  agentVersion: string | null
-  bridgeNetfilter: boolean | null
-  clockSkewMs: number | null
-}
-
-export const HOST_FACT_STRING_MAX = 128
-const INT4_MAX = 2_147_483_647
-
-/**
- * Facts reduced to what the columns hold: integers in range (else null), finite numbers,
- * strings without control characters cut to HOST_FACT_STRING_MAX, booleans only if boolean.
- */
-export function boundHostFacts(facts: WireHostFacts | null | undefined): BoundedHostFacts {
-  const f = facts ?? {}
-  return {
-    cpuCount: boundInt(f.cpu_count, 0, 1_000_000),
-    memoryMb: boundInt(f.memory_mb, 0, INT4_MAX),
-    dataDiskFreeGb: boundNumber(f.data_disk_free_gb, 0, 1e12),
-    kernel: boundString(f.kernel),
-    dockerVersion: boundString(f.docker_version),
-    agentVersion: boundString(f.agent_version),
-    bridgeNetfilter: typeof f.bridge_netfilter === 'boolean' ? f.bridge_netfilter : null,
-    clockSkewMs: boundInt(f.clock_skew_ms, -INT4_MAX, INT4_MAX, true),
-  }
-}
-
-function boundNumber(value: unknown, min: number, max: number): number | null {
-  return typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max ? value : null
-}
-
-function boundInt(value: unknown, min: number, max: number, clamp = false): number | null {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return null
-  const n = Math.round(value)
-  if (clamp) return Math.min(max, Math.max(min, n))
-  return n >= min && n <= max ? n : null
-}
-
-function boundString(value: unknown): string | null {
-  if (typeof value !== 'string') return null
-  // eslint-disable-next-line no-control-regex
-  const clean = value.replace(/[\u0000-\u001f\u007f]/g, ' ').trim()
-  if (clean === '') return null
-  return Array.from(clean).slice(0, HOST_FACT_STRING_MAX).join('')
-}
-
-export interface Heartbeat {
-  nodeId: string
-  seenAt: Date
-  /** Omitted or null: only last_seen_at moves; the stored facts stay. */
-  facts?: WireHostFacts | null
-}
-
-/**
- * Write a batch of heartbeats in ONE statement (unnest over parallel arrays). last_seen_at
- * never moves backwards and facts older than the stored ones are ignored, so batches from
- * several gateways may land in any order. For one node in one batch, the latest heartbeat wins.
- * Returns the number of nodes updated (unknown nodes are ignored).
- */
-export async function recordHeartbeats(q: Queryable, batch: readonly Heartbeat[]): Promise<number> {
-  const latest = new Map<string, Heartbeat>()
-  for (const beat of batch) {
-    const seen = latest.get(beat.nodeId)
-    if (!seen || beat.seenAt.getTime() >= seen.seenAt.getTime()) {
-      // A later beat without facts keeps the facts of an earlier one in the same batch.
-      latest.set(beat.nodeId, beat.facts == null && seen?.facts != null ? { ...beat, facts: seen.facts } : beat)
-    }
-  }
-  if (latest.size === 0) return 0
-  const beats = [...latest.values()]
-  const bounded = beats.map((b) => (b.facts == null ? undefined : boundHostFacts(b.facts)))
-  const col = <T>(pick: (f: BoundedHostFacts) => T) => bounded.map((f) => (f ? pick(f) : null))
-  const result = await q.query(
-    `WITH locked AS (
-       -- Row locks taken in id order: two gateways' overlapping batches cannot deadlock.
-       SELECT id, host_facts_at FROM nodes WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE
-     )
-     UPDATE nodes AS n SET
-       last_seen_at = GREATEST(n.last_seen_at, b.seen_at),
-       host_cpu_count = CASE WHEN b.fresh THEN b.cpu_count ELSE n.host_cpu_count END,
-       host_memory_mb = CASE WHEN b.fresh THEN b.memory_mb ELSE n.host_memory_mb END,
-       host_data_disk_free_gb = CASE WHEN b.fresh THEN b.disk_free_gb ELSE n.host_data_disk_free_gb END,
-       host_kernel = CASE WHEN b.fresh THEN b.kernel ELSE n.host_kernel END,
-       host_docker_version = CASE WHEN b.fresh THEN b.docker_version ELSE n.host_docker_version END,
-       host_agent_version = CASE WHEN b.fresh THEN b.agent_version ELSE n.host_agent_version END,
-       host_bridge_netfilter = CASE WHEN b.fresh THEN b.bridge_netfilter ELSE n.host_bridge_netfilter END,
-       host_clock_skew_ms = CASE WHEN b.fresh THEN b.clock_skew_ms ELSE n.host_clock_skew_ms END,
-       host_facts_at = CASE WHEN b.fresh THEN b.seen_at ELSE n.host_facts_at END
-     FROM (
-       SELECT u.*, u.has_facts AND u.seen_at >= COALESCE(m.host_facts_at, '-infinity') AS fresh
-       FROM unnest($1::text[], $2::timestamptz[], $3::boolean[], $4::integer[], $5::integer[], $6::double precision[],
-                   $7::text[], $8::text[], $9::text[], $10::boolean[], $11::integer[])
-            AS u(node_id, seen_at, has_facts, cpu_count, memory_mb, disk_free_gb, kernel, docker_version, agent_version, bridge_netfilter, clock_skew_ms)
-       JOIN locked AS m ON m.id = u.node_id
-     ) AS b
-     WHERE n.id = b.node_id`,
-    [
-      beats.map((b) => b.nodeId),
-      beats.map((b) => b.seenAt),
-      bounded.map((f) => f !== undefined),
-      col((f) => f.cpuCount),
-      col((f) => f.memoryMb),
-      col((f) => f.dataDiskFreeGb),
-      col((f) => f.kernel),
-      col((f) => f.dockerVersion),
-      col((f) => f.agentVersion),
-      col((f) => f.bridgeNetfilter),
-      col((f) => f.clockSkewMs),
-    ],
-  )
-  return result.rowCount ?? 0
-}
-
-function assertSha256(hash: Buffer): void {
-  if (!Buffer.isBuffer(hash) || hash.length !== 32) throw new RangeError('an enrollment secret hash is a 32-byte SHA-256 digest')
 }

@@ -12,6 +12,7 @@ export const AGENT_CODES = {
   CERTIFICATE_EXPIRED: { summary: "The agent's certificate has expired; it must enroll again.", person: false },
   AGENT_CERTIFICATE_REJECTED: { summary: "The gateway answered 401: it does not accept the agent's certificate (revoked or unknown).", person: false },
   AGENT_RENEWAL_FAILED: { summary: 'Renewing the certificate failed, or the renewed certificate failed its health check.', person: false },
+  GATEWAY_RESPONSE_INVALID: { summary: "The gateway answered with a body that does not match the agent's wire contract (versions differ, or something in between rewrote it).", person: false },
   GATEWAY_UNREACHABLE: { summary: 'The agent cannot reach the gateway or complete a TLS handshake with it.', person: false, exitCode: 69 },
   CLOCK_SKEW: { summary: "The host clock differs from the gateway's by more than TLS tolerates.", person: true },
   BR_NETFILTER_OFF: { summary: 'br_netfilter is not active or a net.bridge.bridge-nf-call-* sysctl is not 1.', person: false },

@@ -14,5 +14,8 @@ export const GATEWAY_CODES = {
   ROUTE_NOT_FOUND: { summary: 'A request named a route the gateway listener does not serve.', person: false },
   NODE_UNKNOWN: { summary: 'No node of that id is in the state database.', person: false },
   NODE_CHECK_TIMEOUT: { summary: 'fleetkit node check queued a checks job but no result arrived in time.', person: false },
+  NODE_NOT_ENROLLED: { summary: "fleetkit node check was asked for a node whose agent has not enrolled, so no agent can take the job.", person: false },
+  NODE_CHECK_RESULT_INVALID: { summary: 'The checks result a node reported cannot be read (unknown status, malformed check ID, unregistered code, no checks).', person: false },
+  NODE_CHECK_INTERRUPTED: { summary: 'fleetkit node check was interrupted (Ctrl-C or SIGTERM); its job was withdrawn unless an agent had taken it.', person: false, exitCode: 130 },
   NODE_CHECK_FAILED: { summary: 'The node ran its host checks and at least one failed (or the job failed).', person: false },
 } as const satisfies Record<string, FailureCodeSpec>

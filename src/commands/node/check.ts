@@ -2,13 +2,15 @@ import { Args, Flags } from '@oclif/core'
 
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
-import type { NodeCheckResult } from '../../gateway/node-check.js'
+import type { NodeCheckResult } from '../../lifecycle/node-check.js'
 
 export default class NodeCheck extends FleetkitCommand<NodeCheckResult> {
   static override summary = "Run the host check suite on a node through its agent and print each check's result."
   static override description = `Queues a checks job for the node; its fleetkit-agent leases it, runs the host checks
 (br_netfilter, data volume, firewall, free disk, its unit, certificate expiry, clock skew) and reports each check ID
-with its status and failure code. Fails with NODE_CHECK_FAILED when a check fails, NODE_CHECK_TIMEOUT when no result arrives.`
+with its status and failure code. Fails with NODE_CHECK_FAILED when a check fails, NODE_CHECK_TIMEOUT when no result
+arrives, NODE_NOT_ENROLLED at once for a node whose agent has not enrolled, NODE_CHECK_RESULT_INVALID for a result it
+cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED).`
   static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --timeout 120 --json']
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
@@ -18,7 +20,12 @@ with its status and failure code. Fails with NODE_CHECK_FAILED when a check fail
   async run(): Promise<NodeCheckResult> {
     const { args, flags } = await this.parse(NodeCheck)
     const { openDatabase } = await import('../../store/database.js')
-    const { runNodeCheck, formatCheck } = await import('../../gateway/node-check.js')
+    const { runNodeCheck, formatCheck } = await import('../../lifecycle/node-check.js')
+    // The first Ctrl-C or SIGTERM withdraws the job and ends the command; a second one kills it as usual.
+    const interrupt = new AbortController()
+    const onSignal = () => interrupt.abort()
+    process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
     const database = await openDatabase()
     try {
       const result = await runNodeCheck({
@@ -26,6 +33,7 @@ with its status and failure code. Fails with NODE_CHECK_FAILED when a check fail
         nodeId: args.node,
         timeoutSeconds: flags.timeout,
         clock: systemClock,
+        signal: interrupt.signal,
         onProgress: (p) => {
           if (this.jsonEnabled()) return
           const state = p.status === 'queued' ? 'queued, waiting for the agent' : p.status === 'leased' ? `running on the node (attempt ${p.attempts})` : p.status
@@ -36,6 +44,8 @@ with its status and failure code. Fails with NODE_CHECK_FAILED when a check fail
       this.log(`${result.nodeId}: ${result.checks.length} checks, none failed`)
       return result
     } finally {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
       await database.close()
     }
   }

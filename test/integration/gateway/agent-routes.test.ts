@@ -8,6 +8,9 @@ import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../
 import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
+/** A checks result of the contract's shape (src/protocol/check-result.ts). */
+const CHECKS = { checks: [{ id: 'host:br-netfilter', status: 'pass', detail: 'loaded' }] }
+const FAILURE = { error: { code: 'job_error', message: 'it broke' } }
 const FACTS = { cpu_count: 4, memory_mb: 8192, data_disk_free_gb: 120.5, kernel: '6.1.0-28-amd64', docker_version: '27.3.1', agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 12 }
 
 function errorCode(reply: { body: Record<string, unknown> }): string | undefined {
@@ -81,8 +84,8 @@ describe('gateway: agent routes', function () {
       const before = await jobRow(gw, job.id)
       const stale = 'A'.repeat(43)
       const r1 = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/heartbeat`, { lease_token: stale })
-      const r2 = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: stale, status: 'succeeded', result: { checks: [] } })
-      const r3 = await gw.agent(agent, 'POST', '/v1/agent/jobs/not-a-uuid/complete', { lease_token: stale, status: 'succeeded' })
+      const r2 = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: stale, status: 'succeeded', result: CHECKS })
+      const r3 = await gw.agent(agent, 'POST', '/v1/agent/jobs/not-a-uuid/complete', { lease_token: stale, status: 'succeeded', result: CHECKS })
       for (const r of [r1, r2, r3]) {
         assert.equal(r.status, 409)
         assert.equal(errorCode(r), 'lease_conflict')
@@ -99,8 +102,30 @@ describe('gateway: agent routes', function () {
       const finished = await getJob(gw.db.pool, job.id)
       assert.equal(finished!.status, 'succeeded')
       assert.deepEqual(finished!.result, result)
-      const again = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'failed', result: {} })
+      const again = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'failed', result: FAILURE })
       assert.equal(again.status, 409, 'a finished job cannot be completed again')
+    })
+
+    it('refuses a completion whose result breaks the contract (unregistered code, unknown status, no checks) with 400 and stores nothing', async () => {
+      const job = await createJob(gw.db.pool, { nodeId: 'node-a', kind: 'checks', now: clock.now() })
+      const j = (await gw.agent(agent, 'POST', '/v1/agent/lease', { facts: FACTS })).body.job as { lease_token: string }
+      const before = await jobRow(gw, job.id)
+      const bad = [
+        { checks: [{ id: 'host:br-netfilter', status: 'fail', code: 'HOST_BR_NETFILTER_MISSING', detail: 'x' }] },
+        { checks: [{ id: 'host:br-netfilter', status: 'exploded', detail: 'x' }] },
+        { checks: [{ id: 'Bad ID', status: 'pass', detail: 'x' }] },
+        { checks: [] },
+        {},
+      ]
+      for (const result of bad) {
+        const r = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result })
+        assert.equal(r.status, 400, JSON.stringify(result))
+        assert.equal(errorCode(r), 'request_invalid')
+        assert.match(String((r.body.error as { message: string }).message), /result/)
+      }
+      assert.deepEqual(await jobRow(gw, job.id), before, 'nothing was written')
+      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result: CHECKS })
+      assert.equal(done.status, 200)
     })
 
     it('an abandoned lease expires and the job is leased again with a new token; the old token then gets 409', async () => {
@@ -111,8 +136,8 @@ describe('gateway: agent routes', function () {
       assert.equal(second.id, job.id)
       assert.equal(second.attempt, 2)
       assert.notEqual(second.lease_token, first.lease_token)
-      assert.equal((await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: first.lease_token, status: 'succeeded', result: {} })).status, 409)
-      assert.equal((await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: second.lease_token, status: 'succeeded', result: {} })).status, 200)
+      assert.equal((await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: first.lease_token, status: 'succeeded', result: CHECKS })).status, 409)
+      assert.equal((await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: second.lease_token, status: 'succeeded', result: CHECKS })).status, 200)
     })
 
     it('a job abandoned on its last attempt fails instead of being leased forever', async () => {
@@ -137,7 +162,7 @@ describe('gateway: agent routes', function () {
       const hb = await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })
       assert.equal(hb.status, 200)
       assert.equal(hb.body.node_status, 'draining')
-      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result: { checks: [] } })
+      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result: CHECKS })
       assert.equal(done.status, 200)
       assert.equal((await getJob(gw.db.pool, job.id))!.status, 'succeeded')
     })
@@ -150,7 +175,7 @@ describe('gateway: agent routes', function () {
       assert.equal(refused.status, 403)
       assert.equal(errorCode(refused), 'node_lost')
       assert.deepEqual(refused.body.cleanup, [{ job_id: job.id }])
-      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result: {} })
+      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result: CHECKS })
       assert.equal(done.status, 409)
       assert.equal((await getJob(gw.db.pool, job.id))!.status, 'leased')
     })

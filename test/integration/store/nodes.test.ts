@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto'
 
 import { withTransaction } from '../../../src/store/database.js'
 import { appendEvent, listEvents } from '../../../src/store/events.js'
-import {
-  consumeEnrollmentSecret, countNodesByStatus, getNode, HOST_FACT_STRING_MAX, issueEnrollmentSecret, listNodes,
-  recordHeartbeats, setNodeHostKey, setNodeStatus, upsertDeclaredNode,
-} from '../../../src/store/nodes.js'
+import { HOST_FACT_STRING_MAX } from '../../../src/protocol/host-facts.js'
+import { consumeEnrollmentSecret, issueEnrollmentSecret } from '../../../src/store/enrollment-secrets.js'
+import { recordHeartbeats } from '../../../src/store/heartbeats.js'
+import { countNodesByStatus, getNode, listNodes, setNodeHostKey, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest()

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict'
 
 import { SKEW_FAIL_MS, skewStatus, timeRelatedTlsFailure } from '../../../src/agent/clock-skew.js'
 import { joinBundles, retryAfterMs } from '../../../src/agent/enroll.js'
-import { gatewayErrorCode, skewFrom } from '../../../src/agent/gateway-client.js'
+import { skewFrom } from '../../../src/agent/gateway-client.js'
 import { jobHeartbeatIntervalMs } from '../../../src/agent/jobs.js'
 import { jsonLogger } from '../../../src/agent/log.js'
-import { fencedJobIds } from '../../../src/agent/run-loop.js'
 
 const cert = (body: string) => `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----`
 
@@ -26,9 +25,7 @@ describe('agent protocol helpers', () => {
     for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT']) assert.ok(!timeRelatedTlsFailure(code), code)
   })
 
-  it("reads the gateway's error code, Retry-After in seconds or as a date, and backs off without one", () => {
-    assert.equal(gatewayErrorCode({ error: { code: 'renewal_not_due', message: 'x' } }), 'renewal_not_due')
-    assert.equal(gatewayErrorCode({}), undefined)
+  it('reads Retry-After in seconds or as a date, and backs off without one', () => {
     assert.equal(retryAfterMs('3', 1), 3000)
     assert.equal(retryAfterMs(['7'], 1), 7000)
     assert.equal(retryAfterMs('99999', 1), 300_000)
@@ -47,11 +44,6 @@ describe('agent protocol helpers', () => {
     assert.equal(jobHeartbeatIntervalMs(now, '2026-01-01T00:10:00Z'), 30_000)
     assert.equal(jobHeartbeatIntervalMs(now, '2026-01-01T00:00:01Z'), 1000)
     assert.equal(jobHeartbeatIntervalMs(now, 'garbage'), 10_000)
-  })
-
-  it("reads a lost node's cleanup list in any of its shapes", () => {
-    assert.deepEqual([...fencedJobIds([{ job_id: '12' }, { id: 13 }, '14', 15, null, { other: 1 }])], ['12', '13', '14', '15'])
-    assert.equal(fencedJobIds(undefined).size, 0)
   })
 
   it('logs one JSON object per line', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { HeartbeatCoalescer } from '../../../src/gateway/heartbeat-coalescer.js'
-import type { Heartbeat } from '../../../src/store/nodes.js'
+import { type Heartbeat, mergeHeartbeat } from '../../../src/store/heartbeats.js'
 
 function manualTimer() {
   let tick: (() => void) | undefined
@@ -43,6 +43,20 @@ describe('gateway: heartbeat coalescer', () => {
     await c.flush()
     assert.equal(writes[0]![0]!.seenAt.getUTCSeconds(), 2)
     assert.deepEqual(writes[0]![0]!.facts, { kernel: 'k1' })
+  })
+
+  it('merges by the one heartbeat rule of the store: a late, older beat loses but lends its facts to a newer beat without any', async () => {
+    const writes: Heartbeat[][] = []
+    const c = new HeartbeatCoalescer({ write: async (b) => { writes.push(b) }, ...manualTimer() })
+    c.add({ nodeId: 'a', seenAt: at(2), facts: null })
+    c.add({ nodeId: 'a', seenAt: at(1), facts: { kernel: 'k1' } })
+    await c.flush()
+    assert.equal(writes[0]![0]!.seenAt.getUTCSeconds(), 2)
+    assert.deepEqual(writes[0]![0]!.facts, { kernel: 'k1' })
+    const older = { nodeId: 'b', seenAt: at(1), facts: { kernel: 'old' } }
+    const newer = { nodeId: 'b', seenAt: at(3), facts: { kernel: 'new' } }
+    assert.deepEqual(mergeHeartbeat(mergeHeartbeat(undefined, newer), older), newer, 'order of arrival does not matter')
+    assert.deepEqual(mergeHeartbeat(older, newer), newer)
   })
 
   it('never runs two writes at once and retries a failed batch, newer beats winning', async () => {

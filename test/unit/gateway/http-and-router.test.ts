@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { errorReply } from '../../../src/gateway/http.js'
-import { parseChecks } from '../../../src/gateway/node-check.js'
 import { Router } from '../../../src/gateway/router.js'
 
 describe('gateway: router', () => {
@@ -43,24 +42,5 @@ describe('gateway: error replies', () => {
     assert.equal(r.status, 500)
     assert.doesNotMatch(JSON.stringify(r.body), /secret/)
     assert.equal((r.body.error as { code: string }).code, 'internal_error')
-  })
-})
-
-describe('gateway: node check results', () => {
-  it('keeps only checks of the contract shape', () => {
-    const checks = parseChecks({
-      checks: [
-        { id: 'host:br-netfilter', status: 'pass', detail: 'ok' },
-        { id: 'Bad ID', status: 'pass' },
-        { id: 'host:firewall', status: 'exploded' },
-        { id: 'agent:clock-skew', status: 'warn', code: 'CLOCK_SKEW', extra: 1 },
-        'junk',
-      ],
-    })
-    assert.deepEqual(checks, [
-      { id: 'host:br-netfilter', status: 'pass', detail: 'ok' },
-      { id: 'agent:clock-skew', status: 'warn', code: 'CLOCK_SKEW' },
-    ])
-    assert.deepEqual(parseChecks(null), [])
   })
 })

@@ -1,11 +1,11 @@
-// A reissued enrollment secret (src/store/node-secrets.ts): stored beside an enrolled node's
+// A reissued enrollment secret (src/store/enrollment-secrets.ts): stored beside an enrolled node's
 // status, consumable by that node once, and never a way around "provisioning" for other secrets.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 
 import { withTransaction } from '../../../src/store/database.js'
-import { clearSecretReissued, lockNodeSecretState, reissueEnrollmentSecret } from '../../../src/store/node-secrets.js'
-import { consumeEnrollmentSecret, getNode, issueEnrollmentSecret, setNodeHostKey, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
+import { clearSecretReissued, consumeEnrollmentSecret, issueEnrollmentSecret, lockNodeSecretState, reissueEnrollmentSecret } from '../../../src/store/enrollment-secrets.js'
+import { getNode, setNodeHostKey, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest()

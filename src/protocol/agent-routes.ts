@@ -1,0 +1,233 @@
+// The mTLS agent routes (spec 05): heartbeat, lease, job heartbeat and completion, renewal,
+// identity. One type and one reader per request and response; the gateway and the agent both use them.
+import { type ChecksJobResult, readChecksJobResult } from './check-result.js'
+import { type HostFacts, readHostFacts } from './host-facts.js'
+import { type Json, WireFormatError, field, printableText, readArray, readCertificatePem, readEnum, readInteger, readObject, readString, readTime } from './wire-format.js'
+
+/** The route patterns of the agent listener; `:id` is a job id (jobPath fills it in). */
+export const AGENT_PATHS = {
+  heartbeat: '/v1/agent/heartbeat',
+  lease: '/v1/agent/lease',
+  jobHeartbeat: '/v1/agent/jobs/:id/heartbeat',
+  jobComplete: '/v1/agent/jobs/:id/complete',
+  renew: '/v1/agent/certificate/renew',
+  identity: '/v1/agent/identity',
+} as const
+
+export function jobPath(pattern: typeof AGENT_PATHS.jobHeartbeat | typeof AGENT_PATHS.jobComplete, jobId: string): string {
+  return pattern.replace(':id', encodeURIComponent(jobId))
+}
+
+export const LEASE_TOKEN_MAX = 256
+/** A lost node's cleanup list is at most this long (spec 05). */
+export const CLEANUP_LIST_MAX = 64
+
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const NODE_STATUS = /^[a-z_]{1,32}$/
+const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/
+const KIND = /^[a-z][a-z0-9_]{0,63}$/
+const HEX_SHA256 = /^[0-9a-f]{64}$/
+
+const readJobId = (value: unknown, path: string) => readString(value, path, { max: 36, pattern: JOB_ID, expected: 'a job id (UUID)' })
+const readNodeStatus = (value: unknown, path: string) => readString(value, path, { max: 32, pattern: NODE_STATUS, expected: 'a node status' })
+const readLeaseToken = (value: unknown, path: string) => readString(value, path, { max: LEASE_TOKEN_MAX })
+
+// ---- heartbeat and lease: both carry host facts ----
+
+export interface HeartbeatRequest {
+  facts: HostFacts | null
+}
+export type LeaseRequest = HeartbeatRequest
+
+export function readHeartbeatRequest(value: unknown): HeartbeatRequest {
+  return { facts: readHostFacts(field(readObject(value, 'body'), 'facts'), 'facts') }
+}
+export const readLeaseRequest = readHeartbeatRequest
+
+export interface HeartbeatResponse {
+  node_status: string
+}
+
+export function readHeartbeatResponse(value: unknown): HeartbeatResponse {
+  return { node_status: readNodeStatus(field(readObject(value, 'body'), 'node_status'), 'node_status') }
+}
+
+export interface LeasedJob {
+  id: string
+  kind: string
+  payload: Json
+  /** Random; only its SHA-256 is stored. Job heartbeats and completion present it. */
+  lease_token: string
+  lease_expires_at: string
+  attempt: number
+}
+
+export interface LeaseResponse {
+  job: LeasedJob | null
+}
+
+export function readLeaseResponse(value: unknown): LeaseResponse {
+  const job = field(readObject(value, 'body'), 'job')
+  if (job === null || job === undefined) return { job: null }
+  const o = readObject(job, 'job')
+  return {
+    job: {
+      id: readJobId(field(o, 'id'), 'job.id'),
+      kind: readString(field(o, 'kind'), 'job.kind', { max: 64, pattern: KIND, expected: 'a job kind' }),
+      payload: readObject(field(o, 'payload'), 'job.payload'),
+      lease_token: readLeaseToken(field(o, 'lease_token'), 'job.lease_token'),
+      lease_expires_at: readTime(field(o, 'lease_expires_at'), 'job.lease_expires_at'),
+      attempt: readInteger(field(o, 'attempt'), 'job.attempt', 1, 1_000_000),
+    },
+  }
+}
+
+/** 403 node_lost: the node was declared lost; the jobs named here were fenced away from it. */
+export interface NodeLostBody {
+  cleanup: { job_id: string }[]
+}
+
+export function readNodeLostBody(value: unknown): NodeLostBody {
+  const items = readArray(field(readObject(value, 'body'), 'cleanup'), 'cleanup', CLEANUP_LIST_MAX)
+  return { cleanup: items.map((item, i) => ({ job_id: readJobId(field(readObject(item, `cleanup[${i}]`), 'job_id'), `cleanup[${i}].job_id`) })) }
+}
+
+/** 403 node_not_active: no new jobs for a node in this status. */
+export interface NodeNotActiveBody {
+  node_status: string
+}
+
+// ---- jobs ----
+
+export interface JobHeartbeatRequest {
+  lease_token: string
+}
+
+export function readJobHeartbeatRequest(value: unknown): JobHeartbeatRequest {
+  return { lease_token: readLeaseToken(field(readObject(value, 'body'), 'lease_token'), 'lease_token') }
+}
+
+export interface JobHeartbeatResponse {
+  job_id: string
+  lease_expires_at: string
+}
+
+export function readJobHeartbeatResponse(value: unknown): JobHeartbeatResponse {
+  const o = readObject(value, 'body')
+  return { job_id: readJobId(field(o, 'job_id'), 'job_id'), lease_expires_at: readTime(field(o, 'lease_expires_at'), 'lease_expires_at') }
+}
+
+/** Why a job failed on the host: a snake_case code and one printable line. */
+export interface JobFailure {
+  error: { code: string; message: string }
+}
+
+export const JOB_FAILURE_MESSAGE_MAX = 500
+
+export function readJobFailure(value: unknown, path = 'result'): JobFailure {
+  const error = readObject(field(readObject(value, path), 'error'), `${path}.error`)
+  return {
+    error: {
+      code: readString(field(error, 'code'), `${path}.error.code`, { max: 64, pattern: ERROR_CODE, expected: 'a snake_case code' }),
+      message: printableText(readString(field(error, 'message'), `${path}.error.message`, { min: 0, max: 4 * JOB_FAILURE_MESSAGE_MAX }), JOB_FAILURE_MESSAGE_MAX),
+    },
+  }
+}
+
+/**
+ * A completion: a succeeded job carries its kind's result (`checks` is the only kind, so
+ * a checks result), a failed one a JobFailure. Anything else is refused, not stored.
+ */
+export type JobCompleteRequest =
+  | { lease_token: string; status: 'succeeded'; result: ChecksJobResult }
+  | { lease_token: string; status: 'failed'; result: JobFailure }
+
+export function readJobCompleteRequest(value: unknown): JobCompleteRequest {
+  const o = readObject(value, 'body')
+  const lease_token = readLeaseToken(field(o, 'lease_token'), 'lease_token')
+  const status = readEnum(field(o, 'status'), 'status', ['succeeded', 'failed'] as const)
+  return status === 'succeeded'
+    ? { lease_token, status, result: readChecksJobResult(field(o, 'result')) }
+    : { lease_token, status, result: readJobFailure(field(o, 'result')) }
+}
+
+export interface JobCompleteResponse {
+  job_id: string
+  status: 'succeeded' | 'failed'
+}
+
+// ---- renewal and identity ----
+
+export interface RenewRequest {
+  /** Checked by src/pki/csr.ts (RENEWAL_CSR_INVALID). */
+  csr_pem: string
+}
+
+export function readRenewRequest(value: unknown): RenewRequest {
+  return { csr_pem: readString(field(readObject(value, 'body'), 'csr_pem'), 'csr_pem', { min: 0, max: 64 * 1024 }) }
+}
+
+export interface RenewResponse {
+  certificate_pem: string
+  /** What the gateway trusts now (old and new CA during a rotation). */
+  ca_bundle_pem: string
+  not_after: string
+}
+
+export function readRenewResponse(value: unknown): RenewResponse {
+  const o = readObject(value, 'body')
+  return {
+    certificate_pem: readCertificatePem(field(o, 'certificate_pem'), 'certificate_pem'),
+    ca_bundle_pem: readCertificatePem(field(o, 'ca_bundle_pem'), 'ca_bundle_pem'),
+    not_after: readTime(field(o, 'not_after'), 'not_after'),
+  }
+}
+
+/** 409 renewal_not_due. */
+export interface RenewalNotDueBody {
+  renewal_due_at: string
+}
+
+export interface IdentityResponse {
+  node_id: string
+  status: string
+  certificate: { serial: string; not_before: string; not_after: string; fingerprint_sha256: string; issuer_ca_sha256: string }
+}
+
+export function readIdentityResponse(value: unknown): IdentityResponse {
+  const o = readObject(value, 'body')
+  const c = readObject(field(o, 'certificate'), 'certificate')
+  return {
+    node_id: readString(field(o, 'node_id'), 'node_id', { max: 253 }),
+    status: readNodeStatus(field(o, 'status'), 'status'),
+    certificate: {
+      serial: readString(field(c, 'serial'), 'certificate.serial', { max: 128, pattern: /^[0-9a-f]+$/i, expected: 'a hex serial' }),
+      not_before: readTime(field(c, 'not_before'), 'certificate.not_before'),
+      not_after: readTime(field(c, 'not_after'), 'certificate.not_after'),
+      fingerprint_sha256: readString(field(c, 'fingerprint_sha256'), 'certificate.fingerprint_sha256', { max: 64, pattern: HEX_SHA256, expected: 'a SHA-256 in hex' }),
+      issuer_ca_sha256: readString(field(c, 'issuer_ca_sha256'), 'certificate.issuer_ca_sha256', { max: 64, pattern: HEX_SHA256, expected: 'a SHA-256 in hex' }),
+    },
+  }
+}
+
+// ---- every listener ----
+
+export interface HealthResponse {
+  status: 'ok'
+}
+
+/** Every refusal: the failure code in lower case and one line; some add fields (NodeLostBody, ...). */
+export interface ErrorBody {
+  error: { code: string; message: string }
+}
+
+/** The gateway's error code, if the body is an ErrorBody; anything else is undefined, never a throw. */
+export function errorCodeOf(value: unknown): string | undefined {
+  try {
+    const error = readObject(field(readObject(value, 'body'), 'error'), 'error')
+    return readString(field(error, 'code'), 'error.code', { max: 64, pattern: ERROR_CODE })
+  } catch (error) {
+    if (error instanceof WireFormatError) return undefined
+    throw error
+  }
+}

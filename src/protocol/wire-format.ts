@@ -1,0 +1,88 @@
+// The small readers every wire validator is built from: each takes untrusted JSON and returns
+// a fresh, typed value or throws WireFormatError naming the field (never echoing its value).
+export class WireFormatError extends Error {
+  readonly path: string
+
+  constructor(path: string, reason: string) {
+    // The value is never part of the message: it may be a secret or hostile text.
+    super(`${path}: ${reason}`)
+    this.name = 'WireFormatError'
+    this.path = path
+  }
+}
+
+export type Json = Record<string, unknown>
+
+/** A plain JSON object (not null, not an array); its own fields are read, never its prototype's. */
+export function readObject(value: unknown, path: string): Json {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new WireFormatError(path, 'must be a JSON object')
+  return value as Json
+}
+
+/** The object's own field (undefined when absent), so `__proto__` or `toString` keys are never inherited. */
+export function field(o: Json, name: string): unknown {
+  return Object.hasOwn(o, name) ? o[name] : undefined
+}
+
+export interface StringRule {
+  min?: number
+  max: number
+  pattern?: RegExp
+  /** What the pattern means, for the error message. */
+  expected?: string
+}
+
+export function readString(value: unknown, path: string, rule: StringRule): string {
+  if (typeof value !== 'string') throw new WireFormatError(path, 'must be a string')
+  if (value.length < (rule.min ?? 1)) throw new WireFormatError(path, rule.min === 0 ? 'must be a string' : 'must not be empty')
+  if (value.length > rule.max) throw new WireFormatError(path, `must be at most ${rule.max} characters`)
+  if (rule.pattern && !rule.pattern.test(value)) throw new WireFormatError(path, `must be ${rule.expected ?? `a string matching ${rule.pattern.source}`}`)
+  return value
+}
+
+export function readInteger(value: unknown, path: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw new WireFormatError(path, `must be an integer from ${min} to ${max}`)
+  return value
+}
+
+export function readEnum<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) throw new WireFormatError(path, `must be one of ${allowed.join(', ')}`)
+  return value as T
+}
+
+export function readArray(value: unknown, path: string, max: number): unknown[] {
+  if (!Array.isArray(value)) throw new WireFormatError(path, 'must be an array')
+  if (value.length > max) throw new WireFormatError(path, `must have at most ${max} items`)
+  return value
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
+
+/** An RFC 3339 time as the gateway writes it (`toISOString()`), kept as the string. */
+export function readTime(value: unknown, path: string): string {
+  const text = readString(value, path, { max: 40, pattern: ISO_TIME, expected: 'an RFC 3339 date-time' })
+  if (Number.isNaN(Date.parse(text))) throw new WireFormatError(path, 'must be an RFC 3339 date-time')
+  return text
+}
+
+const PEM_CERTIFICATE = /^\s*-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----\s*$/
+
+/** One or more PEM certificates (a bundle); the content is checked by whoever uses it. */
+export function readCertificatePem(value: unknown, path: string): string {
+  return readString(value, path, { max: 256 * 1024, pattern: PEM_CERTIFICATE, expected: 'PEM certificates' })
+}
+
+// C0 and C1 controls (ESC among them), and the invisible marks that reorder or hide text.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g
+// eslint-disable-next-line no-control-regex
+const ESCAPE_SEQUENCE = /\u001b(\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])/g
+
+/**
+ * Text from a host made safe to print on one terminal line: escape sequences removed,
+ * other control characters (newlines too) turned into spaces, cut to `max` characters.
+ */
+export function printableText(text: string, max: number): string {
+  const clean = text.replace(ESCAPE_SEQUENCE, '').replace(CONTROL, ' ').replace(/ {2,}/g, ' ').trim()
+  return Array.from(clean).slice(0, max).join('')
+}

@@ -1,0 +1,89 @@
+// Enrollment secrets of the nodes table: only the SHA-256 of a single-use secret is stored;
+// one conditional UPDATE consumes it, so of concurrent attempts with one secret exactly one wins.
+// A secret reissued on purpose to an enrolled node leaves its status and certificates alone.
+import type { Queryable } from './database.js'
+import { NODE_COLUMNS, type NodeRow, toNode } from './nodes.js'
+
+/**
+ * Store the SHA-256 of a new enrollment secret (replacing any previous one), clear its
+ * used mark and set the node `provisioning`. Returns the node, or undefined if it does not exist.
+ */
+export async function issueEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, expiresAt: Date): Promise<NodeRow | undefined> {
+  assertSha256(secretSha256)
+  const result = await q.query(
+    `UPDATE nodes SET enrollment_secret_sha256 = $2, enrollment_secret_expires_at = $3, enrollment_secret_used_at = NULL,
+       status = 'provisioning', schedulable = false, updated_at = now()
+     WHERE id = $1
+     RETURNING ${NODE_COLUMNS}`,
+    [nodeId, secretSha256, expiresAt],
+  )
+  return result.rows[0] ? toNode(result.rows[0] as Record<string, unknown>) : undefined
+}
+
+/**
+ * Consume an enrollment secret in ONE conditional UPDATE: the hash matches, it is unused and
+ * unexpired at `now`, and the node is `provisioning` (or enrolled with a secret reissued on
+ * purpose: reissueEnrollmentSecret). The node becomes `active` (a draining node stays draining)
+ * with last_seen_at = now (and provision_state `enrolled` if it was being provisioned).
+ * True iff this call consumed it: of concurrent attempts with one secret, exactly one wins.
+ */
+export async function consumeEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, now: Date): Promise<boolean> {
+  if (secretSha256.length !== 32) return false
+  const result = await q.query(
+    `UPDATE nodes SET status = CASE WHEN status = 'draining' THEN status ELSE 'active' END,
+       last_seen_at = $3, enrollment_secret_used_at = $3, enrollment_secret_reissued = false,
+       provision_state = CASE WHEN provision_state IS NULL THEN NULL ELSE 'enrolled' END,
+       lost_at = NULL, updated_at = now()
+     WHERE id = $1
+       AND (status = 'provisioning' OR (enrollment_secret_reissued AND status IN ('active', 'unhealthy', 'draining', 'lost')))
+       AND enrollment_secret_sha256 = $2
+       AND enrollment_secret_used_at IS NULL
+       AND enrollment_secret_expires_at > $3`,
+    [nodeId, secretSha256, now],
+  )
+  return result.rowCount === 1
+}
+
+export interface NodeSecretState {
+  status: string
+  hostKeyPublic: string | null
+}
+
+/**
+ * The node's status and pinned host key, with its row locked until the transaction ends
+ * (FOR UPDATE), so the decision taken on them holds when the change commits.
+ */
+export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise<NodeSecretState | undefined> {
+  const result = await q.query<{ status: string; host_key_public: string | null }>(
+    'SELECT status, host_key_public FROM nodes WHERE id = $1 FOR UPDATE',
+    [nodeId],
+  )
+  const row = result.rows[0]
+  return row ? { status: row.status, hostKeyPublic: row.host_key_public } : undefined
+}
+
+/**
+ * Store the SHA-256 of a reissued secret for a node that is enrolled (active, unhealthy,
+ * draining or lost) WITHOUT touching its status: the agent keeps authenticating with its
+ * current certificate until the new secret is used, and that enrollment revokes it.
+ * True iff the node exists.
+ */
+export async function reissueEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, expiresAt: Date): Promise<boolean> {
+  assertSha256(secretSha256)
+  const result = await q.query(
+    `UPDATE nodes SET enrollment_secret_sha256 = $2, enrollment_secret_expires_at = $3, enrollment_secret_used_at = NULL,
+       enrollment_secret_reissued = true, updated_at = now()
+     WHERE id = $1`,
+    [nodeId, secretSha256, expiresAt],
+  )
+  return result.rowCount === 1
+}
+
+/** A secret issued the ordinary way (the node is provisioning) is no reissue: clear the mark. */
+export async function clearSecretReissued(q: Queryable, nodeId: string): Promise<void> {
+  await q.query('UPDATE nodes SET enrollment_secret_reissued = false WHERE id = $1 AND enrollment_secret_reissued', [nodeId])
+}
+
+function assertSha256(hash: Buffer): void {
+  if (!Buffer.isBuffer(hash) || hash.length !== 32) throw new RangeError('an enrollment secret hash is a 32-byte SHA-256 digest')
+}
