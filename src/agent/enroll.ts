@@ -10,7 +10,7 @@ import { type AgentConfig, requireSettings } from './config.js'
 import { GatewayClient, gatewayErrorCode } from './gateway-client.js'
 import { assertPkiDirectoryPrivate, identityStaged, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
-import type { Logger } from './log.js'
+import type { Logger } from '../log/logger.js'
 
 export interface EnrollResult {
   outcome: 'enrolled' | 'already-enrolled'

@@ -3,7 +3,7 @@
 import type { FleetkitError } from '../checks/fleetkit-error.js'
 import type { CheckContext, CheckResult } from './host-checks.js'
 import { runHostChecks } from './host-checks.js'
-import type { Logger } from './log.js'
+import type { Logger } from '../log/logger.js'
 import type { AgentSession } from './session.js'
 
 export interface LeasedJob {

@@ -12,7 +12,7 @@ import { formatCheckLine, runDoctor } from './doctor.js'
 import { enroll } from './enroll.js'
 import type { Host } from './host.js'
 import { loadIdentity } from './identity.js'
-import { jsonLogger } from './log.js'
+import { type Logger, createLogger } from '../log/logger.js'
 import { renewCertificate } from './renew.js'
 import { runAgent } from './run-loop.js'
 import { AgentSession } from './session.js'
@@ -40,7 +40,8 @@ const VALUE_FLAGS = new Set(['config', ...SETTINGS.map((s) => s.flag)])
 const rng = () => randomInt(0, 2 ** 47) / 2 ** 47
 
 export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
-  const log = jsonLogger(undefined, undefined, Boolean(env.FLEETKIT_DEBUG))
+  // stderr, so journald keeps each line whole and stdout stays the command's answer.
+  const log = createLogger({ component: 'agent', env, destination: 2 })
   try {
     const parsed = parseArgv(argv, BOOLEAN_FLAGS, VALUE_FLAGS)
     if (parsed.booleans.has('version')) {
@@ -80,7 +81,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
   }
 }
 
-async function runUntilSignal(config: AgentConfig, host: Host, log: ReturnType<typeof jsonLogger>): Promise<number> {
+async function runUntilSignal(config: AgentConfig, host: Host, log: Logger): Promise<number> {
   const controller = new AbortController()
   const stop = (signal: string) => {
     log('info', 'agent_stopping', { signal })
@@ -92,7 +93,7 @@ async function runUntilSignal(config: AgentConfig, host: Host, log: ReturnType<t
   return 0
 }
 
-async function renewOnce(config: AgentConfig, log: ReturnType<typeof jsonLogger>): Promise<number> {
+async function renewOnce(config: AgentConfig, log: Logger): Promise<number> {
   requireSettings(config, ['nodeId', 'gatewayUrl'])
   const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile))
   try {

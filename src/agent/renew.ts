@@ -6,7 +6,7 @@ import { joinBundles, matchesKey } from './enroll.js'
 import { gatewayErrorCode } from './gateway-client.js'
 import { type Identity, certificateWindow, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
-import type { Logger } from './log.js'
+import type { Logger } from '../log/logger.js'
 import { type AgentSession, agentClient, probeUrls } from './session.js'
 
 export type RenewOutcome = { outcome: 'renewed'; notAfter: string; serial: string } | { outcome: 'not-due' }

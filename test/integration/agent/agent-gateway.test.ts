@@ -194,9 +194,9 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     })
     assert.equal(agent!.exitCode, null, 'the agent kept running')
     assert.equal(agent!.pid, pid)
-    const log = agentStderr.join('').split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { event: string; pid?: number })
-    assert.ok(log.some((entry) => entry.event === 'certificate_renewed'))
-    assert.equal(log.filter((entry) => entry.event === 'agent_started').length, 1, 'started once: the swap happened in place')
+    const log = agentStderr.join('').split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; pid?: number })
+    assert.ok(log.some((entry) => entry.msg === 'certificate_renewed'))
+    assert.equal(log.filter((entry) => entry.msg === 'agent_started').length, 1, 'started once: the swap happened in place')
 
     supersededIdentity = oldIdentity
     const refused = await gw.agent(oldIdentity, 'POST', '/v1/agent/heartbeat', { facts: {} })
@@ -226,6 +226,6 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     const text = agentStderr.join('')
     assert.doesNotMatch(text, /PRIVATE KEY/)
     assert.doesNotMatch(text, new RegExp(secret))
-    assert.match(text, /"event":"agent_stopped"/)
+    assert.match(text, /"msg":"agent_stopped"/)
   })
 })

@@ -71,7 +71,9 @@ describe('fleetkit-agent bundle', function () {
     assert.equal(enroll.code, 78)
     assert.match(enroll.stderr, /^Error \(AGENT_CONFIG_INVALID\): FLEETKIT_NODE_ID is not set$/m)
     const logLine = enroll.stderr.split('\n').find((line) => line.startsWith('{'))
-    assert.equal((JSON.parse(logLine!) as { event: string; code: string }).code, 'AGENT_CONFIG_INVALID')
+    const entry = JSON.parse(logLine!) as { msg: string; code: string; component: string; level: string; time: string }
+    assert.deepEqual([entry.component, entry.level, entry.msg, entry.code], ['agent', 'error', 'agent_failed', 'AGENT_CONFIG_INVALID'])
+    assert.ok(!Number.isNaN(Date.parse(entry.time)))
   })
 
   it('runs doctor with one line per check and fails without an identity', async () => {

@@ -76,8 +76,8 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
     agent = spawn(agentNode, [bundle, 'run'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
     agent.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const deadline = Date.now() + 15_000
-    while (!stderr.includes('"event":"certificate_renewed"') && Date.now() < deadline && agent.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
-    assert.ok(stderr.includes('"event":"certificate_renewed"'), `no renewal: ${stderr.slice(-2000)}`)
+    while (!stderr.includes('"msg":"certificate_renewed"') && Date.now() < deadline && agent.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.ok(stderr.includes('"msg":"certificate_renewed"'), `no renewal: ${stderr.slice(-2000)}`)
     const renewed = new X509Certificate(await readFile(join(dir, 'pki', 'agent.pem'), 'utf8'))
     assert.notEqual(renewed.serialNumber, enrolled.serialNumber)
     assert.ok(Date.parse(renewed.validTo) - Date.now() > (LIFETIME_SECONDS - 30) * 1000)
@@ -101,13 +101,13 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
       child = spawn(agentNode, [bundle, 'run'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
       child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
       const deadline = Date.now() + 60_000
-      while (!stderr.includes('"event":"certificate_renewed"') && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 200))
-      const renewedLine = stderr.split('\n').find((line) => line.includes('"event":"certificate_renewed"'))
+      while (!stderr.includes('"msg":"certificate_renewed"') && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 200))
+      const renewedLine = stderr.split('\n').find((line) => line.includes('"msg":"certificate_renewed"'))
       assert.ok(renewedLine, `no renewal: ${stderr.slice(-2000)}`)
-      const startedLine = stderr.split('\n').find((line) => line.includes('"event":"agent_started"'))!
+      const startedLine = stderr.split('\n').find((line) => line.includes('"msg":"agent_started"'))!
       const notBefore = Date.parse(enrolled.validFrom)
       const lifetime = Date.parse(enrolled.validTo) - notBefore
-      const fraction = (line: string) => (Date.parse((JSON.parse(line) as { ts: string }).ts) - notBefore) / lifetime
+      const fraction = (line: string) => (Date.parse((JSON.parse(line) as { time: string }).time) - notBefore) / lifetime
       assert.ok(fraction(startedLine) < 2 / 3, `started at ${fraction(startedLine)}`)
       // Renewed at the 90% check (not at the jittered point, which no check fell on, nor 600 s later).
       assert.ok(fraction(renewedLine) >= 0.9 && fraction(renewedLine) < 1, `renewed at ${fraction(renewedLine)}`)

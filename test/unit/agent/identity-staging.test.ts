@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../../../src/agent/atomic-file.js'
 import { loadAgentConfig } from '../../../src/agent/config.js'
 import { enroll } from '../../../src/agent/enroll.js'
 import { identityPaths, identityStaged, loadIdentity, stageIdentity } from '../../../src/agent/identity.js'
-import { silentLogger } from '../../../src/agent/log.js'
+import { silentLogger } from '../../../src/log/logger.js'
 import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { makeTestIdentity } from './fixtures.js'
 

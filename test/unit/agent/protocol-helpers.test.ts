@@ -4,7 +4,6 @@ import { SKEW_FAIL_MS, skewStatus, timeRelatedTlsFailure } from '../../../src/ag
 import { joinBundles, retryAfterMs } from '../../../src/agent/enroll.js'
 import { gatewayErrorCode, skewFrom } from '../../../src/agent/gateway-client.js'
 import { jobHeartbeatIntervalMs } from '../../../src/agent/jobs.js'
-import { jsonLogger } from '../../../src/agent/log.js'
 import { fencedJobIds } from '../../../src/agent/run-loop.js'
 
 const cert = (body: string) => `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----`
@@ -52,11 +51,5 @@ describe('agent protocol helpers', () => {
   it("reads a lost node's cleanup list in any of its shapes", () => {
     assert.deepEqual([...fencedJobIds([{ job_id: '12' }, { id: 13 }, '14', 15, null, { other: 1 }])], ['12', '13', '14', '15'])
     assert.equal(fencedJobIds(undefined).size, 0)
-  })
-
-  it('logs one JSON object per line', () => {
-    const lines: string[] = []
-    jsonLogger((line) => lines.push(line), () => new Date('2026-01-01T00:00:00Z'))('info', 'enrolled', { node_id: 'n1' })
-    assert.deepEqual(lines, ['{"ts":"2026-01-01T00:00:00.000Z","level":"info","event":"enrolled","node_id":"n1"}\n'])
   })
 })
