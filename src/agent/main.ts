@@ -2,9 +2,9 @@
 // print failures as `Error (CODE): message` with the exit code the registry gives the code.
 import 'reflect-metadata'
 
-import { randomInt } from 'node:crypto'
-
 import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { systemClock } from '../config/clock.js'
+import { systemRng } from '../config/rng.js'
 import { parseArgv } from './argv.js'
 import { systemCommandRunner } from './command-runner.js'
 import { type AgentConfig, SETTINGS, loadAgentConfig, requireSettings } from './config.js'
@@ -36,8 +36,6 @@ ${SETTINGS.map((s) => `  --${s.flag.padEnd(28)}${s.env.padEnd(40)}${s.default ??
 
 const BOOLEAN_FLAGS = new Set(['version', 'help'])
 const VALUE_FLAGS = new Set(['config', ...SETTINGS.map((s) => s.flag)])
-
-const rng = () => randomInt(0, 2 ** 47) / 2 ** 47
 
 export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
   // stderr, so journald keeps each line whole and stdout stays the command's answer.
@@ -89,7 +87,7 @@ async function runUntilSignal(config: AgentConfig, host: Host, log: Logger): Pro
   }
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
-  await runAgent(config, { log, clock: { now: () => new Date() }, rng, host, signal: controller.signal })
+  await runAgent(config, { log, clock: systemClock, rng: systemRng, host, signal: controller.signal })
   return 0
 }
 

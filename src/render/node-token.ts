@@ -3,7 +3,8 @@
 import type { Clock } from '../config/clock.js'
 import type { Env } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
-import { newEnrollmentSecret, type Rng } from './enrollment-secret.js'
+import { type Rng } from '../config/rng.js'
+import { newEnrollmentSecret } from './enrollment-secret.js'
 import { nodeTarget } from './seed-node.js'
 
 export interface NodeTokenOptions {

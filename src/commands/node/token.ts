@@ -3,7 +3,7 @@ import { Args, Flags } from '@oclif/core'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
 import { loadDefinition } from '../../definition/load.js'
-import { systemRng } from '../../render/enrollment-secret.js'
+import { systemRng } from '../../config/rng.js'
 import type { NodeTokenResult } from '../../render/node-token.js'
 import { parseSecretTtl } from '../../render/ttl.js'
 
