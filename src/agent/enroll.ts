@@ -4,7 +4,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { removeDurably } from './atomic-file.js'
+import { removeDurably } from '../fs/atomic-file.js'
 import { explainTransportError } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import { GatewayClient, gatewayErrorCode } from './gateway-client.js'

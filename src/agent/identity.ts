@@ -6,7 +6,7 @@ import { mkdir, open, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { commitStaged, syncDirectory, writeFileAtomic, writeStaged } from './atomic-file.js'
+import { commitStaged, syncDirectory, writeFileAtomic, writeStaged } from '../fs/atomic-file.js'
 
 export interface IdentityPaths {
   key: string

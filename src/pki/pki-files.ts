@@ -1,10 +1,11 @@
 // The only file I/O of src/pki: reading the PKI directory (private keys refused unless
 // 0600-or-tighter and owned by this user) and writing new files atomically.
 import { constants } from 'node:fs'
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { mkdir, open, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { writeFilesAtomic } from '../fs/atomic-file.js'
 
 export const PKI_FILE_NAMES = {
   caCertificate: 'ca.pem',
@@ -118,36 +119,11 @@ export async function existingCaFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * Write files into dir (created 0700 if missing): each to a temp file (fsync, its mode),
- * then renamed into place in the order given, then the directory fsynced. A reader
- * never sees a half-written file.
+ * Write files into dir (created 0700 if missing) with the one atomic writer: all written
+ * before any is renamed, renamed in the order given. A reader never sees a half-written file.
  */
 export async function writePkiFiles(dir: string, files: readonly NewPkiFile[]): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 })
   await assertPkiDirectoryPrivate(dir)
-  const temps: { temp: string; final: string }[] = []
-  try {
-    for (const file of files) {
-      const temp = join(dir, `.${file.name}.tmp-${process.pid}`)
-      const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, file.mode)
-      try {
-        await handle.writeFile(file.content)
-        await handle.chmod(file.mode)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-      temps.push({ temp, final: join(dir, file.name) })
-    }
-    for (const { temp, final } of temps) await rename(temp, final)
-  } catch (error) {
-    for (const { temp } of temps) await unlink(temp).catch(() => undefined)
-    throw error
-  }
-  const handle = await open(dir, constants.O_RDONLY)
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
+  await writeFilesAtomic(dir, files)
 }

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { writeFileAtomic } from '../../../src/agent/atomic-file.js'
+import { commitStaged, writeFileAtomic, writeStaged } from '../../../src/fs/atomic-file.js'
 import { loadAgentConfig } from '../../../src/agent/config.js'
 import { enroll } from '../../../src/agent/enroll.js'
 import { identityPaths, identityStaged, loadIdentity, stageIdentity } from '../../../src/agent/identity.js'
@@ -25,7 +25,8 @@ describe('agent identity staging', () => {
   it('writes a file atomically with mode 0600 and leaves no temp file, even over a loose leftover', async () => {
     const target = join(dir, 'agent.pem')
     await writeFile(`${target}.staged`, 'half-written', { mode: 0o644 })
-    await writeFileAtomic(target, 'certificate')
+    await writeStaged(target, 'certificate')
+    await commitStaged(target)
     assert.equal(await readFile(target, 'utf8'), 'certificate')
     assert.equal(await mode(target), 0o600)
     assert.deepEqual(await readdir(dir), ['agent.pem'])
