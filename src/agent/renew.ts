@@ -7,7 +7,7 @@ import { gatewayErrorCode } from './gateway-client.js'
 import { type Identity, certificateWindow, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
 import type { Logger } from '../log/logger.js'
-import { type AgentSession, agentClient, probeUrls } from './session.js'
+import { type AgentSession, probeUrls } from './session.js'
 
 export type RenewOutcome = { outcome: 'renewed'; notAfter: string; serial: string } | { outcome: 'not-due' }
 
@@ -40,7 +40,7 @@ export async function renewCertificate(session: AgentSession, log: Logger): Prom
   const identity: Identity = { keyPem, certificatePem, caPem, window: { notBefore: window.notBefore, notAfter: window.notAfter }, serial: window.serial, fingerprint256: window.fingerprint256 }
   log('info', 'certificate_staged', { serial: identity.serial, not_after: window.notAfter.toISOString() })
 
-  const client = agentClient(config, identity)
+  const client = session.clientFor(identity)
   let healthy: boolean
   try {
     healthy = (await client.request('GET', '/healthz')).status === 200

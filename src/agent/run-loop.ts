@@ -14,7 +14,7 @@ import { loadIdentity } from './identity.js'
 import { type LeasedJob, runJob } from './jobs.js'
 import { renewCertificate } from './renew.js'
 import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
-import { AgentSession, agentClient } from './session.js'
+import { AgentSession } from './session.js'
 import { AGENT_VERSION } from './version.js'
 
 export interface RunDeps {
@@ -65,7 +65,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   const { log, clock, signal } = deps
   const sleep = deps.sleep ?? sleepUnlessAborted
   const backoff = new Backoff({ baseMs: config.heartbeatSeconds * 1000, capMs: Math.max(config.backoffMaxSeconds, config.heartbeatSeconds) * 1000 }, deps.rng)
-  const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile))
+  const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile), () => clock.now().getTime())
   let planned = plannedRenewalAt(session.identity.window, deps.rng)
   let plannedSerial = session.identity.serial
   let nextRenewCheck = clock.now().getTime()
@@ -160,7 +160,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
       return
     }
     if (staged.fingerprint256 === session.identity.fingerprint256 || staged.window.notAfter.getTime() <= session.identity.window.notAfter.getTime()) return
-    const client = agentClient(config, staged)
+    const client = session.clientFor(staged)
     try {
       if ((await client.request('GET', '/healthz')).status !== 200) throw new Error('no 200 from /healthz')
     } catch (error) {
