@@ -1,12 +1,12 @@
 // The agent's identity on disk (key, certificate, the gateway CA bundle in the PKI
 // directory): staging a new pair crash-safely, and loading it with its validity window.
 import { X509Certificate, createPrivateKey } from 'node:crypto'
-import { constants } from 'node:fs'
-import { mkdir, open, readFile, stat } from 'node:fs/promises'
+import { mkdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { commitStaged, syncDirectory, writeFileAtomic, writeStaged } from '../fs/atomic-file.js'
+import { readPrivateKeyFile } from '../fs/private-key-file.js'
 
 export interface IdentityPaths {
   key: string
@@ -101,30 +101,19 @@ export async function assertPkiDirectoryPrivate(pkiDir: string): Promise<void> {
  * key may already be someone else's, and the certificate it holds lets them act as this node.
  */
 export async function readPrivateKey(path: string): Promise<string> {
-  let handle
-  try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
-  } catch (error) {
-    // O_NOFOLLOW on a link: whoever can point it elsewhere chooses the key this node uses.
-    if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error
-    throw new FleetkitError('AGENT_KEY_PERMISSIONS', `the agent key ${path} is a symbolic link; refusing to use it`, {
-      actions: [`replace ${path} with the key file itself (mode 0600)`, 'or enroll again with a new secret (fleetkit node token NODE)'],
-      data: { path, mode: 'link' },
-    })
-  }
-  try {
-    const mode = (await handle.stat()).mode & 0o777
-    if ((mode & 0o077) !== 0) {
-      const shown = mode.toString(8).padStart(4, '0')
-      throw new FleetkitError('AGENT_KEY_PERMISSIONS', `the agent key ${path} is readable or writable by group or others (mode ${shown}); refusing to use it`, {
-        actions: [`chmod 0600 ${path}`, 'if others may have read it, revoke the node and enroll again with a new secret (fleetkit node token NODE)'],
-        data: { path, mode: shown },
+  return readPrivateKeyFile(path, (problem) => {
+    if (problem.kind === 'link') {
+      return new FleetkitError('AGENT_KEY_PERMISSIONS', `the agent key ${path} is a symbolic link; refusing to use it`, {
+        actions: [`replace ${path} with the key file itself (mode 0600)`, 'or enroll again with a new secret (fleetkit node token NODE)'],
+        data: { path, mode: 'link' },
       })
     }
-    return await handle.readFile('utf8')
-  } finally {
-    await handle.close()
-  }
+    const mode = problem.kind === 'mode' ? problem.mode : 'unknown'
+    return new FleetkitError('AGENT_KEY_PERMISSIONS', `the agent key ${path} is readable or writable by group or others (mode ${mode}); refusing to use it`, {
+      actions: [`chmod 0600 ${path}`, 'if others may have read it, revoke the node and enroll again with a new secret (fleetkit node token NODE)'],
+      data: { path, mode },
+    })
+  })
 }
 
 /** The key check on its own, before anything reads the key; a missing key is for loadIdentity to report. */
