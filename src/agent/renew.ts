@@ -1,12 +1,12 @@
 // One renewal: a new key and CSR, POST /v1/agent/certificate/renew, restage key,
 // certificate and the returned bundle, then prove the new identity on /healthz and swap it in.
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Logger } from '../log/logger.js'
 import { explainTransportError } from './clock-skew.js'
 import { joinBundles, matchesKey } from './enroll.js'
 import { gatewayErrorCode } from './gateway-client.js'
 import { type Identity, certificateWindow, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
-import type { Logger } from '../log/logger.js'
 import { type AgentSession, probeUrls } from './session.js'
 
 export type RenewOutcome = { outcome: 'renewed'; notAfter: string; serial: string } | { outcome: 'not-due' }
