@@ -29,7 +29,7 @@ export async function serve(): Promise<void> {
   const { openDatabase } = await import('../../src/store/database.js')
   const { startGateway } = await import('../../src/gateway/gateway.js')
   const { loadPkiSet } = await import('../../src/pki/pki-set.js')
-  const { silentLogger } = await import('../../src/gateway/logger.js')
+  const { silentLogger } = await import('../../src/log/logger.js')
   const db = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL })
   const lifted = { perSource: { burst: 100_000, perSecond: 100_000 }, global: { burst: 100_000, perSecond: 100_000 } }
   const any = { host: '127.0.0.1', port: 0 }

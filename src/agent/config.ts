@@ -22,6 +22,8 @@ export interface AgentConfig {
   dataMount: string
   minFreeGb: number
   heartbeatSeconds: number
+  /** The longest wait between calls while the gateway is unreachable (the backoff's cap). */
+  backoffMaxSeconds: number
   renewCheckSeconds: number
   requestTimeoutSeconds: number
   unitName: string
@@ -47,6 +49,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'dataMount', env: 'FLEETKIT_DATA_MOUNT', flag: 'data-mount', default: '', kind: 'string' },
   { key: 'minFreeGb', env: 'FLEETKIT_AGENT_MIN_FREE_GB', flag: 'min-free-gb', default: '5', kind: 'number' },
   { key: 'heartbeatSeconds', env: 'FLEETKIT_AGENT_HEARTBEAT_SECONDS', flag: 'heartbeat-seconds', default: '15', kind: 'number' },
+  { key: 'backoffMaxSeconds', env: 'FLEETKIT_AGENT_BACKOFF_MAX_SECONDS', flag: 'backoff-max-seconds', default: '300', kind: 'number' },
   { key: 'renewCheckSeconds', env: 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS', flag: 'renew-check-seconds', default: '600', kind: 'number' },
   { key: 'requestTimeoutSeconds', env: 'FLEETKIT_AGENT_REQUEST_TIMEOUT_SECONDS', flag: 'request-timeout-seconds', default: '20', kind: 'number' },
   { key: 'unitName', env: 'FLEETKIT_AGENT_UNIT', flag: 'unit', default: 'fleetkit-agent.service', kind: 'string' },

@@ -5,7 +5,8 @@ import { mkdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { commitStaged, syncDirectory, writeFileAtomic, writeStaged } from './atomic-file.js'
+import { commitStaged, syncDirectory, writeFileAtomic, writeStaged } from '../fs/atomic-file.js'
+import { readPrivateKeyFile } from '../fs/private-key-file.js'
 
 export interface IdentityPaths {
   key: string
@@ -95,6 +96,35 @@ export async function assertPkiDirectoryPrivate(pkiDir: string): Promise<void> {
   }
 }
 
+/**
+ * Reads the agent key, refusing one that group or others may read or write, or a link: such a
+ * key may already be someone else's, and the certificate it holds lets them act as this node.
+ */
+export async function readPrivateKey(path: string): Promise<string> {
+  return readPrivateKeyFile(path, (problem) => {
+    if (problem.kind === 'link') {
+      return new FleetkitError('AGENT_KEY_PERMISSIONS', `the agent key ${path} is a symbolic link; refusing to use it`, {
+        actions: [`replace ${path} with the key file itself (mode 0600)`, 'or enroll again with a new secret (fleetkit node token NODE)'],
+        data: { path, mode: 'link' },
+      })
+    }
+    const mode = problem.kind === 'mode' ? problem.mode : 'unknown'
+    return new FleetkitError('AGENT_KEY_PERMISSIONS', `the agent key ${path} is readable or writable by group or others (mode ${mode}); refusing to use it`, {
+      actions: [`chmod 0600 ${path}`, 'if others may have read it, revoke the node and enroll again with a new secret (fleetkit node token NODE)'],
+      data: { path, mode },
+    })
+  })
+}
+
+/** The key check on its own, before anything reads the key; a missing key is for loadIdentity to report. */
+async function assertKeyPrivate(path: string): Promise<void> {
+  try {
+    await readPrivateKey(path)
+  } catch (error) {
+    if (error instanceof FleetkitError) throw error
+  }
+}
+
 async function finishInterruptedStaging(paths: IdentityPaths): Promise<void> {
   const stagedCertificate = `${paths.certificate}.staged`
   if (!(await exists(stagedCertificate)) || (await exists(`${paths.key}.staged`))) return
@@ -113,6 +143,7 @@ async function finishInterruptedStaging(paths: IdentityPaths): Promise<void> {
 /** Loads the staged identity; `fallbackCaFile` is the seed's pinned bundle, used until a renewal stages one. */
 export async function loadIdentity(pkiDir: string, fallbackCaFile: string): Promise<Identity> {
   const paths = identityPaths(pkiDir)
+  await assertKeyPrivate(paths.key)
   if (!(await identityStaged(pkiDir))) {
     throw new FleetkitError('IDENTITY_MISSING', `no agent key and certificate in ${pkiDir}`, { actions: ['fleetkit-agent enroll'], data: { pkiDir } })
   }
@@ -120,10 +151,11 @@ export async function loadIdentity(pkiDir: string, fallbackCaFile: string): Prom
   let certificatePem: string
   let caPem: string
   try {
-    keyPem = await readFile(paths.key, 'utf8')
+    keyPem = await readPrivateKey(paths.key)
     certificatePem = await readFile(paths.certificate, 'utf8')
     caPem = (await exists(paths.caBundle)) ? await readFile(paths.caBundle, 'utf8') : await readFile(fallbackCaFile, 'utf8')
   } catch (error) {
+    if (error instanceof FleetkitError) throw error
     throw new FleetkitError('IDENTITY_INVALID', `cannot read the agent identity in ${pkiDir}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
       actions: ['fleetkit-agent doctor'],
       data: { pkiDir },

@@ -7,7 +7,7 @@ import { readResponse } from '../protocol/read.js'
 import { WireFormatError } from '../protocol/wire-format.js'
 import type { CheckContext } from './host-checks.js'
 import { runHostChecks } from './host-checks.js'
-import type { Logger } from './log.js'
+import type { Logger } from '../log/logger.js'
 import type { AgentSession } from './session.js'
 
 export interface JobRunDeps {

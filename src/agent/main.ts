@@ -2,9 +2,10 @@
 // print failures as `Error (CODE): message` with the exit code the registry gives the code.
 import 'reflect-metadata'
 
-import { randomInt } from 'node:crypto'
-
 import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { systemClock } from '../config/clock.js'
+import { systemRng } from '../config/rng.js'
+import { type Logger, createLogger } from '../log/logger.js'
 import { parseArgv } from './argv.js'
 import { systemCommandRunner } from './command-runner.js'
 import { type AgentConfig, SETTINGS, loadAgentConfig, requireSettings } from './config.js'
@@ -12,7 +13,6 @@ import { formatCheckLine, runDoctor } from './doctor.js'
 import { enroll } from './enroll.js'
 import type { Host } from './host.js'
 import { loadIdentity } from './identity.js'
-import { jsonLogger } from './log.js'
 import { renewCertificate } from './renew.js'
 import { runAgent } from './run-loop.js'
 import { AgentSession } from './session.js'
@@ -37,10 +37,9 @@ ${SETTINGS.map((s) => `  --${s.flag.padEnd(28)}${s.env.padEnd(40)}${s.default ??
 const BOOLEAN_FLAGS = new Set(['version', 'help'])
 const VALUE_FLAGS = new Set(['config', ...SETTINGS.map((s) => s.flag)])
 
-const rng = () => randomInt(0, 2 ** 47) / 2 ** 47
-
 export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
-  const log = jsonLogger(undefined, undefined, Boolean(env.FLEETKIT_DEBUG))
+  // stderr, so journald keeps each line whole and stdout stays the command's answer.
+  const log = createLogger({ component: 'agent', env, destination: 2 })
   try {
     const parsed = parseArgv(argv, BOOLEAN_FLAGS, VALUE_FLAGS)
     if (parsed.booleans.has('version')) {
@@ -80,7 +79,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
   }
 }
 
-async function runUntilSignal(config: AgentConfig, host: Host, log: ReturnType<typeof jsonLogger>): Promise<number> {
+async function runUntilSignal(config: AgentConfig, host: Host, log: Logger): Promise<number> {
   const controller = new AbortController()
   const stop = (signal: string) => {
     log('info', 'agent_stopping', { signal })
@@ -88,11 +87,11 @@ async function runUntilSignal(config: AgentConfig, host: Host, log: ReturnType<t
   }
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
-  await runAgent(config, { log, clock: { now: () => new Date() }, rng, host, signal: controller.signal })
+  await runAgent(config, { log, clock: systemClock, rng: systemRng, host, signal: controller.signal })
   return 0
 }
 
-async function renewOnce(config: AgentConfig, log: ReturnType<typeof jsonLogger>): Promise<number> {
+async function renewOnce(config: AgentConfig, log: Logger): Promise<number> {
   requireSettings(config, ['nodeId', 'gatewayUrl'])
   const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile))
   try {

@@ -1,14 +1,14 @@
 // One renewal: a new key and CSR, POST /v1/agent/certificate/renew, restage key,
 // certificate and the returned bundle, then prove the new identity on /healthz and swap it in.
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Logger } from '../log/logger.js'
 import { AGENT_PATHS, type RenewRequest, errorCodeOf, readRenewResponse } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
 import { explainTransportError } from './clock-skew.js'
 import { joinBundles, matchesKey } from './enroll.js'
 import { type Identity, certificateWindow, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
-import type { Logger } from './log.js'
-import { type AgentSession, agentClient, probeUrls } from './session.js'
+import { type AgentSession, probeUrls } from './session.js'
 
 export type RenewOutcome = { outcome: 'renewed'; notAfter: string; serial: string } | { outcome: 'not-due' }
 
@@ -37,7 +37,7 @@ export async function renewCertificate(session: AgentSession, log: Logger): Prom
   const identity: Identity = { keyPem, certificatePem, caPem, window: { notBefore: window.notBefore, notAfter: window.notAfter }, serial: window.serial, fingerprint256: window.fingerprint256 }
   log('info', 'certificate_staged', { serial: identity.serial, not_after: window.notAfter.toISOString() })
 
-  const client = agentClient(config, identity)
+  const client = session.clientFor(identity)
   let healthy: boolean
   try {
     healthy = (await client.request('GET', '/healthz')).status === 200

@@ -1,8 +1,7 @@
 // When to renew: at a random point between 2/3 and 85% of the certificate's lifetime,
 // chosen once per certificate so 10,000 agents enrolled together spread out; at once past 90%.
+import { type Rng, unitInterval } from '../config/rng.js'
 import type { CertificateWindow } from './identity.js'
-
-export type Rng = () => number
 
 export const RENEW_EARLIEST_FRACTION = 2 / 3
 export const RENEW_LATEST_FRACTION = 0.85
@@ -13,9 +12,9 @@ function pointAt(window: CertificateWindow, fraction: number): Date {
   return new Date(start + (window.notAfter.getTime() - start) * fraction)
 }
 
-/** The jittered renewal point of one certificate; `rng` returns [0, 1). */
+/** The jittered renewal point of one certificate. */
 export function plannedRenewalAt(window: CertificateWindow, rng: Rng): Date {
-  const r = Math.min(Math.max(rng(), 0), 1)
+  const r = unitInterval(rng)
   return pointAt(window, RENEW_EARLIEST_FRACTION + r * (RENEW_LATEST_FRACTION - RENEW_EARLIEST_FRACTION))
 }
 

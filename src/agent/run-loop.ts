@@ -3,6 +3,10 @@
 import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
 import { AGENT_PATHS, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
+import type { Clock } from '../config/clock.js'
+import type { Rng } from '../config/rng.js'
+import type { Logger } from '../log/logger.js'
+import { Backoff } from './backoff.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
@@ -10,15 +14,10 @@ import { type CheckContext } from './host-checks.js'
 import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
 import { loadIdentity } from './identity.js'
 import { runJob } from './jobs.js'
-import type { Logger } from './log.js'
 import { renewCertificate } from './renew.js'
-import { type Rng, nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
-import { AgentSession, agentClient } from './session.js'
+import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
+import { AgentSession } from './session.js'
 import { AGENT_VERSION } from './version.js'
-
-export interface Clock {
-  now(): Date
-}
 
 export interface RunDeps {
   log: Logger
@@ -26,10 +25,14 @@ export interface RunDeps {
   rng: Rng
   host: Host
   signal: AbortSignal
+  /** Waits `ms` on `clock` or until aborted; tests pass one that advances a fake clock. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>
 }
 
+/** Transport failures: the next call waits on the backoff instead of the heartbeat interval. */
+const UNREACHABLE = new Set(['GATEWAY_UNREACHABLE', 'CLOCK_SKEW'])
 /** Codes after which retrying in this process cannot help: exit, systemd restarts from the staged files. */
-const FATAL = new Set(['AGENT_CERTIFICATE_REJECTED', 'CERTIFICATE_EXPIRED', 'IDENTITY_MISSING', 'IDENTITY_INVALID', 'AGENT_CONFIG_INVALID'])
+const FATAL = new Set(['AGENT_CERTIFICATE_REJECTED', 'CERTIFICATE_EXPIRED', 'IDENTITY_MISSING', 'IDENTITY_INVALID', 'AGENT_CONFIG_INVALID', 'AGENT_KEY_PERMISSIONS'])
 const DOCKER_PROBE_INTERVAL_MS = 600_000
 
 export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
@@ -48,7 +51,9 @@ export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<voi
 export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void> {
   requireSettings(config, ['nodeId', 'gatewayUrl'])
   const { log, clock, signal } = deps
-  const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile))
+  const sleep = deps.sleep ?? sleepUnlessAborted
+  const backoff = new Backoff({ baseMs: config.heartbeatSeconds * 1000, capMs: Math.max(config.backoffMaxSeconds, config.heartbeatSeconds) * 1000 }, deps.rng)
+  const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile), () => clock.now().getTime())
   let planned = plannedRenewalAt(session.identity.window, deps.rng)
   let plannedSerial = session.identity.serial
   let nextRenewCheck = clock.now().getTime()
@@ -116,16 +121,19 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           reportSkew(log, heartbeat.skewMs)
           const answer = heartbeat.status === 200 ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat) : undefined
           log('debug', 'heartbeat', { status: heartbeat.status, node_status: answer?.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
+          backoff.succeeded()
           if (running === undefined && heartbeat.status === 200) await lease(facts)
+          nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
         } catch (error) {
           const e = toFleetkitError(error)
           if (FATAL.has(e.code)) throw e
-          log(e.code === 'CLOCK_SKEW' ? 'error' : 'warn', 'gateway_call_failed', { code: e.code, message: e.message })
+          const waitMs = UNREACHABLE.has(e.code) ? backoff.failed() : config.heartbeatSeconds * 1000
+          log(e.code === 'CLOCK_SKEW' ? 'error' : 'warn', 'gateway_call_failed', { code: e.code, message: e.message, retry_in_ms: waitMs, failures: backoff.consecutiveFailures })
+          nextBeat = clock.now().getTime() + waitMs
         }
-        nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
       }
 
-      await sleepUnlessAborted(Math.min(nextBeat, nextRenewCheck) - clock.now().getTime(), signal)
+      await sleep(Math.min(nextBeat, nextRenewCheck) - clock.now().getTime(), signal)
     }
   } finally {
     if (running) await running.promise.catch(() => {})
@@ -142,7 +150,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
       return
     }
     if (staged.fingerprint256 === session.identity.fingerprint256 || staged.window.notAfter.getTime() <= session.identity.window.notAfter.getTime()) return
-    const client = agentClient(config, staged)
+    const client = session.clientFor(staged)
     try {
       if ((await client.request('GET', '/healthz')).status !== 200) throw new Error('no 200 from /healthz')
     } catch (error) {

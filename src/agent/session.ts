@@ -10,8 +10,9 @@ import type { Identity } from './identity.js'
 /** How long a replaced client keeps its sockets for requests already in flight. */
 const RETIRED_CLIENT_GRACE_MS = 30_000
 
-export function agentClient(config: AgentConfig, identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>): GatewayClient {
-  return new GatewayClient(config.gatewayUrl, { ca: identity.caPem, cert: identity.certificatePem, key: identity.keyPem }, { timeoutMs: config.requestTimeoutSeconds * 1000 })
+/** `now` is the agent's clock: the skew to the gateway's server_time is measured against it. */
+export function agentClient(config: AgentConfig, identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>, now: () => number = Date.now): GatewayClient {
+  return new GatewayClient(config.gatewayUrl, { ca: identity.caPem, cert: identity.certificatePem, key: identity.keyPem }, { timeoutMs: config.requestTimeoutSeconds * 1000, now })
 }
 
 export class AgentSession {
@@ -20,10 +21,19 @@ export class AgentSession {
   readonly config: AgentConfig
   private retired: GatewayClient[] = []
 
-  constructor(config: AgentConfig, identity: Identity, client: GatewayClient = agentClient(config, identity)) {
+  /** The agent's clock in milliseconds: every client of this session measures skew against it. */
+  readonly now: () => number
+
+  constructor(config: AgentConfig, identity: Identity, now: () => number = Date.now, client: GatewayClient = agentClient(config, identity, now)) {
     this.config = config
     this.identity = identity
+    this.now = now
     this.client = client
+  }
+
+  /** A client for another identity (a renewed or restaged one) on the same clock. */
+  clientFor(identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>): GatewayClient {
+    return agentClient(this.config, identity, this.now)
   }
 
   get skewMs(): number | undefined {

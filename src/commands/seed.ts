@@ -6,7 +6,7 @@ import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
 import { loadDefinition } from '../definition/load.js'
-import { systemRng } from '../render/enrollment-secret.js'
+import { systemRng } from '../config/rng.js'
 import type { SeedKind, SeedNodeResult } from '../lifecycle/seed-node.js'
 import { parseSecretTtl } from '../render/ttl.js'
 

@@ -6,7 +6,7 @@ import type { Clock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
 import type { AgentAuthenticator } from './agent-auth.js'
 import type { HeartbeatCoalescer } from './heartbeat-coalescer.js'
-import type { Logger } from './logger.js'
+import type { Logger } from '../log/logger.js'
 import type { GatewayMetrics } from './metrics.js'
 import type { RateLimiter } from './token-bucket.js'
 

@@ -21,7 +21,7 @@ import { enrollRoutes } from './enroll-route.js'
 import type { GatewayContext } from './gateway-context.js'
 import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import { errorReply, readJsonBody, sendJson } from './http.js'
-import { jsonLogger, type Logger } from './logger.js'
+import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
 import { GatewayMetrics } from './metrics.js'
 import { PkiReloader } from './pki-reloader.js'
 import { Router } from './router.js'
@@ -85,7 +85,7 @@ export interface RunningGateway {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const tuning = { ...DEFAULT_TUNING, ...options.tuning }
   const clock = options.clock ?? systemClock
-  const logger = options.logger ?? jsonLogger()
+  const logger = options.logger ?? createLogger({ component: 'gateway' })
   const metrics = new GatewayMetrics()
   let pki = options.pki
   const nowMs = () => clock.now().getTime()
@@ -96,7 +96,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     onBatch: (size) => metrics.heartbeatBatchSize.observe(size),
     onError: (error, size) => {
       metrics.heartbeatFlushFailures.inc()
-      logger.log('error', 'heartbeat batch write failed; retrying next interval', { size, error: errorText(error) })
+      logger('error', 'heartbeat_batch_failed', { size, retry: 'next interval', error: errorText(error) })
     },
   })
   const auth = new AgentAuthenticator({
@@ -143,7 +143,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       pki = set
       enrollServer.setSecureContext({ ...tlsOf(set), minVersion: 'TLSv1.2' })
       agentServer.setSecureContext({ ...tlsOf(set), ...clientAuthOf(set), minVersion: 'TLSv1.2' })
-      logger.log('info', 'pki set replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
+      logger('info', 'pki_set_replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
     }
     const reloader = options.pkiDir
       ? new PkiReloader({ dir: options.pkiDir, clock, logger, current: () => pki, apply: replacePkiSet, intervalMs: tuning.pkiReloadMs })
@@ -237,7 +237,7 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
         return { status: 200 }
       } catch (error) {
         const reply = errorReply(error)
-        if (reply.status === 500) g.logger.log('error', 'request failed', { listener, route: routeName, error: errorText(error) })
+        if (reply.status === 500) g.logger('error', 'request_failed', { listener, route: routeName, error: errorText(error) })
         if (reply.status === 413 || reply.status === 400) res.setHeader('connection', 'close')
         sendJson(res, reply.status, reply.body, now, reply.headers)
         return { status: reply.status, code: reply.code, reason: (error as FleetkitError).data?.reason }
@@ -247,7 +247,7 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
       const seconds = (performance.now() - started) / 1000
       g.metrics.requests.inc({ listener, route: routeName, status: String(status) })
       g.metrics.requestSeconds.observe(seconds)
-      g.logger.log(status >= 500 ? 'error' : 'info', 'request', {
+      g.logger(requestLogLevel(routeName, status), 'request', {
         listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote,
         ...(nodeId ?? note.nodeId ? { node_id: nodeId ?? note.nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
       })
@@ -280,9 +280,17 @@ async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: Gatewa
       samples: [{ labels: { within: '1h' }, value: hour } as never, { labels: { within: 'renewal_window' }, value: window } as never],
     })
   } catch (error) {
-    g.logger.log('warn', 'metrics: certificate expiry query failed', { error: errorText(error) })
+    g.logger('warn', 'metrics_query_failed', { query: 'certificate expiry', error: errorText(error) })
   }
   const text = g.metrics.render(gauges)
   res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) })
   res.end(text)
+}
+
+/** Routine agent traffic (every host, every few seconds) logs at debug so info stays readable. */
+const ROUTINE_ROUTES = new Set(['/v1/agent/heartbeat', '/v1/agent/lease', '/v1/agent/jobs/:id/heartbeat'])
+
+export function requestLogLevel(route: string, status: number): LogLevel {
+  if (status >= 500) return 'error'
+  return ROUTINE_ROUTES.has(route) && status < 400 ? 'debug' : 'info'
 }

@@ -5,7 +5,7 @@ import type { Clock } from '../config/clock.js'
 import { buildPkiSet, type PkiSet } from '../pki/pki-set.js'
 import { readPkiDirectory } from '../pki/pki-files.js'
 import { sha256Hex } from '../pki/fingerprint.js'
-import type { Logger } from './logger.js'
+import type { Logger } from '../log/logger.js'
 
 export type ReloadOutcome = 'unchanged' | 'replaced' | 'kept'
 
@@ -56,7 +56,7 @@ export class PkiReloader {
       const key = version ?? `error:${(error as { code?: string }).code ?? ''}:${(error as Error).message}`
       if (key !== this.refusedVersion) {
         this.refusedVersion = key
-        this.options.logger.log('warn', 'pki set on disk not loaded; the running set stays', { dir: this.options.dir, code: (error as { code?: string }).code, error: (error as Error).message })
+        this.options.logger('warn', 'pki_set_not_loaded', { kept: 'the running set', dir: this.options.dir, code: (error as { code?: string }).code, error: (error as Error).message })
       }
       return 'kept'
     }

@@ -4,7 +4,7 @@ import type { Env } from '../config/state-dir.js'
 import type { GatewayConfig } from './config.js'
 import { formatBind, loadGatewayConfig } from './config.js'
 import type { RunningGateway } from './gateway.js'
-import { jsonLogger, type Logger } from './logger.js'
+import { createLogger, type Logger } from '../log/logger.js'
 
 export interface ServeResult {
   stoppedBy: string
@@ -12,14 +12,14 @@ export interface ServeResult {
 
 export async function serveGateway(options: { env?: Env; logger?: Logger; signals?: NodeJS.Signals[] } = {}): Promise<ServeResult> {
   const env = options.env ?? process.env
-  const logger = options.logger ?? jsonLogger()
+  const logger = options.logger ?? createLogger({ component: 'gateway', env })
   const config: GatewayConfig = loadGatewayConfig(env)
   const { loadPkiSet } = await import('../pki/pki-set.js')
   const { openDatabase } = await import('../store/database.js')
   const { startGateway } = await import('./gateway.js')
   // The PKI is checked first: a refused key must not wait for a database to start.
   const pki = await loadPkiSet(config.pkiDir, new Date())
-  const database = await openDatabase({ databaseUrl: config.databaseUrl ?? '', stateDir: config.stateDir, env, onIdleError: (error) => logger.log('warn', 'idle database connection dropped', { error: error.message }) })
+  const database = await openDatabase({ databaseUrl: config.databaseUrl ?? '', stateDir: config.stateDir, env, onIdleError: (error) => logger('warn', 'database_connection_dropped', { error: error.message }) })
   let gateway: RunningGateway
   try {
     gateway = await startGateway({
@@ -36,10 +36,10 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
     await database.close()
     throw error
   }
-  logger.log('info', 'listening', { listener: 'enroll', address: formatBind(gateway.enrollAddress) })
-  logger.log('info', 'listening', { listener: 'agent', address: formatBind(gateway.agentAddress) })
-  if (gateway.metricsAddress) logger.log('info', 'listening', { listener: 'metrics', address: formatBind(gateway.metricsAddress) })
-  logger.log('info', 'gateway ready', {
+  logger('info', 'listening', { listener: 'enroll', address: formatBind(gateway.enrollAddress) })
+  logger('info', 'listening', { listener: 'agent', address: formatBind(gateway.agentAddress) })
+  if (gateway.metricsAddress) logger('info', 'listening', { listener: 'metrics', address: formatBind(gateway.metricsAddress) })
+  logger('info', 'gateway_ready', {
     database: database.url, pki_dir: config.pkiDir, ca_sha256: pki.ca.fingerprintSha256,
     agent_cert_lifetime_seconds: config.agentCertLifetimeSeconds, agent_renew_check_seconds: config.agentRenewCheckSeconds,
   })
@@ -51,9 +51,9 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
     }
     for (const s of signals) process.on(s, onSignal)
   })
-  logger.log('info', 'shutting down', { signal: stoppedBy })
+  logger('info', 'shutting_down', { signal: stoppedBy })
   await gateway.close()
   await database.close()
-  logger.log('info', 'stopped', { signal: stoppedBy })
+  logger('info', 'stopped', { signal: stoppedBy })
   return { stoppedBy }
 }

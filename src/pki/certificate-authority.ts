@@ -2,7 +2,8 @@
 // signs with (certificate, signing key and its SHA-256 fingerprint, loaded together).
 import { certificateFingerprintSha256 } from './fingerprint.js'
 import { generateP256KeyPair, importSigningKey, privateKeyToPem, SIGNING_ALGORITHM } from './keys.js'
-import { randomSerial, type RandomBytes } from './serial.js'
+import type { Rng } from '../config/rng.js'
+import { randomSerial } from './serial.js'
 import { x509 } from './x509-provider.js'
 
 export const CA_LIFETIME_SECONDS = 10 * 365 * 24 * 3600
@@ -24,7 +25,7 @@ export async function createCertificateAuthority(options: {
   now: Date
   commonName?: string
   lifetimeSeconds?: number
-  rng?: RandomBytes
+  rng?: Rng
 }): Promise<NewCertificateAuthority> {
   const keys = await generateP256KeyPair()
   const notBefore = new Date(options.now.getTime() - 60_000)

@@ -3,7 +3,8 @@
 import { authorityKeyIdentifier, type IssuingCa } from './certificate-authority.js'
 import { certificateFingerprintSha256 } from './fingerprint.js'
 import { SIGNING_ALGORITHM } from './keys.js'
-import { randomSerial, type RandomBytes } from './serial.js'
+import type { Rng } from '../config/rng.js'
+import { randomSerial } from './serial.js'
 import { x509 } from './x509-provider.js'
 
 /** Clock skew a fresh certificate tolerates: notBefore lies this far in the past. */
@@ -24,7 +25,7 @@ export async function issueClientCertificate(options: {
   nodeId: string
   now: Date
   lifetimeSeconds: number
-  rng?: RandomBytes
+  rng?: Rng
 }): Promise<IssuedCertificate> {
   const { ca, nodeId, now } = options
   const serial = randomSerial(options.rng)

@@ -1,10 +1,11 @@
 // The only file I/O of src/pki: reading the PKI directory (private keys refused unless
 // 0600-or-tighter and owned by this user) and writing new files atomically.
-import { constants } from 'node:fs'
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { mkdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { writeFilesAtomic } from '../fs/atomic-file.js'
+import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
 
 export const PKI_FILE_NAMES = {
   caCertificate: 'ca.pem',
@@ -35,28 +36,23 @@ export function currentUid(): number | undefined {
 
 /**
  * Read a private key file, refusing one that a group or other users can read or
- * write, or that another user owns: such a key may already be someone else's.
+ * write, a link, or one that another user owns: such a key may already be someone else's.
  */
 export async function readPrivateKeyFile(path: string, uid: number | undefined = currentUid()): Promise<string> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
-  try {
-    const info = await handle.stat()
-    if ((info.mode & 0o077) !== 0) {
-      throw new FleetkitError('CA_KEY_PERMISSIONS', `${path} is readable or writable by group or others (mode ${(info.mode & 0o777).toString(8).padStart(4, '0')}); refusing to use it`, {
-        actions: [`chmod 0600 ${path}`, 'if others may have read it, treat the key as compromised and rotate the CA'],
-        data: { path, mode: (info.mode & 0o777).toString(8).padStart(4, '0') },
+  return readKeyFile(path, (problem) => {
+    if (problem.kind === 'owner') {
+      return new FleetkitError('CA_KEY_PERMISSIONS', `${path} is owned by uid ${problem.ownerUid}, not by the running user (uid ${problem.runningUid}); refusing to use it`, {
+        actions: [`chown ${problem.runningUid} ${path}`, 'run the gateway as the user that owns the PKI directory'],
+        data: { path, ownerUid: problem.ownerUid, runningUid: problem.runningUid },
       })
     }
-    if (uid !== undefined && info.uid !== uid) {
-      throw new FleetkitError('CA_KEY_PERMISSIONS', `${path} is owned by uid ${info.uid}, not by the running user (uid ${uid}); refusing to use it`, {
-        actions: [`chown ${uid} ${path}`, 'run the gateway as the user that owns the PKI directory'],
-        data: { path, ownerUid: info.uid, runningUid: uid },
-      })
-    }
-    return await handle.readFile('utf8')
-  } finally {
-    await handle.close()
-  }
+    const mode = problem.kind === 'mode' ? problem.mode : 'link'
+    const what = problem.kind === 'mode' ? `is readable or writable by group or others (mode ${mode})` : 'is a symbolic link'
+    return new FleetkitError('CA_KEY_PERMISSIONS', `${path} ${what}; refusing to use it`, {
+      actions: problem.kind === 'mode' ? [`chmod 0600 ${path}`, 'if others may have read it, treat the key as compromised and rotate the CA'] : [`replace ${path} with the key file itself (mode 0600)`],
+      data: { path, mode },
+    })
+  }, uid)
 }
 
 /**
@@ -118,36 +114,11 @@ export async function existingCaFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * Write files into dir (created 0700 if missing): each to a temp file (fsync, its mode),
- * then renamed into place in the order given, then the directory fsynced. A reader
- * never sees a half-written file.
+ * Write files into dir (created 0700 if missing) with the one atomic writer: all written
+ * before any is renamed, renamed in the order given. A reader never sees a half-written file.
  */
 export async function writePkiFiles(dir: string, files: readonly NewPkiFile[]): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 })
   await assertPkiDirectoryPrivate(dir)
-  const temps: { temp: string; final: string }[] = []
-  try {
-    for (const file of files) {
-      const temp = join(dir, `.${file.name}.tmp-${process.pid}`)
-      const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, file.mode)
-      try {
-        await handle.writeFile(file.content)
-        await handle.chmod(file.mode)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-      temps.push({ temp, final: join(dir, file.name) })
-    }
-    for (const { temp, final } of temps) await rename(temp, final)
-  } catch (error) {
-    for (const { temp } of temps) await unlink(temp).catch(() => undefined)
-    throw error
-  }
-  const handle = await open(dir, constants.O_RDONLY)
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
+  await writeFilesAtomic(dir, files)
 }

@@ -6,7 +6,8 @@ import { authorityKeyIdentifier, type IssuingCa } from './certificate-authority.
 import { BACKDATE_MS } from './client-certificate.js'
 import { certificateFingerprintSha256 } from './fingerprint.js'
 import { SIGNING_ALGORITHM } from './keys.js'
-import { randomSerial, type RandomBytes } from './serial.js'
+import type { Rng } from '../config/rng.js'
+import { randomSerial } from './serial.js'
 import { x509 } from './x509-provider.js'
 
 export const SERVER_CERT_LIFETIME_SECONDS = 825 * 24 * 3600
@@ -25,7 +26,7 @@ export async function issueServerCertificate(options: {
   names: readonly string[]
   now: Date
   lifetimeSeconds?: number
-  rng?: RandomBytes
+  rng?: Rng
 }): Promise<{ certificatePem: string; fingerprintSha256: string; notAfter: Date }> {
   const names = [...new Set(options.names)]
   if (names.length === 0) throw new Error('a server certificate needs at least one name')

@@ -2,7 +2,7 @@
 // into its seed, the public half into the state, so the first SSH connection is verified.
 import { createPrivateKey, createPublicKey } from 'node:crypto'
 
-import { type Rng, systemRng } from './enrollment-secret.js'
+import { type Rng, systemRng } from '../config/rng.js'
 
 export interface SshHostKey {
   /** OpenSSH private key file ("-----BEGIN OPENSSH PRIVATE KEY-----"), unencrypted. */

@@ -28,7 +28,7 @@ import { createInterface } from 'node:readline'
 
 import { systemClock, type Clock } from '../../src/config/clock.js'
 import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js'
-import { silentLogger } from '../../src/gateway/logger.js'
+import { silentLogger } from '../../src/log/logger.js'
 import { packagePath } from '../../src/package-root.js'
 import { initPki } from '../../src/pki/init-pki.js'
 import { loadPkiSet } from '../../src/pki/pki-set.js'
@@ -128,6 +128,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         FLEETKIT_METRICS_BIND: '127.0.0.1:0',
         FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: String(lifetime),
         FLEETKIT_AGENT_RENEW_CHECK_SECONDS: String(Math.max(1, Math.min(600, Math.floor(lifetime / 3)))),
+        // Every line, routine traffic included: the secret-leak search must see what debug would show.
+        FLEETKIT_LOG_LEVEL: 'debug',
         ...options.env,
       }, logs, stderr)
       child = started.child
@@ -212,7 +214,7 @@ async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[], stderr: stri
     let entry: { msg?: string; listener?: 'enroll' | 'agent' | 'metrics'; address?: string }
     try { entry = JSON.parse(line) } catch { return }
     if (entry.msg === 'listening' && entry.listener && entry.address) ports[entry.listener] = Number(entry.address.split(':').pop())
-    if (entry.msg === 'gateway ready') ready = true
+    if (entry.msg === 'gateway_ready') ready = true
   })
   try {
     await eventually('the gateway to be ready', () => ready, {

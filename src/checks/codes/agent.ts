@@ -7,6 +7,7 @@ export const AGENT_CODES = {
   ENROLLMENT_SECRET_MISSING: { summary: 'The agent has no identity yet and its enrollment secret file is missing or empty.', person: false },
   AGENT_ENROLL_FAILED: { summary: 'The gateway did not enroll the agent (refused secret, invalid CSR, or an error).', person: false },
   IDENTITY_MISSING: { summary: "The agent's key or certificate is not staged: it has not enrolled.", person: false },
+  AGENT_KEY_PERMISSIONS: { summary: "The agent's private key file is readable or writable by group or others, or is a link; the agent refuses to use it.", person: true, exitCode: 78 },
   IDENTITY_INVALID: { summary: "The agent's staged key, certificate or CA bundle cannot be read or does not match.", person: false },
   CERTIFICATE_EXPIRING: { summary: "The agent's certificate is past its renewal point and has not been renewed.", person: false },
   CERTIFICATE_EXPIRED: { summary: "The agent's certificate has expired; it must enroll again.", person: false },

@@ -4,7 +4,7 @@ import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { NodeTokenResult } from '../../lifecycle/node-token.js'
-import { systemRng } from '../../render/enrollment-secret.js'
+import { systemRng } from '../../config/rng.js'
 import { parseSecretTtl } from '../../render/ttl.js'
 
 export default class NodeToken extends FleetkitCommand<NodeTokenResult> {

@@ -2,13 +2,16 @@
 // away from the repository (no node_modules, no tsx, no package.json), run with plain node.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { chmod, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
+import { identityPaths, stageIdentity } from '../../../src/agent/identity.js'
 import { packagePath } from '../../../src/package-root.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
+import { makeTestIdentity } from '../../support/agent-identity.js'
 
 const run = promisify(execFile)
 /** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
@@ -72,7 +75,9 @@ describe('fleetkit-agent bundle', function () {
     assert.equal(enroll.code, 78)
     assert.match(enroll.stderr, /^Error \(AGENT_CONFIG_INVALID\): FLEETKIT_NODE_ID is not set$/m)
     const logLine = enroll.stderr.split('\n').find((line) => line.startsWith('{'))
-    assert.equal((JSON.parse(logLine!) as { event: string; code: string }).code, 'AGENT_CONFIG_INVALID')
+    const entry = JSON.parse(logLine!) as { msg: string; code: string; component: string; level: string; time: string }
+    assert.deepEqual([entry.component, entry.level, entry.msg, entry.code], ['agent', 'error', 'agent_failed', 'AGENT_CONFIG_INVALID'])
+    assert.ok(!Number.isNaN(Date.parse(entry.time)))
   })
 
   it('runs doctor with one line per check and fails without an identity', async () => {
@@ -85,5 +90,45 @@ describe('fleetkit-agent bundle', function () {
     )
     assert.match(outcome.stdout, /^fail host:br-netfilter +\(BR_NETFILTER_OFF\)/m)
     assert.match(outcome.stdout, /^fail agent:certificate +\(IDENTITY_MISSING\)/m)
+  })
+
+  it('refuses a key that group or others may read, or a link, with AGENT_KEY_PERMISSIONS before it talks to the gateway', async () => {
+    // A plain TCP listener as the gateway: any connection would mean the key was about to be used.
+    let connections = 0
+    const listener = createServer((socket) => { connections++; socket.destroy() })
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
+    try {
+      const pkiDir = join(dir, 'loose-pki')
+      const now = Date.now()
+      const identity = await makeTestIdentity('node-loose', new Date(now - 60_000), new Date(now + 86_400_000))
+      await stageIdentity(pkiDir, identity.keyPem, identity.certificatePem, identity.caPem)
+      const key = identityPaths(pkiDir).key
+      const args = ['--pki-dir', pkiDir, '--node-id', 'node-loose', '--gateway-url', `https://127.0.0.1:${(listener.address() as { port: number }).port}`, '--host-root', dir]
+      for (const mode of [0o640, 0o604, 0o660]) {
+        await chmod(key, mode)
+        for (const command of ['run', 'renew-certificate']) {
+          const outcome = await runBundle(bundle, [command, ...args])
+          assert.equal(outcome.code, 78, `${command} ${mode.toString(8)}: ${outcome.stderr}`)
+          assert.match(outcome.stderr, new RegExp(`^Error \\(AGENT_KEY_PERMISSIONS\\): the agent key ${key} is readable or writable by group or others \\(mode 0${mode.toString(8)}\\); refusing to use it$`, 'm'))
+          assert.match(outcome.stderr, /chmod 0600 /)
+          assert.doesNotMatch(outcome.stderr, /PRIVATE KEY/)
+        }
+      }
+      const doctor = await runBundle(bundle, ['doctor', ...args])
+      assert.match(doctor.stdout, /^fail agent:certificate +\(AGENT_KEY_PERMISSIONS\)/m)
+
+      // A link to a private-looking key elsewhere is refused too: the agent does not follow it.
+      await chmod(key, 0o600)
+      const linked = join(dir, 'linked-pki')
+      await stageIdentity(linked, identity.keyPem, identity.certificatePem, identity.caPem)
+      await rm(identityPaths(linked).key)
+      await symlink(key, identityPaths(linked).key)
+      const viaLink = await runBundle(bundle, ['run', '--pki-dir', linked, ...args.slice(2)])
+      assert.equal(viaLink.code, 78, viaLink.stderr)
+      assert.match(viaLink.stderr, /^Error \(AGENT_KEY_PERMISSIONS\): the agent key .* is a symbolic link; refusing to use it$/m)
+      assert.equal(connections, 0, 'the gateway was contacted with a refused key')
+    } finally {
+      await new Promise((resolve) => listener.close(resolve))
+    }
   })
 })

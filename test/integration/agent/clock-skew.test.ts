@@ -89,7 +89,7 @@ describe('fleetkit-agent with a skewed clock', function () {
       assert.equal(agent.exitCode, null, `the agent exited: ${stderr}`)
       const line = stderr.split('\n').find((l) => l.includes('"code":"CLOCK_SKEW"'))
       assert.ok(line, `no CLOCK_SKEW in: ${stderr.slice(-2000)}`)
-      assert.equal((JSON.parse(line) as { event: string }).event, 'gateway_call_failed')
+      assert.equal((JSON.parse(line) as { msg: string }).msg, 'gateway_call_failed')
     } finally {
       const exited = new Promise((resolve) => agent.once('exit', resolve))
       agent.kill('SIGTERM')

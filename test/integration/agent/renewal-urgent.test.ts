@@ -1,5 +1,6 @@
-// Past 90% of the lifetime the agent renews at once: on start, and by checking at the 90%
-// point even when FLEETKIT_AGENT_RENEW_CHECK_SECONDS (here ten minutes) would check much later.
+// Past 90% of the lifetime the agent renews at once: on start (the bundle), and by checking at the
+// 90% point even when FLEETKIT_AGENT_RENEW_CHECK_SECONDS (here ten minutes) would check much later
+// (the agent in this process on an injected clock, so no test waits for the certificate to age).
 import assert from 'node:assert/strict'
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { X509Certificate } from 'node:crypto'
@@ -8,8 +9,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
+import { loadAgentConfig } from '../../../src/agent/config.js'
+import { enroll } from '../../../src/agent/enroll.js'
+import { runAgent } from '../../../src/agent/run-loop.js'
+import { fixedClock } from '../../../src/config/clock.js'
+import { seededRng } from '../../../src/config/rng.js'
+import { memoryLogger } from '../../../src/log/logger.js'
+import { packagePath } from '../../../src/package-root.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
+import { fakeRunner } from '../../support/fake-host.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
 
 const run = promisify(execFile)
@@ -76,47 +85,57 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
     agent = spawn(agentNode, [bundle, 'run'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
     agent.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const deadline = Date.now() + 15_000
-    while (!stderr.includes('"event":"certificate_renewed"') && Date.now() < deadline && agent.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
-    assert.ok(stderr.includes('"event":"certificate_renewed"'), `no renewal: ${stderr.slice(-2000)}`)
+    while (!stderr.includes('"msg":"certificate_renewed"') && Date.now() < deadline && agent.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.ok(stderr.includes('"msg":"certificate_renewed"'), `no renewal: ${stderr.slice(-2000)}`)
     const renewed = new X509Certificate(await readFile(join(dir, 'pki', 'agent.pem'), 'utf8'))
     assert.notEqual(renewed.serialNumber, enrolled.serialNumber)
     assert.ok(Date.parse(renewed.validTo) - Date.now() > (LIFETIME_SECONDS - 30) * 1000)
     assert.equal(agent.exitCode, null)
   })
 
-  it('checks at the 90% point, not ten minutes later, when the planned point passed between checks', async () => {
+  it('checks at the 90% point, not ten minutes later, when the planned point passed between checks (injected clock)', async () => {
+    // The agent runs in this process on a clock the test moves: its sleeps advance the clock the
+    // gateway also reads, so 36 s of the certificate's life pass in well under a second of real time.
     // 40 s + 60 s backdating: issued at 60%, so the check on start waits; the planned point
     // (67-85%) passes with no check due; the next check is clamped to the 90% point.
-    const second = await startTestGateway({ postgresUrl: postgres.url, agentCertLifetimeSeconds: 40 })
-    let child: ChildProcess | undefined
+    const virtual = fixedClock(new Date())
+    const second = await startTestGateway({ postgresUrl: postgres.url, agentCertLifetimeSeconds: 40, clock: virtual })
     try {
       await second.declareNode('node-clamp')
       await writeFile(join(dir, 'gateway-ca.pem'), second.caPem)
       await writeFile(join(dir, 'secret-clamp'), await second.issueSecret('node-clamp'), { mode: 0o600 })
       await writeFile(join(dir, 'agent-clamp.env'), envFor(second, 'node-clamp', join(dir, 'secret-clamp'), join(dir, 'pki-clamp')))
-      const env = { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent-clamp.env') }
-      await run(agentNode, [bundle, 'enroll'], { env })
+      const config = loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, 'agent-clamp.env') }, flags: {} })
+      const log = memoryLogger('agent', 'debug', () => virtual.now())
+      await enroll(config, { log })
       const enrolled = new X509Certificate(await readFile(join(dir, 'pki-clamp', 'agent.pem'), 'utf8'))
-      let stderr = ''
-      child = spawn(agentNode, [bundle, 'run'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
-      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-      const deadline = Date.now() + 60_000
-      while (!stderr.includes('"event":"certificate_renewed"') && Date.now() < deadline && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 200))
-      const renewedLine = stderr.split('\n').find((line) => line.includes('"event":"certificate_renewed"'))
-      assert.ok(renewedLine, `no renewal: ${stderr.slice(-2000)}`)
-      const startedLine = stderr.split('\n').find((line) => line.includes('"event":"agent_started"'))!
+
+      const controller = new AbortController()
+      const slept: number[] = []
+      const sleep = async (ms: number) => {
+        slept.push(ms)
+        virtual.advance(Math.max(ms, 0))
+        // Let the gateway and the sockets run; no real waiting.
+        await new Promise((resolve) => setImmediate(resolve))
+        if (log.lines.some((line) => line.msg === 'certificate_renewed') || virtual.now().getTime() > Date.parse(enrolled.validTo)) controller.abort()
+      }
+      const realStart = Date.now()
+      await runAgent(config, { log, clock: virtual, rng: seededRng('clamp'), host: { root: dir, run: fakeRunner({}) }, signal: controller.signal, sleep })
+
+      const renewedLine = log.lines.find((line) => line.msg === 'certificate_renewed')
+      assert.ok(renewedLine, `no renewal: ${JSON.stringify(log.lines.slice(-10))}`)
+      const startedLine = log.lines.find((line) => line.msg === 'agent_started')!
       const notBefore = Date.parse(enrolled.validFrom)
       const lifetime = Date.parse(enrolled.validTo) - notBefore
-      const fraction = (line: string) => (Date.parse((JSON.parse(line) as { ts: string }).ts) - notBefore) / lifetime
+      const fraction = (line: Record<string, unknown>) => (Date.parse(line.time as string) - notBefore) / lifetime
       assert.ok(fraction(startedLine) < 2 / 3, `started at ${fraction(startedLine)}`)
       // Renewed at the 90% check (not at the jittered point, which no check fell on, nor 600 s later).
-      assert.ok(fraction(renewedLine) >= 0.9 && fraction(renewedLine) < 1, `renewed at ${fraction(renewedLine)}`)
+      assert.ok(fraction(renewedLine) >= 0.9 && fraction(renewedLine) < 0.92, `renewed at ${fraction(renewedLine)}`)
+      assert.equal(log.lines.filter((line) => line.msg === 'renewal_not_due').length, 0, 'no check fell between start and the 90% point')
+      const renewed = new X509Certificate(await readFile(join(dir, 'pki-clamp', 'agent.pem'), 'utf8'))
+      assert.notEqual(renewed.serialNumber, enrolled.serialNumber)
+      assert.ok(Date.now() - realStart < 15_000, 'driven by the injected clock, not by real time')
     } finally {
-      if (child && child.exitCode === null) {
-        const exited = new Promise((resolve) => child!.once('exit', resolve))
-        child.kill('SIGTERM')
-        await exited
-      }
       await second.close()
     }
   })

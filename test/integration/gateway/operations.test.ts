@@ -9,7 +9,7 @@ import pg from 'pg'
 
 import { fixedClock } from '../../../src/config/clock.js'
 import { startGateway, type RunningGateway } from '../../../src/gateway/gateway.js'
-import { silentLogger } from '../../../src/gateway/logger.js'
+import { silentLogger } from '../../../src/log/logger.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
 import { buildTrustBundle } from '../../../src/pki/trust-bundle.js'

@@ -9,7 +9,7 @@ import { promisify } from 'node:util'
 
 import { loadDefinition } from '../../../src/definition/load.js'
 import { packagePath } from '../../../src/package-root.js'
-import { seededRng } from '../../../src/render/enrollment-secret.js'
+import { seededRng } from '../../../src/config/rng.js'
 import { nodeTarget, workerSeedDocument } from '../../../src/render/seed-documents.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { DEFAULT_SUDO_RULE, renderWorkerSeed } from '../../../src/render/worker-seed.js'

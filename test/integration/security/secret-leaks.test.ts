@@ -254,7 +254,7 @@ describe('secrets never leak (real processes)', function () {
         `FLEETKIT_GATEWAY_CA_FILE=${join(home, 'gateway-ca.pem')}`, `FLEETKIT_ENROLLMENT_SECRET_FILE=${secretFile}`,
         `FLEETKIT_AGENT_PKI_DIR=${join(home, 'pki')}`, '',
       ].join('\n'))
-      const agentEnv = { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_DEBUG: '1' }
+      const agentEnv = { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_DEBUG: '1', FLEETKIT_LOG_LEVEL: 'debug' }
 
       await writeFile(secretFile, `${wrongSecret}\n`, { mode: 0o600 })
       const refused = await runProgram(process.execPath, [bundle, 'enroll'], agentEnv)

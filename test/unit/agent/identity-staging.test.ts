@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { writeFileAtomic } from '../../../src/agent/atomic-file.js'
+import { commitStaged, writeFileAtomic, writeStaged } from '../../../src/fs/atomic-file.js'
 import { loadAgentConfig } from '../../../src/agent/config.js'
 import { enroll } from '../../../src/agent/enroll.js'
 import { identityPaths, identityStaged, loadIdentity, stageIdentity } from '../../../src/agent/identity.js'
-import { silentLogger } from '../../../src/agent/log.js'
+import { silentLogger } from '../../../src/log/logger.js'
 import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { makeTestIdentity } from '../../support/agent-identity.js'
 
@@ -25,7 +25,8 @@ describe('agent identity staging', () => {
   it('writes a file atomically with mode 0600 and leaves no temp file, even over a loose leftover', async () => {
     const target = join(dir, 'agent.pem')
     await writeFile(`${target}.staged`, 'half-written', { mode: 0o644 })
-    await writeFileAtomic(target, 'certificate')
+    await writeStaged(target, 'certificate')
+    await commitStaged(target)
     assert.equal(await readFile(target, 'utf8'), 'certificate')
     assert.equal(await mode(target), 0o600)
     assert.deepEqual(await readdir(dir), ['agent.pem'])
@@ -72,6 +73,19 @@ describe('agent identity staging', () => {
     const b = await makeTestIdentity('node-1', new Date('2026-01-01T00:00:00Z'), new Date('2026-01-02T00:00:00Z'))
     await stageIdentity(pki, a.keyPem, b.certificatePem, a.caPem)
     await assert.rejects(loadIdentity(pki, join(dir, 'ca.pem')), (e: FleetkitError) => e.code === 'IDENTITY_INVALID')
+  })
+
+  it('refuses a staged key that group or others may read (AGENT_KEY_PERMISSIONS), and loads it again once it is 0600', async () => {
+    const now = Date.now()
+    const identity = await makeTestIdentity('node-p', new Date(now - 60_000), new Date(now + 3_600_000))
+    const pki = join(dir, 'pki')
+    await stageIdentity(pki, identity.keyPem, identity.certificatePem, identity.caPem)
+    for (const loose of [0o640, 0o604, 0o602, 0o620]) {
+      await chmod(identityPaths(pki).key, loose)
+      await assert.rejects(loadIdentity(pki, join(dir, 'none.pem')), (e: FleetkitError) => e.code === 'AGENT_KEY_PERMISSIONS' && e.message.includes(`mode 0${loose.toString(8)}`))
+    }
+    await chmod(identityPaths(pki).key, 0o400)
+    assert.equal((await loadIdentity(pki, join(dir, 'none.pem'))).keyPem, identity.keyPem)
   })
 
   it('enroll is a no-op (no request, secret kept) when an identity is already staged', async () => {

@@ -4,7 +4,6 @@ import { SKEW_FAIL_MS, skewStatus, timeRelatedTlsFailure } from '../../../src/ag
 import { joinBundles, retryAfterMs } from '../../../src/agent/enroll.js'
 import { skewFrom } from '../../../src/agent/gateway-client.js'
 import { jobHeartbeatIntervalMs } from '../../../src/agent/jobs.js'
-import { jsonLogger } from '../../../src/agent/log.js'
 
 const cert = (body: string) => `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----`
 
@@ -44,11 +43,5 @@ describe('agent protocol helpers', () => {
     assert.equal(jobHeartbeatIntervalMs(now, '2026-01-01T00:10:00Z'), 30_000)
     assert.equal(jobHeartbeatIntervalMs(now, '2026-01-01T00:00:01Z'), 1000)
     assert.equal(jobHeartbeatIntervalMs(now, 'garbage'), 10_000)
-  })
-
-  it('logs one JSON object per line', () => {
-    const lines: string[] = []
-    jsonLogger((line) => lines.push(line), () => new Date('2026-01-01T00:00:00Z'))('info', 'enrolled', { node_id: 'n1' })
-    assert.deepEqual(lines, ['{"ts":"2026-01-01T00:00:00.000Z","level":"info","event":"enrolled","node_id":"n1"}\n'])
   })
 })

@@ -1,0 +1,48 @@
+// How long the agent waits before calling an unreachable gateway again: exponential with a cap
+// and decorrelated jitter, so thousands of agents that lost the gateway together do not return together.
+import type { Rng } from '../config/rng.js'
+import { unitInterval } from '../config/rng.js'
+
+export interface BackoffPolicy {
+  /** The first wait and the floor of every wait: the agent's heartbeat interval. */
+  baseMs: number
+  /** No wait is longer than this. */
+  capMs: number
+}
+
+export const DEFAULT_BACKOFF_CAP_MS = 300_000
+
+/**
+ * Decorrelated jitter (AWS Architecture Blog, "Exponential Backoff and Jitter"):
+ * next = min(cap, uniform(base, previous * 3)). The range grows about threefold per failure,
+ * every draw stays between base and cap, and one agent's waits do not line up with another's.
+ */
+export function nextBackoffMs(previousMs: number, policy: BackoffPolicy, rng: Rng): number {
+  const base = Math.max(policy.baseMs, 0)
+  const cap = Math.max(policy.capMs, base)
+  const upper = Math.max(base, Math.min(cap, Math.max(previousMs, base) * 3))
+  return Math.min(cap, Math.round(base + unitInterval(rng) * (upper - base)))
+}
+
+/** The backoff state of one run loop: `failed()` gives the next wait, `succeeded()` resets it. */
+export class Backoff {
+  private previousMs = 0
+  private failures = 0
+
+  constructor(private readonly policy: BackoffPolicy, private readonly rng: Rng) {}
+
+  failed(): number {
+    this.failures++
+    this.previousMs = nextBackoffMs(this.previousMs, this.policy, this.rng)
+    return this.previousMs
+  }
+
+  succeeded(): void {
+    this.previousMs = 0
+    this.failures = 0
+  }
+
+  get consecutiveFailures(): number {
+    return this.failures
+  }
+}
