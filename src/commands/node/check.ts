@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 
+import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
 import type { NodeCheckResult } from '../../gateway/node-check.js'
@@ -13,13 +14,14 @@ with its status and failure code. Fails with NODE_CHECK_FAILED when a check fail
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
     timeout: Flags.integer({ summary: 'Seconds to wait for the result.', default: 60, min: 1, max: 3600 }),
+    'state-dir': stateDirFlag(),
   }
 
   async run(): Promise<NodeCheckResult> {
     const { args, flags } = await this.parse(NodeCheck)
     const { openDatabase } = await import('../../store/database.js')
     const { runNodeCheck, formatCheck } = await import('../../gateway/node-check.js')
-    const database = await openDatabase()
+    const database = await openDatabase(stateDirOption(flags['state-dir']))
     try {
       const result = await runNodeCheck({
         pool: database.pool,

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 
+import { definitionFlag, envWithStateDir, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
 import { loadDefinition } from '../../definition/load.js'
@@ -18,7 +19,8 @@ Each call replaces the node's previous secret; the state keeps only its SHA-256.
 
   static override flags = {
     ttl: Flags.string({ summary: 'Lifetime of the secret: 1m to 24h.', default: '15m' }),
-    definition: Flags.string({ summary: 'Path of fleet.yaml (read only for a declared node not yet in the state).', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
+    definition: definitionFlag('Path of fleet.yaml (read only for a declared node not yet in the state).'),
+    'state-dir': stateDirFlag(),
     'allow-documentation-ranges': Flags.boolean({ summary: 'Accept RFC 5737 documentation ranges in the definition (examples).', default: false }),
   }
 
@@ -30,7 +32,7 @@ Each call replaces the node's previous secret; the state keeps only its SHA-256.
       nodeId: args.node,
       ttlMs,
       loadDefinition: () => loadDefinition(flags.definition, { allowDocumentationRanges: flags['allow-documentation-ranges'] }),
-      env: process.env,
+      env: envWithStateDir(flags['state-dir']),
       clock: systemClock,
       rng: systemRng,
     })
