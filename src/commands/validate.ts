@@ -58,7 +58,17 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     if (!flags.ansible) return summary
     const { assertAnsibleValid } = await import('../render/ansible-check.js')
     const { loadHostPolicy } = await import('../definition/host-policy.js')
-    const ansible = await assertAnsibleValid(definition, loadHostPolicy())
+    // Ctrl-C or SIGTERM from here on ends ansible and removes its temporary directory; exit 130/143.
+    const signal = this.interruptible()
+    const progress = this.progress()
+    let ansible: AnsibleSummary
+    try {
+      ansible = await assertAnsibleValid(definition, loadHostPolicy(), process.env, undefined, { signal, progress: progress.step })
+      progress.done()
+    } catch (error) {
+      progress.fail()
+      throw error
+    }
     this.log(`Ansible: the inventory loads and ${ansible.playbooks.length} playbooks pass --syntax-check.`)
     return { ...summary, ansible }
   }
