@@ -49,7 +49,10 @@ export function onInterrupt(options: InterruptOptions = {}): Interruption {
   const handlers = new Map<StopSignal, () => void>()
   for (const name of ['SIGINT', 'SIGTERM'] as const) {
     const handler = () => {
-      if (controller.signal.aborted) proc.exit(SIGNAL_EXIT_CODES[name])
+      if (controller.signal.aborted) {
+        proc.exit(SIGNAL_EXIT_CODES[name])
+        return
+      }
       controller.abort(interruptedError(name))
       grace = setTimeout(() => proc.exit(SIGNAL_EXIT_CODES[name]), options.graceMs ?? 10_000)
       grace.unref()
