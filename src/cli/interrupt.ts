@@ -25,21 +25,21 @@ export interface Interruption {
 }
 
 export function interruptedError(signal: StopSignal): FleetkitError {
-  return new FleetkitError('INTERRUPTED', `stopped by ${signal}; temporary files were removed and child processes ended`, {
+  return new FleetkitError('COMMAND_INTERRUPTED', `stopped by ${signal}; temporary files were removed and child processes ended`, {
     actions: ['run the same command again'],
     data: { signal },
   })
 }
 
-/** The exit code of an INTERRUPTED error (130 or 143); undefined for any other error. */
+/** The exit code of a COMMAND_INTERRUPTED error (130 or 143); undefined for any other error. */
 export function interruptedExitCode(error: unknown): number | undefined {
-  if (!isFleetkitError(error) || error.code !== 'INTERRUPTED') return undefined
+  if (!isFleetkitError(error) || error.code !== 'COMMAND_INTERRUPTED') return undefined
   const signal = error.data?.signal
   return signal === 'SIGTERM' || signal === 'SIGINT' ? SIGNAL_EXIT_CODES[signal] : error.exitCode
 }
 
 /**
- * Listens for SIGINT and SIGTERM until disposed. The first aborts `signal` with an INTERRUPTED
+ * Listens for SIGINT and SIGTERM until disposed. The first aborts `signal` with a COMMAND_INTERRUPTED
  * error; a second, or work that ignores the abort for `graceMs`, exits at once with the code.
  */
 export function onInterrupt(options: InterruptOptions = {}): Interruption {

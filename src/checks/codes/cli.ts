@@ -7,5 +7,5 @@ export const CLI_CODES = {
   RUNBOOK_CODE_UNKNOWN: { summary: 'No failure code of that name is registered.', person: false },
   COMMAND_UNKNOWN: { summary: 'No fleetkit command of that name exists.', person: false, exitCode: 2 },
   // 130 is 128 + SIGINT; after SIGTERM the process exits 143 (128 + 15) with the same code.
-  INTERRUPTED: { summary: 'The command was stopped by Ctrl-C or SIGTERM; it cleaned up and changed no state.', person: false, exitCode: 130 },
+  COMMAND_INTERRUPTED: { summary: 'Ctrl-C or SIGTERM stopped the command after it ended its child processes and removed its temporary files.', person: false, exitCode: 130 },
 } as const satisfies Record<string, FailureCodeSpec>

@@ -61,7 +61,7 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
   })
 
   for (const [signal, exitCode] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
-    it(`${signal}: exits ${exitCode} with INTERRUPTED after ending ansible-playbook and its child and removing the temporary directory`, async () => {
+    it(`${signal}: exits ${exitCode} with COMMAND_INTERRUPTED after ending ansible-playbook and its child and removing the temporary directory`, async () => {
       const child = spawn(process.execPath, [packagePath('bin', 'dev.js'), 'validate', '-d', 'examples/fleet.yaml', '--allow-documentation-ranges', '--ansible', '--json'], {
         cwd: packagePath(),
         env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp },
@@ -90,7 +90,7 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
       assert.deepEqual(readdirSync(tmp).filter((n) => n.startsWith('fleetkit-')), [])
       const json = JSON.parse(stdout) as { code: string; exitCode: number; status: number; data: { signal: string } }
       assertMatchesOutputSchema('validate', json)
-      assert.equal(json.code, 'INTERRUPTED')
+      assert.equal(json.code, 'COMMAND_INTERRUPTED')
       assert.equal(json.exitCode, exitCode)
       assert.equal(json.status, exitCode)
       assert.deepEqual(json.data, { signal })

@@ -76,7 +76,7 @@ describe('cli: interruption', () => {
     return { source, send, exits, count: () => [...listeners.values()].reduce((n, s) => n + s.size, 0) }
   }
 
-  it('the first signal aborts with INTERRUPTED (130 for SIGINT, 143 for SIGTERM); a second exits at once', () => {
+  it('the first signal aborts with COMMAND_INTERRUPTED (130 for SIGINT, 143 for SIGTERM); a second exits at once', () => {
     for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
       const proc = fakeProcess()
       const interruption = onInterrupt({ process: proc.source })
