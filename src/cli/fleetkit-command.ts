@@ -39,6 +39,22 @@ export abstract class FleetkitCommand<T> extends Command {
     return createProgress({ enabled: !this.jsonEnabled() })
   }
 
+  /**
+   * Runs `work` with a progress callback (a library's `progress?: (message) => void`): each message
+   * starts a step line on a terminal; the last step ends as done, or as failed when `work` throws.
+   */
+  protected async withProgress<R>(work: (progress: (message: string) => void) => Promise<R>): Promise<R> {
+    const progress = this.progress()
+    try {
+      const result = await work(progress.step)
+      progress.done()
+      return result
+    } catch (error) {
+      progress.fail()
+      throw error
+    }
+  }
+
   override async finally(error: Error | undefined): Promise<unknown> {
     this.interruption?.dispose()
     return super.finally(error)

@@ -60,15 +60,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     const { loadHostPolicy } = await import('../definition/host-policy.js')
     // Ctrl-C or SIGTERM from here on ends ansible and removes its temporary directory; exit 130/143.
     const signal = this.interruptible()
-    const progress = this.progress()
-    let ansible: AnsibleSummary
-    try {
-      ansible = await assertAnsibleValid(definition, loadHostPolicy(), process.env, undefined, { signal, progress: progress.step })
-      progress.done()
-    } catch (error) {
-      progress.fail()
-      throw error
-    }
+    const ansible = await this.withProgress((progress) => assertAnsibleValid(definition, loadHostPolicy(), process.env, undefined, { signal, progress }))
     this.log(`Ansible: the inventory loads and ${ansible.playbooks.length} playbooks pass --syntax-check.`)
     return { ...summary, ansible }
   }
