@@ -32,12 +32,12 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
   let bin: string
   let tmp: string
 
-  beforeEach(() => {
-    bin = mkdtempSync(join(tmpdir(), 'fleetkit-slow-ansible-'))
-    tmp = mkdtempSync(join(tmpdir(), 'fleetkit-interrupt-tmp-'))
-    // The stand-in records its own PID, its child's and its working directory (fleetkit's temporary one), then hangs.
+  /** The stand-in records its own PID, its child's and its working directory (fleetkit's temporary one), then hangs. */
+  function writeStandIn(ignoreSigterm: boolean): void {
     writeFileSync(join(bin, 'ansible-playbook'), [
       '#!/bin/sh',
+      // An ignored signal stays ignored across exec: then neither the tool nor its child dies of SIGTERM.
+      ...(ignoreSigterm ? ["trap '' TERM"] : []),
       `pwd > "${bin}/cwd"`,
       'sleep 300 &',
       `echo $! > "${bin}/child.pid"`,
@@ -46,6 +46,11 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
       '',
     ].join('\n'))
     chmodSync(join(bin, 'ansible-playbook'), 0o755)
+  }
+
+  beforeEach(() => {
+    bin = mkdtempSync(join(tmpdir(), 'fleetkit-slow-ansible-'))
+    tmp = mkdtempSync(join(tmpdir(), 'fleetkit-interrupt-tmp-'))
     symlinkSync('/usr/bin/ansible-inventory', join(bin, 'ansible-inventory'))
   })
 
@@ -60,8 +65,14 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
     rmSync(tmp, { recursive: true, force: true })
   })
 
-  for (const [signal, exitCode] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
-    it(`${signal}: exits ${exitCode} with COMMAND_INTERRUPTED after ending ansible-playbook and its child and removing the temporary directory`, async () => {
+  const cases = [
+    { signal: 'SIGTERM', exitCode: 143, ignoreSigterm: false, what: '' },
+    { signal: 'SIGINT', exitCode: 130, ignoreSigterm: false, what: '' },
+    { signal: 'SIGTERM', exitCode: 143, ignoreSigterm: true, what: ' (an ansible that ignores SIGTERM is killed)' },
+  ] as const
+  for (const { signal, exitCode, ignoreSigterm, what } of cases) {
+    it(`${signal}: exits ${exitCode} with COMMAND_INTERRUPTED after ending ansible-playbook and its child and removing the temporary directory${what}`, async () => {
+      writeStandIn(ignoreSigterm)
       const child = spawn(process.execPath, [packagePath('bin', 'dev.js'), 'validate', '-d', 'examples/fleet.yaml', '--allow-documentation-ranges', '--ansible', '--json'], {
         cwd: packagePath(),
         env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp },
