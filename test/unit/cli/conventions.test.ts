@@ -96,3 +96,22 @@ describe('cli: interruption', () => {
     assert.equal(interruptedExitCode(new Error('x')), undefined)
   })
 })
+
+describe('cli: the docs rule knows the commands of the plugins fleetkit ships', () => {
+  it('reads each oclif plugin listed in package.json from its own manifest', async () => {
+    const { mkdtempSync, mkdirSync, rmSync, writeFileSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const { loadManifestIds } = await import('../../../src/checks/rules/doc-commands.js')
+    const root = mkdtempSync(join(tmpdir(), 'fleetkit-manifest-'))
+    try {
+      writeFileSync(join(root, 'oclif.manifest.json'), JSON.stringify({ commands: { validate: {}, 'db:status': {} } }))
+      writeFileSync(join(root, 'package.json'), JSON.stringify({ oclif: { plugins: ['@oclif/plugin-autocomplete', '@oclif/plugin-absent'] } }))
+      mkdirSync(join(root, 'node_modules', '@oclif', 'plugin-autocomplete'), { recursive: true })
+      writeFileSync(join(root, 'node_modules', '@oclif', 'plugin-autocomplete', 'oclif.manifest.json'), JSON.stringify({ commands: { autocomplete: {}, 'autocomplete:script': {} } }))
+      assert.deepEqual([...(await loadManifestIds(root))].sort(), ['autocomplete', 'autocomplete:script', 'db:status', 'validate'])
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
