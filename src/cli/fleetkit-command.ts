@@ -1,17 +1,14 @@
-// The base of every fleetkit command: --json on every command that reports,
-// and one error envelope ({code, message, exitCode, actions, data}) for all failures.
+// The base of every fleetkit command: --json on every command that reports, one error
+// envelope ({code, message, exitCode, actions, data}) for all failures, progress and clean interruption.
 import { Command, Errors, Flags } from '@oclif/core'
 
 import { type FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { type ErrorEnvelope, errorEnvelope, humanErrorLines } from './error-output.js'
+import { type Interruption, interruptedExitCode, onInterrupt } from './interrupt.js'
+import { createProgress, type Progress } from './progress.js'
+import { isParseError, usageError } from './usage-error.js'
 
-export interface ErrorEnvelope {
-  status: number
-  code: string
-  message: string
-  exitCode: number
-  actions: string[]
-  data?: Record<string, unknown>
-}
+export type { ErrorEnvelope } from './error-output.js'
 
 export abstract class FleetkitCommand<T> extends Command {
   static override enableJsonFlag = true
@@ -24,22 +21,52 @@ export abstract class FleetkitCommand<T> extends Command {
     }),
   }
 
+  private interruption: Interruption | undefined
+
   abstract override run(): Promise<T>
+
+  /**
+   * From now until the command ends, Ctrl-C and SIGTERM abort the returned signal instead of
+   * killing the process: pass it to the work, which cleans up and rejects; the command then exits 130/143.
+   */
+  protected interruptible(): AbortSignal {
+    this.interruption ??= onInterrupt()
+    return this.interruption.signal
+  }
+
+  /** A reporter for long steps: writes to stderr on a terminal, never under --json. */
+  protected progress(): Progress {
+    return createProgress({ enabled: !this.jsonEnabled() })
+  }
+
+  /**
+   * Runs `work` with a progress callback (a library's `progress?: (message) => void`): each message
+   * starts a step line on a terminal; the last step ends as done, or as failed when `work` throws.
+   */
+  protected async withProgress<R>(work: (progress: (message: string) => void) => Promise<R>): Promise<R> {
+    const progress = this.progress()
+    try {
+      const result = await work(progress.step)
+      progress.done()
+      return result
+    } catch (error) {
+      progress.fail()
+      throw error
+    }
+  }
+
+  override async finally(error: Error | undefined): Promise<unknown> {
+    this.interruption?.dispose()
+    return super.finally(error)
+  }
 
   protected override toSuccessJson(result: T): { status: 0; result: T } {
     return { status: 0, result }
   }
 
   protected override toErrorJson(error: unknown): ErrorEnvelope {
-    const e = toFleetkitError(error)
-    return {
-      status: e.exitCode,
-      code: e.code,
-      message: e.message,
-      exitCode: e.exitCode,
-      actions: e.actions,
-      ...(e.data === undefined ? {} : { data: e.data }),
-    }
+    const e = this.toOperatorError(error)
+    return errorEnvelope(e, interruptedExitCode(e) ?? e.exitCode)
   }
 
   override async catch(error: Error & { exitCode?: number }): Promise<void> {
@@ -47,24 +74,21 @@ export abstract class FleetkitCommand<T> extends Command {
       process.exitCode = error.oclif.exit
       return
     }
-    const e = toFleetkitError(error)
-    process.exitCode = e.exitCode
+    // The command did call parse(); it was the command line that failed. Without this, oclif
+    // warns in development that the command "did not parse its arguments".
+    if (isParseError(error)) this.parsed = true
+    const e = this.toOperatorError(error)
+    const exitCode = interruptedExitCode(e) ?? e.exitCode
+    process.exitCode = exitCode
     if (this.jsonEnabled()) {
-      this.logJson(this.toErrorJson(e))
+      this.logJson(errorEnvelope(e, exitCode))
       return
     }
-    this.printHumanError(e)
+    const debug = this.argv.includes('--debug') || Boolean(process.env.FLEETKIT_DEBUG)
+    for (const line of humanErrorLines(e, debug)) process.stderr.write(`${line}\n`)
   }
 
-  private printHumanError(e: FleetkitError): void {
-    const out = (line: string) => process.stderr.write(`${line}\n`)
-    for (const line of e.detailLines) out(line)
-    out(`Error (${e.code}): ${e.message}`)
-    out('Try this:')
-    for (const action of e.actions) out(`  ${action}`)
-    if (this.argv.includes('--debug') || process.env.FLEETKIT_DEBUG) {
-      const cause = e.cause instanceof Error ? e.cause : e
-      out(cause.stack ?? String(cause))
-    }
+  private toOperatorError(error: unknown): FleetkitError {
+    return usageError(error, this.id) ?? toFleetkitError(error)
   }
 }

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 
+import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { loadDefinition } from '../definition/load.js'
@@ -14,7 +15,8 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
   static override examples = ['<%= config.bin %> <%= command.id %> --definition fleet.yaml', '<%= config.bin %> <%= command.id %> --output ansible/inventory.yml --json', '<%= config.bin %> <%= command.id %> --output - | less']
 
   static override flags = {
-    definition: Flags.string({ summary: 'Path of fleet.yaml.', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
+    definition: definitionFlag(),
+    'state-dir': stateDirFlag(),
     output: Flags.string({ summary: 'Inventory file to write; "-" for stdout; default <state dir>/ansible/inventory.yml.' }),
   }
 
@@ -25,7 +27,7 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
     const definition = await loadDefinition(flags.definition)
     const { writeInventory } = await import('../lifecycle/inventory-files.js')
     const { streamSink } = await import('../lifecycle/output-sink.js')
-    const result = await writeInventory({ definition, outputPath: flags.output, stdout: toStdout ? streamSink(process.stdout) : undefined, env: process.env })
+    const result = await writeInventory({ definition, outputPath: flags.output, stdout: toStdout ? streamSink(process.stdout) : undefined, env: envWithStateDir(flags['state-dir']) })
     // With the inventory on stdout, the notes go to stderr so a pipe gets YAML only.
     const note = (line: string) => (toStdout ? process.stderr.write(`${line}\n`) : this.log(line))
     note(`Wrote ${result.path ?? 'the inventory to stdout'} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`)

@@ -2,6 +2,7 @@ import { dirname } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
 
+import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
@@ -29,7 +30,8 @@ A node past provisioning (enrolled, lost, parked, failed) gets a new secret only
 
   static override flags = {
     kind: Flags.string({ summary: 'agent (provisioned, enrolls with the gateway) or worker (reached over SSH).', options: ['agent', 'worker'], required: true }),
-    definition: Flags.string({ summary: 'Path of fleet.yaml.', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
+    definition: definitionFlag(),
+    'state-dir': stateDirFlag(),
     output: Flags.string({ summary: 'File to write (0600); "-" for stdout (refused on a terminal). Default <state dir>/seeds/NODE.user-data.' }),
     ttl: Flags.string({ summary: 'Lifetime of the enrollment secret (agent): 1m to 24h, for example 15m or 2h.', default: '15m' }),
     autoinstall: Flags.boolean({ summary: 'Wrap a worker seed for an Ubuntu ISO install (autoinstall).', default: false }),
@@ -60,7 +62,7 @@ A node past provisioning (enrolled, lost, parked, failed) gets a new secret only
       stdout: toStdout ? streamSink(process.stdout) : undefined,
       reissue: flags.reissue,
       rekey: flags.rekey,
-      env: process.env,
+      env: envWithStateDir(flags['state-dir']),
       clock: systemClock,
       rng: systemRng,
       definitionDir: dirname(flags.definition),

@@ -2,6 +2,7 @@
 // change itself). Thin: flags in, validateFleet() out, one summary line or every error.
 import { Args, Flags } from '@oclif/core'
 
+import { chooseDefinitionPath, definitionFlag, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { type FleetSummary, formatFleetSummary, formatPoolLines, validateFleet, type ValidatedFleet } from '../definition/validate-fleet.js'
 import type { AnsibleSummary } from '../render/ansible-check.js'
@@ -23,15 +24,15 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
   }
 
   static override flags = {
-    definition: Flags.string({ char: 'd', summary: 'Path of the fleet definition.', env: 'FLEETKIT_DEFINITION', default: './fleet.yaml' }),
+    definition: definitionFlag(),
     since: Flags.string({ summary: 'Git revision of the same file: also check the change since then (transitions).', env: 'FLEETKIT_SINCE' }),
-    'state-dir': Flags.string({ summary: 'With --since: the state directory whose embedded PostgreSQL, if running, holds the facts (when DATABASE_URL is unset).', env: 'FLEETKIT_STATE_DIR' }),
+    'state-dir': stateDirFlag('With --since: the state directory whose embedded PostgreSQL, if running, holds the facts (when DATABASE_URL is unset).'),
     ansible: Flags.boolean({ summary: 'Also render the inventory (ansible-inventory --list) and syntax-check every playbook in ansible/playbooks/.' }),
   }
 
   async run(): Promise<ValidateResult> {
-    const { args, flags } = await this.parse(Validate)
-    const path = args.file ?? flags.definition
+    const { args, flags, raw } = await this.parse(Validate)
+    const path = chooseDefinitionPath({ file: args.file, flag: flags.definition, raw, commandId: this.id ?? 'validate' })
     // With --since the transition rules read the state, if a database is reachable without
     // starting one. Loaded only then: `fleetkit validate` alone never loads pg.
     let state: OpenedTransitionFacts | undefined
@@ -55,7 +56,9 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     if (!flags.ansible) return summary
     const { assertAnsibleValid } = await import('../render/ansible-check.js')
     const { loadHostPolicy } = await import('../definition/host-policy.js')
-    const ansible = await assertAnsibleValid(definition, loadHostPolicy())
+    // Ctrl-C or SIGTERM from here on ends ansible and removes its temporary directory; exit 130/143.
+    const signal = this.interruptible()
+    const ansible = await this.withProgress((progress) => assertAnsibleValid(definition, loadHostPolicy(), process.env, undefined, { signal, progress }))
     this.log(`Ansible: the inventory loads and ${ansible.playbooks.length} playbooks pass --syntax-check.`)
     return { ...summary, ansible }
   }

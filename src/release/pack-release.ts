@@ -19,6 +19,8 @@ export interface PackOptions {
   inputDir: string
   /** The version directory to write (uploaded as <release.url>/<version>/). */
   outputDir: string
+  /** Told when a step begins (for a progress line): compressing is the slow one. */
+  progress?: (message: string) => void
 }
 
 export interface PackedArchive {
@@ -53,6 +55,8 @@ async function readAgentBinary(path: string): Promise<Buffer | undefined> {
 
 export async function packRelease(options: PackOptions): Promise<PackResult> {
   const version = assertReleaseVersion(options.version)
+  const progress = options.progress ?? (() => {})
+  progress(`reading the agent binaries in ${options.inputDir}`)
   const binaries: { arch: ReleaseArchitecture; content: Buffer }[] = []
   for (const arch of RELEASE_ARCHITECTURES) {
     const content = await readAgentBinary(agentInputPath(options.inputDir, arch))
@@ -65,13 +69,15 @@ export async function packRelease(options: PackOptions): Promise<PackResult> {
   await mkdir(options.outputDir, { recursive: true })
   const archives: PackedArchive[] = []
   for (const { arch, content } of binaries) {
+    const name = archiveName(version, arch)
+    progress(`compressing ${name} (${(content.length / 1024 / 1024).toFixed(1)} MiB) with zstd`)
     const tar = singleFileTar({ name: AGENT_ENTRY_NAME, mode: RELEASE_ENTRY_MODE, mtime: RELEASE_ENTRY_MTIME, content })
     const archive = await zstdCompress(tar)
-    const name = archiveName(version, arch)
     await writeFile(join(options.outputDir, name), archive)
     archives.push({ arch, name, sha256: sha256Hex(archive), size: archive.length, binarySize: content.length })
   }
   const sumsFile = join(options.outputDir, SUMS_FILE)
+  progress(`writing ${SUMS_FILE}`)
   await writeFile(sumsFile, formatSha256Sums(archives))
   // A signature of earlier sums would no longer match: remove it so nobody uploads it.
   await rm(join(options.outputDir, SIGNATURE_FILE), { force: true })

@@ -1,6 +1,6 @@
 // `fleetkit validate --ansible`: the rendered inventory must load in ansible-inventory, and every
 // playbook must pass --syntax-check. One process checks them all; only a failed batch is bisected.
-import { execFile } from 'node:child_process'
+// An abort (Ctrl-C) ends the ansible processes and removes the temporary directory before it rejects.
 import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,6 +11,7 @@ import type { Env } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
 import { packagePath } from '../package-root.js'
 import { type InventoryStateNode, renderInventory } from './inventory.js'
+import { CommandNotFoundError, runProcess } from './process-runner.js'
 
 export const ANSIBLE_CHECK_ID = 'definition:playbooks'
 
@@ -31,6 +32,10 @@ export interface AnsibleCheckOptions {
   stateNodes?: readonly InventoryStateNode[]
   /** Environment for the ansible processes (PATH decides which ansible runs). */
   env?: Env
+  /** Aborting ends the running ansible processes and removes the temporary directory, then rejects with the reason. */
+  signal?: AbortSignal
+  /** Told when a step begins (for a progress line). */
+  progress?: (message: string) => void
 }
 
 export interface AnsibleCheckResult {
@@ -46,19 +51,17 @@ interface RunResult {
   stdout: string
 }
 
-function run(command: string, args: string[], env: Env, cwd: string): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    execFile(command, args, { env: env as NodeJS.ProcessEnv, cwd, maxBuffer: 16 * 1024 * 1024, timeout: 300_000 }, (error, stdout, stderr) => {
-      if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
-        reject(new FleetkitError('ANSIBLE_MISSING', `${command} is not installed (not found on PATH)`, {
-          actions: ['apt-get install ansible-core (Debian/Ubuntu), or pip install ansible-core'],
-          data: { command },
-        }))
-        return
-      }
-      resolvePromise({ ok: !error, output: `${stderr}\n${stdout}`, stdout })
+async function run(command: string, args: string[], env: Env, cwd: string, signal: AbortSignal | undefined): Promise<RunResult> {
+  try {
+    const result = await runProcess(command, args, { env, cwd, signal, timeoutMs: 300_000 })
+    return { ok: result.ok, output: `${result.stderr}\n${result.stdout}`, stdout: result.stdout }
+  } catch (error) {
+    if (!(error instanceof CommandNotFoundError)) throw error
+    throw new FleetkitError('ANSIBLE_MISSING', error.message, {
+      actions: ['apt-get install ansible-core (Debian/Ubuntu), or pip install ansible-core'],
+      data: { command },
     })
-  })
+  }
 }
 
 /** The first line of ansible's error, without the "ERROR! " prefix and colours. */
@@ -93,8 +96,12 @@ export async function checkAnsible(options: AnsibleCheckOptions): Promise<Ansibl
     ANSIBLE_INVENTORY_ENABLED: 'yaml',
     ...(existsSync(config) ? { ANSIBLE_CONFIG: config } : {}),
   }
+  const { signal } = options
+  const progress = options.progress ?? (() => {})
+  signal?.throwIfAborted()
   const work = await mkdtemp(join(tmpdir(), 'fleetkit-ansible-'))
   try {
+    progress('rendering the inventory')
     const inventoryPath = join(work, 'inventory.yml')
     const rendered = renderInventory({
       definition: options.definition,
@@ -106,7 +113,8 @@ export async function checkAnsible(options: AnsibleCheckOptions): Promise<Ansibl
     await writeFile(join(work, 'known_hosts'), rendered.knownHosts)
 
     const findings: AnsibleFinding[] = []
-    const inventory = await run('ansible-inventory', ['-i', inventoryPath, '--list'], env, work)
+    progress('ansible-inventory --list: loading the rendered inventory')
+    const inventory = await run('ansible-inventory', ['-i', inventoryPath, '--list'], env, work, signal)
     if (!inventory.ok) {
       findings.push({ code: 'ANSIBLE_INVENTORY_INVALID', check: ANSIBLE_CHECK_ID, path: 'inventory.yml', message: firstAnsibleError(inventory.output) })
     } else {
@@ -120,7 +128,7 @@ export async function checkAnsible(options: AnsibleCheckOptions): Promise<Ansibl
     let runs = 0
     const syntaxCheck = (list: string[]) => {
       runs += 1
-      return run('ansible-playbook', ['--syntax-check', '-i', inventoryPath, ...list], env, work)
+      return run('ansible-playbook', ['--syntax-check', '-i', inventoryPath, ...list], env, work, signal)
     }
     // Bisect a failed batch: a half that passes holds no broken playbook, so k broken
     // playbooks out of n cost about k * log2(n) extra processes instead of n.
@@ -135,8 +143,10 @@ export async function checkAnsible(options: AnsibleCheckOptions): Promise<Ansibl
       return found.length > 0 ? found : [{ path: list.join(' '), output: result.output }]
     }
     if (playbooks.length > 0) {
+      progress(`ansible-playbook --syntax-check: ${playbooks.length} playbook${playbooks.length === 1 ? '' : 's'}`)
       const batch = await syntaxCheck(playbooks)
       if (!batch.ok) {
+        progress('ansible-playbook --syntax-check: finding the broken playbooks')
         for (const b of await broken(playbooks, batch)) {
           findings.push({ code: 'ANSIBLE_PLAYBOOK_INVALID', check: ANSIBLE_CHECK_ID, path: displayPath(b.path), message: firstAnsibleError(b.output) })
         }
@@ -174,8 +184,14 @@ export interface AnsibleSummary {
  * What `fleetkit validate --ansible` adds: the checks above over the declared nodes (no state
  * database, so CI can run it), throwing one error that lists every finding.
  */
-export async function assertAnsibleValid(definition: Definition, hostPolicy: unknown, env: Env = process.env, playbookDir?: string): Promise<AnsibleSummary> {
-  const result = await checkAnsible({ definition, hostPolicy, env, playbookDir })
+export async function assertAnsibleValid(
+  definition: Definition,
+  hostPolicy: unknown,
+  env: Env = process.env,
+  playbookDir?: string,
+  control: Pick<AnsibleCheckOptions, 'signal' | 'progress'> = {},
+): Promise<AnsibleSummary> {
+  const result = await checkAnsible({ definition, hostPolicy, env, playbookDir, ...control })
   if (result.findings.length > 0) {
     const playbooks = result.findings.filter((f) => f.code === 'ANSIBLE_PLAYBOOK_INVALID')
     const message = `${result.findings.length} Ansible finding(s): ${playbooks.length} playbook(s) fail --syntax-check` +

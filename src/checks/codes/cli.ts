@@ -5,4 +5,7 @@ export const CLI_CODES = {
   USAGE_INVALID: { summary: 'The command line has an unknown flag, a missing argument or a bad value.', person: false, exitCode: 2 },
   INTERNAL_ERROR: { summary: 'fleetkit hit a bug: an error it did not expect.', person: true, exitCode: 70 },
   RUNBOOK_CODE_UNKNOWN: { summary: 'No failure code of that name is registered.', person: false },
+  COMMAND_UNKNOWN: { summary: 'No fleetkit command of that name exists.', person: false, exitCode: 2 },
+  // 130 is 128 + SIGINT; after SIGTERM the process exits 143 (128 + 15) with the same code.
+  COMMAND_INTERRUPTED: { summary: 'Ctrl-C or SIGTERM stopped the command after it ended its child processes and removed its temporary files.', person: false, exitCode: 130 },
 } as const satisfies Record<string, FailureCodeSpec>

@@ -59,7 +59,27 @@ export function commandExists(words: string[], ids: ReadonlySet<string>): boolea
 
 export async function loadManifestIds(root: string): Promise<Set<string>> {
   const manifest = JSON.parse(await readFile(join(root, 'oclif.manifest.json'), 'utf8')) as { commands: Record<string, unknown> }
-  return new Set(Object.keys(manifest.commands))
+  const ids = new Set(Object.keys(manifest.commands))
+  // Commands of the plugins fleetkit ships (`fleetkit autocomplete`) are in each plugin's own manifest.
+  for (const plugin of await corePlugins(root)) {
+    try {
+      const own = JSON.parse(await readFile(join(root, 'node_modules', plugin, 'oclif.manifest.json'), 'utf8')) as { commands?: Record<string, unknown> }
+      for (const id of Object.keys(own.commands ?? {})) ids.add(id)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+  }
+  return ids
+}
+
+async function corePlugins(root: string): Promise<string[]> {
+  try {
+    const pjson = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { oclif?: { plugins?: string[] } }
+    return pjson.oclif?.plugins ?? []
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
 }
 
 export async function checkDocCommands(root: string, ids?: ReadonlySet<string>): Promise<RuleFinding[]> {

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 
+import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { InitPkiResult } from '../../pki/init-pki.js'
 import { resolvePkiDir } from '../../pki/pki-dir.js'
@@ -19,13 +20,14 @@ FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA 
       multiple: true,
     }),
     'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'state-dir': stateDirFlag(),
   }
 
   async run(): Promise<InitPkiResult> {
     const { flags } = await this.parse(CaInit)
     const { initPki } = await import('../../pki/init-pki.js')
     const result = await initPki({
-      pkiDir: flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(process.env),
+      pkiDir: flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(envWithStateDir(flags['state-dir'])),
       serverNames: flags['server-name'],
       now: new Date(),
     })

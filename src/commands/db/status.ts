@@ -1,5 +1,4 @@
-import { Flags } from '@oclif/core'
-
+import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { DatabaseStatus } from '../../store/admin.js'
 
@@ -11,13 +10,13 @@ server is reported as stopped, with no schema.`
   static override examples = ['<%= config.bin %> <%= command.id %>', 'DATABASE_URL=postgres://fleet@db.example.net/fleet <%= config.bin %> <%= command.id %> --json']
 
   static override flags = {
-    'state-dir': Flags.string({ summary: 'The state directory of the embedded server (default $XDG_STATE_HOME/fleetkit).', env: 'FLEETKIT_STATE_DIR' }),
+    'state-dir': stateDirFlag('The state directory of the embedded server (default $XDG_STATE_HOME/fleetkit).'),
   }
 
   async run(): Promise<DatabaseStatus> {
     const { flags } = await this.parse(DbStatus)
     const { describeDatabase } = await import('../../store/admin.js')
-    const status = await describeDatabase({ ...(flags['state-dir'] ? { stateDir: flags['state-dir'] } : {}) })
+    const status = await describeDatabase(stateDirOption(flags['state-dir']))
     const { server, schema, nodes } = status
     if (server.source === 'embedded' && server.embedded) {
       const e = server.embedded

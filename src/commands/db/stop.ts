@@ -1,5 +1,4 @@
-import { Flags } from '@oclif/core'
-
+import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { StopReport } from '../../store/admin.js'
 
@@ -12,13 +11,13 @@ never touched.`
   static override examples = ['<%= config.bin %> <%= command.id %>']
 
   static override flags = {
-    'state-dir': Flags.string({ summary: 'The state directory of the embedded server (default $XDG_STATE_HOME/fleetkit).', env: 'FLEETKIT_STATE_DIR' }),
+    'state-dir': stateDirFlag('The state directory of the embedded server (default $XDG_STATE_HOME/fleetkit).'),
   }
 
   async run(): Promise<StopReport> {
     const { flags } = await this.parse(DbStop)
     const { stopEmbeddedDatabase } = await import('../../store/admin.js')
-    const report = await stopEmbeddedDatabase({ ...(flags['state-dir'] ? { stateDir: flags['state-dir'] } : {}) })
+    const report = await stopEmbeddedDatabase(stateDirOption(flags['state-dir']))
     this.log(report.wasRunning ? `Stopped the embedded PostgreSQL (PID ${report.pid}) in ${report.dataDir}.` : `The embedded PostgreSQL in ${report.dataDir} was not running.`)
     if (report.databaseUrl) this.log(`DATABASE_URL (${report.databaseUrl}) names another server; fleetkit does not stop it.`)
     return report

@@ -1,3 +1,4 @@
+import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { ServeResult } from '../../gateway/serve.js'
 
@@ -8,11 +9,13 @@ FLEETKIT_STATE_DIR, FLEETKIT_PKI_DIR, FLEETKIT_ENROLL_BIND, FLEETKIT_AGENT_BIND,
 FLEETKIT_AGENT_CERT_LIFETIME_SECONDS, FLEETKIT_AGENT_RENEW_CHECK_SECONDS. Logs are JSON lines on stdout.
 Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
   static override enableJsonFlag = false
+  static override flags = { 'state-dir': stateDirFlag() }
+
   static override examples = ['<%= config.bin %> <%= command.id %>', 'FLEETKIT_AGENT_BIND=0.0.0.0:8443 FLEETKIT_ENROLL_BIND=0.0.0.0:8444 <%= config.bin %> <%= command.id %>']
 
   async run(): Promise<ServeResult> {
-    await this.parse(GatewayServe)
+    const { flags } = await this.parse(GatewayServe)
     const { serveGateway } = await import('../../gateway/serve.js')
-    return serveGateway()
+    return serveGateway({ env: envWithStateDir(flags['state-dir']) })
   }
 }

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 
+import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
 import type { NodeCheckResult } from '../../lifecycle/node-check.js'
@@ -15,6 +16,7 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
     timeout: Flags.integer({ summary: 'Seconds to wait for the result.', default: 60, min: 1, max: 3600 }),
+    'state-dir': stateDirFlag(),
   }
 
   async run(): Promise<NodeCheckResult> {
@@ -26,7 +28,7 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
     const onSignal = () => interrupt.abort()
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const database = await openDatabase()
+    const database = await openDatabase(stateDirOption(flags['state-dir']))
     try {
       const result = await runNodeCheck({
         pool: database.pool,

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 
+import { definitionFlag, envWithStateDir, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
 import { loadDefinition } from '../../definition/load.js'
@@ -19,7 +20,8 @@ A node past provisioning (enrolled, lost, parked, failed) gets one only with --r
 
   static override flags = {
     ttl: Flags.string({ summary: 'Lifetime of the secret: 1m to 24h.', default: '15m' }),
-    definition: Flags.string({ summary: 'Path of fleet.yaml (read only for a declared node not yet in the state).', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
+    definition: definitionFlag('Path of fleet.yaml (read only for a declared node not yet in the state).'),
+    'state-dir': stateDirFlag(),
     reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed) a new secret, on purpose; recorded as a secret_reissued event.', default: false }),
   }
 
@@ -42,7 +44,7 @@ A node past provisioning (enrolled, lost, parked, failed) gets one only with --r
         await stdout(this.jsonEnabled() ? `${JSON.stringify(this.toSuccessJson(issued), null, 2)}\n` : `${issued.secret}\n`)
         this.delivered = true
       },
-      env: process.env,
+      env: envWithStateDir(flags['state-dir']),
       clock: systemClock,
       rng: systemRng,
     })

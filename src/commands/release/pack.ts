@@ -20,7 +20,8 @@ export default class ReleasePack extends FleetkitCommand<PackResult> {
 
   async run(): Promise<PackResult> {
     const { flags } = await this.parse(ReleasePack)
-    const result = await packRelease({ version: flags.version, inputDir: flags.input, outputDir: flags.output ?? join('release', flags.version) })
+    const outputDir = flags.output ?? join('release', flags.version)
+    const result = await this.withProgress((progress) => packRelease({ version: flags.version, inputDir: flags.input, outputDir, progress }))
     for (const archive of result.archives) this.log(`${archive.sha256}  ${archive.name}`)
     this.log(`Wrote ${result.sumsFile}; sign it with: fleetkit release sign --key release.key --dir ${result.outputDir}`)
     return result

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 
+import { definitionFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { resolveReleasePublicKey } from '../../release/release-public-key.js'
 import { RELEASE_ARCHITECTURES, releaseArchitectureOf } from '../../release/release-name.js'
@@ -19,7 +20,7 @@ export default class ReleaseVerify extends FleetkitCommand<VerifyResult> {
     version: Flags.string({ summary: 'Release version to check.', required: true, env: 'FLEETKIT_RELEASE_VERSION' }),
     arch: Flags.string({ summary: "Architecture to check; defaults to this machine's.", options: [...RELEASE_ARCHITECTURES] }),
     'public-key': Flags.string({ summary: "base64 of the raw Ed25519 public key; defaults to the definition's release.publicKey.", env: 'FLEETKIT_RELEASE_PUBLIC_KEY' }),
-    definition: Flags.string({ summary: 'fleet.yaml to read release.publicKey from when --public-key is not given.', default: 'fleet.yaml', env: 'FLEETKIT_DEFINITION' }),
+    definition: definitionFlag('fleet.yaml to read release.publicKey from when --public-key is not given.'),
     'ca-file': Flags.string({ summary: 'PEM CA bundle trusted for --url instead of the system roots (a private mirror).' }),
     'max-bytes': Flags.integer({ summary: 'Largest archive (and unpacked binary) accepted, in bytes.', min: 1, default: DEFAULT_MAX_ARCHIVE_BYTES }),
   }

@@ -1,0 +1,58 @@
+// The flags several commands share, declared once so that each has one name, one short
+// form, one environment variable and one default everywhere: --definition/-d and --state-dir.
+import { resolve } from 'node:path'
+
+import { Flags } from '@oclif/core'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Env } from '../config/state-dir.js'
+
+export const DEFAULT_DEFINITION = './fleet.yaml'
+
+/** --definition/-d (FLEETKIT_DEFINITION): the fleet definition a command reads. */
+export function definitionFlag(summary = 'Path of the fleet definition (YAML or JSON).') {
+  return Flags.string({ char: 'd', summary, env: 'FLEETKIT_DEFINITION', default: DEFAULT_DEFINITION, helpValue: 'PATH' })
+}
+
+/** --state-dir (FLEETKIT_STATE_DIR): the embedded PostgreSQL, and the PKI unless FLEETKIT_PKI_DIR names another. */
+export function stateDirFlag(summary = 'The state directory: the embedded PostgreSQL and, by default, the PKI (default $XDG_STATE_HOME/fleetkit).') {
+  return Flags.string({ summary, env: 'FLEETKIT_STATE_DIR', helpValue: 'DIR' })
+}
+
+/**
+ * The environment a library call reads, with --state-dir laid over it: the libraries resolve the
+ * state directory (and the PKI directory under it) from FLEETKIT_STATE_DIR, so the flag and the
+ * variable mean the same thing on every command.
+ */
+export function envWithStateDir(stateDir: string | undefined, env: Env = process.env): Env {
+  return stateDir === undefined || stateDir.trim() === '' ? env : { ...env, FLEETKIT_STATE_DIR: stateDir }
+}
+
+/** `{stateDir}` for the store functions that take it, nothing when the flag is unset. */
+export function stateDirOption(stateDir: string | undefined): { stateDir?: string } {
+  return stateDir === undefined || stateDir.trim() === '' ? {} : { stateDir }
+}
+
+/** A parsed token as oclif's `raw` output lists it. */
+export interface RawToken {
+  type: string
+  flag?: string
+}
+
+/**
+ * The definition path of a command that also takes it as a positional FILE. A FILE and a
+ * --definition on the same command line that disagree is a usage error (which one was meant?);
+ * a FILE wins over FLEETKIT_DEFINITION, which is only a default.
+ */
+export function chooseDefinitionPath(options: { file: string | undefined; flag: string; raw: readonly RawToken[]; commandId: string }): string {
+  const { file, flag } = options
+  if (file === undefined) return flag
+  const flagOnCommandLine = options.raw.some((token) => token.type === 'flag' && token.flag === 'definition')
+  if (flagOnCommandLine && resolve(file) !== resolve(flag)) {
+    throw new FleetkitError('USAGE_INVALID', `the definition is named twice and the two disagree: FILE ${file} and --definition ${flag}; give one`, {
+      actions: [`fleetkit ${options.commandId.replaceAll(':', ' ')} --definition ${file}`, `fleetkit help ${options.commandId.replaceAll(':', ' ')}`],
+      data: { file, definition: flag },
+    })
+  }
+  return file
+}
