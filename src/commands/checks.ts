@@ -1,3 +1,5 @@
+// `fleetkit checks`: list the failure-code and check-ID registry (src/checks/registry.ts)
+// with each entry's owner and runbook.
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { describeRegistry, type RegistryReport } from '../checks/registry.js'
 

@@ -1,3 +1,5 @@
+// `fleetkit inventory`: write the Ansible inventory and its pinned known_hosts from the definition
+// and the state (src/lifecycle/inventory-files.ts); "--output -" prints the inventory.
 import { Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'

@@ -1,3 +1,5 @@
+// `fleetkit runbook CODE`: print a failure code's runbook entry from docs/runbooks.md
+// (src/checks/runbooks.ts).
 import { Args } from '@oclif/core'
 
 import { FleetkitCommand } from '../cli/fleetkit-command.js'

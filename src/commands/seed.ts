@@ -1,3 +1,5 @@
+// `fleetkit seed`: render a node's first-boot user-data and register it in the state
+// (src/lifecycle/seed-node.ts); render and write first, commit last.
 import { dirname } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'

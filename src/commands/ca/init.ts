@@ -1,3 +1,5 @@
+// `fleetkit ca init`: create the CA, its trust bundle and the gateway's server certificate;
+// the work is src/pki/init-pki.ts, this file parses flags and prints.
 import { Flags } from '@oclif/core'
 
 import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'

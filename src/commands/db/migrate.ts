@@ -1,3 +1,5 @@
+// `fleetkit db migrate`: the one command that changes a shared database's schema
+// (src/store/admin.ts); shows a first embedded start's progress on a terminal.
 import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { MigrationReport } from '../../store/admin.js'

@@ -1,3 +1,5 @@
+// `fleetkit db status`: which PostgreSQL holds the state, its schema version and node counts
+// (src/store/admin.ts); never changes the schema.
 import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { DatabaseStatus } from '../../store/admin.js'

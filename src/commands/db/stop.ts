@@ -1,3 +1,4 @@
+// `fleetkit db stop`: stop the embedded PostgreSQL of the state directory (src/store/admin.ts).
 import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { StopReport } from '../../store/admin.js'

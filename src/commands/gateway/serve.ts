@@ -1,3 +1,5 @@
+// `fleetkit gateway serve`: run the enrollment, agent (mTLS) and metrics listeners until a signal
+// (src/gateway/serve.ts).
 import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { ServeResult } from '../../gateway/serve.js'

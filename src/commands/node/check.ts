@@ -1,3 +1,5 @@
+// `fleetkit node check`: run the host checks on a node through its agent and print each result
+// (src/lifecycle/node-check.ts); an interrupt withdraws the queued job.
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag, stateDirOption } from '../../cli/flags.js'

@@ -1,3 +1,5 @@
+// `fleetkit node token`: issue a node a single-use enrollment secret and print it once
+// (src/lifecycle/node-token.ts); printed before it is stored, refused past provisioning without --reissue.
 import { Args, Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../../cli/flags.js'

@@ -1,3 +1,5 @@
+// `fleetkit release pack`: pack built agent binaries into a release directory
+// (src/release/pack-release.ts), with progress on a terminal.
 import { Flags } from '@oclif/core'
 import { join } from 'node:path'
 

@@ -1,3 +1,5 @@
+// `fleetkit release sign`: sign a release's SHA256SUMS with the offline Ed25519 key
+// (src/release/sign-release.ts).
 import { Flags } from '@oclif/core'
 
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'

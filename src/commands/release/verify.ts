@@ -1,3 +1,5 @@
+// `fleetkit release verify`: check a published release exactly as a host's verifier does
+// (src/release/verify-release.ts).
 import { Flags } from '@oclif/core'
 
 import { definitionFlag } from '../../cli/flags.js'
