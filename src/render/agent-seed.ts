@@ -58,7 +58,7 @@ export function renderAgentSeed(input: AgentSeedInput): string {
   // A condition on a mount nobody declared would keep the agent from ever starting (docs/agent.md).
   const mountCondition = dataMount === ''
     ? '# No data volume is declared for this node: the agent starts without waiting for a mount.'
-    : `# Waits for the data volume (mounted by the data_volume role or the operator).\nConditionPathIsMountPoint=${dataMount}`
+    : `# Starts only once the declared data volume is mounted.\nConditionPathIsMountPoint=${dataMount}`
   const unit = fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT_CONDITION: mountCondition }).trimEnd()
 
   return fillTemplate(readTemplate('agent-seed.sh.tmpl'), {

@@ -86,7 +86,7 @@ FLEETKIT_SYSCTL
 chmod 0644 "$ROOT/etc/modules-load.d/fleetkit.conf" "$ROOT/etc/sysctl.d/90-fleetkit.conf"
 # A kernel with br_netfilter built in has no module to load but has the sysctls.
 if ! modprobe br_netfilter && [ ! -d /proc/sys/net/bridge ]; then
-  log 'br_netfilter is neither loadable nor built in; the br_netfilter role will report it'
+  log 'br_netfilter is neither loadable nor built in; host:br-netfilter will report it'
 fi
 sysctl --load "$ROOT/etc/sysctl.d/90-fleetkit.conf" >/dev/null || log 'bridge sysctls not applied yet'
 
@@ -104,7 +104,7 @@ chmod 0755 "$ROOT/usr/local/lib/fleetkit/verify-release.sh"
 
 release_url=$(env_value "$ROOT/etc/fleetkit/release.env" FLEETKIT_RELEASE_URL)
 release_version=$(env_value "$ROOT/etc/fleetkit/release.env" FLEETKIT_RELEASE_VERSION)
-# The one verifier (shared with the agent_update role): signature, checksum, a single
+# The one verifier (shared with ansible/playbooks/update-agent.yml): signature, checksum, a single
 # regular file, --version, atomic rename. Any refusal stops the seed here.
 verify_args=(--base-url "$release_url" --version "$release_version"
   --public-key "$ROOT/etc/fleetkit/release-public-key.pem" --target "$ROOT/usr/local/bin/fleetkit-agent")
@@ -120,7 +120,7 @@ fi
 chown fleetkit:fleetkit "$ROOT/var/lib/fleetkit" "$ROOT/var/lib/fleetkit/enrollment-secret"
 cat > "$ROOT/etc/systemd/system/fleetkit-agent.service" <<'FLEETKIT_AGENT_UNIT'
 # fleetkit-agent: heartbeats, job leases and certificate renewal over mTLS.
-# Installed by the agent seed; the agent role owns it after first boot.
+# Installed by the agent seed; Ansible (ansible/playbooks/update-agent.yml) updates the agent after first boot.
 [Unit]
 Description=fleetkit agent
 Documentation=https://github.com/fleetkit/fleetkit/blob/main/docs/seeds-and-inventory.md
