@@ -1,17 +1,10 @@
 // Host facts sent with every heartbeat and lease (cpu, memory, free data disk, kernel,
 // Docker, agent version, bridge netfilter, clock skew), read from an injectable root.
+import type { HostFacts as WireHostFacts } from '../protocol/host-facts.js'
 import { type Host, BRIDGE_SYSCTLS, freeBytes, readHostFile } from './host.js'
 
-export interface HostFacts {
-  cpu_count: number | null
-  memory_mb: number | null
-  data_disk_free_gb: number | null
-  kernel: string | null
-  docker_version: string | null
-  agent_version: string
-  bridge_netfilter: boolean
-  clock_skew_ms: number | null
-}
+/** What this agent always knows: its own version and the bridge netfilter state. */
+export type HostFacts = WireHostFacts & { agent_version: string; bridge_netfilter: boolean }
 
 /** Counts CPUs in a kernel list such as "0-3,6,8-9". */
 export function countCpuList(list: string): number | null {

@@ -18,6 +18,7 @@ import { renewCertificate } from './renew.js'
 import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
 import { AgentSession } from './session.js'
 import { AGENT_VERSION } from './version.js'
+import { sleepUnlessAborted } from '../config/abortable-sleep.js'
 
 export interface RunDeps {
   log: Logger
@@ -34,19 +35,6 @@ const UNREACHABLE = new Set(['GATEWAY_UNREACHABLE', 'CLOCK_SKEW'])
 /** Codes after which retrying in this process cannot help: exit, systemd restarts from the staged files. */
 const FATAL = new Set(['AGENT_CERTIFICATE_REJECTED', 'CERTIFICATE_EXPIRED', 'IDENTITY_MISSING', 'IDENTITY_INVALID', 'AGENT_CONFIG_INVALID', 'AGENT_KEY_PERMISSIONS'])
 const DOCKER_PROBE_INTERVAL_MS = 600_000
-
-export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve()
-    const done = () => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, Math.max(ms, 0))
-    signal.addEventListener('abort', done, { once: true })
-  })
-}
 
 export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void> {
   requireSettings(config, ['nodeId', 'gatewayUrl'])

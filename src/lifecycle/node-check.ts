@@ -9,6 +9,7 @@ import { hasAgentCertificate } from '../store/certificates.js'
 import type { Queryable } from '../store/database.js'
 import { createJob, getJob, withdrawQueuedJob, type JobRow } from '../store/jobs.js'
 import { getNode } from '../store/nodes.js'
+import { sleepUnlessAborted } from '../config/abortable-sleep.js'
 
 export interface NodeCheckResult {
   nodeId: string
@@ -38,19 +39,6 @@ export interface NodeCheckOptions {
   onProgress?: (progress: NodeCheckProgress) => void
   /** Aborted by Ctrl-C or SIGTERM: the queued job is withdrawn and NODE_CHECK_INTERRUPTED thrown. */
   signal?: AbortSignal
-}
-
-export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve()
-    const done = () => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, Math.max(ms, 0))
-    signal.addEventListener('abort', done, { once: true })
-  })
 }
 
 export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheckResult> {
