@@ -5,7 +5,7 @@ import { Args, Flags } from '@oclif/core'
 import { chooseDefinitionPath, definitionFlag, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { type FleetSummary, formatFleetSummary, formatPoolLines, validateFleet, type ValidatedFleet } from '../definition/validate-fleet.js'
-import type { AnsibleSummary } from '../render/ansible-check.js'
+import type { AnsibleSummary } from '../sync/ansible-check.js'
 import type { OpenedTransitionFacts } from '../store/open-transition-facts.js'
 
 export type ValidateResult = FleetSummary & { ansible?: AnsibleSummary }
@@ -54,7 +54,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     this.log(formatFleetSummary(summary))
     for (const line of formatPoolLines(summary)) this.log(line)
     if (!flags.ansible) return summary
-    const { assertAnsibleValid } = await import('../render/ansible-check.js')
+    const { assertAnsibleValid } = await import('../sync/ansible-check.js')
     const { loadHostPolicy } = await import('../definition/host-policy.js')
     // Ctrl-C or SIGTERM from here on ends ansible and removes its temporary directory; exit 130/143.
     const signal = this.interruptible()

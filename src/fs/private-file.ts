@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { writeFileAtomic } from '../fs/atomic-file.js'
+import { writeFileAtomic } from './atomic-file.js'
 
 export async function writePrivateFile(path: string, data: Buffer | string): Promise<void> {
   await assertDirectoryNotShared(dirname(path))

@@ -10,7 +10,7 @@ import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import { loadDefinition } from '../../../src/definition/load.js'
 import type { Definition } from '../../../src/definition/types.js'
 import { packagePath } from '../../../src/package-root.js'
-import { assertAnsibleValid, checkAnsible } from '../../../src/render/ansible-check.js'
+import { assertAnsibleValid, checkAnsible } from '../../../src/sync/ansible-check.js'
 import { renderInventory } from '../../../src/render/inventory.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 

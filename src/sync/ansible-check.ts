@@ -10,7 +10,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
 import { packagePath } from '../package-root.js'
-import { type InventoryStateNode, renderInventory } from './inventory.js'
+import { type InventoryStateNode, renderInventory } from '../render/inventory.js'
 import { CommandNotFoundError, runProcess } from './process-runner.js'
 
 export const ANSIBLE_CHECK_ID = 'definition:playbooks'
