@@ -27,6 +27,8 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
     const toStdout = flags.output === '-'
     if (toStdout && this.jsonEnabled()) throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
     const definition = await loadDefinition(flags.definition)
+    const { prepareState } = await import('../lifecycle/state.js')
+    await this.withProgress((progress) => prepareState(envWithStateDir(flags['state-dir']), progress))
     const { writeInventory } = await import('../lifecycle/inventory-files.js')
     const { streamSink } = await import('../lifecycle/output-sink.js')
     const result = await writeInventory({ definition, outputPath: flags.output, stdout: toStdout ? streamSink(process.stdout) : undefined, env: envWithStateDir(flags['state-dir']) })

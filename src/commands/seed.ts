@@ -52,6 +52,8 @@ A node past provisioning (enrolled, lost, parked, failed) gets a new secret only
       })
     }
     const definition = await loadDefinition(flags.definition)
+    const { prepareState } = await import('../lifecycle/state.js')
+    await this.withProgress((progress) => prepareState(envWithStateDir(flags['state-dir']), progress))
     const { seedNode } = await import('../lifecycle/seed-node.js')
     const { streamSink } = await import('../lifecycle/output-sink.js')
     const result = await seedNode({

@@ -30,7 +30,7 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
     const onSignal = () => interrupt.abort()
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
-    const database = await openDatabase(stateDirOption(flags['state-dir']))
+    const database = await this.withProgress((progress) => openDatabase({ ...stateDirOption(flags['state-dir']), progress }))
     try {
       const result = await runNodeCheck({
         pool: database.pool,

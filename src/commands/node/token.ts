@@ -33,6 +33,8 @@ A node past provisioning (enrolled, lost, parked, failed) gets one only with --r
   async run(): Promise<NodeTokenResult> {
     const { args, flags } = await this.parse(NodeToken)
     const ttlMs = parseSecretTtl(flags.ttl)
+    const { prepareState } = await import('../../lifecycle/state.js')
+    await this.withProgress((progress) => prepareState(envWithStateDir(flags['state-dir']), progress))
     const { issueNodeToken } = await import('../../lifecycle/node-token.js')
     const { streamSink } = await import('../../lifecycle/output-sink.js')
     const stdout = streamSink(process.stdout)
