@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url)
 
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
 const schema32 = {"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"};
 const schema33 = {"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048};
 const schema36 = {"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64};
@@ -889,7 +889,7 @@ return errors === 0;
 }
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema46 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
+const schema46 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
 const pattern24 = new RegExp("^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$", "u");
 const pattern25 = new RegExp("^[a-z_][a-z0-9_-]{0,31}$", "u");
 const pattern28 = new RegExp("^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$", "u");
@@ -1024,9 +1024,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-for(const key1 in data3){
-if(!(((key1 === "host") || (key1 === "user")) || (key1 === "port"))){
-const err10 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.ssh,data:data3};
+if(data3.user === undefined){
+const err10 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema46.properties.ssh.required,parentSchema:schema46.properties.ssh,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1035,12 +1034,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data3.host !== undefined){
-let data4 = data3.host;
-if(typeof data4 === "string"){
-if(!pattern24.test(data4)){
-const err11 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/pattern",keyword:"pattern",params:{pattern: "^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},message:"must match pattern \""+"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"+"\"",schema:"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$",parentSchema:schema46.properties.ssh.properties.host,data:data4};
+for(const key1 in data3){
+if(!(((key1 === "host") || (key1 === "user")) || (key1 === "port"))){
+const err11 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.ssh,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1050,8 +1046,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.ssh.properties.host.type,parentSchema:schema46.properties.ssh.properties.host,data:data4};
+if(data3.host !== undefined){
+let data4 = data3.host;
+if(typeof data4 === "string"){
+if(!pattern24.test(data4)){
+const err12 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/pattern",keyword:"pattern",params:{pattern: "^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},message:"must match pattern \""+"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"+"\"",schema:"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$",parentSchema:schema46.properties.ssh.properties.host,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1061,11 +1060,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data3.user !== undefined){
-let data5 = data3.user;
-if(typeof data5 === "string"){
-if(!pattern25.test(data5)){
-const err13 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z_][a-z0-9_-]{0,31}$"+"\"",schema:"^[a-z_][a-z0-9_-]{0,31}$",parentSchema:schema46.properties.ssh.properties.user,data:data5};
+else {
+const err13 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.ssh.properties.host.type,parentSchema:schema46.properties.ssh.properties.host,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1075,8 +1071,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.ssh.properties.user.type,parentSchema:schema46.properties.ssh.properties.user,data:data5};
+if(data3.user !== undefined){
+let data5 = data3.user;
+if(typeof data5 === "string"){
+if(!pattern25.test(data5)){
+const err14 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z_][a-z0-9_-]{0,31}$"+"\"",schema:"^[a-z_][a-z0-9_-]{0,31}$",parentSchema:schema46.properties.ssh.properties.user,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1086,10 +1085,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data3.port !== undefined){
-let data6 = data3.port;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err15 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema46.properties.ssh.properties.port.type,parentSchema:schema46.properties.ssh.properties.port,data:data6};
+else {
+const err15 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.ssh.properties.user.type,parentSchema:schema46.properties.ssh.properties.user,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1098,9 +1095,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 65535 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema46.properties.ssh.properties.port,data:data6};
+}
+if(data3.port !== undefined){
+let data6 = data3.port;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err16 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema46.properties.ssh.properties.port.type,parentSchema:schema46.properties.ssh.properties.port,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1109,8 +1108,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data6 < 1 || isNaN(data6)){
-const err17 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema46.properties.ssh.properties.port,data:data6};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 65535 || isNaN(data6)){
+const err17 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema46.properties.ssh.properties.port,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1119,11 +1119,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err18 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.ssh.type,parentSchema:schema46.properties.ssh,data:data3};
+if(data6 < 1 || isNaN(data6)){
+const err18 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema46.properties.ssh.properties.port,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1133,11 +1130,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.hostKey !== undefined){
-let data7 = data.hostKey;
-if(typeof data7 === "string"){
-if(func2(data7) > 16384){
-const err19 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters",schema:16384,parentSchema:schema38,data:data7};
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.ssh.type,parentSchema:schema46.properties.ssh,data:data3};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1146,8 +1142,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern12.test(data7)){
-const err20 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$",parentSchema:schema38,data:data7};
+}
+if(data.hostKey !== undefined){
+let data7 = data.hostKey;
+if(typeof data7 === "string"){
+if(func2(data7) > 16384){
+const err20 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters",schema:16384,parentSchema:schema38,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1156,9 +1156,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data:data7};
+if(!pattern12.test(data7)){
+const err21 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$",parentSchema:schema38,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1168,12 +1167,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.features !== undefined){
-let data8 = data.features;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-for(const key2 in data8){
-if(!(((key2 === "containers") || (key2 === "session")) || (key2 === "preset"))){
-const err22 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data8};
+else {
+const err22 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1183,10 +1178,12 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data8.containers !== undefined){
-let data9 = data8.containers;
-if(typeof data9 !== "boolean"){
-const err23 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data9};
+if(data.features !== undefined){
+let data8 = data.features;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key2 in data8){
+if(!(((key2 === "containers") || (key2 === "session")) || (key2 === "preset"))){
+const err23 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1196,10 +1193,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data8.session !== undefined){
-let data10 = data8.session;
-if(!(data10 === "headless")){
-const err24 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data10};
+if(data8.containers !== undefined){
+let data9 = data8.containers;
+if(typeof data9 !== "boolean"){
+const err24 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1209,11 +1206,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data8.preset !== undefined){
-let data11 = data8.preset;
-if(typeof data11 === "string"){
-if(!pattern19.test(data11)){
-const err25 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data11};
+if(data8.session !== undefined){
+let data10 = data8.session;
+if(!(data10 === "headless")){
+const err25 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1223,8 +1219,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data11};
+if(data8.preset !== undefined){
+let data11 = data8.preset;
+if(typeof data11 === "string"){
+if(!pattern19.test(data11)){
+const err26 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1234,9 +1233,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-}
 else {
-const err27 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data8};
+const err27 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data11};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1246,12 +1244,9 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.exposure !== undefined){
-let data12 = data.exposure;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key3 in data12){
-if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
-const err28 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data12};
+}
+else {
+const err28 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data8};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1261,15 +1256,30 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data12.publicSsh !== undefined){
-let data13 = data12.publicSsh;
-if(typeof data13 !== "boolean"){
-const err29 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data13};
+if(data.exposure !== undefined){
+let data12 = data.exposure;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key3 in data12){
+if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
+const err29 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data12.publicSsh !== undefined){
+let data13 = data12.publicSsh;
+if(typeof data13 !== "boolean"){
+const err30 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data13};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -1282,17 +1292,7 @@ for(let i0=0; i0<len0; i0++){
 let data15 = data14[i0];
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.protocol === undefined){
-const err30 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data15};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if(data15.port === undefined){
-const err31 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data15};
+const err31 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data15};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1301,9 +1301,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-for(const key4 in data15){
-if(!((key4 === "protocol") || (key4 === "port"))){
-const err32 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data15};
+if(data15.port === undefined){
+const err32 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data15};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1312,11 +1311,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-if(data15.protocol !== undefined){
-let data16 = data15.protocol;
-if(!((data16 === "tcp") || (data16 === "udp"))){
-const err33 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data16};
+for(const key4 in data15){
+if(!((key4 === "protocol") || (key4 === "port"))){
+const err33 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data15};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1326,10 +1323,10 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data15.port !== undefined){
-let data17 = data15.port;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err34 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
+if(data15.protocol !== undefined){
+let data16 = data15.protocol;
+if(!((data16 === "tcp") || (data16 === "udp"))){
+const err34 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data16};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1338,9 +1335,11 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 > 65535 || isNaN(data17)){
-const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
+}
+if(data15.port !== undefined){
+let data17 = data15.port;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1349,8 +1348,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data17 < 1 || isNaN(data17)){
-const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 65535 || isNaN(data17)){
+const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1359,16 +1359,26 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data15};
+if(data17 < 1 || isNaN(data17)){
+const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data17};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data15};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -1380,12 +1390,12 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data14[i1], data14[j0])){
-const err38 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data14};
+const err39 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data14};
 if(vErrors === null){
-vErrors = [err38];
+vErrors = [err39];
 }
 else {
-vErrors.push(err38);
+vErrors.push(err39);
 }
 errors++;
 break outer0;
@@ -1395,20 +1405,7 @@ break outer0;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data14};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-}
-if(data12.otherListeners !== undefined){
-let data18 = data12.otherListeners;
-if(!((data18 === "warn") || (data18 === "fail"))){
-const err40 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data18};
+const err40 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1418,9 +1415,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data12};
+if(data12.otherListeners !== undefined){
+let data18 = data12.otherListeners;
+if(!((data18 === "warn") || (data18 === "fail"))){
+const err41 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data18};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1430,11 +1428,9 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data.dataVolume !== undefined){
-let data19 = data.dataVolume;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.device === undefined){
-const err42 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
+}
+else {
+const err42 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data12};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1443,8 +1439,12 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data19.filesystem === undefined){
-const err43 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
+}
+if(data.dataVolume !== undefined){
+let data19 = data.dataVolume;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.device === undefined){
+const err43 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1453,8 +1453,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data19.mountPoint === undefined){
-const err44 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
+if(data19.filesystem === undefined){
+const err44 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1463,9 +1463,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-for(const key5 in data19){
-if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
-const err45 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.dataVolume,data:data19};
+if(data19.mountPoint === undefined){
+const err45 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data19};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1474,12 +1473,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-if(data19.device !== undefined){
-let data20 = data19.device;
-if(typeof data20 === "string"){
-if(!pattern28.test(data20)){
-const err46 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data20};
+for(const key5 in data19){
+if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
+const err46 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.dataVolume,data:data19};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1489,8 +1485,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-else {
-const err47 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.device.type,parentSchema:schema46.properties.dataVolume.properties.device,data:data20};
+if(data19.device !== undefined){
+let data20 = data19.device;
+if(typeof data20 === "string"){
+if(!pattern28.test(data20)){
+const err47 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data20};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1500,10 +1499,8 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data19.filesystem !== undefined){
-let data21 = data19.filesystem;
-if("xfs" !== data21){
-const err48 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema46.properties.dataVolume.properties.filesystem,data:data21};
+else {
+const err48 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.device.type,parentSchema:schema46.properties.dataVolume.properties.device,data:data20};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1513,11 +1510,10 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data19.mountPoint !== undefined){
-let data22 = data19.mountPoint;
-if(typeof data22 === "string"){
-if(!pattern29.test(data22)){
-const err49 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data22};
+if(data19.filesystem !== undefined){
+let data21 = data19.filesystem;
+if("xfs" !== data21){
+const err49 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema46.properties.dataVolume.properties.filesystem,data:data21};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1527,8 +1523,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-else {
-const err50 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.mountPoint.type,parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data22};
+if(data19.mountPoint !== undefined){
+let data22 = data19.mountPoint;
+if(typeof data22 === "string"){
+if(!pattern29.test(data22)){
+const err50 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1538,9 +1537,8 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
 else {
-const err51 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.dataVolume.type,parentSchema:schema46.properties.dataVolume,data:data19};
+const err51 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.mountPoint.type,parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data22};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1550,11 +1548,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data.maxCapacity !== undefined){
-let data23 = data.maxCapacity;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.cpu === undefined){
-const err52 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
+}
+else {
+const err52 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.dataVolume.type,parentSchema:schema46.properties.dataVolume,data:data19};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1563,8 +1559,12 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data23.memoryMiB === undefined){
-const err53 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
+}
+if(data.maxCapacity !== undefined){
+let data23 = data.maxCapacity;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.cpu === undefined){
+const err53 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1573,8 +1573,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data23.diskGiB === undefined){
-const err54 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
+if(data23.memoryMiB === undefined){
+const err54 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1583,9 +1583,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-for(const key6 in data23){
-if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
-const err55 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data:data23};
+if(data23.diskGiB === undefined){
+const err55 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema42.required,parentSchema:schema42,data:data23};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1594,12 +1593,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data23.cpu !== undefined){
-let data24 = data23.cpu;
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 <= 0 || isNaN(data24)){
-const err56 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema42.properties.cpu,data:data24};
+for(const key6 in data23){
+if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
+const err56 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data:data23};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1609,8 +1605,11 @@ vErrors.push(err56);
 errors++;
 }
 }
-else {
-const err57 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema42.properties.cpu.type,parentSchema:schema42.properties.cpu,data:data24};
+if(data23.cpu !== undefined){
+let data24 = data23.cpu;
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 <= 0 || isNaN(data24)){
+const err57 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema42.properties.cpu,data:data24};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1620,10 +1619,8 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data23.memoryMiB !== undefined){
-let data25 = data23.memoryMiB;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err58 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.memoryMiB.type,parentSchema:schema42.properties.memoryMiB,data:data25};
+else {
+const err58 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema42.properties.cpu.type,parentSchema:schema42.properties.cpu,data:data24};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1632,9 +1629,11 @@ vErrors.push(err58);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 1 || isNaN(data25)){
-const err59 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.memoryMiB,data:data25};
+}
+if(data23.memoryMiB !== undefined){
+let data25 = data23.memoryMiB;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err59 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.memoryMiB.type,parentSchema:schema42.properties.memoryMiB,data:data25};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1643,12 +1642,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-}
-if(data23.diskGiB !== undefined){
-let data26 = data23.diskGiB;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err60 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.diskGiB.type,parentSchema:schema42.properties.diskGiB,data:data26};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err60 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.memoryMiB,data:data25};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1657,9 +1653,12 @@ vErrors.push(err60);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
-const err61 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.diskGiB,data:data26};
+}
+}
+if(data23.diskGiB !== undefined){
+let data26 = data23.diskGiB;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err61 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.diskGiB.type,parentSchema:schema42.properties.diskGiB,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1668,11 +1667,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err62 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data:data23};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
+const err62 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.diskGiB,data:data26};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1682,11 +1679,10 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data.region !== undefined){
-let data27 = data.region;
-if(typeof data27 === "string"){
-if(!pattern18.test(data27)){
-const err63 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.region,data:data27};
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data:data23};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1696,8 +1692,11 @@ vErrors.push(err63);
 errors++;
 }
 }
-else {
-const err64 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.region.type,parentSchema:schema46.properties.region,data:data27};
+if(data.region !== undefined){
+let data27 = data.region;
+if(typeof data27 === "string"){
+if(!pattern18.test(data27)){
+const err64 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.region,data:data27};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1707,11 +1706,8 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data.serverType !== undefined){
-let data28 = data.serverType;
-if(typeof data28 === "string"){
-if(!pattern18.test(data28)){
-const err65 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.serverType,data:data28};
+else {
+const err65 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.region.type,parentSchema:schema46.properties.region,data:data27};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1721,8 +1717,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-else {
-const err66 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.serverType.type,parentSchema:schema46.properties.serverType,data:data28};
+if(data.serverType !== undefined){
+let data28 = data.serverType;
+if(typeof data28 === "string"){
+if(!pattern18.test(data28)){
+const err66 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.serverType,data:data28};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1732,14 +1731,25 @@ vErrors.push(err66);
 errors++;
 }
 }
-}
 else {
-const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+const err67 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.serverType.type,parentSchema:schema46.properties.serverType,data:data28};
 if(vErrors === null){
 vErrors = [err67];
 }
 else {
 vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+else {
+const err68 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
 }
 errors++;
 }

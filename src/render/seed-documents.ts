@@ -41,7 +41,15 @@ export function agentSeedDocument(definition: Definition, target: NodeTarget, ca
 
 /** The worker seed of a node: its declared account (ssh.user), the operators' keys, its host key. */
 export function workerSeedDocument(definition: Definition, target: NodeTarget, hostKey: SshHostKey, autoinstall: boolean): string {
-  return renderWorkerSeed({ nodeId: target.id, user: target.sshUser ?? '', sshPort: target.sshPort, operatorKeys: definition.operators.sshKeys, hostKey, autoinstall })
+  // Checked before anything else: a worker without a declared account is a definition to
+  // complete, not a value to refuse (SEED_VALUE_INVALID stays unreachable from a valid file).
+  if (target.sshUser === undefined) {
+    throw new FleetkitError('WORKER_SSH_UNDECLARED', `node ${target.id} declares no ssh.user in the definition: a worker seed creates that account and Ansible logs in as it`, {
+      actions: [`add ssh: {host: ..., user: ...} to node ${target.id} in fleet.yaml`, `or fleetkit seed ${target.id} --kind agent`],
+      data: { node: target.id },
+    })
+  }
+  return renderWorkerSeed({ nodeId: target.id, user: target.sshUser, sshPort: target.sshPort, operatorKeys: definition.operators.sshKeys, hostKey, autoinstall })
 }
 
 /** A node is declared in the definition, or known to the state (provisioned by fleetkit). */
