@@ -16,7 +16,7 @@ describe('render: a worker needs its declared SSH account', () => {
     const { errors } = validateDefinitionText(text, 'fleet.yaml')
     assert.equal(errors.length, 1, JSON.stringify(errors))
     assert.equal(errors[0]!.code, 'DEFINITION_FIELD_MISSING')
-    assert.equal(errors[0]!.path, "/nodes/1/ssh/user")
+    assert.equal(errors[0]!.path, '/nodes/1/ssh/user')
     assert.match(errors[0]!.message, /user/)
   })
 
