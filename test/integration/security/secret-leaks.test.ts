@@ -306,12 +306,12 @@ describe('secrets never leak (real processes)', function () {
       assert.deepEqual(hash.rows[0].enrollment_secret_sha256, sha256(seedSecret))
 
       const workerSeed = join(work, 'app-1.user-data')
-      const worker = await fleetkit(['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', workerSeed, '--json'], env)
+      const worker = await fleetkit(['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', workerSeed, '--json'], env)
       assert.equal(worker.code, 0, worker.stdout + worker.stderr)
       assert.equal(await modeOf(workerSeed), 0o600)
       const hostKey = /-----BEGIN OPENSSH PRIVATE KEY-----[\s\S]+?-----END OPENSSH PRIVATE KEY-----/.exec(await readFile(workerSeed, 'utf8'))?.[0]
       assert.ok(hostKey, 'the worker seed holds the host key')
-      assertAbsent(worker.stdout + worker.stderr, { 'the host key': ['PRIVATE KEY', ...pemLines(hostKey)], 'the database password': password }, 'seed --kind worker --json')
+      assertAbsent(worker.stdout + worker.stderr, { 'the host key': ['PRIVATE KEY', ...pemLines(hostKey)], 'the database password': password }, 'seed --kind worker --rekey --json')
       assert.deepEqual((await readdir(work)).sort(), ['app-1.user-data', 'build-1.user-data'], 'no temporary file is left beside the seeds')
 
       const token = await fleetkit(['node', 'token', 'build-1', ...EXAMPLE, '--json'], env)
