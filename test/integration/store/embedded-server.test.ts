@@ -1,22 +1,19 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { openDatabase } from '../../../src/store/database.js'
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { processIsAlive } from '../../../src/store/file-lock.js'
-
-const run = promisify(execFile)
+import { overlayEnv, runProcessOk } from '../../support/process.js'
 
 interface Opened { pid: number; port: number; started: boolean; url: string; version: number }
 
 async function openInChild(stateDir: string, holdMs = 0): Promise<Opened> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/open-embedded.ts', stateDir, String(holdMs)], { env: { ...process.env, DATABASE_URL: '' } })
+  const { stdout } = await runProcessOk(process.execPath, ['--import', 'tsx', 'test/support/open-embedded.ts', stateDir, String(holdMs)], { env: overlayEnv({ DATABASE_URL: '' }) })
   return JSON.parse(stdout) as Opened
 }
 
