@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 
 import { packagePath } from '../../../src/package-root.js'
@@ -7,6 +6,8 @@ import { completeJob, getJob } from '../../../src/store/jobs.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+import { eventually } from '../../support/eventually.js'
+import { overlayEnv, startProcess } from '../../support/process.js'
 
 function nodeCheck(databaseUrl: string, ...args: string[]): Promise<CliRun> {
   return runFleetkit(['node', 'check', ...args], { env: { DATABASE_URL: databaseUrl }, timeout: 90_000 })
@@ -140,22 +141,16 @@ describe('fleetkit node check', function () {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`withdraws the queued job on ${signal} (real signal, real command, no agent running)`, async () => {
-      const child = spawn(process.execPath, [packagePath('bin', 'dev.js'), 'node', 'check', 'node-c', '--timeout', '600'], {
-        cwd: packagePath(), env: { ...process.env, DATABASE_URL: gw.db.url }, stdio: ['ignore', 'pipe', 'pipe'],
+      const check = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'node', 'check', 'node-c', '--timeout', '600'], {
+        cwd: packagePath(), env: overlayEnv({ DATABASE_URL: gw.db.url }),
       })
-      let stderr = ''
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-      await new Promise<void>((resolve, reject) => {
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString('utf8')
-          if (/queued, waiting for the agent/.test(stderr)) resolve()
-        })
-        void exited.then(() => reject(new Error(`node check ended before it queued: ${stderr}`)))
+      await eventually('node check to queue its job', () => /queued, waiting for the agent/.test(check.stderr()), {
+        timeoutMs: 60_000, intervalMs: 50, stop: () => (check.exit() ? `node check ended before it queued: ${check.stderr()}` : undefined),
       })
-      const jobId = /job ([0-9a-f-]{36}): queued/.exec(stderr)![1]!
-      child.kill(signal)
-      const code = await exited
-      assert.equal(code, 130, stderr)
+      const jobId = /job ([0-9a-f-]{36}): queued/.exec(check.stderr())![1]!
+      await check.stop(signal, 60_000)
+      const stderr = check.stderr()
+      assert.equal(check.exit()?.code, 130, stderr)
       assert.match(stderr, /Error \(NODE_CHECK_INTERRUPTED\): .*was withdrawn/)
       const job = await getJob(gw.db.pool, jobId)
       assert.equal(job!.status, 'failed')
