@@ -16,14 +16,11 @@ function nodeCheck(databaseUrl: string, ...args: string[]): Promise<CliRun> {
 interface LeasedJob { id: string; lease_token: string }
 
 /** A stand-in agent: leases until it gets a job (never a real agent: nothing runs unless a test asks). */
-async function leaseOneJob(gw: TestGateway, id: AgentIdentityFiles): Promise<LeasedJob> {
-  for (let i = 0; i < 300; i++) {
+function leaseOneJob(gw: TestGateway, id: AgentIdentityFiles): Promise<LeasedJob> {
+  return eventually('a queued job to lease', async () => {
     const reply = await gw.agent(id, 'POST', '/v1/agent/lease', { facts: {} })
-    const job = reply.body.job as LeasedJob | null
-    if (job) return job
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('no job was queued')
+    return (reply.body.job as LeasedJob | null) ?? undefined
+  }, { timeoutMs: 30_000, intervalMs: 100 })
 }
 
 /** Leases the queued job and completes it through the gateway's route with `result`. */

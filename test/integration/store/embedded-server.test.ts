@@ -8,6 +8,7 @@ import { openDatabase } from '../../../src/store/database.js'
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { processIsAlive } from '../../../src/store/file-lock.js'
+import { eventually } from '../../support/eventually.js'
 import { overlayEnv, runProcessOk } from '../../support/process.js'
 
 interface Opened { pid: number; port: number; started: boolean; url: string; version: number }
@@ -92,7 +93,7 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     const paths = embeddedServerPaths(stateDir)
     const first = await openInChild(stateDir)
     process.kill(first.pid, 'SIGKILL')
-    while (processIsAlive(first.pid)) await new Promise((resolve) => setTimeout(resolve, 20))
+    await eventually('the killed postmaster to end', () => !processIsAlive(first.pid), { timeoutMs: 60_000, intervalMs: 20 })
     // Its backends notice the postmaster's death and exit; PostgreSQL then recovers on restart.
     const second = await openInChild(stateDir)
     assert.notEqual(second.pid, first.pid)
