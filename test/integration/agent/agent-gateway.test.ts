@@ -1,12 +1,10 @@
 // Real fleetkit-agent processes (the esbuild bundle, plain node) against a real gateway and
 // a real PostgreSQL: enroll, heartbeat, a `checks` job, renewal swapped in place, openssl interop.
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { X509Certificate, createHash } from 'node:crypto'
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { HOST_CHECK_IDS } from '../../../src/agent/host-checks.js'
 import { stageIdentity } from '../../../src/agent/identity.js'
@@ -18,24 +16,12 @@ import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 import { HEALTHY_FILES, makeFakeRoot } from '../../support/fake-host.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
+import { eventually } from '../../support/eventually.js'
+import { type RunningProcess, runProcess, runProcessOk, startProcess } from '../../support/process.js'
 
-const run = promisify(execFile)
 /** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
 const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
 const NODE_ID = '0b6c3f52-7d4e-4a57-9a44-0f2f0c6b1e11'
-
-let agentProcess: ChildProcess | undefined
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (agentProcess && agentProcess.exitCode !== null) throw new Error(`the agent exited (${agentProcess.exitCode}) while waiting for ${what}`)
-    const value = await probe()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
 
 const fingerprint = (pem: string) => createHash('sha256').update(new X509Certificate(pem).raw).digest('hex')
 const mode = async (path: string) => (await stat(path)).mode & 0o777
@@ -49,22 +35,19 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
   let bundle: string
   let envFile: string
   let secret: string
-  let agent: ChildProcess | undefined
-  const agentStderr: string[] = []
+  let agent: RunningProcess | undefined
+  const agentStderr = () => agent?.stderr() ?? ''
+  /** Stops a wait for the running agent once it has exited. */
+  const agentAlive = () => {
+    const ended = agent?.exit()
+    return ended ? `the agent exited (${ended.code ?? ended.signal})` : undefined
+  }
   let supersededIdentity: { keyPem: string; certificatePem: string } | undefined
   const pki = () => join(dir, 'pki')
   /** The gateway's injected clock: real time plus an offset the renewal test sets. */
   const gatewayClock = { offsetMs: 0, now: () => new Date(Date.now() + gatewayClock.offsetMs) }
 
-  const runBundle = async (args: string[]) => {
-    try {
-      const { stdout, stderr } = await run(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
-      return { code: 0, stdout, stderr }
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string }
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr }
-    }
-  }
+  const runBundle = (args: string[]) => runProcess(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-it-'))
@@ -101,14 +84,11 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
 
   afterEach(function () {
     // A failing step shows what the agent said.
-    if (this.currentTest?.state === 'failed') process.stderr.write(`agent stderr:\n${agentStderr.join('').split('\n').slice(-30).join('\n')}\n`)
+    if (this.currentTest?.state === 'failed') process.stderr.write(`agent stderr:\n${agentStderr().split('\n').slice(-30).join('\n')}\n`)
   })
 
   after(async () => {
-    if (agent && agent.exitCode === null) {
-      agent.kill('SIGKILL')
-      await new Promise((resolve) => agent!.once('exit', resolve))
-    }
+    await agent?.stop('SIGKILL')
     await gw?.close()
     await postgres?.stop()
     await rm(dir, { recursive: true, force: true })
@@ -133,7 +113,7 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
   })
 
   it("issues a certificate that openssl verifies for client authentication", async () => {
-    const { stdout } = await run('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(dir, 'gateway-ca.pem'), join(pki(), 'agent.pem')])
+    const { stdout } = await runProcessOk('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(dir, 'gateway-ca.pem'), join(pki(), 'agent.pem')])
     assert.match(stdout, /: OK/)
   })
 
@@ -146,13 +126,11 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
   })
 
   it('runs: heartbeats with host facts land in the database', async () => {
-    agent = spawn(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile }, stdio: ['ignore', 'ignore', 'pipe'] })
-    agentProcess = agent
-    agent.stderr!.on('data', (chunk: Buffer) => agentStderr.push(chunk.toString()))
+    agent = startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
     const node = await eventually('a heartbeat with facts', async () => {
       const row = await getNode(gw.db.pool, NODE_ID)
       return row?.hostFactsAt && row.hostCpuCount !== null ? row : undefined
-    })
+    }, { stop: agentAlive })
     assert.equal(node.hostCpuCount, 5)
     assert.equal(node.hostMemoryMb, 7850)
     assert.equal(node.hostKernel, '6.8.0-45-generic')
@@ -166,7 +144,7 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     const done = await eventually('the checks job to complete', async () => {
       const row = await getJob(gw.db.pool, job.id)
       return row && (row.status === 'succeeded' || row.status === 'failed') ? row : undefined
-    })
+    }, { stop: agentAlive })
     assert.equal(done.status, 'succeeded')
     const checks = (done.result as { checks: { id: string; status: string; code?: string; detail: string }[] }).checks
     assert.deepEqual(checks.map((c) => c.id), [...HOST_CHECK_IDS])
@@ -194,16 +172,16 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     const newPem = await eventually('a renewed certificate staged', async () => {
       const pem = await readFile(join(pki(), 'agent.pem'), 'utf8')
       return fingerprint(pem) !== oldFingerprint ? pem : undefined
-    }, 15_000)
+    }, { stop: agentAlive, timeoutMs: 15_000 })
     gatewayClock.offsetMs = 0
     // The new certificate's first use revokes the old one; the agent heartbeats every second.
     await eventually('the renewed certificate in use', async () => {
       const rows = await listNodeCertificates(gw.db.pool, NODE_ID)
       return rows.find((row) => row.fingerprintSha256 === fingerprint(newPem))?.firstUsedAt ?? undefined
-    })
-    assert.equal(agent!.exitCode, null, 'the agent kept running')
+    }, { stop: agentAlive })
+    assert.equal(agent!.exit(), undefined, 'the agent kept running')
     assert.equal(agent!.pid, pid)
-    const log = agentStderr.join('').split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; pid?: number })
+    const log = agentStderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; pid?: number })
     assert.ok(log.some((entry) => entry.msg === 'certificate_renewed'))
     assert.equal(log.filter((entry) => entry.msg === 'agent_started').length, 1, 'started once: the swap happened in place')
 
@@ -211,28 +189,23 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     const refused = await gw.agent(oldIdentity, 'POST', '/v1/agent/heartbeat', { facts: {} })
     assert.equal(refused.status, 401)
     for (const name of ['agent.key', 'agent.pem', 'gateway-ca.pem']) assert.equal(await mode(join(pki(), name)), 0o600, name)
-    const { stdout } = await run('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(pki(), 'gateway-ca.pem'), join(pki(), 'agent.pem')])
+    const { stdout } = await runProcessOk('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(pki(), 'gateway-ca.pem'), join(pki(), 'agent.pem')])
     assert.match(stdout, /: OK/)
   })
 
   it('a second agent run with the superseded identity exits non-zero with AGENT_CERTIFICATE_REJECTED', async () => {
     const stalePki = join(dir, 'stale-pki')
     await stageIdentity(stalePki, supersededIdentity!.keyPem, supersededIdentity!.certificatePem, gw.caPem)
-    try {
-      await run(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_AGENT_PKI_DIR: stalePki }, timeout: 30_000 })
-      assert.fail('the agent kept running with a revoked certificate')
-    } catch (error) {
-      const e = error as { code: number; stderr: string }
-      assert.equal(e.code, 1)
-      assert.match(e.stderr, /^Error \(AGENT_CERTIFICATE_REJECTED\): the gateway refused certificate serial/m)
-    }
+    const stale = await runProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_AGENT_PKI_DIR: stalePki }, timeoutMs: 30_000 })
+    assert.ok(!stale.timedOut, 'the agent kept running with a revoked certificate')
+    assert.equal(stale.code, 1)
+    assert.match(stale.stderr, /^Error \(AGENT_CERTIFICATE_REJECTED\): the gateway refused certificate serial/m)
   })
 
   it('stops cleanly on SIGTERM and never logs the key or the secret', async () => {
-    const exited = new Promise<number | null>((resolve) => agent!.once('exit', (code) => resolve(code)))
-    agent!.kill('SIGTERM')
-    assert.equal(await exited, 0)
-    const text = agentStderr.join('')
+    await agent!.stop('SIGTERM')
+    assert.equal(agent!.exit()?.code, 0)
+    const text = agentStderr()
     assert.doesNotMatch(text, /PRIVATE KEY/)
     assert.doesNotMatch(text, new RegExp(secret))
     assert.match(text, /"msg":"agent_stopped"/)

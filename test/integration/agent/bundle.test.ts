@@ -1,19 +1,17 @@
 // The agent bundle as it ships: built once per run by scripts/build-agent.mjs, copied to an extensionless file
 // away from the repository (no node_modules, no tsx, no package.json), run with plain node.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { chmod, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { identityPaths, stageIdentity } from '../../../src/agent/identity.js'
 import { packagePath } from '../../../src/package-root.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
 import { makeTestIdentity } from '../../support/agent-identity.js'
+import { runProcess } from '../../support/process.js'
 
-const run = promisify(execFile)
 /** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
 const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
 
@@ -24,13 +22,8 @@ interface Outcome {
 }
 
 async function runBundle(bundle: string, args: string[], env: Record<string, string> = {}): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await run(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: tmpdir() })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
-  }
+  const { code, stdout, stderr } = await runProcess(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: tmpdir() })
+  return { code, stdout, stderr }
 }
 
 describe('fleetkit-agent bundle', function () {

@@ -1,17 +1,16 @@
 // A host clock ten minutes behind the gateway's: the agent names it CLOCK_SKEW (from the
 // gateway's server_time) instead of reporting a bare TLS handshake error.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
+import { eventually } from '../../support/eventually.js'
+import { runProcess, startProcess } from '../../support/process.js'
 
-const run = promisify(execFile)
 /** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
 const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
 const SKEW_MS = 600_000
@@ -23,15 +22,7 @@ describe('fleetkit-agent with a skewed clock', function () {
   let dir: string
   let bundle: string
 
-  const runBundle = async (args: string[]) => {
-    try {
-      const { stdout, stderr } = await run(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') } })
-      return { code: 0, stdout, stderr }
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string }
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr }
-    }
-  }
+  const runBundle = (args: string[]) => runProcess(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') } })
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-skew-'))
@@ -79,21 +70,17 @@ describe('fleetkit-agent with a skewed clock', function () {
   })
 
   it('run logs CLOCK_SKEW by name rather than a TLS error, and keeps trying', async () => {
-    const { spawn } = await import('node:child_process')
-    const agent = spawn(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }, stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    agent.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const agent = startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') } })
     try {
-      const deadline = Date.now() + 20_000
-      while (!/"code":"CLOCK_SKEW"/.test(stderr) && Date.now() < deadline && agent.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 200))
-      assert.equal(agent.exitCode, null, `the agent exited: ${stderr}`)
+      // A timeout or an early exit is reported by the assertions below, with what the agent said.
+      await eventually('CLOCK_SKEW logged', () => /"code":"CLOCK_SKEW"/.test(agent.stderr()), { timeoutMs: 20_000, stop: () => (agent.exit() ? 'the agent exited' : undefined) }).catch(() => undefined)
+      const stderr = agent.stderr()
+      assert.equal(agent.exit()?.code ?? null, null, `the agent exited: ${stderr}`)
       const line = stderr.split('\n').find((l) => l.includes('"code":"CLOCK_SKEW"'))
       assert.ok(line, `no CLOCK_SKEW in: ${stderr.slice(-2000)}`)
       assert.equal((JSON.parse(line) as { msg: string }).msg, 'gateway_call_failed')
     } finally {
-      const exited = new Promise((resolve) => agent.once('exit', resolve))
-      agent.kill('SIGTERM')
-      await exited
+      await agent.stop('SIGTERM')
     }
   })
 })

@@ -2,12 +2,10 @@
 // 90% point even when FLEETKIT_AGENT_RENEW_CHECK_SECONDS (here ten minutes) would check much later
 // (the agent in this process on an injected clock, so no test waits for the certificate to age).
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { X509Certificate } from 'node:crypto'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { loadAgentConfig } from '../../../src/agent/config.js'
 import { enroll } from '../../../src/agent/enroll.js'
@@ -19,8 +17,9 @@ import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 import { fakeRunner } from '../../support/fake-host.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
+import { eventually } from '../../support/eventually.js'
+import { type RunningProcess, runProcessOk, startProcess } from '../../support/process.js'
 
-const run = promisify(execFile)
 const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
 const LIFETIME_SECONDS = 300
 // Issued so that 92% of its 360 s (300 s + 60 s backdating) has passed when the agent starts.
@@ -32,7 +31,7 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
   let gw: TestGateway
   let dir: string
   let bundle: string
-  let agent: ChildProcess | undefined
+  let agent: RunningProcess | undefined
   const envFor = (gateway: TestGateway, nodeId: string, secretFile: string, pkiDir: string) =>
     [
       `FLEETKIT_NODE_ID=${nodeId}`,
@@ -61,11 +60,7 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
   })
 
   after(async () => {
-    if (agent && agent.exitCode === null) {
-      const exited = new Promise((resolve) => agent!.once('exit', resolve))
-      agent.kill('SIGTERM')
-      await exited
-    }
+    await agent?.stop('SIGTERM')
     await gw?.close()
     await postgres?.stop()
     await rm(dir, { recursive: true, force: true })
@@ -73,23 +68,23 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
 
   it('renews at once on start, with a ten-minute check interval', async () => {
     const env = { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }
-    await run(agentNode, [bundle, 'enroll'], { env })
+    await runProcessOk(agentNode, [bundle, 'enroll'], { env })
     const enrolled = new X509Certificate(await readFile(join(dir, 'pki', 'agent.pem'), 'utf8'))
     // Back to the real time: the certificate is now 92% through its life for both sides.
     clock.offsetMs = 0
     const lifetime = Date.parse(enrolled.validTo) - Date.parse(enrolled.validFrom)
     assert.ok((Date.now() - Date.parse(enrolled.validFrom)) / lifetime > 0.9)
 
-    let stderr = ''
-    agent = spawn(agentNode, [bundle, 'run'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
-    agent.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const deadline = Date.now() + 15_000
-    while (!stderr.includes('"msg":"certificate_renewed"') && Date.now() < deadline && agent.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100))
-    assert.ok(stderr.includes('"msg":"certificate_renewed"'), `no renewal: ${stderr.slice(-2000)}`)
+    const running = startProcess(agentNode, [bundle, 'run'], { env })
+    agent = running
+    const renewedLogged = () => running.stderr().includes('"msg":"certificate_renewed"')
+    // A timeout or an early exit is reported by the assertion below, with what the agent said.
+    await eventually('the renewal', renewedLogged, { timeoutMs: 15_000, intervalMs: 100, stop: () => (running.exit() ? 'the agent exited' : undefined) }).catch(() => undefined)
+    assert.ok(renewedLogged(), `no renewal: ${running.stderr().slice(-2000)}`)
     const renewed = new X509Certificate(await readFile(join(dir, 'pki', 'agent.pem'), 'utf8'))
     assert.notEqual(renewed.serialNumber, enrolled.serialNumber)
     assert.ok(Date.parse(renewed.validTo) - Date.now() > (LIFETIME_SECONDS - 30) * 1000)
-    assert.equal(agent.exitCode, null)
+    assert.equal(running.exit(), undefined)
   })
 
   it('checks at the 90% point, not ten minutes later, when the planned point passed between checks (injected clock)', async () => {

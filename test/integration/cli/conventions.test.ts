@@ -1,16 +1,13 @@
 // One command line, one set of conventions, checked on the real CLI: unknown commands, usage
 // errors, the shared --definition/-d and --state-dir flags, `fleetkit version`, shell completion.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
-
-const exec = promisify(execFile)
+import { runProcessOk } from '../../support/process.js'
 
 describe('cli: conventions every command shares (the real CLI)', function () {
   this.timeout(120_000)
@@ -139,9 +136,9 @@ describe('cli: conventions every command shares (the real CLI)', function () {
       `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}`,
       '_fleetkit_autocomplete; echo "${COMPREPLY[@]}"',
     ].join('\n')
-    const commands = await exec('bash', ['-c', complete(['fleetkit', 'val'])])
+    const commands = await runProcessOk('bash', ['-c', complete(['fleetkit', 'val'])])
     assert.equal(commands.stdout.trim(), 'validate')
-    const flags = await exec('bash', ['-c', complete(['fleetkit', 'validate', '--sta'])])
+    const flags = await runProcessOk('bash', ['-c', complete(['fleetkit', 'validate', '--sta'])])
     assert.equal(flags.stdout.trim(), '--state-dir')
   })
 })

@@ -1,13 +1,14 @@
 // Ctrl-C and SIGTERM during the real `fleetkit validate --ansible`: a stand-in ansible-playbook that
 // hangs (with a child of its own) is ended, the temporary directory is removed, the exit is 130/143.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema } from '../../support/cli.js'
+import { eventually } from '../../support/eventually.js'
+import { overlayEnv, startProcess } from '../../support/process.js'
 
 /** Gone: no such process, or a zombie that has exited and waits for init to reap it. */
 function processGone(pid: number): boolean {
@@ -16,14 +17,6 @@ function processGone(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')
   } catch {
     return true
-  }
-}
-
-async function eventually(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
   }
 }
 
@@ -73,18 +66,12 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
   for (const { signal, exitCode, ignoreSigterm, what } of cases) {
     it(`${signal}: exits ${exitCode} with COMMAND_INTERRUPTED after ending ansible-playbook and its child and removing the temporary directory${what}`, async () => {
       writeStandIn(ignoreSigterm)
-      const child = spawn(process.execPath, [packagePath('bin', 'dev.js'), 'validate', '-d', 'examples/fleet.yaml', '--ansible', '--json'], {
+      const fleetkit = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'validate', '-d', 'examples/fleet.yaml', '--ansible', '--json'], {
         cwd: packagePath(),
-        env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        env: overlayEnv({ PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp }),
       })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
-      child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
 
-      await eventually('the stand-in ansible-playbook to start', () => existsSync(join(bin, 'playbook.pid')))
+      await eventually('the stand-in ansible-playbook to start', () => existsSync(join(bin, 'playbook.pid')), { timeoutMs: 30_000, intervalMs: 50 })
       const playbookPid = Number(readFileSync(join(bin, 'playbook.pid'), 'utf8'))
       const childPid = Number(readFileSync(join(bin, 'child.pid'), 'utf8'))
       const workDir = readFileSync(join(bin, 'cwd'), 'utf8').trim()
@@ -92,14 +79,14 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
       assert.ok(existsSync(workDir))
       assert.ok(!processGone(playbookPid) && !processGone(childPid))
 
-      child.kill(signal)
-      const code = await exited
-      assert.equal(code, exitCode, stderr)
+      // fleetkit itself ends ansible (SIGKILL after its own grace): no SIGKILL from here before the test's timeout.
+      await fleetkit.stop(signal, 80_000)
+      assert.equal(fleetkit.exit()?.code, exitCode, fleetkit.stderr())
       assert.ok(processGone(playbookPid), 'ansible-playbook still runs')
       assert.ok(processGone(childPid), "ansible-playbook's child still runs")
       assert.equal(existsSync(workDir), false, 'the temporary directory is left behind')
       assert.deepEqual(readdirSync(tmp).filter((n) => n.startsWith('fleetkit-')), [])
-      const json = JSON.parse(stdout) as { code: string; exitCode: number; status: number; data: { signal: string } }
+      const json = JSON.parse(fleetkit.stdout()) as { code: string; exitCode: number; status: number; data: { signal: string } }
       assertMatchesOutputSchema('validate', json)
       assert.equal(json.code, 'COMMAND_INTERRUPTED')
       assert.equal(json.exitCode, exitCode)

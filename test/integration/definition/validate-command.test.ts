@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import { runProcessOk } from '../../support/process.js'
 
-const exec = promisify(execFile)
 const FIXTURES = packagePath('test', 'fixtures', 'definitions')
 const EXAMPLE = packagePath('examples', 'fleet.yaml')
 
@@ -147,11 +145,11 @@ describe('fleetkit validate (the real command)', function () {
     let repo: string
     // No DATABASE_URL and a state directory without a running server: the facts are "none".
     const noState = () => ({ env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: join(dir, 'no-state') } })
-    const git = (...args: string[]) => exec('git', ['-C', repo, '-c', 'user.email=t@example.net', '-c', 'user.name=t', ...args])
+    const git = (...args: string[]) => runProcessOk('git', ['-C', repo, '-c', 'user.email=t@example.net', '-c', 'user.name=t', ...args])
 
     before(async () => {
       repo = join(dir, 'repo')
-      await exec('git', ['init', '-q', repo])
+      await runProcessOk('git', ['init', '-q', repo])
       await copyFile(join(FIXTURES, 'valid.yaml'), join(repo, 'fleet.yaml'))
       await git('add', 'fleet.yaml')
       await git('commit', '-qm', 'fleet')

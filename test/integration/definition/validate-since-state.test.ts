@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { failureCodeSpec } from '../../../src/checks/failure-codes.js'
 import { packagePath } from '../../../src/package-root.js'
@@ -13,10 +11,10 @@ import { recordCanaryProof } from '../../../src/store/transition-facts.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { freePort } from '../../support/ports.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import { runProcessOk } from '../../support/process.js'
 
 // `fleetkit validate --since` with the state: the real command, DATABASE_URL on a disposable
 // PostgreSQL, the output checked against schema/output/validate.schema.json.
-const exec = promisify(execFile)
 const VALID = packagePath('test', 'fixtures', 'definitions', 'valid.yaml')
 
 const fleetkit = (args: string[], env: NodeJS.ProcessEnv) => runFleetkit(args, { env })
@@ -35,11 +33,11 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
   before(async () => {
     server = await startDisposablePostgres()
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-validate-state-'))
-    await exec('git', ['init', '-q', dir])
+    await runProcessOk('git', ['init', '-q', dir])
     fleet = join(dir, 'fleet.yaml')
     await copyFile(VALID, fleet)
-    await exec('git', ['-C', dir, '-c', 'user.email=t@example.net', '-c', 'user.name=t', 'add', 'fleet.yaml'])
-    await exec('git', ['-C', dir, '-c', 'user.email=t@example.net', '-c', 'user.name=t', 'commit', '-qm', 'fleet'])
+    await runProcessOk('git', ['-C', dir, '-c', 'user.email=t@example.net', '-c', 'user.name=t', 'add', 'fleet.yaml'])
+    await runProcessOk('git', ['-C', dir, '-c', 'user.email=t@example.net', '-c', 'user.name=t', 'commit', '-qm', 'fleet'])
   })
   after(async () => {
     await server?.stop()

@@ -4,14 +4,12 @@
 // `| head -c 100`), a failed write changes nothing, and a reissue keeps the agent working until
 // the rebuilt host enrolls with the new secret.
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createPublicKey } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { type Server, createServer } from 'node:https'
 import { tmpdir } from 'node:os'
 import { dirname, join, normalize } from 'node:path'
-import { promisify } from 'node:util'
 
 import { parse, stringify } from 'yaml'
 
@@ -23,8 +21,9 @@ import { agentBundle } from '../../support/agent-bundle.js'
 import { runFleetkit } from '../../support/cli.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
+import { eventually } from '../../support/eventually.js'
+import { overlayEnv, type RunningProcess, runProcess, runProcessOk, startProcess } from '../../support/process.js'
 
-const run = promisify(execFile)
 const NODE_ID = 'build-1'
 /** Commands the seed would run against the machine itself: recorded, never run. */
 const RECORDED = ['apt-get', 'systemctl', 'modprobe', 'sysctl', 'useradd', 'chown']
@@ -34,27 +33,21 @@ const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) a
 const mode = async (path: string) => (await stat(path)).mode & 0o777
 const exists = (path: string) => stat(path).then(() => true, () => false)
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, stop?: () => string | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const stopped = stop?.()
-    if (stopped) throw new Error(`${stopped} while waiting for ${what}`)
-    const value = await probe()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+/** Stops a wait on a running agent once it has exited. */
+const exitedEarly = (running: RunningProcess) => () => {
+  const ended = running.exit()
+  return ended ? `the agent exited (${ended.code ?? ended.signal})` : undefined
 }
 
 /** A CA and a server certificate for 127.0.0.1, made with openssl, for the release mirror. */
 async function releaseMirrorPki(dir: string): Promise<{ caFile: string; key: string; cert: string }> {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
-  await run('openssl', ['req', '-x509', ...ec, '-subj', '/CN=fleetkit e2e release CA', '-days', '2',
+  await runProcessOk('openssl', ['req', '-x509', ...ec, '-subj', '/CN=fleetkit e2e release CA', '-days', '2',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
     '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.pem')])
-  await run('openssl', ['req', ...ec, '-subj', '/CN=127.0.0.1', '-keyout', join(dir, 'server.key'), '-out', join(dir, 'server.csr')])
+  await runProcessOk('openssl', ['req', ...ec, '-subj', '/CN=127.0.0.1', '-keyout', join(dir, 'server.key'), '-out', join(dir, 'server.csr')])
   await writeFile(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n')
-  await run('openssl', ['x509', '-req', '-in', join(dir, 'server.csr'), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'),
+  await runProcessOk('openssl', ['x509', '-req', '-in', join(dir, 'server.csr'), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'),
     '-CAcreateserial', '-days', '2', '-extfile', join(dir, 'server.ext'), '-out', join(dir, 'server.pem')])
   return { caFile: join(dir, 'ca.pem'), key: await readFile(join(dir, 'server.key'), 'utf8'), cert: await readFile(join(dir, 'server.pem'), 'utf8') }
 }
@@ -78,24 +71,12 @@ function serveFiles(root: string, tls: { key: string; cert: string }, requested:
   })
 }
 
-interface Outcome { code: number; stdout: string; stderr: string }
-
-async function outcome(file: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv }): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await run(file, args, { ...options, maxBuffer: 16 * 1024 * 1024 })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string }
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
-  }
-}
-
 describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real agent enrolled and heartbeating', function () {
   this.timeout(180_000)
   let postgres: DisposablePostgres | undefined
   let gw: TestGateway | undefined
   let mirror: Server | undefined
-  let agent: ChildProcess | undefined
+  let agent: RunningProcess | undefined
   let dir: string
   let root: string
   let bin: string
@@ -107,7 +88,9 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   /** Whether the machine's own agent directories exist: the test must leave that as it found it. */
   const machinePaths = ['/etc/fleetkit', '/var/lib/fleetkit', '/usr/local/bin/fleetkit-agent']
   let machineBefore: boolean[]
-  const agentStderr: string[] = []
+  /** Every agent this suite started, and what they said. */
+  const agents: RunningProcess[] = []
+  const agentStderr = () => agents.map((a) => a.stderr()).join('')
 
   before(async () => {
     machineBefore = await Promise.all(machinePaths.map(exists))
@@ -131,10 +114,10 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     }
     const releaseDir = join(dir, 'www', 'fleetkit-agent', version)
     await mkdir(dirname(releaseDir), { recursive: true })
-    await run(process.execPath, ['bin/dev.js', 'release', 'pack', '--version', version, '--input', join(dir, 'dist'), '--output', releaseDir], { cwd: packagePath() })
+    await runProcessOk(process.execPath, ['bin/dev.js', 'release', 'pack', '--version', version, '--input', join(dir, 'dist'), '--output', releaseDir], { cwd: packagePath() })
     const signingKey = join(dir, 'keys', 'release.key')
-    await run('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', signingKey])
-    await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', signingKey, '-in', join(releaseDir, 'SHA256SUMS'), '-out', join(dir, 'keys', 'sums.sig')])
+    await runProcessOk('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', signingKey])
+    await runProcessOk('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', signingKey, '-in', join(releaseDir, 'SHA256SUMS'), '-out', join(dir, 'keys', 'sums.sig')])
     await writeFile(join(releaseDir, 'SHA256SUMS.sig'), (await readFile(join(dir, 'keys', 'sums.sig'))).toString('base64'))
     const publicKey = createPublicKey(await readFile(signingKey, 'utf8')).export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64')
 
@@ -157,17 +140,13 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   })
 
   afterEach(function () {
-    if (this.currentTest?.state === 'failed' && agentStderr.length > 0) {
-      process.stderr.write(`agent stderr:\n${agentStderr.join('').split('\n').slice(-30).join('\n')}\n`)
+    if (this.currentTest?.state === 'failed' && agents.length > 0) {
+      process.stderr.write(`agent stderr:\n${agentStderr().split('\n').slice(-30).join('\n')}\n`)
     }
   })
 
   after(async () => {
-    if (agent && agent.exitCode === null && agent.signalCode === null) {
-      const exited = new Promise((resolve) => agent!.once('exit', resolve))
-      agent.kill('SIGKILL')
-      await exited
-    }
+    await agent?.stop('SIGKILL')
     if (mirror) await new Promise((resolve) => mirror!.close(resolve))
     await gw?.close()
     await postgres?.stop()
@@ -178,9 +157,8 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   const path = () => [bin, dirname(process.execPath), process.env.PATH ?? '/usr/bin:/bin'].join(':')
 
   /** `fleetkit-agent run` as installed in the sandbox `rootDir`, heartbeating every second. */
-  function startAgent(rootDir: string): ChildProcess {
-    const child = spawn(join(rootDir, 'usr/local/bin/fleetkit-agent'), ['run'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+  function startAgent(rootDir: string): RunningProcess {
+    const started = startProcess(join(rootDir, 'usr/local/bin/fleetkit-agent'), ['run'], {
       env: {
         PATH: path(),
         FLEETKIT_AGENT_CONFIG: join(rootDir, 'etc/fleetkit/agent.env'),
@@ -190,8 +168,8 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
         FLEETKIT_AGENT_HEARTBEAT_SECONDS: '1',
       },
     })
-    child.stderr!.on('data', (chunk: Buffer) => agentStderr.push(chunk.toString()))
-    return child
+    agents.push(started)
+    return started
   }
 
   /** The environment `fleetkit` runs with against the test gateway's database and PKI. */
@@ -206,10 +184,10 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   }
 
   /** Resolves once the database shows a heartbeat later than the one seen now. */
-  async function nextHeartbeat(what: string, running: ChildProcess): Promise<void> {
+  async function nextHeartbeat(what: string, running: RunningProcess): Promise<void> {
     const seen = (await getNode(gw!.db.pool, NODE_ID))?.lastSeenAt?.getTime() ?? 0
     await eventually(what, async () => ((await getNode(gw!.db.pool, NODE_ID))?.lastSeenAt?.getTime() ?? 0) > seen,
-      () => (running.exitCode !== null ? `the agent exited (${running.exitCode})` : undefined))
+      { stop: exitedEarly(running) })
   }
 
   it('fleetkit seed registers the node as provisioning and writes the seed', async () => {
@@ -225,7 +203,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   })
 
   it('the seed installs the signed real agent and enrolls it with the gateway', async () => {
-    const seeded = await outcome('bash', [seedFile], { cwd: dir, env: { ...process.env, PATH: path(), FLEETKIT_SEED_ROOT: root } })
+    const seeded = await runProcess('bash', [seedFile], { cwd: dir, env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: root }) })
     assert.equal(seeded.code, 0, seeded.stderr)
 
     // Every release file came from the loopback mirror over TLS pinned to release.caFile.
@@ -259,24 +237,22 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     assert.ok(before?.lastSeenAt, 'enrollment set last_seen_at')
     assert.equal(before.hostFactsAt, null, 'no host facts before the agent runs')
     agent = startAgent(root)
-    const exitedEarly = () => (agent!.exitCode !== null ? `the agent exited (${agent!.exitCode})` : undefined)
 
     const seen = await eventually('a heartbeat with host facts in the database', async () => {
       const node = await getNode(gw!.db.pool, NODE_ID)
       return node?.hostFactsAt && node.lastSeenAt && node.lastSeenAt > before!.lastSeenAt! ? node : undefined
-    }, exitedEarly)
+    }, { stop: exitedEarly(agent) })
     const later = await eventually('a later heartbeat', async () => {
       const node = await getNode(gw!.db.pool, NODE_ID)
       return node?.lastSeenAt && node.lastSeenAt > seen.lastSeenAt! ? node : undefined
-    }, exitedEarly)
+    }, { stop: exitedEarly(agent) })
     assert.equal(later.hostAgentVersion, version)
     assert.ok((later.hostCpuCount ?? 0) >= 1)
     assert.ok((later.hostMemoryMb ?? 0) > 0)
     assert.equal(later.hostKernel, (await readFile('/proc/sys/kernel/osrelease', 'utf8')).trim())
 
-    const stopped = new Promise<number | null>((resolve) => agent!.once('exit', (code) => resolve(code)))
-    agent.kill('SIGTERM')
-    assert.equal(await stopped, 0, agentStderr.join(''))
+    await agent.stop('SIGTERM')
+    assert.equal(agent.exit()?.code, 0, agentStderr())
     assert.deepEqual(await Promise.all(machinePaths.map(exists)), machineBefore, 'the machine\'s own agent paths are untouched')
   })
 
@@ -285,7 +261,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     await nextHeartbeat('the restarted agent\'s heartbeat', agent)
     const before = await nodeState()
     const cli = [process.execPath, packagePath('bin', 'dev.js'), 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'), '--output', '-']
-    const piped = await outcome('bash', ['-c', `set -o pipefail; ${cli.map((a) => `'${a}'`).join(' ')} | head -c 100`], { cwd: packagePath(), env: { ...process.env, ...cliEnv() } })
+    const piped = await runProcess('bash', ['-c', `set -o pipefail; ${cli.map((a) => `'${a}'`).join(' ')} | head -c 100`], { cwd: packagePath(), env: overlayEnv(cliEnv()) })
     assert.notEqual(piped.code, 0)
     assert.equal(piped.stdout, '', 'nothing of a seed was printed')
     assert.match(piped.stderr, /Error \(NODE_NOT_PROVISIONING\): node build-1 is active/)
@@ -316,7 +292,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     // The rebuilt host: the reissued seed in a fresh sandbox root enrolls with the new secret.
     const rebuilt = join(dir, 'rebuilt-root')
     await mkdir(rebuilt)
-    const seeded = await outcome('bash', [reissuedSeed], { cwd: dir, env: { ...process.env, PATH: path(), FLEETKIT_SEED_ROOT: rebuilt } })
+    const seeded = await runProcess('bash', [reissuedSeed], { cwd: dir, env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: rebuilt }) })
     assert.equal(seeded.code, 0, seeded.stderr)
     const certificates = await listNodeCertificates(gw!.db.pool, NODE_ID)
     assert.equal(certificates.length, 2)
@@ -325,14 +301,9 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     assert.equal(node?.status, 'active')
     assert.notEqual(node?.enrollmentSecretUsedAt, null)
 
-    const oldAgent = agent!
-    const stopped = new Promise((resolve) => oldAgent.once('exit', resolve))
-    oldAgent.kill('SIGTERM')
-    await stopped
+    await agent!.stop('SIGTERM')
     agent = startAgent(rebuilt)
     await nextHeartbeat('a heartbeat of the re-enrolled agent', agent)
-    const exited = new Promise((resolve) => agent!.once('exit', resolve))
-    agent.kill('SIGTERM')
-    await exited
+    await agent.stop('SIGTERM')
   })
 })

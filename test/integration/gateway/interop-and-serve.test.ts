@@ -1,18 +1,15 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { initPki } from '../../../src/pki/init-pki.js'
 import { getNode } from '../../../src/store/nodes.js'
 import { type CliRun, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { freshDatabase, startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
-
-const run = promisify(execFile)
+import { runProcess, runProcessOk } from '../../support/process.js'
 
 function serveFails(env: Record<string, string>): Promise<CliRun> {
   return runFleetkit(['gateway', 'serve'], { env, timeout: 60_000 })
@@ -39,19 +36,19 @@ describe('gateway: a real process, peers nobody here wrote (openssl, curl)', fun
     const secret = await gw.issueSecret('node-i')
     const f = (name: string) => join(dir, name)
     await writeFile(f('ca.pem'), gw.caPem)
-    await run('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f('key.pem')])
-    await run('openssl', ['req', '-new', '-key', f('key.pem'), '-subj', '/CN=node-i', '-out', f('csr.pem')])
+    await runProcessOk('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f('key.pem')])
+    await runProcessOk('openssl', ['req', '-new', '-key', f('key.pem'), '-subj', '/CN=node-i', '-out', f('csr.pem')])
     await writeFile(f('enroll.json'), JSON.stringify({ node_id: 'node-i', enrollment_secret: secret, csr_pem: await readFile(f('csr.pem'), 'utf8') }))
-    const enrolled = await run('curl', ['--silent', '--show-error', '--fail-with-body', '--cacert', f('ca.pem'), '-H', 'content-type: application/json', '--data-binary', `@${f('enroll.json')}`, `${gw.enrollUrl}/v1/enroll`])
+    const enrolled = await runProcessOk('curl', ['--silent', '--show-error', '--fail-with-body', '--cacert', f('ca.pem'), '-H', 'content-type: application/json', '--data-binary', `@${f('enroll.json')}`, `${gw.enrollUrl}/v1/enroll`])
     const reply = JSON.parse(enrolled.stdout) as { certificate_pem: string; ca_pem: string; not_after: string; server_time: string }
     assert.ok(reply.not_after && reply.server_time)
     await writeFile(f('cert.pem'), reply.certificate_pem)
 
-    const verified = await run('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', f('ca.pem'), f('cert.pem')])
+    const verified = await runProcessOk('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', f('ca.pem'), f('cert.pem')])
     assert.match(verified.stdout, /cert\.pem: OK/)
-    const serverPurpose = await run('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', f('ca.pem'), f('cert.pem')]).then(() => 'accepted', () => 'refused')
+    const serverPurpose = (await runProcess('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', f('ca.pem'), f('cert.pem')])).code === 0 ? 'accepted' : 'refused'
     assert.equal(serverPurpose, 'refused', 'EKU is clientAuth only')
-    const text = (await run('openssl', ['x509', '-noout', '-text', '-in', f('cert.pem')])).stdout
+    const text = (await runProcessOk('openssl', ['x509', '-noout', '-text', '-in', f('cert.pem')])).stdout
     assert.match(text, /Subject: CN = node-i/)
     assert.match(text, /DNS:node-i/)
     assert.match(text, /X509v3 Key Usage: critical\s+Digital Signature\n/)
@@ -59,12 +56,12 @@ describe('gateway: a real process, peers nobody here wrote (openssl, curl)', fun
     assert.match(text, /CA:FALSE/)
     assert.match(text, /ASN1 OID: prime256v1/)
 
-    const heartbeat = await run('curl', ['--silent', '--show-error', '--fail-with-body', '--cert', f('cert.pem'), '--key', f('key.pem'), '--cacert', f('ca.pem'),
+    const heartbeat = await runProcessOk('curl', ['--silent', '--show-error', '--fail-with-body', '--cert', f('cert.pem'), '--key', f('key.pem'), '--cacert', f('ca.pem'),
       '-H', 'content-type: application/json', '--data', JSON.stringify({ facts: { cpu_count: 2, kernel: 'curl' } }), `${gw.agentUrl}/v1/agent/heartbeat`])
     assert.equal(JSON.parse(heartbeat.stdout).node_status, 'active')
-    const identity = await run('curl', ['--silent', '--fail-with-body', '--cert', f('cert.pem'), '--key', f('key.pem'), '--cacert', f('ca.pem'), `${gw.agentUrl}/v1/agent/identity`])
+    const identity = await runProcessOk('curl', ['--silent', '--fail-with-body', '--cert', f('cert.pem'), '--key', f('key.pem'), '--cacert', f('ca.pem'), `${gw.agentUrl}/v1/agent/identity`])
     assert.equal(JSON.parse(identity.stdout).node_id, 'node-i')
-    const noCert = await run('curl', ['--silent', '--cacert', f('ca.pem'), `${gw.agentUrl}/v1/agent/identity`]).then(() => 0, (e: { code: number }) => e.code)
+    const noCert = (await runProcess('curl', ['--silent', '--cacert', f('ca.pem'), `${gw.agentUrl}/v1/agent/identity`])).code
     assert.notEqual(noCert, 0, 'curl without a client certificate is refused by the agent listener')
   })
 

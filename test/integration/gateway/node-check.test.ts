@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 
 import { packagePath } from '../../../src/package-root.js'
@@ -7,6 +6,8 @@ import { completeJob, getJob } from '../../../src/store/jobs.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+import { eventually } from '../../support/eventually.js'
+import { overlayEnv, startProcess } from '../../support/process.js'
 
 function nodeCheck(databaseUrl: string, ...args: string[]): Promise<CliRun> {
   return runFleetkit(['node', 'check', ...args], { env: { DATABASE_URL: databaseUrl }, timeout: 90_000 })
@@ -15,14 +16,11 @@ function nodeCheck(databaseUrl: string, ...args: string[]): Promise<CliRun> {
 interface LeasedJob { id: string; lease_token: string }
 
 /** A stand-in agent: leases until it gets a job (never a real agent: nothing runs unless a test asks). */
-async function leaseOneJob(gw: TestGateway, id: AgentIdentityFiles): Promise<LeasedJob> {
-  for (let i = 0; i < 300; i++) {
+function leaseOneJob(gw: TestGateway, id: AgentIdentityFiles): Promise<LeasedJob> {
+  return eventually('a queued job to lease', async () => {
     const reply = await gw.agent(id, 'POST', '/v1/agent/lease', { facts: {} })
-    const job = reply.body.job as LeasedJob | null
-    if (job) return job
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('no job was queued')
+    return (reply.body.job as LeasedJob | null) ?? undefined
+  }, { timeoutMs: 30_000, intervalMs: 100 })
 }
 
 /** Leases the queued job and completes it through the gateway's route with `result`. */
@@ -140,22 +138,16 @@ describe('fleetkit node check', function () {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`withdraws the queued job on ${signal} (real signal, real command, no agent running)`, async () => {
-      const child = spawn(process.execPath, [packagePath('bin', 'dev.js'), 'node', 'check', 'node-c', '--timeout', '600'], {
-        cwd: packagePath(), env: { ...process.env, DATABASE_URL: gw.db.url }, stdio: ['ignore', 'pipe', 'pipe'],
+      const check = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'node', 'check', 'node-c', '--timeout', '600'], {
+        cwd: packagePath(), env: overlayEnv({ DATABASE_URL: gw.db.url }),
       })
-      let stderr = ''
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-      await new Promise<void>((resolve, reject) => {
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString('utf8')
-          if (/queued, waiting for the agent/.test(stderr)) resolve()
-        })
-        void exited.then(() => reject(new Error(`node check ended before it queued: ${stderr}`)))
+      await eventually('node check to queue its job', () => /queued, waiting for the agent/.test(check.stderr()), {
+        timeoutMs: 60_000, intervalMs: 50, stop: () => (check.exit() ? `node check ended before it queued: ${check.stderr()}` : undefined),
       })
-      const jobId = /job ([0-9a-f-]{36}): queued/.exec(stderr)![1]!
-      child.kill(signal)
-      const code = await exited
-      assert.equal(code, 130, stderr)
+      const jobId = /job ([0-9a-f-]{36}): queued/.exec(check.stderr())![1]!
+      await check.stop(signal, 60_000)
+      const stderr = check.stderr()
+      assert.equal(check.exit()?.code, 130, stderr)
       assert.match(stderr, /Error \(NODE_CHECK_INTERRUPTED\): .*was withdrawn/)
       const job = await getJob(gw.db.pool, jobId)
       assert.equal(job!.status, 'failed')

@@ -1,11 +1,9 @@
 // Every worker seed the tests render passes Debian's real `cloud-init schema`; a known-bad
 // file fails it, so a checker that silently accepts everything cannot pass this suite.
 import assert from 'node:assert/strict'
-import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { loadDefinition } from '../../../src/definition/load.js'
 import { packagePath } from '../../../src/package-root.js'
@@ -13,27 +11,21 @@ import { seededRng } from '../../../src/config/rng.js'
 import { nodeTarget, workerSeedDocument } from '../../../src/render/seed-documents.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { DEFAULT_SUDO_RULE, renderWorkerSeed } from '../../../src/render/worker-seed.js'
+import { overlayEnv, runProcess, runProcessOk } from '../../support/process.js'
 import { workerSeedCases } from '../../support/worker-seed-cases.js'
 
-const run = promisify(execFile)
-
 export async function cloudInitSchema(file: string): Promise<{ ok: boolean; output: string }> {
-  try {
-    const { stdout, stderr } = await run(packagePath('scripts', 'cloud-init-schema'), [file])
-    return { ok: true, output: stdout + stderr }
-  } catch (error) {
-    const e = error as { stdout?: string; stderr?: string }
-    return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}` }
-  }
+  const { code, stdout, stderr } = await runProcess(packagePath('scripts', 'cloud-init-schema'), [file])
+  return { ok: code === 0, output: stdout + stderr }
 }
 
 describe('render: worker seeds pass the real cloud-init schema', function () {
   this.timeout(300_000)
   let dir: string
 
-  before(() => {
+  before(async () => {
     if (!existsSync(packagePath('.cache', 'cloud-init', 'usr', 'bin', 'cloud-init')) || !existsSync(packagePath('.cache', 'sudo'))) {
-      execFileSync('bash', [packagePath('scripts', 'install-cloud-init-schema')], { stdio: 'inherit' })
+      await runProcessOk('bash', [packagePath('scripts', 'install-cloud-init-schema')])
     }
     dir = mkdtempSync(join(tmpdir(), 'fleetkit-cloud-init-'))
   })
@@ -76,16 +68,16 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
     }
   })
 
-  it('renders a sudoers rule that visudo -cf accepts, and visudo refuses a broken one', () => {
+  it('renders a sudoers rule that visudo -cf accepts, and visudo refuses a broken one', async () => {
     // The distribution's visudo, or the copy scripts/install-cloud-init-schema unpacked.
     const cached = packagePath('.cache', 'sudo', 'usr', 'sbin', 'visudo')
     const visudo = ['/usr/sbin/visudo', '/usr/bin/visudo'].find((p) => existsSync(p)) ?? cached
-    const env = { ...process.env, LD_LIBRARY_PATH: packagePath('.cache', 'sudo', 'usr', 'libexec', 'sudo') }
+    const env = overlayEnv({ LD_LIBRARY_PATH: packagePath('.cache', 'sudo', 'usr', 'libexec', 'sudo') })
     const good = join(dir, 'sudoers')
     writeFileSync(good, `ops ${DEFAULT_SUDO_RULE}\n`, { mode: 0o440 })
-    execFileSync(visudo, ['-cf', good], { env, stdio: 'pipe' })
+    await runProcessOk(visudo, ['-cf', good], { env })
     const bad = join(dir, 'sudoers-bad')
     writeFileSync(bad, `ops ${DEFAULT_SUDO_RULE},\n`, { mode: 0o440 })
-    assert.throws(() => execFileSync(visudo, ['-cf', bad], { env, stdio: 'pipe' }))
+    await assert.rejects(runProcessOk(visudo, ['-cf', bad], { env }))
   })
 })

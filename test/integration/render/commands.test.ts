@@ -1,20 +1,18 @@
 // fleetkit seed, node token and inventory, run for real (node --import tsx bin/dev.js) against a real
 // PostgreSQL; every --json output is validated against its schema.
 import assert from 'node:assert/strict'
-import { execFile, execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import { overlayEnv, runProcess, runProcessOk } from '../../support/process.js'
 
-const run = promisify(execFile)
 interface Ran extends CliRun {
   exitCode: number
   json: { status: number; code?: string; result?: Record<string, unknown>; data?: Record<string, unknown> }
@@ -73,7 +71,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.equal(stored?.status, 'provisioning')
     assert.deepEqual(stored?.enrollment_secret_sha256, createHash('sha256').update(secret).digest())
     assert.equal((stored?.enrollment_secret_expires_at as Date).toISOString(), result.secretExpiresAt)
-    execFileSync('shellcheck', ['-s', 'bash', output])
+    await runProcessOk('shellcheck', ['-s', 'bash', output])
   })
 
   it('seed refuses a bad --ttl, a missing CA bundle and an unknown node, each with its code', async () => {
@@ -103,11 +101,11 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
       const config = (autoinstall ? (doc.autoinstall as Record<string, unknown>)['user-data'] : doc) as { ssh_keys: { ed25519_private: string } }
       const keyFile = join(dir, 'host-key')
       writeFileSync(keyFile, config.ssh_keys.ed25519_private, { mode: 0o600 })
-      const derived = execFileSync('ssh-keygen', ['-y', '-f', keyFile], { encoding: 'utf8' }).trim()
+      const derived = (await runProcessOk('ssh-keygen', ['-y', '-f', keyFile])).stdout.trim()
       assert.equal(derived, ran.json.result?.hostKeyPublic)
       assert.equal((await row('app-1'))?.host_key_public, derived)
       assert.ok(!ran.stdout.includes('PRIVATE KEY'))
-      execFileSync(packagePath('scripts', 'cloud-init-schema'), [output], { stdio: 'pipe' })
+      await runProcessOk(packagePath('scripts', 'cloud-init-schema'), [output])
     }
     const replaced = await db.pool.query("SELECT data FROM events WHERE node_id = 'app-1' AND kind = 'host_key_replaced' ORDER BY id")
     assert.equal(replaced.rowCount, 2, 'each rekey is an event')
@@ -125,19 +123,15 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.equal(ran.exitCode, 0, ran.stderr)
     const doc = parse(readFileSync(output, 'utf8')) as { write_files: { path: string; content: string }[] }
     assert.deepEqual(doc.write_files.map((f) => [f.path, f.content.split('\n')[1]]), [['/etc/ssh/sshd_config.d/10-fleetkit-port.conf', 'Port 2222']])
-    execFileSync(packagePath('scripts', 'cloud-init-schema'), [output], { stdio: 'pipe' })
+    await runProcessOk(packagePath('scripts', 'cloud-init-schema'), [output])
   })
 
   it('seed --output - writes to a pipe but refuses a terminal (SEED_STDOUT_TTY)', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { cwd: packagePath(), env: { ...process.env, ...env } })
+    const { stdout } = await runProcessOk(process.execPath, ['--import', 'tsx', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { cwd: packagePath(), env: overlayEnv(env) })
     assert.ok(stdout.startsWith('#!/bin/bash\n'))
     const command = [process.execPath, '--import', 'tsx', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'].join(' ')
-    let out = ''
-    try {
-      execFileSync('script', ['-qec', command, '/dev/null'], { cwd: packagePath(), env: { ...process.env, ...env }, encoding: 'utf8' })
-    } catch (error) {
-      out = String((error as { stdout: string }).stdout)
-    }
+    const onTerminal = await runProcess('script', ['-qec', command, '/dev/null'], { cwd: packagePath(), env: overlayEnv(env) })
+    const out = onTerminal.code === 0 ? '' : onTerminal.stdout
     assert.match(out, /SEED_STDOUT_TTY/)
     assert.doesNotMatch(out, /FLEETKIT_ENROLLMENT_SECRET/)
   })
@@ -181,7 +175,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     const knownHosts = readFileSync(join(dir, 'ansible', 'known_hosts'), 'utf8')
     const pinned = ((await row('app-1'))?.host_key_public as string).split(' ').slice(0, 2).join(' ')
     assert.ok(knownHosts.split('\n').includes(`app-1 ${pinned}`), knownHosts)
-    const { stdout } = await run('ansible-inventory', ['-i', output, '--list'], { env: { ...process.env, ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true' } })
+    const { stdout } = await runProcessOk('ansible-inventory', ['-i', output, '--list'], { env: overlayEnv({ ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true' }) })
     const listed = JSON.parse(stdout) as { _meta: { hostvars: Record<string, unknown> }; region_nbg1: { hosts: string[] } }
     assert.deepEqual(Object.keys(listed._meta.hostvars).sort(), ['app-1', 'app-2', 'build-1', 'build-2', 'build-3', 'build-9'])
     assert.deepEqual(listed.region_nbg1.hosts, ['build-9'])

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import { runProcess } from '../../support/process.js'
 
 const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 
@@ -39,7 +40,10 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     return { status: r.status, hash: r.hash, expiresAt: r.expires?.toISOString() ?? null, reissued: r.reissued, events: Number(r.events) }
   }
 
-  /** Runs `fleetkit ARGS` with its stdout on `stdout` ('closed': a pipe whose reader is already gone). */
+  /**
+   * Runs `fleetkit ARGS` with its stdout on `stdout` ('closed': a pipe whose reader is already gone).
+   * Its own spawn: test/support/process.ts always gives the child a stdout pipe, and this needs a file descriptor.
+   */
   function runWithStdout(args: string[], stdout: number | 'closed'): Promise<{ code: number | null; stderr: string }> {
     const child = spawn(process.execPath, [packagePath('bin', 'dev.js'), ...args], {
       cwd: packagePath(),
@@ -64,7 +68,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
 
   after(async () => {
     if (tiny) {
-      await new Promise((resolve) => spawn('umount', [tiny!]).on('close', resolve))
+      await runProcess('umount', [tiny])
     }
     await db?.drop()
     await server?.stop()
@@ -157,8 +161,8 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     it('--output on a full 16 KiB tmpfs: OUTPUT_WRITE_FAILED (ENOSPC), no partial file left', async () => {
       tiny = join(dir, 'tiny')
       mkdirSync(tiny)
-      await new Promise<void>((resolve, reject) => spawn('mount', ['-t', 'tmpfs', '-o', 'size=16k,mode=0700', 'tmpfs', tiny!], { stdio: 'inherit' })
-        .on('close', (code) => (code === 0 ? resolve() : reject(new Error(`mount tmpfs exited ${code}: these tests run as root`)))))
+      const mounted = await runProcess('mount', ['-t', 'tmpfs', '-o', 'size=16k,mode=0700', 'tmpfs', tiny])
+      if (mounted.code !== 0) throw new Error(`mount tmpfs exited ${mounted.code}: these tests run as root (${mounted.stderr.trim()})`)
       for (const [node, extra] of cases) {
         const before = await snapshot(node)
         const ran = await runFleetkit(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', join(tiny, `${node}.user-data`), '--json'], { env })

@@ -1,12 +1,10 @@
 // The embedded server's first start: interrupted (a real `fleetkit db migrate` gets SIGTERM, SIGINT or
 // SIGKILL while initdb runs: nothing half-made stays, the next run succeeds) and shown on a terminal.
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { packagePath } from '../../../src/package-root.js'
 import { openDatabase } from '../../../src/store/database.js'
@@ -14,8 +12,8 @@ import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { loadMigrations } from '../../../src/store/migrate.js'
 import { runFleetkit } from '../../support/cli.js'
-
-const exec = promisify(execFile)
+import { eventually } from '../../support/eventually.js'
+import { overlayEnv, runProcessOk, startProcess } from '../../support/process.js'
 
 /** PIDs whose command line mentions `text` (initdb-child.mjs, initdb and its bootstrap backend name the directory). */
 function processesMentioning(text: string): number[] {
@@ -31,16 +29,6 @@ function processesMentioning(text: string): number[] {
   return pids
 }
 
-async function eventually<T>(what: string, probe: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = probe()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
 function initDirs(root: string): string[] {
   return existsSync(root) ? readdirSync(root).filter((name) => name.startsWith('data.init-')) : []
 }
@@ -52,21 +40,18 @@ function passwordFiles(tmp: string): string[] {
 /** `fleetkit db migrate` from source, stopped with `signal` once initdb runs on its private directory. */
 async function interruptFirstStart(stateDir: string, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const paths = embeddedServerPaths(stateDir)
-  const child: ChildProcess = spawn(process.execPath, [packagePath('bin', 'dev.js'), 'db', 'migrate'], {
+  const migrate = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'db', 'migrate'], {
     cwd: packagePath(),
-    env: { ...process.env, DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: overlayEnv({ DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir }),
   })
-  let stderr = ''
-  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig })))
   try {
     // initdb itself (not just its wrapper) is writing into <root>/data.init-*.
-    await eventually('initdb to run', () => processesMentioning(`${paths.dataDir}.init-`).length >= 2 && initDirs(paths.root).length > 0)
-    child.kill(signal)
-    return { ...(await ended), stderr }
+    await eventually('initdb to run', () => processesMentioning(`${paths.dataDir}.init-`).length >= 2 && initDirs(paths.root).length > 0, { timeoutMs: 60_000, intervalMs: 20 })
+    // How it ends on `signal` is the test's subject: no SIGKILL from here before the test's timeout.
+    await migrate.stop(signal, 120_000)
+    return { ...migrate.exit()!, stderr: migrate.stderr() }
   } finally {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await migrate.stop('SIGKILL')
   }
 }
 
@@ -115,7 +100,7 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
     const ended = await interruptFirstStart(stateDir, 'SIGKILL')
     assert.equal(ended.signal, 'SIGKILL')
     // Nobody cleans up after SIGKILL; the initdb wrapper notices its parent is gone and ends its group.
-    await eventually('the orphaned initdb to end', () => processesMentioning(stateDir).length === 0, 10_000)
+    await eventually('the orphaned initdb to end', () => processesMentioning(stateDir).length === 0, { timeoutMs: 10_000, intervalMs: 20 })
     assert.equal(initDirs(paths.root).length, 1, 'the killed initialisation left its directory')
     assert.equal(existsSync(paths.dataDir), false)
     await assertRerunSucceeds(stateDir)
@@ -126,8 +111,8 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
     const stateDir = await newStateDir()
     const paths = embeddedServerPaths(stateDir)
     await mkdir(paths.tmpDir, { recursive: true, mode: 0o700 })
-    const dead = await exec(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).then((r) => Number(r.stdout))
-    const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)'], { stdio: 'ignore' })
+    const dead = Number((await runProcessOk(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'])).stdout)
+    const live = startProcess(process.execPath, ['-e', 'setTimeout(() => {}, 120000)'])
     try {
       const leftovers = { dead: `data.init-${dead}-0a1b2c3d`, older: 'data.init-9f8e7d6c', live: `data.init-${live.pid}-12345678` }
       for (const name of Object.values(leftovers)) {
@@ -152,7 +137,7 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
       await again.close()
       assert.deepEqual(quiet, [])
     } finally {
-      live.kill('SIGKILL')
+      await live.stop('SIGKILL')
     }
   })
 
@@ -161,10 +146,10 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
     async function migrateOnTerminal(stateDir: string, args: string[]): Promise<{ terminal: string; stdout: string }> {
       const out = join(stateDir, 'stdout.txt')
       const command = `exec ${process.execPath} ${packagePath('bin', 'dev.js')} db migrate ${args.join(' ')} > ${out}`
-      const { stdout } = await exec('script', ['-qec', command, '/dev/null'], {
+      const { stdout } = await runProcessOk('script', ['-qec', command, '/dev/null'], {
         cwd: packagePath(),
-        env: { ...process.env, DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir },
-        timeout: 120_000,
+        env: overlayEnv({ DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir }),
+        timeoutMs: 120_000,
       })
       return { terminal: stdout, stdout: readFileSync(out, 'utf8') }
     }

@@ -1,22 +1,20 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { openDatabase } from '../../../src/store/database.js'
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { processIsAlive } from '../../../src/store/file-lock.js'
-
-const run = promisify(execFile)
+import { eventually } from '../../support/eventually.js'
+import { overlayEnv, runProcessOk } from '../../support/process.js'
 
 interface Opened { pid: number; port: number; started: boolean; url: string; version: number }
 
 async function openInChild(stateDir: string, holdMs = 0): Promise<Opened> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/open-embedded.ts', stateDir, String(holdMs)], { env: { ...process.env, DATABASE_URL: '' } })
+  const { stdout } = await runProcessOk(process.execPath, ['--import', 'tsx', 'test/support/open-embedded.ts', stateDir, String(holdMs)], { env: overlayEnv({ DATABASE_URL: '' }) })
   return JSON.parse(stdout) as Opened
 }
 
@@ -95,7 +93,7 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     const paths = embeddedServerPaths(stateDir)
     const first = await openInChild(stateDir)
     process.kill(first.pid, 'SIGKILL')
-    while (processIsAlive(first.pid)) await new Promise((resolve) => setTimeout(resolve, 20))
+    await eventually('the killed postmaster to end', () => !processIsAlive(first.pid), { timeoutMs: 60_000, intervalMs: 20 })
     // Its backends notice the postmaster's death and exit; PostgreSQL then recovers on restart.
     const second = await openInChild(stateDir)
     assert.notEqual(second.pid, first.pid)

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
@@ -13,8 +11,7 @@ import { packagePath } from '../../../src/package-root.js'
 import { assertAnsibleValid, checkAnsible } from '../../../src/sync/ansible-check.js'
 import { renderInventory } from '../../../src/render/inventory.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
-
-const run = promisify(execFile)
+import { overlayEnv, runProcessOk } from '../../support/process.js'
 
 describe('render: validate --ansible checks (real ansible)', function () {
   this.timeout(120_000)
@@ -29,8 +26,8 @@ describe('render: validate --ansible checks (real ansible)', function () {
     try {
       const rendered = renderInventory({ definition, stateNodes: [], hostPolicy: loadHostPolicy(), knownHostsPath: join(dir, 'known_hosts') })
       writeFileSync(join(dir, 'inventory.yml'), rendered.yaml)
-      const { stdout } = await run('ansible-inventory', ['-i', join(dir, 'inventory.yml'), '--list'], {
-        env: { ...process.env, ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true', ANSIBLE_INVENTORY_ENABLED: 'yaml' },
+      const { stdout } = await runProcessOk('ansible-inventory', ['-i', join(dir, 'inventory.yml'), '--list'], {
+        env: overlayEnv({ ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true', ANSIBLE_INVENTORY_ENABLED: 'yaml' }),
       })
       const listed = JSON.parse(stdout) as Record<string, { hosts?: string[] }> & { _meta: { hostvars: Record<string, Record<string, unknown>> } }
       assert.deepEqual(Object.keys(listed._meta.hostvars).sort(), rendered.hosts)

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +16,7 @@ import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { parseSecretTtl } from '../../../src/render/ttl.js'
 import { renderWorkerSeed } from '../../../src/render/worker-seed.js'
 import { OPERATOR_KEY, workerSeedCases } from '../../support/worker-seed-cases.js'
+import { runProcessOk } from '../../support/process.js'
 
 const CA = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
 const SECRET = 'c0ffee'.repeat(10) + 'beef'
@@ -109,12 +109,12 @@ describe('render: agent seed', () => {
     assert.equal(code(() => renderAgentSeed(agentInput({ releaseCaPem: '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n' }))), 'SEED_VALUE_INVALID')
   })
 
-  it('passes shellcheck', () => {
+  it('passes shellcheck', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetkit-seed-'))
     try {
       writeFileSync(join(dir, 'seed.sh'), renderAgentSeed(agentInput()))
-      execFileSync('shellcheck', ['-s', 'bash', join(dir, 'seed.sh')])
-      execFileSync('shellcheck', ['-s', 'bash', packagePath('cloud-init', 'agent-seed.sh.tmpl')])
+      await runProcessOk('shellcheck', ['-s', 'bash', join(dir, 'seed.sh')])
+      await runProcessOk('shellcheck', ['-s', 'bash', packagePath('cloud-init', 'agent-seed.sh.tmpl')])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -170,12 +170,12 @@ describe('render: worker seed', () => {
 })
 
 describe('render: SSH host key', () => {
-  it('writes an OpenSSH private key whose public half ssh-keygen derives identically', () => {
+  it('writes an OpenSSH private key whose public half ssh-keygen derives identically', async () => {
     const key = generateSshHostKey('node-a', seededRng('host-key'))
     const dir = mkdtempSync(join(tmpdir(), 'fleetkit-hostkey-'))
     try {
       writeFileSync(join(dir, 'key'), key.privateKey, { mode: 0o600 })
-      assert.equal(execFileSync('ssh-keygen', ['-y', '-f', join(dir, 'key')], { encoding: 'utf8' }).trim(), key.publicKey)
+      assert.equal((await runProcessOk('ssh-keygen', ['-y', '-f', join(dir, 'key')])).stdout.trim(), key.publicKey)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -188,10 +188,10 @@ describe('render: SSH host key', () => {
 })
 
 describe('render: enrollment secret, TTL and size budget', () => {
-  it('draws 256 bits and keeps the SHA-256 of the hex text', () => {
+  it('draws 256 bits and keeps the SHA-256 of the hex text', async () => {
     const s = newEnrollmentSecret(seededRng('s'))
     assert.match(s.secret, /^[0-9a-f]{64}$/)
-    assert.equal(s.sha256.toString('hex'), execFileSync('sha256sum', { input: s.secret, encoding: 'utf8' }).split(' ')[0])
+    assert.equal(s.sha256.toString('hex'), (await runProcessOk('sha256sum', [], { input: s.secret })).stdout.split(' ')[0])
   })
 
   it('parses TTLs from 1m to 24h and refuses the rest with SEED_TTL_INVALID', () => {

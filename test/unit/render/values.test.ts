@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +16,7 @@ import {
   sudoRuleValue,
   versionValue,
 } from '../../../src/render/values.js'
+import { runProcessOk } from '../../support/process.js'
 
 const INJECTIONS = ['$(id)', '`id`', "'", '"', '\n', ';', ' ', '|', '&', '<', '>', '\\', '$HOME', '*', '%']
 
@@ -35,11 +35,11 @@ function refused(fn: () => unknown, field: string, secret?: string): void {
 
 let certPem = ''
 let keyPem = ''
-before(() => {
+before(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fleetkit-values-'))
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=t', '-days', '1',
-      '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' })
+    await runProcessOk('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=t', '-days', '1',
+      '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')])
     certPem = readFileSync(join(dir, 'c.pem'), 'utf8')
     keyPem = readFileSync(join(dir, 'k.pem'), 'utf8')
   } finally {

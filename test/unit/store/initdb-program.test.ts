@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { promisify } from 'node:util'
 
 import { packagePath } from '../../../src/package-root.js'
 import { initdbProgramPath } from '../../../src/store/embedded/initdb.js'
+import { runProcessOk } from '../../support/process.js'
 
-const exec = promisify(execFile)
 const SHIPPED = join('src', 'store', 'embedded', 'initdb-child.mjs')
 
 describe('the initdb program (src/store/embedded/initdb-child.mjs)', () => {
@@ -30,7 +28,7 @@ describe('the initdb program (src/store/embedded/initdb-child.mjs)', () => {
     this.timeout(60_000)
     const files = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { files: string[] }).files
     assert.ok(files.includes(SHIPPED), 'package.json "files" lists it')
-    const { stdout } = await exec('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packagePath(), maxBuffer: 64 * 1024 * 1024 })
+    const { stdout } = await runProcessOk('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packagePath() })
     const packed = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path)
     assert.ok(packed.includes(SHIPPED), `npm pack leaves out ${SHIPPED}`)
   })
