@@ -142,10 +142,10 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
   })
 
   describe('progress on a terminal (a real pty from script(1))', () => {
-    /** `fleetkit db migrate ARGS` with stderr on a pty and stdout in a file: what each shows. */
-    async function migrateOnTerminal(stateDir: string, args: string[]): Promise<{ terminal: string; stdout: string }> {
+    /** `fleetkit ARGS` with stderr on a pty and stdout in a file: what each shows. */
+    async function onTerminal(stateDir: string, args: string[]): Promise<{ terminal: string; stdout: string }> {
       const out = join(stateDir, 'stdout.txt')
-      const command = `exec ${process.execPath} ${packagePath('bin', 'dev.js')} db migrate ${args.join(' ')} > ${out}`
+      const command = `exec ${process.execPath} ${packagePath('bin', 'dev.js')} ${args.join(' ')} > ${out}`
       const { stdout } = await runProcessOk('script', ['-qec', command, '/dev/null'], {
         cwd: packagePath(),
         env: overlayEnv({ DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir }),
@@ -153,19 +153,38 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
       })
       return { terminal: stdout, stdout: readFileSync(out, 'utf8') }
     }
+    const migrateOnTerminal = (stateDir: string, args: string[]) => onTerminal(stateDir, ['db', 'migrate', ...args])
+
+    /** The steps the progress reporter finished, in order: each ends as a "✔ message (elapsed)" line. */
+    const finishedSteps = (terminal: string) => [...terminal.matchAll(/✔ (.*?) \((?:\d+\.\ds|\d+m\d\ds)\)\r?\n/g)].map((m) => m[1])
+
+    async function firstStartSteps(stateDir: string): Promise<string[]> {
+      const migrations = await loadMigrations()
+      return [
+        `Creating the embedded PostgreSQL database in ${join(stateDir, 'postgres', 'data')} (first run, a few seconds)`,
+        'Starting the embedded PostgreSQL server',
+        ...migrations.map((m) => `Applying schema migration ${String(m.version).padStart(4, '0')}-${m.name}`),
+      ]
+    }
 
     it('db migrate shows creating, starting and each migration on stderr, and the report on stdout', async () => {
       const stateDir = await newStateDir()
       const { terminal, stdout } = await migrateOnTerminal(stateDir, [])
-      const migrations = await loadMigrations()
-      assert.match(terminal, /Creating the embedded PostgreSQL database in .*\(first run, a few seconds\)\.\.\./)
-      assert.match(terminal, /Starting the embedded PostgreSQL server\.\.\./)
-      for (const m of migrations) assert.ok(terminal.includes(`Applying schema migration ${String(m.version).padStart(4, '0')}-${m.name}...`), terminal)
+      assert.deepEqual(finishedSteps(terminal), await firstStartSteps(stateDir), terminal)
       assert.doesNotMatch(stdout, /Creating the embedded|Applying schema migration/)
       assert.match(stdout, /applied 0001-/)
       // Already running and migrated: nothing to show.
       const again = await migrateOnTerminal(stateDir, [])
       assert.doesNotMatch(again.terminal, /Creating the embedded|Starting the embedded|Applying schema migration/)
+    })
+
+    it('node token shows the first start as its own steps, and the secret only on stdout', async () => {
+      const stateDir = await newStateDir()
+      const { terminal, stdout } = await onTerminal(stateDir, ['node', 'token', 'build-1', '-d', 'examples/fleet.yaml'])
+      assert.deepEqual(finishedSteps(terminal), await firstStartSteps(stateDir), terminal)
+      const secret = /^([0-9a-f]{64})$/m.exec(stdout)?.[1]
+      assert.ok(secret, stdout)
+      assert.ok(!terminal.includes(secret), 'the secret is not on the terminal\'s stderr')
     })
 
     it('db migrate --json shows no progress, even on a terminal', async () => {
