@@ -34,6 +34,7 @@ import { initPki } from '../../src/pki/init-pki.js'
 import { loadPkiSet } from '../../src/pki/pki-set.js'
 import { issueEnrollmentSecret } from '../../src/store/enrollment-secrets.js'
 import { upsertDeclaredNode } from '../../src/store/nodes.js'
+import { fleetkitEntry } from './cli.js'
 import { eventually } from './eventually.js'
 import { makeCsr, nodeKey } from './pki.js'
 import { freshDatabase, type FreshDatabase } from './postgres.js'
@@ -205,7 +206,7 @@ export function httpsJson(base: string, method: string, path: string, body: unkn
 }
 
 async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[], stderr: string[]): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
-  const gateway = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'gateway', 'serve'], { env, cwd: packagePath() })
+  const gateway = startProcess(process.execPath, [fleetkitEntry(), 'gateway', 'serve'], { env, cwd: packagePath() })
   gateway.child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
   const ports: Partial<Record<'enroll' | 'agent' | 'metrics', number>> = {}
   let ready = false

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { packagePath } from '../../../src/package-root.js'
-import { assertMatchesOutputSchema } from '../../support/cli.js'
+import { assertMatchesOutputSchema, fleetkitEntry } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, startProcess } from '../../support/process.js'
 
@@ -66,7 +66,7 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
   for (const { signal, exitCode, ignoreSigterm, what } of cases) {
     it(`${signal}: exits ${exitCode} with COMMAND_INTERRUPTED after ending ansible-playbook and its child and removing the temporary directory${what}`, async () => {
       writeStandIn(ignoreSigterm)
-      const fleetkit = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'validate', '-d', 'examples/fleet.yaml', '--ansible', '--json'], {
+      const fleetkit = startProcess(process.execPath, [fleetkitEntry(), 'validate', '-d', 'examples/fleet.yaml', '--ansible', '--json'], {
         cwd: packagePath(),
         env: overlayEnv({ PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp }),
       })

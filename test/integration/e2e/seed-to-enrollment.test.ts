@@ -18,7 +18,7 @@ import { listNodeCertificates } from '../../../src/store/certificates.js'
 import { listEvents } from '../../../src/store/events.js'
 import { getNode } from '../../../src/store/nodes.js'
 import { agentBundle } from '../../support/agent-bundle.js'
-import { runFleetkit } from '../../support/cli.js'
+import { fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 import { eventually } from '../../support/eventually.js'
@@ -114,7 +114,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     }
     const releaseDir = join(dir, 'www', 'fleetkit-agent', version)
     await mkdir(dirname(releaseDir), { recursive: true })
-    await runProcessOk(process.execPath, ['bin/dev.js', 'release', 'pack', '--version', version, '--input', join(dir, 'dist'), '--output', releaseDir], { cwd: packagePath() })
+    await runProcessOk(process.execPath, [fleetkitEntry(), 'release', 'pack', '--version', version, '--input', join(dir, 'dist'), '--output', releaseDir], { cwd: packagePath() })
     const signingKey = join(dir, 'keys', 'release.key')
     await runProcessOk('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', signingKey])
     await runProcessOk('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', signingKey, '-in', join(releaseDir, 'SHA256SUMS'), '-out', join(dir, 'keys', 'sums.sig')])
@@ -260,7 +260,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     agent = startAgent(root)
     await nextHeartbeat('the restarted agent\'s heartbeat', agent)
     const before = await nodeState()
-    const cli = [process.execPath, packagePath('bin', 'dev.js'), 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'), '--output', '-']
+    const cli = [process.execPath, fleetkitEntry(), 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'), '--output', '-']
     const piped = await runProcess('bash', ['-c', `set -o pipefail; ${cli.map((a) => `'${a}'`).join(' ')} | head -c 100`], { cwd: packagePath(), env: overlayEnv(cliEnv()) })
     assert.notEqual(piped.code, 0)
     assert.equal(piped.stdout, '', 'nothing of a seed was printed')

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 
 import { packagePath } from '../../../src/package-root.js'
 import { completeJob, getJob } from '../../../src/store/jobs.js'
-import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
+import { assertMatchesOutputSchema, type CliRun, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 import { eventually } from '../../support/eventually.js'
@@ -138,7 +138,7 @@ describe('fleetkit node check', function () {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`withdraws the queued job on ${signal} (real signal, real command, no agent running)`, async () => {
-      const check = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'node', 'check', 'node-c', '--timeout', '600'], {
+      const check = startProcess(process.execPath, [fleetkitEntry(), 'node', 'check', 'node-c', '--timeout', '600'], {
         cwd: packagePath(), env: overlayEnv({ DATABASE_URL: gw.db.url }),
       })
       await eventually('node check to queue its job', () => /queued, waiting for the agent/.test(check.stderr()), {

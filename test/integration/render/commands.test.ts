@@ -1,4 +1,4 @@
-// fleetkit seed, node token and inventory, run for real (node --import tsx bin/dev.js) against a real
+// fleetkit seed, node token and inventory, run for real (the CLI entry of test/support/cli.ts) against a real
 // PostgreSQL; every --json output is validated against its schema.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
-import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
+import { assertMatchesOutputSchema, type CliRun, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 import { overlayEnv, runProcess, runProcessOk } from '../../support/process.js'
 
@@ -127,9 +127,9 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   })
 
   it('seed --output - writes to a pipe but refuses a terminal (SEED_STDOUT_TTY)', async () => {
-    const { stdout } = await runProcessOk(process.execPath, ['--import', 'tsx', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { cwd: packagePath(), env: overlayEnv(env) })
+    const { stdout } = await runProcessOk(process.execPath, [fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { cwd: packagePath(), env: overlayEnv(env) })
     assert.ok(stdout.startsWith('#!/bin/bash\n'))
-    const command = [process.execPath, '--import', 'tsx', 'bin/dev.js', 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'].join(' ')
+    const command = [process.execPath, fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'].join(' ')
     const onTerminal = await runProcess('script', ['-qec', command, '/dev/null'], { cwd: packagePath(), env: overlayEnv(env) })
     const out = onTerminal.code === 0 ? '' : onTerminal.stdout
     assert.match(out, /SEED_STDOUT_TTY/)

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { packagePath } from '../../../src/package-root.js'
-import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
 import { runProcess } from '../../support/process.js'
 
@@ -45,7 +45,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
    * Its own spawn: test/support/process.ts always gives the child a stdout pipe, and this needs a file descriptor.
    */
   function runWithStdout(args: string[], stdout: number | 'closed'): Promise<{ code: number | null; stderr: string }> {
-    const child = spawn(process.execPath, [packagePath('bin', 'dev.js'), ...args], {
+    const child = spawn(process.execPath, [fleetkitEntry(), ...args], {
       cwd: packagePath(),
       env: { ...process.env, ...env },
       stdio: ['ignore', stdout === 'closed' ? 'pipe' : stdout, 'pipe'],

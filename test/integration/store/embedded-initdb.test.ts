@@ -11,7 +11,7 @@ import { openDatabase } from '../../../src/store/database.js'
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { loadMigrations } from '../../../src/store/migrate.js'
-import { runFleetkit } from '../../support/cli.js'
+import { fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, runProcessOk, startProcess } from '../../support/process.js'
 
@@ -40,7 +40,7 @@ function passwordFiles(tmp: string): string[] {
 /** `fleetkit db migrate` from source, stopped with `signal` once initdb runs on its private directory. */
 async function interruptFirstStart(stateDir: string, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const paths = embeddedServerPaths(stateDir)
-  const migrate = startProcess(process.execPath, [packagePath('bin', 'dev.js'), 'db', 'migrate'], {
+  const migrate = startProcess(process.execPath, [fleetkitEntry(), 'db', 'migrate'], {
     cwd: packagePath(),
     env: overlayEnv({ DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir }),
   })
@@ -145,7 +145,7 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
     /** `fleetkit ARGS` with stderr on a pty and stdout in a file: what each shows. */
     async function onTerminal(stateDir: string, args: string[]): Promise<{ terminal: string; stdout: string }> {
       const out = join(stateDir, 'stdout.txt')
-      const command = `exec ${process.execPath} ${packagePath('bin', 'dev.js')} ${args.join(' ')} > ${out}`
+      const command = `exec ${process.execPath} ${fleetkitEntry()} ${args.join(' ')} > ${out}`
       const { stdout } = await runProcessOk('script', ['-qec', command, '/dev/null'], {
         cwd: packagePath(),
         env: overlayEnv({ DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir }),

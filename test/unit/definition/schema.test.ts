@@ -53,7 +53,13 @@ describe('schema/fleet.schema.json (definition:schema)', () => {
     ])
     assert.match(errors[1]!.message, /unknown field "hostname" \(allowed: host, user, port\)/)
     d.nodes[0].ssh = { host: 'h', usr: 'fleetkit' }
-    assert.match(checkSchema(d)[0]!.message, /unknown field "usr"; did you mean "user"\? \(allowed: host, user, port\)/)
+    const typo = checkSchema(d)
+    // ssh.user is required, so the misspelt field is also a missing one: both are named.
+    assert.deepEqual(typo.map((e) => [e.code, e.path]), [
+      ['DEFINITION_FIELD_MISSING', '/nodes/0/ssh/user'],
+      ['DEFINITION_FIELD_UNKNOWN', '/nodes/0/ssh/usr'],
+    ])
+    assert.match(typo[1]!.message, /unknown field "usr"; did you mean "user"\? \(allowed: host, user, port\)/)
   })
 
   it('accepts a release public key of exactly 32 bytes only', () => {
