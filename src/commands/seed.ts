@@ -18,7 +18,7 @@ export default class Seed extends FleetkitCommand<SeedNodeResult> {
   static override description = `agent: a bash script that writes the agent's configuration and a fresh single-use enrollment secret, installs the signed release and enrolls; the node is registered as provisioning.
 worker: a #cloud-config document with the node's non-root account, the operators' keys and a pre-generated SSH host key whose public half is pinned in the state.
 The seed is written 0600 to --output (default <state dir>/seeds/NODE.user-data, never the current directory); "--output -" writes it to a pipe, never to a terminal. The state changes only after the seed was written in full. Over 32 KiB it is gzipped. --json reports the file, never the secret.
-A node past provisioning (enrolled, lost, parked, failed) gets a new secret only with --reissue; its current certificate keeps working until the new enrollment. A worker whose host key is pinned (fleet.yaml hostKey or the state) gets a new key only with --rekey.`
+A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets a new secret only with --reissue; its current certificate keeps working until the new enrollment. A worker whose host key is pinned (fleet.yaml hostKey or the state) gets a new key only with --rekey.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01 --kind agent --definition fleet.yaml',
@@ -37,7 +37,7 @@ A node past provisioning (enrolled, lost, parked, failed) gets a new secret only
     output: Flags.string({ summary: 'File to write (0600); "-" for stdout (refused on a terminal). Default <state dir>/seeds/NODE.user-data.' }),
     ttl: Flags.string({ summary: 'Lifetime of the enrollment secret (agent): 1m to 24h, for example 15m or 2h.', default: '15m' }),
     autoinstall: Flags.boolean({ summary: 'Wrap a worker seed for an Ubuntu ISO install (autoinstall).', default: false }),
-    reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed) a new enrollment secret, on purpose; recorded as a secret_reissued event.', default: false }),
+    reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed), or one whose secret is still pending, a new enrollment secret, on purpose; recorded as a secret_reissued event.', default: false }),
     rekey: Flags.boolean({ summary: 'Give a worker whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml.', default: false }),
   }
 

@@ -15,15 +15,35 @@ export type SecretPlan =
   | { mode: 'provision'; previousStatus: string | null }
   /** Enrolled: store the new secret beside its status and certificates (spec 05: revoked at the new enrollment). */
   | { mode: 'reissue-enrolled'; previousStatus: string }
-  /** Parked or failed: nothing live to protect; it becomes provisioning again. */
+  /** Parked or failed, or provisioning with a pending secret replaced on purpose: it is (again) provisioning. */
   | { mode: 'reissue-provision'; previousStatus: string }
 
+/** What the plan reads of a node's row: its status and its pending secret, if any. */
+export interface SecretHolder {
+  status: string
+  secretExpiresAt: Date | null
+  secretUsedAt: Date | null
+}
+
 /**
- * The plan for a node whose status is `status` (undefined: not in the state). Throws
- * NODE_NOT_PROVISIONING for a node past provisioning unless `reissue`, and always for a retired one.
+ * The plan for `node` (undefined: not in the state) at `now`. Throws NODE_NOT_PROVISIONING for a
+ * node past provisioning unless `reissue`, and always for a retired one; NODE_SECRET_PENDING for a
+ * provisioning node whose secret is unused and unexpired (a seed already out, maybe booting a
+ * host) unless `reissue`, so a seed printed only to look at it (`| head`) never replaces it.
  */
-export function planSecret(nodeId: string, status: string | undefined, reissue: boolean, retry: string): SecretPlan {
-  if (status === undefined || status === 'provisioning') return { mode: 'provision', previousStatus: status ?? null }
+export function planSecret(nodeId: string, node: SecretHolder | undefined, reissue: boolean, retry: string, now: Date): SecretPlan {
+  if (node === undefined) return { mode: 'provision', previousStatus: null }
+  const { status } = node
+  if (status === 'provisioning') {
+    const pending = node.secretExpiresAt !== null && node.secretUsedAt === null && node.secretExpiresAt.getTime() > now.getTime()
+    if (!pending) return { mode: 'provision', previousStatus: status }
+    if (reissue) return { mode: 'reissue-provision', previousStatus: status }
+    const until = node.secretExpiresAt!.toISOString()
+    throw new FleetkitError('NODE_SECRET_PENDING', `node ${nodeId} is provisioning with an unused secret valid until ${until}: a new one would make the seed or token already given out useless, stranding a host that boots from it; nothing changed`, {
+      actions: [`${retry} --reissue   (on purpose, for example when that seed was lost or never used)`, `or wait until ${until}, when it expires`],
+      data: { node: nodeId, status, secretExpiresAt: until },
+    })
+  }
   if (status === 'retired') {
     throw new FleetkitError('NODE_NOT_PROVISIONING', `node ${nodeId} is retired: its certificates are revoked and it is never enrolled again; nothing changed`, {
       actions: ['declare a new node id in fleet.yaml for the host', 'fleetkit validate'],

@@ -122,7 +122,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     let register: (client: Queryable) => Promise<void>
     if (options.kind === 'agent') {
       // Refused before anything is rendered or written; checked again under the row lock.
-      const plan = planSecret(target.id, row?.status, options.reissue === true, retry)
+      const plan = planSecret(target.id, (row ? { status: row.status, secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt } : undefined), options.reissue === true, retry, now)
       reissued = plan.mode !== 'provision'
       const secret = newEnrollmentSecret(rng)
       const expiresAt = new Date(now.getTime() + options.ttlMs)
@@ -130,7 +130,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
       document = agentSeedDocument(definition, target, caBundle!, secret.secret, releaseCa)
       register = async (client) => {
         const locked = await lockNodeSecretState(client, target.id)
-        const current = planSecret(target.id, locked?.status, options.reissue === true, retry)
+        const current = planSecret(target.id, locked, options.reissue === true, retry, clock.now())
         await applySecretPlan(client, { plan: current, node: target, secretSha256: secret.sha256, expiresAt, actor, via: 'seed', now })
       }
     } else {

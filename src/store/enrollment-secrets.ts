@@ -47,6 +47,9 @@ export async function consumeEnrollmentSecret(q: Queryable, nodeId: string, secr
 export interface NodeSecretState {
   status: string
   hostKeyPublic: string | null
+  /** The pending secret's expiry and use (the hash itself is never read back). */
+  secretExpiresAt: Date | null
+  secretUsedAt: Date | null
 }
 
 /**
@@ -54,12 +57,14 @@ export interface NodeSecretState {
  * (FOR UPDATE), so the decision taken on them holds when the change commits.
  */
 export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise<NodeSecretState | undefined> {
-  const result = await q.query<{ status: string; host_key_public: string | null }>(
-    'SELECT status, host_key_public FROM nodes WHERE id = $1 FOR UPDATE',
+  const result = await q.query<{ status: string; host_key_public: string | null; enrollment_secret_expires_at: Date | null; enrollment_secret_used_at: Date | null }>(
+    'SELECT status, host_key_public, enrollment_secret_expires_at, enrollment_secret_used_at FROM nodes WHERE id = $1 FOR UPDATE',
     [nodeId],
   )
   const row = result.rows[0]
-  return row ? { status: row.status, hostKeyPublic: row.host_key_public } : undefined
+  return row
+    ? { status: row.status, hostKeyPublic: row.host_key_public, secretExpiresAt: row.enrollment_secret_expires_at, secretUsedAt: row.enrollment_secret_used_at }
+    : undefined
 }
 
 /**

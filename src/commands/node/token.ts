@@ -14,7 +14,7 @@ export default class NodeToken extends FleetkitCommand<NodeTokenResult> {
   static override summary = 'Issue a fresh single-use enrollment secret for a node and print it once.'
   static override description = `For enrolling a node by hand: put the secret in /var/lib/fleetkit/enrollment-secret (0600) and run fleetkit-agent enroll.
 Each call replaces the node's previous secret; the state keeps only its SHA-256, stored only after the secret was printed. This is the one command that prints a secret, on purpose: under --json it is in result.secret so a script can hand it to the host without a terminal.
-A node past provisioning (enrolled, lost, parked, failed) gets one only with --reissue; its current certificate keeps working until the new enrollment.`
+A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets one only with --reissue; its current certificate keeps working until the new enrollment.`
 
   static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --ttl 1h --json', '<%= config.bin %> <%= command.id %> build-01 --reissue']
 
@@ -24,7 +24,7 @@ A node past provisioning (enrolled, lost, parked, failed) gets one only with --r
     ttl: Flags.string({ summary: 'Lifetime of the secret: 1m to 24h.', default: '15m' }),
     definition: definitionFlag('Path of fleet.yaml (read only for a declared node not yet in the state).'),
     'state-dir': stateDirFlag(),
-    reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed) a new secret, on purpose; recorded as a secret_reissued event.', default: false }),
+    reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed), or one whose secret is still pending, a new secret, on purpose; recorded as a secret_reissued event.', default: false }),
   }
 
   /** Set once the --json envelope was printed by deliver(), so it is not printed twice. */

@@ -136,12 +136,17 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.doesNotMatch(out, /FLEETKIT_ENROLLMENT_SECRET/)
   })
 
-  it('node token prints a fresh secret once and replaces the previous one', async () => {
-    const first = await fleetkit('node-token', ['node', 'token', 'build-1', ...EXAMPLE, '--ttl', '1h'])
+  it('node token prints a fresh secret once; a pending one is replaced only with --reissue', async () => {
+    // build-1's seed above left its secret pending: this token replaces it on purpose.
+    const first = await fleetkit('node-token', ['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--ttl', '1h'])
     assert.equal(first.exitCode, 0, first.stderr)
     const secret = first.json.result?.secret as string
     assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(secret).digest())
-    const second = await fleetkit('node-token', ['node', 'token', 'build-1', ...EXAMPLE])
+    const refused = await fleetkit('node-token', ['node', 'token', 'build-1', ...EXAMPLE])
+    assert.equal(refused.json.code, 'NODE_SECRET_PENDING', refused.stdout)
+    assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(secret).digest(), 'the pending secret is kept')
+    const second = await fleetkit('node-token', ['node', 'token', 'build-1', '--reissue', ...EXAMPLE])
+    assert.equal(second.exitCode, 0, second.stderr)
     assert.notEqual(second.json.result?.secret, secret)
     assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(second.json.result?.secret as string).digest())
     const declared = await fleetkit('node-token', ['node', 'token', 'db-1', ...EXAMPLE])

@@ -143,9 +143,22 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     assert.equal((await snapshot('build-3')).status, 'provisioning')
   })
 
+  it('a provisioning node whose secret is pending is refused (NODE_SECRET_PENDING): a seed printed to look at it never replaces the one already out', async () => {
+    const before = await snapshot('build-3')
+    // The whole seed fits the pipe and is read: nothing can tell this from a real use but the refusal.
+    const seed = await runFleetkit(['seed', 'build-3', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { env })
+    assert.notEqual(seed.code, 0)
+    assert.match(seed.stderr, /Error \(NODE_SECRET_PENDING\): node build-3 is provisioning with an unused secret valid until /)
+    assert.equal(seed.stdout, '', 'no seed is printed')
+    const token = await runFleetkit(['node', 'token', 'build-3', ...EXAMPLE, '--json'], { env })
+    assert.equal(token.json.code, 'NODE_SECRET_PENDING', token.stdout)
+    assert.equal(token.json.data.status, 'provisioning')
+    assert.deepEqual(await snapshot('build-3'), before)
+  })
+
   describe('a seed that cannot be written leaves the state exactly as it was', () => {
-    /** build-3 is provisioning with a pending secret; build-1 is active (enrolled). */
-    const cases: [string, string[]][] = [['build-3', []], ['build-1', ['--reissue']]]
+    /** build-3 is provisioning with a pending secret; build-1 is active (enrolled): each replaced on purpose. */
+    const cases: [string, string[]][] = [['build-3', ['--reissue']], ['build-1', ['--reissue']]]
 
     it('--output in a directory that does not exist: OUTPUT_WRITE_FAILED (ENOENT)', async () => {
       for (const [node, extra] of cases) {
@@ -200,7 +213,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
 
     it('node token into a pipe whose reader is gone: the previous secret stays valid', async () => {
       const before = await snapshot('build-3')
-      const ran = await runWithStdout(['node', 'token', 'build-3', ...EXAMPLE], 'closed')
+      const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', ...EXAMPLE], 'closed')
       assert.notEqual(ran.code, 0)
       assert.match(ran.stderr, /OUTPUT_WRITE_FAILED/)
       assert.deepEqual(await snapshot('build-3'), before)

@@ -314,12 +314,12 @@ describe('secrets never leak (real processes)', function () {
       assertAbsent(worker.stdout + worker.stderr, { 'the host key': ['PRIVATE KEY', ...pemLines(hostKey)], 'the database password': password }, 'seed --kind worker --rekey --json')
       assert.deepEqual((await readdir(work)).sort(), ['app-1.user-data', 'build-1.user-data'], 'no temporary file is left beside the seeds')
 
-      const token = await fleetkit(['node', 'token', 'build-1', ...EXAMPLE, '--json'], env)
+      const token = await fleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], env)
       assert.equal(token.code, 0, token.stdout + token.stderr)
       const printed = (JSON.parse(token.stdout) as { result: { secret: string } }).result.secret
       assert.equal(token.stdout.split(printed).length - 1, 1, 'node token prints the secret exactly once')
       assertAbsent(token.stderr, { 'the secret': printed }, 'node token\'s stderr')
-      const human = await fleetkit(['node', 'token', 'build-1', ...EXAMPLE], env)
+      const human = await fleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE], env)
       const humanSecret = /[0-9a-f]{64}/.exec(human.stdout)?.[0]
       assert.ok(humanSecret, human.stdout)
       assert.equal(human.stdout.split(humanSecret).length - 1, 1)

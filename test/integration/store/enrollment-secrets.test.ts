@@ -54,10 +54,13 @@ describe('node secrets: reissue (real PostgreSQL)', function () {
     assert.equal(await consumeEnrollmentSecret(db.pool, 'n1', sha256('third'), at(5)), false)
   })
 
-  it('lockNodeSecretState reads status and pinned key under a row lock', async () => {
+  it('lockNodeSecretState reads status, pinned key and the pending secret\'s times under a row lock', async () => {
     await setNodeHostKey(db.pool, 'n1', 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS n1')
     const state = await withTransaction(db.pool, (client) => lockNodeSecretState(client, 'n1'))
-    assert.deepEqual(state, { status: 'active', hostKeyPublic: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS n1' })
+    assert.deepEqual({ status: state?.status, hostKeyPublic: state?.hostKeyPublic }, { status: 'active', hostKeyPublic: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS n1' })
+    // The second secret was issued and used above: the plan reads both times, never the hash.
+    assert.ok(state?.secretExpiresAt instanceof Date && state.secretUsedAt instanceof Date, JSON.stringify(state))
+    assert.deepEqual(Object.keys(state!).sort(), ['hostKeyPublic', 'secretExpiresAt', 'secretUsedAt', 'status'])
     assert.equal(await withTransaction(db.pool, (client) => lockNodeSecretState(client, 'nobody')), undefined)
   })
 })
