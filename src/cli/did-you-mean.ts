@@ -1,19 +1,6 @@
 // "Did you mean": the known commands closest to a mistyped one, by edit distance over the
 // whole command line as typed (`db stat` against `db status`), so topics and verbs both count.
-
-/** Levenshtein distance: insertions, deletions and substitutions each cost one. */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution))
-    }
-    previous = current
-  }
-  return previous[b.length]!
-}
+import { editDistance } from '../definition/did-you-mean.js'
 
 /**
  * Up to `limit` known commands near `typed`, closest first: within a third of the typed length

@@ -11,15 +11,19 @@ export function closestName(name: string, known: readonly string[]): string | un
   let best: string | undefined
   let bestDistance = 3
   for (const candidate of known) {
-    const d = editDistance(name.toLowerCase(), candidate.toLowerCase())
+    const d = editDistance(name.toLowerCase(), candidate.toLowerCase(), 2)
     if (d < bestDistance) [best, bestDistance] = [candidate, d]
   }
   return best
 }
 
-export function editDistance(a: string, b: string): number {
-  // Names are short; a long value (a hostile one) is never "close" and is not worth the quadratic walk.
-  if (Math.abs(a.length - b.length) > 2 || a.length > 256) return Number.POSITIVE_INFINITY
+/**
+ * Levenshtein distance (insertions, deletions and substitutions each cost one). With `within`,
+ * pairs that cannot be that close, or a value too long to be a name (a hostile one), are
+ * Infinity without the quadratic walk.
+ */
+export function editDistance(a: string, b: string, within = Number.POSITIVE_INFINITY): number {
+  if (Number.isFinite(within) && (Math.abs(a.length - b.length) > within || a.length > 256)) return Number.POSITIVE_INFINITY
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
     const current = [i]

@@ -25,11 +25,8 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
     const { args, flags } = await this.parse(NodeCheck)
     const { openDatabase } = await import('../../store/database.js')
     const { runNodeCheck, formatCheck } = await import('../../lifecycle/node-check.js')
-    // The first Ctrl-C or SIGTERM withdraws the job and ends the command; a second one kills it as usual.
-    const interrupt = new AbortController()
-    const onSignal = () => interrupt.abort()
-    process.once('SIGINT', onSignal)
-    process.once('SIGTERM', onSignal)
+    // The first Ctrl-C or SIGTERM withdraws the job and ends the command; a second one exits at once.
+    const interrupt = this.interruptible()
     const database = await this.withProgress((progress) => openDatabase({ ...stateDirOption(flags['state-dir']), progress }))
     try {
       const result = await runNodeCheck({
@@ -37,7 +34,7 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
         nodeId: args.node,
         timeoutSeconds: flags.timeout,
         clock: systemClock,
-        signal: interrupt.signal,
+        signal: interrupt,
         onProgress: (p) => {
           if (this.jsonEnabled()) return
           const state = p.status === 'queued' ? 'queued, waiting for the agent' : p.status === 'leased' ? `running on the node (attempt ${p.attempts})` : p.status
@@ -48,8 +45,6 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
       this.log(`${result.nodeId}: ${result.checks.length} checks, none failed`)
       return result
     } finally {
-      process.off('SIGINT', onSignal)
-      process.off('SIGTERM', onSignal)
       await database.close()
     }
   }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { editDistance, suggestCommands } from '../../../src/cli/did-you-mean.js'
+import { suggestCommands } from '../../../src/cli/did-you-mean.js'
+import { editDistance } from '../../../src/definition/did-you-mean.js'
 import { chooseDefinitionPath, envWithStateDir } from '../../../src/cli/flags.js'
 import { interruptedExitCode, onInterrupt, type SignalSource, type StopSignal } from '../../../src/cli/interrupt.js'
 import { oneLineUsageMessage, usageError } from '../../../src/cli/usage-error.js'
