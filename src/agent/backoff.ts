@@ -46,3 +46,21 @@ export class Backoff {
     return this.failures
   }
 }
+
+/**
+ * The wait a Retry-After header asks for (seconds or an HTTP date), capped; undefined without
+ * a usable header. Callers wait at least this long and add their own jitter on top.
+ */
+export function retryAfterHeaderMs(header: string | string[] | undefined, nowMs: number, capMs = DEFAULT_BACKOFF_CAP_MS): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header
+  if (value === undefined || value.trim() === '') return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, capMs)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.min(Math.max(date - nowMs, 0), capMs)
+}
+
+/** Answers that mean "the gateway cannot serve this now, ask again later" (shedding, database down). */
+export function isRetryLaterStatus(status: number): boolean {
+  return status === 429 || status >= 500
+}

@@ -6,7 +6,8 @@ import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
 import type { Rng } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
-import { Backoff } from './backoff.js'
+import { Backoff, isRetryLaterStatus, retryAfterHeaderMs } from './backoff.js'
+import { unitInterval } from '../config/rng.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
@@ -107,11 +108,20 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           const request: HeartbeatRequest = { facts }
           const heartbeat = await session.call('POST', AGENT_PATHS.heartbeat, request)
           reportSkew(log, heartbeat.skewMs)
-          const answer = heartbeat.status === 200 ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat) : undefined
-          log('debug', 'heartbeat', { status: heartbeat.status, node_status: answer?.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
-          backoff.succeeded()
-          if (running === undefined && heartbeat.status === 200) await lease(facts)
-          nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
+          if (isRetryLaterStatus(heartbeat.status)) {
+            // Shed or the gateway's database is down: wait what it asks, plus our own jitter, so
+            // thousands of agents told the same Retry-After do not come back in the same second.
+            const askedMs = retryAfterHeaderMs(heartbeat.headers['retry-after'], clock.now().getTime()) ?? 0
+            const waitMs = Math.max(askedMs + Math.round(unitInterval(deps.rng) * config.heartbeatSeconds * 1000), backoff.failed())
+            log('warn', 'gateway_unavailable', { status: heartbeat.status, code: errorCodeOf(heartbeat.body) ?? null, retry_in_ms: waitMs, failures: backoff.consecutiveFailures })
+            nextBeat = clock.now().getTime() + waitMs
+          } else {
+            const answer = heartbeat.status === 200 ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat) : undefined
+            log('debug', 'heartbeat', { status: heartbeat.status, node_status: answer?.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
+            backoff.succeeded()
+            if (running === undefined && heartbeat.status === 200) await lease(facts)
+            nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
+          }
         } catch (error) {
           const e = toFleetkitError(error)
           if (FATAL.has(e.code)) throw e
@@ -166,7 +176,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     const { job } = readResponse(readLeaseResponse, response.body, AGENT_PATHS.lease)
     if (!job) return
     const entry = { id: job.id, abandoned: false, promise: Promise.resolve() as Promise<unknown> }
-    entry.promise = runJob(session, job, { log, now: () => clock.now(), checkContext, abandoned: () => entry.abandoned })
+    entry.promise = runJob(session, job, { log, now: () => clock.now(), checkContext, abandoned: () => entry.abandoned, signal, sleep: (ms) => sleep(ms, signal), rng: deps.rng })
       .catch((error: unknown) => {
         const e = toFleetkitError(error)
         log('warn', 'job_failed', { job_id: job.id, code: e.code, message: e.message })

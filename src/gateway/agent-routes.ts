@@ -24,7 +24,7 @@ import type { RequestContext, Route } from './router.js'
 
 export function agentRoutes(g: GatewayContext): Route[] {
   return [
-    { method: 'GET', pattern: '/healthz', auth: 'check', handler: async (): Promise<HealthResponse> => ({ status: 'ok' }) },
+    { method: 'GET', pattern: '/healthz', auth: 'check', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
     { method: 'POST', pattern: AGENT_PATHS.heartbeat, auth: 'mark', handler: (ctx) => heartbeat(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.lease, auth: 'mark', handler: (ctx) => lease(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobHeartbeat, auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },

@@ -17,7 +17,7 @@ import type { RequestContext, Route } from './router.js'
 export function enrollRoutes(g: GatewayContext): Route[] {
   return [
     { method: 'POST', pattern: ENROLL_PATH, auth: 'none', handler: (ctx) => enroll(g, ctx) },
-    { method: 'GET', pattern: '/healthz', auth: 'none', handler: async (): Promise<HealthResponse> => ({ status: 'ok' }) },
+    { method: 'GET', pattern: '/healthz', auth: 'none', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
   ]
 }
 

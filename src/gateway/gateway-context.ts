@@ -5,13 +5,16 @@ import type pg from 'pg'
 import type { Clock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
 import type { AgentAuthenticator } from './agent-auth.js'
+import type { DatabaseHealth } from './database-health.js'
 import type { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import type { Logger } from '../log/logger.js'
 import type { GatewayMetrics } from './metrics.js'
 import type { RateLimiter } from './token-bucket.js'
 
 export interface GatewayContext {
+  /** The guarded pool: database failures throw STATE_UNAVAILABLE (state-guard.ts). */
   pool: pg.Pool
+  database: DatabaseHealth
   clock: Clock
   logger: Logger
   metrics: GatewayMetrics

@@ -23,6 +23,9 @@ import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import { errorReply, readJsonBody, sendJson } from './http.js'
 import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
 import { GatewayMetrics } from './metrics.js'
+import { DatabaseHealth } from './database-health.js'
+import { guardPool, STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
+import { probeDatabase } from '../store/probe.js'
 import { PkiReloader } from './pki-reloader.js'
 import { Router } from './router.js'
 import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
@@ -40,6 +43,8 @@ export interface GatewayTuning {
   keepAliveMs: number
   /** How often the PKI directory is re-read (spec: every 2 s). */
   pkiReloadMs: number
+  /** How often the database is probed (and, embedded, restarted when it died). */
+  databaseCheckMs: number
 }
 
 export const DEFAULT_TUNING: GatewayTuning = {
@@ -50,6 +55,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   renewRate: { perSource: { burst: 10, perSecond: 1 }, global: { burst: 500, perSecond: 100 } },
   keepAliveMs: 75_000,
   pkiReloadMs: 2000,
+  databaseCheckMs: 2000,
 }
 
 export interface GatewayOptions {
@@ -65,6 +71,8 @@ export interface GatewayOptions {
   clock?: Clock
   logger?: Logger
   tuning?: Partial<GatewayTuning>
+  /** Start the embedded database again when it died (serve passes it for the embedded default). */
+  restartDatabase?: () => Promise<void>
 }
 
 export interface RunningGateway {
@@ -77,6 +85,10 @@ export interface RunningGateway {
   /** Serve with a new PKI set (already loaded and self-tested) from the next handshake on. */
   replacePkiSet(set: PkiSet): void
   currentPkiSet(): PkiSet
+  /** Probe the database now (tests; the timer does it every databaseCheckMs). */
+  checkDatabase(): Promise<void>
+  /** Whether the last probe (or request) found the database answering. */
+  databaseAvailable(): boolean
   /** Re-read the PKI directory now (tests; the timer does it every pkiReloadMs). */
   reloadPki(): Promise<'unchanged' | 'replaced' | 'kept' | 'disabled'>
   close(): Promise<void>
@@ -89,9 +101,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const metrics = new GatewayMetrics()
   let pki = options.pki
   const nowMs = () => clock.now().getTime()
+  const database = new DatabaseHealth({
+    probe: () => probeDatabase(options.pool, Math.max(500, Math.min(tuning.databaseCheckMs, 3000))),
+    ...(options.restartDatabase ? { restart: options.restartDatabase } : {}),
+    intervalMs: tuning.databaseCheckMs,
+    logger,
+  })
+  // Every query the gateway makes goes through this view: a dead or exhausted database is a 503.
+  const pool = guardPool(options.pool, { onUnreachable: (error) => database.reportFailure(error) })
 
   const coalescer = new HeartbeatCoalescer({
-    write: (batch) => recordHeartbeats(options.pool, batch),
+    write: (batch) => recordHeartbeats(pool, batch),
     intervalMs: tuning.heartbeatFlushMs,
     onBatch: (size) => metrics.heartbeatBatchSize.observe(size),
     onError: (error, size) => {
@@ -100,13 +120,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   })
   const auth = new AgentAuthenticator({
-    pool: options.pool,
+    pool,
     cacheMs: tuning.authCacheMs,
     onRefusal: (reason) => metrics.authRefusals.inc({ reason }),
     onRevoked: (count) => metrics.revocations.inc({}, count),
   })
   const g: GatewayContext = {
-    pool: options.pool,
+    pool,
+    database,
     clock,
     logger,
     metrics,
@@ -139,6 +160,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const metricsAddress = metricsServer && options.metricsBind ? await listen(metricsServer, options.metricsBind, 'FLEETKIT_METRICS_BIND') : undefined
     if (metricsServer) servers.push(metricsServer)
     coalescer.start()
+    database.start()
     const replacePkiSet = (set: PkiSet) => {
       pki = set
       enrollServer.setSecureContext({ ...tlsOf(set), minVersion: 'TLSv1.2' })
@@ -158,10 +180,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       flushHeartbeats: () => coalescer.flush(),
       replacePkiSet,
       currentPkiSet: () => pki,
+      checkDatabase: () => database.check(),
+      databaseAvailable: () => database.available,
       reloadPki: async () => (reloader ? reloader.check() : 'disabled'),
       close() {
         closing ??= (async () => {
           reloader?.stop()
+          database.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
           await coalescer.close()
         })()
@@ -224,9 +249,12 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
     const note: { nodeId?: string } = {}
     const handle = async (): Promise<{ status: number; code?: string; reason?: unknown }> => {
       try {
-        const match = router.match(req.method, path)
-        if (!match) throw new FleetkitError('ROUTE_NOT_FOUND', `${req.method} ${path} is not a route of the ${listener} listener`)
+        // Malformed requests (unknown path, other method, bad escapes) are refused before anything else.
+        const match = router.resolve(req.method, path, listener)
         routeName = match.route.pattern
+        // Every route needs the database (authentication reads certificate rows): while it is
+        // down, answer 503 at once instead of letting requests queue for a connection.
+        if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
         const identity = match.route.auth === 'none' ? undefined : await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
         nodeId = identity?.nodeId
         const body = await match.route.handler({
@@ -258,7 +286,8 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
 async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: GatewayContext): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]
   if (req.method === 'GET' && path === '/healthz') {
-    sendJson(res, 200, { status: 'ok' }, g.clock.now())
+    if (g.database.available) sendJson(res, 200, { status: 'ok', database: 'up' }, g.clock.now())
+    else sendJson(res, 503, { status: 'unavailable', database: 'down' }, g.clock.now(), { 'retry-after': String(STATE_RETRY_AFTER_SECONDS) })
     return
   }
   if (req.method !== 'GET' || path !== '/metrics') {
@@ -291,6 +320,8 @@ async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: Gatewa
 const ROUTINE_ROUTES = new Set(['/v1/agent/heartbeat', '/v1/agent/lease', '/v1/agent/jobs/:id/heartbeat'])
 
 export function requestLogLevel(route: string, status: number): LogLevel {
+  // 503 is the database (STATE_UNAVAILABLE), logged once as database_unavailable; each request is a warning.
+  if (status === 503) return 'warn'
   if (status >= 500) return 'error'
   return ROUTINE_ROUTES.has(route) && status < 400 ? 'debug' : 'info'
 }

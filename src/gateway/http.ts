@@ -17,9 +17,11 @@ const HTTP_STATUS: Partial<Record<FailureCode, number>> = {
   NODE_NOT_ACTIVE: 403,
   NODE_LOST: 403,
   ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   LEASE_CONFLICT: 409,
   RENEWAL_NOT_DUE: 409,
   RATE_LIMITED: 429,
+  STATE_UNAVAILABLE: 503,
 }
 
 export function httpStatusOf(code: FailureCode): number {
@@ -31,10 +33,16 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   if (declared > limit) throw tooLarge(limit)
   const chunks: Buffer[] = []
   let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > limit) throw tooLarge(limit)
-    chunks.push(chunk as Buffer)
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length
+      if (size > limit) throw tooLarge(limit)
+      chunks.push(chunk as Buffer)
+    }
+  } catch (error) {
+    if (error instanceof FleetkitError) throw error
+    // The client closed or broke the stream mid-body: its request, not our failure.
+    throw new FleetkitError('REQUEST_INVALID', 'the request body was cut off')
   }
   const text = Buffer.concat(chunks).toString('utf8')
   if (text.trim() === '') return {}
@@ -69,7 +77,8 @@ export interface ErrorReply {
 
 /**
  * The reply for anything a route threw: a FleetkitError keeps its code (lowercased in the
- * body) and message; `data.body` adds fields, `data.retryAfterSeconds` a Retry-After header.
+ * body) and message; `data.body` adds fields, `data.retryAfterSeconds` a Retry-After header,
+ * `data.headers` other headers (a 405's Allow).
  * Any other error is a 500 whose message is not revealed.
  */
 export function errorReply(error: unknown): ErrorReply {
@@ -78,6 +87,7 @@ export function errorReply(error: unknown): ErrorReply {
   const status = typeof data.httpStatus === 'number' ? data.httpStatus : httpStatusOf(e.code)
   const message = status === 500 ? 'the gateway failed to handle the request' : e.message
   const extra = (data.body ?? {}) as Record<string, unknown>
-  const headers: Record<string, string> = typeof data.retryAfterSeconds === 'number' ? { 'retry-after': String(data.retryAfterSeconds) } : {}
+  const headers: Record<string, string> = { ...(data.headers as Record<string, string> | undefined) }
+  if (typeof data.retryAfterSeconds === 'number') headers['retry-after'] = String(data.retryAfterSeconds)
   return { status, code: e.code, body: { ...extra, error: { code: e.code.toLowerCase(), message } }, headers }
 }

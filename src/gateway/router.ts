@@ -2,6 +2,7 @@
 // with the route's name (its pattern) used in logs and metrics instead of the raw path.
 import type { IncomingMessage } from 'node:http'
 
+import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { AgentIdentity } from './agent-auth.js'
 
 export interface RequestContext {
@@ -54,9 +55,39 @@ export class Router {
       const m = regex.exec(path)
       if (!m) continue
       const params: Record<string, string> = {}
-      names.forEach((name, i) => { params[name] = decodeURIComponent(m[i + 1]!) })
+      names.forEach((name, i) => { params[name] = decodeParameter(m[i + 1]!) })
       return { route, params }
     }
     return undefined
+  }
+
+  /** The methods some route of this path takes (for a 405's Allow header); empty when no route has the path. */
+  methodsOf(path: string): string[] {
+    return [...new Set(this.compiled.filter(({ regex }) => regex.test(path)).map(({ route }) => route.method))]
+  }
+
+  /**
+   * The route for a request, or the refusal a malformed one gets before authentication:
+   * 404 for an unknown path, 405 (with the methods it takes) for a known path, 400 for bad escapes.
+   */
+  resolve(method: string | undefined, path: string, listener: string): { route: Route; params: Record<string, string> } {
+    const match = this.match(method, path)
+    if (match) return match
+    const allowed = this.methodsOf(path)
+    if (allowed.length > 0) {
+      throw new FleetkitError('METHOD_NOT_ALLOWED', `${String(method).slice(0, 16)} is not a method of ${path.slice(0, 200)}; it takes ${allowed.join(', ')}`, {
+        data: { headers: { allow: allowed.join(', ') } },
+      })
+    }
+    throw new FleetkitError('ROUTE_NOT_FOUND', `${String(method).slice(0, 16)} ${path.slice(0, 200)} is not a route of the ${listener} listener`)
+  }
+}
+
+/** A path parameter with its percent-escapes undone; a malformed escape is the client's error (400), never a 500. */
+function decodeParameter(raw: string): string {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    throw new FleetkitError('REQUEST_INVALID', 'a path parameter has a malformed percent-escape')
   }
 }

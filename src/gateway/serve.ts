@@ -17,9 +17,11 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
   const { loadPkiSet } = await import('../pki/pki-set.js')
   const { openDatabase } = await import('../store/database.js')
   const { startGateway } = await import('./gateway.js')
+  const { ensureEmbeddedServer } = await import('../store/embedded/server.js')
   // The PKI is checked first: a refused key must not wait for a database to start.
   const pki = await loadPkiSet(config.pkiDir, new Date())
-  const database = await openDatabase({ databaseUrl: config.databaseUrl ?? '', stateDir: config.stateDir, env, onIdleError: (error) => logger('warn', 'database_connection_dropped', { error: error.message }) })
+  // A request waits at most 3 s for a pooled connection, then gets 503 STATE_UNAVAILABLE.
+  const database = await openDatabase({ databaseUrl: config.databaseUrl ?? '', stateDir: config.stateDir, env, connectionTimeoutMs: 3000, onIdleError: (error) => logger('warn', 'database_connection_dropped', { error: error.message }) })
   let gateway: RunningGateway
   try {
     gateway = await startGateway({
@@ -31,6 +33,8 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
       metricsBind: config.metricsBind,
       agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
       logger,
+      // The embedded default is this machine's own server: when it dies, the gateway starts it again.
+      ...(database.source === 'embedded' ? { restartDatabase: async () => { await ensureEmbeddedServer(config.stateDir) } } : {}),
     })
   } catch (error) {
     await database.close()

@@ -214,6 +214,8 @@ export function readIdentityResponse(value: unknown): IdentityResponse {
 
 export interface HealthResponse {
   status: 'ok'
+  /** The gateway's PostgreSQL as its last check saw it (a 503 with `state_unavailable` says `down`). */
+  database?: 'up' | 'down'
 }
 
 /** Every refusal: the failure code in lower case and one line; some add fields (NodeLostBody, ...). */

@@ -39,6 +39,8 @@ export interface OpenDatabaseOptions {
   schema?: 'auto' | 'migrate' | 'current' | 'none'
   /** Pool size; 10 by default. */
   max?: number
+  /** How long a query waits for a free pooled connection before failing (10 s by default). */
+  connectionTimeoutMs?: number
   /** Called when an idle pooled connection fails (server restart, network); the pool drops it. */
   onIdleError?: (error: Error) => void
   /**
@@ -53,7 +55,7 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const env = options.env ?? process.env
   const databaseUrl = (options.databaseUrl ?? env.DATABASE_URL ?? '').trim()
   const { default: pgModule } = await import('pg')
-  const base: pg.PoolConfig = { max: options.max ?? 10, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'fleetkit' }
+  const base: pg.PoolConfig = { max: options.max ?? 10, connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000, idleTimeoutMillis: 30_000, application_name: 'fleetkit' }
 
   let database: Database
   if (databaseUrl) {
