@@ -14,7 +14,7 @@ import type { Host } from './host.js'
 import { type CheckContext } from './host-checks.js'
 import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
 import { loadIdentity } from './identity.js'
-import { runJob } from './jobs.js'
+import { type JobRunDeps, runJob } from './jobs.js'
 import { renewCertificate } from './renew.js'
 import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
 import { AgentSession } from './session.js'
@@ -29,6 +29,8 @@ export interface RunDeps {
   signal: AbortSignal
   /** Waits `ms` on `clock` or until aborted; tests pass one that advances a fake clock. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>
+  /** The host checks a `checks` job runs (tests pass their own). */
+  runChecks?: JobRunDeps['runChecks']
 }
 
 /** Transport failures: the next call waits on the backoff instead of the heartbeat interval. */
@@ -176,7 +178,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     const { job } = readResponse(readLeaseResponse, response.body, AGENT_PATHS.lease)
     if (!job) return
     const entry = { id: job.id, abandoned: false, promise: Promise.resolve() as Promise<unknown> }
-    entry.promise = runJob(session, job, { log, now: () => clock.now(), checkContext, abandoned: () => entry.abandoned, signal, sleep: (ms) => sleep(ms, signal), rng: deps.rng })
+    entry.promise = runJob(session, job, { log, now: () => clock.now(), checkContext, abandoned: () => entry.abandoned, signal, sleep: (ms) => sleep(ms, signal), rng: deps.rng, ...(deps.runChecks ? { runChecks: deps.runChecks } : {}) })
       .catch((error: unknown) => {
         const e = toFleetkitError(error)
         log('warn', 'job_failed', { job_id: job.id, code: e.code, message: e.message })

@@ -4,7 +4,9 @@ import type pg from 'pg'
 
 export async function probeDatabase(pool: pg.Pool, timeoutMs: number): Promise<void> {
   const { default: pgModule } = await import('pg')
-  const client = new pgModule.Client({ ...(pool.options as pg.ClientConfig), connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs })
+  const options = pool.options as pg.ClientConfig
+  // pg-pool keeps the password out of the spread (a non-enumerable property): name it.
+  const client = new pgModule.Client({ ...options, password: options.password, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs })
   client.on('error', () => undefined)
   try {
     await client.connect()

@@ -16,7 +16,8 @@
 //   gw.logs                                         // process mode: stdout JSON lines so far
 //   gw.stderr                                       // process mode: stderr chunks so far
 //   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
-// Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames.
+// Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames,
+// pool (in-process: a pool of your own on the fresh database, given db).
 import 'reflect-metadata'
 import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
@@ -85,6 +86,8 @@ export interface TestGatewayOptions {
   tuning?: Partial<GatewayTuning>
   env?: Record<string, string>
   serverNames?: string[]
+  /** In-process: the pool the gateway uses instead of the fresh database's (a small one for exhaustion tests). */
+  pool?: (db: FreshDatabase) => import('pg').Pool
 }
 
 /** Generous limits: tests of other rules must not trip the rate limiter by accident. */
@@ -114,7 +117,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       const { startGateway } = await import('../../src/gateway/gateway.js')
       const any = { host: '127.0.0.1', port: 0 }
       gateway = await startGateway({
-        pool: db.pool, pki: await loadPkiSet(pkiDir, clock.now()), pkiDir, enrollBind: any, agentBind: any, metricsBind: any,
+        pool: options.pool?.(db) ?? db.pool, pki: await loadPkiSet(pkiDir, clock.now()), pkiDir, enrollBind: any, agentBind: any, metricsBind: any,
         agentCertLifetimeSeconds: lifetime, clock, logger: silentLogger, tuning: { ...TEST_TUNING, ...options.tuning },
       })
       ports = { enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port, metrics: gateway.metricsAddress!.port }

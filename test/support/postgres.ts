@@ -40,6 +40,10 @@ export interface DisposablePostgres {
   /** The server's PID (it runs as `postgres` when the tests run as root). */
   pid: number
   stop(): Promise<void>
+  /** Stop the server (fast shutdown), keeping its data: the database "goes away" (fault tests). */
+  halt(): Promise<void>
+  /** Start it again on the same port and data directory after halt(). */
+  resume(): Promise<void>
 }
 
 export interface FreshDatabase {
@@ -90,18 +94,19 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
     await runToEnd(binaries.initdb, ['-D', dataDir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--no-sync', '--encoding=UTF8', '--no-locale'], runAs)
     await rm(pwfile)
 
+    const launch = (port: number) => startProcess(binaries.postgres, [
+      '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
+    ], { env: POSTGRES_ENV, keepChars: 4000, ...(runAs ?? {}) })
     for (let attempt = 1; ; attempt++) {
       const port = await freePort()
-      const server = startProcess(binaries.postgres, [
-        '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-        '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
-      ], { env: POSTGRES_ENV, keepChars: 4000, ...(runAs ?? {}) })
+      let server = launch(port)
       child = server
       const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`
       const ready = await waitForServer(url, server)
       if (ready) {
         process.once('exit', killOnExit)
-        return {
+        const handle: DisposablePostgres = {
           url, port, password, dataDir, pid: server.pid,
           stop: async () => {
             process.removeListener('exit', killOnExit)
@@ -109,7 +114,17 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
             await server.stop('SIGINT', 60_000)
             await rm(root, { recursive: true, force: true })
           },
+          halt: async () => {
+            await server.stop('SIGINT', 60_000)
+          },
+          resume: async () => {
+            server = launch(port)
+            child = server
+            handle.pid = server.pid
+            if (!(await waitForServer(url, server))) throw new Error(`the disposable PostgreSQL did not start again on port ${port}: ${server.stderr().trim().split('\n').slice(-3).join(' | ')}`)
+          },
         }
+        return handle
       }
       if (attempt >= 3) throw new Error(`the disposable PostgreSQL did not start: ${server.stderr().trim().split('\n').slice(-3).join(' | ')}`)
     }
