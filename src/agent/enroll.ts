@@ -1,5 +1,5 @@
-// `fleetkit-agent enroll`: a key made here, a CSR for it, one POST /v1/enroll with the
-// single-use secret over server-auth TLS, the identity staged atomically, the secret deleted.
+// `fleetkit-agent enroll`: a key made here (kept on disk until staged), a CSR for it, one POST
+// /v1/enroll with the single-use secret over server-auth TLS, the identity staged atomically, the secret deleted.
 import { X509Certificate, createPrivateKey } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 
@@ -12,7 +12,7 @@ import { explainTransportError } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import { GatewayClient } from './gateway-client.js'
 import { assertPkiDirectoryPrivate, identityStaged, stageIdentity } from './identity.js'
-import { generateKeyAndCsr } from './key-and-csr.js'
+import { clearPendingEnrollment, pendingKeyAndCsr } from './pending-enrollment.js'
 import type { Logger } from '../log/logger.js'
 
 export interface EnrollResult {
@@ -39,7 +39,9 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
   await assertPkiDirectoryPrivate(config.pkiDir)
   const secret = await readSecret(config.secretFile)
   const pinnedCa = await readPinnedCa(config)
-  const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
+  // Written before the secret leaves this host: a lost answer is retried with the same key.
+  const { keyPem, csrPem, reused } = await pendingKeyAndCsr(config.pkiDir, config.nodeId)
+  if (reused) deps.log('info', 'enroll_resumed', { node_id: config.nodeId, reason: 'a previous attempt got no answer; sending the same key' })
   const client = new GatewayClient(config.enrollUrl, { ca: pinnedCa }, { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 })
   const sleep = deps.sleep ?? defaultSleep
   const maxAttempts = deps.maxAttempts ?? 8
@@ -70,6 +72,7 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
         throw new FleetkitError('AGENT_ENROLL_FAILED', 'the gateway answered 200 without a certificate for the key this agent generated', { data: { status: 200, gateway_code: 'bad_response' } })
       }
       await stageIdentity(config.pkiDir, keyPem, certificatePem, joinBundles(pinnedCa, caPem))
+      await clearPendingEnrollment(config.pkiDir)
       await removeDurably(config.secretFile)
       const notAfter = new X509Certificate(certificatePem).validTo
       deps.log('info', 'enrolled', { node_id: config.nodeId, not_after: new Date(notAfter).toISOString(), pki_dir: config.pkiDir })

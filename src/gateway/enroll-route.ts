@@ -1,5 +1,6 @@
 // POST /v1/enroll (spec 05 "Enrollment"): CSR checked before the secret, one conditional
-// UPDATE consumes the secret, and the certificate is issued and stored in that same transaction.
+// UPDATE consumes the secret, and the certificate is issued and stored in that same transaction;
+// the same secret and key again (a lost answer) get that certificate back.
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { issueClientCertificate } from '../pki/client-certificate.js'
 import { checkCertificateRequest } from '../pki/csr.js'
@@ -7,7 +8,7 @@ import { sha256Hex } from '../pki/fingerprint.js'
 import type { HealthResponse } from '../protocol/agent-routes.js'
 import { ENROLL_PATH, type EnrollResponse, readEnrollRequest } from '../protocol/enrollment.js'
 import { readRequest } from '../protocol/read.js'
-import { insertNodeCertificate, revokeNodeCertificates, takeIssuanceLockShared } from '../store/certificates.js'
+import { findEnrollmentReplay, insertNodeCertificate, revokeNodeCertificates, takeIssuanceLockShared } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
 import { consumeEnrollmentSecret } from '../store/enrollment-secrets.js'
@@ -47,22 +48,32 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   const now = ctx.now
   const pki = g.pki()
   // 2 and 3 in one transaction: consumption, issuance and storage commit together or not at all.
-  const issued = await withTransaction(g.pool, async (client) => {
+  const publicKeySha256 = Buffer.from(sha256Hex(new Uint8Array(csr.publicKey.rawData)), 'hex')
+  const outcome = await withTransaction(g.pool, async (client) => {
     await takeIssuanceLockShared(client)
-    if (!(await consumeEnrollmentSecret(client, nodeId, secretSha256, now))) return undefined
+    if (!(await consumeEnrollmentSecret(client, nodeId, secretSha256, now))) {
+      // The same secret and key again: the first answer was lost (a gateway died after the
+      // commit). Answer with the certificate already issued, so the node is not stranded.
+      const replay = await findEnrollmentReplay(client, nodeId, secretSha256, publicKeySha256, now)
+      return replay ? { replayed: true as const, certificatePem: replay.certificatePem, notAfter: replay.notAfter } : undefined
+    }
     const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId, now, lifetimeSeconds: g.agentCertLifetimeSeconds })
     // A fresh enrollment replaces whatever identity the node had before.
     await revokeNodeCertificates(client, nodeId, now)
-    await insertNodeCertificate(client, { nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, now })
+    await insertNodeCertificate(client, {
+      nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, now,
+      certificatePem: cert.certificatePem, publicKeySha256,
+    })
     await appendEvent(client, { kind: 'node_enrolled', nodeId, at: now, data: { serial: cert.serial, fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() } })
-    return cert
+    return { replayed: false as const, certificatePem: cert.certificatePem, notAfter: cert.notAfter }
   })
-  if (!issued) {
+  if (!outcome) {
     g.metrics.enrollments.inc({ outcome: 'refused' })
-    // The same answer for an unknown node, a wrong, expired or used secret and a wrong state.
+    // The same answer for an unknown node, a wrong, expired or used secret, another key and a wrong state.
     throw new FleetkitError('ENROLLMENT_REFUSED', 'enrollment refused', { data: { nodeId } })
   }
+  g.afterEnrollmentCommit?.()
   g.auth.evictNode(nodeId)
-  g.metrics.enrollments.inc({ outcome: 'issued' })
-  return { certificate_pem: issued.certificatePem, ca_pem: pki.bundlePem, not_after: issued.notAfter.toISOString() }
+  g.metrics.enrollments.inc({ outcome: outcome.replayed ? 'replayed' : 'issued' })
+  return { certificate_pem: outcome.certificatePem, ca_pem: pki.bundlePem, not_after: outcome.notAfter.toISOString() }
 }

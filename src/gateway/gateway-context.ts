@@ -26,4 +26,6 @@ export interface GatewayContext {
   auth: AgentAuthenticator
   enrollLimiter: RateLimiter
   renewLimiter: RateLimiter
+  /** Fault injection for tests: runs right after an enrollment committed, before the answer is sent. */
+  afterEnrollmentCommit?: () => void
 }

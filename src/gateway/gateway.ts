@@ -73,6 +73,8 @@ export interface GatewayOptions {
   tuning?: Partial<GatewayTuning>
   /** Start the embedded database again when it died (serve passes it for the embedded default). */
   restartDatabase?: () => Promise<void>
+  /** Fault injection: runs right after an enrollment committed, before its answer is sent. */
+  afterEnrollmentCommit?: () => void
 }
 
 export interface RunningGateway {
@@ -138,6 +140,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     auth,
     enrollLimiter: new RateLimiter(tuning.enrollRate, nowMs),
     renewLimiter: new RateLimiter(tuning.renewRate, nowMs),
+    ...(options.afterEnrollmentCommit ? { afterEnrollmentCommit: options.afterEnrollmentCommit } : {}),
   }
 
   const enrollServer = createHttpsServer({ ...tlsOf(pki), minVersion: 'TLSv1.2' }, requestHandler('enroll', new Router(enrollRoutes(g)), g))

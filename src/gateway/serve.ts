@@ -1,5 +1,6 @@
 // `fleetkit gateway serve` as a library function: configuration from the environment,
 // the database, the PKI set, the listeners; runs until a signal, then shuts down cleanly.
+import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 import type { GatewayConfig } from './config.js'
 import { formatBind, loadGatewayConfig } from './config.js'
@@ -35,6 +36,7 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
       logger,
       // The embedded default is this machine's own server: when it dies, the gateway starts it again.
       ...(database.source === 'embedded' ? { restartDatabase: async () => { await ensureEmbeddedServer(config.stateDir) } } : {}),
+      ...faultInjection(env, logger),
     })
   } catch (error) {
     await database.close()
@@ -60,4 +62,22 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
   await database.close()
   logger('info', 'stopped', { signal: stoppedBy })
   return { stoppedBy }
+}
+
+/**
+ * FLEETKIT_GATEWAY_FAULT=crash-after-enroll-commit makes the process die (SIGKILL, no cleanup)
+ * right after an enrollment committed and before its answer is sent: the fault the idempotent
+ * enrollment retry exists for, reproduced exactly by the tests. Unset in any real deployment.
+ */
+function faultInjection(env: Env, logger: Logger): { afterEnrollmentCommit?: () => void } {
+  const fault = env.FLEETKIT_GATEWAY_FAULT?.trim()
+  if (!fault) return {}
+  if (fault !== 'crash-after-enroll-commit') {
+    throw new FleetkitError('GATEWAY_CONFIG_INVALID', `FLEETKIT_GATEWAY_FAULT ${JSON.stringify(fault.slice(0, 40))} is not a fault this gateway knows (crash-after-enroll-commit)`, {
+      actions: ['unset FLEETKIT_GATEWAY_FAULT: it is for fault tests only'],
+      data: { variable: 'FLEETKIT_GATEWAY_FAULT' },
+    })
+  }
+  logger('warn', 'fault_injection_armed', { fault })
+  return { afterEnrollmentCommit: () => process.kill(process.pid, 'SIGKILL') }
 }

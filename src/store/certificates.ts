@@ -24,6 +24,10 @@ export interface NodeCertificateRow {
 export type NewNodeCertificate = Pick<NodeCertificateRow, 'nodeId' | 'fingerprintSha256' | 'serial' | 'notBefore' | 'notAfter' | 'issuerCaSha256'> & {
   replacesId?: string | null
   now: Date
+  /** Kept so a repeated enrollment can be answered with this same certificate (it is public). */
+  certificatePem?: string
+  /** SHA-256 of the subject public key (SPKI DER): what a repeated enrollment must match. */
+  publicKeySha256?: Buffer
 }
 
 /** A certificate together with its node's current status: what agent authentication needs. */
@@ -55,10 +59,10 @@ export async function takeIssuanceLockShared(q: Queryable): Promise<void> {
 
 export async function insertNodeCertificate(q: Queryable, cert: NewNodeCertificate): Promise<NodeCertificateRow> {
   const { rows } = await q.query<Row>(
-    `INSERT INTO node_certificates AS c (node_id, fingerprint_sha256, serial, not_before, not_after, issuer_ca_sha256, purpose, replaces_id, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'agent', $7, $8)
+    `INSERT INTO node_certificates AS c (node_id, fingerprint_sha256, serial, not_before, not_after, issuer_ca_sha256, purpose, replaces_id, created_at, certificate_pem, public_key_sha256)
+     VALUES ($1, $2, $3, $4, $5, $6, 'agent', $7, $8, $9, $10)
      RETURNING ${COLUMNS}`,
-    [cert.nodeId, cert.fingerprintSha256, cert.serial, cert.notBefore, cert.notAfter, cert.issuerCaSha256, cert.replacesId ?? null, cert.now],
+    [cert.nodeId, cert.fingerprintSha256, cert.serial, cert.notBefore, cert.notAfter, cert.issuerCaSha256, cert.replacesId ?? null, cert.now, cert.certificatePem ?? null, cert.publicKeySha256 ?? null],
   )
   return toCertificate(rows[0]!)
 }
@@ -122,4 +126,27 @@ export async function countCertificatesExpiringBefore(q: Queryable, now: Date, b
 export async function hasAgentCertificate(q: Queryable, nodeId: string): Promise<boolean> {
   const { rows } = await q.query<{ found: boolean }>(`SELECT EXISTS (SELECT 1 FROM node_certificates WHERE node_id = $1 AND purpose = 'agent') AS found`, [nodeId])
   return rows[0]!.found
+}
+
+/**
+ * The certificate an enrollment with this secret already issued, if the same public key asks
+ * again while the secret is still within its lifetime: the agent's first answer was lost (a
+ * gateway died after the commit). Only the enrollment's own certificate (created when the
+ * secret was used), unrevoked, for a node that may still connect; anything else is undefined.
+ */
+export async function findEnrollmentReplay(q: Queryable, nodeId: string, secretSha256: Buffer, publicKeySha256: Buffer, now: Date): Promise<{ certificatePem: string; notAfter: Date } | undefined> {
+  if (secretSha256.length !== 32 || publicKeySha256.length !== 32) return undefined
+  const { rows } = await q.query<{ certificate_pem: string; not_after: Date }>(
+    `SELECT c.certificate_pem, c.not_after
+       FROM nodes n JOIN node_certificates c ON c.node_id = n.id
+      WHERE n.id = $1 AND n.enrollment_secret_sha256 = $2
+        AND n.enrollment_secret_used_at IS NOT NULL AND n.enrollment_secret_expires_at > $4
+        AND n.status IN ('active', 'unhealthy', 'draining')
+        AND c.created_at = n.enrollment_secret_used_at AND c.purpose = 'agent' AND c.replaces_id IS NULL
+        AND c.public_key_sha256 = $3 AND c.revoked_at IS NULL AND c.not_after > $4 AND c.certificate_pem IS NOT NULL
+      ORDER BY c.id DESC LIMIT 1`,
+    [nodeId, secretSha256, publicKeySha256, now],
+  )
+  const row = rows[0]
+  return row ? { certificatePem: row.certificate_pem, notAfter: row.not_after } : undefined
 }

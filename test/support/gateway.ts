@@ -17,7 +17,7 @@
 //   gw.stderr                                       // process mode: stderr chunks so far
 //   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
 // Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames,
-// pool (in-process: a pool of your own on the fresh database, given db).
+// pool (in-process: a pool of your own on the fresh database, given db), shared (another gateway's db and PKI).
 import 'reflect-metadata'
 import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
@@ -88,6 +88,8 @@ export interface TestGatewayOptions {
   serverNames?: string[]
   /** In-process: the pool the gateway uses instead of the fresh database's (a small one for exhaustion tests). */
   pool?: (db: FreshDatabase) => import('pg').Pool
+  /** Serve the database and PKI directory of this gateway (a second gateway, or one after a crash); close() leaves them. */
+  shared?: TestGateway
 }
 
 /** Generous limits: tests of other rules must not trip the rate limiter by accident. */
@@ -102,10 +104,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const mode = options.mode ?? 'in-process'
   const clock = options.clock ?? systemClock
   const dir = await mkdtemp(join(tmpdir(), 'fleetkit-gw-'))
-  const pkiDir = join(dir, 'pki')
-  await initPki({ pkiDir, serverNames: options.serverNames ?? ['localhost', '127.0.0.1'], now: new Date() })
+  const pkiDir = options.shared?.pkiDir ?? join(dir, 'pki')
+  if (!options.shared) await initPki({ pkiDir, serverNames: options.serverNames ?? ['localhost', '127.0.0.1'], now: new Date() })
   const caPem = await readFile(join(pkiDir, 'ca-bundle.pem'), 'utf8')
-  const db = await freshDatabase(options.postgresUrl)
+  const db = options.shared?.db ?? await freshDatabase(options.postgresUrl)
+  const dropDb = () => (options.shared ? Promise.resolve() : db.drop())
   const lifetime = options.agentCertLifetimeSeconds ?? 86400
   const logs: string[] = []
   const stderr: string[] = []
@@ -140,7 +143,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       ports = started.ports
     }
   } catch (error) {
-    await db.drop()
+    await dropDb()
     await rm(dir, { recursive: true, force: true })
     throw error
   }
@@ -173,12 +176,12 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
     async close() {
       if (gateway) await gateway.close()
-      if (child && child.exitCode === null) {
+      if (child && child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child!.once('exit', resolve))
         child.kill('SIGTERM')
         await exited
       }
-      await db.drop()
+      await dropDb()
       await rm(dir, { recursive: true, force: true })
     },
   }
