@@ -21,6 +21,8 @@ export interface GatewayConfig {
   metricsBind: BindAddress
   agentCertLifetimeSeconds: number
   agentRenewCheckSeconds: number
+  /** Limits of the unauthenticated enrollment listener (connection-limits.ts). */
+  enrollConnections: { maxConnections: number; maxPerSource: number; idleTimeoutMs: number }
 }
 
 export const GATEWAY_DEFAULTS = {
@@ -29,6 +31,9 @@ export const GATEWAY_DEFAULTS = {
   FLEETKIT_METRICS_BIND: '127.0.0.1:9464',
   FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '86400',
   FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '600',
+  FLEETKIT_ENROLL_MAX_CONNECTIONS: '512',
+  FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE: '64',
+  FLEETKIT_ENROLL_IDLE_SECONDS: '10',
 } as const
 
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
@@ -52,6 +57,11 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     metricsBind: parseBind('FLEETKIT_METRICS_BIND', value('FLEETKIT_METRICS_BIND')),
     agentCertLifetimeSeconds: lifetime,
     agentRenewCheckSeconds: renewCheck,
+    enrollConnections: {
+      maxConnections: parseCount('FLEETKIT_ENROLL_MAX_CONNECTIONS', value('FLEETKIT_ENROLL_MAX_CONNECTIONS'), 1, 1_000_000),
+      maxPerSource: parseCount('FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE', value('FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE'), 1, 1_000_000),
+      idleTimeoutMs: parseSeconds('FLEETKIT_ENROLL_IDLE_SECONDS', value('FLEETKIT_ENROLL_IDLE_SECONDS'), 1, 3600) * 1000,
+    },
   }
 }
 
@@ -74,6 +84,13 @@ function parseSeconds(name: string, text: string, min: number, max: number): num
   if (!/^\d{1,10}$/.test(text)) throw invalid(name, `${JSON.stringify(text)} is not a whole number of seconds`)
   const n = Number(text)
   if (n < min || n > max) throw invalid(name, `${n} is outside ${min}..${max} seconds`)
+  return n
+}
+
+function parseCount(name: string, text: string, min: number, max: number): number {
+  if (!/^\d{1,10}$/.test(text)) throw invalid(name, `${JSON.stringify(text)} is not a whole number`)
+  const n = Number(text)
+  if (n < min || n > max) throw invalid(name, `${n} is outside ${min}..${max}`)
   return n
 }
 

@@ -24,6 +24,7 @@ import { errorReply, readJsonBody, sendJson } from './http.js'
 import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
 import { GatewayMetrics } from './metrics.js'
 import { DatabaseHealth } from './database-health.js'
+import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool, STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
 import { probeDatabase } from '../store/probe.js'
 import { PkiReloader } from './pki-reloader.js'
@@ -45,6 +46,10 @@ export interface GatewayTuning {
   pkiReloadMs: number
   /** How often the database is probed (and, embedded, restarted when it died). */
   databaseCheckMs: number
+  /** Caps and idle timeout of the unauthenticated enrollment listener. */
+  enrollConnections: ConnectionLimits
+  /** A TLS handshake not finished in this time is cut off (both listeners). */
+  handshakeTimeoutMs: number
 }
 
 export const DEFAULT_TUNING: GatewayTuning = {
@@ -56,6 +61,8 @@ export const DEFAULT_TUNING: GatewayTuning = {
   keepAliveMs: 75_000,
   pkiReloadMs: 2000,
   databaseCheckMs: 2000,
+  enrollConnections: { maxConnections: 512, maxPerSource: 64, idleTimeoutMs: 10_000 },
+  handshakeTimeoutMs: 5000,
 }
 
 export interface GatewayOptions {
@@ -143,11 +150,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...(options.afterEnrollmentCommit ? { afterEnrollmentCommit: options.afterEnrollmentCommit } : {}),
   }
 
-  const enrollServer = createHttpsServer({ ...tlsOf(pki), minVersion: 'TLSv1.2' }, requestHandler('enroll', new Router(enrollRoutes(g)), g))
-  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), minVersion: 'TLSv1.2' }, requestHandler('agent', new Router(agentRoutes(g)), g))
+  const handshakeTimeout = tuning.handshakeTimeoutMs
+  const enrollServer = createHttpsServer({ ...tlsOf(pki), minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('enroll', new Router(enrollRoutes(g)), g))
+  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('agent', new Router(agentRoutes(g)), g))
+  const enrollLimits = tuning.enrollConnections
+  limitConnections(enrollServer, enrollLimits, (reason) => metrics.enrollConnectionsClosed.inc({ reason }))
   for (const server of [enrollServer, agentServer]) {
-    server.keepAliveTimeout = tuning.keepAliveMs
-    server.headersTimeout = tuning.keepAliveMs + 5000
+    // Agents keep their connection between heartbeats; an enrolling host needs one request.
+    const keepAliveMs = server === enrollServer ? Math.min(tuning.keepAliveMs, enrollLimits.idleTimeoutMs) : tuning.keepAliveMs
+    server.keepAliveTimeout = keepAliveMs
+    server.headersTimeout = Math.min(keepAliveMs + 5000, 30_000)
     server.requestTimeout = 30_000
     // A failed handshake (no client certificate, unknown CA) is the client's problem, not ours.
     server.on('tlsClientError', () => metrics.authRefusals.inc({ reason: 'tls_handshake' }))

@@ -55,7 +55,8 @@ export interface GaugeReading {
 
 export class GatewayMetrics {
   readonly requests = new Counter('fleetkit_gateway_requests_total', 'HTTP requests by listener, route and status.')
-  readonly enrollments = new Counter('fleetkit_gateway_enrollments_total', 'Enrollment attempts by outcome (issued, refused, csr_invalid, invalid, rate_limited).')
+  readonly enrollments = new Counter('fleetkit_gateway_enrollments_total', 'Enrollment attempts by outcome (issued, replayed, refused, csr_invalid, invalid, rate_limited).')
+  readonly enrollConnectionsClosed = new Counter('fleetkit_gateway_enroll_connections_closed_total', 'Enrollment-listener connections closed by a limit (total_cap, source_cap, idle).')
   readonly renewals = new Counter('fleetkit_gateway_renewals_total', 'Certificate renewal attempts by outcome (issued, not_due, csr_invalid, rate_limited).')
   readonly authRefusals = new Counter('fleetkit_gateway_agent_auth_refusals_total', 'Agent requests refused at authentication, by reason.')
   readonly revocations = new Counter('fleetkit_gateway_certificates_revoked_total', 'Agent certificates revoked because a newer one was used.')
@@ -64,7 +65,7 @@ export class GatewayMetrics {
   readonly requestSeconds = new Histogram('fleetkit_gateway_request_duration_seconds', 'Request handling time.', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
   render(gauges: GaugeReading[] = []): string {
-    const parts = [this.requests, this.enrollments, this.renewals, this.authRefusals, this.revocations, this.heartbeatFlushFailures, this.heartbeatBatchSize, this.requestSeconds].map((m) => m.render())
+    const parts = [this.requests, this.enrollments, this.enrollConnectionsClosed, this.renewals, this.authRefusals, this.revocations, this.heartbeatFlushFailures, this.heartbeatBatchSize, this.requestSeconds].map((m) => m.render())
     for (const gauge of gauges) {
       const lines = [`# HELP ${gauge.name} ${gauge.help}`, `# TYPE ${gauge.name} gauge`]
       for (const s of gauge.samples) {

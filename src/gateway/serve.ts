@@ -33,6 +33,7 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
       agentBind: config.agentBind,
       metricsBind: config.metricsBind,
       agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
+      tuning: { enrollConnections: config.enrollConnections },
       logger,
       // The embedded default is this machine's own server: when it dies, the gateway starts it again.
       ...(database.source === 'embedded' ? { restartDatabase: async () => { await ensureEmbeddedServer(config.stateDir) } } : {}),

@@ -88,6 +88,8 @@ export interface TestGatewayOptions {
   serverNames?: string[]
   /** In-process: the pool the gateway uses instead of the fresh database's (a small one for exhaustion tests). */
   pool?: (db: FreshDatabase) => import('pg').Pool
+  /** Process mode: a command the gateway runs under, e.g. ['prlimit', '--nofile=1024:1024', '--']. */
+  wrapper?: string[]
   /** Serve the database and PKI directory of this gateway (a second gateway, or one after a crash); close() leaves them. */
   shared?: TestGateway
 }
@@ -138,7 +140,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         // Every line, routine traffic included: the secret-leak search must see what debug would show.
         FLEETKIT_LOG_LEVEL: 'debug',
         ...options.env,
-      }, logs, stderr)
+      }, logs, stderr, options.wrapper ?? [])
       child = started.child
       ports = started.ports
     }
@@ -211,8 +213,9 @@ export function httpsJson(base: string, method: string, path: string, body: unkn
   })
 }
 
-async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[], stderr: string[]): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
-  const gateway = startProcess(process.execPath, [fleetkitEntry(), 'gateway', 'serve'], { env, cwd: packagePath() })
+async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[], stderr: string[], wrapper: string[]): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
+  const command = [...wrapper, process.execPath, fleetkitEntry(), 'gateway', 'serve']
+  const gateway = startProcess(command[0]!, command.slice(1), { env, cwd: packagePath() })
   gateway.child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
   const ports: Partial<Record<'enroll' | 'agent' | 'metrics', number>> = {}
   let ready = false

@@ -1,0 +1,113 @@
+// Connection floods on the unauthenticated enrollment listener (issue 12, item 4): under a 1,024
+// descriptor limit (prlimit on the gateway process, as systemd's default would be), 1,000 idle TLS
+// connections from many source addresses do not stop enrolled agents' heartbeats; the caps close
+// what is over them, the idle timeout frees the rest, and enrollment works again afterwards.
+import assert from 'node:assert/strict'
+import { readdir, readFile } from 'node:fs/promises'
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { connect as netConnect } from 'node:net'
+import { connect, type TLSSocket } from 'node:tls'
+
+import { eventually } from '../../support/eventually.js'
+import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
+import { makeCsr, nodeKey } from '../../support/pki.js'
+import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+
+const FACTS = { cpu_count: 2, memory_mb: 2048, data_disk_free_gb: 10, kernel: '6.1.0', docker_version: null, agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 0 }
+
+interface Flooder {
+  socket: TLSSocket
+  secured: boolean
+  closed: boolean
+}
+
+/** One idle TLS connection from `localAddress` (any 127.x.y.z is this host's loopback on Linux). */
+function idleConnection(port: number, localAddress: string, ca: string): Flooder {
+  const tcp = netConnect({ host: '127.0.0.1', port, localAddress })
+  tcp.on('error', () => undefined)
+  const socket = connect({ socket: tcp, ca, servername: 'localhost' })
+  const f: Flooder = { socket, secured: false, closed: false }
+  socket.on('secureConnect', () => { f.secured = true })
+  socket.on('error', () => undefined)
+  socket.on('close', () => { f.closed = true })
+  return f
+}
+
+/** A heartbeat with a deadline: a starved gateway shows up as a timeout, not a hang. */
+function heartbeat(gw: TestGateway, identity: AgentIdentityFiles): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ facts: FACTS })
+    const req = httpsRequest(new URL('/v1/agent/heartbeat', gw.agentUrl), {
+      method: 'POST', ca: gw.caPem, key: identity.keyPem, cert: identity.certificatePem, agent: false, timeout: 5000,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)) })
+    req.on('timeout', () => req.destroy(new Error('heartbeat timed out')))
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+function metricsText(gw: TestGateway): Promise<string> {
+  return new Promise((resolve, reject) => {
+    httpRequest(`${gw.metricsUrl}/metrics`, (res) => {
+      let text = ''
+      res.on('data', (c: Buffer) => { text += c.toString() })
+      res.on('end', () => resolve(text))
+    }).on('error', reject).end()
+  })
+}
+
+describe('gateway faults: idle connection flood on the enrollment listener', function () {
+  this.timeout(240_000)
+  let postgres: DisposablePostgres
+  let gw: TestGateway
+  const flood: Flooder[] = []
+  before(async () => {
+    postgres = await startDisposablePostgres()
+    gw = await startTestGateway({
+      postgresUrl: postgres.url, mode: 'process',
+      wrapper: ['prlimit', '--nofile=1024:1024', '--'],
+      env: { FLEETKIT_ENROLL_IDLE_SECONDS: '4', FLEETKIT_LOG_LEVEL: 'info', ...JSON.parse(process.env.FLOOD_TEST_ENV ?? '{}') as Record<string, string> },
+    })
+  })
+  after(async () => {
+    for (const f of flood) f.socket.destroy()
+    await gw?.close()
+    await postgres?.stop()
+  })
+
+  it('1,000 idle TLS connections under a 1,024 descriptor limit do not stop heartbeats; the caps and the idle timeout free them', async () => {
+    const limits = await readFile(`/proc/${gw.child!.pid}/limits`, 'utf8')
+    assert.match(limits, /Max open files\s+1024\s+1024/, 'the gateway runs under a 1,024 descriptor limit')
+    const agents: AgentIdentityFiles[] = []
+    for (const id of ['node-1', 'node-2', 'node-3']) {
+      await gw.declareNode(id)
+      agents.push(await gw.enroll(id, await gw.issueSecret(id)))
+    }
+    const port = Number(new URL(gw.enrollUrl).port)
+    // 1,000 connections from 40 source addresses, 25 each (under the per-source cap of 64, over the total cap of 512).
+    for (let i = 0; i < 1000; i++) flood.push(idleConnection(port, `127.0.1.${2 + (i % 40)}`, gw.caPem))
+    // And 100 from one address: the per-source cap.
+    const oneSource = Array.from({ length: 100 }, () => idleConnection(port, '127.0.2.1', gw.caPem))
+    flood.push(...oneSource)
+    await eventually('every flood connection to be accepted or closed', () => flood.every((f) => f.secured || f.closed), { timeoutMs: 60_000, intervalMs: 100 })
+    const held = flood.filter((f) => !f.closed).length
+    assert.ok(held <= 512, `at most the total cap is held open (${held})`)
+    assert.ok(oneSource.filter((f) => !f.closed).length <= 64, 'at most the per-source cap from one address')
+
+    // Enrolled agents keep heartbeating while the flood is held.
+    for (const agent of agents) assert.equal(await heartbeat(gw, agent), 200)
+    const fds = (await readdir(`/proc/${gw.child!.pid}/fd`)).length
+    assert.ok(fds < 1000, `the gateway holds ${fds} descriptors, well under its limit`)
+    const metrics = await metricsText(gw)
+    assert.match(metrics, /fleetkit_gateway_enroll_connections_closed_total\{reason="(total_cap|source_cap)"\} [1-9]/)
+
+    // The idle timeout (4 s here) closes the rest; then a host can enroll again.
+    await eventually('the idle timeout to close the flood', () => flood.every((f) => f.closed), { timeoutMs: 30_000, intervalMs: 200 })
+    await gw.declareNode('node-late')
+    const reply = await gw.enrollPost({ node_id: 'node-late', enrollment_secret: await gw.issueSecret('node-late'), csr_pem: await makeCsr(await nodeKey(), { name: 'CN=node-late' }) })
+    assert.equal(reply.status, 200)
+    for (const agent of agents) assert.equal(await heartbeat(gw, agent), 200)
+  })
+})
