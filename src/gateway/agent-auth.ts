@@ -1,6 +1,6 @@
 // Agent authentication on the mTLS listener: the TLS handshake proved the chain; here
 // the presented certificate must also be a live row of node_certificates for a node
-// that may connect. Rows are cached briefly per fingerprint; local revocations evict.
+// that may connect. Rows are cached per fingerprint; revocations anywhere evict (auth-cache.ts).
 import type { TLSSocket } from 'node:tls'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -48,8 +48,36 @@ function peerFingerprint(socket: TLSSocket): string | null {
 
 export class AgentAuthenticator {
   private readonly cache = new Map<string, CacheEntry>()
+  private cacheMs: number
 
-  constructor(private readonly options: AgentAuthenticatorOptions) {}
+  constructor(private readonly options: AgentAuthenticatorOptions) {
+    this.cacheMs = options.cacheMs ?? 1000
+  }
+
+  /** Change how long rows are reused from now on (short while revocations cannot be heard). */
+  setCacheMs(ms: number): void {
+    this.cacheMs = ms
+  }
+
+  /** The fingerprints cached now (the periodic re-check reads their rows again). */
+  cachedFingerprints(): string[] {
+    return [...this.cache.keys()]
+  }
+
+  /** Forget one row. */
+  evictFingerprint(fingerprint: string): void {
+    this.cache.delete(fingerprint)
+  }
+
+  /** Forget every row (announcements may have been missed). */
+  clear(): void {
+    this.cache.clear()
+  }
+
+  /** The cached row of a fingerprint (tests, the re-check). */
+  peek(fingerprint: string): PresentedCertificate | undefined {
+    return this.cache.get(fingerprint)?.certificate
+  }
 
   /**
    * Authenticate the socket's client certificate at `now`. With markFirstUse, the first
@@ -98,7 +126,7 @@ export class AgentAuthenticator {
   }
 
   private remember(certificate: PresentedCertificate): void {
-    const ttl = this.options.cacheMs ?? 1000
+    const ttl = this.cacheMs
     if (ttl <= 0) return
     if (this.cache.size > 100_000) this.cache.clear()
     this.cache.set(certificate.fingerprintSha256, { certificate, expiresMs: Date.now() + ttl })

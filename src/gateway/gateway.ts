@@ -24,6 +24,7 @@ import { errorReply, readJsonBody, sendJson } from './http.js'
 import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
 import { GatewayMetrics } from './metrics.js'
 import { DatabaseHealth } from './database-health.js'
+import { AuthCacheKeeper } from './auth-cache.js'
 import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool, STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
 import { probeDatabase } from '../store/probe.js'
@@ -34,8 +35,10 @@ import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
 export interface GatewayTuning {
   /** Interval of heartbeat batch writes (spec: at most about one per second). */
   heartbeatFlushMs: number
-  /** How long an authenticated certificate row is reused before it is read again. */
+  /** How long an authenticated certificate row is reused (revocations are announced: auth-cache.ts). */
   authCacheMs: number
+  /** How often every cached certificate row is read again (the safety net under LISTEN/NOTIFY). */
+  authRecheckMs: number
   /** How long a job lease lasts without a job heartbeat. */
   jobLeaseSeconds: number
   enrollRate: RateLimiterOptions
@@ -54,7 +57,8 @@ export interface GatewayTuning {
 
 export const DEFAULT_TUNING: GatewayTuning = {
   heartbeatFlushMs: 1000,
-  authCacheMs: 1000,
+  authCacheMs: 300_000,
+  authRecheckMs: 30_000,
   jobLeaseSeconds: 120,
   enrollRate: { perSource: { burst: 20, perSecond: 2 }, global: { burst: 200, perSecond: 50 } },
   renewRate: { perSource: { burst: 10, perSecond: 1 }, global: { burst: 500, perSecond: 100 } },
@@ -94,6 +98,8 @@ export interface RunningGateway {
   /** Serve with a new PKI set (already loaded and self-tested) from the next handshake on. */
   replacePkiSet(set: PkiSet): void
   currentPkiSet(): PkiSet
+  /** Re-read every cached certificate row now; returns how many were dropped (tests; a timer does it). */
+  recheckAuthCache(): Promise<number>
   /** Probe the database now (tests; the timer does it every databaseCheckMs). */
   checkDatabase(): Promise<void>
   /** Whether the last probe (or request) found the database answering. */
@@ -176,6 +182,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (metricsServer) servers.push(metricsServer)
     coalescer.start()
     database.start()
+    const authCache = new AuthCacheKeeper({
+      auth, rawPool: options.pool, pool, logger, cacheMs: tuning.authCacheMs, unheardCacheMs: 1000, recheckMs: tuning.authRecheckMs, relistenMs: 1000,
+    })
+    await authCache.start()
     const replacePkiSet = (set: PkiSet) => {
       pki = set
       enrollServer.setSecureContext({ ...tlsOf(set), minVersion: 'TLSv1.2' })
@@ -196,12 +206,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       replacePkiSet,
       currentPkiSet: () => pki,
       checkDatabase: () => database.check(),
+      recheckAuthCache: () => authCache.recheck(),
       databaseAvailable: () => database.available,
       reloadPki: async () => (reloader ? reloader.check() : 'disabled'),
       close() {
         closing ??= (async () => {
           reloader?.stop()
           database.stop()
+          await authCache.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
           await coalescer.close()
         })()

@@ -1,0 +1,97 @@
+// Keeps the agent authentication cache true across gateways: certificate rows are cached for
+// long, a revocation or status change announced on PostgreSQL's fleetkit_auth channel drops the
+// node's rows at once, and a periodic re-read of every cached row is the safety net.
+import type pg from 'pg'
+
+import type { Logger } from '../log/logger.js'
+import { type AuthListener, listenForAuthChanges, readCertificateAuthStates } from '../store/auth-notifications.js'
+import type { AgentAuthenticator } from './agent-auth.js'
+
+export interface AuthCacheOptions {
+  auth: AgentAuthenticator
+  /** The raw pool: the LISTEN connection is made from its settings, outside it. */
+  rawPool: pg.Pool
+  /** The guarded pool for the re-check reads. */
+  pool: pg.Pool
+  logger: Logger
+  /** How long rows are cached while announcements are heard. */
+  cacheMs: number
+  /** How long while they are not (the LISTEN connection is down): revocation must stay prompt. */
+  unheardCacheMs: number
+  /** How often every cached row is read again. */
+  recheckMs: number
+  /** Wait before listening again after the connection failed. */
+  relistenMs: number
+}
+
+export class AuthCacheKeeper {
+  private listener: AuthListener | undefined
+  private recheckTimer: NodeJS.Timeout | undefined
+  private relistenTimer: NodeJS.Timeout | undefined
+  private stopped = false
+
+  constructor(private readonly options: AuthCacheOptions) {
+    // Until LISTEN is confirmed nothing announced can be heard.
+    options.auth.setCacheMs(Math.min(options.cacheMs, options.unheardCacheMs))
+  }
+
+  async start(): Promise<void> {
+    await this.listen()
+    this.recheckTimer = setInterval(() => void this.recheck().catch((error: unknown) => {
+      this.options.logger('warn', 'auth_cache_recheck_failed', { error: (error as Error).message })
+    }), this.options.recheckMs)
+    this.recheckTimer.unref()
+  }
+
+  /** Read every cached row again and drop those that changed (tests call it; the timer does too). */
+  async recheck(): Promise<number> {
+    const { auth } = this.options
+    const fingerprints = auth.cachedFingerprints()
+    const states = new Map((await readCertificateAuthStates(this.options.pool, fingerprints)).map((s) => [s.fingerprintSha256, s]))
+    let dropped = 0
+    for (const fingerprint of fingerprints) {
+      const cached = auth.peek(fingerprint)
+      const now = states.get(fingerprint)
+      const same = cached && now && (cached.revokedAt?.getTime() ?? null) === (now.revokedAt?.getTime() ?? null) && cached.nodeStatus === now.nodeStatus && cached.notAfter.getTime() === now.notAfter.getTime()
+      if (!same) {
+        auth.evictFingerprint(fingerprint)
+        dropped++
+      }
+    }
+    if (dropped > 0) this.options.logger('warn', 'auth_cache_stale_rows', { dropped, hint: 'a change was not announced on fleetkit_auth' })
+    return dropped
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.recheckTimer) clearInterval(this.recheckTimer)
+    if (this.relistenTimer) clearTimeout(this.relistenTimer)
+    await this.listener?.close()
+  }
+
+  private async listen(): Promise<void> {
+    const { auth, logger } = this.options
+    try {
+      this.listener = await listenForAuthChanges(this.options.rawPool, (nodeId) => auth.evictNode(nodeId), (error) => {
+        // Announcements may have been missed: forget everything and cache briefly until heard again.
+        auth.clear()
+        auth.setCacheMs(Math.min(this.options.cacheMs, this.options.unheardCacheMs))
+        this.listener = undefined
+        logger('warn', 'auth_notifications_lost', { error: error.message, retry_in_ms: this.options.relistenMs })
+        this.scheduleListen()
+      })
+      // Rows cached before LISTEN took effect may have missed a change: start from nothing.
+      auth.clear()
+      auth.setCacheMs(this.options.cacheMs)
+    } catch (error) {
+      logger('warn', 'auth_notifications_unavailable', { error: (error as Error).message, retry_in_ms: this.options.relistenMs })
+      this.scheduleListen()
+    }
+  }
+
+  private scheduleListen(): void {
+    if (this.stopped) return
+    this.relistenTimer = setTimeout(() => void this.listen(), this.options.relistenMs)
+    this.relistenTimer.unref()
+  }
+}

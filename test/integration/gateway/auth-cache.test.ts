@@ -1,0 +1,72 @@
+// The long authentication cache stays true (issue 12, item 6): two gateways on one database
+// cache an agent's certificate row for ten minutes, yet a revocation or a status change made
+// anywhere is refused by both within a second (LISTEN/NOTIFY); a change nobody announced is
+// caught by the periodic re-check.
+import assert from 'node:assert/strict'
+
+import { revokeNodeCertificates } from '../../../src/store/certificates.js'
+import { setNodeStatus } from '../../../src/store/nodes.js'
+import { eventually } from '../../support/eventually.js'
+import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
+import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+
+const FACTS = { cpu_count: 2, memory_mb: 2048, data_disk_free_gb: 10, kernel: '6.1.0', docker_version: null, agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 0 }
+const LONG = { authCacheMs: 600_000, authRecheckMs: 3_600_000 }
+
+describe('gateway: the certificate cache under revocation, two gateways', function () {
+  this.timeout(120_000)
+  let postgres: DisposablePostgres
+  let one: TestGateway
+  let two: TestGateway
+  before(async () => {
+    postgres = await startDisposablePostgres()
+    one = await startTestGateway({ postgresUrl: postgres.url, tuning: LONG })
+    two = await startTestGateway({ postgresUrl: postgres.url, tuning: LONG, shared: one })
+  })
+  after(async () => {
+    await two?.close()
+    await one?.close()
+    await postgres?.stop()
+  })
+
+  async function enrolledAndCached(nodeId: string): Promise<AgentIdentityFiles> {
+    await one.declareNode(nodeId)
+    const agent = await one.enroll(nodeId, await one.issueSecret(nodeId))
+    for (const gw of [one, two]) assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200)
+    return agent
+  }
+
+  async function refusedByBothWithinASecond(agent: AgentIdentityFiles): Promise<void> {
+    const started = Date.now()
+    for (const gw of [one, two]) {
+      await eventually('the revocation to reach the gateway', async () => (await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status === 401, { timeoutMs: 1000, intervalMs: 20 })
+    }
+    assert.ok(Date.now() - started < 2000)
+  }
+
+  it('a revocation made outside both gateways is refused by both within a second', async () => {
+    const agent = await enrolledAndCached('node-rev')
+    await revokeNodeCertificates(one.db.pool, 'node-rev', new Date())
+    await refusedByBothWithinASecond(agent)
+  })
+
+  it('a node that stops being allowed to connect (retired) is refused by both within a second', async () => {
+    const agent = await enrolledAndCached('node-ret')
+    await setNodeStatus(one.db.pool, 'node-ret', 'retired')
+    await refusedByBothWithinASecond(agent)
+  })
+
+  it('a change nobody announced is caught by the periodic re-check', async () => {
+    const agent = await enrolledAndCached('node-quiet')
+    await one.db.pool.query('ALTER TABLE node_certificates DISABLE TRIGGER node_certificates_auth_notify')
+    try {
+      await revokeNodeCertificates(one.db.pool, 'node-quiet', new Date())
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.equal((await two.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200, 'unannounced: still cached')
+      assert.ok((await two.gateway!.recheckAuthCache()) >= 1)
+      assert.equal((await two.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 401)
+    } finally {
+      await one.db.pool.query('ALTER TABLE node_certificates ENABLE TRIGGER node_certificates_auth_notify')
+    }
+  })
+})
