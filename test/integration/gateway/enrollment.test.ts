@@ -89,15 +89,24 @@ describe('gateway: enrollment', function () {
     assert.equal((await getNode(gw.db.pool, 'node-6'))!.status, 'provisioning')
   })
 
-  it('50 concurrent enrollments with one secret: exactly one succeeds, the rest get 401', async () => {
+  it('50 concurrent enrollments with one secret and 50 keys: exactly one succeeds, the rest get 401', async () => {
     await gw.declareNode('node-9')
     const secret = await gw.issueSecret('node-9')
-    const key = await nodeKey()
-    const csr = await makeCsr(key, { name: 'CN=node-9' })
-    const replies = await Promise.all(Array.from({ length: 50 }, () => gw.enrollPost({ node_id: 'node-9', enrollment_secret: secret, csr_pem: csr })))
+    const csrs = await Promise.all(Array.from({ length: 50 }, async () => makeCsr(await nodeKey(), { name: 'CN=node-9' })))
+    const replies = await Promise.all(csrs.map((csr) => gw.enrollPost({ node_id: 'node-9', enrollment_secret: secret, csr_pem: csr })))
     assert.equal(replies.filter((r) => r.status === 200).length, 1)
     assert.equal(replies.filter((r) => r.status === 401).length, 49)
     assert.equal((await listNodeCertificates(gw.db.pool, 'node-9')).length, 1)
+  })
+
+  it('50 concurrent enrollments with one secret and one key: one certificate is issued, and every attempt gets that one (a repeated, not a second, use)', async () => {
+    await gw.declareNode('node-9b')
+    const secret = await gw.issueSecret('node-9b')
+    const csr = await makeCsr(await nodeKey(), { name: 'CN=node-9b' })
+    const replies = await Promise.all(Array.from({ length: 50 }, () => gw.enrollPost({ node_id: 'node-9b', enrollment_secret: secret, csr_pem: csr })))
+    assert.equal(replies.filter((r) => r.status === 200).length, 50)
+    assert.equal(new Set(replies.map((r) => r.body.certificate_pem)).size, 1)
+    assert.equal((await listNodeCertificates(gw.db.pool, 'node-9b')).length, 1)
   })
 
   it('the enrollment listener accepts TLS without a client certificate; the agent listener rejects such clients', async () => {
