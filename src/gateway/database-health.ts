@@ -19,6 +19,7 @@ export class DatabaseHealth {
   private checking: Promise<void> | undefined
   private timer: { unref?(): void } | undefined
   private stopped = true
+  private probeFailures = 0
 
   constructor(private readonly options: DatabaseHealthOptions) {}
 
@@ -53,12 +54,17 @@ export class DatabaseHealth {
   private async probeOnce(): Promise<void> {
     try {
       await this.options.probe()
+      this.probeFailures = 0
       if (!this.up) {
         this.up = true
         this.options.logger('info', 'database_available', { down_ms: Date.now() - this.since })
       }
       return
     } catch (error) {
+      this.probeFailures++
+      // A slow probe on a loaded machine is not an outage: while requests succeed, it takes two
+      // failed probes in a row (a request's own connection failure marks it down at once).
+      if (this.up && this.probeFailures < 2) return
       if (this.up) this.markDown(error)
     }
     if (!this.options.restart) return

@@ -25,6 +25,7 @@ import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
 import { GatewayMetrics } from './metrics.js'
 import { DatabaseHealth } from './database-health.js'
 import { AuthCacheKeeper } from './auth-cache.js'
+import { loadOrCreateTicketKeys } from './ticket-keys.js'
 import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool, STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
 import { probeDatabase } from '../store/probe.js'
@@ -53,6 +54,8 @@ export interface GatewayTuning {
   enrollConnections: ConnectionLimits
   /** A TLS handshake not finished in this time is cut off (both listeners). */
   handshakeTimeoutMs: number
+  /** Listen queue of each TLS listener: Node's 511 overflows when thousands of agents reconnect at once. */
+  listenBacklog: number
 }
 
 export const DEFAULT_TUNING: GatewayTuning = {
@@ -67,6 +70,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   databaseCheckMs: 2000,
   enrollConnections: { maxConnections: 512, maxPerSource: 64, idleTimeoutMs: 10_000 },
   handshakeTimeoutMs: 5000,
+  listenBacklog: 4096,
 }
 
 export interface GatewayOptions {
@@ -117,7 +121,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   let pki = options.pki
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
-    probe: () => probeDatabase(options.pool, Math.max(500, Math.min(tuning.databaseCheckMs, 3000))),
+    probe: () => probeDatabase(options.pool, 5000),
     ...(options.restartDatabase ? { restart: options.restartDatabase } : {}),
     intervalMs: tuning.databaseCheckMs,
     logger,
@@ -157,8 +161,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
 
   const handshakeTimeout = tuning.handshakeTimeoutMs
-  const enrollServer = createHttpsServer({ ...tlsOf(pki), minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('enroll', new Router(enrollRoutes(g)), g))
-  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('agent', new Router(agentRoutes(g)), g))
+  // Kept with the PKI, so sessions resume across a restart and across gateways sharing the directory.
+  const ticketKeys = options.pkiDir ? { ticketKeys: await loadOrCreateTicketKeys(options.pkiDir) } : {}
+  const enrollServer = createHttpsServer({ ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('enroll', new Router(enrollRoutes(g)), g))
+  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('agent', new Router(agentRoutes(g)), g))
   const enrollLimits = tuning.enrollConnections
   limitConnections(enrollServer, enrollLimits, (reason) => metrics.enrollConnectionsClosed.inc({ reason }))
   for (const server of [enrollServer, agentServer]) {
@@ -174,9 +180,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const servers: (Server | HttpsServer)[] = []
   try {
-    const enrollAddress = await listen(enrollServer, options.enrollBind, 'FLEETKIT_ENROLL_BIND')
+    const enrollAddress = await listen(enrollServer, options.enrollBind, 'FLEETKIT_ENROLL_BIND', tuning.listenBacklog)
     servers.push(enrollServer)
-    const agentAddress = await listen(agentServer, options.agentBind, 'FLEETKIT_AGENT_BIND')
+    const agentAddress = await listen(agentServer, options.agentBind, 'FLEETKIT_AGENT_BIND', tuning.listenBacklog)
     servers.push(agentServer)
     const metricsAddress = metricsServer && options.metricsBind ? await listen(metricsServer, options.metricsBind, 'FLEETKIT_METRICS_BIND') : undefined
     if (metricsServer) servers.push(metricsServer)
@@ -188,8 +194,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await authCache.start()
     const replacePkiSet = (set: PkiSet) => {
       pki = set
-      enrollServer.setSecureContext({ ...tlsOf(set), minVersion: 'TLSv1.2' })
-      agentServer.setSecureContext({ ...tlsOf(set), ...clientAuthOf(set), minVersion: 'TLSv1.2' })
+      enrollServer.setSecureContext({ ...tlsOf(set), ...ticketKeys, minVersion: 'TLSv1.2' })
+      agentServer.setSecureContext({ ...tlsOf(set), ...clientAuthOf(set), ...ticketKeys, minVersion: 'TLSv1.2' })
       logger('info', 'pki_set_replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
     }
     const reloader = options.pkiDir
@@ -234,7 +240,7 @@ function clientAuthOf(set: PkiSet): { ca: string; requestCert: true; rejectUnaut
   return { ca: set.bundlePem, requestCert: true, rejectUnauthorized: true }
 }
 
-function listen(server: Server | HttpsServer, bind: BindAddress, variable: string): Promise<BindAddress> {
+function listen(server: Server | HttpsServer, bind: BindAddress, variable: string, backlog = 511): Promise<BindAddress> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       reject(new FleetkitError('GATEWAY_BIND_FAILED', `cannot listen on ${formatBind(bind)} (${variable}): ${error.code ?? error.message}`, {
@@ -243,7 +249,7 @@ function listen(server: Server | HttpsServer, bind: BindAddress, variable: strin
       }))
     }
     server.once('error', onError)
-    server.listen(bind.port, bind.host, () => {
+    server.listen({ port: bind.port, host: bind.host, backlog }, () => {
       server.off('error', onError)
       const address = server.address() as AddressInfo
       resolve({ host: address.address, port: address.port })
