@@ -19,6 +19,7 @@
 // Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames,
 // pool (in-process: a pool of your own on the fresh database, given db), shared (another gateway's db and PKI).
 import 'reflect-metadata'
+import type pg from 'pg'
 import type { ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -87,7 +88,7 @@ export interface TestGatewayOptions {
   env?: Record<string, string>
   serverNames?: string[]
   /** In-process: the pool the gateway uses instead of the fresh database's (a small one for exhaustion tests). */
-  pool?: (db: FreshDatabase) => import('pg').Pool
+  pool?: (db: FreshDatabase) => pg.Pool
   /** Process mode: a command the gateway runs under, e.g. ['prlimit', '--nofile=1024:1024', '--']. */
   wrapper?: string[]
   /** Serve the database and PKI directory of this gateway (a second gateway, or one after a crash); close() leaves them. */
