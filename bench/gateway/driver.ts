@@ -55,7 +55,7 @@ export async function serve(): Promise<void> {
   process.stdin.resume()
 }
 
-async function startGatewayProcess(databaseUrl: string, pkiDir: string): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
+export async function startGatewayProcess(databaseUrl: string, pkiDir: string): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'], {
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_PKI_DIR: pkiDir },
     stdio: ['pipe', 'pipe', 'inherit'],

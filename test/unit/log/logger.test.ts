@@ -59,12 +59,13 @@ describe('logger', () => {
     assert.match(text, /"secret":"\[redacted\]"/)
   })
 
-  it('logs the gateway\'s routine agent traffic at debug, refusals at info, failures at error', () => {
+  it('logs the gateway\'s routine agent traffic at debug, refusals at info, 503 (the database, logged once at error) at warn, failures at error', () => {
     assert.equal(requestLogLevel('/v1/agent/heartbeat', 200), 'debug')
     assert.equal(requestLogLevel('/v1/agent/lease', 200), 'debug')
     assert.equal(requestLogLevel('/v1/agent/jobs/:id/heartbeat', 200), 'debug')
     assert.equal(requestLogLevel('/v1/agent/heartbeat', 401), 'info')
     assert.equal(requestLogLevel('/v1/enroll', 200), 'info')
-    assert.equal(requestLogLevel('/v1/agent/lease', 503), 'error')
+    assert.equal(requestLogLevel('/v1/agent/lease', 503), 'warn')
+    assert.equal(requestLogLevel('/v1/agent/lease', 500), 'error')
   })
 })

@@ -1,0 +1,118 @@
+// The gateway beside a bare node:https mTLS server, in the same run (issue 12, item 5): client
+// processes (not this one, not the gateway's) measure full mTLS handshakes/s, resumed handshakes/s
+// and keep-alive requests/s against each, and fleetkit's figures are printed as ratios of the bare ones.
+//
+//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128]
+//
+// Loopback only, bounded in time, stops by itself. The gateway answers POST /v1/agent/heartbeat
+// (authentication, body reading, coalescing); the bare server answers the same request with a
+// small JSON body. Same server certificate and CA bundle, same client certificates and clients.
+import 'reflect-metadata'
+
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+
+import pg from 'pg'
+
+import { packagePath } from '../src/package-root.js'
+import { type BenchContext, buildFleet } from './gateway/agents.js'
+import { startGatewayProcess } from './gateway/driver.js'
+import { startBenchPostgres } from './gateway/postgres.js'
+
+const MODES = ['full', 'resumed', 'keepalive'] as const
+const FACTS = { cpu_count: 8, memory_mb: 32000, data_disk_free_gb: 400, kernel: '6.8.0-45-generic', docker_version: '27.3.1', agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 3 }
+
+function flag(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`)
+  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback
+  if (!Number.isInteger(value) || value <= 0 || value > 10_000) throw new Error(`--${name} must be a whole number from 1 to 10000`)
+  return value
+}
+
+function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; first: Record<string, unknown> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('bench', 'gateway', script)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} printed nothing within 120 s`)), 120_000)
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer)
+      child.removeAllListeners('exit')
+      resolve({ child, first: JSON.parse(line) as Record<string, unknown> })
+    })
+  })
+}
+
+interface Measured { rate: number; errors: number; p50: number; p99: number }
+
+async function measure(url: string, mode: (typeof MODES)[number], certificates: string[], keyPem: string, caPem: string, seconds: number, concurrency: number): Promise<Measured> {
+  const results = await Promise.all(certificates.map(async (certPem) => {
+    const job = { url, path: '/v1/agent/heartbeat', body: JSON.stringify({ facts: FACTS }), keyPem, certPem, caPem, mode, seconds, concurrency }
+    const { child, first } = await startChild('ratio-client.ts', { BENCH_JOB: JSON.stringify(job) })
+    child.stdin!.end()
+    return first as { ok: number; errors: number; p50: number; p99: number }
+  }))
+  return {
+    rate: results.reduce((n, r) => n + r.ok, 0) / seconds,
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    p50: Math.max(...results.map((r) => r.p50)),
+    p99: Math.max(...results.map((r) => r.p99)),
+  }
+}
+
+const seconds = flag('seconds', 10)
+const workers = flag('workers', 2)
+const concurrency = flag('concurrency', 32)
+const keepaliveConcurrency = flag('keepalive-concurrency', 128)
+const hardStop = setTimeout(() => { process.stderr.write('bench: over the hard limit, stopping\n'); process.exit(3) }, (seconds * 6 * 3 + 300) * 1000)
+hardStop.unref()
+
+const { initPki } = await import('../src/pki/init-pki.js')
+const { loadPkiSet } = await import('../src/pki/pki-set.js')
+const { generateP256KeyPair, privateKeyToPem } = await import('../src/pki/keys.js')
+const { x509 } = await import('../src/pki/x509-provider.js')
+const dir = await mkdtemp(join(tmpdir(), 'fleetkit-bench-ratio-'))
+const db = await startBenchPostgres()
+const admin = new pg.Client({ connectionString: db.adminUrl })
+const children: ChildProcess[] = []
+try {
+  await admin.connect()
+  const pkiDir = join(dir, 'pki')
+  await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
+  const pki = await loadPkiSet(pkiDir, new Date())
+  const gateway = await startGatewayProcess(db.url, pkiDir)
+  children.push(gateway.child)
+  const bare = await startChild('bare-server.ts', { BENCH_PKI_DIR: pkiDir })
+  children.push(bare.child)
+  const bareUrl = `https://127.0.0.1:${bare.first.port as number}`
+  const keys = await generateP256KeyPair()
+  const ctx: BenchContext = {
+    pool: db.pool, admin, database: db.database, enrollUrl: gateway.enrollUrl, agentUrl: gateway.agentUrl, caPem: pki.bundlePem,
+    keyPem: await privateKeyToPem(keys.privateKey), keys, publicKey: await x509.PublicKey.create(keys.publicKey), ca: pki.ca,
+  }
+  const fleet = await buildFleet(workers, 'ratio', ctx)
+  for (const a of fleet.agents) a.agent.destroy()
+  const certificates = fleet.agents.map((a) => a.certificatePem)
+  process.stdout.write(`${workers} client processes, ${seconds} s per measurement, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n\n`)
+  process.stdout.write('| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- |\n')
+  for (const mode of MODES) {
+    const loops = mode === 'keepalive' ? keepaliveConcurrency : concurrency
+    const b = await measure(bareUrl, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
+    const f = await measure(gateway.agentUrl, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
+    const name = { full: 'full mTLS handshakes/s', resumed: 'resumed handshakes/s', keepalive: 'keep-alive requests/s' }[mode]
+    process.stdout.write(`| ${name} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${b.errors} / ${f.errors} |\n`)
+  }
+} finally {
+  for (const child of children) {
+    if (child.exitCode !== null) continue
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  }
+  await admin.end().catch(() => undefined)
+  await db.stop()
+  await rm(dir, { recursive: true, force: true })
+}
+clearTimeout(hardStop)
