@@ -4,7 +4,7 @@ import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
 import { AGENT_PATHS, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
-import type { Rng } from '../config/rng.js'
+import { type Rng, unitInterval } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
 import { Backoff } from './backoff.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
@@ -44,6 +44,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile), () => clock.now().getTime())
   let planned = plannedRenewalAt(session.identity.window, deps.rng)
   let plannedSerial = session.identity.serial
+  let rotationPlannedFor: string | undefined
   let nextRenewCheck = clock.now().getTime()
   let nextBeat = clock.now().getTime()
   let dockerVersion: string | null = null
@@ -109,6 +110,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           reportSkew(log, heartbeat.skewMs)
           const answer = heartbeat.status === 200 ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat) : undefined
           log('debug', 'heartbeat', { status: heartbeat.status, node_status: answer?.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
+          if (answer?.renewal_due === true) planRotationRenewal()
           backoff.succeeded()
           if (running === undefined && heartbeat.status === 200) await lease(facts)
           nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
@@ -127,6 +129,19 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     if (running) await running.promise.catch(() => {})
     session.close()
     log('info', 'agent_stopped', { node_id: config.nodeId })
+  }
+
+  /**
+   * The gateway issues from a new CA (a rotation began): renew at a random point of the next check
+   * interval, once per certificate, so a fleet told in the same second does not renew in one burst.
+   */
+  function planRotationRenewal(): void {
+    if (rotationPlannedFor === session.identity.serial) return
+    rotationPlannedFor = session.identity.serial
+    const at = clock.now().getTime() + Math.floor(unitInterval(deps.rng) * config.renewCheckSeconds * 1000)
+    if (at < planned.getTime()) planned = new Date(at)
+    nextRenewCheck = Math.min(nextRenewCheck, at)
+    log('info', 'rotation_renewal_planned', { serial: session.identity.serial, renew_at: new Date(at).toISOString() })
   }
 
   /** `fleetkit-agent renew-certificate` run beside this process restages the files: use them. */

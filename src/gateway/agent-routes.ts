@@ -13,8 +13,9 @@ import {
   readHeartbeatRequest, readJobCompleteRequest, readJobHeartbeatRequest, readLeaseRequest, readRenewRequest,
 } from '../protocol/agent-routes.js'
 import { readRequest } from '../protocol/read.js'
-import { insertNodeCertificate, takeIssuanceLockShared } from '../store/certificates.js'
+import { insertNodeCertificate } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
+import { lockIssuance } from './issuance-guard.js'
 import { appendEvent } from '../store/events.js'
 import { completeJob, extendJobLease, failExhaustedJobs, leaseNextJob, listOpenJobIds } from '../store/jobs.js'
 import { getNode } from '../store/nodes.js'
@@ -44,7 +45,9 @@ async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<Heartb
   const { facts } = readRequest(readHeartbeatRequest, await ctx.body())
   // Coalesced: written with every other node's beat in the next batch (at most one transaction a second).
   g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts })
-  return { node_status: id.nodeStatus }
+  // A rotation began: tell the agent now rather than at its planned point (it jitters the renewal).
+  const renewalDue = id.certificate.issuerCaSha256 !== g.pki().ca.fingerprintSha256
+  return { node_status: id.nodeStatus, ...(renewalDue ? { renewal_due: true } : {}) }
 }
 
 async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseResponse> {
@@ -118,7 +121,7 @@ async function renew(g: GatewayContext, ctx: RequestContext): Promise<RenewRespo
     throw new FleetkitError('RENEWAL_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`)
   }
   const issued = await withTransaction(g.pool, async (client) => {
-    await takeIssuanceLockShared(client)
+    await lockIssuance(client, pki.ca)
     const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId: id.nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
     const row = await insertNodeCertificate(client, { nodeId: id.nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, replacesId: current.id, now: ctx.now })
     await appendEvent(client, { kind: 'certificate_renewed', nodeId: id.nodeId, at: ctx.now, data: { serial: cert.serial, replaces_serial: current.serial, not_after: cert.notAfter.toISOString(), certificate_id: row.id } })

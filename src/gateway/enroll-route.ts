@@ -7,8 +7,9 @@ import { sha256Hex } from '../pki/fingerprint.js'
 import type { HealthResponse } from '../protocol/agent-routes.js'
 import { ENROLL_PATH, type EnrollResponse, readEnrollRequest } from '../protocol/enrollment.js'
 import { readRequest } from '../protocol/read.js'
-import { insertNodeCertificate, revokeNodeCertificates, takeIssuanceLockShared } from '../store/certificates.js'
+import { insertNodeCertificate, revokeNodeCertificates } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
+import { lockIssuance } from './issuance-guard.js'
 import { appendEvent } from '../store/events.js'
 import { consumeEnrollmentSecret } from '../store/enrollment-secrets.js'
 import type { GatewayContext } from './gateway-context.js'
@@ -48,7 +49,7 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   const pki = g.pki()
   // 2 and 3 in one transaction: consumption, issuance and storage commit together or not at all.
   const issued = await withTransaction(g.pool, async (client) => {
-    await takeIssuanceLockShared(client)
+    await lockIssuance(client, pki.ca)
     if (!(await consumeEnrollmentSecret(client, nodeId, secretSha256, now))) return undefined
     const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId, now, lifetimeSeconds: g.agentCertLifetimeSeconds })
     // A fresh enrollment replaces whatever identity the node had before.

@@ -46,10 +46,18 @@ export const readLeaseRequest = readHeartbeatRequest
 
 export interface HeartbeatResponse {
   node_status: string
+  /**
+   * True when the presented certificate was not issued by the gateway's current CA (a rotation
+   * began): the agent renews at a jittered point of its next check interval. Absent from older gateways.
+   */
+  renewal_due?: boolean
 }
 
 export function readHeartbeatResponse(value: unknown): HeartbeatResponse {
-  return { node_status: readNodeStatus(field(readObject(value, 'body'), 'node_status'), 'node_status') }
+  const body = readObject(value, 'body')
+  const due = field(body, 'renewal_due')
+  if (due !== undefined && typeof due !== 'boolean') throw new WireFormatError('renewal_due', 'must be a boolean')
+  return { node_status: readNodeStatus(field(body, 'node_status'), 'node_status'), ...(due === true ? { renewal_due: true } : {}) }
 }
 
 export interface LeasedJob {
