@@ -11,6 +11,7 @@ import type pg from 'pg'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock, type Clock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
+import { liveIssuerFingerprints } from '../store/ca-rotations.js'
 import { countCertificatesExpiringBefore } from '../store/certificates.js'
 import { recordHeartbeats } from '../store/heartbeats.js'
 import { AgentAuthenticator } from './agent-auth.js'
@@ -146,7 +147,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       logger('info', 'pki_set_replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
     }
     const reloader = options.pkiDir
-      ? new PkiReloader({ dir: options.pkiDir, clock, logger, current: () => pki, apply: replacePkiSet, intervalMs: tuning.pkiReloadMs })
+      ? new PkiReloader({
+        dir: options.pkiDir, clock, logger, current: () => pki, apply: replacePkiSet, intervalMs: tuning.pkiReloadMs,
+        liveIssuers: (now) => liveIssuerFingerprints(options.pool, now),
+      })
       : undefined
     reloader?.start()
     let closing: Promise<void> | undefined

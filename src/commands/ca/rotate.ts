@@ -35,7 +35,7 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
     status: Flags.boolean({ summary: 'Show the rotation and how many nodes renewed onto the new CA.', exclusive: ['begin', 'complete', 'abort'] }),
     'dry-run': Flags.boolean({ summary: 'With --complete: show the nodes that would be cut off, those still on the old CA, and whether abort is possible; change nothing.', dependsOn: ['complete'] }),
     wait: Flags.boolean({ summary: 'With --status: report progress until every connected node renewed (Ctrl-C stops waiting).', dependsOn: ['status'] }),
-    interval: Flags.integer({ summary: 'With --wait: seconds between looks.', default: 10, min: 1, dependsOn: ['wait'] }),
+    interval: Flags.integer({ summary: 'With --wait: seconds between looks.', default: 10, min: 1 }),
     'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
     'state-dir': stateDirFlag(),
   }
