@@ -14,6 +14,7 @@ import { type CheckContext } from './host-checks.js'
 import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
 import { loadIdentity } from './identity.js'
 import { runJob } from './jobs.js'
+import { recoverIdentity } from './recover.js'
 import { renewCertificate } from './renew.js'
 import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
 import { AgentSession } from './session.js'
@@ -66,10 +67,9 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     while (!signal.aborted) {
       const now = clock.now()
       if (now.getTime() >= session.identity.window.notAfter.getTime()) {
-        throw new FleetkitError('CERTIFICATE_EXPIRED', `certificate ${session.identity.serial} expired at ${session.identity.window.notAfter.toISOString()} before it was renewed`, {
-          actions: ['issue a fresh secret (fleetkit node token NODE), remove the staged identity and run fleetkit-agent enroll'],
-          data: { serial: session.identity.serial },
-        })
+        // Away longer than the certificate lived (or the gateway was): recover with the key, within the window.
+        await recoverExpired()
+        continue
       }
 
       if (now.getTime() >= nextRenewCheck) {
@@ -142,6 +142,27 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     if (at < planned.getTime()) planned = new Date(at)
     nextRenewCheck = Math.min(nextRenewCheck, at)
     log('info', 'rotation_renewal_planned', { serial: session.identity.serial, renew_at: new Date(at).toISOString() })
+  }
+
+  /**
+   * The certificate expired: recover by a signed challenge. Refusals (past the window, retired or
+   * lost) are fatal: only a new secret helps. An unreachable gateway is retried on the backoff.
+   */
+  async function recoverExpired(): Promise<void> {
+    const expired = session.identity
+    try {
+      const identity = await recoverIdentity(config, expired, log)
+      session.swap(identity, session.clientFor(identity))
+      planned = plannedRenewalAt(identity.window, deps.rng)
+      plannedSerial = identity.serial
+      nextBeat = clock.now().getTime()
+    } catch (error) {
+      const e = toFleetkitError(error)
+      if (!UNREACHABLE.has(e.code) && e.code !== 'AGENT_RENEWAL_FAILED') throw e
+      const waitMs = backoff.failed()
+      log('warn', 'recovery_failed', { code: e.code, message: e.message, serial: expired.serial, retry_in_ms: waitMs })
+      await sleep(waitMs, signal)
+    }
   }
 
   /** `fleetkit-agent renew-certificate` run beside this process restages the files: use them. */

@@ -21,6 +21,7 @@ export interface GatewayConfig {
   metricsBind: BindAddress
   agentCertLifetimeSeconds: number
   agentRenewCheckSeconds: number
+  recoveryWindowSeconds: number
 }
 
 export const GATEWAY_DEFAULTS = {
@@ -29,6 +30,7 @@ export const GATEWAY_DEFAULTS = {
   FLEETKIT_METRICS_BIND: '127.0.0.1:9464',
   FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '86400',
   FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '600',
+  FLEETKIT_RECOVERY_WINDOW_SECONDS: '604800',
 } as const
 
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
@@ -52,6 +54,8 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     metricsBind: parseBind('FLEETKIT_METRICS_BIND', value('FLEETKIT_METRICS_BIND')),
     agentCertLifetimeSeconds: lifetime,
     agentRenewCheckSeconds: renewCheck,
+    // 0 turns recovery off: every node whose certificate expired needs a new secret.
+    recoveryWindowSeconds: parseSeconds('FLEETKIT_RECOVERY_WINDOW_SECONDS', value('FLEETKIT_RECOVERY_WINDOW_SECONDS'), 0, 90 * 86400),
   }
 }
 

@@ -25,6 +25,7 @@ import { errorReply, readJsonBody, sendJson } from './http.js'
 import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
 import { GatewayMetrics } from './metrics.js'
 import { PkiReloader } from './pki-reloader.js'
+import { DEFAULT_RECOVERY_WINDOW_SECONDS, recoverRoutes } from './recover-route.js'
 import { Router } from './router.js'
 import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
 
@@ -63,6 +64,8 @@ export interface GatewayOptions {
   /** Omit for no metrics listener. */
   metricsBind?: BindAddress
   agentCertLifetimeSeconds: number
+  /** Default 7 days (spec 05). */
+  recoveryWindowSeconds?: number
   clock?: Clock
   logger?: Logger
   tuning?: Partial<GatewayTuning>
@@ -113,6 +116,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     metrics,
     pki: () => pki,
     agentCertLifetimeSeconds: options.agentCertLifetimeSeconds,
+    recoveryWindowSeconds: options.recoveryWindowSeconds ?? DEFAULT_RECOVERY_WINDOW_SECONDS,
     jobLeaseSeconds: tuning.jobLeaseSeconds,
     coalescer,
     auth,
@@ -120,7 +124,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     renewLimiter: new RateLimiter(tuning.renewRate, nowMs),
   }
 
-  const enrollServer = createHttpsServer({ ...tlsOf(pki), minVersion: 'TLSv1.2' }, requestHandler('enroll', new Router(enrollRoutes(g)), g))
+  const enrollServer = createHttpsServer({ ...tlsOf(pki), minVersion: 'TLSv1.2' }, requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g))
   const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), minVersion: 'TLSv1.2' }, requestHandler('agent', new Router(agentRoutes(g)), g))
   for (const server of [enrollServer, agentServer]) {
     server.keepAliveTimeout = tuning.keepAliveMs

@@ -30,6 +30,7 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
       agentBind: config.agentBind,
       metricsBind: config.metricsBind,
       agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
+      recoveryWindowSeconds: config.recoveryWindowSeconds,
       logger,
     })
   } catch (error) {
