@@ -1,6 +1,6 @@
 // `fleetkit-agent run`: heartbeat with host facts, lease and run jobs, renew on the
 // jittered schedule and swap the client in place; returns on abort, throws what systemd must restart on.
-import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { toFleetkitError } from '../checks/fleetkit-error.js'
 import { AGENT_PATHS, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
