@@ -82,10 +82,9 @@ describe('trust over time with real agents', function () {
       'FLEETKIT_AGENT_MIN_FREE_GB=0.001',
       'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1',
       `FLEETKIT_AGENT_RENEW_CHECK_SECONDS=${options.renewCheckSeconds ?? 2}`,
-      'FLEETKIT_LOG_LEVEL=debug',
       '',
     ].join('\n'))
-    const agent = { nodeId, dir, process: startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } }) }
+    const agent = { nodeId, dir, process: startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_LOG_LEVEL: 'debug' } }) }
     agents.push(agent)
     await eventually(`${nodeId} to heartbeat`, () => logLines(agent).some((l) => l.msg === 'heartbeat' && l.status === 200), { stop: () => (agent.process.exit() ? `${nodeId} exited` : undefined) })
     return agent
@@ -216,7 +215,7 @@ describe('trust over time with real agents', function () {
     }
 
     const run = (nodeId: string, envFile: string, dir: string): Agent => {
-      const agent = { nodeId, dir, process: startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } }) }
+      const agent = { nodeId, dir, process: startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_LOG_LEVEL: 'debug' } }) }
       agents.push(agent)
       return agent
     }
