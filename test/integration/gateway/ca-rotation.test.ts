@@ -10,11 +10,12 @@ import { certificateFingerprintSha256 } from '../../../src/pki/fingerprint.js'
 import { bundleFingerprints } from '../../../src/pki/trust-bundle.js'
 import { ISSUANCE_LOCK_KEY, listNodeCertificates } from '../../../src/store/certificates.js'
 import { listEvents } from '../../../src/store/events.js'
-import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
+import { assertMatchesOutputSchema, type CliRun, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 import { httpsJson, startTestGateway, type HttpReply, type TestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+import { overlayEnv, startProcess } from '../../support/process.js'
 
 interface Identity { nodeId: string; keyPem: string; certificatePem: string }
 
@@ -207,6 +208,24 @@ describe('fleetkit ca rotate', function () {
     } finally {
       holder.release()
     }
+  })
+
+  it('--status --wait reports progress until every connected node renewed, then ends with completion possible', async () => {
+    const a = await enroll('node-a')
+    const begun = await rotate(gw, '--begin')
+    await reloaded(begun.json.result.rotation.newCaSha256 as string)
+    const waiting = startProcess(process.execPath, [fleetkitEntry(), 'ca', 'rotate', '--status', '--wait', '--interval', '1'], {
+      env: overlayEnv({ DATABASE_URL: gw.db.url, FLEETKIT_PKI_DIR: gw.pkiDir }),
+    })
+    await eventually('a progress line', () => waiting.stderr().includes('0/1 connected nodes renewed onto the new CA; waiting for node-a'), {
+      timeoutMs: 60_000, stop: () => (waiting.exit() ? `it exited: ${waiting.stderr()}` : undefined),
+    })
+    await renew(gw.caPem, a)
+    const ended = await waiting.exited
+    const done = { code: ended.code, stdout: waiting.stdout(), stderr: waiting.stderr() }
+    assert.equal(done.code, 0, done.stdout + done.stderr)
+    assert.match(done.stdout, /renewed onto the new CA: 1\/1 connected nodes/)
+    assert.match(done.stdout, /complete possible: yes/)
   })
 
   it('running --complete again finishes a completion whose files were not written', async () => {
