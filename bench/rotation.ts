@@ -87,6 +87,18 @@ interface RunResult {
   failures: Map<string, number>
 }
 
+/** rotateCa, retried while PostgreSQL is too busy to accept a connection (a shared machine under load). */
+async function withRetry<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn()
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'STATE_UNREACHABLE' || attempt >= 10) throw error
+      process.stderr.write(`bench: ${what}: PostgreSQL busy, retrying (${attempt})\n`)
+    }
+  }
+}
+
 async function rotateOnce(count: number, options: Options, ctx: BenchContext & { pkiDir: string; env: Record<string, string> }): Promise<RunResult> {
   const { generateKeyAndCsr } = await import('../src/agent/key-and-csr.js')
   const { rotateCa } = await import('../src/lifecycle/ca-rotation.js')
@@ -155,19 +167,20 @@ async function rotateOnce(count: number, options: Options, ctx: BenchContext & {
   await new Promise((r) => setTimeout(r, (options.heartbeatSeconds + 5) * 1000))
   phase = 'rotation'
   const begunAt = performance.now()
-  await rotateCa({ phase: 'begin', pkiDir: ctx.pkiDir, env: ctx.env, clock: systemClock })
-  let status = await rotateCa({ phase: 'status', pkiDir: ctx.pkiDir, env: ctx.env, clock: systemClock })
+  const phaseRun = (p: 'begin' | 'status' | 'complete') => withRetry(p, () => rotateCa({ phase: p, pkiDir: ctx.pkiDir, env: ctx.env, clock: systemClock }))
+  await phaseRun('begin')
+  let status = await phaseRun('status')
   let lastPrint = 0
   while (!status.completePossible) {
     await new Promise((r) => setTimeout(r, 1000))
-    status = await rotateCa({ phase: 'status', pkiDir: ctx.pkiDir, env: ctx.env, clock: systemClock })
+    status = await phaseRun('status')
     if (performance.now() - lastPrint > 10_000) {
       lastPrint = performance.now()
       process.stderr.write(`bench: ${count} agents: ${status.progress?.renewed}/${status.progress?.connected} renewed\n`)
     }
   }
   const allowedAt = performance.now()
-  await rotateCa({ phase: 'complete', pkiDir: ctx.pkiDir, env: ctx.env, clock: systemClock })
+  await phaseRun('complete')
   const completedAt = performance.now()
   // A few more heartbeats on the new CA only (the gateway reloads within 2 s) before stopping.
   await new Promise((r) => setTimeout(r, Math.min(options.heartbeatSeconds, 10) * 1000 + 3000))

@@ -1,7 +1,7 @@
 // `fleetkit-agent run`: heartbeat with host facts, lease and run jobs, renew on the
 // jittered schedule and swap the client in place; returns on abort, throws what systemd must restart on.
 import { toFleetkitError } from '../checks/fleetkit-error.js'
-import { AGENT_PATHS, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
+import { AGENT_PATHS, readIdentityResponse, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
 import { type Rng, unitInterval } from '../config/rng.js'
@@ -12,7 +12,10 @@ import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
 import { type CheckContext } from './host-checks.js'
 import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
-import { loadIdentity } from './identity.js'
+import { identityPaths, loadIdentity } from './identity.js'
+import { joinBundles } from './enroll.js'
+import { writeFileAtomic } from '../fs/atomic-file.js'
+import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
 import { runJob } from './jobs.js'
 import { recoverIdentity } from './recover.js'
 import { renewCertificate } from './renew.js'
@@ -46,6 +49,8 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   let planned = plannedRenewalAt(session.identity.window, deps.rng)
   let plannedSerial = session.identity.serial
   let rotationPlannedFor: string | undefined
+  /** The gateway bundle digest last fetched, so a bundle that cannot be used is not fetched every beat. */
+  let bundleTried: string | undefined
   let nextRenewCheck = clock.now().getTime()
   let nextBeat = clock.now().getTime()
   let dockerVersion: string | null = null
@@ -111,6 +116,9 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           const answer = heartbeat.status === 200 ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat) : undefined
           log('debug', 'heartbeat', { status: heartbeat.status, node_status: answer?.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
           if (answer?.renewal_due === true) planRotationRenewal()
+          if (answer?.trust_bundle_sha256 !== undefined && answer.trust_bundle_sha256 !== bundleTried && answer.trust_bundle_sha256 !== trustBundleDigest(session.identity.caPem)) {
+            await adoptGatewayBundle(answer.trust_bundle_sha256)
+          }
           backoff.succeeded()
           if (running === undefined && heartbeat.status === 200) await lease(facts)
           nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
@@ -162,6 +170,35 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
       const waitMs = backoff.failed()
       log('warn', 'recovery_failed', { code: e.code, message: e.message, serial: expired.serial, retry_in_ms: waitMs })
       await sleep(waitMs, signal)
+    }
+  }
+
+  /**
+   * The gateway trusts another bundle than the one staged here (a rotation began or completed): fetch
+   * it over mTLS, prove it on /healthz with a new client, stage it as gateway-ca.pem and swap in place.
+   * After a completed rotation this drops the old CA at once, not only at the next renewal.
+   */
+  async function adoptGatewayBundle(digest: string): Promise<void> {
+    bundleTried = digest
+    try {
+      const reply = await session.call('GET', AGENT_PATHS.identity)
+      const answer = reply.status === 200 ? readResponse(readIdentityResponse, reply.body, AGENT_PATHS.identity) : undefined
+      if (!answer?.ca_bundle_pem || trustBundleDigest(answer.ca_bundle_pem) !== digest) return
+      const identity = { ...session.identity, caPem: joinBundles(answer.ca_bundle_pem) }
+      const client = session.clientFor(identity)
+      try {
+        if ((await client.request('GET', '/healthz')).status !== 200) throw new Error('no 200 from /healthz')
+      } catch (error) {
+        client.close()
+        log('warn', 'trust_bundle_unusable', { digest, message: (error as Error).message })
+        return
+      }
+      await writeFileAtomic(identityPaths(config.pkiDir).caBundle, identity.caPem, 0o600)
+      session.swap(identity, client)
+      log('info', 'trust_bundle_updated', { digest, certificates: identity.caPem.split('BEGIN CERTIFICATE').length - 1 })
+    } catch (error) {
+      const e = toFleetkitError(error)
+      log('warn', 'trust_bundle_refresh_failed', { code: e.code, message: e.message })
     }
   }
 

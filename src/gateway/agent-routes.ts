@@ -13,6 +13,7 @@ import {
   readHeartbeatRequest, readJobCompleteRequest, readJobHeartbeatRequest, readLeaseRequest, readRenewRequest,
 } from '../protocol/agent-routes.js'
 import { readRequest } from '../protocol/read.js'
+import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
 import { insertNodeCertificate } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
 import { lockIssuance } from './issuance-guard.js'
@@ -31,13 +32,20 @@ export function agentRoutes(g: GatewayContext): Route[] {
     { method: 'POST', pattern: AGENT_PATHS.jobHeartbeat, auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobComplete, auth: 'mark', handler: (ctx) => jobComplete(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.renew, auth: 'mark', handler: (ctx) => renew(g, ctx) },
-    { method: 'GET', pattern: AGENT_PATHS.identity, auth: 'mark', handler: async (ctx) => identity(ctx) },
+    { method: 'GET', pattern: AGENT_PATHS.identity, auth: 'mark', handler: async (ctx) => ({ ...identity(ctx), ca_bundle_pem: g.pki().bundlePem }) },
   ]
 }
 
 function who(ctx: RequestContext): AgentIdentity {
   if (!ctx.identity) throw new Error('agent route reached without an identity')
   return ctx.identity
+}
+
+/** The digest of the running bundle, computed once per bundle (heartbeats are frequent, the bundle rarely changes). */
+let lastDigest: { pem: string; digest: string } | undefined
+function bundleDigestOf(pem: string): string {
+  if (lastDigest?.pem !== pem) lastDigest = { pem, digest: trustBundleDigest(pem) }
+  return lastDigest.digest
 }
 
 async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<HeartbeatResponse> {
@@ -47,7 +55,7 @@ async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<Heartb
   g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts })
   // A rotation began: tell the agent now rather than at its planned point (it jitters the renewal).
   const renewalDue = id.certificate.issuerCaSha256 !== g.pki().ca.fingerprintSha256
-  return { node_status: id.nodeStatus, ...(renewalDue ? { renewal_due: true } : {}) }
+  return { node_status: id.nodeStatus, ...(renewalDue ? { renewal_due: true } : {}), trust_bundle_sha256: bundleDigestOf(g.pki().bundlePem) }
 }
 
 async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseResponse> {

@@ -146,6 +146,12 @@ describe('trust over time with real agents', function () {
         return rows[0].n === fleet.length
       }, { timeoutMs: 30_000 })
 
+      // After completion each agent trusts only what the gateway hands over: the new CA alone, in the same process.
+      for (const a of fleet) {
+        await eventually(`${a.nodeId} to stage the new-CA-only bundle`, async () => {
+          return bundleFingerprints(await readFile(join(a.dir, 'pki', 'gateway-ca.pem'), 'utf8')).join() === newSha
+        }, { timeoutMs: 30_000 })
+      }
       assert.equal(gw.child!.pid, gatewayPid)
       assert.equal(gw.child!.exitCode, null, 'the gateway never restarted')
       assert.deepEqual(fleet.map((a) => a.process.pid), pids)

@@ -94,5 +94,15 @@ describe('protocol: heartbeat renewal_due', () => {
     assert.deepEqual(readHeartbeatResponse({ node_status: 'active', renewal_due: true }), { node_status: 'active', renewal_due: true })
     assert.deepEqual(readHeartbeatResponse({ node_status: 'active', renewal_due: false }), { node_status: 'active' })
     assert.throws(() => readHeartbeatResponse({ node_status: 'active', renewal_due: 'yes' }), /renewal_due/)
+    assert.equal(readHeartbeatResponse({ node_status: 'active', trust_bundle_sha256: 'a'.repeat(64) }).trust_bundle_sha256, 'a'.repeat(64))
+    assert.throws(() => readHeartbeatResponse({ node_status: 'active', trust_bundle_sha256: 'x' }), /trust_bundle_sha256/)
+  })
+
+  it('the bundle digest ignores order and PEM layout, and changes with the set of CAs', async () => {
+    const { trustBundleDigest } = await import('../../../src/pki/trust-bundle-digest.js')
+    const one = (await createCertificateAuthority({ now: NOW })).certificatePem
+    const two = (await createCertificateAuthority({ now: NOW })).certificatePem
+    assert.equal(trustBundleDigest(one + two), trustBundleDigest(`${two}\r\n${one}`))
+    assert.notEqual(trustBundleDigest(one + two), trustBundleDigest(one))
   })
 })
