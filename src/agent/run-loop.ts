@@ -1,20 +1,23 @@
 // `fleetkit-agent run`: heartbeat with host facts, lease and run jobs, renew on the
 // jittered schedule and swap the client in place; returns on abort, throws what systemd must restart on.
-import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
-import { AGENT_PATHS, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
+import { toFleetkitError } from '../checks/fleetkit-error.js'
+import { AGENT_PATHS, readIdentityResponse, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
-import type { Rng } from '../config/rng.js'
+import { type Rng, unitInterval } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
 import { Backoff, isRetryLaterStatus, retryAfterHeaderMs } from './backoff.js'
-import { unitInterval } from '../config/rng.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
 import { type CheckContext } from './host-checks.js'
 import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
-import { loadIdentity } from './identity.js'
+import { identityPaths, loadIdentity } from './identity.js'
+import { joinBundles } from './enroll.js'
+import { writeFileAtomic } from '../fs/atomic-file.js'
+import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
 import { type JobRunDeps, runJob } from './jobs.js'
+import { recoverIdentity } from './recover.js'
 import { renewCertificate } from './renew.js'
 import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
 import { AgentSession } from './session.js'
@@ -47,6 +50,9 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile), () => clock.now().getTime())
   let planned = plannedRenewalAt(session.identity.window, deps.rng)
   let plannedSerial = session.identity.serial
+  let rotationPlannedFor: string | undefined
+  /** The gateway bundle digest last fetched, so a bundle that cannot be used is not fetched every beat. */
+  let bundleTried: string | undefined
   let nextRenewCheck = clock.now().getTime()
   let nextBeat = clock.now().getTime()
   let dockerVersion: string | null = null
@@ -68,10 +74,9 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     while (!signal.aborted) {
       const now = clock.now()
       if (now.getTime() >= session.identity.window.notAfter.getTime()) {
-        throw new FleetkitError('CERTIFICATE_EXPIRED', `certificate ${session.identity.serial} expired at ${session.identity.window.notAfter.toISOString()} before it was renewed`, {
-          actions: ['issue a fresh secret (fleetkit node token NODE), remove the staged identity and run fleetkit-agent enroll'],
-          data: { serial: session.identity.serial },
-        })
+        // Away longer than the certificate lived (or the gateway was): recover with the key, within the window.
+        await recoverExpired()
+        continue
       }
 
       if (now.getTime() >= nextRenewCheck) {
@@ -120,6 +125,10 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           } else {
             const answer = heartbeat.status === 200 ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat) : undefined
             log('debug', 'heartbeat', { status: heartbeat.status, node_status: answer?.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
+            if (answer?.renewal_due === true) planRotationRenewal()
+            if (answer?.trust_bundle_sha256 !== undefined && answer.trust_bundle_sha256 !== bundleTried && answer.trust_bundle_sha256 !== trustBundleDigest(session.identity.caPem)) {
+              await adoptGatewayBundle(answer.trust_bundle_sha256)
+            }
             backoff.succeeded()
             if (running === undefined && heartbeat.status === 200) await lease(facts)
             nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
@@ -139,6 +148,69 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     if (running) await running.promise.catch(() => {})
     session.close()
     log('info', 'agent_stopped', { node_id: config.nodeId })
+  }
+
+  /**
+   * The gateway issues from a new CA (a rotation began): renew at a random point of the next check
+   * interval, once per certificate, so a fleet told in the same second does not renew in one burst.
+   */
+  function planRotationRenewal(): void {
+    if (rotationPlannedFor === session.identity.serial) return
+    rotationPlannedFor = session.identity.serial
+    const at = clock.now().getTime() + Math.floor(unitInterval(deps.rng) * config.renewCheckSeconds * 1000)
+    if (at < planned.getTime()) planned = new Date(at)
+    nextRenewCheck = Math.min(nextRenewCheck, at)
+    log('info', 'rotation_renewal_planned', { serial: session.identity.serial, renew_at: new Date(at).toISOString() })
+  }
+
+  /**
+   * The certificate expired: recover by a signed challenge. Refusals (past the window, retired or
+   * lost) are fatal: only a new secret helps. An unreachable gateway is retried on the backoff.
+   */
+  async function recoverExpired(): Promise<void> {
+    const expired = session.identity
+    try {
+      const identity = await recoverIdentity(config, expired, log)
+      session.swap(identity, session.clientFor(identity))
+      planned = plannedRenewalAt(identity.window, deps.rng)
+      plannedSerial = identity.serial
+      nextBeat = clock.now().getTime()
+    } catch (error) {
+      const e = toFleetkitError(error)
+      if (!UNREACHABLE.has(e.code) && e.code !== 'AGENT_RENEWAL_FAILED') throw e
+      const waitMs = backoff.failed()
+      log('warn', 'recovery_failed', { code: e.code, message: e.message, serial: expired.serial, retry_in_ms: waitMs })
+      await sleep(waitMs, signal)
+    }
+  }
+
+  /**
+   * The gateway trusts another bundle than the one staged here (a rotation began or completed): fetch
+   * it over mTLS, prove it on /healthz with a new client, stage it as gateway-ca.pem and swap in place.
+   * After a completed rotation this drops the old CA at once, not only at the next renewal.
+   */
+  async function adoptGatewayBundle(digest: string): Promise<void> {
+    bundleTried = digest
+    try {
+      const reply = await session.call('GET', AGENT_PATHS.identity)
+      const answer = reply.status === 200 ? readResponse(readIdentityResponse, reply.body, AGENT_PATHS.identity) : undefined
+      if (!answer?.ca_bundle_pem || trustBundleDigest(answer.ca_bundle_pem) !== digest) return
+      const identity = { ...session.identity, caPem: joinBundles(answer.ca_bundle_pem) }
+      const client = session.clientFor(identity)
+      try {
+        if ((await client.request('GET', '/healthz')).status !== 200) throw new Error('no 200 from /healthz')
+      } catch (error) {
+        client.close()
+        log('warn', 'trust_bundle_unusable', { digest, message: (error as Error).message })
+        return
+      }
+      await writeFileAtomic(identityPaths(config.pkiDir).caBundle, identity.caPem, 0o600)
+      session.swap(identity, client)
+      log('info', 'trust_bundle_updated', { digest, certificates: identity.caPem.split('BEGIN CERTIFICATE').length - 1 })
+    } catch (error) {
+      const e = toFleetkitError(error)
+      log('warn', 'trust_bundle_refresh_failed', { code: e.code, message: e.message })
+    }
   }
 
   /** `fleetkit-agent renew-certificate` run beside this process restages the files: use them. */

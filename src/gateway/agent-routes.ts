@@ -13,8 +13,10 @@ import {
   readHeartbeatRequest, readJobCompleteRequest, readJobHeartbeatRequest, readLeaseRequest, readRenewRequest,
 } from '../protocol/agent-routes.js'
 import { readRequest } from '../protocol/read.js'
-import { insertNodeCertificate, takeIssuanceLockShared } from '../store/certificates.js'
+import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
+import { insertNodeCertificate } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
+import { lockIssuance } from './issuance-guard.js'
 import { appendEvent } from '../store/events.js'
 import { completeJob, extendJobLease, failExhaustedJobs, leaseNextJob, listOpenJobIds } from '../store/jobs.js'
 import { getNode } from '../store/nodes.js'
@@ -30,7 +32,7 @@ export function agentRoutes(g: GatewayContext): Route[] {
     { method: 'POST', pattern: AGENT_PATHS.jobHeartbeat, auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobComplete, auth: 'mark', handler: (ctx) => jobComplete(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.renew, auth: 'mark', handler: (ctx) => renew(g, ctx) },
-    { method: 'GET', pattern: AGENT_PATHS.identity, auth: 'mark', handler: async (ctx) => identity(ctx) },
+    { method: 'GET', pattern: AGENT_PATHS.identity, auth: 'mark', handler: async (ctx) => ({ ...identity(ctx), ca_bundle_pem: g.pki().bundlePem }) },
   ]
 }
 
@@ -39,12 +41,21 @@ function who(ctx: RequestContext): AgentIdentity {
   return ctx.identity
 }
 
+/** The digest of the running bundle, computed once per bundle (heartbeats are frequent, the bundle rarely changes). */
+let lastDigest: { pem: string; digest: string } | undefined
+function bundleDigestOf(pem: string): string {
+  if (lastDigest?.pem !== pem) lastDigest = { pem, digest: trustBundleDigest(pem) }
+  return lastDigest.digest
+}
+
 async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<HeartbeatResponse> {
   const id = who(ctx)
   const { facts } = readRequest(readHeartbeatRequest, await ctx.body())
   // Coalesced: written with every other node's beat in the next batch (at most one transaction a second).
   g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts })
-  return { node_status: id.nodeStatus }
+  // A rotation began: tell the agent now rather than at its planned point (it jitters the renewal).
+  const renewalDue = id.certificate.issuerCaSha256 !== g.pki().ca.fingerprintSha256
+  return { node_status: id.nodeStatus, ...(renewalDue ? { renewal_due: true } : {}), trust_bundle_sha256: bundleDigestOf(g.pki().bundlePem) }
 }
 
 async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseResponse> {
@@ -118,7 +129,7 @@ async function renew(g: GatewayContext, ctx: RequestContext): Promise<RenewRespo
     throw new FleetkitError('RENEWAL_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`)
   }
   const issued = await withTransaction(g.pool, async (client) => {
-    await takeIssuanceLockShared(client)
+    await lockIssuance(client, pki.ca)
     const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId: id.nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
     const row = await insertNodeCertificate(client, { nodeId: id.nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, replacesId: current.id, now: ctx.now })
     await appendEvent(client, { kind: 'certificate_renewed', nodeId: id.nodeId, at: ctx.now, data: { serial: cert.serial, replaces_serial: current.serial, not_after: cert.notAfter.toISOString(), certificate_id: row.id } })

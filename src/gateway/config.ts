@@ -23,6 +23,7 @@ export interface GatewayConfig {
   agentRenewCheckSeconds: number
   /** Limits of the unauthenticated enrollment listener (connection-limits.ts). */
   enrollConnections: { maxConnections: number; maxPerSource: number; idleTimeoutMs: number }
+  recoveryWindowSeconds: number
 }
 
 export const GATEWAY_DEFAULTS = {
@@ -34,6 +35,7 @@ export const GATEWAY_DEFAULTS = {
   FLEETKIT_ENROLL_MAX_CONNECTIONS: '512',
   FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE: '64',
   FLEETKIT_ENROLL_IDLE_SECONDS: '10',
+  FLEETKIT_RECOVERY_WINDOW_SECONDS: '604800',
 } as const
 
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
@@ -62,6 +64,8 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
       maxPerSource: parseCount('FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE', value('FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE'), 1, 1_000_000),
       idleTimeoutMs: parseSeconds('FLEETKIT_ENROLL_IDLE_SECONDS', value('FLEETKIT_ENROLL_IDLE_SECONDS'), 1, 3600) * 1000,
     },
+    // 0 turns recovery off: every node whose certificate expired needs a new secret.
+    recoveryWindowSeconds: parseSeconds('FLEETKIT_RECOVERY_WINDOW_SECONDS', value('FLEETKIT_RECOVERY_WINDOW_SECONDS'), 0, 90 * 86400),
   }
 }
 

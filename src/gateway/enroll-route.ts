@@ -8,8 +8,9 @@ import { sha256Hex } from '../pki/fingerprint.js'
 import type { HealthResponse } from '../protocol/agent-routes.js'
 import { ENROLL_PATH, type EnrollResponse, readEnrollRequest } from '../protocol/enrollment.js'
 import { readRequest } from '../protocol/read.js'
-import { findEnrollmentReplay, insertNodeCertificate, revokeNodeCertificates, takeIssuanceLockShared } from '../store/certificates.js'
+import { findEnrollmentReplay, insertNodeCertificate, revokeNodeCertificates } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
+import { lockIssuance } from './issuance-guard.js'
 import { appendEvent } from '../store/events.js'
 import { consumeEnrollmentSecret } from '../store/enrollment-secrets.js'
 import type { GatewayContext } from './gateway-context.js'
@@ -50,7 +51,7 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   // 2 and 3 in one transaction: consumption, issuance and storage commit together or not at all.
   const publicKeySha256 = Buffer.from(sha256Hex(new Uint8Array(csr.publicKey.rawData)), 'hex')
   const outcome = await withTransaction(g.pool, async (client) => {
-    await takeIssuanceLockShared(client)
+    await lockIssuance(client, pki.ca)
     if (!(await consumeEnrollmentSecret(client, nodeId, secretSha256, now))) {
       // The same secret and key again: the first answer was lost (a gateway died after the
       // commit). Answer with the certificate already issued, so the node is not stranded.

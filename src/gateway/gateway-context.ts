@@ -21,6 +21,8 @@ export interface GatewayContext {
   /** The PKI set in use now; replaced whole on reload. */
   pki(): PkiSet
   agentCertLifetimeSeconds: number
+  /** How long after its certificate expired a node may still recover by a signed challenge. */
+  recoveryWindowSeconds: number
   jobLeaseSeconds: number
   coalescer: HeartbeatCoalescer
   auth: AgentAuthenticator

@@ -11,6 +11,7 @@ import type pg from 'pg'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock, type Clock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
+import { liveIssuerFingerprints } from '../store/ca-rotations.js'
 import { countCertificatesExpiringBefore } from '../store/certificates.js'
 import { recordHeartbeats } from '../store/heartbeats.js'
 import { AgentAuthenticator } from './agent-auth.js'
@@ -30,6 +31,7 @@ import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool, STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
 import { probeDatabase } from '../store/probe.js'
 import { PkiReloader } from './pki-reloader.js'
+import { DEFAULT_RECOVERY_WINDOW_SECONDS, recoverRoutes } from './recover-route.js'
 import { Router } from './router.js'
 import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
 
@@ -83,6 +85,8 @@ export interface GatewayOptions {
   /** Omit for no metrics listener. */
   metricsBind?: BindAddress
   agentCertLifetimeSeconds: number
+  /** Default 7 days (spec 05). */
+  recoveryWindowSeconds?: number
   clock?: Clock
   logger?: Logger
   tuning?: Partial<GatewayTuning>
@@ -152,6 +156,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     metrics,
     pki: () => pki,
     agentCertLifetimeSeconds: options.agentCertLifetimeSeconds,
+    recoveryWindowSeconds: options.recoveryWindowSeconds ?? DEFAULT_RECOVERY_WINDOW_SECONDS,
     jobLeaseSeconds: tuning.jobLeaseSeconds,
     coalescer,
     auth,
@@ -163,7 +168,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const handshakeTimeout = tuning.handshakeTimeoutMs
   // Kept with the PKI, so sessions resume across a restart and across gateways sharing the directory.
   const ticketKeys = options.pkiDir ? { ticketKeys: await loadOrCreateTicketKeys(options.pkiDir) } : {}
-  const enrollServer = createHttpsServer({ ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('enroll', new Router(enrollRoutes(g)), g))
+  const enrollServer = createHttpsServer({ ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g))
   const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('agent', new Router(agentRoutes(g)), g))
   const enrollLimits = tuning.enrollConnections
   limitConnections(enrollServer, enrollLimits, (reason) => metrics.enrollConnectionsClosed.inc({ reason }))
@@ -199,7 +204,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       logger('info', 'pki_set_replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
     }
     const reloader = options.pkiDir
-      ? new PkiReloader({ dir: options.pkiDir, clock, logger, current: () => pki, apply: replacePkiSet, intervalMs: tuning.pkiReloadMs })
+      ? new PkiReloader({
+        dir: options.pkiDir, clock, logger, current: () => pki, apply: replacePkiSet, intervalMs: tuning.pkiReloadMs,
+        liveIssuers: (now) => liveIssuerFingerprints(options.pool, now),
+      })
       : undefined
     reloader?.start()
     let closing: Promise<void> | undefined

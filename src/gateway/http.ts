@@ -22,6 +22,9 @@ const HTTP_STATUS: Partial<Record<FailureCode, number>> = {
   RENEWAL_NOT_DUE: 409,
   RATE_LIMITED: 429,
   STATE_UNAVAILABLE: 503,
+  RECOVERY_REFUSED: 401,
+  RECOVERY_WINDOW_EXPIRED: 403,
+  ISSUING_CA_RETIRED: 503,
 }
 
 export function httpStatusOf(code: FailureCode): number {

@@ -1,6 +1,7 @@
 // PKI hot reload: the gateway re-reads its PKI directory every interval; a changed set is
-// loaded whole and self-tested before it replaces the running one, and a half-written
-// or broken set is logged and ignored, so the previous set keeps serving.
+// loaded whole and self-tested before it replaces the running one, and a half-written, broken
+// or foreign set (one that no longer trusts a live certificate's CA) is logged and ignored.
+import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
 import { buildPkiSet, type PkiSet } from '../pki/pki-set.js'
 import { readPkiDirectory } from '../pki/pki-files.js'
@@ -15,6 +16,11 @@ export interface PkiReloaderOptions {
   logger: Logger
   current(): PkiSet
   apply(set: PkiSet): void
+  /**
+   * The CAs that issued a certificate still in use: a new bundle must keep trusting each, or it would
+   * cut those agents off (a foreign set, a hand-edited bundle). Omitted: not checked.
+   */
+  liveIssuers?: (now: Date) => Promise<string[]>
   intervalMs?: number
 }
 
@@ -23,6 +29,8 @@ export class PkiReloader {
   private running: Promise<ReloadOutcome> | undefined
   /** The version last refused, so a broken set is logged once, not every interval. */
   private refusedVersion: string | undefined
+  /** The refusal last logged, so each is logged once. */
+  private loggedRefusal: string | undefined
 
   constructor(private readonly options: PkiReloaderOptions) {}
 
@@ -48,17 +56,39 @@ export class PkiReloader {
       const files = await readPkiDirectory(this.options.dir)
       version = sha256Hex([files.caCertificate, files.caKey, files.bundle, files.serverCertificate, files.serverKey].join('\0'))
       if (version === this.options.current().version || version === this.refusedVersion) return 'unchanged'
-      const set = await buildPkiSet(this.options.dir, files, this.options.clock.now())
+      const now = this.options.clock.now()
+      const set = await buildPkiSet(this.options.dir, files, now)
+      await this.assertTrustsLiveIssuers(set, now)
       this.options.apply(set)
       this.refusedVersion = undefined
+      this.loggedRefusal = undefined
       return 'replaced'
     } catch (error) {
-      const key = version ?? `error:${(error as { code?: string }).code ?? ''}:${(error as Error).message}`
-      if (key !== this.refusedVersion) {
-        this.refusedVersion = key
-        this.options.logger('warn', 'pki_set_not_loaded', { kept: 'the running set', dir: this.options.dir, code: (error as { code?: string }).code, error: (error as Error).message })
+      const code = (error as { code?: string }).code
+      const key = version ?? `error:${code ?? ''}:${(error as Error).message}`
+      if (key !== this.loggedRefusal) {
+        this.loggedRefusal = key
+        this.options.logger('warn', 'pki_set_not_loaded', { kept: 'the running set', dir: this.options.dir, code, error: (error as Error).message })
       }
+      // A set that fails its own checks fails them every time; one refused for the state (live
+      // certificates of a CA it drops, a database error) is looked at again: the state changes.
+      if (code !== 'PKI_SET_UNTRUSTED' && !isStateError(error)) this.refusedVersion = key
       return 'kept'
     }
   }
+
+  private async assertTrustsLiveIssuers(set: PkiSet, now: Date): Promise<void> {
+    if (!this.options.liveIssuers) return
+    const missing = (await this.options.liveIssuers(now)).filter((sha) => !set.bundleFingerprints.includes(sha))
+    if (missing.length === 0) return
+    throw new FleetkitError('PKI_SET_UNTRUSTED', `the changed ca-bundle.pem in ${set.dir} does not trust ${missing.length} CA(s) that issued certificates still in use (${missing.map((m) => m.slice(0, 16)).join(', ')}); keeping the running set`, {
+      actions: ['fleetkit ca rotate --status', 'put back the PKI files the gateway was serving'],
+      data: { dir: set.dir, missing },
+    })
+  }
+}
+
+/** Errors of the liveIssuers query (pg errors carry a SQLSTATE, connection errors an errno), not of the files. */
+function isStateError(error: unknown): boolean {
+  return !(error instanceof FleetkitError)
 }

@@ -34,6 +34,7 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
       metricsBind: config.metricsBind,
       agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
       tuning: { enrollConnections: config.enrollConnections },
+      recoveryWindowSeconds: config.recoveryWindowSeconds,
       logger,
       // The embedded default is this machine's own server: when it dies, the gateway starts it again.
       ...(database.source === 'embedded' ? { restartDatabase: async () => { await ensureEmbeddedServer(config.stateDir) } } : {}),

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { createCertificateAuthority, loadIssuingCa } from './certificate-authority.js'
 import { generateP256KeyPair, privateKeyToPem } from './keys.js'
-import { existingCaFiles, PKI_FILE_NAMES, writePkiFiles } from './pki-files.js'
+import { assertNoKeyWithoutCertificate, existingCaFiles, PKI_FILE_NAMES, removeStaleTempFiles, writePkiFiles } from './pki-files.js'
 import { DEFAULT_SERVER_NAMES, isValidServerName, issueServerCertificate } from './server-certificate.js'
 import { buildTrustBundle } from './trust-bundle.js'
 
@@ -25,6 +25,9 @@ export async function initPki(options: { pkiDir: string; serverNames?: readonly 
   if (bad !== undefined) {
     throw new FleetkitError('USAGE_INVALID', `--server-name ${JSON.stringify(bad)} is neither a DNS name nor an IP address`, { actions: ['fleetkit ca init --help'] })
   }
+  // A killed earlier run's temp files may hold a private key; its half-written set gets the one advice.
+  await removeStaleTempFiles(pkiDir)
+  await assertNoKeyWithoutCertificate(pkiDir)
   const existing = await existingCaFiles(pkiDir)
   if (existing.length > 0) {
     throw new FleetkitError('CA_EXISTS', `${pkiDir} already holds a CA (${existing.join(', ')}); refusing to overwrite it`, {

@@ -1,10 +1,10 @@
 // The only file I/O of src/pki: reading the PKI directory (private keys refused unless
 // 0600-or-tighter and owned by this user) and writing new files atomically.
-import { mkdir, readFile, stat } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { writeFilesAtomic } from '../fs/atomic-file.js'
+import { removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
 import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
 
 export const PKI_FILE_NAMES = {
@@ -14,6 +14,19 @@ export const PKI_FILE_NAMES = {
   serverCertificate: 'server.pem',
   serverKey: 'server.key',
 } as const
+
+/** The CA being rotated out, kept beside the new one until the rotation completes or is aborted. */
+export const ARCHIVE_FILE_NAMES = {
+  caCertificate: 'ca.pem.previous',
+  caKey: 'ca.key.previous',
+  bundle: 'ca-bundle.pem.previous',
+} as const
+
+export interface ArchivedCa {
+  caCertificate: string
+  caKey: string
+  bundle: string
+}
 
 export interface PkiFileText {
   caCertificate: string
@@ -76,10 +89,88 @@ export async function assertPkiDirectoryPrivate(dir: string): Promise<void> {
   }
 }
 
+async function present(path: string): Promise<boolean> {
+  try {
+    await stat(path)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+}
+
+/**
+ * A key without its certificate is what a `ca init` killed between its renames leaves (the
+ * certificate is renamed last). Every command gives the same advice for it, so it is checked here.
+ */
+export async function assertNoKeyWithoutCertificate(dir: string): Promise<void> {
+  for (const [key, certificate] of [[PKI_FILE_NAMES.caKey, PKI_FILE_NAMES.caCertificate], [PKI_FILE_NAMES.serverKey, PKI_FILE_NAMES.serverCertificate]] as const) {
+    if ((await present(join(dir, key))) && !(await present(join(dir, certificate)))) {
+      throw new FleetkitError('PKI_KEY_WITHOUT_CERTIFICATE', `${join(dir, key)} has no ${certificate} beside it: an interrupted fleetkit ca init (or a lost file) left the PKI directory half-written`, {
+        actions: [
+          `if this CA ever issued certificates, restore ${certificate} from backup into ${dir}`,
+          `if it never did (the interrupted ca init): mv ${dir} ${dir}.incomplete && fleetkit ca init`,
+        ],
+        data: { dir, key, missing: certificate },
+      })
+    }
+  }
+}
+
+/** `.<name>.<12 hex>.tmp`: the temp names writeFilesAtomic gives PKI files (src/fs/atomic-file.ts). */
+const STALE_TEMP = /^\.(ca\.pem|ca\.key|ca-bundle\.pem|server\.pem|server\.key)(\.previous)?\.[0-9a-f]{12}\.tmp$/
+
+/**
+ * Remove the temp files a killed `ca init`, `ca rotate` or `ca server-cert` left (they may hold
+ * a private key). Only PKI commands write here, and each calls this before it writes.
+ */
+export async function removeStaleTempFiles(dir: string): Promise<string[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+  const removed: string[] = []
+  for (const name of names.filter((n) => STALE_TEMP.test(n))) {
+    await unlink(join(dir, name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error
+    })
+    removed.push(name)
+  }
+  return removed
+}
+
+/** The archived CA of a rotation in progress, or undefined when there is none (a partial archive is an error). */
+export async function readArchivedCa(dir: string, uid: number | undefined = currentUid()): Promise<ArchivedCa | undefined> {
+  const has = await Promise.all(Object.values(ARCHIVE_FILE_NAMES).map((name) => present(join(dir, name))))
+  if (has.every((h) => !h)) return undefined
+  if (!has.every((h) => h)) {
+    throw new FleetkitError('PKI_INVALID', `the PKI directory ${dir} holds only part of an archived CA (${Object.values(ARCHIVE_FILE_NAMES).filter((_, i) => has[i]).join(', ')})`, {
+      actions: ['fleetkit ca rotate --status', 'restore the PKI directory from backup'],
+      data: { dir, problem: 'partial archive' },
+    })
+  }
+  return {
+    caCertificate: await readFile(join(dir, ARCHIVE_FILE_NAMES.caCertificate), 'utf8'),
+    caKey: await readPrivateKeyFile(join(dir, ARCHIVE_FILE_NAMES.caKey), uid),
+    bundle: await readFile(join(dir, ARCHIVE_FILE_NAMES.bundle), 'utf8'),
+  }
+}
+
+/** Delete the archived CA (its key first: that is what must not outlive a rotation). */
+export async function removeArchivedCa(dir: string): Promise<void> {
+  await removeDurably(join(dir, ARCHIVE_FILE_NAMES.caKey))
+  await removeDurably(join(dir, ARCHIVE_FILE_NAMES.caCertificate))
+  await removeDurably(join(dir, ARCHIVE_FILE_NAMES.bundle))
+}
+
 /** Read the whole PKI directory. Missing files are reported as CA_MISSING. */
 export async function readPkiDirectory(dir: string, uid: number | undefined = currentUid()): Promise<PkiFileText> {
   const path = (name: string) => join(dir, name)
   await assertPkiDirectoryPrivate(dir)
+  await assertNoKeyWithoutCertificate(dir)
   try {
     const caCertificate = await readFile(path(PKI_FILE_NAMES.caCertificate), 'utf8')
     const caKey = await readPrivateKeyFile(path(PKI_FILE_NAMES.caKey), uid)

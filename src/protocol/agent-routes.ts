@@ -46,10 +46,28 @@ export const readLeaseRequest = readHeartbeatRequest
 
 export interface HeartbeatResponse {
   node_status: string
+  /**
+   * True when the presented certificate was not issued by the gateway's current CA (a rotation
+   * began): the agent renews at a jittered point of its next check interval. Absent from older gateways.
+   */
+  renewal_due?: boolean
+  /**
+   * trustBundleDigest (src/pki/trust-bundle-digest.ts) of the bundle the gateway trusts now: an
+   * agent whose staged bundle differs (a rotation completed) fetches it from GET /v1/agent/identity.
+   */
+  trust_bundle_sha256?: string
 }
 
 export function readHeartbeatResponse(value: unknown): HeartbeatResponse {
-  return { node_status: readNodeStatus(field(readObject(value, 'body'), 'node_status'), 'node_status') }
+  const body = readObject(value, 'body')
+  const due = field(body, 'renewal_due')
+  if (due !== undefined && typeof due !== 'boolean') throw new WireFormatError('renewal_due', 'must be a boolean')
+  const digest = field(body, 'trust_bundle_sha256')
+  return {
+    node_status: readNodeStatus(field(body, 'node_status'), 'node_status'),
+    ...(due === true ? { renewal_due: true } : {}),
+    ...(digest === undefined ? {} : { trust_bundle_sha256: readString(digest, 'trust_bundle_sha256', { max: 64, pattern: HEX_SHA256, expected: 'a SHA-256 in hex' }) }),
+  }
 }
 
 export interface LeasedJob {
@@ -192,6 +210,8 @@ export interface IdentityResponse {
   node_id: string
   status: string
   certificate: { serial: string; not_before: string; not_after: string; fingerprint_sha256: string; issuer_ca_sha256: string }
+  /** The trust bundle the gateway serves with now (handed over mTLS). Absent from older gateways. */
+  ca_bundle_pem?: string
 }
 
 export function readIdentityResponse(value: unknown): IdentityResponse {
@@ -207,6 +227,7 @@ export function readIdentityResponse(value: unknown): IdentityResponse {
       fingerprint_sha256: readString(field(c, 'fingerprint_sha256'), 'certificate.fingerprint_sha256', { max: 64, pattern: HEX_SHA256, expected: 'a SHA-256 in hex' }),
       issuer_ca_sha256: readString(field(c, 'issuer_ca_sha256'), 'certificate.issuer_ca_sha256', { max: 64, pattern: HEX_SHA256, expected: 'a SHA-256 in hex' }),
     },
+    ...(field(o, 'ca_bundle_pem') === undefined ? {} : { ca_bundle_pem: readCertificatePem(field(o, 'ca_bundle_pem'), 'ca_bundle_pem') }),
   }
 }
 

@@ -18,6 +18,7 @@ describe('gateway: configuration from the environment', () => {
     assert.deepEqual(config.metricsBind, { host: '127.0.0.1', port: 9464 })
     assert.equal(config.agentCertLifetimeSeconds, 86400)
     assert.equal(config.agentRenewCheckSeconds, 600)
+    assert.equal(config.recoveryWindowSeconds, 7 * 86400)
     assert.equal(config.databaseUrl, undefined)
     assert.equal(config.stateDir, '/home/op/.local/state/fleetkit')
     assert.equal(config.pkiDir, '/home/op/.local/state/fleetkit/pki')
@@ -46,6 +47,8 @@ describe('gateway: configuration from the environment', () => {
     refused({ FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '1h' }, 'FLEETKIT_AGENT_CERT_LIFETIME_SECONDS')
     refused({ FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '10' }, 'FLEETKIT_AGENT_CERT_LIFETIME_SECONDS')
     refused({ FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '0' }, 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS')
+    refused({ FLEETKIT_RECOVERY_WINDOW_SECONDS: '-1' }, 'FLEETKIT_RECOVERY_WINDOW_SECONDS')
+    refused({ FLEETKIT_RECOVERY_WINDOW_SECONDS: String(91 * 86400) }, 'FLEETKIT_RECOVERY_WINDOW_SECONDS')
     refused({ FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '600', FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '300' }, 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS')
     try {
       loadGatewayConfig({ ...base, DATABASE_URL: 'mysql://user:hunter2@db/x' })

@@ -1,0 +1,71 @@
+// Coming back after an absence longer than the certificate's lifetime: ask the enrollment
+// listener for a challenge, sign it with the key of the expired certificate, stage the new identity.
+import { sign } from 'node:crypto'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Logger } from '../log/logger.js'
+import { errorCodeOf } from '../protocol/agent-routes.js'
+import { readResponse } from '../protocol/read.js'
+import {
+  RECOVER_CHALLENGE_PATH, RECOVER_PATH, type RecoverChallengeRequest, type RecoverRequest, readRecoverChallengeResponse, readRecoverResponse,
+} from '../protocol/recovery.js'
+import type { AgentConfig } from './config.js'
+import { joinBundles, matchesKey } from './enroll.js'
+import { explainTransportError } from './clock-skew.js'
+import { GatewayClient, GatewayTransportError } from './gateway-client.js'
+import { type Identity, certificateWindow, stageIdentity } from './identity.js'
+import { generateKeyAndCsr } from './key-and-csr.js'
+import { probeUrls } from './session.js'
+
+/**
+ * One recovery attempt for `expired` (the staged identity). Returns the new identity, staged;
+ * throws RECOVERY_WINDOW_EXPIRED or RECOVERY_REFUSED (the node needs a new secret) or a transport error.
+ */
+export async function recoverIdentity(config: AgentConfig, expired: Identity, log: Logger): Promise<Identity> {
+  if (config.enrollUrl === '') {
+    throw new FleetkitError('CERTIFICATE_EXPIRED', `certificate ${expired.serial} expired and FLEETKIT_ENROLL_URL is not set, so the agent cannot recover`, {
+      actions: ['set FLEETKIT_ENROLL_URL in the agent configuration', 'or issue a fresh secret (fleetkit node token NODE --reissue) and run fleetkit-agent enroll'],
+      data: { serial: expired.serial },
+    })
+  }
+  // The enrollment listener authenticates the server only: trust what the gateway last handed over.
+  const client = new GatewayClient(config.enrollUrl, { ca: expired.caPem }, { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 })
+  try {
+    const challengeRequest: RecoverChallengeRequest = { node_id: config.nodeId }
+    const asked = await client.request('POST', RECOVER_CHALLENGE_PATH, challengeRequest)
+    if (asked.status !== 200) throw refusal(asked.status, asked.body, expired)
+    const { challenge } = readResponse(readRecoverChallengeResponse, asked.body, RECOVER_CHALLENGE_PATH)
+    const signature = sign('sha256', Buffer.from(challenge, 'utf8'), { key: expired.keyPem, dsaEncoding: 'der' }).toString('base64')
+    const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
+    const request: RecoverRequest = { node_id: config.nodeId, challenge, certificate_pem: expired.certificatePem, signature, csr_pem: csrPem }
+    const answered = await client.request('POST', RECOVER_PATH, request)
+    if (answered.status !== 200) throw refusal(answered.status, answered.body, expired)
+    const recovered = readResponse(readRecoverResponse, answered.body, RECOVER_PATH)
+    if (!matchesKey(recovered.certificate_pem, keyPem)) throw refusal(answered.status, answered.body, expired)
+    const caPem = joinBundles(recovered.ca_pem)
+    await stageIdentity(config.pkiDir, keyPem, recovered.certificate_pem, caPem)
+    const window = certificateWindow(recovered.certificate_pem)
+    log('info', 'identity_recovered', { serial: window.serial, expired_serial: expired.serial, not_after: window.notAfter.toISOString() })
+    return { keyPem, certificatePem: recovered.certificate_pem, caPem, window: { notBefore: window.notBefore, notAfter: window.notAfter }, serial: window.serial, fingerprint256: window.fingerprint256 }
+  } catch (error) {
+    if (error instanceof GatewayTransportError) throw await explainTransportError(error, config.enrollUrl, probeUrls(config))
+    throw error
+  } finally {
+    client.close()
+  }
+}
+
+function refusal(status: number, body: unknown, expired: Identity): FleetkitError {
+  const code = errorCodeOf(body)
+  const fresh = ['issue a fresh secret (fleetkit node token NODE --reissue), remove the staged identity and run fleetkit-agent enroll']
+  if (code === 'recovery_window_expired') {
+    return new FleetkitError('RECOVERY_WINDOW_EXPIRED', `certificate ${expired.serial} expired at ${expired.window.notAfter.toISOString()}, longer ago than the gateway's recovery window`, { actions: fresh, data: { serial: expired.serial } })
+  }
+  if (code === 'recovery_refused') {
+    return new FleetkitError('RECOVERY_REFUSED', `the gateway refused to recover certificate ${expired.serial}`, { actions: fresh, data: { serial: expired.serial } })
+  }
+  return new FleetkitError('AGENT_RENEWAL_FAILED', `the gateway answered ${status} ${code ?? ''} to the recovery of certificate ${expired.serial}`.trim(), {
+    actions: ['fleetkit-agent doctor'],
+    data: { status, gateway_code: code ?? null },
+  })
+}

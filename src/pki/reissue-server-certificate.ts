@@ -1,0 +1,56 @@
+// `fleetkit ca server-cert`: re-issue the gateway's server certificate with other names, on the
+// same key, by the CA that signed the current one; the gateway's 2 s reload picks it up.
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { loadIssuingCa } from './certificate-authority.js'
+import { resignServerCertificate, signedBy } from './ca-rotation.js'
+import { buildPkiSet } from './pki-set.js'
+import { PKI_FILE_NAMES, readArchivedCa, readPkiDirectory, removeStaleTempFiles, writePkiFiles } from './pki-files.js'
+import { isValidServerName, serverCertificateNames } from './server-certificate.js'
+
+export interface ServerCertResult {
+  pkiDir: string
+  serverNames: string[]
+  previousServerNames: string[]
+  serverNotAfter: string
+  serverFingerprintSha256: string
+  /** SHA-256 of the CA that signed it: the current CA, or during a rotation the CA being rotated out. */
+  issuerCaSha256: string
+  removedTempFiles: string[]
+}
+
+export async function reissueServerCertificate(options: { pkiDir: string; serverNames: readonly string[]; now: Date }): Promise<ServerCertResult> {
+  const { pkiDir, now } = options
+  const names = [...new Set(options.serverNames)]
+  if (names.length === 0) throw new FleetkitError('USAGE_INVALID', 'name at least one --server-name', { actions: ['fleetkit ca server-cert --help'] })
+  const bad = names.find((name) => !isValidServerName(name))
+  if (bad !== undefined) {
+    throw new FleetkitError('USAGE_INVALID', `--server-name ${JSON.stringify(bad)} is neither a DNS name nor an IP address`, { actions: ['fleetkit ca server-cert --help'] })
+  }
+  const removedTempFiles = await removeStaleTempFiles(pkiDir)
+  const files = await readPkiDirectory(pkiDir)
+  const set = await buildPkiSet(pkiDir, files, now)
+  // During a rotation agents that have not renewed trust only the old CA: keep the signer the server certificate has.
+  let signer = { certificatePem: files.caCertificate, keyPem: files.caKey }
+  if (!signedBy(files.serverCertificate, files.caCertificate)) {
+    const archived = await readArchivedCa(pkiDir)
+    if (!archived || !signedBy(files.serverCertificate, archived.caCertificate)) {
+      throw new FleetkitError('PKI_INVALID', `${pkiDir}/server.pem is signed neither by ca.pem nor by an archived CA`, {
+        actions: ['fleetkit ca rotate --status', 'restore the PKI directory from backup'],
+        data: { dir: pkiDir, problem: 'server.pem issuer unknown' },
+      })
+    }
+    signer = { certificatePem: archived.caCertificate, keyPem: archived.caKey }
+  }
+  const ca = await loadIssuingCa(signer.certificatePem, signer.keyPem)
+  const issued = await resignServerCertificate({ ca, serverCertificatePem: files.serverCertificate, serverKeyPem: files.serverKey, names, now })
+  await writePkiFiles(pkiDir, [{ name: PKI_FILE_NAMES.serverCertificate, content: issued.certificatePem, mode: 0o644 }])
+  return {
+    pkiDir,
+    serverNames: issued.names,
+    previousServerNames: serverCertificateNames(set.server.certificatePem),
+    serverNotAfter: issued.notAfter.toISOString(),
+    serverFingerprintSha256: issued.fingerprintSha256,
+    issuerCaSha256: ca.fingerprintSha256,
+    removedTempFiles,
+  }
+}
