@@ -41,6 +41,7 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   const csr = await checkCertificateRequest(request.csr_pem, nodeId)
   if (!csr.ok) {
     g.metrics.enrollments.inc({ outcome: 'csr_invalid' })
+    await recordRefusal(g, nodeId, 'csr_invalid')
     throw new FleetkitError('ENROLLMENT_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`, { data: { nodeId } })
   }
   const secretSha256 = Buffer.from(sha256Hex(Buffer.from(secret, 'utf8')), 'hex')
@@ -59,10 +60,21 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   })
   if (!issued) {
     g.metrics.enrollments.inc({ outcome: 'refused' })
+    await recordRefusal(g, nodeId, 'refused')
     // The same answer for an unknown node, a wrong, expired or used secret and a wrong state.
     throw new FleetkitError('ENROLLMENT_REFUSED', 'enrollment refused', { data: { nodeId } })
   }
   g.auth.evictNode(nodeId)
   g.metrics.enrollments.inc({ outcome: 'issued' })
   return { certificate_pem: issued.certificatePem, ca_pem: pki.bundlePem, not_after: issued.notAfter.toISOString() }
+}
+
+/** Every refused enrollment is an event (issue 11): the claimed node id and why, never the secret. */
+async function recordRefusal(g: GatewayContext, nodeId: string, reason: 'csr_invalid' | 'refused'): Promise<void> {
+  try {
+    await appendEvent(g.pool, { kind: 'enrollment_refused', nodeId, data: { reason } })
+  } catch (error) {
+    // The refusal stands either way; a lost audit line must not turn a 401 into a 500.
+    g.logger('warn', 'event_write_failed', { kind: 'enrollment_refused', error: (error as Error).message })
+  }
 }

@@ -7,6 +7,7 @@ import type { PkiSet } from '../pki/pki-set.js'
 import type { AgentAuthenticator } from './agent-auth.js'
 import type { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import type { Logger } from '../log/logger.js'
+import type { LifecycleMetrics } from './lifecycle-metrics.js'
 import type { GatewayMetrics } from './metrics.js'
 import type { RateLimiter } from './token-bucket.js'
 
@@ -15,6 +16,8 @@ export interface GatewayContext {
   clock: Clock
   logger: Logger
   metrics: GatewayMetrics
+  /** Leases, sweeps, fleet gauges and the runtime defaults (prom-client). */
+  lifecycleMetrics: LifecycleMetrics
   /** The PKI set in use now; replaced whole on reload. */
   pki(): PkiSet
   agentCertLifetimeSeconds: number

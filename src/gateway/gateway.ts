@@ -22,10 +22,14 @@ import type { GatewayContext } from './gateway-context.js'
 import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import { errorReply, readJsonBody, sendJson } from './http.js'
 import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
+import { LifecycleMetrics } from './lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics.js'
+import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
 import { PkiReloader } from './pki-reloader.js'
 import { Router } from './router.js'
 import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
+import { restoreUnhealthyNode } from '../store/sweep.js'
+import { Sweeper, type SweepFunction, type SweepTick } from './sweeper.js'
 
 export interface GatewayTuning {
   /** Interval of heartbeat batch writes (spec: at most about one per second). */
@@ -40,6 +44,8 @@ export interface GatewayTuning {
   keepAliveMs: number
   /** How often the PKI directory is re-read (spec: every 2 s). */
   pkiReloadMs: number
+  /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the leader lock. */
+  sweepIntervalMs: number
 }
 
 export const DEFAULT_TUNING: GatewayTuning = {
@@ -50,6 +56,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   renewRate: { perSource: { burst: 10, perSecond: 1 }, global: { burst: 500, perSecond: 100 } },
   keepAliveMs: 75_000,
   pkiReloadMs: 2000,
+  sweepIntervalMs: 2000,
 }
 
 export interface GatewayOptions {
@@ -65,6 +72,8 @@ export interface GatewayOptions {
   clock?: Clock
   logger?: Logger
   tuning?: Partial<GatewayTuning>
+  /** The sweep (src/lifecycle/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
+  sweep?: SweepFunction
 }
 
 export interface RunningGateway {
@@ -72,6 +81,11 @@ export interface RunningGateway {
   agentAddress: BindAddress
   metricsAddress: BindAddress | undefined
   metrics: GatewayMetrics
+  lifecycleMetrics: LifecycleMetrics
+  /** Run one sweep tick now (tests; the timer runs one every sweepIntervalMs). */
+  sweepNow(): Promise<SweepTick | 'disabled'>
+  /** Whether this gateway holds the sweep leader lock. */
+  isSweepLeader(): boolean
   /** Write pending heartbeats now (tests; shutdown does it too). */
   flushHeartbeats(): Promise<void>
   /** Serve with a new PKI set (already loaded and self-tested) from the next handshake on. */
@@ -87,6 +101,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? createLogger({ component: 'gateway' })
   const metrics = new GatewayMetrics()
+  const lifecycleMetrics = new LifecycleMetrics(options.pool, (query, error) => logger('warn', 'metrics_query_failed', { query, error: errorText(error) }))
   let pki = options.pki
   const nowMs = () => clock.now().getTime()
 
@@ -110,6 +125,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     clock,
     logger,
     metrics,
+    lifecycleMetrics,
     pki: () => pki,
     agentCertLifetimeSeconds: options.agentCertLifetimeSeconds,
     jobLeaseSeconds: tuning.jobLeaseSeconds,
@@ -120,7 +136,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
 
   const enrollServer = createHttpsServer({ ...tlsOf(pki), minVersion: 'TLSv1.2' }, requestHandler('enroll', new Router(enrollRoutes(g)), g))
-  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), minVersion: 'TLSv1.2' }, requestHandler('agent', new Router(agentRoutes(g)), g))
+  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), minVersion: 'TLSv1.2' }, requestHandler('agent', new Router([...agentRoutes(g), ...operatorRoutes(g, 'certificate')]), g))
   for (const server of [enrollServer, agentServer]) {
     server.keepAliveTimeout = tuning.keepAliveMs
     server.headersTimeout = tuning.keepAliveMs + 5000
@@ -128,7 +144,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // A failed handshake (no client certificate, unknown CA) is the client's problem, not ours.
     server.on('tlsClientError', () => metrics.authRefusals.inc({ reason: 'tls_handshake' }))
   }
-  const metricsServer = options.metricsBind ? createHttpServer((req, res) => void serveMetrics(req, res, g)) : undefined
+  const loopbackOperator = new Router(operatorRoutes(g, 'loopback'))
+  const metricsServer = options.metricsBind
+    ? createHttpServer((req, res) => {
+      if ((req.url ?? '').startsWith(OPERATOR_PREFIX)) requestHandler('operator', loopbackOperator, g)(req, res)
+      else void serveMetrics(req, res, g)
+    })
+    : undefined
 
   const servers: (Server | HttpsServer)[] = []
   try {
@@ -149,12 +171,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ? new PkiReloader({ dir: options.pkiDir, clock, logger, current: () => pki, apply: replacePkiSet, intervalMs: tuning.pkiReloadMs })
       : undefined
     reloader?.start()
+    const sweeper = options.sweep ? new Sweeper({ pool: options.pool, sweep: options.sweep, intervalMs: tuning.sweepIntervalMs, logger, metrics: lifecycleMetrics }) : undefined
+    sweeper?.start()
     let closing: Promise<void> | undefined
     return {
       enrollAddress,
       agentAddress,
       metricsAddress,
       metrics,
+      lifecycleMetrics,
+      sweepNow: async () => (sweeper ? sweeper.tick() : 'disabled'),
+      isSweepLeader: () => sweeper?.isLeader ?? false,
       flushHeartbeats: () => coalescer.flush(),
       replacePkiSet,
       currentPkiSet: () => pki,
@@ -162,6 +189,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       close() {
         closing ??= (async () => {
           reloader?.stop()
+          await sweeper?.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
           await coalescer.close()
         })()
@@ -213,7 +241,7 @@ function errorText(error: unknown): string {
   return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error))
 }
 
-function requestHandler(listener: 'enroll' | 'agent', router: Router, g: GatewayContext) {
+function requestHandler(listener: 'enroll' | 'agent' | 'operator', router: Router, g: GatewayContext) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now()
     const now = g.clock.now()
@@ -229,6 +257,11 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
         routeName = match.route.pattern
         const identity = match.route.auth === 'none' ? undefined : await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
         nodeId = identity?.nodeId
+        // An unhealthy node's authenticated request restores it (spec 06); the sweep judged it on the database's clock.
+        if (identity?.nodeStatus === 'unhealthy' && (await restoreUnhealthyNode(g.pool, identity.nodeId))) {
+          g.auth.evictNode(identity.nodeId)
+          identity.nodeStatus = 'active'
+        }
         const body = await match.route.handler({
           req, params: match.params, now, remote, identity, note,
           body: () => readJsonBody(req),
@@ -282,7 +315,12 @@ async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: Gatewa
   } catch (error) {
     g.logger('warn', 'metrics_query_failed', { query: 'certificate expiry', error: errorText(error) })
   }
-  const text = g.metrics.render(gauges)
+  let text = g.metrics.render(gauges)
+  try {
+    text += await g.lifecycleMetrics.render()
+  } catch (error) {
+    g.logger('warn', 'metrics_query_failed', { query: 'lifecycle registry', error: errorText(error) })
+  }
   res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) })
   res.end(text)
 }
