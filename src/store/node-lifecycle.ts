@@ -5,14 +5,14 @@ import { appendEvent } from './events.js'
 import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from './nodes.js'
 
 /** The node row locked FOR UPDATE, with its silence on the database's clock. Call inside a transaction. */
-export async function lockNode(q: Queryable, nodeId: string): Promise<(NodeRow & { silentSeconds: number | null; dbNow: Date }) | undefined> {
+export async function lockNode(q: Queryable, nodeId: string): Promise<(NodeRow & { silentSeconds: number | null; dbNow: Date; parkedFrom: NodeStatus | null }) | undefined> {
   const { rows } = await q.query<Record<string, unknown>>(
-    `SELECT ${NODE_COLUMNS}, extract(epoch FROM now() - last_seen_at) AS silent_seconds, now() AS db_now FROM nodes WHERE id = $1 FOR UPDATE`,
+    `SELECT ${NODE_COLUMNS}, extract(epoch FROM now() - last_seen_at) AS silent_seconds, now() AS db_now, parked_from FROM nodes WHERE id = $1 FOR UPDATE`,
     [nodeId],
   )
   const r = rows[0]
   if (!r) return undefined
-  return { ...toNode(r), silentSeconds: r.silent_seconds === null ? null : Number(r.silent_seconds), dbNow: r.db_now as Date }
+  return { ...toNode(r), silentSeconds: r.silent_seconds === null ? null : Number(r.silent_seconds), dbNow: r.db_now as Date, parkedFrom: (r.parked_from as NodeStatus | null) ?? null }
 }
 
 /** Set status, schedulable and the lifecycle columns of one node; returns the row as written. */
