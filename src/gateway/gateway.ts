@@ -106,7 +106,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const nowMs = () => clock.now().getTime()
 
   const coalescer = new HeartbeatCoalescer({
-    write: (batch) => recordHeartbeats(options.pool, batch),
+    write: (batch) => recordHeartbeats(options.pool, batch, { writtenAt: clock.now() }),
     intervalMs: tuning.heartbeatFlushMs,
     onBatch: (size) => metrics.heartbeatBatchSize.observe(size),
     onError: (error, size) => {
