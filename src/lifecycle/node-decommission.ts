@@ -36,11 +36,13 @@ export async function decommissionNode(options: { pool: pg.Pool; nodeId: string;
     // Checked again under the row lock: a reservation cannot slip in between the check and the retirement.
     const holdings = await nodeHoldings(client, nodeId)
     if (holdings.activeAllocations.length > 0 || holdings.liveLeases.length > 0) {
-      const code = waitedSeconds === undefined ? 'NODE_HAS_ALLOCATIONS' : 'NODE_WAIT_TIMEOUT'
-      throw new FleetkitError(code, `cannot decommission ${nodeId}: ${holdings.activeAllocations.length} active allocation(s) and ${holdings.liveLeases.length} live lease(s)${waitedSeconds === undefined ? '' : ` after waiting ${waitedSeconds} s`}`, {
+      const message = `cannot decommission ${nodeId}: ${holdings.activeAllocations.length} active allocation(s) and ${holdings.liveLeases.length} live lease(s)`
+      const details = {
         actions: [`fleetkit alloc list --node ${nodeId}`, 'fleetkit alloc release ID (by its owner)', `fleetkit node decommission ${nodeId} --wait 600`],
         data: { nodeId, activeAllocations: holdings.activeAllocations, liveLeases: holdings.liveLeases },
-      })
+      }
+      if (waitedSeconds !== undefined) throw new FleetkitError('NODE_WAIT_TIMEOUT', `${message} after waiting ${waitedSeconds} s`, details)
+      throw new FleetkitError('NODE_HAS_ALLOCATIONS', message, details)
     }
     const revoked = await revokeNodeCertificates(client, nodeId, node.dbNow)
     const failed = await failQueuedJobs(client, nodeId, 'node decommissioned')
