@@ -76,8 +76,8 @@ async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseRespo
   // The database sets and judges the expiry; the reply states it in this gateway's time (server_time's frame).
   const leaseExpiresAt = new Date(ctx.now.getTime() + g.jobLeaseSeconds * 1000)
   const job = await leaseNextJob(g.pool, { nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseSeconds: g.jobLeaseSeconds })
+  g.lifecycleMetrics.leases.inc({ outcome: job ? 'leased' : 'none' })
   if (!job) return { job: null }
-  g.lifecycleMetrics.leases.inc({ outcome: 'leased' })
   return { job: { id: job.id, kind: job.kind, payload: job.payload, lease_token: token, lease_expires_at: leaseExpiresAt.toISOString(), attempt: job.attempts } }
 }
 

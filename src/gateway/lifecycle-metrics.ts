@@ -9,7 +9,7 @@ import { soonestCertificateExpiryByPool } from '../store/operator-certificates.j
 
 export class LifecycleMetrics {
   readonly registry = new Registry()
-  readonly leases = new Counter({ name: 'fleetkit_gateway_leases_total', help: 'Job lease requests by outcome (leased, node_not_active, node_lost, completion_conflict).', labelNames: ['outcome'], registers: [this.registry] })
+  readonly leases = new Counter({ name: 'fleetkit_gateway_leases_total', help: 'Job lease requests and completions by outcome (leased, none: nothing to lease, node_not_active, node_lost, completion_conflict).', labelNames: ['outcome'], registers: [this.registry] })
   readonly sweeps = new Counter({ name: 'fleetkit_sweeps_total', help: 'Sweep ticks by outcome (swept, busy: another sweep held the lock, not_leader: another gateway sweeps, failed).', labelNames: ['outcome'], registers: [this.registry] })
   readonly reclamations = new Counter({ name: 'fleetkit_sweep_transitions_total', help: 'Nodes the sweep moved, by transition (unhealthy, lost).', labelNames: ['transition'], registers: [this.registry] })
   readonly fencedJobs = new Counter({ name: 'fleetkit_sweep_fenced_jobs_total', help: 'Jobs fenced away from lost nodes.', registers: [this.registry] })
