@@ -10,18 +10,19 @@ import { systemClock } from '../../../src/config/clock.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import { admitNode } from '../../../src/lifecycle/node-admit.js'
 import { decommissionNode } from '../../../src/lifecycle/node-decommission.js'
+import { followEvents } from '../../../src/lifecycle/fleet-events.js'
 import { drainNode } from '../../../src/lifecycle/node-drain.js'
 import { parkNode, unparkNode } from '../../../src/lifecycle/node-park.js'
 import { renderInventory } from '../../../src/render/inventory.js'
 import { reserveAllocation } from '../../../src/store/allocations.js'
-import { listEvents } from '../../../src/store/events.js'
+import { appendEvent, listEvents } from '../../../src/store/events.js'
 import { createJob, getJob } from '../../../src/store/jobs.js'
 import { recordNodeCapacity } from '../../../src/store/node-lifecycle.js'
 import { getNode, listNodes, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { fixturePath, validDefinition } from '../../support/definition-fixture.js'
 import { httpsJson, startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
-import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+import { freshDatabase, startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
 const CHECKS_OK = { checks: [{ id: 'host:br-netfilter', status: 'pass', detail: 'loaded' }] }
 const CAPACITY = { cpu: 4, memoryMib: 8192, diskGib: 80 }
@@ -232,5 +233,31 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     assert.equal(refused.status, 400)
     const kinds = await cli(['events', '--type', 'enrollment_refused'])
     assert.deepEqual(kinds.json.result.events.map((e: { nodeId: string }) => e.nodeId), ['ghost-1'])
+  })
+})
+
+describe('fleetkit events --follow (library)', function () {
+  this.timeout(60_000)
+  let pg: DisposablePostgres
+  before(async () => { pg = await startDisposablePostgres() })
+  after(async () => { await pg?.stop() })
+
+  it('delivers each new event once, in order, until aborted', async () => {
+    const db = await freshDatabase(pg.url)
+    try {
+      await appendEvent(db.pool, { kind: 'node_parked', nodeId: 'f-1' })
+      const seen: string[] = []
+      const abort = new AbortController()
+      const following = followEvents(db.pool, { afterId: 1 }, (e) => {
+        seen.push(`${e.kind}:${e.nodeId}`)
+        if (seen.length === 2) abort.abort()
+      }, { clock: systemClock, signal: abort.signal, pollMs: 20 })
+      await appendEvent(db.pool, { kind: 'node_unparked', nodeId: 'f-1' })
+      await appendEvent(db.pool, { kind: 'node_admitted', nodeId: 'f-1' })
+      await following
+      assert.deepEqual(seen, ['node_unparked:f-1', 'node_admitted:f-1'])
+    } finally {
+      await db.drop()
+    }
   })
 })
