@@ -16,7 +16,15 @@ export const OPERATOR_PREFIX = '/v1/operator/'
 export type OperatorAccess = 'loopback' | 'certificate'
 
 export function operatorRoutes(g: GatewayContext, access: OperatorAccess): Route[] {
-  const guarded = (fn: (ctx: RequestContext, actor: string) => Promise<object>) => async (ctx: RequestContext) => fn(ctx, await operatorOf(g, ctx.req, access))
+  const guarded = (fn: (ctx: RequestContext, actor: string) => Promise<object>) => async (ctx: RequestContext) => {
+    const actor = await operatorOf(g, ctx.req, access)
+    // A browser on the gateway host can send a cross-site POST to loopback only as a "simple" request,
+    // never with this content type without a CORS preflight (which is not answered): no CSRF.
+    if (ctx.req.method === 'POST' && !/^application\/json\s*(;|$)/i.test(ctx.req.headers['content-type'] ?? '')) {
+      throw new FleetkitError('REQUEST_INVALID', 'operator API requests that change state must be sent with content-type: application/json', { data: { httpStatus: 415 } })
+    }
+    return fn(ctx, actor)
+  }
   return [
     { method: 'GET', pattern: '/v1/operator/allocations', auth: 'none', handler: guarded(async (ctx) => list(g, ctx)) },
     { method: 'POST', pattern: '/v1/operator/allocations', auth: 'none', handler: guarded(async (ctx, actor) => reserve(g, ctx, actor)) },

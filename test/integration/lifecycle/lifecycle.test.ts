@@ -30,7 +30,8 @@ const code = (reply: { body: Record<string, unknown> }) => (reply.body.error as 
 const actor = 'test'
 
 describe('node lifecycle (real gateway, real PostgreSQL)', function () {
-  this.timeout(180_000)
+  // Each test runs the real CLI several times (a second or two each, more on a loaded machine).
+  this.timeout(300_000)
   let pg: DisposablePostgres
   let gw: TestGateway
   let stateDir: string
@@ -172,7 +173,9 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     const over = await cli(['alloc', 'reserve', '--node', 'cap-1', '--owner', 'ci', '--cpu', '1'])
     assert.equal(over.json.code, 'ALLOCATION_OVER_CAPACITY')
     assert.match(over.json.message, /cpu 2\.5 > 2/)
-    const api = (method: string, path: string, body?: unknown) => fetch(`${gw.metricsUrl}${path}`, { method, ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) }).then(async (r) => ({ status: r.status, body: await r.json() as Record<string, unknown> }))
+    const api = (method: string, path: string, body?: unknown) => fetch(`${gw.metricsUrl}${path}`, { method, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}), headers: { 'content-type': 'application/json' } } : {}) }).then(async (r) => ({ status: r.status, body: await r.json() as Record<string, unknown> }))
+    const simple = await fetch(`${gw.metricsUrl}/v1/operator/allocations`, { method: 'POST', body: JSON.stringify({ node_id: 'cap-1', owner: 'csrf', cpu: 0.1 }), headers: { 'content-type': 'text/plain' } })
+    assert.equal(simple.status, 415, 'a cross-site "simple" POST from a browser on the gateway host is refused')
     const apiOver = await api('POST', '/v1/operator/allocations', { node_id: 'cap-1', owner: 'platform', cpu: 0.5, memory_mib: 4096 })
     assert.equal(apiOver.status, 409)
     assert.equal(code(apiOver), 'allocation_over_capacity')
