@@ -18,7 +18,8 @@ import { insertNodeCertificate } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
 import { lockIssuance } from './issuance-guard.js'
 import { appendEvent } from '../store/events.js'
-import { completeJob, extendJobLease, failExhaustedJobs, leaseNextJob, listOpenJobIds } from '../store/jobs.js'
+import { completeJob, extendJobLease, failExhaustedJobs, leaseNextJob } from '../store/jobs.js'
+import { listCleanupJobIds, restoreUnhealthyNode } from '../store/sweep.js'
 import { getNode } from '../store/nodes.js'
 import type { AgentIdentity } from './agent-auth.js'
 import type { GatewayContext } from './gateway-context.js'
@@ -64,20 +65,29 @@ async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseRespo
   g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts })
   // The status is read fresh: a lease must never go to a node that just stopped being active.
   const node = await getNode(g.pool, id.nodeId)
-  const status = node?.status ?? 'unknown'
+  let status = node?.status ?? 'unknown'
+  // An unhealthy node that asks for work is talking again: this request restores it (spec 06).
+  if (status === 'unhealthy' && (await restoreUnhealthyNode(g.pool, id.nodeId))) {
+    g.auth.evictNode(id.nodeId)
+    status = 'active'
+  }
   if (status === 'lost') {
-    const cleanup = await listOpenJobIds(g.pool, id.nodeId, CLEANUP_LIST_MAX)
+    g.lifecycleMetrics.leases.inc({ outcome: 'node_lost' })
+    const cleanup = await listCleanupJobIds(g.pool, id.nodeId, CLEANUP_LIST_MAX)
     const body: NodeLostBody = { cleanup: cleanup.map((jobId) => ({ job_id: jobId })) }
     throw new FleetkitError('NODE_LOST', 'this node was declared lost: abandon its jobs', { data: { body } })
   }
   if (status !== 'active') {
+    g.lifecycleMetrics.leases.inc({ outcome: 'node_not_active' })
     const body: NodeNotActiveBody = { node_status: status }
     throw new FleetkitError('NODE_NOT_ACTIVE', `this node is ${status}, not active: no new jobs`, { data: { body } })
   }
-  await failExhaustedJobs(g.pool, id.nodeId, ctx.now)
+  await failExhaustedJobs(g.pool, id.nodeId)
   const token = randomBytes(32).toString('base64url')
+  // The database sets and judges the expiry; the reply states it in this gateway's time (server_time's frame).
   const leaseExpiresAt = new Date(ctx.now.getTime() + g.jobLeaseSeconds * 1000)
-  const job = await leaseNextJob(g.pool, { nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseExpiresAt, now: ctx.now })
+  const job = await leaseNextJob(g.pool, { nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseSeconds: g.jobLeaseSeconds })
+  g.lifecycleMetrics.leases.inc({ outcome: job ? 'leased' : 'none' })
   if (!job) return { job: null }
   return { job: { id: job.id, kind: job.kind, payload: job.payload, lease_token: token, lease_expires_at: leaseExpiresAt.toISOString(), attempt: job.attempts } }
 }
@@ -95,7 +105,7 @@ async function jobHeartbeat(g: GatewayContext, ctx: RequestContext): Promise<Job
   const { lease_token: token } = readRequest(readJobHeartbeatRequest, await ctx.body())
   const jobId = ctx.params.id!
   const leaseExpiresAt = new Date(ctx.now.getTime() + g.jobLeaseSeconds * 1000)
-  if (!(await extendJobLease(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseExpiresAt, now: ctx.now }))) throw conflict(jobId)
+  if (!(await extendJobLease(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseSeconds: g.jobLeaseSeconds }))) throw conflict(jobId)
   return { job_id: jobId, lease_expires_at: leaseExpiresAt.toISOString() }
 }
 
@@ -104,7 +114,10 @@ async function jobComplete(g: GatewayContext, ctx: RequestContext): Promise<JobC
   // The result is read whole before anything is written: an unreadable result is refused, never stored.
   const done = readRequest(readJobCompleteRequest, await ctx.body())
   const jobId = ctx.params.id!
-  if (!(await completeJob(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(done.lease_token), status: done.status, result: done.result, now: ctx.now }))) throw conflict(jobId)
+  if (!(await completeJob(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(done.lease_token), status: done.status, result: done.result, now: ctx.now }))) {
+    g.lifecycleMetrics.leases.inc({ outcome: 'completion_conflict' })
+    throw conflict(jobId)
+  }
   return { job_id: jobId, status: done.status }
 }
 

@@ -43,6 +43,7 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   const csr = await checkCertificateRequest(request.csr_pem, nodeId)
   if (!csr.ok) {
     g.metrics.enrollments.inc({ outcome: 'csr_invalid' })
+    await recordRefusal(g, nodeId, 'csr_invalid')
     throw new FleetkitError('ENROLLMENT_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`, { data: { nodeId } })
   }
   const secretSha256 = Buffer.from(sha256Hex(Buffer.from(secret, 'utf8')), 'hex')
@@ -71,10 +72,21 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   if (!outcome) {
     g.metrics.enrollments.inc({ outcome: 'refused' })
     // The same answer for an unknown node, a wrong, expired or used secret, another key and a wrong state.
+    await recordRefusal(g, nodeId, 'refused')
     throw new FleetkitError('ENROLLMENT_REFUSED', 'enrollment refused', { data: { nodeId } })
   }
   g.afterEnrollmentCommit?.()
   g.auth.evictNode(nodeId)
   g.metrics.enrollments.inc({ outcome: outcome.replayed ? 'replayed' : 'issued' })
   return { certificate_pem: outcome.certificatePem, ca_pem: pki.bundlePem, not_after: outcome.notAfter.toISOString() }
+}
+
+/** Every refused enrollment is an event (issue 11): the claimed node id and why, never the secret. */
+async function recordRefusal(g: GatewayContext, nodeId: string, reason: 'csr_invalid' | 'refused'): Promise<void> {
+  try {
+    await appendEvent(g.pool, { kind: 'enrollment_refused', nodeId, data: { reason } })
+  } catch (error) {
+    // The refusal stands either way; a lost audit line must not turn a 401 into a 500.
+    g.logger('warn', 'event_write_failed', { kind: 'enrollment_refused', error: (error as Error).message })
+  }
 }

@@ -8,6 +8,7 @@ import type { AgentAuthenticator } from './agent-auth.js'
 import type { DatabaseHealth } from './database-health.js'
 import type { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import type { Logger } from '../log/logger.js'
+import type { LifecycleMetrics } from './lifecycle-metrics.js'
 import type { GatewayMetrics } from './metrics.js'
 import type { RateLimiter } from './token-bucket.js'
 
@@ -18,6 +19,8 @@ export interface GatewayContext {
   clock: Clock
   logger: Logger
   metrics: GatewayMetrics
+  /** Leases, sweeps, fleet gauges and the runtime defaults (prom-client). */
+  lifecycleMetrics: LifecycleMetrics
   /** The PKI set in use now; replaced whole on reload. */
   pki(): PkiSet
   agentCertLifetimeSeconds: number

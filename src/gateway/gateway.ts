@@ -23,6 +23,7 @@ import type { GatewayContext } from './gateway-context.js'
 import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import { errorReply, readJsonBody, sendJson } from './http.js'
 import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
+import { LifecycleMetrics } from './lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics.js'
 import { DatabaseHealth } from './database-health.js'
 import { AuthCacheKeeper } from './auth-cache.js'
@@ -30,10 +31,13 @@ import { loadOrCreateTicketKeys } from './ticket-keys.js'
 import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool, STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
 import { probeDatabase } from '../store/probe.js'
+import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
 import { PkiReloader } from './pki-reloader.js'
 import { DEFAULT_RECOVERY_WINDOW_SECONDS, recoverRoutes } from './recover-route.js'
 import { Router } from './router.js'
 import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
+import { restoreUnhealthyNode } from '../store/sweep.js'
+import { Sweeper, type SweepFunction, type SweepTick } from './sweeper.js'
 
 export interface GatewayTuning {
   /** Interval of heartbeat batch writes (spec: at most about one per second). */
@@ -58,6 +62,8 @@ export interface GatewayTuning {
   handshakeTimeoutMs: number
   /** Listen queue of each TLS listener: Node's 511 overflows when thousands of agents reconnect at once. */
   listenBacklog: number
+  /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the leader lock. */
+  sweepIntervalMs: number
 }
 
 export const DEFAULT_TUNING: GatewayTuning = {
@@ -73,6 +79,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   enrollConnections: { maxConnections: 512, maxPerSource: 64, idleTimeoutMs: 10_000 },
   handshakeTimeoutMs: 5000,
   listenBacklog: 4096,
+  sweepIntervalMs: 2000,
 }
 
 export interface GatewayOptions {
@@ -94,6 +101,8 @@ export interface GatewayOptions {
   restartDatabase?: () => Promise<void>
   /** Fault injection: runs right after an enrollment committed, before its answer is sent. */
   afterEnrollmentCommit?: () => void
+  /** The sweep (src/lifecycle/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
+  sweep?: SweepFunction
 }
 
 export interface RunningGateway {
@@ -101,6 +110,11 @@ export interface RunningGateway {
   agentAddress: BindAddress
   metricsAddress: BindAddress | undefined
   metrics: GatewayMetrics
+  lifecycleMetrics: LifecycleMetrics
+  /** Run one sweep tick now (tests; the timer runs one every sweepIntervalMs). */
+  sweepNow(): Promise<SweepTick | 'disabled'>
+  /** Whether this gateway holds the sweep leader lock. */
+  isSweepLeader(): boolean
   /** Write pending heartbeats now (tests; shutdown does it too). */
   flushHeartbeats(): Promise<void>
   /** Serve with a new PKI set (already loaded and self-tested) from the next handshake on. */
@@ -122,6 +136,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? createLogger({ component: 'gateway' })
   const metrics = new GatewayMetrics()
+  const lifecycleMetrics = new LifecycleMetrics(options.pool, (query, error) => logger('warn', 'metrics_query_failed', { query, error: errorText(error) }))
   let pki = options.pki
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
@@ -134,7 +149,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const pool = guardPool(options.pool, { onUnreachable: (error) => database.reportFailure(error) })
 
   const coalescer = new HeartbeatCoalescer({
-    write: (batch) => recordHeartbeats(pool, batch),
+    write: (batch) => recordHeartbeats(pool, batch, { writtenAt: clock.now() }),
     intervalMs: tuning.heartbeatFlushMs,
     onBatch: (size) => metrics.heartbeatBatchSize.observe(size),
     onError: (error, size) => {
@@ -154,6 +169,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     clock,
     logger,
     metrics,
+    lifecycleMetrics,
     pki: () => pki,
     agentCertLifetimeSeconds: options.agentCertLifetimeSeconds,
     recoveryWindowSeconds: options.recoveryWindowSeconds ?? DEFAULT_RECOVERY_WINDOW_SECONDS,
@@ -169,7 +185,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Kept with the PKI, so sessions resume across a restart and across gateways sharing the directory.
   const ticketKeys = options.pkiDir ? { ticketKeys: await loadOrCreateTicketKeys(options.pkiDir) } : {}
   const enrollServer = createHttpsServer({ ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g))
-  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('agent', new Router(agentRoutes(g)), g))
+  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('agent', new Router([...agentRoutes(g), ...operatorRoutes(g, 'certificate')]), g))
   const enrollLimits = tuning.enrollConnections
   limitConnections(enrollServer, enrollLimits, (reason) => metrics.enrollConnectionsClosed.inc({ reason }))
   for (const server of [enrollServer, agentServer]) {
@@ -181,7 +197,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // A failed handshake (no client certificate, unknown CA) is the client's problem, not ours.
     server.on('tlsClientError', () => metrics.authRefusals.inc({ reason: 'tls_handshake' }))
   }
-  const metricsServer = options.metricsBind ? createHttpServer((req, res) => void serveMetrics(req, res, g)) : undefined
+  const loopbackOperator = new Router(operatorRoutes(g, 'loopback'))
+  const metricsServer = options.metricsBind
+    ? createHttpServer((req, res) => {
+      if ((req.url ?? '').startsWith(OPERATOR_PREFIX)) requestHandler('operator', loopbackOperator, g)(req, res)
+      else void serveMetrics(req, res, g)
+    })
+    : undefined
 
   const servers: (Server | HttpsServer)[] = []
   try {
@@ -210,12 +232,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       })
       : undefined
     reloader?.start()
+    const sweeper = options.sweep ? new Sweeper({ pool, sweep: options.sweep, intervalMs: tuning.sweepIntervalMs, logger, metrics: lifecycleMetrics }) : undefined
+    sweeper?.start()
     let closing: Promise<void> | undefined
     return {
       enrollAddress,
       agentAddress,
       metricsAddress,
       metrics,
+      lifecycleMetrics,
+      sweepNow: async () => (sweeper ? sweeper.tick() : 'disabled'),
+      isSweepLeader: () => sweeper?.isLeader ?? false,
       flushHeartbeats: () => coalescer.flush(),
       replacePkiSet,
       currentPkiSet: () => pki,
@@ -228,6 +255,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           reloader?.stop()
           database.stop()
           await authCache.stop()
+          await sweeper?.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
           await coalescer.close()
         })()
@@ -279,7 +307,7 @@ function errorText(error: unknown): string {
   return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error))
 }
 
-function requestHandler(listener: 'enroll' | 'agent', router: Router, g: GatewayContext) {
+function requestHandler(listener: 'enroll' | 'agent' | 'operator', router: Router, g: GatewayContext) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now()
     const now = g.clock.now()
@@ -298,6 +326,11 @@ function requestHandler(listener: 'enroll' | 'agent', router: Router, g: Gateway
         if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
         const identity = match.route.auth === 'none' ? undefined : await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
         nodeId = identity?.nodeId
+        // An unhealthy node's authenticated request restores it (spec 06); the sweep judged it on the database's clock.
+        if (identity?.nodeStatus === 'unhealthy' && (await restoreUnhealthyNode(g.pool, identity.nodeId))) {
+          g.auth.evictNode(identity.nodeId)
+          identity.nodeStatus = 'active'
+        }
         const body = await match.route.handler({
           req, params: match.params, now, remote, identity, note,
           body: () => readJsonBody(req),
@@ -352,7 +385,12 @@ async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: Gatewa
   } catch (error) {
     g.logger('warn', 'metrics_query_failed', { query: 'certificate expiry', error: errorText(error) })
   }
-  const text = g.metrics.render(gauges)
+  let text = g.metrics.render(gauges)
+  try {
+    text += await g.lifecycleMetrics.render()
+  } catch (error) {
+    g.logger('warn', 'metrics_query_failed', { query: 'lifecycle registry', error: errorText(error) })
+  }
   res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) })
   res.end(text)
 }

@@ -5,13 +5,14 @@ import type { Env } from '../config/state-dir.js'
 import type { GatewayConfig } from './config.js'
 import { formatBind, loadGatewayConfig } from './config.js'
 import type { RunningGateway } from './gateway.js'
+import type { SweepFunction } from './sweeper.js'
 import { createLogger, type Logger } from '../log/logger.js'
 
 export interface ServeResult {
   stoppedBy: string
 }
 
-export async function serveGateway(options: { env?: Env; logger?: Logger; signals?: NodeJS.Signals[] } = {}): Promise<ServeResult> {
+export async function serveGateway(options: { env?: Env; logger?: Logger; signals?: NodeJS.Signals[]; sweep?: SweepFunction } = {}): Promise<ServeResult> {
   const env = options.env ?? process.env
   const logger = options.logger ?? createLogger({ component: 'gateway', env })
   const config: GatewayConfig = loadGatewayConfig(env)
@@ -39,6 +40,7 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
       // The embedded default is this machine's own server: when it dies, the gateway starts it again.
       ...(database.source === 'embedded' ? { restartDatabase: async () => { await ensureEmbeddedServer(config.stateDir) } } : {}),
       ...faultInjection(env, logger),
+      ...(options.sweep ? { sweep: options.sweep } : {}),
     })
   } catch (error) {
     await database.close()

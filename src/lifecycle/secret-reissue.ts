@@ -82,14 +82,13 @@ export async function applySecretPlan(client: Queryable, input: ApplySecretInput
     await issueEnrollmentSecret(client, node.id, input.secretSha256, input.expiresAt)
     await clearSecretReissued(client, node.id)
   }
-  if (plan.mode !== 'provision') {
-    await appendEvent(client, {
-      kind: 'secret_reissued',
-      nodeId: node.id,
-      at: input.now,
-      data: { actor: input.actor, via: input.via, previous_status: plan.previousStatus, expires_at: input.expiresAt.toISOString() },
-    })
-  }
+  // Every secret issued is an event (issue 11); the event names who and when, never the secret or its hash.
+  await appendEvent(client, {
+    kind: plan.mode === 'provision' ? 'secret_issued' : 'secret_reissued',
+    nodeId: node.id,
+    at: input.now,
+    data: { actor: input.actor, via: input.via, previous_status: plan.previousStatus, expires_at: input.expiresAt.toISOString() },
+  })
 }
 
 /** Who runs the command, for events: FLEETKIT_ACTOR (set by automation), else the login name. */

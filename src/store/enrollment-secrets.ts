@@ -24,14 +24,15 @@ export async function issueEnrollmentSecret(q: Queryable, nodeId: string, secret
  * Consume an enrollment secret in ONE conditional UPDATE: the hash matches, it is unused and
  * unexpired at `now`, and the node is `provisioning` (or enrolled with a secret reissued on
  * purpose: reissueEnrollmentSecret). The node becomes `active` (a draining node stays draining)
- * with last_seen_at = now (and provision_state `enrolled` if it was being provisioned).
+ * with last_seen_at = the database's now() (and provision_state `enrolled` if it was being provisioned).
  * True iff this call consumed it: of concurrent attempts with one secret, exactly one wins.
  */
 export async function consumeEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, now: Date): Promise<boolean> {
   if (secretSha256.length !== 32) return false
   const result = await q.query(
     `UPDATE nodes SET status = CASE WHEN status = 'draining' THEN status ELSE 'active' END,
-       last_seen_at = $3, enrollment_secret_used_at = $3, enrollment_secret_reissued = false,
+       -- Silence is judged on the database's clock (the sweep), whatever the gateway's clock says.
+       last_seen_at = now(), enrollment_secret_used_at = $3, enrollment_secret_reissued = false,
        provision_state = CASE WHEN provision_state IS NULL THEN NULL ELSE 'enrolled' END,
        lost_at = NULL, updated_at = now()
      WHERE id = $1

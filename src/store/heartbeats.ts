@@ -25,8 +25,11 @@ export function mergeHeartbeat(held: Heartbeat | undefined, beat: Heartbeat): He
  * never moves backwards and facts older than the stored ones are ignored, so batches from
  * several gateways may land in any order. For one node in one batch, the latest heartbeat wins.
  * Returns the number of nodes updated (unknown nodes are ignored).
+ * With `writtenAt` (the writer's clock now), last_seen_at is moved onto the DATABASE's clock
+ * (seenAt + (now() - writtenAt)): the sweep judges silence on now(), and a gateway whose clock is
+ * minutes off must not make its nodes look silent or fresh (issue 11).
  */
-export async function recordHeartbeats(q: Queryable, batch: readonly Heartbeat[]): Promise<number> {
+export async function recordHeartbeats(q: Queryable, batch: readonly Heartbeat[], options: { writtenAt?: Date } = {}): Promise<number> {
   const latest = new Map<string, Heartbeat>()
   for (const beat of batch) latest.set(beat.nodeId, mergeHeartbeat(latest.get(beat.nodeId), beat))
   if (latest.size === 0) return 0
@@ -39,7 +42,7 @@ export async function recordHeartbeats(q: Queryable, batch: readonly Heartbeat[]
        SELECT id, host_facts_at FROM nodes WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE
      )
      UPDATE nodes AS n SET
-       last_seen_at = GREATEST(n.last_seen_at, b.seen_at),
+       last_seen_at = GREATEST(n.last_seen_at, b.seen_at + COALESCE(now() - $12::timestamptz, interval '0')),
        host_cpu_count = CASE WHEN b.fresh THEN b.cpu_count ELSE n.host_cpu_count END,
        host_memory_mb = CASE WHEN b.fresh THEN b.memory_mb ELSE n.host_memory_mb END,
        host_data_disk_free_gb = CASE WHEN b.fresh THEN b.disk_free_gb ELSE n.host_data_disk_free_gb END,
@@ -69,6 +72,7 @@ export async function recordHeartbeats(q: Queryable, batch: readonly Heartbeat[]
       col((f) => f.agent_version),
       col((f) => f.bridge_netfilter),
       col((f) => f.clock_skew_ms),
+      options.writtenAt ?? null,
     ],
   )
   return result.rowCount ?? 0

@@ -60,47 +60,52 @@ export async function getJob(q: Queryable, id: string): Promise<JobRow | undefin
 
 /**
  * Fail the node's jobs whose lease expired after their last allowed attempt, so an
- * agent that keeps dying on a job does not get it forever.
+ * agent that keeps dying on a job does not get it forever. Expiry is judged on the
+ * database's clock: gateways with skewed clocks agree on it.
  */
-export async function failExhaustedJobs(q: Queryable, nodeId: string, now: Date): Promise<number> {
+export async function failExhaustedJobs(q: Queryable, nodeId: string): Promise<number> {
   const { rowCount } = await q.query(
-    `UPDATE jobs SET status = 'failed', lease_token_sha256 = NULL, lease_expires_at = NULL, updated_at = $2,
+    `UPDATE jobs SET status = 'failed', lease_token_sha256 = NULL, lease_expires_at = NULL, updated_at = now(),
             result = jsonb_build_object('error', 'lease_expired', 'attempts', attempts)
-      WHERE node_id = $1 AND status = 'leased' AND lease_expires_at < $2 AND attempts >= max_attempts`,
-    [nodeId, now],
+      WHERE node_id = $1 AND status = 'leased' AND lease_expires_at < now() AND attempts >= max_attempts`,
+    [nodeId],
   )
   return rowCount ?? 0
 }
 
 /**
  * Lease the node's oldest open job (queued, or leased with an expired lease) under a new
- * token, only while the node is active. SKIP LOCKED: two gateways never hand out one job twice.
+ * token for `leaseSeconds`, only while the node is active. Expiry is set and judged on the
+ * DATABASE's clock (now()), never a gateway's: two gateways with skewed clocks cannot both
+ * think a lease expired. SKIP LOCKED: two gateways never hand out one job twice at once.
  */
-export async function leaseNextJob(q: Queryable, lease: { nodeId: string; leaseTokenSha256: Buffer; leaseExpiresAt: Date; now: Date }): Promise<JobRow | undefined> {
+export async function leaseNextJob(q: Queryable, lease: { nodeId: string; leaseTokenSha256: Buffer; leaseSeconds: number }): Promise<JobRow | undefined> {
   const { rows } = await q.query<Row>(
-    `UPDATE jobs SET status = 'leased', lease_token_sha256 = $2, lease_expires_at = $3, attempts = attempts + 1, updated_at = $4
+    `UPDATE jobs SET status = 'leased', lease_token_sha256 = $2, lease_expires_at = now() + make_interval(secs => $3), attempts = attempts + 1, updated_at = now()
       WHERE id = (
         SELECT j.id FROM jobs j JOIN nodes n ON n.id = j.node_id AND n.status = 'active'
          WHERE j.node_id = $1
-           AND (j.status = 'queued' OR (j.status = 'leased' AND j.lease_expires_at < $4 AND j.attempts < j.max_attempts))
+           AND (j.status = 'queued' OR (j.status = 'leased' AND j.lease_expires_at < now() AND j.attempts < j.max_attempts))
          ORDER BY j.created_at, j.id
          LIMIT 1
          FOR UPDATE OF j SKIP LOCKED)
+        -- Re-checked on the locked row: a lease another gateway renewed meanwhile is not taken.
+        AND (status = 'queued' OR lease_expires_at < now())
       RETURNING ${COLUMNS}`,
-    [lease.nodeId, lease.leaseTokenSha256, lease.leaseExpiresAt, lease.now],
+    [lease.nodeId, lease.leaseTokenSha256, lease.leaseSeconds],
   )
   return rows[0] ? toJob(rows[0]) : undefined
 }
 
-/** Extend a lease; false (nothing written) for a stale token, another node, or a fenced node. */
-export async function extendJobLease(q: Queryable, lease: { jobId: string; nodeId: string; leaseTokenSha256: Buffer; leaseExpiresAt: Date; now: Date }): Promise<boolean> {
+/** Extend a lease by `leaseSeconds` from the database's now(); false (nothing written) for a stale token, another node, or a fenced node. */
+export async function extendJobLease(q: Queryable, lease: { jobId: string; nodeId: string; leaseTokenSha256: Buffer; leaseSeconds: number }): Promise<boolean> {
   if (!isJobId(lease.jobId)) return false
   const { rowCount } = await q.query(
-    `UPDATE jobs j SET lease_expires_at = $4, updated_at = $5
+    `UPDATE jobs j SET lease_expires_at = now() + make_interval(secs => $4), updated_at = now()
        FROM nodes n
-      WHERE j.id = $1 AND j.node_id = $2 AND n.id = j.node_id AND n.status = ANY($6)
+      WHERE j.id = $1 AND j.node_id = $2 AND n.id = j.node_id AND n.status = ANY($5)
         AND j.status = 'leased' AND j.lease_token_sha256 = $3`,
-    [lease.jobId, lease.nodeId, lease.leaseTokenSha256, lease.leaseExpiresAt, lease.now, JOB_HOLDER_STATUSES],
+    [lease.jobId, lease.nodeId, lease.leaseTokenSha256, lease.leaseSeconds, JOB_HOLDER_STATUSES],
   )
   return (rowCount ?? 0) > 0
 }

@@ -23,11 +23,14 @@ export async function countActiveAllocations(q: Queryable, nodeId: string): Prom
   return rows[0]?.n ?? 0
 }
 
-/** Jobs the node holds under a lease that has not expired at `now` (an expired one may be re-leased elsewhere). */
-export async function countLiveLeases(q: Queryable, nodeId: string, now: Date): Promise<number> {
+/**
+ * Jobs the node holds under a lease that has not expired (an expired one may be re-leased elsewhere).
+ * Expiry is judged on the database's clock, as leasing does (issue 11); `_now` is kept for callers.
+ */
+export async function countLiveLeases(q: Queryable, nodeId: string, _now: Date): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM jobs WHERE node_id = $1 AND status = 'leased' AND lease_expires_at > $2",
-    [nodeId, now],
+    "SELECT count(*)::int AS n FROM jobs WHERE node_id = $1 AND status = 'leased' AND lease_expires_at > now()",
+    [nodeId],
   )
   return rows[0]?.n ?? 0
 }

@@ -30,6 +30,9 @@ import { createInterface } from 'node:readline'
 
 import { systemClock, type Clock } from '../../src/config/clock.js'
 import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js'
+import type { SweepFunction } from '../../src/gateway/sweeper.js'
+import { runSweep } from '../../src/lifecycle/sweep.js'
+import { DEFAULT_THRESHOLDS } from '../../src/lifecycle/thresholds.js'
 import { silentLogger } from '../../src/log/logger.js'
 import { packagePath } from '../../src/package-root.js'
 import { initPki } from '../../src/pki/init-pki.js'
@@ -85,6 +88,8 @@ export interface TestGatewayOptions {
   agentCertLifetimeSeconds?: number
   clock?: Clock
   tuning?: Partial<GatewayTuning>
+  /** In-process: the sweep the gateway runs (default: runSweep with the default thresholds); null for none. */
+  sweep?: SweepFunction | null
   env?: Record<string, string>
   serverNames?: string[]
   /** In-process: the pool the gateway uses instead of the fresh database's (a small one for exhaustion tests). */
@@ -125,6 +130,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       gateway = await startGateway({
         pool: options.pool?.(db) ?? db.pool, pki: await loadPkiSet(pkiDir, clock.now()), pkiDir, enrollBind: any, agentBind: any, metricsBind: any,
         agentCertLifetimeSeconds: lifetime, clock, logger: silentLogger, tuning: { ...TEST_TUNING, ...options.tuning },
+        ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
       })
       ports = { enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port, metrics: gateway.metricsAddress!.port }
     } else {

@@ -8,7 +8,8 @@ export default class GatewayServe extends FleetkitCommand<ServeResult> {
   static override summary = 'Run the gateway: the enrollment listener, the mTLS agent listener and the metrics listener.'
   static override description = `Configuration comes from the environment (see docs/gateway.md): DATABASE_URL,
 FLEETKIT_STATE_DIR, FLEETKIT_PKI_DIR, FLEETKIT_ENROLL_BIND, FLEETKIT_AGENT_BIND, FLEETKIT_METRICS_BIND,
-FLEETKIT_AGENT_CERT_LIFETIME_SECONDS, FLEETKIT_AGENT_RENEW_CHECK_SECONDS. Logs are JSON lines on stdout.
+FLEETKIT_AGENT_CERT_LIFETIME_SECONDS, FLEETKIT_AGENT_RENEW_CHECK_SECONDS, FLEETKIT_NODE_UNHEALTHY_AFTER,
+FLEETKIT_NODE_LOST_AFTER. The sweep runs every 2 s on one gateway at a time (leader lock). Logs are JSON lines on stdout.
 Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
   static override enableJsonFlag = false
   static override flags = { 'state-dir': stateDirFlag() }
@@ -18,6 +19,11 @@ Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
   async run(): Promise<ServeResult> {
     const { flags } = await this.parse(GatewayServe)
     const { serveGateway } = await import('../../gateway/serve.js')
-    return serveGateway({ env: envWithStateDir(flags['state-dir']) })
+    const { runSweep } = await import('../../lifecycle/sweep.js')
+    const { loadSweepThresholds } = await import('../../lifecycle/thresholds.js')
+    const env = envWithStateDir(flags['state-dir'])
+    // Checked before anything starts: a bad threshold refuses to serve rather than sweep wrongly.
+    const thresholds = loadSweepThresholds(env)
+    return serveGateway({ env, sweep: (pool) => runSweep(pool, thresholds) })
   }
 }

@@ -22,6 +22,11 @@ async function jobRow(gw: TestGateway, id: string): Promise<Record<string, unkno
   return rows[0] as Record<string, unknown>
 }
 
+/** Move every lease's expiry into the past on the database's clock (what time passing would do). */
+async function expireLeases(gw: TestGateway): Promise<void> {
+  await gw.db.pool.query("UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE status = 'leased'")
+}
+
 describe('gateway: agent routes', function () {
   this.timeout(120_000)
   let pg: DisposablePostgres
@@ -58,7 +63,8 @@ describe('gateway: agent routes', function () {
       await gw.flushHeartbeats()
       assert.equal(gw.gateway!.metrics.heartbeatBatchSize.observations, batchesBefore + 1, 'three nodes, one write')
       const node = await getNode(gw.db.pool, 'node-a')
-      assert.equal(node!.lastSeenAt!.getTime(), clock.now().getTime())
+      // last_seen_at is on the database's clock (issue 11): the beat, moved by the gateway clock's offset, lands after the enrollment.
+      assert.ok(node!.lastSeenAt!.getTime() > enrolledSeen.getTime())
       const { rows } = await gw.db.pool.query('SELECT host_cpu_count, host_memory_mb, host_kernel, host_bridge_netfilter, host_clock_skew_ms, host_facts_at FROM nodes WHERE id = $1', ['node-a'])
       assert.equal(rows[0].host_cpu_count, 4)
       assert.equal(rows[0].host_memory_mb, 8192)
@@ -131,7 +137,10 @@ describe('gateway: agent routes', function () {
     it('an abandoned lease expires and the job is leased again with a new token; the old token then gets 409', async () => {
       const job = await createJob(gw.db.pool, { nodeId: 'node-a', kind: 'checks', now: clock.now() })
       const first = (await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job as { lease_token: string }
+      // Expiry is the database's judgement (issue 11): moving the gateway's clock expires nothing.
       clock.advance(121_000)
+      assert.equal((await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job, null)
+      await expireLeases(gw)
       const second = (await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job as { id: string; lease_token: string; attempt: number }
       assert.equal(second.id, job.id)
       assert.equal(second.attempt, 2)
@@ -143,7 +152,7 @@ describe('gateway: agent routes', function () {
     it('a job abandoned on its last attempt fails instead of being leased forever', async () => {
       const job = await createJob(gw.db.pool, { nodeId: 'node-a', kind: 'checks', now: clock.now(), maxAttempts: 1 })
       assert.ok((await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job)
-      clock.advance(121_000)
+      await expireLeases(gw)
       assert.equal((await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job, null)
       const failed = await getJob(gw.db.pool, job.id)
       assert.equal(failed!.status, 'failed')

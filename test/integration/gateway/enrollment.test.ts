@@ -56,7 +56,10 @@ describe('gateway: enrollment', function () {
       assert.equal(reply.status, 400)
       assert.equal((reply.body.error as { code: string }).code, 'enrollment_csr_invalid')
     }
-    assert.deepEqual(await rowCounts(gw), before)
+    // Nothing is written but the audit line: every refused enrollment is an event (issue 11), never a certificate.
+    assert.deepEqual(await rowCounts(gw), { ...before, events: before.events + 4 })
+    const { rows: refusals } = await gw.db.pool.query("SELECT data FROM events WHERE kind = 'enrollment_refused' AND node_id = 'node-2'")
+    assert.deepEqual(refusals.map((r) => r.data), Array(4).fill({ reason: 'csr_invalid' }))
     const node = await nodeRow(gw, 'node-2')
     assert.equal(node.status, 'provisioning')
     assert.equal(node.enrollment_secret_used_at, null)

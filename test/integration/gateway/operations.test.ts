@@ -163,7 +163,8 @@ describe('gateway: operations', function () {
       const first = await getNode(gw.db.pool, 'node-hb')
       await second.flushHeartbeats()
       const after = await getNode(gw.db.pool, 'node-hb')
-      assert.equal(after!.lastSeenAt!.getTime(), first!.lastSeenAt!.getTime())
+      // Each gateway's beat is put on the database's clock (issue 11): the later write may move it forward, never back.
+      assert.ok(after!.lastSeenAt!.getTime() >= first!.lastSeenAt!.getTime())
       assert.equal(after!.hostKernel, 'newer')
     })
 

@@ -1,0 +1,43 @@
+// `fleetkit ca operator-cert NAME`: a client certificate for the gateway's operator API
+// (src/lifecycle/operator-cert.ts).
+import { join } from 'node:path'
+
+import { Args, Flags } from '@oclif/core'
+
+import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { withDatabase } from '../../cli/with-database.js'
+import { systemClock } from '../../config/clock.js'
+import { resolveStateDir } from '../../config/state-dir.js'
+import type { OperatorCertResult } from '../../lifecycle/operator-cert.js'
+import { resolvePkiDir } from '../../pki/pki-dir.js'
+
+export default class CaOperatorCert extends FleetkitCommand<OperatorCertResult> {
+  static override summary = "Issue a client certificate for the gateway's operator API (allocations over HTTPS)."
+  static override description = `Generates a P-256 key locally (written 0600, never stored elsewhere), signs a client
+certificate with the fleet CA and records its fingerprint: the agent listener then serves
+/v1/operator/* to it. Writes NAME.key, NAME.pem and gateway-ca.pem into --out.`
+  static override examples = ['<%= config.bin %> <%= command.id %> alice', '<%= config.bin %> <%= command.id %> ci-scheduler --days 30 --out ./operator --json']
+  static override args = { name: Args.string({ description: 'operator name (a-z, 0-9, . and -)', required: true }) }
+  static override flags = {
+    days: Flags.integer({ summary: 'Lifetime in days.', default: 90, min: 1, max: 397 }),
+    out: Flags.string({ summary: 'Directory for the key and certificate (default <state dir>/operators).', helpValue: 'DIR' }),
+    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'state-dir': stateDirFlag(),
+  }
+
+  async run(): Promise<OperatorCertResult> {
+    const { args, flags } = await this.parse(CaOperatorCert)
+    const { issueOperatorCertificate } = await import('../../lifecycle/operator-cert.js')
+    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const env = envWithStateDir(flags['state-dir'])
+    const pkiDir = flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(env)
+    const outDir = flags.out ?? join(resolveStateDir(env), 'operators')
+    const r = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => issueOperatorCertificate({ pool, pkiDir, outDir, name: args.name, lifetimeDays: flags.days, actor: actorOf(process.env), clock: systemClock })))
+    this.log(`Issued operator certificate ${r.serial} for ${r.name}, valid until ${r.notAfter}`)
+    this.log(`  key:         ${r.keyFile} (0600)`)
+    this.log(`  certificate: ${r.certificateFile}`)
+    this.log(`  gateway CA:  ${r.caBundleFile}`)
+    return r
+  }
+}

@@ -1,0 +1,33 @@
+// `fleetkit node decommission NODE [--wait S]`: retire a node, revoking every certificate, once
+// it holds no allocations or live leases (src/lifecycle/node-decommission.ts).
+import { Args, Flags } from '@oclif/core'
+
+import { stateDirFlag } from '../../cli/flags.js'
+import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { withDatabase } from '../../cli/with-database.js'
+import { systemClock } from '../../config/clock.js'
+import type { DecommissionResult } from '../../lifecycle/node-decommission.js'
+
+export default class NodeDecommission extends FleetkitCommand<DecommissionResult> {
+  static override summary = 'Retire a node: revoke every certificate and set it retired, once it holds no allocations or live leases.'
+  static override description = `Applies to draining, provisioning, failed, lost and retired nodes (drain an active one first).
+Refused with NODE_HAS_ALLOCATIONS while allocations or live leases remain; --wait S waits for them
+(NODE_WAIT_TIMEOUT). In one transaction holding the node row: check again, revoke every certificate,
+fail its queued jobs, set retired. Running it again is safe. Rows, certificates and events are kept.`
+  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --wait 600 --json']
+  static override args = { node: Args.string({ description: 'node id', required: true }) }
+  static override flags = {
+    wait: Flags.integer({ summary: 'Seconds to wait for its allocations and live leases to end.', min: 1, max: 86400 }),
+    'state-dir': stateDirFlag(),
+  }
+
+  async run(): Promise<DecommissionResult> {
+    const { args, flags } = await this.parse(NodeDecommission)
+    const { decommissionNode } = await import('../../lifecycle/node-decommission.js')
+    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const signal = this.interruptible()
+    const result = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => decommissionNode({ pool, nodeId: args.node, actor: actorOf(process.env), clock: systemClock, signal, ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }) })))
+    this.log(result.message)
+    return result
+  }
+}

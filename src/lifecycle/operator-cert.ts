@@ -1,0 +1,57 @@
+// `fleetkit ca operator-cert NAME`: a client certificate for the gateway's operator API, signed
+// by the fleet CA, recorded (fingerprint) so the API can tell it from an agent's; key stays local.
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import type pg from 'pg'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Clock } from '../config/clock.js'
+import { writePrivateFile } from '../fs/private-file.js'
+import { issueClientCertificate } from '../pki/client-certificate.js'
+import { generateP256KeyPair, privateKeyToPem } from '../pki/keys.js'
+import { loadPkiSet } from '../pki/pki-set.js'
+import { crypto, x509 } from '../pki/x509-provider.js'
+import { takeIssuanceLockShared } from '../store/certificates.js'
+import { withTransaction } from '../store/database.js'
+import { appendEvent } from '../store/events.js'
+import { insertOperatorCertificate } from '../store/operator-certificates.js'
+
+export const OPERATOR_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/
+
+export interface OperatorCertResult {
+  name: string
+  serial: string
+  fingerprintSha256: string
+  notAfter: string
+  certificateFile: string
+  keyFile: string
+  caBundleFile: string
+}
+
+export async function issueOperatorCertificate(options: { pool: pg.Pool; pkiDir: string; outDir: string; name: string; lifetimeDays: number; actor: string; clock: Clock }): Promise<OperatorCertResult> {
+  const { name } = options
+  if (!OPERATOR_NAME.test(name)) {
+    throw new FleetkitError('USAGE_INVALID', `operator name ${JSON.stringify(name.slice(0, 64))} must be a lowercase DNS-style label (a-z, 0-9, . and -, up to 63)`, { actions: ['fleetkit ca operator-cert alice'] })
+  }
+  const now = options.clock.now()
+  const pki = await loadPkiSet(options.pkiDir, now)
+  const keys = await generateP256KeyPair()
+  const issued = await withTransaction(options.pool, async (client) => {
+    await takeIssuanceLockShared(client)
+    const subjectPublicKey = await x509.PublicKey.create(keys.publicKey, crypto)
+    const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey, nodeId: `operator-${name}`, now, lifetimeSeconds: options.lifetimeDays * 86400 })
+    await insertOperatorCertificate(client, { name, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter })
+    await appendEvent(client, { kind: 'operator_certificate_issued', data: { name, serial: cert.serial, not_after: cert.notAfter.toISOString(), actor: options.actor } })
+    return cert
+  })
+  // Written after the row commits: a failed write leaves a recorded certificate nobody holds, which expires harmlessly.
+  await mkdir(options.outDir, { recursive: true, mode: 0o700 })
+  const keyFile = join(options.outDir, `${name}.key`)
+  const certificateFile = join(options.outDir, `${name}.pem`)
+  const caBundleFile = join(options.outDir, 'gateway-ca.pem')
+  await writePrivateFile(keyFile, await privateKeyToPem(keys.privateKey))
+  await writeFile(certificateFile, issued.certificatePem)
+  await writeFile(caBundleFile, pki.bundlePem)
+  return { name, serial: issued.serial, fingerprintSha256: issued.fingerprintSha256, notAfter: issued.notAfter.toISOString(), certificateFile, keyFile, caBundleFile }
+}

@@ -1,0 +1,89 @@
+// The fleet as operators see it: each node with its heartbeat age (on the database's clock),
+// certificate expiry, capacity reserved by active allocations, and a lost node's reclamation.
+import type { Queryable } from './database.js'
+import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from './nodes.js'
+
+export interface FleetNode extends NodeRow {
+  /** Seconds since the last heartbeat, on the database's clock; null when never heard from. */
+  heartbeatAgeSeconds: number | null
+  /** Seconds of silence as the sweep counts it (the later of last heartbeat and unpark). */
+  silentSeconds: number
+  /** The latest not_after of the node's unrevoked certificates; null when none. */
+  certificateNotAfter: Date | null
+  reserved: { cpu: number; memoryMib: number; diskGib: number; allocations: number }
+  /** Jobs leased to the node right now. */
+  liveLeases: number
+  /** The node_lost event's data of the node's latest loss (fenced jobs, released allocations). */
+  lostReclamation: Record<string, unknown> | null
+}
+
+export interface FleetFilter {
+  status?: NodeStatus[]
+  pool?: string
+  region?: string
+  schedulable?: boolean
+  nodeId?: string
+}
+
+type Raw = Record<string, unknown>
+
+export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise<FleetNode[]> {
+  const prefixed = NODE_COLUMNS.split(/,\s*(?![^(]*\))/).map((c) => qualify(c.trim())).join(', ')
+  const { rows } = await q.query(
+    `SELECT ${prefixed},
+            extract(epoch FROM now() - n.last_seen_at) AS heartbeat_age,
+            extract(epoch FROM now() - COALESCE(GREATEST(n.last_seen_at, n.unparked_at), n.created_at)) AS silent,
+            (SELECT max(c.not_after) FROM node_certificates c WHERE c.node_id = n.id AND c.revoked_at IS NULL) AS cert_not_after,
+            COALESCE(a.cpu, 0) AS reserved_cpu, COALESCE(a.memory, 0) AS reserved_memory, COALESCE(a.disk, 0) AS reserved_disk, COALESCE(a.n, 0) AS reserved_n,
+            (SELECT count(*) FROM jobs j WHERE j.node_id = n.id AND j.status = 'leased') AS live_leases,
+            CASE WHEN n.status = 'lost' THEN (SELECT e.data FROM events e WHERE e.node_id = n.id AND e.kind = 'node_lost' ORDER BY e.id DESC LIMIT 1) END AS lost_data
+       FROM nodes n
+       LEFT JOIN (SELECT node_id, sum(cpu) AS cpu, sum(memory_mib) AS memory, sum(disk_gib) AS disk, count(*) AS n
+                    FROM allocations WHERE status = 'active' GROUP BY node_id) a ON a.node_id = n.id
+      WHERE ($1::text[] IS NULL OR n.status = ANY($1)) AND ($2::text IS NULL OR n.pool = $2)
+        AND ($3::text IS NULL OR n.region = $3) AND ($4::boolean IS NULL OR n.schedulable = $4) AND ($5::text IS NULL OR n.id = $5)
+      ORDER BY n.pool, n.id`,
+    [filter.status ?? null, filter.pool ?? null, filter.region ?? null, filter.schedulable ?? null, filter.nodeId ?? null],
+  )
+  return rows.map((r: Raw) => ({
+    ...toNode(r),
+    heartbeatAgeSeconds: r.heartbeat_age === null ? null : Math.max(0, Math.round(Number(r.heartbeat_age))),
+    silentSeconds: Math.max(0, Math.round(Number(r.silent))),
+    certificateNotAfter: (r.cert_not_after as Date | null) ?? null,
+    reserved: { cpu: Number(r.reserved_cpu), memoryMib: Number(r.reserved_memory), diskGib: Number(r.reserved_disk), allocations: Number(r.reserved_n) },
+    liveLeases: Number(r.live_leases),
+    lostReclamation: (r.lost_data as Record<string, unknown> | null) ?? null,
+  }))
+}
+
+/** `host(public_ipv4) AS public_ipv4` -> `host(n.public_ipv4) AS public_ipv4`; `id` -> `n.id`. */
+function qualify(column: string): string {
+  const fn = /^(\w+)\((\w+)\)(.*)$/.exec(column)
+  if (fn) return `${fn[1]}(n.${fn[2]})${fn[3]}`
+  const expr = /^(\w+)(\s.*)$/.exec(column)
+  if (expr) return `n.${expr[1]}${expr[2]}`
+  return `n.${column}`
+}
+
+/** The node's most recent jobs, newest first (for `node show`). */
+export async function listRecentJobs(q: Queryable, nodeId: string, limit: number): Promise<{ id: string; kind: string; status: string; attempts: number; createdAt: Date; updatedAt: Date; fenced: boolean }[]> {
+  const { rows } = await q.query(
+    `SELECT id::text AS id, kind, status, attempts, created_at, updated_at, fenced_at IS NOT NULL AS fenced
+       FROM jobs WHERE node_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+    [nodeId, limit],
+  )
+  return rows.map((r: Raw) => ({ id: r.id as string, kind: r.kind as string, status: r.status as string, attempts: Number(r.attempts), createdAt: r.created_at as Date, updatedAt: r.updated_at as Date, fenced: r.fenced as boolean }))
+}
+
+/** Node counts by status and pool, and the largest heartbeat age per pool: what /metrics shows. */
+export async function fleetGauges(q: Queryable): Promise<{ byStatusPool: { status: string; pool: string; count: number }[]; heartbeatAge: { pool: string; maxSeconds: number }[] }> {
+  const counts = await q.query<{ status: string; pool: string; count: string }>('SELECT status, pool, count(*) AS count FROM nodes GROUP BY status, pool ORDER BY pool, status')
+  const ages = await q.query<{ pool: string; age: string }>(
+    `SELECT pool, max(extract(epoch FROM now() - last_seen_at)) AS age FROM nodes
+      WHERE status IN ('active', 'unhealthy', 'draining') AND last_seen_at IS NOT NULL GROUP BY pool ORDER BY pool`,
+  )
+  return {
+    byStatusPool: counts.rows.map((r) => ({ status: r.status, pool: r.pool, count: Number(r.count) })),
+    heartbeatAge: ages.rows.map((r) => ({ pool: r.pool, maxSeconds: Math.max(0, Number(r.age)) })),
+  }
+}

@@ -1,0 +1,49 @@
+// Operator client certificates (`fleetkit ca operator-cert`): stored by fingerprint so the
+// operator API can refuse a revoked or unknown one; plus the soonest agent-certificate expiry per pool.
+import type { Queryable } from './database.js'
+
+export interface OperatorCertificateRow {
+  id: string
+  name: string
+  fingerprintSha256: string
+  serial: string
+  notBefore: Date
+  notAfter: Date
+  revokedAt: Date | null
+}
+
+type Raw = Record<string, unknown>
+
+function toRow(r: Raw): OperatorCertificateRow {
+  return { id: String(r.id), name: r.name as string, fingerprintSha256: r.fingerprint_sha256 as string, serial: r.serial as string, notBefore: r.not_before as Date, notAfter: r.not_after as Date, revokedAt: (r.revoked_at as Date | null) ?? null }
+}
+
+export async function insertOperatorCertificate(q: Queryable, c: { name: string; fingerprintSha256: string; serial: string; notBefore: Date; notAfter: Date }): Promise<OperatorCertificateRow> {
+  const { rows } = await q.query<Raw>(
+    `INSERT INTO operator_certificates (name, fingerprint_sha256, serial, not_before, not_after) VALUES ($1, $2, $3, $4, $5)
+     RETURNING id, name, fingerprint_sha256, serial, not_before, not_after, revoked_at`,
+    [c.name, c.fingerprintSha256, c.serial, c.notBefore, c.notAfter],
+  )
+  return toRow(rows[0]!)
+}
+
+/** The unrevoked, unexpired (database clock) operator certificate with this fingerprint. */
+export async function findLiveOperatorCertificate(q: Queryable, fingerprintSha256: string): Promise<OperatorCertificateRow | undefined> {
+  const { rows } = await q.query<Raw>(
+    `SELECT id, name, fingerprint_sha256, serial, not_before, not_after, revoked_at FROM operator_certificates
+      WHERE fingerprint_sha256 = $1 AND revoked_at IS NULL AND not_after > now()`,
+    [fingerprintSha256],
+  )
+  return rows[0] ? toRow(rows[0]) : undefined
+}
+
+/** Per pool, seconds until the soonest not_after among live agent certificates of connected nodes. */
+export async function soonestCertificateExpiryByPool(q: Queryable): Promise<{ pool: string; seconds: number }[]> {
+  const { rows } = await q.query<{ pool: string; seconds: string }>(
+    `SELECT n.pool, extract(epoch FROM min(c.not_after) - now()) AS seconds
+       FROM node_certificates c JOIN nodes n ON n.id = c.node_id
+      WHERE c.revoked_at IS NULL AND c.not_after > now() AND n.status IN ('active', 'unhealthy', 'draining')
+      GROUP BY n.pool ORDER BY n.pool`,
+  )
+  return rows.map((r) => ({ pool: r.pool, seconds: Number(r.seconds) }))
+}

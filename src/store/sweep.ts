@@ -1,0 +1,136 @@
+// The sweep's SQL: silent nodes become unhealthy, then lost, judged on the DATABASE's clock
+// (now()), never a gateway's; a loss fences jobs, releases allocations and writes one event.
+import type { Queryable } from './database.js'
+
+/** Held (session level) by whoever is sweeping right now: a gateway's tick or `fleetkit sweep`. */
+export const SWEEP_LOCK_KEY = 7_020_865_401
+/** Held for as long as a gateway lives by the one gateway that sweeps (the leader). */
+export const SWEEP_LEADER_KEY = 7_020_865_402
+
+/** What fencing writes into a job's result (spec 06). */
+export const FENCED_REASON = 'target node lost; lease fenced'
+
+/** Silence, in SQL: from the later of the last heartbeat and an unpark; a node never heard from counts from its creation. */
+const SILENT_SINCE = 'COALESCE(GREATEST(n.last_seen_at, n.unparked_at), n.created_at)'
+
+export async function tryAdvisoryLock(q: Queryable, key: number): Promise<boolean> {
+  const { rows } = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key])
+  return rows[0]!.ok
+}
+
+export async function releaseAdvisoryLock(q: Queryable, key: number): Promise<void> {
+  await q.query('SELECT pg_advisory_unlock($1)', [key])
+}
+
+export interface UnhealthyTransition {
+  nodeId: string
+  silentSeconds: number
+}
+
+/** Active nodes silent longer than the threshold become unhealthy (one event each), in one statement. */
+export async function markSilentNodesUnhealthy(q: Queryable, unhealthyAfterSeconds: number): Promise<UnhealthyTransition[]> {
+  const { rows } = await q.query<{ id: string; silent: string }>(
+    `WITH u AS (
+       UPDATE nodes AS n SET status = 'unhealthy', unhealthy_at = now(), updated_at = now()
+        WHERE n.status = 'active' AND ${SILENT_SINCE} < now() - make_interval(secs => $1)
+       RETURNING n.id, extract(epoch FROM now() - ${SILENT_SINCE}) AS silent
+     ), e AS (
+       INSERT INTO events (kind, node_id, data)
+       SELECT 'node_unhealthy', u.id, jsonb_build_object('silent_seconds', round(u.silent), 'threshold_seconds', $1::int) FROM u
+     )
+     SELECT id, silent FROM u ORDER BY id`,
+    [unhealthyAfterSeconds],
+  )
+  return rows.map((r) => ({ nodeId: r.id, silentSeconds: Math.round(Number(r.silent)) }))
+}
+
+/** Nodes expected to heartbeat (active, unhealthy, draining) that have been silent past the lost threshold. */
+export async function findLostCandidates(q: Queryable, lostAfterSeconds: number, limit = 10_000): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT n.id FROM nodes n
+      WHERE n.status IN ('active', 'unhealthy', 'draining') AND ${SILENT_SINCE} < now() - make_interval(secs => $1)
+      ORDER BY n.id LIMIT $2`,
+    [lostAfterSeconds, limit],
+  )
+  return rows.map((r) => r.id)
+}
+
+export interface LostReclamation {
+  nodeId: string
+  lostAt: Date
+  silentSeconds: number
+  fencedJobs: { id: string; was: string }[]
+  releasedAllocations: string[]
+}
+
+/**
+ * Declare one node lost, in ONE statement (so one transaction): status `lost`, not schedulable,
+ * lost_at; its queued and leased jobs failed with a cleared token (fenced); its allocations
+ * released; one `node_lost` event. The status and silence are re-checked in the UPDATE, so a
+ * replay, a second sweeper or a heartbeat that landed meanwhile makes it a no-op (undefined).
+ */
+export async function reclaimLostNode(q: Queryable, nodeId: string, lostAfterSeconds: number): Promise<LostReclamation | undefined> {
+  const { rows } = await q.query<{ id: string; lost_at: Date; silent: string; fenced: { id: string; was: string }[] | null; released: string[] | null }>(
+    `WITH lost AS (
+       UPDATE nodes AS n SET status = 'lost', schedulable = false, lost_at = now(), updated_at = now()
+        WHERE n.id = $1 AND n.status IN ('active', 'unhealthy', 'draining') AND ${SILENT_SINCE} < now() - make_interval(secs => $2)
+       RETURNING n.id, n.lost_at, extract(epoch FROM now() - ${SILENT_SINCE}) AS silent
+     ), open AS (
+       SELECT j.id, j.status FROM jobs j WHERE j.node_id = $1 AND j.status IN ('queued', 'leased') FOR UPDATE
+     ), fenced AS (
+       UPDATE jobs AS j SET status = 'failed', lease_token_sha256 = NULL, lease_expires_at = NULL, fenced_at = now(), updated_at = now(),
+              result = jsonb_build_object('error', $3::text, 'was', o.status)
+         FROM open o
+        WHERE j.id = o.id AND EXISTS (SELECT 1 FROM lost)
+       RETURNING j.id::text AS id, o.status AS was
+     ), released AS (
+       UPDATE allocations AS a SET status = 'released', released_at = now(), release_reason = 'node_lost'
+        WHERE a.node_id = $1 AND a.status = 'active' AND EXISTS (SELECT 1 FROM lost)
+       RETURNING a.id::text AS id
+     ), event AS (
+       INSERT INTO events (kind, node_id, data)
+       SELECT 'node_lost', lost.id, jsonb_build_object(
+                'lost_at', to_char(lost.lost_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                'silent_seconds', round(lost.silent), 'threshold_seconds', $2::int,
+                'fenced_jobs', (SELECT count(*) FROM fenced), 'released_allocations', (SELECT count(*) FROM released))
+         FROM lost
+       ON CONFLICT (node_id, (data ->> 'lost_at')) WHERE kind = 'node_lost' DO NOTHING
+     )
+     SELECT lost.id, lost.lost_at, lost.silent,
+            (SELECT jsonb_agg(jsonb_build_object('id', f.id, 'was', f.was) ORDER BY f.id) FROM fenced f) AS fenced,
+            (SELECT array_agg(r.id ORDER BY r.id) FROM released r) AS released
+       FROM lost`,
+    [nodeId, lostAfterSeconds, FENCED_REASON],
+  )
+  const row = rows[0]
+  if (!row) return undefined
+  return { nodeId: row.id, lostAt: row.lost_at, silentSeconds: Math.round(Number(row.silent)), fencedJobs: row.fenced ?? [], releasedAllocations: row.released ?? [] }
+}
+
+/**
+ * An unhealthy node's authenticated request restores it: `active` again, last_seen_at moved to
+ * the database's now() (the coalesced heartbeat lands later). True when this call restored it.
+ */
+export async function restoreUnhealthyNode(q: Queryable, nodeId: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `WITH r AS (
+       UPDATE nodes SET status = 'active', unhealthy_at = NULL, last_seen_at = GREATEST(last_seen_at, now()), updated_at = now()
+        WHERE id = $1 AND status = 'unhealthy'
+       RETURNING id
+     )
+     INSERT INTO events (kind, node_id, data) SELECT 'node_recovered', id, '{"from":"unhealthy"}'::jsonb FROM r`,
+    [nodeId],
+  )
+  return (rowCount ?? 0) > 0
+}
+
+/** A lost node's cleanup list: the jobs fenced away from it at its (latest) loss, then any still open. */
+export async function listCleanupJobIds(q: Queryable, nodeId: string, limit: number): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT j.id::text AS id FROM jobs j JOIN nodes n ON n.id = j.node_id
+      WHERE j.node_id = $1 AND ((j.fenced_at IS NOT NULL AND j.fenced_at >= COALESCE(n.lost_at, '-infinity')) OR j.status IN ('queued', 'leased'))
+      ORDER BY j.created_at, j.id LIMIT $2`,
+    [nodeId, limit],
+  )
+  return rows.map((r) => r.id)
+}
