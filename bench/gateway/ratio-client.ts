@@ -25,9 +25,10 @@ function once(): Promise<boolean> {
 const latencies: number[] = []
 let ok = 0
 let errors = 0
-const until = performance.now() + job.seconds * 1000
-// Warm up: the first resumed connection needs a session to resume.
+// Warm up before the clock starts: a session to resume, or every keep-alive connection open.
 await once()
+if (job.mode === 'keepalive') await Promise.all(Array.from({ length: job.concurrency }, () => once()))
+const until = performance.now() + job.seconds * 1000
 await Promise.all(Array.from({ length: job.concurrency }, async () => {
   while (performance.now() < until) {
     const start = performance.now()

@@ -194,12 +194,16 @@ async function isUp(server: DisposablePostgres): Promise<boolean> {
   }
 }
 
+/** GET /healthz on the enrollment listener, given up after 5 s (a hung probe must not hang the test). */
 function httpsHealth(gw: TestGateway): Promise<HttpReply> {
-  return httpsJson(gw.enrollUrl, 'GET', '/healthz', undefined, { ca: gw.caPem })
+  return Promise.race([
+    httpsJson(gw.enrollUrl, 'GET', '/healthz', undefined, { ca: gw.caPem }),
+    new Promise<HttpReply>((_, reject) => setTimeout(() => reject(new Error('no /healthz answer within 5 s')), 5000).unref()),
+  ])
 }
 
 describe('gateway faults: the embedded database dies', function () {
-  this.timeout(240_000)
+  this.timeout(360_000)
   let postgres: DisposablePostgres
   before(async () => { postgres = await startDisposablePostgres() })
   after(async () => { await postgres?.stop() })
@@ -217,12 +221,12 @@ describe('gateway faults: the embedded database dies', function () {
       assert.ok(before, 'the embedded server runs')
       process.kill(before.pid, 'SIGKILL')
       const down = await eventually('/healthz to report the database down', async () => {
-        const reply = await httpsHealth(gw)
-        return reply.status === 503 ? reply : undefined
+        const reply = await httpsHealth(gw).catch(() => undefined)
+        return reply?.status === 503 ? reply : undefined
       }, { timeoutMs: 30_000, intervalMs: 50 })
       assert.equal(code(down), 'state_unavailable')
       assert.equal(down.body.database, 'down')
-      await eventually('the gateway to restart the embedded server', async () => (await httpsHealth(gw)).status === 200, { timeoutMs: 60_000, intervalMs: 200 })
+      await eventually('the gateway to restart the embedded server', async () => (await httpsHealth(gw).catch(() => undefined))?.status === 200, { timeoutMs: 90_000, intervalMs: 200 })
         .catch((error: Error) => { throw new Error(`${error.message}: ${gw.logs.filter((l) => l.includes('database')).slice(-5).join('\n')}`) })
       const after = await readPostmasterPid(dataDir)
       assert.ok(after && after.pid !== before.pid, 'a new postmaster')

@@ -25,6 +25,37 @@ describe('gateway: router', () => {
   })
 })
 
+describe('gateway: malformed requests are refused before authentication', () => {
+  const handler = async () => ({})
+  const router = new Router([
+    { method: 'POST', pattern: '/v1/agent/jobs/:id/complete', auth: 'mark', handler },
+    { method: 'GET', pattern: '/healthz', auth: 'none', handler },
+  ])
+  const refusal = (method: string, path: string) => {
+    try {
+      router.resolve(method, path, 'agent')
+    } catch (error) {
+      return errorReply(error)
+    }
+    return undefined
+  }
+
+  it('answers 405 with Allow for a known path with another method, 404 for an unknown path', () => {
+    const wrong = refusal('PUT', '/v1/agent/jobs/x/complete')
+    assert.equal(wrong?.status, 405)
+    assert.deepEqual(wrong?.headers, { allow: 'POST' })
+    assert.equal(wrong?.body.error && (wrong.body.error as { code: string }).code, 'method_not_allowed')
+    assert.equal(refusal('GET', '/nope')?.status, 404)
+  })
+
+  it('answers 400 (not a 500) for a malformed percent-escape in a path parameter', () => {
+    const bad = refusal('POST', '/v1/agent/jobs/%zz/complete')
+    assert.equal(bad?.status, 400)
+    assert.equal((bad?.body.error as { code: string }).code, 'request_invalid')
+    assert.equal(router.resolve('POST', '/v1/agent/jobs/a%2Fb/complete', 'agent').params.id, 'a/b')
+  })
+})
+
 describe('gateway: error replies', () => {
   it('maps refusal codes to HTTP statuses with the code in lower case and extra body fields', () => {
     const r = errorReply(new FleetkitError('NODE_LOST', 'lost', { data: { body: { cleanup: [] } } }))
