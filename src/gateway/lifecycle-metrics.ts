@@ -4,8 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 import type { Queryable } from '../store/database.js'
-import { fleetGauges } from '../store/fleet.js'
-import { soonestCertificateExpiryByPool } from '../store/operator-certificates.js'
+import { fleetGauges, soonestCertificateExpiryByPool } from '../store/fleet.js'
 
 export class LifecycleMetrics {
   readonly registry = new Registry()

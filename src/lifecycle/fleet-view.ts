@@ -3,8 +3,7 @@
 import type { Queryable } from '../store/database.js'
 import { listNodeCertificates } from '../store/certificates.js'
 import { listAllocations } from '../store/allocations.js'
-import { listEvents } from '../store/events.js'
-import { type FleetFilter, type FleetNode, listFleet, listRecentJobs } from '../store/fleet.js'
+import { type FleetFilter, type FleetNode, listFleet, listRecentJobs, listRecentNodeEvents } from '../store/fleet.js'
 import { NODE_STATUSES, type NodeStatus } from '../store/nodes.js'
 import { unknownNode } from './node-transition.js'
 
@@ -73,7 +72,7 @@ export async function nodeShow(pool: Queryable, nodeId: string, options: { event
   const certificates = await listNodeCertificates(pool, nodeId)
   const jobs = await listRecentJobs(pool, nodeId, options.jobs ?? 10)
   const allocations = await listAllocations(pool, { nodeId, status: 'active' })
-  const events = await lastEvents(pool, nodeId, options.events ?? 10)
+  const events = await listRecentNodeEvents(pool, nodeId, options.events ?? 10)
   return {
     node: {
       ...summary(n),
@@ -85,12 +84,6 @@ export async function nodeShow(pool: Queryable, nodeId: string, options: { event
     allocations: allocations.map((a) => ({ id: a.id, owner: a.owner, cpu: a.cpu, memoryMib: a.memoryMib, diskGib: a.diskGib, status: a.status })),
     events: events.map((e) => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, data: e.data })),
   }
-}
-
-/** The node's last `limit` events, oldest first. */
-async function lastEvents(pool: Queryable, nodeId: string, limit: number) {
-  const all = await listEvents(pool, { nodeId, limit: 100_000 })
-  return all.slice(-limit)
 }
 
 /** One table line per node; a lost node also gets a line with its reclamation. */

@@ -4,7 +4,8 @@
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { appendEvent, latestChecksJob, recordNodeCapacity, writeNodeLifecycle } from '../store/node-lifecycle.js'
+import { appendEvent } from '../store/events.js'
+import { latestChecksJob, recordNodeCapacity, writeNodeLifecycle } from '../store/node-lifecycle.js'
 import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
 import { ADMIT_FRESH_SECONDS } from './thresholds.js'
 

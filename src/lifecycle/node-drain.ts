@@ -4,7 +4,8 @@ import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
-import { appendEvent, nodeHoldings, writeNodeLifecycle } from '../store/node-lifecycle.js'
+import { appendEvent } from '../store/events.js'
+import { nodeHoldings, writeNodeLifecycle } from '../store/node-lifecycle.js'
 import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
 import { waitFor, type WaitOptions } from './wait.js'
 

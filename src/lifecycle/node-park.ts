@@ -3,7 +3,8 @@
 import type pg from 'pg'
 
 import { hasAgentCertificate } from '../store/certificates.js'
-import { appendEvent, writeNodeLifecycle } from '../store/node-lifecycle.js'
+import { appendEvent } from '../store/events.js'
+import { writeNodeLifecycle } from '../store/node-lifecycle.js'
 import type { NodeStatus } from '../store/nodes.js'
 import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
 

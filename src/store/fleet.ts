@@ -1,6 +1,7 @@
 // The fleet as operators see it: each node with its heartbeat age (on the database's clock),
 // certificate expiry, capacity reserved by active allocations, and a lost node's reclamation.
 import type { Queryable } from './database.js'
+import type { EventRow } from './events.js'
 import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from './nodes.js'
 
 export interface FleetNode extends NodeRow {
@@ -86,4 +87,21 @@ export async function fleetGauges(q: Queryable): Promise<{ byStatusPool: { statu
     byStatusPool: counts.rows.map((r) => ({ status: r.status, pool: r.pool, count: Number(r.count) })),
     heartbeatAge: ages.rows.map((r) => ({ pool: r.pool, maxSeconds: Math.max(0, Number(r.age)) })),
   }
+}
+
+/** Per pool, seconds until the soonest not_after among live agent certificates of connected nodes. */
+export async function soonestCertificateExpiryByPool(q: Queryable): Promise<{ pool: string; seconds: number }[]> {
+  const { rows } = await q.query<{ pool: string; seconds: string }>(
+    `SELECT n.pool, extract(epoch FROM min(c.not_after) - now()) AS seconds
+       FROM node_certificates c JOIN nodes n ON n.id = c.node_id
+      WHERE c.revoked_at IS NULL AND c.not_after > now() AND n.status IN ('active', 'unhealthy', 'draining')
+      GROUP BY n.pool ORDER BY n.pool`,
+  )
+  return rows.map((r) => ({ pool: r.pool, seconds: Number(r.seconds) }))
+}
+
+/** The node's last `limit` events, oldest first (for `node show`). */
+export async function listRecentNodeEvents(q: Queryable, nodeId: string, limit: number): Promise<EventRow[]> {
+  const { rows } = await q.query<Raw>('SELECT id, at, kind, node_id, data FROM events WHERE node_id = $1 ORDER BY id DESC LIMIT $2', [nodeId, limit])
+  return rows.reverse().map((r) => ({ id: Number(r.id), at: r.at as Date, kind: r.kind as string, nodeId: r.node_id as string | null, data: r.data as Record<string, unknown> }))
 }

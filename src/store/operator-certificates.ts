@@ -1,5 +1,5 @@
 // Operator client certificates (`fleetkit ca operator-cert`): stored by fingerprint so the
-// operator API can refuse a revoked or unknown one; plus the soonest agent-certificate expiry per pool.
+// operator API can refuse a revoked or unknown one.
 import type { Queryable } from './database.js'
 
 export interface OperatorCertificateRow {
@@ -35,15 +35,4 @@ export async function findLiveOperatorCertificate(q: Queryable, fingerprintSha25
     [fingerprintSha256],
   )
   return rows[0] ? toRow(rows[0]) : undefined
-}
-
-/** Per pool, seconds until the soonest not_after among live agent certificates of connected nodes. */
-export async function soonestCertificateExpiryByPool(q: Queryable): Promise<{ pool: string; seconds: number }[]> {
-  const { rows } = await q.query<{ pool: string; seconds: string }>(
-    `SELECT n.pool, extract(epoch FROM min(c.not_after) - now()) AS seconds
-       FROM node_certificates c JOIN nodes n ON n.id = c.node_id
-      WHERE c.revoked_at IS NULL AND c.not_after > now() AND n.status IN ('active', 'unhealthy', 'draining')
-      GROUP BY n.pool ORDER BY n.pool`,
-  )
-  return rows.map((r) => ({ pool: r.pool, seconds: Number(r.seconds) }))
 }
