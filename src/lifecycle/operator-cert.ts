@@ -12,7 +12,7 @@ import { issueClientCertificate } from '../pki/client-certificate.js'
 import { generateP256KeyPair, privateKeyToPem } from '../pki/keys.js'
 import { loadPkiSet } from '../pki/pki-set.js'
 import { crypto, x509 } from '../pki/x509-provider.js'
-import { takeIssuanceLockShared } from '../store/certificates.js'
+import { lockIssuance } from '../gateway/issuance-guard.js'
 import { withTransaction } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
 import { insertOperatorCertificate } from '../store/operator-certificates.js'
@@ -37,21 +37,23 @@ export async function issueOperatorCertificate(options: { pool: pg.Pool; pkiDir:
   const now = options.clock.now()
   const pki = await loadPkiSet(options.pkiDir, now)
   const keys = await generateP256KeyPair()
+  const keyFile = join(options.outDir, `${name}.key`)
+  const certificateFile = join(options.outDir, `${name}.pem`)
+  const caBundleFile = join(options.outDir, 'gateway-ca.pem')
   const issued = await withTransaction(options.pool, async (client) => {
-    await takeIssuanceLockShared(client)
+    // Shared issuance lock, and never from a CA a rotation retired (the files were read before the lock).
+    await lockIssuance(client, pki.ca)
     const subjectPublicKey = await x509.PublicKey.create(keys.publicKey, crypto)
     const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey, nodeId: `operator-${name}`, now, lifetimeSeconds: options.lifetimeDays * 86400 })
     await insertOperatorCertificate(client, { name, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter })
     await appendEvent(client, { kind: 'operator_certificate_issued', data: { name, serial: cert.serial, not_after: cert.notAfter.toISOString(), actor: options.actor } })
+    // Written before the commit: a failed write (full disk, unwritable directory) rolls the row back,
+    // so no certificate is recorded that nobody holds.
+    await mkdir(options.outDir, { recursive: true, mode: 0o700 })
+    await writePrivateFile(keyFile, await privateKeyToPem(keys.privateKey))
+    await writeFile(certificateFile, cert.certificatePem)
+    await writeFile(caBundleFile, pki.bundlePem)
     return cert
   })
-  // Written after the row commits: a failed write leaves a recorded certificate nobody holds, which expires harmlessly.
-  await mkdir(options.outDir, { recursive: true, mode: 0o700 })
-  const keyFile = join(options.outDir, `${name}.key`)
-  const certificateFile = join(options.outDir, `${name}.pem`)
-  const caBundleFile = join(options.outDir, 'gateway-ca.pem')
-  await writePrivateFile(keyFile, await privateKeyToPem(keys.privateKey))
-  await writeFile(certificateFile, issued.certificatePem)
-  await writeFile(caBundleFile, pki.bundlePem)
   return { name, serial: issued.serial, fingerprintSha256: issued.fingerprintSha256, notAfter: issued.notAfter.toISOString(), certificateFile, keyFile, caBundleFile }
 }
