@@ -2,7 +2,7 @@
 // a qcow2 overlay of the cached base disk, with a second virtio disk for data and a NoCloud seed
 // disk (vfat, label cidata). About a minute to ssh; the host forwards only what the test names.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,7 +33,7 @@ export interface VmHostOptions {
   operator?: OperatorKey
   /** Wait for cloud-init's boot-finished before resolving (default true). */
   waitForCloudInit?: boolean
-  /** How long to wait for ssh after boot (default 240 s: a busy 2-core machine). */
+  /** How long to wait for ssh and for cloud-init (default 480 s each: about a minute on an idle 2-core machine, minutes on a busy one). */
   bootTimeoutMs?: number
 }
 
@@ -116,7 +116,7 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
       consoleLog,
       ssh: (command, o) => sshRun(host, command, o),
       sshOk: (command, o) => sshRunOk(host, command, o),
-      async waitForCloudInit(timeoutMs = 240_000) {
+      async waitForCloudInit(timeoutMs = opts.bootTimeoutMs ?? 480_000) {
         await eventually(`${name}: cloud-init boot-finished`, async () =>
           (await sshRun(host, 'test -e /var/lib/cloud/instance/boot-finished', { timeoutMs: 15_000 })).code === 0,
         { timeoutMs, intervalMs: 2_000, stop: exitReason })
@@ -127,7 +127,7 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
         await eventually(`${name}: ssh after the reboot`, async () => {
           const now = await sshRun(host, 'cat /proc/sys/kernel/random/boot_id', { timeoutMs: 15_000 })
           return now.code === 0 && now.stdout.trim() !== before
-        }, { timeoutMs: opts.bootTimeoutMs ?? 240_000, intervalMs: 2_000, stop: exitReason })
+        }, { timeoutMs: opts.bootTimeoutMs ?? 480_000, intervalMs: 2_000, stop: exitReason })
       },
       async stop() {
         if (stopped) return
@@ -141,12 +141,16 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
     registerHost({ name: registryName, stop: () => host.stop(), killSync })
     await eventually(`${name}: ssh on 127.0.0.1:${port} (the VM boots under emulation; console: ${consoleLog})`,
       async () => (await sshRun(host, 'true', { timeoutMs: 15_000 })).code === 0,
-      { timeoutMs: opts.bootTimeoutMs ?? 240_000, intervalMs: 2_000, stop: exitReason })
+      { timeoutMs: opts.bootTimeoutMs ?? 480_000, intervalMs: 2_000, stop: exitReason })
     if (opts.waitForCloudInit !== false) await host.waitForCloudInit()
     return host
   } catch (error) {
+    // The console says why a VM never answered: keep its end before the folder goes.
+    let console = ''
+    try { console = readFileSync(join(dir, 'console.log'), 'utf8').replace(/\r/g, '').split('\n').slice(-15).join('\n') } catch { /* never started */ }
     killSync()
     unregisterHost(registryName)
+    if (console && error instanceof Error) error.message += `\n--- ${name}: the last lines of its console ---\n${console}`
     throw error
   }
 }
