@@ -138,7 +138,7 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
     await put(upper, '/etc/network/interfaces',
       `# fleetkit test host: a static address on the test bridge (cloud-init networking is off in containers)\nsource-directory /etc/network/interfaces.d\nauto lo\niface lo inet loopback\nauto host0\niface host0 inet static\n    address ${address}/${PREFIX_LENGTH}\n`)
     await put(upper, '/etc/cloud/cloud.cfg.d/99-fleetkit-test-container.cfg',
-      '# fleetkit container test host: the helper configured the network and the pinned host key.\nnetwork: {config: disabled}\nssh_deletekeys: false\nssh_genkeytypes: []\n')
+      '# fleetkit container test host: the helper configured the network and the pinned host key.\nnetwork: {config: disabled}\nssh_deletekeys: false\nssh_genkeytypes: [ed25519]\n')
     const seed = seedFiles(name, opts.seed)
     for (const [file, content] of Object.entries(seed)) {
       if (content !== undefined) await put(upper, `/var/lib/cloud/seed/nocloud/${file}`, content, 0o600)

@@ -25,7 +25,8 @@ export function seedFiles(name: string, seed: HostSeed | undefined, keys?: { hos
     // user-data is a script: cc_ssh writes the given host key and root's authorized key before sshd starts.
     files['vendor-data'] = `#cloud-config\n${stringify({
       ssh_deletekeys: true,
-      ssh_genkeytypes: [],
+      // The host key is given: nothing to generate (an empty list is invalid in cloud-init's schema).
+      ssh_genkeytypes: ['ed25519'],
       ssh_keys: { ed25519_private: keys.hostPrivateKey, ed25519_public: keys.hostPublicKey },
       disable_root: false,
       ssh_authorized_keys: [keys.operatorPublicKey],

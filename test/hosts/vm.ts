@@ -86,7 +86,7 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
       '-name', name, '-accel', 'tcg,thread=multi', '-cpu', 'max', '-smp', '2', '-m', String(opts.memoryMb ?? 1024),
       '-display', 'none', '-vga', 'none', '-nodefaults', '-serial', `file:${consoleLog}`,
       '-kernel', image.kernel, '-initrd', image.initrd,
-      '-append', 'root=LABEL=fbroot rw console=ttyS0 net.ifnames=0 quiet systemd.show_status=0',
+      '-append', 'root=LABEL=fbroot rw console=ttyS0 net.ifnames=0 quiet systemd.show_status=0 no_timer_check',
       '-drive', `file=${rootDisk},if=virtio,format=qcow2,cache=unsafe`,
       '-drive', `file=${dataDisk},if=virtio,format=raw,cache=unsafe`,
       '-drive', `file=${seedDisk},if=virtio,format=raw,readonly=on`,
