@@ -75,6 +75,13 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     })
   })
 
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed' || !vm) return
+    // What the seed and the agent said on the host: the reason of a failure is there.
+    const logs = await vm.ssh('tail -n 40 /var/log/cloud-init-output.log; journalctl -u fleetkit-agent.service -n 30 --no-pager', { timeoutMs: 30_000 })
+    process.stderr.write(`--- ${NODE_ID}: cloud-init output and agent journal ---\n${logs.stdout}${logs.stderr}\n`)
+  })
+
   after(async () => {
     await vm?.stop()
     if (mirror) await new Promise((resolve) => mirror!.close(resolve))
