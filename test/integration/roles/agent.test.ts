@@ -9,9 +9,9 @@ import { join } from 'node:path'
 
 import { dataMountCondition } from '../../../src/render/agent-seed.js'
 import { fillTemplate, readTemplate } from '../../../src/render/template.js'
-import { type ContainerHost, type Inventory, assertHostsAvailable, runPlaybook, startContainerHosts, writeInventory } from '../../hosts/index.js'
+import { type ContainerHost, type Inventory, assertHostsAvailable, startContainerHosts, writeInventory } from '../../hosts/index.js'
 import { type ReleaseMirror, startReleaseMirror } from './release-mirror.js'
-import { TEST_HARNESS_VARS, checkConvergeIdempotent, tail, writeRolePlaybook } from './role-runs.js'
+import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, writeRolePlaybook } from './role-runs.js'
 
 const GATEWAY = { agent_gateway_url: 'https://gateway.test:8443', agent_enroll_url: 'https://gateway.test:8444' }
 
@@ -65,24 +65,24 @@ describe('roles: agent_update and agent on a container host', function () {
 
   it('a new pinned version replaces the binary and restarts the agent once; the same pin again restarts nothing', async () => {
     const before = await mainPid()
-    const moved = await runPlaybook({ inventory, playbook: update, extraVars: pin('1.1.0') })
+    const moved = await runRoles({ inventory, playbook: update, extraVars: pin('1.1.0') })
     assert.equal(moved.code, 0, tail(moved))
     assert.ok((moved.recap[host.name]?.changed ?? 0) >= 2, tail(moved)) // the binary and the restart handler
     assert.equal((await host.sshOk('/usr/local/bin/fleetkit-agent --version')).stdout.trim(), '1.1.0')
     const after = await mainPid()
     assert.notEqual(after, before, 'the agent was not restarted for a new binary')
-    const same = await runPlaybook({ inventory, playbook: update, extraVars: pin('1.1.0') })
+    const same = await runRoles({ inventory, playbook: update, extraVars: pin('1.1.0') })
     assert.equal(same.code, 0, tail(same))
     assert.equal(same.recap[host.name]?.changed, 0, tail(same))
     assert.equal(await mainPid(), after, 'the agent was restarted for an unchanged binary')
   })
 
   it('refuses a downgrade with AGENT_DOWNGRADE_REFUSED unless the run allows it', async () => {
-    const refused = await runPlaybook({ inventory, playbook: update, extraVars: pin('1.0.0') })
+    const refused = await runRoles({ inventory, playbook: update, extraVars: pin('1.0.0') })
     assert.notEqual(refused.code, 0)
     assert.match(refused.stdout, /AGENT_DOWNGRADE_REFUSED: this host runs fleetkit-agent 1\.1\.0, newer than the pinned 1\.0\.0/)
     assert.equal((await host.sshOk('/usr/local/bin/fleetkit-agent --version')).stdout.trim(), '1.1.0')
-    const allowed = await runPlaybook({ inventory, playbook: update, extraVars: pin('1.0.0', { agent_update_allow_downgrade: true }) })
+    const allowed = await runRoles({ inventory, playbook: update, extraVars: pin('1.0.0', { agent_update_allow_downgrade: true }) })
     assert.equal(allowed.code, 0, tail(allowed))
     assert.equal((await host.sshOk('/usr/local/bin/fleetkit-agent --version')).stdout.trim(), '1.0.0')
   })
@@ -90,13 +90,13 @@ describe('roles: agent_update and agent on a container host', function () {
   it('a release signed by another key is refused by the verifier and the installed binary stays', async () => {
     const other = await startReleaseMirror(join(dir, 'other'), ['1.1.0'])
     try {
-      const run = await runPlaybook({ inventory, playbook: update, extraVars: { ...pin('1.1.0'), agent_update_public_key: other.publicKey } })
+      const run = await runRoles({ inventory, playbook: update, extraVars: { ...pin('1.1.0'), agent_update_public_key: other.publicKey } })
       assert.notEqual(run.code, 0)
       assert.match(run.stdout, /RELEASE_SIGNATURE_INVALID/)
       assert.equal((await host.sshOk('/usr/local/bin/fleetkit-agent --version')).stdout.trim(), '1.0.0')
     } finally {
       await other.close()
-      await runPlaybook({ inventory, playbook: update, extraVars: pin('1.0.0') })
+      await runRoles({ inventory, playbook: update, extraVars: pin('1.0.0') })
     }
   })
 })

@@ -6,8 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { type ContainerHost, type Inventory, assertHostsAvailable, runPlaybook, startContainerHosts, writeInventory } from '../../hosts/index.js'
-import { TEST_HARNESS_VARS, checkConvergeIdempotent, tail, writeRolePlaybook } from './role-runs.js'
+import { type ContainerHost, type Inventory, assertHostsAvailable, startContainerHosts, writeInventory } from '../../hosts/index.js'
+import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, writeRolePlaybook } from './role-runs.js'
 
 const MOUNT = '/srv/fleetkit-data'
 
@@ -51,7 +51,7 @@ describe('roles: data_volume on a container host', function () {
 
     // Never reformatted: a file written on the volume survives another run with the same UUID.
     await fresh.sshOk(`echo kept > ${MOUNT}/marker`)
-    const again = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...varsOf(fresh) } })
+    const again = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...varsOf(fresh) } })
     assert.equal(again.code, 0, tail(again))
     assert.equal(again.recap[fresh.name]?.changed, 0)
     assert.equal((await fresh.sshOk(`cat ${MOUNT}/marker`)).stdout, 'kept\n')
@@ -62,7 +62,7 @@ describe('roles: data_volume on a container host', function () {
     await foreign.sshOk(`mkfs.ext4 -q -F ${foreign.dataDisk}`)
     const before = (await foreign.sshOk(`blkid -p -o value -s UUID ${foreign.dataDisk}`)).stdout
     const inventory = await writeInventory([foreign], join(dir, 'foreign'))
-    const run = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...varsOf(foreign) } })
+    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...varsOf(foreign) } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, new RegExp(`DATA_VOLUME_FOREIGN_FS: ${foreign.dataDisk} holds ext4, not xfs`))
     assert.equal(run.recap[foreign.name]?.changed, 0)
@@ -71,7 +71,7 @@ describe('roles: data_volume on a container host', function () {
 
   it('refuses a device that is not there with DATA_VOLUME_DEVICE_MISSING', async () => {
     const inventory = await writeInventory([foreign], join(dir, 'missing'))
-    const run = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, data_volume_device: '/dev/fleetkit-nothing', data_volume_mount_point: MOUNT } })
+    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, data_volume_device: '/dev/fleetkit-nothing', data_volume_mount_point: MOUNT } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /DATA_VOLUME_DEVICE_MISSING: \/dev\/fleetkit-nothing is not a block device/)
   })

@@ -6,8 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { type ContainerHost, type Inventory, assertHostsAvailable, runPlaybook, startContainerHosts, writeInventory } from '../../hosts/index.js'
-import { TEST_HARNESS_VARS, checkConvergeIdempotent, tail, writeRolePlaybook } from './role-runs.js'
+import { type ContainerHost, type Inventory, assertHostsAvailable, startContainerHosts, writeInventory } from '../../hosts/index.js'
+import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, writeRolePlaybook } from './role-runs.js'
 
 const DOCKER_VARS = {
   docker_network_enabled: true,
@@ -35,7 +35,7 @@ describe('roles: docker_network on a container host', function () {
   })
 
   it('is skipped where containers are off: no daemon.json', async () => {
-    const run = await runPlaybook({ inventory, playbook, extraVars: TEST_HARNESS_VARS })
+    const run = await runRoles({ inventory, playbook, extraVars: TEST_HARNESS_VARS })
     assert.equal(run.code, 0, tail(run))
     assert.equal(run.recap[host.name]?.changed, 0)
     assert.equal((await host.ssh('test -e /etc/docker/daemon.json')).code, 1)
@@ -56,14 +56,14 @@ describe('roles: docker_network on a container host', function () {
 
   it('does not rewrite a file whose managed keys already match, however it is formatted', async () => {
     await host.sshOk('printf \'{"default-address-pools":[{"base":"10.200.0.0/16","size":24}],"bip":"10.199.0.1/24","log-driver":"journald"}\' > /etc/docker/daemon.json')
-    const run = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...DOCKER_VARS } })
+    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...DOCKER_VARS } })
     assert.equal(run.code, 0, tail(run))
     assert.equal(run.recap[host.name]?.changed, 0, tail(run))
   })
 
   it('refuses fixed-cidr with DOCKER_FIXED_CIDR_REFUSED and leaves the file alone', async () => {
     await host.sshOk('printf \'{"fixed-cidr": "10.1.0.0/24"}\' > /etc/docker/daemon.json')
-    const run = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...DOCKER_VARS } })
+    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...DOCKER_VARS } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /DOCKER_FIXED_CIDR_REFUSED: \/etc\/docker\/daemon\.json sets fixed-cidr \(10\.1\.0\.0\/24\)/)
     assert.equal((await host.sshOk('cat /etc/docker/daemon.json')).stdout, '{"fixed-cidr": "10.1.0.0/24"}')
@@ -71,7 +71,7 @@ describe('roles: docker_network on a container host', function () {
 
   it('refuses a daemon.json that is not JSON with DOCKER_DAEMON_JSON_INVALID', async () => {
     await host.sshOk('printf \'{"bip": \' > /etc/docker/daemon.json')
-    const run = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...DOCKER_VARS } })
+    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, ...DOCKER_VARS } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /DOCKER_DAEMON_JSON_INVALID/)
     assert.equal((await host.sshOk('cat /etc/docker/daemon.json')).stdout, '{"bip": ')

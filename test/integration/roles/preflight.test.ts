@@ -5,8 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { type ContainerHost, type Inventory, assertHostsAvailable, runPlaybook, startContainerHosts, writeInventory } from '../../hosts/index.js'
-import { TEST_HARNESS_VARS, checkConvergeIdempotent, tail, writeRolePlaybook } from './role-runs.js'
+import { type ContainerHost, type Inventory, assertHostsAvailable, startContainerHosts, writeInventory } from '../../hosts/index.js'
+import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, writeRolePlaybook } from './role-runs.js'
 
 describe('roles: preflight on a container host', function () {
   let host: ContainerHost
@@ -37,13 +37,13 @@ describe('roles: preflight on a container host', function () {
   })
 
   it('refuses a container with HOST_VIRT_REFUSED unless the harness allows it', async () => {
-    const run = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_container: false } })
+    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_container: false } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /HOST_VIRT_REFUSED: this host is a container \(systemd-nspawn\)/)
   })
 
   it('refuses a testOnly release with HOST_RELEASE_UNSUPPORTED unless the harness allows it', async () => {
-    const run = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false } })
+    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /HOST_RELEASE_UNSUPPORTED: debian 12(\.\d+)? is not an accepted release/)
   })
@@ -53,12 +53,12 @@ describe('roles: preflight on a container host', function () {
       version: 1, architectures: ['amd64', 'arm64'], releases,
       sizing: { minimum: { cpu: 1, memoryMiB: 1, rootDiskMiB: 1 } },
     })
-    const accepted = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false, preflight_host_policy: policy([{ id: 'debian', version: '12' }]) } })
+    const accepted = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false, preflight_host_policy: policy([{ id: 'debian', version: '12' }]) } })
     assert.equal(accepted.code, 0, tail(accepted))
     const minor = (await host.sshOk('cat /etc/debian_version')).stdout.trim()
     assert.match(minor, /^12\.\d+$/)
     for (const version of ['11', minor === '12.0' ? '12.1' : '12.0']) {
-      const refused = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_host_policy: policy([{ id: 'debian', version }]) } })
+      const refused = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_host_policy: policy([{ id: 'debian', version }]) } })
       assert.notEqual(refused.code, 0, `policy debian ${version} accepted ${minor}`)
       assert.match(refused.stdout, /HOST_RELEASE_UNSUPPORTED/)
     }
@@ -66,7 +66,7 @@ describe('roles: preflight on a container host', function () {
 
   it('refuses a host below the policy size with HOST_SIZE_BELOW_MINIMUM', async () => {
     const policy = { version: 1, architectures: ['amd64', 'arm64'], releases: [{ id: 'debian', version: '12' }], sizing: { minimum: { cpu: 4096, memoryMiB: 1, rootDiskMiB: 1 } } }
-    const run = await runPlaybook({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_host_policy: policy } })
+    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_host_policy: policy } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /HOST_SIZE_BELOW_MINIMUM: \d+ CPUs/)
   })

@@ -6,8 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { type Inventory, type VmHost, assertHostsAvailable, runPlaybook, startVmHost, writeInventory } from '../../hosts/index.js'
-import { TEST_HARNESS_VARS, tail, writeRolePlaybook } from './role-runs.js'
+import { type Inventory, type VmHost, assertHostsAvailable, startVmHost, writeInventory } from '../../hosts/index.js'
+import { TEST_HARNESS_VARS, runRoles, tail, writeRolePlaybook } from './role-runs.js'
 
 const MOUNT = '/srv/fleetkit'
 
@@ -19,7 +19,7 @@ describe('roles: br_netfilter and data_volume on a VM host (modprobe, a real dis
   // The VM has 1 GiB of memory, below the production minimum: size is the one check left out.
   const vars = () => ({ ...TEST_HARNESS_VARS, preflight_enforce_size: false, data_volume_device: '/dev/vdb', data_volume_mount_point: MOUNT })
   const run = (extra: Record<string, unknown> = {}, check = false) =>
-    runPlaybook({ inventory, playbook, extraVars: { ...vars(), ...extra }, check, diff: check, mitogen: true })
+    runRoles({ inventory, playbook, extraVars: { ...vars(), ...extra }, check, diff: check })
 
   before(async () => {
     await assertHostsAvailable('vm')
