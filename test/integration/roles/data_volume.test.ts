@@ -1,6 +1,7 @@
 // data_volume on a real container host with a loop-device data disk: formatted XFS once, mounted
-// by UUID by a systemd mount unit, never reformatted; a disk with another filesystem is refused.
-// The reboot part is in vm.test.ts (a real disk and kernel).
+// by a systemd mount unit, never reformatted; a disk with another filesystem is refused. A container
+// runs no udev, so /dev/disk/by-uuid is empty there: it mounts the device path
+// (data_volume_mount_source: device). Mounting by UUID and the reboot are in vm.test.ts.
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -31,9 +32,9 @@ describe('roles: data_volume on a container host', function () {
     await rm(dir, { recursive: true, force: true })
   })
 
-  const varsOf = (host: ContainerHost) => ({ data_volume_device: host.dataDisk, data_volume_mount_point: MOUNT })
+  const varsOf = (host: ContainerHost) => ({ data_volume_device: host.dataDisk, data_volume_mount_point: MOUNT, data_volume_mount_source: 'device' })
 
-  it('check leaves the empty disk alone; converge formats and mounts it by UUID; a second run changes nothing', async () => {
+  it('check leaves the empty disk alone; converge formats and mounts it; a second run changes nothing', async () => {
     const inventory: Inventory = await writeInventory([fresh], join(dir, 'fresh'))
     await checkConvergeIdempotent({
       inventory, playbook, hosts: [fresh.name], extraVars: varsOf(fresh),
@@ -45,7 +46,9 @@ describe('roles: data_volume on a container host', function () {
     assert.match(uuid, /^[0-9a-f-]{36}$/)
     const unit = (await fresh.sshOk(`systemd-escape -p --suffix=mount ${MOUNT}`)).stdout.trim()
     assert.equal(unit, 'srv-fleetkit\\x2ddata.mount')
-    assert.match((await fresh.sshOk(`cat '/etc/systemd/system/${unit}'`)).stdout, new RegExp(`^What=/dev/disk/by-uuid/${uuid}$`, 'm'))
+    const unitText = (await fresh.sshOk(`cat '/etc/systemd/system/${unit}'`)).stdout
+    assert.match(unitText, new RegExp(`^What=${fresh.dataDisk}$`, 'm'))
+    assert.match(unitText, new RegExp(`UUID ${uuid}`))
     assert.equal((await fresh.sshOk(`systemctl is-enabled '${unit}'`)).stdout.trim(), 'enabled')
     assert.equal((await fresh.sshOk(`findmnt -n -o FSTYPE ${MOUNT}`)).stdout.trim(), 'xfs')
 

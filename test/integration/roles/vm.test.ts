@@ -51,6 +51,8 @@ describe('roles: br_netfilter and data_volume on a VM host (modprobe, a real dis
     assert.equal((await vm.ssh('grep -q "^br_netfilter " /proc/modules')).code, 0)
     assert.equal((await vm.sshOk('sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables')).stdout, '1\n1\n')
     assert.equal((await vm.sshOk(`findmnt -n -o FSTYPE ${MOUNT}`)).stdout.trim(), 'xfs')
+    const uuid = (await vm.sshOk('blkid -p -o value -s UUID /dev/vdb')).stdout.trim()
+    assert.match((await vm.sshOk(`systemctl cat "$(systemd-escape -p --suffix=mount ${MOUNT})"`)).stdout, new RegExp(`^What=/dev/disk/by-uuid/${uuid}$`, 'm'))
     await vm.sshOk(`echo kept > ${MOUNT}/marker`)
   })
 
