@@ -30,3 +30,17 @@ Feature: Every check ID has an owner
     Then it reports "check host:size is owned by a person but docs/operations.md lists no step for it"
     And it reports "docs/operations.md lists a manual step for host:firewall, which is not a manual check in schema/check-ids.json"
     And it reports 2 findings
+
+  Scenario: Every repair owner is a real role tag or a real command
+    Given the project tree
+    When the rule "repair-owners-resolve" runs
+    Then it finds nothing
+
+  Scenario: A fictional tag, a tag only a handler carries and commands that do not exist are caught
+    Given the fixture tree "repair-owner-fictional"
+    When the rule "repair-owners-resolve" runs
+    Then it reports "check ID host:flux-capacitor is repaired by tag flux_capacitor, which no task in ansible/roles/*/tasks carries"
+    And it reports "check ID host:handler-only is repaired by tag restart_only, which no task in ansible/roles/*/tasks carries"
+    And it reports "check ID agent:magic is repaired by command \"fleetkit-agent fix-everything\", which is not a fleetkit or fleetkit-agent command"
+    And it reports "check ID gateway:magic is repaired by command \"fleetkit frobnicate\", which is not a fleetkit or fleetkit-agent command"
+    And it reports 4 findings

@@ -10,6 +10,7 @@ import { checkCheckIdOwners } from '../../src/checks/rules/check-id-owners.js'
 import { checkCodeRunbooks } from '../../src/checks/rules/code-usage.js'
 import { checkDocCommands } from '../../src/checks/rules/doc-commands.js'
 import { formatFinding, type RuleFinding } from '../../src/checks/rules/finding.js'
+import { checkRepairOwners } from '../../src/checks/rules/repair-owners.js'
 import { checkManualSteps } from '../../src/checks/rules/manual-steps.js'
 import { findRunbookEntry, loadRunbooks } from '../../src/checks/runbooks.js'
 import { packageRoot } from '../../src/package-root.js'
@@ -20,6 +21,7 @@ const RULES: Record<string, (root: string) => Promise<RuleFinding[]>> = {
   'docs-name-real-commands': (root) => checkDocCommands(root),
   'check-ids-have-owners': checkCheckIdOwners,
   'manual-steps-match-checks': checkManualSteps,
+  'repair-owners-resolve': checkRepairOwners,
 }
 
 Given('the project tree', function (this: FleetkitWorld) {

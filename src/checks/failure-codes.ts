@@ -9,6 +9,7 @@ import { GATEWAY_CODES } from './codes/gateway.js'
 import { RENDER_CODES } from './codes/render.js'
 import { AGENT_CODES } from './codes/agent.js'
 import { LIFECYCLE_CODES } from './codes/lifecycle.js'
+import { HOST_CODES } from './codes/host.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -23,6 +24,7 @@ export const FAILURE_CODES = {
   ...RENDER_CODES,
   ...AGENT_CODES,
   ...LIFECYCLE_CODES,
+  ...HOST_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

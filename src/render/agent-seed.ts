@@ -33,6 +33,17 @@ export interface AgentSeedInput {
   releaseCaPem?: string
 }
 
+/**
+ * The unit's one placeholder. A condition on a mount nobody declared would keep the agent from ever
+ * starting (docs/agent.md). ansible/roles/agent/vars/main.yml fills it with the same text (a test compares).
+ */
+export const NO_DATA_MOUNT_CONDITION = '# No data volume is declared for this node: the agent starts without waiting for a mount.'
+export const DATA_MOUNT_CONDITION_PREFIX = '# Starts only once the declared data volume is mounted.\nConditionPathIsMountPoint='
+
+export function dataMountCondition(dataMount: string): string {
+  return dataMount === '' ? NO_DATA_MOUNT_CONDITION : `${DATA_MOUNT_CONDITION_PREFIX}${dataMount}`
+}
+
 export function renderAgentSeed(input: AgentSeedInput): string {
   const nodeId = nodeIdValue('node id', input.nodeId)
   const gatewayUrl = httpsUrlValue('gateway.url', input.gatewayUrl)
@@ -45,21 +56,15 @@ export function renderAgentSeed(input: AgentSeedInput): string {
   const dataMount = input.dataMount === undefined ? '' : absolutePathValue('data volume mount point', input.dataMount)
   const releaseCa = input.releaseCaPem === undefined ? '' : pemCertificatesValue('release.caFile', input.releaseCaPem).trimEnd()
 
-  const agentEnv = [
-    `FLEETKIT_NODE_ID=${nodeId}`,
-    `FLEETKIT_GATEWAY_URL=${gatewayUrl}`,
-    `FLEETKIT_ENROLL_URL=${enrollUrl}`,
-    'FLEETKIT_GATEWAY_CA_FILE=/etc/fleetkit/gateway-ca.pem',
-    'FLEETKIT_ENROLLMENT_SECRET_FILE=/var/lib/fleetkit/enrollment-secret',
-    'FLEETKIT_AGENT_PKI_DIR=/var/lib/fleetkit/pki',
-    `FLEETKIT_DATA_MOUNT=${dataMount}`,
-  ].join('\n')
+  // The same template the agent role fills (ansible/roles/agent), so a seeded host converges with changed=0.
+  const agentEnv = fillTemplate(readTemplate('agent.env.tmpl'), {
+    NODE_ID: nodeId,
+    GATEWAY_URL: gatewayUrl,
+    ENROLL_URL: enrollUrl,
+    DATA_MOUNT: dataMount,
+  }).trimEnd()
   const releaseEnv = [`FLEETKIT_RELEASE_URL=${releaseUrl}`, `FLEETKIT_RELEASE_VERSION=${releaseVersion}`].join('\n')
-  // A condition on a mount nobody declared would keep the agent from ever starting (docs/agent.md).
-  const mountCondition = dataMount === ''
-    ? '# No data volume is declared for this node: the agent starts without waiting for a mount.'
-    : `# Starts only once the declared data volume is mounted.\nConditionPathIsMountPoint=${dataMount}`
-  const unit = fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT_CONDITION: mountCondition }).trimEnd()
+  const unit = fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT_CONDITION: dataMountCondition(dataMount) }).trimEnd()
 
   return fillTemplate(readTemplate('agent-seed.sh.tmpl'), {
     AGENT_ENV: agentEnv,

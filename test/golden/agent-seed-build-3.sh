@@ -2,7 +2,9 @@
 # fleetkit agent seed: the first boot of a node that runs fleetkit-agent (rendered by
 # `fleetkit seed NODE --kind agent`). fleetkit validated every value before rendering and
 # every heredoc is quoted, so nothing below is expanded from a value. It does the minimum
-# to enroll: everything after first boot is the Ansible roles' work.
+# to enroll: everything after first boot is the Ansible roles' work (br_netfilter, the firewall and
+# the data volume come with the first sync). agent.env and the unit come from the templates the
+# agent role reads too (cloud-init/agent.env.tmpl, cloud-init/fleetkit-agent.service.tmpl).
 set -euo pipefail
 umask 022
 
@@ -18,7 +20,7 @@ env_value() {
 
 log 'writing configuration'
 install -d -m 0755 "$ROOT/etc/fleetkit" "$ROOT/usr/local/lib/fleetkit" "$ROOT/usr/local/bin" \
-  "$ROOT/etc/modules-load.d" "$ROOT/etc/sysctl.d" "$ROOT/etc/systemd/system"
+  "$ROOT/etc/systemd/system"
 install -d -m 0700 "$ROOT/var/lib/fleetkit"
 
 cat > "$ROOT/etc/fleetkit/agent.env" <<'FLEETKIT_AGENT_ENV'
@@ -75,21 +77,6 @@ FLEETKIT_ENROLLMENT_SECRET
 )
 chmod 0600 "$ROOT/var/lib/fleetkit/enrollment-secret"
 
-log 'loading br_netfilter and the bridge sysctls'
-cat > "$ROOT/etc/modules-load.d/fleetkit.conf" <<'FLEETKIT_MODULES'
-br_netfilter
-FLEETKIT_MODULES
-cat > "$ROOT/etc/sysctl.d/90-fleetkit.conf" <<'FLEETKIT_SYSCTL'
-net.bridge.bridge-nf-call-iptables = 1
-net.bridge.bridge-nf-call-ip6tables = 1
-FLEETKIT_SYSCTL
-chmod 0644 "$ROOT/etc/modules-load.d/fleetkit.conf" "$ROOT/etc/sysctl.d/90-fleetkit.conf"
-# A kernel with br_netfilter built in has no module to load but has the sysctls.
-if ! modprobe br_netfilter && [ ! -d /proc/sys/net/bridge ]; then
-  log 'br_netfilter is neither loadable nor built in; host:br-netfilter will report it'
-fi
-sysctl --load "$ROOT/etc/sysctl.d/90-fleetkit.conf" >/dev/null || log 'bridge sysctls not applied yet'
-
 log 'installing packages'
 export DEBIAN_FRONTEND=noninteractive
 # On first boot unattended-upgrades may hold the dpkg lock: wait for it instead of failing.
@@ -104,7 +91,7 @@ chmod 0755 "$ROOT/usr/local/lib/fleetkit/verify-release.sh"
 
 release_url=$(env_value "$ROOT/etc/fleetkit/release.env" FLEETKIT_RELEASE_URL)
 release_version=$(env_value "$ROOT/etc/fleetkit/release.env" FLEETKIT_RELEASE_VERSION)
-# The one verifier (shared with ansible/playbooks/update-agent.yml): signature, checksum, a single
+# The one verifier (shared with ansible/roles/agent_update): signature, checksum, a single
 # regular file, --version, atomic rename. Any refusal stops the seed here.
 verify_args=(--base-url "$release_url" --version "$release_version"
   --public-key "$ROOT/etc/fleetkit/release-public-key.pem" --target "$ROOT/usr/local/bin/fleetkit-agent")
@@ -120,7 +107,8 @@ fi
 chown fleetkit:fleetkit "$ROOT/var/lib/fleetkit" "$ROOT/var/lib/fleetkit/enrollment-secret"
 cat > "$ROOT/etc/systemd/system/fleetkit-agent.service" <<'FLEETKIT_AGENT_UNIT'
 # fleetkit-agent: heartbeats, job leases and certificate renewal over mTLS.
-# Installed by the agent seed; Ansible (ansible/playbooks/update-agent.yml) updates the agent after first boot.
+# One template for the agent seed (src/render/agent-seed.ts) and the agent role (ansible/roles/agent):
+# both fill its one placeholder the same way, so a converged seeded host reports changed=0.
 [Unit]
 Description=fleetkit agent
 Documentation=https://github.com/fleetkit/fleetkit/blob/main/docs/seeds-and-inventory.md

@@ -14,7 +14,7 @@ const USAGE_PATTERNS: RegExp[] = [
   new RegExp(`FleetkitError\\(\\s*'${CODE}'`, 'g'), // TypeScript: new FleetkitError('CODE', ...)
   new RegExp(`\\bcode:\\s*'${CODE}'`, 'g'), // TypeScript: { code: 'CODE' }
   new RegExp(`\\bfail\\s+${CODE}\\b`, 'g'), // shell: fail CODE "message"
-  new RegExp(`\\bmsg:\\s*["']?${CODE}:`, 'g'), // Ansible: msg: "CODE: ..."
+  new RegExp(`\\bmsg:\\s*(?:[>|][-+]?\\s*)?["']?${CODE}:`, 'g'), // Ansible: msg: "CODE: ..." or msg: >- CODE: ...
 ]
 
 /** A family file entry: `  SOME_CODE: { summary: '...', person: true, ... },` (may span lines). */

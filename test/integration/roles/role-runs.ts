@@ -1,0 +1,63 @@
+// What every role suite does on a real test host: a playbook of preflight plus the roles under
+// test, and the dev-sec sequence check -> converge -> idempotence, asserted from the PLAY RECAP.
+import assert from 'node:assert/strict'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { stringify } from 'yaml'
+
+import { type Inventory, type PlaybookOptions, type PlaybookResult, runPlaybook } from '../../hosts/index.js'
+
+/** What only a test harness passes: the hosts are containers running Debian 12 (testOnly). */
+export const TEST_HARNESS_VARS = { preflight_allow_container: true, preflight_allow_test_releases: true }
+
+/**
+ * runPlaybook with Debian's ansible-mitogen: one Python per host for the whole run instead of one
+ * per task, which on a loaded 2-core machine is the difference between seconds and minutes a run.
+ */
+export function runRoles(options: PlaybookOptions): Promise<PlaybookResult> {
+  return runPlaybook({ mitogen: true, ...options })
+}
+
+/** Writes DIR/NAME.yml: one play over every host with preflight first, then ROLES in order. */
+export async function writeRolePlaybook(dir: string, name: string, roles: string[]): Promise<string> {
+  const path = join(dir, `${name}.yml`)
+  const play = { name: `Converge ${roles.join(', ')}`, hosts: 'all', become: true, gather_facts: false, roles: ['preflight', ...roles].map((role) => ({ role })) }
+  await writeFile(path, stringify([play]))
+  return path
+}
+
+/** The last lines of a run, for an assertion message. */
+export function tail(run: PlaybookResult, lines = 40): string {
+  return `${run.stdout}\n${run.stderr}`.split('\n').slice(-lines).join('\n')
+}
+
+export interface SequenceResult {
+  check: PlaybookResult
+  converge: PlaybookResult
+  again: PlaybookResult
+}
+
+/**
+ * check (neither fails nor, as `verifyUntouched` proves, changes the host) -> converge -> a second
+ * run with changed=0. `verifyUntouched` runs between the check and the converge.
+ */
+export async function checkConvergeIdempotent(options: {
+  inventory: Inventory
+  playbook: string
+  hosts: string[]
+  extraVars?: Record<string, unknown>
+  verifyUntouched?: () => Promise<void>
+}): Promise<SequenceResult> {
+  const base = { inventory: options.inventory, playbook: options.playbook, extraVars: { ...TEST_HARNESS_VARS, ...options.extraVars } }
+  const check = await runRoles({ ...base, check: true, diff: true })
+  assert.equal(check.code, 0, `--check failed:\n${tail(check)}`)
+  for (const host of options.hosts) assert.equal(check.recap[host]?.failed, 0, tail(check))
+  await options.verifyUntouched?.()
+  const converge = await runRoles(base)
+  assert.equal(converge.code, 0, `converge failed:\n${tail(converge)}`)
+  const again = await runRoles(base)
+  assert.equal(again.code, 0, `second run failed:\n${tail(again)}`)
+  for (const host of options.hosts) assert.equal(again.recap[host]?.changed, 0, `second run changed something on ${host}:\n${tail(again, 80)}`)
+  return { check, converge, again }
+}

@@ -1,0 +1,34 @@
+// The agent seed and the agent role fill the same templates (cloud-init/agent.env.tmpl and
+// cloud-init/fleetkit-agent.service.tmpl); the unit's one placeholder text is written twice, so
+// this proves the two spell it the same and that the seed no longer touches the kernel.
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+
+import { parse } from 'yaml'
+
+import { packagePath } from '../../../src/package-root.js'
+import { DATA_MOUNT_CONDITION_PREFIX, NO_DATA_MOUNT_CONDITION } from '../../../src/render/agent-seed.js'
+
+describe('render: the agent seed and the agent role agree', () => {
+  const roleVars = parse(readFileSync(packagePath('ansible', 'roles', 'agent', 'vars', 'main.yml'), 'utf8')) as Record<string, string>
+
+  it('fills the unit placeholder with the same text as ansible/roles/agent/vars/main.yml', () => {
+    assert.equal(roleVars.__agent_mount_condition_none, NO_DATA_MOUNT_CONDITION)
+    assert.equal(roleVars.__agent_mount_condition_mount, DATA_MOUNT_CONDITION_PREFIX)
+  })
+
+  it('the role reads the templates the seed embeds', () => {
+    const tasks = readFileSync(packagePath('ansible', 'roles', 'agent', 'tasks', 'main.yml'), 'utf8')
+    assert.match(tasks, /'\/agent\.env\.tmpl'/)
+    assert.match(tasks, /'\/fleetkit-agent\.service\.tmpl'/)
+    assert.match(roleVars.__agent_templates!, /\/\.\.\/\.\.\/\.\.\/cloud-init$/)
+  })
+
+  it('the seed writes agent.env from cloud-init/agent.env.tmpl and leaves br_netfilter to its role', () => {
+    // The golden seed of the example fleet (test/unit/render/golden.test.ts keeps it current).
+    const seed = readFileSync(packagePath('test', 'golden', 'agent-seed-build-1.sh'), 'utf8')
+    const template = readFileSync(packagePath('cloud-init', 'agent.env.tmpl'), 'utf8')
+    for (const line of template.trimEnd().split('\n').filter((l) => !l.includes('@@'))) assert.ok(seed.includes(`\n${line}\n`), line)
+    assert.doesNotMatch(seed, /modprobe|sysctl|modules-load\.d/)
+  })
+})
