@@ -8,6 +8,7 @@ import { PKI_CODES } from './codes/pki.js'
 import { GATEWAY_CODES } from './codes/gateway.js'
 import { RENDER_CODES } from './codes/render.js'
 import { AGENT_CODES } from './codes/agent.js'
+import { FIREWALL_CODES } from './codes/firewall.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -21,6 +22,7 @@ export const FAILURE_CODES = {
   ...GATEWAY_CODES,
   ...RENDER_CODES,
   ...AGENT_CODES,
+  ...FIREWALL_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES
