@@ -59,10 +59,12 @@ describe('firewall role on container hosts', function () {
   before(async function () {
     await assertHostsAvailable('container')
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-firewall-'))
-    ;[plain, ingress] = await startContainerHosts(2, (i) => ({ name: `fw${process.pid.toString(36)}-${i === 0 ? 'plain' : 'ingress'}` }))
-    inventory = await writeInventory([plain!, ingress!], join(dir, 'inventory'), hostVars([`${OPERATOR_ADDRESS}/32`]))
+    const started = await startContainerHosts(2, { name: `fw${process.pid.toString(36)}` })
+    plain = started[0]!
+    ingress = started[1]!
+    inventory = await writeInventory([plain, ingress], join(dir, 'inventory'), hostVars([`${OPERATOR_ADDRESS}/32`]))
     // Something that answers on every port the tests probe, and a table of another owner (as Docker's).
-    for (const host of [plain!, ingress!]) {
+    for (const host of [plain, ingress]) {
       for (const port of [80, 443, PUBLIC_PORT, CLOSED_PORT]) await startListener(host, port)
       await host.sshOk(`nft add table ip foreign && nft add chain ip foreign keep '{ type filter hook forward priority 10; }'`)
     }
