@@ -27,7 +27,7 @@ export function ensureBridge(): Promise<void> {
       if (added.code !== 0 && !/exists/i.test(added.stderr)) throw new Error(`test hosts: cannot create bridge ${BRIDGE}: ${added.stderr.trim()}`)
     }
     const addr = await runHostCommand('ip', ['addr', 'add', `${OPERATOR_ADDRESS}/${PREFIX_LENGTH}`, 'dev', BRIDGE])
-    if (addr.code !== 0 && !/exists/i.test(addr.stderr)) throw new Error(`test hosts: cannot address bridge ${BRIDGE}: ${addr.stderr.trim()}`)
+    if (addr.code !== 0 && !/exists|already assigned/i.test(addr.stderr)) throw new Error(`test hosts: cannot address bridge ${BRIDGE}: ${addr.stderr.trim()}`)
     await runHostCommandOk('ip', ['link', 'set', BRIDGE, 'up'])
   })()
   bridgeReady.catch(() => { bridgeReady = undefined })
