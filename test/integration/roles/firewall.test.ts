@@ -59,7 +59,7 @@ describe('firewall role on container hosts', function () {
   before(async function () {
     await assertHostsAvailable('container')
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-firewall-'))
-    const started = await startContainerHosts(2, { name: `fw${process.pid.toString(36)}` })
+    const started = await startContainerHosts(2, (i) => ({ name: `fw${i === 0 ? 'p' : 'i'}${process.pid.toString(36)}` }))
     plain = started[0]!
     ingress = started[1]!
     inventory = await writeInventory([plain, ingress], join(dir, 'inventory'), hostVars([`${OPERATOR_ADDRESS}/32`]))
@@ -76,11 +76,11 @@ describe('firewall role on container hosts', function () {
   })
 
   it('check mode on a fresh host neither fails nor changes anything', async function () {
-    const before = await plain.sshOk('nft list ruleset; ls -a /etc/fleetkit /var/lib/fleetkit /etc/systemd/system 2>&1')
+    const before = await plain.sshOk('nft list ruleset; ls -a /etc/fleetkit /var/lib/fleetkit /etc/systemd/system 2>&1; true')
     const result = await converge({ check: true })
     assert.equal(result.code, 0, describeRun(result))
     for (const host of [plain, ingress]) assert.equal(result.recap[host.name]?.failed, 0, describeRun(result))
-    const after = await plain.sshOk('nft list ruleset; ls -a /etc/fleetkit /var/lib/fleetkit /etc/systemd/system 2>&1')
+    const after = await plain.sshOk('nft list ruleset; ls -a /etc/fleetkit /var/lib/fleetkit /etc/systemd/system 2>&1; true')
     assert.equal(after.stdout, before.stdout)
     assert.equal((await plain.ssh('nft list table inet fleetkit')).code, 1, 'check mode loaded the table')
     // Nothing blocks yet: the closed port answers before the converge.
