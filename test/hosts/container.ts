@@ -11,7 +11,8 @@ import { eventually } from '../support/eventually.js'
 import { runHostCommand, runHostCommandOk } from './exec.js'
 import { generateKeyPair, generateOperatorKey, knownHostsLine } from './keys.js'
 import { BRIDGE, PREFIX_LENGTH, allocateAddress, ensureBridge, releaseAddress } from './network.js'
-import { registerHost, unregisterHost } from './registry.js'
+import { registerCleanup, registerHost, unregisterCleanup, unregisterHost } from './registry.js'
+import { alive, waitForExitSync } from './pids.js'
 import { goldenImage } from './rootfs.js'
 import { seedFiles } from './seed.js'
 import { sshRun, sshRunOk } from './ssh.js'
@@ -62,10 +63,6 @@ function safeReaddir(dir: string): string[] {
   try { return readdirSync(dir) } catch { return [] }
 }
 
-function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch { return false }
-}
-
 /** Starts N container hosts from the golden rootfs (built on first use); `options` per host or one for all. */
 export async function startContainerHosts(n: number, options: ContainerHostOptions | ((index: number) => ContainerHostOptions) = {}): Promise<ContainerHost[]> {
   await assertHostsAvailable('container')
@@ -73,11 +70,21 @@ export async function startContainerHosts(n: number, options: ContainerHostOptio
   await ensureBridge()
   const keysDir = await mkdtemp(join(tmpdir(), 'fleetkit-hosts-operator-'))
   const sharedOperator = await generateOperatorKey(keysDir)
+  // The shared operator key goes with the last host of this set (or at process exit).
+  let holders = n
+  const dropKeys = () => rmSync(keysDir, { recursive: true, force: true })
+  registerCleanup(keysDir, dropKeys)
+  const released = () => {
+    if (--holders > 0) return
+    dropKeys()
+    unregisterCleanup(keysDir)
+  }
   const started: ContainerHost[] = []
   try {
     for (let i = 0; i < n; i++) {
       const opts = typeof options === 'function' ? options(i) : options
-      started.push(await startOne(image.rootfs, { ...opts, operator: opts.operator ?? sharedOperator, name: opts.name ?? (n > 1 && typeof options !== 'function' && options.name ? `${options.name}-${i + 1}` : undefined) }))
+      const name = opts.name ?? (n > 1 && typeof options !== 'function' && options.name ? `${options.name}-${i + 1}` : undefined)
+      started.push(await startOne(image.rootfs, { ...opts, operator: opts.operator ?? sharedOperator, name, onStopped: released }))
     }
     await Promise.all(started.map((host, i) => {
       const opts = typeof options === 'function' ? options(i) : options
@@ -90,7 +97,7 @@ export async function startContainerHosts(n: number, options: ContainerHostOptio
   return started
 }
 
-async function startOne(rootfs: string, opts: ContainerHostOptions & { operator: OperatorKey }): Promise<ContainerHost> {
+async function startOne(rootfs: string, opts: ContainerHostOptions & { operator: OperatorKey; onStopped: () => void }): Promise<ContainerHost> {
   const index = ++counter
   const name = opts.name ?? `host-${index}`
   // nspawn names the bridge-side veth vb-MACHINE (15 characters at most): short, unique on this machine.
@@ -111,6 +118,8 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
   const killSync = () => {
     if (initPid && alive(initPid)) { try { process.kill(initPid, 'SIGKILL') } catch { /* ended */ } }
     if (nspawnPid && alive(nspawnPid)) { try { process.kill(nspawnPid, 'SIGKILL') } catch { /* ended */ } }
+    // The overlay goes with the last process of the container's mount namespace: wait for them.
+    waitForExitSync([initPid, nspawnPid])
     if (loopDevice) { try { execFileSync('losetup', ['-d', loopDevice], { stdio: 'ignore' }) } catch { /* detached */ } }
     releaseAddress(address)
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
@@ -158,7 +167,6 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
       child.stderr!.on('data', keep)
       const current = child
       exited = new Promise((resolve) => current.on('exit', (code) => resolve(code)))
-      void exited.then(() => writeFile(join(dir, 'console.log'), log).catch(() => undefined))
       initPid = await eventually(`${name}: the container's PID 1`, () => {
         if (current.exitCode !== null) throw new Error(`systemd-nspawn exited ${current.exitCode}: ${log.trim().split('\n').slice(-5).join(' | ')}`)
         return findInit(nspawnPid)
@@ -209,6 +217,7 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
         releaseAddress(address)
         rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
         unregisterHost(registryName)
+        opts.onStopped()
       },
       killSync,
     } as ContainerHost & { killSync: () => void }
@@ -218,6 +227,7 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
     return host
   } catch (error) {
     killSync()
+    opts.onStopped()
     unregisterHost(`${machine}:${name}`)
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true })
     throw error

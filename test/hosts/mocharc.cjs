@@ -1,10 +1,16 @@
 // mocha's configuration for the host suites (the helper's own tests and the role tests): root
-// hooks that stop hosts a failed test left running, long timeouts, one file at a time.
-/* global module */
+// hooks that stop hosts a failed test left running, long timeouts. As in .mocharc.cjs, the spec
+// applies only when no test file is named: `npx mocha --config test/hosts/mocharc.cjs FILE` runs FILE alone.
+/* global require, module */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- mocha loads its config as CommonJS
+const { existsSync } = require('node:fs')
+
+const named = process.argv.slice(2).some((arg) => /\.(ts|js|mjs|cjs)$/.test(arg) && !arg.endsWith('mocharc.cjs') && existsSync(arg))
+
 module.exports = {
   import: 'tsx',
   require: ['test/hosts/mocha-hooks.ts'],
-  spec: ['test/integration/hosts/**/*.test.ts', 'test/integration/roles/**/*.test.ts'],
+  ...(named ? {} : { spec: ['test/integration/hosts/**/*.test.ts', 'test/integration/roles/**/*.test.ts'] }),
   timeout: 600000,
   recursive: true,
   extension: ['ts'],

@@ -80,8 +80,9 @@ export function recipeKey(mirror: string): string {
 
 function imageFor(rootfs: string, key: string): GoldenImage {
   const boot = join(rootfs, 'boot')
-  const kernel = readdirSync(boot).find((f) => f.startsWith('vmlinuz-'))
-  const initrd = readdirSync(boot).find((f) => f.startsWith('initrd.img-'))
+  const kernel = readdirSync(boot).find((f) => /^vmlinuz-[\w.+-]+$/.test(f))
+  // The initrd of that very kernel (initramfs-tools leaves .dpkg-bak copies beside it).
+  const initrd = kernel && readdirSync(boot).find((f) => f === `initrd.img-${kernel.slice('vmlinuz-'.length)}`)
   if (!kernel || !initrd) throw new Error(`test hosts: the rootfs ${rootfs} has no kernel or initrd under /boot; remove it to rebuild`)
   return { rootfs, kernel: join(boot, kernel), initrd: join(boot, initrd), key }
 }

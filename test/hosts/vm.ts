@@ -13,6 +13,7 @@ import { runHostCommandOk } from './exec.js'
 import { generateKeyPair, generateOperatorKey, knownHostsLine } from './keys.js'
 import { registerHost, unregisterHost } from './registry.js'
 import { assertHostsAvailable } from './requirements.js'
+import { alive, waitForExitSync } from './pids.js'
 import { goldenImage, vmBaseImage } from './rootfs.js'
 import { seedFiles } from './seed.js'
 import { sshRun, sshRunOk } from './ssh.js'
@@ -38,10 +39,6 @@ export interface VmHostOptions {
 
 let counter = 0
 
-function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch { return false }
-}
-
 /** Starts one VM host (one at a time on a 2-core machine: two are no faster than one after another). */
 export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
   await assertHostsAvailable('vm')
@@ -55,6 +52,7 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
   let stopped = false
   const killSync = () => {
     if (child?.pid && alive(child.pid)) { try { process.kill(child.pid, 'SIGKILL') } catch { /* ended */ } }
+    if (child?.pid) waitForExitSync([child.pid])
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
   }
   registerHost({ name: registryName, stop: async () => { killSync(); unregisterHost(registryName) }, killSync })

@@ -13,10 +13,10 @@ import {
   type ContainerHost, OPERATOR_ADDRESS, assertHostsAvailable, goldenImage, probeTcp, runPlaybook, startContainerHosts,
   startListener, strangerAddress, writeInventory,
 } from '../../hosts/index.js'
+import { alive } from '../../hosts/pids.js'
 import { sshRun } from '../../hosts/ssh.js'
 import { runProcess, runProcessOk } from '../../support/process.js'
 
-const alive = (pid: number) => { try { process.kill(pid, 0); return true } catch { return false } }
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
 
 const seedOf = (name: string) => `#cloud-config\nwrite_files:\n  - path: /etc/fleetkit-test-seed\n    content: "seed of ${name}"\n`
@@ -143,7 +143,7 @@ EOF`)
   })
 
   it('a test process that dies with hosts running leaves nothing behind (the exit handler kills by PID)', async () => {
-    const script = join(dir, 'dies.ts')
+    const script = join(dir, 'dies.mts')
     const { writeFile } = await import('node:fs/promises')
     await writeFile(script, `import { startContainerHosts } from '${join(repoRoot, 'test/hosts/index.ts')}'
 const [h] = await startContainerHosts(1, { name: 'doomed', waitForCloudInit: false, dataDisk: true })
@@ -155,9 +155,9 @@ throw new Error('the test failed with its host running')
     assert.match(result.stderr, /the test failed with its host running/)
     const left = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as { nspawnPid: number; initPid: number; dir: string; dataDisk: string }
     assert.ok(left.initPid > 0, result.stdout + result.stderr)
-    assert.equal(alive(left.initPid), false)
-    assert.equal(alive(left.nspawnPid), false)
-    assert.equal(existsSync(left.dir), false)
+    assert.equal(alive(left.initPid), false, 'the container\'s PID 1 ended')
+    assert.equal(alive(left.nspawnPid), false, 'nspawn ended')
+    assert.equal(existsSync(left.dir), false, 'the host\'s folder is removed')
     assert.doesNotMatch((await runProcessOk('losetup', ['-a'])).stdout, new RegExp(`^${left.dataDisk}:`, 'm'))
   })
 })

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict'
 import { existsSync, readdirSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 
+import { alive } from '../../hosts/pids.js'
 import { GUEST_HOST_ADDRESS, type VmHost, assertHostsAvailable, goldenImage, startVmHost } from '../../hosts/index.js'
 
-const alive = (pid: number) => { try { process.kill(pid, 0); return true } catch { return false } }
 
 describe('test hosts: a VM (QEMU)', function () {
   this.timeout(900_000)
