@@ -10,6 +10,7 @@ import { RENDER_CODES } from './codes/render.js'
 import { AGENT_CODES } from './codes/agent.js'
 import { LIFECYCLE_CODES } from './codes/lifecycle.js'
 import { HOST_CODES } from './codes/host.js'
+import { FIREWALL_CODES } from './codes/firewall.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -25,6 +26,7 @@ export const FAILURE_CODES = {
   ...AGENT_CODES,
   ...LIFECYCLE_CODES,
   ...HOST_CODES,
+  ...FIREWALL_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES
