@@ -217,7 +217,12 @@ describe('secrets never leak (real processes)', function () {
       assert.equal(good.status, 200)
       issuedKeyPem = key.privateKeyPem
       issuedCertificatePem = good.body.certificate_pem as string
-      assert.equal((await gw.enrollPost({ node_id: NODE, enrollment_secret: secret, csr_pem: csr })).status, 401, 'a secret works once')
+      // A repeat with the same key is the lost-answer retry: the same certificate, nothing new issued.
+      const replay = await gw.enrollPost({ node_id: NODE, enrollment_secret: secret, csr_pem: csr })
+      assert.equal(replay.status, 200)
+      assert.equal(replay.body.certificate_pem, issuedCertificatePem, 'a repeat with the same key gets the certificate already issued')
+      const otherKeyCsr = await makeCsr(await nodeKey(), { name: `CN=${NODE}` })
+      assert.equal((await gw.enrollPost({ node_id: NODE, enrollment_secret: secret, csr_pem: otherKeyCsr })).status, 401, 'a secret works once for any other key')
       assertAbsent(await dumpDatabase(gw.db), { 'the secret': secret, 'the key': pemLines(issuedKeyPem), 'the CSR': pemLines(csr) }, 'the database')
     })
 
