@@ -138,7 +138,8 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     const vars = { ...fleetInventory.all.vars, ...Object.fromEntries(Object.entries(nodeVars).filter(([k]) => !connection.has(k))) }
     const inventory = await writeInventory([vm!], join(dir, 'ansible'), { [NODE_ID]: vars },
       Object.fromEntries(Object.entries(fleetInventory.all.children ?? {}).filter(([, g]) => g.hosts && NODE_ID in g.hosts).map(([group]) => [group, [NODE_ID]])))
-    const extraVars = { preflight_allow_test_releases: true, preflight_enforce_size: false }
+    // ssh reaches the guest on a forwarded port (ansible_port) but sshd listens on 22 inside it.
+    const extraVars = { preflight_allow_test_releases: true, preflight_enforce_size: false, firewall_ssh_port: 22 }
     // Plain ssh, not mitogen: the dead-man switch's new-connection confirmation is proven on ssh
     // (under mitogen a templated ansible_timeout reaches its connect deadline as a string).
     const first = await runPlaybook({ inventory, playbook: 'site.yml', extraVars })
