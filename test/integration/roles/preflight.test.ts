@@ -1,49 +1,29 @@
 // preflight on a real container host (Debian 12, testOnly in the policy): refuses a container and
 // a test-only release unless the harness allows them, compares releases by major version, changes nothing.
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 
-import { type ContainerHost, type Inventory, assertHostsAvailable, startContainerHosts, writeInventory } from '../../hosts/index.js'
-import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, writeRolePlaybook } from './role-runs.js'
+import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, roleHostFixture } from './role-runs.js'
 
 describe('roles: preflight on a container host', function () {
-  let host: ContainerHost
-  let dir: string
-  let inventory: Inventory
-  let playbook: string
-
-  before(async () => {
-    await assertHostsAvailable('container')
-    dir = await mkdtemp(join(tmpdir(), 'fleetkit-role-preflight-'))
-    host = (await startContainerHosts(1, { name: 'preflight' }))[0]!
-    inventory = await writeInventory([host], join(dir, 'inventory'))
-    playbook = await writeRolePlaybook(dir, 'preflight', [])
-  })
-
-  after(async () => {
-    await host?.stop()
-    await rm(dir, { recursive: true, force: true })
-  })
+  const fixture = roleHostFixture('preflight', [])
 
   it('check, converge and a second run change nothing, and report the host facts', async () => {
-    const before = (await host.sshOk('find /etc -newer /etc/hostname -type f | sort')).stdout
-    const { converge } = await checkConvergeIdempotent({ inventory, playbook, hosts: [host.name] })
-    assert.equal(converge.recap[host.name]?.changed, 0, tail(converge))
+    const before = (await fixture.host.sshOk('find /etc -newer /etc/hostname -type f | sort')).stdout
+    const { converge } = await checkConvergeIdempotent({ inventory: fixture.inventory, playbook: fixture.playbook, hosts: [fixture.host.name] })
+    assert.equal(converge.recap[fixture.host.name]?.changed, 0, tail(converge))
     assert.match(converge.stdout, /"release": "debian"/)
     assert.match(converge.stdout, /"virtualization": "systemd-nspawn"/)
-    assert.equal((await host.sshOk('find /etc -newer /etc/hostname -type f | sort')).stdout, before)
+    assert.equal((await fixture.host.sshOk('find /etc -newer /etc/hostname -type f | sort')).stdout, before)
   })
 
   it('refuses a container with HOST_VIRT_REFUSED unless the harness allows it', async () => {
-    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_container: false } })
+    const run = await runRoles({ inventory: fixture.inventory, playbook: fixture.playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_container: false } })
     assert.notEqual(run.code, 0)
-    assert.match(run.stdout, /HOST_VIRT_REFUSED: this host is a container \(systemd-nspawn\)/)
+    assert.match(run.stdout, /HOST_VIRT_REFUSED: this fixture.host is a container \(systemd-nspawn\)/)
   })
 
   it('refuses a testOnly release with HOST_RELEASE_UNSUPPORTED unless the harness allows it', async () => {
-    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false } })
+    const run = await runRoles({ inventory: fixture.inventory, playbook: fixture.playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /HOST_RELEASE_UNSUPPORTED: debian 12(\.\d+)? is not an accepted release/)
   })
@@ -53,12 +33,12 @@ describe('roles: preflight on a container host', function () {
       version: 1, architectures: ['amd64', 'arm64'], releases,
       sizing: { minimum: { cpu: 1, memoryMiB: 1, rootDiskMiB: 1 } },
     })
-    const accepted = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false, preflight_host_policy: policy([{ id: 'debian', version: '12' }]) } })
+    const accepted = await runRoles({ inventory: fixture.inventory, playbook: fixture.playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false, preflight_host_policy: policy([{ id: 'debian', version: '12' }]) } })
     assert.equal(accepted.code, 0, tail(accepted))
-    const minor = (await host.sshOk('cat /etc/debian_version')).stdout.trim()
+    const minor = (await fixture.host.sshOk('cat /etc/debian_version')).stdout.trim()
     assert.match(minor, /^12\.\d+$/)
     for (const version of ['11', minor === '12.0' ? '12.1' : '12.0']) {
-      const refused = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_host_policy: policy([{ id: 'debian', version }]) } })
+      const refused = await runRoles({ inventory: fixture.inventory, playbook: fixture.playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_host_policy: policy([{ id: 'debian', version }]) } })
       assert.notEqual(refused.code, 0, `policy debian ${version} accepted ${minor}`)
       assert.match(refused.stdout, /HOST_RELEASE_UNSUPPORTED/)
     }
@@ -66,7 +46,7 @@ describe('roles: preflight on a container host', function () {
 
   it('refuses a host below the policy size with HOST_SIZE_BELOW_MINIMUM', async () => {
     const policy = { version: 1, architectures: ['amd64', 'arm64'], releases: [{ id: 'debian', version: '12' }], sizing: { minimum: { cpu: 4096, memoryMiB: 1, rootDiskMiB: 1 } } }
-    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_host_policy: policy } })
+    const run = await runRoles({ inventory: fixture.inventory, playbook: fixture.playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_host_policy: policy } })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /HOST_SIZE_BELOW_MINIMUM: \d+ CPUs/)
   })

@@ -1,12 +1,13 @@
 // What every role suite does on a real test host: a playbook of preflight plus the roles under
 // test, and the dev-sec sequence check -> converge -> idempotence, asserted from the PLAY RECAP.
 import assert from 'node:assert/strict'
-import { writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { stringify } from 'yaml'
 
-import { type Inventory, type PlaybookOptions, type PlaybookResult, runPlaybook } from '../../hosts/index.js'
+import { type ContainerHost, type Inventory, type PlaybookOptions, type PlaybookResult, assertHostsAvailable, runPlaybook, startContainerHosts, writeInventory } from '../../hosts/index.js'
 
 /** What only a test harness passes: the hosts are containers running Debian 12 (testOnly). */
 export const TEST_HARNESS_VARS = { preflight_allow_container: true, preflight_allow_test_releases: true }
@@ -60,4 +61,32 @@ export async function checkConvergeIdempotent(options: {
   assert.equal(again.code, 0, `second run failed:\n${tail(again)}`)
   for (const host of options.hosts) assert.equal(again.recap[host]?.changed, 0, `second run changed something on ${host}:\n${tail(again, 80)}`)
   return { check, converge, again }
+}
+
+/** What a role suite works on: one container host, its pinned inventory and a playbook of the roles. */
+export interface RoleHost {
+  host: ContainerHost
+  dir: string
+  inventory: Inventory
+  playbook: string
+}
+
+/**
+ * Registers before/after hooks in the calling describe block: one fresh container host named
+ * NAME with a playbook of preflight plus ROLES, stopped and removed after the block.
+ */
+export function roleHostFixture(name: string, roles: string[]): RoleHost {
+  const fixture = {} as RoleHost
+  before(async () => {
+    await assertHostsAvailable('container')
+    fixture.dir = await mkdtemp(join(tmpdir(), `fleetkit-role-${name}-`))
+    fixture.host = (await startContainerHosts(1, { name }))[0]!
+    fixture.inventory = await writeInventory([fixture.host], join(fixture.dir, 'inventory'))
+    fixture.playbook = await writeRolePlaybook(fixture.dir, roles[0] ?? name, roles)
+  })
+  after(async () => {
+    await fixture.host?.stop()
+    if (fixture.dir) await rm(fixture.dir, { recursive: true, force: true })
+  })
+  return fixture
 }
