@@ -19,7 +19,7 @@ describe('roles: preflight on a container host', function () {
   it('refuses a container with HOST_VIRT_REFUSED unless the harness allows it', async () => {
     const run = await runRoles({ inventory: fixture.inventory, playbook: fixture.playbook, extraVars: { ...TEST_HARNESS_VARS, preflight_allow_container: false } })
     assert.notEqual(run.code, 0)
-    assert.match(run.stdout, /HOST_VIRT_REFUSED: this fixture.host is a container \(systemd-nspawn\)/)
+    assert.match(run.stdout, /HOST_VIRT_REFUSED: this host is a container \(systemd-nspawn\)/)
   })
 
   it('refuses a testOnly release with HOST_RELEASE_UNSUPPORTED unless the harness allows it', async () => {
