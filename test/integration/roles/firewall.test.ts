@@ -6,7 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { TEST_HARNESS_VARS } from './role-runs.js'
 import { checkFirewall } from '../../../src/agent/host-checks.js'
+import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { CommandRunner } from '../../../src/agent/command-runner.js'
 import {
   type ContainerHost, type Inventory, type PlaybookResult, type TestHost,
@@ -47,7 +49,9 @@ describe('firewall role on container hosts', function () {
   let ingress: ContainerHost
   let inventory: Inventory
 
+  // firewall.yml runs preflight first, with the host policy the rendered inventory carries.
   const hostVars = (operatorCidrs: string[], extra: Record<string, unknown> = {}) => (host: TestHost) => ({
+    fleetkit_host_policy: loadHostPolicy(),
     fleetkit_operator_cidrs: operatorCidrs,
     fleetkit_ingress: host.name === ingress.name,
     fleetkit_exposure: host.name === plain.name ? { publicSsh: false, publicPorts: [{ protocol: 'tcp', port: PUBLIC_PORT }] } : {},
@@ -55,7 +59,7 @@ describe('firewall role on container hosts', function () {
   })
 
   const converge = (extra: { check?: boolean; limit?: string; inventory?: Inventory } = {}) =>
-    runPlaybook({ inventory: extra.inventory ?? inventory, playbook: 'firewall.yml', check: extra.check, diff: extra.check, limit: extra.limit })
+    runPlaybook({ inventory: extra.inventory ?? inventory, playbook: 'firewall.yml', check: extra.check, diff: extra.check, limit: extra.limit, extraVars: TEST_HARNESS_VARS })
 
   before(async function () {
     await assertHostsAvailable('container')
