@@ -3,7 +3,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.state/**', 'test/fixtures/**', 'features/fixtures/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', '.state/**', 'test/fixtures/**', 'features/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
