@@ -1,18 +1,15 @@
 // The running gateway: the enrollment listener (server-auth TLS), the agent listener
 // (mTLS + certificate rows), the loopback metrics listener, the heartbeat coalescer,
 // and a graceful close that stops listening, drains requests and flushes heartbeats.
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpServer, type Server } from 'node:http'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
-import type { TLSSocket } from 'node:tls'
-import { performance } from 'node:perf_hooks'
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock, type Clock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
 import { liveIssuerFingerprints } from '../store/ca-rotations.js'
-import { countCertificatesExpiringBefore } from '../store/certificates.js'
 import { recordHeartbeats } from '../store/heartbeats.js'
 import { AgentAuthenticator } from './agent-auth.js'
 import { agentRoutes } from './agent-routes.js'
@@ -21,22 +18,21 @@ import { formatBind } from './config.js'
 import { enrollRoutes } from './enroll-route.js'
 import type { GatewayContext } from './gateway-context.js'
 import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
-import { errorReply, readJsonBody, sendJson } from './http.js'
-import { createLogger, type LogLevel, type Logger } from '../log/logger.js'
+import { errorText, requestHandler, serveMetrics } from './request-handler.js'
+import { createLogger, type Logger } from '../log/logger.js'
 import { LifecycleMetrics } from './lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics.js'
 import { DatabaseHealth } from './database-health.js'
 import { AuthCacheKeeper } from './auth-cache.js'
 import { loadOrCreateTicketKeys } from './ticket-keys.js'
 import { type ConnectionLimits, limitConnections } from './connection-limits.js'
-import { guardPool, STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
+import { guardPool } from './state-guard.js'
 import { probeDatabase } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
 import { PkiReloader } from './pki-reloader.js'
 import { DEFAULT_RECOVERY_WINDOW_SECONDS, recoverRoutes } from './recover-route.js'
 import { Router } from './router.js'
 import { RateLimiter, type RateLimiterOptions } from './token-bucket.js'
-import { restoreUnhealthyNode } from '../store/sweep.js'
 import { Sweeper, type SweepFunction, type SweepTick } from './sweeper.js'
 
 export interface GatewayTuning {
@@ -300,107 +296,4 @@ async function closeServer(server: Server | HttpsServer): Promise<void> {
     // Requests still running after 5 s are cut off: shutdown must finish.
     setTimeout(() => server.closeAllConnections(), 5000).unref()
   })
-}
-
-function errorText(error: unknown): string {
-  const e = error as { code?: string; message?: string }
-  return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error))
-}
-
-function requestHandler(listener: 'enroll' | 'agent' | 'operator', router: Router, g: GatewayContext) {
-  return (req: IncomingMessage, res: ServerResponse) => {
-    const started = performance.now()
-    const now = g.clock.now()
-    const remote = req.socket.remoteAddress ?? 'unknown'
-    const path = (req.url ?? '/').split('?')[0] ?? '/'
-    let routeName = 'unmatched'
-    let nodeId: string | undefined
-    const note: { nodeId?: string } = {}
-    const handle = async (): Promise<{ status: number; code?: string; reason?: unknown }> => {
-      try {
-        // Malformed requests (unknown path, other method, bad escapes) are refused before anything else.
-        const match = router.resolve(req.method, path, listener)
-        routeName = match.route.pattern
-        // Every route needs the database (authentication reads certificate rows): while it is
-        // down, answer 503 at once instead of letting requests queue for a connection.
-        if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
-        const identity = match.route.auth === 'none' ? undefined : await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
-        nodeId = identity?.nodeId
-        // An unhealthy node's authenticated request restores it (spec 06); the sweep judged it on the database's clock.
-        if (identity?.nodeStatus === 'unhealthy' && (await restoreUnhealthyNode(g.pool, identity.nodeId))) {
-          g.auth.evictNode(identity.nodeId)
-          identity.nodeStatus = 'active'
-        }
-        const body = await match.route.handler({
-          req, params: match.params, now, remote, identity, note,
-          body: () => readJsonBody(req),
-        })
-        sendJson(res, 200, body, now)
-        return { status: 200 }
-      } catch (error) {
-        const reply = errorReply(error)
-        if (reply.status === 500) g.logger('error', 'request_failed', { listener, route: routeName, error: errorText(error) })
-        if (reply.status === 413 || reply.status === 400) res.setHeader('connection', 'close')
-        sendJson(res, reply.status, reply.body, now, reply.headers)
-        return { status: reply.status, code: reply.code, reason: (error as FleetkitError).data?.reason }
-      }
-    }
-    void handle().then(({ status, code, reason }) => {
-      const seconds = (performance.now() - started) / 1000
-      g.metrics.requests.inc({ listener, route: routeName, status: String(status) })
-      g.metrics.requestSeconds.observe(seconds)
-      g.logger(requestLogLevel(routeName, status), 'request', {
-        listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote,
-        ...(nodeId ?? note.nodeId ? { node_id: nodeId ?? note.nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
-      })
-    })
-  }
-}
-
-async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: GatewayContext): Promise<void> {
-  const path = (req.url ?? '/').split('?')[0]
-  if (req.method === 'GET' && path === '/healthz') {
-    if (g.database.available) sendJson(res, 200, { status: 'ok', database: 'up' }, g.clock.now())
-    else sendJson(res, 503, { status: 'unavailable', database: 'down' }, g.clock.now(), { 'retry-after': String(STATE_RETRY_AFTER_SECONDS) })
-    return
-  }
-  if (req.method !== 'GET' || path !== '/metrics') {
-    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
-    return
-  }
-  const now = g.clock.now()
-  const gauges = [
-    { name: 'fleetkit_gateway_heartbeats_pending', help: 'Heartbeats waiting for the next batch write.', samples: [{ value: g.coalescer.size }] },
-    { name: 'fleetkit_gateway_enroll_rate_sources', help: 'Source addresses tracked by the enrollment rate limiter.', samples: [{ value: g.enrollLimiter.trackedSources }] },
-  ]
-  try {
-    const renewWindowMs = Math.floor((g.agentCertLifetimeSeconds * 1000) / 3)
-    const hour = await countCertificatesExpiringBefore(g.pool, now, new Date(now.getTime() + 3600_000))
-    const window = await countCertificatesExpiringBefore(g.pool, now, new Date(now.getTime() + renewWindowMs))
-    gauges.push({
-      name: 'fleetkit_gateway_certificates_expiring_soon',
-      help: 'Unrevoked agent certificates of connected nodes expiring within the window (renewal_window = the last third of the lifetime).',
-      samples: [{ labels: { within: '1h' }, value: hour } as never, { labels: { within: 'renewal_window' }, value: window } as never],
-    })
-  } catch (error) {
-    g.logger('warn', 'metrics_query_failed', { query: 'certificate expiry', error: errorText(error) })
-  }
-  let text = g.metrics.render(gauges)
-  try {
-    text += await g.lifecycleMetrics.render()
-  } catch (error) {
-    g.logger('warn', 'metrics_query_failed', { query: 'lifecycle registry', error: errorText(error) })
-  }
-  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) })
-  res.end(text)
-}
-
-/** Routine agent traffic (every host, every few seconds) logs at debug so info stays readable. */
-const ROUTINE_ROUTES = new Set(['/v1/agent/heartbeat', '/v1/agent/lease', '/v1/agent/jobs/:id/heartbeat'])
-
-export function requestLogLevel(route: string, status: number): LogLevel {
-  // 503 is the database (STATE_UNAVAILABLE), logged once as database_unavailable; each request is a warning.
-  if (status === 503) return 'warn'
-  if (status >= 500) return 'error'
-  return ROUTINE_ROUTES.has(route) && status < 400 ? 'debug' : 'info'
 }

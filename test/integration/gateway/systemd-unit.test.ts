@@ -27,7 +27,7 @@ describe('gateway: the systemd unit', function () {
 
   it('passes systemd-analyze verify', async function () {
     const which = await run('sh', ['-c', 'command -v systemd-analyze']).catch(() => undefined)
-    if (!which) this.skip()
+    assert.ok(which, 'systemd-analyze is missing: install Debian\'s systemd package (scripts/install-test-deps)')
     const dir = await mkdtemp(join(tmpdir(), 'fleetkit-unit-'))
     try {
       // verify checks that ExecStart's binary exists: point it at a stand-in with the same arguments.

@@ -1,0 +1,116 @@
+// The gateway's request path: route, the database guard, authentication, the handler, the
+// JSON answer, and one metric and log line per request; and the loopback metrics listener.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import type { TLSSocket } from 'node:tls'
+import type { FleetkitError } from '../checks/fleetkit-error.js'
+import type { LogLevel } from '../log/logger.js'
+import { countCertificatesExpiringBefore } from '../store/certificates.js'
+import { restoreUnhealthyNode } from '../store/sweep.js'
+import type { GatewayContext } from './gateway-context.js'
+import { errorReply, readJsonBody, sendJson } from './http.js'
+import type { Router } from './router.js'
+import { STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
+
+export function errorText(error: unknown): string {
+  const e = error as { code?: string; message?: string }
+  return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error))
+}
+
+export function requestHandler(listener: 'enroll' | 'agent' | 'operator', router: Router, g: GatewayContext) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now()
+    const now = g.clock.now()
+    const remote = req.socket.remoteAddress ?? 'unknown'
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    let routeName = 'unmatched'
+    let nodeId: string | undefined
+    const note: { nodeId?: string } = {}
+    const handle = async (): Promise<{ status: number; code?: string; reason?: unknown }> => {
+      try {
+        // Malformed requests (unknown path, other method, bad escapes) are refused before anything else.
+        const match = router.resolve(req.method, path, listener)
+        routeName = match.route.pattern
+        // Every route needs the database (authentication reads certificate rows): while it is
+        // down, answer 503 at once instead of letting requests queue for a connection.
+        if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
+        const identity = match.route.auth === 'none' ? undefined : await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
+        nodeId = identity?.nodeId
+        // An unhealthy node's authenticated request restores it (spec 06); the sweep judged it on the database's clock.
+        if (identity?.nodeStatus === 'unhealthy' && (await restoreUnhealthyNode(g.pool, identity.nodeId))) {
+          g.auth.evictNode(identity.nodeId)
+          identity.nodeStatus = 'active'
+        }
+        const body = await match.route.handler({
+          req, params: match.params, now, remote, identity, note,
+          body: () => readJsonBody(req),
+        })
+        sendJson(res, 200, body, now)
+        return { status: 200 }
+      } catch (error) {
+        const reply = errorReply(error)
+        if (reply.status === 500) g.logger('error', 'request_failed', { listener, route: routeName, error: errorText(error) })
+        if (reply.status === 413 || reply.status === 400) res.setHeader('connection', 'close')
+        sendJson(res, reply.status, reply.body, now, reply.headers)
+        return { status: reply.status, code: reply.code, reason: (error as FleetkitError).data?.reason }
+      }
+    }
+    void handle().then(({ status, code, reason }) => {
+      const seconds = (performance.now() - started) / 1000
+      g.metrics.requests.inc({ listener, route: routeName, status: String(status) })
+      g.metrics.requestSeconds.observe(seconds)
+      g.logger(requestLogLevel(routeName, status), 'request', {
+        listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote,
+        ...(nodeId ?? note.nodeId ? { node_id: nodeId ?? note.nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
+      })
+    })
+  }
+}
+
+export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: GatewayContext): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0]
+  if (req.method === 'GET' && path === '/healthz') {
+    if (g.database.available) sendJson(res, 200, { status: 'ok', database: 'up' }, g.clock.now())
+    else sendJson(res, 503, { status: 'unavailable', database: 'down' }, g.clock.now(), { 'retry-after': String(STATE_RETRY_AFTER_SECONDS) })
+    return
+  }
+  if (req.method !== 'GET' || path !== '/metrics') {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
+    return
+  }
+  const now = g.clock.now()
+  const gauges = [
+    { name: 'fleetkit_gateway_heartbeats_pending', help: 'Heartbeats waiting for the next batch write.', samples: [{ value: g.coalescer.size }] },
+    { name: 'fleetkit_gateway_enroll_rate_sources', help: 'Source addresses tracked by the enrollment rate limiter.', samples: [{ value: g.enrollLimiter.trackedSources }] },
+  ]
+  try {
+    const renewWindowMs = Math.floor((g.agentCertLifetimeSeconds * 1000) / 3)
+    const hour = await countCertificatesExpiringBefore(g.pool, now, new Date(now.getTime() + 3600_000))
+    const window = await countCertificatesExpiringBefore(g.pool, now, new Date(now.getTime() + renewWindowMs))
+    gauges.push({
+      name: 'fleetkit_gateway_certificates_expiring_soon',
+      help: 'Unrevoked agent certificates of connected nodes expiring within the window (renewal_window = the last third of the lifetime).',
+      samples: [{ labels: { within: '1h' }, value: hour } as never, { labels: { within: 'renewal_window' }, value: window } as never],
+    })
+  } catch (error) {
+    g.logger('warn', 'metrics_query_failed', { query: 'certificate expiry', error: errorText(error) })
+  }
+  let text = g.metrics.render(gauges)
+  try {
+    text += await g.lifecycleMetrics.render()
+  } catch (error) {
+    g.logger('warn', 'metrics_query_failed', { query: 'lifecycle registry', error: errorText(error) })
+  }
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+/** Routine agent traffic (every host, every few seconds) logs at debug so info stays readable. */
+const ROUTINE_ROUTES = new Set(['/v1/agent/heartbeat', '/v1/agent/lease', '/v1/agent/jobs/:id/heartbeat'])
+
+export function requestLogLevel(route: string, status: number): LogLevel {
+  // 503 is the database (STATE_UNAVAILABLE), logged once as database_unavailable; each request is a warning.
+  if (status === 503) return 'warn'
+  if (status >= 500) return 'error'
+  return ROUTINE_ROUTES.has(route) && status < 400 ? 'debug' : 'info'
+}
