@@ -7,9 +7,9 @@ import assert from 'node:assert/strict'
 import { createPublicKey } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { type Server, createServer } from 'node:https'
+import type { Server } from 'node:https'
 import { tmpdir } from 'node:os'
-import { dirname, join, normalize } from 'node:path'
+import { dirname, join } from 'node:path'
 
 import { parse, stringify } from 'yaml'
 
@@ -23,6 +23,7 @@ import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, type RunningProcess, runProcess, runProcessOk, startProcess } from '../../support/process.js'
+import { releaseMirrorPki, serveFiles } from '../../support/release-mirror.js'
 
 const NODE_ID = 'build-1'
 /** Commands the seed would run against the machine itself: recorded, never run. */
@@ -37,38 +38,6 @@ const exists = (path: string) => stat(path).then(() => true, () => false)
 const exitedEarly = (running: RunningProcess) => () => {
   const ended = running.exit()
   return ended ? `the agent exited (${ended.code ?? ended.signal})` : undefined
-}
-
-/** A CA and a server certificate for 127.0.0.1, made with openssl, for the release mirror. */
-async function releaseMirrorPki(dir: string): Promise<{ caFile: string; key: string; cert: string }> {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
-  await runProcessOk('openssl', ['req', '-x509', ...ec, '-subj', '/CN=fleetkit e2e release CA', '-days', '2',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-    '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.pem')])
-  await runProcessOk('openssl', ['req', ...ec, '-subj', '/CN=127.0.0.1', '-keyout', join(dir, 'server.key'), '-out', join(dir, 'server.csr')])
-  await writeFile(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n')
-  await runProcessOk('openssl', ['x509', '-req', '-in', join(dir, 'server.csr'), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'),
-    '-CAcreateserial', '-days', '2', '-extfile', join(dir, 'server.ext'), '-out', join(dir, 'server.pem')])
-  return { caFile: join(dir, 'ca.pem'), key: await readFile(join(dir, 'server.key'), 'utf8'), cert: await readFile(join(dir, 'server.pem'), 'utf8') }
-}
-
-/** Serves the files under `root` over HTTPS on 127.0.0.1 (GET only, no directory listings). */
-function serveFiles(root: string, tls: { key: string; cert: string }, requested: string[]): Promise<{ server: Server; url: string }> {
-  const server = createServer(tls, (req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'https://127.0.0.1').pathname))
-    requested.push(path)
-    readFile(join(root, path)).then(
-      (body) => res.writeHead(200, { 'content-length': body.length }).end(body),
-      () => res.writeHead(404).end(),
-    )
-  })
-  return new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      resolve({ server, url: `https://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` })
-    })
-  })
 }
 
 describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real agent enrolled and heartbeating', function () {
@@ -128,7 +97,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     // The definition: the example fleet pointed at the loopback gateway and mirror.
     const definition = parse(await readFile(packagePath('examples', 'fleet.yaml'), 'utf8'))
     definition.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
-    definition.release = { url: `${served.url}/fleetkit-agent`, publicKey, version, caFile: 'release-ca.pem' }
+    definition.release = { url: `https://127.0.0.1:${served.port}/fleetkit-agent`, publicKey, version, caFile: 'release-ca.pem' }
     await copyFile(mirrorPki.caFile, join(dir, 'release-ca.pem'))
     await writeFile(join(dir, 'fleet.yaml'), stringify(definition))
 
