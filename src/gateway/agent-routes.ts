@@ -26,13 +26,14 @@ import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 
 export function agentRoutes(g: GatewayContext): Route[] {
+  // Heartbeats and renewals are cheap and keep nodes alive and trusted: shed last. Leases and jobs can wait.
   return [
-    { method: 'GET', pattern: '/healthz', auth: 'check', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
-    { method: 'POST', pattern: AGENT_PATHS.heartbeat, auth: 'mark', handler: (ctx) => heartbeat(g, ctx) },
+    { method: 'GET', pattern: '/healthz', auth: 'check', shedding: 'last', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
+    { method: 'POST', pattern: AGENT_PATHS.heartbeat, auth: 'mark', shedding: 'last', handler: (ctx) => heartbeat(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.lease, auth: 'mark', handler: (ctx) => lease(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobHeartbeat, auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobComplete, auth: 'mark', handler: (ctx) => jobComplete(g, ctx) },
-    { method: 'POST', pattern: AGENT_PATHS.renew, auth: 'mark', handler: (ctx) => renew(g, ctx) },
+    { method: 'POST', pattern: AGENT_PATHS.renew, auth: 'mark', shedding: 'last', handler: (ctx) => renew(g, ctx) },
     { method: 'GET', pattern: AGENT_PATHS.identity, auth: 'mark', handler: async (ctx) => ({ ...identity(ctx), ca_bundle_pem: g.pki().bundlePem }) },
   ]
 }

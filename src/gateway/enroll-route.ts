@@ -17,9 +17,10 @@ import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 
 export function enrollRoutes(g: GatewayContext): Route[] {
+  // Enrollment is the most expensive request (a signature, a transaction) and can wait: shed first.
   return [
-    { method: 'POST', pattern: ENROLL_PATH, auth: 'none', handler: (ctx) => enroll(g, ctx) },
-    { method: 'GET', pattern: '/healthz', auth: 'none', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
+    { method: 'POST', pattern: ENROLL_PATH, auth: 'none', shedding: 'first', handler: (ctx) => enroll(g, ctx) },
+    { method: 'GET', pattern: '/healthz', auth: 'none', shedding: 'last', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
   ]
 }
 

@@ -27,6 +27,7 @@ import { AuthCacheKeeper } from './auth-cache.js'
 import { loadOrCreateTicketKeys } from './ticket-keys.js'
 import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool } from './state-guard.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING, LoadShedder, type LoadLevel, type LoadShedderTuning } from './load-shedder.js'
 import { probeDatabase } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
 import { PkiReloader } from './pki-reloader.js'
@@ -60,6 +61,8 @@ export interface GatewayTuning {
   listenBacklog: number
   /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the leader lock. */
   sweepIntervalMs: number
+  /** When requests are shed: in-flight limits per listener and event-loop delay levels (load-shedder.ts). */
+  loadShedding: LoadShedderTuning
 }
 
 export const DEFAULT_TUNING: GatewayTuning = {
@@ -76,6 +79,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   handshakeTimeoutMs: 5000,
   listenBacklog: 4096,
   sweepIntervalMs: 2000,
+  loadShedding: DEFAULT_LOAD_SHEDDER_TUNING,
 }
 
 export interface GatewayOptions {
@@ -99,6 +103,8 @@ export interface GatewayOptions {
   afterEnrollmentCommit?: () => void
   /** The sweep (src/lifecycle/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
   sweep?: SweepFunction
+  /** The overload signal (event-loop delay in ms) the shedder samples; tests inject one. Default: perf_hooks. */
+  eventLoopDelayMs?: () => number
 }
 
 export interface RunningGateway {
@@ -122,6 +128,10 @@ export interface RunningGateway {
   checkDatabase(): Promise<void>
   /** Whether the last probe (or request) found the database answering. */
   databaseAvailable(): boolean
+  /** Sample the overload signal now and return the load level (tests; the timer does it every loadShedding.sampleMs). */
+  sampleLoad(): LoadLevel
+  /** Requests in progress on a listener now. */
+  inFlight(listener: 'enroll' | 'agent'): number
   /** Re-read the PKI directory now (tests; the timer does it every pkiReloadMs). */
   reloadPki(): Promise<'unchanged' | 'replaced' | 'kept' | 'disabled'>
   close(): Promise<void>
@@ -159,6 +169,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     onRefusal: (reason) => metrics.authRefusals.inc({ reason }),
     onRevoked: (count) => metrics.revocations.inc({}, count),
   })
+  const shedder = new LoadShedder({
+    tuning: tuning.loadShedding,
+    ...(options.eventLoopDelayMs ? { delayMs: options.eventLoopDelayMs } : {}),
+    onLevel: (level, previous, delayMs) => logger(level > previous ? 'warn' : 'info', 'load_level_changed', {
+      level, previous, event_loop_delay_ms: Math.round(delayMs), shedding: SHED_DESCRIPTION[level],
+    }),
+    onShed: (listener, priority, reason) => metrics.requestsShed.inc({ listener, priority, reason }),
+  })
   const g: GatewayContext = {
     pool,
     database,
@@ -174,6 +192,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     auth,
     enrollLimiter: new RateLimiter(tuning.enrollRate, nowMs),
     renewLimiter: new RateLimiter(tuning.renewRate, nowMs),
+    shedder,
     ...(options.afterEnrollmentCommit ? { afterEnrollmentCommit: options.afterEnrollmentCommit } : {}),
   }
 
@@ -211,6 +230,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (metricsServer) servers.push(metricsServer)
     coalescer.start()
     database.start()
+    shedder.start()
     const authCache = new AuthCacheKeeper({
       auth, rawPool: options.pool, pool, logger, cacheMs: tuning.authCacheMs, unheardCacheMs: 1000, recheckMs: tuning.authRecheckMs, relistenMs: 1000,
     })
@@ -245,11 +265,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       checkDatabase: () => database.check(),
       recheckAuthCache: () => authCache.recheck(),
       databaseAvailable: () => database.available,
+      sampleLoad: () => shedder.sample(),
+      inFlight: (listener) => shedder.inFlightOf(listener),
       reloadPki: async () => (reloader ? reloader.check() : 'disabled'),
       close() {
         closing ??= (async () => {
           reloader?.stop()
           database.stop()
+          shedder.stop()
           await authCache.stop()
           await sweeper?.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
@@ -262,6 +285,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await Promise.all(servers.map((server) => closeServer(server)))
     throw error
   }
+}
+
+/** What each load level sheds, for the log line an operator reads. */
+const SHED_DESCRIPTION: Record<LoadLevel, string> = {
+  0: 'nothing',
+  1: 'enrollment and recovery',
+  2: 'enrollment, recovery, leases and job reports',
+  3: 'every request, heartbeats and renewals too',
 }
 
 function tlsOf(set: PkiSet): { key: string; cert: string } {

@@ -22,8 +22,8 @@ export const DEFAULT_RECOVERY_WINDOW_SECONDS = 7 * 86400
 
 export function recoverRoutes(g: GatewayContext): Route[] {
   return [
-    { method: 'POST', pattern: RECOVER_CHALLENGE_PATH, auth: 'none', handler: (ctx) => challenge(g, ctx) },
-    { method: 'POST', pattern: RECOVER_PATH, auth: 'none', handler: (ctx) => recover(g, ctx) },
+    { method: 'POST', pattern: RECOVER_CHALLENGE_PATH, auth: 'none', shedding: 'first', handler: (ctx) => challenge(g, ctx) },
+    { method: 'POST', pattern: RECOVER_PATH, auth: 'none', shedding: 'first', handler: (ctx) => recover(g, ctx) },
   ]
 }
 

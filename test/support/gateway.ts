@@ -16,7 +16,7 @@
 //   gw.logs                                         // process mode: stdout JSON lines so far
 //   gw.stderr                                       // process mode: stderr chunks so far
 //   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
-// Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames,
+// Options: agentCertLifetimeSeconds, clock, tuning (in-process), eventLoopDelayMs (in-process), env (extra env, process mode), serverNames,
 // pool (in-process: a pool of your own on the fresh database, given db), shared (another gateway's db and PKI).
 import 'reflect-metadata'
 import type pg from 'pg'
@@ -96,6 +96,8 @@ export interface TestGatewayOptions {
   pool?: (db: FreshDatabase) => pg.Pool
   /** Process mode: a command the gateway runs under, e.g. ['prlimit', '--nofile=1024:1024', '--']. */
   wrapper?: string[]
+  /** In-process: the overload signal (event-loop delay, ms) the gateway's load shedder samples. */
+  eventLoopDelayMs?: () => number
   /** Serve the database and PKI directory of this gateway (a second gateway, or one after a crash); close() leaves them. */
   shared?: TestGateway
 }
@@ -131,6 +133,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         pool: options.pool?.(db) ?? db.pool, pki: await loadPkiSet(pkiDir, clock.now()), pkiDir, enrollBind: any, agentBind: any, metricsBind: any,
         agentCertLifetimeSeconds: lifetime, clock, logger: silentLogger, tuning: { ...TEST_TUNING, ...options.tuning },
         ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
+        ...(options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {}),
       })
       ports = { enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port, metrics: gateway.metricsAddress!.port }
     } else {
