@@ -2,7 +2,7 @@
 // samples (hysteresis), each priority's share of the in-flight limit, and the coded 503 it throws.
 import assert from 'node:assert/strict'
 
-import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { jitteredRetryMs } from '../../../src/agent/backoff.js'
 import { unitIntervalSequence } from '../../../src/config/rng.js'
 import { errorReply } from '../../../src/gateway/http.js'
