@@ -3,8 +3,6 @@
 import { randomBytes } from 'node:crypto'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { issueClientCertificate } from '../pki/client-certificate.js'
-import { checkCertificateRequest } from '../pki/csr.js'
 import { sha256Hex } from '../pki/fingerprint.js'
 import { isRenewalDue, renewalDueAt } from '../pki/renewal.js'
 import {
@@ -137,14 +135,14 @@ async function renew(g: GatewayContext, ctx: RequestContext): Promise<RenewRespo
     throw new FleetkitError('RENEWAL_NOT_DUE', `more than a third of the certificate's lifetime is left; renewal is due from ${body.renewal_due_at}`, { data: { body } })
   }
   const request = readRequest(readRenewRequest, await ctx.body())
-  const csr = await checkCertificateRequest(request.csr_pem, id.nodeId)
+  const csr = await g.issuer.checkRequest(request.csr_pem, id.nodeId)
   if (!csr.ok) {
     g.metrics.renewals.inc({ outcome: 'csr_invalid' })
     throw new FleetkitError('RENEWAL_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`)
   }
   const issued = await withTransaction(g.pool, async (client) => {
     await lockIssuance(client, pki.ca)
-    const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId: id.nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
+    const cert = await g.issuer.issue({ ca: pki.ca, publicKeyDer: csr.publicKeyDer, nodeId: id.nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
     const row = await insertNodeCertificate(client, { nodeId: id.nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, replacesId: current.id, now: ctx.now })
     await appendEvent(client, { kind: 'certificate_renewed', nodeId: id.nodeId, at: ctx.now, data: { serial: cert.serial, replaces_serial: current.serial, not_after: cert.notAfter.toISOString(), certificate_id: row.id } })
     return cert

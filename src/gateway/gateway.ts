@@ -27,6 +27,7 @@ import { AuthCacheKeeper } from './auth-cache.js'
 import { loadOrCreateTicketKeys } from './ticket-keys.js'
 import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool } from './state-guard.js'
+import { defaultIssuanceWorkers, IssuancePool } from './issuance-pool.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING, LoadShedder, type LoadLevel, type LoadShedderTuning } from './load-shedder.js'
 import { probeDatabase } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
@@ -61,6 +62,8 @@ export interface GatewayTuning {
   listenBacklog: number
   /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the leader lock. */
   sweepIntervalMs: number
+  /** Worker threads that verify CSRs and sign certificates (default: defaultIssuanceWorkers()). */
+  issuanceWorkers: number
   /** When requests are shed: in-flight limits per listener and event-loop delay levels (load-shedder.ts). */
   loadShedding: LoadShedderTuning
 }
@@ -80,6 +83,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   listenBacklog: 4096,
   sweepIntervalMs: 2000,
   loadShedding: DEFAULT_LOAD_SHEDDER_TUNING,
+  issuanceWorkers: defaultIssuanceWorkers(),
 }
 
 export interface GatewayOptions {
@@ -177,6 +181,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }),
     onShed: (listener, priority, reason) => metrics.requestsShed.inc({ listener, priority, reason }),
   })
+  const issuer = new IssuancePool(tuning.issuanceWorkers)
   const g: GatewayContext = {
     pool,
     database,
@@ -193,6 +198,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     enrollLimiter: new RateLimiter(tuning.enrollRate, nowMs),
     renewLimiter: new RateLimiter(tuning.renewRate, nowMs),
     shedder,
+    issuer,
     ...(options.afterEnrollmentCommit ? { afterEnrollmentCommit: options.afterEnrollmentCommit } : {}),
   }
 
@@ -277,12 +283,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           await sweeper?.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
           await coalescer.close()
+          await issuer.close()
         })()
         return closing
       },
     }
   } catch (error) {
     await Promise.all(servers.map((server) => closeServer(server)))
+    await issuer.close()
     throw error
   }
 }

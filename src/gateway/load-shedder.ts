@@ -22,7 +22,9 @@ export interface LoadShedderTuning {
 }
 
 export const DEFAULT_LOAD_SHEDDER_TUNING: LoadShedderTuning = {
-  delayThresholdsMs: [100, 250, 1000],
+  // A reconnect storm's handshakes alone push the p99 past 100 ms on 2 cores; enrollment waits from 150 ms,
+  // heartbeats (already paid for by their handshake, cheap to answer) only when the loop is seconds behind.
+  delayThresholdsMs: [150, 500, 2000],
   calmSamples: 3,
   sampleMs: 500,
   maxInFlight: { enroll: 256, agent: 4096 },

@@ -31,6 +31,7 @@ import { createInterface } from 'node:readline'
 import { systemClock, type Clock } from '../../src/config/clock.js'
 import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js'
 import type { SweepFunction } from '../../src/gateway/sweeper.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load-shedder.js'
 import { runSweep } from '../../src/lifecycle/sweep.js'
 import { DEFAULT_THRESHOLDS } from '../../src/lifecycle/thresholds.js'
 import { silentLogger } from '../../src/log/logger.js'
@@ -108,6 +109,9 @@ export const TEST_TUNING: Partial<GatewayTuning> = {
   heartbeatFlushMs: 200,
   enrollRate: { perSource: { burst: 1000, perSecond: 1000 }, global: { burst: 1000, perSecond: 1000 } },
   renewRate: { perSource: { burst: 1000, perSecond: 1000 }, global: { burst: 1000, perSecond: 1000 } },
+  // An in-process gateway shares its event loop with the test (key generation, 50 clients at once): its
+  // delay is the test's, not the gateway's. The load-shedding suite injects the signal it tests.
+  loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] },
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {

@@ -32,9 +32,9 @@ function refusal(fn: () => unknown): FleetkitError {
 
 describe('load shedder', () => {
   it('rises straight to the level a delay reaches and falls one level per run of calm samples', () => {
-    const { shedder, levels } = shedderWith([20, 1200, 700, 400, 400, 100, 100, 40, 40])
+    const { shedder, levels } = shedderWith([20, 2400, 1200, 900, 900, 200, 200, 60, 60])
     assert.deepEqual([shedder.sample(), shedder.sample()], [0, 3])
-    // 700 ms: below the level-3 threshold but not below half of it: stays.
+    // 1200 ms: below the level-3 threshold but not below half of it: stays.
     assert.equal(shedder.sample(), 3)
     assert.deepEqual([shedder.sample(), shedder.sample()], [3, 2])
     assert.deepEqual([shedder.sample(), shedder.sample()], [2, 1])
@@ -43,16 +43,16 @@ describe('load shedder', () => {
   })
 
   it('a busy sample in a calm run starts the run again', () => {
-    const { shedder } = shedderWith([150, 10, 80, 10, 10])
+    const { shedder } = shedderWith([200, 10, 100, 10, 10])
     assert.equal(shedder.sample(), 1)
     assert.equal(shedder.sample(), 1)
-    assert.equal(shedder.sample(), 1, '80 ms is not under half of 100 ms: the calm run restarts')
+    assert.equal(shedder.sample(), 1, '100 ms is not under half of 150 ms: the calm run restarts')
     assert.equal(shedder.sample(), 1)
     assert.equal(shedder.sample(), 0)
   })
 
   it('sheds enrollment at level 1, leases at 2, heartbeats only at 3', () => {
-    const { shedder, shed } = shedderWith([150, 300, 1000])
+    const { shedder, shed } = shedderWith([200, 600, 2000])
     shedder.sample()
     assert.equal(refusal(() => shedder.admit('enroll', 'first')).code, 'GATEWAY_OVERLOADED')
     shedder.admit('agent', 'normal')()
