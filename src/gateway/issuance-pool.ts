@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads'
 
 import type { IssuingCa } from '../pki/certificate-authority.js'
 import type { IssuedCertificate } from '../pki/client-certificate.js'
+import { csrShapeProblem } from '../pki/csr.js'
 
 export type IssuanceTask =
   | { id: number; kind: 'check'; csrPem: unknown; nodeId: string }
@@ -69,6 +70,9 @@ export class IssuancePool {
 
   /** Parse and verify a CSR (proof of possession, CN and SANs = node id) in a worker. */
   async checkRequest(csrPem: unknown, nodeId: string): Promise<CheckedRequest> {
+    // A request that is not even a PEM CSR is refused here: no worker hop for garbage.
+    const problem = csrShapeProblem(csrPem)
+    if (problem !== undefined) return { ok: false, reason: problem }
     const reply = await this.run({ id: 0, kind: 'check', csrPem, nodeId })
     if (reply.kind !== 'checked') throw new Error('issuance worker answered a check with something else')
     return reply.ok ? { ok: true, publicKeyDer: reply.publicKeyDer } : { ok: false, reason: reply.reason }
