@@ -56,7 +56,9 @@ export async function serve(): Promise<void> {
 }
 
 export async function startGatewayProcess(databaseUrl: string, pkiDir: string): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'], {
+  // BENCH_GATEWAY_NODE_ARGS: extra node flags for the gateway process only (`--cpu-prof --cpu-prof-dir=DIR` to profile it).
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'], {
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_PKI_DIR: pkiDir },
     stdio: ['pipe', 'pipe', 'inherit'],
   })
