@@ -153,6 +153,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         FLEETKIT_AGENT_RENEW_CHECK_SECONDS: String(Math.max(1, Math.min(600, Math.floor(lifetime / 3)))),
         // Every line, routine traffic included: the secret-leak search must see what debug would show.
         FLEETKIT_LOG_LEVEL: 'debug',
+        // The test machine is shared: its load is not this gateway's (the load-shedding suite injects the signal).
+        FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '0',
         ...options.env,
       }, logs, stderr, options.wrapper ?? [])
       child = started.child
