@@ -10,10 +10,13 @@ import { join } from 'node:path'
 
 import { loadAgentConfig } from '../../../src/agent/config.js'
 import { enroll as agentEnroll } from '../../../src/agent/enroll.js'
+import { runAgent } from '../../../src/agent/run-loop.js'
+import { fixedClock } from '../../../src/config/clock.js'
 import { unitIntervalSequence } from '../../../src/config/rng.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../../src/gateway/load-shedder.js'
 import { memoryLogger } from '../../../src/log/logger.js'
 import { eventually } from '../../support/eventually.js'
+import { fakeRunner } from '../../support/fake-host.js'
 import { httpsJson, startTestGateway, type AgentIdentityFiles, type HttpReply, type TestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
@@ -156,6 +159,59 @@ describe('gateway load shedding (overload signal injected)', function () {
       assert.equal(throttled?.status, 503)
       assert.equal(throttled?.code, 'gateway_overloaded')
     } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a shed urgent renewal is tried again after Retry-After plus jitter, not at once (injected clock)', async () => {
+    // Past 90% of its life the agent renews at once and, after a failure, every 30 s at most; shed, it
+    // must wait what the gateway asks first. Its sleeps move the clock the gateway reads too.
+    const virtual = fixedClock(new Date())
+    let level3 = true
+    const second = await startTestGateway({
+      postgresUrl: postgres.url, agentCertLifetimeSeconds: 40, clock: virtual, eventLoopDelayMs: () => (level3 ? 2500 : 0),
+      tuning: { loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, sampleMs: 3_600_000 } },
+    })
+    const dir = await mkdtemp(join(tmpdir(), 'fleetkit-shed-renew-'))
+    try {
+      await second.declareNode('node-r')
+      const identity = await second.enroll('node-r', await second.issueSecret('node-r'))
+      const { stageIdentity } = await import('../../../src/agent/identity.js')
+      await stageIdentity(join(dir, 'pki'), identity.keyPem, identity.certificatePem, identity.caPem)
+      await writeFile(join(dir, 'ca.pem'), second.caPem)
+      await writeFile(join(dir, 'agent.env'), [
+        'FLEETKIT_NODE_ID=node-r', `FLEETKIT_GATEWAY_URL=${second.agentUrl}`, `FLEETKIT_ENROLL_URL=${second.enrollUrl}`,
+        `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'ca.pem')}`, `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`, `FLEETKIT_HOST_ROOT=${dir}`,
+        'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1', 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS=10', '',
+      ].join('\n'))
+      const config = loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }, flags: {} })
+      // 31 s after issuance: 91% of the 100 s window (40 s + 60 s backdating), still valid for TLS and the gateway.
+      virtual.advance(31_000)
+      second.gateway!.sampleLoad()
+      const log = memoryLogger('agent', 'debug', () => virtual.now())
+      const controller = new AbortController()
+      const sleep = async (ms: number) => {
+        virtual.advance(Math.max(ms, 0))
+        await new Promise((resolve) => setImmediate(resolve))
+        if (log.lines.some((line) => line.msg === 'renewal_failed') && level3) {
+          level3 = false
+          for (let i = 0; i < 12; i++) second.gateway!.sampleLoad()
+        }
+        if (log.lines.some((line) => line.msg === 'certificate_renewed') || log.lines.length > 200) controller.abort()
+      }
+      await runAgent(config, { log, clock: virtual, rng: unitIntervalSequence([0.5]), host: { root: dir, run: fakeRunner({}) }, signal: controller.signal, sleep })
+      const failed = log.lines.find((line) => line.msg === 'renewal_failed')
+      assert.ok(failed, `no shed renewal: ${JSON.stringify(log.lines.slice(-6))}`)
+      assert.equal(failed.decision, 'urgent')
+      // Retry-After 2 s plus half of the jitter range (at least a second): 2.5 s.
+      assert.equal(failed.retry_in_ms, 2500)
+      const renewed = log.lines.find((line) => line.msg === 'certificate_renewed')
+      assert.ok(renewed, `no renewal after the shed one: ${JSON.stringify(log.lines.slice(-6))}`)
+      assert.ok(Date.parse(renewed.time as string) - Date.parse(failed.time as string) >= 2500, 'the retry waited the Retry-After and its jitter')
+      const shedBeat = log.lines.find((line) => line.msg === 'gateway_unavailable')
+      assert.equal(shedBeat?.code, 'gateway_overloaded', 'the shed heartbeat is logged at warn with its code')
+    } finally {
+      await second.close()
       await rm(dir, { recursive: true, force: true })
     }
   })
