@@ -184,7 +184,10 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     } catch (error) {
       const e = toFleetkitError(error)
       if (!UNREACHABLE.has(e.code) && e.code !== 'AGENT_RENEWAL_FAILED') throw e
-      const waitMs = backoff.failed()
+      // Shed: at least the Retry-After plus jitter; otherwise (and never less than) the backoff.
+      const retryAfter = e.data?.retry_after as string | string[] | undefined
+      const askedMs = retryAfter === undefined ? 0 : jitteredRetryMs(retryAfter, 1, clock.now().getTime(), deps.rng)
+      const waitMs = Math.max(backoff.failed(), askedMs)
       log('warn', 'recovery_failed', { code: e.code, message: e.message, serial: expired.serial, retry_in_ms: waitMs })
       await sleep(waitMs, signal)
     }
