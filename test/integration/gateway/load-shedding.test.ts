@@ -215,4 +215,52 @@ describe('gateway load shedding (overload signal injected)', function () {
       await rm(dir, { recursive: true, force: true })
     }
   })
+
+  it('a shed recovery (enrollment listener, shed first) waits Retry-After plus jitter, then recovers (injected clock)', async () => {
+    const virtual = fixedClock(new Date())
+    let level1 = true
+    const second = await startTestGateway({
+      postgresUrl: postgres.url, agentCertLifetimeSeconds: 40, clock: virtual, eventLoopDelayMs: () => (level1 ? 200 : 0),
+      tuning: { loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, sampleMs: 3_600_000 } },
+    })
+    const dir = await mkdtemp(join(tmpdir(), 'fleetkit-shed-recover-'))
+    try {
+      await second.declareNode('node-e')
+      const identity = await second.enroll('node-e', await second.issueSecret('node-e'))
+      const { stageIdentity } = await import('../../../src/agent/identity.js')
+      await stageIdentity(join(dir, 'pki'), identity.keyPem, identity.certificatePem, identity.caPem)
+      await writeFile(join(dir, 'ca.pem'), second.caPem)
+      await writeFile(join(dir, 'agent.env'), [
+        'FLEETKIT_NODE_ID=node-e', `FLEETKIT_GATEWAY_URL=${second.agentUrl}`, `FLEETKIT_ENROLL_URL=${second.enrollUrl}`,
+        `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'ca.pem')}`, `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`, `FLEETKIT_HOST_ROOT=${dir}`,
+        'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1', 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS=10', '',
+      ].join('\n'))
+      const config = loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }, flags: {} })
+      // Past the certificate's end on both clocks that judge it (the agent's and the gateway's).
+      virtual.advance(45_000)
+      second.gateway!.sampleLoad()
+      const log = memoryLogger('agent', 'debug', () => virtual.now())
+      const controller = new AbortController()
+      const sleep = async (ms: number) => {
+        virtual.advance(Math.max(ms, 0))
+        await new Promise((resolve) => setImmediate(resolve))
+        if (log.lines.some((line) => line.msg === 'recovery_failed') && level1) {
+          level1 = false
+          for (let i = 0; i < 12; i++) second.gateway!.sampleLoad()
+        }
+        if (log.lines.some((line) => line.msg === 'identity_recovered') || log.lines.length > 200) controller.abort()
+      }
+      await runAgent(config, { log, clock: virtual, rng: unitIntervalSequence([0.5]), host: { root: dir, run: fakeRunner({}) }, signal: controller.signal, sleep })
+      const failed = log.lines.find((line) => line.msg === 'recovery_failed')
+      assert.ok(failed, `no shed recovery: ${JSON.stringify(log.lines.slice(-6))}`)
+      // Retry-After 10 s (enrollment and recovery are shed first) plus half of the jitter range (up to 5 s).
+      assert.equal(failed.retry_in_ms, 12_500)
+      const recovered = log.lines.find((line) => line.msg === 'identity_recovered')
+      assert.ok(recovered, `no recovery after the shed one: ${JSON.stringify(log.lines.slice(-6))}`)
+      assert.ok(Date.parse(recovered.time as string) - Date.parse(failed.time as string) >= 12_500)
+    } finally {
+      await second.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 })
