@@ -228,6 +228,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const servers: (Server | HttpsServer)[] = []
   try {
+    // One issuance worker loaded before the listeners open: its start-up does not compete with requests.
+    await issuer.warm()
     const enrollAddress = await listen(enrollServer, options.enrollBind, 'FLEETKIT_ENROLL_BIND', tuning.listenBacklog)
     servers.push(enrollServer)
     const agentAddress = await listen(agentServer, options.agentBind, 'FLEETKIT_AGENT_BIND', tuning.listenBacklog)

@@ -10,6 +10,7 @@ import type { IssuedCertificate } from '../pki/client-certificate.js'
 import { csrShapeProblem } from '../pki/csr.js'
 
 export type IssuanceTask =
+  | { id: number; kind: 'ping' }
   | { id: number; kind: 'check'; csrPem: unknown; nodeId: string }
   | {
     id: number; kind: 'issue'; ca: { fingerprintSha256: string; certificatePem: string; privateKeyPem: string }
@@ -17,6 +18,7 @@ export type IssuanceTask =
   }
 
 export type IssuanceReply =
+  | { id: number; kind: 'pong' }
   | { id: number; kind: 'checked'; ok: true; publicKeyDer: ArrayBuffer }
   | { id: number; kind: 'checked'; ok: false; reason: string }
   | { id: number; kind: 'issued'; certificatePem: string; fingerprintSha256: string; serial: string; notBeforeMs: number; notAfterMs: number; issuerCaSha256: string }
@@ -92,7 +94,16 @@ export class IssuancePool {
     }
   }
 
-  /** Worker threads started so far (they start on first use). */
+  /**
+   * Start one worker and wait until it has loaded (x509 and the PKI modules): the gateway does it before
+   * it listens, so the first enrollment does not pay for it and a start-up's CPU does not land mid-request.
+   */
+  async warm(): Promise<void> {
+    const reply = await this.run({ id: 0, kind: 'ping' })
+    if (reply.kind !== 'pong') throw new Error('issuance worker answered a ping with something else')
+  }
+
+  /** Worker threads started so far (they start on first use, or by warm()). */
   get started(): number {
     return this.slots.filter((slot) => slot !== undefined).length
   }

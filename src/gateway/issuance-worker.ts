@@ -22,6 +22,7 @@ function caOf(task: Extract<IssuanceTask, { kind: 'issue' }>): Promise<IssuingCa
 }
 
 async function run(task: IssuanceTask): Promise<IssuanceReply> {
+  if (task.kind === 'ping') return { id: task.id, kind: 'pong' }
   if (task.kind === 'check') {
     const checked = await checkCertificateRequest(task.csrPem, task.nodeId)
     return checked.ok ? { id: task.id, kind: 'checked', ok: true, publicKeyDer: checked.publicKey.rawData } : { id: task.id, kind: 'checked', ok: false, reason: checked.reason }

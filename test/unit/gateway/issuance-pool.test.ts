@@ -58,6 +58,11 @@ describe('issuance worker pool', function () {
     assert.equal(pool.started, 2)
   })
 
+  it('warm() loads one worker before any request', async () => {
+    await pool.warm()
+    assert.equal(pool.started, 1)
+  })
+
   it('a worker that died is replaced; its pending request fails instead of hanging', async () => {
     const csr = await makeCsr(await nodeKey(), { name: 'CN=node-d' })
     assert.ok((await pool.checkRequest(csr, 'node-d')).ok)
