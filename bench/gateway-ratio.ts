@@ -2,7 +2,9 @@
 // processes (not this one, not the gateway's) measure full mTLS handshakes/s, resumed handshakes/s
 // and keep-alive requests/s against each, and fleetkit's figures are printed as ratios of the bare ones.
 //
-//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128]
+//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0]
+//
+// --enrollments N then enrolls N nodes through POST /v1/enroll (32 at a time, rate limit lifted) and prints the rate.
 //
 // Loopback only, bounded in time, stops by itself. The gateway answers POST /v1/agent/heartbeat
 // (authentication, body reading, coalescing); the bare server answers the same request with a
@@ -18,17 +20,18 @@ import { createInterface } from 'node:readline'
 import pg from 'pg'
 
 import { packagePath } from '../src/package-root.js'
-import { type BenchContext, buildFleet } from './gateway/agents.js'
+import { type BenchContext, buildFleet, enrollments } from './gateway/agents.js'
+import { printEnrollments } from './gateway/report.js'
 import { startGatewayProcess } from './gateway/driver.js'
 import { startBenchPostgres } from './gateway/postgres.js'
 
 const MODES = ['full', 'resumed', 'keepalive'] as const
 const FACTS = { cpu_count: 8, memory_mb: 32000, data_disk_free_gb: 400, kernel: '6.8.0-45-generic', docker_version: '27.3.1', agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 3 }
 
-function flag(name: string, fallback: number): number {
+function flag(name: string, fallback: number, min = 1): number {
   const i = process.argv.indexOf(`--${name}`)
   const value = i >= 0 ? Number(process.argv[i + 1]) : fallback
-  if (!Number.isInteger(value) || value <= 0 || value > 10_000) throw new Error(`--${name} must be a whole number from 1 to 10000`)
+  if (!Number.isInteger(value) || value < min || value > 10_000) throw new Error(`--${name} must be a whole number from ${min} to 10000`)
   return value
 }
 
@@ -66,6 +69,7 @@ const seconds = flag('seconds', 10)
 const workers = flag('workers', 2)
 const concurrency = flag('concurrency', 32)
 const keepaliveConcurrency = flag('keepalive-concurrency', 128)
+const enrollCount = flag('enrollments', 0, 0)
 const hardStop = setTimeout(() => { process.stderr.write('bench: over the hard limit, stopping\n'); process.exit(3) }, (seconds * 6 * 3 + 300) * 1000)
 hardStop.unref()
 
@@ -103,6 +107,10 @@ try {
     const f = await measure(gateway.agentUrl, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
     const name = { full: 'full mTLS handshakes/s', resumed: 'resumed handshakes/s', keepalive: 'keep-alive requests/s' }[mode]
     process.stdout.write(`| ${name} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${b.errors} / ${f.errors} |\n`)
+  }
+  if (enrollCount > 0) {
+    process.stdout.write('\n')
+    printEnrollments(await enrollments(ctx, enrollCount))
   }
 } finally {
   for (const child of children) {

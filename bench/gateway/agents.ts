@@ -208,6 +208,8 @@ export async function sustain(ctx: BenchContext, agents: SimulatedAgent[], secon
 }
 
 export interface EnrollResult {
+  /** Answers other than 200, by status (429 rate limited, 503 shed). */
+  refusedByStatus?: Record<string, number>
   count: number
   perSecond: number
   p50: number
@@ -231,16 +233,20 @@ export async function enrollments(ctx: BenchContext, count: number): Promise<Enr
   })
   const latencies: number[] = []
   let refused = 0
+  const refusedByStatus: Record<string, number> = {}
   const client = new Agent({ keepAlive: true, maxSockets: 32, ca: ctx.caPem })
   const started = performance.now()
   await forEachLimit(prepared, 32, async (p) => {
     const t0 = performance.now()
     const reply = await post(client, ctx.enrollUrl, '/v1/enroll', { node_id: p.nodeId, enrollment_secret: p.secret, csr_pem: p.csrPem }, { ca: ctx.caPem })
     if (reply.status === 200) latencies.push(performance.now() - t0)
-    else refused++
+    else {
+      refused++
+      refusedByStatus[reply.status] = (refusedByStatus[reply.status] ?? 0) + 1
+    }
   })
   const elapsed = (performance.now() - started) / 1000
   client.destroy()
   latencies.sort((x, y) => x - y)
-  return { count: latencies.length, perSecond: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), refused }
+  return { count: latencies.length, perSecond: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), refused, refusedByStatus }
 }

@@ -30,6 +30,7 @@ export async function serve(): Promise<void> {
   const { startGateway } = await import('../../src/gateway/gateway.js')
   const { loadPkiSet } = await import('../../src/pki/pki-set.js')
   const { silentLogger } = await import('../../src/log/logger.js')
+  const { DEFAULT_LOAD_SHEDDER_TUNING } = await import('../../src/gateway/load-shedder.js')
   const db = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL })
   const lifted = { perSource: { burst: 100_000, perSecond: 100_000 }, global: { burst: 100_000, perSecond: 100_000 } }
   const any = { host: '127.0.0.1', port: 0 }
@@ -40,8 +41,9 @@ export async function serve(): Promise<void> {
     agentBind: any,
     agentCertLifetimeSeconds: 86400,
     logger: silentLogger,
-    // Default tuning, except the enrollment limit: the bench measures issuance capacity, not the limiter.
-    tuning: { enrollRate: lifted },
+    // Default tuning, except the enrollment limit and delay-based shedding: the bench measures capacity, not
+    // the limiter or the shedder (on a shared machine the event-loop delay is mostly other processes' load).
+    tuning: { enrollRate: lifted, loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] } },
   })
   process.stdout.write(`${JSON.stringify({ ready: true, enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port })}\n`)
   const stop = async () => {
@@ -56,7 +58,9 @@ export async function serve(): Promise<void> {
 }
 
 export async function startGatewayProcess(databaseUrl: string, pkiDir: string): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'], {
+  // BENCH_GATEWAY_NODE_ARGS: extra node flags for the gateway process only (`--cpu-prof --cpu-prof-dir=DIR` to profile it).
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'], {
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_PKI_DIR: pkiDir },
     stdio: ['pipe', 'pipe', 'inherit'],
   })

@@ -38,7 +38,7 @@ export function printRow(row: Row, options: Options): void {
 }
 
 export function printEnrollments(enroll: EnrollResult): void {
-  process.stdout.write(`enrollments: ${enroll.count} in ${(enroll.count / enroll.perSecond).toFixed(1)} s = ${enroll.perSecond.toFixed(0)}/s, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, refused ${enroll.refused}\n`)
+  process.stdout.write(`enrollments: ${enroll.count} in ${(enroll.count / enroll.perSecond).toFixed(1)} s = ${enroll.perSecond.toFixed(0)}/s, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, refused ${enroll.refused}${enroll.refusedByStatus && enroll.refused > 0 ? ` ${JSON.stringify(enroll.refusedByStatus)}` : ''}\n`)
 }
 
 export async function appendToDocs(rows: Row[], enroll: EnrollResult | undefined, skipped: string[], options: Options): Promise<void> {

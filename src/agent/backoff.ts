@@ -64,3 +64,13 @@ export function retryAfterHeaderMs(header: string | string[] | undefined, nowMs:
 export function isRetryLaterStatus(status: number): boolean {
   return status === 429 || status >= 500
 }
+
+/**
+ * The wait before retrying a shed or unavailable request: what Retry-After asks (else an exponential
+ * backoff by attempt), plus a random share of up to half of it (at least a second), so agents told
+ * the same Retry-After in the same second spread out instead of returning together.
+ */
+export function jitteredRetryMs(header: string | string[] | undefined, attempt: number, nowMs: number, rng: Rng, capMs = DEFAULT_BACKOFF_CAP_MS): number {
+  const asked = retryAfterHeaderMs(header, nowMs, capMs) ?? Math.min(1000 * 2 ** attempt, 60_000)
+  return Math.min(capMs, asked + Math.round(unitInterval(rng) * Math.max(1000, asked / 2)))
+}

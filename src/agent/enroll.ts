@@ -14,6 +14,8 @@ import { GatewayClient } from './gateway-client.js'
 import { assertPkiDirectoryPrivate, identityStaged, stageIdentity } from './identity.js'
 import { clearPendingEnrollment, pendingKeyAndCsr } from './pending-enrollment.js'
 import type { Logger } from '../log/logger.js'
+import { type Rng, systemRng } from '../config/rng.js'
+import { jitteredRetryMs } from './backoff.js'
 
 export interface EnrollResult {
   outcome: 'enrolled' | 'already-enrolled'
@@ -23,9 +25,14 @@ export interface EnrollResult {
 export interface EnrollDeps {
   log: Logger
   sleep?: (ms: number) => Promise<void>
-  /** Attempts when the gateway sheds load with 429. */
+  /** Attempts when the gateway sheds load (429 rate limited, 503 overloaded or its database down). */
   maxAttempts?: number
+  /** The jitter added to each Retry-After (default: the system's randomness). */
+  rng?: Rng
 }
+
+/** Answers after which the same request is sent again after Retry-After: nothing was done. */
+const RETRY_LATER = new Set([429, 503])
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -54,9 +61,10 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
       } catch (error) {
         throw await explainTransportError(error, config.enrollUrl, [config.enrollUrl])
       }
-      if (response.status === 429 && attempt < maxAttempts) {
-        const waitMs = retryAfterMs(response.headers['retry-after'], attempt)
-        deps.log('warn', 'enroll_throttled', { attempt, retry_in_ms: waitMs })
+      if (RETRY_LATER.has(response.status) && attempt < maxAttempts) {
+        // Retry-After plus jitter: a fleet booted together and shed together must not return together.
+        const waitMs = jitteredRetryMs(response.headers['retry-after'], attempt, Date.now(), deps.rng ?? systemRng)
+        deps.log('warn', 'enroll_throttled', { attempt, status: response.status, code: errorCodeOf(response.body) ?? null, retry_in_ms: waitMs })
         await sleep(waitMs)
         continue
       }

@@ -11,6 +11,7 @@ import {
 } from '../protocol/recovery.js'
 import type { AgentConfig } from './config.js'
 import { joinBundles, matchesKey } from './enroll.js'
+import { isRetryLaterStatus } from './backoff.js'
 import { explainTransportError } from './clock-skew.js'
 import { GatewayClient, GatewayTransportError } from './gateway-client.js'
 import { type Identity, certificateWindow, stageIdentity } from './identity.js'
@@ -33,13 +34,13 @@ export async function recoverIdentity(config: AgentConfig, expired: Identity, lo
   try {
     const challengeRequest: RecoverChallengeRequest = { node_id: config.nodeId }
     const asked = await client.request('POST', RECOVER_CHALLENGE_PATH, challengeRequest)
-    if (asked.status !== 200) throw refusal(asked.status, asked.body, expired)
+    if (asked.status !== 200) throw refusal(asked.status, asked.body, expired, asked.headers['retry-after'])
     const { challenge } = readResponse(readRecoverChallengeResponse, asked.body, RECOVER_CHALLENGE_PATH)
     const signature = sign('sha256', Buffer.from(challenge, 'utf8'), { key: expired.keyPem, dsaEncoding: 'der' }).toString('base64')
     const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
     const request: RecoverRequest = { node_id: config.nodeId, challenge, certificate_pem: expired.certificatePem, signature, csr_pem: csrPem }
     const answered = await client.request('POST', RECOVER_PATH, request)
-    if (answered.status !== 200) throw refusal(answered.status, answered.body, expired)
+    if (answered.status !== 200) throw refusal(answered.status, answered.body, expired, answered.headers['retry-after'])
     const recovered = readResponse(readRecoverResponse, answered.body, RECOVER_PATH)
     if (!matchesKey(recovered.certificate_pem, keyPem)) throw refusal(answered.status, answered.body, expired)
     const caPem = joinBundles(recovered.ca_pem)
@@ -55,7 +56,7 @@ export async function recoverIdentity(config: AgentConfig, expired: Identity, lo
   }
 }
 
-function refusal(status: number, body: unknown, expired: Identity): FleetkitError {
+function refusal(status: number, body: unknown, expired: Identity, retryAfter?: string | string[]): FleetkitError {
   const code = errorCodeOf(body)
   const fresh = ['issue a fresh secret (fleetkit node token NODE --reissue), remove the staged identity and run fleetkit-agent enroll']
   if (code === 'recovery_window_expired') {
@@ -64,8 +65,10 @@ function refusal(status: number, body: unknown, expired: Identity): FleetkitErro
   if (code === 'recovery_refused') {
     return new FleetkitError('RECOVERY_REFUSED', `the gateway refused to recover certificate ${expired.serial}`, { actions: fresh, data: { serial: expired.serial } })
   }
+  // Shed (429/503): the run loop waits the Retry-After plus jitter before trying again.
+  const later = isRetryLaterStatus(status) && retryAfter !== undefined ? { retry_after: retryAfter } : {}
   return new FleetkitError('AGENT_RENEWAL_FAILED', `the gateway answered ${status} ${code ?? ''} to the recovery of certificate ${expired.serial}`.trim(), {
     actions: ['fleetkit-agent doctor'],
-    data: { status, gateway_code: code ?? null },
+    data: { status, gateway_code: code ?? null, ...later },
   })
 }

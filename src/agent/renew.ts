@@ -4,6 +4,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Logger } from '../log/logger.js'
 import { AGENT_PATHS, type RenewRequest, errorCodeOf, readRenewResponse } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
+import { isRetryLaterStatus } from './backoff.js'
 import { explainTransportError } from './clock-skew.js'
 import { joinBundles, matchesKey } from './enroll.js'
 import { type Identity, certificateWindow, stageIdentity } from './identity.js'
@@ -24,9 +25,11 @@ export async function renewCertificate(session: AgentSession, log: Logger): Prom
   }
   const renewed = response.status === 200 ? readResponse(readRenewResponse, response.body, AGENT_PATHS.renew) : undefined
   if (!renewed || !matchesKey(renewed.certificate_pem, keyPem)) {
+    // A shed or refused-for-now renewal names the wait the gateway asked for; the run loop honours it with jitter.
+    const retryAfter = isRetryLaterStatus(response.status) ? response.headers['retry-after'] : undefined
     throw new FleetkitError('AGENT_RENEWAL_FAILED', `the gateway answered ${response.status} ${gatewayCode ?? ''} to the renewal of serial ${session.identity.serial}`.trim(), {
       actions: ['fleetkit-agent doctor', 'fleetkit-agent renew-certificate'],
-      data: { status: response.status, gateway_code: gatewayCode ?? null },
+      data: { status: response.status, gateway_code: gatewayCode ?? null, ...(retryAfter === undefined ? {} : { retry_after: retryAfter }) },
     })
   }
   // The bundle the gateway sends is what it trusts now (old and new CA during a rotation).

@@ -6,7 +6,7 @@ import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
 import { type Rng, unitInterval } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
-import { Backoff, isRetryLaterStatus, retryAfterHeaderMs } from './backoff.js'
+import { Backoff, isRetryLaterStatus, jitteredRetryMs, retryAfterHeaderMs } from './backoff.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
@@ -54,6 +54,8 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   /** The gateway bundle digest last fetched, so a bundle that cannot be used is not fetched every beat. */
   let bundleTried: string | undefined
   let nextRenewCheck = clock.now().getTime()
+  /** After a shed renewal: the earliest next attempt (Retry-After plus jitter). */
+  let renewNotBefore = 0
   let nextBeat = clock.now().getTime()
   let dockerVersion: string | null = null
   let dockerProbedAt = -Infinity
@@ -99,10 +101,14 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           } catch (error) {
             const e = toFleetkitError(error)
             if (FATAL.has(e.code) || e.data?.staged === true) throw e
-            log('warn', 'renewal_failed', { code: e.code, message: e.message, decision })
+            // Shed (429/503): not before Retry-After plus jitter, even when urgent.
+            const retryAfter = e.data?.retry_after as string | string[] | undefined
+            renewNotBefore = retryAfter === undefined ? 0 : clock.now().getTime() + jitteredRetryMs(retryAfter, 1, clock.now().getTime(), deps.rng)
+            log('warn', 'renewal_failed', { code: e.code, message: e.message, decision, ...(renewNotBefore > 0 ? { retry_in_ms: renewNotBefore - clock.now().getTime() } : {}) })
           }
         }
-        nextRenewCheck = nextRenewalCheckAt(clock.now(), session.identity.window, config.renewCheckSeconds * 1000).getTime()
+        nextRenewCheck = Math.max(nextRenewalCheckAt(clock.now(), session.identity.window, config.renewCheckSeconds * 1000).getTime(), renewNotBefore)
+        renewNotBefore = 0
       }
 
       if (clock.now().getTime() >= nextBeat) {
@@ -178,7 +184,10 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     } catch (error) {
       const e = toFleetkitError(error)
       if (!UNREACHABLE.has(e.code) && e.code !== 'AGENT_RENEWAL_FAILED') throw e
-      const waitMs = backoff.failed()
+      // Shed: at least the Retry-After plus jitter; otherwise (and never less than) the backoff.
+      const retryAfter = e.data?.retry_after as string | string[] | undefined
+      const askedMs = retryAfter === undefined ? 0 : jitteredRetryMs(retryAfter, 1, clock.now().getTime(), deps.rng)
+      const waitMs = Math.max(backoff.failed(), askedMs)
       log('warn', 'recovery_failed', { code: e.code, message: e.message, serial: expired.serial, retry_in_ms: waitMs })
       await sleep(waitMs, signal)
     }

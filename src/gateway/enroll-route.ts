@@ -2,8 +2,6 @@
 // UPDATE consumes the secret, and the certificate is issued and stored in that same transaction;
 // the same secret and key again (a lost answer) get that certificate back.
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { issueClientCertificate } from '../pki/client-certificate.js'
-import { checkCertificateRequest } from '../pki/csr.js'
 import { sha256Hex } from '../pki/fingerprint.js'
 import type { HealthResponse } from '../protocol/agent-routes.js'
 import { ENROLL_PATH, type EnrollResponse, readEnrollRequest } from '../protocol/enrollment.js'
@@ -17,9 +15,10 @@ import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 
 export function enrollRoutes(g: GatewayContext): Route[] {
+  // Enrollment is the most expensive request (a signature, a transaction) and can wait: shed first.
   return [
-    { method: 'POST', pattern: ENROLL_PATH, auth: 'none', handler: (ctx) => enroll(g, ctx) },
-    { method: 'GET', pattern: '/healthz', auth: 'none', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
+    { method: 'POST', pattern: ENROLL_PATH, auth: 'none', shedding: 'first', handler: (ctx) => enroll(g, ctx) },
+    { method: 'GET', pattern: '/healthz', auth: 'none', shedding: 'last', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
   ]
 }
 
@@ -40,7 +39,7 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   const { node_id: nodeId, enrollment_secret: secret } = request
   ctx.note.nodeId = nodeId
   // 1. The CSR first: a bad request neither uses the secret up nor writes anything.
-  const csr = await checkCertificateRequest(request.csr_pem, nodeId)
+  const csr = await g.issuer.checkRequest(request.csr_pem, nodeId)
   if (!csr.ok) {
     g.metrics.enrollments.inc({ outcome: 'csr_invalid' })
     await recordRefusal(g, nodeId, 'csr_invalid')
@@ -50,7 +49,7 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   const now = ctx.now
   const pki = g.pki()
   // 2 and 3 in one transaction: consumption, issuance and storage commit together or not at all.
-  const publicKeySha256 = Buffer.from(sha256Hex(new Uint8Array(csr.publicKey.rawData)), 'hex')
+  const publicKeySha256 = Buffer.from(sha256Hex(new Uint8Array(csr.publicKeyDer)), 'hex')
   const outcome = await withTransaction(g.pool, async (client) => {
     await lockIssuance(client, pki.ca)
     if (!(await consumeEnrollmentSecret(client, nodeId, secretSha256, now))) {
@@ -59,7 +58,7 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
       const replay = await findEnrollmentReplay(client, nodeId, secretSha256, publicKeySha256, now)
       return replay ? { replayed: true as const, certificatePem: replay.certificatePem, notAfter: replay.notAfter } : undefined
     }
-    const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId, now, lifetimeSeconds: g.agentCertLifetimeSeconds })
+    const cert = await g.issuer.issue({ ca: pki.ca, publicKeyDer: csr.publicKeyDer, nodeId, now, lifetimeSeconds: g.agentCertLifetimeSeconds })
     // A fresh enrollment replaces whatever identity the node had before.
     await revokeNodeCertificates(client, nodeId, now)
     await insertNodeCertificate(client, {

@@ -7,6 +7,8 @@ import type { PkiSet } from '../pki/pki-set.js'
 import type { AgentAuthenticator } from './agent-auth.js'
 import type { DatabaseHealth } from './database-health.js'
 import type { HeartbeatCoalescer } from './heartbeat-coalescer.js'
+import type { IssuancePool } from './issuance-pool.js'
+import type { LoadShedder } from './load-shedder.js'
 import type { Logger } from '../log/logger.js'
 import type { LifecycleMetrics } from './lifecycle-metrics.js'
 import type { GatewayMetrics } from './metrics.js'
@@ -31,6 +33,10 @@ export interface GatewayContext {
   auth: AgentAuthenticator
   enrollLimiter: RateLimiter
   renewLimiter: RateLimiter
+  /** CSR checks and certificate signing, in worker threads off the event loop. */
+  issuer: IssuancePool
+  /** Admits or sheds each routed request (503 GATEWAY_OVERLOADED) before any work. */
+  shedder: LoadShedder
   /** Fault injection for tests: runs right after an enrollment committed, before the answer is sent. */
   afterEnrollmentCommit?: () => void
 }

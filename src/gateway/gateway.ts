@@ -27,6 +27,8 @@ import { AuthCacheKeeper } from './auth-cache.js'
 import { loadOrCreateTicketKeys } from './ticket-keys.js'
 import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool } from './state-guard.js'
+import { defaultIssuanceWorkers, IssuancePool } from './issuance-pool.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING, LoadShedder, type LoadLevel, type LoadShedderTuning } from './load-shedder.js'
 import { probeDatabase } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
 import { PkiReloader } from './pki-reloader.js'
@@ -60,6 +62,10 @@ export interface GatewayTuning {
   listenBacklog: number
   /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the leader lock. */
   sweepIntervalMs: number
+  /** Worker threads that verify CSRs and sign certificates (default: defaultIssuanceWorkers()). */
+  issuanceWorkers: number
+  /** When requests are shed: in-flight limits per listener and event-loop delay levels (load-shedder.ts). */
+  loadShedding: LoadShedderTuning
 }
 
 export const DEFAULT_TUNING: GatewayTuning = {
@@ -76,6 +82,8 @@ export const DEFAULT_TUNING: GatewayTuning = {
   handshakeTimeoutMs: 5000,
   listenBacklog: 4096,
   sweepIntervalMs: 2000,
+  loadShedding: DEFAULT_LOAD_SHEDDER_TUNING,
+  issuanceWorkers: defaultIssuanceWorkers(),
 }
 
 export interface GatewayOptions {
@@ -99,6 +107,8 @@ export interface GatewayOptions {
   afterEnrollmentCommit?: () => void
   /** The sweep (src/lifecycle/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
   sweep?: SweepFunction
+  /** The overload signal (event-loop delay in ms) the shedder samples; tests inject one. Default: perf_hooks. */
+  eventLoopDelayMs?: () => number
 }
 
 export interface RunningGateway {
@@ -122,6 +132,10 @@ export interface RunningGateway {
   checkDatabase(): Promise<void>
   /** Whether the last probe (or request) found the database answering. */
   databaseAvailable(): boolean
+  /** Sample the overload signal now and return the load level (tests; the timer does it every loadShedding.sampleMs). */
+  sampleLoad(): LoadLevel
+  /** Requests in progress on a listener now. */
+  inFlight(listener: 'enroll' | 'agent'): number
   /** Re-read the PKI directory now (tests; the timer does it every pkiReloadMs). */
   reloadPki(): Promise<'unchanged' | 'replaced' | 'kept' | 'disabled'>
   close(): Promise<void>
@@ -159,6 +173,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     onRefusal: (reason) => metrics.authRefusals.inc({ reason }),
     onRevoked: (count) => metrics.revocations.inc({}, count),
   })
+  const shedder = new LoadShedder({
+    tuning: tuning.loadShedding,
+    ...(options.eventLoopDelayMs ? { delayMs: options.eventLoopDelayMs } : {}),
+    onLevel: (level, previous, delayMs) => logger(level > previous ? 'warn' : 'info', 'load_level_changed', {
+      level, previous, event_loop_delay_ms: Math.round(delayMs), shedding: SHED_DESCRIPTION[level],
+    }),
+    onShed: (listener, priority, reason) => metrics.requestsShed.inc({ listener, priority, reason }),
+  })
+  const issuer = new IssuancePool(tuning.issuanceWorkers)
   const g: GatewayContext = {
     pool,
     database,
@@ -174,6 +197,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     auth,
     enrollLimiter: new RateLimiter(tuning.enrollRate, nowMs),
     renewLimiter: new RateLimiter(tuning.renewRate, nowMs),
+    shedder,
+    issuer,
     ...(options.afterEnrollmentCommit ? { afterEnrollmentCommit: options.afterEnrollmentCommit } : {}),
   }
 
@@ -203,6 +228,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const servers: (Server | HttpsServer)[] = []
   try {
+    // One issuance worker loaded before the listeners open: its start-up does not compete with requests.
+    await issuer.warm()
     const enrollAddress = await listen(enrollServer, options.enrollBind, 'FLEETKIT_ENROLL_BIND', tuning.listenBacklog)
     servers.push(enrollServer)
     const agentAddress = await listen(agentServer, options.agentBind, 'FLEETKIT_AGENT_BIND', tuning.listenBacklog)
@@ -211,6 +238,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (metricsServer) servers.push(metricsServer)
     coalescer.start()
     database.start()
+    shedder.start()
     const authCache = new AuthCacheKeeper({
       auth, rawPool: options.pool, pool, logger, cacheMs: tuning.authCacheMs, unheardCacheMs: 1000, recheckMs: tuning.authRecheckMs, relistenMs: 1000,
     })
@@ -245,23 +273,36 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       checkDatabase: () => database.check(),
       recheckAuthCache: () => authCache.recheck(),
       databaseAvailable: () => database.available,
+      sampleLoad: () => shedder.sample(),
+      inFlight: (listener) => shedder.inFlightOf(listener),
       reloadPki: async () => (reloader ? reloader.check() : 'disabled'),
       close() {
         closing ??= (async () => {
           reloader?.stop()
           database.stop()
+          shedder.stop()
           await authCache.stop()
           await sweeper?.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
           await coalescer.close()
+          await issuer.close()
         })()
         return closing
       },
     }
   } catch (error) {
     await Promise.all(servers.map((server) => closeServer(server)))
+    await issuer.close()
     throw error
   }
+}
+
+/** What each load level sheds, for the log line an operator reads. */
+const SHED_DESCRIPTION: Record<LoadLevel, string> = {
+  0: 'nothing',
+  1: 'enrollment and recovery',
+  2: 'enrollment, recovery, leases and job reports',
+  3: 'every request, heartbeats and renewals too',
 }
 
 function tlsOf(set: PkiSet): { key: string; cert: string } {

@@ -27,6 +27,7 @@ const HTTP_STATUS: Partial<Record<FailureCode, number>> = {
   RENEWAL_NOT_DUE: 409,
   RATE_LIMITED: 429,
   STATE_UNAVAILABLE: 503,
+  GATEWAY_OVERLOADED: 503,
   RECOVERY_REFUSED: 401,
   RECOVERY_WINDOW_EXPIRED: 403,
   ISSUING_CA_RETIRED: 503,
@@ -39,20 +40,7 @@ export function httpStatusOf(code: FailureCode): number {
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) throw tooLarge(limit)
-  const chunks: Buffer[] = []
-  let size = 0
-  try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length
-      if (size > limit) throw tooLarge(limit)
-      chunks.push(chunk as Buffer)
-    }
-  } catch (error) {
-    if (error instanceof FleetkitError) throw error
-    // The client closed or broke the stream mid-body: its request, not our failure.
-    throw new FleetkitError('REQUEST_INVALID', 'the request body was cut off')
-  }
-  const text = Buffer.concat(chunks).toString('utf8')
+  const text = await readBodyText(req, limit)
   if (text.trim() === '') return {}
   let parsed: unknown
   try {
@@ -64,6 +52,48 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
     throw new FleetkitError('REQUEST_INVALID', 'the request body must be a JSON object')
   }
   return parsed as Record<string, unknown>
+}
+
+/**
+ * The body as text, at most `limit` bytes. Events rather than `for await`: the async iterator was a
+ * measurable share of a heartbeat's cost, and a heartbeat's body is one small chunk.
+ */
+function readBodyText(req: IncomingMessage, limit: number): Promise<string> {
+  if (req.complete && req.readableLength === 0) return Promise.resolve('')
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const cleanup = () => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onBroken)
+      req.off('aborted', onBroken)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        cleanup()
+        // The rest is not read; the reply closes the connection (request-handler sets connection: close).
+        req.destroy()
+        reject(tooLarge(limit))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'))
+    }
+    // The client closed or broke the stream mid-body: its request, not our failure.
+    const onBroken = () => {
+      cleanup()
+      reject(new FleetkitError('REQUEST_INVALID', 'the request body was cut off'))
+    }
+    req.on('data', onData)
+    req.once('end', onEnd)
+    req.once('error', onBroken)
+    req.once('aborted', onBroken)
+  })
 }
 
 function tooLarge(limit: number): FleetkitError {

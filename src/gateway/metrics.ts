@@ -3,6 +3,11 @@
 
 type Labels = Record<string, string>
 
+/** The exposition form of a label set, sorted by name. Hot paths compute it once and use `incKey`. */
+export function labelKey(labels: Labels): string {
+  return key(labels)
+}
+
 function key(labels: Labels): string {
   return Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')
 }
@@ -11,7 +16,10 @@ class Counter {
   readonly values = new Map<string, number>()
   constructor(readonly name: string, readonly help: string) {}
   inc(labels: Labels = {}, by = 1): void {
-    const k = key(labels)
+    this.incKey(key(labels), by)
+  }
+  /** Count under a label key made by `labelKey` (no sorting or escaping per call). */
+  incKey(k: string, by = 1): void {
     this.values.set(k, (this.values.get(k) ?? 0) + by)
   }
   get(labels: Labels = {}): number {
@@ -60,12 +68,13 @@ export class GatewayMetrics {
   readonly renewals = new Counter('fleetkit_gateway_renewals_total', 'Certificate renewal attempts by outcome (issued, not_due, csr_invalid, rate_limited).')
   readonly authRefusals = new Counter('fleetkit_gateway_agent_auth_refusals_total', 'Agent requests refused at authentication, by reason.')
   readonly revocations = new Counter('fleetkit_gateway_certificates_revoked_total', 'Agent certificates revoked because a newer one was used.')
+  readonly requestsShed = new Counter('fleetkit_gateway_requests_shed_total', 'Requests answered 503 gateway_overloaded before any work, by listener, priority and reason (event_loop_delay, in_flight).')
   readonly heartbeatFlushFailures = new Counter('fleetkit_gateway_heartbeat_flush_failures_total', 'Heartbeat batch writes that failed (the batch is retried).')
   readonly heartbeatBatchSize = new Histogram('fleetkit_gateway_heartbeat_batch_size', 'Nodes per heartbeat write transaction.', [1, 10, 100, 1000, 10000])
   readonly requestSeconds = new Histogram('fleetkit_gateway_request_duration_seconds', 'Request handling time.', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
   render(gauges: GaugeReading[] = []): string {
-    const parts = [this.requests, this.enrollments, this.enrollConnectionsClosed, this.renewals, this.authRefusals, this.revocations, this.heartbeatFlushFailures, this.heartbeatBatchSize, this.requestSeconds].map((m) => m.render())
+    const parts = [this.requests, this.enrollments, this.enrollConnectionsClosed, this.renewals, this.requestsShed, this.authRefusals, this.revocations, this.heartbeatFlushFailures, this.heartbeatBatchSize, this.requestSeconds].map((m) => m.render())
     for (const gauge of gauges) {
       const lines = [`# HELP ${gauge.name} ${gauge.help}`, `# TYPE ${gauge.name} gauge`]
       for (const s of gauge.samples) {

@@ -2,8 +2,6 @@
 // latest certificate expired within the recovery window proves possession of its key by signing a
 // gateway challenge and gets a new certificate. Rate limited like enrollment; retired and lost nodes never.
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { issueClientCertificate } from '../pki/client-certificate.js'
-import { checkCertificateRequest } from '../pki/csr.js'
 import { certificateFingerprintSha256 } from '../pki/fingerprint.js'
 import { challengeSignedBy, issueChallenge, readChallenge } from '../pki/recovery-challenge.js'
 import {
@@ -22,8 +20,8 @@ export const DEFAULT_RECOVERY_WINDOW_SECONDS = 7 * 86400
 
 export function recoverRoutes(g: GatewayContext): Route[] {
   return [
-    { method: 'POST', pattern: RECOVER_CHALLENGE_PATH, auth: 'none', handler: (ctx) => challenge(g, ctx) },
-    { method: 'POST', pattern: RECOVER_PATH, auth: 'none', handler: (ctx) => recover(g, ctx) },
+    { method: 'POST', pattern: RECOVER_CHALLENGE_PATH, auth: 'none', shedding: 'first', handler: (ctx) => challenge(g, ctx) },
+    { method: 'POST', pattern: RECOVER_PATH, auth: 'none', shedding: 'first', handler: (ctx) => recover(g, ctx) },
   ]
 }
 
@@ -78,7 +76,7 @@ async function recover(g: GatewayContext, ctx: RequestContext): Promise<RecoverR
       data: { nodeId, body: { expired_at: presented.notAfter.toISOString(), recovery_window_seconds: g.recoveryWindowSeconds } },
     })
   }
-  const csr = await checkCertificateRequest(request.csr_pem, nodeId)
+  const csr = await g.issuer.checkRequest(request.csr_pem, nodeId)
   if (!csr.ok) {
     g.metrics.enrollments.inc({ outcome: 'csr_invalid' })
     throw new FleetkitError('ENROLLMENT_CSR_INVALID', `the CSR is not acceptable: ${csr.reason}`, { data: { nodeId } })
@@ -86,7 +84,7 @@ async function recover(g: GatewayContext, ctx: RequestContext): Promise<RecoverR
   const issued = await withTransaction(g.pool, async (client) => {
     await lockIssuance(client, pki.ca)
     if (!(await consumeRecoveryCounter(client, nodeId, claims.counter, ctx.now))) return undefined
-    const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey: csr.publicKey, nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
+    const cert = await g.issuer.issue({ ca: pki.ca, publicKeyDer: csr.publicKeyDer, nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
     await revokeNodeCertificates(client, nodeId, ctx.now)
     await insertNodeCertificate(client, { nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, replacesId: presented.id, now: ctx.now })
     await appendEvent(client, { kind: 'node_recovered', nodeId, at: ctx.now, data: { serial: cert.serial, replaces_serial: presented.serial, expired_seconds: expiredSeconds, recovery: claims.counter + 1 } })

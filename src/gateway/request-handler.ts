@@ -4,11 +4,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import type { TLSSocket } from 'node:tls'
 import type { FleetkitError } from '../checks/fleetkit-error.js'
-import type { LogLevel } from '../log/logger.js'
+import { logEnabled, type LogLevel } from '../log/logger.js'
 import { countCertificatesExpiringBefore } from '../store/certificates.js'
 import { restoreUnhealthyNode } from '../store/sweep.js'
 import type { GatewayContext } from './gateway-context.js'
 import { errorReply, readJsonBody, sendJson } from './http.js'
+import type { ListenerName } from './load-shedder.js'
+import { labelKey } from './metrics.js'
 import type { Router } from './router.js'
 import { STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
 
@@ -17,20 +19,36 @@ export function errorText(error: unknown): string {
   return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error))
 }
 
-export function requestHandler(listener: 'enroll' | 'agent' | 'operator', router: Router, g: GatewayContext) {
+export function requestHandler(listener: ListenerName, router: Router, g: GatewayContext) {
+  // Metric label keys by route and status, built once each instead of sorted and escaped per request.
+  const requestKeys = new Map<string, string>()
+  const requestKey = (route: string, status: number): string => {
+    const cacheKey = `${route} ${status}`
+    let k = requestKeys.get(cacheKey)
+    if (k === undefined) {
+      k = labelKey({ listener, route, status: String(status) })
+      requestKeys.set(cacheKey, k)
+    }
+    return k
+  }
   return (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now()
     const now = g.clock.now()
     const remote = req.socket.remoteAddress ?? 'unknown'
-    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    const url = req.url ?? '/'
+    const query = url.indexOf('?')
+    const path = query < 0 ? url : url.slice(0, query)
     let routeName = 'unmatched'
     let nodeId: string | undefined
     const note: { nodeId?: string } = {}
     const handle = async (): Promise<{ status: number; code?: string; reason?: unknown }> => {
+      let release: (() => void) | undefined
       try {
         // Malformed requests (unknown path, other method, bad escapes) are refused before anything else.
         const match = router.resolve(req.method, path, listener)
         routeName = match.route.pattern
+        // Shed before any work (no database, no authentication, no body): a shed request wrote nothing.
+        release = g.shedder.admit(listener, match.route.shedding ?? 'normal')
         // Every route needs the database (authentication reads certificate rows): while it is
         // down, answer 503 at once instead of letting requests queue for a connection.
         if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
@@ -53,13 +71,18 @@ export function requestHandler(listener: 'enroll' | 'agent' | 'operator', router
         if (reply.status === 413 || reply.status === 400) res.setHeader('connection', 'close')
         sendJson(res, reply.status, reply.body, now, reply.headers)
         return { status: reply.status, code: reply.code, reason: (error as FleetkitError).data?.reason }
+      } finally {
+        release?.()
       }
     }
     void handle().then(({ status, code, reason }) => {
       const seconds = (performance.now() - started) / 1000
-      g.metrics.requests.inc({ listener, route: routeName, status: String(status) })
+      g.metrics.requests.incKey(requestKey(routeName, status))
       g.metrics.requestSeconds.observe(seconds)
-      g.logger(requestLogLevel(routeName, status), 'request', {
+      const level = requestLogLevel(routeName, status, code)
+      // Routine traffic logs at debug: at info the line is never built (thousands a second under load).
+      if (!logEnabled(g.logger, level)) return
+      g.logger(level, 'request', {
         listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote,
         ...(nodeId ?? note.nodeId ? { node_id: nodeId ?? note.nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
       })
@@ -82,6 +105,11 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g:
   const gauges = [
     { name: 'fleetkit_gateway_heartbeats_pending', help: 'Heartbeats waiting for the next batch write.', samples: [{ value: g.coalescer.size }] },
     { name: 'fleetkit_gateway_enroll_rate_sources', help: 'Source addresses tracked by the enrollment rate limiter.', samples: [{ value: g.enrollLimiter.trackedSources }] },
+    { name: 'fleetkit_gateway_load_level', help: 'Load-shedding level: 0 none, 1 enrollment shed, 2 also leases and job reports, 3 everything.', samples: [{ value: g.shedder.level }] },
+    {
+      name: 'fleetkit_gateway_requests_in_flight', help: 'Requests in progress, by listener.',
+      samples: [{ labels: { listener: 'enroll' }, value: g.shedder.inFlightOf('enroll') }, { labels: { listener: 'agent' }, value: g.shedder.inFlightOf('agent') }],
+    },
   ]
   try {
     const renewWindowMs = Math.floor((g.agentCertLifetimeSeconds * 1000) / 3)
@@ -108,7 +136,9 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g:
 /** Routine agent traffic (every host, every few seconds) logs at debug so info stays readable. */
 const ROUTINE_ROUTES = new Set(['/v1/agent/heartbeat', '/v1/agent/lease', '/v1/agent/jobs/:id/heartbeat'])
 
-export function requestLogLevel(route: string, status: number): LogLevel {
+export function requestLogLevel(route: string, status: number, code?: string): LogLevel {
+  // Shed requests come in floods; the shedder logs each change of load level once (load_level_changed).
+  if (code === 'GATEWAY_OVERLOADED') return 'debug'
   // 503 is the database (STATE_UNAVAILABLE), logged once as database_unavailable; each request is a warning.
   if (status === 503) return 'warn'
   if (status >= 500) return 'error'

@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { AgentIdentity } from './agent-auth.js'
+import type { ShedPriority } from './load-shedder.js'
 
 export interface RequestContext {
   req: IncomingMessage
@@ -24,6 +25,8 @@ export interface Route {
   pattern: string
   /** Agent listener: authenticate the client certificate; `mark` also records its first use. */
   auth: 'none' | 'check' | 'mark'
+  /** When the gateway sheds load, which requests go first (default `normal`; load-shedder.ts). */
+  shedding?: ShedPriority
   /** Returns the route's response type of the wire contract (src/protocol/). */
   handler(ctx: RequestContext): Promise<object>
 }

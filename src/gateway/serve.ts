@@ -4,6 +4,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 import type { GatewayConfig } from './config.js'
 import { formatBind, loadGatewayConfig } from './config.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING } from './load-shedder.js'
 import type { RunningGateway } from './gateway.js'
 import type { SweepFunction } from './sweeper.js'
 import { createLogger, type Logger } from '../log/logger.js'
@@ -34,7 +35,10 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
       agentBind: config.agentBind,
       metricsBind: config.metricsBind,
       agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
-      tuning: { enrollConnections: config.enrollConnections },
+      tuning: {
+        enrollConnections: config.enrollConnections,
+        loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity] },
+      },
       recoveryWindowSeconds: config.recoveryWindowSeconds,
       logger,
       // The embedded default is this machine's own server: when it dies, the gateway starts it again.

@@ -11,7 +11,15 @@ export const LOG_LEVEL_ENV = 'FLEETKIT_LOG_LEVEL'
 export type LogComponent = 'gateway' | 'agent' | 'cli'
 
 /** `msg` is a stable event name (`heartbeat`, `certificate_renewed`); fields are snake_case facts. */
-export type Logger = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void
+export type Logger = ((level: LogLevel, msg: string, fields?: Record<string, unknown>) => void) & {
+  /** Whether a line of this level would be written; absent means yes. Hot paths ask before building fields. */
+  enabled?: (level: LogLevel) => boolean
+}
+
+/** Whether `logger` writes `level` lines: a request path skips building a line nobody reads. */
+export function logEnabled(logger: Logger, level: LogLevel): boolean {
+  return logger.enabled?.(level) ?? true
+}
 
 /**
  * Fields removed before a line is written. Callers pass only safe fields; this is the second
@@ -61,13 +69,14 @@ export function createLogger(options: LoggerOptions): Logger {
     if (fields) instance[lineLevel](fields, msg)
     else instance[lineLevel](msg)
   }
+  logger.enabled = (lineLevel) => instance.isLevelEnabled(lineLevel)
   if (options.level === undefined && fromEnv.invalid !== undefined) {
     logger('warn', 'log_level_invalid', { setting: LOG_LEVEL_ENV, given: fromEnv.invalid, using: level, accepted: LOG_LEVELS })
   }
   return logger
 }
 
-export const silentLogger: Logger = () => {}
+export const silentLogger: Logger = Object.assign(() => {}, { enabled: () => false })
 
 /** A logger that keeps parsed lines, for tests that assert on what was logged. */
 export function memoryLogger(component: LogComponent = 'agent', level: LogLevel = 'debug', now?: () => Date): Logger & { lines: Record<string, unknown>[] } {

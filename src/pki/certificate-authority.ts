@@ -18,6 +18,8 @@ export interface IssuingCa {
   certificatePem: string
   certificate: x509.X509Certificate
   signingKey: CryptoKey
+  /** The key's PEM text, kept so issuance workers (src/gateway/issuance-pool.ts) can load the same CA once each. */
+  privateKeyPem: string
   fingerprintSha256: string
 }
 
@@ -52,12 +54,20 @@ export async function createCertificateAuthority(options: {
 export async function loadIssuingCa(certificatePem: string, privateKeyPem: string): Promise<IssuingCa> {
   const certificate = new x509.X509Certificate(certificatePem)
   const signingKey = await importSigningKey(privateKeyPem)
-  return { certificatePem, certificate, signingKey, fingerprintSha256: certificateFingerprintSha256(certificatePem) }
+  return { certificatePem, certificate, signingKey, privateKeyPem, fingerprintSha256: certificateFingerprintSha256(certificatePem) }
 }
 
+/** Each CA's authority key identifier, computed once (a SHA-1 over its key per issuance was measurable). */
+const authorityKeyIds = new WeakMap<IssuingCa, Promise<x509.AuthorityKeyIdentifierExtension>>()
+
 /** The extensions every certificate a CA issues carries to name its issuer. */
-export async function authorityKeyIdentifier(ca: IssuingCa): Promise<x509.AuthorityKeyIdentifierExtension> {
-  return x509.AuthorityKeyIdentifierExtension.create(ca.certificate.publicKey)
+export function authorityKeyIdentifier(ca: IssuingCa): Promise<x509.AuthorityKeyIdentifierExtension> {
+  let ext = authorityKeyIds.get(ca)
+  if (!ext) {
+    ext = x509.AuthorityKeyIdentifierExtension.create(ca.certificate.publicKey)
+    authorityKeyIds.set(ca, ext)
+  }
+  return ext
 }
 
 /**

@@ -11,10 +11,17 @@ export type CsrCheck =
   | { ok: true; publicKey: x509.PublicKey }
   | { ok: false; reason: string }
 
+/** The checks that need no parsing (type, size, PEM label): the reason a request fails them, or undefined. */
+export function csrShapeProblem(csrPem: unknown): string | undefined {
+  if (typeof csrPem !== 'string' || csrPem.length === 0) return 'csr_pem is missing'
+  if (csrPem.length > MAX_CSR_PEM_LENGTH) return 'csr_pem is too long'
+  if (!csrPem.includes('-----BEGIN CERTIFICATE REQUEST-----')) return 'csr_pem is not a PEM certificate request'
+  return undefined
+}
+
 export async function checkCertificateRequest(csrPem: unknown, nodeId: string): Promise<CsrCheck> {
-  if (typeof csrPem !== 'string' || csrPem.length === 0) return { ok: false, reason: 'csr_pem is missing' }
-  if (csrPem.length > MAX_CSR_PEM_LENGTH) return { ok: false, reason: 'csr_pem is too long' }
-  if (!csrPem.includes('-----BEGIN CERTIFICATE REQUEST-----')) return { ok: false, reason: 'csr_pem is not a PEM certificate request' }
+  const problem = csrShapeProblem(csrPem)
+  if (problem !== undefined || typeof csrPem !== 'string') return { ok: false, reason: problem ?? 'csr_pem is missing' }
   let csr: x509.Pkcs10CertificateRequest
   try {
     csr = new x509.Pkcs10CertificateRequest(csrPem)

@@ -16,7 +16,7 @@
 //   gw.logs                                         // process mode: stdout JSON lines so far
 //   gw.stderr                                       // process mode: stderr chunks so far
 //   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
-// Options: agentCertLifetimeSeconds, clock, tuning (in-process), env (extra env, process mode), serverNames,
+// Options: agentCertLifetimeSeconds, clock, tuning (in-process), eventLoopDelayMs (in-process), env (extra env, process mode), serverNames,
 // pool (in-process: a pool of your own on the fresh database, given db), shared (another gateway's db and PKI).
 import 'reflect-metadata'
 import type pg from 'pg'
@@ -31,6 +31,7 @@ import { createInterface } from 'node:readline'
 import { systemClock, type Clock } from '../../src/config/clock.js'
 import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js'
 import type { SweepFunction } from '../../src/gateway/sweeper.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load-shedder.js'
 import { runSweep } from '../../src/lifecycle/sweep.js'
 import { DEFAULT_THRESHOLDS } from '../../src/lifecycle/thresholds.js'
 import { silentLogger } from '../../src/log/logger.js'
@@ -96,6 +97,8 @@ export interface TestGatewayOptions {
   pool?: (db: FreshDatabase) => pg.Pool
   /** Process mode: a command the gateway runs under, e.g. ['prlimit', '--nofile=1024:1024', '--']. */
   wrapper?: string[]
+  /** In-process: the overload signal (event-loop delay, ms) the gateway's load shedder samples. */
+  eventLoopDelayMs?: () => number
   /** Serve the database and PKI directory of this gateway (a second gateway, or one after a crash); close() leaves them. */
   shared?: TestGateway
 }
@@ -106,6 +109,9 @@ export const TEST_TUNING: Partial<GatewayTuning> = {
   heartbeatFlushMs: 200,
   enrollRate: { perSource: { burst: 1000, perSecond: 1000 }, global: { burst: 1000, perSecond: 1000 } },
   renewRate: { perSource: { burst: 1000, perSecond: 1000 }, global: { burst: 1000, perSecond: 1000 } },
+  // An in-process gateway shares its event loop with the test (key generation, 50 clients at once): its
+  // delay is the test's, not the gateway's. The load-shedding suite injects the signal it tests.
+  loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] },
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
@@ -131,6 +137,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         pool: options.pool?.(db) ?? db.pool, pki: await loadPkiSet(pkiDir, clock.now()), pkiDir, enrollBind: any, agentBind: any, metricsBind: any,
         agentCertLifetimeSeconds: lifetime, clock, logger: silentLogger, tuning: { ...TEST_TUNING, ...options.tuning },
         ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
+        ...(options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {}),
       })
       ports = { enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port, metrics: gateway.metricsAddress!.port }
     } else {
@@ -146,6 +153,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         FLEETKIT_AGENT_RENEW_CHECK_SECONDS: String(Math.max(1, Math.min(600, Math.floor(lifetime / 3)))),
         // Every line, routine traffic included: the secret-leak search must see what debug would show.
         FLEETKIT_LOG_LEVEL: 'debug',
+        // The test machine is shared: its load is not this gateway's (the load-shedding suite injects the signal).
+        FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '0',
         ...options.env,
       }, logs, stderr, options.wrapper ?? [])
       child = started.child

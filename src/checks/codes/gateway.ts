@@ -13,6 +13,7 @@ export const GATEWAY_CODES = {
   RATE_LIMITED: { summary: 'The gateway shed load: too many enrollment or renewal attempts from one source or in total.', person: false },
   ROUTE_NOT_FOUND: { summary: 'A request named a route the gateway listener does not serve.', person: false },
   METHOD_NOT_ALLOWED: { summary: 'A request used an HTTP method the named gateway route does not take.', person: false },
+  GATEWAY_OVERLOADED: { summary: 'The gateway answered 503: it is shedding load (too many requests in progress, or its event loop falling behind); nothing was done, agents retry after Retry-After.', person: false },
   STATE_UNAVAILABLE: { summary: 'The gateway answered 503: its PostgreSQL is unreachable or its connection pool is exhausted; agents retry after Retry-After.', person: false },
   NODE_UNKNOWN: { summary: 'No node of that id is in the state database.', person: false },
   NODE_CHECK_TIMEOUT: { summary: 'fleetkit node check queued a checks job but no result arrived in time.', person: false },

@@ -19,6 +19,7 @@ describe('gateway: configuration from the environment', () => {
     assert.equal(config.agentCertLifetimeSeconds, 86400)
     assert.equal(config.agentRenewCheckSeconds, 600)
     assert.equal(config.recoveryWindowSeconds, 7 * 86400)
+    assert.deepEqual(config.shedDelayThresholdsMs, [150, 500, 2000])
     assert.equal(config.databaseUrl, undefined)
     assert.equal(config.stateDir, '/home/op/.local/state/fleetkit')
     assert.equal(config.pkiDir, '/home/op/.local/state/fleetkit/pki')
@@ -38,6 +39,8 @@ describe('gateway: configuration from the environment', () => {
     assert.deepEqual(config.metricsBind, { host: '127.0.0.1', port: 0 })
     assert.equal(config.agentCertLifetimeSeconds, 3600)
     assert.equal(config.agentRenewCheckSeconds, 60)
+    assert.deepEqual(loadGatewayConfig({ ...base, FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '100, 300,900' }).shedDelayThresholdsMs, [100, 300, 900])
+    assert.equal(loadGatewayConfig({ ...base, FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '0' }).shedDelayThresholdsMs, undefined)
   })
 
   it('refuses bad values with GATEWAY_CONFIG_INVALID naming the variable, never echoing DATABASE_URL', () => {
@@ -48,6 +51,9 @@ describe('gateway: configuration from the environment', () => {
     refused({ FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '10' }, 'FLEETKIT_AGENT_CERT_LIFETIME_SECONDS')
     refused({ FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '0' }, 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS')
     refused({ FLEETKIT_RECOVERY_WINDOW_SECONDS: '-1' }, 'FLEETKIT_RECOVERY_WINDOW_SECONDS')
+    refused({ FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '500,150,2000' }, 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')
+    refused({ FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '150,500' }, 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')
+    refused({ FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '5,10,20' }, 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')
     refused({ FLEETKIT_RECOVERY_WINDOW_SECONDS: String(91 * 86400) }, 'FLEETKIT_RECOVERY_WINDOW_SECONDS')
     refused({ FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '600', FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '300' }, 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS')
     try {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 
 import { requestLogLevel } from '../../../src/gateway/request-handler.js'
-import { createLogger, logLevelFromEnv } from '../../../src/log/logger.js'
+import { createLogger, logEnabled, logLevelFromEnv, silentLogger } from '../../../src/log/logger.js'
 
 const AT = new Date('2026-01-01T00:00:00Z')
 
@@ -67,5 +67,17 @@ describe('logger', () => {
     assert.equal(requestLogLevel('/v1/enroll', 200), 'info')
     assert.equal(requestLogLevel('/v1/agent/lease', 503), 'warn')
     assert.equal(requestLogLevel('/v1/agent/lease', 500), 'error')
+    // Shed requests come in floods: debug (the shedder logs each change of level once).
+    assert.equal(requestLogLevel('/v1/agent/heartbeat', 503, 'GATEWAY_OVERLOADED'), 'debug')
+    assert.equal(requestLogLevel('/v1/enroll', 503, 'GATEWAY_OVERLOADED'), 'debug')
+  })
+
+  it('says which levels it writes, so a hot path skips building a line nobody reads', () => {
+    const log = createLogger({ component: 'gateway', level: 'info', destination: { write: () => {} } })
+    assert.equal(logEnabled(log, 'debug'), false)
+    assert.equal(logEnabled(log, 'info'), true)
+    assert.equal(logEnabled(silentLogger, 'error'), false)
+    // A plain function without `enabled` (a test's own logger) is assumed to write everything.
+    assert.equal(logEnabled(() => {}, 'debug'), true)
   })
 })
