@@ -72,7 +72,9 @@ describe('fleetkit ca rotate', function () {
     assert.equal(gw.gateway!.currentPkiSet().ca.fingerprintSha256, caSha, 'the gateway serves the new set after its reload')
   }
 
-  beforeEach(async () => { gw = await startTestGateway({ postgresUrl: pg.url }) })
+  // The gateway reloads its PKI only when a test says so (reloaded()): its 2 s timer could otherwise
+  // reload between two steps on a loaded machine, and a test asserts what it holds until then.
+  beforeEach(async () => { gw = await startTestGateway({ postgresUrl: pg.url, tuning: { pkiReloadMs: 3_600_000 } }) })
   afterEach(async () => { await gw?.close() })
 
   it('runs a whole rotation: begin, renewals, abort refused, complete refused naming the node, dry run, complete; same gateway throughout', async () => {
