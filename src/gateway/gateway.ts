@@ -28,7 +28,7 @@ import { loadOrCreateTicketKeys } from './ticket-keys.js'
 import { type ConnectionLimits, limitConnections } from './connection-limits.js'
 import { guardPool } from './state-guard.js'
 import { defaultIssuanceWorkers, IssuancePool } from './issuance-pool.js'
-import { DEFAULT_LOAD_SHEDDER_TUNING, LoadShedder, type LoadLevel, type LoadShedderTuning } from './load-shedder.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING, LoadShedder, type LoadLevel, type LoadShedderTuning, logLevelChange } from './load-shedder.js'
 import { probeDatabase } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
 import { PkiReloader } from './pki-reloader.js'
@@ -176,9 +176,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const shedder = new LoadShedder({
     tuning: tuning.loadShedding,
     ...(options.eventLoopDelayMs ? { delayMs: options.eventLoopDelayMs } : {}),
-    onLevel: (level, previous, delayMs) => logger(level > previous ? 'warn' : 'info', 'load_level_changed', {
-      level, previous, event_loop_delay_ms: Math.round(delayMs), shedding: SHED_DESCRIPTION[level],
-    }),
+    onLevel: logLevelChange(logger),
     onShed: (listener, priority, reason) => metrics.requestsShed.inc({ listener, priority, reason }),
   })
   const issuer = new IssuancePool(tuning.issuanceWorkers)
@@ -295,14 +293,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await issuer.close()
     throw error
   }
-}
-
-/** What each load level sheds, for the log line an operator reads. */
-const SHED_DESCRIPTION: Record<LoadLevel, string> = {
-  0: 'nothing',
-  1: 'enrollment and recovery',
-  2: 'enrollment, recovery, leases and job reports',
-  3: 'every request, heartbeats and renewals too',
 }
 
 function tlsOf(set: PkiSet): { key: string; cert: string } {

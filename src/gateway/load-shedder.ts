@@ -3,6 +3,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Logger } from '../log/logger.js'
 
 /** Which requests go first when the gateway is busy: `first` (enrollment, recovery), `last` (heartbeats, renewals, /healthz). */
 export type ShedPriority = 'first' | 'normal' | 'last'
@@ -146,6 +147,21 @@ export class LoadShedder {
       this.inFlight[listener]--
     }
   }
+}
+
+/** What each load level sheds, for the log line an operator reads. */
+const SHED_DESCRIPTION: Record<LoadLevel, string> = {
+  0: 'nothing',
+  1: 'enrollment and recovery',
+  2: 'enrollment, recovery, leases and job reports',
+  3: 'every request, heartbeats and renewals too',
+}
+
+/** One log line per level change: warn going up, info coming down. */
+export function logLevelChange(logger: Logger): NonNullable<LoadShedderOptions['onLevel']> {
+  return (level, previous, delayMs) => logger(level > previous ? 'warn' : 'info', 'load_level_changed', {
+    level, previous, event_loop_delay_ms: Math.round(delayMs), shedding: SHED_DESCRIPTION[level],
+  })
 }
 
 export function overloaded(priority: ShedPriority, reason: ShedReason): FleetkitError {
