@@ -173,11 +173,12 @@ export async function finishSyncRun(q: Queryable, runId: number, outcome: SyncOu
   await q.query("UPDATE sync_runs SET status = 'finished', outcome = $2, finished_at = now(), ansible_pid = NULL WHERE id = $1", [runId, outcome])
 }
 
-/** The revision of the last sync that converged every node it targeted (what `validate --since applied` reads). */
+/** The revision of the last sync (without --limit or --tags: the whole revision) that converged every node it targeted (what `validate --since applied` reads). */
 export async function lastAppliedRevision(q: Queryable): Promise<{ runId: number; revision: string; finishedAt: Date } | undefined> {
   const { rows } = await q.query<{ id: string; revision: string; finished_at: Date }>(
     `SELECT id, revision, finished_at FROM sync_runs
-      WHERE kind = 'sync' AND outcome = 'converged' AND revision IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1`,
+      WHERE kind = 'sync' AND outcome = 'converged' AND revision IS NOT NULL AND plan ->> 'limited' = 'false' AND plan -> 'tags' = '[]'::jsonb
+      ORDER BY finished_at DESC, id DESC LIMIT 1`,
   )
   const r = rows[0]
   return r ? { runId: Number(r.id), revision: r.revision, finishedAt: r.finished_at } : undefined

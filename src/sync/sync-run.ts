@@ -90,7 +90,7 @@ function sha256File(path: string): string {
 /** An orphaned ansible-playbook of a killed sync still converging hosts must end before a resume starts. */
 function endOrphan(pid: number | null): boolean {
   if (pid === null) return false
-  let cmdline = ''
+  let cmdline: string
   try {
     cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
   } catch {

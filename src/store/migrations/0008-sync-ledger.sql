@@ -1,6 +1,16 @@
 -- 0008: the sync ledger (issue 10). One row per `fleetkit sync`/`drift` run (what it applied, who
 -- ran it, how it ended) and one per node of it, so a node never attempted is listed, never dropped.
 
+-- 0001 created a skeleton sync_runs that nothing wrote: replaced, refusing if it ever got a row.
+DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM sync_runs) THEN
+    RAISE EXCEPTION 'sync_runs holds rows written before migration 0008; move them aside first';
+  END IF;
+END
+$$;
+DROP TABLE sync_runs;
+
 CREATE TABLE sync_runs (
   id bigserial PRIMARY KEY,
   kind text NOT NULL CHECK (kind IN ('sync', 'dry_run', 'drift')),

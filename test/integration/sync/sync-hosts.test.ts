@@ -88,7 +88,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     server = await startDisposablePostgres()
     db = await freshDatabase(server.url)
     mirror = await startReleaseMirror(join(dir, 'mirror'), ['1.0.0', '1.1.0'])
-    hosts = await startContainerHosts(3, { name: 'sync', seed: { userData: USER_DATA } })
+    hosts = await startContainerHosts(3, (i) => ({ name: `sync-${i + 1}`, seed: { userData: USER_DATA } }))
     const extraVars = join(dir, 'harness-vars.json')
     // What only a test harness passes: a container running Debian 12, and the mirror's private CA.
     await writeFile(extraVars, JSON.stringify({ ...TEST_HARNESS_VARS, agent_update_ca_pem: mirror.caPem }))
@@ -111,23 +111,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
     if (dir) await rm(dir, { recursive: true, force: true })
   })
 
-  it('a dry run prints the plan hash and changes nothing; a stale --plan-hash is refused; the reviewed plan converges all, the canary first; a second sync changes nothing', async () => {
+  it('a clean sync converges all three, the canary first, and records the applied revision and the canary proof; a second sync changes nothing', async () => {
     const [canary, second, third] = hosts.map((h) => h.name) as [string, string, string]
-    const dry = await fleetkit(['sync', '--ref', shas.A!, '--dry-run', '--json'])
-    assert.equal(dry.code, 0, dry.stderr + dry.stdout)
-    assertMatchesOutputSchema('sync', dry.json)
-    const planHash = dry.json.result.planHash as string
-    assert.match(planHash, /^[0-9a-f]{64}$/)
-    assert.equal(dry.json.result.kind, 'dry_run')
-    for (const n of dry.json.result.nodes) assert.equal(n.state, 'changed', `check mode on a fresh host would change it: ${JSON.stringify(n)}`)
-    const untouched = await hosts[0]!.ssh('nft list table inet fleetkit')
-    assert.notEqual(untouched.code, 0, 'a dry run must not load the firewall')
-
-    const stale = await fleetkit(['sync', '--ref', shas.A!, '--limit', `${canary},${second}`, '--plan-hash', planHash, '--json'])
-    assert.equal(stale.code, 24, stale.stdout)
-    assert.equal(stale.json.code, 'SYNC_PLAN_STALE')
-
-    const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', shas.A!, '--plan-hash', planHash], { env, timeout: 600_000 })
+    const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', shas.A!], { env, timeout: 900_000 })
     assert.equal(human.code, 0, human.stderr + human.stdout)
     assert.match(human.stdout, /strategy linear \(ssh\), forks 3, pipelining on/)
     assert.match(human.stdout, new RegExp(`Canary ${canary} goes first`))
@@ -151,10 +137,37 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.match(again.json.result.canary.skippedBecause, /already converged everywhere/)
   })
 
+  it('a dry run prints the plan and its hash and records no applied revision; a stale --plan-hash is refused, the reviewed one applies', async () => {
+    const fleet = baseFleet()
+    fleet.exposure = { otherListeners: 'warn' }
+    const sha = await commit('B', fleet)
+    const dry = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--dry-run', '--json'])
+    assert.equal(dry.code, 0, dry.stderr + dry.stdout)
+    assertMatchesOutputSchema('sync', dry.json)
+    assert.equal(dry.json.result.kind, 'dry_run')
+    assert.deepEqual(dry.json.result.nodes.map((n: { state: string }) => n.state), ['converged', 'converged', 'converged'])
+    const planHash = dry.json.result.planHash as string
+    assert.match(planHash, /^[0-9a-f]{64}$/)
+    const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter', '--dry-run'], { env, timeout: 600_000 })
+    assert.match(human.stdout, new RegExp(`Plan ${planHash} \\(apply it with: fleetkit sync --ref ${sha} --plan-hash ${planHash}\\)`))
+    assert.equal((await lastApplied())?.revision, shas.A, 'a dry run applies nothing')
+
+    const stale = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--limit', `${hosts[0]!.name},${hosts[1]!.name}`, '--plan-hash', planHash, '--json'])
+    assert.equal(stale.code, 24, stale.stdout)
+    assert.equal(stale.json.code, 'SYNC_PLAN_STALE')
+    const badRef = await fleetkit(['sync', '--ref', 'main', '--json'])
+    assert.equal(badRef.code, 2)
+    assert.equal(badRef.json.code, 'SYNC_REF_INVALID')
+
+    const applied = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--plan-hash', planHash, '--json'])
+    assert.equal(applied.code, 0, applied.stdout + applied.stderr)
+    assert.equal(applied.json.result.planHash, planHash)
+  })
+
   it('drift reports a firewall rule deleted by hand on one host, and nothing on the others', async () => {
     const target = hosts[1]!
     await target.ssh(`h=$(nft -a list chain inet fleetkit input | awk '/iif "lo" accept/ {print $NF}'); nft delete rule inet fleetkit input handle "$h"`)
-    const drift = await fleetkit(['drift', '--ref', shas.A!, '--json'])
+    const drift = await fleetkit(['drift', '--ref', shas.A!, '--tags', 'firewall', '--json'])
     assert.equal(drift.code, 1, drift.stdout + drift.stderr)
     assertMatchesOutputSchema('drift', drift.json)
     assert.equal(drift.json.code, 'DRIFT_DETECTED')
@@ -163,7 +176,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.ok(Object.keys((nodes[target.name] as unknown as { changes: object }).changes).includes('firewall'), JSON.stringify(nodes[target.name]))
     assert.equal(nodes[hosts[0]!.name]?.state, 'converged')
     assert.equal(nodes[hosts[2]!.name]?.state, 'converged')
-    const table = await runFleetkit(['drift', '--definition', fleetPath(), '--ref', shas.A!], { env, timeout: 600_000 })
+    const table = await runFleetkit(['drift', '--definition', fleetPath(), '--ref', shas.A!, '--tags', 'firewall'], { env, timeout: 600_000 })
     assert.equal(table.code, 1)
     assert.match(table.stdout, new RegExp(`${target.name}\\s+firewall\\s+\\d+ task\\(s\\) would change`))
     assert.match(table.stdout, new RegExp(`${hosts[0]!.name}\\s+-\\s+no drift`))
@@ -182,7 +195,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.match(refused.stdout + refused.stderr, /TRANSITION_UNPROVEN/)
 
     const sha = await commit('C', pinned)
-    const synced = await fleetkit(['sync', '--ref', sha, '--json'])
+    const synced = await fleetkit(['sync', '--ref', sha, '--tags', 'agent_update', '--json'])
     assert.equal(synced.code, 0, synced.stdout + synced.stderr)
     assert.equal(synced.json.result.canary.ran, canary)
     assert.deepEqual(synced.json.result.proofs.find((p: { kind: string }) => p.kind === 'agentVersion'), { kind: 'agentVersion', value: '1.1.0', node: canary, recorded: true })
@@ -190,7 +203,8 @@ describe('fleetkit sync and drift on three container hosts', function () {
     await writeFile(fleetPath(), stringify(bumped))
     const accepted = await runFleetkit(['validate', '--definition', fleetPath(), '--since', 'applied'], { env, timeout: 120_000 })
     assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr)
-    assert.match(accepted.stdout, new RegExp(`Applied revision: ${sha}`))
+    // The canary run applied one role (--tags), so the applied revision is still A; the proof is what changed.
+    assert.match(accepted.stdout, new RegExp(`Applied revision: ${shas.A}`))
     git('checkout', '--', 'fleet.yaml')
   })
 
@@ -202,7 +216,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     node(fleet, hosts[0]!.name).agentVersion = '1.1.0'
     node(fleet, victim).hostKey = (await readFile(`${keyFile}.pub`, 'utf8')).trim().split(' ').slice(0, 2).join(' ')
     const sha = await commit('E', fleet)
-    const run = await fleetkit(['sync', '--ref', sha, '--tags', 'firewall', '--json'])
+    const run = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
     assert.equal(run.code, 21, run.stdout + run.stderr)
     assertMatchesOutputSchema('sync', run.json)
     assert.equal(run.json.code, 'SYNC_PARTIAL_FAILURE')
@@ -217,7 +231,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const fleet = baseFleet()
     node(fleet, hosts[0]!.name).ssh = { host: '10.231.254.254', user: 'ops' }
     const sha = await commit('F', fleet)
-    const run = await fleetkit(['sync', '--ref', sha, '--tags', 'firewall', '--json'])
+    const run = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
     assert.equal(run.code, 22, run.stdout + run.stderr)
     assert.equal(run.json.code, 'SYNC_NODES_UNREACHABLE')
     const report = run.json.data.report
@@ -249,9 +263,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
 
   it('a second sync gets SYNC_IN_PROGRESS; SIGKILL mid-run, then --resume finishes without re-running converged nodes', async () => {
     const fleet = baseFleet()
-    fleet.exposure = { publicPorts: [{ protocol: 'tcp', port: 8080 }] }
+    fleet.exposure = { otherListeners: 'fail' }
     const sha = await commit('H', fleet)
-    const first = startProcess(process.execPath, [fleetkitEntry(), 'sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'firewall'], { env: overlayEnv(env) })
+    const first = startProcess(process.execPath, [fleetkitEntry(), 'sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter'], { env: overlayEnv(env) })
     try {
       // Wait until the canary converged and the fleet phase runs.
       const runId = await eventually('the fleet phase of the first sync', async () => {
@@ -261,7 +275,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
         return nodes.some((n) => n.phase === 'fleet' && n.state === 'running') ? m : undefined
       }, { timeoutMs: 300_000, intervalMs: 100, stop: () => (first.exit() ? `the first sync exited (${first.exit()?.code}): ${first.stdout()}${first.stderr()}` : undefined) })
 
-      const second = await fleetkit(['sync', '--ref', sha, '--tags', 'firewall', '--json'])
+      const second = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
       assert.equal(second.code, 23, second.stdout)
       assert.equal(second.json.code, 'SYNC_IN_PROGRESS')
       assert.match(second.json.message, new RegExp(`run ${runId}, started by .* \\(pid ${first.pid}\\)`))
@@ -271,9 +285,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
       const cut = await getSyncRun(db.pool, runId)
       assert.equal(cut?.status, 'running')
       const canaryBefore = (await listSyncNodes(db.pool, runId)).find((n) => n.phase === 'canary')!
-      assert.equal(canaryBefore.state, 'changed')
+      assert.equal(canaryBefore.state, 'converged')
 
-      const resumed = await fleetkit(['sync', '--ref', sha, '--tags', 'firewall', '--resume', String(runId), '--json'])
+      const resumed = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--resume', String(runId), '--json'])
       assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr)
       assertMatchesOutputSchema('sync', resumed.json)
       assert.equal(resumed.json.result.runId, runId)
@@ -289,6 +303,11 @@ describe('fleetkit sync and drift on three container hosts', function () {
       await first.stop('SIGKILL', 1000)
     }
   })
+
+  async function lastApplied() {
+    const { lastAppliedRevision } = await import('../../../src/store/sync-ledger.js')
+    return lastAppliedRevision(db.pool)
+  }
 
   async function latestRunning(): Promise<number | undefined> {
     const { listUnfinishedSyncRuns } = await import('../../../src/store/sync-ledger.js')
