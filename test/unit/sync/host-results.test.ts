@@ -93,3 +93,20 @@ describe('sync outcomes and the drift table', () => {
     assert.match(lines[3]!, /^a-3\s+-\s+unreachable: No route to host$/)
   })
 })
+
+describe('sync and drift --json schemas', () => {
+  it('accept a report as the result and as the data of an outcome error, and refuse an unknown node state', async () => {
+    const { assertMatchesOutputSchema } = await import('../../support/cli.js')
+    const { errorEnvelope } = await import('../../../src/cli/error-output.js')
+    const ok = report('converged', [{ node: 'a-1', phase: 'canary', state: 'changed', changes: { firewall: ['Apply'] } }])
+    assertMatchesOutputSchema('sync', { status: 0, result: ok })
+    const failed = report('canary_failed', [{ node: 'a-1', phase: 'canary', state: 'failed', code: 'DATA_VOLUME_DEVICE_MISSING', runbook: 'fleetkit runbook DATA_VOLUME_DEVICE_MISSING' }, { node: 'a-2', state: 'not_attempted' }])
+    const error = outcomeError(failed)!
+    const envelope = JSON.parse(JSON.stringify(errorEnvelope(error, error.exitCode)))
+    assertMatchesOutputSchema('sync', envelope)
+    const drift = outcomeError(report('drifted', [{ node: 'a-1', state: 'changed', changes: { firewall: ['x'] } }]))!
+    assertMatchesOutputSchema('drift', JSON.parse(JSON.stringify(errorEnvelope(drift, drift.exitCode))))
+    const bad = { status: 0, result: { ...ok, nodes: [{ ...ok.nodes[0], state: 'ok' }] } }
+    assert.throws(() => assertMatchesOutputSchema('sync', bad))
+  })
+})
