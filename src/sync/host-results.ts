@@ -77,7 +77,8 @@ export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, Ho
   return results
 }
 
-const HOST_KEY_CHANGED = /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed|No [A-Z0-9]+ host key is known/
+// OpenSSH's own words, and mitogen's (its ssh stream reports the same refusal in its own sentence).
+const HOST_KEY_CHANGED = /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed|No [A-Z0-9]+ host key is known|mismatching host key/i
 
 /** The code a role's failure message starts with (`FIREWALL_INPUT_INVALID: ...`), if it is registered. */
 export function leadingCode(msg: string): string | null {

@@ -35,6 +35,11 @@ describe('sync host results', () => {
     assert.deepEqual(judgeHost(results.get('c')), { state: 'failed', code: 'SSH_HOST_KEY_MISMATCH', message: 'the host answered with a key other than the pinned one; not logged in' })
   })
 
+  it("mitogen's wording of a refused host key is SSH_HOST_KEY_MISMATCH too", () => {
+    const results = foldHostResults([{ event: 'unreachable', host: 'c', msg: 'EOF on stream; last 100 lines received:\nHost key checking is enabled, and SSH reported an unrecognized or mismatching host key.' }])
+    assert.equal(judgeHost(results.get('c')).code, 'SSH_HOST_KEY_MISMATCH')
+  })
+
   it('a host that does not answer is unreachable', () => {
     const results = foldHostResults([{ event: 'unreachable', host: 'd', msg: 'Failed to connect to the host via ssh: ssh: connect to host 10.0.0.9 port 22: No route to host' }])
     assert.equal(judgeHost(results.get('d')).state, 'unreachable')
