@@ -90,7 +90,6 @@ export function ansibleEnv(options: Pick<PhaseOptions, 'env' | 'speed' | 'workDi
     ANSIBLE_SSH_CONTROL_PATH_DIR: join(options.workDir, 'cp'),
     ANSIBLE_LOCAL_TEMP: join(options.workDir, 'tmp'),
     ANSIBLE_FORKS: String(speed.forks),
-    ANSIBLE_TIMEOUT: options.env.ANSIBLE_TIMEOUT ?? '10',
     ANSIBLE_GATHERING: 'smart',
     ANSIBLE_CACHE_PLUGIN: 'jsonfile',
     ANSIBLE_CACHE_PLUGIN_CONNECTION: speed.factCache,
