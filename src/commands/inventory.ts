@@ -1,5 +1,7 @@
 // `fleetkit inventory`: write the Ansible inventory and its pinned known_hosts from the definition
 // and the state (src/lifecycle/inventory-files.ts); "--output -" prints the inventory.
+import { dirname } from 'node:path'
+
 import { Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
@@ -31,7 +33,7 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
     await this.withProgress((progress) => prepareState(envWithStateDir(flags['state-dir']), progress))
     const { writeInventory } = await import('../lifecycle/inventory-files.js')
     const { streamSink } = await import('../lifecycle/output-sink.js')
-    const result = await writeInventory({ definition, outputPath: flags.output, stdout: toStdout ? streamSink(process.stdout) : undefined, env: envWithStateDir(flags['state-dir']) })
+    const result = await writeInventory({ definition, outputPath: flags.output, stdout: toStdout ? streamSink(process.stdout) : undefined, env: envWithStateDir(flags['state-dir']), definitionDir: dirname(flags.definition) })
     // With the inventory on stdout, the notes go to stderr so a pipe gets YAML only.
     const note = (line: string) => (toStdout ? process.stderr.write(`${line}\n`) : this.log(line))
     note(`Wrote ${result.path ?? 'the inventory to stdout'} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`)

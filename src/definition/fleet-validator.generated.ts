@@ -7,14 +7,14 @@ const require = createRequire(import.meta.url)
 
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"tailscale":{"description":"Install Tailscale and join the tailnet with tags from the pool (the auth key comes from FLEETKIT_TAILSCALE_AUTH_KEY on the operator's machine, never from this file).","type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
 const schema32 = {"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"};
 const schema33 = {"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048};
 const schema36 = {"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64};
 const schema37 = {"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49};
 const schema38 = {"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384};
 const schema47 = {"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"};
-const schema43 = {"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}};
+const schema43 = {"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"tailscale":{"description":"Install Tailscale and join the tailnet with tags from the pool (the auth key comes from FLEETKIT_TAILSCALE_AUTH_KEY on the operator's machine, never from this file).","type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}};
 const schema44 = {"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}};
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = require("ajv/dist/runtime/ucs2length").default;
@@ -378,7 +378,7 @@ if(data.features !== undefined){
 let data10 = data.features;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 for(const key2 in data10){
-if(!(((key2 === "containers") || (key2 === "session")) || (key2 === "preset"))){
+if(!((((key2 === "containers") || (key2 === "tailscale")) || (key2 === "session")) || (key2 === "preset"))){
 const err26 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data10};
 if(vErrors === null){
 vErrors = [err26];
@@ -402,10 +402,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data10.session !== undefined){
-let data12 = data10.session;
-if(!(data12 === "headless")){
-const err28 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data12};
+if(data10.tailscale !== undefined){
+let data12 = data10.tailscale;
+if(typeof data12 !== "boolean"){
+const err28 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.tailscale.type,parentSchema:schema43.properties.tailscale,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -415,11 +415,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data10.preset !== undefined){
-let data13 = data10.preset;
-if(typeof data13 === "string"){
-if(!pattern19.test(data13)){
-const err29 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data13};
+if(data10.session !== undefined){
+let data13 = data10.session;
+if(!(data13 === "headless")){
+const err29 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data13};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -429,8 +428,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-else {
-const err30 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data13};
+if(data10.preset !== undefined){
+let data14 = data10.preset;
+if(typeof data14 === "string"){
+if(!pattern19.test(data14)){
+const err30 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -440,9 +442,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-}
 else {
-const err31 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data10};
+const err31 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data14};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -452,12 +453,9 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data.exposure !== undefined){
-let data14 = data.exposure;
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-for(const key3 in data14){
-if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
-const err32 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data14};
+}
+else {
+const err32 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data10};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -467,10 +465,12 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data14.publicSsh !== undefined){
-let data15 = data14.publicSsh;
-if(typeof data15 !== "boolean"){
-const err33 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data15};
+if(data.exposure !== undefined){
+let data15 = data.exposure;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+for(const key3 in data15){
+if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
+const err33 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data15};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -480,15 +480,10 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data14.publicPorts !== undefined){
-let data16 = data14.publicPorts;
-if(Array.isArray(data16)){
-const len1 = data16.length;
-for(let i2=0; i2<len1; i2++){
-let data17 = data16[i2];
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.protocol === undefined){
-const err34 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data17};
+if(data15.publicSsh !== undefined){
+let data16 = data15.publicSsh;
+if(typeof data16 !== "boolean"){
+const err34 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data16};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -497,8 +492,16 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(data17.port === undefined){
-const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data17};
+}
+if(data15.publicPorts !== undefined){
+let data17 = data15.publicPorts;
+if(Array.isArray(data17)){
+const len1 = data17.length;
+for(let i2=0; i2<len1; i2++){
+let data18 = data17[i2];
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.protocol === undefined){
+const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data18};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -507,9 +510,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-for(const key4 in data17){
-if(!((key4 === "protocol") || (key4 === "port"))){
-const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data17};
+if(data18.port === undefined){
+const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data18};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -518,11 +520,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data17.protocol !== undefined){
-let data18 = data17.protocol;
-if(!((data18 === "tcp") || (data18 === "udp"))){
-const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data18};
+for(const key4 in data18){
+if(!((key4 === "protocol") || (key4 === "port"))){
+const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data18};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -532,10 +532,10 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data17.port !== undefined){
-let data19 = data17.port;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
+if(data18.protocol !== undefined){
+let data19 = data18.protocol;
+if(!((data19 === "tcp") || (data19 === "udp"))){
+const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data19};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -544,9 +544,11 @@ vErrors.push(err38);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 65535 || isNaN(data19)){
-const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
+}
+if(data18.port !== undefined){
+let data20 = data18.port;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data20};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -555,8 +557,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data19 < 1 || isNaN(data19)){
-const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 65535 || isNaN(data20)){
+const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data20};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -565,11 +568,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data17};
+if(data20 < 1 || isNaN(data20)){
+const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data20};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -579,19 +579,32 @@ vErrors.push(err41);
 errors++;
 }
 }
-let i3 = data16.length;
-let j1;
-if(i3 > 1){
-outer0:
-for(;i3--;){
-for(j1 = i3; j1--;){
-if(func0(data16[i3], data16[j1])){
-const err42 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data16};
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data18};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
+}
+errors++;
+}
+}
+let i3 = data17.length;
+let j1;
+if(i3 > 1){
+outer0:
+for(;i3--;){
+for(j1 = i3; j1--;){
+if(func0(data17[i3], data17[j1])){
+const err43 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data17};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 break outer0;
@@ -601,20 +614,7 @@ break outer0;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data16};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-if(data14.otherListeners !== undefined){
-let data20 = data14.otherListeners;
-if(!((data20 === "warn") || (data20 === "fail"))){
-const err44 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data20};
+const err44 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data17};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -624,9 +624,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data14};
+if(data15.otherListeners !== undefined){
+let data21 = data15.otherListeners;
+if(!((data21 === "warn") || (data21 === "fail"))){
+const err45 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data21};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -636,11 +637,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data.dockerNetworkPolicy !== undefined){
-let data21 = data.dockerNetworkPolicy;
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
-if(data21.base === undefined){
-const err46 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+}
+else {
+const err46 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data15};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -649,8 +648,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data21.prefix === undefined){
-const err47 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "prefix"},message:"must have required property '"+"prefix"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+}
+if(data.dockerNetworkPolicy !== undefined){
+let data22 = data.dockerNetworkPolicy;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.base === undefined){
+const err47 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'",schema:schema45.required,parentSchema:schema45,data:data22};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -659,8 +662,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data21.maxRunners === undefined){
-const err48 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "maxRunners"},message:"must have required property '"+"maxRunners"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+if(data22.prefix === undefined){
+const err48 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "prefix"},message:"must have required property '"+"prefix"+"'",schema:schema45.required,parentSchema:schema45,data:data22};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -669,8 +672,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data21.networksPerRunner === undefined){
-const err49 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "networksPerRunner"},message:"must have required property '"+"networksPerRunner"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+if(data22.maxRunners === undefined){
+const err49 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "maxRunners"},message:"must have required property '"+"maxRunners"+"'",schema:schema45.required,parentSchema:schema45,data:data22};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -679,8 +682,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data21.reserveSubnets === undefined){
-const err50 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "reserveSubnets"},message:"must have required property '"+"reserveSubnets"+"'",schema:schema45.required,parentSchema:schema45,data:data21};
+if(data22.networksPerRunner === undefined){
+const err50 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "networksPerRunner"},message:"must have required property '"+"networksPerRunner"+"'",schema:schema45.required,parentSchema:schema45,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -689,9 +692,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-for(const key5 in data21){
-if(!((((((key5 === "base") || (key5 === "prefix")) || (key5 === "maxRunners")) || (key5 === "networksPerRunner")) || (key5 === "reserveSubnets")) || (key5 === "defaultBridgeCidr"))){
-const err51 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data21};
+if(data22.reserveSubnets === undefined){
+const err51 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "reserveSubnets"},message:"must have required property '"+"reserveSubnets"+"'",schema:schema45.required,parentSchema:schema45,data:data22};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -700,12 +702,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-if(data21.base !== undefined){
-let data22 = data21.base;
-if(typeof data22 === "string"){
-if(func2(data22) > 18){
-const err52 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema45.properties.base,data:data22};
+for(const key5 in data22){
+if(!((((((key5 === "base") || (key5 === "prefix")) || (key5 === "maxRunners")) || (key5 === "networksPerRunner")) || (key5 === "reserveSubnets")) || (key5 === "defaultBridgeCidr"))){
+const err52 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -715,8 +714,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-else {
-const err53 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.base.type,parentSchema:schema45.properties.base,data:data22};
+if(data22.base !== undefined){
+let data23 = data22.base;
+if(typeof data23 === "string"){
+if(func2(data23) > 18){
+const err53 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema45.properties.base,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -726,10 +728,8 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data21.prefix !== undefined){
-let data23 = data21.prefix;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err54 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.prefix.type,parentSchema:schema45.properties.prefix,data:data23};
+else {
+const err54 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.base.type,parentSchema:schema45.properties.base,data:data23};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -738,9 +738,11 @@ vErrors.push(err54);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 > 32 || isNaN(data23)){
-const err55 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32",schema:32,parentSchema:schema45.properties.prefix,data:data23};
+}
+if(data22.prefix !== undefined){
+let data24 = data22.prefix;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err55 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.prefix.type,parentSchema:schema45.properties.prefix,data:data24};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -749,8 +751,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data23 < 0 || isNaN(data23)){
-const err56 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.prefix,data:data23};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 32 || isNaN(data24)){
+const err56 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32",schema:32,parentSchema:schema45.properties.prefix,data:data24};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -759,12 +762,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-}
-if(data21.maxRunners !== undefined){
-let data24 = data21.maxRunners;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err57 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.maxRunners.type,parentSchema:schema45.properties.maxRunners,data:data24};
+if(data24 < 0 || isNaN(data24)){
+const err57 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.prefix,data:data24};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -773,9 +772,12 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 1 || isNaN(data24)){
-const err58 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45.properties.maxRunners,data:data24};
+}
+}
+if(data22.maxRunners !== undefined){
+let data25 = data22.maxRunners;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err58 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.maxRunners.type,parentSchema:schema45.properties.maxRunners,data:data25};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -784,12 +786,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-}
-if(data21.networksPerRunner !== undefined){
-let data25 = data21.networksPerRunner;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err59 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.networksPerRunner.type,parentSchema:schema45.properties.networksPerRunner,data:data25};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err59 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45.properties.maxRunners,data:data25};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -798,9 +797,12 @@ vErrors.push(err59);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 1 || isNaN(data25)){
-const err60 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45.properties.networksPerRunner,data:data25};
+}
+}
+if(data22.networksPerRunner !== undefined){
+let data26 = data22.networksPerRunner;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err60 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.networksPerRunner.type,parentSchema:schema45.properties.networksPerRunner,data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -809,12 +811,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-}
-if(data21.reserveSubnets !== undefined){
-let data26 = data21.reserveSubnets;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err61 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.reserveSubnets.type,parentSchema:schema45.properties.reserveSubnets,data:data26};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
+const err61 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45.properties.networksPerRunner,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -823,9 +822,12 @@ vErrors.push(err61);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
-const err62 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.reserveSubnets,data:data26};
+}
+}
+if(data22.reserveSubnets !== undefined){
+let data27 = data22.reserveSubnets;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err62 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.reserveSubnets.type,parentSchema:schema45.properties.reserveSubnets,data:data27};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -834,13 +836,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
-if(data21.defaultBridgeCidr !== undefined){
-let data27 = data21.defaultBridgeCidr;
-if(typeof data27 === "string"){
-if(func2(data27) > 18){
-const err63 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema45.properties.defaultBridgeCidr,data:data27};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
+const err63 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.reserveSubnets,data:data27};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -850,8 +848,12 @@ vErrors.push(err63);
 errors++;
 }
 }
-else {
-const err64 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.defaultBridgeCidr.type,parentSchema:schema45.properties.defaultBridgeCidr,data:data27};
+}
+if(data22.defaultBridgeCidr !== undefined){
+let data28 = data22.defaultBridgeCidr;
+if(typeof data28 === "string"){
+if(func2(data28) > 18){
+const err64 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema45.properties.defaultBridgeCidr,data:data28};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -861,9 +863,8 @@ vErrors.push(err64);
 errors++;
 }
 }
-}
 else {
-const err65 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data21};
+const err65 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.defaultBridgeCidr.type,parentSchema:schema45.properties.defaultBridgeCidr,data:data28};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -875,12 +876,24 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
+const err66 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data22};
 if(vErrors === null){
 vErrors = [err66];
 }
 else {
 vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+else {
+const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
 }
 errors++;
 }
@@ -1217,7 +1230,7 @@ if(data.features !== undefined){
 let data9 = data.features;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key2 in data9){
-if(!(((key2 === "containers") || (key2 === "session")) || (key2 === "preset"))){
+if(!((((key2 === "containers") || (key2 === "tailscale")) || (key2 === "session")) || (key2 === "preset"))){
 const err26 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data9};
 if(vErrors === null){
 vErrors = [err26];
@@ -1241,10 +1254,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data9.session !== undefined){
-let data11 = data9.session;
-if(!(data11 === "headless")){
-const err28 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data11};
+if(data9.tailscale !== undefined){
+let data11 = data9.tailscale;
+if(typeof data11 !== "boolean"){
+const err28 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.tailscale.type,parentSchema:schema43.properties.tailscale,data:data11};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1254,11 +1267,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data9.preset !== undefined){
-let data12 = data9.preset;
-if(typeof data12 === "string"){
-if(!pattern19.test(data12)){
-const err29 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data12};
+if(data9.session !== undefined){
+let data12 = data9.session;
+if(!(data12 === "headless")){
+const err29 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1268,8 +1280,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-else {
-const err30 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data12};
+if(data9.preset !== undefined){
+let data13 = data9.preset;
+if(typeof data13 === "string"){
+if(!pattern19.test(data13)){
+const err30 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data13};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1279,9 +1294,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-}
 else {
-const err31 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data9};
+const err31 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data13};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1291,12 +1305,9 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data.exposure !== undefined){
-let data13 = data.exposure;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-for(const key3 in data13){
-if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
-const err32 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data13};
+}
+else {
+const err32 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data9};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1306,10 +1317,12 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data13.publicSsh !== undefined){
-let data14 = data13.publicSsh;
-if(typeof data14 !== "boolean"){
-const err33 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data14};
+if(data.exposure !== undefined){
+let data14 = data.exposure;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+for(const key3 in data14){
+if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
+const err33 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data14};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1319,15 +1332,10 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data13.publicPorts !== undefined){
-let data15 = data13.publicPorts;
-if(Array.isArray(data15)){
-const len0 = data15.length;
-for(let i0=0; i0<len0; i0++){
-let data16 = data15[i0];
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.protocol === undefined){
-const err34 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data16};
+if(data14.publicSsh !== undefined){
+let data15 = data14.publicSsh;
+if(typeof data15 !== "boolean"){
+const err34 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data15};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1336,8 +1344,16 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(data16.port === undefined){
-const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data16};
+}
+if(data14.publicPorts !== undefined){
+let data16 = data14.publicPorts;
+if(Array.isArray(data16)){
+const len0 = data16.length;
+for(let i0=0; i0<len0; i0++){
+let data17 = data16[i0];
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.protocol === undefined){
+const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data17};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1346,9 +1362,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-for(const key4 in data16){
-if(!((key4 === "protocol") || (key4 === "port"))){
-const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data16};
+if(data17.port === undefined){
+const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data17};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1357,11 +1372,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data16.protocol !== undefined){
-let data17 = data16.protocol;
-if(!((data17 === "tcp") || (data17 === "udp"))){
-const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data17};
+for(const key4 in data17){
+if(!((key4 === "protocol") || (key4 === "port"))){
+const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data17};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1371,10 +1384,10 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data16.port !== undefined){
-let data18 = data16.port;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data18};
+if(data17.protocol !== undefined){
+let data18 = data17.protocol;
+if(!((data18 === "tcp") || (data18 === "udp"))){
+const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data18};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1383,9 +1396,11 @@ vErrors.push(err38);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 > 65535 || isNaN(data18)){
-const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data18};
+}
+if(data17.port !== undefined){
+let data19 = data17.port;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1394,8 +1409,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data18 < 1 || isNaN(data18)){
-const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data18};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 65535 || isNaN(data19)){
+const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1404,11 +1420,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data16};
+if(data19 < 1 || isNaN(data19)){
+const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1418,19 +1431,32 @@ vErrors.push(err41);
 errors++;
 }
 }
-let i1 = data15.length;
-let j0;
-if(i1 > 1){
-outer0:
-for(;i1--;){
-for(j0 = i1; j0--;){
-if(func0(data15[i1], data15[j0])){
-const err42 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data15};
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data17};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
+}
+errors++;
+}
+}
+let i1 = data16.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data16[i1], data16[j0])){
+const err43 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data16};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 break outer0;
@@ -1440,20 +1466,7 @@ break outer0;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data15};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-if(data13.otherListeners !== undefined){
-let data19 = data13.otherListeners;
-if(!((data19 === "warn") || (data19 === "fail"))){
-const err44 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data19};
+const err44 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data16};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1463,9 +1476,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data13};
+if(data14.otherListeners !== undefined){
+let data20 = data14.otherListeners;
+if(!((data20 === "warn") || (data20 === "fail"))){
+const err45 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1475,11 +1489,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data.dataVolume !== undefined){
-let data20 = data.dataVolume;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.device === undefined){
-const err46 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data20};
+}
+else {
+const err46 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data14};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1488,8 +1500,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data20.filesystem === undefined){
-const err47 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data20};
+}
+if(data.dataVolume !== undefined){
+let data21 = data.dataVolume;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.device === undefined){
+const err47 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1498,8 +1514,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data20.mountPoint === undefined){
-const err48 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data20};
+if(data21.filesystem === undefined){
+const err48 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1508,9 +1524,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-for(const key5 in data20){
-if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
-const err49 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.dataVolume,data:data20};
+if(data21.mountPoint === undefined){
+const err49 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1519,12 +1534,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-if(data20.device !== undefined){
-let data21 = data20.device;
-if(typeof data21 === "string"){
-if(!pattern29.test(data21)){
-const err50 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data21};
+for(const key5 in data21){
+if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
+const err50 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1534,8 +1546,11 @@ vErrors.push(err50);
 errors++;
 }
 }
-else {
-const err51 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.device.type,parentSchema:schema46.properties.dataVolume.properties.device,data:data21};
+if(data21.device !== undefined){
+let data22 = data21.device;
+if(typeof data22 === "string"){
+if(!pattern29.test(data22)){
+const err51 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data22};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1545,10 +1560,8 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data20.filesystem !== undefined){
-let data22 = data20.filesystem;
-if("xfs" !== data22){
-const err52 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema46.properties.dataVolume.properties.filesystem,data:data22};
+else {
+const err52 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.device.type,parentSchema:schema46.properties.dataVolume.properties.device,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1558,11 +1571,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data20.mountPoint !== undefined){
-let data23 = data20.mountPoint;
-if(typeof data23 === "string"){
-if(!pattern30.test(data23)){
-const err53 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data23};
+if(data21.filesystem !== undefined){
+let data23 = data21.filesystem;
+if("xfs" !== data23){
+const err53 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema46.properties.dataVolume.properties.filesystem,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1572,8 +1584,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-else {
-const err54 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.mountPoint.type,parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data23};
+if(data21.mountPoint !== undefined){
+let data24 = data21.mountPoint;
+if(typeof data24 === "string"){
+if(!pattern30.test(data24)){
+const err54 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data24};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1583,9 +1598,8 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
 else {
-const err55 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.dataVolume.type,parentSchema:schema46.properties.dataVolume,data:data20};
+const err55 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.mountPoint.type,parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data24};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1595,11 +1609,9 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data.maxCapacity !== undefined){
-let data24 = data.maxCapacity;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.cpu === undefined){
-const err56 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema42.required,parentSchema:schema42,data:data24};
+}
+else {
+const err56 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.dataVolume.type,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1608,8 +1620,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data24.memoryMiB === undefined){
-const err57 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema42.required,parentSchema:schema42,data:data24};
+}
+if(data.maxCapacity !== undefined){
+let data25 = data.maxCapacity;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.cpu === undefined){
+const err57 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema42.required,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1618,8 +1634,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(data24.diskGiB === undefined){
-const err58 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema42.required,parentSchema:schema42,data:data24};
+if(data25.memoryMiB === undefined){
+const err58 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema42.required,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1628,9 +1644,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-for(const key6 in data24){
-if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
-const err59 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data:data24};
+if(data25.diskGiB === undefined){
+const err59 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema42.required,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1639,12 +1654,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-if(data24.cpu !== undefined){
-let data25 = data24.cpu;
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 <= 0 || isNaN(data25)){
-const err60 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema42.properties.cpu,data:data25};
+for(const key6 in data25){
+if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
+const err60 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1654,8 +1666,11 @@ vErrors.push(err60);
 errors++;
 }
 }
-else {
-const err61 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema42.properties.cpu.type,parentSchema:schema42.properties.cpu,data:data25};
+if(data25.cpu !== undefined){
+let data26 = data25.cpu;
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 <= 0 || isNaN(data26)){
+const err61 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema42.properties.cpu,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1665,10 +1680,8 @@ vErrors.push(err61);
 errors++;
 }
 }
-if(data24.memoryMiB !== undefined){
-let data26 = data24.memoryMiB;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err62 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.memoryMiB.type,parentSchema:schema42.properties.memoryMiB,data:data26};
+else {
+const err62 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema42.properties.cpu.type,parentSchema:schema42.properties.cpu,data:data26};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1677,9 +1690,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
-const err63 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.memoryMiB,data:data26};
+}
+if(data25.memoryMiB !== undefined){
+let data27 = data25.memoryMiB;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err63 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.memoryMiB.type,parentSchema:schema42.properties.memoryMiB,data:data27};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1688,12 +1703,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-}
-if(data24.diskGiB !== undefined){
-let data27 = data24.diskGiB;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err64 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.diskGiB.type,parentSchema:schema42.properties.diskGiB,data:data27};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
+const err64 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.memoryMiB,data:data27};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1702,9 +1714,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 1 || isNaN(data27)){
-const err65 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.diskGiB,data:data27};
+}
+}
+if(data25.diskGiB !== undefined){
+let data28 = data25.diskGiB;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err65 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.diskGiB.type,parentSchema:schema42.properties.diskGiB,data:data28};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1713,11 +1728,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err66 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data:data24};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 1 || isNaN(data28)){
+const err66 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.diskGiB,data:data28};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1727,11 +1740,10 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data.region !== undefined){
-let data28 = data.region;
-if(typeof data28 === "string"){
-if(!pattern18.test(data28)){
-const err67 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.region,data:data28};
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1741,8 +1753,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-else {
-const err68 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.region.type,parentSchema:schema46.properties.region,data:data28};
+if(data.region !== undefined){
+let data29 = data.region;
+if(typeof data29 === "string"){
+if(!pattern18.test(data29)){
+const err68 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.region,data:data29};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1752,11 +1767,8 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data.serverType !== undefined){
-let data29 = data.serverType;
-if(typeof data29 === "string"){
-if(!pattern18.test(data29)){
-const err69 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.serverType,data:data29};
+else {
+const err69 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.region.type,parentSchema:schema46.properties.region,data:data29};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1766,8 +1778,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.serverType.type,parentSchema:schema46.properties.serverType,data:data29};
+if(data.serverType !== undefined){
+let data30 = data.serverType;
+if(typeof data30 === "string"){
+if(!pattern18.test(data30)){
+const err70 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.serverType,data:data30};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1777,14 +1792,25 @@ vErrors.push(err70);
 errors++;
 }
 }
-}
 else {
-const err71 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+const err71 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.serverType.type,parentSchema:schema46.properties.serverType,data:data30};
 if(vErrors === null){
 vErrors = [err71];
 }
 else {
 vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
 }
 errors++;
 }
@@ -2739,7 +2765,7 @@ if(data.features !== undefined){
 let data27 = data.features;
 if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 for(const key8 in data27){
-if(!(((key8 === "containers") || (key8 === "session")) || (key8 === "preset"))){
+if(!((((key8 === "containers") || (key8 === "tailscale")) || (key8 === "session")) || (key8 === "preset"))){
 const err74 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data27};
 if(vErrors === null){
 vErrors = [err74];
@@ -2763,10 +2789,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data27.session !== undefined){
-let data29 = data27.session;
-if(!(data29 === "headless")){
-const err76 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data29};
+if(data27.tailscale !== undefined){
+let data29 = data27.tailscale;
+if(typeof data29 !== "boolean"){
+const err76 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.tailscale.type,parentSchema:schema43.properties.tailscale,data:data29};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2776,11 +2802,10 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data27.preset !== undefined){
-let data30 = data27.preset;
-if(typeof data30 === "string"){
-if(!pattern19.test(data30)){
-const err77 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data30};
+if(data27.session !== undefined){
+let data30 = data27.session;
+if(!(data30 === "headless")){
+const err77 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data30};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2790,8 +2815,11 @@ vErrors.push(err77);
 errors++;
 }
 }
-else {
-const err78 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data30};
+if(data27.preset !== undefined){
+let data31 = data27.preset;
+if(typeof data31 === "string"){
+if(!pattern19.test(data31)){
+const err78 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data31};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2801,9 +2829,8 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
 else {
-const err79 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data27};
+const err79 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data31};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2813,12 +2840,9 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data.exposure !== undefined){
-let data31 = data.exposure;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-for(const key9 in data31){
-if(!(((key9 === "publicSsh") || (key9 === "publicPorts")) || (key9 === "otherListeners"))){
-const err80 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data31};
+}
+else {
+const err80 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data27};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2828,10 +2852,12 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data31.publicSsh !== undefined){
-let data32 = data31.publicSsh;
-if(typeof data32 !== "boolean"){
-const err81 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data32};
+if(data.exposure !== undefined){
+let data32 = data.exposure;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+for(const key9 in data32){
+if(!(((key9 === "publicSsh") || (key9 === "publicPorts")) || (key9 === "otherListeners"))){
+const err81 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data32};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2841,15 +2867,10 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data31.publicPorts !== undefined){
-let data33 = data31.publicPorts;
-if(Array.isArray(data33)){
-const len4 = data33.length;
-for(let i7=0; i7<len4; i7++){
-let data34 = data33[i7];
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.protocol === undefined){
-const err82 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data34};
+if(data32.publicSsh !== undefined){
+let data33 = data32.publicSsh;
+if(typeof data33 !== "boolean"){
+const err82 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data33};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2858,8 +2879,16 @@ vErrors.push(err82);
 }
 errors++;
 }
-if(data34.port === undefined){
-const err83 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data34};
+}
+if(data32.publicPorts !== undefined){
+let data34 = data32.publicPorts;
+if(Array.isArray(data34)){
+const len4 = data34.length;
+for(let i7=0; i7<len4; i7++){
+let data35 = data34[i7];
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.protocol === undefined){
+const err83 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data35};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2868,9 +2897,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-for(const key10 in data34){
-if(!((key10 === "protocol") || (key10 === "port"))){
-const err84 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data34};
+if(data35.port === undefined){
+const err84 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data35};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2879,11 +2907,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-if(data34.protocol !== undefined){
-let data35 = data34.protocol;
-if(!((data35 === "tcp") || (data35 === "udp"))){
-const err85 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data35};
+for(const key10 in data35){
+if(!((key10 === "protocol") || (key10 === "port"))){
+const err85 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data35};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2893,10 +2919,10 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data34.port !== undefined){
-let data36 = data34.port;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err86 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data36};
+if(data35.protocol !== undefined){
+let data36 = data35.protocol;
+if(!((data36 === "tcp") || (data36 === "udp"))){
+const err86 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data36};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2905,9 +2931,11 @@ vErrors.push(err86);
 }
 errors++;
 }
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 > 65535 || isNaN(data36)){
-const err87 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data36};
+}
+if(data35.port !== undefined){
+let data37 = data35.port;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err87 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data37};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2916,8 +2944,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data36 < 1 || isNaN(data36)){
-const err88 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data36};
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 > 65535 || isNaN(data37)){
+const err88 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data37};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2926,11 +2955,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err89 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data34};
+if(data37 < 1 || isNaN(data37)){
+const err89 = {instancePath:instancePath+"/exposure/publicPorts/" + i7+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data37};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2940,19 +2966,32 @@ vErrors.push(err89);
 errors++;
 }
 }
-let i8 = data33.length;
-let j3;
-if(i8 > 1){
-outer2:
-for(;i8--;){
-for(j3 = i8; j3--;){
-if(func0(data33[i8], data33[j3])){
-const err90 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data33};
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/exposure/publicPorts/" + i7,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data35};
 if(vErrors === null){
 vErrors = [err90];
 }
 else {
 vErrors.push(err90);
+}
+errors++;
+}
+}
+let i8 = data34.length;
+let j3;
+if(i8 > 1){
+outer2:
+for(;i8--;){
+for(j3 = i8; j3--;){
+if(func0(data34[i8], data34[j3])){
+const err91 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data34};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
 }
 errors++;
 break outer2;
@@ -2962,20 +3001,7 @@ break outer2;
 }
 }
 else {
-const err91 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data33};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-}
-if(data31.otherListeners !== undefined){
-let data37 = data31.otherListeners;
-if(!((data37 === "warn") || (data37 === "fail"))){
-const err92 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data37};
+const err92 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data34};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2985,9 +3011,10 @@ vErrors.push(err92);
 errors++;
 }
 }
-}
-else {
-const err93 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data31};
+if(data32.otherListeners !== undefined){
+let data38 = data32.otherListeners;
+if(!((data38 === "warn") || (data38 === "fail"))){
+const err93 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data38};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2999,12 +3026,24 @@ errors++;
 }
 }
 else {
-const err94 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+const err94 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data32};
 if(vErrors === null){
 vErrors = [err94];
 }
 else {
 vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+else {
+const err95 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
 }
 errors++;
 }

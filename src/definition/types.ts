@@ -11,6 +11,8 @@ export interface Capacity {
 
 export interface Features {
   containers?: boolean
+  /** Install Tailscale and join the tailnet (ansible/roles/tailscale). */
+  tailscale?: boolean
   session?: 'headless'
   preset?: string
 }

@@ -10,6 +10,7 @@ import { loadHostPolicy } from '../definition/host-policy.js'
 import type { Definition } from '../definition/types.js'
 import { type InventoryStateNode, renderInventory } from '../render/inventory.js'
 import { outputWriteFailed, type Sink } from './output-sink.js'
+import { readReleaseCa } from './release-ca.js'
 
 export interface WriteInventoryOptions {
   definition: Definition
@@ -20,6 +21,8 @@ export interface WriteInventoryOptions {
   env: Env
   /** Nodes from the state; read from the database when absent. */
   stateNodes?: readonly InventoryStateNode[]
+  /** Where a relative release.caFile is resolved from (the definition's directory). */
+  definitionDir?: string
 }
 
 export interface WriteInventoryResult {
@@ -55,7 +58,8 @@ export async function writeInventory(options: WriteInventoryOptions): Promise<Wr
   // The inventory names known_hosts by absolute path, so on stdout it still needs a home.
   const knownHostsPath = join(dirname(path ?? defaultInventoryPath(options.env)), 'known_hosts')
   const stateNodes = options.stateNodes ?? (await readStateNodes(options.env))
-  const rendered = renderInventory({ definition: options.definition, stateNodes, hostPolicy: loadHostPolicy(), knownHostsPath })
+  const releaseCaPem = await readReleaseCa(options.definition, options.definitionDir ?? '.')
+  const rendered = renderInventory({ definition: options.definition, stateNodes, hostPolicy: loadHostPolicy(), knownHostsPath, releaseCaPem })
   try {
     await mkdir(dirname(knownHostsPath), { recursive: true })
     await writeFile(knownHostsPath, rendered.knownHosts, { mode: 0o644 })

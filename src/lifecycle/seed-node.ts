@@ -15,10 +15,10 @@ import { writePrivateFile } from '../fs/private-file.js'
 import { fitSeedBudget } from '../render/seed-budget.js'
 import { agentSeedDocument, nodeTarget, type SeedKind, workerSeedDocument } from '../render/seed-documents.js'
 import { generateSshHostKey } from '../render/ssh-host-key.js'
-import { invalidValue } from '../render/values.js'
 import type { Queryable } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
 import { outputWriteFailed, type Sink } from './output-sink.js'
+import { readReleaseCa } from './release-ca.js'
 import { actorOf, applySecretPlan, planSecret } from './secret-reissue.js'
 
 export type { SeedKind } from '../render/seed-documents.js'
@@ -81,17 +81,6 @@ export async function readGatewayCaBundle(env: Env): Promise<string> {
       actions: ['fleetkit ca init', 'or set FLEETKIT_PKI_DIR to the gateway\'s PKI directory'],
       data: { path },
     })
-  }
-}
-
-/** The private mirror's CA bundle named by release.caFile, relative to the definition's directory. */
-export async function readReleaseCa(definition: Definition, definitionDir: string): Promise<string | undefined> {
-  const file = definition.release.caFile
-  if (file === undefined) return undefined
-  try {
-    return await readFile(resolve(definitionDir, file), 'utf8')
-  } catch {
-    throw invalidValue('release.caFile', 'a readable PEM file (relative paths start at the definition\'s directory)')
   }
 }
 

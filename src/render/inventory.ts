@@ -4,7 +4,7 @@ import { stringify } from 'yaml'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition, NodeDeclaration } from '../definition/types.js'
-import { absolutePathValue, hostNameValue, nodeIdValue, portValue, posixUserValue, sshPublicKeyValue } from './values.js'
+import { absolutePathValue, hostNameValue, nodeIdValue, pemCertificatesValue, portValue, posixUserValue, sshPublicKeyValue } from './values.js'
 
 /** The part of a state row the inventory reads (src/store/nodes.ts NodeRow has more). */
 export interface InventoryStateNode {
@@ -23,6 +23,8 @@ export interface InventoryInput {
   hostPolicy: unknown
   /** Absolute path the known_hosts file is written to; ssh reads it on every connection. */
   knownHostsPath: string
+  /** release.caFile's content (a private release mirror's CA): agent_update verifies downloads with it. */
+  releaseCaPem?: string
 }
 
 export interface RenderedInventory {
@@ -141,7 +143,10 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
       vars: {
         fleetkit_fleet: definition.fleet,
         fleetkit_gateway: definition.gateway,
-        fleetkit_release: { url: definition.release.url, version: definition.release.version, publicKey: definition.release.publicKey },
+        fleetkit_release: {
+          url: definition.release.url, version: definition.release.version, publicKey: definition.release.publicKey,
+          ...(input.releaseCaPem === undefined ? {} : { caPem: pemCertificatesValue('release.caFile', input.releaseCaPem) }),
+        },
         fleetkit_operator_cidrs: definition.operators.cidrs,
         fleetkit_known_hosts_file: knownHostsPath,
         fleetkit_host_policy: input.hostPolicy,

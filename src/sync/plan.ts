@@ -55,6 +55,8 @@ export interface PlanInput {
   ansibleDir?: string
   /** sha256 of the extra-vars file a harness passes (FLEETKIT_SYNC_EXTRA_VARS_FILE): it changes what runs. */
   extraVarsSha256?: string
+  /** sha256 of release.caFile's content (a private mirror's CA), which the inventory carries. */
+  releaseCaSha256?: string
 }
 
 function sha256(text: string | Buffer): string {
@@ -116,7 +118,7 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
   const definitionSha256 = sha256(input.definitionText)
   const rolesSha256 = hashAnsibleTree(ansibleDir)
   const tags = [...new Set(input.tags ?? [])].sort()
-  const contentHash = sha256(JSON.stringify({ definitionSha256, rolesSha256, playbook, tags, extraVars: input.extraVarsSha256 ?? null }))
+  const contentHash = sha256(JSON.stringify({ definitionSha256, rolesSha256, playbook, tags, extraVars: input.extraVarsSha256 ?? null, releaseCa: input.releaseCaSha256 ?? null }))
   const hash = sha256(JSON.stringify({ contentHash, revision: input.revision, targets: ordered, canary: canary?.id ?? null, skipped }))
   const images = Object.fromEntries(Object.entries(definition.pools).filter(([, p]) => p.image !== undefined).map(([name, p]) => [name, p.image!]))
   return {

@@ -4,13 +4,14 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { hostname, userInfo } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { type Env, resolveStateDir } from '../config/state-dir.js'
 import { loadHostPolicy } from '../definition/host-policy.js'
+import { readReleaseCa } from '../lifecycle/release-ca.js'
 import { renderInventory } from '../render/inventory.js'
 import { appendEvent } from '../store/events.js'
 import { listNodes, type NodeRow } from '../store/nodes.js'
@@ -193,6 +194,8 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
   const source = await readDefinitionSource(options.definitionPath, options.ref, mode === 'drift' ? 'fleetkit drift' : 'fleetkit sync')
   const stateRows = await listNodes(pool)
   const extraVarsFile = env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined
+  // release.caFile is read from the operator's disk, as `fleetkit inventory` does; its content is part of the plan.
+  const releaseCaPem = await readReleaseCa(source.definition, dirname(options.definitionPath))
   const plan = buildSyncPlan({
     definition: source.definition,
     definitionText: source.text,
@@ -201,6 +204,7 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
     limit: options.limit,
     tags: options.tags,
     extraVarsSha256: extraVarsFile ? sha256File(extraVarsFile) : undefined,
+    releaseCaSha256: releaseCaPem === undefined ? undefined : createHash('sha256').update(releaseCaPem).digest('hex'),
   })
   if (plan.targets.length === 0) {
     throw new FleetkitError('SYNC_NO_TARGETS', `nothing to ${mode === 'drift' ? 'check' : 'sync'}: ${plan.skipped.length === 0 ? 'the fleet has no nodes' : plan.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}`, {
@@ -223,7 +227,7 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
       const workDir = join(stateDir, 'sync', `run-${run.id}`)
       await mkdir(workDir, { recursive: true, mode: 0o700 })
       const inventoryPath = join(workDir, 'inventory.yml')
-      const rendered = renderInventory({ definition: source.definition, stateNodes: stateRows, hostPolicy: loadHostPolicy(), knownHostsPath: join(workDir, 'known_hosts') })
+      const rendered = renderInventory({ definition: source.definition, stateNodes: stateRows, hostPolicy: loadHostPolicy(), knownHostsPath: join(workDir, 'known_hosts'), releaseCaPem })
       await writeFile(join(workDir, 'known_hosts'), rendered.knownHosts, { mode: 0o600 })
       await writeFile(inventoryPath, rendered.yaml, { mode: 0o600 })
       await appendEvent(pool, { kind: 'sync_run_started', data: { run_id: run.id, kind: run.kind, revision: plan.revision, plan_hash: plan.hash, started_by: run.startedBy, resumed: options.resume !== undefined } })

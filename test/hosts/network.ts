@@ -52,6 +52,7 @@ export function allocateAddress(owner = process.pid): string {
       const fd = openSync(file, 'wx')
       writeSync(fd, `${owner}\n`)
       closeSync(fd)
+      forgetNeighbour(address)
       return address
     } catch {
       const holder = Number.parseInt(readFileSync(file, 'utf8'), 10)
@@ -62,6 +63,21 @@ export function allocateAddress(owner = process.pid): string {
     }
   }
   throw new Error('test hosts: no free address on the test bridge')
+}
+
+/**
+ * Drops what this machine and every stranger namespace cached for ADDRESS: a host that took the
+ * address over has another MAC, and a stale ARP entry sends the first seconds of traffic to the
+ * old one (a 2 s probe from a long-lived stranger then times out as if a firewall dropped it).
+ */
+function forgetNeighbour(address: string): void {
+  const flush = (...prefix: string[]) => {
+    try { execFileSync('ip', [...prefix, 'neigh', 'flush', 'to', address], { stdio: 'ignore' }) } catch { /* nothing cached */ }
+  }
+  flush()
+  let namespaces: string[] = []
+  try { namespaces = readdirSync('/run/netns').filter((name) => name.startsWith('fkstranger-')) } catch { /* no namespaces */ }
+  for (const netns of namespaces) flush('-n', netns)
 }
 
 export function releaseAddress(address: string): void {

@@ -15,7 +15,7 @@ import { parse, stringify } from 'yaml'
 import { packagePath } from '../../../src/package-root.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
 import { getNode } from '../../../src/store/nodes.js'
-import { GUEST_HOST_ADDRESS, type VmHost, assertHostsAvailable, runPlaybook, startVmHost, writeInventory } from '../../hosts/index.js'
+import { GUEST_HOST_ADDRESS, type Inventory, type PlaybookResult, type VmHost, assertHostsAvailable, runPlaybook, startVmHost, writeInventory } from '../../hosts/index.js'
 import { agentBundle } from '../../support/agent-bundle.js'
 import { runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
@@ -24,6 +24,8 @@ import { type DisposablePostgres, startDisposablePostgres } from '../../support/
 import { packSignedRelease, releaseMirrorPki, serveFiles } from '../../support/release-mirror.js'
 
 const NODE_ID = 'build-1'
+/** Where site.yml mounts the VM's second disk. */
+const DATA_MOUNT = '/srv/build'
 /** The ports the guest dials at 10.0.2.100; each is forwarded to the real port on 127.0.0.1. */
 const GUEST = { agent: 8443, enroll: 8444, release: 9443 }
 const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
@@ -59,8 +61,7 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     // ssh reaches the guest through QEMU's user network, from 10.0.2.2: the firewall admits the operator from there.
     definition.operators = { ...definition.operators, cidrs: ['10.0.2.2/32'] }
     // Without a declared data volume the agent unit starts at first boot: with one, it waits for the
-    // data_volume role to mount it (ConditionPathIsMountPoint), which site.yml does later.
-    // The data_volume role is proven on its own VM (test/integration/roles/vm.test.ts).
+    // data_volume role to mount it (ConditionPathIsMountPoint); the inventory of the site.yml runs declares it.
     for (const node of definition.nodes as Array<{ id: string; dataVolume?: unknown }>) {
       if (node.id === NODE_ID) delete node.dataVolume
     }
@@ -127,32 +128,82 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     assert.equal(seen.hostCpuCount, 2)
   })
 
-  // The inventory is fleetkit's own (`fleetkit inventory`) with the connection pointed at the VM.
-  // The VM runs Debian 12 (a testOnly release) with 1 GiB, below the production minimum.
-  it('site.yml converges the enrolled host, and a second run reports changed=0', async () => {
-    const rendered = await runFleetkit(['inventory', '--definition', definitionFile, '--output', '-'], { env: cliEnv() })
-    assert.equal(rendered.code, 0, rendered.stderr)
-    const fleetInventory = parse(rendered.stdout) as { all: { vars: Record<string, unknown>; hosts?: Record<string, Record<string, unknown>>; children?: Record<string, { hosts?: Record<string, Record<string, unknown> | null> }> } }
-    const nodeVars = findHostVars(fleetInventory, NODE_ID)
-    const connection = new Set(['ansible_host', 'ansible_port', 'ansible_user', 'ansible_ssh_common_args', 'ansible_ssh_private_key_file'])
-    const vars = { ...fleetInventory.all.vars, ...Object.fromEntries(Object.entries(nodeVars).filter(([k]) => !connection.has(k))) }
-    const inventory = await writeInventory([vm!], join(dir, 'ansible'), { [NODE_ID]: vars },
-      Object.fromEntries(Object.entries(fleetInventory.all.children ?? {}).filter(([, g]) => g.hosts && NODE_ID in g.hosts).map(([group]) => [group, [NODE_ID]])))
-    // ssh reaches the guest on a forwarded port (ansible_port) but sshd listens on 22 inside it.
-    const extraVars = { preflight_allow_test_releases: true, preflight_enforce_size: false, firewall_ssh_port: 22 }
-    // Plain ssh, not mitogen: the dead-man switch's new-connection confirmation is proven on ssh
-    // (under mitogen a templated ansible_timeout reaches its connect deadline as a string).
-    const first = await runPlaybook({ inventory, playbook: 'site.yml', extraVars })
-    assert.equal(first.code, 0, `${first.stdout.slice(-4000)}\n${first.stderr.slice(-2000)}`)
-    const second = await runPlaybook({ inventory, playbook: 'site.yml', extraVars })
-    assert.equal(second.code, 0, second.stdout.slice(-4000))
-    assert.equal(second.recap[NODE_ID]?.changed, 0, second.stdout.slice(-4000))
+  // The inventory is fleetkit's own (`fleetkit inventory`) with the connection pointed at the VM and
+  // the VM's empty second disk as the data volume (declared only now: with one declared at first
+  // boot, the agent unit waits for the mount that site.yml makes). The VM runs Debian 12 (a testOnly
+  // release) with 1 GiB, below the production minimum. Runs use ansible-mitogen, as `fleetkit sync` does.
+  let inventory: Inventory
+  const extraVars = { preflight_allow_test_releases: true, preflight_enforce_size: false, firewall_ssh_port: 22 }
+  const site = (check = false) => runPlaybook({ inventory, playbook: 'site.yml', extraVars, mitogen: true, check, diff: check })
+  const loaded = async () => (await vm!.ssh('grep -q "^br_netfilter " /proc/modules')).code === 0
+  const diskUuid = async () => (await vm!.sshOk(`blkid -p -o value -s UUID ${vm!.dataDisk}`)).stdout.trim()
+  const tail = (run: PlaybookResult) => `${run.stdout.slice(-4000)}\n${run.stderr.slice(-2000)}`
+
+  it('site.yml in check mode on the seeded host fails nowhere, loads no module and formats no disk', async () => {
+    inventory = await fleetInventory({ fleetkit_data_volume: { device: vm!.dataDisk, filesystem: 'xfs', mountPoint: DATA_MOUNT } })
+    assert.equal(await loaded(), false, 'br_netfilter was loaded before the role ran')
+    const check = await site(true)
+    assert.equal(check.code, 0, tail(check))
+    assert.equal(await loaded(), false, 'check mode loaded the module')
+    assert.equal((await vm!.ssh(`blkid -p ${vm!.dataDisk}`)).code, 2, 'check mode formatted the disk')
+    assert.equal((await vm!.ssh('nft list table inet fleetkit')).code, 1, 'check mode loaded the firewall')
+  })
+
+  it('site.yml converges the enrolled host (module, sysctls, XFS by UUID), and a second run reports changed=0', async () => {
+    const first = await site()
+    assert.equal(first.code, 0, tail(first))
+    const second = await site()
+    assert.equal(second.code, 0, tail(second))
+    assert.equal(second.recap[NODE_ID]?.changed, 0, tail(second))
+    assert.equal(await loaded(), true)
+    assert.equal((await vm!.sshOk('sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables')).stdout, '1\n1\n')
+    assert.equal((await vm!.sshOk(`findmnt -n -o FSTYPE ${DATA_MOUNT}`)).stdout.trim(), 'xfs')
+    assert.match((await vm!.sshOk(`systemctl cat "$(systemd-escape -p --suffix=mount ${DATA_MOUNT})"`)).stdout,
+      new RegExp(`^What=/dev/disk/by-uuid/${await diskUuid()}$`, 'm'))
+    await vm!.sshOk(`echo kept > ${DATA_MOUNT}/marker`)
     assert.equal((await vm!.sshOk('systemctl is-active fleetkit-agent.service')).stdout.trim(), 'active')
   })
+
+  it('after a reboot: module, sysctls, firewall and volume are back, the agent heartbeats again, and nothing changes', async () => {
+    const uuid = await diskUuid()
+    const rebootedAt = new Date()
+    await vm!.reboot()
+    assert.equal(await loaded(), true, 'br_netfilter not loaded at boot')
+    assert.equal((await vm!.sshOk('sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables')).stdout, '1\n1\n')
+    await vm!.sshOk('nft list table inet fleetkit')
+    assert.equal((await vm!.sshOk(`findmnt -n -o FSTYPE ${DATA_MOUNT}`)).stdout.trim(), 'xfs')
+    assert.equal((await vm!.sshOk(`cat ${DATA_MOUNT}/marker`)).stdout, 'kept\n')
+    assert.equal(await diskUuid(), uuid)
+    const seen = await eventually('a heartbeat with host facts after the reboot', async () => {
+      const node = await getNode(gw!.db.pool, NODE_ID)
+      return node?.hostFactsAt && node.hostFactsAt > rebootedAt ? node : undefined
+    }, { timeoutMs: 120_000, intervalMs: 1_000 })
+    assert.equal(seen.hostBridgeNetfilter, true, 'the agent reports the bridge netfilter the role set')
+    const after = await site()
+    assert.equal(after.code, 0, tail(after))
+    assert.equal(after.recap[NODE_ID]?.changed, 0, tail(after))
+    assert.equal(await diskUuid(), uuid, 'the disk was reformatted')
+  })
+
+  /** fleetkit's rendered inventory for the VM: its vars, its groups, the connection the helper writes. */
+  async function fleetInventory(overrides: Record<string, unknown>): Promise<Inventory> {
+    const rendered = await runFleetkit(['inventory', '--definition', definitionFile, '--output', '-'], { env: cliEnv() })
+    assert.equal(rendered.code, 0, rendered.stderr)
+    const fleet = parse(rendered.stdout) as RenderedInventory
+    const connection = new Set(['ansible_host', 'ansible_port', 'ansible_user', 'ansible_ssh_common_args', 'ansible_ssh_private_key_file'])
+    const nodeVars = Object.entries(findHostVars(fleet, NODE_ID)).filter(([k]) => !connection.has(k))
+    const vars = { ...fleet.all.vars, ...Object.fromEntries(nodeVars), ...overrides }
+    const groups = Object.entries(fleet.all.children ?? {}).filter(([, g]) => g.hosts && NODE_ID in g.hosts).map(([group]) => [group, [NODE_ID]])
+    return writeInventory([vm!], join(dir, 'ansible'), { [NODE_ID]: vars }, Object.fromEntries(groups))
+  }
 })
 
+interface RenderedInventory {
+  all: { vars: Record<string, unknown>; hosts?: Record<string, Record<string, unknown>>; children?: Record<string, { hosts?: Record<string, Record<string, unknown> | null> }> }
+}
+
 /** The host vars fleetkit's inventory renders for NODE (under all.hosts or a group's hosts). */
-function findHostVars(inventory: { all: { hosts?: Record<string, Record<string, unknown>>; children?: Record<string, { hosts?: Record<string, Record<string, unknown> | null> }> } }, node: string): Record<string, unknown> {
+function findHostVars(inventory: RenderedInventory, node: string): Record<string, unknown> {
   const direct = inventory.all.hosts?.[node]
   if (direct) return direct
   for (const group of Object.values(inventory.all.children ?? {})) {

@@ -1,6 +1,6 @@
 // br_netfilter on a real container host: the container shares this machine's kernel, which has
 // br_netfilter (loaded or built in), so the role must accept it without a modprobe of its own.
-// The VM part (modprobe and a reboot) is in vm.test.ts.
+// The VM part (modprobe and a reboot) is in the VM end to end (test/integration/hosts/vm-agent-seed.test.ts).
 import assert from 'node:assert/strict'
 
 import { checkConvergeIdempotent, roleHostFixture } from './role-runs.js'

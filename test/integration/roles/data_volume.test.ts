@@ -1,7 +1,7 @@
 // data_volume on a real container host with a loop-device data disk: formatted XFS once, mounted
 // by a systemd mount unit, never reformatted; a disk with another filesystem is refused. A container
 // runs no udev, so /dev/disk/by-uuid is empty there: it mounts the device path
-// (data_volume_mount_source: device). Mounting by UUID and the reboot are in vm.test.ts.
+// (data_volume_mount_source: device). Mounting by UUID and the reboot are in the VM end to end (test/integration/hosts/vm-agent-seed.test.ts).
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

@@ -6,13 +6,13 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { TEST_HARNESS_VARS } from './role-runs.js'
+import { TEST_HARNESS_VARS, runRoles } from './role-runs.js'
 import { checkFirewall } from '../../../src/agent/host-checks.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { CommandRunner } from '../../../src/agent/command-runner.js'
 import {
   type ContainerHost, type Inventory, type PlaybookResult, type TestHost,
-  OPERATOR_ADDRESS, assertHostsAvailable, probeTcp, runPlaybook, startContainerHosts, startListener, writeInventory,
+  OPERATOR_ADDRESS, assertHostsAvailable, probeTcp, startContainerHosts, startListener, writeInventory,
 } from '../../hosts/index.js'
 
 // The lock-out test's deadline; converge runs keep the default (60 s), as a loaded machine needs it.
@@ -58,8 +58,9 @@ describe('firewall role on container hosts', function () {
     ...extra,
   })
 
-  const converge = (extra: { check?: boolean; limit?: string; inventory?: Inventory } = {}) =>
-    runPlaybook({ inventory: extra.inventory ?? inventory, playbook: 'firewall.yml', check: extra.check, diff: extra.check, limit: extra.limit, extraVars: TEST_HARNESS_VARS })
+  const converge = (extra: { check?: boolean; limit?: string; inventory?: Inventory; vars?: Record<string, unknown> } = {}) =>
+    runRoles({ inventory: extra.inventory ?? inventory, playbook: 'firewall.yml', check: extra.check, diff: extra.check, limit: extra.limit,
+      extraVars: { ...TEST_HARNESS_VARS, ...extra.vars } })
 
   before(async function () {
     await assertHostsAvailable('container')
@@ -138,12 +139,23 @@ describe('firewall role on container hosts', function () {
     assert.match(unprivileged.detail, /fleetkit-firewall\.service/)
   })
 
+  it('refuses a deadline within two connection timeouts with DEADMAN_TIMEOUT_TOO_SHORT and changes nothing', async function () {
+    const table = (await plain.sshOk('nft list table inet fleetkit')).stdout
+    const lockout = await writeInventory([plain, ingress], join(dir, 'short'), hostVars(['10.231.254.0/24'], { firewall_confirm_timeout: CONFIRM_TIMEOUT }))
+    const result = await converge({ inventory: lockout, limit: plain.name })
+    assert.notEqual(result.code, 0, describeRun(result))
+    assert.match(failedTaskMessages(result), /DEADMAN_TIMEOUT_TOO_SHORT: the firewall switch's deadline \(30 s\) must exceed twice the SSH connection timeout \(20 s/, describeRun(result))
+    assert.equal((await plain.sshOk('nft list table inet fleetkit')).stdout, table)
+    assert.notEqual((await plain.ssh('systemctl is-active fleetkit-deadman-firewall.timer')).stdout.trim(), 'active')
+  })
+
   it('rolls back by itself a ruleset that locks the operator out, reports FIREWALL_CONFIRM_TIMEOUT, and SSH works again', async function () {
     const confirmedTable = (await plain.sshOk('nft list table inet fleetkit')).stdout
     const bootRules = (await plain.sshOk('cat /etc/fleetkit/firewall.nft')).stdout
     // A range that excludes the operator's address: the new rules admit SSH from nobody we are.
     const lockout = await writeInventory([plain, ingress], join(dir, 'lockout'), hostVars(['10.231.254.0/24'], { firewall_confirm_timeout: CONFIRM_TIMEOUT }))
-    const result = await converge({ inventory: lockout, limit: plain.name })
+    // A 10 s connection timeout (ansible.cfg says 20): the short deadline must exceed twice it.
+    const result = await converge({ inventory: lockout, limit: plain.name, vars: { ansible_timeout: 10, ansible_ssh_timeout: 10 } })
 
     assert.notEqual(result.code, 0, describeRun(result))
     assert.equal(result.recap[plain.name]?.failed, 1, describeRun(result))

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 
 import { parse } from 'yaml'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import type { Definition } from '../../../src/definition/types.js'
+import { packagePath } from '../../../src/package-root.js'
 import { renderInventory } from '../../../src/render/inventory.js'
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS'
@@ -100,6 +102,16 @@ describe('render: inventory', () => {
     b.nodes.reverse()
     const render = (d: Definition) => renderInventory({ definition: d, stateNodes: [], hostPolicy: {}, knownHostsPath: '/k/known_hosts' }).yaml
     assert.equal(render(a), render(b))
+  })
+
+  it('carries a private release mirror\'s CA for agent_update, and refuses one that is not PEM certificates', () => {
+    const ca = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
+    const input = { definition: definition(), stateNodes: [], hostPolicy: {}, knownHostsPath: '/k/known_hosts' }
+    const release = (yaml: string) => (parse(yaml, { version: '1.1' }) as { all: { vars: { fleetkit_release: Record<string, string> } } }).all.vars.fleetkit_release
+    assert.equal(release(renderInventory(input).yaml).caPem, undefined)
+    assert.equal(release(renderInventory({ ...input, releaseCaPem: `${ca}\n\n` }).yaml).caPem, ca.trim() + '\n')
+    assert.throws(() => renderInventory({ ...input, releaseCaPem: `${ca}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n` }),
+      (e: unknown) => e instanceof FleetkitError && e.code === 'SEED_VALUE_INVALID')
   })
 
   it('refuses a host key, host or path that is not plain', () => {
