@@ -8,7 +8,7 @@
 // Needs root and the test-host packages (bash scripts/install-test-deps). It borrows the test
 // suites' container hosts and release mirror (test/hosts, test/integration/roles): the only way to
 // get real hosts on one machine. A disposable PostgreSQL holds the ledger. docs/performance.md records the figures.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -62,12 +62,21 @@ async function fleetFor(hosts: ContainerHost[], dir: string): Promise<string> {
   return path
 }
 
-function timed(label: string, command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): number {
+// Asynchronous on purpose: the release mirror the hosts download from is served by this process.
+function timed(label: string, command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   const started = performance.now()
-  const run = spawnSync(command, args, { env, cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
-  const ms = performance.now() - started
-  if (run.status !== 0) throw new Error(`${label} exited ${run.status}:\n${(run.stdout + run.stderr).split('\n').slice(-30).join('\n')}`)
-  return ms
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-20_000) })
+    child.stderr.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-20_000) })
+    child.once('error', reject)
+    child.once('close', (code) => {
+      const ms = performance.now() - started
+      if (code === 0) resolve(ms)
+      else reject(new Error(`${label} exited ${code}:\n${output.split('\n').slice(-30).join('\n')}`))
+    })
+  })
 }
 
 async function startHosts(n: number): Promise<ContainerHost[]> {
@@ -75,7 +84,7 @@ async function startHosts(n: number): Promise<ContainerHost[]> {
   return startContainerHosts(n, (i) => ({ name: `bs${batch}-${i + 1}`, seed: { userData: USER_DATA } }))
 }
 
-function fleetkitSync(definition: string, dir: string, hosts: ContainerHost[]): number {
+function fleetkitSync(definition: string, dir: string, hosts: ContainerHost[]): Promise<number> {
   const env = {
     ...process.env, DATABASE_URL: pg.url, FLEETKIT_STATE_DIR: join(dir, 'state'), ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
     FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars, ...(noMitogen ? { FLEETKIT_SYNC_MITOGEN: '0' } : {}),
@@ -83,7 +92,7 @@ function fleetkitSync(definition: string, dir: string, hosts: ContainerHost[]): 
   return timed('fleetkit sync', process.execPath, [fleetkitEntry(), 'sync', '--definition', definition], env, dir)
 }
 
-function plainAnsible(dir: string, hosts: ContainerHost[]): number {
+function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
   // The inventory fleetkit renders (its first run wrote it); Ansible's defaults otherwise.
   const inventory = join(dir, 'inventory.yml')
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', ANSIBLE_ROLES_PATH: packagePath('ansible', 'roles'), ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile, ANSIBLE_NOCOLOR: '1' }
@@ -103,16 +112,16 @@ try {
     const a = await startHosts(n)
     const dirA = join(work, `fleetkit-${n}`)
     const defA = await fleetFor(a, dirA)
-    const fkFirst = fleetkitSync(defA, dirA, a)
-    const fkSecond = fleetkitSync(defA, dirA, a)
+    const fkFirst = await fleetkitSync(defA, dirA, a)
+    const fkSecond = await fleetkitSync(defA, dirA, a)
     await Promise.all(a.map((h) => h.stop()))
     // plain ansible-playbook: fresh hosts again, the same inventory fleetkit renders.
     const b = await startHosts(n)
     const dirB = join(work, `plain-${n}`)
     const defB = await fleetFor(b, dirB)
     await renderInventory(defB, dirB)
-    const plFirst = plainAnsible(dirB, b)
-    const plSecond = plainAnsible(dirB, b)
+    const plFirst = await plainAnsible(dirB, b)
+    const plSecond = await plainAnsible(dirB, b)
     await Promise.all(b.map((h) => h.stop()))
     const row = `${n} host(s): first run fleetkit ${seconds(fkFirst)} vs ansible-playbook ${seconds(plFirst)} (${(plFirst / fkFirst).toFixed(2)}x); ` +
       `no-change run fleetkit ${seconds(fkSecond)} vs ansible-playbook ${seconds(plSecond)} (${(plSecond / fkSecond).toFixed(2)}x)`
