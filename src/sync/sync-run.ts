@@ -110,7 +110,7 @@ async function inProgressError(pool: pg.Pool): Promise<FleetkitError> {
   const holder = (await listUnfinishedSyncRuns(pool))[0]
   const by = holder ? `run ${holder.id}, started by ${holder.startedBy} (pid ${holder.pid}) at ${holder.startedAt.toISOString()}` : 'a sync whose run is not recorded yet'
   return new FleetkitError('SYNC_IN_PROGRESS', `another fleetkit sync holds the fleet's sync lock: ${by}`, {
-    actions: ['wait for it to finish (fleetkit events --kind sync_run_finished)', 'run fleetkit sync again afterwards'],
+    actions: ['wait for it to finish (fleetkit events --type sync_run_finished)', 'run fleetkit sync again afterwards'],
     data: holder ? { runId: holder.id, startedBy: holder.startedBy, pid: holder.pid, startedAt: holder.startedAt.toISOString() } : {},
   })
 }
@@ -252,7 +252,7 @@ async function openRun(options: SyncOptions, plan: SyncPlan): Promise<SyncRunRow
     const run = await getSyncRun(pool, options.resume)
     if (!run || run.kind !== 'sync' || run.status !== 'running') {
       throw new FleetkitError('SYNC_RUN_UNKNOWN', `there is no unfinished sync run ${options.resume}${run ? ` (it is a ${run.kind} run, ${run.status})` : ''}`, {
-        actions: ['fleetkit events --kind sync_run_started', 'fleetkit sync'], data: { runId: options.resume },
+        actions: ['fleetkit events --type sync_run_started', 'fleetkit sync'], data: { runId: options.resume },
       })
     }
     if (run.planHash !== plan.hash) throw staleError(run.planHash, plan.hash, `run ${run.id} was started with another plan (definition, roles, revision or nodes changed since)`)
