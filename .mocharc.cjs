@@ -17,7 +17,7 @@ module.exports = {
   // The host suites (real containers and VMs, root only) run from test/hosts/mocharc.cjs in their own section.
   ...(namesTests(process.argv.slice(2)) ? {} : {
     spec: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
-    ignore: ['test/integration/hosts/**', 'test/integration/roles/**'],
+    ignore: ['test/integration/hosts/**', 'test/integration/roles/**', 'test/integration/sync/**/*-hosts.test.ts'],
   }),
   timeout: 60000,
   recursive: true,

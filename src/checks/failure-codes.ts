@@ -11,6 +11,7 @@ import { AGENT_CODES } from './codes/agent.js'
 import { LIFECYCLE_CODES } from './codes/lifecycle.js'
 import { HOST_CODES } from './codes/host.js'
 import { FIREWALL_CODES } from './codes/firewall.js'
+import { SYNC_CODES } from './codes/sync.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -27,6 +28,7 @@ export const FAILURE_CODES = {
   ...LIFECYCLE_CODES,
   ...HOST_CODES,
   ...FIREWALL_CODES,
+  ...SYNC_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

@@ -25,7 +25,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
 
   static override flags = {
     definition: definitionFlag(),
-    since: Flags.string({ summary: 'Git revision of the same file: also check the change since then (transitions).', env: 'FLEETKIT_SINCE' }),
+    since: Flags.string({ summary: 'Git revision of the same file, or "applied" (the revision the last complete fleetkit sync applied): also check the change since then (transitions).', env: 'FLEETKIT_SINCE' }),
     'state-dir': stateDirFlag('With --since: the state directory whose embedded PostgreSQL, if running, holds the facts (when DATABASE_URL is unset).'),
     ansible: Flags.boolean({ summary: 'Also render the inventory (ansible-inventory --list) and syntax-check every playbook in ansible/playbooks/.' }),
   }
@@ -41,11 +41,25 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
       state = await openTransitionFacts(flags['state-dir'] ? { stateDir: flags['state-dir'] } : {})
       this.log(`Transition facts: ${state.description}${state.source === 'none' ? '; allocations, leases and canary runs are not checked' : ''}.`)
     }
+    let since = flags.since
+    if (since === 'applied' && state) {
+      const applied = await state.appliedRevision()
+      if (!applied) {
+        await state.close()
+        const { FleetkitError } = await import('../checks/fleetkit-error.js')
+        throw new FleetkitError('DEFINITION_REVISION_UNKNOWN', `--since applied: ${state.source === 'none' ? 'no state database is reachable to read' : 'no fleetkit sync has converged every node at a committed revision yet, so there is no'} applied revision`, {
+          actions: ['fleetkit sync --ref SHA (records the applied revision)', `fleetkit validate --definition ${path} --since REF`],
+          data: { ref: 'applied' },
+        })
+      }
+      this.log(`Applied revision: ${applied.revision} (sync run ${applied.runId}).`)
+      since = applied.revision
+    }
     let validated: ValidatedFleet
     try {
       validated = await validateFleet({
         path,
-        ...(flags.since === undefined || !state ? {} : { since: flags.since, facts: state.facts, factsSource: state.source }),
+        ...(since === undefined || !state ? {} : { since, facts: state.facts, factsSource: state.source }),
       })
     } finally {
       await state?.close()

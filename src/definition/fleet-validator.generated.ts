@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url)
 
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"tailscale":{"description":"Install Tailscale and join the tailnet with tags from the pool (the auth key comes from FLEETKIT_TAILSCALE_AUTH_KEY on the operator's machine, never from this file).","type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"tailscale":{"description":"Install Tailscale and join the tailnet with tags from the pool (the auth key comes from FLEETKIT_TAILSCALE_AUTH_KEY on the operator's machine, never from this file).","type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
 const schema32 = {"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"};
 const schema33 = {"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048};
 const schema36 = {"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64};
@@ -902,11 +902,11 @@ return errors === 0;
 }
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema46 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
+const schema46 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
 const pattern24 = new RegExp("^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$", "u");
 const pattern25 = new RegExp("^[a-z_][a-z0-9_-]{0,31}$", "u");
-const pattern28 = new RegExp("^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$", "u");
-const pattern29 = new RegExp("^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$", "u");
+const pattern29 = new RegExp("^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$", "u");
+const pattern30 = new RegExp("^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$", "u");
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1191,12 +1191,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.features !== undefined){
-let data8 = data.features;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-for(const key2 in data8){
-if(!((((key2 === "containers") || (key2 === "tailscale")) || (key2 === "session")) || (key2 === "preset"))){
-const err23 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data8};
+if(data.agentVersion !== undefined){
+let data8 = data.agentVersion;
+if(typeof data8 === "string"){
+if(func2(data8) > 64){
+const err23 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema36,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1205,11 +1204,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-if(data8.containers !== undefined){
-let data9 = data8.containers;
-if(typeof data9 !== "boolean"){
-const err24 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data9};
+if(!pattern9.test(data8)){
+const err24 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/pattern",keyword:"pattern",params:{pattern: "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$"},message:"must match pattern \""+"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$"+"\"",schema:"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$",parentSchema:schema36,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1219,10 +1215,8 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data8.tailscale !== undefined){
-let data10 = data8.tailscale;
-if(typeof data10 !== "boolean"){
-const err25 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.tailscale.type,parentSchema:schema43.properties.tailscale,data:data10};
+else {
+const err25 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1232,10 +1226,12 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data8.session !== undefined){
-let data11 = data8.session;
-if(!(data11 === "headless")){
-const err26 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data11};
+if(data.features !== undefined){
+let data9 = data.features;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+for(const key2 in data9){
+if(!((((key2 === "containers") || (key2 === "tailscale")) || (key2 === "session")) || (key2 === "preset"))){
+const err26 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1245,11 +1241,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data8.preset !== undefined){
-let data12 = data8.preset;
-if(typeof data12 === "string"){
-if(!pattern19.test(data12)){
-const err27 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data12};
+if(data9.containers !== undefined){
+let data10 = data9.containers;
+if(typeof data10 !== "boolean"){
+const err27 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.containers.type,parentSchema:schema43.properties.containers,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1259,8 +1254,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data12};
+if(data9.tailscale !== undefined){
+let data11 = data9.tailscale;
+if(typeof data11 !== "boolean"){
+const err28 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema43.properties.tailscale.type,parentSchema:schema43.properties.tailscale,data:data11};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1270,9 +1267,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-}
-else {
-const err29 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data8};
+if(data9.session !== undefined){
+let data12 = data9.session;
+if(!(data12 === "headless")){
+const err29 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema43.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.session.enum,parentSchema:schema43.properties.session,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1282,12 +1280,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data.exposure !== undefined){
-let data13 = data.exposure;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-for(const key3 in data13){
-if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
-const err30 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data13};
+if(data9.preset !== undefined){
+let data13 = data9.preset;
+if(typeof data13 === "string"){
+if(!pattern19.test(data13)){
+const err30 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema43.properties.preset,data:data13};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1297,10 +1294,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data13.publicSsh !== undefined){
-let data14 = data13.publicSsh;
-if(typeof data14 !== "boolean"){
-const err31 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data14};
+else {
+const err31 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.preset.type,parentSchema:schema43.properties.preset,data:data13};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1310,15 +1305,9 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data13.publicPorts !== undefined){
-let data15 = data13.publicPorts;
-if(Array.isArray(data15)){
-const len0 = data15.length;
-for(let i0=0; i0<len0; i0++){
-let data16 = data15[i0];
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.protocol === undefined){
-const err32 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data16};
+}
+else {
+const err32 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data9};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1327,8 +1316,13 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data16.port === undefined){
-const err33 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data16};
+}
+if(data.exposure !== undefined){
+let data14 = data.exposure;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+for(const key3 in data14){
+if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
+const err33 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data14};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1337,9 +1331,11 @@ vErrors.push(err33);
 }
 errors++;
 }
-for(const key4 in data16){
-if(!((key4 === "protocol") || (key4 === "port"))){
-const err34 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data16};
+}
+if(data14.publicSsh !== undefined){
+let data15 = data14.publicSsh;
+if(typeof data15 !== "boolean"){
+const err34 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema44.properties.publicSsh.type,parentSchema:schema44.properties.publicSsh,data:data15};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1349,10 +1345,15 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data16.protocol !== undefined){
-let data17 = data16.protocol;
-if(!((data17 === "tcp") || (data17 === "udp"))){
-const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data17};
+if(data14.publicPorts !== undefined){
+let data16 = data14.publicPorts;
+if(Array.isArray(data16)){
+const len0 = data16.length;
+for(let i0=0; i0<len0; i0++){
+let data17 = data16[i0];
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.protocol === undefined){
+const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data17};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1361,11 +1362,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-if(data16.port !== undefined){
-let data18 = data16.port;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data18};
+if(data17.port === undefined){
+const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema44.properties.publicPorts.items.required,parentSchema:schema44.properties.publicPorts.items,data:data17};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1374,9 +1372,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 > 65535 || isNaN(data18)){
-const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data18};
+for(const key4 in data17){
+if(!((key4 === "protocol") || (key4 === "port"))){
+const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema44.properties.publicPorts.items,data:data17};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1385,8 +1383,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data18 < 1 || isNaN(data18)){
-const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data18};
+}
+if(data17.protocol !== undefined){
+let data18 = data17.protocol;
+if(!((data18 === "tcp") || (data18 === "udp"))){
+const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema44.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema44.properties.publicPorts.items.properties.protocol,data:data18};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1396,10 +1397,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data16};
+if(data17.port !== undefined){
+let data19 = data17.port;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.publicPorts.items.properties.port.type,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1408,15 +1409,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-let i1 = data15.length;
-let j0;
-if(i1 > 1){
-outer0:
-for(;i1--;){
-for(j0 = i1; j0--;){
-if(func0(data15[i1], data15[j0])){
-const err40 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data15};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 65535 || isNaN(data19)){
+const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1424,14 +1419,9 @@ else {
 vErrors.push(err40);
 }
 errors++;
-break outer0;
 }
-}
-}
-}
-}
-else {
-const err41 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data15};
+if(data19 < 1 || isNaN(data19)){
+const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.publicPorts.items.properties.port,data:data19};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1441,10 +1431,10 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data13.otherListeners !== undefined){
-let data19 = data13.otherListeners;
-if(!((data19 === "warn") || (data19 === "fail"))){
-const err42 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data19};
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.properties.publicPorts.items.type,parentSchema:schema44.properties.publicPorts.items,data:data17};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1454,9 +1444,14 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data13};
+let i1 = data16.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data16[i1], data16[j0])){
+const err43 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema44.properties.publicPorts,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1464,13 +1459,14 @@ else {
 vErrors.push(err43);
 }
 errors++;
+break outer0;
 }
 }
-if(data.dataVolume !== undefined){
-let data20 = data.dataVolume;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.device === undefined){
-const err44 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data20};
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.publicPorts.type,parentSchema:schema44.properties.publicPorts,data:data16};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1479,8 +1475,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data20.filesystem === undefined){
-const err45 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data20};
+}
+if(data14.otherListeners !== undefined){
+let data20 = data14.otherListeners;
+if(!((data20 === "warn") || (data20 === "fail"))){
+const err45 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema44.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.otherListeners.enum,parentSchema:schema44.properties.otherListeners,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1489,8 +1488,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data20.mountPoint === undefined){
-const err46 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data20};
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data14};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1499,9 +1500,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-for(const key5 in data20){
-if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
-const err47 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.dataVolume,data:data20};
+}
+if(data.dataVolume !== undefined){
+let data21 = data.dataVolume;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.device === undefined){
+const err47 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1510,12 +1514,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-if(data20.device !== undefined){
-let data21 = data20.device;
-if(typeof data21 === "string"){
-if(!pattern28.test(data21)){
-const err48 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data21};
+if(data21.filesystem === undefined){
+const err48 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1524,9 +1524,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-else {
-const err49 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.device.type,parentSchema:schema46.properties.dataVolume.properties.device,data:data21};
+if(data21.mountPoint === undefined){
+const err49 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema46.properties.dataVolume.required,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1535,11 +1534,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-if(data20.filesystem !== undefined){
-let data22 = data20.filesystem;
-if("xfs" !== data22){
-const err50 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema46.properties.dataVolume.properties.filesystem,data:data22};
+for(const key5 in data21){
+if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
+const err50 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1549,11 +1546,11 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data20.mountPoint !== undefined){
-let data23 = data20.mountPoint;
-if(typeof data23 === "string"){
-if(!pattern29.test(data23)){
-const err51 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data23};
+if(data21.device !== undefined){
+let data22 = data21.device;
+if(typeof data22 === "string"){
+if(!pattern29.test(data22)){
+const err51 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema46.properties.dataVolume.properties.device,data:data22};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1564,7 +1561,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.mountPoint.type,parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data23};
+const err52 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.device.type,parentSchema:schema46.properties.dataVolume.properties.device,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1574,9 +1571,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
-else {
-const err53 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.dataVolume.type,parentSchema:schema46.properties.dataVolume,data:data20};
+if(data21.filesystem !== undefined){
+let data23 = data21.filesystem;
+if("xfs" !== data23){
+const err53 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema46.properties.dataVolume.properties.filesystem,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1586,11 +1584,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data.maxCapacity !== undefined){
-let data24 = data.maxCapacity;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.cpu === undefined){
-const err54 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema42.required,parentSchema:schema42,data:data24};
+if(data21.mountPoint !== undefined){
+let data24 = data21.mountPoint;
+if(typeof data24 === "string"){
+if(!pattern30.test(data24)){
+const err54 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data24};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1599,8 +1597,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(data24.memoryMiB === undefined){
-const err55 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema42.required,parentSchema:schema42,data:data24};
+}
+else {
+const err55 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.dataVolume.properties.mountPoint.type,parentSchema:schema46.properties.dataVolume.properties.mountPoint,data:data24};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1609,8 +1608,10 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data24.diskGiB === undefined){
-const err56 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema42.required,parentSchema:schema42,data:data24};
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.dataVolume.type,parentSchema:schema46.properties.dataVolume,data:data21};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1619,9 +1620,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-for(const key6 in data24){
-if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
-const err57 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data:data24};
+}
+if(data.maxCapacity !== undefined){
+let data25 = data.maxCapacity;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.cpu === undefined){
+const err57 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema42.required,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1630,12 +1634,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data24.cpu !== undefined){
-let data25 = data24.cpu;
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 <= 0 || isNaN(data25)){
-const err58 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema42.properties.cpu,data:data25};
+if(data25.memoryMiB === undefined){
+const err58 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema42.required,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1644,9 +1644,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-else {
-const err59 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema42.properties.cpu.type,parentSchema:schema42.properties.cpu,data:data25};
+if(data25.diskGiB === undefined){
+const err59 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema42.required,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1655,11 +1654,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-if(data24.memoryMiB !== undefined){
-let data26 = data24.memoryMiB;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err60 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.memoryMiB.type,parentSchema:schema42.properties.memoryMiB,data:data26};
+for(const key6 in data25){
+if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
+const err60 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1668,9 +1665,12 @@ vErrors.push(err60);
 }
 errors++;
 }
+}
+if(data25.cpu !== undefined){
+let data26 = data25.cpu;
 if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
-const err61 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.memoryMiB,data:data26};
+if(data26 <= 0 || isNaN(data26)){
+const err61 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema42.properties.cpu,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1680,11 +1680,8 @@ vErrors.push(err61);
 errors++;
 }
 }
-}
-if(data24.diskGiB !== undefined){
-let data27 = data24.diskGiB;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err62 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.diskGiB.type,parentSchema:schema42.properties.diskGiB,data:data27};
+else {
+const err62 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema42.properties.cpu.type,parentSchema:schema42.properties.cpu,data:data26};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1693,9 +1690,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 1 || isNaN(data27)){
-const err63 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.diskGiB,data:data27};
+}
+if(data25.memoryMiB !== undefined){
+let data27 = data25.memoryMiB;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err63 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.memoryMiB.type,parentSchema:schema42.properties.memoryMiB,data:data27};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1704,11 +1703,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err64 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data:data24};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
+const err64 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.memoryMiB,data:data27};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1718,11 +1715,11 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data.region !== undefined){
-let data28 = data.region;
-if(typeof data28 === "string"){
-if(!pattern18.test(data28)){
-const err65 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.region,data:data28};
+}
+if(data25.diskGiB !== undefined){
+let data28 = data25.diskGiB;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err65 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.diskGiB.type,parentSchema:schema42.properties.diskGiB,data:data28};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1731,9 +1728,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.region.type,parentSchema:schema46.properties.region,data:data28};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 1 || isNaN(data28)){
+const err66 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.diskGiB,data:data28};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1743,11 +1740,10 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data.serverType !== undefined){
-let data29 = data.serverType;
-if(typeof data29 === "string"){
-if(!pattern18.test(data29)){
-const err67 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.serverType,data:data29};
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data:data25};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1757,8 +1753,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-else {
-const err68 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.serverType.type,parentSchema:schema46.properties.serverType,data:data29};
+if(data.region !== undefined){
+let data29 = data.region;
+if(typeof data29 === "string"){
+if(!pattern18.test(data29)){
+const err68 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.region,data:data29};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1768,14 +1767,50 @@ vErrors.push(err68);
 errors++;
 }
 }
-}
 else {
-const err69 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+const err69 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.region.type,parentSchema:schema46.properties.region,data:data29};
 if(vErrors === null){
 vErrors = [err69];
 }
 else {
 vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data.serverType !== undefined){
+let data30 = data.serverType;
+if(typeof data30 === "string"){
+if(!pattern18.test(data30)){
+const err70 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema46.properties.serverType,data:data30};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.serverType.type,parentSchema:schema46.properties.serverType,data:data30};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
 }
 errors++;
 }

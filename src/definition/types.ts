@@ -72,6 +72,8 @@ export interface NodeDeclaration {
   ssh?: SshTarget
   /** Pinned SSH host public key ("ssh-ed25519 AAAA..."). */
   hostKey?: string
+  /** This node's own agent version (the canary proves one before release.version moves). */
+  agentVersion?: string
   features?: Features
   exposure?: Exposure
   dataVolume?: DataVolume

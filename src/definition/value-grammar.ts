@@ -32,6 +32,7 @@ export const GRAMMAR_FIELDS: ReadonlyArray<readonly [string, GrammarName]> = [
   ['/nodes/*/ssh/host', 'sshHost'],
   ['/nodes/*/ssh/user', 'posixUser'],
   ['/nodes/*/hostKey', 'sshPublicKey'],
+  ['/nodes/*/agentVersion', 'releaseVersion'],
   ['/nodes/*/features/preset', 'imageName'],
   ['/nodes/*/dataVolume/device', 'device'],
   ['/nodes/*/dataVolume/mountPoint', 'mountPoint'],

@@ -112,6 +112,8 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
     vars.fleetkit_features = { ...definition.features, ...pool?.features, ...node?.features }
     vars.fleetkit_exposure = { ...definition.exposure, ...pool?.exposure, ...node?.exposure }
     vars.fleetkit_data_volume = node?.dataVolume ?? null
+    // The canary may run ahead of the fleet (agent_update_version, ansible/playbooks/vars/roles.yml).
+    vars.fleetkit_agent_version = node?.agentVersion ?? null
     vars.fleetkit_docker_network_policy = pool?.dockerNetworkPolicy ?? null
     hosts[id] = vars
 

@@ -5,6 +5,7 @@ import { resolveStateDir, type Env } from '../config/state-dir.js'
 import { NO_STATE_FACTS, type TransitionFacts, type TransitionFactsSource } from '../definition/transitions/facts.js'
 import { openDatabase } from './database.js'
 import { inspectEmbeddedServer } from './embedded/server.js'
+import { lastAppliedRevision } from './sync-ledger.js'
 import { storeTransitionFacts } from './transition-facts.js'
 
 export interface OpenTransitionFactsOptions {
@@ -19,6 +20,8 @@ export interface OpenedTransitionFacts {
   facts: TransitionFacts
   /** One line: the database read (its password as ***), or why no state was read. */
   description: string
+  /** The revision the last complete `fleetkit sync` applied (`validate --since applied`); undefined when none, or no state. */
+  appliedRevision(): Promise<{ runId: number; revision: string } | undefined>
   close(): Promise<void>
 }
 
@@ -33,7 +36,7 @@ export async function openTransitionFacts(options: OpenTransitionFactsOptions = 
   const databaseUrl = env.DATABASE_URL?.trim()
   if (databaseUrl) {
     const db = await openDatabase({ env, databaseUrl, max: 2 })
-    return { source: 'store', facts: storeTransitionFacts(db.pool, clock), description: `state read from DATABASE_URL ${db.url}`, close: () => db.close() }
+    return { source: 'store', facts: storeTransitionFacts(db.pool, clock), description: `state read from DATABASE_URL ${db.url}`, appliedRevision: () => lastAppliedRevision(db.pool), close: () => db.close() }
   }
   const stateDir = options.stateDir ?? resolveStateDir(env)
   // The same test `fleetkit db status` makes: postmaster.pid names a live, ready server.
@@ -43,9 +46,10 @@ export async function openTransitionFacts(options: OpenTransitionFactsOptions = 
       source: 'none',
       facts: NO_STATE_FACTS,
       description: `no state read: DATABASE_URL is unset and the embedded PostgreSQL in ${stateDir} is not running`,
+      appliedRevision: async () => undefined,
       close: async () => undefined,
     }
   }
   const db = await openDatabase({ env: { ...env, DATABASE_URL: '' }, stateDir, max: 2 })
-  return { source: 'store', facts: storeTransitionFacts(db.pool, clock), description: `state read from the embedded PostgreSQL ${db.url}`, close: () => db.close() }
+  return { source: 'store', facts: storeTransitionFacts(db.pool, clock), description: `state read from the embedded PostgreSQL ${db.url}`, appliedRevision: () => lastAppliedRevision(db.pool), close: () => db.close() }
 }

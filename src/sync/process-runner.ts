@@ -14,6 +14,8 @@ export interface RunProcessOptions {
   maxBytes?: number
   /** Between SIGTERM and SIGKILL to the group. */
   killGraceMs?: number
+  /** Told the process id (its process group) once it started: sync records it so a resume can end an orphan. */
+  onSpawn?: (pid: number) => void
 }
 
 export interface ProcessResult {
@@ -40,6 +42,7 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     // started (ansible's workers, a shell's children), and a terminal's Ctrl-C reaches fleetkit
     // alone, which then ends the tool in order.
     const child = spawn(command, args, { env: options.env as NodeJS.ProcessEnv, cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    if (child.pid !== undefined) options.onSpawn?.(child.pid)
     const out: Buffer[] = []
     const err: Buffer[] = []
     const collect = (into: Buffer[]) => {

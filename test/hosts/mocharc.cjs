@@ -10,7 +10,7 @@ const named = process.argv.slice(2).some((arg) => /\.(ts|js|mjs|cjs)$/.test(arg)
 module.exports = {
   import: 'tsx',
   require: ['test/hosts/mocha-hooks.ts'],
-  ...(named ? {} : { spec: ['test/integration/hosts/**/*.test.ts', 'test/integration/roles/**/*.test.ts'] }),
+  ...(named ? {} : { spec: ['test/integration/hosts/**/*.test.ts', 'test/integration/roles/**/*.test.ts', 'test/integration/sync/**/*-hosts.test.ts'] }),
   timeout: 600000,
   recursive: true,
   extension: ['ts'],

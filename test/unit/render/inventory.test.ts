@@ -65,6 +65,19 @@ describe('render: inventory', () => {
     assert.match(out.yaml, /^ {4}"yes":$/m)
   })
 
+  it("a node's own agentVersion (the canary running ahead) reaches the agent_update role; others get null", async () => {
+    const def = definition()
+    def.nodes[0]!.agentVersion = '1.1.0'
+    const out = renderInventory({ definition: def, stateNodes: [], hostPolicy: { version: 1 }, knownHostsPath: '/k/known_hosts' })
+    const doc = parse(out.yaml, { version: '1.1' }) as { all: { hosts: Record<string, Record<string, unknown>> } }
+    assert.equal(doc.all.hosts['web-1']!.fleetkit_agent_version, '1.1.0')
+    assert.equal(doc.all.hosts['yes']!.fleetkit_agent_version, null)
+    const { readFileSync } = await import('node:fs')
+    const { packagePath } = await import('../../../src/package-root.js')
+    const roles = readFileSync(packagePath('ansible', 'playbooks', 'vars', 'roles.yml'), 'utf8')
+    assert.match(roles, /^agent_update_version: "\{\{ fleetkit_agent_version \| default\(fleetkit_release\.version, true\) \}\}"$/m)
+  })
+
   it('adds provisioned nodes from the state and leaves out parked and retired ones', () => {
     const out = renderInventory({
       definition: definition(),

@@ -1,0 +1,83 @@
+# fleetkit_events: writes one JSON line per host result to $FLEETKIT_EVENTS_FILE and flushes it at
+# once, so `fleetkit sync` shows progress live and a killed sync loses nothing Ansible reported.
+# Enabled only by fleetkit (ANSIBLE_CALLBACKS_ENABLED=fleetkit_events); the stdout callback is untouched.
+from __future__ import annotations
+
+DOCUMENTATION = '''
+name: fleetkit_events
+type: notification
+short_description: per-host JSON lines for fleetkit sync
+description:
+  - Appends one JSON object per line to the file named by FLEETKIT_EVENTS_FILE.
+requirements:
+  - FLEETKIT_EVENTS_FILE set in the environment
+'''
+
+import json
+import os
+import time
+
+from ansible.plugins.callback import CallbackBase
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = 'notification'
+    CALLBACK_NAME = 'fleetkit_events'
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super().__init__()
+        path = os.environ.get('FLEETKIT_EVENTS_FILE')
+        self._out = open(path, 'a', encoding='utf-8') if path else None
+
+    def _emit(self, event, **fields):
+        if self._out is None:
+            return
+        fields['event'] = event
+        fields['at'] = round(time.time(), 3)
+        self._out.write(json.dumps(fields, default=str) + '\n')
+        self._out.flush()
+
+    @staticmethod
+    def _role(task):
+        role = getattr(task, '_role', None)
+        return role.get_name() if role is not None else None
+
+    @staticmethod
+    def _message(result):
+        # Only the message: a result may hold module arguments, and those may hold secrets.
+        res = result._result
+        msg = res.get('msg') or res.get('stderr') or res.get('reason') or ''
+        if not isinstance(msg, str):
+            msg = json.dumps(msg, default=str)
+        return msg[:1500]
+
+    def _result(self, event, result, **extra):
+        task = result._task
+        self._emit(event, host=result._host.get_name(), task=task.get_name(), role=self._role(task),
+                   changed=bool(result._result.get('changed', False)), **extra)
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._emit('task_start', task=task.get_name(), role=self._role(task))
+
+    def v2_runner_on_ok(self, result):
+        self._result('ok', result)
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._result('failed', result, ignored=bool(ignore_errors), msg=self._message(result))
+
+    def v2_runner_on_unreachable(self, result):
+        self._result('unreachable', result, msg=self._message(result))
+
+    def v2_runner_on_skipped(self, result):
+        self._result('skipped', result)
+
+    def v2_playbook_on_stats(self, stats):
+        hosts = {}
+        for host in sorted(stats.processed.keys()):
+            hosts[host] = stats.summarize(host)
+        self._emit('stats', hosts=hosts)
+        if self._out is not None:
+            self._out.close()
+            self._out = None

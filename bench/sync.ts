@@ -1,0 +1,136 @@
+// Sync benchmark: site.yml over N container hosts with `fleetkit sync` and with plain
+// `ansible-playbook` (Ansible's own defaults: no ansible.cfg, no pipelining, forks 5, the linear
+// strategy) on the same rendered inventory; the first run on fresh hosts and the second (no-change)
+// run; prints both and the ratio. The target: fleetkit at least 3x faster on the no-change run.
+//
+//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen]
+//
+// Needs root and the test-host packages (bash scripts/install-test-deps). It borrows the test
+// suites' container hosts and release mirror (test/hosts, test/integration/roles): the only way to
+// get real hosts on one machine. A disposable PostgreSQL holds the ledger. docs/performance.md records the figures.
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+
+import { stringify } from 'yaml'
+
+import { packagePath } from '../src/package-root.js'
+import { fleetkitEntry } from '../test/support/cli.js'
+import { type ContainerHost, OPERATOR_ADDRESS, startContainerHosts } from '../test/hosts/index.js'
+import { startReleaseMirror } from '../test/integration/roles/release-mirror.js'
+import { startBenchPostgres } from './gateway/postgres.js'
+
+const USER_DATA = `#cloud-config
+users:
+  - name: ops
+    shell: /bin/bash
+    sudo: "ALL=(ALL) NOPASSWD:ALL"
+runcmd:
+  - [sh, -c, "install -d -m 700 -o ops -g ops /home/ops/.ssh && install -m 600 -o ops -g ops /root/.ssh/authorized_keys /home/ops/.ssh/authorized_keys"]
+`
+
+function option(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`)
+  return i >= 0 ? process.argv[i + 1] ?? fallback : fallback
+}
+const sizes = option('hosts', '1,5,10').split(',').map(Number)
+if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 50)) throw new Error('--hosts takes whole numbers from 1 to 50, comma-separated')
+const noMitogen = process.argv.includes('--no-mitogen')
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
+const work = await mkdtemp(join(tmpdir(), 'fleetkit-bench-sync-'))
+const pg = await startBenchPostgres()
+const mirror = await startReleaseMirror(join(work, 'mirror'), ['1.0.0'])
+const extraVars = join(work, 'harness-vars.json')
+await writeFile(extraVars, JSON.stringify({ preflight_allow_container: true, preflight_allow_test_releases: true, agent_update_ca_pem: mirror.caPem }))
+let counter = 0
+
+async function fleetFor(hosts: ContainerHost[], dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true })
+  const path = join(dir, 'fleet.yaml')
+  await writeFile(path, stringify({
+    version: 1, fleet: 'bench',
+    gateway: { url: 'https://gateway.fleet.internal:8443', enrollUrl: 'https://enroll.fleet.internal:8444' },
+    release: { url: mirror.url, publicKey: mirror.publicKey, version: '1.0.0' },
+    operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
+    pools: { app: { role: 'application', capacityBudget: { cpu: 200, memoryMiB: 409600, diskGiB: 4000 } } },
+    nodes: hosts.map((h) => ({ id: h.name, pool: 'app', state: 'active', ssh: { host: h.address, user: 'ops' }, hostKey: h.hostPublicKey, maxCapacity: { cpu: 2, memoryMiB: 4096, diskGiB: 40 } })),
+    canary: hosts[0]!.name,
+  }))
+  return path
+}
+
+// Asynchronous on purpose: the release mirror the hosts download from is served by this process.
+function timed(label: string, command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const started = performance.now()
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-20_000) })
+    child.stderr.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-20_000) })
+    child.once('error', reject)
+    child.once('close', (code) => {
+      const ms = performance.now() - started
+      if (code === 0) resolve(ms)
+      else reject(new Error(`${label} exited ${code}:\n${output.split('\n').slice(-30).join('\n')}`))
+    })
+  })
+}
+
+async function startHosts(n: number): Promise<ContainerHost[]> {
+  const batch = ++counter
+  return startContainerHosts(n, (i) => ({ name: `bs${batch}-${i + 1}`, seed: { userData: USER_DATA } }))
+}
+
+function fleetkitSync(definition: string, dir: string, hosts: ContainerHost[]): Promise<number> {
+  const env = {
+    ...process.env, DATABASE_URL: pg.url, FLEETKIT_STATE_DIR: join(dir, 'state'), ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
+    FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars, ...(noMitogen ? { FLEETKIT_SYNC_MITOGEN: '0' } : {}),
+  }
+  return timed('fleetkit sync', process.execPath, [fleetkitEntry(), 'sync', '--definition', definition], env, dir)
+}
+
+function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
+  // The inventory fleetkit renders (its first run wrote it); Ansible's defaults otherwise.
+  const inventory = join(dir, 'inventory.yml')
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', ANSIBLE_ROLES_PATH: packagePath('ansible', 'roles'), ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile, ANSIBLE_NOCOLOR: '1' }
+  return timed('ansible-playbook', 'ansible-playbook', ['-i', inventory, packagePath('ansible', 'playbooks', 'site.yml'), '-e', `@${extraVars}`], env, dir)
+}
+
+async function renderInventory(definition: string, dir: string): Promise<void> {
+  const env = { ...process.env, DATABASE_URL: pg.url, FLEETKIT_STATE_DIR: join(dir, 'state') }
+  execFileSync(process.execPath, [fleetkitEntry(), 'inventory', '--definition', definition, '--output', join(dir, 'inventory.yml')], { env, stdio: 'ignore' })
+}
+
+const rows: string[] = []
+try {
+  console.log(`load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}; mitogen ${noMitogen ? 'off' : 'on when installed'}`)
+  for (const n of sizes) {
+    // fleetkit: first run on fresh hosts, then the no-change run.
+    const a = await startHosts(n)
+    const dirA = join(work, `fleetkit-${n}`)
+    const defA = await fleetFor(a, dirA)
+    const fkFirst = await fleetkitSync(defA, dirA, a)
+    const fkSecond = await fleetkitSync(defA, dirA, a)
+    await Promise.all(a.map((h) => h.stop()))
+    // plain ansible-playbook: fresh hosts again, the same inventory fleetkit renders.
+    const b = await startHosts(n)
+    const dirB = join(work, `plain-${n}`)
+    const defB = await fleetFor(b, dirB)
+    await renderInventory(defB, dirB)
+    const plFirst = await plainAnsible(dirB, b)
+    const plSecond = await plainAnsible(dirB, b)
+    await Promise.all(b.map((h) => h.stop()))
+    const row = `${n} host(s): first run fleetkit ${seconds(fkFirst)} vs ansible-playbook ${seconds(plFirst)} (${(plFirst / fkFirst).toFixed(2)}x); ` +
+      `no-change run fleetkit ${seconds(fkSecond)} vs ansible-playbook ${seconds(plSecond)} (${(plSecond / fkSecond).toFixed(2)}x)`
+    console.log(row)
+    rows.push(row)
+  }
+  console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
+} finally {
+  await mirror.close()
+  await pg.stop()
+  await rm(work, { recursive: true, force: true })
+}

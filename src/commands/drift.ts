@@ -1,0 +1,52 @@
+// `fleetkit drift`: the read-only form of sync (check mode with diff on every node at once), a table
+// of what would change per node and role; exit 0 only when nothing drifted (src/sync/sync-run.ts).
+import { Flags } from '@oclif/core'
+
+import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
+import { FleetkitCommand } from '../cli/fleetkit-command.js'
+import type { SyncReport } from '../sync/sync-run.js'
+
+export default class Drift extends FleetkitCommand<SyncReport> {
+  static override summary = 'Check every node against the definition and the roles (Ansible check mode); change nothing.'
+  static override description = `Runs site.yml with --check --diff on every target node at once and lists, per node and role,
+the tasks that would change. Recorded in the ledger as a drift run; takes no lock.
+
+Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a check failed on a node);
+22 SYNC_NODES_UNREACHABLE; 2 a refused input.`
+
+  static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --limit build-1 --json']
+
+  static override flags = {
+    definition: definitionFlag(),
+    'state-dir': stateDirFlag(),
+    ref: Flags.string({ summary: 'Full commit SHA of the fleet repository: compare with the definition at that commit.' }),
+    limit: Flags.string({ summary: 'Only these nodes (ids, comma-separated).', multiple: true, delimiter: ',' }),
+    tags: Flags.string({ summary: 'Only these roles (site.yml tags, comma-separated).', multiple: true, delimiter: ',' }),
+    mitogen: Flags.boolean({ summary: 'Use the mitogen strategy when ansible-mitogen is installed (default).', allowNo: true, default: true }),
+  }
+
+  async run(): Promise<SyncReport> {
+    const { flags } = await this.parse(Drift)
+    const { runSync, outcomeError } = await import('../sync/sync-run.js')
+    const { withDatabase } = await import('../cli/with-database.js')
+    const signal = this.interruptible()
+    const report = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => runSync({
+      mode: 'drift',
+      definitionPath: flags.definition,
+      ref: flags.ref,
+      limit: flags.limit,
+      tags: flags.tags,
+      noMitogen: !flags.mitogen,
+      env: envWithStateDir(flags['state-dir']),
+      pool,
+      signal,
+      progress,
+      report: () => undefined,
+    })))
+    const { formatDriftTable } = await import('../sync/drift-table.js')
+    for (const line of formatDriftTable(report)) this.log(line)
+    const error = outcomeError(report)
+    if (error) throw error
+    return report
+  }
+}

@@ -1,0 +1,73 @@
+// `fleetkit sync`: converge the fleet over SSH with ansible-playbook, the canary first, every node's
+// state in the ledger (src/sync/sync-run.ts). Thin: flags in, runSync() out, a line per node.
+import { Flags } from '@oclif/core'
+
+import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
+import { FleetkitCommand } from '../cli/fleetkit-command.js'
+import type { SyncReport } from '../sync/sync-run.js'
+
+export default class Sync extends FleetkitCommand<SyncReport> {
+  static override summary = 'Converge the fleet with Ansible over SSH: the canary first, then the rest; every node recorded in the ledger.'
+  static override description = `Runs ansible/playbooks/site.yml over the inventory fleetkit renders (host keys pinned from the
+definition and the state, StrictHostKeyChecking=yes), one ansible-playbook per phase: the canary alone, then every
+other node. An unreachable canary hands its role to the next reachable node of its pool; a failed canary leaves every
+other node not_attempted. Parked, retired, lost and disabled nodes are skipped and listed. One sync at a time per fleet.
+
+Exit codes: 0 every node converged; 20 SYNC_CANARY_FAILED; 21 SYNC_PARTIAL_FAILURE (a node failed or its firewall
+change rolled back); 22 SYNC_NODES_UNREACHABLE; 23 SYNC_IN_PROGRESS; 24 SYNC_PLAN_STALE; 2 a refused input
+(SYNC_REF_INVALID, SYNC_RUN_UNKNOWN, SYNC_TARGET_UNKNOWN, SYNC_NO_TARGETS); 130/143 interrupted (resume it with --resume RUN).
+
+Speed: SSH multiplexing (ControlPersist), pipelining, forks sized to the fleet, a fact cache, and the mitogen
+strategy when Debian's ansible-mitogen is installed (--no-mitogen or FLEETKIT_SYNC_MITOGEN=0 turn it off).
+ANSIBLE_PRIVATE_KEY_FILE names the SSH key when it is not your default.`
+
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --dry-run',
+    '<%= config.bin %> <%= command.id %> --ref 3f1c2e9a4b5d6e7f8091a2b3c4d5e6f708192a3b --plan-hash 9c41…',
+    '<%= config.bin %> <%= command.id %> --limit build-1,build-2 --tags firewall',
+    '<%= config.bin %> <%= command.id %> --resume 42 --json',
+  ]
+
+  static override flags = {
+    definition: definitionFlag(),
+    'state-dir': stateDirFlag(),
+    ref: Flags.string({ summary: 'Full commit SHA of the fleet repository: apply the definition as it is at that commit.', env: 'FLEETKIT_SYNC_REF' }),
+    limit: Flags.string({ summary: 'Only these nodes (ids, comma-separated).', multiple: true, delimiter: ',' }),
+    tags: Flags.string({ summary: 'Only these roles (site.yml tags, comma-separated).', multiple: true, delimiter: ',' }),
+    'dry-run': Flags.boolean({ summary: 'Check mode with diff on every node: print what would change, the plan and its hash; change nothing.' }),
+    'plan-hash': Flags.string({ summary: 'Refuse to run unless the plan is still the one reviewed (the hash --dry-run printed).', env: 'FLEETKIT_SYNC_PLAN_HASH' }),
+    resume: Flags.integer({ summary: 'Finish run RUN, cut off by a crash or Ctrl-C: nodes that converged are not run again.', min: 1 }),
+    mitogen: Flags.boolean({ summary: 'Use the mitogen strategy when ansible-mitogen is installed (default); --no-mitogen for plain SSH.', allowNo: true, default: true }),
+  }
+
+  async run(): Promise<SyncReport> {
+    const { flags } = await this.parse(Sync)
+    const env = envWithStateDir(flags['state-dir'])
+    const { runSync, outcomeError, formatNodeLine } = await import('../sync/sync-run.js')
+    const { withDatabase } = await import('../cli/with-database.js')
+    const signal = this.interruptible()
+    const check = flags['dry-run']
+    const report = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => runSync({
+      mode: check ? 'dry-run' : 'apply',
+      definitionPath: flags.definition,
+      ref: flags.ref,
+      limit: flags.limit,
+      tags: flags.tags,
+      planHash: flags['plan-hash'],
+      resume: flags.resume,
+      noMitogen: !flags.mitogen,
+      env,
+      pool,
+      signal,
+      progress,
+      report: (line) => this.log(line),
+    })))
+    for (const n of report.nodes.filter((x) => x.state === 'not_attempted' || x.state === 'skipped')) this.log(formatNodeLine(n, check))
+    const counts = Object.entries(report.counts).map(([state, n]) => `${n} ${state.replace('_', ' ')}`).join(', ')
+    this.log(`Run ${report.runId} (${report.kind}${report.resumed ? ', resumed' : ''}): ${report.outcome}; ${counts}. Revision ${report.revision ?? 'uncommitted file'}.`)
+    if (check) this.log(`Plan ${report.planHash} (apply it with: fleetkit sync${report.revision ? ` --ref ${report.revision}` : ''} --plan-hash ${report.planHash})`)
+    const error = outcomeError(report)
+    if (error) throw error
+    return report
+  }
+}

@@ -1,0 +1,21 @@
+// The table `fleetkit drift` prints: one row per node and role that would change, and a row per
+// node that is in line (or could not be checked), so no node is silently absent.
+import type { SyncReport } from './sync-run.js'
+
+export function formatDriftTable(report: SyncReport): string[] {
+  const rows: [string, string, string][] = []
+  for (const n of report.nodes) {
+    if (n.state === 'changed') {
+      for (const [role, tasks] of Object.entries(n.changes)) rows.push([n.node, role, `${tasks.length} task(s) would change: ${tasks.join('; ')}`])
+    } else if (n.state === 'converged') {
+      rows.push([n.node, '-', 'no drift'])
+    } else {
+      rows.push([n.node, '-', `${n.state.replace('_', ' ')}${n.code ? ` ${n.code}` : ''}${n.message ? `: ${n.message}` : ''}`])
+    }
+  }
+  const width = (i: 0 | 1) => Math.max(i === 0 ? 4 : 4, ...rows.map((r) => r[i].length))
+  const pad = (text: string, w: number) => text.padEnd(w)
+  const w0 = width(0)
+  const w1 = width(1)
+  return [`${pad('NODE', w0)}  ${pad('ROLE', w1)}  DRIFT`, ...rows.map((r) => `${pad(r[0], w0)}  ${pad(r[1], w1)}  ${r[2]}`)]
+}

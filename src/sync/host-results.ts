@@ -1,0 +1,109 @@
+// Folds the fleetkit_events callback's JSON lines (ansible/callback_plugins) into one result per
+// host, and judges each: converged, changed, failed (with its code), unreachable or rolled back.
+import { isFailureCode } from '../checks/failure-codes.js'
+import type { NodeSyncState } from '../store/sync-ledger.js'
+
+export interface AnsibleEvent {
+  event: 'task_start' | 'ok' | 'failed' | 'unreachable' | 'skipped' | 'stats'
+  host?: string
+  task?: string
+  role?: string | null
+  changed?: boolean
+  ignored?: boolean
+  msg?: string
+  hosts?: Record<string, { ok: number; changed: number; failures: number; unreachable: number; skipped: number }>
+}
+
+export interface HostResult {
+  host: string
+  tasksOk: number
+  tasksChanged: number
+  tasksFailed: number
+  /** Per role, the tasks that changed (in check mode: would change). */
+  changes: Record<string, string[]>
+  failure?: { task: string; role: string | null; msg: string }
+  unreachable?: string
+}
+
+export interface NodeJudgement {
+  state: Extract<NodeSyncState, 'converged' | 'changed' | 'failed' | 'unreachable' | 'rolled_back'>
+  code: string | null
+  message: string | null
+}
+
+/** Parses complete lines; a torn last line (a killed writer) is left for the next read. */
+export function parseEventLines(text: string): { events: AnsibleEvent[]; rest: string } {
+  const lines = text.split('\n')
+  const rest = lines.pop() ?? ''
+  const events: AnsibleEvent[] = []
+  for (const line of lines) {
+    if (line.trim() === '') continue
+    try {
+      events.push(JSON.parse(line) as AnsibleEvent)
+    } catch {
+      // A line that is not JSON is not ours (a plugin warning): skip it.
+    }
+  }
+  return { events, rest }
+}
+
+export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, HostResult> {
+  const results = new Map<string, HostResult>()
+  const of = (host: string) => {
+    let r = results.get(host)
+    if (!r) {
+      r = { host, tasksOk: 0, tasksChanged: 0, tasksFailed: 0, changes: {} }
+      results.set(host, r)
+    }
+    return r
+  }
+  for (const e of events) {
+    if (!e.host) continue
+    const r = of(e.host)
+    if (e.event === 'ok') {
+      r.tasksOk += 1
+      if (e.changed) {
+        r.tasksChanged += 1
+        const role = e.role ?? 'playbook'
+        ;(r.changes[role] ??= []).push(e.task ?? 'unnamed task')
+      }
+    } else if (e.event === 'failed' && !e.ignored) {
+      r.tasksFailed += 1
+      r.failure ??= { task: e.task ?? 'unnamed task', role: e.role ?? null, msg: e.msg ?? '' }
+    } else if (e.event === 'unreachable') {
+      r.unreachable ??= e.msg ?? 'unreachable'
+    }
+  }
+  return results
+}
+
+// OpenSSH's own words, and mitogen's (its ssh stream reports the same refusal in its own sentence).
+const HOST_KEY_CHANGED = /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed|No [A-Z0-9]+ host key is known|mismatching host key/i
+
+/** The code a role's failure message starts with (`FIREWALL_INPUT_INVALID: ...`), if it is registered. */
+export function leadingCode(msg: string): string | null {
+  const match = /\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/.exec(msg)
+  return match?.[1] && isFailureCode(match[1]) ? match[1] : null
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 500)
+}
+
+export function judgeHost(result: HostResult | undefined): NodeJudgement {
+  if (!result) return { state: 'failed', code: 'SYNC_NODE_FAILED', message: 'ansible-playbook ended without reporting this node' }
+  if (result.unreachable !== undefined) {
+    if (HOST_KEY_CHANGED.test(result.unreachable)) {
+      return { state: 'failed', code: 'SSH_HOST_KEY_MISMATCH', message: 'the host answered with a key other than the pinned one; not logged in' }
+    }
+    return { state: 'unreachable', code: null, message: oneLine(result.unreachable) }
+  }
+  if (result.failure) {
+    const { task, role, msg } = result.failure
+    const where = `${role ? `${role}: ` : ''}${task}: ${oneLine(msg)}`
+    // The dead-man switch restored the previous rules: the host is as it was, not broken.
+    if (msg.includes('FIREWALL_CONFIRM_TIMEOUT')) return { state: 'rolled_back', code: 'FIREWALL_CONFIRM_TIMEOUT', message: where }
+    return { state: 'failed', code: leadingCode(msg) ?? 'SYNC_NODE_FAILED', message: where }
+  }
+  return { state: result.tasksChanged > 0 ? 'changed' : 'converged', code: null, message: null }
+}

@@ -1,0 +1,147 @@
+// A sync plan: which nodes a sync touches (and which it skips, and why), which goes first as the
+// canary, and a hash over everything that decides what it does, so a reviewed plan can be pinned.
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Definition } from '../definition/types.js'
+import { packagePath } from '../package-root.js'
+import type { InventoryStateNode } from '../render/inventory.js'
+
+/** State statuses a sync leaves alone (parked and retired are also out of the inventory). */
+const SKIPPED_STATUSES: Record<string, string> = { parked: 'parked', retired: 'retired', lost: 'lost (reclaim or replace it first)' }
+
+export interface PlanTarget {
+  id: string
+  pool: string
+  /** The agent version this node gets: its own pin, else the fleet's release.version. */
+  agentVersion: string
+}
+
+export interface SyncPlan {
+  /** The fleet repository's commit the definition was read at; null for an uncommitted file. */
+  revision: string | null
+  definitionSha256: string
+  /** sha256 over every file under ansible/ (roles, playbooks, callback plugin, ansible.cfg). */
+  rolesSha256: string
+  playbook: string
+  tags: string[]
+  /** Targets in the order they run: the canary first. */
+  targets: PlanTarget[]
+  skipped: { id: string; reason: string }[]
+  /** --limit was given: a converged run of this plan does not say the whole fleet converged. */
+  limited: boolean
+  canary: string | null
+  /** Definition, roles, playbook and tags: equal content already converged everywhere needs no canary. */
+  contentHash: string
+  /** The content plus the revision, the targets and the canary: what `--plan-hash` pins. */
+  hash: string
+  release: { version: string }
+  images: Record<string, string>
+}
+
+export interface PlanInput {
+  definition: Definition
+  definitionText: string
+  revision: string | null
+  stateNodes: readonly InventoryStateNode[]
+  /** --limit: only these nodes (ids); each must be a node of the fleet. */
+  limit?: readonly string[]
+  tags?: readonly string[]
+  /** A name under ansible/playbooks/ (default site.yml). */
+  playbook?: string
+  /** Defaults to fleetkit's own ansible/ folder. */
+  ansibleDir?: string
+  /** sha256 of the extra-vars file a harness passes (FLEETKIT_SYNC_EXTRA_VARS_FILE): it changes what runs. */
+  extraVarsSha256?: string
+  /** sha256 of release.caFile's content (a private mirror's CA), which the inventory carries. */
+  releaseCaSha256?: string
+}
+
+function sha256(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === '__pycache__' || entry.name.endsWith('.pyc')) continue
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) out.push(...filesUnder(path))
+    else if (entry.isFile()) out.push(path)
+  }
+  return out
+}
+
+/** One hash over the roles' content: a path and its bytes, in path order. */
+export function hashAnsibleTree(dir: string): string {
+  const hash = createHash('sha256')
+  for (const file of filesUnder(dir).map((f) => relative(dir, f)).sort()) {
+    hash.update(`${file}\0`).update(sha256(readFileSync(join(dir, file)))).update('\n')
+  }
+  return hash.digest('hex')
+}
+
+export function buildSyncPlan(input: PlanInput): SyncPlan {
+  const { definition } = input
+  const ansibleDir = input.ansibleDir ?? packagePath('ansible')
+  const playbook = input.playbook ?? 'site.yml'
+  const state = new Map(input.stateNodes.map((n) => [n.id, n]))
+  const declared = new Map(definition.nodes.map((n) => [n.id, n]))
+  const ids = [...new Set([...declared.keys(), ...state.keys()])].sort()
+  const limit = input.limit === undefined ? undefined : new Set(input.limit)
+  for (const id of limit ?? []) {
+    if (!ids.includes(id)) {
+      throw new FleetkitError('SYNC_TARGET_UNKNOWN', `--limit names ${id}, which is neither declared in the definition nor in the state`, {
+        actions: ['fleetkit node list', 'fleetkit sync --dry-run (every node)'],
+        data: { node: id },
+      })
+    }
+  }
+
+  const targets: PlanTarget[] = []
+  const skipped: SyncPlan['skipped'] = []
+  for (const id of ids) {
+    if (limit && !limit.has(id)) continue
+    const node = declared.get(id)
+    const row = state.get(id)
+    const statusReason = row ? SKIPPED_STATUSES[row.status] : undefined
+    if (statusReason) skipped.push({ id, reason: statusReason })
+    else if (node?.state === 'disabled') skipped.push({ id, reason: 'disabled in the definition' })
+    else targets.push({ id, pool: node?.pool ?? row!.pool, agentVersion: node?.agentVersion ?? definition.release.version })
+  }
+
+  // The declared canary when it is a target; else the first target in id order, so the choice is stable.
+  const canary = targets.find((t) => t.id === definition.canary) ?? targets[0]
+  const ordered = canary ? [canary, ...targets.filter((t) => t !== canary)] : []
+  const definitionSha256 = sha256(input.definitionText)
+  const rolesSha256 = hashAnsibleTree(ansibleDir)
+  const tags = [...new Set(input.tags ?? [])].sort()
+  const contentHash = sha256(JSON.stringify({ definitionSha256, rolesSha256, playbook, tags, extraVars: input.extraVarsSha256 ?? null, releaseCa: input.releaseCaSha256 ?? null }))
+  const hash = sha256(JSON.stringify({ contentHash, revision: input.revision, targets: ordered, canary: canary?.id ?? null, skipped }))
+  const images = Object.fromEntries(Object.entries(definition.pools).filter(([, p]) => p.image !== undefined).map(([name, p]) => [name, p.image!]))
+  return {
+    revision: input.revision,
+    definitionSha256,
+    rolesSha256,
+    playbook,
+    tags,
+    targets: ordered,
+    skipped,
+    limited: limit !== undefined,
+    canary: canary?.id ?? null,
+    contentHash,
+    hash,
+    release: { version: definition.release.version },
+    images,
+  }
+}
+
+/**
+ * The next canary when the chosen one is unreachable: the next node of the same pool (in id order)
+ * not yet tried; null when the pool has no other.
+ */
+export function nextCanary(plan: Pick<SyncPlan, 'targets'>, pool: string, tried: ReadonlySet<string>): PlanTarget | null {
+  return plan.targets.filter((t) => t.pool === pool && !tried.has(t.id)).sort((a, b) => (a.id < b.id ? -1 : 1))[0] ?? null
+}

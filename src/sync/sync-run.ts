@@ -1,0 +1,426 @@
+// `fleetkit sync`, `--dry-run` and `fleetkit drift`: plan, lock, ledger, the canary phase (handed to
+// the next reachable node of its pool when the canary is unreachable), the fleet phase, canary proofs.
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { hostname, userInfo } from 'node:os'
+import { dirname, join } from 'node:path'
+
+import type pg from 'pg'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { type Env, resolveStateDir } from '../config/state-dir.js'
+import { loadHostPolicy } from '../definition/host-policy.js'
+import { readReleaseCa } from '../lifecycle/release-ca.js'
+import { renderInventory } from '../render/inventory.js'
+import { appendEvent } from '../store/events.js'
+import { listNodes, type NodeRow } from '../store/nodes.js'
+import {
+  contentConvergedBefore, createSyncRun, finishSyncRun, getSyncRun, listSyncNodes, listUnfinishedSyncRuns, type NodeSyncState,
+  releaseAdvisoryLock, resumeSyncRun, setSyncAnsiblePid, setSyncNode, SYNC_LOCK_KEY, type SyncNodeRow, type SyncOutcome,
+  type SyncRunKind, type SyncRunRow, tryAdvisoryLock,
+} from '../store/sync-ledger.js'
+import { recordCanaryProof } from '../store/transition-facts.js'
+import { type AnsibleEvent, judgeHost } from './host-results.js'
+import { describeSpeed, runPhase, speedSettings } from './ansible-phase.js'
+import { readDefinitionSource } from './definition-source.js'
+import { buildSyncPlan, nextCanary, type SyncPlan } from './plan.js'
+
+export type SyncMode = 'apply' | 'dry-run' | 'drift'
+
+export interface SyncOptions {
+  mode: SyncMode
+  definitionPath: string
+  ref?: string
+  limit?: string[]
+  tags?: string[]
+  planHash?: string
+  resume?: number
+  noMitogen?: boolean
+  env: Env
+  pool: pg.Pool
+  signal?: AbortSignal
+  /** A line per node as its state is known, and notes (the canary handed over, mitogen). */
+  report?: (line: string) => void
+  /** The task each phase is at (a terminal's progress line). */
+  progress?: (message: string) => void
+  /** `started_by`; defaults to user@host. */
+  who?: string
+}
+
+export interface SyncNodeReport {
+  node: string
+  phase: 'canary' | 'fleet' | 'skipped'
+  state: NodeSyncState
+  code: string | null
+  runbook: string | null
+  message: string | null
+  tasks: { ok: number; changed: number; failed: number }
+  changes: Record<string, string[]>
+}
+
+export interface SyncReport {
+  runId: number
+  kind: SyncRunKind
+  outcome: SyncOutcome
+  revision: string | null
+  planHash: string
+  plan: { playbook: string; tags: string[]; definitionSha256: string; rolesSha256: string; targets: string[]; canary: string | null }
+  canary: { declared: string | null; ran: string | null; skippedBecause: string | null; notes: string[] }
+  speed: { mitogen: boolean; forks: number; description: string }
+  nodes: SyncNodeReport[]
+  counts: Record<string, number>
+  proofs: { kind: 'agentVersion' | 'image'; value: string; node: string; recorded: boolean }[]
+  resumed: boolean
+}
+
+const FINAL_OK: ReadonlySet<NodeSyncState> = new Set(['converged', 'changed'])
+
+function who(): string {
+  try {
+    return `${userInfo().username}@${hostname()}`
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}@${hostname()}`
+  }
+}
+
+function sha256File(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex')
+}
+
+/** An orphaned ansible-playbook of a killed sync still converging hosts must end before a resume starts. */
+function endOrphan(pid: number | null): boolean {
+  if (pid === null) return false
+  let cmdline: string
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {
+    return false
+  }
+  if (!cmdline.includes('ansible-playbook')) return false
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch {
+    // Already gone.
+  }
+  return true
+}
+
+async function inProgressError(pool: pg.Pool): Promise<FleetkitError> {
+  const holder = (await listUnfinishedSyncRuns(pool))[0]
+  const by = holder ? `run ${holder.id}, started by ${holder.startedBy} (pid ${holder.pid}) at ${holder.startedAt.toISOString()}` : 'a sync whose run is not recorded yet'
+  return new FleetkitError('SYNC_IN_PROGRESS', `another fleetkit sync holds the fleet's sync lock: ${by}`, {
+    actions: ['wait for it to finish (fleetkit events --type sync_run_finished)', 'run fleetkit sync again afterwards'],
+    data: holder ? { runId: holder.id, startedBy: holder.startedBy, pid: holder.pid, startedAt: holder.startedAt.toISOString() } : {},
+  })
+}
+
+function staleError(reviewed: string, current: string, why: string): FleetkitError {
+  return new FleetkitError('SYNC_PLAN_STALE', `${why}: the plan reviewed was ${reviewed.slice(0, 16)}…, the plan now is ${current.slice(0, 16)}…; nothing was run`, {
+    actions: ['fleetkit sync --dry-run (review the new plan)', `fleetkit sync --plan-hash ${current}`],
+    data: { reviewed, current },
+  })
+}
+
+function outcomeOf(mode: SyncMode, nodes: readonly SyncNodeRow[], canaryFailed: boolean): SyncOutcome {
+  if (canaryFailed) return 'canary_failed'
+  if (nodes.some((n) => n.state === 'failed' || n.state === 'rolled_back')) return 'partial'
+  if (nodes.some((n) => n.state === 'unreachable')) return 'unreachable'
+  if (mode === 'drift') return nodes.some((n) => n.state === 'changed') ? 'drifted' : 'no_drift'
+  return 'converged'
+}
+
+function nodeReport(n: SyncNodeRow): SyncNodeReport {
+  return {
+    node: n.nodeId,
+    phase: n.phase,
+    state: n.state,
+    code: n.code,
+    runbook: n.code ? `fleetkit runbook ${n.code}` : null,
+    message: n.message,
+    tasks: { ok: n.tasksOk, changed: n.tasksChanged, failed: n.tasksFailed },
+    changes: n.changes,
+  }
+}
+
+export function formatNodeLine(n: SyncNodeReport, check: boolean): string {
+  const state = check && n.state === 'changed' ? 'would change' : n.state.replace('_', ' ')
+  const roles = Object.entries(n.changes).map(([role, tasks]) => `${role} (${tasks.length})`).join(', ')
+  const detail = n.code ? ` ${n.code}: ${n.message ?? ''}` : n.message ? ` ${n.message}` : ''
+  const tasks = n.state === 'not_attempted' || n.state === 'skipped' ? '' : ` [${n.tasks.ok + n.tasks.failed} tasks, ${n.tasks.changed} changed${roles ? `: ${roles}` : ''}]`
+  return `${n.node}${n.phase === 'canary' ? ' (canary)' : ''}: ${state}${tasks}${detail}`
+}
+
+/** The error a finished run's outcome maps to; null when it exits 0. */
+export function outcomeError(report: SyncReport): FleetkitError | null {
+  const list = (states: NodeSyncState[]) => report.nodes.filter((n) => states.includes(n.state)).map((n) => n.node)
+  const data = { report }
+  const resume = `fleetkit sync --resume ${report.runId}`
+  switch (report.outcome) {
+    case 'converged':
+    case 'no_drift':
+      return null
+    case 'canary_failed':
+      return new FleetkitError('SYNC_CANARY_FAILED', `run ${report.runId}: the canary ${report.canary.ran ?? report.canary.declared ?? ''} did not converge (${report.nodes.find((n) => n.phase === 'canary' && !FINAL_OK.has(n.state))?.code ?? 'unreachable'}); ${list(['not_attempted']).length} other node(s) not attempted`, {
+        actions: [`fleetkit runbook ${report.nodes.find((n) => n.phase === 'canary' && n.code)?.code ?? 'SYNC_CANARY_FAILED'}`, resume], data,
+      })
+    case 'partial':
+      return new FleetkitError('SYNC_PARTIAL_FAILURE', `run ${report.runId}: ${list(['failed', 'rolled_back']).join(', ')} did not converge; ${list(['converged', 'changed']).length} node(s) did`, { actions: [resume], data })
+    case 'unreachable':
+      return new FleetkitError('SYNC_NODES_UNREACHABLE', `run ${report.runId}: ${list(['unreachable']).join(', ')} could not be reached over SSH; every other node converged`, { actions: [resume], data })
+    case 'drifted':
+      return new FleetkitError('DRIFT_DETECTED', `${list(['changed']).length} node(s) differ from the definition: ${report.nodes.filter((n) => n.state === 'changed').map((n) => `${n.node} (${Object.keys(n.changes).join(', ')})`).join('; ')}`, {
+        actions: ['fleetkit sync --dry-run', 'fleetkit sync'], data,
+      })
+  }
+}
+
+interface RunContext {
+  options: SyncOptions
+  plan: SyncPlan
+  run: SyncRunRow
+  workDir: string
+  inventoryPath: string
+  extraVarsFile: string | undefined
+  speed: ReturnType<typeof speedSettings>
+  check: boolean
+}
+
+export async function runSync(options: SyncOptions): Promise<SyncReport> {
+  const { pool, env, mode } = options
+  const report = options.report ?? (() => {})
+  const check = mode !== 'apply'
+  if (options.resume !== undefined && mode !== 'apply') throw new FleetkitError('USAGE_INVALID', '--resume finishes an applying sync; it cannot be combined with --dry-run')
+  const source = await readDefinitionSource(options.definitionPath, options.ref, mode === 'drift' ? 'fleetkit drift' : 'fleetkit sync')
+  const stateRows = await listNodes(pool)
+  const extraVarsFile = env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined
+  // release.caFile is read from the operator's disk, as `fleetkit inventory` does; its content is part of the plan.
+  const releaseCaPem = await readReleaseCa(source.definition, dirname(options.definitionPath))
+  const plan = buildSyncPlan({
+    definition: source.definition,
+    definitionText: source.text,
+    revision: source.revision,
+    stateNodes: stateRows,
+    limit: options.limit,
+    tags: options.tags,
+    extraVarsSha256: extraVarsFile ? sha256File(extraVarsFile) : undefined,
+    releaseCaSha256: releaseCaPem === undefined ? undefined : createHash('sha256').update(releaseCaPem).digest('hex'),
+  })
+  if (plan.targets.length === 0) {
+    throw new FleetkitError('SYNC_NO_TARGETS', `nothing to ${mode === 'drift' ? 'check' : 'sync'}: ${plan.skipped.length === 0 ? 'the fleet has no nodes' : plan.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}`, {
+      actions: ['fleetkit node list', 'fleetkit node unpark NODE'], data: { skipped: plan.skipped },
+    })
+  }
+  if (options.planHash !== undefined && options.planHash !== plan.hash) throw staleError(options.planHash, plan.hash, 'the plan changed since it was reviewed')
+
+  const stateDir = resolveStateDir(env)
+  const speed = speedSettings({ targets: plan.targets.length, noMitogen: options.noMitogen ?? false, env, stateDir })
+  report(`Ansible: ${describeSpeed(speed)}.`)
+
+  // Only an applying sync takes the lock: check mode changes nothing that another sync could race.
+  const lockClient = mode === 'apply' ? await pool.connect() : undefined
+  let broken: Error | undefined
+  try {
+    if (lockClient && !(await tryAdvisoryLock(lockClient, SYNC_LOCK_KEY))) throw await inProgressError(pool)
+    try {
+      const run = await openRun(options, plan)
+      const workDir = join(stateDir, 'sync', `run-${run.id}`)
+      await mkdir(workDir, { recursive: true, mode: 0o700 })
+      const inventoryPath = join(workDir, 'inventory.yml')
+      const rendered = renderInventory({ definition: source.definition, stateNodes: stateRows, hostPolicy: loadHostPolicy(), knownHostsPath: join(workDir, 'known_hosts'), releaseCaPem })
+      await writeFile(join(workDir, 'known_hosts'), rendered.knownHosts, { mode: 0o600 })
+      await writeFile(inventoryPath, rendered.yaml, { mode: 0o600 })
+      await appendEvent(pool, { kind: 'sync_run_started', data: { run_id: run.id, kind: run.kind, revision: plan.revision, plan_hash: plan.hash, started_by: run.startedBy, resumed: options.resume !== undefined } })
+      const context: RunContext = { options, plan, run, workDir, inventoryPath, extraVarsFile, speed, check }
+      return await execute(context, stateRows)
+    } finally {
+      if (lockClient) await releaseAdvisoryLock(lockClient, SYNC_LOCK_KEY)
+    }
+  } catch (error) {
+    broken = error as Error
+    throw error
+  } finally {
+    // A connection that failed may still hold the session lock: never hand it back to the pool.
+    lockClient?.release(broken instanceof FleetkitError ? undefined : broken)
+  }
+}
+
+async function openRun(options: SyncOptions, plan: SyncPlan): Promise<SyncRunRow> {
+  const { pool } = options
+  const startedBy = options.who ?? who()
+  if (options.resume !== undefined) {
+    const run = await getSyncRun(pool, options.resume)
+    if (!run || run.kind !== 'sync' || run.status !== 'running') {
+      throw new FleetkitError('SYNC_RUN_UNKNOWN', `there is no unfinished sync run ${options.resume}${run ? ` (it is a ${run.kind} run, ${run.status})` : ''}`, {
+        actions: ['fleetkit events --type sync_run_started', 'fleetkit sync'], data: { runId: options.resume },
+      })
+    }
+    if (run.planHash !== plan.hash) throw staleError(run.planHash, plan.hash, `run ${run.id} was started with another plan (definition, roles, revision or nodes changed since)`)
+    endOrphan(run.ansiblePid)
+    await resumeSyncRun(pool, run.id, process.pid, startedBy)
+    return { ...run, attempts: run.attempts + 1 }
+  }
+  const kind: SyncRunKind = options.mode === 'apply' ? 'sync' : options.mode === 'drift' ? 'drift' : 'dry_run'
+  return createSyncRun(pool, {
+    kind,
+    revision: plan.revision,
+    definitionSha256: plan.definitionSha256,
+    planHash: plan.hash,
+    plan: { ...plan, targets: plan.targets.map((t) => t.id) } as unknown as Record<string, unknown>,
+    startedBy,
+    pid: process.pid,
+    nodes: [
+      ...plan.targets.map((t) => ({ nodeId: t.id, phase: t.id === plan.canary ? 'canary' as const : 'fleet' as const, state: 'pending' as const })),
+      ...plan.skipped.map((s) => ({ nodeId: s.id, phase: 'skipped' as const, state: 'skipped' as const, message: s.reason })),
+    ],
+  })
+}
+
+async function runHosts(ctx: RunContext, hosts: string[], label: string): Promise<Map<string, ReturnType<typeof judgeHost>>> {
+  const { options, run } = ctx
+  const { pool } = options
+  for (const h of hosts) await setSyncNode(pool, run.id, h, { state: 'running' })
+  let tasks = 0
+  const onEvent = (e: AnsibleEvent) => {
+    if (e.event === 'task_start') {
+      tasks += 1
+      options.progress?.(`${label}: task ${tasks}, ${e.role ? `${e.role}: ` : ''}${e.task ?? ''}`)
+    } else if ((e.event === 'failed' && !e.ignored) || e.event === 'unreachable') {
+      options.report?.(`${e.host}: ${e.event} at ${e.role ? `${e.role}: ` : ''}${e.task ?? ''}`)
+    }
+  }
+  const phase = await runPhase({
+    workDir: ctx.workDir,
+    inventoryPath: ctx.inventoryPath,
+    playbook: ctx.plan.playbook,
+    hosts,
+    label: `${label}-${run.attempts}`,
+    check: ctx.check,
+    tags: ctx.plan.tags,
+    extraVarsFile: ctx.extraVarsFile,
+    speed: ctx.speed,
+    env: options.env,
+    signal: options.signal,
+    onSpawn: (pid) => void setSyncAnsiblePid(pool, run.id, pid).catch(() => undefined),
+    onEvent,
+  })
+  await setSyncAnsiblePid(pool, run.id, null)
+  const judged = new Map<string, ReturnType<typeof judgeHost>>()
+  for (const h of hosts) {
+    const result = phase.hosts.get(h)
+    const judgement = judgeHost(result)
+    if (!result && phase.outputTail) judgement.message = `${judgement.message}: ${phase.outputTail.split('\n').filter((l) => l.trim() !== '').slice(-2).join(' ').slice(0, 400)}`
+    judged.set(h, judgement)
+    const target = ctx.plan.targets.find((t) => t.id === h)
+    await setSyncNode(pool, run.id, h, {
+      state: judgement.state,
+      code: judgement.code,
+      message: judgement.message,
+      tasksOk: result?.tasksOk ?? 0,
+      tasksChanged: result?.tasksChanged ?? 0,
+      tasksFailed: result?.tasksFailed ?? 0,
+      changes: result?.changes ?? {},
+      ...(FINAL_OK.has(judgement.state) && !ctx.check ? { appliedRevision: ctx.plan.revision, agentVersion: target?.agentVersion ?? null } : {}),
+    })
+    options.report?.(formatNodeLine({
+      node: h, phase: label === 'canary' ? 'canary' : 'fleet', state: judgement.state, code: judgement.code, runbook: null, message: judgement.message,
+      tasks: { ok: result?.tasksOk ?? 0, changed: result?.tasksChanged ?? 0, failed: result?.tasksFailed ?? 0 }, changes: result?.changes ?? {},
+    }, ctx.check))
+  }
+  return judged
+}
+
+async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<SyncReport> {
+  const { options, plan, run } = ctx
+  const { pool } = options
+  const report = options.report ?? (() => {})
+  const notes: string[] = []
+  const note = (line: string) => {
+    notes.push(line)
+    report(line)
+  }
+  const done = new Set((await listSyncNodes(pool, run.id)).filter((n) => FINAL_OK.has(n.state) || n.state === 'skipped').map((n) => n.nodeId))
+  const byId = new Map(plan.targets.map((t) => [t.id, t]))
+  let canaryRan: string | null = null
+  let canaryFailed = false
+  let skippedBecause: string | null = null
+  const proofs: SyncReport['proofs'] = []
+
+  // The canary proves the revision alone first, unless nothing new is being proven.
+  if (ctx.check) skippedBecause = 'check mode changes nothing: every node is checked at once'
+  else if (plan.canary && done.has(plan.canary)) skippedBecause = `the canary ${plan.canary} already converged in this run`
+  else if (await contentConvergedBefore(pool, plan.contentHash)) skippedBecause = 'this definition and these roles already converged everywhere: every node runs at once'
+  if (skippedBecause) note(`Canary: ${skippedBecause}.`)
+
+  // Nodes that had the canary role in this attempt: each ended (converged, failed or unreachable).
+  const tried = new Set<string>()
+  if (!skippedBecause && plan.canary) {
+    let candidate: string | null = plan.canary
+    const pool0 = byId.get(plan.canary)!.pool
+    while (candidate) {
+      tried.add(candidate)
+      if (candidate !== plan.canary) await setSyncNode(pool, run.id, candidate, { state: 'pending', phase: 'canary' })
+      report(`Canary ${candidate} goes first.`)
+      const judged = (await runHosts(ctx, [candidate], 'canary')).get(candidate)!
+      if (judged.state !== 'unreachable') {
+        canaryRan = candidate
+        canaryFailed = !FINAL_OK.has(judged.state)
+        break
+      }
+      const next = nextCanary(plan, pool0, new Set([...tried, ...done]))
+      note(next ? `Canary ${candidate} is unreachable (offline): ${next.id}, the next reachable node of pool ${pool0}, takes the canary role.` : `Canary ${candidate} is unreachable and pool ${pool0} has no other node to take the canary role.`)
+      candidate = next?.id ?? null
+      if (!candidate) canaryFailed = true
+    }
+    if (canaryRan && !canaryFailed) proofs.push(...(await recordProofs(ctx, canaryRan, stateRows)))
+  }
+
+  const remaining = plan.targets.map((t) => t.id).filter((id) => !done.has(id) && !tried.has(id))
+  if (canaryFailed) {
+    for (const id of remaining) await setSyncNode(pool, run.id, id, { state: 'not_attempted', message: `the canary ${canaryRan ?? plan.canary} did not converge` })
+  } else if (remaining.length > 0) {
+    await runHosts(ctx, remaining, ctx.check ? 'check' : 'fleet')
+  }
+
+  const nodes = await listSyncNodes(pool, run.id)
+  const outcome = outcomeOf(options.mode, nodes, canaryFailed)
+  await finishSyncRun(pool, run.id, outcome)
+  const counts: Record<string, number> = {}
+  for (const n of nodes) counts[n.state] = (counts[n.state] ?? 0) + 1
+  await appendEvent(pool, { kind: 'sync_run_finished', data: { run_id: run.id, kind: run.kind, outcome, revision: plan.revision, counts } })
+  return {
+    runId: run.id,
+    kind: run.kind,
+    outcome,
+    revision: plan.revision,
+    planHash: plan.hash,
+    plan: { playbook: plan.playbook, tags: plan.tags, definitionSha256: plan.definitionSha256, rolesSha256: plan.rolesSha256, targets: plan.targets.map((t) => t.id), canary: plan.canary },
+    canary: { declared: plan.canary, ran: canaryRan, skippedBecause, notes },
+    speed: { mitogen: ctx.speed.mitogen, forks: ctx.speed.forks, description: describeSpeed(ctx.speed) },
+    nodes: nodes.map(nodeReport),
+    counts,
+    proofs,
+    resumed: options.resume !== undefined,
+  }
+}
+
+/** A canary run that applied the roles proves its agent version and, when its host runs it, its pool's image. */
+async function recordProofs(ctx: RunContext, canary: string, stateRows: readonly NodeRow[]): Promise<SyncReport['proofs']> {
+  const { plan } = ctx
+  const target = plan.targets.find((t) => t.id === canary)!
+  const proofs: SyncReport['proofs'] = []
+  const now = new Date()
+  const agentRan = plan.tags.length === 0 || plan.tags.includes('agent_update')
+  if (agentRan) {
+    const recorded = await recordCanaryProof(ctx.options.pool, { kind: 'agentVersion', value: target.agentVersion, nodeId: canary, provenAt: now })
+    proofs.push({ kind: 'agentVersion', value: target.agentVersion, node: canary, recorded })
+  }
+  const image = plan.images[target.pool]
+  const row = stateRows.find((r) => r.id === canary)
+  if (image && row?.image === image) {
+    const recorded = await recordCanaryProof(ctx.options.pool, { kind: 'image', value: image, nodeId: canary, provenAt: now })
+    proofs.push({ kind: 'image', value: image, node: canary, recorded })
+  }
+  for (const p of proofs) ctx.options.report?.(`Canary proof: ${p.kind} ${p.value} on ${p.node}${p.recorded ? ' recorded' : ' (already proven)'}.`)
+  return proofs
+}

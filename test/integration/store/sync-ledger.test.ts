@@ -1,0 +1,95 @@
+// The sync ledger on a real PostgreSQL: a run and every node recorded at once, node states, the
+// applied revision (only a converged sync at a commit), the converged-content check and the lock.
+import assert from 'node:assert/strict'
+
+import {
+  contentConvergedBefore, createSyncRun, finishSyncRun, getSyncRun, lastAppliedRevision, listSyncNodes, listUnfinishedSyncRuns,
+  releaseAdvisoryLock, resumeSyncRun, setSyncNode, SYNC_LOCK_KEY, tryAdvisoryLock, type NewSyncRun,
+} from '../../../src/store/sync-ledger.js'
+import { freshDatabase, startDisposablePostgres, type DisposablePostgres, type FreshDatabase } from '../../support/postgres.js'
+
+const REV_A = 'a'.repeat(40)
+const REV_B = 'b'.repeat(40)
+
+function newRun(overrides: Partial<NewSyncRun> = {}): NewSyncRun {
+  return {
+    kind: 'sync', revision: REV_A, definitionSha256: 'd'.repeat(64), planHash: 'e'.repeat(64),
+    plan: { contentHash: 'c1', limited: false, tags: [] }, startedBy: 'ops@laptop', pid: 4242,
+    nodes: [
+      { nodeId: 'app-1', phase: 'canary', state: 'pending' },
+      { nodeId: 'app-2', phase: 'fleet', state: 'pending' },
+      { nodeId: 'app-3', phase: 'skipped', state: 'skipped', message: 'parked' },
+    ],
+    ...overrides,
+  }
+}
+
+describe('store: sync ledger', function () {
+  this.timeout(60_000)
+  let server: DisposablePostgres
+  let db: FreshDatabase
+  before(async () => { server = await startDisposablePostgres() })
+  after(async () => { await server?.stop() })
+  beforeEach(async () => { db = await freshDatabase(server.url) })
+  afterEach(async () => { await db?.drop() })
+
+  it('records the run with every node, skipped ones included, then each node state as it ends', async () => {
+    const run = await createSyncRun(db.pool, newRun())
+    assert.equal(run.status, 'running')
+    assert.deepEqual((await listSyncNodes(db.pool, run.id)).map((n) => [n.nodeId, n.phase, n.state]), [['app-1', 'canary', 'pending'], ['app-2', 'fleet', 'pending'], ['app-3', 'skipped', 'skipped']])
+    await setSyncNode(db.pool, run.id, 'app-1', { state: 'running' })
+    await setSyncNode(db.pool, run.id, 'app-1', { state: 'changed', tasksOk: 12, tasksChanged: 3, changes: { firewall: ['Apply'] }, appliedRevision: REV_A, agentVersion: '1.0.0' })
+    await setSyncNode(db.pool, run.id, 'app-2', { state: 'not_attempted', message: 'the canary app-1 did not converge' })
+    const nodes = await listSyncNodes(db.pool, run.id)
+    assert.deepEqual(nodes[0], { nodeId: 'app-1', phase: 'canary', state: 'changed', code: null, message: null, tasksOk: 12, tasksChanged: 3, tasksFailed: 0, changes: { firewall: ['Apply'] }, appliedRevision: REV_A, agentVersion: '1.0.0' })
+    assert.equal(nodes[1]?.state, 'not_attempted')
+    assert.deepEqual((await listUnfinishedSyncRuns(db.pool)).map((r) => r.id), [run.id])
+    await resumeSyncRun(db.pool, run.id, 999, 'other@host')
+    assert.deepEqual([(await getSyncRun(db.pool, run.id))?.attempts, (await getSyncRun(db.pool, run.id))?.pid], [2, 999])
+    await finishSyncRun(db.pool, run.id, 'partial')
+    assert.deepEqual(await listUnfinishedSyncRuns(db.pool), [])
+  })
+
+  it('refuses a state outside spec 04 and a revision that is not a full SHA', async () => {
+    const run = await createSyncRun(db.pool, newRun())
+    await assert.rejects(setSyncNode(db.pool, run.id, 'app-1', { state: 'ok' as never }), { code: '23514' })
+    await assert.rejects(createSyncRun(db.pool, newRun({ revision: 'main' })), { code: '23514' })
+  })
+
+  it('the applied revision is the last sync that converged every node at a commit; dry runs, partial runs and limited runs do not count', async () => {
+    assert.equal(await lastAppliedRevision(db.pool), undefined)
+    const a = await createSyncRun(db.pool, newRun())
+    await finishSyncRun(db.pool, a.id, 'converged')
+    const partial = await createSyncRun(db.pool, newRun({ revision: REV_B }))
+    await finishSyncRun(db.pool, partial.id, 'partial')
+    const dry = await createSyncRun(db.pool, newRun({ kind: 'dry_run', revision: REV_B }))
+    await finishSyncRun(db.pool, dry.id, 'converged')
+    const uncommitted = await createSyncRun(db.pool, newRun({ revision: null }))
+    await finishSyncRun(db.pool, uncommitted.id, 'converged')
+    assert.equal((await lastAppliedRevision(db.pool))?.revision, REV_A)
+    assert.equal(await contentConvergedBefore(db.pool, 'c1'), true)
+    assert.equal(await contentConvergedBefore(db.pool, 'c2'), false)
+    const limited = await createSyncRun(db.pool, newRun({ revision: REV_B, plan: { contentHash: 'c3', limited: true, tags: [] } }))
+    await finishSyncRun(db.pool, limited.id, 'converged')
+    assert.equal(await contentConvergedBefore(db.pool, 'c3'), false, 'a --limit run does not prove the whole fleet converged')
+    const tagged = await createSyncRun(db.pool, newRun({ revision: REV_B, plan: { contentHash: 'c4', limited: false, tags: ['firewall'] } }))
+    await finishSyncRun(db.pool, tagged.id, 'converged')
+    assert.equal(await contentConvergedBefore(db.pool, 'c4'), true)
+    assert.equal((await lastAppliedRevision(db.pool))?.runId, a.id, 'a --limit or --tags run did not apply the whole revision')
+  })
+
+  it('one session holds the sync lock at a time; it is free again once released', async () => {
+    const a = await db.pool.connect()
+    const b = await db.pool.connect()
+    try {
+      assert.equal(await tryAdvisoryLock(a, SYNC_LOCK_KEY), true)
+      assert.equal(await tryAdvisoryLock(b, SYNC_LOCK_KEY), false)
+      await releaseAdvisoryLock(a, SYNC_LOCK_KEY)
+      assert.equal(await tryAdvisoryLock(b, SYNC_LOCK_KEY), true)
+      await releaseAdvisoryLock(b, SYNC_LOCK_KEY)
+    } finally {
+      a.release()
+      b.release()
+    }
+  })
+})

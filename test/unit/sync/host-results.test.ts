@@ -1,0 +1,117 @@
+// The fleetkit_events lines folded per host and judged: a changed host key, a dead-man rollback,
+// a role's own failure code, an unreachable host, changed and converged.
+import assert from 'node:assert/strict'
+
+import { foldHostResults, judgeHost, leadingCode, parseEventLines } from '../../../src/sync/host-results.js'
+import { formatDriftTable } from '../../../src/sync/drift-table.js'
+import { outcomeError, type SyncReport } from '../../../src/sync/sync-run.js'
+
+const line = (o: object) => `${JSON.stringify(o)}\n`
+
+describe('sync host results', () => {
+  it('keeps a torn last line for the next read and skips lines that are not JSON', () => {
+    const first = parseEventLines(line({ event: 'ok', host: 'a' }) + 'warning: not json\n{"event":"ok","ho')
+    assert.equal(first.events.length, 1)
+    assert.equal(first.rest, '{"event":"ok","ho')
+    const second = parseEventLines(`${first.rest}st":"b"}\n`)
+    assert.deepEqual(second.events, [{ event: 'ok', host: 'b' }])
+  })
+
+  it('counts tasks and the changed ones per role; an ignored failure is not a failure', () => {
+    const results = foldHostResults([
+      { event: 'ok', host: 'a', role: 'firewall', task: 'Render the candidate rules', changed: true },
+      { event: 'ok', host: 'a', role: 'firewall', task: 'Read the live table', changed: false },
+      { event: 'failed', host: 'a', role: 'agent', task: 'Probe', ignored: true, msg: 'x' },
+      { event: 'ok', host: 'b', role: 'preflight', task: 'Check', changed: false },
+    ])
+    assert.deepEqual(results.get('a')?.changes, { firewall: ['Render the candidate rules'] })
+    assert.equal(results.get('a')?.tasksFailed, 0)
+    assert.deepEqual(judgeHost(results.get('a')), { state: 'changed', code: null, message: null })
+    assert.deepEqual(judgeHost(results.get('b')), { state: 'converged', code: null, message: null })
+  })
+
+  it('a changed host key is SSH_HOST_KEY_MISMATCH, not unreachable', () => {
+    const results = foldHostResults([{ event: 'unreachable', host: 'c', msg: 'Failed to connect to the host via ssh: @@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@\nHost key verification failed.' }])
+    assert.deepEqual(judgeHost(results.get('c')), { state: 'failed', code: 'SSH_HOST_KEY_MISMATCH', message: 'the host answered with a key other than the pinned one; not logged in' })
+  })
+
+  it("mitogen's wording of a refused host key is SSH_HOST_KEY_MISMATCH too", () => {
+    const results = foldHostResults([{ event: 'unreachable', host: 'c', msg: 'EOF on stream; last 100 lines received:\nHost key checking is enabled, and SSH reported an unrecognized or mismatching host key.' }])
+    assert.equal(judgeHost(results.get('c')).code, 'SSH_HOST_KEY_MISMATCH')
+  })
+
+  it('a host that does not answer is unreachable', () => {
+    const results = foldHostResults([{ event: 'unreachable', host: 'd', msg: 'Failed to connect to the host via ssh: ssh: connect to host 10.0.0.9 port 22: No route to host' }])
+    assert.equal(judgeHost(results.get('d')).state, 'unreachable')
+  })
+
+  it('the dead-man switch rollback is rolled_back with FIREWALL_CONFIRM_TIMEOUT, never failed', () => {
+    const results = foldHostResults([{ event: 'failed', host: 'e', role: 'firewall', task: 'Confirm', msg: 'FIREWALL_CONFIRM_TIMEOUT: no new SSH connection within 60 s; the host restored the previous rules' }])
+    const judged = judgeHost(results.get('e'))
+    assert.equal(judged.state, 'rolled_back')
+    assert.equal(judged.code, 'FIREWALL_CONFIRM_TIMEOUT')
+    assert.match(judged.message!, /^firewall: Confirm: FIREWALL_CONFIRM_TIMEOUT/)
+  })
+
+  it("a failed task keeps the role's registered code, or is SYNC_NODE_FAILED", () => {
+    assert.equal(leadingCode('DATA_VOLUME_DEVICE_MISSING: /dev/x is not a block device'), 'DATA_VOLUME_DEVICE_MISSING')
+    assert.equal(leadingCode('E: Unable to locate package FOO_BAR'), null)
+    const results = foldHostResults([{ event: 'failed', host: 'f', role: 'agent', task: 'Install', msg: 'No package matching foo' }])
+    assert.equal(judgeHost(results.get('f')).code, 'SYNC_NODE_FAILED')
+    assert.equal(judgeHost(undefined).code, 'SYNC_NODE_FAILED')
+  })
+})
+
+function report(outcome: SyncReport['outcome'], nodes: Partial<SyncReport['nodes'][number]>[]): SyncReport {
+  return {
+    runId: 7, kind: 'sync', outcome, revision: null, planHash: 'f'.repeat(64),
+    plan: { playbook: 'site.yml', tags: [], definitionSha256: 'a'.repeat(64), rolesSha256: 'b'.repeat(64), targets: [], canary: 'a-1' },
+    canary: { declared: 'a-1', ran: 'a-1', skippedBecause: null, notes: [] },
+    speed: { mitogen: false, forks: 3, description: '' },
+    nodes: nodes.map((n) => ({ node: 'x', phase: 'fleet', state: 'converged', code: null, runbook: null, message: null, tasks: { ok: 1, changed: 0, failed: 0 }, changes: {}, ...n })),
+    counts: {}, proofs: [], resumed: false,
+  }
+}
+
+describe('sync outcomes and the drift table', () => {
+  it('maps each outcome to its code and exit code; converged and no drift are not errors', () => {
+    assert.equal(outcomeError(report('converged', [])), null)
+    assert.equal(outcomeError(report('no_drift', [])), null)
+    const cases: [SyncReport['outcome'], string, number][] = [['canary_failed', 'SYNC_CANARY_FAILED', 20], ['partial', 'SYNC_PARTIAL_FAILURE', 21], ['unreachable', 'SYNC_NODES_UNREACHABLE', 22], ['drifted', 'DRIFT_DETECTED', 1]]
+    for (const [outcome, code, exitCode] of cases) {
+      const error = outcomeError(report(outcome, [{ node: 'a-1', phase: 'canary', state: 'failed', code: 'SYNC_NODE_FAILED' }]))!
+      assert.equal(error.code, code)
+      assert.equal(error.exitCode, exitCode)
+      assert.ok(error.data?.report)
+    }
+  })
+
+  it('lists every node: a row per drifted role, "no drift", or why it was not checked', () => {
+    const lines = formatDriftTable(report('drifted', [
+      { node: 'a-1', state: 'changed', changes: { firewall: ['Report the rules that would be applied'] } },
+      { node: 'a-2', state: 'converged' },
+      { node: 'a-3', state: 'unreachable', message: 'No route to host' },
+    ]))
+    assert.match(lines[0]!, /^NODE\s+ROLE\s+DRIFT$/)
+    assert.match(lines[1]!, /^a-1\s+firewall\s+1 task\(s\) would change: Report the rules that would be applied$/)
+    assert.match(lines[2]!, /^a-2\s+-\s+no drift$/)
+    assert.match(lines[3]!, /^a-3\s+-\s+unreachable: No route to host$/)
+  })
+})
+
+describe('sync and drift --json schemas', () => {
+  it('accept a report as the result and as the data of an outcome error, and refuse an unknown node state', async () => {
+    const { assertMatchesOutputSchema } = await import('../../support/cli.js')
+    const { errorEnvelope } = await import('../../../src/cli/error-output.js')
+    const ok = report('converged', [{ node: 'a-1', phase: 'canary', state: 'changed', changes: { firewall: ['Apply'] } }])
+    assertMatchesOutputSchema('sync', { status: 0, result: ok })
+    const failed = report('canary_failed', [{ node: 'a-1', phase: 'canary', state: 'failed', code: 'DATA_VOLUME_DEVICE_MISSING', runbook: 'fleetkit runbook DATA_VOLUME_DEVICE_MISSING' }, { node: 'a-2', state: 'not_attempted' }])
+    const error = outcomeError(failed)!
+    const envelope = JSON.parse(JSON.stringify(errorEnvelope(error, error.exitCode)))
+    assertMatchesOutputSchema('sync', envelope)
+    const drift = outcomeError(report('drifted', [{ node: 'a-1', state: 'changed', changes: { firewall: ['x'] } }]))!
+    assertMatchesOutputSchema('drift', JSON.parse(JSON.stringify(errorEnvelope(drift, drift.exitCode))))
+    const bad = { status: 0, result: { ...ok, nodes: [{ ...ok.nodes[0], state: 'ok' }] } }
+    assert.throws(() => assertMatchesOutputSchema('sync', bad))
+  })
+})

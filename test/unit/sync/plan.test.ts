@@ -1,0 +1,91 @@
+// The sync plan: targets and skipped nodes, the canary choice and hand-over, and a hash that moves
+// with exactly what decides the run (definition, roles, revision, targets, tags).
+import assert from 'node:assert/strict'
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { packagePath } from '../../../src/package-root.js'
+import { buildSyncPlan, nextCanary, type PlanInput } from '../../../src/sync/plan.js'
+import { validDefinition } from '../../support/definition-fixture.js'
+
+function input(overrides: Partial<PlanInput> = {}): PlanInput {
+  const definition = validDefinition()
+  definition.nodes.push({ id: 'build-2', pool: 'build', state: 'active' }, { id: 'build-3', pool: 'build', state: 'disabled' })
+  return { definition, definitionText: 'text', revision: 'a'.repeat(40), stateNodes: [], ...overrides }
+}
+
+describe('sync plan', () => {
+  it('puts the declared canary first, skips disabled, parked, retired and lost nodes and lists why', () => {
+    const base = input()
+    const plan = buildSyncPlan({
+      ...base,
+      stateNodes: [
+        { id: 'db-1', pool: 'database', status: 'parked' },
+        { id: 'old-1', pool: 'build', status: 'retired' },
+        { id: 'gone-1', pool: 'build', status: 'lost' },
+        { id: 'build-2', pool: 'build', status: 'active' },
+      ],
+    })
+    assert.deepEqual(plan.targets.map((t) => t.id), ['build-1', 'build-2'])
+    assert.equal(plan.canary, 'build-1')
+    assert.deepEqual(plan.skipped, [
+      { id: 'build-3', reason: 'disabled in the definition' },
+      { id: 'db-1', reason: 'parked' },
+      { id: 'gone-1', reason: 'lost (reclaim or replace it first)' },
+      { id: 'old-1', reason: 'retired' },
+    ])
+  })
+
+  it('without a declared canary among the targets, the first target in id order goes first', () => {
+    const plan = buildSyncPlan(input({ limit: ['db-1', 'build-2'] }))
+    assert.equal(plan.canary, 'build-2')
+    assert.equal(plan.limited, true)
+    assert.deepEqual(plan.targets.map((t) => t.id), ['build-2', 'db-1'])
+  })
+
+  it('a node pinning agentVersion gets it; the others get release.version', () => {
+    const base = input()
+    base.definition.nodes[0]!.agentVersion = '1.3.0'
+    const plan = buildSyncPlan(base)
+    assert.deepEqual(plan.targets.map((t) => [t.id, t.agentVersion]), [['build-1', '1.3.0'], ['build-2', '1.2.3'], ['db-1', '1.2.3']])
+  })
+
+  it('refuses a --limit naming no node with SYNC_TARGET_UNKNOWN', () => {
+    assert.throws(() => buildSyncPlan(input({ limit: ['nope-1'] })), { code: 'SYNC_TARGET_UNKNOWN' })
+  })
+
+  it('the hash is stable for the same inputs and moves with the definition, the revision, the targets, the tags and the extra vars', () => {
+    const hash = buildSyncPlan(input()).hash
+    assert.equal(buildSyncPlan(input()).hash, hash)
+    assert.notEqual(buildSyncPlan(input({ definitionText: 'text2' })).hash, hash)
+    assert.notEqual(buildSyncPlan(input({ revision: 'b'.repeat(40) })).hash, hash)
+    assert.notEqual(buildSyncPlan(input({ limit: ['build-1'] })).hash, hash)
+    assert.notEqual(buildSyncPlan(input({ tags: ['firewall'] })).hash, hash)
+    assert.notEqual(buildSyncPlan(input({ extraVarsSha256: 'c'.repeat(64) })).hash, hash)
+    // The content hash ignores the revision: the same file at another commit converges the same.
+    assert.equal(buildSyncPlan(input({ revision: 'b'.repeat(40) })).contentHash, buildSyncPlan(input()).contentHash)
+  })
+
+  it('the hash moves when a role file changes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetkit-plan-'))
+    try {
+      cpSync(packagePath('ansible'), join(dir, 'ansible'), { recursive: true })
+      const before = buildSyncPlan(input({ ansibleDir: join(dir, 'ansible') }))
+      assert.equal(before.rolesSha256, buildSyncPlan(input()).rolesSha256)
+      writeFileSync(join(dir, 'ansible', 'roles', 'firewall', 'defaults', 'main.yml'), '\n# edited\n', { flag: 'a' })
+      const after = buildSyncPlan(input({ ansibleDir: join(dir, 'ansible') }))
+      assert.notEqual(after.rolesSha256, before.rolesSha256)
+      assert.notEqual(after.hash, before.hash)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('an unreachable canary is handed to the next untried node of its own pool only', () => {
+    const plan = buildSyncPlan(input())
+    assert.equal(nextCanary(plan, 'build', new Set(['build-1']))?.id, 'build-2')
+    assert.equal(nextCanary(plan, 'build', new Set(['build-1', 'build-2'])), null)
+    assert.equal(nextCanary(plan, 'database', new Set())?.id, 'db-1')
+  })
+})
