@@ -73,9 +73,10 @@ describe('fleetkit sync and drift on three container hosts', function () {
     return shas[name]
   }
 
+  // Runs use mitogen, fleetkit's default where ansible-mitogen is installed; the host key test runs
+  // on plain ssh (OpenSSH's own StrictHostKeyChecking), so both strategies are covered.
   const fleetkit = (args: string[]) => runFleetkit([...args, '--definition', fleetPath()], { env, timeout: 600_000 })
-  // Runs that touch no firewall use mitogen, fleetkit's default: faster, and both strategies are covered.
-  const withMitogen = (args: string[]) => runFleetkit([...args, '--definition', fleetPath()], { env: { ...env, FLEETKIT_SYNC_MITOGEN: undefined }, timeout: 600_000 })
+  const withSsh = (args: string[]) => runFleetkit([...args, '--definition', fleetPath()], { env: { ...env, FLEETKIT_SYNC_MITOGEN: '0' }, timeout: 600_000 })
   const node = (fleet: Fleet, id: string) => fleet.nodes.find((n) => n.id === id)!
   const byNode = (report: { nodes: { node: string; state: string; code: string | null }[] }) => Object.fromEntries(report.nodes.map((n) => [n.node, n]))
 
@@ -99,8 +100,6 @@ describe('fleetkit sync and drift on three container hosts', function () {
       FLEETKIT_STATE_DIR: join(dir, 'state'),
       ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
       FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars,
-      // The dead-man switch's confirmation under mitogen is being fixed in main (see the report).
-      FLEETKIT_SYNC_MITOGEN: '0',
     }
     await commit('A', baseFleet())
   })
@@ -117,7 +116,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const [canary, second, third] = hosts.map((h) => h.name) as [string, string, string]
     const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', shas.A!], { env, timeout: 900_000 })
     assert.equal(human.code, 0, human.stderr + human.stdout)
-    assert.match(human.stdout, /strategy linear \(ssh\), forks 3, pipelining on/)
+    assert.match(human.stdout, /strategy mitogen_linear \(ansible-mitogen\), forks 3, pipelining on/)
     assert.match(human.stdout, new RegExp(`Canary ${canary} goes first`))
     const lines = human.stdout.split('\n')
     const canaryLine = lines.findIndex((l) => l.startsWith(`${canary} (canary): changed`))
@@ -143,14 +142,14 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const fleet = baseFleet()
     fleet.exposure = { otherListeners: 'warn' }
     const sha = await commit('B', fleet)
-    const dry = await withMitogen(['sync', '--ref', sha, '--tags', 'br_netfilter', '--dry-run', '--json'])
+    const dry = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--dry-run', '--json'])
     assert.equal(dry.code, 0, dry.stderr + dry.stdout)
     assertMatchesOutputSchema('sync', dry.json)
     assert.equal(dry.json.result.kind, 'dry_run')
     assert.deepEqual(dry.json.result.nodes.map((n: { state: string }) => n.state), ['converged', 'converged', 'converged'])
     const planHash = dry.json.result.planHash as string
     assert.match(planHash, /^[0-9a-f]{64}$/)
-    const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter', '--dry-run'], { env: { ...env, FLEETKIT_SYNC_MITOGEN: undefined }, timeout: 600_000 })
+    const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter', '--dry-run'], { env, timeout: 600_000 })
     assert.match(human.stdout, /^Ansible: strategy mitogen_linear \(ansible-mitogen\), forks 3, pipelining on/m)
     assert.match(human.stdout, new RegExp(`Plan ${planHash} \\(apply it with: fleetkit sync --ref ${sha} --plan-hash ${planHash}\\)`))
     assert.equal((await lastApplied())?.revision, shas.A, 'a dry run applies nothing')
@@ -162,7 +161,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal(badRef.code, 2)
     assert.equal(badRef.json.code, 'SYNC_REF_INVALID')
 
-    const applied = await withMitogen(['sync', '--ref', sha, '--tags', 'br_netfilter', '--plan-hash', planHash, '--json'])
+    const applied = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--plan-hash', planHash, '--json'])
     assert.equal(applied.code, 0, applied.stdout + applied.stderr)
     assert.equal(applied.json.result.planHash, planHash)
   })
@@ -198,7 +197,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.match(refused.stdout + refused.stderr, /TRANSITION_UNPROVEN/)
 
     const sha = await commit('C', pinned)
-    const synced = await withMitogen(['sync', '--ref', sha, '--tags', 'agent_update', '--json'])
+    const synced = await fleetkit(['sync', '--ref', sha, '--tags', 'agent_update', '--json'])
     assert.equal(synced.code, 0, synced.stdout + synced.stderr)
     assert.equal(synced.json.result.canary.ran, canary)
     assert.deepEqual(synced.json.result.proofs.find((p: { kind: string }) => p.kind === 'agentVersion'), { kind: 'agentVersion', value: '1.1.0', node: canary, recorded: true })
@@ -219,7 +218,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     node(fleet, hosts[0]!.name).agentVersion = '1.1.0'
     node(fleet, victim).hostKey = (await readFile(`${keyFile}.pub`, 'utf8')).trim().split(' ').slice(0, 2).join(' ')
     const sha = await commit('E', fleet)
-    const run = await withMitogen(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
+    const run = await withSsh(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
     assert.equal(run.code, 21, run.stdout + run.stderr)
     assertMatchesOutputSchema('sync', run.json)
     assert.equal(run.json.code, 'SYNC_PARTIAL_FAILURE')
@@ -234,7 +233,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const fleet = baseFleet()
     node(fleet, hosts[0]!.name).ssh = { host: '10.231.254.254', user: 'ops' }
     const sha = await commit('F', fleet)
-    const run = await withMitogen(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
+    const run = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
     assert.equal(run.code, 22, run.stdout + run.stderr)
     assert.equal(run.json.code, 'SYNC_NODES_UNREACHABLE')
     const report = run.json.data.report
@@ -251,7 +250,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const fleet = baseFleet()
     node(fleet, hosts[0]!.name).dataVolume = { device: '/dev/fleetkit-missing', filesystem: 'xfs', mountPoint: '/srv/data' }
     const sha = await commit('G', fleet)
-    const run = await withMitogen(['sync', '--ref', sha, '--tags', 'data_volume', '--json'])
+    const run = await fleetkit(['sync', '--ref', sha, '--tags', 'data_volume', '--json'])
     assert.equal(run.code, 20, run.stdout + run.stderr)
     assertMatchesOutputSchema('sync', run.json)
     assert.equal(run.json.code, 'SYNC_CANARY_FAILED')
@@ -268,7 +267,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const fleet = baseFleet()
     fleet.exposure = { otherListeners: 'fail' }
     const sha = await commit('H', fleet)
-    const first = startProcess(process.execPath, [fleetkitEntry(), 'sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter'], { env: overlayEnv({ ...env, FLEETKIT_SYNC_MITOGEN: undefined }) })
+    const first = startProcess(process.execPath, [fleetkitEntry(), 'sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter'], { env: overlayEnv(env) })
     try {
       // Wait until the canary converged and the fleet phase runs.
       const runId = await eventually('the fleet phase of the first sync', async () => {
@@ -278,7 +277,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
         return nodes.some((n) => n.phase === 'fleet' && n.state === 'running') ? m : undefined
       }, { timeoutMs: 300_000, intervalMs: 100, stop: () => (first.exit() ? `the first sync exited (${first.exit()?.code}): ${first.stdout()}${first.stderr()}` : undefined) })
 
-      const second = await withMitogen(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
+      const second = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
       assert.equal(second.code, 23, second.stdout)
       assert.equal(second.json.code, 'SYNC_IN_PROGRESS')
       assert.match(second.json.message, new RegExp(`run ${runId}, started by .* \\(pid ${first.pid}\\)`))
@@ -290,7 +289,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
       const canaryBefore = (await listSyncNodes(db.pool, runId)).find((n) => n.phase === 'canary')!
       assert.equal(canaryBefore.state, 'converged')
 
-      const resumed = await withMitogen(['sync', '--ref', sha, '--tags', 'br_netfilter', '--resume', String(runId), '--json'])
+      const resumed = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--resume', String(runId), '--json'])
       assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr)
       assertMatchesOutputSchema('sync', resumed.json)
       assert.equal(resumed.json.result.runId, runId)
