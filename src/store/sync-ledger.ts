@@ -42,14 +42,7 @@ export interface SyncNodeRow {
   agentVersion: string | null
 }
 
-export interface NewSyncRun {
-  kind: SyncRunKind
-  revision: string | null
-  definitionSha256: string
-  planHash: string
-  plan: Record<string, unknown>
-  startedBy: string
-  pid: number
+export interface NewSyncRun extends Pick<SyncRunRow, 'kind' | 'revision' | 'definitionSha256' | 'planHash' | 'plan' | 'startedBy' | 'pid'> {
   nodes: { nodeId: string; phase: SyncPhase; state: NodeSyncState; message?: string }[]
 }
 
