@@ -4,7 +4,7 @@ import { Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
-import type { SyncReport } from '../sync/sync-run.js'
+import type { SyncReport } from '../sync/sync-report.js'
 
 export default class Drift extends FleetkitCommand<SyncReport> {
   static override summary = 'Check every node against the definition and the roles (Ansible check mode); change nothing.'
@@ -27,7 +27,8 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
 
   async run(): Promise<SyncReport> {
     const { flags } = await this.parse(Drift)
-    const { runSync, outcomeError } = await import('../sync/sync-run.js')
+    const { runSync } = await import('../sync/sync-run.js')
+    const { outcomeError } = await import('../sync/sync-report.js')
     const { withDatabase } = await import('../cli/with-database.js')
     const signal = this.interruptible()
     const report = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => runSync({

@@ -4,7 +4,7 @@ import { Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
-import type { SyncReport } from '../sync/sync-run.js'
+import type { SyncReport } from '../sync/sync-report.js'
 
 export default class Sync extends FleetkitCommand<SyncReport> {
   static override summary = 'Converge the fleet with Ansible over SSH: the canary first, then the rest; every node recorded in the ledger.'
@@ -43,7 +43,8 @@ ANSIBLE_PRIVATE_KEY_FILE names the SSH key when it is not your default.`
   async run(): Promise<SyncReport> {
     const { flags } = await this.parse(Sync)
     const env = envWithStateDir(flags['state-dir'])
-    const { runSync, outcomeError, formatNodeLine } = await import('../sync/sync-run.js')
+    const { runSync } = await import('../sync/sync-run.js')
+    const { outcomeError, formatNodeLine } = await import('../sync/sync-report.js')
     const { withDatabase } = await import('../cli/with-database.js')
     const signal = this.interruptible()
     const check = flags['dry-run']

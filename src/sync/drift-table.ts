@@ -1,6 +1,6 @@
 // The table `fleetkit drift` prints: one row per node and role that would change, and a row per
 // node that is in line (or could not be checked), so no node is silently absent.
-import type { SyncReport } from './sync-run.js'
+import type { SyncReport } from './sync-report.js'
 
 export function formatDriftTable(report: SyncReport): string[] {
   const rows: [string, string, string][] = []

@@ -1,23 +1,22 @@
 // `fleetkit sync`, `--dry-run` and `fleetkit drift`: plan, lock, ledger, the canary phase (handed to
 // the next reachable node of its pool when the canary is unreachable), the fleet phase, canary proofs.
-import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
-import { hostname, userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
 
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { type Env, resolveStateDir } from '../config/state-dir.js'
+import { sha256Hex } from '../pki/fingerprint.js'
 import { loadHostPolicy } from '../definition/host-policy.js'
 import { readReleaseCa } from '../lifecycle/release-ca.js'
 import { renderInventory } from '../render/inventory.js'
 import { appendEvent } from '../store/events.js'
 import { listNodes, type NodeRow } from '../store/nodes.js'
 import {
-  contentConvergedBefore, createSyncRun, finishSyncRun, getSyncRun, listSyncNodes, listUnfinishedSyncRuns, type NodeSyncState,
-  releaseAdvisoryLock, resumeSyncRun, setSyncAnsiblePid, setSyncNode, SYNC_LOCK_KEY, type SyncNodeRow, type SyncOutcome,
+  contentConvergedBefore, createSyncRun, finishSyncRun, getSyncRun, listSyncNodes,
+  releaseAdvisoryLock, resumeSyncRun, setSyncAnsiblePid, setSyncNode, SYNC_LOCK_KEY,
   type SyncRunKind, type SyncRunRow, tryAdvisoryLock,
 } from '../store/sync-ledger.js'
 import { recordCanaryProof } from '../store/transition-facts.js'
@@ -25,8 +24,10 @@ import { type AnsibleEvent, judgeHost } from './host-results.js'
 import { describeSpeed, runPhase, speedSettings } from './ansible-phase.js'
 import { readDefinitionSource } from './definition-source.js'
 import { buildSyncPlan, nextCanary, type SyncPlan } from './plan.js'
+import { endOrphan, inProgressError, staleError, who } from './run-ownership.js'
+import { FINAL_OK, formatNodeLine, type SyncMode, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
 
-export type SyncMode = 'apply' | 'dry-run' | 'drift'
+export type { SyncMode } from './sync-report.js'
 
 export interface SyncOptions {
   mode: SyncMode
@@ -46,133 +47,6 @@ export interface SyncOptions {
   progress?: (message: string) => void
   /** `started_by`; defaults to user@host. */
   who?: string
-}
-
-export interface SyncNodeReport {
-  node: string
-  phase: 'canary' | 'fleet' | 'skipped'
-  state: NodeSyncState
-  code: string | null
-  runbook: string | null
-  message: string | null
-  tasks: { ok: number; changed: number; failed: number }
-  changes: Record<string, string[]>
-}
-
-export interface SyncReport {
-  runId: number
-  kind: SyncRunKind
-  outcome: SyncOutcome
-  revision: string | null
-  planHash: string
-  plan: { playbook: string; tags: string[]; definitionSha256: string; rolesSha256: string; targets: string[]; canary: string | null }
-  canary: { declared: string | null; ran: string | null; skippedBecause: string | null; notes: string[] }
-  speed: { mitogen: boolean; forks: number; description: string }
-  nodes: SyncNodeReport[]
-  counts: Record<string, number>
-  proofs: { kind: 'agentVersion' | 'image'; value: string; node: string; recorded: boolean }[]
-  resumed: boolean
-}
-
-const FINAL_OK: ReadonlySet<NodeSyncState> = new Set(['converged', 'changed'])
-
-function who(): string {
-  try {
-    return `${userInfo().username}@${hostname()}`
-  } catch {
-    return `uid ${process.getuid?.() ?? '?'}@${hostname()}`
-  }
-}
-
-function sha256File(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex')
-}
-
-/** An orphaned ansible-playbook of a killed sync still converging hosts must end before a resume starts. */
-function endOrphan(pid: number | null): boolean {
-  if (pid === null) return false
-  let cmdline: string
-  try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-  } catch {
-    return false
-  }
-  if (!cmdline.includes('ansible-playbook')) return false
-  try {
-    process.kill(-pid, 'SIGKILL')
-  } catch {
-    // Already gone.
-  }
-  return true
-}
-
-async function inProgressError(pool: pg.Pool): Promise<FleetkitError> {
-  const holder = (await listUnfinishedSyncRuns(pool))[0]
-  const by = holder ? `run ${holder.id}, started by ${holder.startedBy} (pid ${holder.pid}) at ${holder.startedAt.toISOString()}` : 'a sync whose run is not recorded yet'
-  return new FleetkitError('SYNC_IN_PROGRESS', `another fleetkit sync holds the fleet's sync lock: ${by}`, {
-    actions: ['wait for it to finish (fleetkit events --type sync_run_finished)', 'run fleetkit sync again afterwards'],
-    data: holder ? { runId: holder.id, startedBy: holder.startedBy, pid: holder.pid, startedAt: holder.startedAt.toISOString() } : {},
-  })
-}
-
-function staleError(reviewed: string, current: string, why: string): FleetkitError {
-  return new FleetkitError('SYNC_PLAN_STALE', `${why}: the plan reviewed was ${reviewed.slice(0, 16)}…, the plan now is ${current.slice(0, 16)}…; nothing was run`, {
-    actions: ['fleetkit sync --dry-run (review the new plan)', `fleetkit sync --plan-hash ${current}`],
-    data: { reviewed, current },
-  })
-}
-
-function outcomeOf(mode: SyncMode, nodes: readonly SyncNodeRow[], canaryFailed: boolean): SyncOutcome {
-  if (canaryFailed) return 'canary_failed'
-  if (nodes.some((n) => n.state === 'failed' || n.state === 'rolled_back')) return 'partial'
-  if (nodes.some((n) => n.state === 'unreachable')) return 'unreachable'
-  if (mode === 'drift') return nodes.some((n) => n.state === 'changed') ? 'drifted' : 'no_drift'
-  return 'converged'
-}
-
-function nodeReport(n: SyncNodeRow): SyncNodeReport {
-  return {
-    node: n.nodeId,
-    phase: n.phase,
-    state: n.state,
-    code: n.code,
-    runbook: n.code ? `fleetkit runbook ${n.code}` : null,
-    message: n.message,
-    tasks: { ok: n.tasksOk, changed: n.tasksChanged, failed: n.tasksFailed },
-    changes: n.changes,
-  }
-}
-
-export function formatNodeLine(n: SyncNodeReport, check: boolean): string {
-  const state = check && n.state === 'changed' ? 'would change' : n.state.replace('_', ' ')
-  const roles = Object.entries(n.changes).map(([role, tasks]) => `${role} (${tasks.length})`).join(', ')
-  const detail = n.code ? ` ${n.code}: ${n.message ?? ''}` : n.message ? ` ${n.message}` : ''
-  const tasks = n.state === 'not_attempted' || n.state === 'skipped' ? '' : ` [${n.tasks.ok + n.tasks.failed} tasks, ${n.tasks.changed} changed${roles ? `: ${roles}` : ''}]`
-  return `${n.node}${n.phase === 'canary' ? ' (canary)' : ''}: ${state}${tasks}${detail}`
-}
-
-/** The error a finished run's outcome maps to; null when it exits 0. */
-export function outcomeError(report: SyncReport): FleetkitError | null {
-  const list = (states: NodeSyncState[]) => report.nodes.filter((n) => states.includes(n.state)).map((n) => n.node)
-  const data = { report }
-  const resume = `fleetkit sync --resume ${report.runId}`
-  switch (report.outcome) {
-    case 'converged':
-    case 'no_drift':
-      return null
-    case 'canary_failed':
-      return new FleetkitError('SYNC_CANARY_FAILED', `run ${report.runId}: the canary ${report.canary.ran ?? report.canary.declared ?? ''} did not converge (${report.nodes.find((n) => n.phase === 'canary' && !FINAL_OK.has(n.state))?.code ?? 'unreachable'}); ${list(['not_attempted']).length} other node(s) not attempted`, {
-        actions: [`fleetkit runbook ${report.nodes.find((n) => n.phase === 'canary' && n.code)?.code ?? 'SYNC_CANARY_FAILED'}`, resume], data,
-      })
-    case 'partial':
-      return new FleetkitError('SYNC_PARTIAL_FAILURE', `run ${report.runId}: ${list(['failed', 'rolled_back']).join(', ')} did not converge; ${list(['converged', 'changed']).length} node(s) did`, { actions: [resume], data })
-    case 'unreachable':
-      return new FleetkitError('SYNC_NODES_UNREACHABLE', `run ${report.runId}: ${list(['unreachable']).join(', ')} could not be reached over SSH; every other node converged`, { actions: [resume], data })
-    case 'drifted':
-      return new FleetkitError('DRIFT_DETECTED', `${list(['changed']).length} node(s) differ from the definition: ${report.nodes.filter((n) => n.state === 'changed').map((n) => `${n.node} (${Object.keys(n.changes).join(', ')})`).join('; ')}`, {
-        actions: ['fleetkit sync --dry-run', 'fleetkit sync'], data,
-      })
-  }
 }
 
 interface RunContext {
@@ -203,8 +77,8 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
     stateNodes: stateRows,
     limit: options.limit,
     tags: options.tags,
-    extraVarsSha256: extraVarsFile ? sha256File(extraVarsFile) : undefined,
-    releaseCaSha256: releaseCaPem === undefined ? undefined : createHash('sha256').update(releaseCaPem).digest('hex'),
+    extraVarsSha256: extraVarsFile ? sha256Hex(readFileSync(extraVarsFile)) : undefined,
+    releaseCaSha256: releaseCaPem === undefined ? undefined : sha256Hex(releaseCaPem),
   })
   if (plan.targets.length === 0) {
     throw new FleetkitError('SYNC_NO_TARGETS', `nothing to ${mode === 'drift' ? 'check' : 'sync'}: ${plan.skipped.length === 0 ? 'the fleet has no nodes' : plan.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}`, {

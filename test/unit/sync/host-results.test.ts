@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 
 import { foldHostResults, judgeHost, leadingCode, parseEventLines } from '../../../src/sync/host-results.js'
 import { formatDriftTable } from '../../../src/sync/drift-table.js'
-import { outcomeError, type SyncReport } from '../../../src/sync/sync-run.js'
+import { outcomeError, type SyncReport } from '../../../src/sync/sync-report.js'
 
 const line = (o: object) => `${JSON.stringify(o)}\n`
 

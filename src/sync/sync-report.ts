@@ -1,0 +1,87 @@
+// What a sync, dry run or drift run reports: the per-node lines, the outcome of a finished run and
+// the coded error it maps to (src/sync/sync-run.ts runs it; the commands print it).
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { NodeSyncState, SyncNodeRow, SyncOutcome, SyncRunKind } from '../store/sync-ledger.js'
+
+export type SyncMode = 'apply' | 'dry-run' | 'drift'
+
+export interface SyncNodeReport {
+  node: string
+  phase: 'canary' | 'fleet' | 'skipped'
+  state: NodeSyncState
+  code: string | null
+  runbook: string | null
+  message: string | null
+  tasks: { ok: number; changed: number; failed: number }
+  changes: Record<string, string[]>
+}
+
+export interface SyncReport {
+  runId: number
+  kind: SyncRunKind
+  outcome: SyncOutcome
+  revision: string | null
+  planHash: string
+  plan: { playbook: string; tags: string[]; definitionSha256: string; rolesSha256: string; targets: string[]; canary: string | null }
+  canary: { declared: string | null; ran: string | null; skippedBecause: string | null; notes: string[] }
+  speed: { mitogen: boolean; forks: number; description: string }
+  nodes: SyncNodeReport[]
+  counts: Record<string, number>
+  proofs: { kind: 'agentVersion' | 'image'; value: string; node: string; recorded: boolean }[]
+  resumed: boolean
+}
+
+export const FINAL_OK: ReadonlySet<NodeSyncState> = new Set(['converged', 'changed'])
+
+export function outcomeOf(mode: SyncMode, nodes: readonly SyncNodeRow[], canaryFailed: boolean): SyncOutcome {
+  if (canaryFailed) return 'canary_failed'
+  if (nodes.some((n) => n.state === 'failed' || n.state === 'rolled_back')) return 'partial'
+  if (nodes.some((n) => n.state === 'unreachable')) return 'unreachable'
+  if (mode === 'drift') return nodes.some((n) => n.state === 'changed') ? 'drifted' : 'no_drift'
+  return 'converged'
+}
+
+export function nodeReport(n: SyncNodeRow): SyncNodeReport {
+  return {
+    node: n.nodeId,
+    phase: n.phase,
+    state: n.state,
+    code: n.code,
+    runbook: n.code ? `fleetkit runbook ${n.code}` : null,
+    message: n.message,
+    tasks: { ok: n.tasksOk, changed: n.tasksChanged, failed: n.tasksFailed },
+    changes: n.changes,
+  }
+}
+
+export function formatNodeLine(n: SyncNodeReport, check: boolean): string {
+  const state = check && n.state === 'changed' ? 'would change' : n.state.replace('_', ' ')
+  const roles = Object.entries(n.changes).map(([role, tasks]) => `${role} (${tasks.length})`).join(', ')
+  const detail = n.code ? ` ${n.code}: ${n.message ?? ''}` : n.message ? ` ${n.message}` : ''
+  const tasks = n.state === 'not_attempted' || n.state === 'skipped' ? '' : ` [${n.tasks.ok + n.tasks.failed} tasks, ${n.tasks.changed} changed${roles ? `: ${roles}` : ''}]`
+  return `${n.node}${n.phase === 'canary' ? ' (canary)' : ''}: ${state}${tasks}${detail}`
+}
+
+/** The error a finished run's outcome maps to; null when it exits 0. */
+export function outcomeError(report: SyncReport): FleetkitError | null {
+  const list = (states: NodeSyncState[]) => report.nodes.filter((n) => states.includes(n.state)).map((n) => n.node)
+  const data = { report }
+  const resume = `fleetkit sync --resume ${report.runId}`
+  switch (report.outcome) {
+    case 'converged':
+    case 'no_drift':
+      return null
+    case 'canary_failed':
+      return new FleetkitError('SYNC_CANARY_FAILED', `run ${report.runId}: the canary ${report.canary.ran ?? report.canary.declared ?? ''} did not converge (${report.nodes.find((n) => n.phase === 'canary' && !FINAL_OK.has(n.state))?.code ?? 'unreachable'}); ${list(['not_attempted']).length} other node(s) not attempted`, {
+        actions: [`fleetkit runbook ${report.nodes.find((n) => n.phase === 'canary' && n.code)?.code ?? 'SYNC_CANARY_FAILED'}`, resume], data,
+      })
+    case 'partial':
+      return new FleetkitError('SYNC_PARTIAL_FAILURE', `run ${report.runId}: ${list(['failed', 'rolled_back']).join(', ')} did not converge; ${list(['converged', 'changed']).length} node(s) did`, { actions: [resume], data })
+    case 'unreachable':
+      return new FleetkitError('SYNC_NODES_UNREACHABLE', `run ${report.runId}: ${list(['unreachable']).join(', ')} could not be reached over SSH; every other node converged`, { actions: [resume], data })
+    case 'drifted':
+      return new FleetkitError('DRIFT_DETECTED', `${list(['changed']).length} node(s) differ from the definition: ${report.nodes.filter((n) => n.state === 'changed').map((n) => `${n.node} (${Object.keys(n.changes).join(', ')})`).join('; ')}`, {
+        actions: ['fleetkit sync --dry-run', 'fleetkit sync'], data,
+      })
+  }
+}
