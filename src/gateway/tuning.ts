@@ -1,0 +1,55 @@
+// The gateway's tuning: intervals, caches, rate limits, connection caps and load shedding, with the
+// defaults spec 05 gives; tests and the bench override parts of it (startGateway's `tuning`).
+import { defaultIssuanceWorkers } from './issuance-pool.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING, type LoadShedderTuning } from './load-shedder.js'
+import type { ConnectionLimits } from './connection-limits.js'
+import type { RateLimiterOptions } from './token-bucket.js'
+
+export interface GatewayTuning {
+  /** Interval of heartbeat batch writes (spec: at most about one per second). */
+  heartbeatFlushMs: number
+  /** How long an authenticated certificate row is reused (revocations are announced: auth-cache.ts). */
+  authCacheMs: number
+  /** How often every cached certificate row is read again (the safety net under LISTEN/NOTIFY). */
+  authRecheckMs: number
+  /** How long a job lease lasts without a job heartbeat. */
+  jobLeaseSeconds: number
+  enrollRate: RateLimiterOptions
+  renewRate: RateLimiterOptions
+  /** Connections idle this long are closed (agents keep theirs alive between heartbeats). */
+  keepAliveMs: number
+  /** How often the PKI directory is re-read (spec: every 2 s). */
+  pkiReloadMs: number
+  /** How often the database is probed (and, embedded, restarted when it died). */
+  databaseCheckMs: number
+  /** Caps and idle timeout of the unauthenticated enrollment listener. */
+  enrollConnections: ConnectionLimits
+  /** A TLS handshake not finished in this time is cut off (both listeners). */
+  handshakeTimeoutMs: number
+  /** Listen queue of each TLS listener: Node's 511 overflows when thousands of agents reconnect at once. */
+  listenBacklog: number
+  /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the leader lock. */
+  sweepIntervalMs: number
+  /** Worker threads that verify CSRs and sign certificates (default: defaultIssuanceWorkers()). */
+  issuanceWorkers: number
+  /** When requests are shed: in-flight limits per listener and event-loop delay levels (load-shedder.ts). */
+  loadShedding: LoadShedderTuning
+}
+
+export const DEFAULT_TUNING: GatewayTuning = {
+  heartbeatFlushMs: 1000,
+  authCacheMs: 300_000,
+  authRecheckMs: 30_000,
+  jobLeaseSeconds: 120,
+  enrollRate: { perSource: { burst: 20, perSecond: 2 }, global: { burst: 200, perSecond: 50 } },
+  renewRate: { perSource: { burst: 10, perSecond: 1 }, global: { burst: 500, perSecond: 100 } },
+  keepAliveMs: 75_000,
+  pkiReloadMs: 2000,
+  databaseCheckMs: 2000,
+  enrollConnections: { maxConnections: 512, maxPerSource: 64, idleTimeoutMs: 10_000 },
+  handshakeTimeoutMs: 5000,
+  listenBacklog: 4096,
+  sweepIntervalMs: 2000,
+  loadShedding: DEFAULT_LOAD_SHEDDER_TUNING,
+  issuanceWorkers: defaultIssuanceWorkers(),
+}
