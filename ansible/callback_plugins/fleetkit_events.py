@@ -17,6 +17,13 @@ import json
 import os
 import time
 
+# What a task manages, by module: recorded after a converge so `fleetkit sync` can fingerprint it
+# (ansible/playbooks/fingerprint.yml). Keys are read from the module's own answer or its arguments.
+# A file a role reads (stat, slurp) is one whose change would change what it does.
+_PATH_MODULES = {'copy', 'template', 'file', 'lineinfile', 'blockinfile', 'get_url', 'stat', 'slurp'}
+_UNIT_MODULES = {'systemd', 'systemd_service', 'service'}
+_NAMED = {'user': 'user', 'group': 'group', 'sysctl': 'sysctl', 'modprobe': 'module'}
+
 from ansible.plugins.callback import CallbackBase
 
 
@@ -53,6 +60,36 @@ class CallbackModule(CallbackBase):
             msg = json.dumps(msg, default=str)
         return msg[:1500]
 
+    @staticmethod
+    def _managed(action, res):
+        args = (res.get('invocation') or {}).get('module_args') or {}
+        if action in _PATH_MODULES:
+            path = res.get('dest') or args.get('dest') or args.get('path') or args.get('src') or res.get('path')
+            return [{'kind': 'path', 'name': path}] if isinstance(path, str) else []
+        name = res.get('name') or args.get('name')
+        if action in _UNIT_MODULES:
+            return [{'kind': 'unit', 'name': name}] if isinstance(name, str) else []
+        if action in ('apt', 'package'):
+            names = args.get('name') or args.get('pkg') or []
+            names = [names] if isinstance(names, str) else names
+            # Only plain package names: a version pin or a .deb path is not a name dpkg-query knows.
+            return [{'kind': 'package', 'name': n} for n in names if isinstance(n, str) and n.replace('-', '').replace('.', '').replace('+', '').isalnum()]
+        if action in _NAMED:
+            found = [{'kind': _NAMED[action], 'name': name}] if isinstance(name, str) else []
+            if action == 'sysctl' and isinstance(args.get('sysctl_file'), str):
+                found.append({'kind': 'path', 'name': args['sysctl_file']})
+            return found
+        return []
+
+    def _resources(self, result):
+        action = (result._task.action or '').rsplit('.', 1)[-1]
+        res = result._result
+        found = []
+        for item in (res.get('results') if isinstance(res.get('results'), list) else [res]):
+            if isinstance(item, dict) and not item.get('skipped'):
+                found.extend(self._managed(action, item))
+        return found
+
     def _result(self, event, result, **extra):
         task = result._task
         self._emit(event, host=result._host.get_name(), task=task.get_name(), role=self._role(task),
@@ -62,7 +99,14 @@ class CallbackModule(CallbackBase):
         self._emit('task_start', task=task.get_name(), role=self._role(task))
 
     def v2_runner_on_ok(self, result):
-        self._result('ok', result)
+        extra = {}
+        resources = self._resources(result)
+        if resources:
+            extra['resources'] = resources
+        res = result._result
+        if (result._task.action or '').endswith('fleetkit_fingerprint') and isinstance(res.get('items'), dict):
+            extra['fingerprint'] = {'digest': res.get('digest'), 'items': res['items']}
+        self._result('ok', result, **extra)
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         self._result('failed', result, ignored=bool(ignore_errors), msg=self._message(result))

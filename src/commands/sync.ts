@@ -19,7 +19,13 @@ change rolled back); 22 SYNC_NODES_UNREACHABLE; 23 SYNC_IN_PROGRESS; 24 SYNC_PLA
 
 Speed: SSH multiplexing (ControlPersist), pipelining, forks sized to the fleet, a fact cache, and the mitogen
 strategy when Debian's ansible-mitogen is installed (--no-mitogen or FLEETKIT_SYNC_MITOGEN=0 turn it off).
-ANSIBLE_PRIVATE_KEY_FILE names the SSH key when it is not your default.`
+ANSIBLE_PRIVATE_KEY_FILE names the SSH key when it is not your default.
+
+No-change fast path: after a full converge fleetkit records each node's fingerprint (a digest of every
+file, unit, package, user, sysctl and module the roles manage, the live firewall table, the agent binary,
+the host's release and size). A later sync with the same definition, roles and inventory reads the
+fingerprint again in one call per node and skips the full run where it is unchanged; any difference runs
+that node in full. --full, --tags, or a fingerprint older than a day run every node in full.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --dry-run',
@@ -37,6 +43,7 @@ ANSIBLE_PRIVATE_KEY_FILE names the SSH key when it is not your default.`
     'dry-run': Flags.boolean({ summary: 'Check mode with diff on every node: print what would change, the plan and its hash; change nothing.' }),
     'plan-hash': Flags.string({ summary: 'Refuse to run unless the plan is still the one reviewed (the hash --dry-run printed).', env: 'FLEETKIT_SYNC_PLAN_HASH' }),
     resume: Flags.integer({ summary: 'Finish run RUN, cut off by a crash or Ctrl-C: nodes that converged are not run again.', min: 1 }),
+    full: Flags.boolean({ summary: 'Run every role on every node, even where the fingerprint says nothing changed since the last converge.' }),
     mitogen: Flags.boolean({ summary: 'Use the mitogen strategy when ansible-mitogen is installed (default); --no-mitogen for plain SSH.', allowNo: true, default: true }),
   }
 
@@ -57,6 +64,7 @@ ANSIBLE_PRIVATE_KEY_FILE names the SSH key when it is not your default.`
       planHash: flags['plan-hash'],
       resume: flags.resume,
       noMitogen: !flags.mitogen,
+      full: flags.full,
       env,
       pool,
       signal,

@@ -12,6 +12,20 @@ export interface AnsibleEvent {
   ignored?: boolean
   msg?: string
   hosts?: Record<string, { ok: number; changed: number; failures: number; unreachable: number; skipped: number }>
+  /** What the task manages (a path, unit, package ...): the fingerprint's resources. */
+  resources?: ManagedResource[]
+  /** The fleetkit_fingerprint module's answer (ansible/playbooks/fingerprint.yml). */
+  fingerprint?: HostFingerprint
+}
+
+export interface ManagedResource {
+  kind: string
+  name: string
+}
+
+export interface HostFingerprint {
+  digest: string
+  items: Record<string, string>
 }
 
 export interface HostResult {
@@ -23,6 +37,9 @@ export interface HostResult {
   changes: Record<string, string[]>
   failure?: { task: string; role: string | null; msg: string }
   unreachable?: string
+  /** Every resource a task reported managing, once each, in the order first seen. */
+  resources: ManagedResource[]
+  fingerprint?: HostFingerprint
 }
 
 export interface NodeJudgement {
@@ -52,16 +69,25 @@ export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, Ho
   const of = (host: string) => {
     let r = results.get(host)
     if (!r) {
-      r = { host, tasksOk: 0, tasksChanged: 0, tasksFailed: 0, changes: {} }
+      r = { host, tasksOk: 0, tasksChanged: 0, tasksFailed: 0, changes: {}, resources: [] }
       results.set(host, r)
+      seen.set(host, new Set())
     }
     return r
   }
+  const seen = new Map<string, Set<string>>()
   for (const e of events) {
     if (!e.host) continue
     const r = of(e.host)
     if (e.event === 'ok') {
       r.tasksOk += 1
+      for (const m of e.resources ?? []) {
+        const key = `${m.kind}:${m.name}`
+        if (typeof m.kind !== 'string' || typeof m.name !== 'string' || seen.get(e.host)!.has(key)) continue
+        seen.get(e.host)!.add(key)
+        r.resources.push({ kind: m.kind, name: m.name })
+      }
+      if (e.fingerprint) r.fingerprint = e.fingerprint
       if (e.changed) {
         r.tasksChanged += 1
         const role = e.role ?? 'playbook'

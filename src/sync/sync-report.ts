@@ -2,6 +2,7 @@
 // the coded error it maps to (src/sync/sync-run.ts runs it; the commands print it).
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { NodeSyncState, SyncNodeRow, SyncOutcome, SyncRunKind } from '../store/sync-ledger.js'
+import type { FingerprintSummary } from './fingerprint.js'
 
 export type SyncMode = 'apply' | 'dry-run' | 'drift'
 
@@ -28,6 +29,8 @@ export interface SyncReport {
   nodes: SyncNodeReport[]
   counts: Record<string, number>
   proofs: { kind: 'agentVersion' | 'image'; value: string; node: string; recorded: boolean }[]
+  /** The no-change fast path: nodes skipped as unchanged, nodes that moved, fingerprints recorded. */
+  fingerprint: FingerprintSummary
   resumed: boolean
 }
 

@@ -4,10 +4,8 @@ import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
-import type pg from 'pg'
-
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { type Env, resolveStateDir } from '../config/state-dir.js'
+import { resolveStateDir } from '../config/state-dir.js'
 import { sha256Hex } from '../pki/fingerprint.js'
 import { loadHostPolicy } from '../definition/host-policy.js'
 import { readReleaseCa } from '../lifecycle/release-ca.js'
@@ -19,46 +17,18 @@ import {
   releaseAdvisoryLock, resumeSyncRun, setSyncAnsiblePid, setSyncNode, SYNC_LOCK_KEY,
   type SyncRunKind, type SyncRunRow, tryAdvisoryLock,
 } from '../store/sync-ledger.js'
-import { recordCanaryProof } from '../store/transition-facts.js'
 import { type AnsibleEvent, judgeHost } from './host-results.js'
 import { describeSpeed, runPhase, speedSettings } from './ansible-phase.js'
 import { readDefinitionSource } from './definition-source.js'
+import { type FingerprintContext, fingerprintInputHash, recordFingerprints } from './fingerprint.js'
+import type { RunContext, SyncOptions } from './run-context.js'
+import { guarded, recordProofs, skipUnchanged } from './run-steps.js'
 import { buildSyncPlan, nextCanary, type SyncPlan } from './plan.js'
 import { endOrphan, inProgressError, staleError, who } from './run-ownership.js'
-import { FINAL_OK, formatNodeLine, type SyncMode, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
+import { FINAL_OK, formatNodeLine, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
 
 export type { SyncMode } from './sync-report.js'
-
-export interface SyncOptions {
-  mode: SyncMode
-  definitionPath: string
-  ref?: string
-  limit?: string[]
-  tags?: string[]
-  planHash?: string
-  resume?: number
-  noMitogen?: boolean
-  env: Env
-  pool: pg.Pool
-  signal?: AbortSignal
-  /** A line per node as its state is known, and notes (the canary handed over, mitogen). */
-  report?: (line: string) => void
-  /** The task each phase is at (a terminal's progress line). */
-  progress?: (message: string) => void
-  /** `started_by`; defaults to user@host. */
-  who?: string
-}
-
-interface RunContext {
-  options: SyncOptions
-  plan: SyncPlan
-  run: SyncRunRow
-  workDir: string
-  inventoryPath: string
-  extraVarsFile: string | undefined
-  speed: ReturnType<typeof speedSettings>
-  check: boolean
-}
+export type { SyncOptions } from './run-context.js'
 
 export async function runSync(options: SyncOptions): Promise<SyncReport> {
   const { pool, env, mode } = options
@@ -105,7 +75,11 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
       await writeFile(join(workDir, 'known_hosts'), rendered.knownHosts, { mode: 0o600 })
       await writeFile(inventoryPath, rendered.yaml, { mode: 0o600 })
       await appendEvent(pool, { kind: 'sync_run_started', data: { run_id: run.id, kind: run.kind, revision: plan.revision, plan_hash: plan.hash, started_by: run.startedBy, resumed: options.resume !== undefined } })
-      const context: RunContext = { options, plan, run, workDir, inventoryPath, extraVarsFile, speed, check }
+      const fingerprint: FingerprintContext = {
+        pool, runId: run.id, attempt: run.attempts, workDir, inventoryPath, speed, env, signal: options.signal,
+        inputHash: fingerprintInputHash(plan.contentHash, rendered.yaml, rendered.knownHosts, workDir),
+      }
+      const context: RunContext = { options, plan, run, workDir, inventoryPath, extraVarsFile, speed, check, fingerprint, converged: new Map(), notConverged: [] }
       return await execute(context, stateRows)
     } finally {
       if (lockClient) await releaseAdvisoryLock(lockClient, SYNC_LOCK_KEY)
@@ -185,6 +159,8 @@ async function runHosts(ctx: RunContext, hosts: string[], label: string): Promis
     const judgement = judgeHost(result)
     if (!result && phase.outputTail) judgement.message = `${judgement.message}: ${phase.outputTail.split('\n').filter((l) => l.trim() !== '').slice(-2).join(' ').slice(0, 400)}`
     judged.set(h, judgement)
+    if (!ctx.check && FINAL_OK.has(judgement.state)) ctx.converged.set(h, result?.resources ?? [])
+    else if (!ctx.check) ctx.notConverged.push(h)
     const target = ctx.plan.targets.find((t) => t.id === h)
     await setSyncNode(pool, run.id, h, {
       state: judgement.state,
@@ -219,9 +195,11 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
   let canaryFailed = false
   let skippedBecause: string | null = null
   const proofs: SyncReport['proofs'] = []
+  const fingerprint = await skipUnchanged(ctx, done, note)
 
   // The canary proves the revision alone first, unless nothing new is being proven.
   if (ctx.check) skippedBecause = 'check mode changes nothing: every node is checked at once'
+  else if (plan.canary && fingerprint.unchanged.includes(plan.canary)) skippedBecause = `the canary ${plan.canary} is unchanged since it converged these inputs`
   else if (plan.canary && done.has(plan.canary)) skippedBecause = `the canary ${plan.canary} already converged in this run`
   else if (await contentConvergedBefore(pool, plan.contentHash)) skippedBecause = 'this definition and these roles already converged everywhere: every node runs at once'
   if (skippedBecause) note(`Canary: ${skippedBecause}.`)
@@ -256,6 +234,7 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
     await runHosts(ctx, remaining, ctx.check ? 'check' : 'fleet')
   }
 
+  if (fingerprint.off === null) fingerprint.recorded = await guarded(ctx, note, 'recorded', () => recordFingerprints(ctx.fingerprint, ctx.converged, ctx.notConverged), [])
   const nodes = await listSyncNodes(pool, run.id)
   const outcome = outcomeOf(options.mode, nodes, canaryFailed)
   await finishSyncRun(pool, run.id, outcome)
@@ -274,27 +253,7 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
     nodes: nodes.map(nodeReport),
     counts,
     proofs,
+    fingerprint,
     resumed: options.resume !== undefined,
   }
-}
-
-/** A canary run that applied the roles proves its agent version and, when its host runs it, its pool's image. */
-async function recordProofs(ctx: RunContext, canary: string, stateRows: readonly NodeRow[]): Promise<SyncReport['proofs']> {
-  const { plan } = ctx
-  const target = plan.targets.find((t) => t.id === canary)!
-  const proofs: SyncReport['proofs'] = []
-  const now = new Date()
-  const agentRan = plan.tags.length === 0 || plan.tags.includes('agent_update')
-  if (agentRan) {
-    const recorded = await recordCanaryProof(ctx.options.pool, { kind: 'agentVersion', value: target.agentVersion, nodeId: canary, provenAt: now })
-    proofs.push({ kind: 'agentVersion', value: target.agentVersion, node: canary, recorded })
-  }
-  const image = plan.images[target.pool]
-  const row = stateRows.find((r) => r.id === canary)
-  if (image && row?.image === image) {
-    const recorded = await recordCanaryProof(ctx.options.pool, { kind: 'image', value: image, nodeId: canary, provenAt: now })
-    proofs.push({ kind: 'image', value: image, node: canary, recorded })
-  }
-  for (const p of proofs) ctx.options.report?.(`Canary proof: ${p.kind} ${p.value} on ${p.node}${p.recorded ? ' recorded' : ' (already proven)'}.`)
-  return proofs
 }

@@ -69,7 +69,7 @@ function report(outcome: SyncReport['outcome'], nodes: Partial<SyncReport['nodes
     canary: { declared: 'a-1', ran: 'a-1', skippedBecause: null, notes: [] },
     speed: { mitogen: false, forks: 3, description: '' },
     nodes: nodes.map((n) => ({ node: 'x', phase: 'fleet', state: 'converged', code: null, runbook: null, message: null, tasks: { ok: 1, changed: 0, failed: 0 }, changes: {}, ...n })),
-    counts: {}, proofs: [], resumed: false,
+    counts: {}, proofs: [], fingerprint: { off: null, unchanged: [], drifted: [], recorded: [] }, resumed: false,
   }
 }
 

@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+# fleetkit_fingerprint: one read-only call that digests every resource site.yml manages on a host
+# (files, units, packages, users, groups, sysctls, kernel modules, the live nftables table, the
+# host's size and release). `fleetkit sync` records it after a full converge and compares it before
+# the next: a node whose inputs and fingerprint are unchanged needs no full run (docs/architecture.md).
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: fleetkit_fingerprint
+short_description: Digest the state of the resources fleetkit's roles manage on a host
+description:
+  - Reads, never writes. Each resource gets a short digest; the module returns them and one digest over all.
+options:
+  resources:
+    description: Resources as C(kind) and C(name); kinds are path, unit, package, user, group, sysctl, module, nft, host.
+    type: list
+    elements: dict
+    required: true
+'''
+
+import grp
+import hashlib
+import json
+import os
+import platform
+import pwd
+import stat
+import subprocess
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _path(name: str) -> str:
+    try:
+        st = os.lstat(name)
+    except FileNotFoundError:
+        return 'absent'
+    head = f'{stat.S_IFMT(st.st_mode):o}:{stat.S_IMODE(st.st_mode):o}:{st.st_uid}:{st.st_gid}'
+    if stat.S_ISLNK(st.st_mode):
+        return f'{head}:{os.readlink(name)}'
+    if stat.S_ISREG(st.st_mode):
+        digest = hashlib.sha256()
+        with open(name, 'rb') as f:
+            for chunk in iter(lambda: f.read(1 << 20), b''):
+                digest.update(chunk)
+        return f'{head}:{digest.hexdigest()}'
+    # A directory's mode and owner only: the agent writes inside the directories the roles create.
+    return head
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (FileNotFoundError, subprocess.TimeoutExpired) as error:
+        return 127, type(error).__name__
+    return done.returncode, done.stdout
+
+
+def _units(names: list[str]) -> dict[str, str]:
+    if not names:
+        return {}
+    # One systemctl for every unit; the sub-state is left out (a oneshot's "exited" is its steady state).
+    code, out = _run(['systemctl', 'show', '--property=Id,LoadState,UnitFileState,ActiveState', '--', *names])
+    if code != 0:
+        return {n: f'systemctl:{code}' for n in names}
+    blocks = [dict(line.split('=', 1) for line in block.splitlines() if '=' in line) for block in out.strip().split('\n\n')]
+    found = {}
+    for name, block in zip(names, blocks):
+        found[name] = f"{block.get('LoadState', '')}:{block.get('UnitFileState', '')}:{block.get('ActiveState', '')}"
+    return found
+
+
+def _packages(names: list[str]) -> dict[str, str]:
+    if not names:
+        return {}
+    found = {n: 'absent' for n in names}
+    _, out = _run(['dpkg-query', '-W', '-f=${Package}\t${db:Status-Abbrev}\t${Version}\n', '--', *names])
+    for line in out.splitlines():
+        parts = line.split('\t')
+        if len(parts) == 3 and parts[0] in found:
+            found[parts[0]] = f'{parts[1].strip()}:{parts[2]}'
+    return found
+
+
+def _user(name: str) -> str:
+    try:
+        u = pwd.getpwnam(name)
+    except KeyError:
+        return 'absent'
+    return f'{u.pw_uid}:{u.pw_gid}:{u.pw_dir}:{u.pw_shell}'
+
+
+def _group(name: str) -> str:
+    try:
+        return str(grp.getgrnam(name).gr_gid)
+    except KeyError:
+        return 'absent'
+
+
+def _sysctl(name: str) -> str:
+    try:
+        with open('/proc/sys/' + name.replace('.', '/'), encoding='utf-8') as f:
+            return ' '.join(f.read().split())
+    except OSError:
+        return 'absent'
+
+
+def _nft(name: str) -> str:
+    family, _, table = name.partition(' ')
+    # Stateless (-s): counters and quotas move with traffic, the rules do not.
+    code, out = _run(['nft', '-s', 'list', 'table', family, table])
+    return _sha(out.encode()) if code == 0 else 'absent'
+
+
+def _host(_: str) -> str:
+    # What preflight compares with the host policy: a resize or a release upgrade runs it again.
+    with open('/etc/os-release', 'rb') as f:
+        release = _sha(f.read())
+    meminfo = {}
+    with open('/proc/meminfo', encoding='utf-8') as f:
+        for line in f:
+            key, _, value = line.partition(':')
+            meminfo[key] = value.strip()
+    root = os.statvfs('/')
+    return f'{release}:{platform.machine()}:{os.cpu_count()}:{meminfo.get("MemTotal")}:{root.f_blocks * root.f_frsize}'
+
+
+READERS = {'path': _path, 'user': _user, 'group': _group, 'sysctl': _sysctl, 'nft': _nft, 'host': _host,
+           'module': lambda name: 'loaded' if os.path.isdir(f'/sys/module/{name}') else 'absent'}
+
+
+def fingerprint(resources: list[dict]) -> dict[str, str]:
+    items: dict[str, str] = {}
+    batched: dict[str, list[str]] = {'unit': [], 'package': []}
+    for resource in resources:
+        kind, name = str(resource.get('kind')), str(resource.get('name'))
+        if kind in batched:
+            batched[kind].append(name)
+        elif kind in READERS:
+            items[f'{kind}:{name}'] = READERS[kind](name)
+        else:
+            items[f'{kind}:{name}'] = 'unknown-kind'
+    items.update({f'unit:{n}': v for n, v in _units(sorted(set(batched['unit']))).items()})
+    items.update({f'package:{n}': v for n, v in _packages(sorted(set(batched['package']))).items()})
+    return items
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={'resources': {'type': 'list', 'elements': 'dict', 'required': True}}, supports_check_mode=True)
+    items = fingerprint(module.params['resources'])
+    digest = _sha(json.dumps(items, sort_keys=True).encode())
+    module.exit_json(changed=False, digest=digest, items=items)
+
+
+if __name__ == '__main__':
+    main()

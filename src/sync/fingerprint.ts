@@ -1,0 +1,102 @@
+// The no-change fast path of `fleetkit sync`. After a full converge each node's managed resources
+// (what the roles' tasks reported managing) are digested on the host and recorded; the next sync with
+// the same inputs digests them again in one read-only call and skips the full run where nothing moved.
+// A difference, new inputs, --full, --tags or a fingerprint older than a day runs the node in full.
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import type pg from 'pg'
+
+import type { Env } from '../config/state-dir.js'
+import { sha256Hex } from '../pki/fingerprint.js'
+import { forgetNodeFingerprints, getNodeFingerprints, type NodeFingerprintRow, recordNodeFingerprint } from '../store/node-fingerprints.js'
+import type { HostFingerprint, ManagedResource } from './host-results.js'
+import { runPhase, type SpeedSettings } from './ansible-phase.js'
+
+/** A node converges in full at least this often, whatever its fingerprint says. */
+export const FINGERPRINT_MAX_AGE_MS = 24 * 60 * 60_000
+
+export interface FingerprintContext {
+  pool: pg.Pool
+  runId: number
+  attempt: number
+  workDir: string
+  inventoryPath: string
+  speed: SpeedSettings
+  env: Env
+  signal?: AbortSignal
+  /** fingerprintInputHash(): a recorded fingerprint counts only for the same inputs. */
+  inputHash: string
+}
+
+export interface FingerprintSummary {
+  /** Why every node ran in full; null when the fast path was tried. */
+  off: string | null
+  /** Nodes skipped: inputs and fingerprint as recorded. */
+  unchanged: string[]
+  /** Nodes probed whose state moved since: they ran in full. */
+  drifted: { node: string; differs: string[] }[]
+  /** Nodes whose fingerprint this run recorded. */
+  recorded: string[]
+}
+
+/**
+ * What a converge was given: the plan's content (definition, roles, tags, harness vars, release CA)
+ * and the rendered inventory and known hosts, with this run's folder taken out of the paths.
+ */
+export function fingerprintInputHash(contentHash: string, inventoryYaml: string, knownHosts: string, workDir: string): string {
+  return sha256Hex(`${contentHash}\n${inventoryYaml.split(workDir).join('<run>')}\n${knownHosts}`)
+}
+
+/** The recorded fingerprints worth probing: same inputs, recent enough. */
+export function probeCandidates(rows: readonly NodeFingerprintRow[], inputHash: string, now: Date, maxAgeMs = FINGERPRINT_MAX_AGE_MS): NodeFingerprintRow[] {
+  return rows.filter((r) => r.inputHash === inputHash && now.getTime() - r.recordedAt.getTime() < maxAgeMs)
+}
+
+/** The item keys whose digest differs (or that one side lacks), sorted. */
+export function differingItems(recorded: Record<string, string>, now: Record<string, string>): string[] {
+  const keys = new Set([...Object.keys(recorded), ...Object.keys(now)])
+  return [...keys].filter((k) => recorded[k] !== now[k]).sort()
+}
+
+/** One read-only ansible-playbook over the hosts: their fingerprint, or nothing for a host it could not read. */
+export async function probeFingerprints(fc: FingerprintContext, resources: ReadonlyMap<string, readonly ManagedResource[]>, label: string): Promise<Map<string, HostFingerprint>> {
+  const hosts = [...resources.keys()]
+  if (hosts.length === 0) return new Map()
+  const varsFile = join(fc.workDir, `fingerprint-${label}-${fc.attempt}.json`)
+  await writeFile(varsFile, JSON.stringify({ fleetkit_fingerprint_resources: Object.fromEntries(resources) }), { mode: 0o600 })
+  const phase = await runPhase({
+    workDir: fc.workDir, inventoryPath: fc.inventoryPath, playbook: 'fingerprint.yml', hosts, label: `fingerprint-${label}-${fc.attempt}`,
+    check: false, tags: [], extraVarsFile: varsFile, speed: fc.speed, env: fc.env, signal: fc.signal,
+  })
+  const found = new Map<string, HostFingerprint>()
+  for (const h of hosts) {
+    const fingerprint = phase.hosts.get(h)?.fingerprint
+    if (fingerprint && !phase.hosts.get(h)?.failure && /^[0-9a-f]{64}$/.test(fingerprint.digest)) found.set(h, fingerprint)
+  }
+  return found
+}
+
+/** Probes the candidates' recorded fingerprints; returns the unchanged nodes and what moved on the others. */
+export async function findUnchanged(fc: FingerprintContext, candidates: readonly string[], now: Date): Promise<{ unchanged: Map<string, NodeFingerprintRow>; drifted: FingerprintSummary['drifted'] }> {
+  const rows = probeCandidates(await getNodeFingerprints(fc.pool, candidates), fc.inputHash, now)
+  const probed = await probeFingerprints(fc, new Map(rows.map((r) => [r.nodeId, r.resources])), 'before')
+  const unchanged = new Map<string, NodeFingerprintRow>()
+  const drifted: FingerprintSummary['drifted'] = []
+  for (const row of rows) {
+    const current = probed.get(row.nodeId)
+    if (current?.digest === row.digest) unchanged.set(row.nodeId, row)
+    else drifted.push({ node: row.nodeId, differs: current ? differingItems(row.items, current.items) : ['(not read: the node ran in full)'] })
+  }
+  return { unchanged, drifted }
+}
+
+/** After the full run: record the converged nodes' fingerprints, forget the others'. Returns the recorded nodes. */
+export async function recordFingerprints(fc: FingerprintContext, converged: ReadonlyMap<string, readonly ManagedResource[]>, notConverged: readonly string[]): Promise<string[]> {
+  await forgetNodeFingerprints(fc.pool, [...notConverged, ...converged.keys()])
+  const probed = await probeFingerprints(fc, converged, 'after')
+  for (const [nodeId, fingerprint] of probed) {
+    await recordNodeFingerprint(fc.pool, { nodeId, inputHash: fc.inputHash, digest: fingerprint.digest, items: fingerprint.items, resources: [...converged.get(nodeId)!], runId: fc.runId })
+  }
+  return [...probed.keys()].sort()
+}
