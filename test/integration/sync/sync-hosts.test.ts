@@ -135,7 +135,16 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal(again.code, 0, again.stderr + again.stdout)
     assertMatchesOutputSchema('sync', again.json)
     assert.deepEqual(again.json.result.nodes.map((n: { state: string }) => n.state), ['converged', 'converged', 'converged'], again.stdout)
-    assert.match(again.json.result.canary.skippedBecause, /already converged everywhere/)
+    // The fast path: every node's fingerprint is as the first sync recorded it, so no role ran.
+    assert.deepEqual(again.json.result.fingerprint.unchanged, [canary, second, third].sort())
+    assert.ok(again.json.result.nodes.every((n: { message: string; tasks: { ok: number } }) => /^unchanged since run \d+: \d+ managed resources/.test(n.message) && n.tasks.ok === 0), again.stdout)
+    assert.match(again.json.result.canary.skippedBecause, new RegExp(`the canary ${canary} is unchanged`))
+    // --full runs the roles anyway, and changes nothing.
+    const full = await fleetkit(['sync', '--ref', shas.A!, '--limit', third, '--full', '--json'])
+    assert.equal(full.code, 0, full.stderr + full.stdout)
+    assert.equal(full.json.result.fingerprint.off, '--full')
+    const fullNode = full.json.result.nodes.find((n: { node: string }) => n.node === third)
+    assert.ok(fullNode.state === 'converged' && fullNode.tasks.ok > 20 && fullNode.tasks.changed === 0, JSON.stringify(fullNode))
   })
 
   it('a dry run prints the plan and its hash and records no applied revision; a stale --plan-hash is refused, the reviewed one applies', async () => {
@@ -182,6 +191,15 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal(table.code, 1)
     assert.match(table.stdout, new RegExp(`${target.name}\\s+firewall\\s+\\d+ task\\(s\\) would change`))
     assert.match(table.stdout, new RegExp(`${hosts[0]!.name}\\s+-\\s+no drift`))
+
+    // sync sees the same change through the fingerprint: that node runs in full and is repaired, the others are skipped.
+    const repaired = await fleetkit(['sync', '--ref', shas.A!, '--json'])
+    assert.equal(repaired.code, 0, repaired.stderr + repaired.stdout)
+    assert.deepEqual(repaired.json.result.fingerprint.unchanged, [hosts[0]!.name, hosts[2]!.name].sort())
+    assert.deepEqual(repaired.json.result.fingerprint.drifted, [{ node: target.name, differs: ['nft:inet fleetkit'] }])
+    assert.equal(byNode(repaired.json.result)[target.name]?.state, 'changed')
+    assert.match((await target.ssh('nft list chain inet fleetkit input')).stdout, /iif "lo" accept/)
+    assert.deepEqual(repaired.json.result.fingerprint.recorded, [target.name])
   })
 
   it('validate --since applied refuses an agent bump before the canary proved it, and accepts it after', async () => {

@@ -53,6 +53,19 @@ describe('sync host results', () => {
     assert.match(judged.message!, /^firewall: Confirm: FIREWALL_CONFIRM_TIMEOUT/)
   })
 
+  it('lists each managed resource once per host, in the order first reported, and keeps the fingerprint', () => {
+    const results = foldHostResults([
+      { event: 'ok', host: 'a', resources: [{ kind: 'path', name: '/etc/fleetkit' }, { kind: 'unit', name: 'x.service' }] },
+      { event: 'ok', host: 'a', resources: [{ kind: 'path', name: '/etc/fleetkit' }, { kind: 'package', name: 'curl' }] },
+      { event: 'skipped', host: 'a', resources: [{ kind: 'path', name: '/never' }] },
+      { event: 'ok', host: 'a', fingerprint: { digest: 'f'.repeat(64), items: { 'path:/etc/fleetkit': '40000:755:0:0' } } },
+      { event: 'ok', host: 'b' },
+    ])
+    assert.deepEqual(results.get('a')?.resources, [{ kind: 'path', name: '/etc/fleetkit' }, { kind: 'unit', name: 'x.service' }, { kind: 'package', name: 'curl' }])
+    assert.equal(results.get('a')?.fingerprint?.digest, 'f'.repeat(64))
+    assert.deepEqual(results.get('b')?.resources, [])
+  })
+
   it("a failed task keeps the role's registered code, or is SYNC_NODE_FAILED", () => {
     assert.equal(leadingCode('DATA_VOLUME_DEVICE_MISSING: /dev/x is not a block device'), 'DATA_VOLUME_DEVICE_MISSING')
     assert.equal(leadingCode('E: Unable to locate package FOO_BAR'), null)
