@@ -46,7 +46,7 @@ describe('render: validate --ansible checks (real ansible)', function () {
     const result = await checkAnsible({ definition, hostPolicy: loadHostPolicy() })
     assert.deepEqual(result.findings, [])
     assert.equal(result.syntaxCheckRuns, 1)
-    assert.deepEqual(result.playbooks, ['ansible/playbooks/firewall.yml', 'ansible/playbooks/preflight.yml', 'ansible/playbooks/site.yml', 'ansible/playbooks/update-agent.yml'])
+    assert.deepEqual(result.playbooks, ['ansible/playbooks/fingerprint.yml', 'ansible/playbooks/firewall.yml', 'ansible/playbooks/preflight.yml', 'ansible/playbooks/site.yml', 'ansible/playbooks/update-agent.yml'])
   })
 
   it('reports exactly the two broken playbooks out of six, each with its code and check ID', async () => {
@@ -91,7 +91,7 @@ describe('render: validate --ansible checks (real ansible)', function () {
     const json = ran.json as { status: number; result: { ansible: { playbooks: string[]; syntaxCheckRuns: number } } }
     assertMatchesOutputSchema('validate', json)
     assert.equal(json.status, 0)
-    assert.equal(json.result.ansible.playbooks.length, 4)
+    assert.equal(json.result.ansible.playbooks.length, 5)
     assert.equal(json.result.ansible.syntaxCheckRuns, 1)
   })
 
