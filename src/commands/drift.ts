@@ -9,7 +9,9 @@ import type { SyncReport } from '../sync/sync-report.js'
 export default class Drift extends FleetkitCommand<SyncReport> {
   static override summary = 'Check every node against the definition and the roles (Ansible check mode); change nothing.'
   static override description = `Runs site.yml with --check --diff on every target node at once and lists, per node and role,
-the tasks that would change. Recorded in the ledger as a drift run; takes no lock.
+the tasks that would change. Recorded in the ledger as a drift run; takes no lock. Without --ref the hosts are
+compared with the revision the last complete sync applied (the report's revision), or with the file on disk when
+no sync has applied a committed revision yet.
 
 Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a check failed on a node);
 22 SYNC_NODES_UNREACHABLE; 2 a refused input.`
@@ -19,7 +21,7 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
   static override flags = {
     definition: definitionFlag(),
     'state-dir': stateDirFlag(),
-    ref: Flags.string({ summary: 'Full commit SHA of the fleet repository: compare with the definition at that commit.' }),
+    ref: Flags.string({ summary: 'Full commit SHA of the fleet repository: compare with the definition at that commit (default: the revision the last complete sync applied).' }),
     limit: Flags.string({ summary: 'Only these nodes (ids, comma-separated).', multiple: true, delimiter: ',' }),
     tags: Flags.string({ summary: 'Only these roles (site.yml tags, comma-separated).', multiple: true, delimiter: ',' }),
     mitogen: Flags.boolean({ summary: 'Use the mitogen strategy when ansible-mitogen is installed (default).', allowNo: true, default: true }),

@@ -14,7 +14,7 @@ import { appendEvent } from '../store/events.js'
 import { listNodes, type NodeRow } from '../store/nodes.js'
 import {
   contentConvergedBefore, createSyncRun, finishSyncRun, getSyncRun, listSyncNodes,
-  releaseAdvisoryLock, resumeSyncRun, setSyncAnsiblePid, setSyncNode, SYNC_LOCK_KEY,
+  lastAppliedRevision, releaseAdvisoryLock, resumeSyncRun, setSyncAnsiblePid, setSyncNode, SYNC_LOCK_KEY,
   type SyncRunKind, type SyncRunRow, tryAdvisoryLock,
 } from '../store/sync-ledger.js'
 import { type AnsibleEvent, judgeHost } from './host-results.js'
@@ -35,7 +35,7 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
   const report = options.report ?? (() => {})
   const check = mode !== 'apply'
   if (options.resume !== undefined && mode !== 'apply') throw new FleetkitError('USAGE_INVALID', '--resume finishes an applying sync; it cannot be combined with --dry-run')
-  const source = await readDefinitionSource(options.definitionPath, options.ref, mode === 'drift' ? 'fleetkit drift' : 'fleetkit sync')
+  const source = await readSource(options)
   const stateRows = await listNodes(pool)
   const extraVarsFile = env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined
   // release.caFile is read from the operator's disk, as `fleetkit inventory` does; its content is part of the plan.
@@ -256,4 +256,18 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
     fingerprint,
     resumed: options.resume !== undefined,
   }
+}
+
+/** drift without --ref compares the hosts with the revision the last complete sync applied (spec 04), when there is one. */
+async function readSource(options: SyncOptions): ReturnType<typeof readDefinitionSource> {
+  const command = options.mode === 'drift' ? 'fleetkit drift' : 'fleetkit sync'
+  const applied = options.mode === 'drift' && options.ref === undefined ? await lastAppliedRevision(options.pool) : undefined
+  if (!applied) return readDefinitionSource(options.definitionPath, options.ref, command)
+  options.report?.(`Drift against ${applied.revision}, the revision run ${applied.runId} applied (--ref compares with another).`)
+  return readDefinitionSource(options.definitionPath, applied.revision, command).catch((error: unknown) => {
+    if (!(error instanceof FleetkitError) || error.code !== 'SYNC_REF_INVALID') throw error
+    throw new FleetkitError('SYNC_REF_INVALID', `the revision run ${applied.runId} applied (${applied.revision}) is not a commit of the repository that holds ${options.definitionPath}: give --ref`, {
+      actions: ['fleetkit drift --ref $(git rev-parse HEAD)'], data: { ref: applied.revision },
+    })
+  })
 }

@@ -178,8 +178,10 @@ describe('fleetkit sync and drift on three container hosts', function () {
   it('drift reports a firewall rule deleted by hand on one host, and nothing on the others', async () => {
     const target = hosts[1]!
     await target.ssh(`h=$(nft -a list chain inet fleetkit input | awk '/iif "lo" accept/ {print $NF}'); nft delete rule inet fleetkit input handle "$h"`)
-    const drift = await fleetkit(['drift', '--ref', shas.A!, '--tags', 'firewall', '--json'])
+    // Without --ref: the revision the last complete sync applied (A), not the file on disk (B).
+    const drift = await fleetkit(['drift', '--tags', 'firewall', '--json'])
     assert.equal(drift.code, 1, drift.stdout + drift.stderr)
+    assert.equal(drift.json.data.report.revision, shas.A)
     assertMatchesOutputSchema('drift', drift.json)
     assert.equal(drift.json.code, 'DRIFT_DETECTED')
     const nodes = byNode(drift.json.data.report)

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 
 import { stringify } from 'yaml'
 
-import { createSyncRun, listUnfinishedSyncRuns, SYNC_LOCK_KEY, tryAdvisoryLock } from '../../../src/store/sync-ledger.js'
+import { createSyncRun, finishSyncRun, listUnfinishedSyncRuns, SYNC_LOCK_KEY, tryAdvisoryLock } from '../../../src/store/sync-ledger.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { freshDatabase, startDisposablePostgres, type DisposablePostgres, type FreshDatabase } from '../../support/postgres.js'
@@ -92,6 +92,18 @@ describe('fleetkit sync: refusals before anything runs', function () {
     assert.equal(run.json.code, 'SYNC_RUN_UNKNOWN')
     const dry = await sync(['--ref', sha, '--resume', '1', '--dry-run'])
     assert.equal(dry.json.code, 'USAGE_INVALID')
+  })
+
+  it('drift without --ref compares with the applied revision, and says so when it is not a commit of the fleet repository', async () => {
+    const applied = await createSyncRun(db.pool, {
+      kind: 'sync', revision: 'a'.repeat(40), definitionSha256: 'd'.repeat(64), planHash: 'e'.repeat(64), plan: { limited: false, tags: [] }, startedBy: 'alice@ops-1', pid: 4711, nodes: [],
+    })
+    await finishSyncRun(db.pool, applied.id, 'converged')
+    const drift = await runFleetkit(['drift', '--definition', fleet, '--json'], { env })
+    assert.equal(drift.code, 2, drift.stdout)
+    assert.equal(drift.json.code, 'SYNC_REF_INVALID')
+    assert.match(drift.json.message, new RegExp(`the revision run ${applied.id} applied \\(a{40}\\) is not a commit of the repository`))
+    assertMatchesOutputSchema('drift', drift.json)
   })
 
   it('--plan-hash of another plan is SYNC_PLAN_STALE before the lock or the hosts are touched', async () => {
