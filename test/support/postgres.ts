@@ -134,6 +134,20 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
   }
 }
 
+/**
+ * Mocha hooks for a suite that wants a disposable server and a fresh database per test: call it
+ * inside `describe`; the returned function gives the current test's database.
+ */
+export function freshDatabasePerTest(): () => FreshDatabase {
+  let server: DisposablePostgres | undefined
+  let db: FreshDatabase | undefined
+  before(async () => { server = await startDisposablePostgres() })
+  after(async () => { await server?.stop() })
+  beforeEach(async () => { db = await freshDatabase(server!.url) })
+  afterEach(async () => { await db?.drop() })
+  return () => db!
+}
+
 const templates = new Map<string, Promise<string>>()
 
 /** A new database cloned from a migrated template on the server at `url`. */

@@ -4,33 +4,28 @@ import assert from 'node:assert/strict'
 
 import { forgetNodeFingerprints, getNodeFingerprints, recordNodeFingerprint } from '../../../src/store/node-fingerprints.js'
 import { createSyncRun } from '../../../src/store/sync-ledger.js'
-import { freshDatabase, startDisposablePostgres, type DisposablePostgres, type FreshDatabase } from '../../support/postgres.js'
+import { freshDatabasePerTest } from '../../support/postgres.js'
 
 describe('store: node fingerprints', function () {
   this.timeout(60_000)
-  let server: DisposablePostgres
-  let db: FreshDatabase
-  before(async () => { server = await startDisposablePostgres() })
-  after(async () => { await server?.stop() })
-  beforeEach(async () => { db = await freshDatabase(server.url) })
-  afterEach(async () => { await db?.drop() })
+  const database = freshDatabasePerTest()
 
   it('records, replaces and forgets a node fingerprint', async () => {
-    const run = await createSyncRun(db.pool, {
+    const run = await createSyncRun(database().pool, {
       kind: 'sync', revision: null, definitionSha256: 'd'.repeat(64), planHash: 'e'.repeat(64), plan: {}, startedBy: 'ops@laptop', pid: 1,
       nodes: [{ nodeId: 'app-1', phase: 'canary', state: 'pending' }],
     })
     const resources = [{ kind: 'path', name: '/etc/fleetkit/agent.env' }]
-    await recordNodeFingerprint(db.pool, { nodeId: 'app-1', inputHash: 'a'.repeat(64), digest: 'b'.repeat(64), items: { 'path:/etc/fleetkit/agent.env': '1' }, resources, runId: run.id })
-    await recordNodeFingerprint(db.pool, { nodeId: 'app-1', inputHash: 'a'.repeat(64), digest: 'c'.repeat(64), items: { 'path:/etc/fleetkit/agent.env': '2' }, resources, runId: run.id })
-    await recordNodeFingerprint(db.pool, { nodeId: 'app-2', inputHash: 'a'.repeat(64), digest: 'c'.repeat(64), items: {}, resources: [], runId: run.id })
-    const rows = await getNodeFingerprints(db.pool, ['app-1', 'app-3'])
+    await recordNodeFingerprint(database().pool, { nodeId: 'app-1', inputHash: 'a'.repeat(64), digest: 'b'.repeat(64), items: { 'path:/etc/fleetkit/agent.env': '1' }, resources, runId: run.id })
+    await recordNodeFingerprint(database().pool, { nodeId: 'app-1', inputHash: 'a'.repeat(64), digest: 'c'.repeat(64), items: { 'path:/etc/fleetkit/agent.env': '2' }, resources, runId: run.id })
+    await recordNodeFingerprint(database().pool, { nodeId: 'app-2', inputHash: 'a'.repeat(64), digest: 'c'.repeat(64), items: {}, resources: [], runId: run.id })
+    const rows = await getNodeFingerprints(database().pool, ['app-1', 'app-3'])
     assert.equal(rows.length, 1)
     assert.deepEqual({ ...rows[0], recordedAt: undefined }, {
       nodeId: 'app-1', inputHash: 'a'.repeat(64), digest: 'c'.repeat(64), items: { 'path:/etc/fleetkit/agent.env': '2' }, resources, runId: run.id, recordedAt: undefined,
     })
-    await forgetNodeFingerprints(db.pool, ['app-1'])
-    assert.deepEqual((await getNodeFingerprints(db.pool, ['app-1', 'app-2'])).map((r) => r.nodeId), ['app-2'])
-    await assert.rejects(recordNodeFingerprint(db.pool, { nodeId: 'app-1', inputHash: 'a'.repeat(64), digest: 'not-a-digest', items: {}, resources: [], runId: run.id }), { code: '23514' })
+    await forgetNodeFingerprints(database().pool, ['app-1'])
+    assert.deepEqual((await getNodeFingerprints(database().pool, ['app-1', 'app-2'])).map((r) => r.nodeId), ['app-2'])
+    await assert.rejects(recordNodeFingerprint(database().pool, { nodeId: 'app-1', inputHash: 'a'.repeat(64), digest: 'not-a-digest', items: {}, resources: [], runId: run.id }), { code: '23514' })
   })
 })

@@ -6,7 +6,7 @@ import {
   contentConvergedBefore, createSyncRun, finishSyncRun, getSyncRun, lastAppliedRevision, listSyncNodes, listUnfinishedSyncRuns,
   releaseAdvisoryLock, resumeSyncRun, setSyncNode, SYNC_LOCK_KEY, tryAdvisoryLock, type NewSyncRun,
 } from '../../../src/store/sync-ledger.js'
-import { freshDatabase, startDisposablePostgres, type DisposablePostgres, type FreshDatabase } from '../../support/postgres.js'
+import { freshDatabasePerTest } from '../../support/postgres.js'
 
 const REV_A = 'a'.repeat(40)
 const REV_B = 'b'.repeat(40)
@@ -26,61 +26,56 @@ function newRun(overrides: Partial<NewSyncRun> = {}): NewSyncRun {
 
 describe('store: sync ledger', function () {
   this.timeout(60_000)
-  let server: DisposablePostgres
-  let db: FreshDatabase
-  before(async () => { server = await startDisposablePostgres() })
-  after(async () => { await server?.stop() })
-  beforeEach(async () => { db = await freshDatabase(server.url) })
-  afterEach(async () => { await db?.drop() })
+  const database = freshDatabasePerTest()
 
   it('records the run with every node, skipped ones included, then each node state as it ends', async () => {
-    const run = await createSyncRun(db.pool, newRun())
+    const run = await createSyncRun(database().pool, newRun())
     assert.equal(run.status, 'running')
-    assert.deepEqual((await listSyncNodes(db.pool, run.id)).map((n) => [n.nodeId, n.phase, n.state]), [['app-1', 'canary', 'pending'], ['app-2', 'fleet', 'pending'], ['app-3', 'skipped', 'skipped']])
-    await setSyncNode(db.pool, run.id, 'app-1', { state: 'running' })
-    await setSyncNode(db.pool, run.id, 'app-1', { state: 'changed', tasksOk: 12, tasksChanged: 3, changes: { firewall: ['Apply'] }, appliedRevision: REV_A, agentVersion: '1.0.0' })
-    await setSyncNode(db.pool, run.id, 'app-2', { state: 'not_attempted', message: 'the canary app-1 did not converge' })
-    const nodes = await listSyncNodes(db.pool, run.id)
+    assert.deepEqual((await listSyncNodes(database().pool, run.id)).map((n) => [n.nodeId, n.phase, n.state]), [['app-1', 'canary', 'pending'], ['app-2', 'fleet', 'pending'], ['app-3', 'skipped', 'skipped']])
+    await setSyncNode(database().pool, run.id, 'app-1', { state: 'running' })
+    await setSyncNode(database().pool, run.id, 'app-1', { state: 'changed', tasksOk: 12, tasksChanged: 3, changes: { firewall: ['Apply'] }, appliedRevision: REV_A, agentVersion: '1.0.0' })
+    await setSyncNode(database().pool, run.id, 'app-2', { state: 'not_attempted', message: 'the canary app-1 did not converge' })
+    const nodes = await listSyncNodes(database().pool, run.id)
     assert.deepEqual(nodes[0], { nodeId: 'app-1', phase: 'canary', state: 'changed', code: null, message: null, tasksOk: 12, tasksChanged: 3, tasksFailed: 0, changes: { firewall: ['Apply'] }, appliedRevision: REV_A, agentVersion: '1.0.0' })
     assert.equal(nodes[1]?.state, 'not_attempted')
-    assert.deepEqual((await listUnfinishedSyncRuns(db.pool)).map((r) => r.id), [run.id])
-    await resumeSyncRun(db.pool, run.id, 999, 'other@host')
-    assert.deepEqual([(await getSyncRun(db.pool, run.id))?.attempts, (await getSyncRun(db.pool, run.id))?.pid], [2, 999])
-    await finishSyncRun(db.pool, run.id, 'partial')
-    assert.deepEqual(await listUnfinishedSyncRuns(db.pool), [])
+    assert.deepEqual((await listUnfinishedSyncRuns(database().pool)).map((r) => r.id), [run.id])
+    await resumeSyncRun(database().pool, run.id, 999, 'other@host')
+    assert.deepEqual([(await getSyncRun(database().pool, run.id))?.attempts, (await getSyncRun(database().pool, run.id))?.pid], [2, 999])
+    await finishSyncRun(database().pool, run.id, 'partial')
+    assert.deepEqual(await listUnfinishedSyncRuns(database().pool), [])
   })
 
   it('refuses a state outside spec 04 and a revision that is not a full SHA', async () => {
-    const run = await createSyncRun(db.pool, newRun())
-    await assert.rejects(setSyncNode(db.pool, run.id, 'app-1', { state: 'ok' as never }), { code: '23514' })
-    await assert.rejects(createSyncRun(db.pool, newRun({ revision: 'main' })), { code: '23514' })
+    const run = await createSyncRun(database().pool, newRun())
+    await assert.rejects(setSyncNode(database().pool, run.id, 'app-1', { state: 'ok' as never }), { code: '23514' })
+    await assert.rejects(createSyncRun(database().pool, newRun({ revision: 'main' })), { code: '23514' })
   })
 
   it('the applied revision is the last sync that converged every node at a commit; dry runs, partial runs and limited runs do not count', async () => {
-    assert.equal(await lastAppliedRevision(db.pool), undefined)
-    const a = await createSyncRun(db.pool, newRun())
-    await finishSyncRun(db.pool, a.id, 'converged')
-    const partial = await createSyncRun(db.pool, newRun({ revision: REV_B }))
-    await finishSyncRun(db.pool, partial.id, 'partial')
-    const dry = await createSyncRun(db.pool, newRun({ kind: 'dry_run', revision: REV_B }))
-    await finishSyncRun(db.pool, dry.id, 'converged')
-    const uncommitted = await createSyncRun(db.pool, newRun({ revision: null }))
-    await finishSyncRun(db.pool, uncommitted.id, 'converged')
-    assert.equal((await lastAppliedRevision(db.pool))?.revision, REV_A)
-    assert.equal(await contentConvergedBefore(db.pool, 'c1'), true)
-    assert.equal(await contentConvergedBefore(db.pool, 'c2'), false)
-    const limited = await createSyncRun(db.pool, newRun({ revision: REV_B, plan: { contentHash: 'c3', limited: true, tags: [] } }))
-    await finishSyncRun(db.pool, limited.id, 'converged')
-    assert.equal(await contentConvergedBefore(db.pool, 'c3'), false, 'a --limit run does not prove the whole fleet converged')
-    const tagged = await createSyncRun(db.pool, newRun({ revision: REV_B, plan: { contentHash: 'c4', limited: false, tags: ['firewall'] } }))
-    await finishSyncRun(db.pool, tagged.id, 'converged')
-    assert.equal(await contentConvergedBefore(db.pool, 'c4'), true)
-    assert.equal((await lastAppliedRevision(db.pool))?.runId, a.id, 'a --limit or --tags run did not apply the whole revision')
+    assert.equal(await lastAppliedRevision(database().pool), undefined)
+    const a = await createSyncRun(database().pool, newRun())
+    await finishSyncRun(database().pool, a.id, 'converged')
+    const partial = await createSyncRun(database().pool, newRun({ revision: REV_B }))
+    await finishSyncRun(database().pool, partial.id, 'partial')
+    const dry = await createSyncRun(database().pool, newRun({ kind: 'dry_run', revision: REV_B }))
+    await finishSyncRun(database().pool, dry.id, 'converged')
+    const uncommitted = await createSyncRun(database().pool, newRun({ revision: null }))
+    await finishSyncRun(database().pool, uncommitted.id, 'converged')
+    assert.equal((await lastAppliedRevision(database().pool))?.revision, REV_A)
+    assert.equal(await contentConvergedBefore(database().pool, 'c1'), true)
+    assert.equal(await contentConvergedBefore(database().pool, 'c2'), false)
+    const limited = await createSyncRun(database().pool, newRun({ revision: REV_B, plan: { contentHash: 'c3', limited: true, tags: [] } }))
+    await finishSyncRun(database().pool, limited.id, 'converged')
+    assert.equal(await contentConvergedBefore(database().pool, 'c3'), false, 'a --limit run does not prove the whole fleet converged')
+    const tagged = await createSyncRun(database().pool, newRun({ revision: REV_B, plan: { contentHash: 'c4', limited: false, tags: ['firewall'] } }))
+    await finishSyncRun(database().pool, tagged.id, 'converged')
+    assert.equal(await contentConvergedBefore(database().pool, 'c4'), true)
+    assert.equal((await lastAppliedRevision(database().pool))?.runId, a.id, 'a --limit or --tags run did not apply the whole revision')
   })
 
   it('one session holds the sync lock at a time; it is free again once released', async () => {
-    const a = await db.pool.connect()
-    const b = await db.pool.connect()
+    const a = await database().pool.connect()
+    const b = await database().pool.connect()
     try {
       assert.equal(await tryAdvisoryLock(a, SYNC_LOCK_KEY), true)
       assert.equal(await tryAdvisoryLock(b, SYNC_LOCK_KEY), false)
