@@ -2,7 +2,7 @@
 // processes (not this one, not the gateway's) measure full mTLS handshakes/s, resumed handshakes/s
 // and keep-alive requests/s against each, and fleetkit's figures are printed as ratios of the bare ones.
 //
-//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0]
+//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive]
 //
 // --enrollments N then enrolls N nodes through POST /v1/enroll (32 at a time, rate limit lifted) and prints the rate.
 //
@@ -13,7 +13,7 @@ import 'reflect-metadata'
 
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
@@ -24,6 +24,7 @@ import { type BenchContext, buildFleet, enrollments } from './gateway/agents.js'
 import { printEnrollments } from './gateway/report.js'
 import { startGatewayProcess } from './gateway/driver.js'
 import { startBenchPostgres } from './gateway/postgres.js'
+import { processCpuMicros } from './gateway/process-cpu.js'
 
 const MODES = ['full', 'resumed', 'keepalive'] as const
 const FACTS = { cpu_count: 8, memory_mb: 32000, data_disk_free_gb: 400, kernel: '6.8.0-45-generic', docker_version: '27.3.1', agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 3 }
@@ -35,41 +36,76 @@ function flag(name: string, fallback: number, min = 1): number {
   return value
 }
 
-function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; first: Record<string, unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('bench', 'gateway', script)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] })
+interface Child { child: ChildProcess; first: Record<string, unknown>; nextLine: () => Promise<string> }
+
+function startChild(script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Child> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', packagePath('bench', 'gateway', script)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] })
+  // Every line the child prints, in order: the first resolves start-up, the rest are read with nextLine().
+  const lines: string[] = []
+  const waiting: ((line: string) => void)[] = []
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const waiter = waiting.shift()
+    if (waiter) waiter(line)
+    else lines.push(line)
+  })
+  const nextLine = () => new Promise<string>((resolve) => {
+    const line = lines.shift()
+    if (line === undefined) waiting.push(resolve)
+    else resolve(line)
+  })
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} printed nothing within 120 s`)), 120_000)
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
-    createInterface({ input: child.stdout! }).once('line', (line) => {
+    void nextLine().then((line) => {
       clearTimeout(timer)
       child.removeAllListeners('exit')
-      resolve({ child, first: JSON.parse(line) as Record<string, unknown> })
+      resolve({ child, first: JSON.parse(line) as Record<string, unknown>, nextLine })
     })
   })
 }
 
-interface Measured { rate: number; errors: number; p50: number; p99: number }
+interface Measured { rate: number; errors: number; p50: number; p99: number; serverCpuPerRequest: number | undefined; clientCpuPerRequest: number }
 
-async function measure(url: string, mode: (typeof MODES)[number], certificates: string[], keyPem: string, caPem: string, seconds: number, concurrency: number): Promise<Measured> {
-  const results = await Promise.all(certificates.map(async (certPem) => {
+/**
+ * One measurement: every client warms up (connections open, a session to resume) and says so; then all
+ * start at once and the server's CPU time is read around the window, so it covers only measured requests.
+ */
+async function measure(url: string, serverPid: number | undefined, mode: (typeof MODES)[number], certificates: string[], keyPem: string, caPem: string, seconds: number, concurrency: number): Promise<Measured> {
+  const clients = await Promise.all(certificates.map(async (certPem) => {
     const job = { url, path: '/v1/agent/heartbeat', body: JSON.stringify({ facts: FACTS }), keyPem, certPem, caPem, mode, seconds, concurrency }
-    const { child, first } = await startChild('ratio-client.ts', { BENCH_JOB: JSON.stringify(job) })
-    child.stdin!.end()
-    return first as { ok: number; errors: number; p50: number; p99: number }
+    return startChild('ratio-client.ts', { BENCH_JOB: JSON.stringify(job) })
   }))
+  const cpuBefore = processCpuMicros(serverPid)
+  const results = await Promise.all(clients.map(({ child, nextLine }) => {
+    child.stdin!.write('go\n')
+    return nextLine().then((text) => {
+      child.stdin!.end()
+      return JSON.parse(text) as { ok: number; errors: number; p50: number; p99: number; cpuMicros: number }
+    })
+  }))
+  const cpuAfter = processCpuMicros(serverPid)
+  const answered = results.reduce((n, r) => n + r.ok + r.errors, 0)
   return {
     rate: results.reduce((n, r) => n + r.ok, 0) / seconds,
     errors: results.reduce((n, r) => n + r.errors, 0),
     p50: Math.max(...results.map((r) => r.p50)),
     p99: Math.max(...results.map((r) => r.p99)),
+    serverCpuPerRequest: cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / answered,
+    clientCpuPerRequest: results.reduce((n, r) => n + r.cpuMicros, 0) / answered,
   }
 }
+
+const micros = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)} µs`)
+const loadText = () => loadavg().map((n) => n.toFixed(2)).join(' / ')
 
 const seconds = flag('seconds', 10)
 const workers = flag('workers', 2)
 const concurrency = flag('concurrency', 32)
 const keepaliveConcurrency = flag('keepalive-concurrency', 128)
 const enrollCount = flag('enrollments', 0, 0)
+const modesAt = process.argv.indexOf('--modes')
+const modes = modesAt >= 0 ? (process.argv[modesAt + 1] ?? '').split(',') : [...MODES]
+if (modes.length === 0 || modes.some((m) => !(MODES as readonly string[]).includes(m))) throw new Error(`--modes takes a comma-separated list of ${MODES.join(', ')}`)
 const hardStop = setTimeout(() => { process.stderr.write('bench: over the hard limit, stopping\n'); process.exit(3) }, (seconds * 6 * 3 + 300) * 1000)
 hardStop.unref()
 
@@ -88,7 +124,8 @@ try {
   const pki = await loadPkiSet(pkiDir, new Date())
   const gateway = await startGatewayProcess(db.url, pkiDir)
   children.push(gateway.child)
-  const bare = await startChild('bare-server.ts', { BENCH_PKI_DIR: pkiDir })
+  // BENCH_BARE_NODE_ARGS: node flags for the bare server only (`--cpu-prof --cpu-prof-dir=DIR`, to compare with the gateway's profile).
+  const bare = await startChild('bare-server.ts', { BENCH_PKI_DIR: pkiDir }, (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''))
   children.push(bare.child)
   const bareUrl = `https://127.0.0.1:${bare.first.port as number}`
   const keys = await generateP256KeyPair()
@@ -100,14 +137,17 @@ try {
   for (const a of fleet.agents) a.agent.destroy()
   const certificates = fleet.agents.map((a) => a.certificatePem)
   process.stdout.write(`${workers} client processes, ${seconds} s per measurement, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n\n`)
-  process.stdout.write('| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- |\n')
-  for (const mode of MODES) {
+  process.stdout.write(`load average ${loadText()} before the first measurement\n\n`)
+  process.stdout.write('| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n')
+  for (const mode of modes as (typeof MODES)[number][]) {
     const loops = mode === 'keepalive' ? keepaliveConcurrency : concurrency
-    const b = await measure(bareUrl, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
-    const f = await measure(gateway.agentUrl, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
+    const b = await measure(bareUrl, bare.child.pid, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
+    const f = await measure(gateway.agentUrl, gateway.child.pid, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
     const name = { full: 'full mTLS handshakes/s', resumed: 'resumed handshakes/s', keepalive: 'keep-alive requests/s' }[mode]
-    process.stdout.write(`| ${name} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${b.errors} / ${f.errors} |\n`)
+    const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
+    process.stdout.write(`| ${name} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`)
   }
+  process.stdout.write(`\nload average ${loadText()} after the last measurement\n`)
   if (enrollCount > 0) {
     process.stdout.write('\n')
     printEnrollments(await enrollments(ctx, enrollCount))

@@ -1,6 +1,7 @@
 // One client process of the ratio bench: for BENCH_SECONDS it runs BENCH_CONCURRENCY loops of
 // mTLS requests in one mode (full: a new handshake each, no session; resumed: a new connection
-// resuming the last session; keepalive: requests on kept connections), then prints its counts.
+// resuming the last session; keepalive: requests on kept connections), then prints its counts
+// and its own CPU time. It warms up, prints {ready}, and starts when a line arrives on stdin.
 import { Agent, request } from 'node:https'
 import { performance } from 'node:perf_hooks'
 
@@ -28,6 +29,10 @@ let errors = 0
 // Warm up before the clock starts: a session to resume, or every keep-alive connection open.
 await once()
 if (job.mode === 'keepalive') await Promise.all(Array.from({ length: job.concurrency }, () => once()))
+// Ready; the bench starts every client at once (a line on stdin), so it can read the servers' CPU around the window.
+process.stdout.write(`${JSON.stringify({ ready: true })}\n`)
+await new Promise((resolve) => process.stdin.once('data', resolve))
+const cpuBefore = process.cpuUsage()
 const until = performance.now() + job.seconds * 1000
 await Promise.all(Array.from({ length: job.concurrency }, async () => {
   while (performance.now() < until) {
@@ -40,6 +45,7 @@ await Promise.all(Array.from({ length: job.concurrency }, async () => {
 }))
 latencies.sort((a, b) => a - b)
 const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
-process.stdout.write(`${JSON.stringify({ ok, errors, p50: at(50), p99: at(99) })}\n`)
+const cpu = process.cpuUsage(cpuBefore)
+process.stdout.write(`${JSON.stringify({ ok, errors, p50: at(50), p99: at(99), cpuMicros: cpu.user + cpu.system })}\n`)
 keepAlive?.destroy()
 resuming?.destroy()

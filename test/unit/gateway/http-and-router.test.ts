@@ -23,6 +23,19 @@ describe('gateway: router', () => {
     assert.equal(router.match('POST', '/v1/agent/jobs/a/b/complete'), undefined)
     assert.equal(router.match('GET', '/healthz/'), undefined)
   })
+
+  it('finds a route without parameters by its path, and keeps first-match order when an earlier pattern also matches', () => {
+    assert.equal(router.match('GET', '/healthz')?.route.pattern, '/healthz')
+    assert.deepEqual(router.match('GET', '/healthz')?.params, {})
+    assert.equal(router.match('POST', '/healthz'), undefined)
+    const ordered = new Router([
+      { method: 'GET', pattern: '/v1/things/:id', auth: 'none', handler },
+      { method: 'GET', pattern: '/v1/things/all', auth: 'none', handler },
+      { method: 'POST', pattern: '/v1/things/all', auth: 'none', handler },
+    ])
+    assert.deepEqual(ordered.match('GET', '/v1/things/all'), { route: ordered.match('GET', '/v1/things/x')!.route, params: { id: 'all' } })
+    assert.equal(ordered.match('POST', '/v1/things/all')?.route.pattern, '/v1/things/all')
+  })
 })
 
 describe('gateway: malformed requests are refused before authentication', () => {
