@@ -2,13 +2,16 @@
 // processes (not this one, not the gateway's) measure full mTLS handshakes/s, resumed handshakes/s
 // and keep-alive requests/s against each, and fleetkit's figures are printed as ratios of the bare ones.
 //
-//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive]
+//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive]
 //
 // --enrollments N then enrolls N nodes through POST /v1/enroll (32 at a time, rate limit lifted) and prints the rate.
 //
 // Loopback only, bounded in time, stops by itself. The gateway answers POST /v1/agent/heartbeat
-// (authentication, body reading, coalescing); the bare server answers the same request with a
-// small JSON body. Same server certificate and CA bundle, same client certificates and clients.
+// (authentication, body reading and checking, coalescing); the bare server reads the same request's
+// body and answers with the same fields and headers. Same server certificate and CA bundle, same
+// client certificates and clients. Each measurement alternates short windows on the two servers
+// (--rounds) so a change of the machine's load weighs on both; each server's CPU time per request is
+// read from /proc around its windows (what a request costs it, whatever else shares the cores).
 import 'reflect-metadata'
 
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -64,41 +67,67 @@ function startChild(script: string, env: Record<string, string>, nodeArgs: strin
   })
 }
 
+interface Window { ok: number; errors: number; p50: number; p99: number; cpuMicros: number }
 interface Measured { rate: number; errors: number; p50: number; p99: number; serverCpuPerRequest: number | undefined; clientCpuPerRequest: number }
 
-/**
- * One measurement: every client warms up (connections open, a session to resume) and says so; then all
- * start at once and the server's CPU time is read around the window, so it covers only measured requests.
- */
-async function measure(url: string, serverPid: number | undefined, mode: (typeof MODES)[number], certificates: string[], keyPem: string, caPem: string, seconds: number, concurrency: number): Promise<Measured> {
-  const clients = await Promise.all(certificates.map(async (certPem) => {
-    const job = { url, path: '/v1/agent/heartbeat', body: JSON.stringify({ facts: FACTS }), keyPem, certPem, caPem, mode, seconds, concurrency }
+/** The client processes of one server, warmed up (connections open, a session to resume) and waiting for windows. */
+async function startClients(url: string, mode: (typeof MODES)[number], certificates: string[], keyPem: string, caPem: string, concurrency: number): Promise<Child[]> {
+  return Promise.all(certificates.map((certPem) => {
+    const job = { url, path: '/v1/agent/heartbeat', body: JSON.stringify({ facts: FACTS }), keyPem, certPem, caPem, mode, concurrency }
     return startChild('ratio-client.ts', { BENCH_JOB: JSON.stringify(job) })
   }))
-  const cpuBefore = processCpuMicros(serverPid)
-  const results = await Promise.all(clients.map(({ child, nextLine }) => {
-    child.stdin!.write('go\n')
-    return nextLine().then((text) => {
-      child.stdin!.end()
-      return JSON.parse(text) as { ok: number; errors: number; p50: number; p99: number; cpuMicros: number }
-    })
+}
+
+/** One window: every client of a server starts at once; the server's CPU time is read around it. */
+async function runWindow(clients: Child[], serverPid: number | undefined, ms: number): Promise<{ windows: Window[]; serverCpuMicros: number | undefined }> {
+  const before = processCpuMicros(serverPid)
+  const windows = await Promise.all(clients.map(({ child, nextLine }) => {
+    child.stdin!.write(`${ms}\n`)
+    return nextLine().then((text) => JSON.parse(text) as Window)
   }))
-  const cpuAfter = processCpuMicros(serverPid)
-  const answered = results.reduce((n, r) => n + r.ok + r.errors, 0)
-  return {
-    rate: results.reduce((n, r) => n + r.ok, 0) / seconds,
-    errors: results.reduce((n, r) => n + r.errors, 0),
-    p50: Math.max(...results.map((r) => r.p50)),
-    p99: Math.max(...results.map((r) => r.p99)),
-    serverCpuPerRequest: cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / answered,
-    clientCpuPerRequest: results.reduce((n, r) => n + r.cpuMicros, 0) / answered,
+  const after = processCpuMicros(serverPid)
+  return { windows, serverCpuMicros: before === undefined || after === undefined ? undefined : after - before }
+}
+
+/**
+ * Both servers in one mode: `rounds` windows each, alternating (bare, gateway, gateway, bare, ...), so a
+ * change of the machine's load during the run weighs on both alike; the rates are totals over the windows.
+ */
+async function measure(servers: { url: string; pid: number | undefined }[], mode: (typeof MODES)[number], certificates: string[], keyPem: string, caPem: string, concurrency: number): Promise<Measured[]> {
+  const clients = [] as Child[][]
+  for (const s of servers) clients.push(await startClients(s.url, mode, certificates, keyPem, caPem, concurrency))
+  const windows: Window[][] = servers.map(() => [])
+  const serverCpu: (number | undefined)[] = servers.map(() => 0)
+  const windowMs = (seconds * 1000) / rounds
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? [0, 1] : [1, 0]
+    for (const i of order) {
+      const w = await runWindow(clients[i]!, servers[i]!.pid, windowMs)
+      windows[i]!.push(...w.windows)
+      serverCpu[i] = serverCpu[i] === undefined || w.serverCpuMicros === undefined ? undefined : serverCpu[i]! + w.serverCpuMicros
+    }
   }
+  for (const set of clients) for (const { child } of set) child.stdin!.end()
+  return windows.map((ws, i) => {
+    const answered = ws.reduce((n, w) => n + w.ok + w.errors, 0)
+    // Percentiles are per client over all its windows: the worst client's.
+    const last = ws.slice(-certificates.length)
+    return {
+      rate: ws.reduce((n, w) => n + w.ok, 0) / seconds,
+      errors: ws.reduce((n, w) => n + w.errors, 0),
+      p50: Math.max(...last.map((w) => w.p50)),
+      p99: Math.max(...last.map((w) => w.p99)),
+      serverCpuPerRequest: serverCpu[i] === undefined ? undefined : serverCpu[i]! / answered,
+      clientCpuPerRequest: ws.reduce((n, w) => n + w.cpuMicros, 0) / answered,
+    }
+  })
 }
 
 const micros = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)} µs`)
 const loadText = () => loadavg().map((n) => n.toFixed(2)).join(' / ')
 
 const seconds = flag('seconds', 10)
+const rounds = flag('rounds', 5)
 const workers = flag('workers', 2)
 const concurrency = flag('concurrency', 32)
 const keepaliveConcurrency = flag('keepalive-concurrency', 128)
@@ -136,13 +165,12 @@ try {
   const fleet = await buildFleet(workers, 'ratio', ctx)
   for (const a of fleet.agents) a.agent.destroy()
   const certificates = fleet.agents.map((a) => a.certificatePem)
-  process.stdout.write(`${workers} client processes, ${seconds} s per measurement, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n\n`)
+  process.stdout.write(`${workers} client processes per server, ${seconds} s per measurement in ${rounds} alternating windows, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n`)
   process.stdout.write(`load average ${loadText()} before the first measurement\n\n`)
   process.stdout.write('| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n')
   for (const mode of modes as (typeof MODES)[number][]) {
     const loops = mode === 'keepalive' ? keepaliveConcurrency : concurrency
-    const b = await measure(bareUrl, bare.child.pid, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
-    const f = await measure(gateway.agentUrl, gateway.child.pid, mode, certificates, ctx.keyPem, ctx.caPem, seconds, loops)
+    const [b, f] = await measure([{ url: bareUrl, pid: bare.child.pid }, { url: gateway.agentUrl, pid: gateway.child.pid }], mode, certificates, ctx.keyPem, ctx.caPem, loops) as [Measured, Measured]
     const name = { full: 'full mTLS handshakes/s', resumed: 'resumed handshakes/s', keepalive: 'keep-alive requests/s' }[mode]
     const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
     process.stdout.write(`| ${name} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`)

@@ -44,7 +44,11 @@ class Request implements RequestContext {
   params: Record<string, string> = NO_PARAMS
   identity: AgentIdentity | undefined = undefined
   readonly note: { nodeId?: string } = {}
-  constructor(readonly req: IncomingMessage, readonly now: Date, readonly remote: string) {}
+  constructor(readonly req: IncomingMessage, readonly now: Date) {}
+  /** Read when a route or a log line needs it (rate limits, enrollment), not on every heartbeat. */
+  get remote(): string {
+    return this.req.socket.remoteAddress ?? 'unknown'
+  }
   body(): Promise<Record<string, unknown>> {
     return readJsonBody(this.req)
   }
@@ -59,7 +63,7 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
   const url = req.url ?? '/'
   const query = url.indexOf('?')
   const path = query < 0 ? url : url.slice(0, query)
-  const ctx = new Request(req, now, req.socket.remoteAddress ?? 'unknown')
+  const ctx = new Request(req, now)
   let routeName = 'unmatched'
   let status = 200
   let code: string | undefined
