@@ -25,12 +25,14 @@ interface Listening {
   listener: ListenerName
   router: Router
   g: GatewayContext
-  /** Metric label keys by route and status, built once each instead of sorted and escaped per request. */
-  requestKeys: Map<string, string>
+  /** Metric label keys and log levels by route, status and code, built once each instead of per request. */
+  outcomes: Map<string, Outcome>
 }
 
+interface Outcome { metricKey: string; level: LogLevel }
+
 export function requestHandler(listener: ListenerName, router: Router, g: GatewayContext) {
-  const listening: Listening = { listener, router, g, requestKeys: new Map() }
+  const listening: Listening = { listener, router, g, outcomes: new Map() }
   return (req: IncomingMessage, res: ServerResponse): void => {
     void serveRequest(listening, req, res)
   }
@@ -43,8 +45,15 @@ export function requestHandler(listener: ListenerName, router: Router, g: Gatewa
 class Request implements RequestContext {
   params: Record<string, string> = NO_PARAMS
   identity: AgentIdentity | undefined = undefined
-  readonly note: { nodeId?: string } = {}
+  private noted: { nodeId?: string } | undefined
   constructor(readonly req: IncomingMessage, readonly now: Date) {}
+  /** Made when a route writes to it (enrollment names its node), not for every heartbeat. */
+  get note(): { nodeId?: string } {
+    return (this.noted ??= {})
+  }
+  get notedNodeId(): string | undefined {
+    return this.noted?.nodeId
+  }
   /** Read when a route or a log line needs it (rate limits, enrollment), not on every heartbeat. */
   get remote(): string {
     return this.req.socket.remoteAddress ?? 'unknown'
@@ -80,7 +89,10 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
     // down, answer 503 at once instead of letting requests queue for a connection.
     if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
     if (match.route.auth !== 'none') {
-      const identity = await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
+      const socket = req.socket as TLSSocket
+      const mark = match.route.auth === 'mark'
+      // A cached row needs no promise; only a look-up or a first use goes to the database.
+      const identity = g.auth.knownIdentity(socket, now, mark) ?? (await g.auth.authenticate(socket, now, mark))
       ctx.identity = identity
       // An unhealthy node's authenticated request restores it (spec 06); the sweep judged it on the database's clock.
       if (identity.nodeStatus === 'unhealthy' && (await restoreUnhealthyNode(g.pool, identity.nodeId))) {
@@ -101,26 +113,29 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
     release?.()
   }
   const seconds = (performance.now() - started) / 1000
-  g.metrics.requests.incKey(requestKey(l, routeName, status))
+  const outcome = outcomeOf(l, routeName, status, code)
+  g.metrics.requests.incKey(outcome.metricKey)
   g.metrics.requestSeconds.observe(seconds)
-  const level = requestLogLevel(routeName, status, code)
+  const level = outcome.level
   // Routine traffic logs at debug: at info the line is never built (thousands a second under load).
   if (!logEnabled(g.logger, level)) return
-  const nodeId = ctx.identity?.nodeId ?? ctx.note.nodeId
+  const nodeId = ctx.identity?.nodeId ?? ctx.notedNodeId
   g.logger(level, 'request', {
     listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote: ctx.remote,
     ...(nodeId ? { node_id: nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
   })
 }
 
-function requestKey(l: Listening, route: string, status: number): string {
-  const cacheKey = status === 200 ? route : `${route} ${status}`
-  let k = l.requestKeys.get(cacheKey)
-  if (k === undefined) {
-    k = labelKey({ listener: l.listener, route, status: String(status) })
-    l.requestKeys.set(cacheKey, k)
+/** A request's metric label key and log level, worked out once per route, status and code. */
+function outcomeOf(l: Listening, route: string, status: number, code: string | undefined): Outcome {
+  // Route patterns hold no spaces: `route` alone is the key of a 200 and cannot meet another's.
+  const cacheKey = status === 200 && code === undefined ? route : `${route} ${status} ${code ?? ''}`
+  let outcome = l.outcomes.get(cacheKey)
+  if (outcome === undefined) {
+    outcome = { metricKey: labelKey({ listener: l.listener, route, status: String(status) }), level: requestLogLevel(route, status, code) }
+    l.outcomes.set(cacheKey, outcome)
   }
-  return k
+  return outcome
 }
 
 export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: GatewayContext): Promise<void> {
