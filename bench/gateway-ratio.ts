@@ -2,7 +2,7 @@
 // processes (not this one, not the gateway's) measure full mTLS handshakes/s, resumed handshakes/s
 // and keep-alive requests/s against each, and fleetkit's figures are printed as ratios of the bare ones.
 //
-//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive]
+//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--warmup-seconds 3] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive]
 //
 // --enrollments N then enrolls N nodes through POST /v1/enroll (32 at a time, rate limit lifted) and prints the rate.
 //
@@ -79,10 +79,10 @@ async function startClients(url: string, mode: (typeof MODES)[number], certifica
 }
 
 /** One window: every client of a server starts at once; the server's CPU time is read around it. */
-async function runWindow(clients: Child[], serverPid: number | undefined, ms: number): Promise<{ windows: Window[]; serverCpuMicros: number | undefined }> {
+async function runWindow(clients: Child[], serverPid: number | undefined, ms: number, warmup = false): Promise<{ windows: Window[]; serverCpuMicros: number | undefined }> {
   const before = processCpuMicros(serverPid)
   const windows = await Promise.all(clients.map(({ child, nextLine }) => {
-    child.stdin!.write(`${ms}\n`)
+    child.stdin!.write(`${ms}${warmup ? ' warmup' : ''}\n`)
     return nextLine().then((text) => JSON.parse(text) as Window)
   }))
   const after = processCpuMicros(serverPid)
@@ -96,6 +96,9 @@ async function runWindow(clients: Child[], serverPid: number | undefined, ms: nu
 async function measure(servers: { url: string; pid: number | undefined }[], mode: (typeof MODES)[number], certificates: string[], keyPem: string, caPem: string, concurrency: number): Promise<Measured[]> {
   const clients = [] as Child[][]
   for (const s of servers) clients.push(await startClients(s.url, mode, certificates, keyPem, caPem, concurrency))
+  // Not counted: each server first answers a window of the same load, so code the JIT is still
+  // compiling after start-up (more of it in the gateway) does not weigh on the figures; servers run for days.
+  for (let i = 0; i < servers.length; i++) await runWindow(clients[i]!, servers[i]!.pid, warmupSeconds * 1000, true)
   const windows: Window[][] = servers.map(() => [])
   const serverCpu: (number | undefined)[] = servers.map(() => 0)
   const windowMs = (seconds * 1000) / rounds
@@ -128,6 +131,7 @@ const loadText = () => loadavg().map((n) => n.toFixed(2)).join(' / ')
 
 const seconds = flag('seconds', 10)
 const rounds = flag('rounds', 5)
+const warmupSeconds = flag('warmup-seconds', 3, 0)
 const workers = flag('workers', 2)
 const concurrency = flag('concurrency', 32)
 const keepaliveConcurrency = flag('keepalive-concurrency', 128)
@@ -165,7 +169,7 @@ try {
   const fleet = await buildFleet(workers, 'ratio', ctx)
   for (const a of fleet.agents) a.agent.destroy()
   const certificates = fleet.agents.map((a) => a.certificatePem)
-  process.stdout.write(`${workers} client processes per server, ${seconds} s per measurement in ${rounds} alternating windows, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n`)
+  process.stdout.write(`${workers} client processes per server, ${seconds} s per measurement in ${rounds} alternating windows after ${warmupSeconds} s of warm-up, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n`)
   process.stdout.write(`load average ${loadText()} before the first measurement\n\n`)
   process.stdout.write('| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n')
   for (const mode of modes as (typeof MODES)[number][]) {

@@ -35,14 +35,17 @@ const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p
 for await (const line of createInterface({ input: process.stdin })) {
   let ok = 0
   let errors = 0
+  // `MS warmup`: a window whose latencies are not kept.
+  const [ms, kind] = line.split(' ')
+  const record = kind !== 'warmup'
   const cpuBefore = process.cpuUsage()
-  const until = performance.now() + Number(line)
+  const until = performance.now() + Number(ms)
   await Promise.all(Array.from({ length: job.concurrency }, async () => {
     while (performance.now() < until) {
       const start = performance.now()
       if (await once()) {
         ok++
-        latencies.push(performance.now() - start)
+        if (record) latencies.push(performance.now() - start)
       } else errors++
     }
   }))
