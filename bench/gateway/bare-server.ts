@@ -1,16 +1,24 @@
 // The baseline of the ratio bench: a bare node:https mTLS server with the gateway's own server
-// certificate and client CA bundle, answering every request with a small JSON body. Run as a child.
+// certificate and client CA bundle, reading each request's body and answering with the gateway's
+// heartbeat answer (same fields, same size). Run as a child.
+import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 
 const pkiDir = process.env.BENCH_PKI_DIR!
 const [key, cert, ca] = await Promise.all(['server.key', 'server.pem', 'ca-bundle.pem'].map((f) => readFile(`${pkiDir}/${f}`, 'utf8')))
+// The gateway's answer has the same fields and headers (node_status, the trust bundle digest, server_time; no-store).
+const digest = createHash('sha256').update(ca!).digest('hex')
 const server = createServer({ key, cert, ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' }, (req, res) => {
-  req.resume()
+  // The body is read, as the gateway reads it (not discarded): the same stream work per request.
+  const chunks: Buffer[] = []
+  req.on('data', (chunk: Buffer) => chunks.push(chunk))
   req.on('end', () => {
-    const body = JSON.stringify({ node_status: 'active', server_time: new Date().toISOString() })
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+    // Taken to text like the gateway's body; an empty one is refused, so the read is not dead code.
+    if (Buffer.concat(chunks).toString('utf8') === '') res.statusCode = 400
+    const body = JSON.stringify({ node_status: 'active', trust_bundle_sha256: digest, server_time: new Date().toISOString() })
+    res.writeHead(res.statusCode, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' })
     res.end(body)
   })
 })
@@ -19,4 +27,6 @@ server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
   process.stdout.write(`${JSON.stringify({ ready: true, port: (server.address() as AddressInfo).port })}\n`)
 })
 process.stdin.on('end', () => process.exit(0))
+// Exit normally on SIGTERM, so a --cpu-prof profile is written.
+process.once('SIGTERM', () => process.exit(0))
 process.stdin.resume()

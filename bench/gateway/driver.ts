@@ -68,8 +68,14 @@ export async function startGatewayProcess(databaseUrl: string, pkiDir: string): 
     const timer = setTimeout(() => reject(new Error('the gateway did not start within 60 s')), 60_000)
     child.once('exit', (code) => reject(new Error(`the gateway exited with ${code}`)))
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      const ready = JSON.parse(line) as { ready?: boolean; enroll: number; agent: number }
-      if (!ready.ready) return
+      // Diagnostic node flags (--trace-deopt, --log-deopt) print to stdout too: only the JSON ready line counts.
+      let ready: { ready?: boolean; enroll: number; agent: number }
+      try {
+        ready = JSON.parse(line) as typeof ready
+      } catch {
+        return
+      }
+      if (!ready?.ready) return
       clearTimeout(timer)
       child.removeAllListeners('exit')
       resolve({ child, enrollUrl: `https://127.0.0.1:${ready.enroll}`, agentUrl: `https://127.0.0.1:${ready.agent}` })

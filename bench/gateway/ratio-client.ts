@@ -1,10 +1,12 @@
-// One client process of the ratio bench: for BENCH_SECONDS it runs BENCH_CONCURRENCY loops of
+// One client process of the ratio bench: it runs BENCH_JOB's `concurrency` loops of
 // mTLS requests in one mode (full: a new handshake each, no session; resumed: a new connection
-// resuming the last session; keepalive: requests on kept connections), then prints its counts.
+// resuming the last session; keepalive: requests on kept connections), and prints its counts and
+// its own CPU time. It warms up, prints {ready}, then runs one window per line on stdin.
 import { Agent, request } from 'node:https'
 import { performance } from 'node:perf_hooks'
+import { createInterface } from 'node:readline'
 
-interface Job { url: string; path: string; body: string; keyPem: string; certPem: string; caPem: string; mode: 'full' | 'resumed' | 'keepalive'; seconds: number; concurrency: number }
+interface Job { url: string; path: string; body: string; keyPem: string; certPem: string; caPem: string; mode: 'full' | 'resumed' | 'keepalive'; concurrency: number }
 const job = JSON.parse(process.env.BENCH_JOB!) as Job
 const tls = { key: job.keyPem, cert: job.certPem, ca: job.caPem }
 const keepAlive = job.mode === 'keepalive' ? new Agent({ ...tls, keepAlive: true, maxSockets: job.concurrency }) : undefined
@@ -23,23 +25,34 @@ function once(): Promise<boolean> {
 }
 
 const latencies: number[] = []
-let ok = 0
-let errors = 0
 // Warm up before the clock starts: a session to resume, or every keep-alive connection open.
 await once()
 if (job.mode === 'keepalive') await Promise.all(Array.from({ length: job.concurrency }, () => once()))
-const until = performance.now() + job.seconds * 1000
-await Promise.all(Array.from({ length: job.concurrency }, async () => {
-  while (performance.now() < until) {
-    const start = performance.now()
-    if (await once()) {
-      ok++
-      latencies.push(performance.now() - start)
-    } else errors++
-  }
-}))
-latencies.sort((a, b) => a - b)
+// Ready. Each line on stdin is one measured window (its length in ms): the bench starts every client at
+// once and alternates windows on the two servers, reading each server's CPU around its windows.
+process.stdout.write(`${JSON.stringify({ ready: true })}\n`)
 const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
-process.stdout.write(`${JSON.stringify({ ok, errors, p50: at(50), p99: at(99) })}\n`)
+for await (const line of createInterface({ input: process.stdin })) {
+  let ok = 0
+  let errors = 0
+  // `MS warmup`: a window whose latencies are not kept.
+  const [ms, kind] = line.split(' ')
+  const record = kind !== 'warmup'
+  const cpuBefore = process.cpuUsage()
+  const until = performance.now() + Number(ms)
+  await Promise.all(Array.from({ length: job.concurrency }, async () => {
+    while (performance.now() < until) {
+      const start = performance.now()
+      if (await once()) {
+        ok++
+        if (record) latencies.push(performance.now() - start)
+      } else errors++
+    }
+  }))
+  latencies.sort((a, b) => a - b)
+  const cpu = process.cpuUsage(cpuBefore)
+  // Percentiles over every window so far; counts and CPU of this window.
+  process.stdout.write(`${JSON.stringify({ ok, errors, p50: at(50), p99: at(99), cpuMicros: cpu.user + cpu.system })}\n`)
+}
 keepAlive?.destroy()
 resuming?.destroy()

@@ -81,6 +81,18 @@ export class AgentAuthenticator {
   }
 
   /**
+   * The identity at once, without a promise, when the socket's row is cached and nothing needs writing
+   * (its first use is marked already): the keep-alive heartbeat's case. Undefined when authenticate()
+   * must read or write the database; a cached row that is refused throws here as it would there.
+   */
+  knownIdentity(socket: TLSSocket, now: Date, markFirstUse: boolean): AgentIdentity | undefined {
+    const fingerprint = socket.authorized ? peerFingerprint(socket) : null
+    const certificate = fingerprint ? this.cached(fingerprint) : undefined
+    if (!certificate || (markFirstUse && certificate.firstUsedAt === null)) return undefined
+    return this.admit(certificate, now)
+  }
+
+  /**
    * Authenticate the socket's client certificate at `now`. With markFirstUse, the first
    * request presenting a certificate records it and revokes the node's older ones.
    */
@@ -93,12 +105,11 @@ export class AgentAuthenticator {
       if (!certificate) return this.refuse('unknown')
       this.remember(certificate)
     }
-    if (certificate.revokedAt !== null) return this.refuse('revoked')
-    if (now.getTime() >= certificate.notAfter.getTime()) return this.refuse('expired')
-    if (!AUTHENTICATED_STATUSES.has(certificate.nodeStatus)) return this.refuse('node_status')
+    const identity = this.admit(certificate, now)
     if (markFirstUse && certificate.firstUsedAt === null) {
       const { firstUse, revoked } = await markFirstUseAndRevokeOlder(this.options.pool, certificate.id, certificate.nodeId, now)
       certificate = { ...certificate, firstUsedAt: now }
+      identity.certificate = certificate
       this.remember(certificate)
       if (firstUse && revoked > 0) {
         this.evictNode(certificate.nodeId, fingerprint)
@@ -106,6 +117,14 @@ export class AgentAuthenticator {
         await appendEvent(this.options.pool, { kind: 'certificates_revoked', nodeId: certificate.nodeId, at: now, data: { reason: 'superseded', count: revoked, by_serial: certificate.serial } })
       }
     }
+    return identity
+  }
+
+  /** The identity a row gives at `now`, or the refusal of a revoked, expired or disallowed one. */
+  private admit(certificate: PresentedCertificate, now: Date): AgentIdentity {
+    if (certificate.revokedAt !== null) return this.refuse('revoked')
+    if (now.getTime() >= certificate.notAfter.getTime()) return this.refuse('expired')
+    if (!AUTHENTICATED_STATUSES.has(certificate.nodeStatus)) return this.refuse('node_status')
     return { nodeId: certificate.nodeId, nodeStatus: certificate.nodeStatus, certificate }
   }
 

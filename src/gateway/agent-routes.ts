@@ -54,8 +54,12 @@ async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<Heartb
   // Coalesced: written with every other node's beat in the next batch (at most one transaction a second).
   g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts })
   // A rotation began: tell the agent now rather than at its planned point (it jitters the renewal).
-  const renewalDue = id.certificate.issuerCaSha256 !== g.pki().ca.fingerprintSha256
-  return { node_status: id.nodeStatus, ...(renewalDue ? { renewal_due: true } : {}), trust_bundle_sha256: bundleDigestOf(g.pki().bundlePem) }
+  const pki = g.pki()
+  const digest = bundleDigestOf(pki.bundlePem)
+  // Two literals, not a spread: one fixed shape for the answer every heartbeat builds.
+  return id.certificate.issuerCaSha256 === pki.ca.fingerprintSha256
+    ? { node_status: id.nodeStatus, trust_bundle_sha256: digest }
+    : { node_status: id.nodeStatus, renewal_due: true, trust_bundle_sha256: digest }
 }
 
 async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseResponse> {

@@ -170,10 +170,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // A failed handshake (no client certificate, unknown CA) is the client's problem, not ours.
     server.on('tlsClientError', () => metrics.authRefusals.inc({ reason: 'tls_handshake' }))
   }
-  const loopbackOperator = new Router(operatorRoutes(g, 'loopback'))
+  const loopbackOperator = requestHandler('operator', new Router(operatorRoutes(g, 'loopback')), g)
   const metricsServer = options.metricsBind
     ? createHttpServer((req, res) => {
-      if ((req.url ?? '').startsWith(OPERATOR_PREFIX)) requestHandler('operator', loopbackOperator, g)(req, res)
+      if ((req.url ?? '').startsWith(OPERATOR_PREFIX)) loopbackOperator(req, res)
       else void serveMetrics(req, res, g)
     })
     : undefined

@@ -42,7 +42,7 @@ class Histogram {
   observe(value: number): void {
     this.sum += value
     this.count += 1
-    this.buckets.forEach((b, i) => { if (value <= b) this.counts[i]! += 1 })
+    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) this.counts[i]! += 1
   }
   get observations(): number {
     return this.count

@@ -11,7 +11,8 @@ import type { GatewayContext } from './gateway-context.js'
 import { errorReply, readJsonBody, sendJson } from './http.js'
 import type { ListenerName } from './load-shedder.js'
 import { labelKey } from './metrics.js'
-import type { Router } from './router.js'
+import type { AgentIdentity } from './agent-auth.js'
+import type { RequestContext, Router } from './router.js'
 import { STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
 
 export function errorText(error: unknown): string {
@@ -19,75 +20,122 @@ export function errorText(error: unknown): string {
   return e.code ? `${e.code}: ${e.message ?? ''}` : (e.message ?? String(error))
 }
 
+/** What one listener's handler keeps between requests. */
+interface Listening {
+  listener: ListenerName
+  router: Router
+  g: GatewayContext
+  /** Metric label keys and log levels by route, status and code, built once each instead of per request. */
+  outcomes: Map<string, Outcome>
+}
+
+interface Outcome { metricKey: string; level: LogLevel }
+
 export function requestHandler(listener: ListenerName, router: Router, g: GatewayContext) {
-  // Metric label keys by route and status, built once each instead of sorted and escaped per request.
-  const requestKeys = new Map<string, string>()
-  const requestKey = (route: string, status: number): string => {
-    const cacheKey = `${route} ${status}`
-    let k = requestKeys.get(cacheKey)
-    if (k === undefined) {
-      k = labelKey({ listener, route, status: String(status) })
-      requestKeys.set(cacheKey, k)
-    }
-    return k
+  const listening: Listening = { listener, router, g, outcomes: new Map() }
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    void serveRequest(listening, req, res)
   }
-  return (req: IncomingMessage, res: ServerResponse) => {
-    const started = performance.now()
-    const now = g.clock.now()
-    const remote = req.socket.remoteAddress ?? 'unknown'
-    const url = req.url ?? '/'
-    const query = url.indexOf('?')
-    const path = query < 0 ? url : url.slice(0, query)
-    let routeName = 'unmatched'
-    let nodeId: string | undefined
-    const note: { nodeId?: string } = {}
-    const handle = async (): Promise<{ status: number; code?: string; reason?: unknown }> => {
-      let release: (() => void) | undefined
-      try {
-        // Malformed requests (unknown path, other method, bad escapes) are refused before anything else.
-        const match = router.resolve(req.method, path, listener)
-        routeName = match.route.pattern
-        // Shed before any work (no database, no authentication, no body): a shed request wrote nothing.
-        release = g.shedder.admit(listener, match.route.shedding ?? 'normal')
-        // Every route needs the database (authentication reads certificate rows): while it is
-        // down, answer 503 at once instead of letting requests queue for a connection.
-        if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
-        const identity = match.route.auth === 'none' ? undefined : await g.auth.authenticate(req.socket as TLSSocket, now, match.route.auth === 'mark')
-        nodeId = identity?.nodeId
-        // An unhealthy node's authenticated request restores it (spec 06); the sweep judged it on the database's clock.
-        if (identity?.nodeStatus === 'unhealthy' && (await restoreUnhealthyNode(g.pool, identity.nodeId))) {
-          g.auth.evictNode(identity.nodeId)
-          identity.nodeStatus = 'active'
-        }
-        const body = await match.route.handler({
-          req, params: match.params, now, remote, identity, note,
-          body: () => readJsonBody(req),
-        })
-        sendJson(res, 200, body, now)
-        return { status: 200 }
-      } catch (error) {
-        const reply = errorReply(error)
-        if (reply.status === 500) g.logger('error', 'request_failed', { listener, route: routeName, error: errorText(error) })
-        if (reply.status === 413 || reply.status === 400) res.setHeader('connection', 'close')
-        sendJson(res, reply.status, reply.body, now, reply.headers)
-        return { status: reply.status, code: reply.code, reason: (error as FleetkitError).data?.reason }
-      } finally {
-        release?.()
+}
+
+/**
+ * One request's context. A class, not an object literal with closures: the heartbeat path runs
+ * thousands of times a second, and `body()` as a method costs no allocation per request.
+ */
+class Request implements RequestContext {
+  params: Record<string, string> = NO_PARAMS
+  identity: AgentIdentity | undefined = undefined
+  private noted: { nodeId?: string } | undefined
+  constructor(readonly req: IncomingMessage, readonly now: Date) {}
+  /** Made when a route writes to it (enrollment names its node), not for every heartbeat. */
+  get note(): { nodeId?: string } {
+    return (this.noted ??= {})
+  }
+  get notedNodeId(): string | undefined {
+    return this.noted?.nodeId
+  }
+  /** Read when a route or a log line needs it (rate limits, enrollment), not on every heartbeat. */
+  get remote(): string {
+    return this.req.socket.remoteAddress ?? 'unknown'
+  }
+  body(): Promise<Record<string, unknown>> {
+    return readJsonBody(this.req)
+  }
+}
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>
+
+/** Route, shed, guard, authenticate, handle and answer one request; then count it and log it. */
+async function serveRequest(l: Listening, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { g, listener } = l
+  const started = performance.now()
+  const now = g.clock.now()
+  const url = req.url ?? '/'
+  const query = url.indexOf('?')
+  const path = query < 0 ? url : url.slice(0, query)
+  const ctx = new Request(req, now)
+  let routeName = 'unmatched'
+  let status = 200
+  let code: string | undefined
+  let reason: unknown
+  let release: (() => void) | undefined
+  try {
+    // Malformed requests (unknown path, other method, bad escapes) are refused before anything else.
+    const match = l.router.resolve(req.method, path, listener)
+    routeName = match.route.pattern
+    ctx.params = match.params
+    // Shed before any work (no database, no authentication, no body): a shed request wrote nothing.
+    release = g.shedder.admit(listener, match.route.shedding ?? 'normal')
+    // Every route needs the database (authentication reads certificate rows): while it is
+    // down, answer 503 at once instead of letting requests queue for a connection.
+    if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
+    if (match.route.auth !== 'none') {
+      const socket = req.socket as TLSSocket
+      const mark = match.route.auth === 'mark'
+      // A cached row needs no promise; only a look-up or a first use goes to the database.
+      const identity = g.auth.knownIdentity(socket, now, mark) ?? (await g.auth.authenticate(socket, now, mark))
+      ctx.identity = identity
+      // An unhealthy node's authenticated request restores it (spec 06); the sweep judged it on the database's clock.
+      if (identity.nodeStatus === 'unhealthy' && (await restoreUnhealthyNode(g.pool, identity.nodeId))) {
+        g.auth.evictNode(identity.nodeId)
+        identity.nodeStatus = 'active'
       }
     }
-    void handle().then(({ status, code, reason }) => {
-      const seconds = (performance.now() - started) / 1000
-      g.metrics.requests.incKey(requestKey(routeName, status))
-      g.metrics.requestSeconds.observe(seconds)
-      const level = requestLogLevel(routeName, status, code)
-      // Routine traffic logs at debug: at info the line is never built (thousands a second under load).
-      if (!logEnabled(g.logger, level)) return
-      g.logger(level, 'request', {
-        listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote,
-        ...(nodeId ?? note.nodeId ? { node_id: nodeId ?? note.nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
-      })
-    })
+    sendJson(res, 200, await match.route.handler(ctx), now)
+  } catch (error) {
+    const reply = errorReply(error)
+    if (reply.status === 500) g.logger('error', 'request_failed', { listener, route: routeName, error: errorText(error) })
+    if (reply.status === 413 || reply.status === 400) res.setHeader('connection', 'close')
+    sendJson(res, reply.status, reply.body, now, reply.headers)
+    status = reply.status
+    code = reply.code
+    reason = (error as FleetkitError).data?.reason
+  } finally {
+    release?.()
   }
+  const seconds = (performance.now() - started) / 1000
+  const outcome = outcomeOf(l, routeName, status, code)
+  g.metrics.requests.incKey(outcome.metricKey)
+  g.metrics.requestSeconds.observe(seconds)
+  const level = outcome.level
+  // Routine traffic logs at debug: at info the line is never built (thousands a second under load).
+  if (!logEnabled(g.logger, level)) return
+  const nodeId = ctx.identity?.nodeId ?? ctx.notedNodeId
+  g.logger(level, 'request', {
+    listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote: ctx.remote,
+    ...(nodeId ? { node_id: nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
+  })
+}
+
+/** A request's metric label key and log level, worked out once per route, status and code. */
+function outcomeOf(l: Listening, route: string, status: number, code: string | undefined): Outcome {
+  // Route patterns hold no spaces: `route` alone is the key of a 200 and cannot meet another's.
+  const cacheKey = status === 200 && code === undefined ? route : `${route} ${status} ${code ?? ''}`
+  let outcome = l.outcomes.get(cacheKey)
+  if (outcome === undefined) {
+    outcome = { metricKey: labelKey({ listener: l.listener, route, status: String(status) }), level: requestLogLevel(route, status, code) }
+    l.outcomes.set(cacheKey, outcome)
+  }
+  return outcome
 }
 
 export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g: GatewayContext): Promise<void> {

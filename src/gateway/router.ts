@@ -39,6 +39,8 @@ interface Compiled {
 
 export class Router {
   private readonly compiled: Compiled[]
+  /** Routes without parameters by `METHOD path`: a heartbeat is found by one lookup, not a regex per route. */
+  private readonly exact = new Map<string, { route: Route; params: Record<string, string> }>()
 
   constructor(routes: readonly Route[]) {
     this.compiled = routes.map((route) => {
@@ -50,9 +52,17 @@ export class Router {
       }).join('/')
       return { route, regex: new RegExp(`^${source}$`), names }
     })
+    this.compiled.forEach(({ route, names }, i) => {
+      const key = `${route.method} ${route.pattern}`
+      // First match wins: a path an earlier route also matches stays with the scan below.
+      const shadowed = this.compiled.slice(0, i).some((c) => c.route.method === route.method && c.regex.test(route.pattern))
+      if (names.length === 0 && !shadowed && !this.exact.has(key)) this.exact.set(key, { route, params: Object.freeze({}) as Record<string, string> })
+    })
   }
 
   match(method: string | undefined, path: string): { route: Route; params: Record<string, string> } | undefined {
+    const exact = this.exact.get(`${method} ${path}`)
+    if (exact) return exact
     for (const { route, regex, names } of this.compiled) {
       if (route.method !== method) continue
       const m = regex.exec(path)

@@ -53,10 +53,16 @@ function boundInt(value: unknown, min: number, max: number, clamp = false): numb
   return n >= min && n <= max ? n : null
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f]/g
+
+// Every heartbeat passes here: the replace and the cut by code points run only when needed.
 function boundString(value: unknown): string | null {
   if (typeof value !== 'string') return null
-  // eslint-disable-next-line no-control-regex
-  const clean = value.replace(/[\u0000-\u001f\u007f]/g, ' ').trim()
+  const clean = (CONTROL.test(value) ? value.replace(CONTROLS, ' ') : value).trim()
   if (clean === '') return null
-  return Array.from(clean).slice(0, HOST_FACT_STRING_MAX).join('')
+  // At most HOST_FACT_STRING_MAX UTF-16 units is at most that many code points: nothing to cut.
+  return clean.length <= HOST_FACT_STRING_MAX ? clean : Array.from(clean).slice(0, HOST_FACT_STRING_MAX).join('')
 }

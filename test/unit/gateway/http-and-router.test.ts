@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { errorReply } from '../../../src/gateway/http.js'
+import { errorReply, withServerTime } from '../../../src/gateway/http.js'
 import { Router } from '../../../src/gateway/router.js'
 
 describe('gateway: router', () => {
@@ -22,6 +22,19 @@ describe('gateway: router', () => {
     assert.equal(router.match('POST', '/v1/agent/jobs//complete'), undefined)
     assert.equal(router.match('POST', '/v1/agent/jobs/a/b/complete'), undefined)
     assert.equal(router.match('GET', '/healthz/'), undefined)
+  })
+
+  it('finds a route without parameters by its path, and keeps first-match order when an earlier pattern also matches', () => {
+    assert.equal(router.match('GET', '/healthz')?.route.pattern, '/healthz')
+    assert.deepEqual(router.match('GET', '/healthz')?.params, {})
+    assert.equal(router.match('POST', '/healthz'), undefined)
+    const ordered = new Router([
+      { method: 'GET', pattern: '/v1/things/:id', auth: 'none', handler },
+      { method: 'GET', pattern: '/v1/things/all', auth: 'none', handler },
+      { method: 'POST', pattern: '/v1/things/all', auth: 'none', handler },
+    ])
+    assert.deepEqual(ordered.match('GET', '/v1/things/all'), { route: ordered.match('GET', '/v1/things/x')!.route, params: { id: 'all' } })
+    assert.equal(ordered.match('POST', '/v1/things/all')?.route.pattern, '/v1/things/all')
   })
 })
 
@@ -73,5 +86,20 @@ describe('gateway: error replies', () => {
     assert.equal(r.status, 500)
     assert.doesNotMatch(JSON.stringify(r.body), /secret/)
     assert.equal((r.body.error as { code: string }).code, 'internal_error')
+  })
+})
+
+describe('gateway: server_time on every answer', () => {
+  const at = (ms: number) => new Date(Date.UTC(2026, 11, 1, 12, 0, 0, ms))
+
+  it('adds server_time last to any body, an empty one included, as the spread copy did', () => {
+    const body = { node_status: 'active', renewal_due: true, nested: { a: [1, '}'] } }
+    assert.equal(withServerTime(body, at(5)), JSON.stringify({ ...body, server_time: at(5).toISOString() }))
+    assert.deepEqual(JSON.parse(withServerTime({}, at(5))), { server_time: '2026-12-01T12:00:00.005Z' })
+    assert.deepEqual(JSON.parse(withServerTime({ server_time: 'forged', x: 1 }, at(5))), { server_time: '2026-12-01T12:00:00.005Z', x: 1 })
+  })
+
+  it('gives each millisecond its own time, also when calls alternate between two', () => {
+    for (const ms of [7, 7, 8, 7, 999]) assert.equal(JSON.parse(withServerTime({}, at(ms))).server_time, at(ms).toISOString())
   })
 })

@@ -36,6 +36,16 @@ describe('protocol: host facts', () => {
     assert.equal(f.agent_version, null)
   })
 
+  it('cuts by code points, never inside a surrogate pair, and keeps strings at the limit whole', () => {
+    const emoji = '\u{1F600}'
+    const cut = boundHostFacts({ kernel: emoji.repeat(HOST_FACT_STRING_MAX + 5) }).kernel!
+    assert.equal(Array.from(cut).length, HOST_FACT_STRING_MAX)
+    assert.equal(cut, emoji.repeat(HOST_FACT_STRING_MAX))
+    const atLimit = 'a'.repeat(HOST_FACT_STRING_MAX - 1) + emoji
+    assert.equal(boundHostFacts({ kernel: atLimit }).kernel, atLimit)
+    assert.equal(boundHostFacts({ kernel: ' \t6.8.0\u007f ' }).kernel, '6.8.0')
+  })
+
   it('reads absent or null facts as null, refuses facts that are not an object, and never inherits a field', () => {
     assert.equal(readHostFacts(undefined, 'facts'), null)
     assert.equal(readHostFacts(null, 'facts'), null)

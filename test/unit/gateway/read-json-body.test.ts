@@ -1,0 +1,105 @@
+// readJsonBody on a real HTTP server: a body already taken in whole by the parser (read at once, the
+// heartbeat's case) and one still arriving (read by events) give the same answers, refusals included.
+import assert from 'node:assert/strict'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { connect, type AddressInfo, type Socket } from 'node:net'
+
+import { errorReply, readJsonBody } from '../../../src/gateway/http.js'
+import { eventually } from '../../support/eventually.js'
+
+/** Polls (no listener on the body, which would start reading it) until the request is complete. */
+async function untilComplete(req: IncomingMessage): Promise<void> {
+  while (!req.complete) await new Promise((resolve) => setImmediate(resolve))
+}
+
+interface Outcome { status: number; body?: Record<string, unknown>; code?: string; complete: boolean }
+
+describe('gateway: reading a JSON request body', () => {
+  let server: Server
+  let port: number
+  const outcomes: Outcome[] = []
+  let reading = 0
+
+  before(async () => {
+    server = createServer((req: IncomingMessage, res) => {
+      // `/wait`: the read waits until the parser has taken in the whole body (the buffered path); `/now` reads at once.
+      const ready = req.url === '/wait' ? untilComplete(req) : Promise.resolve()
+      void ready.then(async () => {
+        const complete = req.complete
+        reading++
+        try {
+          outcomes.push({ status: 200, body: await readJsonBody(req, 1024), complete })
+        } catch (error) {
+          const reply = errorReply(error)
+          outcomes.push({ status: reply.status, code: reply.code, complete })
+        }
+        res.writeHead(200, { connection: 'close' }).end()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    port = (server.address() as AddressInfo).port
+  })
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  beforeEach(() => {
+    outcomes.length = 0
+    reading = 0
+  })
+
+  /** Send a request in parts (a pause between them), wait for the answer, return what the server read. */
+  async function send(path: string, head: string, parts: Buffer[]): Promise<Outcome> {
+    const socket: Socket = connect(port, '127.0.0.1')
+    await new Promise((resolve) => socket.once('connect', resolve))
+    const closed = new Promise((resolve) => socket.once('close', resolve))
+    socket.on('data', () => undefined)
+    socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\n${head}\r\n`)
+    for (const part of parts) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      socket.write(part)
+    }
+    await closed
+    assert.equal(outcomes.length, 1)
+    return outcomes[0]!
+  }
+  const fixed = (text: string) => ({ head: `content-length: ${Buffer.byteLength(text)}\r\n`, parts: [Buffer.from(text)] })
+  const chunked = (...pieces: Buffer[]) => ({
+    head: 'transfer-encoding: chunked\r\n',
+    parts: [...pieces.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')],
+  })
+
+  it('refuses a body the client cut off mid-way (400, never a 500)', async () => {
+    const socket: Socket = connect(port, '127.0.0.1')
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.on('error', () => undefined)
+    socket.write('POST /now HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{"facts":')
+    await eventually('the server reading the body', () => reading > 0, { intervalMs: 10, timeoutMs: 5000 })
+    socket.destroy()
+    const outcome = await eventually('the read to end', () => outcomes[0], { intervalMs: 10, timeoutMs: 5000 })
+    assert.deepEqual(outcome, { status: 400, code: 'REQUEST_INVALID', complete: false })
+  })
+
+  for (const path of ['/wait', '/now']) {
+    const how = path === '/wait' ? 'taken in whole before the read' : 'still arriving when read'
+    it(`parses a body ${how}, multi-byte characters split across chunks included`, async () => {
+      const text = Buffer.from(JSON.stringify({ facts: { kernel: 'noyau \u00e9t\u00e9 \u{1F600}' } }))
+      const split = text.indexOf(0xf0) + 2
+      const { head, parts } = chunked(text.subarray(0, split), text.subarray(split))
+      const outcome = await send(path, head, parts)
+      assert.equal(outcome.complete, path === '/wait')
+      assert.deepEqual(outcome.body, { facts: { kernel: 'noyau \u00e9t\u00e9 \u{1F600}' } })
+    })
+
+    it(`reads an empty body as {} and refuses invalid JSON, a non-object and too large a body (${how})`, async () => {
+      assert.deepEqual((await send(path, 'content-length: 0\r\n', [])).body, {})
+      outcomes.length = 0
+      const invalid = fixed('{"facts":')
+      assert.deepEqual(await send(path, invalid.head, invalid.parts), { status: 400, code: 'REQUEST_INVALID', complete: path === '/wait' })
+      outcomes.length = 0
+      const array = fixed('[1,2]')
+      assert.equal((await send(path, array.head, array.parts)).status, 400)
+      outcomes.length = 0
+      // Chunked, so no content-length announces the size: the limit is found while reading.
+      const big = chunked(Buffer.from(`{"x":"${'a'.repeat(700)}`), Buffer.from(`${'b'.repeat(700)}"}`))
+      assert.equal((await send(path, big.head, big.parts)).status, 413)
+    })
+  }
+})
