@@ -46,11 +46,13 @@ export class AuthCacheKeeper {
   /** Read every cached row again and drop those that changed (tests call it; the timer does too). */
   async recheck(): Promise<number> {
     const { auth } = this.options
-    const fingerprints = auth.cachedFingerprints()
-    const states = new Map((await readCertificateAuthStates(this.options.pool, fingerprints)).map((s) => [s.fingerprintSha256, s]))
+    // The rows as cached before the read: one dropped by an announcement or read again while the
+    // read was out is already fresh, not a change nobody announced.
+    const before = new Map(auth.cachedFingerprints().map((fingerprint) => [fingerprint, auth.peek(fingerprint)]))
+    const states = new Map((await readCertificateAuthStates(this.options.pool, [...before.keys()])).map((s) => [s.fingerprintSha256, s]))
     let dropped = 0
-    for (const fingerprint of fingerprints) {
-      const cached = auth.peek(fingerprint)
+    for (const [fingerprint, cached] of before) {
+      if (auth.peek(fingerprint) !== cached) continue
       const now = states.get(fingerprint)
       const same = cached && now && (cached.revokedAt?.getTime() ?? null) === (now.revokedAt?.getTime() ?? null) && cached.nodeStatus === now.nodeStatus && cached.notAfter.getTime() === now.notAfter.getTime()
       if (!same) {
