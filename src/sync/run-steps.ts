@@ -31,7 +31,7 @@ export async function guarded<T>(ctx: RunContext, note: (line: string) => void, 
     return await work()
   } catch (error) {
     if (ctx.options.signal?.aborted) throw error
-    note(`Fingerprints not ${what} (${(error as Error).message.split('\n')[0]}): every node runs in full.`)
+    note(`Fingerprints not ${what} (${(error as Error).message.split('\n')[0]}): ${what === 'recorded' ? 'the next sync runs these nodes in full' : 'every node runs in full'}.`)
     return fallback
   }
 }
