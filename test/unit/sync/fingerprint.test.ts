@@ -4,6 +4,8 @@ import assert from 'node:assert/strict'
 
 import { differingItems, FINGERPRINT_MAX_AGE_MS, fingerprintInputHash, probeCandidates } from '../../../src/sync/fingerprint.js'
 import type { NodeFingerprintRow } from '../../../src/store/node-fingerprints.js'
+import type { RunContext } from '../../../src/sync/run-context.js'
+import { guarded } from '../../../src/sync/run-steps.js'
 
 const row = (nodeId: string, inputHash: string, recordedAt: Date): NodeFingerprintRow => ({
   nodeId, inputHash, digest: 'd'.repeat(64), items: {}, resources: [], runId: 1, recordedAt,
@@ -34,5 +36,14 @@ describe('sync fingerprint rules', () => {
     const recorded = { 'path:/etc/a': '1', 'unit:x.service': 'loaded:enabled:active', 'nft:inet fleetkit': 'aa' }
     assert.deepEqual(differingItems(recorded, { ...recorded }), [])
     assert.deepEqual(differingItems(recorded, { 'path:/etc/a': '2', 'unit:x.service': 'loaded:enabled:active', 'package:curl': 'ii:1' }), ['nft:inet fleetkit', 'package:curl', 'path:/etc/a'])
+  })
+
+  it('a fingerprint that cannot be read costs speed, never the sync; an interrupted sync still stops', async () => {
+    const notes: string[] = []
+    const ctx = (aborted: boolean) => ({ options: { signal: { aborted } } }) as unknown as RunContext
+    const failing = () => Promise.reject(new Error('ansible-playbook: No space left on device\nmore'))
+    assert.equal(await guarded(ctx(false), (l) => notes.push(l), 'compared', failing, 'fallback'), 'fallback')
+    assert.deepEqual(notes, ['Fingerprints not compared (ansible-playbook: No space left on device): every node runs in full.'])
+    await assert.rejects(guarded(ctx(true), () => undefined, 'recorded', failing, 'fallback'), /No space left/)
   })
 })
