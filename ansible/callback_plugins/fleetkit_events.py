@@ -17,14 +17,14 @@ import json
 import os
 import time
 
+from ansible.plugins.callback import CallbackBase
+
 # What a task manages, by module: recorded after a converge so `fleetkit sync` can fingerprint it
 # (ansible/playbooks/fingerprint.yml). Keys are read from the module's own answer or its arguments.
 # A file a role reads (stat, slurp) is one whose change would change what it does.
 _PATH_MODULES = {'copy', 'template', 'file', 'lineinfile', 'blockinfile', 'get_url', 'stat', 'slurp'}
 _UNIT_MODULES = {'systemd', 'systemd_service', 'service'}
 _NAMED = {'user': 'user', 'group': 'group', 'sysctl': 'sysctl', 'modprobe': 'module'}
-
-from ansible.plugins.callback import CallbackBase
 
 
 class CallbackModule(CallbackBase):

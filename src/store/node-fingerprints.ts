@@ -2,7 +2,8 @@
 // reads and compares. Written only after a full run converged the node; dropped when one did not.
 import type { Queryable } from './database.js'
 
-export interface FingerprintResource {
+/** Something a role manages on a host, as the fleetkit_events callback reports it: a path, unit, package ... */
+export interface ManagedResource {
   kind: string
   name: string
 }
@@ -12,13 +13,13 @@ export interface NodeFingerprintRow {
   inputHash: string
   digest: string
   items: Record<string, string>
-  resources: FingerprintResource[]
+  resources: ManagedResource[]
   runId: number
   recordedAt: Date
 }
 
 export async function getNodeFingerprints(q: Queryable, nodeIds: readonly string[]): Promise<NodeFingerprintRow[]> {
-  const { rows } = await q.query<{ node_id: string; input_hash: string; digest: string; items: Record<string, string>; resources: FingerprintResource[]; run_id: string; recorded_at: Date }>(
+  const { rows } = await q.query<{ node_id: string; input_hash: string; digest: string; items: Record<string, string>; resources: ManagedResource[]; run_id: string; recorded_at: Date }>(
     'SELECT node_id, input_hash, digest, items, resources, run_id, recorded_at FROM node_fingerprints WHERE node_id = ANY($1::text[]) ORDER BY node_id',
     [nodeIds],
   )

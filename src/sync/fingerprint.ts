@@ -9,8 +9,8 @@ import type pg from 'pg'
 
 import type { Env } from '../config/state-dir.js'
 import { sha256Hex } from '../pki/fingerprint.js'
-import { forgetNodeFingerprints, getNodeFingerprints, type NodeFingerprintRow, recordNodeFingerprint } from '../store/node-fingerprints.js'
-import type { HostFingerprint, ManagedResource } from './host-results.js'
+import { forgetNodeFingerprints, getNodeFingerprints, type ManagedResource, type NodeFingerprintRow, recordNodeFingerprint } from '../store/node-fingerprints.js'
+import type { HostFingerprint } from './host-results.js'
 import { runPhase, type SpeedSettings } from './ansible-phase.js'
 
 /** A node converges in full at least this often, whatever its fingerprint says. */
@@ -71,8 +71,8 @@ export async function probeFingerprints(fc: FingerprintContext, resources: Reado
   })
   const found = new Map<string, HostFingerprint>()
   for (const h of hosts) {
-    const fingerprint = phase.hosts.get(h)?.fingerprint
-    if (fingerprint && !phase.hosts.get(h)?.failure && /^[0-9a-f]{64}$/.test(fingerprint.digest)) found.set(h, fingerprint)
+    const result = phase.hosts.get(h)
+    if (result?.fingerprint && !result.failure && /^[0-9a-f]{64}$/.test(result.fingerprint.digest)) found.set(h, result.fingerprint)
   }
   return found
 }

@@ -1,6 +1,7 @@
 // Folds the fleetkit_events callback's JSON lines (ansible/callback_plugins) into one result per
 // host, and judges each: converged, changed, failed (with its code), unreachable or rolled back.
 import { isFailureCode } from '../checks/failure-codes.js'
+import type { ManagedResource } from '../store/node-fingerprints.js'
 import type { NodeSyncState } from '../store/sync-ledger.js'
 
 export interface AnsibleEvent {
@@ -16,11 +17,6 @@ export interface AnsibleEvent {
   resources?: ManagedResource[]
   /** The fleetkit_fingerprint module's answer (ansible/playbooks/fingerprint.yml). */
   fingerprint?: HostFingerprint
-}
-
-export interface ManagedResource {
-  kind: string
-  name: string
 }
 
 export interface HostFingerprint {
@@ -66,6 +62,8 @@ export function parseEventLines(text: string): { events: AnsibleEvent[]; rest: s
 
 export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, HostResult> {
   const results = new Map<string, HostResult>()
+  // Per host, the resources listed already ("kind:name"): each is listed once.
+  const seen = new Map<string, Set<string>>()
   const of = (host: string) => {
     let r = results.get(host)
     if (!r) {
@@ -75,7 +73,6 @@ export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, Ho
     }
     return r
   }
-  const seen = new Map<string, Set<string>>()
   for (const e of events) {
     if (!e.host) continue
     const r = of(e.host)

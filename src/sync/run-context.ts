@@ -3,10 +3,10 @@
 import type pg from 'pg'
 
 import type { Env } from '../config/state-dir.js'
+import type { ManagedResource } from '../store/node-fingerprints.js'
 import type { SyncRunRow } from '../store/sync-ledger.js'
 import type { speedSettings } from './ansible-phase.js'
 import type { FingerprintContext } from './fingerprint.js'
-import type { ManagedResource } from './host-results.js'
 import type { SyncPlan } from './plan.js'
 import type { SyncMode } from './sync-report.js'
 
