@@ -1,16 +1,21 @@
 // The baseline of the ratio bench: a bare node:https mTLS server with the gateway's own server
 // certificate and client CA bundle, reading each request's body and answering with the gateway's
-// heartbeat answer (same fields, same size). Run as a child.
+// heartbeat answer (same fields, same size), with the gateway's TLS ticket keys. Run as a child;
+// BENCH_PORT: where to listen (a restarted one, in the storm bench), else any free port.
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 
+import { loadOrCreateTicketKeys } from '../../src/gateway/ticket-keys.js'
+
 const pkiDir = process.env.BENCH_PKI_DIR!
 const [key, cert, ca] = await Promise.all(['server.key', 'server.pem', 'ca-bundle.pem'].map((f) => readFile(`${pkiDir}/${f}`, 'utf8')))
 // The gateway's answer has the same fields and headers (node_status, the trust bundle digest, server_time; no-store).
+// The gateway's ticket keys (kept with the PKI): sessions resume across a restart of either server.
+const ticketKeys = await loadOrCreateTicketKeys(pkiDir)
 const digest = createHash('sha256').update(ca!).digest('hex')
-const server = createServer({ key, cert, ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' }, (req, res) => {
+const server = createServer({ key, cert, ca, ticketKeys, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' }, (req, res) => {
   // The body is read, as the gateway reads it (not discarded): the same stream work per request.
   const chunks: Buffer[] = []
   req.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -23,7 +28,7 @@ const server = createServer({ key, cert, ca, requestCert: true, rejectUnauthoriz
   })
 })
 server.keepAliveTimeout = 75_000
-server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
+server.listen({ port: Number(process.env.BENCH_PORT ?? 0), host: '127.0.0.1', backlog: 4096 }, () => {
   process.stdout.write(`${JSON.stringify({ ready: true, port: (server.address() as AddressInfo).port })}\n`)
 })
 process.stdin.on('end', () => process.exit(0))

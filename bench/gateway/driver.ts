@@ -33,17 +33,23 @@ export async function serve(): Promise<void> {
   const { DEFAULT_LOAD_SHEDDER_TUNING } = await import('../../src/gateway/load-shedder.js')
   const db = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL })
   const lifted = { perSource: { burst: 100_000, perSecond: 100_000 }, global: { burst: 100_000, perSecond: 100_000 } }
-  const any = { host: '127.0.0.1', port: 0 }
+  const pkiDir = process.env.BENCH_PKI_DIR!
   const gateway = await startGateway({
     pool: db.pool,
-    pki: await loadPkiSet(process.env.BENCH_PKI_DIR!, new Date()),
-    enrollBind: any,
-    agentBind: any,
+    pki: await loadPkiSet(pkiDir, new Date()),
+    // The TLS ticket keys are kept there, as in `fleetkit gateway`: sessions resume across a restart.
+    pkiDir,
+    enrollBind: { host: '127.0.0.1', port: 0 },
+    // A restarted gateway (the storm bench) listens where its agents know it.
+    agentBind: { host: '127.0.0.1', port: Number(process.env.BENCH_AGENT_PORT ?? 0) },
     agentCertLifetimeSeconds: 86400,
     logger: silentLogger,
-    // Default tuning, except the enrollment limit and delay-based shedding: the bench measures capacity, not
-    // the limiter or the shedder (on a shared machine the event-loop delay is mostly other processes' load).
-    tuning: { enrollRate: lifted, loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] } },
+    // BENCH_GATEWAY_TUNING=default: the gateway as shipped (the storm bench). Otherwise default tuning except the
+    // enrollment limit and delay-based shedding: the bench measures capacity, not the limiter or the shedder (on a
+    // shared machine the event-loop delay is mostly other processes' load).
+    ...(process.env.BENCH_GATEWAY_TUNING === 'default'
+      ? {}
+      : { tuning: { enrollRate: lifted, loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] } } }),
   })
   process.stdout.write(`${JSON.stringify({ ready: true, enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port })}\n`)
   const stop = async () => {
@@ -57,11 +63,24 @@ export async function serve(): Promise<void> {
   process.stdin.resume()
 }
 
-export async function startGatewayProcess(databaseUrl: string, pkiDir: string): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
+export interface GatewayProcessOptions {
+  /** The agent listener's port (default: any free one). */
+  agentPort?: number
+  /** The gateway's shipped tuning instead of the bench's (limiter lifted, no delay-based shedding). */
+  defaultTuning?: boolean
+}
+
+export async function startGatewayProcess(databaseUrl: string, pkiDir: string, options: GatewayProcessOptions = {}): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
   // BENCH_GATEWAY_NODE_ARGS: extra node flags for the gateway process only (`--cpu-prof --cpu-prof-dir=DIR` to profile it).
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'], {
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_PKI_DIR: pkiDir },
+    env: {
+      ...process.env,
+      BENCH_DATABASE_URL: databaseUrl,
+      BENCH_PKI_DIR: pkiDir,
+      ...(options.agentPort === undefined ? {} : { BENCH_AGENT_PORT: String(options.agentPort) }),
+      ...(options.defaultTuning ? { BENCH_GATEWAY_TUNING: 'default' } : {}),
+    },
     stdio: ['pipe', 'pipe', 'inherit'],
   })
   return new Promise((resolve, reject) => {

@@ -74,3 +74,13 @@ export function jitteredRetryMs(header: string | string[] | undefined, attempt: 
   const asked = retryAfterHeaderMs(header, nowMs, capMs) ?? Math.min(1000 * 2 ** attempt, 60_000)
   return Math.min(capMs, asked + Math.round(unitInterval(rng) * Math.max(1000, asked / 2)))
 }
+
+/**
+ * The wait of a heartbeat the gateway shed or could not serve (429, 5xx): what Retry-After asks plus up
+ * to one heartbeat interval of jitter, so thousands of agents told the same Retry-After do not come back
+ * in the same second; never less than the backoff's next wait.
+ */
+export function retryLaterWaitMs(retryAfter: string | string[] | undefined, backoff: Backoff, heartbeatMs: number, nowMs: number, rng: Rng): number {
+  const askedMs = retryAfterHeaderMs(retryAfter, nowMs) ?? 0
+  return Math.max(askedMs + Math.round(unitInterval(rng) * heartbeatMs), backoff.failed())
+}

@@ -6,7 +6,7 @@ import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
 import { type Rng, unitInterval } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
-import { Backoff, isRetryLaterStatus, jitteredRetryMs, retryAfterHeaderMs } from './backoff.js'
+import { Backoff, isRetryLaterStatus, jitteredRetryMs, retryLaterWaitMs } from './backoff.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
@@ -122,10 +122,8 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           const heartbeat = await session.call('POST', AGENT_PATHS.heartbeat, request)
           reportSkew(log, heartbeat.skewMs)
           if (isRetryLaterStatus(heartbeat.status)) {
-            // Shed or the gateway's database is down: wait what it asks, plus our own jitter, so
-            // thousands of agents told the same Retry-After do not come back in the same second.
-            const askedMs = retryAfterHeaderMs(heartbeat.headers['retry-after'], clock.now().getTime()) ?? 0
-            const waitMs = Math.max(askedMs + Math.round(unitInterval(deps.rng) * config.heartbeatSeconds * 1000), backoff.failed())
+            // Shed or the gateway's database is down: wait what it asks, plus our own jitter.
+            const waitMs = retryLaterWaitMs(heartbeat.headers['retry-after'], backoff, config.heartbeatSeconds * 1000, clock.now().getTime(), deps.rng)
             log('warn', 'gateway_unavailable', { status: heartbeat.status, code: errorCodeOf(heartbeat.body) ?? null, retry_in_ms: waitMs, failures: backoff.consecutiveFailures })
             nextBeat = clock.now().getTime() + waitMs
           } else {

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { Backoff, nextBackoffMs } from '../../../src/agent/backoff.js'
+import { Backoff, nextBackoffMs, retryLaterWaitMs } from '../../../src/agent/backoff.js'
 import { loadAgentConfig } from '../../../src/agent/config.js'
 import { stageIdentity } from '../../../src/agent/identity.js'
 import { runAgent } from '../../../src/agent/run-loop.js'
@@ -66,6 +66,16 @@ describe('agent backoff', () => {
     backoff.succeeded()
     assert.equal(backoff.consecutiveFailures, 0)
     assert.ok(Math.abs(backoff.failed() - 45_000) <= 1)
+  })
+
+  it('a shed heartbeat waits Retry-After plus up to one interval of jitter, never less than the backoff', () => {
+    const now = Date.parse('2026-12-01T00:00:00Z')
+    // 30 s asked + 7.5 s of jitter (rng 0.5) beats the backoff's first draw (rng 0.5: 30 s).
+    assert.equal(retryLaterWaitMs('30', new Backoff(policy, unitIntervalSequence([0.5])), 15_000, now, unitIntervalSequence([0.5])), 37_500)
+    // Retry-After 1 s: the backoff's 15 s floor wins over 1 s + 7.5 s of jitter.
+    assert.equal(retryLaterWaitMs('1', new Backoff(policy, unitIntervalSequence([0])), 15_000, now, unitIntervalSequence([0.5])), 15_000)
+    // No header and no jitter: the backoff's draw (near its top, 45 s, for rng near 1).
+    assert.equal(retryLaterWaitMs(undefined, new Backoff(policy, unitIntervalSequence([0.999999])), 15_000, now, unitIntervalSequence([0])), 45_000)
   })
 
   it('never exceeds a cap below the base: the base wins', () => {

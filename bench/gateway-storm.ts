@@ -1,0 +1,143 @@
+// A reconnect storm (issue 12, item 7): N agents with kept-alive connections and a TLS session each, the
+// server killed and started again on the same port, and every agent heartbeating at the same moment,
+// retrying as the agent does. Run against a bare node:https mTLS server and against the gateway as
+// shipped (default tuning: shedding on), in the same run, after measuring the bare server's resumed
+// handshake rate, which sets the target: every agent back within 1.5 x N / that rate, and no agent with
+// an error it cannot recover from.
+//
+//   npx tsx bench/gateway-storm.ts [--agents 10000] [--workers 2] [--resumed-seconds 6] [--deadline-seconds 120] [--heartbeat-seconds 15]
+//
+// The agents run in --workers processes of their own (bench/gateway/storm-agents.ts) with the agent's
+// own mTLS client and retry rules. Loopback only, bounded in time, stops by itself.
+import 'reflect-metadata'
+
+import type { ChildProcess } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+import pg from 'pg'
+
+import { type BenchContext, buildFleet } from './gateway/agents.js'
+import { ask, type Child, startChild, stopChild } from './gateway/child.js'
+import { startGatewayProcess } from './gateway/driver.js'
+import { flag, loadText } from './gateway/flags.js'
+import { startBenchPostgres } from './gateway/postgres.js'
+import { measure } from './gateway/ratio-measure.js'
+
+const agentCount = flag('agents', 10_000)
+const workers = flag('workers', 2, 1, 16)
+const resumedSeconds = flag('resumed-seconds', 6)
+const deadlineSeconds = flag('deadline-seconds', 120, 10, 600)
+const heartbeatSeconds = flag('heartbeat-seconds', 15)
+const hardStop = setTimeout(() => { process.stderr.write('bench: over the hard limit, stopping\n'); process.exit(3) }, (deadlineSeconds * 2 + agentCount / 20 + 600) * 1000)
+hardStop.unref()
+const say = (line: string) => process.stderr.write(`bench: ${line}\n`)
+
+interface StormResult { agents: number; back: number; lastBackMs: number; p50Ms: number; p99Ms: number; resumed: number; attempts: number; failures: Record<string, number>; unrecoverable: number }
+
+/** A server the storm can kill and start again where its agents know it. */
+interface Target { name: string; start: (port: number) => Promise<{ child: ChildProcess; port: number }> }
+
+/** The storm against one server: prime every agent, kill the server, start it again, storm, add up the workers' answers. */
+async function stormOn(target: Target, files: string[], running: { child: ChildProcess; port: number }): Promise<{ result: StormResult; server: ChildProcess }> {
+  const agents: Child[] = await Promise.all(files.map((file) => startChild('storm-agents.ts', { BENCH_STORM_FILE: file })))
+  try {
+    say(`${target.name}: priming ${agentCount} agents (a kept-alive connection and a TLS session each)`)
+    const primed = await Promise.all(agents.map((a) => ask<{ ok: number; failed: number }>(a, 'prime')))
+    const failed = primed.reduce((n, p) => n + p.failed, 0)
+    if (failed > 0) throw new Error(`${target.name}: ${failed} agents failed their first heartbeat`)
+    say(`${target.name}: killing the server and starting it again on port ${running.port}`)
+    await stopChild(running.child, 'SIGKILL')
+    const server = (await target.start(running.port)).child
+    // The agents' clients see their kept connections closed before the storm starts, as after a real restart.
+    await sleep(1000)
+    say(`${target.name}: storm`)
+    const answers = await Promise.all(agents.map((a) => ask<StormResult>(a, 'storm')))
+    const failures: Record<string, number> = {}
+    for (const a of answers) for (const [k, v] of Object.entries(a.failures)) failures[k] = (failures[k] ?? 0) + v
+    const sum = (key: 'agents' | 'back' | 'resumed' | 'attempts' | 'unrecoverable') => answers.reduce((n, a) => n + a[key], 0)
+    const worst = (key: 'lastBackMs' | 'p50Ms' | 'p99Ms') => Math.max(...answers.map((a) => a[key]))
+    return {
+      server,
+      result: { agents: sum('agents'), back: sum('back'), lastBackMs: worst('lastBackMs'), p50Ms: worst('p50Ms'), p99Ms: worst('p99Ms'), resumed: sum('resumed'), attempts: sum('attempts'), failures, unrecoverable: sum('unrecoverable') },
+    }
+  } finally {
+    for (const a of agents) await stopChild(a.child)
+  }
+}
+
+const { initPki } = await import('../src/pki/init-pki.js')
+const { loadPkiSet } = await import('../src/pki/pki-set.js')
+const { generateP256KeyPair, privateKeyToPem } = await import('../src/pki/keys.js')
+const { x509 } = await import('../src/pki/x509-provider.js')
+const dir = await mkdtemp(join(tmpdir(), 'fleetkit-bench-storm-'))
+const db = await startBenchPostgres()
+const admin = new pg.Client({ connectionString: db.adminUrl })
+const children = new Set<ChildProcess>()
+try {
+  await admin.connect()
+  const pkiDir = join(dir, 'pki')
+  await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
+  const pki = await loadPkiSet(pkiDir, new Date())
+  const startGateway = async (port: number) => {
+    const g = await startGatewayProcess(db.url, pkiDir, { agentPort: port, defaultTuning: true })
+    children.add(g.child)
+    return { child: g.child, port: Number(new URL(g.agentUrl).port), enrollUrl: g.enrollUrl, agentUrl: g.agentUrl }
+  }
+  const startBare = async (port: number) => {
+    const b = await startChild('bare-server.ts', { BENCH_PKI_DIR: pkiDir, BENCH_PORT: String(port) })
+    children.add(b.child)
+    return { child: b.child, port: b.first.port as number }
+  }
+  const gateway = await startGateway(0)
+  const bare = await startBare(0)
+  const keys = await generateP256KeyPair()
+  const ctx: BenchContext = {
+    pool: db.pool, admin, database: db.database, enrollUrl: gateway.enrollUrl, agentUrl: gateway.agentUrl, caPem: pki.bundlePem,
+    keyPem: await privateKeyToPem(keys.privateKey), keys, publicKey: await x509.PublicKey.create(keys.publicKey), ca: pki.ca,
+  }
+  say(`issuing ${agentCount} agent certificates`)
+  const fleet = await buildFleet(agentCount, 'storm', ctx)
+  for (const a of fleet.agents) a.agent.destroy()
+  const certificates = fleet.agents.map((a) => a.certificatePem)
+
+  say(`the resumed-handshake rate of both servers (${resumedSeconds} s each)`)
+  const [bareResumed, gatewayResumed] = await measure(
+    [{ url: `https://127.0.0.1:${bare.port}`, pid: bare.child.pid }, { url: gateway.agentUrl, pid: gateway.child.pid }],
+    'resumed', { certificates: certificates.slice(0, workers), keyPem: ctx.keyPem, caPem: ctx.caPem, concurrency: 32 }, { seconds: resumedSeconds, rounds: 2, warmupSeconds: 2 },
+  )
+  const targetMs = (1.5 * agentCount * 1000) / bareResumed!.rate
+
+  const rows: { name: string; result: StormResult }[] = []
+  const servers: [Target, { child: ChildProcess; port: number }][] = [[{ name: 'bare node:https', start: startBare }, bare], [{ name: 'fleetkit gateway', start: startGateway }, gateway]]
+  for (const [target, running] of servers) {
+    const files = await Promise.all(Array.from({ length: workers }, async (_, w) => {
+      const file = join(dir, `storm-${target.name.split(' ')[0]}-${w}.json`)
+      const slice = certificates.filter((_, i) => i % workers === w)
+      await writeFile(file, JSON.stringify({ url: `https://127.0.0.1:${running.port}`, caPem: ctx.caPem, keyPem: ctx.keyPem, certificates: slice, heartbeatMs: heartbeatSeconds * 1000, deadlineMs: deadlineSeconds * 1000 }))
+      return file
+    }))
+    const { result, server } = await stormOn(target, files, running)
+    children.add(server)
+    rows.push({ name: target.name, result })
+    await stopChild(server)
+  }
+
+  process.stdout.write(`${agentCount} agents in ${workers} processes, heartbeat interval ${heartbeatSeconds} s, deadline ${deadlineSeconds} s; load average ${loadText()} at the end\n\n`)
+  process.stdout.write(`resumed handshakes/s: bare ${bareResumed!.rate.toFixed(0)}, fleetkit ${gatewayResumed!.rate.toFixed(0)} (${(gatewayResumed!.rate / bareResumed!.rate).toFixed(2)}x)\n`)
+  process.stdout.write(`target: every agent back within 1.5 x ${agentCount} / ${bareResumed!.rate.toFixed(0)} = ${(targetMs / 1000).toFixed(1)} s, none unrecoverable\n\n`)
+  process.stdout.write('| server | all back after | p50 / p99 back | resumed sessions | attempts | failed attempts (recovered by retry) | not back by the deadline | unrecoverable |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n')
+  for (const { name, result: r } of rows) {
+    const failures = Object.entries(r.failures).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'
+    const all = r.back === r.agents ? `${(r.lastBackMs / 1000).toFixed(1)} s` : `not all (${r.back} of ${r.agents})`
+    process.stdout.write(`| ${name} | ${all} | ${(r.p50Ms / 1000).toFixed(1)} / ${(r.p99Ms / 1000).toFixed(1)} s | ${r.resumed} | ${r.attempts} | ${failures} | ${r.agents - r.back - r.unrecoverable} | ${r.unrecoverable} |\n`)
+  }
+} finally {
+  for (const child of children) await stopChild(child)
+  await admin.end().catch(() => undefined)
+  await db.stop()
+  await rm(dir, { recursive: true, force: true })
+}
+clearTimeout(hardStop)
