@@ -14,20 +14,13 @@
 // read from /proc around its windows (what a request costs it, whatever else shares the cores).
 import 'reflect-metadata'
 
-import type { ChildProcess } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-
-import pg from 'pg'
-
-import { type BenchContext, buildFleet, enrollments } from './gateway/agents.js'
-import { startChild, stopChild } from './gateway/child.js'
+import { buildFleet, enrollments } from './gateway/agents.js'
+import { startChild } from './gateway/child.js'
 import { startGatewayProcess } from './gateway/driver.js'
 import { flag, loadText } from './gateway/flags.js'
-import { startBenchPostgres } from './gateway/postgres.js'
 import { type Measured, measure, type Mode, MODES } from './gateway/ratio-measure.js'
 import { printEnrollments } from './gateway/report.js'
+import { createBenchContext, createBenchPki, withBenchRun } from './gateway/setup.js'
 
 const micros = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)} µs`)
 
@@ -44,30 +37,15 @@ if (modes.length === 0 || modes.some((m) => !(MODES as readonly string[]).includ
 const hardStop = setTimeout(() => { process.stderr.write('bench: over the hard limit, stopping\n'); process.exit(3) }, (seconds * 6 * 3 + 300) * 1000)
 hardStop.unref()
 
-const { initPki } = await import('../src/pki/init-pki.js')
-const { loadPkiSet } = await import('../src/pki/pki-set.js')
-const { generateP256KeyPair, privateKeyToPem } = await import('../src/pki/keys.js')
-const { x509 } = await import('../src/pki/x509-provider.js')
-const dir = await mkdtemp(join(tmpdir(), 'fleetkit-bench-ratio-'))
-const db = await startBenchPostgres()
-const admin = new pg.Client({ connectionString: db.adminUrl })
-const children: ChildProcess[] = []
-try {
-  await admin.connect()
-  const pkiDir = join(dir, 'pki')
-  await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
-  const pki = await loadPkiSet(pkiDir, new Date())
+await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children }) => {
+  const { pkiDir, pki } = await createBenchPki(dir)
   const gateway = await startGatewayProcess(db.url, pkiDir)
-  children.push(gateway.child)
+  children.add(gateway.child)
   // BENCH_BARE_NODE_ARGS: node flags for the bare server only (`--cpu-prof --cpu-prof-dir=DIR`, to compare with the gateway's profile).
   const bare = await startChild('bare-server.ts', { BENCH_PKI_DIR: pkiDir }, (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''))
-  children.push(bare.child)
+  children.add(bare.child)
   const bareUrl = `https://127.0.0.1:${bare.first.port as number}`
-  const keys = await generateP256KeyPair()
-  const ctx: BenchContext = {
-    pool: db.pool, admin, database: db.database, enrollUrl: gateway.enrollUrl, agentUrl: gateway.agentUrl, caPem: pki.bundlePem,
-    keyPem: await privateKeyToPem(keys.privateKey), keys, publicKey: await x509.PublicKey.create(keys.publicKey), ca: pki.ca,
-  }
+  const ctx = await createBenchContext(db, admin, pki, gateway)
   const fleet = await buildFleet(workers, 'ratio', ctx)
   for (const a of fleet.agents) a.agent.destroy()
   const certificates = fleet.agents.map((a) => a.certificatePem)
@@ -86,10 +64,5 @@ try {
     process.stdout.write('\n')
     printEnrollments(await enrollments(ctx, enrollCount))
   }
-} finally {
-  for (const child of children) await stopChild(child)
-  await admin.end().catch(() => undefined)
-  await db.stop()
-  await rm(dir, { recursive: true, force: true })
-}
+})
 clearTimeout(hardStop)

@@ -12,19 +12,17 @@
 import 'reflect-metadata'
 
 import type { ChildProcess } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-import pg from 'pg'
-
-import { type BenchContext, buildFleet } from './gateway/agents.js'
+import { buildFleet } from './gateway/agents.js'
 import { ask, type Child, startChild, stopChild } from './gateway/child.js'
 import { startGatewayProcess } from './gateway/driver.js'
 import { flag, loadText } from './gateway/flags.js'
-import { startBenchPostgres } from './gateway/postgres.js'
+import { processCpuMicros, processTreeCpuMicros } from './gateway/process-cpu.js'
 import { measure } from './gateway/ratio-measure.js'
+import { createBenchContext, createBenchPki, withBenchRun } from './gateway/setup.js'
 
 const agentCount = flag('agents', 10_000)
 const workers = flag('workers', 2, 1, 16)
@@ -35,13 +33,15 @@ const hardStop = setTimeout(() => { process.stderr.write('bench: over the hard l
 hardStop.unref()
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`)
 
-interface StormResult { agents: number; back: number; lastBackMs: number; p50Ms: number; p99Ms: number; resumed: number; attempts: number; failures: Record<string, number>; unrecoverable: number }
+interface StormResult { agents: number; back: number; lastBackMs: number; p50Ms: number; p99Ms: number; resumed: number; attempts: number; failures: Record<string, number>; unrecoverable: number; cpuMicros: number }
+/** CPU time spent during the storm, in microseconds: the server's, PostgreSQL's (postmaster and backends), the agents'. */
+interface StormCpu { server: number | undefined; postgres: number | undefined; agents: number }
 
 /** A server the storm can kill and start again where its agents know it. */
 interface Target { name: string; start: (port: number) => Promise<{ child: ChildProcess; port: number }> }
 
 /** The storm against one server: prime every agent, kill the server, start it again, storm, add up the workers' answers. */
-async function stormOn(target: Target, files: string[], running: { child: ChildProcess; port: number }): Promise<{ result: StormResult; server: ChildProcess }> {
+async function stormOn(target: Target, files: string[], running: { child: ChildProcess; port: number }, postgresPid: number | undefined): Promise<{ result: StormResult; cpu: StormCpu; server: ChildProcess }> {
   const agents: Child[] = await Promise.all(files.map((file) => startChild('storm-agents.ts', { BENCH_STORM_FILE: file })))
   try {
     say(`${target.name}: priming ${agentCount} agents (a kept-alive connection and a TLS session each)`)
@@ -51,36 +51,31 @@ async function stormOn(target: Target, files: string[], running: { child: ChildP
     say(`${target.name}: killing the server and starting it again on port ${running.port}`)
     await stopChild(running.child, 'SIGKILL')
     const server = (await target.start(running.port)).child
+    // Counted from the server's ready line: what it does in the background once listening (the gateway
+    // reads its authentication cache) weighs on the storm's CPU, though the pause below gives it a head start.
+    const before = { server: processCpuMicros(server.pid), postgres: processTreeCpuMicros(postgresPid) }
     // The agents' clients see their kept connections closed before the storm starts, as after a real restart.
     await sleep(1000)
     say(`${target.name}: storm`)
     const answers = await Promise.all(agents.map((a) => ask<StormResult>(a, 'storm')))
+    const since = (now: number | undefined, then: number | undefined) => (now === undefined || then === undefined ? undefined : now - then)
+    const cpu = { server: since(processCpuMicros(server.pid), before.server), postgres: since(processTreeCpuMicros(postgresPid), before.postgres), agents: answers.reduce((n, a) => n + a.cpuMicros, 0) }
     const failures: Record<string, number> = {}
     for (const a of answers) for (const [k, v] of Object.entries(a.failures)) failures[k] = (failures[k] ?? 0) + v
     const sum = (key: 'agents' | 'back' | 'resumed' | 'attempts' | 'unrecoverable') => answers.reduce((n, a) => n + a[key], 0)
     const worst = (key: 'lastBackMs' | 'p50Ms' | 'p99Ms') => Math.max(...answers.map((a) => a[key]))
     return {
       server,
-      result: { agents: sum('agents'), back: sum('back'), lastBackMs: worst('lastBackMs'), p50Ms: worst('p50Ms'), p99Ms: worst('p99Ms'), resumed: sum('resumed'), attempts: sum('attempts'), failures, unrecoverable: sum('unrecoverable') },
+      cpu,
+      result: { agents: sum('agents'), back: sum('back'), lastBackMs: worst('lastBackMs'), p50Ms: worst('p50Ms'), p99Ms: worst('p99Ms'), resumed: sum('resumed'), attempts: sum('attempts'), failures, unrecoverable: sum('unrecoverable'), cpuMicros: cpu.agents },
     }
   } finally {
     for (const a of agents) await stopChild(a.child)
   }
 }
 
-const { initPki } = await import('../src/pki/init-pki.js')
-const { loadPkiSet } = await import('../src/pki/pki-set.js')
-const { generateP256KeyPair, privateKeyToPem } = await import('../src/pki/keys.js')
-const { x509 } = await import('../src/pki/x509-provider.js')
-const dir = await mkdtemp(join(tmpdir(), 'fleetkit-bench-storm-'))
-const db = await startBenchPostgres()
-const admin = new pg.Client({ connectionString: db.adminUrl })
-const children = new Set<ChildProcess>()
-try {
-  await admin.connect()
-  const pkiDir = join(dir, 'pki')
-  await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
-  const pki = await loadPkiSet(pkiDir, new Date())
+await withBenchRun('fleetkit-bench-storm-', async ({ dir, db, admin, children }) => {
+  const { pkiDir, pki } = await createBenchPki(dir)
   const startGateway = async (port: number) => {
     const g = await startGatewayProcess(db.url, pkiDir, { agentPort: port, defaultTuning: true })
     children.add(g.child)
@@ -93,11 +88,7 @@ try {
   }
   const gateway = await startGateway(0)
   const bare = await startBare(0)
-  const keys = await generateP256KeyPair()
-  const ctx: BenchContext = {
-    pool: db.pool, admin, database: db.database, enrollUrl: gateway.enrollUrl, agentUrl: gateway.agentUrl, caPem: pki.bundlePem,
-    keyPem: await privateKeyToPem(keys.privateKey), keys, publicKey: await x509.PublicKey.create(keys.publicKey), ca: pki.ca,
-  }
+  const ctx = await createBenchContext(db, admin, pki, gateway)
   say(`issuing ${agentCount} agent certificates`)
   const fleet = await buildFleet(agentCount, 'storm', ctx)
   for (const a of fleet.agents) a.agent.destroy()
@@ -110,7 +101,7 @@ try {
   )
   const targetMs = (1.5 * agentCount * 1000) / bareResumed!.rate
 
-  const rows: { name: string; result: StormResult }[] = []
+  const rows: { name: string; result: StormResult; cpu: StormCpu }[] = []
   const servers: [Target, { child: ChildProcess; port: number }][] = [[{ name: 'bare node:https', start: startBare }, bare], [{ name: 'fleetkit gateway', start: startGateway }, gateway]]
   for (const [target, running] of servers) {
     const files = await Promise.all(Array.from({ length: workers }, async (_, w) => {
@@ -119,25 +110,21 @@ try {
       await writeFile(file, JSON.stringify({ url: `https://127.0.0.1:${running.port}`, caPem: ctx.caPem, keyPem: ctx.keyPem, certificates: slice, heartbeatMs: heartbeatSeconds * 1000, deadlineMs: deadlineSeconds * 1000 }))
       return file
     }))
-    const { result, server } = await stormOn(target, files, running)
+    const { result, cpu, server } = await stormOn(target, files, running, db.pid)
     children.add(server)
-    rows.push({ name: target.name, result })
+    rows.push({ name: target.name, result, cpu })
     await stopChild(server)
   }
 
   process.stdout.write(`${agentCount} agents in ${workers} processes, heartbeat interval ${heartbeatSeconds} s, deadline ${deadlineSeconds} s; load average ${loadText()} at the end\n\n`)
   process.stdout.write(`resumed handshakes/s: bare ${bareResumed!.rate.toFixed(0)}, fleetkit ${gatewayResumed!.rate.toFixed(0)} (${(gatewayResumed!.rate / bareResumed!.rate).toFixed(2)}x)\n`)
   process.stdout.write(`target: every agent back within 1.5 x ${agentCount} / ${bareResumed!.rate.toFixed(0)} = ${(targetMs / 1000).toFixed(1)} s, none unrecoverable\n\n`)
-  process.stdout.write('| server | all back after | p50 / p99 back | resumed sessions | attempts | failed attempts (recovered by retry) | not back by the deadline | unrecoverable |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n')
-  for (const { name, result: r } of rows) {
+  process.stdout.write('| server | all back after | p50 / p99 back | resumed sessions | attempts | failed attempts (recovered by retry) | not back by the deadline | unrecoverable | CPU: server / PostgreSQL / agents |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n')
+  const seconds = (micros: number | undefined) => (micros === undefined ? 'n/a' : `${(micros / 1e6).toFixed(1)} s`)
+  for (const { name, result: r, cpu } of rows) {
     const failures = Object.entries(r.failures).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'
     const all = r.back === r.agents ? `${(r.lastBackMs / 1000).toFixed(1)} s` : `not all (${r.back} of ${r.agents})`
-    process.stdout.write(`| ${name} | ${all} | ${(r.p50Ms / 1000).toFixed(1)} / ${(r.p99Ms / 1000).toFixed(1)} s | ${r.resumed} | ${r.attempts} | ${failures} | ${r.agents - r.back - r.unrecoverable} | ${r.unrecoverable} |\n`)
+    process.stdout.write(`| ${name} | ${all} | ${(r.p50Ms / 1000).toFixed(1)} / ${(r.p99Ms / 1000).toFixed(1)} s | ${r.resumed} | ${r.attempts} | ${failures} | ${r.agents - r.back - r.unrecoverable} | ${r.unrecoverable} | ${seconds(cpu.server)} / ${seconds(cpu.postgres)} / ${seconds(cpu.agents)} |\n`)
   }
-} finally {
-  for (const child of children) await stopChild(child)
-  await admin.end().catch(() => undefined)
-  await db.stop()
-  await rm(dir, { recursive: true, force: true })
-}
+})
 clearTimeout(hardStop)

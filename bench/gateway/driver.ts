@@ -12,10 +12,11 @@ import { performance } from 'node:perf_hooks'
 import pg from 'pg'
 
 import { packagePath } from '../../src/package-root.js'
-import { type BenchContext, buildFleet, connectAll, type EnrollResult, enrollments, newClient, STATS_SETTLE_MS, sustain } from './agents.js'
+import { buildFleet, connectAll, type EnrollResult, enrollments, newClient, STATS_SETTLE_MS, sustain } from './agents.js'
 import type { Options } from './options.js'
 import { startBenchPostgres } from './postgres.js'
 import { printEnrollments, printRow, type Row } from './report.js'
+import { createBenchContext, createBenchPki } from './setup.js'
 
 export interface BenchResults {
   rows: Row[]
@@ -112,11 +113,6 @@ export async function runBench(options: Options): Promise<BenchResults> {
   }, (options.budgetSeconds + 300) * 1000)
   hardStop.unref()
 
-  const { initPki } = await import('../../src/pki/init-pki.js')
-  const { loadPkiSet } = await import('../../src/pki/pki-set.js')
-  const { generateP256KeyPair, privateKeyToPem } = await import('../../src/pki/keys.js')
-  const { x509 } = await import('../../src/pki/x509-provider.js')
-
   const dir = await mkdtemp(join(tmpdir(), 'fleetkit-bench-gw-'))
   const db = await startBenchPostgres()
   let gateway: ChildProcess | undefined
@@ -126,24 +122,10 @@ export async function runBench(options: Options): Promise<BenchResults> {
   let enroll: EnrollResult | undefined
   try {
     await admin.connect()
-    const pkiDir = join(dir, 'pki')
-    await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
-    const pki = await loadPkiSet(pkiDir, new Date())
+    const { pkiDir, pki } = await createBenchPki(dir)
     const started = await startGatewayProcess(db.url, pkiDir)
     gateway = started.child
-    const keys = await generateP256KeyPair()
-    const ctx: BenchContext = {
-      pool: db.pool,
-      admin,
-      database: db.database,
-      enrollUrl: started.enrollUrl,
-      agentUrl: started.agentUrl,
-      caPem: pki.bundlePem,
-      keyPem: await privateKeyToPem(keys.privateKey),
-      keys,
-      publicKey: await x509.PublicKey.create(keys.publicKey),
-      ca: pki.ca,
-    }
+    const ctx = await createBenchContext(db, admin, pki, started)
     await writeFile(join(dir, 'ca.pem'), ctx.caPem)
 
     let lastPerAgentMs = 0

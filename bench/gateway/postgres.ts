@@ -20,6 +20,8 @@ export interface BenchPostgres {
   url: string
   database: string
   pool: pg.Pool
+  /** The postmaster's PID (its backends are its children): the storm bench reads their CPU time. */
+  pid: number | undefined
   stop(): Promise<void>
 }
 
@@ -71,7 +73,7 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
     pool.on('error', () => undefined)
     await migrate(pool)
     return {
-      adminUrl, url, database: DATABASE, pool,
+      adminUrl, url, database: DATABASE, pool, pid: server.pid,
       stop: async () => {
         await pool.end().catch(() => undefined)
         await stop()

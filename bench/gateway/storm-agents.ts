@@ -45,9 +45,10 @@ function resumed(client: GatewayClient): boolean {
   return sockets.some((s) => s.isSessionReused())
 }
 
-interface StormResult { agents: number; back: number; lastBackMs: number; p50Ms: number; p99Ms: number; resumed: number; attempts: number; failures: Record<Failure, number>; unrecoverable: number }
+interface StormResult { agents: number; back: number; lastBackMs: number; p50Ms: number; p99Ms: number; resumed: number; attempts: number; failures: Record<Failure, number>; unrecoverable: number; cpuMicros: number }
 
 async function storm(): Promise<StormResult> {
+  const cpuBefore = process.cpuUsage()
   const started = performance.now()
   const backAt: number[] = []
   const failures: Record<Failure, number> = {}
@@ -75,9 +76,10 @@ async function storm(): Promise<StormResult> {
       await sleep(typeof outcome === 'string' ? backoff.failed() : retryLaterWaitMs(outcome.retryAfter, backoff, job.heartbeatMs, Date.now(), systemRng))
     }
   }))
+  const cpu = process.cpuUsage(cpuBefore)
   backAt.sort((a, b) => a - b)
   const at = (p: number) => backAt[Math.min(backAt.length - 1, Math.floor((p / 100) * backAt.length))] ?? Number.NaN
-  return { agents: clients.length, back: backAt.length, lastBackMs: backAt.at(-1) ?? Number.NaN, p50Ms: at(50), p99Ms: at(99), resumed: resumedCount, attempts, failures, unrecoverable }
+  return { agents: clients.length, back: backAt.length, lastBackMs: backAt.at(-1) ?? Number.NaN, p50Ms: at(50), p99Ms: at(99), resumed: resumedCount, attempts, failures, unrecoverable, cpuMicros: cpu.user + cpu.system }
 }
 
 async function prime(): Promise<{ ok: number; failed: number }> {

@@ -5,12 +5,18 @@ import type { TLSSocket } from 'node:tls'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { derFingerprintSha256 } from '../pki/fingerprint.js'
-import { findCertificateByFingerprint, markFirstUseAndRevokeOlder, type PresentedCertificate } from '../store/certificates.js'
+import { findCertificatesByFingerprints, listLiveCertificates, markFirstUseAndRevokeOlder, type PresentedCertificate } from '../store/certificates.js'
 import type { Queryable } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
+import { BatchLoader } from './batch-loader.js'
 
 /** Node statuses whose agents may authenticate (each route then decides what they may do). */
 export const AUTHENTICATED_STATUSES = new Set(['active', 'unhealthy', 'draining', 'lost'])
+
+/** Certificate rows a starting gateway reads into its cache at most (the cache clears itself above 100,000). */
+export const WARM_MAX_ROWS = 50_000
+/** Rows per warm-up query: parsing a page runs on the event loop, so pages stay small (about 40 ms each). */
+const WARM_PAGE_ROWS = 500
 
 export interface AgentIdentity {
   nodeId: string
@@ -50,9 +56,17 @@ export function peerFingerprint(socket: TLSSocket): string | null {
 export class AgentAuthenticator {
   private readonly cache = new Map<string, CacheEntry>()
   private cacheMs: number
+  /** Misses of one event-loop turn are read in one query (a reconnect storm misses for every agent at once). */
+  private readonly rows: BatchLoader<PresentedCertificate>
+  /**
+   * Counts evictions: a row read while one happened may predate the change that caused it (the
+   * announcement came before the row), so it serves its request but is not cached.
+   */
+  private evictions = 0
 
   constructor(private readonly options: AgentAuthenticatorOptions) {
     this.cacheMs = options.cacheMs ?? 1000
+    this.rows = new BatchLoader((fingerprints) => findCertificatesByFingerprints(options.pool, fingerprints))
   }
 
   /** Change how long rows are reused from now on (short while revocations cannot be heard). */
@@ -67,12 +81,39 @@ export class AgentAuthenticator {
 
   /** Forget one row. */
   evictFingerprint(fingerprint: string): void {
+    this.evictions++
     this.cache.delete(fingerprint)
   }
 
   /** Forget every row (announcements may have been missed). */
   clear(): void {
+    this.evictions++
     this.cache.clear()
+  }
+
+  /**
+   * Read the rows of every certificate agents may connect with now into the cache, a page at a time
+   * (at most `maxRows`): after a gateway restart every agent reconnects at once, and each would miss.
+   * A page read while an eviction happened is not kept (a row in it may predate the change). The rows'
+   * lifetimes are spread over the second half of the cache time, so they do not all expire together.
+   * Returns how many rows were kept.
+   */
+  async warm(maxRows = WARM_MAX_ROWS): Promise<number> {
+    let after = ''
+    let read = 0
+    let kept = 0
+    while (read < maxRows) {
+      const evictions = this.evictions
+      const page = await listLiveCertificates(this.options.pool, [...AUTHENTICATED_STATUSES], after, Math.min(WARM_PAGE_ROWS, maxRows - read))
+      if (this.evictions === evictions) {
+        for (const [i, certificate] of page.entries()) this.remember(certificate, 0.5 + ((read + i) % 1000) / 2000)
+        kept += page.length
+      }
+      read += page.length
+      if (page.length < WARM_PAGE_ROWS) break
+      after = page.at(-1)!.fingerprintSha256
+    }
+    return kept
   }
 
   /** The cached row of a fingerprint (tests, the re-check). */
@@ -101,9 +142,10 @@ export class AgentAuthenticator {
     if (!fingerprint) return this.refuse('no_certificate')
     let certificate = this.cached(fingerprint)
     if (!certificate) {
-      certificate = await findCertificateByFingerprint(this.options.pool, fingerprint)
+      const evictions = this.evictions
+      certificate = await this.rows.get(fingerprint)
       if (!certificate) return this.refuse('unknown')
-      this.remember(certificate)
+      if (this.evictions === evictions) this.remember(certificate)
     }
     const identity = this.admit(certificate, now)
     if (markFirstUse && certificate.firstUsedAt === null) {
@@ -130,6 +172,7 @@ export class AgentAuthenticator {
 
   /** Forget every cached row of a node (its certificates or status changed here). */
   evictNode(nodeId: string, keepFingerprint?: string): void {
+    this.evictions++
     for (const [fingerprint, entry] of this.cache) {
       if (entry.certificate.nodeId === nodeId && fingerprint !== keepFingerprint) this.cache.delete(fingerprint)
     }
@@ -145,8 +188,9 @@ export class AgentAuthenticator {
     return entry.certificate
   }
 
-  private remember(certificate: PresentedCertificate): void {
-    const ttl = this.cacheMs
+  /** Cache a row for the cache time (times `share`, below 1 to spread the expiry of rows cached together). */
+  private remember(certificate: PresentedCertificate, share = 1): void {
+    const ttl = this.cacheMs * share
     if (ttl <= 0) return
     if (this.cache.size > 100_000) this.cache.clear()
     this.cache.set(certificate.fingerprintSha256, { certificate, expiresMs: Date.now() + ttl })

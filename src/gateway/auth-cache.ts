@@ -1,6 +1,7 @@
 // Keeps the agent authentication cache true across gateways: certificate rows are cached for
 // long, a revocation or status change announced on PostgreSQL's fleetkit_auth channel drops the
-// node's rows at once, and a periodic re-read of every cached row is the safety net.
+// node's rows at once, and a periodic re-read of every cached row is the safety net. Once listening,
+// it reads every live certificate into the cache, so a reconnect storm after a restart reads no row per agent.
 import type pg from 'pg'
 
 import type { Logger } from '../log/logger.js'
@@ -82,12 +83,25 @@ export class AuthCacheKeeper {
         logger('warn', 'auth_notifications_lost', { error: error.message, retry_in_ms: this.options.relistenMs })
         this.scheduleListen()
       })
-      // Rows cached before LISTEN took effect may have missed a change: start from nothing.
+      // Rows cached before LISTEN took effect may have missed a change: start from nothing, then read
+      // every live certificate at once (in the background: the listeners serve meanwhile, a miss reads its row).
       auth.clear()
       auth.setCacheMs(this.options.cacheMs)
+      void this.warm()
     } catch (error) {
       logger('warn', 'auth_notifications_unavailable', { error: (error as Error).message, retry_in_ms: this.options.relistenMs })
       this.scheduleListen()
+    }
+  }
+
+  private async warm(): Promise<void> {
+    const started = Date.now()
+    try {
+      const rows = await this.options.auth.warm()
+      if (!this.stopped) this.options.logger('info', 'auth_cache_warmed', { rows, ms: Date.now() - started })
+    } catch (error) {
+      // Only speed is lost: each agent's first request reads its own row.
+      if (!this.stopped) this.options.logger('warn', 'auth_cache_warm_failed', { error: (error as Error).message })
     }
   }
 

@@ -68,14 +68,36 @@ export async function insertNodeCertificate(q: Queryable, cert: NewNodeCertifica
 }
 
 export async function findCertificateByFingerprint(q: Queryable, fingerprintSha256: string): Promise<PresentedCertificate | undefined> {
+  return (await findCertificatesByFingerprints(q, [fingerprintSha256])).get(fingerprintSha256)
+}
+
+/**
+ * The certificates agents may connect with now (not revoked, not expired, of a node in `statuses`),
+ * `limit` at a time in fingerprint order after `afterFingerprint`: a starting gateway reads them
+ * into its authentication cache, so a reconnect storm costs no query per agent.
+ */
+export async function listLiveCertificates(q: Queryable, statuses: readonly string[], afterFingerprint: string, limit: number): Promise<PresentedCertificate[]> {
   const { rows } = await q.query<Row>(
     `SELECT ${COLUMNS}, n.status AS node_status
        FROM node_certificates c JOIN nodes n ON n.id = c.node_id
-      WHERE c.fingerprint_sha256 = $1`,
-    [fingerprintSha256],
+      WHERE c.revoked_at IS NULL AND c.not_after > now() AND n.status = ANY($1::text[]) AND c.fingerprint_sha256 > $2
+      ORDER BY c.fingerprint_sha256
+      LIMIT $3`,
+    [statuses, afterFingerprint, limit],
   )
-  const row = rows[0]
-  return row ? { ...toCertificate(row), nodeStatus: row.node_status! } : undefined
+  return rows.map((row) => ({ ...toCertificate(row), nodeStatus: row.node_status! }))
+}
+
+/** Many certificates with their nodes' status in one query (the gateway batches its authentication misses), by fingerprint. */
+export async function findCertificatesByFingerprints(q: Queryable, fingerprints: readonly string[]): Promise<Map<string, PresentedCertificate>> {
+  if (fingerprints.length === 0) return new Map()
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS}, n.status AS node_status
+       FROM node_certificates c JOIN nodes n ON n.id = c.node_id
+      WHERE c.fingerprint_sha256 = ANY($1::text[])`,
+    [fingerprints],
+  )
+  return new Map(rows.map((row) => [row.fingerprint_sha256, { ...toCertificate(row), nodeStatus: row.node_status! }]))
 }
 
 export async function listNodeCertificates(q: Queryable, nodeId: string): Promise<NodeCertificateRow[]> {
