@@ -1,5 +1,6 @@
 // The table `fleetkit drift` prints: one row per node and role that would change, and a row per
-// node that is in line (or could not be checked), so no node is silently absent.
+// node that is in line (or could not be checked), so no node is silently absent; then what the
+// hosts were compared with.
 import type { SyncReport } from './sync-report.js'
 
 export function formatDriftTable(report: SyncReport): string[] {
@@ -17,5 +18,7 @@ export function formatDriftTable(report: SyncReport): string[] {
   const pad = (text: string, w: number) => text.padEnd(w)
   const w0 = width(0)
   const w1 = width(1)
-  return [`${pad('NODE', w0)}  ${pad('ROLE', w1)}  DRIFT`, ...rows.map((r) => `${pad(r[0], w0)}  ${pad(r[1], w1)}  ${r[2]}`)]
+  // What the hosts were compared with: without --ref that is the revision the last complete sync applied.
+  const against = report.revision === null ? 'the definition file as it is on disk (not a committed revision)' : `revision ${report.revision}`
+  return [`${pad('NODE', w0)}  ${pad('ROLE', w1)}  DRIFT`, ...rows.map((r) => `${pad(r[0], w0)}  ${pad(r[1], w1)}  ${r[2]}`), `Compared with ${against}.`]
 }

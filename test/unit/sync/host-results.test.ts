@@ -109,6 +109,8 @@ describe('sync outcomes and the drift table', () => {
     assert.match(lines[1]!, /^a-1\s+firewall\s+1 task\(s\) would change: Report the rules that would be applied$/)
     assert.match(lines[2]!, /^a-2\s+-\s+no drift$/)
     assert.match(lines[3]!, /^a-3\s+-\s+unreachable: No route to host$/)
+    assert.equal(lines[4], 'Compared with the definition file as it is on disk (not a committed revision).')
+    assert.equal(formatDriftTable({ ...report('no_drift', []), revision: 'a'.repeat(40) }).at(-1), `Compared with revision ${'a'.repeat(40)}.`)
   })
 })
 
