@@ -26,12 +26,13 @@ export async function getNodeFingerprints(q: Queryable, nodeIds: readonly string
   return rows.map((r) => ({ nodeId: r.node_id, inputHash: r.input_hash, digest: r.digest, items: r.items, resources: r.resources, runId: Number(r.run_id), recordedAt: r.recorded_at }))
 }
 
-export async function recordNodeFingerprint(q: Queryable, row: Omit<NodeFingerprintRow, 'recordedAt'>): Promise<void> {
+/** `recordedAt` is the controller's clock, the one the next sync judges the fingerprint's age on. */
+export async function recordNodeFingerprint(q: Queryable, row: NodeFingerprintRow): Promise<void> {
   await q.query(
-    `INSERT INTO node_fingerprints (node_id, input_hash, digest, items, resources, run_id) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO node_fingerprints (node_id, input_hash, digest, items, resources, run_id, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (node_id) DO UPDATE SET input_hash = EXCLUDED.input_hash, digest = EXCLUDED.digest, items = EXCLUDED.items,
-       resources = EXCLUDED.resources, run_id = EXCLUDED.run_id, recorded_at = now()`,
-    [row.nodeId, row.inputHash, row.digest, JSON.stringify(row.items), JSON.stringify(row.resources), row.runId],
+       resources = EXCLUDED.resources, run_id = EXCLUDED.run_id, recorded_at = EXCLUDED.recorded_at`,
+    [row.nodeId, row.inputHash, row.digest, JSON.stringify(row.items), JSON.stringify(row.resources), row.runId, row.recordedAt],
   )
 }
 

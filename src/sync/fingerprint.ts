@@ -91,12 +91,12 @@ export async function findUnchanged(fc: FingerprintContext, candidates: readonly
   return { unchanged, drifted }
 }
 
-/** After the full run: record the converged nodes' fingerprints, forget the others'. Returns the recorded nodes. */
-export async function recordFingerprints(fc: FingerprintContext, converged: ReadonlyMap<string, readonly ManagedResource[]>, notConverged: readonly string[]): Promise<string[]> {
+/** After the full run: record the converged nodes' fingerprints (as of `now`), forget the others'. Returns the recorded nodes. */
+export async function recordFingerprints(fc: FingerprintContext, converged: ReadonlyMap<string, readonly ManagedResource[]>, notConverged: readonly string[], now: Date): Promise<string[]> {
   await forgetNodeFingerprints(fc.pool, [...notConverged, ...converged.keys()])
   const probed = await probeFingerprints(fc, converged, 'after')
   for (const [nodeId, fingerprint] of probed) {
-    await recordNodeFingerprint(fc.pool, { nodeId, inputHash: fc.inputHash, digest: fingerprint.digest, items: fingerprint.items, resources: [...converged.get(nodeId)!], runId: fc.runId })
+    await recordNodeFingerprint(fc.pool, { nodeId, inputHash: fc.inputHash, digest: fingerprint.digest, items: fingerprint.items, resources: [...converged.get(nodeId)!], runId: fc.runId, recordedAt: now })
   }
   return [...probed.keys()].sort()
 }

@@ -2,6 +2,7 @@
 // row, files and speed settings (sync-run.ts builds it; run-steps.ts and sync-run.ts use it).
 import type pg from 'pg'
 
+import type { Clock } from '../config/clock.js'
 import type { Env } from '../config/state-dir.js'
 import type { ManagedResource } from '../store/node-fingerprints.js'
 import type { SyncRunRow } from '../store/sync-ledger.js'
@@ -30,6 +31,8 @@ export interface SyncOptions {
   progress?: (message: string) => void
   /** `started_by`; defaults to user@host. */
   who?: string
+  /** The controller's clock: fingerprint ages and canary proofs are judged and recorded on it (default: the system's). */
+  clock?: Clock
 }
 
 export interface RunContext {
@@ -41,6 +44,8 @@ export interface RunContext {
   extraVarsFile: string | undefined
   speed: ReturnType<typeof speedSettings>
   check: boolean
+  /** options.clock, or the system's. */
+  clock: Clock
   fingerprint: FingerprintContext
   /** Nodes a full run converged in this attempt, with what their tasks reported managing; and the others. */
   converged: Map<string, ManagedResource[]>

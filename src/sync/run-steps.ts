@@ -14,7 +14,7 @@ export async function skipUnchanged(ctx: RunContext, done: Set<string>, note: (l
   const summary: FingerprintSummary = { off, unchanged: [], drifted: [], recorded: [] }
   if (off !== null) return summary
   const candidates = plan.targets.map((t) => t.id).filter((id) => !done.has(id))
-  const found = await guarded(ctx, note, 'compared', () => findUnchanged(ctx.fingerprint, candidates, new Date()), { unchanged: new Map(), drifted: [] })
+  const found = await guarded(ctx, note, 'compared', () => findUnchanged(ctx.fingerprint, candidates, ctx.clock.now()), { unchanged: new Map(), drifted: [] })
   for (const [id, row] of found.unchanged) {
     const message = `unchanged since run ${row.runId}: ${Object.keys(row.items).length} managed resources as recorded`
     await setSyncNode(options.pool, run.id, id, { state: 'converged', message, appliedRevision: plan.revision, agentVersion: plan.targets.find((t) => t.id === id)!.agentVersion })
@@ -41,7 +41,7 @@ export async function recordProofs(ctx: RunContext, canary: string, stateRows: r
   const { plan } = ctx
   const target = plan.targets.find((t) => t.id === canary)!
   const proofs: SyncReport['proofs'] = []
-  const now = new Date()
+  const now = ctx.clock.now()
   const agentRan = plan.tags.length === 0 || plan.tags.includes('agent_update')
   if (agentRan) {
     const recorded = await recordCanaryProof(ctx.options.pool, { kind: 'agentVersion', value: target.agentVersion, nodeId: canary, provenAt: now })

@@ -5,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { systemClock } from '../config/clock.js'
 import { resolveStateDir } from '../config/state-dir.js'
 import { sha256Hex } from '../pki/fingerprint.js'
 import { loadHostPolicy } from '../definition/host-policy.js'
@@ -79,7 +80,7 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
         pool, runId: run.id, attempt: run.attempts, workDir, inventoryPath, speed, env, signal: options.signal,
         inputHash: fingerprintInputHash(plan.contentHash, rendered.yaml, rendered.knownHosts, workDir),
       }
-      const context: RunContext = { options, plan, run, workDir, inventoryPath, extraVarsFile, speed, check, fingerprint, converged: new Map(), notConverged: [] }
+      const context: RunContext = { options, plan, run, workDir, inventoryPath, extraVarsFile, speed, check, clock: options.clock ?? systemClock, fingerprint, converged: new Map(), notConverged: [] }
       return await execute(context, stateRows)
     } finally {
       if (lockClient) await releaseAdvisoryLock(lockClient, SYNC_LOCK_KEY)
@@ -234,7 +235,7 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
     await runHosts(ctx, remaining, ctx.check ? 'check' : 'fleet')
   }
 
-  if (fingerprint.off === null) fingerprint.recorded = await guarded(ctx, note, 'recorded', () => recordFingerprints(ctx.fingerprint, ctx.converged, ctx.notConverged), [])
+  if (fingerprint.off === null) fingerprint.recorded = await guarded(ctx, note, 'recorded', () => recordFingerprints(ctx.fingerprint, ctx.converged, ctx.notConverged, ctx.clock.now()), [])
   const nodes = await listSyncNodes(pool, run.id)
   const outcome = outcomeOf(options.mode, nodes, canaryFailed)
   await finishSyncRun(pool, run.id, outcome)
