@@ -66,6 +66,10 @@ class CallbackModule(CallbackBase):
         if action in _PATH_MODULES:
             path = res.get('dest') or args.get('dest') or args.get('path') or args.get('src') or res.get('path')
             return [{'kind': 'path', 'name': path}] if isinstance(path, str) else []
+        if action == 'apt_repository':
+            # The list file the module writes for a named repository.
+            filename = args.get('filename')
+            return [{'kind': 'path', 'name': f'/etc/apt/sources.list.d/{filename}.list'}] if isinstance(filename, str) else []
         name = res.get('name') or args.get('name')
         if action in _UNIT_MODULES:
             return [{'kind': 'unit', 'name': name}] if isinstance(name, str) else []

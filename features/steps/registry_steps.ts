@@ -9,6 +9,7 @@ import { FAILURE_CODES } from '../../src/checks/failure-codes.js'
 import { checkCheckIdOwners } from '../../src/checks/rules/check-id-owners.js'
 import { checkCodeRunbooks } from '../../src/checks/rules/code-usage.js'
 import { checkDocCommands } from '../../src/checks/rules/doc-commands.js'
+import { checkFingerprintCoverage } from '../../src/checks/rules/fingerprint-coverage.js'
 import { formatFinding, type RuleFinding } from '../../src/checks/rules/finding.js'
 import { checkRepairOwners } from '../../src/checks/rules/repair-owners.js'
 import { checkManualSteps } from '../../src/checks/rules/manual-steps.js'
@@ -22,6 +23,7 @@ const RULES: Record<string, (root: string) => Promise<RuleFinding[]>> = {
   'check-ids-have-owners': checkCheckIdOwners,
   'manual-steps-match-checks': checkManualSteps,
   'repair-owners-resolve': checkRepairOwners,
+  'role-changes-are-fingerprinted': checkFingerprintCoverage,
 }
 
 Given('the project tree', function (this: FleetkitWorld) {

@@ -129,7 +129,18 @@ def _host(_: str) -> str:
     return f'{release}:{platform.machine()}:{os.cpu_count()}:{meminfo.get("MemTotal")}:{root.f_blocks * root.f_frsize}'
 
 
-READERS = {'path': _path, 'user': _user, 'group': _group, 'sysctl': _sysctl, 'nft': _nft, 'host': _host,
+def _tailscale(_: str) -> str:
+    # Whether the host is on the tailnet (the tailscale role joins it once; nothing else records that).
+    code, out = _run(['tailscale', 'status', '--json'])
+    if code == 127:
+        return 'absent'
+    try:
+        return str(json.loads(out).get('BackendState', 'unknown'))
+    except (ValueError, AttributeError):
+        return f'status:{code}'
+
+
+READERS = {'path': _path, 'user': _user, 'group': _group, 'sysctl': _sysctl, 'nft': _nft, 'host': _host, 'tailscale': _tailscale,
            'module': lambda name: 'loaded' if os.path.isdir(f'/sys/module/{name}') else 'absent'}
 
 

@@ -12,9 +12,11 @@ import { packagePath } from '../../../src/package-root.js'
 
 const run = promisify(execFile)
 
-async function fingerprint(resources: { kind: string; name: string }[]): Promise<{ digest: string; items: Record<string, string> }> {
+/** `pathFirst`: a directory put first on PATH (a fake `tailscale`). */
+async function fingerprint(resources: { kind: string; name: string }[], pathFirst?: string): Promise<{ digest: string; items: Record<string, string> }> {
+  const path = pathFirst ? `${pathFirst}:${process.env.PATH ?? ''}` : process.env.PATH
   const { stdout } = await run('ansible', ['localhost', '-c', 'local', '-i', 'localhost,', '-M', packagePath('ansible', 'playbooks', 'library'), '-m', 'fleetkit_fingerprint', '-a', JSON.stringify({ resources })], {
-    env: { ...process.env, ANSIBLE_LOAD_CALLBACK_PLUGINS: '1', ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_NOCOLOR: '1' },
+    env: { ...process.env, PATH: path, ANSIBLE_LOAD_CALLBACK_PLUGINS: '1', ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_NOCOLOR: '1' },
   })
   const result = JSON.parse(stdout).plays[0].tasks[0].hosts.localhost
   assert.equal(result.changed, false)
@@ -59,5 +61,20 @@ describe('the fleetkit_fingerprint module', function () {
     const chmodded = await fingerprint(resources)
     assert.match(chmodded.items[`path:${file}`]!, /^100000:600:/)
     assert.notEqual(chmodded.digest, first.digest)
+  })
+
+  it('reads whether the host is on the tailnet: absent without tailscale, else its backend state', async () => {
+    const tailscale = [{ kind: 'tailscale', name: 'backend' }]
+    const bin = join(dir, 'bin')
+    await run('mkdir', ['-p', bin])
+    const fake = (state: string) => writeFile(join(bin, 'tailscale'), `#!/bin/sh\necho '{"BackendState":"${state}","Self":{}}'\n`, { mode: 0o755 })
+    // Only this machine's tailscale-less PATH: the reader says absent.
+    if (!(await run('sh', ['-c', 'command -v tailscale']).then(() => true, () => false))) {
+      assert.equal((await fingerprint(tailscale)).items['tailscale:backend'], 'absent')
+    }
+    await fake('Running')
+    assert.equal((await fingerprint(tailscale, bin)).items['tailscale:backend'], 'Running')
+    await fake('NeedsLogin')
+    assert.equal((await fingerprint(tailscale, bin)).items['tailscale:backend'], 'NeedsLogin')
   })
 })
