@@ -5,7 +5,9 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- mocha loads its config as CommonJS
 const { existsSync } = require('node:fs')
 
-const named = process.argv.slice(2).some((arg) => /\.(ts|js|mjs|cjs)$/.test(arg) && !arg.endsWith('mocharc.cjs') && existsSync(arg))
+// A file after --exclude or --ignore is not one to run (scripts/test excludes the VM suite by name).
+const args = process.argv.slice(2)
+const named = args.some((arg, i) => /\.(ts|js|mjs|cjs)$/.test(arg) && !arg.endsWith('mocharc.cjs') && !['--exclude', '--ignore'].includes(args[i - 1]) && existsSync(arg))
 
 module.exports = {
   import: 'tsx',
