@@ -43,8 +43,8 @@ describe('the test process runner', () => {
   })
 
   it('starts a background process, collects its output and stops it', async () => {
-    const running = startProcess(node, script('console.log("up"); process.on("SIGTERM", () => { console.log("bye"); process.exit(0) }); setInterval(() => {}, 1000)'), { keepChars: 100 })
-    // Wait for the handler to be installed before signalling.
+    const running = startProcess(node, script('process.on("SIGTERM", () => { console.log("bye"); process.exit(0) }); console.log("up"); setInterval(() => {}, 1000)'), { keepChars: 100 })
+    // "up" is printed after the handler is installed: wait for it before signalling.
     await eventually('the child to start', () => running.stdout().includes('up'), { intervalMs: 10, timeoutMs: 10_000 })
     await running.stop()
     assert.deepEqual(running.exit(), { code: 0, signal: null })
