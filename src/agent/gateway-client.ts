@@ -27,6 +27,9 @@ export class GatewayTransportError extends Error {
   }
 }
 
+/** How many request timeouts a new connection's handshakes may take. */
+export const HANDSHAKE_TIMEOUT_FACTOR = 3
+
 export interface GatewayClientOptions {
   timeoutMs: number
   now?: () => number
@@ -56,7 +59,10 @@ export class GatewayClient {
         {
           method,
           agent: this.agent,
-          timeout: this.timeoutMs,
+          // A new connection gets longer for its TCP and TLS handshakes than a request on an open one:
+          // when a whole fleet reconnects at once (a gateway restart) handshakes queue behind each other,
+          // and one abandoned at the request timeout would wait out the backoff and start over.
+          timeout: this.timeoutMs * HANDSHAKE_TIMEOUT_FACTOR,
           headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
         },
         (res) => {
@@ -66,7 +72,19 @@ export class GatewayClient {
           res.on('error', (error) => reject(transportError(error)))
         },
       )
-      req.on('timeout', () => req.destroy(new GatewayTransportError(`no answer from ${this.baseUrl} within ${this.timeoutMs} ms`, 'ETIMEDOUT')))
+      let connected = false
+      req.on('socket', (socket) => {
+        const open = () => {
+          connected = true
+          req.setTimeout(this.timeoutMs)
+        }
+        // A kept-alive connection is open already; a new one once its TLS handshake is done.
+        if (req.reusedSocket) open()
+        else socket.once('secureConnect', open)
+      })
+      req.on('timeout', () => req.destroy(connected
+        ? new GatewayTransportError(`no answer from ${this.baseUrl} within ${this.timeoutMs} ms`, 'ETIMEDOUT')
+        : new GatewayTransportError(`no TLS connection to ${this.baseUrl} within ${this.timeoutMs * HANDSHAKE_TIMEOUT_FACTOR} ms`, 'ETIMEDOUT')))
       req.on('error', (error) => reject(transportError(error)))
       req.end(payload)
     })
