@@ -23,6 +23,7 @@ import { flag, loadText } from './gateway/flags.js'
 import { processCpuMicros, processTreeCpuMicros } from './gateway/process-cpu.js'
 import { measure } from './gateway/ratio-measure.js'
 import { createBenchContext, createBenchPki, withBenchRun } from './gateway/setup.js'
+import type { StormResult } from './gateway/storm-result.js'
 
 const agentCount = flag('agents', 10_000)
 const workers = flag('workers', 2, 1, 16)
@@ -33,7 +34,6 @@ const hardStop = setTimeout(() => { process.stderr.write('bench: over the hard l
 hardStop.unref()
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`)
 
-interface StormResult { agents: number; back: number; lastBackMs: number; p50Ms: number; p99Ms: number; resumed: number; attempts: number; failures: Record<string, number>; unrecoverable: number; cpuMicros: number }
 /** CPU time spent during the storm, in microseconds: the server's, PostgreSQL's (postmaster and backends), the agents'. */
 interface StormCpu { server: number | undefined; postgres: number | undefined; agents: number }
 

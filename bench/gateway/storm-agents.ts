@@ -19,6 +19,7 @@ import { GatewayClient, GatewayTransportError } from '../../src/agent/gateway-cl
 import { systemRng } from '../../src/config/rng.js'
 import { forEachLimit } from './agents.js'
 import { FACTS } from './ratio-measure.js'
+import type { StormResult } from './storm-result.js'
 
 interface Job { url: string; caPem: string; keyPem: string; certificates: string[]; heartbeatMs: number; deadlineMs: number }
 const job = JSON.parse(readFileSync(process.env.BENCH_STORM_FILE!, 'utf8')) as Job
@@ -45,7 +46,6 @@ function resumed(client: GatewayClient): boolean {
   return sockets.some((s) => s.isSessionReused())
 }
 
-interface StormResult { agents: number; back: number; lastBackMs: number; p50Ms: number; p99Ms: number; resumed: number; attempts: number; failures: Record<Failure, number>; unrecoverable: number; cpuMicros: number }
 
 async function storm(): Promise<StormResult> {
   const cpuBefore = process.cpuUsage()
