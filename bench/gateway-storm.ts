@@ -82,7 +82,8 @@ await withBenchRun('fleetkit-bench-storm-', async ({ dir, db, admin, children })
     return { child: g.child, port: Number(new URL(g.agentUrl).port), enrollUrl: g.enrollUrl, agentUrl: g.agentUrl }
   }
   const startBare = async (port: number) => {
-    const b = await startChild('bare-server.ts', { BENCH_PKI_DIR: pkiDir, BENCH_PORT: String(port) })
+    // BENCH_BARE_NODE_ARGS: extra node flags for the bare server (`--cpu-prof --cpu-prof-dir=DIR`), as for the gateway.
+    const b = await startChild('bare-server.ts', { BENCH_PKI_DIR: pkiDir, BENCH_PORT: String(port) }, (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''))
     children.add(b.child)
     return { child: b.child, port: b.first.port as number }
   }

@@ -41,6 +41,13 @@ export class GatewayClient {
   private readonly agent: Agent
   private readonly timeoutMs: number
   private readonly now: () => number
+  /**
+   * The TLS session of the last new connection, offered by every new one. Node's Agent keeps one too but
+   * drops it when a connection ends in an error, and a gateway restart resets kept connections: every
+   * agent would then reconnect with a full handshake instead of a resumed one, in the storm where that
+   * costs most. A session the gateway no longer accepts costs nothing but the full handshake.
+   */
+  private session: Buffer | undefined
   lastSkewMs: number | undefined
 
   constructor(baseUrl: string, tls: TlsMaterial, options: GatewayClientOptions) {
@@ -59,6 +66,7 @@ export class GatewayClient {
         {
           method,
           agent: this.agent,
+          ...(this.session ? { session: this.session } : {}),
           // A new connection gets longer for its TCP and TLS handshakes than a request on an open one:
           // when a whole fleet reconnects at once (a gateway restart) handshakes queue behind each other,
           // and one abandoned at the request timeout would wait out the backoff and start over.
@@ -74,6 +82,7 @@ export class GatewayClient {
       )
       let connected = false
       req.on('socket', (socket) => {
+        if (!req.reusedSocket) socket.on('session', (session: Buffer) => { this.session = session })
         const open = () => {
           connected = true
           req.setTimeout(this.timeoutMs)

@@ -154,11 +154,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...(options.afterEnrollmentCommit ? { afterEnrollmentCommit: options.afterEnrollmentCommit } : {}),
   }
 
-  const handshakeTimeout = tuning.handshakeTimeoutMs
   // Kept with the PKI, so sessions resume across a restart and across gateways sharing the directory.
   const ticketKeys = options.pkiDir ? { ticketKeys: await loadOrCreateTicketKeys(options.pkiDir) } : {}
-  const enrollServer = createHttpsServer({ ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g))
-  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout }, requestHandler('agent', new Router([...agentRoutes(g), ...operatorRoutes(g, 'certificate')]), g))
+  const enrollServer = createHttpsServer({ ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout: tuning.handshakeTimeoutMs.enroll }, requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g))
+  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout: tuning.handshakeTimeoutMs.agent }, requestHandler('agent', new Router([...agentRoutes(g), ...operatorRoutes(g, 'certificate')]), g))
   const enrollLimits = tuning.enrollConnections
   limitConnections(enrollServer, enrollLimits, (reason) => metrics.enrollConnectionsClosed.inc({ reason }))
   for (const server of [enrollServer, agentServer]) {

@@ -24,8 +24,13 @@ export interface GatewayTuning {
   databaseCheckMs: number
   /** Caps and idle timeout of the unauthenticated enrollment listener. */
   enrollConnections: ConnectionLimits
-  /** A TLS handshake not finished in this time is cut off (both listeners). */
-  handshakeTimeoutMs: number
+  /**
+   * A TLS handshake not finished in this time is cut off, per listener. The enrollment listener's is
+   * short (anybody can reach it and hold a handshake open). The agent listener's is longer: when a
+   * whole fleet reconnects at once (a gateway restart) its handshakes queue for the CPU, and one cut
+   * off is a reset the agent retries after its backoff with a new handshake, which lengthens the queue.
+   */
+  handshakeTimeoutMs: { enroll: number; agent: number }
   /** Listen queue of each TLS listener: Node's 511 overflows when thousands of agents reconnect at once. */
   listenBacklog: number
   /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the leader lock. */
@@ -47,7 +52,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   pkiReloadMs: 2000,
   databaseCheckMs: 2000,
   enrollConnections: { maxConnections: 512, maxPerSource: 64, idleTimeoutMs: 10_000 },
-  handshakeTimeoutMs: 5000,
+  handshakeTimeoutMs: { enroll: 5000, agent: 30_000 },
   listenBacklog: 4096,
   sweepIntervalMs: 2000,
   loadShedding: DEFAULT_LOAD_SHEDDER_TUNING,

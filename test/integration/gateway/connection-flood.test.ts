@@ -111,3 +111,36 @@ describe('gateway faults: idle connection flood on the enrollment listener', fun
     for (const agent of agents) assert.equal(await heartbeat(gw, agent), 200)
   })
 })
+
+describe('gateway: the TLS handshake deadline of each listener', function () {
+  this.timeout(60_000)
+  let postgres: DisposablePostgres
+  let gw: TestGateway
+  before(async () => {
+    postgres = await startDisposablePostgres()
+    gw = await startTestGateway({ postgresUrl: postgres.url, tuning: { handshakeTimeoutMs: { enroll: 300, agent: 3000 } } })
+  })
+  after(async () => {
+    await gw?.close()
+    await postgres?.stop()
+  })
+
+  /** A TCP connection that never starts its TLS handshake; `closed` turns true when the gateway cuts it off. */
+  function silent(url: string): { closed: boolean } {
+    const state = { closed: false }
+    const socket = netConnect({ host: '127.0.0.1', port: Number(new URL(url).port) })
+    socket.on('error', () => undefined)
+    socket.on('close', () => { state.closed = true })
+    return state
+  }
+
+  it('cuts off a silent connection at the enrollment listener\'s short deadline, and the agent listener\'s only at its longer one', async () => {
+    const enroll = silent(gw.enrollUrl)
+    const agent = silent(gw.agentUrl)
+    await eventually('the enrollment listener to cut its silent connection off', () => enroll.closed, { timeoutMs: 10_000, intervalMs: 50 })
+    // A whole fleet reconnecting at once queues its handshakes: the agent listener waits longer for one.
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    assert.equal(agent.closed, false, 'the agent listener cut a handshake off at the enrollment listener\'s deadline')
+    await eventually('the agent listener to cut its silent connection off', () => agent.closed, { timeoutMs: 20_000, intervalMs: 100 })
+  })
+})

@@ -1,17 +1,19 @@
-// The agent's gateway client gives a new connection's TLS handshake three request timeouts (a fleet
-// reconnecting at once queues its handshakes behind each other) and a request on an open connection
-// one: a slow handshake is waited for, a dead one and a silent answer are still given up on.
+// The agent's gateway client's connections. It gives a new connection's TLS handshake three request
+// timeouts (a fleet reconnecting at once queues its handshakes behind each other) and a request on an
+// open connection one: a slow handshake is waited for, a dead one and a silent answer are still given
+// up on. And it keeps its TLS session when a connection is reset, as a restarting gateway resets them.
 import assert from 'node:assert/strict'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { createServer as createHttpsServer } from 'node:https'
-import { type AddressInfo, createServer } from 'node:net'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { TLSSocket } from 'node:tls'
 
 import { GatewayClient } from '../../../src/agent/gateway-client.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 
-describe('agent gateway client: handshake and request timeouts', function () {
+describe('agent gateway client: handshake and request timeouts, TLS sessions', function () {
   this.timeout(30_000)
   let dir: string
   let tls: { key: string; cert: string; ca: string }
@@ -60,6 +62,30 @@ describe('agent gateway client: handshake and request timeouts', function () {
     await assert.rejects(client.request('GET', '/slow'), /no answer from https:\/\/127\.0\.0\.1:\d+ within 400 ms/)
     assert.equal((await client.request('GET', '/fast')).status, 200)
     await assert.rejects(client.request('GET', '/slow'), /no answer from https:\/\/127\.0\.0\.1:\d+ within 400 ms/)
+    client.close()
+  })
+
+  it('resumes its TLS session on the next connection after the gateway reset the last one', async () => {
+    const resumed: boolean[] = []
+    const https = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => res.end('{"ok":true}'))
+    https.on('secureConnection', (socket: TLSSocket) => resumed.push(socket.isSessionReused()))
+    // The TCP sockets under the TLS server's, kept to reset them.
+    const sockets: Socket[] = []
+    const tcp = createServer((socket) => {
+      sockets.push(socket)
+      https.emit('connection', socket)
+    })
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve))
+    closers.push(() => { tcp.close(); https.close() })
+    const client = new GatewayClient(`https://127.0.0.1:${(tcp.address() as AddressInfo).port}`, { ca: tls.ca }, { timeoutMs: 5000 })
+    assert.equal((await client.request('GET', '/one')).status, 200)
+    // Reset the kept-alive connection (RST, as from a killed process): the client sees ECONNRESET on it.
+    const reset = new Promise((resolve) => sockets[0]!.once('close', resolve))
+    sockets[0]!.resetAndDestroy()
+    await reset
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.equal((await client.request('GET', '/two')).status, 200)
+    assert.deepEqual(resumed, [false, true], 'the second connection resumed the first one\'s session')
     client.close()
   })
 })
