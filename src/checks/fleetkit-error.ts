@@ -1,5 +1,6 @@
 // The error an operator can act on: a registered code, one line of text, the next
 // commands to run, and structured data that is safe to print (never a secret).
+import { environmentFailure } from './environment-failures.js'
 import { type FailureCode, failureCodeSpec, isFailureCode } from './failure-codes.js'
 
 export interface FleetkitErrorOptions {
@@ -41,7 +42,8 @@ export function isFleetkitError(error: unknown): error is FleetkitError {
 /**
  * Turn anything thrown into a FleetkitError. oclif's parse errors become
  * USAGE_INVALID; an error carrying a registered `code` keeps it; everything else
- * is a bug (INTERNAL_ERROR) whose message is kept but whose stack needs --debug.
+ * is a bug (INTERNAL_ERROR) whose message is kept but whose stack needs --debug, unless it says the
+ * environment failed (environment-failures.ts: a full disk, a database failing).
  */
 export function toFleetkitError(error: unknown): FleetkitError {
   if (isFleetkitError(error)) return error
@@ -52,6 +54,8 @@ export function toFleetkitError(error: unknown): FleetkitError {
     if (oclif !== undefined || error.name === 'CLIError' || /^(Unexpected argument|Missing required|Expected --|Nonexistent flag|Parsing --)/.test(error.message)) {
       return new FleetkitError('USAGE_INVALID', firstLine(error.message), { actions: ['fleetkit help'], cause: error })
     }
+    const environment = environmentFailure(error)
+    if (environment) return new FleetkitError(environment.code, environment.message, { actions: environment.actions, data: environment.data, cause: error })
     return new FleetkitError('INTERNAL_ERROR', firstLine(error.message), { actions: ['re-run with --debug and report the stack trace'], cause: error })
   }
   return new FleetkitError('INTERNAL_ERROR', String(error))

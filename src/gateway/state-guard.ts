@@ -3,18 +3,18 @@
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { isConnectionError, sqlState } from '../store/pg-errors.js'
+import { describeSqlState, isConnectionError, isServerFailure, sqlState } from '../store/pg-errors.js'
 
 /** Seconds an agent is told to wait when the database is unavailable. */
 export const STATE_RETRY_AFTER_SECONDS = 5
 
-export type StateUnavailableReason = 'unreachable' | 'pool_exhausted'
-
-/** SQLSTATE 53300: too_many_connections (the server's limit, not ours): the database is full, not broken. */
-const TOO_MANY_CONNECTIONS = '53300'
+export type StateUnavailableReason = 'unreachable' | 'pool_exhausted' | 'database_failed'
 
 export function stateUnavailable(reason: StateUnavailableReason, cause?: unknown, body: Record<string, unknown> = {}): FleetkitError {
-  const what = reason === 'pool_exhausted' ? 'every database connection of this gateway is busy' : 'the gateway cannot reach its database'
+  const state = sqlState(cause)
+  const what = reason === 'pool_exhausted'
+    ? 'every database connection of this gateway is busy'
+    : reason === 'database_failed' ? `the gateway's database failed the statement (SQLSTATE ${describeSqlState(state ?? '')})` : 'the gateway cannot reach its database'
   return new FleetkitError('STATE_UNAVAILABLE', `${what}; retry after ${STATE_RETRY_AFTER_SECONDS} s`, {
     data: { reason, retryAfterSeconds: STATE_RETRY_AFTER_SECONDS, body },
     ...(cause === undefined ? {} : { cause }),
@@ -23,14 +23,20 @@ export function stateUnavailable(reason: StateUnavailableReason, cause?: unknown
 
 /**
  * Whether an error from a query means the database, not the request, failed: a connection
- * error (class 08, shutdown, socket errno), too many connections, or an error of node-postgres
- * itself (no SQLSTATE: "Connection terminated", a client no longer queryable). Our own
- * programming errors (TypeError, RangeError) stay bugs.
+ * error (class 08, shutdown, socket errno), a failure of the server's own (its disk full, too many
+ * connections, an I/O error, read-only: isServerFailure), or an error of node-postgres itself (no
+ * SQLSTATE: "Connection terminated", a client no longer queryable). Our own programming errors
+ * (TypeError, RangeError) stay bugs.
  */
 export function isQueryUnavailable(error: unknown): boolean {
   if (error instanceof FleetkitError) return false
-  if (isConnectionError(error) || sqlState(error) === TOO_MANY_CONNECTIONS) return true
+  if (isConnectionError(error) || isServerFailure(error)) return true
   return sqlState(error) === undefined && error instanceof Error && !(error instanceof TypeError || error instanceof RangeError)
+}
+
+/** A query failure that leaves its connection usable (the server answered, with a failure of its own). */
+function keepsConnection(error: unknown): boolean {
+  return isServerFailure(error) && !isConnectionError(error)
 }
 
 export interface GuardOptions {
@@ -53,6 +59,8 @@ export function guardPool(pool: pg.Pool, options: GuardOptions): pg.Pool {
   }
   const queryFailed = (error: unknown): unknown => {
     if (!isQueryUnavailable(error)) return error
+    // The server answered (its disk is full, ...): it is reachable, the health check need not look.
+    if (keepsConnection(error)) return stateUnavailable('database_failed', error)
     options.onUnreachable(error)
     return stateUnavailable('unreachable', error)
   }
@@ -92,7 +100,7 @@ export function guardPool(pool: pg.Pool, options: GuardOptions): pg.Pool {
           try {
             return await (client.query as (...a: unknown[]) => Promise<unknown>)(...args)
           } catch (error) {
-            if (isQueryUnavailable(error)) broken = error as Error
+            if (isQueryUnavailable(error) && !keepsConnection(error)) broken = error as Error
             throw queryFailed(error)
           } finally {
             client.release(broken)

@@ -7,6 +7,7 @@ import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER } from './embedded/path
 import { ensureEmbeddedServer } from './embedded/server.js'
 import { assertSchemaCurrent, migrate } from './migrate.js'
 import { connectFailure, isConnectionError, redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
+import { stateClientClass } from './state-client.js'
 
 /** What every store function takes: a pool or a checked-out client (inside a transaction). */
 export type Queryable = Pick<pg.Pool, 'query'>
@@ -55,7 +56,10 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const env = options.env ?? process.env
   const databaseUrl = (options.databaseUrl ?? env.DATABASE_URL ?? '').trim()
   const { default: pgModule } = await import('pg')
-  const base: pg.PoolConfig = { max: options.max ?? 10, connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000, idleTimeoutMillis: 30_000, application_name: 'fleetkit' }
+  // Client: a connection lost under a statement is SQLSTATE 08006 (state-client.ts), not a bare driver error.
+  const base: pg.PoolConfig = {
+    max: options.max ?? 10, connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000, idleTimeoutMillis: 30_000, application_name: 'fleetkit', Client: stateClientClass(pgModule),
+  }
 
   let database: Database
   if (databaseUrl) {

@@ -1,39 +1,15 @@
 // Recognising PostgreSQL and connection errors by SQLSTATE (`code`) and `constraint`,
 // never by message text, and turning connection failures into coded errors.
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { SQLSTATE, sqlState } from './sqlstate.js'
 
-export const SQLSTATE = {
-  uniqueViolation: '23505',
-  foreignKeyViolation: '23503',
-  checkViolation: '23514',
-  notNullViolation: '23502',
-  serializationFailure: '40001',
-  deadlockDetected: '40P01',
-  undefinedTable: '42P01',
-  duplicateDatabase: '42P04',
-  duplicateObject: '42710',
-  invalidCatalogName: '3D000',
-  invalidPassword: '28P01',
-  invalidAuthorization: '28000',
-  cannotConnectNow: '57P03',
-  adminShutdown: '57P01',
-  crashShutdown: '57P02',
-} as const
-
-/** Node's socket errors that mean "no server there" rather than "the server said no". */
-const NETWORK_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOENT'])
+export { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from './sqlstate.js'
 
 export interface PgErrorFields {
   code?: string
   constraint?: string
   table?: string
   severity?: string
-}
-
-/** The SQLSTATE of a server error, or undefined for anything that is not one. */
-export function sqlState(error: unknown): string | undefined {
-  const code = (error as PgErrorFields | undefined)?.code
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
 }
 
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
@@ -48,14 +24,6 @@ export function isForeignKeyViolation(error: unknown, constraint?: string): bool
 export function isRetryableTransactionError(error: unknown): boolean {
   const state = sqlState(error)
   return state === SQLSTATE.serializationFailure || state === SQLSTATE.deadlockDetected
-}
-
-/** True for failures of the connection itself (class 08, shutdowns, socket errors). */
-export function isConnectionError(error: unknown): boolean {
-  const state = sqlState(error)
-  if (state !== undefined) return state.startsWith('08') || state === SQLSTATE.adminShutdown || state === SQLSTATE.crashShutdown || state === SQLSTATE.cannotConnectNow
-  const errno = (error as { code?: unknown } | undefined)?.code
-  return typeof errno === 'string' && NETWORK_ERRNOS.has(errno)
 }
 
 /**

@@ -11,6 +11,9 @@ describe('pg error mapping', () => {
   it('reads SQLSTATE only from a five-character code', () => {
     assert.equal(sqlState(pgError({ code: '23505' })), '23505')
     assert.equal(sqlState(pgError({ code: 'ECONNREFUSED' })), undefined)
+    // Five-letter errno codes are not SQLSTATEs (none of PostgreSQL's classes starts with E).
+    assert.equal(sqlState(pgError({ code: 'EPIPE' })), undefined)
+    assert.equal(sqlState(pgError({ code: 'XX001' })), 'XX001')
     assert.equal(sqlState(undefined), undefined)
   })
 
@@ -24,6 +27,7 @@ describe('pg error mapping', () => {
 
   it('classifies connection failures and retryable transactions', () => {
     assert.ok(isConnectionError(pgError({ code: 'ECONNREFUSED' })))
+    assert.ok(isConnectionError(pgError({ code: 'EPIPE' })))
     assert.ok(isConnectionError(pgError({ code: '08006' })))
     assert.ok(isConnectionError(pgError({ code: '57P01' })))
     assert.ok(!isConnectionError(pgError({ code: '23505' })))

@@ -1,0 +1,69 @@
+// Errors that say the environment failed, not fleetkit: PostgreSQL's disk is full or the server failed
+// a statement for a reason of its own, the connection to it broke mid-command, a local filesystem
+// refused a write. toFleetkitError gives them their codes, so INTERNAL_ERROR keeps meaning a bug.
+// Classified by SQLSTATE and errno, never by message text (PostgreSQL's may quote data).
+import { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from '../store/sqlstate.js'
+import type { FailureCode } from './failure-codes.js'
+
+export interface EnvironmentFailure {
+  code: FailureCode
+  message: string
+  actions: string[]
+  data: Record<string, unknown>
+}
+
+/** errno codes of a filesystem that cannot take a write: full, over quota, read-only, failing. */
+const FILESYSTEM_ERRNOS: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'over the disk quota',
+  EROFS: 'the filesystem is read-only',
+  EIO: 'an I/O error',
+}
+
+/** The coded failure an environment error stands for, or undefined for any other error. */
+export function environmentFailure(error: Error): EnvironmentFailure | undefined {
+  const state = sqlState(error)
+  if (state !== undefined) return databaseFailure(state, error)
+  const e = error as NodeJS.ErrnoException & { dest?: string }
+  const what = e.code === undefined ? undefined : FILESYSTEM_ERRNOS[e.code]
+  // A system call's error (it names one); another library's error that reuses an errno code is not ours to name.
+  if (what === undefined || typeof e.syscall !== 'string') return undefined
+  const path = e.path ?? e.dest
+  const shown = path === undefined ? `a file (${e.syscall})` : path
+  return {
+    code: 'FILESYSTEM_WRITE_FAILED',
+    message: `could not write ${shown} (${e.code}: ${what}); the command stopped there`,
+    actions: [e.code === 'EROFS' ? `remount the filesystem holding ${shown} read-write` : `free space on the filesystem holding ${shown} (df -h)`, 'then run the command again'],
+    data: { errno: e.code, syscall: e.syscall, ...(path === undefined ? {} : { path }) },
+  }
+}
+
+function databaseFailure(state: string, error: Error): EnvironmentFailure | undefined {
+  const named = describeSqlState(state)
+  const logs = 'fleetkit db status (the embedded server\'s log: <state dir>/postgres/server.log)'
+  if (state === SQLSTATE.diskFull) {
+    return {
+      code: 'STATE_DISK_FULL',
+      message: `PostgreSQL could not write: its disk is full (SQLSTATE ${named}); the change was not made`,
+      actions: ['free space on the filesystem of the PostgreSQL data directory (the embedded server\'s: <state dir>/postgres)', 'then run the command again'],
+      data: { sqlstate: state },
+    }
+  }
+  if (isConnectionError(error)) {
+    return {
+      code: 'STATE_UNREACHABLE',
+      message: `the connection to PostgreSQL broke during the command (SQLSTATE ${named}); what it had not committed was rolled back`,
+      actions: [logs, 'run the command again once the server answers'],
+      data: { sqlstate: state },
+    }
+  }
+  if (isServerFailure(error)) {
+    return {
+      code: 'STATE_SERVER_FAILED',
+      message: `PostgreSQL failed the statement for a reason of its own (SQLSTATE ${named}); what the command had not committed was rolled back`,
+      actions: [logs, 'then run the command again'],
+      data: { sqlstate: state },
+    }
+  }
+  return undefined
+}

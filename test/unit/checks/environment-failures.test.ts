@@ -1,0 +1,73 @@
+// What the environment's failures become (src/checks/environment-failures.ts, via toFleetkitError):
+// a full or failing database or disk is a coded error with its next step, never INTERNAL_ERROR, and
+// PostgreSQL's own message (which may quote data) is never repeated.
+import assert from 'node:assert/strict'
+
+import { toFleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { isQueryUnavailable } from '../../../src/gateway/state-guard.js'
+import { asConnectionFailure } from '../../../src/store/state-client.js'
+
+const pgError = (code: string) => Object.assign(new Error('could not extend file "base/16384/16397": secret-looking-value'), { code, severity: 'ERROR' })
+const errnoError = (code: string, syscall: string, path?: string) => Object.assign(new Error(`${code}: boom`), { code, syscall, errno: -28, ...(path ? { path } : {}) })
+
+describe('environment failures: coded, never INTERNAL_ERROR', () => {
+  it('PostgreSQL\'s full disk is STATE_DISK_FULL (exit 74), with what to free and without its message', () => {
+    const e = toFleetkitError(pgError('53100'))
+    assert.equal(e.code, 'STATE_DISK_FULL')
+    assert.equal(e.exitCode, 74)
+    assert.match(e.message, /disk is full \(SQLSTATE 53100 disk_full\); the change was not made/)
+    assert.doesNotMatch(e.message, /secret-looking-value/)
+    assert.match(e.actions.join('\n'), /free space/)
+    assert.deepEqual(e.data, { sqlstate: '53100' })
+  })
+
+  it('the server\'s own failures are STATE_SERVER_FAILED; a connection broken mid-command STATE_UNREACHABLE', () => {
+    for (const code of ['53200', '53300', '58030', 'XX001', '25006', '57014']) assert.equal(toFleetkitError(pgError(code)).code, 'STATE_SERVER_FAILED', code)
+    for (const code of ['57P01', '08006']) assert.equal(toFleetkitError(pgError(code)).code, 'STATE_UNREACHABLE', code)
+    assert.match(toFleetkitError(pgError('58030')).message, /SQLSTATE 58030 io_error/)
+  })
+
+  it('a statement the request got wrong stays what it was: a bug unless its caller coded it', () => {
+    for (const code of ['23505', '42P01', '22P02']) assert.equal(toFleetkitError(pgError(code)).code, 'INTERNAL_ERROR', code)
+    assert.equal(toFleetkitError(new TypeError('x is undefined')).code, 'INTERNAL_ERROR')
+  })
+
+  it('a local filesystem that refuses a write is FILESYSTEM_WRITE_FAILED, naming the path and the errno', () => {
+    const full = toFleetkitError(errnoError('ENOSPC', 'write', '/var/lib/fleetkit/pki/ca.pem'))
+    assert.equal(full.code, 'FILESYSTEM_WRITE_FAILED')
+    assert.equal(full.exitCode, 74)
+    assert.equal(full.message, 'could not write /var/lib/fleetkit/pki/ca.pem (ENOSPC: no space left on the device); the command stopped there')
+    assert.deepEqual(full.data, { errno: 'ENOSPC', syscall: 'write', path: '/var/lib/fleetkit/pki/ca.pem' })
+    assert.match(toFleetkitError(errnoError('EROFS', 'open', '/etc/x')).actions[0]!, /remount the filesystem holding \/etc\/x read-write/)
+    assert.match(toFleetkitError(errnoError('EDQUOT', 'fsync')).message, /could not write a file \(fsync\) \(EDQUOT/)
+  })
+
+  it('an errno code without a system call (another library\'s error) is not taken for the filesystem\'s', () => {
+    assert.equal(toFleetkitError(Object.assign(new Error('x'), { code: 'EIO' })).code, 'INTERNAL_ERROR')
+    // A network errno is not a filesystem failure either (the agent's gateway errors have their own codes).
+    assert.equal(toFleetkitError(errnoError('ECONNRESET', 'read')).code, 'INTERNAL_ERROR')
+  })
+
+  it('the gateway answers 503 for the database\'s own failures, and stays a bug for the request\'s', () => {
+    for (const code of ['53100', '53200', '58030', '25006', '57P01', '08006']) assert.ok(isQueryUnavailable(pgError(code)), code)
+    for (const code of ['23505', '42P01']) assert.ok(!isQueryUnavailable(pgError(code)), code)
+  })
+})
+
+describe('a connection lost under a statement (src/store/state-client.ts)', () => {
+  it('is SQLSTATE 08006, so the CLI says STATE_UNREACHABLE and the gateway 503, never INTERNAL_ERROR', () => {
+    const lost = asConnectionFailure(new Error('Connection terminated unexpectedly')) as Error & { code: string }
+    assert.equal(lost.code, '08006')
+    assert.match(lost.message, /^the connection to PostgreSQL was lost: Connection terminated unexpectedly$/)
+    assert.equal(toFleetkitError(lost).code, 'STATE_UNREACHABLE')
+    assert.ok(isQueryUnavailable(lost))
+  })
+
+  it('leaves SQL errors and programming errors as they are', () => {
+    const sql = pgError('23505')
+    assert.equal(asConnectionFailure(sql), sql)
+    const bug = new TypeError('Client was passed a null or undefined query')
+    assert.equal(asConnectionFailure(bug), bug)
+    assert.equal(asConnectionFailure('not an error'), 'not an error')
+  })
+})
