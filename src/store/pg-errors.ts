@@ -2,6 +2,7 @@
 // never by message text, and turning connection failures into coded errors.
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { SQLSTATE, sqlState } from './sqlstate.js'
+import { driverError } from './state-client.js'
 
 export { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from './sqlstate.js'
 
@@ -31,7 +32,9 @@ export function isRetryableTransactionError(error: unknown): boolean {
  * connect path, so an error without a SQLSTATE (a socket error, a timeout, a dropped
  * connection) means the server was not reachable.
  */
-export function connectFailure(error: unknown, redactedUrl: string, source: 'embedded' | 'DATABASE_URL'): FleetkitError {
+export function connectFailure(annotated: unknown, redactedUrl: string, source: 'embedded' | 'DATABASE_URL'): FleetkitError {
+  // The driver's own error names the reason ("connection refused"); the annotation only classified it.
+  const error = driverError(annotated)
   const state = sqlState(error)
   const reason = describeReason(error)
   if (state === SQLSTATE.invalidPassword || state === SQLSTATE.invalidAuthorization) {

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict'
 
 import { toFleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { isQueryUnavailable } from '../../../src/gateway/state-guard.js'
-import { asConnectionFailure } from '../../../src/store/state-client.js'
+import { connectFailure } from '../../../src/store/pg-errors.js'
+import { asConnectFailure, asConnectionFailure } from '../../../src/store/state-client.js'
 
 const pgError = (code: string) => Object.assign(new Error('could not extend file "base/16384/16397": secret-looking-value'), { code, severity: 'ERROR' })
 const errnoError = (code: string, syscall: string, path?: string) => Object.assign(new Error(`${code}: boom`), { code, syscall, errno: -28, ...(path ? { path } : {}) })
@@ -69,5 +70,19 @@ describe('a connection lost under a statement (src/store/state-client.ts)', () =
     const bug = new TypeError('Client was passed a null or undefined query')
     assert.equal(asConnectionFailure(bug), bug)
     assert.equal(asConnectionFailure('not an error'), 'not an error')
+  })
+
+  it('a connection that cannot be made is 08001, and connectFailure still names the driver\'s reason', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5'), { code: 'ECONNREFUSED', syscall: 'connect', errno: -111 })
+    const annotated = asConnectFailure(refused) as Error & { code: string }
+    assert.equal(annotated.code, '08001')
+    assert.equal(toFleetkitError(annotated).code, 'STATE_UNREACHABLE')
+    const coded = connectFailure(annotated, 'postgres://u:***@h:5/db', 'DATABASE_URL')
+    assert.equal(coded.code, 'STATE_UNREACHABLE')
+    assert.equal(coded.message, 'cannot reach PostgreSQL at postgres://u:***@h:5/db: connection refused')
+    assert.deepEqual(coded.data, { url: 'postgres://u:***@h:5/db', errno: 'ECONNREFUSED' })
+    // The server's answer (a refused login) is its own SQLSTATE, not annotated.
+    const login = pgError('28P01')
+    assert.equal(asConnectFailure(login), login)
   })
 })
