@@ -15,7 +15,8 @@ function importsOf(file: string): string[] {
 
 describe('protocol: what the agent bundle carries', () => {
   it('src/protocol imports only itself and the pure registry modules of src/checks, and those import nothing node-only', () => {
-    const allowed = new Set(['checks/failure-codes.ts', 'checks/check-id-pattern.ts', 'checks/fleetkit-error.ts'])
+    // fleetkit-error classifies environment failures by SQLSTATE (store/sqlstate.ts: constants, no imports).
+    const allowed = new Set(['checks/failure-codes.ts', 'checks/check-id-pattern.ts', 'checks/fleetkit-error.ts', 'checks/environment-failures.ts', 'store/sqlstate.ts'])
     const dir = packagePath('src', 'protocol')
     const seen = new Set<string>()
     const queue = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => `protocol/${f}`)
