@@ -11,10 +11,9 @@ export const STATE_RETRY_AFTER_SECONDS = 5
 export type StateUnavailableReason = 'unreachable' | 'pool_exhausted' | 'database_failed'
 
 export function stateUnavailable(reason: StateUnavailableReason, cause?: unknown, body: Record<string, unknown> = {}): FleetkitError {
-  const state = sqlState(cause)
   const what = reason === 'pool_exhausted'
     ? 'every database connection of this gateway is busy'
-    : reason === 'database_failed' ? `the gateway's database failed the statement (SQLSTATE ${describeSqlState(state ?? '')})` : 'the gateway cannot reach its database'
+    : reason === 'database_failed' ? `the gateway's database failed the statement (SQLSTATE ${describeSqlState(sqlState(cause) ?? 'unknown')})` : 'the gateway cannot reach its database'
   return new FleetkitError('STATE_UNAVAILABLE', `${what}; retry after ${STATE_RETRY_AFTER_SECONDS} s`, {
     data: { reason, retryAfterSeconds: STATE_RETRY_AFTER_SECONDS, body },
     ...(cause === undefined ? {} : { cause }),
@@ -34,9 +33,9 @@ export function isQueryUnavailable(error: unknown): boolean {
   return sqlState(error) === undefined && error instanceof Error && !(error instanceof TypeError || error instanceof RangeError)
 }
 
-/** A query failure that leaves its connection usable (the server answered, with a failure of its own). */
+/** A query failure that leaves its connection usable: the server answered, with a failure of its own (never a class 08 or 57P0x one). */
 function keepsConnection(error: unknown): boolean {
-  return isServerFailure(error) && !isConnectionError(error)
+  return isServerFailure(error)
 }
 
 export interface GuardOptions {

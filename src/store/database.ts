@@ -56,7 +56,7 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const env = options.env ?? process.env
   const databaseUrl = (options.databaseUrl ?? env.DATABASE_URL ?? '').trim()
   const { default: pgModule } = await import('pg')
-  // Client: a connection lost under a statement is SQLSTATE 08006 (state-client.ts), not a bare driver error.
+  // Client: a connection that cannot be made is SQLSTATE 08001, one lost under a statement 08006 (state-client.ts), not a bare driver error.
   const base: pg.PoolConfig = {
     max: options.max ?? 10, connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000, idleTimeoutMillis: 30_000, application_name: 'fleetkit', Client: stateClientClass(pgModule),
   }
