@@ -33,8 +33,15 @@ const keepaliveConcurrency = flag('keepalive-concurrency', 128)
 const enrollCount = flag('enrollments', 0, 0)
 const modesAt = process.argv.indexOf('--modes')
 const modes = modesAt >= 0 ? (process.argv[modesAt + 1] ?? '').split(',') : [...MODES]
-if (modes.length === 0 || modes.some((m) => !(MODES as readonly string[]).includes(m))) throw new Error(`--modes takes a comma-separated list of ${MODES.join(', ')}`)
-const hardStop = setTimeout(() => { process.stderr.write('bench: over the hard limit, stopping\n'); process.exit(3) }, (seconds * 6 * 3 + 300) * 1000)
+if (modes.length === 0 || modes.some((m) => !(MODES as readonly string[]).includes(m)))
+  throw new Error(`--modes takes a comma-separated list of ${MODES.join(', ')}`)
+const hardStop = setTimeout(
+  () => {
+    process.stderr.write('bench: over the hard limit, stopping\n')
+    process.exit(3)
+  },
+  (seconds * 6 * 3 + 300) * 1000,
+)
 hardStop.unref()
 
 await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children }) => {
@@ -42,22 +49,44 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
   const gateway = await startGatewayProcess(db.url, pkiDir)
   children.add(gateway.child)
   // BENCH_BARE_NODE_ARGS: node flags for the bare server only (`--cpu-prof --cpu-prof-dir=DIR`, to compare with the gateway's profile).
-  const bare = await startChild('bare-server.ts', { BENCH_PKI_DIR: pkiDir }, (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''))
+  const bare = await startChild(
+    'bare-server.ts',
+    { BENCH_PKI_DIR: pkiDir },
+    (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
+  )
   children.add(bare.child)
   const bareUrl = `https://127.0.0.1:${bare.first.port as number}`
   const ctx = await createBenchContext(db, admin, pki, gateway)
   const fleet = await buildFleet(workers, 'ratio', ctx)
   for (const a of fleet.agents) a.agent.destroy()
   const certificates = fleet.agents.map((a) => a.certificatePem)
-  process.stdout.write(`${workers} client processes per server, ${seconds} s per measurement in ${rounds} alternating windows after ${warmupSeconds} s of warm-up, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n`)
+  process.stdout.write(
+    `${workers} client processes per server, ${seconds} s per measurement in ${rounds} alternating windows after ${warmupSeconds} s of warm-up, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n`,
+  )
   process.stdout.write(`load average ${loadText()} before the first measurement\n\n`)
-  process.stdout.write('| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n')
+  process.stdout.write(
+    '| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n',
+  )
   for (const mode of modes as Mode[]) {
     const loops = mode === 'keepalive' ? keepaliveConcurrency : concurrency
-    const [b, f] = await measure([{ url: bareUrl, pid: bare.child.pid }, { url: gateway.agentUrl, pid: gateway.child.pid }], mode, { certificates, keyPem: ctx.keyPem, caPem: ctx.caPem, concurrency: loops }, { seconds, rounds, warmupSeconds }) as [Measured, Measured]
-    const name = { full: 'full mTLS handshakes/s', resumed: 'resumed handshakes/s', keepalive: 'keep-alive requests/s' }[mode]
+    const [b, f] = (await measure(
+      [
+        { url: bareUrl, pid: bare.child.pid },
+        { url: gateway.agentUrl, pid: gateway.child.pid },
+      ],
+      mode,
+      { certificates, keyPem: ctx.keyPem, caPem: ctx.caPem, concurrency: loops },
+      { seconds, rounds, warmupSeconds },
+    )) as [Measured, Measured]
+    const name = {
+      full: 'full mTLS handshakes/s',
+      resumed: 'resumed handshakes/s',
+      keepalive: 'keep-alive requests/s',
+    }[mode]
     const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
-    process.stdout.write(`| ${name} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`)
+    process.stdout.write(
+      `| ${name} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`,
+    )
   }
   process.stdout.write(`\nload average ${loadText()} after the last measurement\n`)
   if (enrollCount > 0) {

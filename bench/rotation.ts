@@ -24,12 +24,22 @@ import { packagePath } from '../src/package-root.js'
 import { type BenchContext, buildFleet, forEachLimit, post } from './gateway/agents.js'
 import { startBenchPostgres } from './gateway/postgres.js'
 
-interface Options { agents: number[]; heartbeatSeconds: number; renewalsPerSecond: number }
+interface Options {
+  agents: number[]
+  heartbeatSeconds: number
+  renewalsPerSecond: number
+}
 
 function parseOptions(argv: string[]): Options {
-  const value = (name: string) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined }
+  const value = (name: string) => {
+    const i = argv.indexOf(name)
+    return i >= 0 ? argv[i + 1] : undefined
+  }
   return {
-    agents: (value('--agents') ?? '1000,10000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n <= 20_000),
+    agents: (value('--agents') ?? '1000,10000')
+      .split(',')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0 && n <= 20_000),
     heartbeatSeconds: Number(value('--heartbeat-seconds') ?? 15),
     renewalsPerSecond: Number(value('--renewals-per-second') ?? 50),
   }
@@ -44,14 +54,24 @@ async function serve(): Promise<void> {
   const any = { host: '127.0.0.1', port: 0 }
   const pkiDir = process.env.BENCH_PKI_DIR!
   const gateway = await startGateway({
-    pool: db.pool, pki: await loadPkiSet(pkiDir, new Date()), pkiDir, enrollBind: any, agentBind: any,
+    pool: db.pool,
+    pki: await loadPkiSet(pkiDir, new Date()),
+    pkiDir,
+    enrollBind: any,
+    agentBind: any,
     agentCertLifetimeSeconds: 86400,
     // Errors only (a failed request is what the bench counts), on stderr beside the bench's own lines.
     logger: createLogger({ component: 'gateway', level: 'warn', destination: 2 }),
-    tuning: { renewRate: { perSource: { burst: 100_000, perSecond: 100_000 }, global: DEFAULT_TUNING.renewRate.global } },
+    tuning: {
+      renewRate: { perSource: { burst: 100_000, perSecond: 100_000 }, global: DEFAULT_TUNING.renewRate.global },
+    },
   })
   process.stdout.write(`${JSON.stringify({ ready: true, agent: gateway.agentAddress.port })}\n`)
-  const stop = async () => { await gateway.close(); await db.close(); process.exit(0) }
+  const stop = async () => {
+    await gateway.close()
+    await db.close()
+    process.exit(0)
+  }
   process.once('SIGTERM', () => void stop())
   process.stdin.on('end', () => void stop())
   process.stdin.resume()
@@ -59,7 +79,8 @@ async function serve(): Promise<void> {
 
 function startGatewayProcess(databaseUrl: string, pkiDir: string): Promise<{ child: ChildProcess; agentUrl: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', packagePath('bench', 'rotation.ts'), '--serve'], {
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_PKI_DIR: pkiDir }, stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_PKI_DIR: pkiDir },
+    stdio: ['pipe', 'pipe', 'inherit'],
   })
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the gateway did not start within 60 s')), 60_000)
@@ -99,7 +120,11 @@ async function withRetry<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function rotateOnce(count: number, options: Options, ctx: BenchContext & { pkiDir: string; env: Record<string, string> }): Promise<RunResult> {
+async function rotateOnce(
+  count: number,
+  options: Options,
+  ctx: BenchContext & { pkiDir: string; env: Record<string, string> },
+): Promise<RunResult> {
   const { generateKeyAndCsr } = await import('../src/agent/key-and-csr.js')
   const { rotateCa } = await import('../src/lifecycle/ca-rotation.js')
   const { systemClock } = await import('../src/config/clock.js')
@@ -130,7 +155,13 @@ async function rotateOnce(count: number, options: Options, ctx: BenchContext & {
       try {
         if (renewAt !== undefined && now >= renewAt) {
           const { keyPem, csrPem } = await generateKeyAndCsr(a.nodeId)
-          const reply = await post(client, ctx.agentUrl, '/v1/agent/certificate/renew', { csr_pem: csrPem }, { ca: bundle })
+          const reply = await post(
+            client,
+            ctx.agentUrl,
+            '/v1/agent/certificate/renew',
+            { csr_pem: csrPem },
+            { ca: bundle },
+          )
           if (reply.status === 200) {
             const body = JSON.parse(reply.body) as { certificate_pem: string; ca_bundle_pem: string }
             renewedAt.push(performance.now())
@@ -151,7 +182,10 @@ async function rotateOnce(count: number, options: Options, ctx: BenchContext & {
         if (now >= next) {
           next = now + options.heartbeatSeconds * 1000
           const reply = await post(client, ctx.agentUrl, '/v1/agent/heartbeat', { facts: null }, { ca: bundle })
-          if (reply.status !== 200) { fail(`heartbeat ${reply.status}`); continue }
+          if (reply.status !== 200) {
+            fail(`heartbeat ${reply.status}`)
+            continue
+          }
           if (renewAt === undefined && (JSON.parse(reply.body) as { renewal_due?: boolean }).renewal_due === true) {
             renewAt = performance.now() + Math.random() * checkSeconds * 1000
           }
@@ -167,7 +201,8 @@ async function rotateOnce(count: number, options: Options, ctx: BenchContext & {
   await new Promise((r) => setTimeout(r, (options.heartbeatSeconds + 5) * 1000))
   phase = 'rotation'
   const begunAt = performance.now()
-  const phaseRun = (p: 'begin' | 'status' | 'complete') => withRetry(p, () => rotateCa({ phase: p, pkiDir: ctx.pkiDir, env: ctx.env, clock: systemClock }))
+  const phaseRun = (p: 'begin' | 'status' | 'complete') =>
+    withRetry(p, () => rotateCa({ phase: p, pkiDir: ctx.pkiDir, env: ctx.env, clock: systemClock }))
   await phaseRun('begin')
   let status = await phaseRun('status')
   let lastPrint = 0
@@ -176,7 +211,9 @@ async function rotateOnce(count: number, options: Options, ctx: BenchContext & {
     status = await phaseRun('status')
     if (performance.now() - lastPrint > 10_000) {
       lastPrint = performance.now()
-      process.stderr.write(`bench: ${count} agents: ${status.progress?.renewed}/${status.progress?.connected} renewed\n`)
+      process.stderr.write(
+        `bench: ${count} agents: ${status.progress?.renewed}/${status.progress?.connected} renewed\n`,
+      )
     }
   }
   const allowedAt = performance.now()
@@ -186,10 +223,13 @@ async function rotateOnce(count: number, options: Options, ctx: BenchContext & {
   await new Promise((r) => setTimeout(r, Math.min(options.heartbeatSeconds, 10) * 1000 + 3000))
   stopped = true
   await Promise.all(loops)
-  await forEachLimit(fleet.agents, 64, async (a) => { await ctx.pool.query(`UPDATE nodes SET status = 'retired' WHERE id = $1`, [a.nodeId]) })
+  await forEachLimit(fleet.agents, 64, async (a) => {
+    await ctx.pool.query(`UPDATE nodes SET status = 'retired' WHERE id = $1`, [a.nodeId])
+  })
 
   const buckets = new Map<number, number>()
-  for (const t of renewedAt) buckets.set(Math.floor((t - begunAt) / 1000), (buckets.get(Math.floor((t - begunAt) / 1000)) ?? 0) + 1)
+  for (const t of renewedAt)
+    buckets.set(Math.floor((t - begunAt) / 1000), (buckets.get(Math.floor((t - begunAt) / 1000)) ?? 0) + 1)
   const first = Math.min(...buckets.keys())
   const last = Math.max(...buckets.keys())
   return {
@@ -223,20 +263,33 @@ async function main(): Promise<void> {
     const started = await startGatewayProcess(db.url, pkiDir)
     gateway = started.child
     const keys = await generateP256KeyPair()
-    console.log(`| agents | check interval | until --complete allowed | --complete | renewals | mean/s | peak/s | peak/mean | failed requests during the rotation (and while connecting) | 429 |`)
+    console.log(
+      `| agents | check interval | until --complete allowed | --complete | renewals | mean/s | peak/s | peak/mean | failed requests during the rotation (and while connecting) | 429 |`,
+    )
     console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
     for (const count of options.agents) {
       // The CA of this round: the previous round's rotation made a new one.
       const pki = await loadPkiSet(pkiDir, new Date())
       const ctx = {
-        pool: db.pool, admin, database: db.database, enrollUrl: '', agentUrl: started.agentUrl, caPem: pki.bundlePem,
-        keyPem: await privateKeyToPem(keys.privateKey), keys, publicKey: await x509.PublicKey.create(keys.publicKey), ca: pki.ca,
-        pkiDir, env: { DATABASE_URL: db.url, FLEETKIT_PKI_DIR: pkiDir, PATH: process.env.PATH ?? '' },
+        pool: db.pool,
+        admin,
+        database: db.database,
+        enrollUrl: '',
+        agentUrl: started.agentUrl,
+        caPem: pki.bundlePem,
+        keyPem: await privateKeyToPem(keys.privateKey),
+        keys,
+        publicKey: await x509.PublicKey.create(keys.publicKey),
+        ca: pki.ca,
+        pkiDir,
+        env: { DATABASE_URL: db.url, FLEETKIT_PKI_DIR: pkiDir, PATH: process.env.PATH ?? '' },
       }
       process.stderr.write(`bench: ${count} agents: building the fleet\n`)
       const r = await rotateOnce(count, options, ctx)
       const reasons = [...r.failures].map(([k, v]) => `${v} ${k}`).join(', ')
-      console.log(`| ${r.agents} | ${r.checkSeconds} s | ${r.untilCompleteS.toFixed(1)} s | ${r.completeS.toFixed(1)} s | ${r.renewals} | ${r.meanPerS.toFixed(1)} | ${r.peakPerS} | ${(r.peakPerS / r.meanPerS).toFixed(2)} | ${r.failed}${reasons ? ` (${reasons})` : ''} | ${r.rateLimited} |`)
+      console.log(
+        `| ${r.agents} | ${r.checkSeconds} s | ${r.untilCompleteS.toFixed(1)} s | ${r.completeS.toFixed(1)} s | ${r.renewals} | ${r.meanPerS.toFixed(1)} | ${r.peakPerS} | ${(r.peakPerS / r.meanPerS).toFixed(2)} | ${r.failed}${reasons ? ` (${reasons})` : ''} | ${r.rateLimited} |`,
+      )
     }
   } finally {
     if (gateway && gateway.exitCode === null) {

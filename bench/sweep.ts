@@ -21,7 +21,8 @@ import { startBenchPostgres } from './gateway/postgres.js'
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`)
   const value = i >= 0 ? Number(process.argv[i + 1]) : fallback
-  if (!Number.isInteger(value) || value < 1 || value > 100_000) throw new Error(`--${name} takes a whole number from 1 to 100000`)
+  if (!Number.isInteger(value) || value < 1 || value > 100_000)
+    throw new Error(`--${name} takes a whole number from 1 to 100000`)
   return value
 }
 
@@ -37,9 +38,17 @@ try {
   const ids = Array.from({ length: nodes }, (_, i) => `n${String(i).padStart(5, '0')}`)
   const seeded = performance.now()
   for (let i = 0; i < ids.length; i += 50) {
-    await Promise.all(ids.slice(i, i + 50).map((id, j) => upsertDeclaredNode(pool, { id, pool: `pool-${(i + j) % 20}`, status: 'active' })))
+    await Promise.all(
+      ids
+        .slice(i, i + 50)
+        .map((id, j) => upsertDeclaredNode(pool, { id, pool: `pool-${(i + j) % 20}`, status: 'active' })),
+    )
   }
-  await recordHeartbeats(pool, ids.map((nodeId) => ({ nodeId, seenAt: new Date(), facts: { cpu_count: 4, agent_version: '0.1.0' } })), { writtenAt: new Date() })
+  await recordHeartbeats(
+    pool,
+    ids.map((nodeId) => ({ nodeId, seenAt: new Date(), facts: { cpu_count: 4, agent_version: '0.1.0' } })),
+    { writtenAt: new Date() },
+  )
   const victims = ids.slice(0, silent)
   for (const id of victims) {
     await recordNodeCapacity(pool, id, { cpu: 4, memoryMib: 8192, diskGib: 80 })
@@ -48,7 +57,9 @@ try {
     await createJob(pool, { nodeId: id, kind: 'checks', now: new Date() })
   }
   await pool.query('VACUUM ANALYZE')
-  console.log(`${nodes} active nodes in 20 pools, ${silent} with an allocation and a queued job (seeded in ${Math.round(performance.now() - seeded)} ms)`)
+  console.log(
+    `${nodes} active nodes in 20 pools, ${silent} with an allocation and a queued job (seeded in ${Math.round(performance.now() - seeded)} ms)`,
+  )
 
   const quiet: number[] = []
   for (let i = 0; i < runs; i++) {
@@ -56,9 +67,15 @@ try {
     if (r.lost.length + r.unhealthy.length > 0) throw new Error('a quiet sweep moved nodes')
     quiet.push(r.durationMs)
   }
-  console.log(`sweep, nothing to reclaim: median ${ms(median(quiet))} over ${runs} runs (min ${ms(Math.min(...quiet))}, max ${ms(Math.max(...quiet))})`)
+  console.log(
+    `sweep, nothing to reclaim: median ${ms(median(quiet))} over ${runs} runs (min ${ms(Math.min(...quiet))}, max ${ms(Math.max(...quiet))})`,
+  )
 
-  const silence = (seconds: number) => pool.query('UPDATE nodes SET last_seen_at = now() - make_interval(secs => $2) WHERE id = ANY($1)', [victims, seconds])
+  const silence = (seconds: number) =>
+    pool.query('UPDATE nodes SET last_seen_at = now() - make_interval(secs => $2) WHERE id = ANY($1)', [
+      victims,
+      seconds,
+    ])
   await silence(DEFAULT_THRESHOLDS.unhealthyAfterSeconds + 10)
   const unhealthy = await runSweep(pool, DEFAULT_THRESHOLDS)
   console.log(`sweep, ${unhealthy.unhealthy.length} nodes become unhealthy: ${ms(unhealthy.durationMs)}`)
@@ -67,7 +84,9 @@ try {
   const lost = await runSweep(pool, DEFAULT_THRESHOLDS)
   const fenced = lost.lost.reduce((n, l) => n + l.fencedJobs, 0)
   const released = lost.lost.reduce((n, l) => n + l.releasedAllocations, 0)
-  console.log(`sweep, ${lost.lost.length} nodes lost (${fenced} jobs fenced, ${released} allocations released, one transaction each): ${ms(lost.durationMs)} (${ms(lost.durationMs / Math.max(1, lost.lost.length))} per node)`)
+  console.log(
+    `sweep, ${lost.lost.length} nodes lost (${fenced} jobs fenced, ${released} allocations released, one transaction each): ${ms(lost.durationMs)} (${ms(lost.durationMs / Math.max(1, lost.lost.length))} per node)`,
+  )
 
   const replay: number[] = []
   for (let i = 0; i < runs; i++) replay.push((await runSweep(pool, DEFAULT_THRESHOLDS)).durationMs)

@@ -35,10 +35,11 @@ runcmd:
 
 function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 ? process.argv[i + 1] ?? fallback : fallback
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback
 }
 const sizes = option('hosts', '1,5,10').split(',').map(Number)
-if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 50)) throw new Error('--hosts takes whole numbers from 1 to 50, comma-separated')
+if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 50))
+  throw new Error('--hosts takes whole numbers from 1 to 50, comma-separated')
 const noMitogen = process.argv.includes('--no-mitogen')
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
@@ -46,21 +47,39 @@ const work = await mkdtemp(join(tmpdir(), 'fleetkit-bench-sync-'))
 const pg = await startBenchPostgres()
 const mirror = await startReleaseMirror(join(work, 'mirror'), ['1.0.0'])
 const extraVars = join(work, 'harness-vars.json')
-await writeFile(extraVars, JSON.stringify({ preflight_allow_container: true, preflight_allow_test_releases: true, agent_update_ca_pem: mirror.caPem }))
+await writeFile(
+  extraVars,
+  JSON.stringify({
+    preflight_allow_container: true,
+    preflight_allow_test_releases: true,
+    agent_update_ca_pem: mirror.caPem,
+  }),
+)
 let counter = 0
 
 async function fleetFor(hosts: ContainerHost[], dir: string): Promise<string> {
   await mkdir(dir, { recursive: true })
   const path = join(dir, 'fleet.yaml')
-  await writeFile(path, stringify({
-    version: 1, fleet: 'bench',
-    gateway: { url: 'https://gateway.fleet.internal:8443', enrollUrl: 'https://enroll.fleet.internal:8444' },
-    release: { url: mirror.url, publicKey: mirror.publicKey, version: '1.0.0' },
-    operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
-    pools: { app: { role: 'application', capacityBudget: { cpu: 200, memoryMiB: 409600, diskGiB: 4000 } } },
-    nodes: hosts.map((h) => ({ id: h.name, pool: 'app', state: 'active', ssh: { host: h.address, user: 'ops' }, hostKey: h.hostPublicKey, maxCapacity: { cpu: 2, memoryMiB: 4096, diskGiB: 40 } })),
-    canary: hosts[0]!.name,
-  }))
+  await writeFile(
+    path,
+    stringify({
+      version: 1,
+      fleet: 'bench',
+      gateway: { url: 'https://gateway.fleet.internal:8443', enrollUrl: 'https://enroll.fleet.internal:8444' },
+      release: { url: mirror.url, publicKey: mirror.publicKey, version: '1.0.0' },
+      operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
+      pools: { app: { role: 'application', capacityBudget: { cpu: 200, memoryMiB: 409600, diskGiB: 4000 } } },
+      nodes: hosts.map((h) => ({
+        id: h.name,
+        pool: 'app',
+        state: 'active',
+        ssh: { host: h.address, user: 'ops' },
+        hostKey: h.hostPublicKey,
+        maxCapacity: { cpu: 2, memoryMiB: 4096, diskGiB: 40 },
+      })),
+      canary: hosts[0]!.name,
+    }),
+  )
   return path
 }
 
@@ -70,8 +89,12 @@ function timed(label: string, command: string, args: string[], env: NodeJS.Proce
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
-    child.stdout.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-20_000) })
-    child.stderr.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-20_000) })
+    child.stdout.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-20_000)
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-20_000)
+    })
     child.once('error', reject)
     child.once('close', (code) => {
       const ms = performance.now() - started
@@ -88,27 +111,58 @@ async function startHosts(n: number): Promise<ContainerHost[]> {
 
 function fleetkitSync(definition: string, dir: string, hosts: ContainerHost[], extra: string[] = []): Promise<number> {
   const env = {
-    ...process.env, DATABASE_URL: pg.url, FLEETKIT_STATE_DIR: join(dir, 'state'), ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
-    FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars, ...(noMitogen ? { FLEETKIT_SYNC_MITOGEN: '0' } : {}),
+    ...process.env,
+    DATABASE_URL: pg.url,
+    FLEETKIT_STATE_DIR: join(dir, 'state'),
+    ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
+    FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars,
+    ...(noMitogen ? { FLEETKIT_SYNC_MITOGEN: '0' } : {}),
   }
-  return timed('fleetkit sync', process.execPath, [fleetkitEntry(), 'sync', '--definition', definition, ...extra], env, dir)
+  return timed(
+    'fleetkit sync',
+    process.execPath,
+    [fleetkitEntry(), 'sync', '--definition', definition, ...extra],
+    env,
+    dir,
+  )
 }
 
 function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
   // The inventory fleetkit renders (its first run wrote it); Ansible's defaults otherwise.
   const inventory = join(dir, 'inventory.yml')
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', ANSIBLE_ROLES_PATH: packagePath('ansible', 'roles'), ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile, ANSIBLE_NOCOLOR: '1' }
-  return timed('ansible-playbook', 'ansible-playbook', ['-i', inventory, packagePath('ansible', 'playbooks', 'site.yml'), '-e', `@${extraVars}`], env, dir)
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LANG: 'C.UTF-8',
+    ANSIBLE_ROLES_PATH: packagePath('ansible', 'roles'),
+    ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
+    ANSIBLE_NOCOLOR: '1',
+  }
+  return timed(
+    'ansible-playbook',
+    'ansible-playbook',
+    ['-i', inventory, packagePath('ansible', 'playbooks', 'site.yml'), '-e', `@${extraVars}`],
+    env,
+    dir,
+  )
 }
 
 async function renderInventory(definition: string, dir: string): Promise<void> {
   const env = { ...process.env, DATABASE_URL: pg.url, FLEETKIT_STATE_DIR: join(dir, 'state') }
-  execFileSync(process.execPath, [fleetkitEntry(), 'inventory', '--definition', definition, '--output', join(dir, 'inventory.yml')], { env, stdio: 'ignore' })
+  execFileSync(
+    process.execPath,
+    [fleetkitEntry(), 'inventory', '--definition', definition, '--output', join(dir, 'inventory.yml')],
+    { env, stdio: 'ignore' },
+  )
 }
 
 const rows: string[] = []
 try {
-  console.log(`load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}; mitogen ${noMitogen ? 'off' : 'on when installed'}`)
+  console.log(
+    `load average before: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}; mitogen ${noMitogen ? 'off' : 'on when installed'}`,
+  )
   for (const n of sizes) {
     // fleetkit: first run on fresh hosts, then the no-change run.
     const a = await startHosts(n)
@@ -126,13 +180,18 @@ try {
     const plFirst = await plainAnsible(dirB, b)
     const plSecond = await plainAnsible(dirB, b)
     await Promise.all(b.map((h) => h.stop()))
-    const row = `${n} host(s): first run fleetkit ${seconds(fkFirst)} vs ansible-playbook ${seconds(plFirst)} (${(plFirst / fkFirst).toFixed(2)}x); ` +
+    const row =
+      `${n} host(s): first run fleetkit ${seconds(fkFirst)} vs ansible-playbook ${seconds(plFirst)} (${(plFirst / fkFirst).toFixed(2)}x); ` +
       `no-change run fleetkit ${seconds(fkSecond)} vs ansible-playbook ${seconds(plSecond)} (${(plSecond / fkSecond).toFixed(2)}x); ` +
       `no-change run fleetkit --full ${seconds(fkFull)} (${(plSecond / fkFull).toFixed(2)}x)`
     console.log(row)
     rows.push(row)
   }
-  console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
+  console.log(
+    `load average after: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  )
 } finally {
   await mirror.close()
   await pg.stop()

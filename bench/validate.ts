@@ -25,7 +25,12 @@ function median(values: number[]): number {
 }
 
 function hostKey(i: number): string {
-  const body = Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from('ssh-ed25519'), Buffer.from([0, 0, 0, 32]), Buffer.alloc(32, i % 251)])
+  const body = Buffer.concat([
+    Buffer.from([0, 0, 0, 11]),
+    Buffer.from('ssh-ed25519'),
+    Buffer.from([0, 0, 0, 32]),
+    Buffer.alloc(32, i % 251),
+  ])
   return `ssh-ed25519 ${body.toString('base64')}`
 }
 
@@ -35,24 +40,44 @@ export function generateDefinition(nodes = NODES, pools = POOLS): string {
     version: 1,
     fleet: 'bench',
     gateway: { url: 'https://gateway.fleet.internal:8443', enrollUrl: 'https://enroll.fleet.internal:8444' },
-    release: { url: 'https://releases.fleet.internal/agent', publicKey: Buffer.alloc(32, 9).toString('base64'), version: '1.2.3' },
+    release: {
+      url: 'https://releases.fleet.internal/agent',
+      publicKey: Buffer.alloc(32, 9).toString('base64'),
+      version: '1.2.3',
+    },
     // Apart from the nodes' 10.1-10.2 addresses and the pools' 10.100-10.119 container ranges.
     operators: { cidrs: ['192.168.0.0/16'], sshKeys: [hostKey(0) + ' ops@fleet.internal'] },
     providers: { hetzner: { tokenEnv: 'HETZNER_API_TOKEN' } },
-    pools: Object.fromEntries(Array.from({ length: pools }, (_, p) => [`pool-${p}`, {
-      role: p % 3 === 0 ? 'build' : p % 3 === 1 ? 'application' : 'database',
-      ingress: p % 3 === 1,
-      capacityBudget: { cpu: perPool * 4, memoryMiB: perPool * 8192, diskGiB: perPool * 80 },
-      serverType: 'cx32',
-      image: 'ubuntu-24.04',
-      regions: ['fsn1', 'nbg1'],
-      dockerNetworkPolicy: { base: `10.${100 + p}.0.0/16`, prefix: 24, maxRunners: 8, networksPerRunner: 2, reserveSubnets: 4, defaultBridgeCidr: '172.31.0.1/24' },
-    }])),
+    pools: Object.fromEntries(
+      Array.from({ length: pools }, (_, p) => [
+        `pool-${p}`,
+        {
+          role: p % 3 === 0 ? 'build' : p % 3 === 1 ? 'application' : 'database',
+          ingress: p % 3 === 1,
+          capacityBudget: { cpu: perPool * 4, memoryMiB: perPool * 8192, diskGiB: perPool * 80 },
+          serverType: 'cx32',
+          image: 'ubuntu-24.04',
+          regions: ['fsn1', 'nbg1'],
+          dockerNetworkPolicy: {
+            base: `10.${100 + p}.0.0/16`,
+            prefix: 24,
+            maxRunners: 8,
+            networksPerRunner: 2,
+            reserveSubnets: 4,
+            defaultBridgeCidr: '172.31.0.1/24',
+          },
+        },
+      ]),
+    ),
     nodes: Array.from({ length: nodes }, (_, i) => ({
       id: `node-${i}`,
       pool: `pool-${i % pools}`,
       state: i % 10 === 0 ? 'drained' : i % 25 === 0 ? 'disabled' : 'active',
-      ssh: { host: `10.${1 + Math.floor(i / 65536)}.${Math.floor(i / 256) % 256}.${i % 256}`, user: 'fleetkit', port: 22 },
+      ssh: {
+        host: `10.${1 + Math.floor(i / 65536)}.${Math.floor(i / 256) % 256}.${i % 256}`,
+        user: 'fleetkit',
+        port: 22,
+      },
       hostKey: hostKey(i),
       // Not under fleetkit's own /var/lib/fleetkit (DATA_VOLUME_MOUNT_RESERVED).
       dataVolume: { device: '/dev/sdb', filesystem: 'xfs', mountPoint: '/srv/data' },
@@ -76,7 +101,10 @@ function timeValidation(text: string, name: string): { first: number; median: nu
 
 function ensureBuilt(): void {
   const manifest = packagePath('oclif.manifest.json')
-  const built = existsSync(packagePath('dist', 'commands', 'validate.js')) && existsSync(manifest) && readFileSync(manifest, 'utf8').includes('"validate"')
+  const built =
+    existsSync(packagePath('dist', 'commands', 'validate.js')) &&
+    existsSync(manifest) &&
+    readFileSync(manifest, 'utf8').includes('"validate"')
   if (built) return
   console.log('building dist/ and the oclif manifest (npx tsc -p tsconfig.build.json && npx oclif manifest) ...')
   // tsc emits even when other areas have type errors; the manifest needs the emitted commands.
@@ -116,28 +144,50 @@ function main(argv: string[]): void {
     writeFileSync(file, text)
     const validation = timeValidation(text, file)
     if (validation.errors.length !== 0) {
-      throw new Error(`the generated definition has ${validation.errors.length} errors; the first: ${validation.errors.slice(0, 3).join('; ')}`)
+      throw new Error(
+        `the generated definition has ${validation.errors.length} errors; the first: ${validation.errors.slice(0, 3).join('; ')}`,
+      )
     }
     ensureBuilt()
     const bare = coldStart(['-e', '0'])
     const help = coldStart([packagePath('bin', 'run.js'), '--help'])
     const validate = coldStart([packagePath('bin', 'run.js'), 'validate', '--definition', file])
-    const example = coldStart([packagePath('bin', 'run.js'), 'validate', '--definition', packagePath('examples', 'fleet.yaml')])
-    if (validate.status !== 0 || example.status !== 0) throw new Error(`fleetkit validate exited ${validate.status} (5,000 nodes) and ${example.status} (example)`)
+    const example = coldStart([
+      packagePath('bin', 'run.js'),
+      'validate',
+      '--definition',
+      packagePath('examples', 'fleet.yaml'),
+    ])
+    if (validate.status !== 0 || example.status !== 0)
+      throw new Error(`fleetkit validate exited ${validate.status} (5,000 nodes) and ${example.status} (example)`)
     const ms = (n: number) => `${n.toFixed(0)} ms`
     console.log(`definition: ${NODES} nodes in ${POOLS} pools, ${(text.length / 1024 / 1024).toFixed(1)} MiB of YAML`)
-    console.log(`load + validate (in process, median of ${RUNS}): ${ms(validation.median)} (first run, cold JIT: ${ms(validation.first)})`)
-    console.log(`cold start, median of ${COLD_RUNS}: node -e 0 ${ms(bare.median)}; fleetkit --help ${ms(help.median)}; fleetkit validate (5,000 nodes) ${ms(validate.median)}; fleetkit validate examples/fleet.yaml ${ms(example.median)}`)
+    console.log(
+      `load + validate (in process, median of ${RUNS}): ${ms(validation.median)} (first run, cold JIT: ${ms(validation.first)})`,
+    )
+    console.log(
+      `cold start, median of ${COLD_RUNS}: node -e 0 ${ms(bare.median)}; fleetkit --help ${ms(help.median)}; fleetkit validate (5,000 nodes) ${ms(validate.median)}; fleetkit validate examples/fleet.yaml ${ms(example.median)}`,
+    )
     if (!writeDocs) return
     const docs = packagePath('docs', 'performance.md')
     const measured = `Measured (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${availableParallelism()} cores, load average about ${loadavg()[0]!.toFixed(0)})`
-    writeFileSync(docs, replaceDocsTable(readFileSync(docs, 'utf8'), [
-      [`load + validate 5,000 nodes, in process (median of ${RUNS})`, `${ms(validation.median)} (first run ${ms(validation.first)})`],
-      ['`node -e 0` (bare Node, for scale)', ms(bare.median)],
-      ['`fleetkit --help`, cold', ms(help.median)],
-      ['`fleetkit validate` on the 5,000-node file, cold', ms(validate.median)],
-      ['`fleetkit validate examples/fleet.yaml`, cold', ms(example.median)],
-    ], measured))
+    writeFileSync(
+      docs,
+      replaceDocsTable(
+        readFileSync(docs, 'utf8'),
+        [
+          [
+            `load + validate 5,000 nodes, in process (median of ${RUNS})`,
+            `${ms(validation.median)} (first run ${ms(validation.first)})`,
+          ],
+          ['`node -e 0` (bare Node, for scale)', ms(bare.median)],
+          ['`fleetkit --help`, cold', ms(help.median)],
+          ['`fleetkit validate` on the 5,000-node file, cold', ms(validate.median)],
+          ['`fleetkit validate examples/fleet.yaml`, cold', ms(example.median)],
+        ],
+        measured,
+      ),
+    )
     console.log(`wrote ${docs}`)
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -145,4 +195,5 @@ function main(argv: string[]): void {
 }
 
 // Run only as a script, so the generator can be imported.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main(process.argv.slice(2))
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href)
+  main(process.argv.slice(2))

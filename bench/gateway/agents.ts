@@ -22,7 +22,11 @@ export interface BenchContext {
   ca: IssuingCa
 }
 
-export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function forEachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -46,15 +50,31 @@ interface Reply {
   body: string
 }
 
-export function post(agent: Agent | undefined, base: string, path: string, body: unknown, tls: { ca: string }): Promise<Reply> {
+export function post(
+  agent: Agent | undefined,
+  base: string,
+  path: string,
+  body: unknown,
+  tls: { ca: string },
+): Promise<Reply> {
   const text = JSON.stringify(body)
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(new URL(path, base), { method: 'POST', agent, ca: tls.ca, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }, timeout: 120_000 }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
+    const req = httpsRequest(
+      new URL(path, base),
+      {
+        method: 'POST',
+        agent,
+        ca: tls.ca,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+        timeout: 120_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+        res.on('error', reject)
+      },
+    )
     req.on('timeout', () => req.destroy(new Error('timeout')))
     req.on('error', reject)
     req.end(text)
@@ -62,8 +82,14 @@ export function post(agent: Agent | undefined, base: string, path: string, body:
 }
 
 /** xact_commit of the database, and the server's transaction-ID counter (advances once per write transaction). */
-export async function databaseCounters(admin: pg.Client, database: string): Promise<{ xactCommit: number; xid: number }> {
-  const stats = await admin.query<{ xact_commit: string }>('SELECT xact_commit FROM pg_stat_database WHERE datname = $1', [database])
+export async function databaseCounters(
+  admin: pg.Client,
+  database: string,
+): Promise<{ xactCommit: number; xid: number }> {
+  const stats = await admin.query<{ xact_commit: string }>(
+    'SELECT xact_commit FROM pg_stat_database WHERE datname = $1',
+    [database],
+  )
   const xid = await admin.query<{ xid: string }>('SELECT txid_current()::text AS xid')
   return { xactCommit: Number(stats.rows[0]!.xact_commit), xid: Number(xid.rows[0]!.xid) }
 }
@@ -93,11 +119,29 @@ export async function buildFleet(count: number, prefix: string, ctx: BenchContex
     await upsertDeclaredNode(ctx.pool, { id: nodeId, pool: 'bench' })
     await setNodeStatus(ctx.pool, nodeId, 'active')
     const now = new Date()
-    const issued = await issueClientCertificate({ ca: ctx.ca, subjectPublicKey: ctx.publicKey, nodeId, now, lifetimeSeconds: 86400 })
-    await insertNodeCertificate(ctx.pool, { nodeId, fingerprintSha256: issued.fingerprintSha256, serial: issued.serial, notBefore: issued.notBefore, notAfter: issued.notAfter, issuerCaSha256: issued.issuerCaSha256, now })
+    const issued = await issueClientCertificate({
+      ca: ctx.ca,
+      subjectPublicKey: ctx.publicKey,
+      nodeId,
+      now,
+      lifetimeSeconds: 86400,
+    })
+    await insertNodeCertificate(ctx.pool, {
+      nodeId,
+      fingerprintSha256: issued.fingerprintSha256,
+      serial: issued.serial,
+      notBefore: issued.notBefore,
+      notAfter: issued.notAfter,
+      issuerCaSha256: issued.issuerCaSha256,
+      now,
+    })
     certificates[i] = issued.certificatePem
   })
-  const agents = ids.map((nodeId, i) => ({ nodeId, certificatePem: certificates[i]!, agent: newClient(ctx, certificates[i]!) }))
+  const agents = ids.map((nodeId, i) => ({
+    nodeId,
+    certificatePem: certificates[i]!,
+    agent: newClient(ctx, certificates[i]!),
+  }))
   return { agents, setupMs: performance.now() - started }
 }
 
@@ -105,7 +149,16 @@ export function newClient(ctx: BenchContext, certificatePem: string): Agent {
   return new Agent({ keepAlive: true, maxSockets: 1, key: ctx.keyPem, cert: certificatePem, ca: ctx.caPem })
 }
 
-const FACTS = { cpu_count: 8, memory_mb: 32000, data_disk_free_gb: 400, kernel: '6.8.0-45-generic', docker_version: '27.3.1', agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 3 }
+const FACTS = {
+  cpu_count: 8,
+  memory_mb: 32000,
+  data_disk_free_gb: 400,
+  kernel: '6.8.0-45-generic',
+  docker_version: '27.3.1',
+  agent_version: '0.1.0',
+  bridge_netfilter: true,
+  clock_skew_ms: 3,
+}
 
 async function heartbeat(ctx: BenchContext, agent: Agent): Promise<number> {
   const start = performance.now()
@@ -147,7 +200,14 @@ export async function connectAll(ctx: BenchContext, agents: SimulatedAgent[]): P
   )
   const wallMs = performance.now() - started
   latencies.sort((x, y) => x - y)
-  return { count: agents.length, wallMs, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, reasons }
+  return {
+    count: agents.length,
+    wallMs,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors,
+    reasons,
+  }
 }
 
 export interface SustainResult {
@@ -163,7 +223,12 @@ export interface SustainResult {
 }
 
 /** Each agent heartbeats every intervalMs (or as soon as its last answer came, when slower) for `seconds`. */
-export async function sustain(ctx: BenchContext, agents: SimulatedAgent[], seconds: number, intervalMs: number): Promise<SustainResult> {
+export async function sustain(
+  ctx: BenchContext,
+  agents: SimulatedAgent[],
+  seconds: number,
+  intervalMs: number,
+): Promise<SustainResult> {
   await sleep(STATS_SETTLE_MS)
   const before = await databaseCounters(ctx.admin, ctx.database)
   const latencies: number[] = []
@@ -227,8 +292,17 @@ export async function enrollments(ctx: BenchContext, count: number): Promise<Enr
   await forEachLimit(ids, 16, async (nodeId, i) => {
     const secret = randomBytes(32).toString('hex')
     await upsertDeclaredNode(ctx.pool, { id: nodeId, pool: 'bench' })
-    await issueEnrollmentSecret(ctx.pool, nodeId, createHash('sha256').update(secret, 'utf8').digest(), new Date(Date.now() + 900_000))
-    const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: `CN=${nodeId}`, keys: ctx.keys, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } as EcdsaParams })
+    await issueEnrollmentSecret(
+      ctx.pool,
+      nodeId,
+      createHash('sha256').update(secret, 'utf8').digest(),
+      new Date(Date.now() + 900_000),
+    )
+    const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+      name: `CN=${nodeId}`,
+      keys: ctx.keys,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } as EcdsaParams,
+    })
     prepared[i] = { nodeId, secret, csrPem: csr.toString('pem') }
   })
   const latencies: number[] = []
@@ -238,7 +312,13 @@ export async function enrollments(ctx: BenchContext, count: number): Promise<Enr
   const started = performance.now()
   await forEachLimit(prepared, 32, async (p) => {
     const t0 = performance.now()
-    const reply = await post(client, ctx.enrollUrl, '/v1/enroll', { node_id: p.nodeId, enrollment_secret: p.secret, csr_pem: p.csrPem }, { ca: ctx.caPem })
+    const reply = await post(
+      client,
+      ctx.enrollUrl,
+      '/v1/enroll',
+      { node_id: p.nodeId, enrollment_secret: p.secret, csr_pem: p.csrPem },
+      { ca: ctx.caPem },
+    )
     if (reply.status === 200) latencies.push(performance.now() - t0)
     else {
       refused++
@@ -248,5 +328,12 @@ export async function enrollments(ctx: BenchContext, count: number): Promise<Enr
   const elapsed = (performance.now() - started) / 1000
   client.destroy()
   latencies.sort((x, y) => x - y)
-  return { count: latencies.length, perSecond: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), refused, refusedByStatus }
+  return {
+    count: latencies.length,
+    perSecond: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    refused,
+    refusedByStatus,
+  }
 }

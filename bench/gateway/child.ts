@@ -5,11 +5,18 @@ import { createInterface } from 'node:readline'
 
 import { packagePath } from '../../src/package-root.js'
 
-export interface Child { child: ChildProcess; first: Record<string, unknown>; nextLine: () => Promise<string> }
+export interface Child {
+  child: ChildProcess
+  first: Record<string, unknown>
+  nextLine: () => Promise<string>
+}
 
 /** Starts bench/gateway/SCRIPT and waits for its first line (its ready line), 120 s at most. */
 export function startChild(script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Child> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', packagePath('bench', 'gateway', script)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', packagePath('bench', 'gateway', script)], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
   // Every line the child prints, in order: the first resolves start-up, the rest are read with nextLine().
   const lines: string[] = []
   const waiting: ((line: string) => void)[] = []
@@ -18,11 +25,12 @@ export function startChild(script: string, env: Record<string, string>, nodeArgs
     if (waiter) waiter(line)
     else lines.push(line)
   })
-  const nextLine = () => new Promise<string>((resolve) => {
-    const line = lines.shift()
-    if (line === undefined) waiting.push(resolve)
-    else resolve(line)
-  })
+  const nextLine = () =>
+    new Promise<string>((resolve) => {
+      const line = lines.shift()
+      if (line === undefined) waiting.push(resolve)
+      else resolve(line)
+    })
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} printed nothing within 120 s`)), 120_000)
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))

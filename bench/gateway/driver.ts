@@ -12,7 +12,15 @@ import { performance } from 'node:perf_hooks'
 import pg from 'pg'
 
 import { packagePath } from '../../src/package-root.js'
-import { buildFleet, connectAll, type EnrollResult, enrollments, newClient, STATS_SETTLE_MS, sustain } from './agents.js'
+import {
+  buildFleet,
+  connectAll,
+  type EnrollResult,
+  enrollments,
+  newClient,
+  STATS_SETTLE_MS,
+  sustain,
+} from './agents.js'
 import type { Options } from './options.js'
 import { startBenchPostgres } from './postgres.js'
 import { printEnrollments, printRow, type Row } from './report.js'
@@ -50,9 +58,16 @@ export async function serve(): Promise<void> {
     // shared machine the event-loop delay is mostly other processes' load).
     ...(process.env.BENCH_GATEWAY_TUNING === 'default'
       ? {}
-      : { tuning: { enrollRate: lifted, loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] } } }),
+      : {
+          tuning: {
+            enrollRate: lifted,
+            loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] },
+          },
+        }),
   })
-  process.stdout.write(`${JSON.stringify({ ready: true, enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({ ready: true, enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port })}\n`,
+  )
   const stop = async () => {
     await gateway.close()
     await db.close()
@@ -71,19 +86,27 @@ export interface GatewayProcessOptions {
   defaultTuning?: boolean
 }
 
-export async function startGatewayProcess(databaseUrl: string, pkiDir: string, options: GatewayProcessOptions = {}): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
+export async function startGatewayProcess(
+  databaseUrl: string,
+  pkiDir: string,
+  options: GatewayProcessOptions = {},
+): Promise<{ child: ChildProcess; enrollUrl: string; agentUrl: string }> {
   // BENCH_GATEWAY_NODE_ARGS: extra node flags for the gateway process only (`--cpu-prof --cpu-prof-dir=DIR` to profile it).
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'], {
-    env: {
-      ...process.env,
-      BENCH_DATABASE_URL: databaseUrl,
-      BENCH_PKI_DIR: pkiDir,
-      ...(options.agentPort === undefined ? {} : { BENCH_AGENT_PORT: String(options.agentPort) }),
-      ...(options.defaultTuning ? { BENCH_GATEWAY_TUNING: 'default' } : {}),
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx', packagePath('bench', 'gateway.ts'), '--serve'],
+    {
+      env: {
+        ...process.env,
+        BENCH_DATABASE_URL: databaseUrl,
+        BENCH_PKI_DIR: pkiDir,
+        ...(options.agentPort === undefined ? {} : { BENCH_AGENT_PORT: String(options.agentPort) }),
+        ...(options.defaultTuning ? { BENCH_GATEWAY_TUNING: 'default' } : {}),
+      },
+      stdio: ['pipe', 'pipe', 'inherit'],
     },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  })
+  )
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the gateway did not start within 60 s')), 60_000)
     child.once('exit', (code) => reject(new Error(`the gateway exited with ${code}`)))
@@ -107,10 +130,13 @@ export async function startGatewayProcess(databaseUrl: string, pkiDir: string, o
 export async function runBench(options: Options): Promise<BenchResults> {
   const benchStarted = performance.now()
   const overBudget = () => (performance.now() - benchStarted) / 1000 > options.budgetSeconds
-  const hardStop = setTimeout(() => {
-    process.stderr.write(`bench: over the hard limit of ${options.budgetSeconds + 300} s, stopping\n`)
-    process.exit(3)
-  }, (options.budgetSeconds + 300) * 1000)
+  const hardStop = setTimeout(
+    () => {
+      process.stderr.write(`bench: over the hard limit of ${options.budgetSeconds + 300} s, stopping\n`)
+      process.exit(3)
+    },
+    (options.budgetSeconds + 300) * 1000,
+  )
   hardStop.unref()
 
   const dir = await mkdtemp(join(tmpdir(), 'fleetkit-bench-gw-'))
@@ -131,9 +157,11 @@ export async function runBench(options: Options): Promise<BenchResults> {
     let lastPerAgentMs = 0
     for (const count of options.agents) {
       const remaining = options.budgetSeconds - (performance.now() - benchStarted) / 1000
-      const estimate = (lastPerAgentMs * count) / 1000 + options.seconds + 2 * STATS_SETTLE_MS / 1000 + 30
+      const estimate = (lastPerAgentMs * count) / 1000 + options.seconds + (2 * STATS_SETTLE_MS) / 1000 + 30
       if (overBudget() || (lastPerAgentMs > 0 && estimate > remaining)) {
-        skipped.push(`${count} agents skipped: an estimated ${Math.round(estimate)} s against ${Math.round(remaining)} s of budget left`)
+        skipped.push(
+          `${count} agents skipped: an estimated ${Math.round(estimate)} s against ${Math.round(remaining)} s of budget left`,
+        )
         process.stderr.write(`bench: ${skipped.at(-1)}\n`)
         continue
       }

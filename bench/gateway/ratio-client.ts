@@ -6,19 +6,37 @@ import { Agent, request } from 'node:https'
 import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
 
-interface Job { url: string; path: string; body: string; keyPem: string; certPem: string; caPem: string; mode: 'full' | 'resumed' | 'keepalive'; concurrency: number }
+interface Job {
+  url: string
+  path: string
+  body: string
+  keyPem: string
+  certPem: string
+  caPem: string
+  mode: 'full' | 'resumed' | 'keepalive'
+  concurrency: number
+}
 const job = JSON.parse(process.env.BENCH_JOB!) as Job
 const tls = { key: job.keyPem, cert: job.certPem, ca: job.caPem }
-const keepAlive = job.mode === 'keepalive' ? new Agent({ ...tls, keepAlive: true, maxSockets: job.concurrency }) : undefined
+const keepAlive =
+  job.mode === 'keepalive' ? new Agent({ ...tls, keepAlive: true, maxSockets: job.concurrency }) : undefined
 const resuming = job.mode === 'resumed' ? new Agent({ ...tls, keepAlive: false, maxCachedSessions: 100 }) : undefined
 
 function once(): Promise<boolean> {
   return new Promise((resolve) => {
     const options = job.mode === 'full' ? { ...tls, agent: false as const } : { agent: (keepAlive ?? resuming)! }
-    const req = request(new URL(job.path, job.url), { method: 'POST', ...options, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(job.body) } }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode === 200))
-    })
+    const req = request(
+      new URL(job.path, job.url),
+      {
+        method: 'POST',
+        ...options,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(job.body) },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode === 200))
+      },
+    )
     req.on('error', () => resolve(false))
     req.end(job.body)
   })
@@ -40,19 +58,23 @@ for await (const line of createInterface({ input: process.stdin })) {
   const record = kind !== 'warmup'
   const cpuBefore = process.cpuUsage()
   const until = performance.now() + Number(ms)
-  await Promise.all(Array.from({ length: job.concurrency }, async () => {
-    while (performance.now() < until) {
-      const start = performance.now()
-      if (await once()) {
-        ok++
-        if (record) latencies.push(performance.now() - start)
-      } else errors++
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: job.concurrency }, async () => {
+      while (performance.now() < until) {
+        const start = performance.now()
+        if (await once()) {
+          ok++
+          if (record) latencies.push(performance.now() - start)
+        } else errors++
+      }
+    }),
+  )
   latencies.sort((a, b) => a - b)
   const cpu = process.cpuUsage(cpuBefore)
   // Percentiles over every window so far; counts and CPU of this window.
-  process.stdout.write(`${JSON.stringify({ ok, errors, p50: at(50), p99: at(99), cpuMicros: cpu.user + cpu.system })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({ ok, errors, p50: at(50), p99: at(99), cpuMicros: cpu.user + cpu.system })}\n`,
+  )
 }
 keepAlive?.destroy()
 resuming?.destroy()

@@ -5,29 +5,81 @@ import { processCpuMicros } from './process-cpu.js'
 
 export const MODES = ['full', 'resumed', 'keepalive'] as const
 export type Mode = (typeof MODES)[number]
-export const FACTS = { cpu_count: 8, memory_mb: 32000, data_disk_free_gb: 400, kernel: '6.8.0-45-generic', docker_version: '27.3.1', agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 3 }
+export const FACTS = {
+  cpu_count: 8,
+  memory_mb: 32000,
+  data_disk_free_gb: 400,
+  kernel: '6.8.0-45-generic',
+  docker_version: '27.3.1',
+  agent_version: '0.1.0',
+  bridge_netfilter: true,
+  clock_skew_ms: 3,
+}
 
-export interface Server { url: string; pid: number | undefined }
-export interface Clients { certificates: string[]; keyPem: string; caPem: string; concurrency: number }
-export interface Timing { seconds: number; rounds: number; warmupSeconds: number }
-interface Window { ok: number; errors: number; p50: number; p99: number; cpuMicros: number }
-export interface Measured { rate: number; errors: number; p50: number; p99: number; serverCpuPerRequest: number | undefined; clientCpuPerRequest: number }
+export interface Server {
+  url: string
+  pid: number | undefined
+}
+export interface Clients {
+  certificates: string[]
+  keyPem: string
+  caPem: string
+  concurrency: number
+}
+export interface Timing {
+  seconds: number
+  rounds: number
+  warmupSeconds: number
+}
+interface Window {
+  ok: number
+  errors: number
+  p50: number
+  p99: number
+  cpuMicros: number
+}
+export interface Measured {
+  rate: number
+  errors: number
+  p50: number
+  p99: number
+  serverCpuPerRequest: number | undefined
+  clientCpuPerRequest: number
+}
 
 /** The client processes of one server (one per certificate), warmed up (connections open, a session to resume) and waiting for windows. */
 function startClients(url: string, mode: Mode, c: Clients): Promise<Child[]> {
-  return Promise.all(c.certificates.map((certPem) => {
-    const job = { url, path: '/v1/agent/heartbeat', body: JSON.stringify({ facts: FACTS }), keyPem: c.keyPem, certPem, caPem: c.caPem, mode, concurrency: c.concurrency }
-    return startChild('ratio-client.ts', { BENCH_JOB: JSON.stringify(job) })
-  }))
+  return Promise.all(
+    c.certificates.map((certPem) => {
+      const job = {
+        url,
+        path: '/v1/agent/heartbeat',
+        body: JSON.stringify({ facts: FACTS }),
+        keyPem: c.keyPem,
+        certPem,
+        caPem: c.caPem,
+        mode,
+        concurrency: c.concurrency,
+      }
+      return startChild('ratio-client.ts', { BENCH_JOB: JSON.stringify(job) })
+    }),
+  )
 }
 
 /** One window: every client of a server starts at once; the server's CPU time is read around it. */
-async function runWindow(clients: Child[], serverPid: number | undefined, ms: number, warmup = false): Promise<{ windows: Window[]; serverCpuMicros: number | undefined }> {
+async function runWindow(
+  clients: Child[],
+  serverPid: number | undefined,
+  ms: number,
+  warmup = false,
+): Promise<{ windows: Window[]; serverCpuMicros: number | undefined }> {
   const before = processCpuMicros(serverPid)
-  const windows = await Promise.all(clients.map(({ child, nextLine }) => {
-    child.stdin!.write(`${ms}${warmup ? ' warmup' : ''}\n`)
-    return nextLine().then((text) => JSON.parse(text) as Window)
-  }))
+  const windows = await Promise.all(
+    clients.map(({ child, nextLine }) => {
+      child.stdin!.write(`${ms}${warmup ? ' warmup' : ''}\n`)
+      return nextLine().then((text) => JSON.parse(text) as Window)
+    }),
+  )
   const after = processCpuMicros(serverPid)
   return { windows, serverCpuMicros: before === undefined || after === undefined ? undefined : after - before }
 }
@@ -50,7 +102,8 @@ export async function measure(servers: Server[], mode: Mode, c: Clients, t: Timi
     for (const i of order) {
       const w = await runWindow(clients[i]!, servers[i]!.pid, windowMs)
       windows[i]!.push(...w.windows)
-      serverCpu[i] = serverCpu[i] === undefined || w.serverCpuMicros === undefined ? undefined : serverCpu[i]! + w.serverCpuMicros
+      serverCpu[i] =
+        serverCpu[i] === undefined || w.serverCpuMicros === undefined ? undefined : serverCpu[i]! + w.serverCpuMicros
     }
   }
   for (const set of clients) for (const { child } of set) child.stdin!.end()

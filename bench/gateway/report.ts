@@ -20,7 +20,10 @@ export const ms = (value: number) => `${value.toFixed(value < 10 ? 1 : 0)} ms`
 export function reasonText(...maps: Map<string, number>[]): string {
   const total = new Map<string, number>()
   for (const map of maps) for (const [k, v] of map) total.set(k, (total.get(k) ?? 0) + v)
-  return [...total].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${v} ${k}`).join(', ')
+  return [...total]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ')
 }
 
 export function printRow(row: Row, options: Options): void {
@@ -38,16 +41,24 @@ export function printRow(row: Row, options: Options): void {
 }
 
 export function printEnrollments(enroll: EnrollResult): void {
-  process.stdout.write(`enrollments: ${enroll.count} in ${(enroll.count / enroll.perSecond).toFixed(1)} s = ${enroll.perSecond.toFixed(0)}/s, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, refused ${enroll.refused}${enroll.refusedByStatus && enroll.refused > 0 ? ` ${JSON.stringify(enroll.refusedByStatus)}` : ''}\n`)
+  process.stdout.write(
+    `enrollments: ${enroll.count} in ${(enroll.count / enroll.perSecond).toFixed(1)} s = ${enroll.perSecond.toFixed(0)}/s, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, refused ${enroll.refused}${enroll.refusedByStatus && enroll.refused > 0 ? ` ${JSON.stringify(enroll.refusedByStatus)}` : ''}\n`,
+  )
 }
 
-export async function appendToDocs(rows: Row[], enroll: EnrollResult | undefined, skipped: string[], options: Options): Promise<void> {
+export async function appendToDocs(
+  rows: Row[],
+  enroll: EnrollResult | undefined,
+  skipped: string[],
+  options: Options,
+): Promise<void> {
   const path = packagePath('docs', 'performance.md')
   let existing: string
   try {
     existing = await readFile(path, 'utf8')
   } catch {
-    existing = '# Performance\n\nFigures from the `bench/` scripts, each run on the CI machine kind (2 cores). None is a timed test.\n'
+    existing =
+      '# Performance\n\nFigures from the `bench/` scripts, each run on the CI machine kind (2 cores). None is a timed test.\n'
     await writeFile(path, existing)
   }
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU'
@@ -80,7 +91,11 @@ export async function appendToDocs(rows: Row[], enroll: EnrollResult | undefined
     const reasons = reasonText(r.connect.reasons, r.sustain.reasons, r.storm.reasons)
     if (reasons) lines.push('', `Errors with ${r.agents} agents, by reason: ${reasons}.`)
   }
-  if (enroll) lines.push('', `Enrollments through \`POST /v1/enroll\` (32 concurrent clients): ${enroll.count} at ${enroll.perSecond.toFixed(0)}/s, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, ${enroll.refused} refused.`)
+  if (enroll)
+    lines.push(
+      '',
+      `Enrollments through \`POST /v1/enroll\` (32 concurrent clients): ${enroll.count} at ${enroll.perSecond.toFixed(0)}/s, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, ${enroll.refused} refused.`,
+    )
   for (const line of skipped) lines.push('', `Not measured: ${line}.`)
   await appendFile(path, `${lines.join('\n')}\n`)
 }

@@ -21,17 +21,34 @@ export async function createBenchPki(dir: string): Promise<{ pkiDir: string; pki
   return { pkiDir, pki: await loadPkiSet(pkiDir, new Date()) }
 }
 
-export async function createBenchContext(db: BenchPostgres, admin: pg.Client, pki: PkiSet, urls: { enrollUrl: string; agentUrl: string }): Promise<BenchContext> {
+export async function createBenchContext(
+  db: BenchPostgres,
+  admin: pg.Client,
+  pki: PkiSet,
+  urls: { enrollUrl: string; agentUrl: string },
+): Promise<BenchContext> {
   const { generateP256KeyPair, privateKeyToPem } = await import('../../src/pki/keys.js')
   const { x509 } = await import('../../src/pki/x509-provider.js')
   const keys = await generateP256KeyPair()
   return {
-    pool: db.pool, admin, database: db.database, ...urls, caPem: pki.bundlePem,
-    keyPem: await privateKeyToPem(keys.privateKey), keys, publicKey: await x509.PublicKey.create(keys.publicKey), ca: pki.ca,
+    pool: db.pool,
+    admin,
+    database: db.database,
+    ...urls,
+    caPem: pki.bundlePem,
+    keyPem: await privateKeyToPem(keys.privateKey),
+    keys,
+    publicKey: await x509.PublicKey.create(keys.publicKey),
+    ca: pki.ca,
   }
 }
 
-export interface BenchRun { dir: string; db: BenchPostgres; admin: pg.Client; children: Set<ChildProcess> }
+export interface BenchRun {
+  dir: string
+  db: BenchPostgres
+  admin: pg.Client
+  children: Set<ChildProcess>
+}
 
 /**
  * A bench run's scratch directory, disposable PostgreSQL (and a superuser client for its statistics),

@@ -21,16 +21,27 @@ import { forEachLimit } from './agents.js'
 import { FACTS } from './ratio-measure.js'
 import type { StormResult } from './storm-result.js'
 
-interface Job { url: string; caPem: string; keyPem: string; certificates: string[]; heartbeatMs: number; deadlineMs: number }
+interface Job {
+  url: string
+  caPem: string
+  keyPem: string
+  certificates: string[]
+  heartbeatMs: number
+  deadlineMs: number
+}
 const job = JSON.parse(readFileSync(process.env.BENCH_STORM_FILE!, 'utf8')) as Job
 const body = { facts: FACTS }
-const clients = job.certificates.map((cert) => new GatewayClient(job.url, { ca: job.caPem, cert, key: job.keyPem }, { timeoutMs: 20_000, maxSockets: 4 }))
+const clients = job.certificates.map(
+  (cert) => new GatewayClient(job.url, { ca: job.caPem, cert, key: job.keyPem }, { timeoutMs: 20_000, maxSockets: 4 }),
+)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** What went wrong on one attempt: Node's transport code, or the HTTP status. */
 type Failure = string
 
-async function attempt(client: GatewayClient): Promise<{ status: number; retryAfter: string | string[] | undefined } | Failure> {
+async function attempt(
+  client: GatewayClient,
+): Promise<{ status: number; retryAfter: string | string[] | undefined } | Failure> {
   try {
     const reply = await client.request('POST', '/v1/agent/heartbeat', body)
     return { status: reply.status, retryAfter: reply.headers['retry-after'] }
@@ -46,7 +57,6 @@ function resumed(client: GatewayClient): boolean {
   return sockets.some((s) => s.isSessionReused())
 }
 
-
 async function storm(): Promise<StormResult> {
   const cpuBefore = process.cpuUsage()
   const started = performance.now()
@@ -55,31 +65,48 @@ async function storm(): Promise<StormResult> {
   let attempts = 0
   let resumedCount = 0
   let unrecoverable = 0
-  await Promise.all(clients.map(async (client) => {
-    const backoff = new Backoff({ baseMs: job.heartbeatMs, capMs: 300_000 }, systemRng)
-    while (performance.now() - started < job.deadlineMs) {
-      attempts++
-      const outcome = await attempt(client)
-      if (typeof outcome !== 'string' && outcome.status === 200) {
-        backAt.push(performance.now() - started)
-        if (resumed(client)) resumedCount++
-        return
+  await Promise.all(
+    clients.map(async (client) => {
+      const backoff = new Backoff({ baseMs: job.heartbeatMs, capMs: 300_000 }, systemRng)
+      while (performance.now() - started < job.deadlineMs) {
+        attempts++
+        const outcome = await attempt(client)
+        if (typeof outcome !== 'string' && outcome.status === 200) {
+          backAt.push(performance.now() - started)
+          if (resumed(client)) resumedCount++
+          return
+        }
+        const reason = typeof outcome === 'string' ? outcome : `HTTP ${outcome.status}`
+        failures[reason] = (failures[reason] ?? 0) + 1
+        // As the agent's run loop: a shed or unavailable answer waits what it asks (plus jitter), a transport
+        // failure the backoff; any other answer (401, 4xx) is one the agent cannot retry its way out of.
+        if (typeof outcome !== 'string' && !isRetryLaterStatus(outcome.status)) {
+          unrecoverable++
+          return
+        }
+        await sleep(
+          typeof outcome === 'string'
+            ? backoff.failed()
+            : retryLaterWaitMs(outcome.retryAfter, backoff, job.heartbeatMs, Date.now(), systemRng),
+        )
       }
-      const reason = typeof outcome === 'string' ? outcome : `HTTP ${outcome.status}`
-      failures[reason] = (failures[reason] ?? 0) + 1
-      // As the agent's run loop: a shed or unavailable answer waits what it asks (plus jitter), a transport
-      // failure the backoff; any other answer (401, 4xx) is one the agent cannot retry its way out of.
-      if (typeof outcome !== 'string' && !isRetryLaterStatus(outcome.status)) {
-        unrecoverable++
-        return
-      }
-      await sleep(typeof outcome === 'string' ? backoff.failed() : retryLaterWaitMs(outcome.retryAfter, backoff, job.heartbeatMs, Date.now(), systemRng))
-    }
-  }))
+    }),
+  )
   const cpu = process.cpuUsage(cpuBefore)
   backAt.sort((a, b) => a - b)
   const at = (p: number) => backAt[Math.min(backAt.length - 1, Math.floor((p / 100) * backAt.length))] ?? Number.NaN
-  return { agents: clients.length, back: backAt.length, lastBackMs: backAt.at(-1) ?? Number.NaN, p50Ms: at(50), p99Ms: at(99), resumed: resumedCount, attempts, failures, unrecoverable, cpuMicros: cpu.user + cpu.system }
+  return {
+    agents: clients.length,
+    back: backAt.length,
+    lastBackMs: backAt.at(-1) ?? Number.NaN,
+    p50Ms: at(50),
+    p99Ms: at(99),
+    resumed: resumedCount,
+    attempts,
+    failures,
+    unrecoverable,
+    cpuMicros: cpu.user + cpu.system,
+  }
 }
 
 async function prime(): Promise<{ ok: number; failed: number }> {
@@ -93,7 +120,8 @@ async function prime(): Promise<{ ok: number; failed: number }> {
 
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`)
 for await (const line of createInterface({ input: process.stdin })) {
-  const answer = line === 'prime' ? await prime() : line === 'storm' ? await storm() : { error: `unknown command ${line}` }
+  const answer =
+    line === 'prime' ? await prime() : line === 'storm' ? await storm() : { error: `unknown command ${line}` }
   process.stdout.write(`${JSON.stringify(answer)}\n`)
 }
 for (const client of clients) client.close()

@@ -13,12 +13,18 @@ const BIN = join(packageRoot, 'bin', 'run.js')
 
 export async function runFleetkit(argv: string[]): Promise<CliRun> {
   // NODE_OPTIONS carries cucumber's tsx loader; the operator's CLI runs without it.
-  const result = await runProcess(process.execPath, [BIN, ...argv], { cwd: packageRoot, env: overlayEnv({ NODE_OPTIONS: '' }) })
+  const result = await runProcess(process.execPath, [BIN, ...argv], {
+    cwd: packageRoot,
+    env: overlayEnv({ NODE_OPTIONS: '' }),
+  })
   return { argv, exitCode: result.code, stdout: result.stdout, stderr: result.stderr, asserted: false }
 }
 
 function words(command: string): string[] {
-  return command.replace(/^fleetkit\s+/, '').split(/\s+/).filter(Boolean)
+  return command
+    .replace(/^fleetkit\s+/, '')
+    .split(/\s+/)
+    .filter(Boolean)
 }
 
 When('I run {string}', async function (this: FleetkitWorld, command: string) {
@@ -35,7 +41,10 @@ Then('it exits {int}', function (this: FleetkitWorld, code: number) {
 Then('the JSON result is the runbook entry of {string}', async function (this: FleetkitWorld, code: string) {
   assert.ok(this.lastRun)
   this.lastRun.asserted = true
-  const out = JSON.parse(this.lastRun.stdout) as { status: number; result: { code: string; section: string; line: string; fix: string } }
+  const out = JSON.parse(this.lastRun.stdout) as {
+    status: number
+    result: { code: string; section: string; line: string; fix: string }
+  }
   const entry = findRunbookEntry(await loadRunbooks(), code)
   assert.ok(entry, `docs/runbooks.md has no entry for ${code}`)
   assert.equal(out.status, 0)
@@ -45,13 +54,16 @@ Then('the JSON result is the runbook entry of {string}', async function (this: F
   )
 })
 
-Then('the JSON error has code {string} and suggests {string}', function (this: FleetkitWorld, code: string, action: string) {
-  assert.ok(this.lastRun)
-  this.lastRun.asserted = true
-  const out = JSON.parse(this.lastRun.stdout) as { code: string; actions: string[]; exitCode: number }
-  assert.equal(out.code, code)
-  assert.ok(out.actions.includes(action), `actions: ${out.actions.join(', ')}`)
-})
+Then(
+  'the JSON error has code {string} and suggests {string}',
+  function (this: FleetkitWorld, code: string, action: string) {
+    assert.ok(this.lastRun)
+    this.lastRun.asserted = true
+    const out = JSON.parse(this.lastRun.stdout) as { code: string; actions: string[]; exitCode: number }
+    assert.equal(out.code, code)
+    assert.ok(out.actions.includes(action), `actions: ${out.actions.join(', ')}`)
+  },
+)
 
 Then('stderr says {string}', function (this: FleetkitWorld, text: string) {
   assert.ok(this.lastRun)

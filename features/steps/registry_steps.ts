@@ -60,13 +60,18 @@ When('the runbook entry of every registered code is looked up', async function (
   this.runbookEntries = new Map(Object.keys(FAILURE_CODES).map((code) => [code, findRunbookEntry(runbooks, code)]))
 })
 
-Then('every code has a section that says what it means and how to confirm, fix and escalate', function (this: FleetkitWorld) {
-  const entries = this.runbookEntries
-  assert.ok(entries && entries.size === Object.keys(FAILURE_CODES).length)
-  const incomplete = [...entries].flatMap(([code, entry]) => {
-    if (!entry) return [`${code}: no line in docs/runbooks.md`]
-    const missing = (['meaning', 'confirm', 'fix', 'escalate'] as const).filter((field) => entry.section[field] === '')
-    return missing.length > 0 ? [`${code}: section "${entry.section.title}" lacks ${missing.join(', ')}`] : []
-  })
-  assert.deepEqual(incomplete, [])
-})
+Then(
+  'every code has a section that says what it means and how to confirm, fix and escalate',
+  function (this: FleetkitWorld) {
+    const entries = this.runbookEntries
+    assert.ok(entries && entries.size === Object.keys(FAILURE_CODES).length)
+    const incomplete = [...entries].flatMap(([code, entry]) => {
+      if (!entry) return [`${code}: no line in docs/runbooks.md`]
+      const missing = (['meaning', 'confirm', 'fix', 'escalate'] as const).filter(
+        (field) => entry.section[field] === '',
+      )
+      return missing.length > 0 ? [`${code}: section "${entry.section.title}" lacks ${missing.join(', ')}`] : []
+    })
+    assert.deepEqual(incomplete, [])
+  },
+)

@@ -5,7 +5,15 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { After, Before, Status, setDefaultTimeout, setWorldConstructor, World, type IWorldOptions } from '@cucumber/cucumber'
+import {
+  After,
+  Before,
+  Status,
+  setDefaultTimeout,
+  setWorldConstructor,
+  World,
+  type IWorldOptions,
+} from '@cucumber/cucumber'
 
 import type { RuleFinding } from '../../src/checks/rules/finding.js'
 import type { RunbookEntry } from '../../src/checks/runbooks.js'
@@ -49,11 +57,15 @@ After(async function (this: FleetkitWorld, { result }) {
   const unasserted = this.runs.filter((run) => run.exitCode !== 0 && !run.asserted)
   if (unasserted.length > 0) {
     const run = unasserted[0]!
-    throw new Error(`fleetkit ${run.argv.join(' ')} exited ${run.exitCode} and no step asserted it:\n${run.stderr || run.stdout}`)
+    throw new Error(
+      `fleetkit ${run.argv.join(' ')} exited ${run.exitCode} and no step asserted it:\n${run.stderr || run.stdout}`,
+    )
   }
   // "it reports X" alone would still pass if the rule also reported something it should not.
   if (result?.status === Status.PASSED && this.findings !== undefined && !this.findingsCounted) {
-    throw new Error(`the rule reported ${this.findings.length} finding(s) and no step asserted how many (add "it reports N findings")`)
+    throw new Error(
+      `the rule reported ${this.findings.length} finding(s) and no step asserted how many (add "it reports N findings")`,
+    )
   }
 })
 

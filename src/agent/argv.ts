@@ -8,7 +8,11 @@ export interface ParsedArgv {
   booleans: Set<string>
 }
 
-export function parseArgv(argv: readonly string[], booleanFlags: ReadonlySet<string>, valueFlags: ReadonlySet<string>): ParsedArgv {
+export function parseArgv(
+  argv: readonly string[],
+  booleanFlags: ReadonlySet<string>,
+  valueFlags: ReadonlySet<string>,
+): ParsedArgv {
   const flags: Record<string, string> = {}
   const booleans = new Set<string>()
   let command: string | undefined

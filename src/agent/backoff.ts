@@ -29,7 +29,10 @@ export class Backoff {
   private previousMs = 0
   private failures = 0
 
-  constructor(private readonly policy: BackoffPolicy, private readonly rng: Rng) {}
+  constructor(
+    private readonly policy: BackoffPolicy,
+    private readonly rng: Rng,
+  ) {}
 
   failed(): number {
     this.failures++
@@ -51,7 +54,11 @@ export class Backoff {
  * The wait a Retry-After header asks for (seconds or an HTTP date), capped; undefined without
  * a usable header. Callers wait at least this long and add their own jitter on top.
  */
-export function retryAfterHeaderMs(header: string | string[] | undefined, nowMs: number, capMs = DEFAULT_BACKOFF_CAP_MS): number | undefined {
+export function retryAfterHeaderMs(
+  header: string | string[] | undefined,
+  nowMs: number,
+  capMs = DEFAULT_BACKOFF_CAP_MS,
+): number | undefined {
   const value = Array.isArray(header) ? header[0] : header
   if (value === undefined || value.trim() === '') return undefined
   const seconds = Number(value)
@@ -70,7 +77,13 @@ export function isRetryLaterStatus(status: number): boolean {
  * backoff by attempt), plus a random share of up to half of it (at least a second), so agents told
  * the same Retry-After in the same second spread out instead of returning together.
  */
-export function jitteredRetryMs(header: string | string[] | undefined, attempt: number, nowMs: number, rng: Rng, capMs = DEFAULT_BACKOFF_CAP_MS): number {
+export function jitteredRetryMs(
+  header: string | string[] | undefined,
+  attempt: number,
+  nowMs: number,
+  rng: Rng,
+  capMs = DEFAULT_BACKOFF_CAP_MS,
+): number {
   const asked = retryAfterHeaderMs(header, nowMs, capMs) ?? Math.min(1000 * 2 ** attempt, 60_000)
   return Math.min(capMs, asked + Math.round(unitInterval(rng) * Math.max(1000, asked / 2)))
 }
@@ -80,7 +93,13 @@ export function jitteredRetryMs(header: string | string[] | undefined, attempt: 
  * to one heartbeat interval of jitter, so thousands of agents told the same Retry-After do not come back
  * in the same second; never less than the backoff's next wait.
  */
-export function retryLaterWaitMs(retryAfter: string | string[] | undefined, backoff: Backoff, heartbeatMs: number, nowMs: number, rng: Rng): number {
+export function retryLaterWaitMs(
+  retryAfter: string | string[] | undefined,
+  backoff: Backoff,
+  heartbeatMs: number,
+  nowMs: number,
+  rng: Rng,
+): number {
   const askedMs = retryAfterHeaderMs(retryAfter, nowMs) ?? 0
   return Math.max(askedMs + Math.round(unitInterval(rng) * heartbeatMs), backoff.failed())
 }

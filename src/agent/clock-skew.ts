@@ -28,23 +28,27 @@ export function skewStatus(skewMs: number | undefined): 'pass' | 'warn' | 'fail'
 export async function probeSkewMs(baseUrl: string, timeoutMs = 5000): Promise<number | undefined> {
   const started = Date.now()
   return new Promise((resolve) => {
-    const req = httpsRequest(new URL('/healthz', baseUrl), { method: 'GET', rejectUnauthorized: false, timeout: timeoutMs, agent: false }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        const finished = Date.now()
-        let body: unknown
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-        } catch {
-          body = undefined
-        }
-        const fromBody = skewFrom(body, started, finished)
-        const date = typeof res.headers.date === 'string' ? Date.parse(res.headers.date) : Number.NaN
-        resolve(fromBody ?? (Number.isNaN(date) ? undefined : Math.round(date - (started + finished) / 2)))
-      })
-      res.on('error', () => resolve(undefined))
-    })
+    const req = httpsRequest(
+      new URL('/healthz', baseUrl),
+      { method: 'GET', rejectUnauthorized: false, timeout: timeoutMs, agent: false },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (chunk: Buffer) => chunks.push(chunk))
+        res.on('end', () => {
+          const finished = Date.now()
+          let body: unknown
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+          } catch {
+            body = undefined
+          }
+          const fromBody = skewFrom(body, started, finished)
+          const date = typeof res.headers.date === 'string' ? Date.parse(res.headers.date) : Number.NaN
+          resolve(fromBody ?? (Number.isNaN(date) ? undefined : Math.round(date - (started + finished) / 2)))
+        })
+        res.on('error', () => resolve(undefined))
+      },
+    )
     req.on('timeout', () => req.destroy())
     req.on('error', () => resolve(undefined))
     req.end()
@@ -53,10 +57,14 @@ export async function probeSkewMs(baseUrl: string, timeoutMs = 5000): Promise<nu
 
 export function clockSkewError(skewMs: number, against: string): FleetkitError {
   const direction = skewMs > 0 ? 'behind' : 'ahead of'
-  return new FleetkitError('CLOCK_SKEW', `this host's clock is ${Math.round(Math.abs(skewMs) / 1000)} s ${direction} the gateway's (${against}); TLS certificates look expired or not yet valid`, {
-    actions: ['timedatectl status', 'enable time synchronisation (systemd-timesyncd or chrony) on this host'],
-    data: { skew_ms: skewMs },
-  })
+  return new FleetkitError(
+    'CLOCK_SKEW',
+    `this host's clock is ${Math.round(Math.abs(skewMs) / 1000)} s ${direction} the gateway's (${against}); TLS certificates look expired or not yet valid`,
+    {
+      actions: ['timedatectl status', 'enable time synchronisation (systemd-timesyncd or chrony) on this host'],
+      data: { skew_ms: skewMs },
+    },
+  )
 }
 
 /**
@@ -64,9 +72,15 @@ export function clockSkewError(skewMs: number, against: string): FleetkitError {
  * handshake failed and the gateway's clock is far from ours, else GATEWAY_UNREACHABLE.
  * `probeUrls` are listeners whose /healthz answers without a client certificate.
  */
-export async function explainTransportError(error: unknown, target: string, probeUrls: readonly string[], knownSkewMs?: number): Promise<FleetkitError> {
+export async function explainTransportError(
+  error: unknown,
+  target: string,
+  probeUrls: readonly string[],
+  knownSkewMs?: number,
+): Promise<FleetkitError> {
   if (error instanceof FleetkitError) return error
-  const code = error instanceof GatewayTransportError ? error.code : ((error as NodeJS.ErrnoException).code ?? 'UNKNOWN')
+  const code =
+    error instanceof GatewayTransportError ? error.code : ((error as NodeJS.ErrnoException).code ?? 'UNKNOWN')
   if (timeRelatedTlsFailure(code)) {
     let skew = knownSkewMs
     for (const url of probeUrls) {
@@ -75,8 +89,12 @@ export async function explainTransportError(error: unknown, target: string, prob
     }
     if (skew !== undefined && Math.abs(skew) >= SKEW_FAIL_MS) return clockSkewError(skew, target)
   }
-  return new FleetkitError('GATEWAY_UNREACHABLE', `cannot reach the gateway at ${target}: ${code} ${(error as Error).message}`.trim(), {
-    actions: ['fleetkit-agent doctor', `curl --cacert GATEWAY_CA ${target}/healthz`],
-    data: { target, transport_code: code },
-  })
+  return new FleetkitError(
+    'GATEWAY_UNREACHABLE',
+    `cannot reach the gateway at ${target}: ${code} ${(error as Error).message}`.trim(),
+    {
+      actions: ['fleetkit-agent doctor', `curl --cacert GATEWAY_CA ${target}/healthz`],
+      data: { target, transport_code: code },
+    },
+  )
 }

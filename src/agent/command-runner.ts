@@ -15,11 +15,20 @@ export type CommandRunner = (command: string, args: readonly string[]) => Promis
 export function systemCommandRunner(timeoutMs = 5000): CommandRunner {
   return (command, args) =>
     new Promise((resolve) => {
-      execFile(command, [...args], { timeout: timeoutMs, maxBuffer: 1 << 20, env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' } }, (error, stdout, stderr) => {
-        if (!error) return resolve({ exitCode: 0, stdout, stderr })
-        const code = (error as NodeJS.ErrnoException).code
-        if (typeof code === 'number') return resolve({ exitCode: code, stdout, stderr })
-        resolve({ exitCode: null, stdout, stderr, error: typeof code === 'string' ? code : error.message })
-      })
+      execFile(
+        command,
+        [...args],
+        {
+          timeout: timeoutMs,
+          maxBuffer: 1 << 20,
+          env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
+        },
+        (error, stdout, stderr) => {
+          if (!error) return resolve({ exitCode: 0, stdout, stderr })
+          const code = (error as NodeJS.ErrnoException).code
+          if (typeof code === 'number') return resolve({ exitCode: code, stdout, stderr })
+          resolve({ exitCode: null, stdout, stderr, error: typeof code === 'string' ? code : error.message })
+        },
+      )
     })
 }

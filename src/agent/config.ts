@@ -42,18 +42,60 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'nodeId', env: 'FLEETKIT_NODE_ID', flag: 'node-id', kind: 'node-id' },
   { key: 'enrollUrl', env: 'FLEETKIT_ENROLL_URL', flag: 'enroll-url', kind: 'url' },
   { key: 'gatewayUrl', env: 'FLEETKIT_GATEWAY_URL', flag: 'gateway-url', kind: 'url' },
-  { key: 'caFile', env: 'FLEETKIT_GATEWAY_CA_FILE', flag: 'ca-file', default: '/etc/fleetkit/gateway-ca.pem', kind: 'string' },
-  { key: 'secretFile', env: 'FLEETKIT_ENROLLMENT_SECRET_FILE', flag: 'secret-file', default: '/var/lib/fleetkit/enrollment-secret', kind: 'string' },
+  {
+    key: 'caFile',
+    env: 'FLEETKIT_GATEWAY_CA_FILE',
+    flag: 'ca-file',
+    default: '/etc/fleetkit/gateway-ca.pem',
+    kind: 'string',
+  },
+  {
+    key: 'secretFile',
+    env: 'FLEETKIT_ENROLLMENT_SECRET_FILE',
+    flag: 'secret-file',
+    default: '/var/lib/fleetkit/enrollment-secret',
+    kind: 'string',
+  },
   { key: 'pkiDir', env: 'FLEETKIT_AGENT_PKI_DIR', flag: 'pki-dir', default: '/var/lib/fleetkit/pki', kind: 'string' },
   { key: 'hostRoot', env: 'FLEETKIT_HOST_ROOT', flag: 'host-root', default: '/', kind: 'string' },
   { key: 'dataMount', env: 'FLEETKIT_DATA_MOUNT', flag: 'data-mount', default: '', kind: 'string' },
   { key: 'minFreeGb', env: 'FLEETKIT_AGENT_MIN_FREE_GB', flag: 'min-free-gb', default: '5', kind: 'number' },
-  { key: 'heartbeatSeconds', env: 'FLEETKIT_AGENT_HEARTBEAT_SECONDS', flag: 'heartbeat-seconds', default: '15', kind: 'number' },
-  { key: 'backoffMaxSeconds', env: 'FLEETKIT_AGENT_BACKOFF_MAX_SECONDS', flag: 'backoff-max-seconds', default: '300', kind: 'number' },
-  { key: 'renewCheckSeconds', env: 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS', flag: 'renew-check-seconds', default: '600', kind: 'number' },
-  { key: 'requestTimeoutSeconds', env: 'FLEETKIT_AGENT_REQUEST_TIMEOUT_SECONDS', flag: 'request-timeout-seconds', default: '20', kind: 'number' },
+  {
+    key: 'heartbeatSeconds',
+    env: 'FLEETKIT_AGENT_HEARTBEAT_SECONDS',
+    flag: 'heartbeat-seconds',
+    default: '15',
+    kind: 'number',
+  },
+  {
+    key: 'backoffMaxSeconds',
+    env: 'FLEETKIT_AGENT_BACKOFF_MAX_SECONDS',
+    flag: 'backoff-max-seconds',
+    default: '300',
+    kind: 'number',
+  },
+  {
+    key: 'renewCheckSeconds',
+    env: 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS',
+    flag: 'renew-check-seconds',
+    default: '600',
+    kind: 'number',
+  },
+  {
+    key: 'requestTimeoutSeconds',
+    env: 'FLEETKIT_AGENT_REQUEST_TIMEOUT_SECONDS',
+    flag: 'request-timeout-seconds',
+    default: '20',
+    kind: 'number',
+  },
   { key: 'unitName', env: 'FLEETKIT_AGENT_UNIT', flag: 'unit', default: 'fleetkit-agent.service', kind: 'string' },
-  { key: 'firewallUnit', env: 'FLEETKIT_FIREWALL_UNIT', flag: 'firewall-unit', default: 'fleetkit-firewall.service', kind: 'string' },
+  {
+    key: 'firewallUnit',
+    env: 'FLEETKIT_FIREWALL_UNIT',
+    flag: 'firewall-unit',
+    default: 'fleetkit-firewall.service',
+    kind: 'string',
+  },
 ]
 
 export const DEFAULT_CONFIG_FILE = '/etc/fleetkit/agent.env'
@@ -68,7 +110,8 @@ export function parseEnvFile(text: string): Record<string, string> {
     const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
     if (!match) continue
     let value = match[2]!
-    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0])) value = value.slice(1, -1)
+    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0]))
+      value = value.slice(1, -1)
     values[match[1]!] = value
   }
   return values
@@ -90,15 +133,20 @@ export function loadAgentConfig(sources: ConfigSources): AgentConfig {
   } catch (error) {
     // The default file may be absent when everything comes from the environment (tests, hand runs).
     if (explicit !== undefined || (error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      throw new FleetkitError('AGENT_CONFIG_INVALID', `cannot read the agent configuration ${configFile}: ${(error as Error).message}`, {
-        actions: [`check that ${configFile} exists and is readable by the agent's user`],
-        data: { configFile },
-      })
+      throw new FleetkitError(
+        'AGENT_CONFIG_INVALID',
+        `cannot read the agent configuration ${configFile}: ${(error as Error).message}`,
+        {
+          actions: [`check that ${configFile} exists and is readable by the agent's user`],
+          data: { configFile },
+        },
+      )
     }
   }
   const config: Record<string, unknown> = { configFile }
   for (const setting of SETTINGS) {
-    const raw = sources.flags[setting.flag] ?? sources.env[setting.env] ?? fileValues[setting.env] ?? setting.default ?? ''
+    const raw =
+      sources.flags[setting.flag] ?? sources.env[setting.env] ?? fileValues[setting.env] ?? setting.default ?? ''
     config[setting.key] = convert(setting, raw.trim(), configFile)
   }
   return config as unknown as AgentConfig
@@ -112,7 +160,8 @@ function convert(setting: Setting, raw: string, configFile: string): string | nu
     })
   if (setting.kind === 'number') {
     const value = Number(raw)
-    if (raw === '' || !Number.isFinite(value) || value <= 0) throw invalid(`must be a positive number, got ${JSON.stringify(raw)}`)
+    if (raw === '' || !Number.isFinite(value) || value <= 0)
+      throw invalid(`must be a positive number, got ${JSON.stringify(raw)}`)
     return value
   }
   if (raw === '') return ''
@@ -124,10 +173,12 @@ function convert(setting: Setting, raw: string, configFile: string): string | nu
       throw invalid(`is not a URL: ${JSON.stringify(raw)}`)
     }
     // The grammar fleet.yaml's gateway URLs meet (src/definition/grammar.ts), so a seed's URL always loads.
-    if (url.protocol !== 'https:' || !isHttpsUrl(raw)) throw invalid('must be an https:// URL (host, optional port and path; no query or credentials)')
+    if (url.protocol !== 'https:' || !isHttpsUrl(raw))
+      throw invalid('must be an https:// URL (host, optional port and path; no query or credentials)')
     return url.origin
   }
-  if (setting.kind === 'node-id' && !isNodeIdOrUuid(raw)) throw invalid(`is not a valid node ID: ${JSON.stringify(raw)}`)
+  if (setting.kind === 'node-id' && !isNodeIdOrUuid(raw))
+    throw invalid(`is not a valid node ID: ${JSON.stringify(raw)}`)
   return raw
 }
 

@@ -10,7 +10,14 @@ import { explainTransportError } from './clock-skew.js'
 import type { AgentConfig } from './config.js'
 import { GatewayClient } from './gateway-client.js'
 import type { Host } from './host.js'
-import { type CheckContext, checkBrNetfilter, checkCertificate, checkClockSkew, checkDataVolume, checkDiskFree } from './host-checks.js'
+import {
+  type CheckContext,
+  checkBrNetfilter,
+  checkCertificate,
+  checkClockSkew,
+  checkDataVolume,
+  checkDiskFree,
+} from './host-checks.js'
 import { type Identity, identityPaths, loadIdentity } from './identity.js'
 import { AgentSession, probeUrls } from './session.js'
 
@@ -20,7 +27,16 @@ export interface DoctorDeps {
 }
 
 export async function runDoctor(config: AgentConfig, deps: DoctorDeps): Promise<CheckResult[]> {
-  const base: CheckContext = { host: deps.host, dataMount: config.dataMount, minFreeGb: config.minFreeGb, unitName: config.unitName, firewallUnit: config.firewallUnit, now: deps.now(), certificate: undefined, clockSkewMs: undefined }
+  const base: CheckContext = {
+    host: deps.host,
+    dataMount: config.dataMount,
+    minFreeGb: config.minFreeGb,
+    unitName: config.unitName,
+    firewallUnit: config.firewallUnit,
+    now: deps.now(),
+    certificate: undefined,
+    clockSkewMs: undefined,
+  }
   const results: CheckResult[] = [await checkBrNetfilter(base), await checkDataVolume(base), await checkDiskFree(base)]
 
   let identity: Identity | undefined
@@ -34,7 +50,12 @@ export async function runDoctor(config: AgentConfig, deps: DoctorDeps): Promise<
     const loose = await looseModes(config.pkiDir)
     const certificate = checkCertificate({ now: deps.now(), certificate: identity.window })
     if (loose.length > 0 && certificate.status !== 'fail') {
-      results.push({ id: 'agent:certificate', status: 'fail', code: 'IDENTITY_INVALID', detail: `identity files readable by others: ${loose.join(', ')}` })
+      results.push({
+        id: 'agent:certificate',
+        status: 'fail',
+        code: 'IDENTITY_INVALID',
+        detail: `identity files readable by others: ${loose.join(', ')}`,
+      })
     } else results.push(certificate)
   }
 
@@ -56,43 +77,91 @@ async function looseModes(pkiDir: string): Promise<string[]> {
 }
 
 /** With an identity: GET /v1/agent/identity over mTLS. Without: /healthz on the enrollment listener with the pinned CA. */
-async function checkGateway(config: AgentConfig, identity: Identity | undefined): Promise<{ result: CheckResult; skewMs: number | undefined }> {
+async function checkGateway(
+  config: AgentConfig,
+  identity: Identity | undefined,
+): Promise<{ result: CheckResult; skewMs: number | undefined }> {
   const id = 'agent:gateway'
   if (identity && config.gatewayUrl !== '') {
     const session = new AgentSession(config, identity)
     try {
       const response = await session.call('GET', AGENT_PATHS.identity)
-      const answer = response.status === 200 ? readResponse(readIdentityResponse, response.body, AGENT_PATHS.identity) : undefined
+      const answer =
+        response.status === 200 ? readResponse(readIdentityResponse, response.body, AGENT_PATHS.identity) : undefined
       return {
         result: answer
-          ? { id, status: 'pass', detail: `${config.gatewayUrl} accepts certificate ${identity.serial}; node status ${answer.status}` }
-          : { id, status: 'fail', code: 'GATEWAY_UNREACHABLE', detail: `${config.gatewayUrl} answered ${response.status}` },
+          ? {
+              id,
+              status: 'pass',
+              detail: `${config.gatewayUrl} accepts certificate ${identity.serial}; node status ${answer.status}`,
+            }
+          : {
+              id,
+              status: 'fail',
+              code: 'GATEWAY_UNREACHABLE',
+              detail: `${config.gatewayUrl} answered ${response.status}`,
+            },
         skewMs: session.skewMs,
       }
     } catch (error) {
       const e = toFleetkitError(error)
-      return { result: { id, status: 'fail', code: e.code, detail: e.message }, skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : session.skewMs }
+      return {
+        result: { id, status: 'fail', code: e.code, detail: e.message },
+        skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : session.skewMs,
+      }
     } finally {
       session.close()
     }
   }
-  if (config.enrollUrl === '') return { result: { id, status: 'fail', code: 'AGENT_CONFIG_INVALID', detail: 'neither FLEETKIT_GATEWAY_URL with an identity nor FLEETKIT_ENROLL_URL is set' }, skewMs: undefined }
+  if (config.enrollUrl === '')
+    return {
+      result: {
+        id,
+        status: 'fail',
+        code: 'AGENT_CONFIG_INVALID',
+        detail: 'neither FLEETKIT_GATEWAY_URL with an identity nor FLEETKIT_ENROLL_URL is set',
+      },
+      skewMs: undefined,
+    }
   let ca: string
   try {
     ca = await readFile(config.caFile, 'utf8')
   } catch {
-    return { result: { id, status: 'fail', code: 'AGENT_CONFIG_INVALID', detail: `cannot read the gateway CA bundle ${config.caFile}` }, skewMs: undefined }
+    return {
+      result: {
+        id,
+        status: 'fail',
+        code: 'AGENT_CONFIG_INVALID',
+        detail: `cannot read the gateway CA bundle ${config.caFile}`,
+      },
+      skewMs: undefined,
+    }
   }
-  const client = new GatewayClient(config.enrollUrl, { ca }, { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 })
+  const client = new GatewayClient(
+    config.enrollUrl,
+    { ca },
+    { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 },
+  )
   try {
     const response = await client.request('GET', '/healthz')
     return {
-      result: response.status === 200 ? { id, status: 'pass', detail: `${config.enrollUrl} answers (not enrolled yet)` } : { id, status: 'fail', code: 'GATEWAY_UNREACHABLE', detail: `${config.enrollUrl}/healthz answered ${response.status}` },
+      result:
+        response.status === 200
+          ? { id, status: 'pass', detail: `${config.enrollUrl} answers (not enrolled yet)` }
+          : {
+              id,
+              status: 'fail',
+              code: 'GATEWAY_UNREACHABLE',
+              detail: `${config.enrollUrl}/healthz answered ${response.status}`,
+            },
       skewMs: client.lastSkewMs,
     }
   } catch (error) {
     const e = await explainTransportError(error, config.enrollUrl, probeUrls(config))
-    return { result: { id, status: 'fail', code: e.code, detail: e.message }, skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : undefined }
+    return {
+      result: { id, status: 'fail', code: e.code, detail: e.message },
+      skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : undefined,
+    }
   } finally {
     client.close()
   }

@@ -48,8 +48,16 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
   const pinnedCa = await readPinnedCa(config)
   // Written before the secret leaves this host: a lost answer is retried with the same key.
   const { keyPem, csrPem, reused } = await pendingKeyAndCsr(config.pkiDir, config.nodeId)
-  if (reused) deps.log('info', 'enroll_resumed', { node_id: config.nodeId, reason: 'a previous attempt got no answer; sending the same key' })
-  const client = new GatewayClient(config.enrollUrl, { ca: pinnedCa }, { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 })
+  if (reused)
+    deps.log('info', 'enroll_resumed', {
+      node_id: config.nodeId,
+      reason: 'a previous attempt got no answer; sending the same key',
+    })
+  const client = new GatewayClient(
+    config.enrollUrl,
+    { ca: pinnedCa },
+    { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 },
+  )
   const sleep = deps.sleep ?? defaultSleep
   const maxAttempts = deps.maxAttempts ?? 8
   try {
@@ -64,26 +72,52 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
       if (RETRY_LATER.has(response.status) && attempt < maxAttempts) {
         // Retry-After plus jitter: a fleet booted together and shed together must not return together.
         const waitMs = jitteredRetryMs(response.headers['retry-after'], attempt, Date.now(), deps.rng ?? systemRng)
-        deps.log('warn', 'enroll_throttled', { attempt, status: response.status, code: errorCodeOf(response.body) ?? null, retry_in_ms: waitMs })
+        deps.log('warn', 'enroll_throttled', {
+          attempt,
+          status: response.status,
+          code: errorCodeOf(response.body) ?? null,
+          retry_in_ms: waitMs,
+        })
         await sleep(waitMs)
         continue
       }
       if (response.status !== 200) {
         const gatewayCode = errorCodeOf(response.body) ?? 'unknown'
-        throw new FleetkitError('AGENT_ENROLL_FAILED', `the gateway answered ${response.status} ${gatewayCode} to the enrollment of ${config.nodeId}`, {
-          actions: response.status === 401 ? ['issue a fresh secret: fleetkit node token NODE, write it to the secret file, run fleetkit-agent enroll'] : ['fleetkit-agent doctor'],
-          data: { status: response.status, gateway_code: gatewayCode, node_id: config.nodeId },
-        })
+        throw new FleetkitError(
+          'AGENT_ENROLL_FAILED',
+          `the gateway answered ${response.status} ${gatewayCode} to the enrollment of ${config.nodeId}`,
+          {
+            actions:
+              response.status === 401
+                ? [
+                    'issue a fresh secret: fleetkit node token NODE, write it to the secret file, run fleetkit-agent enroll',
+                  ]
+                : ['fleetkit-agent doctor'],
+            data: { status: response.status, gateway_code: gatewayCode, node_id: config.nodeId },
+          },
+        )
       }
-      const { certificate_pem: certificatePem, ca_pem: caPem } = readResponse(readEnrollResponse, response.body, ENROLL_PATH)
+      const { certificate_pem: certificatePem, ca_pem: caPem } = readResponse(
+        readEnrollResponse,
+        response.body,
+        ENROLL_PATH,
+      )
       if (!matchesKey(certificatePem, keyPem)) {
-        throw new FleetkitError('AGENT_ENROLL_FAILED', 'the gateway answered 200 without a certificate for the key this agent generated', { data: { status: 200, gateway_code: 'bad_response' } })
+        throw new FleetkitError(
+          'AGENT_ENROLL_FAILED',
+          'the gateway answered 200 without a certificate for the key this agent generated',
+          { data: { status: 200, gateway_code: 'bad_response' } },
+        )
       }
       await stageIdentity(config.pkiDir, keyPem, certificatePem, joinBundles(pinnedCa, caPem))
       await clearPendingEnrollment(config.pkiDir)
       await removeDurably(config.secretFile)
       const notAfter = new X509Certificate(certificatePem).validTo
-      deps.log('info', 'enrolled', { node_id: config.nodeId, not_after: new Date(notAfter).toISOString(), pki_dir: config.pkiDir })
+      deps.log('info', 'enrolled', {
+        node_id: config.nodeId,
+        not_after: new Date(notAfter).toISOString(),
+        pki_dir: config.pkiDir,
+      })
       return { outcome: 'enrolled', notAfter: new Date(notAfter).toISOString() }
     }
   } finally {
@@ -97,12 +131,19 @@ async function readSecret(path: string): Promise<string> {
     secret = (await readFile(path, 'utf8')).trim()
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      throw new FleetkitError('ENROLLMENT_SECRET_MISSING', `cannot read the enrollment secret file ${path}: ${(error as NodeJS.ErrnoException).code}`, { data: { path } })
+      throw new FleetkitError(
+        'ENROLLMENT_SECRET_MISSING',
+        `cannot read the enrollment secret file ${path}: ${(error as NodeJS.ErrnoException).code}`,
+        { data: { path } },
+      )
     }
   }
   if (secret === '') {
     throw new FleetkitError('ENROLLMENT_SECRET_MISSING', `no enrollment secret in ${path} and no identity staged`, {
-      actions: ['issue a fresh secret: fleetkit node token NODE', `write it to ${path} (mode 0600) and run fleetkit-agent enroll`],
+      actions: [
+        'issue a fresh secret: fleetkit node token NODE',
+        `write it to ${path} (mode 0600) and run fleetkit-agent enroll`,
+      ],
       data: { path },
     })
   }
@@ -115,10 +156,14 @@ async function readPinnedCa(config: AgentConfig): Promise<string> {
     if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate in it')
     return pem
   } catch (error) {
-    throw new FleetkitError('AGENT_CONFIG_INVALID', `cannot use the gateway CA bundle ${config.caFile}: ${(error as Error).message}`, {
-      actions: [`check FLEETKIT_GATEWAY_CA_FILE in ${config.configFile}`],
-      data: { setting: 'FLEETKIT_GATEWAY_CA_FILE' },
-    })
+    throw new FleetkitError(
+      'AGENT_CONFIG_INVALID',
+      `cannot use the gateway CA bundle ${config.caFile}: ${(error as Error).message}`,
+      {
+        actions: [`check FLEETKIT_GATEWAY_CA_FILE in ${config.configFile}`],
+        data: { setting: 'FLEETKIT_GATEWAY_CA_FILE' },
+      },
+    )
   }
 }
 

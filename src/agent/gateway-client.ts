@@ -54,13 +54,24 @@ export class GatewayClient {
     this.baseUrl = baseUrl
     this.timeoutMs = options.timeoutMs
     this.now = options.now ?? Date.now
-    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 4, ca: tls.ca, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' })
+    this.agent = new Agent({
+      keepAlive: true,
+      maxSockets: options.maxSockets ?? 4,
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      minVersion: 'TLSv1.2',
+    })
   }
 
   async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<GatewayResponse> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
     const started = this.now()
-    const { status, headers, text } = await new Promise<{ status: number; headers: GatewayResponse['headers']; text: string }>((resolve, reject) => {
+    const { status, headers, text } = await new Promise<{
+      status: number
+      headers: GatewayResponse['headers']
+      text: string
+    }>((resolve, reject) => {
       const req = httpsRequest(
         new URL(path, this.baseUrl),
         {
@@ -71,18 +82,30 @@ export class GatewayClient {
           // when a whole fleet reconnects at once (a gateway restart) handshakes queue behind each other,
           // and one abandoned at the request timeout would wait out the backoff and start over.
           timeout: this.timeoutMs * HANDSHAKE_TIMEOUT_FACTOR,
-          headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) },
+          headers: {
+            accept: 'application/json',
+            ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+          },
         },
         (res) => {
           const chunks: Buffer[] = []
           res.on('data', (chunk: Buffer) => chunks.push(chunk))
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              text: Buffer.concat(chunks).toString('utf8'),
+            }),
+          )
           res.on('error', (error) => reject(transportError(error)))
         },
       )
       let connected = false
       req.on('socket', (socket) => {
-        if (!req.reusedSocket) socket.on('session', (session: Buffer) => { this.session = session })
+        if (!req.reusedSocket)
+          socket.on('session', (session: Buffer) => {
+            this.session = session
+          })
         const open = () => {
           connected = true
           req.setTimeout(this.timeoutMs)
@@ -91,9 +114,16 @@ export class GatewayClient {
         if (req.reusedSocket) open()
         else socket.once('secureConnect', open)
       })
-      req.on('timeout', () => req.destroy(connected
-        ? new GatewayTransportError(`no answer from ${this.baseUrl} within ${this.timeoutMs} ms`, 'ETIMEDOUT')
-        : new GatewayTransportError(`no TLS connection to ${this.baseUrl} within ${this.timeoutMs * HANDSHAKE_TIMEOUT_FACTOR} ms`, 'ETIMEDOUT')))
+      req.on('timeout', () =>
+        req.destroy(
+          connected
+            ? new GatewayTransportError(`no answer from ${this.baseUrl} within ${this.timeoutMs} ms`, 'ETIMEDOUT')
+            : new GatewayTransportError(
+                `no TLS connection to ${this.baseUrl} within ${this.timeoutMs * HANDSHAKE_TIMEOUT_FACTOR} ms`,
+                'ETIMEDOUT',
+              ),
+        ),
+      )
       req.on('error', (error) => reject(transportError(error)))
       req.end(payload)
     })

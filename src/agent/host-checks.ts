@@ -20,19 +20,35 @@ export interface CheckContext {
 }
 
 /** Every check ID the agent reports; a unit test holds them to schema/check-ids.json. */
-export const HOST_CHECK_IDS = ['host:br-netfilter', 'host:data-volume', 'host:firewall', 'host:disk-free', 'agent:unit', 'agent:certificate', 'agent:clock-skew'] as const
+export const HOST_CHECK_IDS = [
+  'host:br-netfilter',
+  'host:data-volume',
+  'host:firewall',
+  'host:disk-free',
+  'agent:unit',
+  'agent:certificate',
+  'agent:clock-skew',
+] as const
 export const DOCTOR_ONLY_CHECK_IDS = ['agent:gateway'] as const
 
 const pass = (id: string, detail: string): CheckResult => ({ id, status: 'pass', detail })
 const warn = (id: string, detail: string): CheckResult => ({ id, status: 'warn', detail })
 // Codes are written as `code: 'CODE'` at each call so the runbook rule sees them used.
-const fail = (check: { id: string; code: FailureCode }, detail: string): CheckResult => ({ id: check.id, status: 'fail', code: check.code, detail })
+const fail = (check: { id: string; code: FailureCode }, detail: string): CheckResult => ({
+  id: check.id,
+  status: 'fail',
+  code: check.code,
+  detail,
+})
 
 export async function checkBrNetfilter(ctx: CheckContext): Promise<CheckResult> {
   const id = 'host:br-netfilter'
   const values = await Promise.all(BRIDGE_SYSCTLS.map((path) => readHostFile(ctx.host, path)))
-  if (values.every((value) => value === undefined)) return fail({ id, code: 'BR_NETFILTER_OFF' }, '/proc/sys/net/bridge is absent: br_netfilter is not loaded')
-  const off = BRIDGE_SYSCTLS.flatMap((path, i) => (values[i] === '1' ? [] : [`${path.split('/').pop()}=${values[i] ?? 'missing'}`]))
+  if (values.every((value) => value === undefined))
+    return fail({ id, code: 'BR_NETFILTER_OFF' }, '/proc/sys/net/bridge is absent: br_netfilter is not loaded')
+  const off = BRIDGE_SYSCTLS.flatMap((path, i) =>
+    values[i] === '1' ? [] : [`${path.split('/').pop()}=${values[i] ?? 'missing'}`],
+  )
   if (off.length > 0) return fail({ id, code: 'BR_NETFILTER_OFF' }, `bridge sysctls not 1: ${off.join(', ')}`)
   return pass(id, 'br_netfilter active, bridge-nf-call-iptables and -ip6tables are 1')
 }
@@ -42,7 +58,8 @@ export async function checkDataVolume(ctx: CheckContext): Promise<CheckResult> {
   if (ctx.dataMount === '') return warn(id, 'no data volume is configured (FLEETKIT_DATA_MOUNT is empty)')
   const entry = (await readMounts(ctx.host)).filter((mount) => mount.mountPoint === ctx.dataMount).pop()
   if (!entry) return fail({ id, code: 'DATA_VOLUME_NOT_MOUNTED' }, `nothing is mounted at ${ctx.dataMount}`)
-  if (entry.fsType !== 'xfs') return fail({ id, code: 'DATA_VOLUME_NOT_MOUNTED' }, `${ctx.dataMount} is ${entry.fsType}, not xfs`)
+  if (entry.fsType !== 'xfs')
+    return fail({ id, code: 'DATA_VOLUME_NOT_MOUNTED' }, `${ctx.dataMount} is ${entry.fsType}, not xfs`)
   return pass(id, `${entry.device} is mounted at ${ctx.dataMount} (xfs)`)
 }
 
@@ -53,10 +70,17 @@ export async function checkFirewall(ctx: CheckContext): Promise<CheckResult> {
   // The agent runs unprivileged (no CAP_NET_ADMIN): then the unit that loads the table answers for it.
   if (result.exitCode === null || /not permitted|permission denied/i.test(result.stderr)) {
     const unit = await ctx.host.run('systemctl', ['is-active', ctx.firewallUnit])
-    if (unit.exitCode === 0) return pass(id, `nft is not readable by this user; ${ctx.firewallUnit}, which loads the table, is active`)
-    return fail({ id, code: 'FIREWALL_TABLE_MISSING' }, `cannot list the table (${result.error ?? firstLine(result.stderr)}) and ${ctx.firewallUnit} is ${unit.stdout.trim() || 'not active'}`)
+    if (unit.exitCode === 0)
+      return pass(id, `nft is not readable by this user; ${ctx.firewallUnit}, which loads the table, is active`)
+    return fail(
+      { id, code: 'FIREWALL_TABLE_MISSING' },
+      `cannot list the table (${result.error ?? firstLine(result.stderr)}) and ${ctx.firewallUnit} is ${unit.stdout.trim() || 'not active'}`,
+    )
   }
-  return fail({ id, code: 'FIREWALL_TABLE_MISSING' }, `the inet fleetkit table is not loaded (nft: ${firstLine(result.stderr)})`)
+  return fail(
+    { id, code: 'FIREWALL_TABLE_MISSING' },
+    `the inet fleetkit table is not loaded (nft: ${firstLine(result.stderr)})`,
+  )
 }
 
 export async function checkDiskFree(ctx: CheckContext): Promise<CheckResult> {
@@ -65,13 +89,17 @@ export async function checkDiskFree(ctx: CheckContext): Promise<CheckResult> {
   const free = await freeBytes(ctx.host, path)
   if (free === undefined) return fail({ id, code: 'DISK_FREE_LOW' }, `cannot read free space of ${path}`)
   const gb = free / 1024 ** 3
-  if (gb < ctx.minFreeGb) return fail({ id, code: 'DISK_FREE_LOW' }, `${gb.toFixed(1)} GiB free on ${path}, below ${ctx.minFreeGb} GiB`)
+  if (gb < ctx.minFreeGb)
+    return fail({ id, code: 'DISK_FREE_LOW' }, `${gb.toFixed(1)} GiB free on ${path}, below ${ctx.minFreeGb} GiB`)
   return pass(id, `${gb.toFixed(1)} GiB free on ${path}`)
 }
 
 export async function checkAgentUnit(ctx: CheckContext): Promise<CheckResult> {
   const id = 'agent:unit'
-  const [active, enabled] = await Promise.all([ctx.host.run('systemctl', ['is-active', ctx.unitName]), ctx.host.run('systemctl', ['is-enabled', ctx.unitName])])
+  const [active, enabled] = await Promise.all([
+    ctx.host.run('systemctl', ['is-active', ctx.unitName]),
+    ctx.host.run('systemctl', ['is-enabled', ctx.unitName]),
+  ])
   if (active.exitCode === null) return warn(id, `cannot run systemctl: ${active.error ?? 'unknown error'}`)
   const state = `${active.stdout.trim() || 'unknown'}, ${enabled.stdout.trim() || 'unknown'}`
   if (active.exitCode === 0 && enabled.exitCode === 0) return pass(id, `${ctx.unitName} is ${state}`)
@@ -84,9 +112,20 @@ export function checkCertificate(ctx: Pick<CheckContext, 'now' | 'certificate'>)
   if (!window) return fail({ id, code: 'IDENTITY_MISSING' }, 'no certificate is staged: the agent has not enrolled')
   const left = lifetimeLeft(ctx.now, window)
   const until = `expires ${window.notAfter.toISOString()}`
-  if (left <= 0) return fail({ id, code: 'CERTIFICATE_EXPIRED' }, `the certificate expired ${window.notAfter.toISOString()}`)
-  if (ctx.now.getTime() < window.notBefore.getTime()) return fail({ id, code: 'CLOCK_SKEW' }, `the certificate is not valid before ${window.notBefore.toISOString()}: check the clock`)
-  if (left < 1 / 3) return { id, status: 'warn', code: 'CERTIFICATE_EXPIRING', detail: `${Math.round(left * 100)}% of its lifetime left, past the renewal point; ${until}` }
+  if (left <= 0)
+    return fail({ id, code: 'CERTIFICATE_EXPIRED' }, `the certificate expired ${window.notAfter.toISOString()}`)
+  if (ctx.now.getTime() < window.notBefore.getTime())
+    return fail(
+      { id, code: 'CLOCK_SKEW' },
+      `the certificate is not valid before ${window.notBefore.toISOString()}: check the clock`,
+    )
+  if (left < 1 / 3)
+    return {
+      id,
+      status: 'warn',
+      code: 'CERTIFICATE_EXPIRING',
+      detail: `${Math.round(left * 100)}% of its lifetime left, past the renewal point; ${until}`,
+    }
   return pass(id, `${Math.round(left * 100)}% of its lifetime left; ${until}`)
 }
 
@@ -113,5 +152,11 @@ export async function runHostChecks(ctx: CheckContext): Promise<CheckResult[]> {
 }
 
 function firstLine(text: string): string {
-  return text.split('\n').find((line) => line.trim() !== '')?.trim().slice(0, 200) ?? 'no output'
+  return (
+    text
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim()
+      .slice(0, 200) ?? 'no output'
+  )
 }

@@ -41,7 +41,8 @@ export interface MountEntry {
 
 /** /proc/self/mounts lines; fields escape space, tab, newline and backslash as octal. */
 export function parseMounts(text: string): MountEntry[] {
-  const unescape = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
+  const unescape = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
   return text
     .split('\n')
     .map((line) => line.trim().split(/\s+/))
@@ -50,7 +51,12 @@ export function parseMounts(text: string): MountEntry[] {
 }
 
 export async function readMounts(host: Host): Promise<MountEntry[]> {
-  return parseMounts((await readHostFile(host, '/proc/self/mounts')) ?? (await readHostFile(host, '/proc/mounts')) ?? '')
+  return parseMounts(
+    (await readHostFile(host, '/proc/self/mounts')) ?? (await readHostFile(host, '/proc/mounts')) ?? '',
+  )
 }
 
-export const BRIDGE_SYSCTLS = ['/proc/sys/net/bridge/bridge-nf-call-iptables', '/proc/sys/net/bridge/bridge-nf-call-ip6tables'] as const
+export const BRIDGE_SYSCTLS = [
+  '/proc/sys/net/bridge/bridge-nf-call-iptables',
+  '/proc/sys/net/bridge/bridge-nf-call-ip6tables',
+] as const

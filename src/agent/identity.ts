@@ -15,7 +15,11 @@ export interface IdentityPaths {
 }
 
 export function identityPaths(pkiDir: string): IdentityPaths {
-  return { key: join(pkiDir, 'agent.key'), certificate: join(pkiDir, 'agent.pem'), caBundle: join(pkiDir, 'gateway-ca.pem') }
+  return {
+    key: join(pkiDir, 'agent.key'),
+    certificate: join(pkiDir, 'agent.pem'),
+    caBundle: join(pkiDir, 'gateway-ca.pem'),
+  }
 }
 
 export interface CertificateWindow {
@@ -32,7 +36,9 @@ export interface Identity {
   fingerprint256: string
 }
 
-export function certificateWindow(certificatePem: string): CertificateWindow & { serial: string; fingerprint256: string } {
+export function certificateWindow(
+  certificatePem: string,
+): CertificateWindow & { serial: string; fingerprint256: string } {
   const certificate = new X509Certificate(certificatePem)
   return {
     notBefore: new Date(certificate.validFrom),
@@ -62,7 +68,12 @@ export async function identityStaged(pkiDir: string): Promise<boolean> {
  * renamed key first, so a crash between the two leaves `agent.pem.staged` that
  * `finishInterruptedStaging` completes on the next start.
  */
-export async function stageIdentity(pkiDir: string, keyPem: string, certificatePem: string, caPem?: string): Promise<void> {
+export async function stageIdentity(
+  pkiDir: string,
+  keyPem: string,
+  certificatePem: string,
+  caPem?: string,
+): Promise<void> {
   await mkdir(pkiDir, { recursive: true, mode: 0o700 })
   await assertPkiDirectoryPrivate(pkiDir)
   const paths = identityPaths(pkiDir)
@@ -89,10 +100,17 @@ export async function assertPkiDirectoryPrivate(pkiDir: string): Promise<void> {
   }
   if ((mode & 0o022) !== 0) {
     const shown = (mode & 0o777).toString(8).padStart(4, '0')
-    throw new FleetkitError('AGENT_CONFIG_INVALID', `the agent PKI directory ${pkiDir} is writable by group or others (mode ${shown}); refusing to keep a key there`, {
-      actions: [`chmod 0700 ${pkiDir}`, 'or set FLEETKIT_AGENT_PKI_DIR to a directory only the agent\'s user can write'],
-      data: { setting: 'FLEETKIT_AGENT_PKI_DIR', path: pkiDir, mode: shown },
-    })
+    throw new FleetkitError(
+      'AGENT_CONFIG_INVALID',
+      `the agent PKI directory ${pkiDir} is writable by group or others (mode ${shown}); refusing to keep a key there`,
+      {
+        actions: [
+          `chmod 0700 ${pkiDir}`,
+          "or set FLEETKIT_AGENT_PKI_DIR to a directory only the agent's user can write",
+        ],
+        data: { setting: 'FLEETKIT_AGENT_PKI_DIR', path: pkiDir, mode: shown },
+      },
+    )
   }
 }
 
@@ -103,16 +121,30 @@ export async function assertPkiDirectoryPrivate(pkiDir: string): Promise<void> {
 export async function readPrivateKey(path: string): Promise<string> {
   return readPrivateKeyFile(path, (problem) => {
     if (problem.kind === 'link') {
-      return new FleetkitError('AGENT_KEY_PERMISSIONS', `the agent key ${path} is a symbolic link; refusing to use it`, {
-        actions: [`replace ${path} with the key file itself (mode 0600)`, 'or enroll again with a new secret (fleetkit node token NODE)'],
-        data: { path, mode: 'link' },
-      })
+      return new FleetkitError(
+        'AGENT_KEY_PERMISSIONS',
+        `the agent key ${path} is a symbolic link; refusing to use it`,
+        {
+          actions: [
+            `replace ${path} with the key file itself (mode 0600)`,
+            'or enroll again with a new secret (fleetkit node token NODE)',
+          ],
+          data: { path, mode: 'link' },
+        },
+      )
     }
     const mode = problem.kind === 'mode' ? problem.mode : 'unknown'
-    return new FleetkitError('AGENT_KEY_PERMISSIONS', `the agent key ${path} is readable or writable by group or others (mode ${mode}); refusing to use it`, {
-      actions: [`chmod 0600 ${path}`, 'if others may have read it, revoke the node and enroll again with a new secret (fleetkit node token NODE)'],
-      data: { path, mode },
-    })
+    return new FleetkitError(
+      'AGENT_KEY_PERMISSIONS',
+      `the agent key ${path} is readable or writable by group or others (mode ${mode}); refusing to use it`,
+      {
+        actions: [
+          `chmod 0600 ${path}`,
+          'if others may have read it, revoke the node and enroll again with a new secret (fleetkit node token NODE)',
+        ],
+        data: { path, mode },
+      },
+    )
   })
 }
 
@@ -145,7 +177,10 @@ export async function loadIdentity(pkiDir: string, fallbackCaFile: string): Prom
   const paths = identityPaths(pkiDir)
   await assertKeyPrivate(paths.key)
   if (!(await identityStaged(pkiDir))) {
-    throw new FleetkitError('IDENTITY_MISSING', `no agent key and certificate in ${pkiDir}`, { actions: ['fleetkit-agent enroll'], data: { pkiDir } })
+    throw new FleetkitError('IDENTITY_MISSING', `no agent key and certificate in ${pkiDir}`, {
+      actions: ['fleetkit-agent enroll'],
+      data: { pkiDir },
+    })
   }
   let keyPem: string
   let certificatePem: string
@@ -153,23 +188,41 @@ export async function loadIdentity(pkiDir: string, fallbackCaFile: string): Prom
   try {
     keyPem = await readPrivateKey(paths.key)
     certificatePem = await readFile(paths.certificate, 'utf8')
-    caPem = (await exists(paths.caBundle)) ? await readFile(paths.caBundle, 'utf8') : await readFile(fallbackCaFile, 'utf8')
+    caPem = (await exists(paths.caBundle))
+      ? await readFile(paths.caBundle, 'utf8')
+      : await readFile(fallbackCaFile, 'utf8')
   } catch (error) {
     if (error instanceof FleetkitError) throw error
-    throw new FleetkitError('IDENTITY_INVALID', `cannot read the agent identity in ${pkiDir}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, {
-      actions: ['fleetkit-agent doctor'],
-      data: { pkiDir },
-    })
+    throw new FleetkitError(
+      'IDENTITY_INVALID',
+      `cannot read the agent identity in ${pkiDir}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      {
+        actions: ['fleetkit-agent doctor'],
+        data: { pkiDir },
+      },
+    )
   }
   let window: ReturnType<typeof certificateWindow>
   try {
     window = certificateWindow(certificatePem)
-    if (!new X509Certificate(certificatePem).checkPrivateKey(createPrivateKey(keyPem))) throw new Error('the key does not match the certificate')
+    if (!new X509Certificate(certificatePem).checkPrivateKey(createPrivateKey(keyPem)))
+      throw new Error('the key does not match the certificate')
   } catch (error) {
-    throw new FleetkitError('IDENTITY_INVALID', `the agent identity in ${pkiDir} is unusable: ${(error as Error).message}`, {
-      actions: ['fleetkit-agent doctor'],
-      data: { pkiDir },
-    })
+    throw new FleetkitError(
+      'IDENTITY_INVALID',
+      `the agent identity in ${pkiDir} is unusable: ${(error as Error).message}`,
+      {
+        actions: ['fleetkit-agent doctor'],
+        data: { pkiDir },
+      },
+    )
   }
-  return { keyPem, certificatePem, caPem, window: { notBefore: window.notBefore, notAfter: window.notAfter }, serial: window.serial, fingerprint256: window.fingerprint256 }
+  return {
+    keyPem,
+    certificatePem,
+    caPem,
+    window: { notBefore: window.notBefore, notAfter: window.notAfter },
+    serial: window.serial,
+    fingerprint256: window.fingerprint256,
+  }
 }

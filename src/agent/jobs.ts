@@ -2,7 +2,15 @@
 // lease alive while it runs; the result is completed with the lease token.
 import type { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemRng, type Rng, unitInterval } from '../config/rng.js'
-import { AGENT_PATHS, errorCodeOf, type JobCompleteRequest, type JobHeartbeatRequest, type LeasedJob, jobPath, readJobHeartbeatResponse } from '../protocol/agent-routes.js'
+import {
+  AGENT_PATHS,
+  errorCodeOf,
+  type JobCompleteRequest,
+  type JobHeartbeatRequest,
+  type LeasedJob,
+  jobPath,
+  readJobHeartbeatResponse,
+} from '../protocol/agent-routes.js'
 import { type CheckResult, readChecksJobResult } from '../protocol/check-result.js'
 import { readResponse } from '../protocol/read.js'
 import { WireFormatError } from '../protocol/wire-format.js'
@@ -49,10 +57,19 @@ export async function runJob(session: AgentSession, job: LeasedJob, deps: JobRun
       const request: JobHeartbeatRequest = { lease_token: job.lease_token }
       const response = await session.call('POST', jobPath(AGENT_PATHS.jobHeartbeat, job.id), request)
       if (response.status === 409) conflict = true
-      else if (response.status === 200) leaseExpiresAt = readResponse(readJobHeartbeatResponse, response.body, AGENT_PATHS.jobHeartbeat).lease_expires_at
+      else if (response.status === 200)
+        leaseExpiresAt = readResponse(
+          readJobHeartbeatResponse,
+          response.body,
+          AGENT_PATHS.jobHeartbeat,
+        ).lease_expires_at
       deps.log('debug', 'job_heartbeat', { job_id: job.id, status: response.status })
     } catch (error) {
-      deps.log('warn', 'job_heartbeat_failed', { job_id: job.id, code: (error as FleetkitError).code ?? 'UNKNOWN', message: (error as Error).message })
+      deps.log('warn', 'job_heartbeat_failed', {
+        job_id: job.id,
+        code: (error as FleetkitError).code ?? 'UNKNOWN',
+        message: (error as Error).message,
+      })
     }
     if (!conflict) timer = setTimeout(() => void beat(), jobHeartbeatIntervalMs(deps.now(), leaseExpiresAt))
   }
@@ -66,11 +83,24 @@ export async function runJob(session: AgentSession, job: LeasedJob, deps: JobRun
       const result = readChecksJobResult({ checks: await (deps.runChecks ?? runHostChecks)(deps.checkContext()) })
       request = { lease_token: leaseToken, status: 'succeeded', result }
     } else {
-      request = { lease_token: leaseToken, status: 'failed', result: { error: { code: 'job_kind_unknown', message: `this agent does not run ${JSON.stringify(job.kind).slice(0, 64)} jobs` } } }
+      request = {
+        lease_token: leaseToken,
+        status: 'failed',
+        result: {
+          error: {
+            code: 'job_kind_unknown',
+            message: `this agent does not run ${JSON.stringify(job.kind).slice(0, 64)} jobs`,
+          },
+        },
+      }
     }
   } catch (error) {
     const code = error instanceof WireFormatError ? 'result_invalid' : 'job_error'
-    request = { lease_token: leaseToken, status: 'failed', result: { error: { code, message: (error as Error).message.slice(0, 500) } } }
+    request = {
+      lease_token: leaseToken,
+      status: 'failed',
+      result: { error: { code, message: (error as Error).message.slice(0, 500) } },
+    }
   } finally {
     clearTimeout(timer)
   }
@@ -99,7 +129,12 @@ export async function runJob(session: AgentSession, job: LeasedJob, deps: JobRun
  * backoff). A result that reached no gateway is never dropped while the agent runs; once the lease
  * lapses the gateway answers 409 and the job is retried elsewhere. Undefined: the agent stopped first.
  */
-async function completeWithRetries(session: AgentSession, jobId: string, request: JobCompleteRequest, deps: JobRunDeps): Promise<GatewayResponse | undefined> {
+async function completeWithRetries(
+  session: AgentSession,
+  jobId: string,
+  request: JobCompleteRequest,
+  deps: JobRunDeps,
+): Promise<GatewayResponse | undefined> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const rng = deps.rng ?? systemRng
   let previousMs = 0
@@ -116,17 +151,26 @@ async function completeWithRetries(session: AgentSession, jobId: string, request
     }
     if (response && !isRetryLaterStatus(response.status)) return response
     previousMs = nextBackoffMs(previousMs, COMPLETE_RETRY, rng)
-    const askedMs = response ? retryAfterHeaderMs(response.headers['retry-after'], deps.now().getTime(), COMPLETE_RETRY.capMs) ?? 0 : 0
+    const askedMs = response
+      ? (retryAfterHeaderMs(response.headers['retry-after'], deps.now().getTime(), COMPLETE_RETRY.capMs) ?? 0)
+      : 0
     const waitMs = Math.max(askedMs + Math.round(unitInterval(rng) * COMPLETE_RETRY.baseMs), previousMs)
     deps.log('warn', 'job_completion_retry', {
-      job_id: jobId, attempt, retry_in_ms: waitMs,
-      ...(response ? { http_status: response.status, code: errorCodeOf(response.body) ?? null } : { code: failure!.code, message: failure!.message }),
+      job_id: jobId,
+      attempt,
+      retry_in_ms: waitMs,
+      ...(response
+        ? { http_status: response.status, code: errorCodeOf(response.body) ?? null }
+        : { code: failure!.code, message: failure!.message }),
     })
     if (deps.signal?.aborted) break
     await sleep(waitMs)
     if (deps.signal?.aborted) break
   }
-  deps.log('warn', 'job_completion_unsent', { job_id: jobId, reason: 'the agent is stopping; the lease lapses and the job is retried' })
+  deps.log('warn', 'job_completion_unsent', {
+    job_id: jobId,
+    reason: 'the agent is stopping; the lease lapses and the job is retried',
+  })
   return undefined
 }
 

@@ -14,8 +14,14 @@ export async function generateKeyAndCsr(nodeId: string): Promise<KeyAndCsr> {
   const x509 = await import('@peculiar/x509')
   // Node 18 has no global crypto without a flag: hand x509 Node's WebCrypto explicitly.
   const crypto = webcrypto as unknown as Crypto
-  const keys = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: [{ CN: [nodeId] }], keys, signingAlgorithm: SIGNING }, crypto)
+  const keys = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create(
+    { name: [{ CN: [nodeId] }], keys, signingAlgorithm: SIGNING },
+    crypto,
+  )
   const pkcs8 = await crypto.subtle.exportKey('pkcs8', keys.privateKey)
   return { keyPem: x509.PemConverter.encode(pkcs8, 'PRIVATE KEY'), csrPem: csr.toString('pem') }
 }

@@ -55,7 +55,11 @@ export async function main(argv: readonly string[], env: Record<string, string |
     switch (parsed.command) {
       case 'enroll': {
         const result = await enroll(config, { log })
-        process.stdout.write(result.outcome === 'enrolled' ? `enrolled ${config.nodeId}; certificate valid until ${result.notAfter}\n` : `already enrolled: identity staged in ${config.pkiDir}\n`)
+        process.stdout.write(
+          result.outcome === 'enrolled'
+            ? `enrolled ${config.nodeId}; certificate valid until ${result.notAfter}\n`
+            : `already enrolled: identity staged in ${config.pkiDir}\n`,
+        )
         return 0
       }
       case 'run':
@@ -68,12 +72,16 @@ export async function main(argv: readonly string[], env: Record<string, string |
         return results.some((result) => result.status === 'fail') ? 1 : 0
       }
       default:
-        throw new FleetkitError('USAGE_INVALID', `unknown command ${JSON.stringify(parsed.command)}`, { actions: ['fleetkit-agent --help'] })
+        throw new FleetkitError('USAGE_INVALID', `unknown command ${JSON.stringify(parsed.command)}`, {
+          actions: ['fleetkit-agent --help'],
+        })
     }
   } catch (error) {
     const e = toFleetkitError(error)
     log('error', 'agent_failed', { code: e.code, message: e.message, ...(e.data ? { data: e.data } : {}) })
-    process.stderr.write(`Error (${e.code}): ${e.message}\nTry this:\n${e.actions.map((action) => `  ${action}\n`).join('')}`)
+    process.stderr.write(
+      `Error (${e.code}): ${e.message}\nTry this:\n${e.actions.map((action) => `  ${action}\n`).join('')}`,
+    )
     if (env.FLEETKIT_DEBUG) process.stderr.write(`${(e.cause instanceof Error ? e.cause : e).stack}\n`)
     return e.exitCode
   }
@@ -96,7 +104,11 @@ async function renewOnce(config: AgentConfig, log: Logger): Promise<number> {
   const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile))
   try {
     const outcome = await renewCertificate(session, log)
-    process.stdout.write(outcome.outcome === 'renewed' ? `renewed: serial ${outcome.serial}, valid until ${outcome.notAfter}\n` : 'not due: the gateway renews only in the last third of the lifetime\n')
+    process.stdout.write(
+      outcome.outcome === 'renewed'
+        ? `renewed: serial ${outcome.serial}, valid until ${outcome.notAfter}\n`
+        : 'not due: the gateway renews only in the last third of the lifetime\n',
+    )
     return 0
   } finally {
     session.close()

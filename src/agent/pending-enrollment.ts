@@ -15,10 +15,18 @@ export function pendingEnrollmentPath(pkiDir: string): string {
  * The pending key and CSR for `nodeId`: the one on disk when it is for this node, else a new
  * pair written durably (0600) before this returns, so it outlives a crash of this process too.
  */
-export async function pendingKeyAndCsr(pkiDir: string, nodeId: string, generate: (nodeId: string) => Promise<KeyAndCsr> = generateKeyAndCsr): Promise<KeyAndCsr & { reused: boolean }> {
+export async function pendingKeyAndCsr(
+  pkiDir: string,
+  nodeId: string,
+  generate: (nodeId: string) => Promise<KeyAndCsr> = generateKeyAndCsr,
+): Promise<KeyAndCsr & { reused: boolean }> {
   const path = pendingEnrollmentPath(pkiDir)
   try {
-    const saved = JSON.parse(await readFile(path, 'utf8')) as { node_id?: unknown; key_pem?: unknown; csr_pem?: unknown }
+    const saved = JSON.parse(await readFile(path, 'utf8')) as {
+      node_id?: unknown
+      key_pem?: unknown
+      csr_pem?: unknown
+    }
     if (saved.node_id === nodeId && typeof saved.key_pem === 'string' && typeof saved.csr_pem === 'string') {
       return { keyPem: saved.key_pem, csrPem: saved.csr_pem, reused: true }
     }

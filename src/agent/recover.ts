@@ -7,7 +7,12 @@ import type { Logger } from '../log/logger.js'
 import { errorCodeOf } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
 import {
-  RECOVER_CHALLENGE_PATH, RECOVER_PATH, type RecoverChallengeRequest, type RecoverRequest, readRecoverChallengeResponse, readRecoverResponse,
+  RECOVER_CHALLENGE_PATH,
+  RECOVER_PATH,
+  type RecoverChallengeRequest,
+  type RecoverRequest,
+  readRecoverChallengeResponse,
+  readRecoverResponse,
 } from '../protocol/recovery.js'
 import type { AgentConfig } from './config.js'
 import { joinBundles, matchesKey } from './enroll.js'
@@ -24,21 +29,41 @@ import { probeUrls } from './session.js'
  */
 export async function recoverIdentity(config: AgentConfig, expired: Identity, log: Logger): Promise<Identity> {
   if (config.enrollUrl === '') {
-    throw new FleetkitError('CERTIFICATE_EXPIRED', `certificate ${expired.serial} expired and FLEETKIT_ENROLL_URL is not set, so the agent cannot recover`, {
-      actions: ['set FLEETKIT_ENROLL_URL in the agent configuration', 'or issue a fresh secret (fleetkit node token NODE --reissue) and run fleetkit-agent enroll'],
-      data: { serial: expired.serial },
-    })
+    throw new FleetkitError(
+      'CERTIFICATE_EXPIRED',
+      `certificate ${expired.serial} expired and FLEETKIT_ENROLL_URL is not set, so the agent cannot recover`,
+      {
+        actions: [
+          'set FLEETKIT_ENROLL_URL in the agent configuration',
+          'or issue a fresh secret (fleetkit node token NODE --reissue) and run fleetkit-agent enroll',
+        ],
+        data: { serial: expired.serial },
+      },
+    )
   }
   // The enrollment listener authenticates the server only: trust what the gateway last handed over.
-  const client = new GatewayClient(config.enrollUrl, { ca: expired.caPem }, { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 })
+  const client = new GatewayClient(
+    config.enrollUrl,
+    { ca: expired.caPem },
+    { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 },
+  )
   try {
     const challengeRequest: RecoverChallengeRequest = { node_id: config.nodeId }
     const asked = await client.request('POST', RECOVER_CHALLENGE_PATH, challengeRequest)
     if (asked.status !== 200) throw refusal(asked.status, asked.body, expired, asked.headers['retry-after'])
     const { challenge } = readResponse(readRecoverChallengeResponse, asked.body, RECOVER_CHALLENGE_PATH)
-    const signature = sign('sha256', Buffer.from(challenge, 'utf8'), { key: expired.keyPem, dsaEncoding: 'der' }).toString('base64')
+    const signature = sign('sha256', Buffer.from(challenge, 'utf8'), {
+      key: expired.keyPem,
+      dsaEncoding: 'der',
+    }).toString('base64')
     const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
-    const request: RecoverRequest = { node_id: config.nodeId, challenge, certificate_pem: expired.certificatePem, signature, csr_pem: csrPem }
+    const request: RecoverRequest = {
+      node_id: config.nodeId,
+      challenge,
+      certificate_pem: expired.certificatePem,
+      signature,
+      csr_pem: csrPem,
+    }
     const answered = await client.request('POST', RECOVER_PATH, request)
     if (answered.status !== 200) throw refusal(answered.status, answered.body, expired, answered.headers['retry-after'])
     const recovered = readResponse(readRecoverResponse, answered.body, RECOVER_PATH)
@@ -46,10 +71,22 @@ export async function recoverIdentity(config: AgentConfig, expired: Identity, lo
     const caPem = joinBundles(recovered.ca_pem)
     await stageIdentity(config.pkiDir, keyPem, recovered.certificate_pem, caPem)
     const window = certificateWindow(recovered.certificate_pem)
-    log('info', 'identity_recovered', { serial: window.serial, expired_serial: expired.serial, not_after: window.notAfter.toISOString() })
-    return { keyPem, certificatePem: recovered.certificate_pem, caPem, window: { notBefore: window.notBefore, notAfter: window.notAfter }, serial: window.serial, fingerprint256: window.fingerprint256 }
+    log('info', 'identity_recovered', {
+      serial: window.serial,
+      expired_serial: expired.serial,
+      not_after: window.notAfter.toISOString(),
+    })
+    return {
+      keyPem,
+      certificatePem: recovered.certificate_pem,
+      caPem,
+      window: { notBefore: window.notBefore, notAfter: window.notAfter },
+      serial: window.serial,
+      fingerprint256: window.fingerprint256,
+    }
   } catch (error) {
-    if (error instanceof GatewayTransportError) throw await explainTransportError(error, config.enrollUrl, probeUrls(config))
+    if (error instanceof GatewayTransportError)
+      throw await explainTransportError(error, config.enrollUrl, probeUrls(config))
     throw error
   } finally {
     client.close()
@@ -58,17 +95,30 @@ export async function recoverIdentity(config: AgentConfig, expired: Identity, lo
 
 function refusal(status: number, body: unknown, expired: Identity, retryAfter?: string | string[]): FleetkitError {
   const code = errorCodeOf(body)
-  const fresh = ['issue a fresh secret (fleetkit node token NODE --reissue), remove the staged identity and run fleetkit-agent enroll']
+  const fresh = [
+    'issue a fresh secret (fleetkit node token NODE --reissue), remove the staged identity and run fleetkit-agent enroll',
+  ]
   if (code === 'recovery_window_expired') {
-    return new FleetkitError('RECOVERY_WINDOW_EXPIRED', `certificate ${expired.serial} expired at ${expired.window.notAfter.toISOString()}, longer ago than the gateway's recovery window`, { actions: fresh, data: { serial: expired.serial } })
+    return new FleetkitError(
+      'RECOVERY_WINDOW_EXPIRED',
+      `certificate ${expired.serial} expired at ${expired.window.notAfter.toISOString()}, longer ago than the gateway's recovery window`,
+      { actions: fresh, data: { serial: expired.serial } },
+    )
   }
   if (code === 'recovery_refused') {
-    return new FleetkitError('RECOVERY_REFUSED', `the gateway refused to recover certificate ${expired.serial}`, { actions: fresh, data: { serial: expired.serial } })
+    return new FleetkitError('RECOVERY_REFUSED', `the gateway refused to recover certificate ${expired.serial}`, {
+      actions: fresh,
+      data: { serial: expired.serial },
+    })
   }
   // Shed (429/503): the run loop waits the Retry-After plus jitter before trying again.
   const later = isRetryLaterStatus(status) && retryAfter !== undefined ? { retry_after: retryAfter } : {}
-  return new FleetkitError('AGENT_RENEWAL_FAILED', `the gateway answered ${status} ${code ?? ''} to the recovery of certificate ${expired.serial}`.trim(), {
-    actions: ['fleetkit-agent doctor'],
-    data: { status, gateway_code: code ?? null, ...later },
-  })
+  return new FleetkitError(
+    'AGENT_RENEWAL_FAILED',
+    `the gateway answered ${status} ${code ?? ''} to the recovery of certificate ${expired.serial}`.trim(),
+    {
+      actions: ['fleetkit-agent doctor'],
+      data: { status, gateway_code: code ?? null, ...later },
+    },
+  )
 }

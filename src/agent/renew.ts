@@ -23,21 +23,37 @@ export async function renewCertificate(session: AgentSession, log: Logger): Prom
     log('info', 'renewal_not_due', { serial: session.identity.serial })
     return { outcome: 'not-due' }
   }
-  const renewed = response.status === 200 ? readResponse(readRenewResponse, response.body, AGENT_PATHS.renew) : undefined
+  const renewed =
+    response.status === 200 ? readResponse(readRenewResponse, response.body, AGENT_PATHS.renew) : undefined
   if (!renewed || !matchesKey(renewed.certificate_pem, keyPem)) {
     // A shed or refused-for-now renewal names the wait the gateway asked for; the run loop honours it with jitter.
     const retryAfter = isRetryLaterStatus(response.status) ? response.headers['retry-after'] : undefined
-    throw new FleetkitError('AGENT_RENEWAL_FAILED', `the gateway answered ${response.status} ${gatewayCode ?? ''} to the renewal of serial ${session.identity.serial}`.trim(), {
-      actions: ['fleetkit-agent doctor', 'fleetkit-agent renew-certificate'],
-      data: { status: response.status, gateway_code: gatewayCode ?? null, ...(retryAfter === undefined ? {} : { retry_after: retryAfter }) },
-    })
+    throw new FleetkitError(
+      'AGENT_RENEWAL_FAILED',
+      `the gateway answered ${response.status} ${gatewayCode ?? ''} to the renewal of serial ${session.identity.serial}`.trim(),
+      {
+        actions: ['fleetkit-agent doctor', 'fleetkit-agent renew-certificate'],
+        data: {
+          status: response.status,
+          gateway_code: gatewayCode ?? null,
+          ...(retryAfter === undefined ? {} : { retry_after: retryAfter }),
+        },
+      },
+    )
   }
   // The bundle the gateway sends is what it trusts now (old and new CA during a rotation).
   const caPem = joinBundles(renewed.ca_bundle_pem)
   const certificatePem = renewed.certificate_pem
   await stageIdentity(config.pkiDir, keyPem, certificatePem, caPem)
   const window = certificateWindow(certificatePem)
-  const identity: Identity = { keyPem, certificatePem, caPem, window: { notBefore: window.notBefore, notAfter: window.notAfter }, serial: window.serial, fingerprint256: window.fingerprint256 }
+  const identity: Identity = {
+    keyPem,
+    certificatePem,
+    caPem,
+    window: { notBefore: window.notBefore, notAfter: window.notAfter },
+    serial: window.serial,
+    fingerprint256: window.fingerprint256,
+  }
   log('info', 'certificate_staged', { serial: identity.serial, not_after: window.notAfter.toISOString() })
 
   const client = session.clientFor(identity)
@@ -47,17 +63,29 @@ export async function renewCertificate(session: AgentSession, log: Logger): Prom
   } catch (error) {
     client.close()
     const explained = await explainTransportError(error, config.gatewayUrl, probeUrls(config))
-    throw new FleetkitError('AGENT_RENEWAL_FAILED', `the renewed certificate ${identity.serial} failed its /healthz check: ${explained.message}`, {
-      actions: ['systemd restarts the agent from the staged files', 'fleetkit-agent doctor'],
-      data: { serial: identity.serial, cause_code: explained.code, staged: true },
-    })
+    throw new FleetkitError(
+      'AGENT_RENEWAL_FAILED',
+      `the renewed certificate ${identity.serial} failed its /healthz check: ${explained.message}`,
+      {
+        actions: ['systemd restarts the agent from the staged files', 'fleetkit-agent doctor'],
+        data: { serial: identity.serial, cause_code: explained.code, staged: true },
+      },
+    )
   }
   if (!healthy) {
     client.close()
-    throw new FleetkitError('AGENT_RENEWAL_FAILED', `the renewed certificate ${identity.serial} got no 200 from /healthz`, { actions: ['fleetkit-agent doctor'], data: { serial: identity.serial, staged: true } })
+    throw new FleetkitError(
+      'AGENT_RENEWAL_FAILED',
+      `the renewed certificate ${identity.serial} got no 200 from /healthz`,
+      { actions: ['fleetkit-agent doctor'], data: { serial: identity.serial, staged: true } },
+    )
   }
   const previousSerial = session.identity.serial
   session.swap(identity, client)
-  log('info', 'certificate_renewed', { serial: identity.serial, previous_serial: previousSerial, not_after: window.notAfter.toISOString() })
+  log('info', 'certificate_renewed', {
+    serial: identity.serial,
+    previous_serial: previousSerial,
+    not_after: window.notAfter.toISOString(),
+  })
   return { outcome: 'renewed', notAfter: window.notAfter.toISOString(), serial: identity.serial }
 }

@@ -34,7 +34,12 @@ export function renewalDecision(now: Date, window: CertificateWindow, plannedAt:
  * The next renewal check: every `checkIntervalMs`, but never later than the 90% point
  * (so "at once past 90%" holds with a long interval), and sooner after a failed urgent attempt.
  */
-export function nextRenewalCheckAt(now: Date, window: CertificateWindow, checkIntervalMs: number, urgentRetryMs = 30_000): Date {
+export function nextRenewalCheckAt(
+  now: Date,
+  window: CertificateWindow,
+  checkIntervalMs: number,
+  urgentRetryMs = 30_000,
+): Date {
   const regular = now.getTime() + checkIntervalMs
   const urgent = urgentRenewalAt(window).getTime()
   if (now.getTime() >= urgent) return new Date(now.getTime() + Math.min(checkIntervalMs, urgentRetryMs))

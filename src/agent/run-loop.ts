@@ -1,7 +1,16 @@
 // `fleetkit-agent run`: heartbeat with host facts, lease and run jobs, renew on the
 // jittered schedule and swap the client in place; returns on abort, throws what systemd must restart on.
 import { toFleetkitError } from '../checks/fleetkit-error.js'
-import { AGENT_PATHS, readIdentityResponse, type HeartbeatRequest, type LeaseRequest, errorCodeOf, readHeartbeatResponse, readLeaseResponse, readNodeLostBody } from '../protocol/agent-routes.js'
+import {
+  AGENT_PATHS,
+  readIdentityResponse,
+  type HeartbeatRequest,
+  type LeaseRequest,
+  errorCodeOf,
+  readHeartbeatResponse,
+  readLeaseResponse,
+  readNodeLostBody,
+} from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
 import { type Rng, unitInterval } from '../config/rng.js'
@@ -39,15 +48,30 @@ export interface RunDeps {
 /** Transport failures: the next call waits on the backoff instead of the heartbeat interval. */
 const UNREACHABLE = new Set(['GATEWAY_UNREACHABLE', 'CLOCK_SKEW'])
 /** Codes after which retrying in this process cannot help: exit, systemd restarts from the staged files. */
-const FATAL = new Set(['AGENT_CERTIFICATE_REJECTED', 'CERTIFICATE_EXPIRED', 'IDENTITY_MISSING', 'IDENTITY_INVALID', 'AGENT_CONFIG_INVALID', 'AGENT_KEY_PERMISSIONS'])
+const FATAL = new Set([
+  'AGENT_CERTIFICATE_REJECTED',
+  'CERTIFICATE_EXPIRED',
+  'IDENTITY_MISSING',
+  'IDENTITY_INVALID',
+  'AGENT_CONFIG_INVALID',
+  'AGENT_KEY_PERMISSIONS',
+])
 const DOCKER_PROBE_INTERVAL_MS = 600_000
 
 export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void> {
   requireSettings(config, ['nodeId', 'gatewayUrl'])
   const { log, clock, signal } = deps
   const sleep = deps.sleep ?? sleepUnlessAborted
-  const backoff = new Backoff({ baseMs: config.heartbeatSeconds * 1000, capMs: Math.max(config.backoffMaxSeconds, config.heartbeatSeconds) * 1000 }, deps.rng)
-  const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile), () => clock.now().getTime())
+  const backoff = new Backoff(
+    {
+      baseMs: config.heartbeatSeconds * 1000,
+      capMs: Math.max(config.backoffMaxSeconds, config.heartbeatSeconds) * 1000,
+    },
+    deps.rng,
+  )
+  const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile), () =>
+    clock.now().getTime(),
+  )
   let planned = plannedRenewalAt(session.identity.window, deps.rng)
   let plannedSerial = session.identity.serial
   let rotationPlannedFor: string | undefined
@@ -60,13 +84,20 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   let dockerVersion: string | null = null
   let dockerProbedAt = -Infinity
   let running: { id: string; promise: Promise<unknown>; abandoned: boolean } | undefined
-  log('info', 'agent_started', { node_id: config.nodeId, version: AGENT_VERSION, pid: process.pid, serial: session.identity.serial, renew_at: planned.toISOString() })
+  log('info', 'agent_started', {
+    node_id: config.nodeId,
+    version: AGENT_VERSION,
+    pid: process.pid,
+    serial: session.identity.serial,
+    renew_at: planned.toISOString(),
+  })
 
   const checkContext = (): CheckContext => ({
     host: deps.host,
     dataMount: config.dataMount,
     minFreeGb: config.minFreeGb,
-    unitName: config.unitName, firewallUnit: config.firewallUnit,
+    unitName: config.unitName,
+    firewallUnit: config.firewallUnit,
     now: clock.now(),
     certificate: session.identity.window,
     clockSkewMs: session.skewMs,
@@ -103,11 +134,22 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
             if (FATAL.has(e.code) || e.data?.staged === true) throw e
             // Shed (429/503): not before Retry-After plus jitter, even when urgent.
             const retryAfter = e.data?.retry_after as string | string[] | undefined
-            renewNotBefore = retryAfter === undefined ? 0 : clock.now().getTime() + jitteredRetryMs(retryAfter, 1, clock.now().getTime(), deps.rng)
-            log('warn', 'renewal_failed', { code: e.code, message: e.message, decision, ...(renewNotBefore > 0 ? { retry_in_ms: renewNotBefore - clock.now().getTime() } : {}) })
+            renewNotBefore =
+              retryAfter === undefined
+                ? 0
+                : clock.now().getTime() + jitteredRetryMs(retryAfter, 1, clock.now().getTime(), deps.rng)
+            log('warn', 'renewal_failed', {
+              code: e.code,
+              message: e.message,
+              decision,
+              ...(renewNotBefore > 0 ? { retry_in_ms: renewNotBefore - clock.now().getTime() } : {}),
+            })
           }
         }
-        nextRenewCheck = Math.max(nextRenewalCheckAt(clock.now(), session.identity.window, config.renewCheckSeconds * 1000).getTime(), renewNotBefore)
+        nextRenewCheck = Math.max(
+          nextRenewalCheckAt(clock.now(), session.identity.window, config.renewCheckSeconds * 1000).getTime(),
+          renewNotBefore,
+        )
         renewNotBefore = 0
       }
 
@@ -117,20 +159,47 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           dockerProbedAt = clock.now().getTime()
         }
         try {
-          const facts = await gatherHostFacts(deps.host, { dataMount: config.dataMount, agentVersion: AGENT_VERSION, clockSkewMs: session.skewMs, dockerVersion })
+          const facts = await gatherHostFacts(deps.host, {
+            dataMount: config.dataMount,
+            agentVersion: AGENT_VERSION,
+            clockSkewMs: session.skewMs,
+            dockerVersion,
+          })
           const request: HeartbeatRequest = { facts }
           const heartbeat = await session.call('POST', AGENT_PATHS.heartbeat, request)
           reportSkew(log, heartbeat.skewMs)
           if (isRetryLaterStatus(heartbeat.status)) {
             // Shed or the gateway's database is down: wait what it asks, plus our own jitter.
-            const waitMs = retryLaterWaitMs(heartbeat.headers['retry-after'], backoff, config.heartbeatSeconds * 1000, clock.now().getTime(), deps.rng)
-            log('warn', 'gateway_unavailable', { status: heartbeat.status, code: errorCodeOf(heartbeat.body) ?? null, retry_in_ms: waitMs, failures: backoff.consecutiveFailures })
+            const waitMs = retryLaterWaitMs(
+              heartbeat.headers['retry-after'],
+              backoff,
+              config.heartbeatSeconds * 1000,
+              clock.now().getTime(),
+              deps.rng,
+            )
+            log('warn', 'gateway_unavailable', {
+              status: heartbeat.status,
+              code: errorCodeOf(heartbeat.body) ?? null,
+              retry_in_ms: waitMs,
+              failures: backoff.consecutiveFailures,
+            })
             nextBeat = clock.now().getTime() + waitMs
           } else {
-            const answer = heartbeat.status === 200 ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat) : undefined
-            log('debug', 'heartbeat', { status: heartbeat.status, node_status: answer?.node_status ?? null, skew_ms: heartbeat.skewMs ?? null })
+            const answer =
+              heartbeat.status === 200
+                ? readResponse(readHeartbeatResponse, heartbeat.body, AGENT_PATHS.heartbeat)
+                : undefined
+            log('debug', 'heartbeat', {
+              status: heartbeat.status,
+              node_status: answer?.node_status ?? null,
+              skew_ms: heartbeat.skewMs ?? null,
+            })
             if (answer?.renewal_due === true) planRotationRenewal()
-            if (answer?.trust_bundle_sha256 !== undefined && answer.trust_bundle_sha256 !== bundleTried && answer.trust_bundle_sha256 !== trustBundleDigest(session.identity.caPem)) {
+            if (
+              answer?.trust_bundle_sha256 !== undefined &&
+              answer.trust_bundle_sha256 !== bundleTried &&
+              answer.trust_bundle_sha256 !== trustBundleDigest(session.identity.caPem)
+            ) {
               await adoptGatewayBundle(answer.trust_bundle_sha256)
             }
             backoff.succeeded()
@@ -141,7 +210,12 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           const e = toFleetkitError(error)
           if (FATAL.has(e.code)) throw e
           const waitMs = UNREACHABLE.has(e.code) ? backoff.failed() : config.heartbeatSeconds * 1000
-          log(e.code === 'CLOCK_SKEW' ? 'error' : 'warn', 'gateway_call_failed', { code: e.code, message: e.message, retry_in_ms: waitMs, failures: backoff.consecutiveFailures })
+          log(e.code === 'CLOCK_SKEW' ? 'error' : 'warn', 'gateway_call_failed', {
+            code: e.code,
+            message: e.message,
+            retry_in_ms: waitMs,
+            failures: backoff.consecutiveFailures,
+          })
           nextBeat = clock.now().getTime() + waitMs
         }
       }
@@ -200,7 +274,8 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     bundleTried = digest
     try {
       const reply = await session.call('GET', AGENT_PATHS.identity)
-      const answer = reply.status === 200 ? readResponse(readIdentityResponse, reply.body, AGENT_PATHS.identity) : undefined
+      const answer =
+        reply.status === 200 ? readResponse(readIdentityResponse, reply.body, AGENT_PATHS.identity) : undefined
       if (!answer?.ca_bundle_pem || trustBundleDigest(answer.ca_bundle_pem) !== digest) return
       const identity = { ...session.identity, caPem: joinBundles(answer.ca_bundle_pem) }
       const client = session.clientFor(identity)
@@ -213,7 +288,10 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
       }
       await writeFileAtomic(identityPaths(config.pkiDir).caBundle, identity.caPem, 0o600)
       session.swap(identity, client)
-      log('info', 'trust_bundle_updated', { digest, certificates: identity.caPem.split('BEGIN CERTIFICATE').length - 1 })
+      log('info', 'trust_bundle_updated', {
+        digest,
+        certificates: identity.caPem.split('BEGIN CERTIFICATE').length - 1,
+      })
     } catch (error) {
       const e = toFleetkitError(error)
       log('warn', 'trust_bundle_refresh_failed', { code: e.code, message: e.message })
@@ -228,7 +306,11 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     } catch {
       return
     }
-    if (staged.fingerprint256 === session.identity.fingerprint256 || staged.window.notAfter.getTime() <= session.identity.window.notAfter.getTime()) return
+    if (
+      staged.fingerprint256 === session.identity.fingerprint256 ||
+      staged.window.notAfter.getTime() <= session.identity.window.notAfter.getTime()
+    )
+      return
     const client = session.clientFor(staged)
     try {
       if ((await client.request('GET', '/healthz')).status !== 200) throw new Error('no 200 from /healthz')
@@ -239,7 +321,11 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     }
     const previous = session.identity.serial
     session.swap(staged, client)
-    log('info', 'identity_reloaded', { serial: staged.serial, previous_serial: previous, not_after: staged.window.notAfter.toISOString() })
+    log('info', 'identity_reloaded', {
+      serial: staged.serial,
+      previous_serial: previous,
+      not_after: staged.window.notAfter.toISOString(),
+    })
   }
 
   async function lease(facts: HostFacts): Promise<void> {
@@ -248,7 +334,10 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     if (response.status === 403) {
       const reason = errorCodeOf(response.body) ?? 'forbidden'
       // A lost node's refusal names the jobs fenced away from it: one still running here is abandoned.
-      const fenced = reason === 'node_lost' ? readResponse(readNodeLostBody, response.body, AGENT_PATHS.lease).cleanup.map((c) => c.job_id) : []
+      const fenced =
+        reason === 'node_lost'
+          ? readResponse(readNodeLostBody, response.body, AGENT_PATHS.lease).cleanup.map((c) => c.job_id)
+          : []
       if (running && fenced.includes(running.id)) running.abandoned = true
       log('info', 'lease_refused', { reason, fenced_jobs: fenced })
       return
@@ -257,7 +346,16 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     const { job } = readResponse(readLeaseResponse, response.body, AGENT_PATHS.lease)
     if (!job) return
     const entry = { id: job.id, abandoned: false, promise: Promise.resolve() as Promise<unknown> }
-    entry.promise = runJob(session, job, { log, now: () => clock.now(), checkContext, abandoned: () => entry.abandoned, signal, sleep: (ms) => sleep(ms, signal), rng: deps.rng, ...(deps.runChecks ? { runChecks: deps.runChecks } : {}) })
+    entry.promise = runJob(session, job, {
+      log,
+      now: () => clock.now(),
+      checkContext,
+      abandoned: () => entry.abandoned,
+      signal,
+      sleep: (ms) => sleep(ms, signal),
+      rng: deps.rng,
+      ...(deps.runChecks ? { runChecks: deps.runChecks } : {}),
+    })
       .catch((error: unknown) => {
         const e = toFleetkitError(error)
         log('warn', 'job_failed', { job_id: job.id, code: e.code, message: e.message })
@@ -271,6 +369,10 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
 
 function reportSkew(log: Logger, skewMs: number | undefined): void {
   if (skewMs !== undefined && Math.abs(skewMs) >= SKEW_FAIL_MS) {
-    log('error', 'clock_skew', { code: 'CLOCK_SKEW', skew_ms: skewMs, message: `the host clock differs from the gateway's by ${Math.round(skewMs / 1000)} s` })
+    log('error', 'clock_skew', {
+      code: 'CLOCK_SKEW',
+      skew_ms: skewMs,
+      message: `the host clock differs from the gateway's by ${Math.round(skewMs / 1000)} s`,
+    })
   }
 }

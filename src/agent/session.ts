@@ -11,8 +11,16 @@ import type { Identity } from './identity.js'
 const RETIRED_CLIENT_GRACE_MS = 30_000
 
 /** `now` is the agent's clock: the skew to the gateway's server_time is measured against it. */
-export function agentClient(config: AgentConfig, identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>, now: () => number = Date.now): GatewayClient {
-  return new GatewayClient(config.gatewayUrl, { ca: identity.caPem, cert: identity.certificatePem, key: identity.keyPem }, { timeoutMs: config.requestTimeoutSeconds * 1000, now })
+export function agentClient(
+  config: AgentConfig,
+  identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>,
+  now: () => number = Date.now,
+): GatewayClient {
+  return new GatewayClient(
+    config.gatewayUrl,
+    { ca: identity.caPem, cert: identity.certificatePem, key: identity.keyPem },
+    { timeoutMs: config.requestTimeoutSeconds * 1000, now },
+  )
 }
 
 export class AgentSession {
@@ -24,7 +32,12 @@ export class AgentSession {
   /** The agent's clock in milliseconds: every client of this session measures skew against it. */
   readonly now: () => number
 
-  constructor(config: AgentConfig, identity: Identity, now: () => number = Date.now, client: GatewayClient = agentClient(config, identity, now)) {
+  constructor(
+    config: AgentConfig,
+    identity: Identity,
+    now: () => number = Date.now,
+    client: GatewayClient = agentClient(config, identity, now),
+  ) {
     this.config = config
     this.identity = identity
     this.now = now
@@ -50,10 +63,17 @@ export class AgentSession {
       throw await explainTransportError(error, this.config.gatewayUrl, probeUrls(this.config), client.lastSkewMs)
     }
     if (response.status === 401) {
-      throw new FleetkitError('AGENT_CERTIFICATE_REJECTED', `the gateway refused certificate serial ${this.identity.serial} (${errorCodeOf(response.body) ?? 'unauthorized'})`, {
-        actions: ['fleetkit-agent doctor', 'if the node was revoked or re-enrolled elsewhere, enroll again with a new secret (fleetkit node token NODE)'],
-        data: { serial: this.identity.serial, path },
-      })
+      throw new FleetkitError(
+        'AGENT_CERTIFICATE_REJECTED',
+        `the gateway refused certificate serial ${this.identity.serial} (${errorCodeOf(response.body) ?? 'unauthorized'})`,
+        {
+          actions: [
+            'fleetkit-agent doctor',
+            'if the node was revoked or re-enrolled elsewhere, enroll again with a new secret (fleetkit node token NODE)',
+          ],
+          data: { serial: this.identity.serial, path },
+        },
+      )
     }
     return response
   }

@@ -33,19 +33,27 @@ export function environmentFailure(error: Error): EnvironmentFailure | undefined
   return {
     code: 'FILESYSTEM_WRITE_FAILED',
     message: `could not write ${shown} (${e.code}: ${what}); the command stopped there`,
-    actions: [e.code === 'EROFS' ? `remount the filesystem holding ${shown} read-write` : `free space on the filesystem holding ${shown} (df -h)`, 'then run the command again'],
+    actions: [
+      e.code === 'EROFS'
+        ? `remount the filesystem holding ${shown} read-write`
+        : `free space on the filesystem holding ${shown} (df -h)`,
+      'then run the command again',
+    ],
     data: { errno: e.code, syscall: e.syscall, ...(path === undefined ? {} : { path }) },
   }
 }
 
 function databaseFailure(state: string, error: Error): EnvironmentFailure | undefined {
   const named = describeSqlState(state)
-  const logs = 'fleetkit db status (the embedded server\'s log: <state dir>/postgres/server.log)'
+  const logs = "fleetkit db status (the embedded server's log: <state dir>/postgres/server.log)"
   if (state === SQLSTATE.diskFull) {
     return {
       code: 'STATE_DISK_FULL',
       message: `PostgreSQL could not write: its disk is full (SQLSTATE ${named}); the change was not made`,
-      actions: ['free space on the filesystem of the PostgreSQL data directory (the embedded server\'s: <state dir>/postgres)', 'then run the command again'],
+      actions: [
+        "free space on the filesystem of the PostgreSQL data directory (the embedded server's: <state dir>/postgres)",
+        'then run the command again',
+      ],
       data: { sqlstate: state },
     }
   }

@@ -36,7 +36,10 @@ export class FleetkitError extends Error {
 }
 
 export function isFleetkitError(error: unknown): error is FleetkitError {
-  return error instanceof FleetkitError || (error instanceof Error && (error as unknown as Record<symbol, unknown>)[BRAND] === true)
+  return (
+    error instanceof FleetkitError ||
+    (error instanceof Error && (error as unknown as Record<symbol, unknown>)[BRAND] === true)
+  )
 }
 
 /**
@@ -51,16 +54,33 @@ export function toFleetkitError(error: unknown): FleetkitError {
     const oclif = (error as { oclif?: { exit?: number } }).oclif
     const code = (error as { code?: unknown }).code
     if (typeof code === 'string' && isFailureCode(code)) return new FleetkitError(code, error.message, { cause: error })
-    if (oclif !== undefined || error.name === 'CLIError' || /^(Unexpected argument|Missing required|Expected --|Nonexistent flag|Parsing --)/.test(error.message)) {
+    if (
+      oclif !== undefined ||
+      error.name === 'CLIError' ||
+      /^(Unexpected argument|Missing required|Expected --|Nonexistent flag|Parsing --)/.test(error.message)
+    ) {
       return new FleetkitError('USAGE_INVALID', firstLine(error.message), { actions: ['fleetkit help'], cause: error })
     }
     const environment = environmentFailure(error)
-    if (environment) return new FleetkitError(environment.code, environment.message, { actions: environment.actions, data: environment.data, cause: error })
-    return new FleetkitError('INTERNAL_ERROR', firstLine(error.message), { actions: ['re-run with --debug and report the stack trace'], cause: error })
+    if (environment)
+      return new FleetkitError(environment.code, environment.message, {
+        actions: environment.actions,
+        data: environment.data,
+        cause: error,
+      })
+    return new FleetkitError('INTERNAL_ERROR', firstLine(error.message), {
+      actions: ['re-run with --debug and report the stack trace'],
+      cause: error,
+    })
   }
   return new FleetkitError('INTERNAL_ERROR', String(error))
 }
 
 function firstLine(text: string): string {
-  return text.split('\n').find((line) => line.trim() !== '')?.trim() ?? 'no message'
+  return (
+    text
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? 'no message'
+  )
 }

@@ -35,6 +35,11 @@ export async function describeRegistry(): Promise<RegistryReport> {
       runbook: findRunbookEntry(runbooks, code)?.section.title ?? null,
     }))
     .sort((a, b) => a.code.localeCompare(b.code))
-  const checks = loadCheckIds().map((entry) => ({ id: entry.id, meaning: entry.meaning, owner: entry.owner, ownerText: describeOwner(entry.owner) }))
+  const checks = loadCheckIds().map((entry) => ({
+    id: entry.id,
+    meaning: entry.meaning,
+    owner: entry.owner,
+    ownerText: describeOwner(entry.owner),
+  }))
   return { codes, checks }
 }

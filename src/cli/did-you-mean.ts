@@ -12,7 +12,9 @@ export function suggestCommands(typed: string, known: readonly string[], limit =
   const allowed = Math.max(2, Math.floor(wanted.length / 3))
   return known
     .map((command) => ({ command, distance: editDistance(wanted, command) }))
-    .filter(({ command, distance }) => distance <= allowed || command.startsWith(`${wanted} `) || command.startsWith(wanted))
+    .filter(
+      ({ command, distance }) => distance <= allowed || command.startsWith(`${wanted} `) || command.startsWith(wanted),
+    )
     .sort((x, y) => x.distance - y.distance || x.command.localeCompare(y.command))
     .slice(0, limit)
     .map(({ command }) => command)

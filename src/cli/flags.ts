@@ -11,11 +11,19 @@ export const DEFAULT_DEFINITION = './fleet.yaml'
 
 /** --definition/-d (FLEETKIT_DEFINITION): the fleet definition a command reads. */
 export function definitionFlag(summary = 'Path of the fleet definition (YAML or JSON).') {
-  return Flags.string({ char: 'd', summary, env: 'FLEETKIT_DEFINITION', default: DEFAULT_DEFINITION, helpValue: 'PATH' })
+  return Flags.string({
+    char: 'd',
+    summary,
+    env: 'FLEETKIT_DEFINITION',
+    default: DEFAULT_DEFINITION,
+    helpValue: 'PATH',
+  })
 }
 
 /** --state-dir (FLEETKIT_STATE_DIR): the embedded PostgreSQL, and the PKI unless FLEETKIT_PKI_DIR names another. */
-export function stateDirFlag(summary = 'The state directory: the embedded PostgreSQL and, by default, the PKI (default $XDG_STATE_HOME/fleetkit).') {
+export function stateDirFlag(
+  summary = 'The state directory: the embedded PostgreSQL and, by default, the PKI (default $XDG_STATE_HOME/fleetkit).',
+) {
   return Flags.string({ summary, env: 'FLEETKIT_STATE_DIR', helpValue: 'DIR' })
 }
 
@@ -44,15 +52,27 @@ export interface RawToken {
  * --definition on the same command line that disagree is a usage error (which one was meant?);
  * a FILE wins over FLEETKIT_DEFINITION, which is only a default.
  */
-export function chooseDefinitionPath(options: { file: string | undefined; flag: string; raw: readonly RawToken[]; commandId: string }): string {
+export function chooseDefinitionPath(options: {
+  file: string | undefined
+  flag: string
+  raw: readonly RawToken[]
+  commandId: string
+}): string {
   const { file, flag } = options
   if (file === undefined) return flag
   const flagOnCommandLine = options.raw.some((token) => token.type === 'flag' && token.flag === 'definition')
   if (flagOnCommandLine && resolve(file) !== resolve(flag)) {
-    throw new FleetkitError('USAGE_INVALID', `the definition is named twice and the two disagree: FILE ${file} and --definition ${flag}; give one`, {
-      actions: [`fleetkit ${options.commandId.replaceAll(':', ' ')} --definition ${file}`, `fleetkit help ${options.commandId.replaceAll(':', ' ')}`],
-      data: { file, definition: flag },
-    })
+    throw new FleetkitError(
+      'USAGE_INVALID',
+      `the definition is named twice and the two disagree: FILE ${file} and --definition ${flag}; give one`,
+      {
+        actions: [
+          `fleetkit ${options.commandId.replaceAll(':', ' ')} --definition ${file}`,
+          `fleetkit help ${options.commandId.replaceAll(':', ' ')}`,
+        ],
+        data: { file, definition: flag },
+      },
+    )
   }
   return file
 }

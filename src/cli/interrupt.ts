@@ -25,10 +25,14 @@ export interface Interruption {
 }
 
 export function interruptedError(signal: StopSignal): FleetkitError {
-  return new FleetkitError('COMMAND_INTERRUPTED', `stopped by ${signal}; temporary files were removed and child processes ended`, {
-    actions: ['run the same command again'],
-    data: { signal },
-  })
+  return new FleetkitError(
+    'COMMAND_INTERRUPTED',
+    `stopped by ${signal}; temporary files were removed and child processes ended`,
+    {
+      actions: ['run the same command again'],
+      data: { signal },
+    },
+  )
 }
 
 /** The exit code of a COMMAND_INTERRUPTED error (130 or 143); undefined for any other error. */

@@ -15,7 +15,9 @@ export function knownCommands(config: Pick<Config, 'commands'>): string[] {
 export function unknownCommandError(typed: string, known: readonly string[]): FleetkitError {
   const words = typed.split(/\s+/)
   // `checks extra`: a real command followed by a word it does not take.
-  const prefixes = known.filter((k) => k.split(' ').length < words.length && words.slice(0, k.split(' ').length).join(' ') === k)
+  const prefixes = known.filter(
+    (k) => k.split(' ').length < words.length && words.slice(0, k.split(' ').length).join(' ') === k,
+  )
   const suggestions = [...new Set([...suggestCommands(typed, known), ...prefixes])].slice(0, 3)
   const didYouMean = suggestions.length === 0 ? '' : `; did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?`
   return new FleetkitError('COMMAND_UNKNOWN', `no fleetkit command "${typed}"${didYouMean}`, {

@@ -30,12 +30,18 @@ export function oneLineUsageMessage(message: string): string {
   const text = message.replace(ANSI, '').replace(/\r/g, '')
   const paragraphs = text
     .split(/\n\s*\n/)
-    .map((p) => p.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !/^See more help with --help$/.test(l)))
+    .map((p) =>
+      p
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '' && !/^See more help with --help$/.test(l)),
+    )
     .filter((lines) => lines.length > 0)
   const rendered = paragraphs.map((lines) => {
     let [head, ...rest] = lines as [string, ...string[]]
     // "The following error occurred:" says nothing the error itself does not.
-    if (/^The following errors? occurred:$/.test(head) && rest.length > 0) [head, ...rest] = rest as [string, ...string[]]
+    if (/^The following errors? occurred:$/.test(head) && rest.length > 0)
+      [head, ...rest] = rest as [string, ...string[]]
     const items = rest.map((line) => line.replace(/^(\S+)\s{2,}(.+)$/, '$1 ($2)'))
     if (items.length === 0) return head
     if (/^Parsing --\S+$/.test(head)) return `${head}: ${items.join('; ')}`
@@ -54,10 +60,15 @@ export function usageError(error: unknown, commandId: string | undefined): Fleet
     if (error.code !== 'USAGE_INVALID' || error.actions.includes(help)) return undefined
     const actions = error.actions.filter((a) => a !== 'fleetkit runbook USAGE_INVALID' && a !== 'fleetkit help')
     return new FleetkitError('USAGE_INVALID', error.message, {
-      actions: [...actions, help], detailLines: error.detailLines, cause: error.cause ?? error,
+      actions: [...actions, help],
+      detailLines: error.detailLines,
+      cause: error.cause ?? error,
       ...(error.data === undefined ? {} : { data: error.data }),
     })
   }
   if (!isParseError(error)) return undefined
-  return new FleetkitError('USAGE_INVALID', oneLineUsageMessage((error as Error).message), { actions: [help], cause: error })
+  return new FleetkitError('USAGE_INVALID', oneLineUsageMessage((error as Error).message), {
+    actions: [help],
+    cause: error,
+  })
 }

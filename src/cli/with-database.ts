@@ -4,7 +4,11 @@ import type pg from 'pg'
 
 import { stateDirOption } from './flags.js'
 
-export async function withDatabase<T>(stateDir: string | undefined, progress: (message: string) => void, work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(
+  stateDir: string | undefined,
+  progress: (message: string) => void,
+  work: (pool: pg.Pool) => Promise<T>,
+): Promise<T> {
   const { openDatabase } = await import('../store/database.js')
   const database = await openDatabase({ ...stateDirOption(stateDir), progress })
   try {

@@ -7,7 +7,8 @@ import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import type { SyncReport } from '../sync/sync-report.js'
 
 export default class Drift extends FleetkitCommand<SyncReport> {
-  static override summary = 'Check every node against the definition and the roles (Ansible check mode); change nothing.'
+  static override summary =
+    'Check every node against the definition and the roles (Ansible check mode); change nothing.'
   static override description = `Runs site.yml with --check --diff on every target node at once and lists, per node and role,
 the tasks that would change. Recorded in the ledger as a drift run; takes no lock. Without --ref the hosts are
 compared with the revision the last complete sync applied (the report's revision), or with the file on disk when
@@ -16,15 +17,29 @@ no sync has applied a committed revision yet.
 Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a check failed on a node);
 22 SYNC_NODES_UNREACHABLE; 2 a refused input.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --limit build-1 --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --limit build-1 --json',
+  ]
 
   static override flags = {
     definition: definitionFlag(),
     'state-dir': stateDirFlag(),
-    ref: Flags.string({ summary: 'Full commit SHA of the fleet repository: compare with the definition at that commit (default: the revision the last complete sync applied).' }),
+    ref: Flags.string({
+      summary:
+        'Full commit SHA of the fleet repository: compare with the definition at that commit (default: the revision the last complete sync applied).',
+    }),
     limit: Flags.string({ summary: 'Only these nodes (ids, comma-separated).', multiple: true, delimiter: ',' }),
-    tags: Flags.string({ summary: 'Only these roles (site.yml tags, comma-separated).', multiple: true, delimiter: ',' }),
-    mitogen: Flags.boolean({ summary: 'Use the mitogen strategy when ansible-mitogen is installed (default).', allowNo: true, default: true }),
+    tags: Flags.string({
+      summary: 'Only these roles (site.yml tags, comma-separated).',
+      multiple: true,
+      delimiter: ',',
+    }),
+    mitogen: Flags.boolean({
+      summary: 'Use the mitogen strategy when ansible-mitogen is installed (default).',
+      allowNo: true,
+      default: true,
+    }),
   }
 
   async run(): Promise<SyncReport> {
@@ -33,19 +48,23 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
     const { outcomeError } = await import('../sync/sync-report.js')
     const { withDatabase } = await import('../cli/with-database.js')
     const signal = this.interruptible()
-    const report = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => runSync({
-      mode: 'drift',
-      definitionPath: flags.definition,
-      ref: flags.ref,
-      limit: flags.limit,
-      tags: flags.tags,
-      noMitogen: !flags.mitogen,
-      env: envWithStateDir(flags['state-dir']),
-      pool,
-      signal,
-      progress,
-      report: () => undefined,
-    })))
+    const report = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        runSync({
+          mode: 'drift',
+          definitionPath: flags.definition,
+          ref: flags.ref,
+          limit: flags.limit,
+          tags: flags.tags,
+          noMitogen: !flags.mitogen,
+          env: envWithStateDir(flags['state-dir']),
+          pool,
+          signal,
+          progress,
+          report: () => undefined,
+        }),
+      ),
+    )
     const { formatDriftTable } = await import('../sync/drift-table.js')
     for (const line of formatDriftTable(report)) this.log(line)
     const error = outcomeError(report)

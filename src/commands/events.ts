@@ -17,7 +17,11 @@ export default class Events extends FleetkitCommand<EventsResult> {
   static override summary = 'Show the fleet events: every state change, secret issued and enrollment refused.'
   static override description = `Oldest first. --since takes an ISO time or a duration back from now (90s, 15m, 2h, 7d).
 --follow keeps printing new events until Ctrl-C (with --json: one JSON object per line).`
-  static override examples = ['<%= config.bin %> <%= command.id %> --node build-01', '<%= config.bin %> <%= command.id %> --type node_lost --since 24h --json', '<%= config.bin %> <%= command.id %> --follow']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --node build-01',
+    '<%= config.bin %> <%= command.id %> --type node_lost --since 24h --json',
+    '<%= config.bin %> <%= command.id %> --follow',
+  ]
   static override flags = {
     node: Flags.string({ summary: 'Only events about this node.' }),
     since: Flags.string({ summary: 'Only events at or after this time (ISO time, or 90s, 15m, 2h, 7d).' }),
@@ -32,17 +36,33 @@ export default class Events extends FleetkitCommand<EventsResult> {
     const { fleetEvents, followEvents, formatEvent, parseSince } = await import('../lifecycle/fleet-events.js')
     const since = flags.since === undefined ? undefined : parseSince(flags.since, systemClock.now())
     if (flags.since !== undefined && !since) {
-      throw new FleetkitError('USAGE_INVALID', `--since ${JSON.stringify(flags.since.slice(0, 40))} is neither an ISO time nor a duration like 15m`, { actions: ['fleetkit events --since 1h'] })
+      throw new FleetkitError(
+        'USAGE_INVALID',
+        `--since ${JSON.stringify(flags.since.slice(0, 40))} is neither an ISO time nor a duration like 15m`,
+        { actions: ['fleetkit events --since 1h'] },
+      )
     }
-    const query = { ...(flags.node ? { nodeId: flags.node } : {}), ...(flags.type ? { kind: flags.type } : {}), ...(since ? { since } : {}), limit: flags.limit }
+    const query = {
+      ...(flags.node ? { nodeId: flags.node } : {}),
+      ...(flags.type ? { kind: flags.type } : {}),
+      ...(since ? { since } : {}),
+      limit: flags.limit,
+    }
     const signal = flags.follow ? this.interruptible() : undefined
-    return this.withProgress((progress) => withDatabase(flags['state-dir'], progress, async (pool) => {
-      const events = await fleetEvents(pool, query)
-      for (const e of events) this.log(formatEvent(e))
-      if (!signal) return { events }
-      const print = (e: FleetEvent) => (this.jsonEnabled() ? process.stdout.write(`${JSON.stringify(e)}\n`) : this.log(formatEvent(e)))
-      await followEvents(pool, { ...query, afterId: events.at(-1)?.id ?? 0 }, print, { clock: systemClock, signal, pollMs: 1000 })
-      return { events }
-    }))
+    return this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, async (pool) => {
+        const events = await fleetEvents(pool, query)
+        for (const e of events) this.log(formatEvent(e))
+        if (!signal) return { events }
+        const print = (e: FleetEvent) =>
+          this.jsonEnabled() ? process.stdout.write(`${JSON.stringify(e)}\n`) : this.log(formatEvent(e))
+        await followEvents(pool, { ...query, afterId: events.at(-1)?.id ?? 0 }, print, {
+          clock: systemClock,
+          signal,
+          pollMs: 1000,
+        })
+        return { events }
+      }),
+    )
   }
 }

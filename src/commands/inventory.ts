@@ -11,32 +11,48 @@ import { loadDefinition } from '../definition/load.js'
 import type { WriteInventoryResult } from '../lifecycle/inventory-files.js'
 
 export default class Inventory extends FleetkitCommand<WriteInventoryResult> {
-  static override summary = 'Render the Ansible inventory (YAML) and its pinned known_hosts from the definition and the state.'
+  static override summary =
+    'Render the Ansible inventory (YAML) and its pinned known_hosts from the definition and the state.'
   static override description = `Groups per pool, region, role and canary; host vars for SSH (known_hosts pinned, StrictHostKeyChecking=yes), features, exposure, data volume, docker network policy and the host policy. Parked and retired nodes are left out.
 The known_hosts file is written beside the inventory; with "--output -" the inventory goes to stdout and known_hosts to <state dir>/ansible/.
 A node whose host key in the state differs from its hostKey in fleet.yaml is refused (HOST_KEY_DISAGREES).`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> --definition fleet.yaml', '<%= config.bin %> <%= command.id %> --output ansible/inventory.yml --json', '<%= config.bin %> <%= command.id %> --output - | less']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --definition fleet.yaml',
+    '<%= config.bin %> <%= command.id %> --output ansible/inventory.yml --json',
+    '<%= config.bin %> <%= command.id %> --output - | less',
+  ]
 
   static override flags = {
     definition: definitionFlag(),
     'state-dir': stateDirFlag(),
-    output: Flags.string({ summary: 'Inventory file to write; "-" for stdout; default <state dir>/ansible/inventory.yml.' }),
+    output: Flags.string({
+      summary: 'Inventory file to write; "-" for stdout; default <state dir>/ansible/inventory.yml.',
+    }),
   }
 
   async run(): Promise<WriteInventoryResult> {
     const { flags } = await this.parse(Inventory)
     const toStdout = flags.output === '-'
-    if (toStdout && this.jsonEnabled()) throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
+    if (toStdout && this.jsonEnabled())
+      throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
     const definition = await loadDefinition(flags.definition)
     const { prepareState } = await import('../lifecycle/state.js')
     await this.withProgress((progress) => prepareState(envWithStateDir(flags['state-dir']), progress))
     const { writeInventory } = await import('../lifecycle/inventory-files.js')
     const { streamSink } = await import('../lifecycle/output-sink.js')
-    const result = await writeInventory({ definition, outputPath: flags.output, stdout: toStdout ? streamSink(process.stdout) : undefined, env: envWithStateDir(flags['state-dir']), definitionDir: dirname(flags.definition) })
+    const result = await writeInventory({
+      definition,
+      outputPath: flags.output,
+      stdout: toStdout ? streamSink(process.stdout) : undefined,
+      env: envWithStateDir(flags['state-dir']),
+      definitionDir: dirname(flags.definition),
+    })
     // With the inventory on stdout, the notes go to stderr so a pipe gets YAML only.
     const note = (line: string) => (toStdout ? process.stderr.write(`${line}\n`) : this.log(line))
-    note(`Wrote ${result.path ?? 'the inventory to stdout'} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`)
+    note(
+      `Wrote ${result.path ?? 'the inventory to stdout'} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`,
+    )
     if (result.excluded.length > 0) note(`Left out (parked or retired): ${result.excluded.join(', ')}`)
     if (result.unpinned.length > 0) note(`No pinned host key, so ssh will refuse: ${result.unpinned.join(', ')}`)
     return result

@@ -22,23 +22,36 @@ export interface RunbookResult {
 export default class Runbook extends FleetkitCommand<RunbookResult> {
   static override summary = 'Print the runbook entry for a failure code: meaning, how to confirm, fix and escalate.'
   static override examples = ['<%= config.bin %> <%= command.id %> DEFINITION_INVALID']
-  static override args = { code: Args.string({ description: 'failure code, for example DEFINITION_INVALID', required: true }) }
+  static override args = {
+    code: Args.string({ description: 'failure code, for example DEFINITION_INVALID', required: true }),
+  }
 
   async run(): Promise<RunbookResult> {
     const { args } = await this.parse(Runbook)
     const code = args.code.trim().toUpperCase()
     const entry = findRunbookEntry(await loadRunbooks(), code)
     if (!isFailureCode(code) || !entry) {
-      throw new FleetkitError('RUNBOOK_CODE_UNKNOWN', `no failure code ${JSON.stringify(args.code)} is registered`, { actions: ['fleetkit checks'] })
+      throw new FleetkitError('RUNBOOK_CODE_UNKNOWN', `no failure code ${JSON.stringify(args.code)} is registered`, {
+        actions: ['fleetkit checks'],
+      })
     }
     const spec = FAILURE_CODES[code]
     const { section } = entry
     this.log(`${code}: ${entry.line}`)
     this.log(`Needs a person: ${spec.person ? 'yes' : 'no'}    Runbook: ${section.title}`)
-    this.log(`\nMeaning:  ${section.meaning}\nConfirm:  ${section.confirm}\nFix:      ${section.fix}\nEscalate: ${section.escalate}`)
+    this.log(
+      `\nMeaning:  ${section.meaning}\nConfirm:  ${section.confirm}\nFix:      ${section.fix}\nEscalate: ${section.escalate}`,
+    )
     return {
-      code, summary: spec.summary, person: spec.person, section: section.title, line: entry.line,
-      meaning: section.meaning, confirm: section.confirm, fix: section.fix, escalate: section.escalate,
+      code,
+      summary: spec.summary,
+      person: spec.person,
+      section: section.title,
+      line: entry.line,
+      meaning: section.meaning,
+      confirm: section.confirm,
+      fix: section.fix,
+      escalate: section.escalate,
     }
   }
 }

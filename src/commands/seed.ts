@@ -28,28 +28,59 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
     '<%= config.bin %> <%= command.id %> dev-01 --kind worker --rekey',
   ]
 
-  static override args = { node: Args.string({ description: 'node id (declared in the definition, or provisioned)', required: true }) }
+  static override args = {
+    node: Args.string({ description: 'node id (declared in the definition, or provisioned)', required: true }),
+  }
 
   static override flags = {
-    kind: Flags.string({ summary: 'agent (provisioned, enrolls with the gateway) or worker (reached over SSH).', options: ['agent', 'worker'], required: true }),
+    kind: Flags.string({
+      summary: 'agent (provisioned, enrolls with the gateway) or worker (reached over SSH).',
+      options: ['agent', 'worker'],
+      required: true,
+    }),
     definition: definitionFlag(),
     'state-dir': stateDirFlag(),
-    output: Flags.string({ summary: 'File to write (0600); "-" for stdout (refused on a terminal). Default <state dir>/seeds/NODE.user-data.' }),
-    ttl: Flags.string({ summary: 'Lifetime of the enrollment secret (agent): 1m to 24h, for example 15m or 2h.', default: '15m' }),
-    autoinstall: Flags.boolean({ summary: 'Wrap a worker seed for an Ubuntu ISO install (autoinstall).', default: false }),
-    reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed), or one whose secret is still pending, a new enrollment secret, on purpose; recorded as a secret_reissued event.', default: false }),
-    rekey: Flags.boolean({ summary: 'Give a worker whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml.', default: false }),
+    output: Flags.string({
+      summary:
+        'File to write (0600); "-" for stdout (refused on a terminal). Default <state dir>/seeds/NODE.user-data.',
+    }),
+    ttl: Flags.string({
+      summary: 'Lifetime of the enrollment secret (agent): 1m to 24h, for example 15m or 2h.',
+      default: '15m',
+    }),
+    autoinstall: Flags.boolean({
+      summary: 'Wrap a worker seed for an Ubuntu ISO install (autoinstall).',
+      default: false,
+    }),
+    reissue: Flags.boolean({
+      summary:
+        'Give a node past provisioning (enrolled, lost, parked, failed), or one whose secret is still pending, a new enrollment secret, on purpose; recorded as a secret_reissued event.',
+      default: false,
+    }),
+    rekey: Flags.boolean({
+      summary:
+        'Give a worker whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml.',
+      default: false,
+    }),
   }
 
   async run(): Promise<SeedNodeResult> {
     const { args, flags } = await this.parse(Seed)
     const ttlMs = parseSecretTtl(flags.ttl)
     const toStdout = flags.output === '-'
-    if (toStdout && this.jsonEnabled()) throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
+    if (toStdout && this.jsonEnabled())
+      throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
     if (toStdout && process.stdout.isTTY) {
-      throw new FleetkitError('SEED_STDOUT_TTY', 'the seed holds a secret and stdout is a terminal; it is not printed', {
-        actions: [`fleetkit seed ${args.node} --kind ${flags.kind} --output ${args.node}.user-data`, 'or redirect stdout to a file or a pipe'],
-      })
+      throw new FleetkitError(
+        'SEED_STDOUT_TTY',
+        'the seed holds a secret and stdout is a terminal; it is not printed',
+        {
+          actions: [
+            `fleetkit seed ${args.node} --kind ${flags.kind} --output ${args.node}.user-data`,
+            'or redirect stdout to a file or a pipe',
+          ],
+        },
+      )
     }
     const definition = await loadDefinition(flags.definition)
     const { prepareState } = await import('../lifecycle/state.js')
@@ -72,14 +103,24 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
       definitionDir: dirname(flags.definition),
     })
     if (toStdout) {
-      if (result.rekeyed) process.stderr.write(`Put this under ${result.node} in fleet.yaml: hostKey: ${result.hostKeyPublic}\n`)
+      if (result.rekeyed)
+        process.stderr.write(`Put this under ${result.node} in fleet.yaml: hostKey: ${result.hostKeyPublic}\n`)
       return result
     }
     const size = `${result.bytes} bytes${result.gzipped ? ` (gzipped from ${result.plainBytes}: over the 32 KiB budget plain)` : ''}`
     this.log(`Wrote the ${result.kind} seed of ${result.node} to ${result.path} (0600, ${size}).`)
-    if (result.secretExpiresAt && result.reissued) this.log(`Its reissued single-use enrollment secret expires at ${result.secretExpiresAt}; an enrolled node keeps its status and certificate until it enrolls with it.`)
-    else if (result.secretExpiresAt) this.log(`Its single-use enrollment secret expires at ${result.secretExpiresAt}; the node is registered as provisioning.`)
-    if (result.rekeyed) this.log(`New host key, pinned in the state. Put this under ${result.node} in fleet.yaml:\n  hostKey: ${result.hostKeyPublic}`)
+    if (result.secretExpiresAt && result.reissued)
+      this.log(
+        `Its reissued single-use enrollment secret expires at ${result.secretExpiresAt}; an enrolled node keeps its status and certificate until it enrolls with it.`,
+      )
+    else if (result.secretExpiresAt)
+      this.log(
+        `Its single-use enrollment secret expires at ${result.secretExpiresAt}; the node is registered as provisioning.`,
+      )
+    if (result.rekeyed)
+      this.log(
+        `New host key, pinned in the state. Put this under ${result.node} in fleet.yaml:\n  hostKey: ${result.hostKeyPublic}`,
+      )
     else if (result.hostKeyPublic) this.log(`Pinned host key: ${result.hostKeyPublic}`)
     return result
   }

@@ -5,12 +5,16 @@ import { withDatabase } from '../cli/with-database.js'
 import type { SweepResult } from '../lifecycle/sweep.js'
 
 export default class Sweep extends FleetkitCommand<SweepResult> {
-  static override summary = 'Run the sweep once: silent nodes become unhealthy, then lost (jobs fenced, allocations released).'
+  static override summary =
+    'Run the sweep once: silent nodes become unhealthy, then lost (jobs fenced, allocations released).'
   static override description = `Judged on the database's clock. Active nodes silent longer than FLEETKIT_NODE_UNHEALTHY_AFTER
 (90 s) become unhealthy; nodes silent longer than FLEETKIT_NODE_LOST_AFTER (300 s, at least 30) become
 lost, each in one transaction with one node_lost event. If another sweep (a gateway's) is running,
 nothing is done and "swept" is false.`
-  static override examples = ['<%= config.bin %> <%= command.id %>', 'FLEETKIT_NODE_LOST_AFTER=120 <%= config.bin %> <%= command.id %> --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    'FLEETKIT_NODE_LOST_AFTER=120 <%= config.bin %> <%= command.id %> --json',
+  ]
   static override flags = { 'state-dir': stateDirFlag() }
 
   async run(): Promise<SweepResult> {
@@ -18,14 +22,21 @@ nothing is done and "swept" is false.`
     const { runSweep } = await import('../lifecycle/sweep.js')
     const { loadSweepThresholds } = await import('../lifecycle/thresholds.js')
     const thresholds = loadSweepThresholds(process.env)
-    const result = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => runSweep(pool, thresholds)))
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) => runSweep(pool, thresholds)),
+    )
     if (!result.swept) {
       this.log('Another sweep holds the lock (a gateway is sweeping): nothing done.')
       return result
     }
-    for (const n of result.lost) this.log(`${n.nodeId}: lost after ${n.silentSeconds} s silent; ${n.fencedJobs} job(s) fenced, ${n.releasedAllocations} allocation(s) released`)
+    for (const n of result.lost)
+      this.log(
+        `${n.nodeId}: lost after ${n.silentSeconds} s silent; ${n.fencedJobs} job(s) fenced, ${n.releasedAllocations} allocation(s) released`,
+      )
     for (const n of result.unhealthy) this.log(`${n.nodeId}: unhealthy after ${n.silentSeconds} s silent`)
-    this.log(`Swept in ${Math.round(result.durationMs)} ms: ${result.lost.length} lost, ${result.unhealthy.length} unhealthy (thresholds ${thresholds.unhealthyAfterSeconds} s / ${thresholds.lostAfterSeconds} s).`)
+    this.log(
+      `Swept in ${Math.round(result.durationMs)} ms: ${result.lost.length} lost, ${result.unhealthy.length} unhealthy (thresholds ${thresholds.unhealthyAfterSeconds} s / ${thresholds.lostAfterSeconds} s).`,
+    )
     return result
   }
 }

@@ -7,7 +7,8 @@ import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import type { SyncReport } from '../sync/sync-report.js'
 
 export default class Sync extends FleetkitCommand<SyncReport> {
-  static override summary = 'Converge the fleet with Ansible over SSH: the canary first, then the rest; every node recorded in the ledger.'
+  static override summary =
+    'Converge the fleet with Ansible over SSH: the canary first, then the rest; every node recorded in the ledger.'
   static override description = `Runs ansible/playbooks/site.yml over the inventory fleetkit renders (host keys pinned from the
 definition and the state, StrictHostKeyChecking=yes), one ansible-playbook per phase: the canary alone, then every
 other node. An unreachable canary hands its role to the next reachable node of its pool; a failed canary leaves every
@@ -37,14 +38,35 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
   static override flags = {
     definition: definitionFlag(),
     'state-dir': stateDirFlag(),
-    ref: Flags.string({ summary: 'Full commit SHA of the fleet repository: apply the definition as it is at that commit.', env: 'FLEETKIT_SYNC_REF' }),
+    ref: Flags.string({
+      summary: 'Full commit SHA of the fleet repository: apply the definition as it is at that commit.',
+      env: 'FLEETKIT_SYNC_REF',
+    }),
     limit: Flags.string({ summary: 'Only these nodes (ids, comma-separated).', multiple: true, delimiter: ',' }),
-    tags: Flags.string({ summary: 'Only these roles (site.yml tags, comma-separated).', multiple: true, delimiter: ',' }),
-    'dry-run': Flags.boolean({ summary: 'Check mode with diff on every node: print what would change, the plan and its hash; change nothing.' }),
-    'plan-hash': Flags.string({ summary: 'Refuse to run unless the plan is still the one reviewed (the hash --dry-run printed).', env: 'FLEETKIT_SYNC_PLAN_HASH' }),
-    resume: Flags.integer({ summary: 'Finish run RUN, cut off by a crash or Ctrl-C: nodes that converged are not run again.', min: 1 }),
-    full: Flags.boolean({ summary: 'Run every role on every node, even where the fingerprint says nothing changed since the last converge.' }),
-    mitogen: Flags.boolean({ summary: 'Use the mitogen strategy when ansible-mitogen is installed (default); --no-mitogen for plain SSH.', allowNo: true, default: true }),
+    tags: Flags.string({
+      summary: 'Only these roles (site.yml tags, comma-separated).',
+      multiple: true,
+      delimiter: ',',
+    }),
+    'dry-run': Flags.boolean({
+      summary: 'Check mode with diff on every node: print what would change, the plan and its hash; change nothing.',
+    }),
+    'plan-hash': Flags.string({
+      summary: 'Refuse to run unless the plan is still the one reviewed (the hash --dry-run printed).',
+      env: 'FLEETKIT_SYNC_PLAN_HASH',
+    }),
+    resume: Flags.integer({
+      summary: 'Finish run RUN, cut off by a crash or Ctrl-C: nodes that converged are not run again.',
+      min: 1,
+    }),
+    full: Flags.boolean({
+      summary: 'Run every role on every node, even where the fingerprint says nothing changed since the last converge.',
+    }),
+    mitogen: Flags.boolean({
+      summary: 'Use the mitogen strategy when ansible-mitogen is installed (default); --no-mitogen for plain SSH.',
+      allowNo: true,
+      default: true,
+    }),
   }
 
   async run(): Promise<SyncReport> {
@@ -55,26 +77,38 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
     const { withDatabase } = await import('../cli/with-database.js')
     const signal = this.interruptible()
     const check = flags['dry-run']
-    const report = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => runSync({
-      mode: check ? 'dry-run' : 'apply',
-      definitionPath: flags.definition,
-      ref: flags.ref,
-      limit: flags.limit,
-      tags: flags.tags,
-      planHash: flags['plan-hash'],
-      resume: flags.resume,
-      noMitogen: !flags.mitogen,
-      full: flags.full,
-      env,
-      pool,
-      signal,
-      progress,
-      report: (line) => this.log(line),
-    })))
-    for (const n of report.nodes.filter((x) => x.state === 'not_attempted' || x.state === 'skipped')) this.log(formatNodeLine(n, check))
-    const counts = Object.entries(report.counts).map(([state, n]) => `${n} ${state.replace('_', ' ')}`).join(', ')
-    this.log(`Run ${report.runId} (${report.kind}${report.resumed ? ', resumed' : ''}): ${report.outcome}; ${counts}. Revision ${report.revision ?? 'uncommitted file'}.`)
-    if (check) this.log(`Plan ${report.planHash} (apply it with: fleetkit sync${report.revision ? ` --ref ${report.revision}` : ''} --plan-hash ${report.planHash})`)
+    const report = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        runSync({
+          mode: check ? 'dry-run' : 'apply',
+          definitionPath: flags.definition,
+          ref: flags.ref,
+          limit: flags.limit,
+          tags: flags.tags,
+          planHash: flags['plan-hash'],
+          resume: flags.resume,
+          noMitogen: !flags.mitogen,
+          full: flags.full,
+          env,
+          pool,
+          signal,
+          progress,
+          report: (line) => this.log(line),
+        }),
+      ),
+    )
+    for (const n of report.nodes.filter((x) => x.state === 'not_attempted' || x.state === 'skipped'))
+      this.log(formatNodeLine(n, check))
+    const counts = Object.entries(report.counts)
+      .map(([state, n]) => `${n} ${state.replace('_', ' ')}`)
+      .join(', ')
+    this.log(
+      `Run ${report.runId} (${report.kind}${report.resumed ? ', resumed' : ''}): ${report.outcome}; ${counts}. Revision ${report.revision ?? 'uncommitted file'}.`,
+    )
+    if (check)
+      this.log(
+        `Plan ${report.planHash} (apply it with: fleetkit sync${report.revision ? ` --ref ${report.revision}` : ''} --plan-hash ${report.planHash})`,
+      )
     const error = outcomeError(report)
     if (error) throw error
     return report

@@ -4,7 +4,13 @@ import { Args, Flags } from '@oclif/core'
 
 import { chooseDefinitionPath, definitionFlag, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
-import { type FleetSummary, formatFleetSummary, formatPoolLines, validateFleet, type ValidatedFleet } from '../definition/validate-fleet.js'
+import {
+  type FleetSummary,
+  formatFleetSummary,
+  formatPoolLines,
+  validateFleet,
+  type ValidatedFleet,
+} from '../definition/validate-fleet.js'
 import type { AnsibleSummary } from '../sync/ansible-check.js'
 import type { OpenedTransitionFacts } from '../store/open-transition-facts.js'
 
@@ -12,7 +18,8 @@ export type ValidateResult = FleetSummary & { ansible?: AnsibleSummary }
 
 export default class Validate extends FleetkitCommand<ValidateResult> {
   static override summary = 'Validate a fleet definition: schema, semantic rules and, with --since, the change itself.'
-  static override description = 'Reports every error at once, one line each: CODE /json/pointer (line:column): message. Exit 0 when valid, 1 when not.'
+  static override description =
+    'Reports every error at once, one line each: CODE /json/pointer (line:column): message. Exit 0 when valid, 1 when not.'
   static override examples = [
     '<%= config.bin %> <%= command.id %> --definition fleet.yaml',
     '<%= config.bin %> <%= command.id %> --definition examples/fleet.yaml',
@@ -25,21 +32,37 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
 
   static override flags = {
     definition: definitionFlag(),
-    since: Flags.string({ summary: 'Git revision of the same file, or "applied" (the revision the last complete fleetkit sync applied): also check the change since then (transitions).', env: 'FLEETKIT_SINCE' }),
-    'state-dir': stateDirFlag('With --since: the state directory whose embedded PostgreSQL, if running, holds the facts (when DATABASE_URL is unset).'),
-    ansible: Flags.boolean({ summary: 'Also render the inventory (ansible-inventory --list) and syntax-check every playbook in ansible/playbooks/.' }),
+    since: Flags.string({
+      summary:
+        'Git revision of the same file, or "applied" (the revision the last complete fleetkit sync applied): also check the change since then (transitions).',
+      env: 'FLEETKIT_SINCE',
+    }),
+    'state-dir': stateDirFlag(
+      'With --since: the state directory whose embedded PostgreSQL, if running, holds the facts (when DATABASE_URL is unset).',
+    ),
+    ansible: Flags.boolean({
+      summary:
+        'Also render the inventory (ansible-inventory --list) and syntax-check every playbook in ansible/playbooks/.',
+    }),
   }
 
   async run(): Promise<ValidateResult> {
     const { args, flags, raw } = await this.parse(Validate)
-    const path = chooseDefinitionPath({ file: args.file, flag: flags.definition, raw, commandId: this.id ?? 'validate' })
+    const path = chooseDefinitionPath({
+      file: args.file,
+      flag: flags.definition,
+      raw,
+      commandId: this.id ?? 'validate',
+    })
     // With --since the transition rules read the state, if a database is reachable without
     // starting one. Loaded only then: `fleetkit validate` alone never loads pg.
     let state: OpenedTransitionFacts | undefined
     if (flags.since !== undefined) {
       const { openTransitionFacts } = await import('../store/open-transition-facts.js')
       state = await openTransitionFacts(flags['state-dir'] ? { stateDir: flags['state-dir'] } : {})
-      this.log(`Transition facts: ${state.description}${state.source === 'none' ? '; allocations, leases and canary runs are not checked' : ''}.`)
+      this.log(
+        `Transition facts: ${state.description}${state.source === 'none' ? '; allocations, leases and canary runs are not checked' : ''}.`,
+      )
     }
     let since = flags.since
     if (since === 'applied' && state) {
@@ -47,10 +70,17 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
       if (!applied) {
         await state.close()
         const { FleetkitError } = await import('../checks/fleetkit-error.js')
-        throw new FleetkitError('DEFINITION_REVISION_UNKNOWN', `--since applied: ${state.source === 'none' ? 'no state database is reachable to read' : 'no fleetkit sync has converged every node at a committed revision yet, so there is no'} applied revision`, {
-          actions: ['fleetkit sync --ref SHA (records the applied revision)', `fleetkit validate --definition ${path} --since REF`],
-          data: { ref: 'applied' },
-        })
+        throw new FleetkitError(
+          'DEFINITION_REVISION_UNKNOWN',
+          `--since applied: ${state.source === 'none' ? 'no state database is reachable to read' : 'no fleetkit sync has converged every node at a committed revision yet, so there is no'} applied revision`,
+          {
+            actions: [
+              'fleetkit sync --ref SHA (records the applied revision)',
+              `fleetkit validate --definition ${path} --since REF`,
+            ],
+            data: { ref: 'applied' },
+          },
+        )
       }
       this.log(`Applied revision: ${applied.revision} (sync run ${applied.runId}).`)
       since = applied.revision
@@ -72,7 +102,9 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     const { loadHostPolicy } = await import('../definition/host-policy.js')
     // Ctrl-C or SIGTERM from here on ends ansible and removes its temporary directory; exit 130/143.
     const signal = this.interruptible()
-    const ansible = await this.withProgress((progress) => assertAnsibleValid(definition, loadHostPolicy(), process.env, undefined, { signal, progress }))
+    const ansible = await this.withProgress((progress) =>
+      assertAnsibleValid(definition, loadHostPolicy(), process.env, undefined, { signal, progress }),
+    )
     this.log(`Ansible: the inventory loads and ${ansible.playbooks.length} playbooks pass --syntax-check.`)
     return { ...summary, ansible }
   }

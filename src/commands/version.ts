@@ -13,7 +13,8 @@ export interface VersionResult {
 
 export default class Version extends FleetkitCommand<VersionResult> {
   static override summary = "Print fleetkit's version, and the Node.js and platform it runs on."
-  static override description = 'The agent installed from a release has the same version as the fleetkit that packed it. `fleetkit --version` prints the same line.'
+  static override description =
+    'The agent installed from a release has the same version as the fleetkit that packed it. `fleetkit --version` prints the same line.'
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json']
 
   async run(): Promise<VersionResult> {

@@ -11,7 +11,11 @@ export function fixedClock(start: Date): Clock & { set(at: Date): void; advance(
   let current = new Date(start)
   return {
     now: () => new Date(current),
-    set: (at) => { current = new Date(at) },
-    advance: (ms) => { current = new Date(current.getTime() + ms) },
+    set: (at) => {
+      current = new Date(at)
+    },
+    advance: (ms) => {
+      current = new Date(current.getTime() + ms)
+    },
   }
 }

@@ -9,7 +9,11 @@ export type Env = Readonly<Record<string, string | undefined>>
 export const ROOT_STATE_DIR = '/var/lib/fleetkit'
 
 /** The state directory named by the environment; always an absolute path. Does not create it. */
-export function resolveStateDir(env: Env = process.env, home: () => string = homedir, uid: number = process.getuid?.() ?? -1): string {
+export function resolveStateDir(
+  env: Env = process.env,
+  home: () => string = homedir,
+  uid: number = process.getuid?.() ?? -1,
+): string {
   const explicit = env.FLEETKIT_STATE_DIR?.trim()
   if (explicit) return resolve(explicit)
   const xdg = env.XDG_STATE_HOME?.trim()

@@ -27,7 +27,11 @@ export function nodeCapacity(node: NodeDeclaration, definition: Definition, poli
 
 export function addCapacity(a: Capacity, b: Capacity): Capacity {
   // cpu may be fractional (0.5 vCPU); round away binary noise such as 0.1 + 0.2.
-  return { cpu: Math.round((a.cpu + b.cpu) * 1000) / 1000, memoryMiB: a.memoryMiB + b.memoryMiB, diskGiB: a.diskGiB + b.diskGiB }
+  return {
+    cpu: Math.round((a.cpu + b.cpu) * 1000) / 1000,
+    memoryMiB: a.memoryMiB + b.memoryMiB,
+    diskGiB: a.diskGiB + b.diskGiB,
+  }
 }
 
 /** The dimensions in which `used` is larger than `limit`. */
@@ -37,7 +41,9 @@ export function dimensionsOver(used: Capacity, limit: Capacity): Array<(typeof C
 
 /** Each dimension over its limit, in numbers: `cpu 9 > 8, memoryMiB 9000 > 8192`. */
 export function formatExcess(used: Capacity, limit: Capacity): string {
-  return dimensionsOver(used, limit).map((d) => `${d} ${used[d]} > ${limit[d]}`).join(', ')
+  return dimensionsOver(used, limit)
+    .map((d) => `${d} ${used[d]} > ${limit[d]}`)
+    .join(', ')
 }
 
 export function formatCapacity(c: Capacity): string {

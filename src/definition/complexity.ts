@@ -21,12 +21,14 @@ export function complexityProblem(data: unknown, limits: ComplexityLimits = COMP
   const stack: Array<[unknown, number]> = [[data, 1]]
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!
-    if (--budget < 0) return `it expands to more than ${limits.maxValues} values (aliases are followed; an alias bomb ends here)`
+    if (--budget < 0)
+      return `it expands to more than ${limits.maxValues} values (aliases are followed; an alias bomb ends here)`
     if (value === null || typeof value !== 'object') continue
     if (depth > limits.maxDepth) return `it nests deeper than ${limits.maxDepth} levels`
     const children = Array.isArray(value) ? value : Object.values(value)
     // A sequence of a million aliases is refused without pushing a million entries first.
-    if (children.length > budget) return `it expands to more than ${limits.maxValues} values (aliases are followed; an alias bomb ends here)`
+    if (children.length > budget)
+      return `it expands to more than ${limits.maxValues} values (aliases are followed; an alias bomb ends here)`
     for (const child of children) stack.push([child, depth + 1])
   }
   return undefined

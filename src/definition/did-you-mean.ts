@@ -23,7 +23,8 @@ export function closestName(name: string, known: readonly string[]): string | un
  * Infinity without the quadratic walk.
  */
 export function editDistance(a: string, b: string, within = Number.POSITIVE_INFINITY): number {
-  if (Number.isFinite(within) && (Math.abs(a.length - b.length) > within || a.length > 256)) return Number.POSITIVE_INFINITY
+  if (Number.isFinite(within) && (Math.abs(a.length - b.length) > within || a.length > 256))
+    return Number.POSITIVE_INFINITY
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
     const current = [i]

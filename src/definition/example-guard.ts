@@ -9,8 +9,15 @@ import type { Definition } from './types.js'
  */
 export function assertNotExample(definition: Pick<Definition, 'example' | 'fleet'>, command: string): void {
   if (definition.example !== true) return
-  throw new FleetkitError('DEFINITION_IS_EXAMPLE', `${command} refuses fleet "${definition.fleet}": the definition says example: true, and ${command} would reach real hosts or a provider`, {
-    actions: ['run it on your fleet\'s own definition (without example: true)', 'fleetkit validate --definition fleet.yaml'],
-    data: { fleet: definition.fleet, command },
-  })
+  throw new FleetkitError(
+    'DEFINITION_IS_EXAMPLE',
+    `${command} refuses fleet "${definition.fleet}": the definition says example: true, and ${command} would reach real hosts or a provider`,
+    {
+      actions: [
+        "run it on your fleet's own definition (without example: true)",
+        'fleetkit validate --definition fleet.yaml',
+      ],
+      data: { fleet: definition.fleet, command },
+    },
+  )
 }

@@ -25,7 +25,12 @@ const HEADER = [
 
 export function generateFleetValidatorSource(schemaText = readFileSync(FLEET_SCHEMA_PATH, 'utf8')): string {
   // verbose: errors carry the offending data and the parent schema (for "allowed fields").
-  const ajv = new Ajv2020.default({ allErrors: true, verbose: true, strict: true, code: { source: true, esm: true, lines: true } })
+  const ajv = new Ajv2020.default({
+    allErrors: true,
+    verbose: true,
+    strict: true,
+    code: { source: true, esm: true, lines: true },
+  })
   addFormats.default(ajv, ['uri'])
   const validate = ajv.compile(JSON.parse(schemaText) as object)
   return `${HEADER}${standaloneCode.default(ajv, validate).replace(/^"use strict";/, '')}\n`

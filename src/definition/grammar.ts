@@ -33,7 +33,8 @@ function parsesAsUrl(value: string): boolean {
   }
 }
 
-const SSH_KEY_TYPES = '(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com)'
+const SSH_KEY_TYPES =
+  '(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com)'
 
 /** The key blob starts with its own type name: a mislabelled or truncated key is refused. */
 function sshKeyBlobMatchesType(value: string): boolean {
@@ -45,7 +46,8 @@ function sshKeyBlobMatchesType(value: string): boolean {
     return false
   }
   if (bytes.length < 4) return false
-  const length = ((bytes.charCodeAt(0) << 24) | (bytes.charCodeAt(1) << 16) | (bytes.charCodeAt(2) << 8) | bytes.charCodeAt(3)) >>> 0
+  const length =
+    ((bytes.charCodeAt(0) << 24) | (bytes.charCodeAt(1) << 16) | (bytes.charCodeAt(2) << 8) | bytes.charCodeAt(3)) >>> 0
   return length > 0 && length <= bytes.length - 4 && bytes.slice(4, 4 + length) === type
 }
 
@@ -83,20 +85,23 @@ export const GRAMMAR = {
   httpsUrl: {
     pattern: urlPattern('https'),
     maxLength: 2048,
-    words: 'an https:// URL: a host name or IPv4 address, an optional port and a path of letters, digits and . _ ~ / - (no query, spaces, quotes or "..")',
+    words:
+      'an https:// URL: a host name or IPv4 address, an optional port and a path of letters, digits and . _ ~ / - (no query, spaces, quotes or "..")',
     extra: parsesAsUrl,
   },
   endpointUrl: {
     pattern: urlPattern('https?'),
     maxLength: 2048,
-    words: 'an http:// or https:// URL: a host name or IPv4 address, an optional port and a path of letters, digits and . _ ~ / -',
+    words:
+      'an http:// or https:// URL: a host name or IPv4 address, an optional port and a path of letters, digits and . _ ~ / -',
     extra: parsesAsUrl,
   },
   releaseVersion: {
     // No "+build": S3 reads "+" in a path as a space, and the version is in the archive's URL.
     pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$',
     maxLength: 64,
-    words: 'a version MAJOR.MINOR.PATCH with an optional -PRERELEASE of letters, digits, "." and "-" (no "+build"), at most 64 characters',
+    words:
+      'a version MAJOR.MINOR.PATCH with an optional -PRERELEASE of letters, digits, "." and "-" (no "+build"), at most 64 characters',
   },
   releasePublicKey: {
     pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$',
@@ -119,8 +124,10 @@ export const GRAMMAR = {
     words: 'a POSIX user name: a lowercase letter or "_", then lowercase letters, digits, "_" and "-", at most 32',
   },
   sshHost: {
-    pattern: '^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$',
-    words: 'a host name, tailnet name, IPv4 or IPv6 address (labels of letters, digits and "-", not starting or ending with "-")',
+    pattern:
+      '^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$',
+    words:
+      'a host name, tailnet name, IPv4 or IPv6 address (labels of letters, digits and "-", not starting or ending with "-")',
     extra: (value: string) => !value.includes(':') || isIpv6Address(value),
   },
   mountPoint: {

@@ -37,10 +37,14 @@ export function loadHostPolicy(path = HOST_POLICY_PATH): HostPolicy {
   try {
     parsed = load(readFileSync(path, 'utf8'))
   } catch (error) {
-    throw new FleetkitError('HOST_POLICY_INVALID', `cannot read host policy ${path}: ${(error as { reason?: string }).reason ?? (error as Error).message}`, {
-      cause: error,
-      data: { path },
-    })
+    throw new FleetkitError(
+      'HOST_POLICY_INVALID',
+      `cannot read host policy ${path}: ${(error as { reason?: string }).reason ?? (error as Error).message}`,
+      {
+        cause: error,
+        data: { path },
+      },
+    )
   }
   const policy = checkHostPolicy(parsed, path)
   cache.set(path, policy)
@@ -64,7 +68,9 @@ function checkHostPolicy(value: unknown, path: string): HostPolicy {
   if (typeof p?.serverTypes !== 'object' || p.serverTypes === null) missing.push('serverTypes')
   if (p?.version !== 1) missing.push('version: 1')
   if (missing.length > 0) {
-    throw new FleetkitError('HOST_POLICY_INVALID', `host policy ${path} lacks or mistypes: ${missing.join(', ')}`, { data: { path, keys: missing } })
+    throw new FleetkitError('HOST_POLICY_INVALID', `host policy ${path} lacks or mistypes: ${missing.join(', ')}`, {
+      data: { path, keys: missing },
+    })
   }
   return p as HostPolicy
 }

@@ -15,7 +15,10 @@ export function escapeSegment(segment: string): string {
 
 export function parsePointer(path: string): string[] {
   if (path === '') return []
-  return path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  return path
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
 }
 
 /** True when `path` is `ancestor` or lies under it. */

@@ -34,7 +34,10 @@ export async function readDefinitionFile(path: string): Promise<string> {
         cause: error,
       })
     }
-    throw new FleetkitError('DEFINITION_UNREADABLE', `cannot read the fleet definition ${path} (${code ?? 'error'})`, { data: { path }, cause: error })
+    throw new FleetkitError('DEFINITION_UNREADABLE', `cannot read the fleet definition ${path} (${code ?? 'error'})`, {
+      data: { path },
+      cause: error,
+    })
   }
   try {
     // A file far over the limit is refused by its size, before a byte of it is read.
@@ -44,7 +47,10 @@ export async function readDefinitionFile(path: string): Promise<string> {
   } catch (error) {
     if (error instanceof FleetkitError) throw error
     const code = (error as NodeJS.ErrnoException).code
-    throw new FleetkitError('DEFINITION_UNREADABLE', `cannot read the fleet definition ${path} (${code ?? 'error'})`, { data: { path }, cause: error })
+    throw new FleetkitError('DEFINITION_UNREADABLE', `cannot read the fleet definition ${path} (${code ?? 'error'})`, {
+      data: { path },
+      cause: error,
+    })
   } finally {
     await file.close()
   }
@@ -52,10 +58,17 @@ export async function readDefinitionFile(path: string): Promise<string> {
 
 function tooComplexError(path: string, reason: string, errors?: DefinitionError[]): FleetkitError {
   const limits = `at most ${COMPLEXITY_LIMITS.maxChars / 1024 / 1024} MiB, ${COMPLEXITY_LIMITS.maxDepth} levels deep and ${COMPLEXITY_LIMITS.maxValues} values with aliases followed`
-  return new FleetkitError('DEFINITION_TOO_COMPLEX', `${path} is refused unread: ${reason.replace(/^the file is refused unread: /, '')}`, {
-    actions: [`make ${path} an ordinary fleet definition (${limits}); use no YAML anchors to build large structures`, `fleetkit validate --definition ${path}`],
-    data: { path, ...(errors ? { errors } : {}) },
-  })
+  return new FleetkitError(
+    'DEFINITION_TOO_COMPLEX',
+    `${path} is refused unread: ${reason.replace(/^the file is refused unread: /, '')}`,
+    {
+      actions: [
+        `make ${path} an ordinary fleet definition (${limits}); use no YAML anchors to build large structures`,
+        `fleetkit validate --definition ${path}`,
+      ],
+      data: { path, ...(errors ? { errors } : {}) },
+    },
+  )
 }
 
 /** One line per error: `CODE /pointer (line:col): message`. */
@@ -77,9 +90,13 @@ export function definitionErrorsToFleetkitError(path: string, errors: Definition
       detailLines,
     })
   }
-  return new FleetkitError('DEFINITION_INVALID', `${path} has ${errors.length} error${errors.length === 1 ? '' : 's'}`, {
-    actions: [`fix each error listed (data.errors under --json), then run: fleetkit validate --definition ${path}`],
-    data: { path, errors },
-    detailLines,
-  })
+  return new FleetkitError(
+    'DEFINITION_INVALID',
+    `${path} has ${errors.length} error${errors.length === 1 ? '' : 's'}`,
+    {
+      actions: [`fix each error listed (data.errors under --json), then run: fleetkit validate --definition ${path}`],
+      data: { path, errors },
+      detailLines,
+    },
+  )
 }

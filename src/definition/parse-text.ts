@@ -23,19 +23,32 @@ export function parseDefinitionText(text: string, sourceName: string): ParsedTex
     try {
       return { ok: true, data: JSON.parse(text) as unknown }
     } catch (error) {
-      if (error instanceof RangeError) return { ok: false, failure: { reason: 'it nests too deep to parse', tooComplex: true } }
+      if (error instanceof RangeError)
+        return { ok: false, failure: { reason: 'it nests too deep to parse', tooComplex: true } }
       // Fall through: js-yaml reads JSON too and says where it breaks.
     }
   }
   try {
     // js-yaml shares an aliased node rather than copying it, so a few aliases can stand for a huge
     // tree: their count is bounded here, and complexity.ts bounds what later passes walk.
-    return { ok: true, data: load(text, { filename: sourceName, maxAliases: MAX_ALIASES, maxDepth: COMPLEXITY_LIMITS.maxDepth }) }
+    return {
+      ok: true,
+      data: load(text, { filename: sourceName, maxAliases: MAX_ALIASES, maxDepth: COMPLEXITY_LIMITS.maxDepth }),
+    }
   } catch (error) {
-    if (error instanceof RangeError) return { ok: false, failure: { reason: 'it nests too deep to parse', tooComplex: true } }
+    if (error instanceof RangeError)
+      return { ok: false, failure: { reason: 'it nests too deep to parse', tooComplex: true } }
     const e = error as { reason?: string; mark?: { line: number; column: number }; message?: string }
     if (e.reason !== undefined && /exceeded max(Depth|Aliases)/.test(e.reason)) {
-      return { ok: false, failure: { reason: e.reason.startsWith('nesting') ? `it nests deeper than ${COMPLEXITY_LIMITS.maxDepth} levels` : `it uses more than ${MAX_ALIASES} aliases`, tooComplex: true } }
+      return {
+        ok: false,
+        failure: {
+          reason: e.reason.startsWith('nesting')
+            ? `it nests deeper than ${COMPLEXITY_LIMITS.maxDepth} levels`
+            : `it uses more than ${MAX_ALIASES} aliases`,
+          tooComplex: true,
+        },
+      }
     }
     // The reason only: js-yaml's message embeds a source snippet, which may hold a secret.
     return {

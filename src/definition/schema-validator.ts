@@ -71,34 +71,64 @@ function mapAjvError(e: ErrorObject): DefinitionError | undefined {
 function messageFor(e: ErrorObject): string {
   const params = e.params as Record<string, unknown>
   switch (e.keyword) {
-    case 'enum': return `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
-    case 'const': return `must be ${JSON.stringify(params.allowedValue)}`
-    case 'pattern': return `must be ${wordsForPattern(String(params.pattern)) ?? `a string matching ${String(params.pattern)}`}`
-    case 'type': return `must be ${withArticle(String(params.type))}`
-    default: return e.message ?? 'is invalid'
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+    case 'const':
+      return `must be ${JSON.stringify(params.allowedValue)}`
+    case 'pattern':
+      return `must be ${wordsForPattern(String(params.pattern)) ?? `a string matching ${String(params.pattern)}`}`
+    case 'type':
+      return `must be ${withArticle(String(params.type))}`
+    default:
+      return e.message ?? 'is invalid'
   }
 }
 
 function withArticle(type: string): string {
-  const words: Record<string, string> = { string: 'a string', number: 'a number', integer: 'an integer', boolean: 'true or false', object: 'a mapping', array: 'a list', null: 'null' }
-  return type.split(',').map((t) => words[t] ?? t).join(' or ')
+  const words: Record<string, string> = {
+    string: 'a string',
+    number: 'a number',
+    integer: 'an integer',
+    boolean: 'true or false',
+    object: 'a mapping',
+    array: 'a list',
+    null: 'null',
+  }
+  return type
+    .split(',')
+    .map((t) => words[t] ?? t)
+    .join(' or ')
 }
 
 function expectedFor(e: ErrorObject): unknown {
   const params = e.params as Record<string, unknown>
   switch (e.keyword) {
-    case 'type': return `a value of type ${String(params.type)}`
-    case 'enum': return params.allowedValues
-    case 'const': return params.allowedValue
-    case 'pattern': return wordsForPattern(String(params.pattern)) ?? `a string matching ${String(params.pattern)}`
-    case 'format': return `a ${String(params.format)}`
-    case 'minimum': case 'maximum': case 'exclusiveMinimum': case 'exclusiveMaximum':
+    case 'type':
+      return `a value of type ${String(params.type)}`
+    case 'enum':
+      return params.allowedValues
+    case 'const':
+      return params.allowedValue
+    case 'pattern':
+      return wordsForPattern(String(params.pattern)) ?? `a string matching ${String(params.pattern)}`
+    case 'format':
+      return `a ${String(params.format)}`
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
       return `${String(params.comparison)} ${String(params.limit)}`
-    case 'minItems': return `at least ${String(params.limit)} items`
-    case 'minProperties': return `at least ${String(params.limit)} entries`
-    case 'uniqueItems': return 'no duplicate items'
-    case 'minLength': case 'maxLength': return `${e.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params.limit)} characters`
-    default: return e.message ?? e.keyword
+    case 'minItems':
+      return `at least ${String(params.limit)} items`
+    case 'minProperties':
+      return `at least ${String(params.limit)} entries`
+    case 'uniqueItems':
+      return 'no duplicate items'
+    case 'minLength':
+    case 'maxLength':
+      return `${e.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params.limit)} characters`
+    default:
+      return e.message ?? e.keyword
   }
 }
 

@@ -79,7 +79,8 @@ export function scanTextForSecrets(text: string): Array<{ line: number; kind: Se
     const kind = detectSecret(value) ?? detectSecret(line.trim())
     if (kind === undefined || isPublicKeyLine(value)) continue
     found.push({ line: i + 1, kind })
-    if ((kind === 'pem-private-key' || kind === 'openssh-private-key') && !line.includes('-----END ')) insideKeyBlock = true
+    if ((kind === 'pem-private-key' || kind === 'openssh-private-key') && !line.includes('-----END '))
+      insideKeyBlock = true
   }
   return found
 }

@@ -21,7 +21,8 @@ export interface ShapeValidPart {
 
 type Mapping = Record<string, unknown>
 
-const isMapping = (value: unknown): value is Mapping => value !== null && typeof value === 'object' && !Array.isArray(value)
+const isMapping = (value: unknown): value is Mapping =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /**
  * The definition without what the schema refused. An unknown field is simply left out (the rest of
@@ -87,10 +88,15 @@ function removeAt(root: Mapping, segments: string[]): void {
 
 /** Rule errors point at the kept nodes' indexes: map them back to the file's. */
 export function restoreNodeIndexes(errors: DefinitionError[], nodeIndex: readonly number[]): DefinitionError[] {
-  const restore = (text: string, pattern: RegExp) => text.replace(pattern, (whole, lead: string, index: string) => {
-    const original = nodeIndex[Number(index)]
-    return original === undefined ? whole : `${lead}/nodes/${original}`
-  })
+  const restore = (text: string, pattern: RegExp) =>
+    text.replace(pattern, (whole, lead: string, index: string) => {
+      const original = nodeIndex[Number(index)]
+      return original === undefined ? whole : `${lead}/nodes/${original}`
+    })
   // A message names another node as "at /nodes/N"; other text (a value) is left alone.
-  return errors.map((e) => ({ ...e, path: restore(e.path, /^()\/nodes\/(\d+)/), message: restore(e.message, /( at )\/nodes\/(\d+)/g) }))
+  return errors.map((e) => ({
+    ...e,
+    path: restore(e.path, /^()\/nodes\/(\d+)/),
+    message: restore(e.message, /( at )\/nodes\/(\d+)/g),
+  }))
 }

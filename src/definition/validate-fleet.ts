@@ -57,7 +57,8 @@ export async function validateFleet(options: ValidateFleetOptions): Promise<Vali
   const policy = options.policy ?? loadHostPolicy()
   const text = await readDefinitionFile(options.path)
   const { definition, errors } = validateDefinitionText(text, options.path, { policy })
-  if (errors.some((e) => e.code === 'DEFINITION_UNREADABLE')) throw definitionErrorsToFleetkitError(options.path, errors)
+  if (errors.some((e) => e.code === 'DEFINITION_UNREADABLE'))
+    throw definitionErrorsToFleetkitError(options.path, errors)
   if (options.since !== undefined && definition) {
     const previous = await readPreviousRevision(options.path, options.since)
     errors.push(...(await checkTransitions(previous, definition, options.facts ?? NO_STATE_FACTS, policy)))
@@ -78,15 +79,23 @@ async function readPreviousRevision(path: string, ref: string): Promise<Definiti
   const { definition, errors } = validateDefinitionText(text, `${path}@${ref}`, { schemaOnly: true })
   const blocking = errors.filter((e: DefinitionError) => e.check === 'definition:schema')
   if (!definition || blocking.length > 0) {
-    throw new FleetkitError('DEFINITION_REVISION_INVALID', `${path} at revision ${ref} does not match the schema (${blocking.length} error(s)); the change cannot be judged`, {
-      actions: [`fleetkit validate --definition ${path} (without --since) to check the file alone`],
-      data: { path, ref, errors: blocking },
-    })
+    throw new FleetkitError(
+      'DEFINITION_REVISION_INVALID',
+      `${path} at revision ${ref} does not match the schema (${blocking.length} error(s)); the change cannot be judged`,
+      {
+        actions: [`fleetkit validate --definition ${path} (without --since) to check the file alone`],
+        data: { path, ref, errors: blocking },
+      },
+    )
   }
   return definition
 }
 
-export function summarize(definition: Definition, policy: HostPolicy, extra: Pick<FleetSummary, 'file' | 'since'>): FleetSummary {
+export function summarize(
+  definition: Definition,
+  policy: HostPolicy,
+  extra: Pick<FleetSummary, 'file' | 'since'>,
+): FleetSummary {
   const count = (state: string) => definition.nodes.filter((node) => node.state === state).length
   let budget = ZERO_CAPACITY
   let reserved = ZERO_CAPACITY
@@ -113,7 +122,12 @@ export function summarize(definition: Definition, policy: HostPolicy, extra: Pic
     file: extra.file,
     fleet: definition.fleet,
     pools: Object.keys(definition.pools).length,
-    nodes: { total: definition.nodes.length, active: count('active'), drained: count('drained'), disabled: count('disabled') },
+    nodes: {
+      total: definition.nodes.length,
+      active: count('active'),
+      drained: count('drained'),
+      disabled: count('disabled'),
+    },
     capacity: { budget, reserved },
     byPool,
     canary: definition.canary ?? null,
@@ -126,20 +140,30 @@ export function summarize(definition: Definition, policy: HostPolicy, extra: Pic
 export function formatPoolLines(s: FleetSummary): string[] {
   const lines = s.byPool.map((p) => {
     const where = [p.serverType, p.regions.join('/')].filter(Boolean).join(' in ')
-    return `  pool ${p.pool} (role ${p.role}${p.ingress ? ', ingress 80/443' : ''}${where ? `, ${where}` : ''}): ` +
+    return (
+      `  pool ${p.pool} (role ${p.role}${p.ingress ? ', ingress 80/443' : ''}${where ? `, ${where}` : ''}): ` +
       `${p.nodes.active} active, ${p.nodes.drained} drained, ${p.nodes.disabled} disabled; reserves cpu ${p.reserved.cpu}/${p.budget.cpu}, ` +
       `memory ${p.reserved.memoryMiB}/${p.budget.memoryMiB} MiB, disk ${p.reserved.diskGiB}/${p.budget.diskGiB} GiB` +
       (p.containerNetworks ? `; containers on ${p.containerNetworks}` : '')
+    )
   })
-  lines.push(s.canary ? `  canary: ${s.canary} proves a new revision before the rest` : '  canary: none declared (sync picks the first reachable node)')
+  lines.push(
+    s.canary
+      ? `  canary: ${s.canary} proves a new revision before the rest`
+      : '  canary: none declared (sync picks the first reachable node)',
+  )
   return lines
 }
 
 /** The one-line summary printed when the definition is valid. */
 export function formatFleetSummary(s: FleetSummary): string {
   const { budget, reserved } = s.capacity
-  return `${s.file}: fleet "${s.fleet}" is valid: ${s.pools} pools, ${s.nodes.total} nodes (${s.nodes.active} active, ${s.nodes.drained} drained, ${s.nodes.disabled} disabled), ` +
+  return (
+    `${s.file}: fleet "${s.fleet}" is valid: ${s.pools} pools, ${s.nodes.total} nodes (${s.nodes.active} active, ${s.nodes.drained} drained, ${s.nodes.disabled} disabled), ` +
     `capacity reserved cpu ${reserved.cpu}/${budget.cpu}, memory ${reserved.memoryMiB}/${budget.memoryMiB} MiB, disk ${reserved.diskGiB}/${budget.diskGiB} GiB` +
-    (s.since ? `; change since ${s.since.ref} is safe (state: ${s.since.factsSource === 'none' ? 'not consulted' : 'from the store'})` : '') +
+    (s.since
+      ? `; change since ${s.since.ref} is safe (state: ${s.since.factsSource === 'none' ? 'not consulted' : 'from the store'})`
+      : '') +
     (s.example ? '; an example fleet (example: true): commands that reach real hosts or a provider refuse it' : '')
+  )
 }

@@ -26,7 +26,11 @@ export interface DefinitionTextResult {
   errors: DefinitionError[]
 }
 
-export function validateDefinitionText(text: string, sourceName: string, options: ValidateDefinitionOptions = {}): DefinitionTextResult {
+export function validateDefinitionText(
+  text: string,
+  sourceName: string,
+  options: ValidateDefinitionOptions = {},
+): DefinitionTextResult {
   const tooLarge = sizeProblem(text.length)
   if (tooLarge !== undefined) return { errors: [tooComplex(tooLarge)] }
   const parsed = parseDefinitionText(text, sourceName)
@@ -63,10 +67,16 @@ export function validateDefinitionText(text: string, sourceName: string, options
   if (shapeErrors.length === 0) definition = normalize(data as Definition)
   if (!options.schemaOnly) {
     // The rules also run on every part whose shape is valid, so a typo does not hide other mistakes.
-    const part = definition ? { definition, invalid: undefined, nodeIndex: undefined } : shapeValidPart(data, shapeErrors)
+    const part = definition
+      ? { definition, invalid: undefined, nodeIndex: undefined }
+      : shapeValidPart(data, shapeErrors)
     if (part) {
       const policy = options.policy ?? loadHostPolicy()
-      const found = checkSemantics({ definition: part.definition, policy, ...(part.invalid ? { shapeInvalid: part.invalid } : {}) })
+      const found = checkSemantics({
+        definition: part.definition,
+        policy,
+        ...(part.invalid ? { shapeInvalid: part.invalid } : {}),
+      })
       errors.push(...(part.nodeIndex ? restoreNodeIndexes(found, part.nodeIndex) : found))
     }
   }
@@ -135,5 +145,7 @@ function secretKeysOf(data: unknown): string[] {
 function findSecretKeys(value: unknown): string[] {
   if (Array.isArray(value)) return value.flatMap(findSecretKeys)
   if (value === null || typeof value !== 'object') return []
-  return Object.entries(value).flatMap(([key, child]) => (findSecrets({ [key]: null }).length > 0 ? [key] : findSecretKeys(child)))
+  return Object.entries(value).flatMap(([key, child]) =>
+    findSecrets({ [key]: null }).length > 0 ? [key] : findSecretKeys(child),
+  )
 }

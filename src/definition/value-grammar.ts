@@ -49,10 +49,13 @@ function valuesAt(data: unknown, glob: string): Array<[string, string]> {
     const next: Array<[unknown, string]> = []
     for (const [value, path] of current) {
       if (value === null || typeof value !== 'object') continue
-      const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value)
+      const entries: Array<[string, unknown]> = Array.isArray(value)
+        ? value.map((v, i) => [String(i), v])
+        : Object.entries(value)
       if (segment === '#') for (const [key] of entries) next.push([key, `${path}/${escapeSegment(key)}`])
       else if (segment === '*') for (const [key, child] of entries) next.push([child, `${path}/${escapeSegment(key)}`])
-      else if (!Array.isArray(value) && Object.hasOwn(value, segment)) next.push([(value as Record<string, unknown>)[segment], `${path}/${escapeSegment(segment)}`])
+      else if (!Array.isArray(value) && Object.hasOwn(value, segment))
+        next.push([(value as Record<string, unknown>)[segment], `${path}/${escapeSegment(segment)}`])
     }
     current = next
   }

@@ -69,7 +69,12 @@ export async function syncDirectory(dir: string): Promise<void> {
 }
 
 /** Temp file (mode 0600 unless given), fsync, rename over `path`, directory fsync; the temp file never outlives a failure. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600, rng: Rng = systemRng): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  mode = 0o600,
+  rng: Rng = systemRng,
+): Promise<void> {
   await writeFilesAtomic(dirname(path), [{ name: basename(path), content: data, mode }], rng)
 }
 

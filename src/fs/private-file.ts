@@ -19,9 +19,13 @@ async function assertDirectoryNotShared(dir: string): Promise<void> {
   const mode = (await stat(dir)).mode
   if ((mode & 0o002) !== 0 && (mode & 0o1000) === 0) {
     const shown = (mode & 0o7777).toString(8).padStart(4, '0')
-    throw new FleetkitError('USAGE_INVALID', `${dir} is writable by everyone without the sticky bit (mode ${shown}): another user could replace the file; refusing to write a secret there`, {
-      actions: ['write it into a directory only you can write, for example --output ~/seeds/NODE.user-data'],
-      data: { path: dir, mode: shown },
-    })
+    throw new FleetkitError(
+      'USAGE_INVALID',
+      `${dir} is writable by everyone without the sticky bit (mode ${shown}): another user could replace the file; refusing to write a secret there`,
+      {
+        actions: ['write it into a directory only you can write, for example --output ~/seeds/NODE.user-data'],
+        data: { path: dir, mode: shown },
+      },
+    )
   }
 }

@@ -5,7 +5,12 @@ import type { TLSSocket } from 'node:tls'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { derFingerprintSha256 } from '../pki/fingerprint.js'
-import { findCertificatesByFingerprints, listLiveCertificates, markFirstUseAndRevokeOlder, type PresentedCertificate } from '../store/certificates.js'
+import {
+  findCertificatesByFingerprints,
+  listLiveCertificates,
+  markFirstUseAndRevokeOlder,
+  type PresentedCertificate,
+} from '../store/certificates.js'
 import type { Queryable } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
 import { BatchLoader } from './batch-loader.js'
@@ -47,7 +52,10 @@ const socketFingerprints = new WeakMap<TLSSocket, string | null>()
 export function peerFingerprint(socket: TLSSocket): string | null {
   const known = socketFingerprints.get(socket)
   if (known !== undefined) return known
-  const peer = typeof socket.getPeerX509Certificate === 'function' && socket.authorized ? socket.getPeerX509Certificate() : undefined
+  const peer =
+    typeof socket.getPeerX509Certificate === 'function' && socket.authorized
+      ? socket.getPeerX509Certificate()
+      : undefined
   const fingerprint = peer ? derFingerprintSha256(peer.raw) : null
   socketFingerprints.set(socket, fingerprint)
   return fingerprint
@@ -104,7 +112,12 @@ export class AgentAuthenticator {
     let kept = 0
     while (read < maxRows) {
       const evictions = this.evictions
-      const page = await listLiveCertificates(this.options.pool, [...AUTHENTICATED_STATUSES], after, Math.min(WARM_PAGE_ROWS, maxRows - read))
+      const page = await listLiveCertificates(
+        this.options.pool,
+        [...AUTHENTICATED_STATUSES],
+        after,
+        Math.min(WARM_PAGE_ROWS, maxRows - read),
+      )
       if (this.evictions === evictions) {
         for (const [i, certificate] of page.entries()) this.remember(certificate, 0.5 + ((read + i) % 1000) / 2000)
         kept += page.length
@@ -149,14 +162,24 @@ export class AgentAuthenticator {
     }
     const identity = this.admit(certificate, now)
     if (markFirstUse && certificate.firstUsedAt === null) {
-      const { firstUse, revoked } = await markFirstUseAndRevokeOlder(this.options.pool, certificate.id, certificate.nodeId, now)
+      const { firstUse, revoked } = await markFirstUseAndRevokeOlder(
+        this.options.pool,
+        certificate.id,
+        certificate.nodeId,
+        now,
+      )
       certificate = { ...certificate, firstUsedAt: now }
       identity.certificate = certificate
       this.remember(certificate)
       if (firstUse && revoked > 0) {
         this.evictNode(certificate.nodeId, fingerprint)
         this.options.onRevoked?.(revoked)
-        await appendEvent(this.options.pool, { kind: 'certificates_revoked', nodeId: certificate.nodeId, at: now, data: { reason: 'superseded', count: revoked, by_serial: certificate.serial } })
+        await appendEvent(this.options.pool, {
+          kind: 'certificates_revoked',
+          nodeId: certificate.nodeId,
+          at: now,
+          data: { reason: 'superseded', count: revoked, by_serial: certificate.serial },
+        })
       }
     }
     return identity

@@ -6,9 +6,23 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { sha256Hex } from '../pki/fingerprint.js'
 import { isRenewalDue, renewalDueAt } from '../pki/renewal.js'
 import {
-  AGENT_PATHS, CLEANUP_LIST_MAX, type HealthResponse, type HeartbeatResponse, type IdentityResponse, type JobCompleteResponse,
-  type JobHeartbeatResponse, type LeaseResponse, type NodeLostBody, type NodeNotActiveBody, type RenewalNotDueBody, type RenewResponse,
-  readHeartbeatRequest, readJobCompleteRequest, readJobHeartbeatRequest, readLeaseRequest, readRenewRequest,
+  AGENT_PATHS,
+  CLEANUP_LIST_MAX,
+  type HealthResponse,
+  type HeartbeatResponse,
+  type IdentityResponse,
+  type JobCompleteResponse,
+  type JobHeartbeatResponse,
+  type LeaseResponse,
+  type NodeLostBody,
+  type NodeNotActiveBody,
+  type RenewalNotDueBody,
+  type RenewResponse,
+  readHeartbeatRequest,
+  readJobCompleteRequest,
+  readJobHeartbeatRequest,
+  readLeaseRequest,
+  readRenewRequest,
 } from '../protocol/agent-routes.js'
 import { readRequest } from '../protocol/read.js'
 import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
@@ -26,13 +40,30 @@ import type { RequestContext, Route } from './router.js'
 export function agentRoutes(g: GatewayContext): Route[] {
   // Heartbeats and renewals are cheap and keep nodes alive and trusted: shed last. Leases and jobs can wait.
   return [
-    { method: 'GET', pattern: '/healthz', auth: 'check', shedding: 'last', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
-    { method: 'POST', pattern: AGENT_PATHS.heartbeat, auth: 'mark', shedding: 'last', handler: (ctx) => heartbeat(g, ctx) },
+    {
+      method: 'GET',
+      pattern: '/healthz',
+      auth: 'check',
+      shedding: 'last',
+      handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }),
+    },
+    {
+      method: 'POST',
+      pattern: AGENT_PATHS.heartbeat,
+      auth: 'mark',
+      shedding: 'last',
+      handler: (ctx) => heartbeat(g, ctx),
+    },
     { method: 'POST', pattern: AGENT_PATHS.lease, auth: 'mark', handler: (ctx) => lease(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobHeartbeat, auth: 'mark', handler: (ctx) => jobHeartbeat(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.jobComplete, auth: 'mark', handler: (ctx) => jobComplete(g, ctx) },
     { method: 'POST', pattern: AGENT_PATHS.renew, auth: 'mark', shedding: 'last', handler: (ctx) => renew(g, ctx) },
-    { method: 'GET', pattern: AGENT_PATHS.identity, auth: 'mark', handler: async (ctx) => ({ ...identity(ctx), ca_bundle_pem: g.pki().bundlePem }) },
+    {
+      method: 'GET',
+      pattern: AGENT_PATHS.identity,
+      auth: 'mark',
+      handler: async (ctx) => ({ ...identity(ctx), ca_bundle_pem: g.pki().bundlePem }),
+    },
   ]
 }
 
@@ -89,10 +120,23 @@ async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseRespo
   const token = randomBytes(32).toString('base64url')
   // The database sets and judges the expiry; the reply states it in this gateway's time (server_time's frame).
   const leaseExpiresAt = new Date(ctx.now.getTime() + g.jobLeaseSeconds * 1000)
-  const job = await leaseNextJob(g.pool, { nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseSeconds: g.jobLeaseSeconds })
+  const job = await leaseNextJob(g.pool, {
+    nodeId: id.nodeId,
+    leaseTokenSha256: tokenHash(token),
+    leaseSeconds: g.jobLeaseSeconds,
+  })
   g.lifecycleMetrics.leases.inc({ outcome: job ? 'leased' : 'none' })
   if (!job) return { job: null }
-  return { job: { id: job.id, kind: job.kind, payload: job.payload, lease_token: token, lease_expires_at: leaseExpiresAt.toISOString(), attempt: job.attempts } }
+  return {
+    job: {
+      id: job.id,
+      kind: job.kind,
+      payload: job.payload,
+      lease_token: token,
+      lease_expires_at: leaseExpiresAt.toISOString(),
+      attempt: job.attempts,
+    },
+  }
 }
 
 function tokenHash(token: string): Buffer {
@@ -100,7 +144,11 @@ function tokenHash(token: string): Buffer {
 }
 
 function conflict(jobId: string): FleetkitError {
-  return new FleetkitError('LEASE_CONFLICT', 'the lease token is stale or the job is no longer leased to this node; nothing was written', { data: { jobId } })
+  return new FleetkitError(
+    'LEASE_CONFLICT',
+    'the lease token is stale or the job is no longer leased to this node; nothing was written',
+    { data: { jobId } },
+  )
 }
 
 async function jobHeartbeat(g: GatewayContext, ctx: RequestContext): Promise<JobHeartbeatResponse> {
@@ -108,7 +156,15 @@ async function jobHeartbeat(g: GatewayContext, ctx: RequestContext): Promise<Job
   const { lease_token: token } = readRequest(readJobHeartbeatRequest, await ctx.body())
   const jobId = ctx.params.id!
   const leaseExpiresAt = new Date(ctx.now.getTime() + g.jobLeaseSeconds * 1000)
-  if (!(await extendJobLease(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(token), leaseSeconds: g.jobLeaseSeconds }))) throw conflict(jobId)
+  if (
+    !(await extendJobLease(g.pool, {
+      jobId,
+      nodeId: id.nodeId,
+      leaseTokenSha256: tokenHash(token),
+      leaseSeconds: g.jobLeaseSeconds,
+    }))
+  )
+    throw conflict(jobId)
   return { job_id: jobId, lease_expires_at: leaseExpiresAt.toISOString() }
 }
 
@@ -117,7 +173,16 @@ async function jobComplete(g: GatewayContext, ctx: RequestContext): Promise<JobC
   // The result is read whole before anything is written: an unreadable result is refused, never stored.
   const done = readRequest(readJobCompleteRequest, await ctx.body())
   const jobId = ctx.params.id!
-  if (!(await completeJob(g.pool, { jobId, nodeId: id.nodeId, leaseTokenSha256: tokenHash(done.lease_token), status: done.status, result: done.result, now: ctx.now }))) {
+  if (
+    !(await completeJob(g.pool, {
+      jobId,
+      nodeId: id.nodeId,
+      leaseTokenSha256: tokenHash(done.lease_token),
+      status: done.status,
+      result: done.result,
+      now: ctx.now,
+    }))
+  ) {
     g.lifecycleMetrics.leases.inc({ outcome: 'completion_conflict' })
     throw conflict(jobId)
   }
@@ -129,14 +194,22 @@ async function renew(g: GatewayContext, ctx: RequestContext): Promise<RenewRespo
   const decision = g.renewLimiter.take(ctx.remote)
   if (!decision.allowed) {
     g.metrics.renewals.inc({ outcome: 'rate_limited' })
-    throw new FleetkitError('RATE_LIMITED', `too many renewals (${decision.scope}); retry after ${decision.retryAfterSeconds} s`, { data: { retryAfterSeconds: decision.retryAfterSeconds } })
+    throw new FleetkitError(
+      'RATE_LIMITED',
+      `too many renewals (${decision.scope}); retry after ${decision.retryAfterSeconds} s`,
+      { data: { retryAfterSeconds: decision.retryAfterSeconds } },
+    )
   }
   const current = id.certificate
   const pki = g.pki()
   if (!isRenewalDue(current, pki.ca.fingerprintSha256, ctx.now)) {
     g.metrics.renewals.inc({ outcome: 'not_due' })
     const body: RenewalNotDueBody = { renewal_due_at: renewalDueAt(current).toISOString() }
-    throw new FleetkitError('RENEWAL_NOT_DUE', `more than a third of the certificate's lifetime is left; renewal is due from ${body.renewal_due_at}`, { data: { body } })
+    throw new FleetkitError(
+      'RENEWAL_NOT_DUE',
+      `more than a third of the certificate's lifetime is left; renewal is due from ${body.renewal_due_at}`,
+      { data: { body } },
+    )
   }
   const request = readRequest(readRenewRequest, await ctx.body())
   const csr = await g.issuer.checkRequest(request.csr_pem, id.nodeId)
@@ -146,13 +219,42 @@ async function renew(g: GatewayContext, ctx: RequestContext): Promise<RenewRespo
   }
   const issued = await withTransaction(g.pool, async (client) => {
     await lockIssuance(client, pki.ca)
-    const cert = await g.issuer.issue({ ca: pki.ca, publicKeyDer: csr.publicKeyDer, nodeId: id.nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
-    const row = await insertNodeCertificate(client, { nodeId: id.nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, replacesId: current.id, now: ctx.now })
-    await appendEvent(client, { kind: 'certificate_renewed', nodeId: id.nodeId, at: ctx.now, data: { serial: cert.serial, replaces_serial: current.serial, not_after: cert.notAfter.toISOString(), certificate_id: row.id } })
+    const cert = await g.issuer.issue({
+      ca: pki.ca,
+      publicKeyDer: csr.publicKeyDer,
+      nodeId: id.nodeId,
+      now: ctx.now,
+      lifetimeSeconds: g.agentCertLifetimeSeconds,
+    })
+    const row = await insertNodeCertificate(client, {
+      nodeId: id.nodeId,
+      fingerprintSha256: cert.fingerprintSha256,
+      serial: cert.serial,
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+      issuerCaSha256: cert.issuerCaSha256,
+      replacesId: current.id,
+      now: ctx.now,
+    })
+    await appendEvent(client, {
+      kind: 'certificate_renewed',
+      nodeId: id.nodeId,
+      at: ctx.now,
+      data: {
+        serial: cert.serial,
+        replaces_serial: current.serial,
+        not_after: cert.notAfter.toISOString(),
+        certificate_id: row.id,
+      },
+    })
     return cert
   })
   g.metrics.renewals.inc({ outcome: 'issued' })
-  return { certificate_pem: issued.certificatePem, ca_bundle_pem: pki.bundlePem, not_after: issued.notAfter.toISOString() }
+  return {
+    certificate_pem: issued.certificatePem,
+    ca_bundle_pem: pki.bundlePem,
+    not_after: issued.notAfter.toISOString(),
+  }
 }
 
 function identity(ctx: RequestContext): IdentityResponse {
@@ -161,6 +263,12 @@ function identity(ctx: RequestContext): IdentityResponse {
   return {
     node_id: id.nodeId,
     status: id.nodeStatus,
-    certificate: { serial: c.serial, not_before: c.notBefore.toISOString(), not_after: c.notAfter.toISOString(), fingerprint_sha256: c.fingerprintSha256, issuer_ca_sha256: c.issuerCaSha256 },
+    certificate: {
+      serial: c.serial,
+      not_before: c.notBefore.toISOString(),
+      not_after: c.notAfter.toISOString(),
+      fingerprint_sha256: c.fingerprintSha256,
+      issuer_ca_sha256: c.issuerCaSha256,
+    },
   }
 }

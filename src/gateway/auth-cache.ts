@@ -38,9 +38,13 @@ export class AuthCacheKeeper {
 
   async start(): Promise<void> {
     await this.listen()
-    this.recheckTimer = setInterval(() => void this.recheck().catch((error: unknown) => {
-      this.options.logger('warn', 'auth_cache_recheck_failed', { error: (error as Error).message })
-    }), this.options.recheckMs)
+    this.recheckTimer = setInterval(
+      () =>
+        void this.recheck().catch((error: unknown) => {
+          this.options.logger('warn', 'auth_cache_recheck_failed', { error: (error as Error).message })
+        }),
+      this.options.recheckMs,
+    )
     this.recheckTimer.unref()
   }
 
@@ -50,18 +54,29 @@ export class AuthCacheKeeper {
     // The rows as cached before the read: one dropped by an announcement or read again while the
     // read was out is already fresh, not a change nobody announced.
     const before = new Map(auth.cachedFingerprints().map((fingerprint) => [fingerprint, auth.peek(fingerprint)]))
-    const states = new Map((await readCertificateAuthStates(this.options.pool, [...before.keys()])).map((s) => [s.fingerprintSha256, s]))
+    const states = new Map(
+      (await readCertificateAuthStates(this.options.pool, [...before.keys()])).map((s) => [s.fingerprintSha256, s]),
+    )
     let dropped = 0
     for (const [fingerprint, cached] of before) {
       if (auth.peek(fingerprint) !== cached) continue
       const now = states.get(fingerprint)
-      const same = cached && now && (cached.revokedAt?.getTime() ?? null) === (now.revokedAt?.getTime() ?? null) && cached.nodeStatus === now.nodeStatus && cached.notAfter.getTime() === now.notAfter.getTime()
+      const same =
+        cached &&
+        now &&
+        (cached.revokedAt?.getTime() ?? null) === (now.revokedAt?.getTime() ?? null) &&
+        cached.nodeStatus === now.nodeStatus &&
+        cached.notAfter.getTime() === now.notAfter.getTime()
       if (!same) {
         auth.evictFingerprint(fingerprint)
         dropped++
       }
     }
-    if (dropped > 0) this.options.logger('warn', 'auth_cache_stale_rows', { dropped, hint: 'a change was not announced on fleetkit_auth' })
+    if (dropped > 0)
+      this.options.logger('warn', 'auth_cache_stale_rows', {
+        dropped,
+        hint: 'a change was not announced on fleetkit_auth',
+      })
     return dropped
   }
 
@@ -75,21 +90,28 @@ export class AuthCacheKeeper {
   private async listen(): Promise<void> {
     const { auth, logger } = this.options
     try {
-      this.listener = await listenForAuthChanges(this.options.rawPool, (nodeId) => auth.evictNode(nodeId), (error) => {
-        // Announcements may have been missed: forget everything and cache briefly until heard again.
-        auth.clear()
-        auth.setCacheMs(Math.min(this.options.cacheMs, this.options.unheardCacheMs))
-        this.listener = undefined
-        logger('warn', 'auth_notifications_lost', { error: error.message, retry_in_ms: this.options.relistenMs })
-        this.scheduleListen()
-      })
+      this.listener = await listenForAuthChanges(
+        this.options.rawPool,
+        (nodeId) => auth.evictNode(nodeId),
+        (error) => {
+          // Announcements may have been missed: forget everything and cache briefly until heard again.
+          auth.clear()
+          auth.setCacheMs(Math.min(this.options.cacheMs, this.options.unheardCacheMs))
+          this.listener = undefined
+          logger('warn', 'auth_notifications_lost', { error: error.message, retry_in_ms: this.options.relistenMs })
+          this.scheduleListen()
+        },
+      )
       // Rows cached before LISTEN took effect may have missed a change: start from nothing, then read
       // every live certificate at once (in the background: the listeners serve meanwhile, a miss reads its row).
       auth.clear()
       auth.setCacheMs(this.options.cacheMs)
       void this.warm()
     } catch (error) {
-      logger('warn', 'auth_notifications_unavailable', { error: (error as Error).message, retry_in_ms: this.options.relistenMs })
+      logger('warn', 'auth_notifications_unavailable', {
+        error: (error as Error).message,
+        retry_in_ms: this.options.relistenMs,
+      })
       this.scheduleListen()
     }
   }

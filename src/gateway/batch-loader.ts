@@ -14,7 +14,10 @@ export class BatchLoader<V> {
   private pending = new Map<string, Waiter<V>[]>()
   private scheduled = false
 
-  constructor(private readonly load: BatchLoad<V>, private readonly maxBatch = 500) {}
+  constructor(
+    private readonly load: BatchLoad<V>,
+    private readonly maxBatch = 500,
+  ) {}
 
   /** The value of `key` (undefined when the load did not find it); fails as its batch's load fails. */
   get(key: string): Promise<V | undefined> {
@@ -42,7 +45,10 @@ export class BatchLoader<V> {
       // A load that throws synchronously fails its chunk, like one that rejects.
       Promise.resolve()
         .then(() => this.load(chunk))
-        .then((found) => settle((w, key) => w.resolve(found.get(key))), (error: unknown) => settle((w) => w.reject(error)))
+        .then(
+          (found) => settle((w, key) => w.resolve(found.get(key))),
+          (error: unknown) => settle((w) => w.reject(error)),
+        )
     }
   }
 }

@@ -43,10 +43,23 @@ export const GATEWAY_DEFAULTS = {
 
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
   const value = (name: keyof typeof GATEWAY_DEFAULTS) => env[name]?.trim() || GATEWAY_DEFAULTS[name]
-  const lifetime = parseSeconds('FLEETKIT_AGENT_CERT_LIFETIME_SECONDS', value('FLEETKIT_AGENT_CERT_LIFETIME_SECONDS'), 30, 397 * 86400)
-  const renewCheck = parseSeconds('FLEETKIT_AGENT_RENEW_CHECK_SECONDS', value('FLEETKIT_AGENT_RENEW_CHECK_SECONDS'), 1, 86400)
+  const lifetime = parseSeconds(
+    'FLEETKIT_AGENT_CERT_LIFETIME_SECONDS',
+    value('FLEETKIT_AGENT_CERT_LIFETIME_SECONDS'),
+    30,
+    397 * 86400,
+  )
+  const renewCheck = parseSeconds(
+    'FLEETKIT_AGENT_RENEW_CHECK_SECONDS',
+    value('FLEETKIT_AGENT_RENEW_CHECK_SECONDS'),
+    1,
+    86400,
+  )
   if (renewCheck * 3 > lifetime) {
-    throw invalid('FLEETKIT_AGENT_RENEW_CHECK_SECONDS', `must be at most a third of FLEETKIT_AGENT_CERT_LIFETIME_SECONDS (${lifetime}), or agents may miss their renewal window`)
+    throw invalid(
+      'FLEETKIT_AGENT_RENEW_CHECK_SECONDS',
+      `must be at most a third of FLEETKIT_AGENT_CERT_LIFETIME_SECONDS (${lifetime}), or agents may miss their renewal window`,
+    )
   }
   const databaseUrl = env.DATABASE_URL?.trim() || undefined
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -63,12 +76,28 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
     agentCertLifetimeSeconds: lifetime,
     agentRenewCheckSeconds: renewCheck,
     enrollConnections: {
-      maxConnections: parseCount('FLEETKIT_ENROLL_MAX_CONNECTIONS', value('FLEETKIT_ENROLL_MAX_CONNECTIONS'), 1, 1_000_000),
-      maxPerSource: parseCount('FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE', value('FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE'), 1, 1_000_000),
-      idleTimeoutMs: parseSeconds('FLEETKIT_ENROLL_IDLE_SECONDS', value('FLEETKIT_ENROLL_IDLE_SECONDS'), 1, 3600) * 1000,
+      maxConnections: parseCount(
+        'FLEETKIT_ENROLL_MAX_CONNECTIONS',
+        value('FLEETKIT_ENROLL_MAX_CONNECTIONS'),
+        1,
+        1_000_000,
+      ),
+      maxPerSource: parseCount(
+        'FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE',
+        value('FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE'),
+        1,
+        1_000_000,
+      ),
+      idleTimeoutMs:
+        parseSeconds('FLEETKIT_ENROLL_IDLE_SECONDS', value('FLEETKIT_ENROLL_IDLE_SECONDS'), 1, 3600) * 1000,
     },
     // 0 turns recovery off: every node whose certificate expired needs a new secret.
-    recoveryWindowSeconds: parseSeconds('FLEETKIT_RECOVERY_WINDOW_SECONDS', value('FLEETKIT_RECOVERY_WINDOW_SECONDS'), 0, 90 * 86400),
+    recoveryWindowSeconds: parseSeconds(
+      'FLEETKIT_RECOVERY_WINDOW_SECONDS',
+      value('FLEETKIT_RECOVERY_WINDOW_SECONDS'),
+      0,
+      90 * 86400,
+    ),
     shedDelayThresholdsMs: parseDelayThresholds(value('FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')),
   }
 }
@@ -78,7 +107,11 @@ function parseDelayThresholds(text: string): [number, number, number] | undefine
   const name = 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS'
   if (text === '0') return undefined
   const parts = text.split(',').map((part) => part.trim())
-  if (parts.length !== 3 || parts.some((part) => !/^\d{1,6}$/.test(part))) throw invalid(name, `${JSON.stringify(text.slice(0, 40))} is not three whole numbers of milliseconds (L1,L2,L3) or 0`)
+  if (parts.length !== 3 || parts.some((part) => !/^\d{1,6}$/.test(part)))
+    throw invalid(
+      name,
+      `${JSON.stringify(text.slice(0, 40))} is not three whole numbers of milliseconds (L1,L2,L3) or 0`,
+    )
   const [a, b, c] = parts.map(Number) as [number, number, number]
   if (a < 20 || !(a < b && b < c)) throw invalid(name, 'must rise (L1 < L2 < L3), from at least 20 ms')
   return [a, b, c]

@@ -20,7 +20,11 @@ export type ConnectionRefusal = 'total_cap' | 'source_cap' | 'idle'
  * Apply the limits to `server` (the handshake deadline is the server's `handshakeTimeout` option).
  * Returns how many connections each source holds now, for /metrics and tests.
  */
-export function limitConnections(server: HttpsServer, limits: ConnectionLimits, onRefused: (reason: ConnectionRefusal) => void): { open(): number; sources(): number } {
+export function limitConnections(
+  server: HttpsServer,
+  limits: ConnectionLimits,
+  onRefused: (reason: ConnectionRefusal) => void,
+): { open(): number; sources(): number } {
   const perSource = new Map<string, number>()
   let open = 0
   // Node closes connections above maxConnections itself, as soon as it accepts them.

@@ -47,7 +47,9 @@ export class DatabaseHealth {
 
   /** Probe now (the timer does it every intervalMs); concurrent calls share one probe. */
   check(): Promise<void> {
-    this.checking ??= this.probeOnce().finally(() => { this.checking = undefined })
+    this.checking ??= this.probeOnce().finally(() => {
+      this.checking = undefined
+    })
     return this.checking
   }
 
@@ -75,14 +77,21 @@ export class DatabaseHealth {
       this.up = true
       this.options.logger('info', 'database_available', { down_ms: Date.now() - this.since, restarted: true })
     } catch (error) {
-      this.options.logger('error', 'database_restart_failed', { error: describe(error), retry_in_ms: this.options.intervalMs })
+      this.options.logger('error', 'database_restart_failed', {
+        error: describe(error),
+        retry_in_ms: this.options.intervalMs,
+      })
     }
   }
 
   private markDown(error: unknown): void {
     this.up = false
     this.since = Date.now()
-    this.options.logger('error', 'database_unavailable', { code: 'STATE_UNAVAILABLE', error: describe(error), retry_in_ms: this.options.intervalMs })
+    this.options.logger('error', 'database_unavailable', {
+      code: 'STATE_UNAVAILABLE',
+      error: describe(error),
+      retry_in_ms: this.options.intervalMs,
+    })
   }
 
   private schedule(): void {

@@ -18,7 +18,13 @@ export function enrollRoutes(g: GatewayContext): Route[] {
   // Enrollment is the most expensive request (a signature, a transaction) and can wait: shed first.
   return [
     { method: 'POST', pattern: ENROLL_PATH, auth: 'none', shedding: 'first', handler: (ctx) => enroll(g, ctx) },
-    { method: 'GET', pattern: '/healthz', auth: 'none', shedding: 'last', handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }) },
+    {
+      method: 'GET',
+      pattern: '/healthz',
+      auth: 'none',
+      shedding: 'last',
+      handler: async (): Promise<HealthResponse> => ({ status: 'ok', database: 'up' }),
+    },
   ]
 }
 
@@ -26,7 +32,11 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
   const decision = g.enrollLimiter.take(ctx.remote)
   if (!decision.allowed) {
     g.metrics.enrollments.inc({ outcome: 'rate_limited' })
-    throw new FleetkitError('RATE_LIMITED', `too many enrollment attempts (${decision.scope}); retry after ${decision.retryAfterSeconds} s`, { data: { retryAfterSeconds: decision.retryAfterSeconds } })
+    throw new FleetkitError(
+      'RATE_LIMITED',
+      `too many enrollment attempts (${decision.scope}); retry after ${decision.retryAfterSeconds} s`,
+      { data: { retryAfterSeconds: decision.retryAfterSeconds } },
+    )
   }
   const body = await ctx.body()
   let request
@@ -56,16 +66,36 @@ async function enroll(g: GatewayContext, ctx: RequestContext): Promise<EnrollRes
       // The same secret and key again: the first answer was lost (a gateway died after the
       // commit). Answer with the certificate already issued, so the node is not stranded.
       const replay = await findEnrollmentReplay(client, nodeId, secretSha256, publicKeySha256, now)
-      return replay ? { replayed: true as const, certificatePem: replay.certificatePem, notAfter: replay.notAfter } : undefined
+      return replay
+        ? { replayed: true as const, certificatePem: replay.certificatePem, notAfter: replay.notAfter }
+        : undefined
     }
-    const cert = await g.issuer.issue({ ca: pki.ca, publicKeyDer: csr.publicKeyDer, nodeId, now, lifetimeSeconds: g.agentCertLifetimeSeconds })
+    const cert = await g.issuer.issue({
+      ca: pki.ca,
+      publicKeyDer: csr.publicKeyDer,
+      nodeId,
+      now,
+      lifetimeSeconds: g.agentCertLifetimeSeconds,
+    })
     // A fresh enrollment replaces whatever identity the node had before.
     await revokeNodeCertificates(client, nodeId, now)
     await insertNodeCertificate(client, {
-      nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, now,
-      certificatePem: cert.certificatePem, publicKeySha256,
+      nodeId,
+      fingerprintSha256: cert.fingerprintSha256,
+      serial: cert.serial,
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+      issuerCaSha256: cert.issuerCaSha256,
+      now,
+      certificatePem: cert.certificatePem,
+      publicKeySha256,
     })
-    await appendEvent(client, { kind: 'node_enrolled', nodeId, at: now, data: { serial: cert.serial, fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() } })
+    await appendEvent(client, {
+      kind: 'node_enrolled',
+      nodeId,
+      at: now,
+      data: { serial: cert.serial, fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() },
+    })
     return { replayed: false as const, certificatePem: cert.certificatePem, notAfter: cert.notAfter }
   })
   if (!outcome) {

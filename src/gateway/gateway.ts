@@ -100,7 +100,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? createLogger({ component: 'gateway' })
   const metrics = new GatewayMetrics()
-  const lifecycleMetrics = new LifecycleMetrics(options.pool, (query, error) => logger('warn', 'metrics_query_failed', { query, error: errorText(error) }))
+  const lifecycleMetrics = new LifecycleMetrics(options.pool, (query, error) =>
+    logger('warn', 'metrics_query_failed', { query, error: errorText(error) }),
+  )
   let pki = options.pki
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
@@ -156,13 +158,26 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   // Kept with the PKI, so sessions resume across a restart and across gateways sharing the directory.
   const ticketKeys = options.pkiDir ? { ticketKeys: await loadOrCreateTicketKeys(options.pkiDir) } : {}
-  const enrollServer = createHttpsServer({ ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout: tuning.handshakeTimeoutMs.enroll }, requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g))
-  const agentServer = createHttpsServer({ ...tlsOf(pki), ...clientAuthOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout: tuning.handshakeTimeoutMs.agent }, requestHandler('agent', new Router([...agentRoutes(g), ...operatorRoutes(g, 'certificate')]), g))
+  const enrollServer = createHttpsServer(
+    { ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout: tuning.handshakeTimeoutMs.enroll },
+    requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g),
+  )
+  const agentServer = createHttpsServer(
+    {
+      ...tlsOf(pki),
+      ...clientAuthOf(pki),
+      ...ticketKeys,
+      minVersion: 'TLSv1.2',
+      handshakeTimeout: tuning.handshakeTimeoutMs.agent,
+    },
+    requestHandler('agent', new Router([...agentRoutes(g), ...operatorRoutes(g, 'certificate')]), g),
+  )
   const enrollLimits = tuning.enrollConnections
   limitConnections(enrollServer, enrollLimits, (reason) => metrics.enrollConnectionsClosed.inc({ reason }))
   for (const server of [enrollServer, agentServer]) {
     // Agents keep their connection between heartbeats; an enrolling host needs one request.
-    const keepAliveMs = server === enrollServer ? Math.min(tuning.keepAliveMs, enrollLimits.idleTimeoutMs) : tuning.keepAliveMs
+    const keepAliveMs =
+      server === enrollServer ? Math.min(tuning.keepAliveMs, enrollLimits.idleTimeoutMs) : tuning.keepAliveMs
     server.keepAliveTimeout = keepAliveMs
     server.headersTimeout = Math.min(keepAliveMs + 5000, 30_000)
     server.requestTimeout = 30_000
@@ -172,9 +187,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const loopbackOperator = requestHandler('operator', new Router(operatorRoutes(g, 'loopback')), g)
   const metricsServer = options.metricsBind
     ? createHttpServer((req, res) => {
-      if ((req.url ?? '').startsWith(OPERATOR_PREFIX)) loopbackOperator(req, res)
-      else void serveMetrics(req, res, g)
-    })
+        if ((req.url ?? '').startsWith(OPERATOR_PREFIX)) loopbackOperator(req, res)
+        else void serveMetrics(req, res, g)
+      })
     : undefined
 
   const servers: (Server | HttpsServer)[] = []
@@ -185,13 +200,23 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     servers.push(enrollServer)
     const agentAddress = await listen(agentServer, options.agentBind, 'FLEETKIT_AGENT_BIND', tuning.listenBacklog)
     servers.push(agentServer)
-    const metricsAddress = metricsServer && options.metricsBind ? await listen(metricsServer, options.metricsBind, 'FLEETKIT_METRICS_BIND') : undefined
+    const metricsAddress =
+      metricsServer && options.metricsBind
+        ? await listen(metricsServer, options.metricsBind, 'FLEETKIT_METRICS_BIND')
+        : undefined
     if (metricsServer) servers.push(metricsServer)
     coalescer.start()
     database.start()
     shedder.start()
     const authCache = new AuthCacheKeeper({
-      auth, rawPool: options.pool, pool, logger, cacheMs: tuning.authCacheMs, unheardCacheMs: 1000, recheckMs: tuning.authRecheckMs, relistenMs: 1000,
+      auth,
+      rawPool: options.pool,
+      pool,
+      logger,
+      cacheMs: tuning.authCacheMs,
+      unheardCacheMs: 1000,
+      recheckMs: tuning.authRecheckMs,
+      relistenMs: 1000,
     })
     await authCache.start()
     const replacePkiSet = (set: PkiSet) => {
@@ -202,12 +227,25 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }
     const reloader = options.pkiDir
       ? new PkiReloader({
-        dir: options.pkiDir, clock, logger, current: () => pki, apply: replacePkiSet, intervalMs: tuning.pkiReloadMs,
-        liveIssuers: (now) => liveIssuerFingerprints(options.pool, now),
-      })
+          dir: options.pkiDir,
+          clock,
+          logger,
+          current: () => pki,
+          apply: replacePkiSet,
+          intervalMs: tuning.pkiReloadMs,
+          liveIssuers: (now) => liveIssuerFingerprints(options.pool, now),
+        })
       : undefined
     reloader?.start()
-    const sweeper = options.sweep ? new Sweeper({ pool, sweep: options.sweep, intervalMs: tuning.sweepIntervalMs, logger, metrics: lifecycleMetrics }) : undefined
+    const sweeper = options.sweep
+      ? new Sweeper({
+          pool,
+          sweep: options.sweep,
+          intervalMs: tuning.sweepIntervalMs,
+          logger,
+          metrics: lifecycleMetrics,
+        })
+      : undefined
     sweeper?.start()
     let closing: Promise<void> | undefined
     return {
@@ -256,13 +294,24 @@ function clientAuthOf(set: PkiSet): { ca: string; requestCert: true; rejectUnaut
   return { ca: set.bundlePem, requestCert: true, rejectUnauthorized: true }
 }
 
-function listen(server: Server | HttpsServer, bind: BindAddress, variable: string, backlog = 511): Promise<BindAddress> {
+function listen(
+  server: Server | HttpsServer,
+  bind: BindAddress,
+  variable: string,
+  backlog = 511,
+): Promise<BindAddress> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
-      reject(new FleetkitError('GATEWAY_BIND_FAILED', `cannot listen on ${formatBind(bind)} (${variable}): ${error.code ?? error.message}`, {
-        actions: [`ss -ltnp 'sport = :${bind.port}'`, `set ${variable} to a free address of this host`],
-        data: { variable, address: formatBind(bind), errno: error.code },
-      }))
+      reject(
+        new FleetkitError(
+          'GATEWAY_BIND_FAILED',
+          `cannot listen on ${formatBind(bind)} (${variable}): ${error.code ?? error.message}`,
+          {
+            actions: [`ss -ltnp 'sport = :${bind.port}'`, `set ${variable} to a free address of this host`],
+            data: { variable, address: formatBind(bind), errno: error.code },
+          },
+        ),
+      )
     }
     server.once('error', onError)
     server.listen({ port: bind.port, host: bind.host, backlog }, () => {

@@ -108,12 +108,24 @@ function readBodyText(req: IncomingMessage, limit: number): Promise<string> {
 }
 
 function tooLarge(limit: number): FleetkitError {
-  return new FleetkitError('REQUEST_INVALID', `the request body is larger than ${limit} bytes`, { data: { httpStatus: 413 } })
+  return new FleetkitError('REQUEST_INVALID', `the request body is larger than ${limit} bytes`, {
+    data: { httpStatus: 413 },
+  })
 }
 
-export function sendJson(res: ServerResponse, status: number, body: object, now: Date, headers?: Record<string, string>): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: object,
+  now: Date,
+  headers?: Record<string, string>,
+): void {
   const text = withServerTime(body, now)
-  const head = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' }
+  const head = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  }
   res.writeHead(status, headers ? { ...head, ...headers } : head)
   res.end(text)
 }

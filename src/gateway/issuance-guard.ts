@@ -13,8 +13,12 @@ const RETRY_AFTER_SECONDS = 3
 export async function lockIssuance(client: Queryable, ca: IssuingCa): Promise<void> {
   await takeIssuanceLockShared(client)
   if (await issuingCaRetired(client, ca.fingerprintSha256)) {
-    throw new FleetkitError('ISSUING_CA_RETIRED', 'this gateway still holds a CA that a rotation retired; it reloads its PKI within seconds', {
-      data: { retryAfterSeconds: RETRY_AFTER_SECONDS, caSha256: ca.fingerprintSha256 },
-    })
+    throw new FleetkitError(
+      'ISSUING_CA_RETIRED',
+      'this gateway still holds a CA that a rotation retired; it reloads its PKI within seconds',
+      {
+        data: { retryAfterSeconds: RETRY_AFTER_SECONDS, caSha256: ca.fingerprintSha256 },
+      },
+    )
   }
 }

@@ -13,15 +13,29 @@ export type IssuanceTask =
   | { id: number; kind: 'ping' }
   | { id: number; kind: 'check'; csrPem: unknown; nodeId: string }
   | {
-    id: number; kind: 'issue'; ca: { fingerprintSha256: string; certificatePem: string; privateKeyPem: string }
-    publicKeyDer: ArrayBuffer; nodeId: string; nowMs: number; lifetimeSeconds: number
-  }
+      id: number
+      kind: 'issue'
+      ca: { fingerprintSha256: string; certificatePem: string; privateKeyPem: string }
+      publicKeyDer: ArrayBuffer
+      nodeId: string
+      nowMs: number
+      lifetimeSeconds: number
+    }
 
 export type IssuanceReply =
   | { id: number; kind: 'pong' }
   | { id: number; kind: 'checked'; ok: true; publicKeyDer: ArrayBuffer }
   | { id: number; kind: 'checked'; ok: false; reason: string }
-  | { id: number; kind: 'issued'; certificatePem: string; fingerprintSha256: string; serial: string; notBeforeMs: number; notAfterMs: number; issuerCaSha256: string }
+  | {
+      id: number
+      kind: 'issued'
+      certificatePem: string
+      fingerprintSha256: string
+      serial: string
+      notBeforeMs: number
+      notAfterMs: number
+      issuerCaSha256: string
+    }
   | { id: number; kind: 'failed'; message: string }
 
 /** A checked CSR: its subject public key as DER (SubjectPublicKeyInfo), which issuance signs over. */
@@ -55,8 +69,15 @@ function spawnWorker(): Worker {
     const script = new URL('./issuance-worker.ts', here).href
     // createRequire, not import.meta.resolve (under mocha tsx may load this module as CommonJS); it
     // resolves the package's `require` entry, and the worker needs the `import` one beside it.
-    const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href
-    return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(script)}) })`, { eval: true })
+    const tsx = pathToFileURL(
+      createRequire(here)
+        .resolve('tsx/esm/api')
+        .replace(/\.cjs$/, '.mjs'),
+    ).href
+    return new Worker(
+      `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(script)}) })`,
+      { eval: true },
+    )
   }
   return new Worker(new URL('./issuance-worker.js', here))
 }
@@ -84,13 +105,26 @@ export class IssuancePool {
   async issue(request: IssueRequest): Promise<IssuedCertificate> {
     const { ca } = request
     const reply = await this.run({
-      id: 0, kind: 'issue', ca: { fingerprintSha256: ca.fingerprintSha256, certificatePem: ca.certificatePem, privateKeyPem: ca.privateKeyPem },
-      publicKeyDer: request.publicKeyDer, nodeId: request.nodeId, nowMs: request.now.getTime(), lifetimeSeconds: request.lifetimeSeconds,
+      id: 0,
+      kind: 'issue',
+      ca: {
+        fingerprintSha256: ca.fingerprintSha256,
+        certificatePem: ca.certificatePem,
+        privateKeyPem: ca.privateKeyPem,
+      },
+      publicKeyDer: request.publicKeyDer,
+      nodeId: request.nodeId,
+      nowMs: request.now.getTime(),
+      lifetimeSeconds: request.lifetimeSeconds,
     })
     if (reply.kind !== 'issued') throw new Error('issuance worker answered an issuance with something else')
     return {
-      certificatePem: reply.certificatePem, fingerprintSha256: reply.fingerprintSha256, serial: reply.serial,
-      notBefore: new Date(reply.notBeforeMs), notAfter: new Date(reply.notAfterMs), issuerCaSha256: reply.issuerCaSha256,
+      certificatePem: reply.certificatePem,
+      fingerprintSha256: reply.fingerprintSha256,
+      serial: reply.serial,
+      notBefore: new Date(reply.notBeforeMs),
+      notAfter: new Date(reply.notAfterMs),
+      issuerCaSha256: reply.issuerCaSha256,
     }
   }
 

@@ -25,20 +25,37 @@ async function run(task: IssuanceTask): Promise<IssuanceReply> {
   if (task.kind === 'ping') return { id: task.id, kind: 'pong' }
   if (task.kind === 'check') {
     const checked = await checkCertificateRequest(task.csrPem, task.nodeId)
-    return checked.ok ? { id: task.id, kind: 'checked', ok: true, publicKeyDer: checked.publicKey.rawData } : { id: task.id, kind: 'checked', ok: false, reason: checked.reason }
+    return checked.ok
+      ? { id: task.id, kind: 'checked', ok: true, publicKeyDer: checked.publicKey.rawData }
+      : { id: task.id, kind: 'checked', ok: false, reason: checked.reason }
   }
   const issued = await issueClientCertificate({
-    ca: await caOf(task), subjectPublicKey: new x509.PublicKey(task.publicKeyDer), nodeId: task.nodeId, now: new Date(task.nowMs), lifetimeSeconds: task.lifetimeSeconds,
+    ca: await caOf(task),
+    subjectPublicKey: new x509.PublicKey(task.publicKeyDer),
+    nodeId: task.nodeId,
+    now: new Date(task.nowMs),
+    lifetimeSeconds: task.lifetimeSeconds,
   })
   return {
-    id: task.id, kind: 'issued', certificatePem: issued.certificatePem, fingerprintSha256: issued.fingerprintSha256, serial: issued.serial,
-    notBeforeMs: issued.notBefore.getTime(), notAfterMs: issued.notAfter.getTime(), issuerCaSha256: issued.issuerCaSha256,
+    id: task.id,
+    kind: 'issued',
+    certificatePem: issued.certificatePem,
+    fingerprintSha256: issued.fingerprintSha256,
+    serial: issued.serial,
+    notBeforeMs: issued.notBefore.getTime(),
+    notAfterMs: issued.notAfter.getTime(),
+    issuerCaSha256: issued.issuerCaSha256,
   }
 }
 
 parentPort!.on('message', (task: IssuanceTask) => {
   run(task).then(
     (reply) => parentPort!.postMessage(reply),
-    (error: unknown) => parentPort!.postMessage({ id: task.id, kind: 'failed', message: error instanceof Error ? error.message : String(error) } satisfies IssuanceReply),
+    (error: unknown) =>
+      parentPort!.postMessage({
+        id: task.id,
+        kind: 'failed',
+        message: error instanceof Error ? error.message : String(error),
+      } satisfies IssuanceReply),
   )
 })

@@ -134,7 +134,12 @@ export class LoadShedder {
   admit(listener: ListenerName, priority: ShedPriority): () => void {
     let reason: ShedReason | undefined
     if (this.currentLevel >= SHED_FROM_LEVEL[priority]) reason = 'event_loop_delay'
-    else if (listener !== 'operator' && this.inFlight[listener] >= Math.max(1, Math.floor(this.options.tuning.maxInFlight[listener] * IN_FLIGHT_SHARE[priority]))) reason = 'in_flight'
+    else if (
+      listener !== 'operator' &&
+      this.inFlight[listener] >=
+        Math.max(1, Math.floor(this.options.tuning.maxInFlight[listener] * IN_FLIGHT_SHARE[priority]))
+    )
+      reason = 'in_flight'
     if (reason) {
       this.options.onShed?.(listener, priority, reason)
       throw overloaded(priority, reason)
@@ -159,15 +164,23 @@ const SHED_DESCRIPTION: Record<LoadLevel, string> = {
 
 /** One log line per level change: warn going up, info coming down. */
 export function logLevelChange(logger: Logger): NonNullable<LoadShedderOptions['onLevel']> {
-  return (level, previous, delayMs) => logger(level > previous ? 'warn' : 'info', 'load_level_changed', {
-    level, previous, event_loop_delay_ms: Math.round(delayMs), shedding: SHED_DESCRIPTION[level],
-  })
+  return (level, previous, delayMs) =>
+    logger(level > previous ? 'warn' : 'info', 'load_level_changed', {
+      level,
+      previous,
+      event_loop_delay_ms: Math.round(delayMs),
+      shedding: SHED_DESCRIPTION[level],
+    })
 }
 
 export function overloaded(priority: ShedPriority, reason: ShedReason): FleetkitError {
   const retryAfterSeconds = OVERLOAD_RETRY_AFTER_SECONDS[priority]
   const why = reason === 'in_flight' ? 'too many requests are in progress' : 'its event loop is falling behind'
-  return new FleetkitError('GATEWAY_OVERLOADED', `the gateway is shedding load (${why}); nothing was done, retry after ${retryAfterSeconds} s`, {
-    data: { retryAfterSeconds, reason, priority, body: { reason } },
-  })
+  return new FleetkitError(
+    'GATEWAY_OVERLOADED',
+    `the gateway is shedding load (${why}); nothing was done, retry after ${retryAfterSeconds} s`,
+    {
+      data: { retryAfterSeconds, reason, priority, body: { reason } },
+    },
+  )
 }

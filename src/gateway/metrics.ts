@@ -9,12 +9,18 @@ export function labelKey(labels: Labels): string {
 }
 
 function key(labels: Labels): string {
-  return Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')
+  return Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
+    .join(',')
 }
 
 class Counter {
   readonly values = new Map<string, number>()
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
   inc(labels: Labels = {}, by = 1): void {
     this.incKey(key(labels), by)
   }
@@ -36,7 +42,11 @@ class Histogram {
   private readonly counts: number[]
   private sum = 0
   private count = 0
-  constructor(readonly name: string, readonly help: string, readonly buckets: number[]) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: number[],
+  ) {
     this.counts = buckets.map(() => 0)
   }
   observe(value: number): void {
@@ -50,7 +60,11 @@ class Histogram {
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`]
     this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{le="${b}"} ${this.counts[i]}`))
-    lines.push(`${this.name}_bucket{le="+Inf"} ${this.count}`, `${this.name}_sum ${this.sum}`, `${this.name}_count ${this.count}`)
+    lines.push(
+      `${this.name}_bucket{le="+Inf"} ${this.count}`,
+      `${this.name}_sum ${this.sum}`,
+      `${this.name}_count ${this.count}`,
+    )
     return lines.join('\n')
   }
 }
@@ -63,18 +77,58 @@ export interface GaugeReading {
 
 export class GatewayMetrics {
   readonly requests = new Counter('fleetkit_gateway_requests_total', 'HTTP requests by listener, route and status.')
-  readonly enrollments = new Counter('fleetkit_gateway_enrollments_total', 'Enrollment attempts by outcome (issued, replayed, refused, csr_invalid, invalid, rate_limited).')
-  readonly enrollConnectionsClosed = new Counter('fleetkit_gateway_enroll_connections_closed_total', 'Enrollment-listener connections closed by a limit (total_cap, source_cap, idle).')
-  readonly renewals = new Counter('fleetkit_gateway_renewals_total', 'Certificate renewal attempts by outcome (issued, not_due, csr_invalid, rate_limited).')
-  readonly authRefusals = new Counter('fleetkit_gateway_agent_auth_refusals_total', 'Agent requests refused at authentication, by reason.')
-  readonly revocations = new Counter('fleetkit_gateway_certificates_revoked_total', 'Agent certificates revoked because a newer one was used.')
-  readonly requestsShed = new Counter('fleetkit_gateway_requests_shed_total', 'Requests answered 503 gateway_overloaded before any work, by listener, priority and reason (event_loop_delay, in_flight).')
-  readonly heartbeatFlushFailures = new Counter('fleetkit_gateway_heartbeat_flush_failures_total', 'Heartbeat batch writes that failed (the batch is retried).')
-  readonly heartbeatBatchSize = new Histogram('fleetkit_gateway_heartbeat_batch_size', 'Nodes per heartbeat write transaction.', [1, 10, 100, 1000, 10000])
-  readonly requestSeconds = new Histogram('fleetkit_gateway_request_duration_seconds', 'Request handling time.', [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
+  readonly enrollments = new Counter(
+    'fleetkit_gateway_enrollments_total',
+    'Enrollment attempts by outcome (issued, replayed, refused, csr_invalid, invalid, rate_limited).',
+  )
+  readonly enrollConnectionsClosed = new Counter(
+    'fleetkit_gateway_enroll_connections_closed_total',
+    'Enrollment-listener connections closed by a limit (total_cap, source_cap, idle).',
+  )
+  readonly renewals = new Counter(
+    'fleetkit_gateway_renewals_total',
+    'Certificate renewal attempts by outcome (issued, not_due, csr_invalid, rate_limited).',
+  )
+  readonly authRefusals = new Counter(
+    'fleetkit_gateway_agent_auth_refusals_total',
+    'Agent requests refused at authentication, by reason.',
+  )
+  readonly revocations = new Counter(
+    'fleetkit_gateway_certificates_revoked_total',
+    'Agent certificates revoked because a newer one was used.',
+  )
+  readonly requestsShed = new Counter(
+    'fleetkit_gateway_requests_shed_total',
+    'Requests answered 503 gateway_overloaded before any work, by listener, priority and reason (event_loop_delay, in_flight).',
+  )
+  readonly heartbeatFlushFailures = new Counter(
+    'fleetkit_gateway_heartbeat_flush_failures_total',
+    'Heartbeat batch writes that failed (the batch is retried).',
+  )
+  readonly heartbeatBatchSize = new Histogram(
+    'fleetkit_gateway_heartbeat_batch_size',
+    'Nodes per heartbeat write transaction.',
+    [1, 10, 100, 1000, 10000],
+  )
+  readonly requestSeconds = new Histogram(
+    'fleetkit_gateway_request_duration_seconds',
+    'Request handling time.',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  )
 
   render(gauges: GaugeReading[] = []): string {
-    const parts = [this.requests, this.enrollments, this.enrollConnectionsClosed, this.renewals, this.requestsShed, this.authRefusals, this.revocations, this.heartbeatFlushFailures, this.heartbeatBatchSize, this.requestSeconds].map((m) => m.render())
+    const parts = [
+      this.requests,
+      this.enrollments,
+      this.enrollConnectionsClosed,
+      this.renewals,
+      this.requestsShed,
+      this.authRefusals,
+      this.revocations,
+      this.heartbeatFlushFailures,
+      this.heartbeatBatchSize,
+      this.requestSeconds,
+    ].map((m) => m.render())
     for (const gauge of gauges) {
       const lines = [`# HELP ${gauge.name} ${gauge.help}`, `# TYPE ${gauge.name} gauge`]
       for (const s of gauge.samples) {

@@ -21,14 +21,30 @@ export function operatorRoutes(g: GatewayContext, access: OperatorAccess): Route
     // A browser on the gateway host can send a cross-site POST to loopback only as a "simple" request,
     // never with this content type without a CORS preflight (which is not answered): no CSRF.
     if (ctx.req.method === 'POST' && !/^application\/json\s*(;|$)/i.test(ctx.req.headers['content-type'] ?? '')) {
-      throw new FleetkitError('REQUEST_INVALID', 'operator API requests that change state must be sent with content-type: application/json', { data: { httpStatus: 415 } })
+      throw new FleetkitError(
+        'REQUEST_INVALID',
+        'operator API requests that change state must be sent with content-type: application/json',
+        { data: { httpStatus: 415 } },
+      )
     }
     return fn(ctx, actor)
   }
   return [
     { method: 'GET', pattern: '/v1/operator/allocations', auth: 'none', handler: guarded(async (ctx) => list(g, ctx)) },
-    { method: 'POST', pattern: '/v1/operator/allocations', auth: 'none', handler: guarded(async (ctx, actor) => reserve(g, ctx, actor)) },
-    { method: 'POST', pattern: '/v1/operator/allocations/:id/release', auth: 'none', handler: guarded(async (ctx, actor) => ({ allocation: wire(await releaseAllocationById(g.pool, ctx.params.id!, actor)) })) },
+    {
+      method: 'POST',
+      pattern: '/v1/operator/allocations',
+      auth: 'none',
+      handler: guarded(async (ctx, actor) => reserve(g, ctx, actor)),
+    },
+    {
+      method: 'POST',
+      pattern: '/v1/operator/allocations/:id/release',
+      auth: 'none',
+      handler: guarded(async (ctx, actor) => ({
+        allocation: wire(await releaseAllocationById(g.pool, ctx.params.id!, actor)),
+      })),
+    },
   ]
 }
 
@@ -40,21 +56,28 @@ async function operatorOf(g: GatewayContext, req: IncomingMessage, access: Opera
     throw refused('the operator API on this listener answers loopback callers only')
   }
   const socket = req.socket as TLSSocket
-  const raw = socket.authorized && typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate().raw : undefined
+  const raw =
+    socket.authorized && typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate().raw : undefined
   const operator = raw ? await findLiveOperatorCertificate(g.pool, derFingerprintSha256(raw)) : undefined
   if (!operator) throw refused('this client certificate is not a live operator certificate')
   return `operator:${operator.name}`
 }
 
 function refused(message: string): FleetkitError {
-  return new FleetkitError('OPERATOR_REFUSED', message, { actions: ['fleetkit ca operator-cert NAME', 'call the API from the gateway host over loopback (FLEETKIT_METRICS_BIND)'] })
+  return new FleetkitError('OPERATOR_REFUSED', message, {
+    actions: [
+      'fleetkit ca operator-cert NAME',
+      'call the API from the gateway host over loopback (FLEETKIT_METRICS_BIND)',
+    ],
+  })
 }
 
 async function list(g: GatewayContext, ctx: RequestContext): Promise<object> {
   const url = new URL(ctx.req.url ?? '/', 'http://x')
   const node = url.searchParams.get('node') ?? undefined
   const status = url.searchParams.get('status') ?? undefined
-  if (status !== undefined && status !== 'active' && status !== 'released') throw new FleetkitError('REQUEST_INVALID', 'status is active or released')
+  if (status !== undefined && status !== 'active' && status !== 'released')
+    throw new FleetkitError('REQUEST_INVALID', 'status is active or released')
   const rows = await listAllocations(g.pool, { ...(node ? { nodeId: node } : {}), ...(status ? { status } : {}) })
   return { allocations: rows.map(wire) }
 }
@@ -71,21 +94,42 @@ async function reserve(g: GatewayContext, ctx: RequestContext, actor: string): P
 }
 
 function text(value: unknown, field: string, max: number): string {
-  if (typeof value !== 'string' || value.length < 1 || value.length > max || /\p{Cc}/u.test(value)) throw new FleetkitError('REQUEST_INVALID', `${field} must be a printable string of 1 to ${max} characters`, { data: { field } })
+  if (typeof value !== 'string' || value.length < 1 || value.length > max || /\p{Cc}/u.test(value))
+    throw new FleetkitError('REQUEST_INVALID', `${field} must be a printable string of 1 to ${max} characters`, {
+      data: { field },
+    })
   return value
 }
 
 function amount(value: unknown, field: string, integer: boolean): number {
   if (value === undefined) return 0
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1_000_000 || (integer && !Number.isInteger(value))) {
-    throw new FleetkitError('REQUEST_INVALID', `${field} must be a ${integer ? 'whole ' : ''}number from 0 to 1000000`, { data: { field } })
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < 0 ||
+    value > 1_000_000 ||
+    (integer && !Number.isInteger(value))
+  ) {
+    throw new FleetkitError(
+      'REQUEST_INVALID',
+      `${field} must be a ${integer ? 'whole ' : ''}number from 0 to 1000000`,
+      { data: { field } },
+    )
   }
   return integer ? value : Math.round(value * 100) / 100
 }
 
 export function wire(a: AllocationRow): Record<string, unknown> {
   return {
-    id: a.id, node_id: a.nodeId, owner: a.owner, cpu: a.cpu, memory_mib: a.memoryMib, disk_gib: a.diskGib, status: a.status,
-    created_at: a.createdAt.toISOString(), released_at: a.releasedAt?.toISOString() ?? null, release_reason: a.releaseReason,
+    id: a.id,
+    node_id: a.nodeId,
+    owner: a.owner,
+    cpu: a.cpu,
+    memory_mib: a.memoryMib,
+    disk_gib: a.diskGib,
+    status: a.status,
+    created_at: a.createdAt.toISOString(),
+    released_at: a.releasedAt?.toISOString() ?? null,
+    release_reason: a.releaseReason,
   }
 }

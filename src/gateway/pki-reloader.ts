@@ -46,7 +46,9 @@ export class PkiReloader {
 
   /** Look once; never two looks at a time. */
   check(): Promise<ReloadOutcome> {
-    this.running ??= this.look().finally(() => { this.running = undefined })
+    this.running ??= this.look().finally(() => {
+      this.running = undefined
+    })
     return this.running
   }
 
@@ -54,7 +56,9 @@ export class PkiReloader {
     let version: string | undefined
     try {
       const files = await readPkiDirectory(this.options.dir)
-      version = sha256Hex([files.caCertificate, files.caKey, files.bundle, files.serverCertificate, files.serverKey].join('\0'))
+      version = sha256Hex(
+        [files.caCertificate, files.caKey, files.bundle, files.serverCertificate, files.serverKey].join('\0'),
+      )
       if (version === this.options.current().version || version === this.refusedVersion) return 'unchanged'
       const now = this.options.clock.now()
       const set = await buildPkiSet(this.options.dir, files, now)
@@ -68,7 +72,12 @@ export class PkiReloader {
       const key = version ?? `error:${code ?? ''}:${(error as Error).message}`
       if (key !== this.loggedRefusal) {
         this.loggedRefusal = key
-        this.options.logger('warn', 'pki_set_not_loaded', { kept: 'the running set', dir: this.options.dir, code, error: (error as Error).message })
+        this.options.logger('warn', 'pki_set_not_loaded', {
+          kept: 'the running set',
+          dir: this.options.dir,
+          code,
+          error: (error as Error).message,
+        })
       }
       // A set that fails its own checks fails them every time; one refused for the state (live
       // certificates of a CA it drops, a database error) is looked at again: the state changes.
@@ -81,10 +90,14 @@ export class PkiReloader {
     if (!this.options.liveIssuers) return
     const missing = (await this.options.liveIssuers(now)).filter((sha) => !set.bundleFingerprints.includes(sha))
     if (missing.length === 0) return
-    throw new FleetkitError('PKI_SET_UNTRUSTED', `the changed ca-bundle.pem in ${set.dir} does not trust ${missing.length} CA(s) that issued certificates still in use (${missing.map((m) => m.slice(0, 16)).join(', ')}); keeping the running set`, {
-      actions: ['fleetkit ca rotate --status', 'put back the PKI files the gateway was serving'],
-      data: { dir: set.dir, missing },
-    })
+    throw new FleetkitError(
+      'PKI_SET_UNTRUSTED',
+      `the changed ca-bundle.pem in ${set.dir} does not trust ${missing.length} CA(s) that issued certificates still in use (${missing.map((m) => m.slice(0, 16)).join(', ')}); keeping the running set`,
+      {
+        actions: ['fleetkit ca rotate --status', 'put back the PKI files the gateway was serving'],
+        data: { dir: set.dir, missing },
+      },
+    )
   }
 }
 

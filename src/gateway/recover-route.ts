@@ -5,13 +5,23 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { certificateFingerprintSha256 } from '../pki/fingerprint.js'
 import { challengeSignedBy, issueChallenge, readChallenge } from '../pki/recovery-challenge.js'
 import {
-  RECOVER_CHALLENGE_PATH, RECOVER_PATH, type RecoverChallengeResponse, type RecoverResponse, readRecoverChallengeRequest, readRecoverRequest,
+  RECOVER_CHALLENGE_PATH,
+  RECOVER_PATH,
+  type RecoverChallengeResponse,
+  type RecoverResponse,
+  readRecoverChallengeRequest,
+  readRecoverRequest,
 } from '../protocol/recovery.js'
 import { readRequest } from '../protocol/read.js'
 import { findCertificateByFingerprint, insertNodeCertificate, revokeNodeCertificates } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
-import { consumeRecoveryCounter, latestAgentCertificateId, readRecoveryCounter, RECOVERABLE_STATUSES } from '../store/recovery.js'
+import {
+  consumeRecoveryCounter,
+  latestAgentCertificateId,
+  readRecoveryCounter,
+  RECOVERABLE_STATUSES,
+} from '../store/recovery.js'
 import type { GatewayContext } from './gateway-context.js'
 import { lockIssuance } from './issuance-guard.js'
 import type { RequestContext, Route } from './router.js'
@@ -20,7 +30,13 @@ export const DEFAULT_RECOVERY_WINDOW_SECONDS = 7 * 86400
 
 export function recoverRoutes(g: GatewayContext): Route[] {
   return [
-    { method: 'POST', pattern: RECOVER_CHALLENGE_PATH, auth: 'none', shedding: 'first', handler: (ctx) => challenge(g, ctx) },
+    {
+      method: 'POST',
+      pattern: RECOVER_CHALLENGE_PATH,
+      auth: 'none',
+      shedding: 'first',
+      handler: (ctx) => challenge(g, ctx),
+    },
     { method: 'POST', pattern: RECOVER_PATH, auth: 'none', shedding: 'first', handler: (ctx) => recover(g, ctx) },
   ]
 }
@@ -29,7 +45,11 @@ function limit(g: GatewayContext, ctx: RequestContext): void {
   const decision = g.enrollLimiter.take(ctx.remote)
   if (!decision.allowed) {
     g.metrics.enrollments.inc({ outcome: 'recovery_rate_limited' })
-    throw new FleetkitError('RATE_LIMITED', `too many recovery attempts (${decision.scope}); retry after ${decision.retryAfterSeconds} s`, { data: { retryAfterSeconds: decision.retryAfterSeconds } })
+    throw new FleetkitError(
+      'RATE_LIMITED',
+      `too many recovery attempts (${decision.scope}); retry after ${decision.retryAfterSeconds} s`,
+      { data: { retryAfterSeconds: decision.retryAfterSeconds } },
+    )
   }
 }
 
@@ -64,17 +84,28 @@ async function recover(g: GatewayContext, ctx: RequestContext): Promise<RecoverR
     throw refused(g, nodeId, 'certificate')
   }
   const presented = await findCertificateByFingerprint(g.pool, fingerprint)
-  if (!presented || presented.nodeId !== nodeId || presented.purpose !== 'agent') throw refused(g, nodeId, 'certificate')
-  if (!challengeSignedBy(request.certificate_pem, request.challenge, request.signature)) throw refused(g, nodeId, 'signature')
-  if (presented.revokedAt !== null || (await latestAgentCertificateId(g.pool, nodeId)) !== presented.id) throw refused(g, nodeId, 'not_latest')
-  if (!(RECOVERABLE_STATUSES as readonly string[]).includes(presented.nodeStatus)) throw refused(g, nodeId, `status_${presented.nodeStatus}`)
+  if (!presented || presented.nodeId !== nodeId || presented.purpose !== 'agent')
+    throw refused(g, nodeId, 'certificate')
+  if (!challengeSignedBy(request.certificate_pem, request.challenge, request.signature))
+    throw refused(g, nodeId, 'signature')
+  if (presented.revokedAt !== null || (await latestAgentCertificateId(g.pool, nodeId)) !== presented.id)
+    throw refused(g, nodeId, 'not_latest')
+  if (!(RECOVERABLE_STATUSES as readonly string[]).includes(presented.nodeStatus))
+    throw refused(g, nodeId, `status_${presented.nodeStatus}`)
   if (ctx.now.getTime() < presented.notAfter.getTime()) throw refused(g, nodeId, 'not_expired')
   const expiredSeconds = Math.floor((ctx.now.getTime() - presented.notAfter.getTime()) / 1000)
   if (expiredSeconds > g.recoveryWindowSeconds) {
     g.metrics.enrollments.inc({ outcome: 'recovery_window_expired' })
-    throw new FleetkitError('RECOVERY_WINDOW_EXPIRED', `the certificate expired ${expiredSeconds} s ago, longer than the recovery window (${g.recoveryWindowSeconds} s); the node needs a new enrollment secret`, {
-      data: { nodeId, body: { expired_at: presented.notAfter.toISOString(), recovery_window_seconds: g.recoveryWindowSeconds } },
-    })
+    throw new FleetkitError(
+      'RECOVERY_WINDOW_EXPIRED',
+      `the certificate expired ${expiredSeconds} s ago, longer than the recovery window (${g.recoveryWindowSeconds} s); the node needs a new enrollment secret`,
+      {
+        data: {
+          nodeId,
+          body: { expired_at: presented.notAfter.toISOString(), recovery_window_seconds: g.recoveryWindowSeconds },
+        },
+      },
+    )
   }
   const csr = await g.issuer.checkRequest(request.csr_pem, nodeId)
   if (!csr.ok) {
@@ -84,10 +115,35 @@ async function recover(g: GatewayContext, ctx: RequestContext): Promise<RecoverR
   const issued = await withTransaction(g.pool, async (client) => {
     await lockIssuance(client, pki.ca)
     if (!(await consumeRecoveryCounter(client, nodeId, claims.counter, ctx.now))) return undefined
-    const cert = await g.issuer.issue({ ca: pki.ca, publicKeyDer: csr.publicKeyDer, nodeId, now: ctx.now, lifetimeSeconds: g.agentCertLifetimeSeconds })
+    const cert = await g.issuer.issue({
+      ca: pki.ca,
+      publicKeyDer: csr.publicKeyDer,
+      nodeId,
+      now: ctx.now,
+      lifetimeSeconds: g.agentCertLifetimeSeconds,
+    })
     await revokeNodeCertificates(client, nodeId, ctx.now)
-    await insertNodeCertificate(client, { nodeId, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter, issuerCaSha256: cert.issuerCaSha256, replacesId: presented.id, now: ctx.now })
-    await appendEvent(client, { kind: 'node_recovered', nodeId, at: ctx.now, data: { serial: cert.serial, replaces_serial: presented.serial, expired_seconds: expiredSeconds, recovery: claims.counter + 1 } })
+    await insertNodeCertificate(client, {
+      nodeId,
+      fingerprintSha256: cert.fingerprintSha256,
+      serial: cert.serial,
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+      issuerCaSha256: cert.issuerCaSha256,
+      replacesId: presented.id,
+      now: ctx.now,
+    })
+    await appendEvent(client, {
+      kind: 'node_recovered',
+      nodeId,
+      at: ctx.now,
+      data: {
+        serial: cert.serial,
+        replaces_serial: presented.serial,
+        expired_seconds: expiredSeconds,
+        recovery: claims.counter + 1,
+      },
+    })
     return cert
   })
   if (!issued) throw refused(g, nodeId, 'challenge_used')

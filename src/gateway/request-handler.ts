@@ -29,7 +29,10 @@ interface Listening {
   outcomes: Map<string, Outcome>
 }
 
-interface Outcome { metricKey: string; level: LogLevel }
+interface Outcome {
+  metricKey: string
+  level: LogLevel
+}
 
 export function requestHandler(listener: ListenerName, router: Router, g: GatewayContext) {
   const listening: Listening = { listener, router, g, outcomes: new Map() }
@@ -46,7 +49,10 @@ class Request implements RequestContext {
   params: Record<string, string> = NO_PARAMS
   identity: AgentIdentity | undefined = undefined
   private noted: { nodeId?: string } | undefined
-  constructor(readonly req: IncomingMessage, readonly now: Date) {}
+  constructor(
+    readonly req: IncomingMessage,
+    readonly now: Date,
+  ) {}
   /** Made when a route writes to it (enrollment names its node), not for every heartbeat. */
   get note(): { nodeId?: string } {
     return (this.noted ??= {})
@@ -87,7 +93,12 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
     release = g.shedder.admit(listener, match.route.shedding ?? 'normal')
     // Every route needs the database (authentication reads certificate rows): while it is
     // down, answer 503 at once instead of letting requests queue for a connection.
-    if (!g.database.available) throw stateUnavailable('unreachable', undefined, routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {})
+    if (!g.database.available)
+      throw stateUnavailable(
+        'unreachable',
+        undefined,
+        routeName === '/healthz' ? { status: 'unavailable', database: 'down' } : {},
+      )
     if (match.route.auth !== 'none') {
       const socket = req.socket as TLSSocket
       const mark = match.route.auth === 'mark'
@@ -103,7 +114,8 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
     sendJson(res, 200, await match.route.handler(ctx), now)
   } catch (error) {
     const reply = errorReply(error)
-    if (reply.status === 500) g.logger('error', 'request_failed', { listener, route: routeName, error: errorText(error) })
+    if (reply.status === 500)
+      g.logger('error', 'request_failed', { listener, route: routeName, error: errorText(error) })
     if (reply.status === 413 || reply.status === 400) res.setHeader('connection', 'close')
     sendJson(res, reply.status, reply.body, now, reply.headers)
     status = reply.status
@@ -121,8 +133,15 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
   if (!logEnabled(g.logger, level)) return
   const nodeId = ctx.identity?.nodeId ?? ctx.notedNodeId
   g.logger(level, 'request', {
-    listener, method: req.method, route: routeName, status, ms: Math.round(seconds * 10000) / 10, remote: ctx.remote,
-    ...(nodeId ? { node_id: nodeId } : {}), ...(code ? { code } : {}), ...(reason ? { reason } : {}),
+    listener,
+    method: req.method,
+    route: routeName,
+    status,
+    ms: Math.round(seconds * 10000) / 10,
+    remote: ctx.remote,
+    ...(nodeId ? { node_id: nodeId } : {}),
+    ...(code ? { code } : {}),
+    ...(reason ? { reason } : {}),
   })
 }
 
@@ -132,7 +151,10 @@ function outcomeOf(l: Listening, route: string, status: number, code: string | u
   const cacheKey = status === 200 && code === undefined ? route : `${route} ${status} ${code ?? ''}`
   let outcome = l.outcomes.get(cacheKey)
   if (outcome === undefined) {
-    outcome = { metricKey: labelKey({ listener: l.listener, route, status: String(status) }), level: requestLogLevel(route, status, code) }
+    outcome = {
+      metricKey: labelKey({ listener: l.listener, route, status: String(status) }),
+      level: requestLogLevel(route, status, code),
+    }
     l.outcomes.set(cacheKey, outcome)
   }
   return outcome
@@ -142,7 +164,10 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g:
   const path = (req.url ?? '/').split('?')[0]
   if (req.method === 'GET' && path === '/healthz') {
     if (g.database.available) sendJson(res, 200, { status: 'ok', database: 'up' }, g.clock.now())
-    else sendJson(res, 503, { status: 'unavailable', database: 'down' }, g.clock.now(), { 'retry-after': String(STATE_RETRY_AFTER_SECONDS) })
+    else
+      sendJson(res, 503, { status: 'unavailable', database: 'down' }, g.clock.now(), {
+        'retry-after': String(STATE_RETRY_AFTER_SECONDS),
+      })
     return
   }
   if (req.method !== 'GET' || path !== '/metrics') {
@@ -151,12 +176,28 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g:
   }
   const now = g.clock.now()
   const gauges = [
-    { name: 'fleetkit_gateway_heartbeats_pending', help: 'Heartbeats waiting for the next batch write.', samples: [{ value: g.coalescer.size }] },
-    { name: 'fleetkit_gateway_enroll_rate_sources', help: 'Source addresses tracked by the enrollment rate limiter.', samples: [{ value: g.enrollLimiter.trackedSources }] },
-    { name: 'fleetkit_gateway_load_level', help: 'Load-shedding level: 0 none, 1 enrollment shed, 2 also leases and job reports, 3 everything.', samples: [{ value: g.shedder.level }] },
     {
-      name: 'fleetkit_gateway_requests_in_flight', help: 'Requests in progress, by listener.',
-      samples: [{ labels: { listener: 'enroll' }, value: g.shedder.inFlightOf('enroll') }, { labels: { listener: 'agent' }, value: g.shedder.inFlightOf('agent') }],
+      name: 'fleetkit_gateway_heartbeats_pending',
+      help: 'Heartbeats waiting for the next batch write.',
+      samples: [{ value: g.coalescer.size }],
+    },
+    {
+      name: 'fleetkit_gateway_enroll_rate_sources',
+      help: 'Source addresses tracked by the enrollment rate limiter.',
+      samples: [{ value: g.enrollLimiter.trackedSources }],
+    },
+    {
+      name: 'fleetkit_gateway_load_level',
+      help: 'Load-shedding level: 0 none, 1 enrollment shed, 2 also leases and job reports, 3 everything.',
+      samples: [{ value: g.shedder.level }],
+    },
+    {
+      name: 'fleetkit_gateway_requests_in_flight',
+      help: 'Requests in progress, by listener.',
+      samples: [
+        { labels: { listener: 'enroll' }, value: g.shedder.inFlightOf('enroll') },
+        { labels: { listener: 'agent' }, value: g.shedder.inFlightOf('agent') },
+      ],
     },
   ]
   try {
@@ -166,7 +207,10 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g:
     gauges.push({
       name: 'fleetkit_gateway_certificates_expiring_soon',
       help: 'Unrevoked agent certificates of connected nodes expiring within the window (renewal_window = the last third of the lifetime).',
-      samples: [{ labels: { within: '1h' }, value: hour } as never, { labels: { within: 'renewal_window' }, value: window } as never],
+      samples: [
+        { labels: { within: '1h' }, value: hour } as never,
+        { labels: { within: 'renewal_window' }, value: window } as never,
+      ],
     })
   } catch (error) {
     g.logger('warn', 'metrics_query_failed', { query: 'certificate expiry', error: errorText(error) })

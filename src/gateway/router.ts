@@ -45,18 +45,24 @@ export class Router {
   constructor(routes: readonly Route[]) {
     this.compiled = routes.map((route) => {
       const names: string[] = []
-      const source = route.pattern.split('/').map((part) => {
-        if (!part.startsWith(':')) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-        names.push(part.slice(1))
-        return '([^/]{1,128})'
-      }).join('/')
+      const source = route.pattern
+        .split('/')
+        .map((part) => {
+          if (!part.startsWith(':')) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+          names.push(part.slice(1))
+          return '([^/]{1,128})'
+        })
+        .join('/')
       return { route, regex: new RegExp(`^${source}$`), names }
     })
     this.compiled.forEach(({ route, names }, i) => {
       const key = `${route.method} ${route.pattern}`
       // First match wins: a path an earlier route also matches stays with the scan below.
-      const shadowed = this.compiled.slice(0, i).some((c) => c.route.method === route.method && c.regex.test(route.pattern))
-      if (names.length === 0 && !shadowed && !this.exact.has(key)) this.exact.set(key, { route, params: Object.freeze({}) as Record<string, string> })
+      const shadowed = this.compiled
+        .slice(0, i)
+        .some((c) => c.route.method === route.method && c.regex.test(route.pattern))
+      if (names.length === 0 && !shadowed && !this.exact.has(key))
+        this.exact.set(key, { route, params: Object.freeze({}) as Record<string, string> })
     })
   }
 
@@ -68,7 +74,9 @@ export class Router {
       const m = regex.exec(path)
       if (!m) continue
       const params: Record<string, string> = {}
-      names.forEach((name, i) => { params[name] = decodeParameter(m[i + 1]!) })
+      names.forEach((name, i) => {
+        params[name] = decodeParameter(m[i + 1]!)
+      })
       return { route, params }
     }
     return undefined
@@ -83,16 +91,27 @@ export class Router {
    * The route for a request, or the refusal a malformed one gets before authentication:
    * 404 for an unknown path, 405 (with the methods it takes) for a known path, 400 for bad escapes.
    */
-  resolve(method: string | undefined, path: string, listener: string): { route: Route; params: Record<string, string> } {
+  resolve(
+    method: string | undefined,
+    path: string,
+    listener: string,
+  ): { route: Route; params: Record<string, string> } {
     const match = this.match(method, path)
     if (match) return match
     const allowed = this.methodsOf(path)
     if (allowed.length > 0) {
-      throw new FleetkitError('METHOD_NOT_ALLOWED', `${String(method).slice(0, 16)} is not a method of ${path.slice(0, 200)}; it takes ${allowed.join(', ')}`, {
-        data: { headers: { allow: allowed.join(', ') } },
-      })
+      throw new FleetkitError(
+        'METHOD_NOT_ALLOWED',
+        `${String(method).slice(0, 16)} is not a method of ${path.slice(0, 200)}; it takes ${allowed.join(', ')}`,
+        {
+          data: { headers: { allow: allowed.join(', ') } },
+        },
+      )
     }
-    throw new FleetkitError('ROUTE_NOT_FOUND', `${String(method).slice(0, 16)} ${path.slice(0, 200)} is not a route of the ${listener} listener`)
+    throw new FleetkitError(
+      'ROUTE_NOT_FOUND',
+      `${String(method).slice(0, 16)} ${path.slice(0, 200)} is not a route of the ${listener} listener`,
+    )
   }
 }
 

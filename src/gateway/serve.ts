@@ -13,7 +13,9 @@ export interface ServeResult {
   stoppedBy: string
 }
 
-export async function serveGateway(options: { env?: Env; logger?: Logger; signals?: NodeJS.Signals[]; sweep?: SweepFunction } = {}): Promise<ServeResult> {
+export async function serveGateway(
+  options: { env?: Env; logger?: Logger; signals?: NodeJS.Signals[]; sweep?: SweepFunction } = {},
+): Promise<ServeResult> {
   const env = options.env ?? process.env
   const logger = options.logger ?? createLogger({ component: 'gateway', env })
   const config: GatewayConfig = loadGatewayConfig(env)
@@ -24,7 +26,13 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
   // The PKI is checked first: a refused key must not wait for a database to start.
   const pki = await loadPkiSet(config.pkiDir, new Date())
   // A request waits at most 3 s for a pooled connection, then gets 503 STATE_UNAVAILABLE.
-  const database = await openDatabase({ databaseUrl: config.databaseUrl ?? '', stateDir: config.stateDir, env, connectionTimeoutMs: 3000, onIdleError: (error) => logger('warn', 'database_connection_dropped', { error: error.message }) })
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl ?? '',
+    stateDir: config.stateDir,
+    env,
+    connectionTimeoutMs: 3000,
+    onIdleError: (error) => logger('warn', 'database_connection_dropped', { error: error.message }),
+  })
   let gateway: RunningGateway
   try {
     gateway = await startGateway({
@@ -37,12 +45,21 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
       agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
       tuning: {
         enrollConnections: config.enrollConnections,
-        loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity] },
+        loadShedding: {
+          ...DEFAULT_LOAD_SHEDDER_TUNING,
+          delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity],
+        },
       },
       recoveryWindowSeconds: config.recoveryWindowSeconds,
       logger,
       // The embedded default is this machine's own server: when it dies, the gateway starts it again.
-      ...(database.source === 'embedded' ? { restartDatabase: async () => { await ensureEmbeddedServer(config.stateDir) } } : {}),
+      ...(database.source === 'embedded'
+        ? {
+            restartDatabase: async () => {
+              await ensureEmbeddedServer(config.stateDir)
+            },
+          }
+        : {}),
       ...faultInjection(env, logger),
       ...(options.sweep ? { sweep: options.sweep } : {}),
     })
@@ -52,10 +69,14 @@ export async function serveGateway(options: { env?: Env; logger?: Logger; signal
   }
   logger('info', 'listening', { listener: 'enroll', address: formatBind(gateway.enrollAddress) })
   logger('info', 'listening', { listener: 'agent', address: formatBind(gateway.agentAddress) })
-  if (gateway.metricsAddress) logger('info', 'listening', { listener: 'metrics', address: formatBind(gateway.metricsAddress) })
+  if (gateway.metricsAddress)
+    logger('info', 'listening', { listener: 'metrics', address: formatBind(gateway.metricsAddress) })
   logger('info', 'gateway_ready', {
-    database: database.url, pki_dir: config.pkiDir, ca_sha256: pki.ca.fingerprintSha256,
-    agent_cert_lifetime_seconds: config.agentCertLifetimeSeconds, agent_renew_check_seconds: config.agentRenewCheckSeconds,
+    database: database.url,
+    pki_dir: config.pkiDir,
+    ca_sha256: pki.ca.fingerprintSha256,
+    agent_cert_lifetime_seconds: config.agentCertLifetimeSeconds,
+    agent_renew_check_seconds: config.agentRenewCheckSeconds,
   })
   const signals = options.signals ?? ['SIGTERM', 'SIGINT']
   const stoppedBy = await new Promise<string>((resolve) => {
@@ -81,10 +102,14 @@ function faultInjection(env: Env, logger: Logger): { afterEnrollmentCommit?: () 
   const fault = env.FLEETKIT_GATEWAY_FAULT?.trim()
   if (!fault) return {}
   if (fault !== 'crash-after-enroll-commit') {
-    throw new FleetkitError('GATEWAY_CONFIG_INVALID', `FLEETKIT_GATEWAY_FAULT ${JSON.stringify(fault.slice(0, 40))} is not a fault this gateway knows (crash-after-enroll-commit)`, {
-      actions: ['unset FLEETKIT_GATEWAY_FAULT: it is for fault tests only'],
-      data: { variable: 'FLEETKIT_GATEWAY_FAULT' },
-    })
+    throw new FleetkitError(
+      'GATEWAY_CONFIG_INVALID',
+      `FLEETKIT_GATEWAY_FAULT ${JSON.stringify(fault.slice(0, 40))} is not a fault this gateway knows (crash-after-enroll-commit)`,
+      {
+        actions: ['unset FLEETKIT_GATEWAY_FAULT: it is for fault tests only'],
+        data: { variable: 'FLEETKIT_GATEWAY_FAULT' },
+      },
+    )
   }
   logger('warn', 'fault_injection_armed', { fault })
   return { afterEnrollmentCommit: () => process.kill(process.pid, 'SIGKILL') }

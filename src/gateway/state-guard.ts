@@ -10,10 +10,17 @@ export const STATE_RETRY_AFTER_SECONDS = 5
 
 export type StateUnavailableReason = 'unreachable' | 'pool_exhausted' | 'database_failed'
 
-export function stateUnavailable(reason: StateUnavailableReason, cause?: unknown, body: Record<string, unknown> = {}): FleetkitError {
-  const what = reason === 'pool_exhausted'
-    ? 'every database connection of this gateway is busy'
-    : reason === 'database_failed' ? `the gateway's database failed the statement (SQLSTATE ${describeSqlState(sqlState(cause) ?? 'unknown')})` : 'the gateway cannot reach its database'
+export function stateUnavailable(
+  reason: StateUnavailableReason,
+  cause?: unknown,
+  body: Record<string, unknown> = {},
+): FleetkitError {
+  const what =
+    reason === 'pool_exhausted'
+      ? 'every database connection of this gateway is busy'
+      : reason === 'database_failed'
+        ? `the gateway's database failed the statement (SQLSTATE ${describeSqlState(sqlState(cause) ?? 'unknown')})`
+        : 'the gateway cannot reach its database'
   return new FleetkitError('STATE_UNAVAILABLE', `${what}; retry after ${STATE_RETRY_AFTER_SECONDS} s`, {
     data: { reason, retryAfterSeconds: STATE_RETRY_AFTER_SECONDS, body },
     ...(cause === undefined ? {} : { cause }),
@@ -30,7 +37,11 @@ export function stateUnavailable(reason: StateUnavailableReason, cause?: unknown
 export function isQueryUnavailable(error: unknown): boolean {
   if (error instanceof FleetkitError) return false
   if (isConnectionError(error) || isServerFailure(error)) return true
-  return sqlState(error) === undefined && error instanceof Error && !(error instanceof TypeError || error instanceof RangeError)
+  return (
+    sqlState(error) === undefined &&
+    error instanceof Error &&
+    !(error instanceof TypeError || error instanceof RangeError)
+  )
 }
 
 /** A query failure that leaves its connection usable: the server answered, with a failure of its own (never a class 08 or 57P0x one). */
@@ -63,15 +74,19 @@ export function guardPool(pool: pg.Pool, options: GuardOptions): pg.Pool {
     options.onUnreachable(error)
     return stateUnavailable('unreachable', error)
   }
-  const guardClient = (client: pg.PoolClient): pg.PoolClient => new Proxy(client, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown
-      if (prop === 'query') {
-        return (...args: unknown[]) => (target.query as (...a: unknown[]) => Promise<unknown>)(...args).catch((error: unknown) => { throw queryFailed(error) })
-      }
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
-    },
-  })
+  const guardClient = (client: pg.PoolClient): pg.PoolClient =>
+    new Proxy(client, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown
+        if (prop === 'query') {
+          return (...args: unknown[]) =>
+            (target.query as (...a: unknown[]) => Promise<unknown>)(...args).catch((error: unknown) => {
+              throw queryFailed(error)
+            })
+        }
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+      },
+    })
   return new Proxy(pool, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown

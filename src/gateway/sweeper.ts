@@ -23,7 +23,15 @@ export class Sweeper {
   private running: Promise<SweepTick> | undefined
   private stopped = false
 
-  constructor(private readonly options: { pool: pg.Pool; sweep: SweepFunction; intervalMs: number; logger: Logger; metrics: LifecycleMetrics }) {}
+  constructor(
+    private readonly options: {
+      pool: pg.Pool
+      sweep: SweepFunction
+      intervalMs: number
+      logger: Logger
+      metrics: LifecycleMetrics
+    },
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.options.intervalMs)
@@ -36,7 +44,9 @@ export class Sweeper {
 
   /** One tick now (tests; the timer calls it). Never two at once. */
   tick(): Promise<SweepTick> {
-    this.running ??= this.once().finally(() => { this.running = undefined })
+    this.running ??= this.once().finally(() => {
+      this.running = undefined
+    })
     return this.running
   }
 
@@ -60,7 +70,11 @@ export class Sweeper {
       for (const lost of outcome.lost) {
         metrics.fencedJobs.inc(lost.fencedJobs)
         metrics.releasedAllocations.inc(lost.releasedAllocations)
-        logger('warn', 'node_lost', { node_id: lost.nodeId, fenced_jobs: lost.fencedJobs, released_allocations: lost.releasedAllocations })
+        logger('warn', 'node_lost', {
+          node_id: lost.nodeId,
+          fenced_jobs: lost.fencedJobs,
+          released_allocations: lost.releasedAllocations,
+        })
       }
       for (const node of outcome.unhealthy) logger('warn', 'node_unhealthy', { node_id: node.nodeId })
       return 'swept'

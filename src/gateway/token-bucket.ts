@@ -12,7 +12,10 @@ export class TokenBucket {
   private tokens: number
   private updatedMs: number
 
-  constructor(private readonly limit: BucketLimit, nowMs: number) {
+  constructor(
+    private readonly limit: BucketLimit,
+    nowMs: number,
+  ) {
     this.tokens = limit.burst
     this.updatedMs = nowMs
   }
@@ -54,7 +57,10 @@ export class RateLimiter {
   private readonly global: TokenBucket
   private readonly maxSources: number
 
-  constructor(private readonly options: RateLimiterOptions, private readonly nowMs: () => number) {
+  constructor(
+    private readonly options: RateLimiterOptions,
+    private readonly nowMs: () => number,
+  ) {
     this.global = new TokenBucket(options.global, nowMs())
     this.maxSources = options.maxSources ?? 10_000
   }
@@ -68,9 +74,11 @@ export class RateLimiter {
       this.sources.set(source, bucket)
     }
     const sourceWait = bucket.take(now)
-    if (sourceWait > 0) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(sourceWait)), scope: 'source' }
+    if (sourceWait > 0)
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(sourceWait)), scope: 'source' }
     const globalWait = this.global.take(now)
-    if (globalWait > 0) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(globalWait)), scope: 'global' }
+    if (globalWait > 0)
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(globalWait)), scope: 'global' }
     return { allowed: true }
   }
 

@@ -22,7 +22,10 @@ export function viewAllocation(a: AllocationRow): AllocationView {
   return { ...a, createdAt: a.createdAt.toISOString(), releasedAt: a.releasedAt?.toISOString() ?? null }
 }
 
-export async function reserve(pool: pg.Pool, request: { nodeId: string; owner: string; cpu: number; memoryMib: number; diskGib: number; actor: string }): Promise<AllocationView> {
+export async function reserve(
+  pool: pg.Pool,
+  request: { nodeId: string; owner: string; cpu: number; memoryMib: number; diskGib: number; actor: string },
+): Promise<AllocationView> {
   return viewAllocation(await reserveAllocation(pool, request))
 }
 
@@ -30,7 +33,10 @@ export async function release(pool: pg.Pool, id: string, actor: string): Promise
   return viewAllocation(await releaseAllocationById(pool, id, actor))
 }
 
-export async function list(pool: Queryable, filter: { nodeId?: string; owner?: string; status?: 'active' | 'released' }): Promise<AllocationView[]> {
+export async function list(
+  pool: Queryable,
+  filter: { nodeId?: string; owner?: string; status?: 'active' | 'released' },
+): Promise<AllocationView[]> {
   return (await listAllocations(pool, filter)).map(viewAllocation)
 }
 

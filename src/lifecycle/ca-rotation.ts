@@ -8,7 +8,13 @@ import type { Env } from '../config/state-dir.js'
 import { planRotationAbort, planRotationBegin, planRotationCompletion } from '../pki/ca-rotation.js'
 import { certificateFingerprintSha256 } from '../pki/fingerprint.js'
 import { buildPkiSet } from '../pki/pki-set.js'
-import { readArchivedCa, readPkiDirectory, removeArchivedCa, removeStaleTempFiles, writePkiFiles } from '../pki/pki-files.js'
+import {
+  readArchivedCa,
+  readPkiDirectory,
+  removeArchivedCa,
+  removeStaleTempFiles,
+  writePkiFiles,
+} from '../pki/pki-files.js'
 import type { NewPkiFile } from '../pki/pki-files.js'
 import type { CaRotationRow, NodeOnOldCa, RotationProgress } from '../store/ca-rotations.js'
 import type { Queryable } from '../store/database.js'
@@ -54,7 +60,12 @@ export interface RotateOptions {
   clock: Clock
   dryRun?: boolean
   /** --status --wait: called with each fresh status until --complete is possible or the signal aborts. */
-  wait?: { intervalMs: number; signal: AbortSignal; sleep: (ms: number, signal: AbortSignal) => Promise<void>; onProgress: (result: CaRotateResult) => void }
+  wait?: {
+    intervalMs: number
+    signal: AbortSignal
+    sleep: (ms: number, signal: AbortSignal) => Promise<void>
+    onProgress: (result: CaRotateResult) => void
+  }
 }
 
 export async function rotateCa(options: RotateOptions): Promise<CaRotateResult> {
@@ -62,10 +73,14 @@ export async function rotateCa(options: RotateOptions): Promise<CaRotateResult> 
   const database = await openDatabase({ env: options.env })
   try {
     switch (options.phase) {
-      case 'begin': return await begin(database.pool, options)
-      case 'complete': return await complete(database.pool, options)
-      case 'abort': return await abort(database.pool, options)
-      case 'status': return await statusUntilReady(database.pool, options)
+      case 'begin':
+        return await begin(database.pool, options)
+      case 'complete':
+        return await complete(database.pool, options)
+      case 'abort':
+        return await abort(database.pool, options)
+      case 'status':
+        return await statusUntilReady(database.pool, options)
     }
   } finally {
     await database.close()
@@ -96,35 +111,61 @@ async function begin(pool: Pool, options: RotateOptions): Promise<CaRotateResult
     const currentSha = certificateFingerprintSha256(files.caCertificate)
     const latest = await store.latestRotation(client)
     if (latest?.status === 'begun') {
-      throw new FleetkitError('CA_ROTATION_IN_PROGRESS', `a CA rotation is already begun (new CA ${latest.newCaSha256.slice(0, 16)}…, since ${latest.begunAt.toISOString()})`, {
-        actions: ['fleetkit ca rotate --status', 'fleetkit ca rotate --complete', 'fleetkit ca rotate --abort'],
-        data: { newCaSha256: latest.newCaSha256 },
-      })
+      throw new FleetkitError(
+        'CA_ROTATION_IN_PROGRESS',
+        `a CA rotation is already begun (new CA ${latest.newCaSha256.slice(0, 16)}…, since ${latest.begunAt.toISOString()})`,
+        {
+          actions: ['fleetkit ca rotate --status', 'fleetkit ca rotate --complete', 'fleetkit ca rotate --abort'],
+          data: { newCaSha256: latest.newCaSha256 },
+        },
+      )
     }
     const archived = await readArchivedCa(pkiDir)
     if (archived) {
       const archivedSha = certificateFingerprintSha256(archived.caCertificate)
       if (latest?.status === 'completed' && latest.newCaSha256 === currentSha) {
-        throw new FleetkitError('CA_ROTATION_IN_PROGRESS', 'the last rotation was completed in the state but its files were not finished (the archived CA is still there)', {
-          actions: ['fleetkit ca rotate --complete'],
-          data: { newCaSha256: latest.newCaSha256 },
-        })
+        throw new FleetkitError(
+          'CA_ROTATION_IN_PROGRESS',
+          'the last rotation was completed in the state but its files were not finished (the archived CA is still there)',
+          {
+            actions: ['fleetkit ca rotate --complete'],
+            data: { newCaSha256: latest.newCaSha256 },
+          },
+        )
       }
       if (archivedSha !== currentSha) {
         // A begin killed after its files were renamed but before its transaction committed: record it now.
         const rotation = await store.insertRotation(client, { oldCaSha256: archivedSha, newCaSha256: currentSha, now })
-        await appendEvent(client, { kind: 'ca_rotation_begun', at: now, data: { old_ca_sha256: archivedSha, new_ca_sha256: currentSha, resumed: true } })
+        await appendEvent(client, {
+          kind: 'ca_rotation_begun',
+          at: now,
+          data: { old_ca_sha256: archivedSha, new_ca_sha256: currentSha, resumed: true },
+        })
         return result(options, { currentCaSha256: currentSha, rotation, removedTempFiles, resumed: true })
       }
       // An archive of the current CA: a begin killed before its new CA was renamed in, or an abort's leftover.
       await removeArchivedCa(pkiDir)
     }
     const plan = await planRotationBegin(files, now)
-    const rotation = await store.insertRotation(client, { oldCaSha256: plan.oldCaSha256, newCaSha256: plan.newCaSha256, now })
-    await appendEvent(client, { kind: 'ca_rotation_begun', at: now, data: { old_ca_sha256: plan.oldCaSha256, new_ca_sha256: plan.newCaSha256 } })
+    const rotation = await store.insertRotation(client, {
+      oldCaSha256: plan.oldCaSha256,
+      newCaSha256: plan.newCaSha256,
+      now,
+    })
+    await appendEvent(client, {
+      kind: 'ca_rotation_begun',
+      at: now,
+      data: { old_ca_sha256: plan.oldCaSha256, new_ca_sha256: plan.newCaSha256 },
+    })
     // Inside the transaction: a write that fails rolls the row back. The gateway reloads the set within 2 s.
     await writePkiFiles(pkiDir, plan.files)
-    return result(options, { currentCaSha256: plan.newCaSha256, rotation, removedTempFiles, filesWritten: names(plan.files), abortPossible: true })
+    return result(options, {
+      currentCaSha256: plan.newCaSha256,
+      rotation,
+      removedTempFiles,
+      filesWritten: names(plan.files),
+      abortPossible: true,
+    })
   })
 }
 
@@ -154,21 +195,46 @@ async function complete(pool: Pool, options: RotateOptions): Promise<CaRotateRes
     const revoked = await store.revokeCertificatesNotFrom(client, latest.newCaSha256, now)
     await store.finishRotation(client, latest.id, 'completed', now)
     await appendEvent(client, {
-      kind: 'ca_rotation_completed', at: now,
-      data: { old_ca_sha256: latest.oldCaSha256, new_ca_sha256: latest.newCaSha256, revoked, cut_off: progress.cutOff.map((n) => n.nodeId).slice(0, 100) },
+      kind: 'ca_rotation_completed',
+      at: now,
+      data: {
+        old_ca_sha256: latest.oldCaSha256,
+        new_ca_sha256: latest.newCaSha256,
+        revoked,
+        cut_off: progress.cutOff.map((n) => n.nodeId).slice(0, 100),
+      },
     })
-    return { latest: { ...latest, status: 'completed' as const, finishedAt: now }, plan, revoked, progress, resumed: false, currentSha }
+    return {
+      latest: { ...latest, status: 'completed' as const, finishedAt: now },
+      plan,
+      revoked,
+      progress,
+      resumed: false,
+      currentSha,
+    }
   })
   if (dryRun) {
     const p = outcome.progress!
-    return result(options, { currentCaSha256: outcome.currentSha, rotation: outcome.latest, removedTempFiles, progress: p, abortPossible: outcome.abortPossible ?? false, completePossible: p.blocking.length === 0 })
+    return result(options, {
+      currentCaSha256: outcome.currentSha,
+      rotation: outcome.latest,
+      removedTempFiles,
+      progress: p,
+      abortPossible: outcome.abortPossible ?? false,
+      completePossible: p.blocking.length === 0,
+    })
   }
   // The state is committed: the files follow. A run killed here is finished by running --complete again.
   if (outcome.plan.length > 0) await writePkiFiles(pkiDir, outcome.plan)
   await removeArchivedCa(pkiDir)
   return result(options, {
-    currentCaSha256: outcome.currentSha, rotation: outcome.latest, removedTempFiles, progress: outcome.progress, revoked: outcome.revoked,
-    filesWritten: [...names(outcome.plan), 'ca.key.previous (deleted)'], resumed: outcome.resumed,
+    currentCaSha256: outcome.currentSha,
+    rotation: outcome.latest,
+    removedTempFiles,
+    progress: outcome.progress,
+    revoked: outcome.revoked,
+    filesWritten: [...names(outcome.plan), 'ca.key.previous (deleted)'],
+    resumed: outcome.resumed,
   })
 }
 
@@ -183,27 +249,44 @@ async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult
     if (!latest || latest.status !== 'begun') throw notStarted('abort')
     const issued = await store.countCertificatesIssuedBy(client, latest.newCaSha256)
     if (issued > 0) {
-      throw new FleetkitError('CA_ROTATION_ABORT_REFUSED', `the new CA already issued ${issued} certificate${issued === 1 ? '' : 's'}: agents that renewed depend on it, so the rotation can only be completed`, {
-        actions: ['fleetkit ca rotate --status', 'fleetkit ca rotate --complete'],
-        data: { issued, newCaSha256: latest.newCaSha256 },
-      })
+      throw new FleetkitError(
+        'CA_ROTATION_ABORT_REFUSED',
+        `the new CA already issued ${issued} certificate${issued === 1 ? '' : 's'}: agents that renewed depend on it, so the rotation can only be completed`,
+        {
+          actions: ['fleetkit ca rotate --status', 'fleetkit ca rotate --complete'],
+          data: { issued, newCaSha256: latest.newCaSha256 },
+        },
+      )
     }
     const archived = await readArchivedCa(pkiDir)
     if (!archived || certificateFingerprintSha256(archived.caCertificate) !== latest.oldCaSha256) {
-      throw new FleetkitError('PKI_INVALID', `${pkiDir} does not hold the archived CA ${latest.oldCaSha256.slice(0, 16)}… of the rotation (ca.pem.previous, ca.key.previous, ca-bundle.pem.previous)`, {
-        actions: ['restore the PKI directory from backup', 'fleetkit ca rotate --complete once every node renewed'],
-        data: { dir: pkiDir, problem: 'archive missing' },
-      })
+      throw new FleetkitError(
+        'PKI_INVALID',
+        `${pkiDir} does not hold the archived CA ${latest.oldCaSha256.slice(0, 16)}… of the rotation (ca.pem.previous, ca.key.previous, ca-bundle.pem.previous)`,
+        {
+          actions: ['restore the PKI directory from backup', 'fleetkit ca rotate --complete once every node renewed'],
+          data: { dir: pkiDir, problem: 'archive missing' },
+        },
+      )
     }
     const files = planRotationAbort(archived)
     await store.finishRotation(client, latest.id, 'aborted', now)
-    await appendEvent(client, { kind: 'ca_rotation_aborted', at: now, data: { old_ca_sha256: latest.oldCaSha256, new_ca_sha256: latest.newCaSha256 } })
+    await appendEvent(client, {
+      kind: 'ca_rotation_aborted',
+      at: now,
+      data: { old_ca_sha256: latest.oldCaSha256, new_ca_sha256: latest.newCaSha256 },
+    })
     // Inside the transaction: until the old CA is back in place, the abort is not recorded.
     await writePkiFiles(pkiDir, files)
     return { latest: { ...latest, status: 'aborted' as const, finishedAt: now }, files }
   })
   await removeArchivedCa(pkiDir)
-  return result(options, { currentCaSha256: outcome.latest.oldCaSha256, rotation: outcome.latest, removedTempFiles, filesWritten: names(outcome.files) })
+  return result(options, {
+    currentCaSha256: outcome.latest.oldCaSha256,
+    rotation: outcome.latest,
+    removedTempFiles,
+    filesWritten: names(outcome.files),
+  })
 }
 
 async function status(pool: Pool, options: RotateOptions): Promise<CaRotateResult> {
@@ -215,7 +298,13 @@ async function status(pool: Pool, options: RotateOptions): Promise<CaRotateResul
   if (latest?.status !== 'begun') return result(options, { currentCaSha256: currentSha, rotation: latest })
   const progress = await store.rotationProgress(pool, latest.newCaSha256, now)
   const abortPossible = (await store.countCertificatesIssuedBy(pool, latest.newCaSha256)) === 0
-  return result(options, { currentCaSha256: currentSha, rotation: latest, progress, abortPossible, completePossible: progress.blocking.length === 0 })
+  return result(options, {
+    currentCaSha256: currentSha,
+    rotation: latest,
+    progress,
+    abortPossible,
+    completePossible: progress.blocking.length === 0,
+  })
 }
 
 async function statusUntilReady(pool: Pool, options: RotateOptions): Promise<CaRotateResult> {
@@ -236,19 +325,31 @@ function notStarted(phase: 'complete' | 'abort'): FleetkitError {
 }
 
 function notTheNewCa(pkiDir: string, rotation: CaRotationRow, currentSha: string): FleetkitError {
-  return new FleetkitError('PKI_INVALID', `${pkiDir}/ca.pem (${currentSha.slice(0, 16)}…) is not the rotation's new CA (${rotation.newCaSha256.slice(0, 16)}…)`, {
-    actions: ['fleetkit ca rotate --status', 'restore the PKI directory from backup'],
-    data: { dir: pkiDir, problem: 'ca.pem is not the new CA' },
-  })
+  return new FleetkitError(
+    'PKI_INVALID',
+    `${pkiDir}/ca.pem (${currentSha.slice(0, 16)}…) is not the rotation's new CA (${rotation.newCaSha256.slice(0, 16)}…)`,
+    {
+      actions: ['fleetkit ca rotate --status', 'restore the PKI directory from backup'],
+      data: { dir: pkiDir, problem: 'ca.pem is not the new CA' },
+    },
+  )
 }
 
 function incomplete(progress: RotationProgress): FleetkitError {
   const shown = progress.blocking.slice(0, 20).map((n) => n.nodeId)
   const more = progress.blocking.length > shown.length ? ` and ${progress.blocking.length - shown.length} more` : ''
-  return new FleetkitError('CA_ROTATION_INCOMPLETE', `${progress.blocking.length} of ${progress.connected} connected nodes lack a certificate from the new CA: ${shown.join(', ')}${more}`, {
-    actions: ['fleetkit ca rotate --status --wait', 'fleetkit-agent doctor (on a listed node that does not renew)', 'fleetkit ca rotate --complete'],
-    data: { nodes: progress.blocking.map(nodeOf), renewed: progress.renewed, connected: progress.connected },
-  })
+  return new FleetkitError(
+    'CA_ROTATION_INCOMPLETE',
+    `${progress.blocking.length} of ${progress.connected} connected nodes lack a certificate from the new CA: ${shown.join(', ')}${more}`,
+    {
+      actions: [
+        'fleetkit ca rotate --status --wait',
+        'fleetkit-agent doctor (on a listed node that does not renew)',
+        'fleetkit ca rotate --complete',
+      ],
+      data: { nodes: progress.blocking.map(nodeOf), renewed: progress.renewed, connected: progress.connected },
+    },
+  )
 }
 
 function nodeOf(node: NodeOnOldCa): RotationNode {
@@ -259,17 +360,20 @@ function names(files: readonly NewPkiFile[]): string[] {
   return files.map((f) => f.name)
 }
 
-function result(options: RotateOptions, parts: {
-  currentCaSha256: string
-  rotation: CaRotationRow | undefined
-  removedTempFiles?: string[]
-  progress?: RotationProgress | null
-  abortPossible?: boolean
-  completePossible?: boolean
-  revoked?: number
-  filesWritten?: string[]
-  resumed?: boolean
-}): CaRotateResult {
+function result(
+  options: RotateOptions,
+  parts: {
+    currentCaSha256: string
+    rotation: CaRotationRow | undefined
+    removedTempFiles?: string[]
+    progress?: RotationProgress | null
+    abortPossible?: boolean
+    completePossible?: boolean
+    revoked?: number
+    filesWritten?: string[]
+    resumed?: boolean
+  },
+): CaRotateResult {
   const r = parts.rotation
   return {
     phase: options.phase,
@@ -284,7 +388,12 @@ function result(options: RotateOptions, parts: {
       finishedAt: r?.finishedAt ? r.finishedAt.toISOString() : null,
     },
     progress: parts.progress
-      ? { connected: parts.progress.connected, renewed: parts.progress.renewed, blocking: parts.progress.blocking.map(nodeOf), cutOff: parts.progress.cutOff.map(nodeOf) }
+      ? {
+          connected: parts.progress.connected,
+          renewed: parts.progress.renewed,
+          blocking: parts.progress.blocking.map(nodeOf),
+          cutOff: parts.progress.cutOff.map(nodeOf),
+        }
       : null,
     abortPossible: parts.abortPossible ?? false,
     completePossible: parts.completePossible ?? false,

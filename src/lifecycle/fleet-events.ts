@@ -24,10 +24,20 @@ export async function fleetEvents(pool: Queryable, query: EventsQuery): Promise<
 }
 
 /** Calls `onEvent` for each new event after `afterId` until the signal aborts. */
-export async function followEvents(pool: Queryable, query: EventsQuery & { afterId: number }, onEvent: (event: FleetEvent) => void, wait: WaitOptions & { signal: AbortSignal }): Promise<void> {
+export async function followEvents(
+  pool: Queryable,
+  query: EventsQuery & { afterId: number },
+  onEvent: (event: FleetEvent) => void,
+  wait: WaitOptions & { signal: AbortSignal },
+): Promise<void> {
   let after = query.afterId
   while (!wait.signal.aborted) {
-    await waitFor({ ...wait, timeoutSeconds: 3600, probe: () => listEvents(pool, { ...query, afterId: after, limit: 1000 }), done: (rows) => rows.length > 0 || wait.signal.aborted }).then(({ value }) => {
+    await waitFor({
+      ...wait,
+      timeoutSeconds: 3600,
+      probe: () => listEvents(pool, { ...query, afterId: after, limit: 1000 }),
+      done: (rows) => rows.length > 0 || wait.signal.aborted,
+    }).then(({ value }) => {
       for (const row of value) {
         onEvent(toFleetEvent(row))
         after = row.id
@@ -41,14 +51,19 @@ function toFleetEvent(e: EventRow): FleetEvent {
 }
 
 export function formatEvent(e: FleetEvent): string {
-  const data = Object.entries(e.data).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')
+  const data = Object.entries(e.data)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ')
   return `${e.at}  ${e.kind.padEnd(20)} ${(e.nodeId ?? '-').padEnd(16)} ${data}`.trimEnd()
 }
 
 /** `--since`: an ISO time, or a duration back from now (`90s`, `15m`, `2h`, `7d`). */
 export function parseSince(text: string, now: Date): Date | undefined {
   const d = /^(\d{1,6})([smhd])$/.exec(text.trim())
-  if (d) return new Date(now.getTime() - Number(d[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[d[2] as 's' | 'm' | 'h' | 'd'] * 1000)
+  if (d)
+    return new Date(
+      now.getTime() - Number(d[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[d[2] as 's' | 'm' | 'h' | 'd'] * 1000,
+    )
   const t = Date.parse(text)
   return Number.isNaN(t) ? undefined : new Date(t)
 }

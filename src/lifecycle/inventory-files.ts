@@ -45,7 +45,12 @@ export async function readStateNodes(env: Env): Promise<InventoryStateNode[]> {
   const database = await openDatabase({ env })
   try {
     return (await listNodes(database.pool)).map((n) => ({
-      id: n.id, pool: n.pool, region: n.region, status: n.status, hostKeyPublic: n.hostKeyPublic, sshHost: n.sshHost,
+      id: n.id,
+      pool: n.pool,
+      region: n.region,
+      status: n.status,
+      hostKeyPublic: n.hostKeyPublic,
+      sshHost: n.sshHost,
     }))
   } finally {
     await database.close()
@@ -59,7 +64,13 @@ export async function writeInventory(options: WriteInventoryOptions): Promise<Wr
   const knownHostsPath = join(dirname(path ?? defaultInventoryPath(options.env)), 'known_hosts')
   const stateNodes = options.stateNodes ?? (await readStateNodes(options.env))
   const releaseCaPem = await readReleaseCa(options.definition, options.definitionDir ?? '.')
-  const rendered = renderInventory({ definition: options.definition, stateNodes, hostPolicy: loadHostPolicy(), knownHostsPath, releaseCaPem })
+  const rendered = renderInventory({
+    definition: options.definition,
+    stateNodes,
+    hostPolicy: loadHostPolicy(),
+    knownHostsPath,
+    releaseCaPem,
+  })
   try {
     await mkdir(dirname(knownHostsPath), { recursive: true })
     await writeFile(knownHostsPath, rendered.knownHosts, { mode: 0o644 })

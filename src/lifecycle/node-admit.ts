@@ -20,39 +20,79 @@ export interface AdmitOptions {
 export async function admitNode(options: AdmitOptions): Promise<TransitionResult> {
   const { nodeId } = options
   return withLockedNode(options.pool, nodeId, async (client, node) => {
-    const returning = node.status === 'lost' && node.lastSeenAt !== null && node.lostAt !== null && node.lastSeenAt > node.lostAt
+    const returning =
+      node.status === 'lost' && node.lastSeenAt !== null && node.lostAt !== null && node.lastSeenAt > node.lostAt
     if (node.status !== 'active' && !returning) {
-      throw stateConflict(node, 'admit', ['active', 'lost (heard from since it was lost)'], node.status === 'unhealthy' ? `fleetkit-agent doctor (on ${nodeId})` : undefined)
+      throw stateConflict(
+        node,
+        'admit',
+        ['active', 'lost (heard from since it was lost)'],
+        node.status === 'unhealthy' ? `fleetkit-agent doctor (on ${nodeId})` : undefined,
+      )
     }
     if (node.silentSeconds === null || node.silentSeconds > ADMIT_FRESH_SECONDS) {
-      const when = node.silentSeconds === null ? 'never heartbeated' : `last heartbeated ${Math.round(node.silentSeconds)} s ago`
-      throw new FleetkitError('NODE_SILENT', `cannot admit ${nodeId}: it ${when} (admit needs a heartbeat within ${ADMIT_FRESH_SECONDS} s)`, {
-        actions: [`fleetkit-agent doctor (on ${nodeId})`, `fleetkit node show ${nodeId}`],
-        data: { nodeId, silentSeconds: node.silentSeconds === null ? null : Math.round(node.silentSeconds), limitSeconds: ADMIT_FRESH_SECONDS },
-      })
+      const when =
+        node.silentSeconds === null ? 'never heartbeated' : `last heartbeated ${Math.round(node.silentSeconds)} s ago`
+      throw new FleetkitError(
+        'NODE_SILENT',
+        `cannot admit ${nodeId}: it ${when} (admit needs a heartbeat within ${ADMIT_FRESH_SECONDS} s)`,
+        {
+          actions: [`fleetkit-agent doctor (on ${nodeId})`, `fleetkit node show ${nodeId}`],
+          data: {
+            nodeId,
+            silentSeconds: node.silentSeconds === null ? null : Math.round(node.silentSeconds),
+            limitSeconds: ADMIT_FRESH_SECONDS,
+          },
+        },
+      )
     }
     const checks = await latestChecksJob(client, nodeId)
     const failing = checks ? failingChecks(checks) : []
     if (failing.length > 0) {
-      throw new FleetkitError('NODE_CHECKS_FAILING', `cannot admit ${nodeId}: its latest host checks failed (${failing.join(', ')})`, {
-        actions: [`fleetkit node check ${nodeId}`, 'fleetkit checks'],
-        data: { nodeId, jobId: checks!.id, failing },
-      })
+      throw new FleetkitError(
+        'NODE_CHECKS_FAILING',
+        `cannot admit ${nodeId}: its latest host checks failed (${failing.join(', ')})`,
+        {
+          actions: [`fleetkit node check ${nodeId}`, 'fleetkit checks'],
+          data: { nodeId, jobId: checks!.id, failing },
+        },
+      )
     }
-    const capacity = options.capacity ?? (node.capacityCpu === null || node.capacityMemoryMib === null || node.capacityDiskGib === null
-      ? undefined
-      : { cpu: node.capacityCpu, memoryMib: node.capacityMemoryMib, diskGib: node.capacityDiskGib })
+    const capacity =
+      options.capacity ??
+      (node.capacityCpu === null || node.capacityMemoryMib === null || node.capacityDiskGib === null
+        ? undefined
+        : { cpu: node.capacityCpu, memoryMib: node.capacityMemoryMib, diskGib: node.capacityDiskGib })
     if (!capacity || capacity.cpu <= 0 || capacity.memoryMib <= 0 || capacity.diskGib <= 0) {
       throw new FleetkitError('NODE_CAPACITY_UNKNOWN', `cannot admit ${nodeId}: no capacity is recorded for it`, {
-        actions: [`fleetkit node admit ${nodeId} --definition fleet.yaml (with maxCapacity or a serverType for the node)`],
+        actions: [
+          `fleetkit node admit ${nodeId} --definition fleet.yaml (with maxCapacity or a serverType for the node)`,
+        ],
         data: { nodeId, capacity: capacity ?? null },
       })
     }
     if (options.capacity) await recordNodeCapacity(client, nodeId, options.capacity)
-    const after = await writeNodeLifecycle(client, nodeId, { status: 'active', schedulable: true, clearLost: returning })
-    const result = transition(node, 'admit', after, `${nodeId}: admitted, schedulable with cpu ${capacity.cpu}, memory ${capacity.memoryMib} MiB, disk ${capacity.diskGib} GiB${returning ? ' (back from lost)' : ''}`)
+    const after = await writeNodeLifecycle(client, nodeId, {
+      status: 'active',
+      schedulable: true,
+      clearLost: returning,
+    })
+    const result = transition(
+      node,
+      'admit',
+      after,
+      `${nodeId}: admitted, schedulable with cpu ${capacity.cpu}, memory ${capacity.memoryMib} MiB, disk ${capacity.diskGib} GiB${returning ? ' (back from lost)' : ''}`,
+    )
     if (result.changed || options.capacity) {
-      await appendEvent(client, { kind: 'node_admitted', nodeId, data: { from: node.status, capacity: { cpu: capacity.cpu, memory_mib: capacity.memoryMib, disk_gib: capacity.diskGib }, actor: options.actor } })
+      await appendEvent(client, {
+        kind: 'node_admitted',
+        nodeId,
+        data: {
+          from: node.status,
+          capacity: { cpu: capacity.cpu, memory_mib: capacity.memoryMib, disk_gib: capacity.diskGib },
+          actor: options.actor,
+        },
+      })
     } else {
       result.message = `${nodeId}: already admitted; nothing changed`
     }

@@ -5,15 +5,22 @@ import { nodeCapacity } from '../definition/capacity.js'
 import { loadHostPolicy } from '../definition/host-policy.js'
 import { loadDefinition } from '../definition/load.js'
 
-export async function capacityFromDefinition(path: string, nodeId: string): Promise<{ cpu: number; memoryMib: number; diskGib: number }> {
+export async function capacityFromDefinition(
+  path: string,
+  nodeId: string,
+): Promise<{ cpu: number; memoryMib: number; diskGib: number }> {
   const definition = await loadDefinition(path)
   const node = definition.nodes.find((n) => n.id === nodeId)
   const capacity = node ? nodeCapacity(node, definition, loadHostPolicy()) : undefined
   if (!capacity) {
-    throw new FleetkitError('NODE_CAPACITY_UNKNOWN', `${path} gives no capacity for ${nodeId}: ${node ? 'no maxCapacity and no known serverType' : 'the node is not declared there'}`, {
-      actions: [`declare maxCapacity for ${nodeId} in ${path}`, `fleetkit validate ${path}`],
-      data: { nodeId, definition: path },
-    })
+    throw new FleetkitError(
+      'NODE_CAPACITY_UNKNOWN',
+      `${path} gives no capacity for ${nodeId}: ${node ? 'no maxCapacity and no known serverType' : 'the node is not declared there'}`,
+      {
+        actions: [`declare maxCapacity for ${nodeId} in ${path}`, `fleetkit validate ${path}`],
+        data: { nodeId, definition: path },
+      },
+    )
   }
   return { cpu: capacity.cpu, memoryMib: capacity.memoryMiB, diskGib: capacity.diskGiB }
 }

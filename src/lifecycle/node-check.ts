@@ -48,14 +48,19 @@ export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheck
   const shownId = JSON.stringify(nodeId.slice(0, 64))
   const node = await getNode(pool, nodeId)
   if (!node) {
-    throw new FleetkitError('NODE_UNKNOWN', `no node ${shownId} in the state database`, { actions: ['fleetkit db status'] })
+    throw new FleetkitError('NODE_UNKNOWN', `no node ${shownId} in the state database`, {
+      actions: ['fleetkit db status'],
+    })
   }
   // Only an enrolled agent can lease the job: waiting for one that cannot would end in a timeout that explains nothing.
   const enrolled = await hasAgentCertificate(pool, nodeId)
   if (!enrolled || node.status === 'provisioning') {
     const why = enrolled ? 'is waiting to enroll again (status provisioning)' : 'has never enrolled'
     throw new FleetkitError('NODE_NOT_ENROLLED', `the agent of ${shownId} ${why}: no agent can take a checks job`, {
-      actions: [`fleetkit node token ${nodeId}`, 'fleetkit-agent enroll (on the host, with the secret in its secret file)'],
+      actions: [
+        `fleetkit node token ${nodeId}`,
+        'fleetkit-agent enroll (on the host, with the secret in its secret file)',
+      ],
       data: { nodeId, nodeStatus: node.status },
     })
   }
@@ -74,22 +79,39 @@ export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheck
     const key = `${current.status}:${current.attempts}`
     if (key !== last) {
       last = key
-      options.onProgress?.({ jobId: job.id, status: current.status, attempts: current.attempts, waitedSeconds: Math.round((now.getTime() - queuedAt.getTime()) / 1000) })
+      options.onProgress?.({
+        jobId: job.id,
+        status: current.status,
+        attempts: current.attempts,
+        waitedSeconds: Math.round((now.getTime() - queuedAt.getTime()) / 1000),
+      })
     }
     if (current.status === 'succeeded' || current.status === 'failed') return finish(nodeId, current, queuedAt)
     if (now.getTime() >= deadline) {
       const withdrawn = await withdrawQueuedJob(pool, job.id, 'timed_out', now)
-      throw new FleetkitError('NODE_CHECK_TIMEOUT', `no result from ${nodeId} within ${options.timeoutSeconds} s (job ${current.status}${withdrawn ? ', withdrawn' : ', still leased'})`, {
-        actions: ['fleetkit-agent doctor (on the host)', `fleetkit node check ${nodeId} --timeout ${Math.max(options.timeoutSeconds * 2, 60)}`],
-        data: { nodeId, jobId: job.id, jobStatus: current.status, withdrawn, nodeStatus: node.status },
-      })
+      throw new FleetkitError(
+        'NODE_CHECK_TIMEOUT',
+        `no result from ${nodeId} within ${options.timeoutSeconds} s (job ${current.status}${withdrawn ? ', withdrawn' : ', still leased'})`,
+        {
+          actions: [
+            'fleetkit-agent doctor (on the host)',
+            `fleetkit node check ${nodeId} --timeout ${Math.max(options.timeoutSeconds * 2, 60)}`,
+          ],
+          data: { nodeId, jobId: job.id, jobStatus: current.status, withdrawn, nodeStatus: node.status },
+        },
+      )
     }
     await sleep(options.pollMs ?? 500, signal)
   }
 }
 
 function interrupted(nodeId: string, jobId: string | undefined, withdrawn: boolean): FleetkitError {
-  const what = jobId === undefined ? 'no job was queued' : withdrawn ? `job ${jobId} was withdrawn` : `job ${jobId} was already taken by the agent and is left to finish`
+  const what =
+    jobId === undefined
+      ? 'no job was queued'
+      : withdrawn
+        ? `job ${jobId} was withdrawn`
+        : `job ${jobId} was already taken by the agent and is left to finish`
   return new FleetkitError('NODE_CHECK_INTERRUPTED', `interrupted while waiting for ${nodeId}: ${what}`, {
     actions: [`fleetkit node check ${nodeId}`],
     data: { nodeId, ...(jobId === undefined ? {} : { jobId }), withdrawn },
@@ -106,13 +128,25 @@ function finish(nodeId: string, job: JobRow, queuedAt: Date): NodeCheckResult {
   const checks = readChecks(nodeId, job)
   const failed = checks.filter((c) => c.status === 'fail')
   if (failed.length > 0) {
-    throw new FleetkitError('NODE_CHECK_FAILED', `${nodeId}: ${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.id).join(', ')}`, {
-      actions: ['fleetkit checks', ...new Set(failed.flatMap((c) => (c.code ? [`fleetkit runbook ${c.code}`] : [])))],
-      data: { nodeId, jobId: job.id, jobStatus: job.status, checks },
-      detailLines: checks.map(formatCheck),
-    })
+    throw new FleetkitError(
+      'NODE_CHECK_FAILED',
+      `${nodeId}: ${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.id).join(', ')}`,
+      {
+        actions: ['fleetkit checks', ...new Set(failed.flatMap((c) => (c.code ? [`fleetkit runbook ${c.code}`] : [])))],
+        data: { nodeId, jobId: job.id, jobStatus: job.status, checks },
+        detailLines: checks.map(formatCheck),
+      },
+    )
   }
-  return { nodeId, jobId: job.id, status: 'succeeded', attempts: job.attempts, checks, queuedAt: queuedAt.toISOString(), finishedAt: job.updatedAt.toISOString() }
+  return {
+    nodeId,
+    jobId: job.id,
+    status: 'succeeded',
+    attempts: job.attempts,
+    checks,
+    queuedAt: queuedAt.toISOString(),
+    finishedAt: job.updatedAt.toISOString(),
+  }
 }
 
 /** The stored result read with the contract's reader: what cannot be read fails, it is never shown as "0 checks". */
@@ -121,10 +155,17 @@ function readChecks(nodeId: string, job: JobRow): CheckResult[] {
     return readChecksJobResult(job.result).checks
   } catch (error) {
     if (!(error instanceof WireFormatError)) throw error
-    throw new FleetkitError('NODE_CHECK_RESULT_INVALID', `${nodeId}: the agent's checks result cannot be read (${error.message})`, {
-      actions: ['fleetkit-agent --version (on the host): upgrade the agent to this fleetkit\'s version', 'fleetkit-agent doctor (on the host)'],
-      data: { nodeId, jobId: job.id, jobStatus: job.status, field: error.path },
-    })
+    throw new FleetkitError(
+      'NODE_CHECK_RESULT_INVALID',
+      `${nodeId}: the agent's checks result cannot be read (${error.message})`,
+      {
+        actions: [
+          "fleetkit-agent --version (on the host): upgrade the agent to this fleetkit's version",
+          'fleetkit-agent doctor (on the host)',
+        ],
+        data: { nodeId, jobId: job.id, jobStatus: job.status, field: error.path },
+      },
+    )
   }
 }
 

@@ -21,37 +21,71 @@ export interface DecommissionResult extends TransitionResult {
 
 export const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
 
-export async function decommissionNode(options: { pool: pg.Pool; nodeId: string; actor: string; clock: Clock; waitSeconds?: number } & WaitOptions): Promise<DecommissionResult> {
+export async function decommissionNode(
+  options: { pool: pg.Pool; nodeId: string; actor: string; clock: Clock; waitSeconds?: number } & WaitOptions,
+): Promise<DecommissionResult> {
   const { pool, nodeId } = options
   const before = await getNode(pool, nodeId)
   if (!before) throw unknownNode(nodeId)
-  if (!(DECOMMISSIONABLE as readonly string[]).includes(before.status)) throw stateConflict(before, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
+  if (!(DECOMMISSIONABLE as readonly string[]).includes(before.status))
+    throw stateConflict(before, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
   let waitedSeconds: number | undefined
   if (options.waitSeconds !== undefined) {
     const started = options.clock.now().getTime()
-    await waitFor({ ...options, timeoutSeconds: options.waitSeconds, probe: () => nodeHoldings(pool, nodeId), done: (h) => h.activeAllocations.length === 0 && h.liveLeases.length === 0 })
+    await waitFor({
+      ...options,
+      timeoutSeconds: options.waitSeconds,
+      probe: () => nodeHoldings(pool, nodeId),
+      done: (h) => h.activeAllocations.length === 0 && h.liveLeases.length === 0,
+    })
     waitedSeconds = Math.round((options.clock.now().getTime() - started) / 1000)
   }
   return withLockedNode(pool, nodeId, async (client, node) => {
-    if (!(DECOMMISSIONABLE as readonly string[]).includes(node.status)) throw stateConflict(node, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
+    if (!(DECOMMISSIONABLE as readonly string[]).includes(node.status))
+      throw stateConflict(node, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
     // Checked again under the row lock: a reservation cannot slip in between the check and the retirement.
     const holdings = await nodeHoldings(client, nodeId)
     if (holdings.activeAllocations.length > 0 || holdings.liveLeases.length > 0) {
       const message = `cannot decommission ${nodeId}: ${holdings.activeAllocations.length} active allocation(s) and ${holdings.liveLeases.length} live lease(s)`
       const details = {
-        actions: [`fleetkit alloc list --node ${nodeId}`, 'fleetkit alloc release ID (by its owner)', `fleetkit node decommission ${nodeId} --wait 600`],
+        actions: [
+          `fleetkit alloc list --node ${nodeId}`,
+          'fleetkit alloc release ID (by its owner)',
+          `fleetkit node decommission ${nodeId} --wait 600`,
+        ],
         data: { nodeId, activeAllocations: holdings.activeAllocations, liveLeases: holdings.liveLeases },
       }
-      if (waitedSeconds !== undefined) throw new FleetkitError('NODE_WAIT_TIMEOUT', `${message} after waiting ${waitedSeconds} s`, details)
+      if (waitedSeconds !== undefined)
+        throw new FleetkitError('NODE_WAIT_TIMEOUT', `${message} after waiting ${waitedSeconds} s`, details)
       throw new FleetkitError('NODE_HAS_ALLOCATIONS', message, details)
     }
     const revoked = await revokeNodeCertificates(client, nodeId, node.dbNow)
     const failed = await failQueuedJobs(client, nodeId, 'node decommissioned')
-    const after = await writeNodeLifecycle(client, nodeId, { status: 'retired', schedulable: false, retired: node.status !== 'retired' })
-    const t = transition(node, 'decommission', after, node.status === 'retired'
-      ? `${nodeId}: already retired${revoked > 0 ? `; revoked ${revoked} certificate(s) left live` : '; nothing changed'}`
-      : `${nodeId}: retired (was ${node.status}); revoked ${revoked} certificate(s), failed ${failed} queued job(s); its agent is refused from now on`)
-    if (t.changed || revoked > 0) await appendEvent(client, { kind: 'node_retired', nodeId, data: { from: node.status, revoked_certificates: revoked, failed_queued_jobs: failed, actor: options.actor } })
-    return { ...t, changed: t.changed || revoked > 0, revokedCertificates: revoked, failedQueuedJobs: failed, ...(waitedSeconds === undefined ? {} : { waitedSeconds }) }
+    const after = await writeNodeLifecycle(client, nodeId, {
+      status: 'retired',
+      schedulable: false,
+      retired: node.status !== 'retired',
+    })
+    const t = transition(
+      node,
+      'decommission',
+      after,
+      node.status === 'retired'
+        ? `${nodeId}: already retired${revoked > 0 ? `; revoked ${revoked} certificate(s) left live` : '; nothing changed'}`
+        : `${nodeId}: retired (was ${node.status}); revoked ${revoked} certificate(s), failed ${failed} queued job(s); its agent is refused from now on`,
+    )
+    if (t.changed || revoked > 0)
+      await appendEvent(client, {
+        kind: 'node_retired',
+        nodeId,
+        data: { from: node.status, revoked_certificates: revoked, failed_queued_jobs: failed, actor: options.actor },
+      })
+    return {
+      ...t,
+      changed: t.changed || revoked > 0,
+      revokedCertificates: revoked,
+      failedQueuedJobs: failed,
+      ...(waitedSeconds === undefined ? {} : { waitedSeconds }),
+    }
   })
 }

@@ -17,24 +17,52 @@ export interface DrainResult extends TransitionResult {
 
 const DRAINABLE = ['active', 'unhealthy', 'draining'] as const
 
-export async function drainNode(options: { pool: pg.Pool; nodeId: string; actor: string; clock: Clock; waitSeconds?: number } & WaitOptions): Promise<DrainResult> {
+export async function drainNode(
+  options: { pool: pg.Pool; nodeId: string; actor: string; clock: Clock; waitSeconds?: number } & WaitOptions,
+): Promise<DrainResult> {
   const { pool, nodeId } = options
   const result = await withLockedNode(pool, nodeId, async (client, node) => {
     if (!(DRAINABLE as readonly string[]).includes(node.status)) throw stateConflict(node, 'drain', DRAINABLE)
     const after = await writeNodeLifecycle(client, nodeId, { status: 'draining', schedulable: false })
     const holdings = await nodeHoldings(client, nodeId)
-    const t = transition(node, 'drain', after, node.status === 'draining' ? `${nodeId}: already draining; nothing changed` : `${nodeId}: draining (was ${node.status}): no new leases or reservations; ${holdings.liveLeases.length} live lease(s), ${holdings.activeAllocations.length} active allocation(s)`)
-    if (t.changed) await appendEvent(client, { kind: 'node_draining', nodeId, data: { from: node.status, live_leases: holdings.liveLeases.length, active_allocations: holdings.activeAllocations.length, actor: options.actor } })
+    const t = transition(
+      node,
+      'drain',
+      after,
+      node.status === 'draining'
+        ? `${nodeId}: already draining; nothing changed`
+        : `${nodeId}: draining (was ${node.status}): no new leases or reservations; ${holdings.liveLeases.length} live lease(s), ${holdings.activeAllocations.length} active allocation(s)`,
+    )
+    if (t.changed)
+      await appendEvent(client, {
+        kind: 'node_draining',
+        nodeId,
+        data: {
+          from: node.status,
+          live_leases: holdings.liveLeases.length,
+          active_allocations: holdings.activeAllocations.length,
+          actor: options.actor,
+        },
+      })
     return { ...t, ...holdings }
   })
   if (options.waitSeconds === undefined) return result
   const started = options.clock.now().getTime()
-  const last = await waitFor({ ...options, timeoutSeconds: options.waitSeconds, probe: () => nodeHoldings(pool, nodeId), done: (h) => h.liveLeases.length === 0 })
+  const last = await waitFor({
+    ...options,
+    timeoutSeconds: options.waitSeconds,
+    probe: () => nodeHoldings(pool, nodeId),
+    done: (h) => h.liveLeases.length === 0,
+  })
   if (!last.done) {
-    throw new FleetkitError('NODE_WAIT_TIMEOUT', `${nodeId} is draining but ${last.value.liveLeases.length} lease(s) are still live after ${options.waitSeconds} s`, {
-      actions: [`fleetkit node show ${nodeId}`, `fleetkit node drain ${nodeId} --wait ${options.waitSeconds * 2}`],
-      data: { nodeId, liveLeases: last.value.liveLeases },
-    })
+    throw new FleetkitError(
+      'NODE_WAIT_TIMEOUT',
+      `${nodeId} is draining but ${last.value.liveLeases.length} lease(s) are still live after ${options.waitSeconds} s`,
+      {
+        actions: [`fleetkit node show ${nodeId}`, `fleetkit node drain ${nodeId} --wait ${options.waitSeconds * 2}`],
+        data: { nodeId, liveLeases: last.value.liveLeases },
+      },
+    )
   }
   return { ...result, ...last.value, waitedSeconds: Math.round((options.clock.now().getTime() - started) / 1000) }
 }

@@ -45,14 +45,32 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
   try {
     const row = await nodes.getNode(database.pool, options.nodeId)
     const retry = `fleetkit node token ${options.nodeId}`
-    const plan = planSecret(options.nodeId, (row ? { status: row.status, secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt } : undefined), options.reissue === true, retry, options.clock.now())
+    const plan = planSecret(
+      options.nodeId,
+      row
+        ? {
+            status: row.status,
+            secretExpiresAt: row.enrollmentSecretExpiresAt,
+            secretUsedAt: row.enrollmentSecretUsedAt,
+          }
+        : undefined,
+      options.reissue === true,
+      retry,
+      options.clock.now(),
+    )
     const target = row
       ? { id: row.id, pool: row.pool }
       : nodeTarget(await options.loadDefinition(), options.nodeId, undefined)
     const secret = newEnrollmentSecret(options.rng)
     const now = options.clock.now()
     const expiresAt = new Date(now.getTime() + options.ttlMs)
-    const result: NodeTokenResult = { node: target.id, secret: secret.secret, expiresAt: expiresAt.toISOString(), registered: !row, reissued: plan.mode !== 'provision' }
+    const result: NodeTokenResult = {
+      node: target.id,
+      secret: secret.secret,
+      expiresAt: expiresAt.toISOString(),
+      registered: !row,
+      reissued: plan.mode !== 'provision',
+    }
     try {
       await options.deliver(result)
     } catch (error) {
@@ -61,7 +79,15 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
     await withTransaction(database.pool, async (client) => {
       const locked = await lockNodeSecretState(client, target.id)
       const current = planSecret(target.id, locked, options.reissue === true, retry, options.clock.now())
-      await applySecretPlan(client, { plan: current, node: target, secretSha256: secret.sha256, expiresAt, actor: actorOf(options.env), via: 'node token', now })
+      await applySecretPlan(client, {
+        plan: current,
+        node: target,
+        secretSha256: secret.sha256,
+        expiresAt,
+        actor: actorOf(options.env),
+        via: 'node token',
+        now,
+      })
     })
     return result
   } finally {

@@ -22,7 +22,11 @@ export interface TransitionResult {
 }
 
 /** Run `fn` with the node row locked FOR UPDATE; NODE_UNKNOWN when there is no such node. */
-export async function withLockedNode<T>(pool: pg.Pool, nodeId: string, fn: (client: pg.PoolClient, node: LockedNode) => Promise<T>): Promise<T> {
+export async function withLockedNode<T>(
+  pool: pg.Pool,
+  nodeId: string,
+  fn: (client: pg.PoolClient, node: LockedNode) => Promise<T>,
+): Promise<T> {
   return withTransaction(pool, async (client) => {
     const node = await lockNode(client, nodeId)
     if (!node) throw unknownNode(nodeId)
@@ -31,16 +35,35 @@ export async function withLockedNode<T>(pool: pg.Pool, nodeId: string, fn: (clie
 }
 
 export function unknownNode(nodeId: string): FleetkitError {
-  return new FleetkitError('NODE_UNKNOWN', `no node ${JSON.stringify(nodeId.slice(0, 64))} in the state database`, { actions: ['fleetkit node list'] })
-}
-
-export function stateConflict(node: NodeRow, action: string, allowed: readonly string[], next?: string): FleetkitError {
-  return new FleetkitError('NODE_STATE_CONFLICT', `cannot ${action} ${node.id}: it is ${node.status} (${action} applies to ${allowed.join(', ')})`, {
-    actions: [`fleetkit node show ${node.id}`, ...(next ? [next] : [])],
-    data: { nodeId: node.id, status: node.status, allowed },
+  return new FleetkitError('NODE_UNKNOWN', `no node ${JSON.stringify(nodeId.slice(0, 64))} in the state database`, {
+    actions: ['fleetkit node list'],
   })
 }
 
-export function transition(node: NodeRow, action: TransitionResult['action'], to: NodeRow, message: string): TransitionResult {
-  return { nodeId: node.id, action, changed: node.status !== to.status || node.schedulable !== to.schedulable, from: node.status, to: to.status, schedulable: to.schedulable, message }
+export function stateConflict(node: NodeRow, action: string, allowed: readonly string[], next?: string): FleetkitError {
+  return new FleetkitError(
+    'NODE_STATE_CONFLICT',
+    `cannot ${action} ${node.id}: it is ${node.status} (${action} applies to ${allowed.join(', ')})`,
+    {
+      actions: [`fleetkit node show ${node.id}`, ...(next ? [next] : [])],
+      data: { nodeId: node.id, status: node.status, allowed },
+    },
+  )
+}
+
+export function transition(
+  node: NodeRow,
+  action: TransitionResult['action'],
+  to: NodeRow,
+  message: string,
+): TransitionResult {
+  return {
+    nodeId: node.id,
+    action,
+    changed: node.status !== to.status || node.schedulable !== to.schedulable,
+    from: node.status,
+    to: to.status,
+    schedulable: to.schedulable,
+    message,
+  }
 }

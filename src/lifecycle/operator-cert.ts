@@ -29,10 +29,22 @@ export interface OperatorCertResult {
   caBundleFile: string
 }
 
-export async function issueOperatorCertificate(options: { pool: pg.Pool; pkiDir: string; outDir: string; name: string; lifetimeDays: number; actor: string; clock: Clock }): Promise<OperatorCertResult> {
+export async function issueOperatorCertificate(options: {
+  pool: pg.Pool
+  pkiDir: string
+  outDir: string
+  name: string
+  lifetimeDays: number
+  actor: string
+  clock: Clock
+}): Promise<OperatorCertResult> {
   const { name } = options
   if (!OPERATOR_NAME.test(name)) {
-    throw new FleetkitError('USAGE_INVALID', `operator name ${JSON.stringify(name.slice(0, 64))} must be a lowercase DNS-style label (a-z, 0-9, . and -, up to 63)`, { actions: ['fleetkit ca operator-cert alice'] })
+    throw new FleetkitError(
+      'USAGE_INVALID',
+      `operator name ${JSON.stringify(name.slice(0, 64))} must be a lowercase DNS-style label (a-z, 0-9, . and -, up to 63)`,
+      { actions: ['fleetkit ca operator-cert alice'] },
+    )
   }
   const now = options.clock.now()
   const pki = await loadPkiSet(options.pkiDir, now)
@@ -44,9 +56,24 @@ export async function issueOperatorCertificate(options: { pool: pg.Pool; pkiDir:
     // Shared issuance lock, and never from a CA a rotation retired (the files were read before the lock).
     await lockIssuance(client, pki.ca)
     const subjectPublicKey = await x509.PublicKey.create(keys.publicKey, crypto)
-    const cert = await issueClientCertificate({ ca: pki.ca, subjectPublicKey, nodeId: `operator-${name}`, now, lifetimeSeconds: options.lifetimeDays * 86400 })
-    await insertOperatorCertificate(client, { name, fingerprintSha256: cert.fingerprintSha256, serial: cert.serial, notBefore: cert.notBefore, notAfter: cert.notAfter })
-    await appendEvent(client, { kind: 'operator_certificate_issued', data: { name, serial: cert.serial, not_after: cert.notAfter.toISOString(), actor: options.actor } })
+    const cert = await issueClientCertificate({
+      ca: pki.ca,
+      subjectPublicKey,
+      nodeId: `operator-${name}`,
+      now,
+      lifetimeSeconds: options.lifetimeDays * 86400,
+    })
+    await insertOperatorCertificate(client, {
+      name,
+      fingerprintSha256: cert.fingerprintSha256,
+      serial: cert.serial,
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+    })
+    await appendEvent(client, {
+      kind: 'operator_certificate_issued',
+      data: { name, serial: cert.serial, not_after: cert.notAfter.toISOString(), actor: options.actor },
+    })
     // Written before the commit: a failed write (full disk, unwritable directory) rolls the row back,
     // so no certificate is recorded that nobody holds.
     await mkdir(options.outDir, { recursive: true, mode: 0o700 })
@@ -55,5 +82,13 @@ export async function issueOperatorCertificate(options: { pool: pg.Pool; pkiDir:
     await writeFile(caBundleFile, pki.bundlePem)
     return cert
   })
-  return { name, serial: issued.serial, fingerprintSha256: issued.fingerprintSha256, notAfter: issued.notAfter.toISOString(), certificateFile, keyFile, caBundleFile }
+  return {
+    name,
+    serial: issued.serial,
+    fingerprintSha256: issued.fingerprintSha256,
+    notAfter: issued.notAfter.toISOString(),
+    certificateFile,
+    keyFile,
+    caBundleFile,
+  }
 }

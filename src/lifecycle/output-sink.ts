@@ -41,7 +41,10 @@ export function outputWriteFailed(path: string, error: unknown): FleetkitError {
   const errno = (error as NodeJS.ErrnoException | undefined)?.code ?? 'EIO'
   const shown = path === '-' ? 'standard output' : path
   return new FleetkitError('OUTPUT_WRITE_FAILED', `could not write ${shown} (${errno}); the state was left as it was`, {
-    actions: ['re-run with --output naming a writable file on a filesystem with free space', 'or pipe --output - into a reader that reads it to the end'],
+    actions: [
+      're-run with --output naming a writable file on a filesystem with free space',
+      'or pipe --output - into a reader that reads it to the end',
+    ],
     data: { path, errno },
     cause: error,
   })

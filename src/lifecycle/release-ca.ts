@@ -13,6 +13,6 @@ export async function readReleaseCa(definition: Definition, definitionDir: strin
   try {
     return await readFile(resolve(definitionDir, file), 'utf8')
   } catch {
-    throw invalidValue('release.caFile', 'a readable PEM file (relative paths start at the definition\'s directory)')
+    throw invalidValue('release.caFile', "a readable PEM file (relative paths start at the definition's directory)")
   }
 }

@@ -31,33 +31,60 @@ export interface SecretHolder {
  * provisioning node whose secret is unused and unexpired (a seed already out, maybe booting a
  * host) unless `reissue`, so a seed printed only to look at it (`| head`) never replaces it.
  */
-export function planSecret(nodeId: string, node: SecretHolder | undefined, reissue: boolean, retry: string, now: Date): SecretPlan {
+export function planSecret(
+  nodeId: string,
+  node: SecretHolder | undefined,
+  reissue: boolean,
+  retry: string,
+  now: Date,
+): SecretPlan {
   if (node === undefined) return { mode: 'provision', previousStatus: null }
   const { status } = node
   if (status === 'provisioning') {
-    const pending = node.secretExpiresAt !== null && node.secretUsedAt === null && node.secretExpiresAt.getTime() > now.getTime()
+    const pending =
+      node.secretExpiresAt !== null && node.secretUsedAt === null && node.secretExpiresAt.getTime() > now.getTime()
     if (!pending) return { mode: 'provision', previousStatus: status }
     if (reissue) return { mode: 'reissue-provision', previousStatus: status }
     const until = node.secretExpiresAt!.toISOString()
-    throw new FleetkitError('NODE_SECRET_PENDING', `node ${nodeId} is provisioning with an unused secret valid until ${until}: a new one would make the seed or token already given out useless, stranding a host that boots from it; nothing changed`, {
-      actions: [`${retry} --reissue   (on purpose, for example when that seed was lost or never used)`, `or wait until ${until}, when it expires`],
-      data: { node: nodeId, status, secretExpiresAt: until },
-    })
+    throw new FleetkitError(
+      'NODE_SECRET_PENDING',
+      `node ${nodeId} is provisioning with an unused secret valid until ${until}: a new one would make the seed or token already given out useless, stranding a host that boots from it; nothing changed`,
+      {
+        actions: [
+          `${retry} --reissue   (on purpose, for example when that seed was lost or never used)`,
+          `or wait until ${until}, when it expires`,
+        ],
+        data: { node: nodeId, status, secretExpiresAt: until },
+      },
+    )
   }
   if (status === 'retired') {
-    throw new FleetkitError('NODE_NOT_PROVISIONING', `node ${nodeId} is retired: its certificates are revoked and it is never enrolled again; nothing changed`, {
-      actions: ['declare a new node id in fleet.yaml for the host', 'fleetkit validate'],
-      data: { node: nodeId, status },
-    })
+    throw new FleetkitError(
+      'NODE_NOT_PROVISIONING',
+      `node ${nodeId} is retired: its certificates are revoked and it is never enrolled again; nothing changed`,
+      {
+        actions: ['declare a new node id in fleet.yaml for the host', 'fleetkit validate'],
+        data: { node: nodeId, status },
+      },
+    )
   }
-  if (reissue) return ENROLLED_STATUSES.has(status) ? { mode: 'reissue-enrolled', previousStatus: status } : { mode: 'reissue-provision', previousStatus: status }
+  if (reissue)
+    return ENROLLED_STATUSES.has(status)
+      ? { mode: 'reissue-enrolled', previousStatus: status }
+      : { mode: 'reissue-provision', previousStatus: status }
   const what = ENROLLED_STATUSES.has(status)
     ? `a new enrollment secret would let whoever holds it enroll as ${nodeId} and replace the certificate its agent uses now`
     : 'a new enrollment secret would make it provisioning again'
-  throw new FleetkitError('NODE_NOT_PROVISIONING', `node ${nodeId} is ${status}, not provisioning: ${what}; nothing changed`, {
-    actions: [`${retry} --reissue   (on purpose, for example for a rebuilt host; its current certificate keeps working until the new enrollment)`],
-    data: { node: nodeId, status },
-  })
+  throw new FleetkitError(
+    'NODE_NOT_PROVISIONING',
+    `node ${nodeId} is ${status}, not provisioning: ${what}; nothing changed`,
+    {
+      actions: [
+        `${retry} --reissue   (on purpose, for example for a rebuilt host; its current certificate keeps working until the new enrollment)`,
+      ],
+      data: { node: nodeId, status },
+    },
+  )
 }
 
 export interface ApplySecretInput {
@@ -78,7 +105,13 @@ export async function applySecretPlan(client: Queryable, input: ApplySecretInput
     await upsertDeclaredNode(client, { id: node.id, pool: node.pool, region: node.region, serverType: node.serverType })
     await reissueEnrollmentSecret(client, node.id, input.secretSha256, input.expiresAt)
   } else {
-    await upsertDeclaredNode(client, { id: node.id, pool: node.pool, region: node.region, serverType: node.serverType, status: 'provisioning' })
+    await upsertDeclaredNode(client, {
+      id: node.id,
+      pool: node.pool,
+      region: node.region,
+      serverType: node.serverType,
+      status: 'provisioning',
+    })
     await issueEnrollmentSecret(client, node.id, input.secretSha256, input.expiresAt)
     await clearSecretReissued(client, node.id)
   }
@@ -87,7 +120,12 @@ export async function applySecretPlan(client: Queryable, input: ApplySecretInput
     kind: plan.mode === 'provision' ? 'secret_issued' : 'secret_reissued',
     nodeId: node.id,
     at: input.now,
-    data: { actor: input.actor, via: input.via, previous_status: plan.previousStatus, expires_at: input.expiresAt.toISOString() },
+    data: {
+      actor: input.actor,
+      via: input.via,
+      previous_status: plan.previousStatus,
+      expires_at: input.expiresAt.toISOString(),
+    },
   })
 }
 
@@ -95,5 +133,7 @@ export async function applySecretPlan(client: Queryable, input: ApplySecretInput
 export function actorOf(env: Env): string {
   const name = env.FLEETKIT_ACTOR?.trim() || env.USER?.trim() || env.LOGNAME?.trim() || 'unknown'
   // eslint-disable-next-line no-control-regex
-  return Array.from(name.replace(/[\u0000-\u001f\u007f]/g, ' ')).slice(0, 64).join('')
+  return Array.from(name.replace(/[\u0000-\u001f\u007f]/g, ' '))
+    .slice(0, 64)
+    .join('')
 }

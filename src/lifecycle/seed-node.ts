@@ -77,10 +77,14 @@ export async function readGatewayCaBundle(env: Env): Promise<string> {
     return await readFile(path, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    throw new FleetkitError('CA_MISSING', `the gateway CA bundle ${path} does not exist, so an agent seed cannot pin it`, {
-      actions: ['fleetkit ca init', 'or set FLEETKIT_PKI_DIR to the gateway\'s PKI directory'],
-      data: { path },
-    })
+    throw new FleetkitError(
+      'CA_MISSING',
+      `the gateway CA bundle ${path} does not exist, so an agent seed cannot pin it`,
+      {
+        actions: ['fleetkit ca init', "or set FLEETKIT_PKI_DIR to the gateway's PKI directory"],
+        data: { path },
+      },
+    )
   }
 }
 
@@ -111,7 +115,19 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     let register: (client: Queryable) => Promise<void>
     if (options.kind === 'agent') {
       // Refused before anything is rendered or written; checked again under the row lock.
-      const plan = planSecret(target.id, (row ? { status: row.status, secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt } : undefined), options.reissue === true, retry, now)
+      const plan = planSecret(
+        target.id,
+        row
+          ? {
+              status: row.status,
+              secretExpiresAt: row.enrollmentSecretExpiresAt,
+              secretUsedAt: row.enrollmentSecretUsedAt,
+            }
+          : undefined,
+        options.reissue === true,
+        retry,
+        now,
+      )
       reissued = plan.mode !== 'provision'
       const secret = newEnrollmentSecret(rng)
       const expiresAt = new Date(now.getTime() + options.ttlMs)
@@ -120,7 +136,15 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
       register = async (client) => {
         const locked = await lockNodeSecretState(client, target.id)
         const current = planSecret(target.id, locked, options.reissue === true, retry, clock.now())
-        await applySecretPlan(client, { plan: current, node: target, secretSha256: secret.sha256, expiresAt, actor, via: 'seed', now })
+        await applySecretPlan(client, {
+          plan: current,
+          node: target,
+          secretSha256: secret.sha256,
+          expiresAt,
+          actor,
+          via: 'seed',
+          now,
+        })
       }
     } else {
       const pinned = row?.hostKeyPublic ?? target.declaredHostKey
@@ -134,10 +158,21 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
         const previous = locked?.hostKeyPublic ?? target.declaredHostKey
         assertRekeyAllowed(target.id, previous, options.rekey === true)
         // A new row starts as provisioning; an existing node keeps its status.
-        await nodes.upsertDeclaredNode(client, { id: target.id, pool: target.pool, region: target.region, serverType: target.serverType, ...(locked ? {} : { status: 'provisioning' }) })
+        await nodes.upsertDeclaredNode(client, {
+          id: target.id,
+          pool: target.pool,
+          region: target.region,
+          serverType: target.serverType,
+          ...(locked ? {} : { status: 'provisioning' }),
+        })
         await nodes.setNodeHostKey(client, target.id, hostKey.publicKey)
         if (previous) {
-          await appendEvent(client, { kind: 'host_key_replaced', nodeId: target.id, at: now, data: { actor, previous_host_key: previous, host_key: hostKey.publicKey } })
+          await appendEvent(client, {
+            kind: 'host_key_replaced',
+            nodeId: target.id,
+            at: now,
+            data: { actor, previous_host_key: previous, host_key: hostKey.publicKey },
+          })
         }
       }
     }
@@ -198,8 +233,14 @@ async function deliverSeed(options: SeedNodeOptions, bytes: Buffer): Promise<str
 /** The definition's hostKey is the reviewed truth: a pinned key is replaced only with --rekey. */
 function assertRekeyAllowed(nodeId: string, pinned: string | null | undefined, rekey: boolean): void {
   if (!pinned || rekey) return
-  throw new FleetkitError('HOST_KEY_PINNED', `node ${nodeId} has a pinned SSH host key (${pinned.split(' ').slice(0, 2).join(' ').slice(0, 40)}...); a worker seed would give it a new one, so nothing was written`, {
-    actions: [`fleetkit seed ${nodeId} --kind worker --rekey   (only for a host being reinstalled; then put the printed hostKey into fleet.yaml)`],
-    data: { node: nodeId },
-  })
+  throw new FleetkitError(
+    'HOST_KEY_PINNED',
+    `node ${nodeId} has a pinned SSH host key (${pinned.split(' ').slice(0, 2).join(' ').slice(0, 40)}...); a worker seed would give it a new one, so nothing was written`,
+    {
+      actions: [
+        `fleetkit seed ${nodeId} --kind worker --rekey   (only for a host being reinstalled; then put the printed hostKey into fleet.yaml)`,
+      ],
+      data: { node: nodeId },
+    },
+  )
 }

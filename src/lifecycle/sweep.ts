@@ -2,7 +2,16 @@
 // released, one node_lost event each). Run by `fleetkit sweep` and by the gateway's sweeper.
 import type pg from 'pg'
 
-import { findLostCandidates, markSilentNodesUnhealthy, reclaimLostNode, releaseAdvisoryLock, SWEEP_LOCK_KEY, tryAdvisoryLock, type LostReclamation, type UnhealthyTransition } from '../store/sweep.js'
+import {
+  findLostCandidates,
+  markSilentNodesUnhealthy,
+  reclaimLostNode,
+  releaseAdvisoryLock,
+  SWEEP_LOCK_KEY,
+  tryAdvisoryLock,
+  type LostReclamation,
+  type UnhealthyTransition,
+} from '../store/sweep.js'
 import type { SweepThresholds } from './thresholds.js'
 
 export interface SweepResult {
@@ -18,7 +27,11 @@ export interface SweepResult {
  * One sweep on one checked-out connection holding the sweep lock (session level, so a crashed
  * sweeper frees it). Each loss is its own single-statement transaction: one failure leaves the others.
  */
-export async function runSweep(pool: Pick<pg.Pool, 'connect'>, thresholds: SweepThresholds, now: () => number = () => performance.now()): Promise<SweepResult> {
+export async function runSweep(
+  pool: Pick<pg.Pool, 'connect'>,
+  thresholds: SweepThresholds,
+  now: () => number = () => performance.now(),
+): Promise<SweepResult> {
   const started = now()
   const client = await pool.connect()
   let broken: Error | undefined
@@ -36,7 +49,13 @@ export async function runSweep(pool: Pick<pg.Pool, 'connect'>, thresholds: Sweep
       return {
         swept: true,
         unhealthy,
-        lost: lost.map((l) => ({ nodeId: l.nodeId, lostAt: l.lostAt.toISOString(), silentSeconds: l.silentSeconds, fencedJobs: l.fencedJobs.length, releasedAllocations: l.releasedAllocations.length })),
+        lost: lost.map((l) => ({
+          nodeId: l.nodeId,
+          lostAt: l.lostAt.toISOString(),
+          silentSeconds: l.silentSeconds,
+          fencedJobs: l.fencedJobs.length,
+          releasedAllocations: l.releasedAllocations.length,
+        })),
         thresholds,
         durationMs: now() - started,
       }

@@ -17,7 +17,10 @@ export function loadSweepThresholds(env: Env = process.env): SweepThresholds {
   const unhealthy = seconds(env, 'FLEETKIT_NODE_UNHEALTHY_AFTER', DEFAULT_THRESHOLDS.unhealthyAfterSeconds, 5)
   const lost = seconds(env, 'FLEETKIT_NODE_LOST_AFTER', DEFAULT_THRESHOLDS.lostAfterSeconds, 30)
   if (lost <= unhealthy) {
-    throw invalid('FLEETKIT_NODE_LOST_AFTER', `(${lost}) must be greater than FLEETKIT_NODE_UNHEALTHY_AFTER (${unhealthy}): a node becomes unhealthy before it is lost`)
+    throw invalid(
+      'FLEETKIT_NODE_LOST_AFTER',
+      `(${lost}) must be greater than FLEETKIT_NODE_UNHEALTHY_AFTER (${unhealthy}): a node becomes unhealthy before it is lost`,
+    )
   }
   return { unhealthyAfterSeconds: unhealthy, lostAfterSeconds: lost }
 }
@@ -25,7 +28,8 @@ export function loadSweepThresholds(env: Env = process.env): SweepThresholds {
 function seconds(env: Env, name: string, fallback: number, min: number): number {
   const text = env[name]?.trim()
   if (!text) return fallback
-  if (!/^\d{1,7}$/.test(text)) throw invalid(name, `${JSON.stringify(text.slice(0, 32))} is not a whole number of seconds`)
+  if (!/^\d{1,7}$/.test(text))
+    throw invalid(name, `${JSON.stringify(text.slice(0, 32))} is not a whole number of seconds`)
   const n = Number(text)
   if (n < min) throw invalid(name, `${n} is below the minimum of ${min} seconds`)
   return n

@@ -10,7 +10,9 @@ export interface WaitOptions {
   signal?: AbortSignal
 }
 
-export async function waitFor<T>(options: WaitOptions & { timeoutSeconds: number; probe: () => Promise<T>; done: (value: T) => boolean }): Promise<{ done: boolean; value: T }> {
+export async function waitFor<T>(
+  options: WaitOptions & { timeoutSeconds: number; probe: () => Promise<T>; done: (value: T) => boolean },
+): Promise<{ done: boolean; value: T }> {
   const signal = options.signal ?? new AbortController().signal
   const sleep = options.sleep ?? sleepUnlessAborted
   const deadline = options.clock.now().getTime() + options.timeoutSeconds * 1000

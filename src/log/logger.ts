@@ -26,7 +26,17 @@ export function logEnabled(logger: Logger, level: LogLevel): boolean {
  * line of defence for a field whose name says it holds a secret, at the top level or one below.
  */
 export const REDACTED_FIELDS: readonly string[] = [
-  'secret', 'enrollment_secret', 'token', 'password', 'key', 'key_pem', 'keyPem', 'private_key', 'authorization', 'database_url', 'databaseUrl',
+  'secret',
+  'enrollment_secret',
+  'token',
+  'password',
+  'key',
+  'key_pem',
+  'keyPem',
+  'private_key',
+  'authorization',
+  'database_url',
+  'databaseUrl',
 ]
 const REDACT_PATHS = REDACTED_FIELDS.flatMap((field) => [field, `*.${field}`])
 
@@ -41,10 +51,15 @@ export interface LoggerOptions {
 }
 
 /** The level FLEETKIT_LOG_LEVEL names, or `invalid` with what was given (the caller warns once). */
-export function logLevelFromEnv(env: Readonly<Record<string, string | undefined>>): { level: LogLevel; invalid?: string } {
+export function logLevelFromEnv(env: Readonly<Record<string, string | undefined>>): {
+  level: LogLevel
+  invalid?: string
+} {
   const raw = env[LOG_LEVEL_ENV]?.trim().toLowerCase()
   if (!raw) return { level: DEFAULT_LOG_LEVEL }
-  return (LOG_LEVELS as readonly string[]).includes(raw) ? { level: raw as LogLevel } : { level: DEFAULT_LOG_LEVEL, invalid: env[LOG_LEVEL_ENV] }
+  return (LOG_LEVELS as readonly string[]).includes(raw)
+    ? { level: raw as LogLevel }
+    : { level: DEFAULT_LOG_LEVEL, invalid: env[LOG_LEVEL_ENV] }
 }
 
 export function createLogger(options: LoggerOptions): Logger {
@@ -71,7 +86,12 @@ export function createLogger(options: LoggerOptions): Logger {
   }
   logger.enabled = (lineLevel) => instance.isLevelEnabled(lineLevel)
   if (options.level === undefined && fromEnv.invalid !== undefined) {
-    logger('warn', 'log_level_invalid', { setting: LOG_LEVEL_ENV, given: fromEnv.invalid, using: level, accepted: LOG_LEVELS })
+    logger('warn', 'log_level_invalid', {
+      setting: LOG_LEVEL_ENV,
+      given: fromEnv.invalid,
+      using: level,
+      accepted: LOG_LEVELS,
+    })
   }
   return logger
 }
@@ -79,8 +99,21 @@ export function createLogger(options: LoggerOptions): Logger {
 export const silentLogger: Logger = Object.assign(() => {}, { enabled: () => false })
 
 /** A logger that keeps parsed lines, for tests that assert on what was logged. */
-export function memoryLogger(component: LogComponent = 'agent', level: LogLevel = 'debug', now?: () => Date): Logger & { lines: Record<string, unknown>[] } {
+export function memoryLogger(
+  component: LogComponent = 'agent',
+  level: LogLevel = 'debug',
+  now?: () => Date,
+): Logger & { lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = []
-  const logger = createLogger({ component, level, now, destination: { write: (line) => { lines.push(JSON.parse(line) as Record<string, unknown>) } } })
+  const logger = createLogger({
+    component,
+    level,
+    now,
+    destination: {
+      write: (line) => {
+        lines.push(JSON.parse(line) as Record<string, unknown>)
+      },
+    },
+  })
   return Object.assign(logger, { lines })
 }

@@ -26,7 +26,11 @@ export async function planRotationBegin(current: PkiFileText, now: Date): Promis
       { name: ARCHIVE_FILE_NAMES.caCertificate, content: current.caCertificate, mode: 0o644 },
       { name: ARCHIVE_FILE_NAMES.caKey, content: current.caKey, mode: 0o600 },
       { name: ARCHIVE_FILE_NAMES.bundle, content: current.bundle, mode: 0o644 },
-      { name: PKI_FILE_NAMES.bundle, content: buildTrustBundle([created.certificatePem, current.caCertificate]), mode: 0o644 },
+      {
+        name: PKI_FILE_NAMES.bundle,
+        content: buildTrustBundle([created.certificatePem, current.caCertificate]),
+        mode: 0o644,
+      },
       { name: PKI_FILE_NAMES.caKey, content: created.privateKeyPem, mode: 0o600 },
       { name: PKI_FILE_NAMES.caCertificate, content: created.certificatePem, mode: 0o644 },
     ],
@@ -58,7 +62,12 @@ export async function resignServerCertificate(options: {
   now: Date
 }): Promise<{ certificatePem: string; fingerprintSha256: string; notAfter: Date; names: string[] }> {
   const names = options.names ? [...new Set(options.names)] : serverCertificateNames(options.serverCertificatePem)
-  const issued = await issueServerCertificate({ ca: options.ca, publicKey: Uint8Array.from(publicKeyDerOf(options.serverKeyPem)).buffer, names, now: options.now })
+  const issued = await issueServerCertificate({
+    ca: options.ca,
+    publicKey: Uint8Array.from(publicKeyDerOf(options.serverKeyPem)).buffer,
+    names,
+    now: options.now,
+  })
   return { ...issued, names }
 }
 
@@ -70,10 +79,16 @@ export async function planRotationCompletion(current: PkiFileText, now: Date): P
   const files: NewPkiFile[] = []
   const newCa = await loadIssuingCa(current.caCertificate, current.caKey)
   if (!signedBy(current.serverCertificate, current.caCertificate)) {
-    const server = await resignServerCertificate({ ca: newCa, serverCertificatePem: current.serverCertificate, serverKeyPem: current.serverKey, now })
+    const server = await resignServerCertificate({
+      ca: newCa,
+      serverCertificatePem: current.serverCertificate,
+      serverKeyPem: current.serverKey,
+      now,
+    })
     files.push({ name: PKI_FILE_NAMES.serverCertificate, content: server.certificatePem, mode: 0o644 })
   }
   const bundle = buildTrustBundle([current.caCertificate])
-  if (bundle !== buildTrustBundle([current.bundle])) files.push({ name: PKI_FILE_NAMES.bundle, content: bundle, mode: 0o644 })
+  if (bundle !== buildTrustBundle([current.bundle]))
+    files.push({ name: PKI_FILE_NAMES.bundle, content: bundle, mode: 0o644 })
   return files
 }

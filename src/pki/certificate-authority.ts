@@ -47,14 +47,24 @@ export async function createCertificateAuthority(options: {
     ],
   })
   const certificatePem = certificate.toString('pem') + '\n'
-  return { certificatePem, privateKeyPem: await privateKeyToPem(keys.privateKey), fingerprintSha256: certificateFingerprintSha256(certificatePem) }
+  return {
+    certificatePem,
+    privateKeyPem: await privateKeyToPem(keys.privateKey),
+    fingerprintSha256: certificateFingerprintSha256(certificatePem),
+  }
 }
 
 /** Parse a CA certificate and key (PEM text, already read) into an issuer. Throws on a malformed input. */
 export async function loadIssuingCa(certificatePem: string, privateKeyPem: string): Promise<IssuingCa> {
   const certificate = new x509.X509Certificate(certificatePem)
   const signingKey = await importSigningKey(privateKeyPem)
-  return { certificatePem, certificate, signingKey, privateKeyPem, fingerprintSha256: certificateFingerprintSha256(certificatePem) }
+  return {
+    certificatePem,
+    certificate,
+    signingKey,
+    privateKeyPem,
+    fingerprintSha256: certificateFingerprintSha256(certificatePem),
+  }
 }
 
 /** Each CA's authority key identifier, computed once (a SHA-1 over its key per issuance was measurable). */

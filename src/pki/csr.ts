@@ -7,9 +7,7 @@ const COMMON_NAME_OID = '2.5.4.3'
 const ACCEPTED_CURVES = new Set(['P-256', 'P-384'])
 export const MAX_CSR_PEM_LENGTH = 16 * 1024
 
-export type CsrCheck =
-  | { ok: true; publicKey: x509.PublicKey }
-  | { ok: false; reason: string }
+export type CsrCheck = { ok: true; publicKey: x509.PublicKey } | { ok: false; reason: string }
 
 /** The checks that need no parsing (type, size, PEM label): the reason a request fails them, or undefined. */
 export function csrShapeProblem(csrPem: unknown): string | undefined {

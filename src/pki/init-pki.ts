@@ -5,7 +5,13 @@ import { join } from 'node:path'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { createCertificateAuthority, loadIssuingCa } from './certificate-authority.js'
 import { generateP256KeyPair, privateKeyToPem } from './keys.js'
-import { assertNoKeyWithoutCertificate, existingCaFiles, PKI_FILE_NAMES, removeStaleTempFiles, writePkiFiles } from './pki-files.js'
+import {
+  assertNoKeyWithoutCertificate,
+  existingCaFiles,
+  PKI_FILE_NAMES,
+  removeStaleTempFiles,
+  writePkiFiles,
+} from './pki-files.js'
 import { DEFAULT_SERVER_NAMES, isValidServerName, issueServerCertificate } from './server-certificate.js'
 import { buildTrustBundle } from './trust-bundle.js'
 
@@ -18,22 +24,38 @@ export interface InitPkiResult {
   files: string[]
 }
 
-export async function initPki(options: { pkiDir: string; serverNames?: readonly string[]; now: Date }): Promise<InitPkiResult> {
+export async function initPki(options: {
+  pkiDir: string
+  serverNames?: readonly string[]
+  now: Date
+}): Promise<InitPkiResult> {
   const { pkiDir, now } = options
-  const serverNames = options.serverNames && options.serverNames.length > 0 ? [...new Set(options.serverNames)] : DEFAULT_SERVER_NAMES
+  const serverNames =
+    options.serverNames && options.serverNames.length > 0 ? [...new Set(options.serverNames)] : DEFAULT_SERVER_NAMES
   const bad = serverNames.find((name) => !isValidServerName(name))
   if (bad !== undefined) {
-    throw new FleetkitError('USAGE_INVALID', `--server-name ${JSON.stringify(bad)} is neither a DNS name nor an IP address`, { actions: ['fleetkit ca init --help'] })
+    throw new FleetkitError(
+      'USAGE_INVALID',
+      `--server-name ${JSON.stringify(bad)} is neither a DNS name nor an IP address`,
+      { actions: ['fleetkit ca init --help'] },
+    )
   }
   // A killed earlier run's temp files may hold a private key; its half-written set gets the one advice.
   await removeStaleTempFiles(pkiDir)
   await assertNoKeyWithoutCertificate(pkiDir)
   const existing = await existingCaFiles(pkiDir)
   if (existing.length > 0) {
-    throw new FleetkitError('CA_EXISTS', `${pkiDir} already holds a CA (${existing.join(', ')}); refusing to overwrite it`, {
-      actions: [`openssl x509 -noout -subject -fingerprint -sha256 -in ${join(pkiDir, PKI_FILE_NAMES.caCertificate)}`, 'point FLEETKIT_PKI_DIR at an empty directory for a new CA'],
-      data: { pkiDir, existing },
-    })
+    throw new FleetkitError(
+      'CA_EXISTS',
+      `${pkiDir} already holds a CA (${existing.join(', ')}); refusing to overwrite it`,
+      {
+        actions: [
+          `openssl x509 -noout -subject -fingerprint -sha256 -in ${join(pkiDir, PKI_FILE_NAMES.caCertificate)}`,
+          'point FLEETKIT_PKI_DIR at an empty directory for a new CA',
+        ],
+        data: { pkiDir, existing },
+      },
+    )
   }
   const created = await createCertificateAuthority({ now })
   const ca = await loadIssuingCa(created.certificatePem, created.privateKeyPem)

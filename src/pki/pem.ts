@@ -25,5 +25,7 @@ export function pemBlocks(text: string): PemBlock[] {
 
 /** The certificates of a bundle, each re-encoded as canonical PEM. */
 export function certificatePems(text: string): string[] {
-  return pemBlocks(text).filter((b) => b.label === 'CERTIFICATE').map((b) => pemEncode('CERTIFICATE', b.der))
+  return pemBlocks(text)
+    .filter((b) => b.label === 'CERTIFICATE')
+    .map((b) => pemEncode('CERTIFICATE', b.der))
 }

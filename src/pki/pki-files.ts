@@ -52,20 +52,32 @@ export function currentUid(): number | undefined {
  * write, a link, or one that another user owns: such a key may already be someone else's.
  */
 export async function readPrivateKeyFile(path: string, uid: number | undefined = currentUid()): Promise<string> {
-  return readKeyFile(path, (problem) => {
-    if (problem.kind === 'owner') {
-      return new FleetkitError('CA_KEY_PERMISSIONS', `${path} is owned by uid ${problem.ownerUid}, not by the running user (uid ${problem.runningUid}); refusing to use it`, {
-        actions: [`chown ${problem.runningUid} ${path}`, 'run the gateway as the user that owns the PKI directory'],
-        data: { path, ownerUid: problem.ownerUid, runningUid: problem.runningUid },
+  return readKeyFile(
+    path,
+    (problem) => {
+      if (problem.kind === 'owner') {
+        return new FleetkitError(
+          'CA_KEY_PERMISSIONS',
+          `${path} is owned by uid ${problem.ownerUid}, not by the running user (uid ${problem.runningUid}); refusing to use it`,
+          {
+            actions: [`chown ${problem.runningUid} ${path}`, 'run the gateway as the user that owns the PKI directory'],
+            data: { path, ownerUid: problem.ownerUid, runningUid: problem.runningUid },
+          },
+        )
+      }
+      const mode = problem.kind === 'mode' ? problem.mode : 'link'
+      const what =
+        problem.kind === 'mode' ? `is readable or writable by group or others (mode ${mode})` : 'is a symbolic link'
+      return new FleetkitError('CA_KEY_PERMISSIONS', `${path} ${what}; refusing to use it`, {
+        actions:
+          problem.kind === 'mode'
+            ? [`chmod 0600 ${path}`, 'if others may have read it, treat the key as compromised and rotate the CA']
+            : [`replace ${path} with the key file itself (mode 0600)`],
+        data: { path, mode },
       })
-    }
-    const mode = problem.kind === 'mode' ? problem.mode : 'link'
-    const what = problem.kind === 'mode' ? `is readable or writable by group or others (mode ${mode})` : 'is a symbolic link'
-    return new FleetkitError('CA_KEY_PERMISSIONS', `${path} ${what}; refusing to use it`, {
-      actions: problem.kind === 'mode' ? [`chmod 0600 ${path}`, 'if others may have read it, treat the key as compromised and rotate the CA'] : [`replace ${path} with the key file itself (mode 0600)`],
-      data: { path, mode },
-    })
-  }, uid)
+    },
+    uid,
+  )
 }
 
 /**
@@ -82,10 +94,17 @@ export async function assertPkiDirectoryPrivate(dir: string): Promise<void> {
   }
   if ((mode & 0o022) !== 0) {
     const shown = (mode & 0o777).toString(8).padStart(4, '0')
-    throw new FleetkitError('CA_KEY_PERMISSIONS', `the PKI directory ${dir} is writable by group or others (mode ${shown}); refusing to use it`, {
-      actions: [`chmod 0700 ${dir}`, 'if others may have changed ca-bundle.pem or the keys, treat the CA as compromised and create a new PKI'],
-      data: { path: dir, mode: shown },
-    })
+    throw new FleetkitError(
+      'CA_KEY_PERMISSIONS',
+      `the PKI directory ${dir} is writable by group or others (mode ${shown}); refusing to use it`,
+      {
+        actions: [
+          `chmod 0700 ${dir}`,
+          'if others may have changed ca-bundle.pem or the keys, treat the CA as compromised and create a new PKI',
+        ],
+        data: { path: dir, mode: shown },
+      },
+    )
   }
 }
 
@@ -104,15 +123,22 @@ async function present(path: string): Promise<boolean> {
  * certificate is renamed last). Every command gives the same advice for it, so it is checked here.
  */
 export async function assertNoKeyWithoutCertificate(dir: string): Promise<void> {
-  for (const [key, certificate] of [[PKI_FILE_NAMES.caKey, PKI_FILE_NAMES.caCertificate], [PKI_FILE_NAMES.serverKey, PKI_FILE_NAMES.serverCertificate]] as const) {
+  for (const [key, certificate] of [
+    [PKI_FILE_NAMES.caKey, PKI_FILE_NAMES.caCertificate],
+    [PKI_FILE_NAMES.serverKey, PKI_FILE_NAMES.serverCertificate],
+  ] as const) {
     if ((await present(join(dir, key))) && !(await present(join(dir, certificate)))) {
-      throw new FleetkitError('PKI_KEY_WITHOUT_CERTIFICATE', `${join(dir, key)} has no ${certificate} beside it: an interrupted fleetkit ca init (or a lost file) left the PKI directory half-written`, {
-        actions: [
-          `if this CA ever issued certificates, restore ${certificate} from backup into ${dir}`,
-          `if it never did (the interrupted ca init): mv ${dir} ${dir}.incomplete && fleetkit ca init`,
-        ],
-        data: { dir, key, missing: certificate },
-      })
+      throw new FleetkitError(
+        'PKI_KEY_WITHOUT_CERTIFICATE',
+        `${join(dir, key)} has no ${certificate} beside it: an interrupted fleetkit ca init (or a lost file) left the PKI directory half-written`,
+        {
+          actions: [
+            `if this CA ever issued certificates, restore ${certificate} from backup into ${dir}`,
+            `if it never did (the interrupted ca init): mv ${dir} ${dir}.incomplete && fleetkit ca init`,
+          ],
+          data: { dir, key, missing: certificate },
+        },
+      )
     }
   }
 }
@@ -143,14 +169,23 @@ export async function removeStaleTempFiles(dir: string): Promise<string[]> {
 }
 
 /** The archived CA of a rotation in progress, or undefined when there is none (a partial archive is an error). */
-export async function readArchivedCa(dir: string, uid: number | undefined = currentUid()): Promise<ArchivedCa | undefined> {
+export async function readArchivedCa(
+  dir: string,
+  uid: number | undefined = currentUid(),
+): Promise<ArchivedCa | undefined> {
   const has = await Promise.all(Object.values(ARCHIVE_FILE_NAMES).map((name) => present(join(dir, name))))
   if (has.every((h) => !h)) return undefined
   if (!has.every((h) => h)) {
-    throw new FleetkitError('PKI_INVALID', `the PKI directory ${dir} holds only part of an archived CA (${Object.values(ARCHIVE_FILE_NAMES).filter((_, i) => has[i]).join(', ')})`, {
-      actions: ['fleetkit ca rotate --status', 'restore the PKI directory from backup'],
-      data: { dir, problem: 'partial archive' },
-    })
+    throw new FleetkitError(
+      'PKI_INVALID',
+      `the PKI directory ${dir} holds only part of an archived CA (${Object.values(ARCHIVE_FILE_NAMES)
+        .filter((_, i) => has[i])
+        .join(', ')})`,
+      {
+        actions: ['fleetkit ca rotate --status', 'restore the PKI directory from backup'],
+        data: { dir, problem: 'partial archive' },
+      },
+    )
   }
   return {
     caCertificate: await readFile(join(dir, ARCHIVE_FILE_NAMES.caCertificate), 'utf8'),
@@ -181,10 +216,14 @@ export async function readPkiDirectory(dir: string, uid: number | undefined = cu
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') {
-      throw new FleetkitError('CA_MISSING', `the PKI directory ${dir} lacks ${(error as NodeJS.ErrnoException).path ?? 'a file'}`, {
-        actions: ['fleetkit ca init'],
-        data: { dir },
-      })
+      throw new FleetkitError(
+        'CA_MISSING',
+        `the PKI directory ${dir} lacks ${(error as NodeJS.ErrnoException).path ?? 'a file'}`,
+        {
+          actions: ['fleetkit ca init'],
+          data: { dir },
+        },
+      )
     }
     throw error
   }

@@ -30,7 +30,10 @@ export async function loadPkiSet(dir: string, now: Date, uid?: number): Promise<
 export async function buildPkiSet(dir: string, files: PkiFileText, now: Date): Promise<PkiSet> {
   const invalid = (problem: string, cause?: unknown) =>
     new FleetkitError('PKI_INVALID', `the PKI set in ${dir} is not usable: ${problem}`, {
-      actions: [`openssl x509 -noout -subject -enddate -in ${join(dir, 'ca.pem')}`, 'restore the PKI directory from backup, or re-create it with fleetkit ca init in an empty directory'],
+      actions: [
+        `openssl x509 -noout -subject -enddate -in ${join(dir, 'ca.pem')}`,
+        'restore the PKI directory from backup, or re-create it with fleetkit ca init in an empty directory',
+      ],
       data: { dir, problem },
       cause,
     })
@@ -41,13 +44,15 @@ export async function buildPkiSet(dir: string, files: PkiFileText, now: Date): P
     throw invalid('ca.pem or ca.key does not parse as a P-256 certificate and key', error)
   }
   if (!(await selfTestIssuingCa(ca, now))) throw invalid('ca.key does not belong to ca.pem')
-  if (now.getTime() > ca.certificate.notAfter.getTime()) throw invalid(`the CA expired at ${ca.certificate.notAfter.toISOString()}`)
+  if (now.getTime() > ca.certificate.notAfter.getTime())
+    throw invalid(`the CA expired at ${ca.certificate.notAfter.toISOString()}`)
   const fingerprints = bundleFingerprints(files.bundle)
   if (!fingerprints.includes(ca.fingerprintSha256)) throw invalid('ca-bundle.pem does not contain ca.pem')
   let server: X509Certificate
   try {
     server = new X509Certificate(files.serverCertificate)
-    if (!server.checkPrivateKey(createPrivateKey(files.serverKey))) throw invalid('server.key does not belong to server.pem')
+    if (!server.checkPrivateKey(createPrivateKey(files.serverKey)))
+      throw invalid('server.key does not belong to server.pem')
   } catch (error) {
     if (error instanceof FleetkitError) throw error
     throw invalid('server.pem or server.key does not parse', error)
@@ -60,7 +65,9 @@ export async function buildPkiSet(dir: string, files: PkiFileText, now: Date): P
   if (now.getTime() > serverNotAfter.getTime()) throw invalid(`server.pem expired at ${serverNotAfter.toISOString()}`)
   return {
     dir,
-    version: sha256Hex([files.caCertificate, files.caKey, files.bundle, files.serverCertificate, files.serverKey].join('\0')),
+    version: sha256Hex(
+      [files.caCertificate, files.caKey, files.bundle, files.serverCertificate, files.serverKey].join('\0'),
+    ),
     ca,
     bundlePem: files.bundle,
     bundleFingerprints: fingerprints,

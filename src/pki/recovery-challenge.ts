@@ -1,6 +1,14 @@
 // Recovery challenges: stateless, MAC'd with a key derived from the CA key (so every gateway
 // sharing the PKI accepts one), bound to the node and its recovery counter, which makes each single-use.
-import { createHash, createHmac, createPublicKey, randomBytes, timingSafeEqual, verify, X509Certificate } from 'node:crypto'
+import {
+  createHash,
+  createHmac,
+  createPublicKey,
+  randomBytes,
+  timingSafeEqual,
+  verify,
+  X509Certificate,
+} from 'node:crypto'
 
 /** How long a challenge is valid: the agent signs and answers at once. */
 export const CHALLENGE_LIFETIME_MS = 120_000
@@ -20,9 +28,18 @@ function mac(caKeyPem: string, payload: string): string {
 }
 
 /** `v1.<node id b64url>.<counter>.<expires ms>.<nonce>.<mac>` */
-export function issueChallenge(caKeyPem: string, claims: { nodeId: string; counter: number; now: Date }): { challenge: string; expiresAt: Date } {
+export function issueChallenge(
+  caKeyPem: string,
+  claims: { nodeId: string; counter: number; now: Date },
+): { challenge: string; expiresAt: Date } {
   const expiresAt = new Date(claims.now.getTime() + CHALLENGE_LIFETIME_MS)
-  const payload = ['v1', Buffer.from(claims.nodeId, 'utf8').toString('base64url'), String(claims.counter), String(expiresAt.getTime()), randomBytes(16).toString('base64url')].join('.')
+  const payload = [
+    'v1',
+    Buffer.from(claims.nodeId, 'utf8').toString('base64url'),
+    String(claims.counter),
+    String(expiresAt.getTime()),
+    randomBytes(16).toString('base64url'),
+  ].join('.')
   return { challenge: `${payload}.${mac(caKeyPem, payload)}`, expiresAt }
 }
 
@@ -36,7 +53,13 @@ export function readChallenge(caKeyPem: string, challenge: string, now: Date): C
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
   const counter = Number(parts[2])
   const expiresAt = new Date(Number(parts[3]))
-  if (!Number.isSafeInteger(counter) || counter < 0 || Number.isNaN(expiresAt.getTime()) || now.getTime() > expiresAt.getTime()) return undefined
+  if (
+    !Number.isSafeInteger(counter) ||
+    counter < 0 ||
+    Number.isNaN(expiresAt.getTime()) ||
+    now.getTime() > expiresAt.getTime()
+  )
+    return undefined
   return { nodeId: Buffer.from(parts[1]!, 'base64url').toString('utf8'), counter, expiresAt }
 }
 
@@ -44,7 +67,12 @@ export function readChallenge(caKeyPem: string, challenge: string, now: Date): C
 export function challengeSignedBy(certificatePem: string, challenge: string, signatureBase64: string): boolean {
   try {
     const key = createPublicKey(new X509Certificate(certificatePem).publicKey.export({ format: 'pem', type: 'spki' }))
-    return verify('sha256', Buffer.from(challenge, 'utf8'), { key, dsaEncoding: 'der' }, Buffer.from(signatureBase64, 'base64'))
+    return verify(
+      'sha256',
+      Buffer.from(challenge, 'utf8'),
+      { key, dsaEncoding: 'der' },
+      Buffer.from(signatureBase64, 'base64'),
+    )
   } catch {
     return false
   }

@@ -18,13 +18,24 @@ export interface ServerCertResult {
   removedTempFiles: string[]
 }
 
-export async function reissueServerCertificate(options: { pkiDir: string; serverNames: readonly string[]; now: Date }): Promise<ServerCertResult> {
+export async function reissueServerCertificate(options: {
+  pkiDir: string
+  serverNames: readonly string[]
+  now: Date
+}): Promise<ServerCertResult> {
   const { pkiDir, now } = options
   const names = [...new Set(options.serverNames)]
-  if (names.length === 0) throw new FleetkitError('USAGE_INVALID', 'name at least one --server-name', { actions: ['fleetkit ca server-cert --help'] })
+  if (names.length === 0)
+    throw new FleetkitError('USAGE_INVALID', 'name at least one --server-name', {
+      actions: ['fleetkit ca server-cert --help'],
+    })
   const bad = names.find((name) => !isValidServerName(name))
   if (bad !== undefined) {
-    throw new FleetkitError('USAGE_INVALID', `--server-name ${JSON.stringify(bad)} is neither a DNS name nor an IP address`, { actions: ['fleetkit ca server-cert --help'] })
+    throw new FleetkitError(
+      'USAGE_INVALID',
+      `--server-name ${JSON.stringify(bad)} is neither a DNS name nor an IP address`,
+      { actions: ['fleetkit ca server-cert --help'] },
+    )
   }
   const removedTempFiles = await removeStaleTempFiles(pkiDir)
   const files = await readPkiDirectory(pkiDir)
@@ -42,7 +53,13 @@ export async function reissueServerCertificate(options: { pkiDir: string; server
     signer = { certificatePem: archived.caCertificate, keyPem: archived.caKey }
   }
   const ca = await loadIssuingCa(signer.certificatePem, signer.keyPem)
-  const issued = await resignServerCertificate({ ca, serverCertificatePem: files.serverCertificate, serverKeyPem: files.serverKey, names, now })
+  const issued = await resignServerCertificate({
+    ca,
+    serverCertificatePem: files.serverCertificate,
+    serverKeyPem: files.serverKey,
+    names,
+    now,
+  })
   await writePkiFiles(pkiDir, [{ name: PKI_FILE_NAMES.serverCertificate, content: issued.certificatePem, mode: 0o644 }])
   return {
     pkiDir,

@@ -13,7 +13,8 @@ import { x509 } from './x509-provider.js'
 export const SERVER_CERT_LIFETIME_SECONDS = 825 * 24 * 3600
 export const DEFAULT_SERVER_NAMES = ['localhost', '127.0.0.1', '::1']
 
-const DNS_NAME = /^(?=.{1,253}$)(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+const DNS_NAME =
+  /^(?=.{1,253}$)(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 
 /** True for a DNS name or an IPv4/IPv6 address a server certificate may carry. */
 export function isValidServerName(name: string): boolean {
@@ -48,7 +49,10 @@ export async function issueServerCertificate(options: {
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
-      new x509.SubjectAlternativeNameExtension(names.map((n) => ({ type: isIP(n) === 0 ? 'dns' as const : 'ip' as const, value: n })), false),
+      new x509.SubjectAlternativeNameExtension(
+        names.map((n) => ({ type: isIP(n) === 0 ? ('dns' as const) : ('ip' as const), value: n })),
+        false,
+      ),
       await authorityKeyIdentifier(options.ca),
     ],
   })

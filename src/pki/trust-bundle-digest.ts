@@ -5,7 +5,12 @@ import { createHash } from 'node:crypto'
 const CERTIFICATE = /-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]+?)-----END CERTIFICATE-----/g
 
 export function trustBundleDigest(bundlePem: string): string {
-  const fingerprints = [...bundlePem.matchAll(CERTIFICATE)]
-    .map((m) => createHash('sha256').update(Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64')).digest('hex'))
-  return createHash('sha256').update([...new Set(fingerprints)].sort().join(',')).digest('hex')
+  const fingerprints = [...bundlePem.matchAll(CERTIFICATE)].map((m) =>
+    createHash('sha256')
+      .update(Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'))
+      .digest('hex'),
+  )
+  return createHash('sha256')
+    .update([...new Set(fingerprints)].sort().join(','))
+    .digest('hex')
 }

@@ -2,7 +2,19 @@
 // identity. One type and one reader per request and response; the gateway and the agent both use them.
 import { type ChecksJobResult, readChecksJobResult } from './check-result.js'
 import { type HostFacts, readHostFacts } from './host-facts.js'
-import { type Json, WireFormatError, field, printableText, readArray, readCertificatePem, readEnum, readInteger, readObject, readString, readTime } from './wire-format.js'
+import {
+  type Json,
+  WireFormatError,
+  field,
+  printableText,
+  readArray,
+  readCertificatePem,
+  readEnum,
+  readInteger,
+  readObject,
+  readString,
+  readTime,
+} from './wire-format.js'
 
 /** The route patterns of the agent listener; `:id` is a job id (jobPath fills it in). */
 export const AGENT_PATHS = {
@@ -14,7 +26,10 @@ export const AGENT_PATHS = {
   identity: '/v1/agent/identity',
 } as const
 
-export function jobPath(pattern: typeof AGENT_PATHS.jobHeartbeat | typeof AGENT_PATHS.jobComplete, jobId: string): string {
+export function jobPath(
+  pattern: typeof AGENT_PATHS.jobHeartbeat | typeof AGENT_PATHS.jobComplete,
+  jobId: string,
+): string {
   return pattern.replace(':id', encodeURIComponent(jobId))
 }
 
@@ -28,8 +43,10 @@ const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/
 const KIND = /^[a-z][a-z0-9_]{0,63}$/
 const HEX_SHA256 = /^[0-9a-f]{64}$/
 
-const readJobId = (value: unknown, path: string) => readString(value, path, { max: 36, pattern: JOB_ID, expected: 'a job id (UUID)' })
-const readNodeStatus = (value: unknown, path: string) => readString(value, path, { max: 32, pattern: NODE_STATUS, expected: 'a node status' })
+const readJobId = (value: unknown, path: string) =>
+  readString(value, path, { max: 36, pattern: JOB_ID, expected: 'a job id (UUID)' })
+const readNodeStatus = (value: unknown, path: string) =>
+  readString(value, path, { max: 32, pattern: NODE_STATUS, expected: 'a node status' })
 const readLeaseToken = (value: unknown, path: string) => readString(value, path, { max: LEASE_TOKEN_MAX })
 
 // ---- heartbeat and lease: both carry host facts ----
@@ -66,7 +83,15 @@ export function readHeartbeatResponse(value: unknown): HeartbeatResponse {
   return {
     node_status: readNodeStatus(field(body, 'node_status'), 'node_status'),
     ...(due === true ? { renewal_due: true } : {}),
-    ...(digest === undefined ? {} : { trust_bundle_sha256: readString(digest, 'trust_bundle_sha256', { max: 64, pattern: HEX_SHA256, expected: 'a SHA-256 in hex' }) }),
+    ...(digest === undefined
+      ? {}
+      : {
+          trust_bundle_sha256: readString(digest, 'trust_bundle_sha256', {
+            max: 64,
+            pattern: HEX_SHA256,
+            expected: 'a SHA-256 in hex',
+          }),
+        }),
   }
 }
 
@@ -107,7 +132,11 @@ export interface NodeLostBody {
 
 export function readNodeLostBody(value: unknown): NodeLostBody {
   const items = readArray(field(readObject(value, 'body'), 'cleanup'), 'cleanup', CLEANUP_LIST_MAX)
-  return { cleanup: items.map((item, i) => ({ job_id: readJobId(field(readObject(item, `cleanup[${i}]`), 'job_id'), `cleanup[${i}].job_id`) })) }
+  return {
+    cleanup: items.map((item, i) => ({
+      job_id: readJobId(field(readObject(item, `cleanup[${i}]`), 'job_id'), `cleanup[${i}].job_id`),
+    })),
+  }
 }
 
 /** 403 node_not_active: no new jobs for a node in this status. */
@@ -132,7 +161,10 @@ export interface JobHeartbeatResponse {
 
 export function readJobHeartbeatResponse(value: unknown): JobHeartbeatResponse {
   const o = readObject(value, 'body')
-  return { job_id: readJobId(field(o, 'job_id'), 'job_id'), lease_expires_at: readTime(field(o, 'lease_expires_at'), 'lease_expires_at') }
+  return {
+    job_id: readJobId(field(o, 'job_id'), 'job_id'),
+    lease_expires_at: readTime(field(o, 'lease_expires_at'), 'lease_expires_at'),
+  }
 }
 
 /** Why a job failed on the host: a snake_case code and one printable line. */
@@ -146,8 +178,15 @@ export function readJobFailure(value: unknown, path = 'result'): JobFailure {
   const error = readObject(field(readObject(value, path), 'error'), `${path}.error`)
   return {
     error: {
-      code: readString(field(error, 'code'), `${path}.error.code`, { max: 64, pattern: ERROR_CODE, expected: 'a snake_case code' }),
-      message: printableText(readString(field(error, 'message'), `${path}.error.message`, { min: 0, max: 4 * JOB_FAILURE_MESSAGE_MAX }), JOB_FAILURE_MESSAGE_MAX),
+      code: readString(field(error, 'code'), `${path}.error.code`, {
+        max: 64,
+        pattern: ERROR_CODE,
+        expected: 'a snake_case code',
+      }),
+      message: printableText(
+        readString(field(error, 'message'), `${path}.error.message`, { min: 0, max: 4 * JOB_FAILURE_MESSAGE_MAX }),
+        JOB_FAILURE_MESSAGE_MAX,
+      ),
     },
   }
 }
@@ -209,7 +248,13 @@ export interface RenewalNotDueBody {
 export interface IdentityResponse {
   node_id: string
   status: string
-  certificate: { serial: string; not_before: string; not_after: string; fingerprint_sha256: string; issuer_ca_sha256: string }
+  certificate: {
+    serial: string
+    not_before: string
+    not_after: string
+    fingerprint_sha256: string
+    issuer_ca_sha256: string
+  }
   /** The trust bundle the gateway serves with now (handed over mTLS). Absent from older gateways. */
   ca_bundle_pem?: string
 }
@@ -221,13 +266,27 @@ export function readIdentityResponse(value: unknown): IdentityResponse {
     node_id: readString(field(o, 'node_id'), 'node_id', { max: 253 }),
     status: readNodeStatus(field(o, 'status'), 'status'),
     certificate: {
-      serial: readString(field(c, 'serial'), 'certificate.serial', { max: 128, pattern: /^[0-9a-f]+$/i, expected: 'a hex serial' }),
+      serial: readString(field(c, 'serial'), 'certificate.serial', {
+        max: 128,
+        pattern: /^[0-9a-f]+$/i,
+        expected: 'a hex serial',
+      }),
       not_before: readTime(field(c, 'not_before'), 'certificate.not_before'),
       not_after: readTime(field(c, 'not_after'), 'certificate.not_after'),
-      fingerprint_sha256: readString(field(c, 'fingerprint_sha256'), 'certificate.fingerprint_sha256', { max: 64, pattern: HEX_SHA256, expected: 'a SHA-256 in hex' }),
-      issuer_ca_sha256: readString(field(c, 'issuer_ca_sha256'), 'certificate.issuer_ca_sha256', { max: 64, pattern: HEX_SHA256, expected: 'a SHA-256 in hex' }),
+      fingerprint_sha256: readString(field(c, 'fingerprint_sha256'), 'certificate.fingerprint_sha256', {
+        max: 64,
+        pattern: HEX_SHA256,
+        expected: 'a SHA-256 in hex',
+      }),
+      issuer_ca_sha256: readString(field(c, 'issuer_ca_sha256'), 'certificate.issuer_ca_sha256', {
+        max: 64,
+        pattern: HEX_SHA256,
+        expected: 'a SHA-256 in hex',
+      }),
     },
-    ...(field(o, 'ca_bundle_pem') === undefined ? {} : { ca_bundle_pem: readCertificatePem(field(o, 'ca_bundle_pem'), 'ca_bundle_pem') }),
+    ...(field(o, 'ca_bundle_pem') === undefined
+      ? {}
+      : { ca_bundle_pem: readCertificatePem(field(o, 'ca_bundle_pem'), 'ca_bundle_pem') }),
   }
 }
 

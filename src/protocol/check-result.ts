@@ -2,7 +2,16 @@
 // type for both sides; an unknown status, a malformed ID or an unregistered code is refused.
 import { CHECK_ID_PATTERN } from '../checks/check-id-pattern.js'
 import { type FailureCode, isFailureCode } from '../checks/failure-codes.js'
-import { type Json, WireFormatError, field, printableText, readArray, readEnum, readObject, readString } from './wire-format.js'
+import {
+  type Json,
+  WireFormatError,
+  field,
+  printableText,
+  readArray,
+  readEnum,
+  readObject,
+  readString,
+} from './wire-format.js'
 
 export const CHECK_STATUSES = ['pass', 'warn', 'fail'] as const
 export type CheckStatus = (typeof CHECK_STATUSES)[number]
@@ -27,7 +36,11 @@ export const CHECK_DETAIL_MAX = 500
 
 export function readCheckResult(value: unknown, path: string): CheckResult {
   const o = readObject(value, path)
-  const id = readString(field(o, 'id'), `${path}.id`, { max: 64, pattern: CHECK_ID_PATTERN, expected: 'a check ID like host:br-netfilter' })
+  const id = readString(field(o, 'id'), `${path}.id`, {
+    max: 64,
+    pattern: CHECK_ID_PATTERN,
+    expected: 'a check ID like host:br-netfilter',
+  })
   const status = readEnum(field(o, 'status'), `${path}.status`, CHECK_STATUSES)
   const rawCode = field(o, 'code')
   let code: FailureCode | undefined
@@ -36,8 +49,12 @@ export function readCheckResult(value: unknown, path: string): CheckResult {
     if (!isFailureCode(text)) throw new WireFormatError(`${path}.code`, 'must be a registered failure code')
     code = text
   }
-  if (status === 'fail' && code === undefined) throw new WireFormatError(`${path}.code`, 'a failing check must name its failure code')
-  const detail = printableText(readString(field(o, 'detail'), `${path}.detail`, { min: 0, max: 4 * CHECK_DETAIL_MAX }), CHECK_DETAIL_MAX)
+  if (status === 'fail' && code === undefined)
+    throw new WireFormatError(`${path}.code`, 'a failing check must name its failure code')
+  const detail = printableText(
+    readString(field(o, 'detail'), `${path}.detail`, { min: 0, max: 4 * CHECK_DETAIL_MAX }),
+    CHECK_DETAIL_MAX,
+  )
   return code === undefined ? { id, status, detail } : { id, status, code, detail }
 }
 

@@ -30,7 +30,8 @@ export function boundHostFacts(value: object): HostFacts {
     kernel: boundString(field(facts, 'kernel')),
     docker_version: boundString(field(facts, 'docker_version')),
     agent_version: boundString(field(facts, 'agent_version')),
-    bridge_netfilter: typeof field(facts, 'bridge_netfilter') === 'boolean' ? (field(facts, 'bridge_netfilter') as boolean) : null,
+    bridge_netfilter:
+      typeof field(facts, 'bridge_netfilter') === 'boolean' ? (field(facts, 'bridge_netfilter') as boolean) : null,
     clock_skew_ms: boundInt(field(facts, 'clock_skew_ms'), -INT4_MAX, INT4_MAX, true),
   }
 }
@@ -38,7 +39,8 @@ export function boundHostFacts(value: object): HostFacts {
 /** `facts` of a heartbeat or lease: absent or null (only last_seen_at moves), else an object of bounded facts. */
 export function readHostFacts(value: unknown, path: string): HostFacts | null {
   if (value === undefined || value === null) return null
-  if (typeof value !== 'object' || Array.isArray(value)) throw new WireFormatError(path, 'must be a JSON object or null')
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new WireFormatError(path, 'must be a JSON object or null')
   return boundHostFacts(readObject(value, path))
 }
 

@@ -9,7 +9,9 @@ export function readRequest<T>(read: (value: unknown) => T, body: unknown): T {
     return read(body)
   } catch (error) {
     if (!(error instanceof WireFormatError)) throw error
-    throw new FleetkitError('REQUEST_INVALID', `the request does not match the contract: ${error.message}`, { data: { field: error.path } })
+    throw new FleetkitError('REQUEST_INVALID', `the request does not match the contract: ${error.message}`, {
+      data: { field: error.path },
+    })
   }
 }
 
@@ -19,9 +21,16 @@ export function readResponse<T>(read: (value: unknown) => T, body: unknown, rout
     return read(body)
   } catch (error) {
     if (!(error instanceof WireFormatError)) throw error
-    throw new FleetkitError('GATEWAY_RESPONSE_INVALID', `the gateway's answer to ${route} does not match the contract: ${error.message}`, {
-      actions: ['fleetkit-agent --version (on the host) and compare it with the gateway\'s fleetkit version', 'fleetkit-agent doctor'],
-      data: { route, field: error.path },
-    })
+    throw new FleetkitError(
+      'GATEWAY_RESPONSE_INVALID',
+      `the gateway's answer to ${route} does not match the contract: ${error.message}`,
+      {
+        actions: [
+          "fleetkit-agent --version (on the host) and compare it with the gateway's fleetkit version",
+          'fleetkit-agent doctor',
+        ],
+        data: { route, field: error.path },
+      },
+    )
   }
 }

@@ -44,7 +44,11 @@ export function readRecoverChallengeRequest(value: unknown): RecoverChallengeReq
 export function readRecoverChallengeResponse(value: unknown): RecoverChallengeResponse {
   const o = readObject(value, 'body')
   return {
-    challenge: readString(field(o, 'challenge'), 'challenge', { max: 600, pattern: CHALLENGE, expected: 'an opaque challenge' }),
+    challenge: readString(field(o, 'challenge'), 'challenge', {
+      max: 600,
+      pattern: CHALLENGE,
+      expected: 'an opaque challenge',
+    }),
     expires_at: readTime(field(o, 'expires_at'), 'expires_at'),
   }
 }
@@ -53,7 +57,11 @@ export function readRecoverRequest(value: unknown): RecoverRequest {
   const o = readObject(value, 'body')
   return {
     node_id: readString(field(o, 'node_id'), 'node_id', { max: NODE_ID_MAX }),
-    challenge: readString(field(o, 'challenge'), 'challenge', { max: 600, pattern: CHALLENGE, expected: 'an opaque challenge' }),
+    challenge: readString(field(o, 'challenge'), 'challenge', {
+      max: 600,
+      pattern: CHALLENGE,
+      expected: 'an opaque challenge',
+    }),
     certificate_pem: readCertificatePem(field(o, 'certificate_pem'), 'certificate_pem'),
     signature: readString(field(o, 'signature'), 'signature', { max: 404, pattern: BASE64, expected: 'base64' }),
     csr_pem: readString(field(o, 'csr_pem'), 'csr_pem', { min: 0, max: 64 * 1024 }),

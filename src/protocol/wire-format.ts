@@ -15,7 +15,8 @@ export type Json = Record<string, unknown>
 
 /** A plain JSON object (not null, not an array); its own fields are read, never its prototype's. */
 export function readObject(value: unknown, path: string): Json {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new WireFormatError(path, 'must be a JSON object')
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new WireFormatError(path, 'must be a JSON object')
   return value as Json
 }
 
@@ -34,19 +35,23 @@ export interface StringRule {
 
 export function readString(value: unknown, path: string, rule: StringRule): string {
   if (typeof value !== 'string') throw new WireFormatError(path, 'must be a string')
-  if (value.length < (rule.min ?? 1)) throw new WireFormatError(path, rule.min === 0 ? 'must be a string' : 'must not be empty')
+  if (value.length < (rule.min ?? 1))
+    throw new WireFormatError(path, rule.min === 0 ? 'must be a string' : 'must not be empty')
   if (value.length > rule.max) throw new WireFormatError(path, `must be at most ${rule.max} characters`)
-  if (rule.pattern && !rule.pattern.test(value)) throw new WireFormatError(path, `must be ${rule.expected ?? `a string matching ${rule.pattern.source}`}`)
+  if (rule.pattern && !rule.pattern.test(value))
+    throw new WireFormatError(path, `must be ${rule.expected ?? `a string matching ${rule.pattern.source}`}`)
   return value
 }
 
 export function readInteger(value: unknown, path: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw new WireFormatError(path, `must be an integer from ${min} to ${max}`)
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new WireFormatError(path, `must be an integer from ${min} to ${max}`)
   return value
 }
 
 export function readEnum<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) throw new WireFormatError(path, `must be one of ${allowed.join(', ')}`)
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value))
+    throw new WireFormatError(path, `must be one of ${allowed.join(', ')}`)
   return value as T
 }
 

@@ -14,9 +14,13 @@ export function publicKeyFromRaw(base64: string): KeyObject {
   const text = base64.trim()
   const raw = BASE64.test(text) ? Buffer.from(text, 'base64') : Buffer.alloc(0)
   if (raw.length !== 32 || raw.toString('base64') !== text) {
-    throw new FleetkitError('RELEASE_KEY_INVALID', 'the release public key is not base64 of a raw 32-byte Ed25519 key', {
-      data: { expected: 'base64 of 32 bytes (44 characters)', actual: `${text.length} characters` },
-    })
+    throw new FleetkitError(
+      'RELEASE_KEY_INVALID',
+      'the release public key is not base64 of a raw 32-byte Ed25519 key',
+      {
+        data: { expected: 'base64 of 32 bytes (44 characters)', actual: `${text.length} characters` },
+      },
+    )
   }
   return createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, raw]), format: 'der', type: 'spki' })
 }
@@ -45,7 +49,11 @@ export function spkiPemToRawPublicKey(pem: string): string {
   } catch {
     throw new FleetkitError('RELEASE_KEY_INVALID', 'the public key is not a PEM public key')
   }
-  if (key.asymmetricKeyType !== 'ed25519') throw new FleetkitError('RELEASE_KEY_INVALID', `the public key is ${key.asymmetricKeyType ?? 'unknown'}, not Ed25519`)
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new FleetkitError(
+      'RELEASE_KEY_INVALID',
+      `the public key is ${key.asymmetricKeyType ?? 'unknown'}, not Ed25519`,
+    )
   return rawPublicKey(key)
 }
 
@@ -58,22 +66,34 @@ export async function loadSigningKey(path: string): Promise<KeyObject> {
   try {
     mode = (await stat(path)).mode
   } catch {
-    throw new FleetkitError('RELEASE_INPUT_INVALID', `cannot read the signing key file ${path}`, { actions: ['openssl genpkey -algorithm ed25519 -out release.key'] })
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `cannot read the signing key file ${path}`, {
+      actions: ['openssl genpkey -algorithm ed25519 -out release.key'],
+    })
   }
   if ((mode & 0o077) !== 0) {
-    throw new FleetkitError('RELEASE_KEY_UNPROTECTED', `the signing key ${path} has mode ${(mode & 0o777).toString(8).padStart(4, '0')}; group and others must have no access`, {
-      actions: [`chmod 600 ${path}`],
-      data: { expected: '0600', actual: (mode & 0o777).toString(8).padStart(4, '0') },
-    })
+    throw new FleetkitError(
+      'RELEASE_KEY_UNPROTECTED',
+      `the signing key ${path} has mode ${(mode & 0o777).toString(8).padStart(4, '0')}; group and others must have no access`,
+      {
+        actions: [`chmod 600 ${path}`],
+        data: { expected: '0600', actual: (mode & 0o777).toString(8).padStart(4, '0') },
+      },
+    )
   }
   let key: KeyObject
   try {
     key = createPrivateKey({ key: await readFile(path), format: 'pem' })
   } catch {
-    throw new FleetkitError('RELEASE_KEY_INVALID', `${path} is not a PEM private key`, { actions: ['openssl genpkey -algorithm ed25519 -out release.key'] })
+    throw new FleetkitError('RELEASE_KEY_INVALID', `${path} is not a PEM private key`, {
+      actions: ['openssl genpkey -algorithm ed25519 -out release.key'],
+    })
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new FleetkitError('RELEASE_KEY_INVALID', `${path} holds a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519`, { actions: ['openssl genpkey -algorithm ed25519 -out release.key'] })
+    throw new FleetkitError(
+      'RELEASE_KEY_INVALID',
+      `${path} holds a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519`,
+      { actions: ['openssl genpkey -algorithm ed25519 -out release.key'] },
+    )
   }
   return key
 }

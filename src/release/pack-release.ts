@@ -4,7 +4,15 @@ import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { AGENT_ENTRY_NAME, RELEASE_ARCHITECTURES, type ReleaseArchitecture, SIGNATURE_FILE, SUMS_FILE, archiveName, assertReleaseVersion } from './release-name.js'
+import {
+  AGENT_ENTRY_NAME,
+  RELEASE_ARCHITECTURES,
+  type ReleaseArchitecture,
+  SIGNATURE_FILE,
+  SUMS_FILE,
+  archiveName,
+  assertReleaseVersion,
+} from './release-name.js'
 import { formatSha256Sums, sha256Hex } from './sha256sums.js'
 import { singleFileTar } from './tar-writer.js'
 import { zstdCompress } from './zstd.js'
@@ -49,7 +57,11 @@ async function readAgentBinary(path: string): Promise<Buffer | undefined> {
   } catch {
     return undefined
   }
-  if (!info.isFile()) throw new FleetkitError('RELEASE_INPUT_INVALID', `${path} is not a regular file (links and directories are not packed)`)
+  if (!info.isFile())
+    throw new FleetkitError(
+      'RELEASE_INPUT_INVALID',
+      `${path} is not a regular file (links and directories are not packed)`,
+    )
   return readFile(path)
 }
 
@@ -64,7 +76,11 @@ export async function packRelease(options: PackOptions): Promise<PackResult> {
   }
   if (binaries.length === 0) {
     const expected = RELEASE_ARCHITECTURES.map((arch) => agentInputPath(options.inputDir, arch))
-    throw new FleetkitError('RELEASE_INPUT_INVALID', `no agent binary in ${options.inputDir}: expected ${expected.join(' or ')}`, { data: { expected } })
+    throw new FleetkitError(
+      'RELEASE_INPUT_INVALID',
+      `no agent binary in ${options.inputDir}: expected ${expected.join(' or ')}`,
+      { data: { expected } },
+    )
   }
   await mkdir(options.outputDir, { recursive: true })
   const archives: PackedArchive[] = []

@@ -20,9 +20,13 @@ export function isReleaseVersion(value: string): boolean {
 
 export function assertReleaseVersion(value: string): string {
   if (!isReleaseVersion(value)) {
-    throw new FleetkitError('RELEASE_INPUT_INVALID', `version ${JSON.stringify(value)} is not MAJOR.MINOR.PATCH[-PRERELEASE] (letters, digits, "." and "-", at most ${RELEASE_VERSION_MAX_LENGTH} characters)`, {
-      data: { expected: RELEASE_VERSION_PATTERN.source, actual: value },
-    })
+    throw new FleetkitError(
+      'RELEASE_INPUT_INVALID',
+      `version ${JSON.stringify(value)} is not MAJOR.MINOR.PATCH[-PRERELEASE] (letters, digits, "." and "-", at most ${RELEASE_VERSION_MAX_LENGTH} characters)`,
+      {
+        data: { expected: RELEASE_VERSION_PATTERN.source, actual: value },
+      },
+    )
   }
   return value
 }
@@ -33,9 +37,13 @@ export function isReleaseArchitecture(value: string): value is ReleaseArchitectu
 
 export function assertReleaseArchitecture(value: string): ReleaseArchitecture {
   if (!isReleaseArchitecture(value)) {
-    throw new FleetkitError('RELEASE_INPUT_INVALID', `architecture ${JSON.stringify(value)} is not one of ${RELEASE_ARCHITECTURES.join(', ')}`, {
-      data: { expected: [...RELEASE_ARCHITECTURES], actual: value },
-    })
+    throw new FleetkitError(
+      'RELEASE_INPUT_INVALID',
+      `architecture ${JSON.stringify(value)} is not one of ${RELEASE_ARCHITECTURES.join(', ')}`,
+      {
+        data: { expected: [...RELEASE_ARCHITECTURES], actual: value },
+      },
+    )
   }
   return value
 }

@@ -17,10 +17,14 @@ export async function resolveReleasePublicKey(choice: PublicKeyChoice): Promise<
     return (await loadDefinition(path)).release.publicKey
   } catch (error) {
     if (isFleetkitError(error) && error.code === 'DEFINITION_MISSING') {
-      throw new FleetkitError('RELEASE_INPUT_INVALID', `no release public key: pass --public-key BASE64 or --definition PATH (there is no ${path})`, {
-        actions: ['fleetkit release verify --dir DIR --version VERSION --public-key BASE64'],
-        data: { definition: path },
-      })
+      throw new FleetkitError(
+        'RELEASE_INPUT_INVALID',
+        `no release public key: pass --public-key BASE64 or --definition PATH (there is no ${path})`,
+        {
+          actions: ['fleetkit release verify --dir DIR --version VERSION --public-key BASE64'],
+          data: { definition: path },
+        },
+      )
     }
     throw error
   }

@@ -19,9 +19,13 @@ export const RELEASE_URL_PATTERN = /^https:\/\/[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:
 
 export function assertReleaseUrl(url: string): string {
   if (!RELEASE_URL_PATTERN.test(url)) {
-    throw new FleetkitError('RELEASE_INPUT_INVALID', `release URL ${JSON.stringify(displayUrl(url))} is not https://host[:port]/path without query, credentials or shell metacharacters`, {
-      data: { expected: RELEASE_URL_PATTERN.source, actual: displayUrl(url) },
-    })
+    throw new FleetkitError(
+      'RELEASE_INPUT_INVALID',
+      `release URL ${JSON.stringify(displayUrl(url))} is not https://host[:port]/path without query, credentials or shell metacharacters`,
+      {
+        data: { expected: RELEASE_URL_PATTERN.source, actual: displayUrl(url) },
+      },
+    )
   }
   return url.replace(/\/+$/, '')
 }
@@ -49,7 +53,9 @@ export function displayUrl(url: string): string {
 
 function downloadFailed(what: string, reason: string, data: Record<string, unknown> = {}): FleetkitError {
   const shown = /^https?:\/\//i.test(what) ? displayUrl(what) : what
-  return new FleetkitError('RELEASE_DOWNLOAD_FAILED', `cannot get ${shown}: ${reason}`, { data: { file: shown, ...data } })
+  return new FleetkitError('RELEASE_DOWNLOAD_FAILED', `cannot get ${shown}: ${reason}`, {
+    data: { file: shown, ...data },
+  })
 }
 
 async function readLocal(path: string, maxBytes: number): Promise<Buffer> {
@@ -59,7 +65,8 @@ async function readLocal(path: string, maxBytes: number): Promise<Buffer> {
   } catch {
     throw downloadFailed(path, 'no such file')
   }
-  if (size > maxBytes) throw downloadFailed(path, `${size} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: size })
+  if (size > maxBytes)
+    throw downloadFailed(path, `${size} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: size })
   return readFile(path)
 }
 
@@ -71,7 +78,8 @@ async function fetchHttps(url: string, maxBytes: number, ca: Buffer | undefined,
       if (status >= 300 && status < 400 && res.headers.location !== undefined) {
         res.resume()
         const next = new URL(res.headers.location, url).toString()
-        if (!next.startsWith('https://')) return reject(downloadFailed(url, `redirect to a non-https URL ${displayUrl(next)}`))
+        if (!next.startsWith('https://'))
+          return reject(downloadFailed(url, `redirect to a non-https URL ${displayUrl(next)}`))
         if (redirects >= MAX_REDIRECTS) return reject(downloadFailed(url, 'too many redirects'))
         return fetchHttps(next, maxBytes, ca, redirects + 1).then(resolve, reject)
       }
@@ -82,7 +90,12 @@ async function fetchHttps(url: string, maxBytes: number, ca: Buffer | undefined,
       const declared = Number(res.headers['content-length'] ?? '0')
       if (declared > maxBytes) {
         res.destroy()
-        return reject(downloadFailed(url, `${declared} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: declared }))
+        return reject(
+          downloadFailed(url, `${declared} bytes is over the limit of ${maxBytes}`, {
+            expected: maxBytes,
+            actual: declared,
+          }),
+        )
       }
       const chunks: Buffer[] = []
       let length = 0
@@ -105,7 +118,12 @@ async function fetchHttps(url: string, maxBytes: number, ca: Buffer | undefined,
 }
 
 /** Reads one file of the release (SHA256SUMS, SHA256SUMS.sig or the archive). */
-export async function readReleaseFile(source: ReleaseSource, version: string, name: string, limits: FetchLimits): Promise<Buffer> {
+export async function readReleaseFile(
+  source: ReleaseSource,
+  version: string,
+  name: string,
+  limits: FetchLimits,
+): Promise<Buffer> {
   if ('dir' in source) return readLocal(join(source.dir, name), limits.maxBytes)
   const base = assertReleaseUrl(source.url)
   let ca: Buffer | undefined

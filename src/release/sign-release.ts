@@ -30,11 +30,15 @@ export async function signRelease(options: SignOptions): Promise<SignResult> {
   try {
     sums = await readFile(sumsFile)
   } catch {
-    throw new FleetkitError('RELEASE_INPUT_INVALID', `${sumsFile} does not exist`, { actions: ['fleetkit release pack --version VERSION --input DIST'] })
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `${sumsFile} does not exist`, {
+      actions: ['fleetkit release pack --version VERSION --input DIST'],
+    })
   }
   const parsed = parseSha256Sums(sums.toString('utf8'))
   if (parsed.lines.length === 0 || parsed.malformed > 0) {
-    throw new FleetkitError('RELEASE_INPUT_INVALID', `${sumsFile} is not in sha256sum format`, { data: { lines: parsed.lines.length, malformed: parsed.malformed } })
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `${sumsFile} is not in sha256sum format`, {
+      data: { lines: parsed.lines.length, malformed: parsed.malformed },
+    })
   }
   const key = await loadSigningKey(options.keyFile)
   const signature = signSums(sums, key)
@@ -42,5 +46,12 @@ export async function signRelease(options: SignOptions): Promise<SignResult> {
   if (!verifySumsSignature(sums, signature, key)) throw new Error('the fresh signature does not verify')
   const signatureFile = join(options.dir, SIGNATURE_FILE)
   await writeFile(signatureFile, signature)
-  return { dir: options.dir, sumsFile, signatureFile, sumsSha256: sha256Hex(sums), files: parsed.lines.map((line) => line.name), publicKey: rawPublicKey(key) }
+  return {
+    dir: options.dir,
+    sumsFile,
+    signatureFile,
+    sumsSha256: sha256Hex(sums),
+    files: parsed.lines.map((line) => line.name),
+    publicKey: rawPublicKey(key),
+  }
 }

@@ -55,7 +55,8 @@ function paxRecords(data: Buffer): Map<string, string> {
     const space = data.indexOf(0x20, pos)
     if (space === -1) break
     const length = Number.parseInt(data.subarray(pos, space).toString('ascii'), 10)
-    if (!Number.isInteger(length) || length <= 0 || pos + length > data.length) throw new TarFormatError('bad pax record')
+    if (!Number.isInteger(length) || length <= 0 || pos + length > data.length)
+      throw new TarFormatError('bad pax record')
     const record = data.subarray(space + 1, pos + length - 1).toString('utf8')
     const eq = record.indexOf('=')
     if (eq > 0) records.set(record.slice(0, eq), record.slice(eq + 1))
@@ -82,9 +83,18 @@ export function listTarEntries(archive: Buffer): TarEntry[] {
     const data = archive.subarray(dataOffset, dataOffset + size)
     pos = next
     // Extension headers describe the entry that follows; they are not entries themselves.
-    if (flag === 'L') { longName = field(data, 0, data.length); continue }
-    if (flag === 'K') { longLink = field(data, 0, data.length); continue }
-    if (flag === 'x') { pax = paxRecords(data); continue }
+    if (flag === 'L') {
+      longName = field(data, 0, data.length)
+      continue
+    }
+    if (flag === 'K') {
+      longLink = field(data, 0, data.length)
+      continue
+    }
+    if (flag === 'x') {
+      pax = paxRecords(data)
+      continue
+    }
     if (flag === 'g') continue
     const magic = field(block, 257, 6)
     const prefix = magic === 'ustar' ? field(block, 345, 155) : ''
@@ -92,8 +102,19 @@ export function listTarEntries(archive: Buffer): TarEntry[] {
     const name = pax.get('path') ?? longName ?? (prefix === '' ? plainName : `${prefix}/${plainName}`)
     const linkname = pax.get('linkpath') ?? longLink ?? field(block, 157, 100)
     // A pax size that differs from the header's (files over 8 GiB) is beyond any agent binary.
-    if (pax.has('size') && Number(pax.get('size')) !== size) throw new TarFormatError('pax size differs from the header size')
-    entries.push({ name, type: typeOf(flag), typeflag: flag, mode: octal(block, 100, 8), uid: octal(block, 108, 8), gid: octal(block, 116, 8), size, linkname, dataOffset })
+    if (pax.has('size') && Number(pax.get('size')) !== size)
+      throw new TarFormatError('pax size differs from the header size')
+    entries.push({
+      name,
+      type: typeOf(flag),
+      typeflag: flag,
+      mode: octal(block, 100, 8),
+      uid: octal(block, 108, 8),
+      gid: octal(block, 116, 8),
+      size,
+      linkname,
+      dataOffset,
+    })
     longName = undefined
     longLink = undefined
     pax = new Map()

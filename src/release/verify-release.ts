@@ -4,7 +4,15 @@ import type { KeyObject } from 'node:crypto'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { publicKeyFromRaw } from './ed25519-keys.js'
-import { AGENT_ENTRY_NAME, type ReleaseArchitecture, SIGNATURE_FILE, SUMS_FILE, archiveName, assertReleaseArchitecture, assertReleaseVersion } from './release-name.js'
+import {
+  AGENT_ENTRY_NAME,
+  type ReleaseArchitecture,
+  SIGNATURE_FILE,
+  SUMS_FILE,
+  archiveName,
+  assertReleaseArchitecture,
+  assertReleaseVersion,
+} from './release-name.js'
 import { type ReleaseSource, describeSource, readReleaseFile } from './release-source.js'
 import { parseSha256Sums, sha256Hex } from './sha256sums.js'
 import { verifySumsSignature } from './signature.js'
@@ -49,29 +57,43 @@ function unsafe(message: string, entries: TarEntry[]): FleetkitError {
 
 /** Exactly one entry, a regular file named fleetkit-agent: no links, directories, paths or extras. */
 export function checkArchiveEntries(entries: TarEntry[]): TarEntry {
-  if (entries.length !== 1) throw unsafe(`the archive holds ${entries.length} entries (${entries.map(describeEntry).join(', ')}); exactly one, ${AGENT_ENTRY_NAME}, is allowed`, entries)
+  if (entries.length !== 1)
+    throw unsafe(
+      `the archive holds ${entries.length} entries (${entries.map(describeEntry).join(', ')}); exactly one, ${AGENT_ENTRY_NAME}, is allowed`,
+      entries,
+    )
   const entry = entries[0]!
   if (entry.type !== 'file') throw unsafe(`the archive entry is a ${describeEntry(entry)}, not a regular file`, entries)
-  if (entry.name !== AGENT_ENTRY_NAME) throw unsafe(`the archive entry is named ${JSON.stringify(entry.name)}, not ${AGENT_ENTRY_NAME}`, entries)
+  if (entry.name !== AGENT_ENTRY_NAME)
+    throw unsafe(`the archive entry is named ${JSON.stringify(entry.name)}, not ${AGENT_ENTRY_NAME}`, entries)
   return entry
 }
 
 function verifySignature(sums: Buffer, signature: Buffer, publicKey: KeyObject): void {
   if (!verifySumsSignature(sums, signature.toString('utf8'), publicKey)) {
-    throw new FleetkitError('RELEASE_SIGNATURE_INVALID', `${SIGNATURE_FILE} is not a signature of ${SUMS_FILE} by the pinned release key`, {
-      actions: ['check release.publicKey in fleet.yaml', 'fleetkit release sign --key release.key --dir RELEASE_DIR'],
-    })
+    throw new FleetkitError(
+      'RELEASE_SIGNATURE_INVALID',
+      `${SIGNATURE_FILE} is not a signature of ${SUMS_FILE} by the pinned release key`,
+      {
+        actions: ['check release.publicKey in fleet.yaml', 'fleetkit release sign --key release.key --dir RELEASE_DIR'],
+      },
+    )
   }
 }
 
 function expectedSum(sums: Buffer, name: string, version: string): string {
   const lines = parseSha256Sums(sums.toString('utf8')).lines.filter((line) => line.name === name)
   if (lines.length === 0) {
-    throw new FleetkitError('RELEASE_VERSION_MISMATCH', `the signed ${SUMS_FILE} does not list ${name}: it is not release ${version}`, {
-      data: { expected: name, actual: parseSha256Sums(sums.toString('utf8')).lines.map((line) => line.name) },
-    })
+    throw new FleetkitError(
+      'RELEASE_VERSION_MISMATCH',
+      `the signed ${SUMS_FILE} does not list ${name}: it is not release ${version}`,
+      {
+        data: { expected: name, actual: parseSha256Sums(sums.toString('utf8')).lines.map((line) => line.name) },
+      },
+    )
   }
-  if (lines.length > 1) throw new FleetkitError('RELEASE_CHECKSUM_MISMATCH', `the signed ${SUMS_FILE} lists ${name} ${lines.length} times`)
+  if (lines.length > 1)
+    throw new FleetkitError('RELEASE_CHECKSUM_MISMATCH', `the signed ${SUMS_FILE} lists ${name} ${lines.length} times`)
   return lines[0]!.sha256
 }
 
@@ -80,7 +102,8 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
   const arch = assertReleaseArchitecture(options.arch)
   const publicKey = publicKeyFromRaw(options.publicKey)
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_ARCHIVE_BYTES
-  if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) throw new FleetkitError('RELEASE_INPUT_INVALID', `the size limit ${maxBytes} is not a positive integer`)
+  if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0)
+    throw new FleetkitError('RELEASE_INPUT_INVALID', `the size limit ${maxBytes} is not a positive integer`)
 
   const sums = await readReleaseFile(options.source, version, SUMS_FILE, { maxBytes: MAX_SUMS_BYTES })
   const signature = await readReleaseFile(options.source, version, SIGNATURE_FILE, { maxBytes: MAX_SIGNATURE_BYTES })
@@ -91,7 +114,11 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
   const archive = await readReleaseFile(options.source, version, name, { maxBytes })
   const actual = sha256Hex(archive)
   if (actual !== expected) {
-    throw new FleetkitError('RELEASE_CHECKSUM_MISMATCH', `${name} has SHA-256 ${actual}, the signed ${SUMS_FILE} says ${expected}`, { data: { expected, actual } })
+    throw new FleetkitError(
+      'RELEASE_CHECKSUM_MISMATCH',
+      `${name} has SHA-256 ${actual}, the signed ${SUMS_FILE} says ${expected}`,
+      { data: { expected, actual } },
+    )
   }
 
   let entries: TarEntry[]
@@ -106,8 +133,19 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
   }
   const entry = checkArchiveEntries(entries)
   return {
-    version, arch, source: describeSource(options.source, version), archive: name, sha256: actual, size: archive.length,
-    entry: { name: entry.name, mode: (entry.mode & 0o7777).toString(8).padStart(4, '0'), uid: entry.uid, gid: entry.gid, size: entry.size },
+    version,
+    arch,
+    source: describeSource(options.source, version),
+    archive: name,
+    sha256: actual,
+    size: archive.length,
+    entry: {
+      name: entry.name,
+      mode: (entry.mode & 0o7777).toString(8).padStart(4, '0'),
+      uid: entry.uid,
+      gid: entry.gid,
+      size: entry.size,
+    },
     publicKey: options.publicKey.trim(),
   }
 }

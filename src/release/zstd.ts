@@ -18,7 +18,9 @@ function runZstd(args: string[], input: Uint8Array, maxOutput: number): Promise<
     let tooLarge = false
     child.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') {
-        reject(new FleetkitError('RELEASE_TOOL_MISSING', 'zstd is not installed', { actions: ['apt-get install zstd'] }))
+        reject(
+          new FleetkitError('RELEASE_TOOL_MISSING', 'zstd is not installed', { actions: ['apt-get install zstd'] }),
+        )
       } else reject(error)
     })
     child.stdout.on('data', (chunk: Buffer) => {
@@ -30,7 +32,9 @@ function runZstd(args: string[], input: Uint8Array, maxOutput: number): Promise<
       }
       chunks.push(chunk)
     })
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8') })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8')
+    })
     // zstd may exit before reading all input (bad data, killed): ignore EPIPE on stdin.
     child.stdin.on('error', () => undefined)
     child.on('close', (code) => {

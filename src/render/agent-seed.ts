@@ -37,8 +37,10 @@ export interface AgentSeedInput {
  * The unit's one placeholder. A condition on a mount nobody declared would keep the agent from ever
  * starting (docs/agent.md). ansible/roles/agent/vars/main.yml fills it with the same text (a test compares).
  */
-export const NO_DATA_MOUNT_CONDITION = '# No data volume is declared for this node: the agent starts without waiting for a mount.'
-export const DATA_MOUNT_CONDITION_PREFIX = '# Starts only once the declared data volume is mounted.\nConditionPathIsMountPoint='
+export const NO_DATA_MOUNT_CONDITION =
+  '# No data volume is declared for this node: the agent starts without waiting for a mount.'
+export const DATA_MOUNT_CONDITION_PREFIX =
+  '# Starts only once the declared data volume is mounted.\nConditionPathIsMountPoint='
 
 export function dataMountCondition(dataMount: string): string {
   return dataMount === '' ? NO_DATA_MOUNT_CONDITION : `${DATA_MOUNT_CONDITION_PREFIX}${dataMount}`
@@ -54,7 +56,8 @@ export function renderAgentSeed(input: AgentSeedInput): string {
   const releaseVersion = versionValue('release.version', input.releaseVersion)
   const secret = secretHexValue('enrollment secret', input.enrollmentSecret)
   const dataMount = input.dataMount === undefined ? '' : absolutePathValue('data volume mount point', input.dataMount)
-  const releaseCa = input.releaseCaPem === undefined ? '' : pemCertificatesValue('release.caFile', input.releaseCaPem).trimEnd()
+  const releaseCa =
+    input.releaseCaPem === undefined ? '' : pemCertificatesValue('release.caFile', input.releaseCaPem).trimEnd()
 
   // The same template the agent role fills (ansible/roles/agent), so a seeded host converges with changed=0.
   const agentEnv = fillTemplate(readTemplate('agent.env.tmpl'), {
@@ -64,7 +67,9 @@ export function renderAgentSeed(input: AgentSeedInput): string {
     DATA_MOUNT: dataMount,
   }).trimEnd()
   const releaseEnv = [`FLEETKIT_RELEASE_URL=${releaseUrl}`, `FLEETKIT_RELEASE_VERSION=${releaseVersion}`].join('\n')
-  const unit = fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT_CONDITION: dataMountCondition(dataMount) }).trimEnd()
+  const unit = fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), {
+    DATA_MOUNT_CONDITION: dataMountCondition(dataMount),
+  }).trimEnd()
 
   return fillTemplate(readTemplate('agent-seed.sh.tmpl'), {
     AGENT_ENV: agentEnv,

@@ -4,7 +4,15 @@ import { stringify } from 'yaml'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition, NodeDeclaration } from '../definition/types.js'
-import { absolutePathValue, hostNameValue, nodeIdValue, pemCertificatesValue, portValue, posixUserValue, sshPublicKeyValue } from './values.js'
+import {
+  absolutePathValue,
+  hostNameValue,
+  nodeIdValue,
+  pemCertificatesValue,
+  portValue,
+  posixUserValue,
+  sshPublicKeyValue,
+} from './values.js'
 
 /** The part of a state row the inventory reads (src/store/nodes.ts NodeRow has more). */
 export interface InventoryStateNode {
@@ -59,10 +67,17 @@ function keyOf(line: string): string {
 
 function assertHostKeysAgree(id: string, state: string | null | undefined, declared: string | undefined): void {
   if (!state || !declared || keyOf(state) === keyOf(declared)) return
-  throw new FleetkitError('HOST_KEY_DISAGREES', `node ${id}: the host key pinned in the state (${keyOf(state).slice(0, 40)}...) differs from its hostKey in fleet.yaml (${keyOf(declared).slice(0, 40)}...); the inventory was not written`, {
-    actions: [`check the host's key (ssh-keyscan HOST) and put the true one as hostKey of ${id} in fleet.yaml`, 'fleetkit inventory'],
-    data: { node: id },
-  })
+  throw new FleetkitError(
+    'HOST_KEY_DISAGREES',
+    `node ${id}: the host key pinned in the state (${keyOf(state).slice(0, 40)}...) differs from its hostKey in fleet.yaml (${keyOf(declared).slice(0, 40)}...); the inventory was not written`,
+    {
+      actions: [
+        `check the host's key (ssh-keyscan HOST) and put the true one as hostKey of ${id} in fleet.yaml`,
+        'fleetkit inventory',
+      ],
+      data: { node: id },
+    },
+  )
 }
 
 export function renderInventory(input: InventoryInput): RenderedInventory {
@@ -97,7 +112,9 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
     const sshHost = node?.ssh?.host ?? row?.sshHost ?? undefined
     const vars: Record<string, unknown> = {}
     if (sshHost !== undefined && sshHost !== null) vars.ansible_host = hostNameValue(`nodes[${id}].ssh.host`, sshHost)
-    vars.ansible_user = posixUserValue(`nodes[${id}].ssh.user`, node?.ssh?.user ?? DEFAULT_SSH_USER, { allowRoot: true })
+    vars.ansible_user = posixUserValue(`nodes[${id}].ssh.user`, node?.ssh?.user ?? DEFAULT_SSH_USER, {
+      allowRoot: true,
+    })
     vars.ansible_port = portValue(`nodes[${id}].ssh.port`, node?.ssh?.port ?? DEFAULT_SSH_PORT)
     // HostKeyAlias keys known_hosts by node id, so a changed address keeps the pinned key.
     vars.ansible_ssh_common_args = `-o UserKnownHostsFile=${knownHostsPath} -o StrictHostKeyChecking=yes -o HostKeyAlias=${id}`
@@ -144,8 +161,12 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
         fleetkit_fleet: definition.fleet,
         fleetkit_gateway: definition.gateway,
         fleetkit_release: {
-          url: definition.release.url, version: definition.release.version, publicKey: definition.release.publicKey,
-          ...(input.releaseCaPem === undefined ? {} : { caPem: pemCertificatesValue('release.caFile', input.releaseCaPem) }),
+          url: definition.release.url,
+          version: definition.release.version,
+          publicKey: definition.release.publicKey,
+          ...(input.releaseCaPem === undefined
+            ? {}
+            : { caPem: pemCertificatesValue('release.caFile', input.releaseCaPem) }),
         },
         fleetkit_operator_cidrs: definition.operators.cidrs,
         fleetkit_known_hosts_file: knownHostsPath,

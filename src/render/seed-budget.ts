@@ -19,8 +19,12 @@ export function fitSeedBudget(document: string, budget = SEED_BUDGET_BYTES): Bud
   // mtime 0 in the gzip header (Node writes 0) keeps the output reproducible.
   const gzipped = gzipSync(plain, { level: 9 })
   if (gzipped.length <= budget) return { bytes: gzipped, gzipped: true, plainBytes: plain.length }
-  throw new FleetkitError('SEED_TOO_LARGE', `the seed is ${gzipped.length} bytes after gzip (${plain.length} plain), over the ${budget}-byte user-data budget`, {
-    actions: ['shorten the CA bundle or the operators\' keys in the fleet definition'],
-    data: { expected: budget, actual: gzipped.length },
-  })
+  throw new FleetkitError(
+    'SEED_TOO_LARGE',
+    `the seed is ${gzipped.length} bytes after gzip (${plain.length} plain), over the ${budget}-byte user-data budget`,
+    {
+      actions: ["shorten the CA bundle or the operators' keys in the fleet definition"],
+      data: { expected: budget, actual: gzipped.length },
+    },
+  )
 }

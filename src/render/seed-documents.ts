@@ -24,7 +24,13 @@ export interface NodeTarget {
 }
 
 /** The agent seed of a node: the definition's gateway and release, the pinned CA bundle, the secret. */
-export function agentSeedDocument(definition: Definition, target: NodeTarget, caBundlePem: string, secret: string, releaseCaPem?: string): string {
+export function agentSeedDocument(
+  definition: Definition,
+  target: NodeTarget,
+  caBundlePem: string,
+  secret: string,
+  releaseCaPem?: string,
+): string {
   return renderAgentSeed({
     releaseCaPem,
     nodeId: target.id,
@@ -40,20 +46,43 @@ export function agentSeedDocument(definition: Definition, target: NodeTarget, ca
 }
 
 /** The worker seed of a node: its declared account (ssh.user), the operators' keys, its host key. */
-export function workerSeedDocument(definition: Definition, target: NodeTarget, hostKey: SshHostKey, autoinstall: boolean): string {
+export function workerSeedDocument(
+  definition: Definition,
+  target: NodeTarget,
+  hostKey: SshHostKey,
+  autoinstall: boolean,
+): string {
   // Checked before anything else: a worker without a declared account is a definition to
   // complete, not a value to refuse (SEED_VALUE_INVALID stays unreachable from a valid file).
   if (target.sshUser === undefined) {
-    throw new FleetkitError('WORKER_SSH_UNDECLARED', `node ${target.id} declares no ssh.user in the definition: a worker seed creates that account and Ansible logs in as it`, {
-      actions: [`add ssh: {host: ..., user: ...} to node ${target.id} in fleet.yaml`, `or fleetkit seed ${target.id} --kind agent`],
-      data: { node: target.id },
-    })
+    throw new FleetkitError(
+      'WORKER_SSH_UNDECLARED',
+      `node ${target.id} declares no ssh.user in the definition: a worker seed creates that account and Ansible logs in as it`,
+      {
+        actions: [
+          `add ssh: {host: ..., user: ...} to node ${target.id} in fleet.yaml`,
+          `or fleetkit seed ${target.id} --kind agent`,
+        ],
+        data: { node: target.id },
+      },
+    )
   }
-  return renderWorkerSeed({ nodeId: target.id, user: target.sshUser, sshPort: target.sshPort, operatorKeys: definition.operators.sshKeys, hostKey, autoinstall })
+  return renderWorkerSeed({
+    nodeId: target.id,
+    user: target.sshUser,
+    sshPort: target.sshPort,
+    operatorKeys: definition.operators.sshKeys,
+    hostKey,
+    autoinstall,
+  })
 }
 
 /** A node is declared in the definition, or known to the state (provisioned by fleetkit). */
-export function nodeTarget(definition: Definition, nodeId: string, row: { id: string; pool: string; region?: string | null; serverType?: string | null } | null | undefined): NodeTarget {
+export function nodeTarget(
+  definition: Definition,
+  nodeId: string,
+  row: { id: string; pool: string; region?: string | null; serverType?: string | null } | null | undefined,
+): NodeTarget {
   const declared = definition.nodes.find((n) => n.id === nodeId)
   if (declared) {
     const pool = definition.pools[declared.pool]
@@ -70,10 +99,20 @@ export function nodeTarget(definition: Definition, nodeId: string, row: { id: st
     }
   }
   if (row) {
-    return { id: row.id, pool: row.pool, region: row.region ?? undefined, serverType: row.serverType ?? undefined, declared: false }
+    return {
+      id: row.id,
+      pool: row.pool,
+      region: row.region ?? undefined,
+      serverType: row.serverType ?? undefined,
+      declared: false,
+    }
   }
-  throw new FleetkitError('NODE_UNKNOWN', `node ${JSON.stringify(nodeId.slice(0, 64))} is neither declared in the fleet definition nor in the state`, {
-    actions: ['declare the node under nodes: in fleet.yaml', 'fleetkit validate'],
-    data: { node: nodeId.slice(0, 64) },
-  })
+  throw new FleetkitError(
+    'NODE_UNKNOWN',
+    `node ${JSON.stringify(nodeId.slice(0, 64))} is neither declared in the fleet definition nor in the state`,
+    {
+      actions: ['declare the node under nodes: in fleet.yaml', 'fleetkit validate'],
+      data: { node: nodeId.slice(0, 64) },
+    },
+  )
 }

@@ -30,7 +30,11 @@ function uint32(value: number): Buffer {
 /** The key is derived from 32 bytes of the injected rng, so golden files can fix it. */
 export function generateSshHostKey(comment: string, rng: Rng = systemRng): SshHostKey {
   const seed = rng(32)
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  })
   const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' })
   const publicRaw = spki.subarray(spki.length - 32)
   const publicBlob = Buffer.concat([sshString(KEY_TYPE), sshString(publicRaw)])
@@ -38,16 +42,24 @@ export function generateSshHostKey(comment: string, rng: Rng = systemRng): SshHo
   // openssh-key-v1 (PROTOCOL.key): no cipher, one key, a check integer repeated, padding 1, 2, 3...
   const check = rng(4).readUInt32BE(0)
   let section = Buffer.concat([
-    uint32(check), uint32(check),
-    sshString(KEY_TYPE), sshString(publicRaw), sshString(Buffer.concat([seed, publicRaw])), sshString(comment),
+    uint32(check),
+    uint32(check),
+    sshString(KEY_TYPE),
+    sshString(publicRaw),
+    sshString(Buffer.concat([seed, publicRaw])),
+    sshString(comment),
   ])
   const padding: number[] = []
   for (let i = 1; (section.length + padding.length) % 8 !== 0; i++) padding.push(i)
   section = Buffer.concat([section, Buffer.from(padding)])
   const body = Buffer.concat([
     Buffer.from('openssh-key-v1\0', 'latin1'),
-    sshString('none'), sshString('none'), sshString(''), uint32(1),
-    sshString(publicBlob), sshString(section),
+    sshString('none'),
+    sshString('none'),
+    sshString(''),
+    uint32(1),
+    sshString(publicBlob),
+    sshString(section),
   ])
   const lines = body.toString('base64').match(/.{1,70}/g) ?? []
   return {

@@ -19,8 +19,12 @@ export function parseSecretTtl(text: string | undefined): number {
 }
 
 function ttlInvalid(text: string): FleetkitError {
-  return new FleetkitError('SEED_TTL_INVALID', `--ttl ${JSON.stringify(text.slice(0, 40))} is not a duration from 1m to 24h (for example 15m, 2h, 1h30m)`, {
-    actions: ['pass --ttl 15m (the default) or up to --ttl 24h'],
-    data: { expected: '1m..24h', actual: text.slice(0, 40) },
-  })
+  return new FleetkitError(
+    'SEED_TTL_INVALID',
+    `--ttl ${JSON.stringify(text.slice(0, 40))} is not a duration from 1m to 24h (for example 15m, 2h, 1h30m)`,
+    {
+      actions: ['pass --ttl 15m (the default) or up to --ttl 24h'],
+      data: { expected: '1m..24h', actual: text.slice(0, 40) },
+    },
+  )
 }

@@ -98,7 +98,8 @@ export function hostNameValue(field: string, value: unknown): string {
 }
 
 export function portValue(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535) throw invalidValue(field, 'a TCP port 1-65535')
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535)
+    throw invalidValue(field, 'a TCP port 1-65535')
   return value
 }
 

@@ -26,7 +26,8 @@ export const SSHD_PORT_DROP_IN = '/etc/ssh/sshd_config.d/10-fleetkit-port.conf'
  * Applies the port drop-in: sshd checks the file first; Ubuntu 22.10 and later start sshd from
  * ssh.socket, whose generator reads Port on daemon-reload, older systems run ssh.service.
  */
-const SSHD_RESTART = 'sshd -t && systemctl daemon-reload && if systemctl is-enabled --quiet ssh.socket; then systemctl restart ssh.socket; else systemctl restart ssh.service; fi'
+const SSHD_RESTART =
+  'sshd -t && systemctl daemon-reload && if systemctl is-enabled --quiet ssh.socket; then systemctl restart ssh.socket; else systemctl restart ssh.service; fi'
 
 const OPENSSH_PRIVATE = /^-----BEGIN OPENSSH PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END OPENSSH PRIVATE KEY-----\n$/
 
@@ -42,7 +43,16 @@ export function workerCloudConfig(input: WorkerSeedInput): Record<string, unknow
   }
   return {
     hostname,
-    users: [{ name: user, gecos: 'fleetkit operator account', shell: '/bin/bash', lock_passwd: true, sudo, ssh_authorized_keys: keys }],
+    users: [
+      {
+        name: user,
+        gecos: 'fleetkit operator account',
+        shell: '/bin/bash',
+        lock_passwd: true,
+        sudo,
+        ssh_authorized_keys: keys,
+      },
+    ],
     disable_root: true,
     ssh_pwauth: false,
     // Only the pinned key: fleetkit stored its public half, so the first connection is verified.
@@ -52,10 +62,19 @@ export function workerCloudConfig(input: WorkerSeedInput): Record<string, unknow
     ssh_keys: { ed25519_private: input.hostKey.privateKey, ed25519_public: hostPublic },
     package_update: true,
     // The inventory connects on ssh.port, so sshd must listen there from the first boot.
-    ...(port === DEFAULT_SSH_PORT ? {} : {
-      write_files: [{ path: SSHD_PORT_DROP_IN, owner: 'root:root', permissions: '0644', content: `# Written by the fleetkit worker seed: ssh.port of this node in fleet.yaml.\nPort ${port}\n` }],
-      runcmd: [['sh', '-c', SSHD_RESTART]],
-    }),
+    ...(port === DEFAULT_SSH_PORT
+      ? {}
+      : {
+          write_files: [
+            {
+              path: SSHD_PORT_DROP_IN,
+              owner: 'root:root',
+              permissions: '0644',
+              content: `# Written by the fleetkit worker seed: ssh.port of this node in fleet.yaml.\nPort ${port}\n`,
+            },
+          ],
+          runcmd: [['sh', '-c', SSHD_RESTART]],
+        }),
   }
 }
 

@@ -101,9 +101,10 @@ export async function migrateDatabase(options: AdminOptions = {}): Promise<Migra
   const db = await openDatabase({ env, stateDir, schema: 'none', ...progress })
   try {
     const result = await migrate(db.pool, progress)
-    const server: ServerDescription = db.source === 'embedded'
-      ? { ...embeddedDescription(stateDir, await inspectEmbeddedServer(stateDir)), url: db.url }
-      : { source: 'DATABASE_URL', url: db.url }
+    const server: ServerDescription =
+      db.source === 'embedded'
+        ? { ...embeddedDescription(stateDir, await inspectEmbeddedServer(stateDir)), url: db.url }
+        : { source: 'DATABASE_URL', url: db.url }
     return { server, applied: result.applied, schema: summarise(result.status) }
   } finally {
     await db.close()
@@ -126,10 +127,19 @@ export async function stopEmbeddedDatabase(options: AdminOptions = {}): Promise<
   const paths = embeddedServerPaths(stateDir)
   const url = env.DATABASE_URL?.trim()
   const result = existsSync(paths.root) ? await stopEmbeddedServer(stateDir) : { wasRunning: false }
-  return { stateDir, dataDir: paths.dataDir, wasRunning: result.wasRunning, pid: result.pid ?? null, databaseUrl: url ? redactDatabaseUrl(url) : null }
+  return {
+    stateDir,
+    dataDir: paths.dataDir,
+    wasRunning: result.wasRunning,
+    pid: result.pid ?? null,
+    databaseUrl: url ? redactDatabaseUrl(url) : null,
+  }
 }
 
-function embeddedDescription(stateDir: string, state: Awaited<ReturnType<typeof inspectEmbeddedServer>>): ServerDescription {
+function embeddedDescription(
+  stateDir: string,
+  state: Awaited<ReturnType<typeof inspectEmbeddedServer>>,
+): ServerDescription {
   return {
     source: 'embedded',
     url: state.running && state.port ? `postgres://fleetkit:***@127.0.0.1:${state.port}/fleetkit` : null,

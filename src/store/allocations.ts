@@ -25,13 +25,22 @@ export interface Capacity3 {
   diskGib: number
 }
 
-const COLUMNS = 'id::text AS id, node_id, owner, cpu, memory_mib, disk_gib, status, created_at, released_at, release_reason'
+const COLUMNS =
+  'id::text AS id, node_id, owner, cpu, memory_mib, disk_gib, status, created_at, released_at, release_reason'
 type Raw = Record<string, unknown>
 
 function toAllocation(r: Raw): AllocationRow {
   return {
-    id: r.id as string, nodeId: r.node_id as string, owner: r.owner as string, cpu: Number(r.cpu), memoryMib: Number(r.memory_mib), diskGib: Number(r.disk_gib),
-    status: r.status as AllocationRow['status'], createdAt: r.created_at as Date, releasedAt: (r.released_at as Date | null) ?? null, releaseReason: (r.release_reason as string | null) ?? null,
+    id: r.id as string,
+    nodeId: r.node_id as string,
+    owner: r.owner as string,
+    cpu: Number(r.cpu),
+    memoryMib: Number(r.memory_mib),
+    diskGib: Number(r.disk_gib),
+    status: r.status as AllocationRow['status'],
+    createdAt: r.created_at as Date,
+    releasedAt: (r.released_at as Date | null) ?? null,
+    releaseReason: (r.release_reason as string | null) ?? null,
   }
 }
 
@@ -42,7 +51,19 @@ export function isAllocationId(value: string): boolean {
 }
 
 /** The node's row locked for the rest of the transaction, with what its active allocations hold. */
-export async function lockNodeCapacity(q: Queryable, nodeId: string): Promise<{ status: string; schedulable: boolean; capacity: Capacity3 | null; reserved: Capacity3; silentSeconds: number | null } | undefined> {
+export async function lockNodeCapacity(
+  q: Queryable,
+  nodeId: string,
+): Promise<
+  | {
+      status: string
+      schedulable: boolean
+      capacity: Capacity3 | null
+      reserved: Capacity3
+      silentSeconds: number | null
+    }
+  | undefined
+> {
   const node = await q.query<Raw>(
     `SELECT status, schedulable, capacity_cpu, capacity_memory_mib, capacity_disk_gib, extract(epoch FROM now() - last_seen_at) AS silent
        FROM nodes WHERE id = $1 FOR UPDATE`,
@@ -56,17 +77,23 @@ export async function lockNodeCapacity(q: Queryable, nodeId: string): Promise<{ 
     [nodeId],
   )
   const h = held.rows[0]!
-  const capacity = n.capacity_cpu === null || n.capacity_memory_mib === null || n.capacity_disk_gib === null
-    ? null
-    : { cpu: Number(n.capacity_cpu), memoryMib: Number(n.capacity_memory_mib), diskGib: Number(n.capacity_disk_gib) }
+  const capacity =
+    n.capacity_cpu === null || n.capacity_memory_mib === null || n.capacity_disk_gib === null
+      ? null
+      : { cpu: Number(n.capacity_cpu), memoryMib: Number(n.capacity_memory_mib), diskGib: Number(n.capacity_disk_gib) }
   return {
-    status: n.status as string, schedulable: n.schedulable as boolean, capacity,
+    status: n.status as string,
+    schedulable: n.schedulable as boolean,
+    capacity,
     reserved: { cpu: Number(h.cpu), memoryMib: Number(h.memory), diskGib: Number(h.disk) },
     silentSeconds: n.silent === null ? null : Number(n.silent),
   }
 }
 
-export async function insertAllocation(q: Queryable, a: { nodeId: string; owner: string } & Capacity3): Promise<AllocationRow> {
+export async function insertAllocation(
+  q: Queryable,
+  a: { nodeId: string; owner: string } & Capacity3,
+): Promise<AllocationRow> {
   const { rows } = await q.query<Raw>(
     `INSERT INTO allocations (node_id, owner, cpu, memory_mib, disk_gib) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
     [a.nodeId, a.owner, a.cpu, a.memoryMib, a.diskGib],
@@ -90,7 +117,10 @@ export async function getAllocation(q: Queryable, id: string): Promise<Allocatio
   return rows[0] ? toAllocation(rows[0]) : undefined
 }
 
-export async function listAllocations(q: Queryable, filter: { nodeId?: string; owner?: string; status?: 'active' | 'released' } = {}): Promise<AllocationRow[]> {
+export async function listAllocations(
+  q: Queryable,
+  filter: { nodeId?: string; owner?: string; status?: 'active' | 'released' } = {},
+): Promise<AllocationRow[]> {
   const { rows } = await q.query<Raw>(
     `SELECT ${COLUMNS} FROM allocations
       WHERE ($1::text IS NULL OR node_id = $1) AND ($2::text IS NULL OR owner = $2) AND ($3::text IS NULL OR status = $3)
@@ -116,24 +146,56 @@ export async function reserveAllocation(pool: Pool, request: ReserveRequest): Pr
   return withTransaction(pool, async (client) => {
     const node = await lockNodeCapacity(client, request.nodeId)
     const shown = JSON.stringify(request.nodeId.slice(0, 64))
-    if (!node) throw new FleetkitError('NODE_UNKNOWN', `no node ${shown} in the state database`, { actions: ['fleetkit node list'] })
-    if (node.status !== 'active' || !node.schedulable) {
-      throw new FleetkitError('NODE_NOT_SCHEDULABLE', `${request.nodeId} is ${node.status}${node.schedulable ? '' : ', not schedulable'}: nothing can be reserved on it`, {
-        actions: [`fleetkit node show ${request.nodeId}`, `fleetkit node admit ${request.nodeId}`],
-        data: { nodeId: request.nodeId, status: node.status, schedulable: node.schedulable },
+    if (!node)
+      throw new FleetkitError('NODE_UNKNOWN', `no node ${shown} in the state database`, {
+        actions: ['fleetkit node list'],
       })
+    if (node.status !== 'active' || !node.schedulable) {
+      throw new FleetkitError(
+        'NODE_NOT_SCHEDULABLE',
+        `${request.nodeId} is ${node.status}${node.schedulable ? '' : ', not schedulable'}: nothing can be reserved on it`,
+        {
+          actions: [`fleetkit node show ${request.nodeId}`, `fleetkit node admit ${request.nodeId}`],
+          data: { nodeId: request.nodeId, status: node.status, schedulable: node.schedulable },
+        },
+      )
     }
     const capacity = node.capacity ?? { cpu: 0, memoryMib: 0, diskGib: 0 }
-    const after = { cpu: round(node.reserved.cpu + request.cpu), memoryMib: node.reserved.memoryMib + request.memoryMib, diskGib: node.reserved.diskGib + request.diskGib }
+    const after = {
+      cpu: round(node.reserved.cpu + request.cpu),
+      memoryMib: node.reserved.memoryMib + request.memoryMib,
+      diskGib: node.reserved.diskGib + request.diskGib,
+    }
     const over = (['cpu', 'memoryMib', 'diskGib'] as const).filter((d) => after[d] > capacity[d])
     if (over.length > 0) {
-      throw new FleetkitError('ALLOCATION_OVER_CAPACITY', `${request.nodeId} cannot take it: ${over.map((d) => `${d} ${after[d]} > ${capacity[d]}`).join(', ')}`, {
-        actions: [`fleetkit alloc list --node ${request.nodeId}`, 'fleetkit node list --schedulable'],
-        data: { nodeId: request.nodeId, over, capacity, reserved: node.reserved, requested: { cpu: request.cpu, memoryMib: request.memoryMib, diskGib: request.diskGib } },
-      })
+      throw new FleetkitError(
+        'ALLOCATION_OVER_CAPACITY',
+        `${request.nodeId} cannot take it: ${over.map((d) => `${d} ${after[d]} > ${capacity[d]}`).join(', ')}`,
+        {
+          actions: [`fleetkit alloc list --node ${request.nodeId}`, 'fleetkit node list --schedulable'],
+          data: {
+            nodeId: request.nodeId,
+            over,
+            capacity,
+            reserved: node.reserved,
+            requested: { cpu: request.cpu, memoryMib: request.memoryMib, diskGib: request.diskGib },
+          },
+        },
+      )
     }
     const row = await insertAllocation(client, request)
-    await appendEvent(client, { kind: 'allocation_reserved', nodeId: request.nodeId, data: { allocation_id: row.id, owner: row.owner, cpu: row.cpu, memory_mib: row.memoryMib, disk_gib: row.diskGib, actor: request.actor } })
+    await appendEvent(client, {
+      kind: 'allocation_reserved',
+      nodeId: request.nodeId,
+      data: {
+        allocation_id: row.id,
+        owner: row.owner,
+        cpu: row.cpu,
+        memory_mib: row.memoryMib,
+        disk_gib: row.diskGib,
+        actor: request.actor,
+      },
+    })
     return row
   })
 }
@@ -143,9 +205,17 @@ export async function releaseAllocationById(pool: Pool, id: string, actor: strin
   return withTransaction(pool, async (client) => {
     const row = await releaseAllocation(client, id, 'released')
     if (!row) {
-      throw new FleetkitError('ALLOCATION_UNKNOWN', `no active allocation ${JSON.stringify(id.slice(0, 64))} (unknown, or already released)`, { actions: ['fleetkit alloc list'], data: { allocationId: id.slice(0, 64) } })
+      throw new FleetkitError(
+        'ALLOCATION_UNKNOWN',
+        `no active allocation ${JSON.stringify(id.slice(0, 64))} (unknown, or already released)`,
+        { actions: ['fleetkit alloc list'], data: { allocationId: id.slice(0, 64) } },
+      )
     }
-    await appendEvent(client, { kind: 'allocation_released', nodeId: row.nodeId, data: { allocation_id: row.id, owner: row.owner, reason: 'released', actor } })
+    await appendEvent(client, {
+      kind: 'allocation_released',
+      nodeId: row.nodeId,
+      data: { allocation_id: row.id, owner: row.owner, reason: 'released', actor },
+    })
     return row
   })
 }

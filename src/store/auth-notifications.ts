@@ -15,11 +15,20 @@ export interface AuthListener {
  * LISTEN on a connection of its own (outside the pool). `onNode` gets each announced node id;
  * `onLost` is called once when the connection fails (announcements may have been missed since).
  */
-export async function listenForAuthChanges(pool: pg.Pool, onNode: (nodeId: string) => void, onLost: (error: Error) => void): Promise<AuthListener> {
+export async function listenForAuthChanges(
+  pool: pg.Pool,
+  onNode: (nodeId: string) => void,
+  onLost: (error: Error) => void,
+): Promise<AuthListener> {
   const { default: pgModule } = await import('pg')
   const options = pool.options as pg.ClientConfig
   // pg-pool keeps the password out of a spread (non-enumerable): name it.
-  const client = new pgModule.Client({ ...options, password: options.password, connectionTimeoutMillis: 5000, keepAlive: true })
+  const client = new pgModule.Client({
+    ...options,
+    password: options.password,
+    connectionTimeoutMillis: 5000,
+    keepAlive: true,
+  })
   let closing = false
   let lost = false
   const lose = (error: Error) => {
@@ -58,11 +67,21 @@ export interface CertificateAuthState {
 /** The parts of certificate rows authentication depends on, for many fingerprints at once. */
 export async function readCertificateAuthStates(q: Queryable, fingerprints: string[]): Promise<CertificateAuthState[]> {
   if (fingerprints.length === 0) return []
-  const { rows } = await q.query<{ fingerprint_sha256: string; revoked_at: Date | null; not_after: Date; node_status: string }>(
+  const { rows } = await q.query<{
+    fingerprint_sha256: string
+    revoked_at: Date | null
+    not_after: Date
+    node_status: string
+  }>(
     `SELECT c.fingerprint_sha256, c.revoked_at, c.not_after, n.status AS node_status
        FROM node_certificates c JOIN nodes n ON n.id = c.node_id
       WHERE c.fingerprint_sha256 = ANY($1::text[])`,
     [fingerprints],
   )
-  return rows.map((r) => ({ fingerprintSha256: r.fingerprint_sha256, revokedAt: r.revoked_at, notAfter: r.not_after, nodeStatus: r.node_status }))
+  return rows.map((r) => ({
+    fingerprintSha256: r.fingerprint_sha256,
+    revokedAt: r.revoked_at,
+    notAfter: r.not_after,
+    nodeStatus: r.node_status,
+  }))
 }

@@ -17,12 +17,26 @@ export interface CaRotationRow {
 /** Node statuses whose agents must hold a new-CA certificate before a rotation completes. */
 export const ROTATION_BLOCKING_STATUSES = ['active', 'unhealthy', 'draining'] as const
 
-interface Row { id: string; old_ca_sha256: string; new_ca_sha256: string; status: RotationStatus; begun_at: Date; finished_at: Date | null }
+interface Row {
+  id: string
+  old_ca_sha256: string
+  new_ca_sha256: string
+  status: RotationStatus
+  begun_at: Date
+  finished_at: Date | null
+}
 
 const COLUMNS = 'id::text AS id, old_ca_sha256, new_ca_sha256, status, begun_at, finished_at'
 
 function toRotation(row: Row): CaRotationRow {
-  return { id: row.id, oldCaSha256: row.old_ca_sha256, newCaSha256: row.new_ca_sha256, status: row.status, begunAt: row.begun_at, finishedAt: row.finished_at }
+  return {
+    id: row.id,
+    oldCaSha256: row.old_ca_sha256,
+    newCaSha256: row.new_ca_sha256,
+    status: row.status,
+    begunAt: row.begun_at,
+    finishedAt: row.finished_at,
+  }
 }
 
 /** Wait for every issuance in flight to commit, and hold issuance off until the transaction ends. */
@@ -36,7 +50,10 @@ export async function latestRotation(q: Queryable): Promise<CaRotationRow | unde
   return rows[0] ? toRotation(rows[0]) : undefined
 }
 
-export async function insertRotation(q: Queryable, rotation: { oldCaSha256: string; newCaSha256: string; now: Date }): Promise<CaRotationRow> {
+export async function insertRotation(
+  q: Queryable,
+  rotation: { oldCaSha256: string; newCaSha256: string; now: Date },
+): Promise<CaRotationRow> {
   const { rows } = await q.query<Row>(
     `INSERT INTO ca_rotations (old_ca_sha256, new_ca_sha256, status, begun_at) VALUES ($1, $2, 'begun', $3) RETURNING ${COLUMNS}`,
     [rotation.oldCaSha256, rotation.newCaSha256, rotation.now],
@@ -45,8 +62,16 @@ export async function insertRotation(q: Queryable, rotation: { oldCaSha256: stri
 }
 
 /** Close the open rotation; false when it was not open any more. */
-export async function finishRotation(q: Queryable, id: string, status: 'completed' | 'aborted', now: Date): Promise<boolean> {
-  const { rowCount } = await q.query(`UPDATE ca_rotations SET status = $2, finished_at = $3 WHERE id = $1 AND status = 'begun'`, [id, status, now])
+export async function finishRotation(
+  q: Queryable,
+  id: string,
+  status: 'completed' | 'aborted',
+  now: Date,
+): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE ca_rotations SET status = $2, finished_at = $3 WHERE id = $1 AND status = 'begun'`,
+    [id, status, now],
+  )
   return (rowCount ?? 0) > 0
 }
 
@@ -65,7 +90,10 @@ export async function issuingCaRetired(q: Queryable, caSha256: string): Promise<
 
 /** How many certificates (revoked or not) the CA ever issued: abort is possible only at zero. */
 export async function countCertificatesIssuedBy(q: Queryable, caSha256: string): Promise<number> {
-  const { rows } = await q.query<{ n: string }>('SELECT count(*) AS n FROM node_certificates WHERE issuer_ca_sha256 = $1', [caSha256])
+  const { rows } = await q.query<{ n: string }>(
+    'SELECT count(*) AS n FROM node_certificates WHERE issuer_ca_sha256 = $1',
+    [caSha256],
+  )
   return Number(rows[0]!.n)
 }
 
@@ -89,7 +117,14 @@ export interface RotationProgress {
 
 /** Where the fleet stands on the way to the new CA, at `now`. */
 export async function rotationProgress(q: Queryable, newCaSha256: string, now: Date): Promise<RotationProgress> {
-  const { rows } = await q.query<{ id: string; status: string; renewed: boolean; connected: boolean; not_after: Date | null; live_old: boolean }>(
+  const { rows } = await q.query<{
+    id: string
+    status: string
+    renewed: boolean
+    connected: boolean
+    not_after: Date | null
+    live_old: boolean
+  }>(
     `SELECT n.id, n.status,
             n.status = ANY($3::text[]) AS connected,
             EXISTS (SELECT 1 FROM node_certificates c WHERE c.node_id = n.id AND c.issuer_ca_sha256 = $1

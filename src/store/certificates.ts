@@ -21,7 +21,10 @@ export interface NodeCertificateRow {
 }
 
 /** What issuance stores: the certificate's own facts; the row's bookkeeping columns are the store's. */
-export type NewNodeCertificate = Pick<NodeCertificateRow, 'nodeId' | 'fingerprintSha256' | 'serial' | 'notBefore' | 'notAfter' | 'issuerCaSha256'> & {
+export type NewNodeCertificate = Pick<
+  NodeCertificateRow,
+  'nodeId' | 'fingerprintSha256' | 'serial' | 'notBefore' | 'notAfter' | 'issuerCaSha256'
+> & {
   replacesId?: string | null
   now: Date
   /** Kept so a repeated enrollment can be answered with this same certificate (it is public). */
@@ -39,16 +42,35 @@ const COLUMNS = `c.id::text AS id, c.node_id, c.fingerprint_sha256, c.serial, c.
   c.purpose, c.replaces_id::text AS replaces_id, c.first_used_at, c.revoked_at, c.created_at`
 
 interface Row {
-  id: string; node_id: string; fingerprint_sha256: string; serial: string; not_before: Date; not_after: Date
-  issuer_ca_sha256: string; purpose: string; replaces_id: string | null; first_used_at: Date | null
-  revoked_at: Date | null; created_at: Date; node_status?: string
+  id: string
+  node_id: string
+  fingerprint_sha256: string
+  serial: string
+  not_before: Date
+  not_after: Date
+  issuer_ca_sha256: string
+  purpose: string
+  replaces_id: string | null
+  first_used_at: Date | null
+  revoked_at: Date | null
+  created_at: Date
+  node_status?: string
 }
 
 function toCertificate(row: Row): NodeCertificateRow {
   return {
-    id: row.id, nodeId: row.node_id, fingerprintSha256: row.fingerprint_sha256, serial: row.serial,
-    notBefore: row.not_before, notAfter: row.not_after, issuerCaSha256: row.issuer_ca_sha256, purpose: row.purpose,
-    replacesId: row.replaces_id, firstUsedAt: row.first_used_at, revokedAt: row.revoked_at, createdAt: row.created_at,
+    id: row.id,
+    nodeId: row.node_id,
+    fingerprintSha256: row.fingerprint_sha256,
+    serial: row.serial,
+    notBefore: row.not_before,
+    notAfter: row.not_after,
+    issuerCaSha256: row.issuer_ca_sha256,
+    purpose: row.purpose,
+    replacesId: row.replaces_id,
+    firstUsedAt: row.first_used_at,
+    revokedAt: row.revoked_at,
+    createdAt: row.created_at,
   }
 }
 
@@ -62,12 +84,26 @@ export async function insertNodeCertificate(q: Queryable, cert: NewNodeCertifica
     `INSERT INTO node_certificates AS c (node_id, fingerprint_sha256, serial, not_before, not_after, issuer_ca_sha256, purpose, replaces_id, created_at, certificate_pem, public_key_sha256)
      VALUES ($1, $2, $3, $4, $5, $6, 'agent', $7, $8, $9, $10)
      RETURNING ${COLUMNS}`,
-    [cert.nodeId, cert.fingerprintSha256, cert.serial, cert.notBefore, cert.notAfter, cert.issuerCaSha256, cert.replacesId ?? null, cert.now, cert.certificatePem ?? null, cert.publicKeySha256 ?? null],
+    [
+      cert.nodeId,
+      cert.fingerprintSha256,
+      cert.serial,
+      cert.notBefore,
+      cert.notAfter,
+      cert.issuerCaSha256,
+      cert.replacesId ?? null,
+      cert.now,
+      cert.certificatePem ?? null,
+      cert.publicKeySha256 ?? null,
+    ],
   )
   return toCertificate(rows[0]!)
 }
 
-export async function findCertificateByFingerprint(q: Queryable, fingerprintSha256: string): Promise<PresentedCertificate | undefined> {
+export async function findCertificateByFingerprint(
+  q: Queryable,
+  fingerprintSha256: string,
+): Promise<PresentedCertificate | undefined> {
   return (await findCertificatesByFingerprints(q, [fingerprintSha256])).get(fingerprintSha256)
 }
 
@@ -76,7 +112,12 @@ export async function findCertificateByFingerprint(q: Queryable, fingerprintSha2
  * `limit` at a time in fingerprint order after `afterFingerprint`: a starting gateway reads them
  * into its authentication cache, so a reconnect storm costs no query per agent.
  */
-export async function listLiveCertificates(q: Queryable, statuses: readonly string[], afterFingerprint: string, limit: number): Promise<PresentedCertificate[]> {
+export async function listLiveCertificates(
+  q: Queryable,
+  statuses: readonly string[],
+  afterFingerprint: string,
+  limit: number,
+): Promise<PresentedCertificate[]> {
   const { rows } = await q.query<Row>(
     `SELECT ${COLUMNS}, n.status AS node_status
        FROM node_certificates c JOIN nodes n ON n.id = c.node_id
@@ -89,7 +130,10 @@ export async function listLiveCertificates(q: Queryable, statuses: readonly stri
 }
 
 /** Many certificates with their nodes' status in one query (the gateway batches its authentication misses), by fingerprint. */
-export async function findCertificatesByFingerprints(q: Queryable, fingerprints: readonly string[]): Promise<Map<string, PresentedCertificate>> {
+export async function findCertificatesByFingerprints(
+  q: Queryable,
+  fingerprints: readonly string[],
+): Promise<Map<string, PresentedCertificate>> {
   if (fingerprints.length === 0) return new Map()
   const { rows } = await q.query<Row>(
     `SELECT ${COLUMNS}, n.status AS node_status
@@ -101,7 +145,9 @@ export async function findCertificatesByFingerprints(q: Queryable, fingerprints:
 }
 
 export async function listNodeCertificates(q: Queryable, nodeId: string): Promise<NodeCertificateRow[]> {
-  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM node_certificates c WHERE c.node_id = $1 ORDER BY c.id`, [nodeId])
+  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM node_certificates c WHERE c.node_id = $1 ORDER BY c.id`, [
+    nodeId,
+  ])
   return rows.map(toCertificate)
 }
 
@@ -110,7 +156,12 @@ export async function listNodeCertificates(q: Queryable, nodeId: string): Promis
  * unrevoked agent certificate of its node. Only the one request that sets first_used_at
  * revokes; concurrent first requests wait on the row lock and then see it set.
  */
-export async function markFirstUseAndRevokeOlder(q: Queryable, certificateId: string, nodeId: string, now: Date): Promise<{ firstUse: boolean; revoked: number }> {
+export async function markFirstUseAndRevokeOlder(
+  q: Queryable,
+  certificateId: string,
+  nodeId: string,
+  now: Date,
+): Promise<{ firstUse: boolean; revoked: number }> {
   const { rows } = await q.query<{ first: string; revoked: string }>(
     `WITH first AS (
        UPDATE node_certificates SET first_used_at = $3
@@ -129,7 +180,10 @@ export async function markFirstUseAndRevokeOlder(q: Queryable, certificateId: st
 
 /** Revoke every unrevoked certificate of a node (a fresh enrollment, a decommission). */
 export async function revokeNodeCertificates(q: Queryable, nodeId: string, now: Date): Promise<number> {
-  const { rowCount } = await q.query('UPDATE node_certificates SET revoked_at = $2 WHERE node_id = $1 AND revoked_at IS NULL', [nodeId, now])
+  const { rowCount } = await q.query(
+    'UPDATE node_certificates SET revoked_at = $2 WHERE node_id = $1 AND revoked_at IS NULL',
+    [nodeId, now],
+  )
   return rowCount ?? 0
 }
 
@@ -146,7 +200,10 @@ export async function countCertificatesExpiringBefore(q: Queryable, now: Date, b
 
 /** Whether the node was ever issued an agent certificate (it enrolled at least once). */
 export async function hasAgentCertificate(q: Queryable, nodeId: string): Promise<boolean> {
-  const { rows } = await q.query<{ found: boolean }>(`SELECT EXISTS (SELECT 1 FROM node_certificates WHERE node_id = $1 AND purpose = 'agent') AS found`, [nodeId])
+  const { rows } = await q.query<{ found: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM node_certificates WHERE node_id = $1 AND purpose = 'agent') AS found`,
+    [nodeId],
+  )
   return rows[0]!.found
 }
 
@@ -156,7 +213,13 @@ export async function hasAgentCertificate(q: Queryable, nodeId: string): Promise
  * gateway died after the commit). Only the enrollment's own certificate (created when the
  * secret was used), unrevoked, for a node that may still connect; anything else is undefined.
  */
-export async function findEnrollmentReplay(q: Queryable, nodeId: string, secretSha256: Buffer, publicKeySha256: Buffer, now: Date): Promise<{ certificatePem: string; notAfter: Date } | undefined> {
+export async function findEnrollmentReplay(
+  q: Queryable,
+  nodeId: string,
+  secretSha256: Buffer,
+  publicKeySha256: Buffer,
+  now: Date,
+): Promise<{ certificatePem: string; notAfter: Date } | undefined> {
   if (secretSha256.length !== 32 || publicKeySha256.length !== 32) return undefined
   const { rows } = await q.query<{ certificate_pem: string; not_after: Date }>(
     `SELECT c.certificate_pem, c.not_after

@@ -58,7 +58,11 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const { default: pgModule } = await import('pg')
   // Client: a connection that cannot be made is SQLSTATE 08001, one lost under a statement 08006 (state-client.ts), not a bare driver error.
   const base: pg.PoolConfig = {
-    max: options.max ?? 10, connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000, idleTimeoutMillis: 30_000, application_name: 'fleetkit', Client: stateClientClass(pgModule),
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'fleetkit',
+    Client: stateClientClass(pgModule),
   }
 
   let database: Database
@@ -75,7 +79,8 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const schema = options.schema ?? 'auto'
   const mode = schema === 'auto' ? (database.source === 'embedded' ? 'migrate' : 'current') : schema
   try {
-    if (mode === 'migrate') await migrate(database.pool, { ...(options.progress ? { progress: options.progress } : {}) })
+    if (mode === 'migrate')
+      await migrate(database.pool, { ...(options.progress ? { progress: options.progress } : {}) })
     else if (mode === 'current') await assertSchemaCurrent(database.pool, database.url)
   } catch (error) {
     await database.close()
@@ -84,13 +89,32 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   return database
 }
 
-async function openEmbedded(pgModule: typeof pg, base: pg.PoolConfig, stateDir: string, onIdleError: OpenDatabaseOptions['onIdleError'], progress: OpenDatabaseOptions['progress']): Promise<Database> {
+async function openEmbedded(
+  pgModule: typeof pg,
+  base: pg.PoolConfig,
+  stateDir: string,
+  onIdleError: OpenDatabaseOptions['onIdleError'],
+  progress: OpenDatabaseOptions['progress'],
+): Promise<Database> {
   // A server found running may die before we connect: then take the slow path once more.
   for (let attempt = 1; ; attempt++) {
     const server = await ensureEmbeddedServer(stateDir, progress ? { progress } : {})
     const url = `postgres://${EMBEDDED_USER}:***@${EMBEDDED_HOST}:${server.port}/${EMBEDDED_DATABASE}`
-    const pool = new pgModule.Pool({ ...base, host: server.host, port: server.port, user: server.user, password: server.password, database: server.database })
-    const database = wrap(pool, url, 'embedded', { pid: server.pid, port: server.port, dataDir: server.dataDir, started: server.started }, onIdleError)
+    const pool = new pgModule.Pool({
+      ...base,
+      host: server.host,
+      port: server.port,
+      user: server.user,
+      password: server.password,
+      database: server.database,
+    })
+    const database = wrap(
+      pool,
+      url,
+      'embedded',
+      { pid: server.pid, port: server.port, dataDir: server.dataDir, started: server.started },
+      onIdleError,
+    )
     try {
       await checkConnection(database)
       return database
@@ -103,11 +127,20 @@ async function openEmbedded(pgModule: typeof pg, base: pg.PoolConfig, stateDir: 
   }
 }
 
-function wrap(pool: pg.Pool, url: string, source: Database['source'], embedded: Database['embedded'], onIdleError: OpenDatabaseOptions['onIdleError']): Database {
+function wrap(
+  pool: pg.Pool,
+  url: string,
+  source: Database['source'],
+  embedded: Database['embedded'],
+  onIdleError: OpenDatabaseOptions['onIdleError'],
+): Database {
   // Without a listener an idle client's error (server restart, dropped network) crashes the process.
   pool.on('error', (error) => {
     if (onIdleError) onIdleError(error)
-    else process.stderr.write(`fleetkit: an idle database connection to ${url} failed (${sqlState(error) ?? (error as { code?: string }).code ?? 'no code'}); it was dropped\n`)
+    else
+      process.stderr.write(
+        `fleetkit: an idle database connection to ${url} failed (${sqlState(error) ?? (error as { code?: string }).code ?? 'no code'}); it was dropped\n`,
+      )
   })
   let closed = false
   const database: Database = {
@@ -123,7 +156,10 @@ function wrap(pool: pg.Pool, url: string, source: Database['source'], embedded: 
   }
   // Keep the pool (and the password inside its options) out of util.inspect and JSON.
   Object.defineProperty(database, 'pool', { enumerable: false })
-  Object.defineProperty(database, 'toJSON', { enumerable: false, value: () => ({ url, source, ...(embedded ? { embedded } : {}) }) })
+  Object.defineProperty(database, 'toJSON', {
+    enumerable: false,
+    value: () => ({ url, source, ...(embedded ? { embedded } : {}) }),
+  })
   return database
 }
 
@@ -151,7 +187,11 @@ export interface TransactionOptions {
  * Run `fn` in one transaction on one checked-out client: COMMIT when it resolves,
  * ROLLBACK when it throws (the error is rethrown), the client released either way.
  */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   const client = await pool.connect()
   let broken: Error | undefined
   try {

@@ -8,7 +8,12 @@ import { NODE_COLUMNS, type NodeRow, toNode } from './nodes.js'
  * Store the SHA-256 of a new enrollment secret (replacing any previous one), clear its
  * used mark and set the node `provisioning`. Returns the node, or undefined if it does not exist.
  */
-export async function issueEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, expiresAt: Date): Promise<NodeRow | undefined> {
+export async function issueEnrollmentSecret(
+  q: Queryable,
+  nodeId: string,
+  secretSha256: Buffer,
+  expiresAt: Date,
+): Promise<NodeRow | undefined> {
   assertSha256(secretSha256)
   const result = await q.query(
     `UPDATE nodes SET enrollment_secret_sha256 = $2, enrollment_secret_expires_at = $3, enrollment_secret_used_at = NULL,
@@ -27,7 +32,12 @@ export async function issueEnrollmentSecret(q: Queryable, nodeId: string, secret
  * with last_seen_at = the database's now() (and provision_state `enrolled` if it was being provisioned).
  * True iff this call consumed it: of concurrent attempts with one secret, exactly one wins.
  */
-export async function consumeEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, now: Date): Promise<boolean> {
+export async function consumeEnrollmentSecret(
+  q: Queryable,
+  nodeId: string,
+  secretSha256: Buffer,
+  now: Date,
+): Promise<boolean> {
   if (secretSha256.length !== 32) return false
   const result = await q.query(
     `UPDATE nodes SET status = CASE WHEN status = 'draining' THEN status ELSE 'active' END,
@@ -58,13 +68,23 @@ export interface NodeSecretState {
  * (FOR UPDATE), so the decision taken on them holds when the change commits.
  */
 export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise<NodeSecretState | undefined> {
-  const result = await q.query<{ status: string; host_key_public: string | null; enrollment_secret_expires_at: Date | null; enrollment_secret_used_at: Date | null }>(
+  const result = await q.query<{
+    status: string
+    host_key_public: string | null
+    enrollment_secret_expires_at: Date | null
+    enrollment_secret_used_at: Date | null
+  }>(
     'SELECT status, host_key_public, enrollment_secret_expires_at, enrollment_secret_used_at FROM nodes WHERE id = $1 FOR UPDATE',
     [nodeId],
   )
   const row = result.rows[0]
   return row
-    ? { status: row.status, hostKeyPublic: row.host_key_public, secretExpiresAt: row.enrollment_secret_expires_at, secretUsedAt: row.enrollment_secret_used_at }
+    ? {
+        status: row.status,
+        hostKeyPublic: row.host_key_public,
+        secretExpiresAt: row.enrollment_secret_expires_at,
+        secretUsedAt: row.enrollment_secret_used_at,
+      }
     : undefined
 }
 
@@ -74,7 +94,12 @@ export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise
  * current certificate until the new secret is used, and that enrollment revokes it.
  * True iff the node exists.
  */
-export async function reissueEnrollmentSecret(q: Queryable, nodeId: string, secretSha256: Buffer, expiresAt: Date): Promise<boolean> {
+export async function reissueEnrollmentSecret(
+  q: Queryable,
+  nodeId: string,
+  secretSha256: Buffer,
+  expiresAt: Date,
+): Promise<boolean> {
   assertSha256(secretSha256)
   const result = await q.query(
     `UPDATE nodes SET enrollment_secret_sha256 = $2, enrollment_secret_expires_at = $3, enrollment_secret_used_at = NULL,
@@ -87,9 +112,12 @@ export async function reissueEnrollmentSecret(q: Queryable, nodeId: string, secr
 
 /** A secret issued the ordinary way (the node is provisioning) is no reissue: clear the mark. */
 export async function clearSecretReissued(q: Queryable, nodeId: string): Promise<void> {
-  await q.query('UPDATE nodes SET enrollment_secret_reissued = false WHERE id = $1 AND enrollment_secret_reissued', [nodeId])
+  await q.query('UPDATE nodes SET enrollment_secret_reissued = false WHERE id = $1 AND enrollment_secret_reissued', [
+    nodeId,
+  ])
 }
 
 function assertSha256(hash: Buffer): void {
-  if (!Buffer.isBuffer(hash) || hash.length !== 32) throw new RangeError('an enrollment secret hash is a 32-byte SHA-256 digest')
+  if (!Buffer.isBuffer(hash) || hash.length !== 32)
+    throw new RangeError('an enrollment secret hash is a 32-byte SHA-256 digest')
 }

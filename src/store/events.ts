@@ -49,7 +49,13 @@ export async function listEvents(q: Queryable, filter: EventFilter = {}): Promis
        AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::bigint IS NULL OR id > $4)
      ORDER BY id
      LIMIT $5`,
-    [filter.nodeId ?? null, filter.kind ?? null, filter.since ?? null, filter.afterId ?? null, Math.max(1, Math.min(filter.limit ?? 1000, 100_000))],
+    [
+      filter.nodeId ?? null,
+      filter.kind ?? null,
+      filter.since ?? null,
+      filter.afterId ?? null,
+      Math.max(1, Math.min(filter.limit ?? 1000, 100_000)),
+    ],
   )
   return result.rows.map((r) => toEvent(r as Record<string, unknown>))
 }

@@ -21,7 +21,10 @@ export function processIsAlive(pid: number): boolean {
 }
 
 export class LockTimeoutError extends Error {
-  constructor(readonly path: string, readonly holder: number | undefined) {
+  constructor(
+    readonly path: string,
+    readonly holder: number | undefined,
+  ) {
     super(`timed out waiting for the lock ${path}${holder ? ` held by PID ${holder}` : ''}`)
     this.name = 'LockTimeoutError'
   }
@@ -63,7 +66,9 @@ async function acquire(path: string, options: FileLockOptions): Promise<string> 
     }
     if (!Number.isInteger(holder) || holder <= 0) {
       // A creator that died between creating the file and writing its PID.
-      const age = await stat(path).then((s) => Date.now() - s.mtimeMs).catch(() => 0)
+      const age = await stat(path)
+        .then((s) => Date.now() - s.mtimeMs)
+        .catch(() => 0)
       if (age > 5_000) {
         const again = await readFile(path, 'utf8').catch(() => undefined)
         if (again === held) await unlink(path).catch(() => undefined)

@@ -29,7 +29,9 @@ export interface FleetFilter {
 type Raw = Record<string, unknown>
 
 export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise<FleetNode[]> {
-  const prefixed = NODE_COLUMNS.split(/,\s*(?![^(]*\))/).map((c) => qualify(c.trim())).join(', ')
+  const prefixed = NODE_COLUMNS.split(/,\s*(?![^(]*\))/)
+    .map((c) => qualify(c.trim()))
+    .join(', ')
   const { rows } = await q.query(
     `SELECT ${prefixed},
             extract(epoch FROM now() - n.last_seen_at) AS heartbeat_age,
@@ -44,14 +46,25 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
       WHERE ($1::text[] IS NULL OR n.status = ANY($1)) AND ($2::text IS NULL OR n.pool = $2)
         AND ($3::text IS NULL OR n.region = $3) AND ($4::boolean IS NULL OR n.schedulable = $4) AND ($5::text IS NULL OR n.id = $5)
       ORDER BY n.pool, n.id`,
-    [filter.status ?? null, filter.pool ?? null, filter.region ?? null, filter.schedulable ?? null, filter.nodeId ?? null],
+    [
+      filter.status ?? null,
+      filter.pool ?? null,
+      filter.region ?? null,
+      filter.schedulable ?? null,
+      filter.nodeId ?? null,
+    ],
   )
   return rows.map((r: Raw) => ({
     ...toNode(r),
     heartbeatAgeSeconds: r.heartbeat_age === null ? null : Math.max(0, Math.round(Number(r.heartbeat_age))),
     silentSeconds: Math.max(0, Math.round(Number(r.silent))),
     certificateNotAfter: (r.cert_not_after as Date | null) ?? null,
-    reserved: { cpu: Number(r.reserved_cpu), memoryMib: Number(r.reserved_memory), diskGib: Number(r.reserved_disk), allocations: Number(r.reserved_n) },
+    reserved: {
+      cpu: Number(r.reserved_cpu),
+      memoryMib: Number(r.reserved_memory),
+      diskGib: Number(r.reserved_disk),
+      allocations: Number(r.reserved_n),
+    },
     liveLeases: Number(r.live_leases),
     lostReclamation: (r.lost_data as Record<string, unknown> | null) ?? null,
   }))
@@ -67,18 +80,37 @@ function qualify(column: string): string {
 }
 
 /** The node's most recent jobs, newest first (for `node show`). */
-export async function listRecentJobs(q: Queryable, nodeId: string, limit: number): Promise<{ id: string; kind: string; status: string; attempts: number; createdAt: Date; updatedAt: Date; fenced: boolean }[]> {
+export async function listRecentJobs(
+  q: Queryable,
+  nodeId: string,
+  limit: number,
+): Promise<
+  { id: string; kind: string; status: string; attempts: number; createdAt: Date; updatedAt: Date; fenced: boolean }[]
+> {
   const { rows } = await q.query(
     `SELECT id::text AS id, kind, status, attempts, created_at, updated_at, fenced_at IS NOT NULL AS fenced
        FROM jobs WHERE node_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
     [nodeId, limit],
   )
-  return rows.map((r: Raw) => ({ id: r.id as string, kind: r.kind as string, status: r.status as string, attempts: Number(r.attempts), createdAt: r.created_at as Date, updatedAt: r.updated_at as Date, fenced: r.fenced as boolean }))
+  return rows.map((r: Raw) => ({
+    id: r.id as string,
+    kind: r.kind as string,
+    status: r.status as string,
+    attempts: Number(r.attempts),
+    createdAt: r.created_at as Date,
+    updatedAt: r.updated_at as Date,
+    fenced: r.fenced as boolean,
+  }))
 }
 
 /** Node counts by status and pool, and the largest heartbeat age per pool: what /metrics shows. */
-export async function fleetGauges(q: Queryable): Promise<{ byStatusPool: { status: string; pool: string; count: number }[]; heartbeatAge: { pool: string; maxSeconds: number }[] }> {
-  const counts = await q.query<{ status: string; pool: string; count: string }>('SELECT status, pool, count(*) AS count FROM nodes GROUP BY status, pool ORDER BY pool, status')
+export async function fleetGauges(q: Queryable): Promise<{
+  byStatusPool: { status: string; pool: string; count: number }[]
+  heartbeatAge: { pool: string; maxSeconds: number }[]
+}> {
+  const counts = await q.query<{ status: string; pool: string; count: string }>(
+    'SELECT status, pool, count(*) AS count FROM nodes GROUP BY status, pool ORDER BY pool, status',
+  )
   const ages = await q.query<{ pool: string; age: string }>(
     `SELECT pool, max(extract(epoch FROM now() - last_seen_at)) AS age FROM nodes
       WHERE status IN ('active', 'unhealthy', 'draining') AND last_seen_at IS NOT NULL GROUP BY pool ORDER BY pool`,
@@ -102,6 +134,15 @@ export async function soonestCertificateExpiryByPool(q: Queryable): Promise<{ po
 
 /** The node's last `limit` events, oldest first (for `node show`). */
 export async function listRecentNodeEvents(q: Queryable, nodeId: string, limit: number): Promise<EventRow[]> {
-  const { rows } = await q.query<Raw>('SELECT id, at, kind, node_id, data FROM events WHERE node_id = $1 ORDER BY id DESC LIMIT $2', [nodeId, limit])
-  return rows.reverse().map((r) => ({ id: Number(r.id), at: r.at as Date, kind: r.kind as string, nodeId: r.node_id as string | null, data: r.data as Record<string, unknown> }))
+  const { rows } = await q.query<Raw>(
+    'SELECT id, at, kind, node_id, data FROM events WHERE node_id = $1 ORDER BY id DESC LIMIT $2',
+    [nodeId, limit],
+  )
+  return rows.reverse().map((r) => ({
+    id: Number(r.id),
+    at: r.at as Date,
+    kind: r.kind as string,
+    nodeId: r.node_id as string | null,
+    data: r.data as Record<string, unknown>,
+  }))
 }

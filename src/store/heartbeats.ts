@@ -29,7 +29,11 @@ export function mergeHeartbeat(held: Heartbeat | undefined, beat: Heartbeat): He
  * (seenAt + (now() - writtenAt)): the sweep judges silence on now(), and a gateway whose clock is
  * minutes off must not make its nodes look silent or fresh (issue 11).
  */
-export async function recordHeartbeats(q: Queryable, batch: readonly Heartbeat[], options: { writtenAt?: Date } = {}): Promise<number> {
+export async function recordHeartbeats(
+  q: Queryable,
+  batch: readonly Heartbeat[],
+  options: { writtenAt?: Date } = {},
+): Promise<number> {
   const latest = new Map<string, Heartbeat>()
   for (const beat of batch) latest.set(beat.nodeId, mergeHeartbeat(latest.get(beat.nodeId), beat))
   if (latest.size === 0) return 0

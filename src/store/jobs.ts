@@ -21,19 +21,36 @@ export interface JobRow {
 /** Node statuses whose agents may still heartbeat and complete jobs they hold. */
 export const JOB_HOLDER_STATUSES = ['active', 'draining', 'unhealthy'] as const
 
-const COLUMNS = 'id::text AS id, node_id, kind, payload, status, lease_expires_at, attempts, max_attempts, result, created_at, updated_at'
+const COLUMNS =
+  'id::text AS id, node_id, kind, payload, status, lease_expires_at, attempts, max_attempts, result, created_at, updated_at'
 
 interface Row {
-  id: string; node_id: string; kind: string; payload: Record<string, unknown>; status: JobStatus
-  lease_expires_at: Date | null; attempts: number; max_attempts: number; result: Record<string, unknown> | null
-  created_at: Date; updated_at: Date
+  id: string
+  node_id: string
+  kind: string
+  payload: Record<string, unknown>
+  status: JobStatus
+  lease_expires_at: Date | null
+  attempts: number
+  max_attempts: number
+  result: Record<string, unknown> | null
+  created_at: Date
+  updated_at: Date
 }
 
 function toJob(row: Row): JobRow {
   return {
-    id: row.id, nodeId: row.node_id, kind: row.kind, payload: row.payload, status: row.status,
-    leaseExpiresAt: row.lease_expires_at, attempts: row.attempts, maxAttempts: row.max_attempts, result: row.result,
-    createdAt: row.created_at, updatedAt: row.updated_at,
+    id: row.id,
+    nodeId: row.node_id,
+    kind: row.kind,
+    payload: row.payload,
+    status: row.status,
+    leaseExpiresAt: row.lease_expires_at,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    result: row.result,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   }
 }
 
@@ -44,7 +61,10 @@ export function isJobId(value: string): boolean {
   return UUID.test(value)
 }
 
-export async function createJob(q: Queryable, job: { nodeId: string; kind: string; payload?: Record<string, unknown>; now: Date; maxAttempts?: number }): Promise<JobRow> {
+export async function createJob(
+  q: Queryable,
+  job: { nodeId: string; kind: string; payload?: Record<string, unknown>; now: Date; maxAttempts?: number },
+): Promise<JobRow> {
   const { rows } = await q.query<Row>(
     `INSERT INTO jobs (node_id, kind, payload, max_attempts, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING ${COLUMNS}`,
     [job.nodeId, job.kind, JSON.stringify(job.payload ?? {}), job.maxAttempts ?? 3, job.now],
@@ -79,7 +99,10 @@ export async function failExhaustedJobs(q: Queryable, nodeId: string): Promise<n
  * DATABASE's clock (now()), never a gateway's: two gateways with skewed clocks cannot both
  * think a lease expired. SKIP LOCKED: two gateways never hand out one job twice at once.
  */
-export async function leaseNextJob(q: Queryable, lease: { nodeId: string; leaseTokenSha256: Buffer; leaseSeconds: number }): Promise<JobRow | undefined> {
+export async function leaseNextJob(
+  q: Queryable,
+  lease: { nodeId: string; leaseTokenSha256: Buffer; leaseSeconds: number },
+): Promise<JobRow | undefined> {
   const { rows } = await q.query<Row>(
     `UPDATE jobs SET status = 'leased', lease_token_sha256 = $2, lease_expires_at = now() + make_interval(secs => $3), attempts = attempts + 1, updated_at = now()
       WHERE id = (
@@ -98,7 +121,10 @@ export async function leaseNextJob(q: Queryable, lease: { nodeId: string; leaseT
 }
 
 /** Extend a lease by `leaseSeconds` from the database's now(); false (nothing written) for a stale token, another node, or a fenced node. */
-export async function extendJobLease(q: Queryable, lease: { jobId: string; nodeId: string; leaseTokenSha256: Buffer; leaseSeconds: number }): Promise<boolean> {
+export async function extendJobLease(
+  q: Queryable,
+  lease: { jobId: string; nodeId: string; leaseTokenSha256: Buffer; leaseSeconds: number },
+): Promise<boolean> {
   if (!isJobId(lease.jobId)) return false
   const { rowCount } = await q.query(
     `UPDATE jobs j SET lease_expires_at = now() + make_interval(secs => $4), updated_at = now()
@@ -111,14 +137,32 @@ export async function extendJobLease(q: Queryable, lease: { jobId: string; nodeI
 }
 
 /** Finish a job; false (nothing written) for a stale token, another node, or a fenced node. */
-export async function completeJob(q: Queryable, done: { jobId: string; nodeId: string; leaseTokenSha256: Buffer; status: 'succeeded' | 'failed'; result: unknown; now: Date }): Promise<boolean> {
+export async function completeJob(
+  q: Queryable,
+  done: {
+    jobId: string
+    nodeId: string
+    leaseTokenSha256: Buffer
+    status: 'succeeded' | 'failed'
+    result: unknown
+    now: Date
+  },
+): Promise<boolean> {
   if (!isJobId(done.jobId)) return false
   const { rowCount } = await q.query(
     `UPDATE jobs j SET status = $4, result = $5, lease_token_sha256 = NULL, lease_expires_at = NULL, updated_at = $6
        FROM nodes n
       WHERE j.id = $1 AND j.node_id = $2 AND n.id = j.node_id AND n.status = ANY($7)
         AND j.status = 'leased' AND j.lease_token_sha256 = $3`,
-    [done.jobId, done.nodeId, done.leaseTokenSha256, done.status, JSON.stringify(done.result ?? null), done.now, JOB_HOLDER_STATUSES],
+    [
+      done.jobId,
+      done.nodeId,
+      done.leaseTokenSha256,
+      done.status,
+      JSON.stringify(done.result ?? null),
+      done.now,
+      JOB_HOLDER_STATUSES,
+    ],
   )
   return (rowCount ?? 0) > 0
 }

@@ -85,7 +85,9 @@ export async function schemaStatus(q: Queryable, migrations?: Migration[]): Prom
     applied: rows.map((r) => ({ version: r.version, name: r.name, appliedAt: r.appliedAt })),
     pending: known.filter((m) => !appliedVersions.has(m.version)).map(({ version: v, name }) => ({ version: v, name })),
     unknown: rows.filter((r) => !knownByVersion.has(r.version)).map(({ version: v, name }) => ({ version: v, name })),
-    changed: rows.filter((r) => r.sha256 && knownByVersion.has(r.version) && knownByVersion.get(r.version)?.sha256 !== r.sha256).map(({ version: v, name }) => ({ version: v, name })),
+    changed: rows
+      .filter((r) => r.sha256 && knownByVersion.has(r.version) && knownByVersion.get(r.version)?.sha256 !== r.sha256)
+      .map(({ version: v, name }) => ({ version: v, name })),
     compatible: version === null || knownByVersion.has(version),
   }
 }
@@ -102,7 +104,11 @@ export async function assertSchemaCompatible(q: Queryable, migrations?: Migratio
  * fleetkit migrated it, STATE_SCHEMA_OLD when migrations are pending (an empty database too).
  * Reads only: a shared database's schema is changed by `fleetkit db migrate` and nothing else.
  */
-export async function assertSchemaCurrent(q: Queryable, where: string, migrations?: Migration[]): Promise<SchemaStatus> {
+export async function assertSchemaCurrent(
+  q: Queryable,
+  where: string,
+  migrations?: Migration[],
+): Promise<SchemaStatus> {
   const status = await assertSchemaCompatible(q, migrations)
   if (status.pending.length > 0) throw schemaOld(status, where)
   return status
@@ -139,7 +145,8 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
   const applied: { version: number; name: string }[] = []
   const pending = new Set(before.pending.map((m) => m.version))
   for (const migration of migrations) {
-    if (pending.has(migration.version)) progress(`Applying schema migration ${pad(migration.version)}-${migration.name}`)
+    if (pending.has(migration.version))
+      progress(`Applying schema migration ${pad(migration.version)}-${migration.name}`)
     const ran = await inTransaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
       // Refuse a database another process moved past this CLI while we waited for the lock.
@@ -154,11 +161,15 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
       try {
         await client.query(migration.sql)
       } catch (error) {
-        throw new FleetkitError('STATE_MIGRATION_FAILED', `migration ${pad(migration.version)}-${migration.name} failed (${sqlState(error) ?? 'no SQLSTATE'}); it was rolled back`, {
-          actions: ['fleetkit db status', 'fix the cause in the database, then: fleetkit db migrate'],
-          data: { version: migration.version, name: migration.name, sqlstate: sqlState(error) ?? null },
-          cause: error,
-        })
+        throw new FleetkitError(
+          'STATE_MIGRATION_FAILED',
+          `migration ${pad(migration.version)}-${migration.name} failed (${sqlState(error) ?? 'no SQLSTATE'}); it was rolled back`,
+          {
+            actions: ['fleetkit db status', 'fix the cause in the database, then: fleetkit db migrate'],
+            data: { version: migration.version, name: migration.name, sqlstate: sqlState(error) ?? null },
+            cause: error,
+          },
+        )
       }
       return 'ran' as const
     })
@@ -168,7 +179,9 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
   return { applied, status: await schemaStatus(pool, migrations) }
 }
 
-async function readApplied(q: Queryable): Promise<{ version: number; name: string; sha256: string | null; appliedAt: Date }[]> {
+async function readApplied(
+  q: Queryable,
+): Promise<{ version: number; name: string; sha256: string | null; appliedAt: Date }[]> {
   try {
     const result = await q.query<{ version: number; name: string; sha256: string | null; applied_at: Date }>(
       'SELECT version, name, sha256, applied_at FROM schema_migrations ORDER BY version',
@@ -182,18 +195,26 @@ async function readApplied(q: Queryable): Promise<{ version: number; name: strin
 }
 
 function newerThanCli(status: SchemaStatus): FleetkitError {
-  return new FleetkitError('STATE_NEWER_THAN_CLI', `the database is at schema version ${status.version}, newer than this fleetkit knows (${status.latestKnown}); refusing to use it`, {
-    actions: ['upgrade fleetkit to the version that migrated this database', 'fleetkit db status'],
-    data: { version: status.version, latestKnown: status.latestKnown, unknown: status.unknown },
-  })
+  return new FleetkitError(
+    'STATE_NEWER_THAN_CLI',
+    `the database is at schema version ${status.version}, newer than this fleetkit knows (${status.latestKnown}); refusing to use it`,
+    {
+      actions: ['upgrade fleetkit to the version that migrated this database', 'fleetkit db status'],
+      data: { version: status.version, latestKnown: status.latestKnown, unknown: status.unknown },
+    },
+  )
 }
 
 function schemaOld(status: SchemaStatus, where: string): FleetkitError {
   const has = status.version === null ? 'has no fleetkit schema yet' : `is at schema version ${status.version}`
-  return new FleetkitError('STATE_SCHEMA_OLD', `the database ${where} ${has}, older than this fleetkit's ${status.latestKnown} (${status.pending.length} pending migration${status.pending.length === 1 ? '' : 's'}); only fleetkit db migrate changes its schema`, {
-    actions: ['fleetkit db migrate', 'fleetkit db status'],
-    data: { version: status.version, latestKnown: status.latestKnown, pending: status.pending },
-  })
+  return new FleetkitError(
+    'STATE_SCHEMA_OLD',
+    `the database ${where} ${has}, older than this fleetkit's ${status.latestKnown} (${status.pending.length} pending migration${status.pending.length === 1 ? '' : 's'}); only fleetkit db migrate changes its schema`,
+    {
+      actions: ['fleetkit db migrate', 'fleetkit db status'],
+      data: { version: status.version, latestKnown: status.latestKnown, pending: status.pending },
+    },
+  )
 }
 
 function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {

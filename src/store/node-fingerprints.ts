@@ -19,11 +19,27 @@ export interface NodeFingerprintRow {
 }
 
 export async function getNodeFingerprints(q: Queryable, nodeIds: readonly string[]): Promise<NodeFingerprintRow[]> {
-  const { rows } = await q.query<{ node_id: string; input_hash: string; digest: string; items: Record<string, string>; resources: ManagedResource[]; run_id: string; recorded_at: Date }>(
+  const { rows } = await q.query<{
+    node_id: string
+    input_hash: string
+    digest: string
+    items: Record<string, string>
+    resources: ManagedResource[]
+    run_id: string
+    recorded_at: Date
+  }>(
     'SELECT node_id, input_hash, digest, items, resources, run_id, recorded_at FROM node_fingerprints WHERE node_id = ANY($1::text[]) ORDER BY node_id',
     [nodeIds],
   )
-  return rows.map((r) => ({ nodeId: r.node_id, inputHash: r.input_hash, digest: r.digest, items: r.items, resources: r.resources, runId: Number(r.run_id), recordedAt: r.recorded_at }))
+  return rows.map((r) => ({
+    nodeId: r.node_id,
+    inputHash: r.input_hash,
+    digest: r.digest,
+    items: r.items,
+    resources: r.resources,
+    runId: Number(r.run_id),
+    recordedAt: r.recorded_at,
+  }))
 }
 
 /** `recordedAt` is the controller's clock, the one the next sync judges the fingerprint's age on. */
@@ -32,7 +48,15 @@ export async function recordNodeFingerprint(q: Queryable, row: NodeFingerprintRo
     `INSERT INTO node_fingerprints (node_id, input_hash, digest, items, resources, run_id, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (node_id) DO UPDATE SET input_hash = EXCLUDED.input_hash, digest = EXCLUDED.digest, items = EXCLUDED.items,
        resources = EXCLUDED.resources, run_id = EXCLUDED.run_id, recorded_at = EXCLUDED.recorded_at`,
-    [row.nodeId, row.inputHash, row.digest, JSON.stringify(row.items), JSON.stringify(row.resources), row.runId, row.recordedAt],
+    [
+      row.nodeId,
+      row.inputHash,
+      row.digest,
+      JSON.stringify(row.items),
+      JSON.stringify(row.resources),
+      row.runId,
+      row.recordedAt,
+    ],
   )
 }
 

@@ -4,25 +4,37 @@ import type { Queryable } from './database.js'
 import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from './nodes.js'
 
 /** The node row locked FOR UPDATE, with its silence on the database's clock. Call inside a transaction. */
-export async function lockNode(q: Queryable, nodeId: string): Promise<(NodeRow & { silentSeconds: number | null; dbNow: Date; parkedFrom: NodeStatus | null }) | undefined> {
+export async function lockNode(
+  q: Queryable,
+  nodeId: string,
+): Promise<(NodeRow & { silentSeconds: number | null; dbNow: Date; parkedFrom: NodeStatus | null }) | undefined> {
   const { rows } = await q.query<Record<string, unknown>>(
     `SELECT ${NODE_COLUMNS}, extract(epoch FROM now() - last_seen_at) AS silent_seconds, now() AS db_now, parked_from FROM nodes WHERE id = $1 FOR UPDATE`,
     [nodeId],
   )
   const r = rows[0]
   if (!r) return undefined
-  return { ...toNode(r), silentSeconds: r.silent_seconds === null ? null : Number(r.silent_seconds), dbNow: r.db_now as Date, parkedFrom: (r.parked_from as NodeStatus | null) ?? null }
+  return {
+    ...toNode(r),
+    silentSeconds: r.silent_seconds === null ? null : Number(r.silent_seconds),
+    dbNow: r.db_now as Date,
+    parkedFrom: (r.parked_from as NodeStatus | null) ?? null,
+  }
 }
 
 /** Set status, schedulable and the lifecycle columns of one node; returns the row as written. */
-export async function writeNodeLifecycle(q: Queryable, nodeId: string, change: {
-  status: NodeStatus
-  schedulable: boolean
-  parkedFrom?: NodeStatus | null
-  unparked?: boolean
-  retired?: boolean
-  clearLost?: boolean
-}): Promise<NodeRow> {
+export async function writeNodeLifecycle(
+  q: Queryable,
+  nodeId: string,
+  change: {
+    status: NodeStatus
+    schedulable: boolean
+    parkedFrom?: NodeStatus | null
+    unparked?: boolean
+    retired?: boolean
+    clearLost?: boolean
+  },
+): Promise<NodeRow> {
   const { rows } = await q.query<Record<string, unknown>>(
     `UPDATE nodes SET status = $2, schedulable = $3,
             parked_from = CASE WHEN $4::boolean THEN $5 ELSE parked_from END,
@@ -33,25 +45,53 @@ export async function writeNodeLifecycle(q: Queryable, nodeId: string, change: {
             updated_at = now()
       WHERE id = $1
       RETURNING ${NODE_COLUMNS}`,
-    [nodeId, change.status, change.schedulable, change.parkedFrom !== undefined, change.parkedFrom ?? null, change.unparked ?? false, change.retired ?? false, change.clearLost ?? false],
+    [
+      nodeId,
+      change.status,
+      change.schedulable,
+      change.parkedFrom !== undefined,
+      change.parkedFrom ?? null,
+      change.unparked ?? false,
+      change.retired ?? false,
+      change.clearLost ?? false,
+    ],
   )
   return toNode(rows[0]!)
 }
 
-export async function recordNodeCapacity(q: Queryable, nodeId: string, capacity: { cpu: number; memoryMib: number; diskGib: number }): Promise<void> {
-  await q.query('UPDATE nodes SET capacity_cpu = $2, capacity_memory_mib = $3, capacity_disk_gib = $4, updated_at = now() WHERE id = $1', [nodeId, capacity.cpu, capacity.memoryMib, capacity.diskGib])
+export async function recordNodeCapacity(
+  q: Queryable,
+  nodeId: string,
+  capacity: { cpu: number; memoryMib: number; diskGib: number },
+): Promise<void> {
+  await q.query(
+    'UPDATE nodes SET capacity_cpu = $2, capacity_memory_mib = $3, capacity_disk_gib = $4, updated_at = now() WHERE id = $1',
+    [nodeId, capacity.cpu, capacity.memoryMib, capacity.diskGib],
+  )
 }
 
 /** What a drain or decommission waits for: active allocations and live leases of the node. */
-export async function nodeHoldings(q: Queryable, nodeId: string): Promise<{ activeAllocations: string[]; liveLeases: string[] }> {
-  const a = await q.query<{ id: string }>("SELECT id::text AS id FROM allocations WHERE node_id = $1 AND status = 'active' ORDER BY id", [nodeId])
+export async function nodeHoldings(
+  q: Queryable,
+  nodeId: string,
+): Promise<{ activeAllocations: string[]; liveLeases: string[] }> {
+  const a = await q.query<{ id: string }>(
+    "SELECT id::text AS id FROM allocations WHERE node_id = $1 AND status = 'active' ORDER BY id",
+    [nodeId],
+  )
   // A lease past its expiry is not live: it would be retried, and a drained node leases nothing.
-  const l = await q.query<{ id: string }>("SELECT id::text AS id FROM jobs WHERE node_id = $1 AND status = 'leased' AND lease_expires_at > now() ORDER BY id", [nodeId])
+  const l = await q.query<{ id: string }>(
+    "SELECT id::text AS id FROM jobs WHERE node_id = $1 AND status = 'leased' AND lease_expires_at > now() ORDER BY id",
+    [nodeId],
+  )
   return { activeAllocations: a.rows.map((r) => r.id), liveLeases: l.rows.map((r) => r.id) }
 }
 
 /** The latest finished `checks` job of the node: its status and result. */
-export async function latestChecksJob(q: Queryable, nodeId: string): Promise<{ id: string; status: string; result: Record<string, unknown> | null } | undefined> {
+export async function latestChecksJob(
+  q: Queryable,
+  nodeId: string,
+): Promise<{ id: string; status: string; result: Record<string, unknown> | null } | undefined> {
   const { rows } = await q.query<{ id: string; status: string; result: Record<string, unknown> | null }>(
     `SELECT id::text AS id, status, result FROM jobs WHERE node_id = $1 AND kind = 'checks' AND status IN ('succeeded', 'failed')
       ORDER BY updated_at DESC, id DESC LIMIT 1`,

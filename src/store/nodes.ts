@@ -2,7 +2,16 @@
 // are in enrollment-secrets.ts, heartbeats and host facts in heartbeats.ts.
 import type { Queryable } from './database.js'
 
-export const NODE_STATUSES = ['provisioning', 'active', 'unhealthy', 'draining', 'retired', 'lost', 'parked', 'failed'] as const
+export const NODE_STATUSES = [
+  'provisioning',
+  'active',
+  'unhealthy',
+  'draining',
+  'retired',
+  'lost',
+  'parked',
+  'failed',
+] as const
 export type NodeStatus = (typeof NODE_STATUSES)[number]
 
 export const PROVISION_STATES = ['pending', 'server_requested', 'awaiting_enrollment', 'enrolled', 'failed'] as const
@@ -176,7 +185,9 @@ export async function setNodeStatus(q: Queryable, id: string, status: NodeStatus
 
 /** Node counts by status, every status present (0 when none): for `db status` and metrics. */
 export async function countNodesByStatus(q: Queryable): Promise<Record<NodeStatus, number>> {
-  const result = await q.query<{ status: NodeStatus; count: string }>('SELECT status, count(*) AS count FROM nodes GROUP BY status')
+  const result = await q.query<{ status: NodeStatus; count: string }>(
+    'SELECT status, count(*) AS count FROM nodes GROUP BY status',
+  )
   const counts = Object.fromEntries(NODE_STATUSES.map((s) => [s, 0])) as Record<NodeStatus, number>
   for (const row of result.rows) counts[row.status] = Number(row.count)
   return counts

@@ -36,7 +36,13 @@ export async function openTransitionFacts(options: OpenTransitionFactsOptions = 
   const databaseUrl = env.DATABASE_URL?.trim()
   if (databaseUrl) {
     const db = await openDatabase({ env, databaseUrl, max: 2 })
-    return { source: 'store', facts: storeTransitionFacts(db.pool, clock), description: `state read from DATABASE_URL ${db.url}`, appliedRevision: () => lastAppliedRevision(db.pool), close: () => db.close() }
+    return {
+      source: 'store',
+      facts: storeTransitionFacts(db.pool, clock),
+      description: `state read from DATABASE_URL ${db.url}`,
+      appliedRevision: () => lastAppliedRevision(db.pool),
+      close: () => db.close(),
+    }
   }
   const stateDir = options.stateDir ?? resolveStateDir(env)
   // The same test `fleetkit db status` makes: postmaster.pid names a live, ready server.
@@ -51,5 +57,11 @@ export async function openTransitionFacts(options: OpenTransitionFactsOptions = 
     }
   }
   const db = await openDatabase({ env: { ...env, DATABASE_URL: '' }, stateDir, max: 2 })
-  return { source: 'store', facts: storeTransitionFacts(db.pool, clock), description: `state read from the embedded PostgreSQL ${db.url}`, appliedRevision: () => lastAppliedRevision(db.pool), close: () => db.close() }
+  return {
+    source: 'store',
+    facts: storeTransitionFacts(db.pool, clock),
+    description: `state read from the embedded PostgreSQL ${db.url}`,
+    appliedRevision: () => lastAppliedRevision(db.pool),
+    close: () => db.close(),
+  }
 }

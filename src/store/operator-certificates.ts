@@ -15,10 +15,21 @@ export interface OperatorCertificateRow {
 type Raw = Record<string, unknown>
 
 function toRow(r: Raw): OperatorCertificateRow {
-  return { id: String(r.id), name: r.name as string, fingerprintSha256: r.fingerprint_sha256 as string, serial: r.serial as string, notBefore: r.not_before as Date, notAfter: r.not_after as Date, revokedAt: (r.revoked_at as Date | null) ?? null }
+  return {
+    id: String(r.id),
+    name: r.name as string,
+    fingerprintSha256: r.fingerprint_sha256 as string,
+    serial: r.serial as string,
+    notBefore: r.not_before as Date,
+    notAfter: r.not_after as Date,
+    revokedAt: (r.revoked_at as Date | null) ?? null,
+  }
 }
 
-export async function insertOperatorCertificate(q: Queryable, c: { name: string; fingerprintSha256: string; serial: string; notBefore: Date; notAfter: Date }): Promise<OperatorCertificateRow> {
+export async function insertOperatorCertificate(
+  q: Queryable,
+  c: { name: string; fingerprintSha256: string; serial: string; notBefore: Date; notAfter: Date },
+): Promise<OperatorCertificateRow> {
   const { rows } = await q.query<Raw>(
     `INSERT INTO operator_certificates (name, fingerprint_sha256, serial, not_before, not_after) VALUES ($1, $2, $3, $4, $5)
      RETURNING id, name, fingerprint_sha256, serial, not_before, not_after, revoked_at`,
@@ -28,7 +39,10 @@ export async function insertOperatorCertificate(q: Queryable, c: { name: string;
 }
 
 /** The unrevoked, unexpired (database clock) operator certificate with this fingerprint. */
-export async function findLiveOperatorCertificate(q: Queryable, fingerprintSha256: string): Promise<OperatorCertificateRow | undefined> {
+export async function findLiveOperatorCertificate(
+  q: Queryable,
+  fingerprintSha256: string,
+): Promise<OperatorCertificateRow | undefined> {
   const { rows } = await q.query<Raw>(
     `SELECT id, name, fingerprint_sha256, serial, not_before, not_after, revoked_at FROM operator_certificates
       WHERE fingerprint_sha256 = $1 AND revoked_at IS NULL AND not_after > now()`,

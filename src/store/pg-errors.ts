@@ -14,11 +14,17 @@ export interface PgErrorFields {
 }
 
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  return sqlState(error) === SQLSTATE.uniqueViolation && (constraint === undefined || (error as PgErrorFields).constraint === constraint)
+  return (
+    sqlState(error) === SQLSTATE.uniqueViolation &&
+    (constraint === undefined || (error as PgErrorFields).constraint === constraint)
+  )
 }
 
 export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
-  return sqlState(error) === SQLSTATE.foreignKeyViolation && (constraint === undefined || (error as PgErrorFields).constraint === constraint)
+  return (
+    sqlState(error) === SQLSTATE.foreignKeyViolation &&
+    (constraint === undefined || (error as PgErrorFields).constraint === constraint)
+  )
 }
 
 /** Serialization failures and deadlocks: the transaction may simply be run again. */
@@ -32,26 +38,38 @@ export function isRetryableTransactionError(error: unknown): boolean {
  * connect path, so an error without a SQLSTATE (a socket error, a timeout, a dropped
  * connection) means the server was not reachable.
  */
-export function connectFailure(annotated: unknown, redactedUrl: string, source: 'embedded' | 'DATABASE_URL'): FleetkitError {
+export function connectFailure(
+  annotated: unknown,
+  redactedUrl: string,
+  source: 'embedded' | 'DATABASE_URL',
+): FleetkitError {
   // The driver's own error names the reason ("connection refused"); the annotation only classified it.
   const error = driverError(annotated)
   const state = sqlState(error)
   const reason = describeReason(error)
   if (state === SQLSTATE.invalidPassword || state === SQLSTATE.invalidAuthorization) {
     return new FleetkitError('STATE_AUTH_REFUSED', `PostgreSQL at ${redactedUrl} refused the login (${state})`, {
-      actions: source === 'embedded'
-        ? ['the password file in the state directory does not match the embedded server: restore it, or move the state directory aside to start over']
-        : ['correct the user and password in DATABASE_URL', 'fleetkit db status'],
+      actions:
+        source === 'embedded'
+          ? [
+              'the password file in the state directory does not match the embedded server: restore it, or move the state directory aside to start over',
+            ]
+          : ['correct the user and password in DATABASE_URL', 'fleetkit db status'],
       data: { url: redactedUrl, sqlstate: state },
       cause: error,
     })
   }
-  const hint = source === 'embedded'
-    ? ['fleetkit db status', 'fleetkit db stop, then run the command again to restart the embedded server']
-    : ['check that the server in DATABASE_URL is running and reachable from this machine', 'fleetkit db status']
+  const hint =
+    source === 'embedded'
+      ? ['fleetkit db status', 'fleetkit db stop, then run the command again to restart the embedded server']
+      : ['check that the server in DATABASE_URL is running and reachable from this machine', 'fleetkit db status']
   return new FleetkitError('STATE_UNREACHABLE', `cannot reach PostgreSQL at ${redactedUrl}: ${reason}`, {
     actions: hint,
-    data: { url: redactedUrl, ...(state ? { sqlstate: state } : {}), ...(errnoOf(error) ? { errno: errnoOf(error) } : {}) },
+    data: {
+      url: redactedUrl,
+      ...(state ? { sqlstate: state } : {}),
+      ...(errnoOf(error) ? { errno: errnoOf(error) } : {}),
+    },
     cause: error,
   })
 }

@@ -36,7 +36,9 @@ export function embeddedBinaries(): PostgresBinaries | undefined {
 /** The newest distribution PostgreSQL under /usr/lib/postgresql/<major>/bin (Debian, Ubuntu). */
 export function systemBinaries(root = '/usr/lib/postgresql'): PostgresBinaries | undefined {
   if (!existsSync(root)) return undefined
-  const majors = readdirSync(root).filter((name) => /^\d+(\.\d+)?$/.test(name)).sort((a, b) => Number(b) - Number(a))
+  const majors = readdirSync(root)
+    .filter((name) => /^\d+(\.\d+)?$/.test(name))
+    .sort((a, b) => Number(b) - Number(a))
   for (const major of majors) {
     const found = binariesIn(join(root, major, 'bin'), 'system')
     if (found) return found

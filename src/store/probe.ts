@@ -6,7 +6,12 @@ export async function probeDatabase(pool: pg.Pool, timeoutMs: number): Promise<v
   const { default: pgModule } = await import('pg')
   const options = pool.options as pg.ClientConfig
   // pg-pool keeps the password out of the spread (a non-enumerable property): name it.
-  const client = new pgModule.Client({ ...options, password: options.password, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs })
+  const client = new pgModule.Client({
+    ...options,
+    password: options.password,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+  })
   client.on('error', () => undefined)
   try {
     await client.connect()

@@ -15,7 +15,12 @@ export async function readRecoveryCounter(q: Queryable, nodeId: string): Promise
  * Use the counter value a challenge carried: one UPDATE, so of two recoveries with one challenge
  * exactly one succeeds; only a recoverable node; last_seen_at set (it is back).
  */
-export async function consumeRecoveryCounter(q: Queryable, nodeId: string, expected: number, now: Date): Promise<boolean> {
+export async function consumeRecoveryCounter(
+  q: Queryable,
+  nodeId: string,
+  expected: number,
+  now: Date,
+): Promise<boolean> {
   const { rowCount } = await q.query(
     `UPDATE nodes SET recovery_count = recovery_count + 1, last_seen_at = $3
       WHERE id = $1 AND recovery_count = $2 AND status = ANY($4::text[])`,
@@ -26,6 +31,9 @@ export async function consumeRecoveryCounter(q: Queryable, nodeId: string, expec
 
 /** The id of the node's newest agent certificate (the only one a recovery may present). */
 export async function latestAgentCertificateId(q: Queryable, nodeId: string): Promise<string | undefined> {
-  const { rows } = await q.query<{ id: string }>(`SELECT max(id)::text AS id FROM node_certificates WHERE node_id = $1 AND purpose = 'agent'`, [nodeId])
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT max(id)::text AS id FROM node_certificates WHERE node_id = $1 AND purpose = 'agent'`,
+    [nodeId],
+  )
   return rows[0]?.id ?? undefined
 }

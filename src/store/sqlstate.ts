@@ -24,7 +24,17 @@ export const SQLSTATE = {
 } as const
 
 /** Node's socket errors that mean "no server there" rather than "the server said no". */
-const NETWORK_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOENT'])
+const NETWORK_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ENOENT',
+])
 
 /**
  * The SQLSTATE of a server error, or undefined for anything that is not one. Five characters, and not
@@ -38,7 +48,13 @@ export function sqlState(error: unknown): string | undefined {
 /** True for failures of the connection itself (class 08, shutdowns, socket errors). */
 export function isConnectionError(error: unknown): boolean {
   const state = sqlState(error)
-  if (state !== undefined) return state.startsWith('08') || state === SQLSTATE.adminShutdown || state === SQLSTATE.crashShutdown || state === SQLSTATE.cannotConnectNow
+  if (state !== undefined)
+    return (
+      state.startsWith('08') ||
+      state === SQLSTATE.adminShutdown ||
+      state === SQLSTATE.crashShutdown ||
+      state === SQLSTATE.cannotConnectNow
+    )
   const errno = (error as { code?: unknown } | undefined)?.code
   return typeof errno === 'string' && NETWORK_ERRNOS.has(errno)
 }
@@ -51,15 +67,35 @@ export function isConnectionError(error: unknown): boolean {
 export function isServerFailure(error: unknown): boolean {
   const state = sqlState(error)
   if (state === undefined) return false
-  return state.startsWith('53') || state.startsWith('58') || state.startsWith('XX') || state === SQLSTATE.readOnlyTransaction || state === SQLSTATE.queryCanceled
+  return (
+    state.startsWith('53') ||
+    state.startsWith('58') ||
+    state.startsWith('XX') ||
+    state === SQLSTATE.readOnlyTransaction ||
+    state === SQLSTATE.queryCanceled
+  )
 }
 
 /** The names of the SQLSTATEs isServerFailure and isConnectionError accept, for messages (PostgreSQL's own message may quote data). */
 const CONDITION_NAMES: Record<string, string> = {
-  '53000': 'insufficient_resources', '53100': 'disk_full', '53200': 'out_of_memory', '53300': 'too_many_connections', '53400': 'configuration_limit_exceeded',
-  '58000': 'system_error', '58030': 'io_error', XX000: 'internal_error', XX001: 'data_corrupted', XX002: 'index_corrupted',
-  '25006': 'read_only_sql_transaction', '57014': 'query_canceled', '57P01': 'admin_shutdown', '57P02': 'crash_shutdown', '57P03': 'cannot_connect_now',
-  '08000': 'connection_exception', '08003': 'connection_does_not_exist', '08006': 'connection_failure',
+  '53000': 'insufficient_resources',
+  '53100': 'disk_full',
+  '53200': 'out_of_memory',
+  '53300': 'too_many_connections',
+  '53400': 'configuration_limit_exceeded',
+  '58000': 'system_error',
+  '58030': 'io_error',
+  XX000: 'internal_error',
+  XX001: 'data_corrupted',
+  XX002: 'index_corrupted',
+  '25006': 'read_only_sql_transaction',
+  '57014': 'query_canceled',
+  '57P01': 'admin_shutdown',
+  '57P02': 'crash_shutdown',
+  '57P03': 'cannot_connect_now',
+  '08000': 'connection_exception',
+  '08003': 'connection_does_not_exist',
+  '08006': 'connection_failure',
 }
 
 /** `53100 disk_full`: the SQLSTATE and, when known, its condition name. */

@@ -12,7 +12,13 @@ const CONNECTION_FAILURE = '08006'
 const ANNOTATED = Symbol('fleetkit.connectionFailure')
 
 function annotate(error: unknown, code: string, what: string): unknown {
-  if (!(error instanceof Error) || sqlState(error) !== undefined || error instanceof TypeError || error instanceof RangeError) return error
+  if (
+    !(error instanceof Error) ||
+    sqlState(error) !== undefined ||
+    error instanceof TypeError ||
+    error instanceof RangeError
+  )
+    return error
   return Object.assign(new Error(`${what}: ${error.message}`, { cause: error }), { code, [ANNOTATED]: true })
 }
 
@@ -34,7 +40,9 @@ export function driverError(error: unknown): unknown {
 /** pgModule.Client with the annotations above on connect and on every promise a query returns (pg-pool's Client option). */
 export function stateClientClass(pgModule: typeof pg): typeof pg.Client {
   const query = pgModule.Client.prototype.query as (...args: unknown[]) => unknown
-  const connect = pgModule.Client.prototype.connect as (callback?: (error: Error | undefined) => void) => Promise<void> | undefined
+  const connect = pgModule.Client.prototype.connect as (
+    callback?: (error: Error | undefined) => void,
+  ) => Promise<void> | undefined
   class StateClient extends pgModule.Client {}
   Object.defineProperty(StateClient.prototype, 'query', {
     configurable: true,
@@ -42,7 +50,11 @@ export function stateClientClass(pgModule: typeof pg): typeof pg.Client {
     value: function (this: pg.Client, ...args: unknown[]): unknown {
       const result = query.apply(this, args)
       // A callback or a Submittable (a cursor) returns no promise: those callers see the raw error.
-      return result instanceof Promise ? result.catch((error: unknown) => { throw asConnectionFailure(error) }) : result
+      return result instanceof Promise
+        ? result.catch((error: unknown) => {
+            throw asConnectionFailure(error)
+          })
+        : result
     },
   })
   Object.defineProperty(StateClient.prototype, 'connect', {
@@ -50,8 +62,11 @@ export function stateClientClass(pgModule: typeof pg): typeof pg.Client {
     writable: true,
     // pg-pool connects with a callback; a client used alone, with a promise.
     value: function (this: pg.Client, callback?: (error: Error | undefined) => void): Promise<void> | undefined {
-      if (typeof callback === 'function') return connect.call(this, (error) => callback(error ? asConnectFailure(error) as Error : error))
-      return connect.call(this)!.catch((error: unknown) => { throw asConnectFailure(error) })
+      if (typeof callback === 'function')
+        return connect.call(this, (error) => callback(error ? (asConnectFailure(error) as Error) : error))
+      return connect.call(this)!.catch((error: unknown) => {
+        throw asConnectFailure(error)
+      })
     },
   })
   return StateClient

@@ -28,7 +28,10 @@ export interface UnhealthyTransition {
 }
 
 /** Active nodes silent longer than the threshold become unhealthy (one event each), in one statement. */
-export async function markSilentNodesUnhealthy(q: Queryable, unhealthyAfterSeconds: number): Promise<UnhealthyTransition[]> {
+export async function markSilentNodesUnhealthy(
+  q: Queryable,
+  unhealthyAfterSeconds: number,
+): Promise<UnhealthyTransition[]> {
   const { rows } = await q.query<{ id: string; silent: string }>(
     `WITH u AS (
        UPDATE nodes AS n SET status = 'unhealthy', unhealthy_at = now(), updated_at = now()
@@ -69,8 +72,18 @@ export interface LostReclamation {
  * released; one `node_lost` event. The status and silence are re-checked in the UPDATE, so a
  * replay, a second sweeper or a heartbeat that landed meanwhile makes it a no-op (undefined).
  */
-export async function reclaimLostNode(q: Queryable, nodeId: string, lostAfterSeconds: number): Promise<LostReclamation | undefined> {
-  const { rows } = await q.query<{ id: string; lost_at: Date; silent: string; fenced: { id: string; was: string }[] | null; released: string[] | null }>(
+export async function reclaimLostNode(
+  q: Queryable,
+  nodeId: string,
+  lostAfterSeconds: number,
+): Promise<LostReclamation | undefined> {
+  const { rows } = await q.query<{
+    id: string
+    lost_at: Date
+    silent: string
+    fenced: { id: string; was: string }[] | null
+    released: string[] | null
+  }>(
     `WITH lost AS (
        UPDATE nodes AS n SET status = 'lost', schedulable = false, lost_at = now(), updated_at = now()
         WHERE n.id = $1 AND n.status IN ('active', 'unhealthy', 'draining') AND ${SILENT_SINCE} < now() - make_interval(secs => $2)
@@ -104,7 +117,13 @@ export async function reclaimLostNode(q: Queryable, nodeId: string, lostAfterSec
   )
   const row = rows[0]
   if (!row) return undefined
-  return { nodeId: row.id, lostAt: row.lost_at, silentSeconds: Math.round(Number(row.silent)), fencedJobs: row.fenced ?? [], releasedAllocations: row.released ?? [] }
+  return {
+    nodeId: row.id,
+    lostAt: row.lost_at,
+    silentSeconds: Math.round(Number(row.silent)),
+    fencedJobs: row.fenced ?? [],
+    releasedAllocations: row.released ?? [],
+  }
 }
 
 /**

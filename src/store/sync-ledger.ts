@@ -5,7 +5,17 @@ import type { Queryable } from './database.js'
 /** Held (session level) by the one `fleetkit sync` running against this fleet's state. */
 export const SYNC_LOCK_KEY = 7_020_865_410
 
-export const NODE_SYNC_STATES = ['pending', 'running', 'converged', 'changed', 'failed', 'unreachable', 'rolled_back', 'not_attempted', 'skipped'] as const
+export const NODE_SYNC_STATES = [
+  'pending',
+  'running',
+  'converged',
+  'changed',
+  'failed',
+  'unreachable',
+  'rolled_back',
+  'not_attempted',
+  'skipped',
+] as const
 export type NodeSyncState = (typeof NODE_SYNC_STATES)[number]
 export type SyncRunKind = 'sync' | 'dry_run' | 'drift'
 export type SyncOutcome = 'converged' | 'canary_failed' | 'partial' | 'unreachable' | 'drifted' | 'no_drift'
@@ -42,7 +52,10 @@ export interface SyncNodeRow {
   agentVersion: string | null
 }
 
-export interface NewSyncRun extends Pick<SyncRunRow, 'kind' | 'revision' | 'definitionSha256' | 'planHash' | 'plan' | 'startedBy' | 'pid'> {
+export interface NewSyncRun extends Pick<
+  SyncRunRow,
+  'kind' | 'revision' | 'definitionSha256' | 'planHash' | 'plan' | 'startedBy' | 'pid'
+> {
   nodes: { nodeId: string; phase: SyncPhase; state: NodeSyncState; message?: string }[]
 }
 
@@ -55,7 +68,8 @@ export async function releaseAdvisoryLock(q: Queryable, key: number): Promise<vo
   await q.query('SELECT pg_advisory_unlock($1)', [key])
 }
 
-const RUN_COLUMNS = 'id, kind, revision, definition_sha256, plan_hash, plan, started_by, pid, ansible_pid, status, outcome, started_at, finished_at, attempts'
+const RUN_COLUMNS =
+  'id, kind, revision, definition_sha256, plan_hash, plan, started_by, pid, ansible_pid, status, outcome, started_at, finished_at, attempts'
 
 function toRun(r: Record<string, unknown>): SyncRunRow {
   return {
@@ -87,8 +101,18 @@ export async function createSyncRun(q: Queryable, run: NewSyncRun): Promise<Sync
        SELECT r.id, x.node_id, x.phase, x.state, x.message FROM r, jsonb_to_recordset($8::jsonb) AS x(node_id text, phase text, state text, message text)
      )
      SELECT * FROM r`,
-    [run.kind, run.revision, run.definitionSha256, run.planHash, JSON.stringify(run.plan), run.startedBy, run.pid,
-      JSON.stringify(run.nodes.map((n) => ({ node_id: n.nodeId, phase: n.phase, state: n.state, message: n.message ?? null })))],
+    [
+      run.kind,
+      run.revision,
+      run.definitionSha256,
+      run.planHash,
+      JSON.stringify(run.plan),
+      run.startedBy,
+      run.pid,
+      JSON.stringify(
+        run.nodes.map((n) => ({ node_id: n.nodeId, phase: n.phase, state: n.state, message: n.message ?? null })),
+      ),
+    ],
   )
   return toRun(rows[0] as Record<string, unknown>)
 }
@@ -100,7 +124,9 @@ export async function getSyncRun(q: Queryable, id: number): Promise<SyncRunRow |
 
 /** The sync runs not finished, newest first: the one holding the lock, or ones a crash cut off. */
 export async function listUnfinishedSyncRuns(q: Queryable): Promise<SyncRunRow[]> {
-  const { rows } = await q.query(`SELECT ${RUN_COLUMNS} FROM sync_runs WHERE status = 'running' AND kind = 'sync' ORDER BY id DESC LIMIT 20`)
+  const { rows } = await q.query(
+    `SELECT ${RUN_COLUMNS} FROM sync_runs WHERE status = 'running' AND kind = 'sync' ORDER BY id DESC LIMIT 20`,
+  )
   return rows.map((r) => toRun(r as Record<string, unknown>))
 }
 
@@ -148,8 +174,21 @@ export async function setSyncNode(q: Queryable, runId: number, nodeId: string, u
             started_at = CASE WHEN $3 = 'running' THEN now() ELSE started_at END,
             finished_at = CASE WHEN $13 THEN now() ELSE NULL END
       WHERE run_id = $1 AND node_id = $2`,
-    [runId, nodeId, u.state, u.phase ?? null, u.code ?? null, u.message?.slice(0, 2000) ?? null, u.tasksOk ?? null, u.tasksChanged ?? null,
-      u.tasksFailed ?? null, u.changes === undefined ? null : JSON.stringify(u.changes), u.appliedRevision ?? null, u.agentVersion ?? null, final],
+    [
+      runId,
+      nodeId,
+      u.state,
+      u.phase ?? null,
+      u.code ?? null,
+      u.message?.slice(0, 2000) ?? null,
+      u.tasksOk ?? null,
+      u.tasksChanged ?? null,
+      u.tasksFailed ?? null,
+      u.changes === undefined ? null : JSON.stringify(u.changes),
+      u.appliedRevision ?? null,
+      u.agentVersion ?? null,
+      final,
+    ],
   )
 }
 
@@ -159,15 +198,23 @@ export async function setSyncAnsiblePid(q: Queryable, runId: number, pid: number
 
 /** A resumed run: this process now owns it. */
 export async function resumeSyncRun(q: Queryable, runId: number, pid: number, startedBy: string): Promise<void> {
-  await q.query('UPDATE sync_runs SET pid = $2, started_by = $3, ansible_pid = NULL, resumed_at = now(), attempts = attempts + 1 WHERE id = $1', [runId, pid, startedBy])
+  await q.query(
+    'UPDATE sync_runs SET pid = $2, started_by = $3, ansible_pid = NULL, resumed_at = now(), attempts = attempts + 1 WHERE id = $1',
+    [runId, pid, startedBy],
+  )
 }
 
 export async function finishSyncRun(q: Queryable, runId: number, outcome: SyncOutcome): Promise<void> {
-  await q.query("UPDATE sync_runs SET status = 'finished', outcome = $2, finished_at = now(), ansible_pid = NULL WHERE id = $1", [runId, outcome])
+  await q.query(
+    "UPDATE sync_runs SET status = 'finished', outcome = $2, finished_at = now(), ansible_pid = NULL WHERE id = $1",
+    [runId, outcome],
+  )
 }
 
 /** The revision of the last sync (without --limit or --tags: the whole revision) that converged every node it targeted (what `validate --since applied` reads). */
-export async function lastAppliedRevision(q: Queryable): Promise<{ runId: number; revision: string; finishedAt: Date } | undefined> {
+export async function lastAppliedRevision(
+  q: Queryable,
+): Promise<{ runId: number; revision: string; finishedAt: Date } | undefined> {
   const { rows } = await q.query<{ id: string; revision: string; finished_at: Date }>(
     `SELECT id, revision, finished_at FROM sync_runs
       WHERE kind = 'sync' AND outcome = 'converged' AND revision IS NOT NULL AND plan ->> 'limited' = 'false' AND plan -> 'tags' = '[]'::jsonb

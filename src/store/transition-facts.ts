@@ -52,7 +52,11 @@ export async function recordCanaryProof(q: Queryable, proof: CanaryProof): Promi
   return (rowCount ?? 0) > 0
 }
 
-export async function getCanaryProof(q: Queryable, kind: CanaryProofKind, value: string): Promise<CanaryProof | undefined> {
+export async function getCanaryProof(
+  q: Queryable,
+  kind: CanaryProofKind,
+  value: string,
+): Promise<CanaryProof | undefined> {
   const { rows } = await q.query<{ node_id: string; proven_at: Date }>(
     'SELECT node_id, proven_at FROM canary_proofs WHERE kind = $1 AND value = $2',
     [kind, value],

@@ -51,7 +51,13 @@ interface RunResult {
   stdout: string
 }
 
-async function run(command: string, args: string[], env: Env, cwd: string, signal: AbortSignal | undefined): Promise<RunResult> {
+async function run(
+  command: string,
+  args: string[],
+  env: Env,
+  cwd: string,
+  signal: AbortSignal | undefined,
+): Promise<RunResult> {
   try {
     const result = await runProcess(command, args, { env, cwd, signal, timeoutMs: 300_000 })
     return { ok: result.ok, output: `${result.stderr}\n${result.stdout}`, stdout: result.stdout }
@@ -66,15 +72,26 @@ async function run(command: string, args: string[], env: Env, cwd: string, signa
 
 /** The first line of ansible's error, without the "ERROR! " prefix and colours. */
 export function firstAnsibleError(output: string): string {
-  // eslint-disable-next-line no-control-regex -- strips ANSI colour codes
-  const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n').map((l) => l.trim()).filter((l) => l !== '')
-  const error = lines.find((l) => l.startsWith('ERROR!')) ?? lines.find((l) => /error|failed/i.test(l)) ?? lines[0] ?? 'failed without output'
+  const lines = output
+    // eslint-disable-next-line no-control-regex -- strips ANSI colour codes
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+  const error =
+    lines.find((l) => l.startsWith('ERROR!')) ??
+    lines.find((l) => /error|failed/i.test(l)) ??
+    lines[0] ??
+    'failed without output'
   return error.replace(/^ERROR!\s*/, '').slice(0, 400)
 }
 
 export async function listPlaybooks(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true })
-  return entries.filter((e) => e.isFile() && /\.ya?ml$/.test(e.name)).map((e) => join(dir, e.name)).sort()
+  return entries
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .map((e) => join(dir, e.name))
+    .sort()
 }
 
 /** A syntax check needs no credentials: the database URL and token-like variables stay here. */
@@ -116,11 +133,21 @@ export async function checkAnsible(options: AnsibleCheckOptions): Promise<Ansibl
     progress('ansible-inventory --list: loading the rendered inventory')
     const inventory = await run('ansible-inventory', ['-i', inventoryPath, '--list'], env, work, signal)
     if (!inventory.ok) {
-      findings.push({ code: 'ANSIBLE_INVENTORY_INVALID', check: ANSIBLE_CHECK_ID, path: 'inventory.yml', message: firstAnsibleError(inventory.output) })
+      findings.push({
+        code: 'ANSIBLE_INVENTORY_INVALID',
+        check: ANSIBLE_CHECK_ID,
+        path: 'inventory.yml',
+        message: firstAnsibleError(inventory.output),
+      })
     } else {
       const missing = missingHosts(inventory.stdout, rendered.hosts)
       if (missing.length > 0) {
-        findings.push({ code: 'ANSIBLE_INVENTORY_INVALID', check: ANSIBLE_CHECK_ID, path: 'inventory.yml', message: `ansible-inventory does not list ${missing.length} rendered host(s): ${missing.slice(0, 5).join(', ')}` })
+        findings.push({
+          code: 'ANSIBLE_INVENTORY_INVALID',
+          check: ANSIBLE_CHECK_ID,
+          path: 'inventory.yml',
+          message: `ansible-inventory does not list ${missing.length} rendered host(s): ${missing.slice(0, 5).join(', ')}`,
+        })
       }
     }
 
@@ -148,7 +175,12 @@ export async function checkAnsible(options: AnsibleCheckOptions): Promise<Ansibl
       if (!batch.ok) {
         progress('ansible-playbook --syntax-check: finding the broken playbooks')
         for (const b of await broken(playbooks, batch)) {
-          findings.push({ code: 'ANSIBLE_PLAYBOOK_INVALID', check: ANSIBLE_CHECK_ID, path: displayPath(b.path), message: firstAnsibleError(b.output) })
+          findings.push({
+            code: 'ANSIBLE_PLAYBOOK_INVALID',
+            check: ANSIBLE_CHECK_ID,
+            path: displayPath(b.path),
+            message: firstAnsibleError(b.output),
+          })
         }
       }
     }
@@ -160,7 +192,11 @@ export async function checkAnsible(options: AnsibleCheckOptions): Promise<Ansibl
 
 function displayPath(path: string): string {
   const root = packagePath()
-  return path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path.includes(' ') ? path : join(basename(join(path, '..')), basename(path))
+  return path.startsWith(`${root}/`)
+    ? path.slice(root.length + 1)
+    : path.includes(' ')
+      ? path
+      : join(basename(join(path, '..')), basename(path))
 }
 
 function missingHosts(listJson: string, hosts: readonly string[]): string[] {
@@ -194,7 +230,8 @@ export async function assertAnsibleValid(
   const result = await checkAnsible({ definition, hostPolicy, env, playbookDir, ...control })
   if (result.findings.length > 0) {
     const playbooks = result.findings.filter((f) => f.code === 'ANSIBLE_PLAYBOOK_INVALID')
-    const message = `${result.findings.length} Ansible finding(s): ${playbooks.length} playbook(s) fail --syntax-check` +
+    const message =
+      `${result.findings.length} Ansible finding(s): ${playbooks.length} playbook(s) fail --syntax-check` +
       (playbooks.length < result.findings.length ? ', and ansible-inventory cannot read the rendered inventory' : '')
     const options = {
       actions: ['fix each file named above, then run fleetkit validate --ansible again'],
@@ -204,5 +241,9 @@ export async function assertAnsibleValid(
     if (playbooks.length > 0) throw new FleetkitError('ANSIBLE_PLAYBOOK_INVALID', message, options)
     throw new FleetkitError('ANSIBLE_INVENTORY_INVALID', message, options)
   }
-  return { inventoryHosts: definition.nodes.length, playbooks: result.playbooks, syntaxCheckRuns: result.syntaxCheckRuns }
+  return {
+    inventoryHosts: definition.nodes.length,
+    playbooks: result.playbooks,
+    syntaxCheckRuns: result.syntaxCheckRuns,
+  }
 }

@@ -50,8 +50,15 @@ export interface PhaseResult {
 }
 
 /** Mitogen when Debian's ansible-mitogen is installed, unless turned off (--no-mitogen, FLEETKIT_SYNC_MITOGEN=0). */
-export function speedSettings(options: { targets: number; noMitogen: boolean; env: Env; stateDir: string; mitogenDir?: string }): SpeedSettings {
-  const off = options.noMitogen || options.env.FLEETKIT_SYNC_MITOGEN === '0' || options.env.FLEETKIT_SYNC_MITOGEN === 'false'
+export function speedSettings(options: {
+  targets: number
+  noMitogen: boolean
+  env: Env
+  stateDir: string
+  mitogenDir?: string
+}): SpeedSettings {
+  const off =
+    options.noMitogen || options.env.FLEETKIT_SYNC_MITOGEN === '0' || options.env.FLEETKIT_SYNC_MITOGEN === 'false'
   // Forks are mostly waiting on SSH, so more than the cores; never more than the hosts.
   const forks = Math.max(1, Math.min(options.targets, Math.max(10, cpus().length * 10), 100))
   return {
@@ -70,7 +77,9 @@ export function describeSpeed(s: SpeedSettings): string {
 /** Variables a playbook must not see: the state's URL and provider tokens. */
 const SECRET_VARIABLE = /^DATABASE_URL$|^PGPASSWORD$|^HETZNER|_TOKEN$|^FLEETKIT_SYNC_/
 
-export function ansibleEnv(options: Pick<PhaseOptions, 'env' | 'speed' | 'workDir' | 'ansibleDir'> & { eventsFile: string }): Env {
+export function ansibleEnv(
+  options: Pick<PhaseOptions, 'env' | 'speed' | 'workDir' | 'ansibleDir'> & { eventsFile: string },
+): Env {
   const dir = options.ansibleDir ?? packagePath('ansible')
   const base = Object.fromEntries(Object.entries(options.env).filter(([name]) => !SECRET_VARIABLE.test(name)))
   const { speed } = options
@@ -94,7 +103,9 @@ export function ansibleEnv(options: Pick<PhaseOptions, 'env' | 'speed' | 'workDi
     ANSIBLE_CACHE_PLUGIN: 'jsonfile',
     ANSIBLE_CACHE_PLUGIN_CONNECTION: speed.factCache,
     ANSIBLE_CACHE_PLUGIN_TIMEOUT: '86400',
-    ...(speed.mitogen ? { ANSIBLE_STRATEGY_PLUGINS: join(MITOGEN_DIR, 'plugins', 'strategy'), ANSIBLE_STRATEGY: 'mitogen_linear' } : {}),
+    ...(speed.mitogen
+      ? { ANSIBLE_STRATEGY_PLUGINS: join(MITOGEN_DIR, 'plugins', 'strategy'), ANSIBLE_STRATEGY: 'mitogen_linear' }
+      : {}),
   }
 }
 
@@ -134,7 +145,13 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
   await mkdir(options.speed.factCache, { recursive: true })
   const eventsFile = join(options.workDir, `events-${options.label}.jsonl`)
   const dir = options.ansibleDir ?? packagePath('ansible')
-  const args = ['-i', options.inventoryPath, join(dir, 'playbooks', options.playbook), '--limit', options.hosts.join(',')]
+  const args = [
+    '-i',
+    options.inventoryPath,
+    join(dir, 'playbooks', options.playbook),
+    '--limit',
+    options.hosts.join(','),
+  ]
   if (options.check) args.push('--check', '--diff')
   if (options.tags.length > 0) args.push('--tags', options.tags.join(','))
   if (options.extraVarsFile) args.push('--extra-vars', `@${options.extraVarsFile}`)
@@ -156,7 +173,10 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
     })
   } catch (error) {
     if (error instanceof CommandNotFoundError) {
-      throw new FleetkitError('ANSIBLE_MISSING', error.message, { actions: ['apt-get install ansible-core (Debian/Ubuntu), or pip install ansible-core'], data: { command: 'ansible-playbook' } })
+      throw new FleetkitError('ANSIBLE_MISSING', error.message, {
+        actions: ['apt-get install ansible-core (Debian/Ubuntu), or pip install ansible-core'],
+        data: { command: 'ansible-playbook' },
+      })
     }
     throw error
   } finally {

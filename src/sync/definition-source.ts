@@ -32,14 +32,22 @@ async function git(dir: string, args: string[]): Promise<string | undefined> {
 
 export function assertFullSha(ref: string): void {
   if (!FULL_SHA.test(ref)) {
-    throw new FleetkitError('SYNC_REF_INVALID', `--ref ${JSON.stringify(ref.slice(0, 80))} is not a full commit SHA (40 lowercase hex digits); branch names and short SHAs move, so they are refused`, {
-      actions: ['git rev-parse HEAD (in the fleet repository)', 'fleetkit sync --ref SHA'],
-      data: { ref: ref.slice(0, 80) },
-    })
+    throw new FleetkitError(
+      'SYNC_REF_INVALID',
+      `--ref ${JSON.stringify(ref.slice(0, 80))} is not a full commit SHA (40 lowercase hex digits); branch names and short SHAs move, so they are refused`,
+      {
+        actions: ['git rev-parse HEAD (in the fleet repository)', 'fleetkit sync --ref SHA'],
+        data: { ref: ref.slice(0, 80) },
+      },
+    )
   }
 }
 
-export async function readDefinitionSource(path: string, ref: string | undefined, command: string): Promise<DefinitionSource> {
+export async function readDefinitionSource(
+  path: string,
+  ref: string | undefined,
+  command: string,
+): Promise<DefinitionSource> {
   let text: string
   let revision: string | null
   if (ref !== undefined) {

@@ -7,11 +7,16 @@ export function formatDriftTable(report: SyncReport): string[] {
   const rows: [string, string, string][] = []
   for (const n of report.nodes) {
     if (n.state === 'changed') {
-      for (const [role, tasks] of Object.entries(n.changes)) rows.push([n.node, role, `${tasks.length} task(s) would change: ${tasks.join('; ')}`])
+      for (const [role, tasks] of Object.entries(n.changes))
+        rows.push([n.node, role, `${tasks.length} task(s) would change: ${tasks.join('; ')}`])
     } else if (n.state === 'converged') {
       rows.push([n.node, '-', 'no drift'])
     } else {
-      rows.push([n.node, '-', `${n.state.replace('_', ' ')}${n.code ? ` ${n.code}` : ''}${n.message ? `: ${n.message}` : ''}`])
+      rows.push([
+        n.node,
+        '-',
+        `${n.state.replace('_', ' ')}${n.code ? ` ${n.code}` : ''}${n.message ? `: ${n.message}` : ''}`,
+      ])
     }
   }
   const width = (i: 0 | 1) => Math.max(i === 0 ? 4 : 4, ...rows.map((r) => r[i].length))
@@ -19,6 +24,13 @@ export function formatDriftTable(report: SyncReport): string[] {
   const w0 = width(0)
   const w1 = width(1)
   // What the hosts were compared with: without --ref that is the revision the last complete sync applied.
-  const against = report.revision === null ? 'the definition file as it is on disk (not a committed revision)' : `revision ${report.revision}`
-  return [`${pad('NODE', w0)}  ${pad('ROLE', w1)}  DRIFT`, ...rows.map((r) => `${pad(r[0], w0)}  ${pad(r[1], w1)}  ${r[2]}`), `Compared with ${against}.`]
+  const against =
+    report.revision === null
+      ? 'the definition file as it is on disk (not a committed revision)'
+      : `revision ${report.revision}`
+  return [
+    `${pad('NODE', w0)}  ${pad('ROLE', w1)}  DRIFT`,
+    ...rows.map((r) => `${pad(r[0], w0)}  ${pad(r[1], w1)}  ${r[2]}`),
+    `Compared with ${against}.`,
+  ]
 }

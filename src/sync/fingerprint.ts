@@ -9,7 +9,13 @@ import type pg from 'pg'
 
 import type { Env } from '../config/state-dir.js'
 import { sha256Hex } from '../pki/fingerprint.js'
-import { forgetNodeFingerprints, getNodeFingerprints, type ManagedResource, type NodeFingerprintRow, recordNodeFingerprint } from '../store/node-fingerprints.js'
+import {
+  forgetNodeFingerprints,
+  getNodeFingerprints,
+  type ManagedResource,
+  type NodeFingerprintRow,
+  recordNodeFingerprint,
+} from '../store/node-fingerprints.js'
 import type { HostFingerprint } from './host-results.js'
 import { runPhase, type SpeedSettings } from './ansible-phase.js'
 
@@ -44,12 +50,22 @@ export interface FingerprintSummary {
  * What a converge was given: the plan's content (definition, roles, tags, harness vars, release CA)
  * and the rendered inventory and known hosts, with this run's folder taken out of the paths.
  */
-export function fingerprintInputHash(contentHash: string, inventoryYaml: string, knownHosts: string, workDir: string): string {
+export function fingerprintInputHash(
+  contentHash: string,
+  inventoryYaml: string,
+  knownHosts: string,
+  workDir: string,
+): string {
   return sha256Hex(`${contentHash}\n${inventoryYaml.split(workDir).join('<run>')}\n${knownHosts}`)
 }
 
 /** The recorded fingerprints worth probing: same inputs, recent enough. */
-export function probeCandidates(rows: readonly NodeFingerprintRow[], inputHash: string, now: Date, maxAgeMs = FINGERPRINT_MAX_AGE_MS): NodeFingerprintRow[] {
+export function probeCandidates(
+  rows: readonly NodeFingerprintRow[],
+  inputHash: string,
+  now: Date,
+  maxAgeMs = FINGERPRINT_MAX_AGE_MS,
+): NodeFingerprintRow[] {
   return rows.filter((r) => r.inputHash === inputHash && now.getTime() - r.recordedAt.getTime() < maxAgeMs)
 }
 
@@ -60,25 +76,45 @@ export function differingItems(recorded: Record<string, string>, now: Record<str
 }
 
 /** One read-only ansible-playbook over the hosts: their fingerprint, or nothing for a host it could not read. */
-export async function probeFingerprints(fc: FingerprintContext, resources: ReadonlyMap<string, readonly ManagedResource[]>, label: string): Promise<Map<string, HostFingerprint>> {
+export async function probeFingerprints(
+  fc: FingerprintContext,
+  resources: ReadonlyMap<string, readonly ManagedResource[]>,
+  label: string,
+): Promise<Map<string, HostFingerprint>> {
   const hosts = [...resources.keys()]
   if (hosts.length === 0) return new Map()
   const varsFile = join(fc.workDir, `fingerprint-${label}-${fc.attempt}.json`)
-  await writeFile(varsFile, JSON.stringify({ fleetkit_fingerprint_resources: Object.fromEntries(resources) }), { mode: 0o600 })
+  await writeFile(varsFile, JSON.stringify({ fleetkit_fingerprint_resources: Object.fromEntries(resources) }), {
+    mode: 0o600,
+  })
   const phase = await runPhase({
-    workDir: fc.workDir, inventoryPath: fc.inventoryPath, playbook: 'fingerprint.yml', hosts, label: `fingerprint-${label}-${fc.attempt}`,
-    check: false, tags: [], extraVarsFile: varsFile, speed: fc.speed, env: fc.env, signal: fc.signal,
+    workDir: fc.workDir,
+    inventoryPath: fc.inventoryPath,
+    playbook: 'fingerprint.yml',
+    hosts,
+    label: `fingerprint-${label}-${fc.attempt}`,
+    check: false,
+    tags: [],
+    extraVarsFile: varsFile,
+    speed: fc.speed,
+    env: fc.env,
+    signal: fc.signal,
   })
   const found = new Map<string, HostFingerprint>()
   for (const h of hosts) {
     const result = phase.hosts.get(h)
-    if (result?.fingerprint && !result.failure && /^[0-9a-f]{64}$/.test(result.fingerprint.digest)) found.set(h, result.fingerprint)
+    if (result?.fingerprint && !result.failure && /^[0-9a-f]{64}$/.test(result.fingerprint.digest))
+      found.set(h, result.fingerprint)
   }
   return found
 }
 
 /** Probes the candidates' recorded fingerprints; returns the unchanged nodes and what moved on the others. */
-export async function findUnchanged(fc: FingerprintContext, candidates: readonly string[], now: Date): Promise<{ unchanged: Map<string, NodeFingerprintRow>; drifted: FingerprintSummary['drifted'] }> {
+export async function findUnchanged(
+  fc: FingerprintContext,
+  candidates: readonly string[],
+  now: Date,
+): Promise<{ unchanged: Map<string, NodeFingerprintRow>; drifted: FingerprintSummary['drifted'] }> {
   const rows = probeCandidates(await getNodeFingerprints(fc.pool, candidates), fc.inputHash, now)
   const probed = await probeFingerprints(fc, new Map(rows.map((r) => [r.nodeId, r.resources])), 'before')
   const unchanged = new Map<string, NodeFingerprintRow>()
@@ -86,17 +122,34 @@ export async function findUnchanged(fc: FingerprintContext, candidates: readonly
   for (const row of rows) {
     const current = probed.get(row.nodeId)
     if (current?.digest === row.digest) unchanged.set(row.nodeId, row)
-    else drifted.push({ node: row.nodeId, differs: current ? differingItems(row.items, current.items) : ['(not read: the node ran in full)'] })
+    else
+      drifted.push({
+        node: row.nodeId,
+        differs: current ? differingItems(row.items, current.items) : ['(not read: the node ran in full)'],
+      })
   }
   return { unchanged, drifted }
 }
 
 /** After the full run: record the converged nodes' fingerprints (as of `now`), forget the others'. Returns the recorded nodes. */
-export async function recordFingerprints(fc: FingerprintContext, converged: ReadonlyMap<string, readonly ManagedResource[]>, notConverged: readonly string[], now: Date): Promise<string[]> {
+export async function recordFingerprints(
+  fc: FingerprintContext,
+  converged: ReadonlyMap<string, readonly ManagedResource[]>,
+  notConverged: readonly string[],
+  now: Date,
+): Promise<string[]> {
   await forgetNodeFingerprints(fc.pool, [...notConverged, ...converged.keys()])
   const probed = await probeFingerprints(fc, converged, 'after')
   for (const [nodeId, fingerprint] of probed) {
-    await recordNodeFingerprint(fc.pool, { nodeId, inputHash: fc.inputHash, digest: fingerprint.digest, items: fingerprint.items, resources: [...converged.get(nodeId)!], runId: fc.runId, recordedAt: now })
+    await recordNodeFingerprint(fc.pool, {
+      nodeId,
+      inputHash: fc.inputHash,
+      digest: fingerprint.digest,
+      items: fingerprint.items,
+      resources: [...converged.get(nodeId)!],
+      runId: fc.runId,
+      recordedAt: now,
+    })
   }
   return [...probed.keys()].sort()
 }

@@ -101,7 +101,8 @@ export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, Ho
 }
 
 // OpenSSH's own words, and mitogen's (its ssh stream reports the same refusal in its own sentence).
-const HOST_KEY_CHANGED = /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed|No [A-Z0-9]+ host key is known|mismatching host key/i
+const HOST_KEY_CHANGED =
+  /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed|No [A-Z0-9]+ host key is known|mismatching host key/i
 
 /** The code a role's failure message starts with (`FIREWALL_INPUT_INVALID: ...`), if it is registered. */
 export function leadingCode(msg: string): string | null {
@@ -114,10 +115,15 @@ function oneLine(text: string): string {
 }
 
 export function judgeHost(result: HostResult | undefined): NodeJudgement {
-  if (!result) return { state: 'failed', code: 'SYNC_NODE_FAILED', message: 'ansible-playbook ended without reporting this node' }
+  if (!result)
+    return { state: 'failed', code: 'SYNC_NODE_FAILED', message: 'ansible-playbook ended without reporting this node' }
   if (result.unreachable !== undefined) {
     if (HOST_KEY_CHANGED.test(result.unreachable)) {
-      return { state: 'failed', code: 'SSH_HOST_KEY_MISMATCH', message: 'the host answered with a key other than the pinned one; not logged in' }
+      return {
+        state: 'failed',
+        code: 'SSH_HOST_KEY_MISMATCH',
+        message: 'the host answered with a key other than the pinned one; not logged in',
+      }
     }
     return { state: 'unreachable', code: null, message: oneLine(result.unreachable) }
   }
@@ -125,7 +131,8 @@ export function judgeHost(result: HostResult | undefined): NodeJudgement {
     const { task, role, msg } = result.failure
     const where = `${role ? `${role}: ` : ''}${task}: ${oneLine(msg)}`
     // The dead-man switch restored the previous rules: the host is as it was, not broken.
-    if (msg.includes('FIREWALL_CONFIRM_TIMEOUT')) return { state: 'rolled_back', code: 'FIREWALL_CONFIRM_TIMEOUT', message: where }
+    if (msg.includes('FIREWALL_CONFIRM_TIMEOUT'))
+      return { state: 'rolled_back', code: 'FIREWALL_CONFIRM_TIMEOUT', message: where }
     return { state: 'failed', code: leadingCode(msg) ?? 'SYNC_NODE_FAILED', message: where }
   }
   return { state: result.tasksChanged > 0 ? 'changed' : 'converged', code: null, message: null }

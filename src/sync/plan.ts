@@ -10,7 +10,11 @@ import { packagePath } from '../package-root.js'
 import type { InventoryStateNode } from '../render/inventory.js'
 
 /** State statuses a sync leaves alone (parked and retired are also out of the inventory). */
-const SKIPPED_STATUSES: Record<string, string> = { parked: 'parked', retired: 'retired', lost: 'lost (reclaim or replace it first)' }
+const SKIPPED_STATUSES: Record<string, string> = {
+  parked: 'parked',
+  retired: 'retired',
+  lost: 'lost (reclaim or replace it first)',
+}
 
 export interface PlanTarget {
   id: string
@@ -77,8 +81,13 @@ function filesUnder(dir: string): string[] {
 /** One hash over the roles' content: a path and its bytes, in path order. */
 export function hashAnsibleTree(dir: string): string {
   const hash = createHash('sha256')
-  for (const file of filesUnder(dir).map((f) => relative(dir, f)).sort()) {
-    hash.update(`${file}\0`).update(sha256(readFileSync(join(dir, file)))).update('\n')
+  for (const file of filesUnder(dir)
+    .map((f) => relative(dir, f))
+    .sort()) {
+    hash
+      .update(`${file}\0`)
+      .update(sha256(readFileSync(join(dir, file))))
+      .update('\n')
   }
   return hash.digest('hex')
 }
@@ -93,10 +102,14 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
   const limit = input.limit === undefined ? undefined : new Set(input.limit)
   for (const id of limit ?? []) {
     if (!ids.includes(id)) {
-      throw new FleetkitError('SYNC_TARGET_UNKNOWN', `--limit names ${id}, which is neither declared in the definition nor in the state`, {
-        actions: ['fleetkit node list', 'fleetkit sync --dry-run (every node)'],
-        data: { node: id },
-      })
+      throw new FleetkitError(
+        'SYNC_TARGET_UNKNOWN',
+        `--limit names ${id}, which is neither declared in the definition nor in the state`,
+        {
+          actions: ['fleetkit node list', 'fleetkit sync --dry-run (every node)'],
+          data: { node: id },
+        },
+      )
     }
   }
 
@@ -109,7 +122,12 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
     const statusReason = row ? SKIPPED_STATUSES[row.status] : undefined
     if (statusReason) skipped.push({ id, reason: statusReason })
     else if (node?.state === 'disabled') skipped.push({ id, reason: 'disabled in the definition' })
-    else targets.push({ id, pool: node?.pool ?? row!.pool, agentVersion: node?.agentVersion ?? definition.release.version })
+    else
+      targets.push({
+        id,
+        pool: node?.pool ?? row!.pool,
+        agentVersion: node?.agentVersion ?? definition.release.version,
+      })
   }
 
   // The declared canary when it is a target; else the first target in id order, so the choice is stable.
@@ -118,9 +136,24 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
   const definitionSha256 = sha256(input.definitionText)
   const rolesSha256 = hashAnsibleTree(ansibleDir)
   const tags = [...new Set(input.tags ?? [])].sort()
-  const contentHash = sha256(JSON.stringify({ definitionSha256, rolesSha256, playbook, tags, extraVars: input.extraVarsSha256 ?? null, releaseCa: input.releaseCaSha256 ?? null }))
-  const hash = sha256(JSON.stringify({ contentHash, revision: input.revision, targets: ordered, canary: canary?.id ?? null, skipped }))
-  const images = Object.fromEntries(Object.entries(definition.pools).filter(([, p]) => p.image !== undefined).map(([name, p]) => [name, p.image!]))
+  const contentHash = sha256(
+    JSON.stringify({
+      definitionSha256,
+      rolesSha256,
+      playbook,
+      tags,
+      extraVars: input.extraVarsSha256 ?? null,
+      releaseCa: input.releaseCaSha256 ?? null,
+    }),
+  )
+  const hash = sha256(
+    JSON.stringify({ contentHash, revision: input.revision, targets: ordered, canary: canary?.id ?? null, skipped }),
+  )
+  const images = Object.fromEntries(
+    Object.entries(definition.pools)
+      .filter(([, p]) => p.image !== undefined)
+      .map(([name, p]) => [name, p.image!]),
+  )
   return {
     revision: input.revision,
     definitionSha256,
@@ -142,6 +175,12 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
  * The next canary when the chosen one is unreachable: the next node of the same pool (in id order)
  * not yet tried; null when the pool has no other.
  */
-export function nextCanary(plan: Pick<SyncPlan, 'targets'>, pool: string, tried: ReadonlySet<string>): PlanTarget | null {
-  return plan.targets.filter((t) => t.pool === pool && !tried.has(t.id)).sort((a, b) => (a.id < b.id ? -1 : 1))[0] ?? null
+export function nextCanary(
+  plan: Pick<SyncPlan, 'targets'>,
+  pool: string,
+  tried: ReadonlySet<string>,
+): PlanTarget | null {
+  return (
+    plan.targets.filter((t) => t.pool === pool && !tried.has(t.id)).sort((a, b) => (a.id < b.id ? -1 : 1))[0] ?? null
+  )
 }

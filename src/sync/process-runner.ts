@@ -33,7 +33,11 @@ export class CommandNotFoundError extends Error {
   }
 }
 
-export function runProcess(command: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: RunProcessOptions,
+): Promise<ProcessResult> {
   const { signal } = options
   if (signal?.aborted) return Promise.reject(signal.reason)
   const maxBytes = options.maxBytes ?? 16 * 1024 * 1024
@@ -41,7 +45,12 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     // detached: the tool leads its own process group, so ending the group also ends whatever it
     // started (ansible's workers, a shell's children), and a terminal's Ctrl-C reaches fleetkit
     // alone, which then ends the tool in order.
-    const child = spawn(command, args, { env: options.env as NodeJS.ProcessEnv, cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(command, args, {
+      env: options.env as NodeJS.ProcessEnv,
+      cwd: options.cwd,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     if (child.pid !== undefined) options.onSpawn?.(child.pid)
     const out: Buffer[] = []
     const err: Buffer[] = []
@@ -65,10 +74,13 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     }
     const onAbort = () => endGroup()
     signal?.addEventListener('abort', onAbort, { once: true })
-    const timeout = options.timeoutMs === undefined ? undefined : setTimeout(() => {
-      timedOut = true
-      endGroup()
-    }, options.timeoutMs)
+    const timeout =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true
+            endGroup()
+          }, options.timeoutMs)
 
     const cleanUp = () => {
       signal?.removeEventListener('abort', onAbort)
@@ -88,7 +100,9 @@ export function runProcess(command: string, args: readonly string[], options: Ru
         reject(signal.reason)
         return
       }
-      const stderr = Buffer.concat(err).toString('utf8') + (timedOut ? `\nERROR! ${command} timed out after ${Math.round(options.timeoutMs! / 1000)} s` : '')
+      const stderr =
+        Buffer.concat(err).toString('utf8') +
+        (timedOut ? `\nERROR! ${command} timed out after ${Math.round(options.timeoutMs! / 1000)} s` : '')
       resolvePromise({ ok: exitCode === 0 && !timedOut, exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr })
     })
   })

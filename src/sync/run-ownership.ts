@@ -37,16 +37,24 @@ export function endOrphan(pid: number | null): boolean {
 
 export async function inProgressError(pool: pg.Pool): Promise<FleetkitError> {
   const holder = (await listUnfinishedSyncRuns(pool))[0]
-  const by = holder ? `run ${holder.id}, started by ${holder.startedBy} (pid ${holder.pid}) at ${holder.startedAt.toISOString()}` : 'a sync whose run is not recorded yet'
+  const by = holder
+    ? `run ${holder.id}, started by ${holder.startedBy} (pid ${holder.pid}) at ${holder.startedAt.toISOString()}`
+    : 'a sync whose run is not recorded yet'
   return new FleetkitError('SYNC_IN_PROGRESS', `another fleetkit sync holds the fleet's sync lock: ${by}`, {
     actions: ['wait for it to finish (fleetkit events --type sync_run_finished)', 'run fleetkit sync again afterwards'],
-    data: holder ? { runId: holder.id, startedBy: holder.startedBy, pid: holder.pid, startedAt: holder.startedAt.toISOString() } : {},
+    data: holder
+      ? { runId: holder.id, startedBy: holder.startedBy, pid: holder.pid, startedAt: holder.startedAt.toISOString() }
+      : {},
   })
 }
 
 export function staleError(reviewed: string, current: string, why: string): FleetkitError {
-  return new FleetkitError('SYNC_PLAN_STALE', `${why}: the plan reviewed was ${reviewed.slice(0, 16)}…, the plan now is ${current.slice(0, 16)}…; nothing was run`, {
-    actions: ['fleetkit sync --dry-run (review the new plan)', `fleetkit sync --plan-hash ${current}`],
-    data: { reviewed, current },
-  })
+  return new FleetkitError(
+    'SYNC_PLAN_STALE',
+    `${why}: the plan reviewed was ${reviewed.slice(0, 16)}…, the plan now is ${current.slice(0, 16)}…; nothing was run`,
+    {
+      actions: ['fleetkit sync --dry-run (review the new plan)', `fleetkit sync --plan-hash ${current}`],
+      data: { reviewed, current },
+    },
+  )
 }

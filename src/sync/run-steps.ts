@@ -8,51 +8,100 @@ import type { RunContext } from './run-context.js'
 import type { SyncReport } from './sync-report.js'
 
 /** The fast path: nodes whose inputs and managed state are as their last converge left them are converged now. */
-export async function skipUnchanged(ctx: RunContext, done: Set<string>, note: (line: string) => void): Promise<FingerprintSummary> {
+export async function skipUnchanged(
+  ctx: RunContext,
+  done: Set<string>,
+  note: (line: string) => void,
+): Promise<FingerprintSummary> {
   const { options, plan, run } = ctx
-  const off = ctx.check ? 'check mode runs every node' : plan.tags.length > 0 ? '--tags runs part of the roles' : options.full ? '--full' : null
+  const off = ctx.check
+    ? 'check mode runs every node'
+    : plan.tags.length > 0
+      ? '--tags runs part of the roles'
+      : options.full
+        ? '--full'
+        : null
   const summary: FingerprintSummary = { off, unchanged: [], drifted: [], recorded: [] }
   if (off !== null) return summary
   const candidates = plan.targets.map((t) => t.id).filter((id) => !done.has(id))
-  const found = await guarded(ctx, note, 'compared', () => findUnchanged(ctx.fingerprint, candidates, ctx.clock.now()), { unchanged: new Map(), drifted: [] })
+  const found = await guarded(
+    ctx,
+    note,
+    'compared',
+    () => findUnchanged(ctx.fingerprint, candidates, ctx.clock.now()),
+    { unchanged: new Map(), drifted: [] },
+  )
   for (const [id, row] of found.unchanged) {
     const message = `unchanged since run ${row.runId}: ${Object.keys(row.items).length} managed resources as recorded`
-    await setSyncNode(options.pool, run.id, id, { state: 'converged', message, appliedRevision: plan.revision, agentVersion: plan.targets.find((t) => t.id === id)!.agentVersion })
+    await setSyncNode(options.pool, run.id, id, {
+      state: 'converged',
+      message,
+      appliedRevision: plan.revision,
+      agentVersion: plan.targets.find((t) => t.id === id)!.agentVersion,
+    })
     options.report?.(`${id}: converged (${message})`)
     done.add(id)
   }
-  for (const d of found.drifted) note(`${d.node} changed since its last converge (${d.differs.slice(0, 4).join(', ')}${d.differs.length > 4 ? `, ${d.differs.length - 4} more` : ''}): it runs in full.`)
+  for (const d of found.drifted)
+    note(
+      `${d.node} changed since its last converge (${d.differs.slice(0, 4).join(', ')}${d.differs.length > 4 ? `, ${d.differs.length - 4} more` : ''}): it runs in full.`,
+    )
   return { ...summary, unchanged: [...found.unchanged.keys()], drifted: found.drifted }
 }
 
 /** A fingerprint that cannot be read or recorded costs speed, never the sync: the node runs in full next time. */
-export async function guarded<T>(ctx: RunContext, note: (line: string) => void, what: string, work: () => Promise<T>, fallback: T): Promise<T> {
+export async function guarded<T>(
+  ctx: RunContext,
+  note: (line: string) => void,
+  what: string,
+  work: () => Promise<T>,
+  fallback: T,
+): Promise<T> {
   try {
     return await work()
   } catch (error) {
     if (ctx.options.signal?.aborted) throw error
-    note(`Fingerprints not ${what} (${(error as Error).message.split('\n')[0]}): ${what === 'recorded' ? 'the next sync runs these nodes in full' : 'every node runs in full'}.`)
+    note(
+      `Fingerprints not ${what} (${(error as Error).message.split('\n')[0]}): ${what === 'recorded' ? 'the next sync runs these nodes in full' : 'every node runs in full'}.`,
+    )
     return fallback
   }
 }
 
 /** A canary run that applied the roles proves its agent version and, when its host runs it, its pool's image. */
-export async function recordProofs(ctx: RunContext, canary: string, stateRows: readonly NodeRow[]): Promise<SyncReport['proofs']> {
+export async function recordProofs(
+  ctx: RunContext,
+  canary: string,
+  stateRows: readonly NodeRow[],
+): Promise<SyncReport['proofs']> {
   const { plan } = ctx
   const target = plan.targets.find((t) => t.id === canary)!
   const proofs: SyncReport['proofs'] = []
   const now = ctx.clock.now()
   const agentRan = plan.tags.length === 0 || plan.tags.includes('agent_update')
   if (agentRan) {
-    const recorded = await recordCanaryProof(ctx.options.pool, { kind: 'agentVersion', value: target.agentVersion, nodeId: canary, provenAt: now })
+    const recorded = await recordCanaryProof(ctx.options.pool, {
+      kind: 'agentVersion',
+      value: target.agentVersion,
+      nodeId: canary,
+      provenAt: now,
+    })
     proofs.push({ kind: 'agentVersion', value: target.agentVersion, node: canary, recorded })
   }
   const image = plan.images[target.pool]
   const row = stateRows.find((r) => r.id === canary)
   if (image && row?.image === image) {
-    const recorded = await recordCanaryProof(ctx.options.pool, { kind: 'image', value: image, nodeId: canary, provenAt: now })
+    const recorded = await recordCanaryProof(ctx.options.pool, {
+      kind: 'image',
+      value: image,
+      nodeId: canary,
+      provenAt: now,
+    })
     proofs.push({ kind: 'image', value: image, node: canary, recorded })
   }
-  for (const p of proofs) ctx.options.report?.(`Canary proof: ${p.kind} ${p.value} on ${p.node}${p.recorded ? ' recorded' : ' (already proven)'}.`)
+  for (const p of proofs)
+    ctx.options.report?.(
+      `Canary proof: ${p.kind} ${p.value} on ${p.node}${p.recorded ? ' recorded' : ' (already proven)'}.`,
+    )
   return proofs
 }

@@ -23,7 +23,14 @@ export interface SyncReport {
   outcome: SyncOutcome
   revision: string | null
   planHash: string
-  plan: { playbook: string; tags: string[]; definitionSha256: string; rolesSha256: string; targets: string[]; canary: string | null }
+  plan: {
+    playbook: string
+    tags: string[]
+    definitionSha256: string
+    rolesSha256: string
+    targets: string[]
+    canary: string | null
+  }
   canary: { declared: string | null; ran: string | null; skippedBecause: string | null; notes: string[] }
   speed: { mitogen: boolean; forks: number; description: string }
   nodes: SyncNodeReport[]
@@ -59,9 +66,14 @@ export function nodeReport(n: SyncNodeRow): SyncNodeReport {
 
 export function formatNodeLine(n: SyncNodeReport, check: boolean): string {
   const state = check && n.state === 'changed' ? 'would change' : n.state.replace('_', ' ')
-  const roles = Object.entries(n.changes).map(([role, tasks]) => `${role} (${tasks.length})`).join(', ')
+  const roles = Object.entries(n.changes)
+    .map(([role, tasks]) => `${role} (${tasks.length})`)
+    .join(', ')
   const detail = n.code ? ` ${n.code}: ${n.message ?? ''}` : n.message ? ` ${n.message}` : ''
-  const tasks = n.state === 'not_attempted' || n.state === 'skipped' ? '' : ` [${n.tasks.ok + n.tasks.failed} tasks, ${n.tasks.changed} changed${roles ? `: ${roles}` : ''}]`
+  const tasks =
+    n.state === 'not_attempted' || n.state === 'skipped'
+      ? ''
+      : ` [${n.tasks.ok + n.tasks.failed} tasks, ${n.tasks.changed} changed${roles ? `: ${roles}` : ''}]`
   return `${n.node}${n.phase === 'canary' ? ' (canary)' : ''}: ${state}${tasks}${detail}`
 }
 
@@ -75,16 +87,40 @@ export function outcomeError(report: SyncReport): FleetkitError | null {
     case 'no_drift':
       return null
     case 'canary_failed':
-      return new FleetkitError('SYNC_CANARY_FAILED', `run ${report.runId}: the canary ${report.canary.ran ?? report.canary.declared ?? ''} did not converge (${report.nodes.find((n) => n.phase === 'canary' && !FINAL_OK.has(n.state))?.code ?? 'unreachable'}); ${list(['not_attempted']).length} other node(s) not attempted`, {
-        actions: [`fleetkit runbook ${report.nodes.find((n) => n.phase === 'canary' && n.code)?.code ?? 'SYNC_CANARY_FAILED'}`, resume], data,
-      })
+      return new FleetkitError(
+        'SYNC_CANARY_FAILED',
+        `run ${report.runId}: the canary ${report.canary.ran ?? report.canary.declared ?? ''} did not converge (${report.nodes.find((n) => n.phase === 'canary' && !FINAL_OK.has(n.state))?.code ?? 'unreachable'}); ${list(['not_attempted']).length} other node(s) not attempted`,
+        {
+          actions: [
+            `fleetkit runbook ${report.nodes.find((n) => n.phase === 'canary' && n.code)?.code ?? 'SYNC_CANARY_FAILED'}`,
+            resume,
+          ],
+          data,
+        },
+      )
     case 'partial':
-      return new FleetkitError('SYNC_PARTIAL_FAILURE', `run ${report.runId}: ${list(['failed', 'rolled_back']).join(', ')} did not converge; ${list(['converged', 'changed']).length} node(s) did`, { actions: [resume], data })
+      return new FleetkitError(
+        'SYNC_PARTIAL_FAILURE',
+        `run ${report.runId}: ${list(['failed', 'rolled_back']).join(', ')} did not converge; ${list(['converged', 'changed']).length} node(s) did`,
+        { actions: [resume], data },
+      )
     case 'unreachable':
-      return new FleetkitError('SYNC_NODES_UNREACHABLE', `run ${report.runId}: ${list(['unreachable']).join(', ')} could not be reached over SSH; every other node converged`, { actions: [resume], data })
+      return new FleetkitError(
+        'SYNC_NODES_UNREACHABLE',
+        `run ${report.runId}: ${list(['unreachable']).join(', ')} could not be reached over SSH; every other node converged`,
+        { actions: [resume], data },
+      )
     case 'drifted':
-      return new FleetkitError('DRIFT_DETECTED', `${list(['changed']).length} node(s) differ from the definition: ${report.nodes.filter((n) => n.state === 'changed').map((n) => `${n.node} (${Object.keys(n.changes).join(', ')})`).join('; ')}`, {
-        actions: ['fleetkit sync --dry-run', 'fleetkit sync'], data,
-      })
+      return new FleetkitError(
+        'DRIFT_DETECTED',
+        `${list(['changed']).length} node(s) differ from the definition: ${report.nodes
+          .filter((n) => n.state === 'changed')
+          .map((n) => `${n.node} (${Object.keys(n.changes).join(', ')})`)
+          .join('; ')}`,
+        {
+          actions: ['fleetkit sync --dry-run', 'fleetkit sync'],
+          data,
+        },
+      )
   }
 }

@@ -14,9 +14,20 @@ import { renderInventory } from '../render/inventory.js'
 import { appendEvent } from '../store/events.js'
 import { listNodes, type NodeRow } from '../store/nodes.js'
 import {
-  contentConvergedBefore, createSyncRun, finishSyncRun, getSyncRun, listSyncNodes,
-  lastAppliedRevision, releaseAdvisoryLock, resumeSyncRun, setSyncAnsiblePid, setSyncNode, SYNC_LOCK_KEY,
-  type SyncRunKind, type SyncRunRow, tryAdvisoryLock,
+  contentConvergedBefore,
+  createSyncRun,
+  finishSyncRun,
+  getSyncRun,
+  listSyncNodes,
+  lastAppliedRevision,
+  releaseAdvisoryLock,
+  resumeSyncRun,
+  setSyncAnsiblePid,
+  setSyncNode,
+  SYNC_LOCK_KEY,
+  type SyncRunKind,
+  type SyncRunRow,
+  tryAdvisoryLock,
 } from '../store/sync-ledger.js'
 import { type AnsibleEvent, judgeHost } from './host-results.js'
 import { describeSpeed, runPhase, speedSettings } from './ansible-phase.js'
@@ -35,7 +46,8 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
   const { pool, env, mode } = options
   const report = options.report ?? (() => {})
   const check = mode !== 'apply'
-  if (options.resume !== undefined && mode !== 'apply') throw new FleetkitError('USAGE_INVALID', '--resume finishes an applying sync; it cannot be combined with --dry-run')
+  if (options.resume !== undefined && mode !== 'apply')
+    throw new FleetkitError('USAGE_INVALID', '--resume finishes an applying sync; it cannot be combined with --dry-run')
   const source = await readSource(options)
   const stateRows = await listNodes(pool)
   const extraVarsFile = env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined
@@ -52,11 +64,17 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
     releaseCaSha256: releaseCaPem === undefined ? undefined : sha256Hex(releaseCaPem),
   })
   if (plan.targets.length === 0) {
-    throw new FleetkitError('SYNC_NO_TARGETS', `nothing to ${mode === 'drift' ? 'check' : 'sync'}: ${plan.skipped.length === 0 ? 'the fleet has no nodes' : plan.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}`, {
-      actions: ['fleetkit node list', 'fleetkit node unpark NODE'], data: { skipped: plan.skipped },
-    })
+    throw new FleetkitError(
+      'SYNC_NO_TARGETS',
+      `nothing to ${mode === 'drift' ? 'check' : 'sync'}: ${plan.skipped.length === 0 ? 'the fleet has no nodes' : plan.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}`,
+      {
+        actions: ['fleetkit node list', 'fleetkit node unpark NODE'],
+        data: { skipped: plan.skipped },
+      },
+    )
   }
-  if (options.planHash !== undefined && options.planHash !== plan.hash) throw staleError(options.planHash, plan.hash, 'the plan changed since it was reviewed')
+  if (options.planHash !== undefined && options.planHash !== plan.hash)
+    throw staleError(options.planHash, plan.hash, 'the plan changed since it was reviewed')
 
   const stateDir = resolveStateDir(env)
   const speed = speedSettings({ targets: plan.targets.length, noMitogen: options.noMitogen ?? false, env, stateDir })
@@ -72,15 +90,51 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
       const workDir = join(stateDir, 'sync', `run-${run.id}`)
       await mkdir(workDir, { recursive: true, mode: 0o700 })
       const inventoryPath = join(workDir, 'inventory.yml')
-      const rendered = renderInventory({ definition: source.definition, stateNodes: stateRows, hostPolicy: loadHostPolicy(), knownHostsPath: join(workDir, 'known_hosts'), releaseCaPem })
+      const rendered = renderInventory({
+        definition: source.definition,
+        stateNodes: stateRows,
+        hostPolicy: loadHostPolicy(),
+        knownHostsPath: join(workDir, 'known_hosts'),
+        releaseCaPem,
+      })
       await writeFile(join(workDir, 'known_hosts'), rendered.knownHosts, { mode: 0o600 })
       await writeFile(inventoryPath, rendered.yaml, { mode: 0o600 })
-      await appendEvent(pool, { kind: 'sync_run_started', data: { run_id: run.id, kind: run.kind, revision: plan.revision, plan_hash: plan.hash, started_by: run.startedBy, resumed: options.resume !== undefined } })
+      await appendEvent(pool, {
+        kind: 'sync_run_started',
+        data: {
+          run_id: run.id,
+          kind: run.kind,
+          revision: plan.revision,
+          plan_hash: plan.hash,
+          started_by: run.startedBy,
+          resumed: options.resume !== undefined,
+        },
+      })
       const fingerprint: FingerprintContext = {
-        pool, runId: run.id, attempt: run.attempts, workDir, inventoryPath, speed, env, signal: options.signal,
+        pool,
+        runId: run.id,
+        attempt: run.attempts,
+        workDir,
+        inventoryPath,
+        speed,
+        env,
+        signal: options.signal,
         inputHash: fingerprintInputHash(plan.contentHash, rendered.yaml, rendered.knownHosts, workDir),
       }
-      const context: RunContext = { options, plan, run, workDir, inventoryPath, extraVarsFile, speed, check, clock: options.clock ?? systemClock, fingerprint, converged: new Map(), notConverged: [] }
+      const context: RunContext = {
+        options,
+        plan,
+        run,
+        workDir,
+        inventoryPath,
+        extraVarsFile,
+        speed,
+        check,
+        clock: options.clock ?? systemClock,
+        fingerprint,
+        converged: new Map(),
+        notConverged: [],
+      }
       return await execute(context, stateRows)
     } finally {
       if (lockClient) await releaseAdvisoryLock(lockClient, SYNC_LOCK_KEY)
@@ -100,11 +154,21 @@ async function openRun(options: SyncOptions, plan: SyncPlan): Promise<SyncRunRow
   if (options.resume !== undefined) {
     const run = await getSyncRun(pool, options.resume)
     if (!run || run.kind !== 'sync' || run.status !== 'running') {
-      throw new FleetkitError('SYNC_RUN_UNKNOWN', `there is no unfinished sync run ${options.resume}${run ? ` (it is a ${run.kind} run, ${run.status})` : ''}`, {
-        actions: ['fleetkit events --type sync_run_started', 'fleetkit sync'], data: { runId: options.resume },
-      })
+      throw new FleetkitError(
+        'SYNC_RUN_UNKNOWN',
+        `there is no unfinished sync run ${options.resume}${run ? ` (it is a ${run.kind} run, ${run.status})` : ''}`,
+        {
+          actions: ['fleetkit events --type sync_run_started', 'fleetkit sync'],
+          data: { runId: options.resume },
+        },
+      )
     }
-    if (run.planHash !== plan.hash) throw staleError(run.planHash, plan.hash, `run ${run.id} was started with another plan (definition, roles, revision or nodes changed since)`)
+    if (run.planHash !== plan.hash)
+      throw staleError(
+        run.planHash,
+        plan.hash,
+        `run ${run.id} was started with another plan (definition, roles, revision or nodes changed since)`,
+      )
     endOrphan(run.ansiblePid)
     await resumeSyncRun(pool, run.id, process.pid, startedBy)
     return { ...run, attempts: run.attempts + 1 }
@@ -119,13 +183,26 @@ async function openRun(options: SyncOptions, plan: SyncPlan): Promise<SyncRunRow
     startedBy,
     pid: process.pid,
     nodes: [
-      ...plan.targets.map((t) => ({ nodeId: t.id, phase: t.id === plan.canary ? 'canary' as const : 'fleet' as const, state: 'pending' as const })),
-      ...plan.skipped.map((s) => ({ nodeId: s.id, phase: 'skipped' as const, state: 'skipped' as const, message: s.reason })),
+      ...plan.targets.map((t) => ({
+        nodeId: t.id,
+        phase: t.id === plan.canary ? ('canary' as const) : ('fleet' as const),
+        state: 'pending' as const,
+      })),
+      ...plan.skipped.map((s) => ({
+        nodeId: s.id,
+        phase: 'skipped' as const,
+        state: 'skipped' as const,
+        message: s.reason,
+      })),
     ],
   })
 }
 
-async function runHosts(ctx: RunContext, hosts: string[], label: string): Promise<Map<string, ReturnType<typeof judgeHost>>> {
+async function runHosts(
+  ctx: RunContext,
+  hosts: string[],
+  label: string,
+): Promise<Map<string, ReturnType<typeof judgeHost>>> {
   const { options, run } = ctx
   const { pool } = options
   for (const h of hosts) await setSyncNode(pool, run.id, h, { state: 'running' })
@@ -158,7 +235,13 @@ async function runHosts(ctx: RunContext, hosts: string[], label: string): Promis
   for (const h of hosts) {
     const result = phase.hosts.get(h)
     const judgement = judgeHost(result)
-    if (!result && phase.outputTail) judgement.message = `${judgement.message}: ${phase.outputTail.split('\n').filter((l) => l.trim() !== '').slice(-2).join(' ').slice(0, 400)}`
+    if (!result && phase.outputTail)
+      judgement.message = `${judgement.message}: ${phase.outputTail
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .slice(-2)
+        .join(' ')
+        .slice(0, 400)}`
     judged.set(h, judgement)
     if (!ctx.check && FINAL_OK.has(judgement.state)) ctx.converged.set(h, result?.resources ?? [])
     else if (!ctx.check) ctx.notConverged.push(h)
@@ -171,12 +254,25 @@ async function runHosts(ctx: RunContext, hosts: string[], label: string): Promis
       tasksChanged: result?.tasksChanged ?? 0,
       tasksFailed: result?.tasksFailed ?? 0,
       changes: result?.changes ?? {},
-      ...(FINAL_OK.has(judgement.state) && !ctx.check ? { appliedRevision: ctx.plan.revision, agentVersion: target?.agentVersion ?? null } : {}),
+      ...(FINAL_OK.has(judgement.state) && !ctx.check
+        ? { appliedRevision: ctx.plan.revision, agentVersion: target?.agentVersion ?? null }
+        : {}),
     })
-    options.report?.(formatNodeLine({
-      node: h, phase: label === 'canary' ? 'canary' : 'fleet', state: judgement.state, code: judgement.code, runbook: null, message: judgement.message,
-      tasks: { ok: result?.tasksOk ?? 0, changed: result?.tasksChanged ?? 0, failed: result?.tasksFailed ?? 0 }, changes: result?.changes ?? {},
-    }, ctx.check))
+    options.report?.(
+      formatNodeLine(
+        {
+          node: h,
+          phase: label === 'canary' ? 'canary' : 'fleet',
+          state: judgement.state,
+          code: judgement.code,
+          runbook: null,
+          message: judgement.message,
+          tasks: { ok: result?.tasksOk ?? 0, changed: result?.tasksChanged ?? 0, failed: result?.tasksFailed ?? 0 },
+          changes: result?.changes ?? {},
+        },
+        ctx.check,
+      ),
+    )
   }
   return judged
 }
@@ -190,7 +286,11 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
     notes.push(line)
     report(line)
   }
-  const done = new Set((await listSyncNodes(pool, run.id)).filter((n) => FINAL_OK.has(n.state) || n.state === 'skipped').map((n) => n.nodeId))
+  const done = new Set(
+    (await listSyncNodes(pool, run.id))
+      .filter((n) => FINAL_OK.has(n.state) || n.state === 'skipped')
+      .map((n) => n.nodeId),
+  )
   const byId = new Map(plan.targets.map((t) => [t.id, t]))
   let canaryRan: string | null = null
   let canaryFailed = false
@@ -200,9 +300,12 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
 
   // The canary proves the revision alone first, unless nothing new is being proven.
   if (ctx.check) skippedBecause = 'check mode changes nothing: every node is checked at once'
-  else if (plan.canary && fingerprint.unchanged.includes(plan.canary)) skippedBecause = `the canary ${plan.canary} is unchanged since it converged these inputs`
-  else if (plan.canary && done.has(plan.canary)) skippedBecause = `the canary ${plan.canary} already converged in this run`
-  else if (await contentConvergedBefore(pool, plan.contentHash)) skippedBecause = 'this definition and these roles already converged everywhere: every node runs at once'
+  else if (plan.canary && fingerprint.unchanged.includes(plan.canary))
+    skippedBecause = `the canary ${plan.canary} is unchanged since it converged these inputs`
+  else if (plan.canary && done.has(plan.canary))
+    skippedBecause = `the canary ${plan.canary} already converged in this run`
+  else if (await contentConvergedBefore(pool, plan.contentHash))
+    skippedBecause = 'this definition and these roles already converged everywhere: every node runs at once'
   if (skippedBecause) note(`Canary: ${skippedBecause}.`)
 
   // Nodes that had the canary role in this attempt: each ended (converged, failed or unreachable).
@@ -221,7 +324,11 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
         break
       }
       const next = nextCanary(plan, pool0, new Set([...tried, ...done]))
-      note(next ? `Canary ${candidate} is unreachable (offline): ${next.id}, the next reachable node of pool ${pool0}, takes the canary role.` : `Canary ${candidate} is unreachable and pool ${pool0} has no other node to take the canary role.`)
+      note(
+        next
+          ? `Canary ${candidate} is unreachable (offline): ${next.id}, the next reachable node of pool ${pool0}, takes the canary role.`
+          : `Canary ${candidate} is unreachable and pool ${pool0} has no other node to take the canary role.`,
+      )
       candidate = next?.id ?? null
       if (!candidate) canaryFailed = true
     }
@@ -230,25 +337,46 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
 
   const remaining = plan.targets.map((t) => t.id).filter((id) => !done.has(id) && !tried.has(id))
   if (canaryFailed) {
-    for (const id of remaining) await setSyncNode(pool, run.id, id, { state: 'not_attempted', message: `the canary ${canaryRan ?? plan.canary} did not converge` })
+    for (const id of remaining)
+      await setSyncNode(pool, run.id, id, {
+        state: 'not_attempted',
+        message: `the canary ${canaryRan ?? plan.canary} did not converge`,
+      })
   } else if (remaining.length > 0) {
     await runHosts(ctx, remaining, ctx.check ? 'check' : 'fleet')
   }
 
-  if (fingerprint.off === null) fingerprint.recorded = await guarded(ctx, note, 'recorded', () => recordFingerprints(ctx.fingerprint, ctx.converged, ctx.notConverged, ctx.clock.now()), [])
+  if (fingerprint.off === null)
+    fingerprint.recorded = await guarded(
+      ctx,
+      note,
+      'recorded',
+      () => recordFingerprints(ctx.fingerprint, ctx.converged, ctx.notConverged, ctx.clock.now()),
+      [],
+    )
   const nodes = await listSyncNodes(pool, run.id)
   const outcome = outcomeOf(options.mode, nodes, canaryFailed)
   await finishSyncRun(pool, run.id, outcome)
   const counts: Record<string, number> = {}
   for (const n of nodes) counts[n.state] = (counts[n.state] ?? 0) + 1
-  await appendEvent(pool, { kind: 'sync_run_finished', data: { run_id: run.id, kind: run.kind, outcome, revision: plan.revision, counts } })
+  await appendEvent(pool, {
+    kind: 'sync_run_finished',
+    data: { run_id: run.id, kind: run.kind, outcome, revision: plan.revision, counts },
+  })
   return {
     runId: run.id,
     kind: run.kind,
     outcome,
     revision: plan.revision,
     planHash: plan.hash,
-    plan: { playbook: plan.playbook, tags: plan.tags, definitionSha256: plan.definitionSha256, rolesSha256: plan.rolesSha256, targets: plan.targets.map((t) => t.id), canary: plan.canary },
+    plan: {
+      playbook: plan.playbook,
+      tags: plan.tags,
+      definitionSha256: plan.definitionSha256,
+      rolesSha256: plan.rolesSha256,
+      targets: plan.targets.map((t) => t.id),
+      canary: plan.canary,
+    },
     canary: { declared: plan.canary, ran: canaryRan, skippedBecause, notes },
     speed: { mitogen: ctx.speed.mitogen, forks: ctx.speed.forks, description: describeSpeed(ctx.speed) },
     nodes: nodes.map(nodeReport),
@@ -262,13 +390,21 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
 /** drift without --ref compares the hosts with the revision the last complete sync applied (spec 04), when there is one. */
 async function readSource(options: SyncOptions): ReturnType<typeof readDefinitionSource> {
   const command = options.mode === 'drift' ? 'fleetkit drift' : 'fleetkit sync'
-  const applied = options.mode === 'drift' && options.ref === undefined ? await lastAppliedRevision(options.pool) : undefined
+  const applied =
+    options.mode === 'drift' && options.ref === undefined ? await lastAppliedRevision(options.pool) : undefined
   if (!applied) return readDefinitionSource(options.definitionPath, options.ref, command)
-  options.report?.(`Drift against ${applied.revision}, the revision run ${applied.runId} applied (--ref compares with another).`)
+  options.report?.(
+    `Drift against ${applied.revision}, the revision run ${applied.runId} applied (--ref compares with another).`,
+  )
   return readDefinitionSource(options.definitionPath, applied.revision, command).catch((error: unknown) => {
     if (!(error instanceof FleetkitError) || error.code !== 'SYNC_REF_INVALID') throw error
-    throw new FleetkitError('SYNC_REF_INVALID', `the revision run ${applied.runId} applied (${applied.revision}) is not a commit of the repository that holds ${options.definitionPath}: give --ref`, {
-      actions: ['fleetkit drift --ref $(git rev-parse HEAD)'], data: { ref: applied.revision },
-    })
+    throw new FleetkitError(
+      'SYNC_REF_INVALID',
+      `the revision run ${applied.runId} applied (${applied.revision}) is not a commit of the repository that holds ${options.definitionPath}: give --ref`,
+      {
+        actions: ['fleetkit drift --ref $(git rev-parse HEAD)'],
+        data: { ref: applied.revision },
+      },
+    )
   })
 }

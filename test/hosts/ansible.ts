@@ -29,13 +29,18 @@ export type HostVars = Record<string, Record<string, unknown>> | ((host: TestHos
  * Writes DIR/inventory.yml and DIR/known_hosts for HOSTS. `hostVars` by host name (or a function of
  * the host); `groups` puts hosts in groups (`{ ingress: ['host-1'] }`), as fleetkit's inventory does for pools.
  */
-export async function writeInventory(hosts: TestHost[], dir: string, hostVars: HostVars = {}, groups: Record<string, string[]> = {}): Promise<Inventory> {
+export async function writeInventory(
+  hosts: TestHost[],
+  dir: string,
+  hostVars: HostVars = {},
+  groups: Record<string, string[]> = {},
+): Promise<Inventory> {
   await mkdir(dir, { recursive: true })
   const knownHostsFile = join(dir, 'known_hosts')
   await writeFile(knownHostsFile, hosts.map((h) => `${h.knownHostsLine}\n`).join(''))
   const entries: Record<string, Record<string, unknown>> = {}
   for (const host of hosts) {
-    const extra = typeof hostVars === 'function' ? hostVars(host) : hostVars[host.name] ?? {}
+    const extra = typeof hostVars === 'function' ? hostVars(host) : (hostVars[host.name] ?? {})
     // The same ssh options as `ssh()`: no agent, no user config, the pinned key only.
     const common = sshOptions(host, knownHostsFile).filter((o) => o !== '-F' && o !== 'none')
     entries[host.name] = {
@@ -53,11 +58,22 @@ export async function writeInventory(hosts: TestHost[], dir: string, hostVars: H
     children[group] = { hosts: Object.fromEntries(names.map((n) => [n, null])) }
   }
   const inventoryFile = join(dir, 'inventory.yml')
-  await writeFile(inventoryFile, stringify({ all: { hosts: entries, ...(Object.keys(children).length > 0 ? { children } : {}) } }))
+  await writeFile(
+    inventoryFile,
+    stringify({ all: { hosts: entries, ...(Object.keys(children).length > 0 ? { children } : {}) } }),
+  )
   return { inventoryFile, knownHostsFile, dir }
 }
 
-export interface PlayRecap { ok: number; changed: number; unreachable: number; failed: number; skipped: number; rescued: number; ignored: number }
+export interface PlayRecap {
+  ok: number
+  changed: number
+  unreachable: number
+  failed: number
+  skipped: number
+  rescued: number
+  ignored: number
+}
 
 export interface PlaybookResult extends ProcessResult {
   /** The PLAY RECAP line of each host (absent for a host Ansible never reached a recap for). */
@@ -87,10 +103,17 @@ export function parseRecap(stdout: string): Record<string, PlayRecap> {
   for (const line of stdout.slice(start).split('\n').slice(1)) {
     const match = /^(\S+)\s+:\s+(.*)$/.exec(line.trim())
     if (!match?.[1] || !match[2]) continue
-    const counts: Record<string, number> = Object.fromEntries([...match[2].matchAll(/(\w+)=(\d+)/g)].map((m) => [m[1], Number(m[2])]))
+    const counts: Record<string, number> = Object.fromEntries(
+      [...match[2].matchAll(/(\w+)=(\d+)/g)].map((m) => [m[1], Number(m[2])]),
+    )
     recap[match[1]] = {
-      ok: counts.ok ?? 0, changed: counts.changed ?? 0, unreachable: counts.unreachable ?? 0, failed: counts.failed ?? 0,
-      skipped: counts.skipped ?? 0, rescued: counts.rescued ?? 0, ignored: counts.ignored ?? 0,
+      ok: counts.ok ?? 0,
+      changed: counts.changed ?? 0,
+      unreachable: counts.unreachable ?? 0,
+      failed: counts.failed ?? 0,
+      skipped: counts.skipped ?? 0,
+      rescued: counts.rescued ?? 0,
+      ignored: counts.ignored ?? 0,
     }
   }
   return recap
@@ -116,6 +139,10 @@ export async function runPlaybook(options: PlaybookOptions): Promise<PlaybookRes
     ...(options.mitogen ? { ANSIBLE_STRATEGY_PLUGINS: MITOGEN_STRATEGIES, ANSIBLE_STRATEGY: 'mitogen_linear' } : {}),
     ...options.env,
   })
-  const result = await runProcess('ansible-playbook', args, { env, cwd: ANSIBLE_DIR, timeoutMs: options.timeoutMs ?? 15 * 60_000 })
+  const result = await runProcess('ansible-playbook', args, {
+    env,
+    cwd: ANSIBLE_DIR,
+    timeoutMs: options.timeoutMs ?? 15 * 60_000,
+  })
   return { ...result, recap: parseRecap(result.stdout) }
 }

@@ -47,24 +47,39 @@ function findInit(nspawnPid: number): number | undefined {
   while (queue.length > 0) {
     const pid = queue.shift()!
     let status: string
-    try { status = readFileSync(`/proc/${pid}/status`, 'utf8') } catch { continue }
+    try {
+      status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    } catch {
+      continue
+    }
     const nspid = /^NSpid:\s+(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? []
     if (pid !== nspawnPid && nspid.length > 1 && nspid.at(-1) === '1') return pid
     for (const task of safeReaddir(`/proc/${pid}/task`)) {
       try {
-        queue.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number))
-      } catch { /* the task ended */ }
+        queue.push(
+          ...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+        )
+      } catch {
+        /* the task ended */
+      }
     }
   }
   return undefined
 }
 
 function safeReaddir(dir: string): string[] {
-  try { return readdirSync(dir) } catch { return [] }
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
 }
 
 /** Starts N container hosts from the golden rootfs (built on first use); `options` per host or one for all. */
-export async function startContainerHosts(n: number, options: ContainerHostOptions | ((index: number) => ContainerHostOptions) = {}): Promise<ContainerHost[]> {
+export async function startContainerHosts(
+  n: number,
+  options: ContainerHostOptions | ((index: number) => ContainerHostOptions) = {},
+): Promise<ContainerHost[]> {
   await assertHostsAvailable('container')
   const image = await goldenImage()
   await ensureBridge()
@@ -83,13 +98,18 @@ export async function startContainerHosts(n: number, options: ContainerHostOptio
   try {
     for (let i = 0; i < n; i++) {
       const opts = typeof options === 'function' ? options(i) : options
-      const name = opts.name ?? (n > 1 && typeof options !== 'function' && options.name ? `${options.name}-${i + 1}` : undefined)
-      started.push(await startOne(image.rootfs, { ...opts, operator: opts.operator ?? sharedOperator, name, onStopped: released }))
+      const name =
+        opts.name ?? (n > 1 && typeof options !== 'function' && options.name ? `${options.name}-${i + 1}` : undefined)
+      started.push(
+        await startOne(image.rootfs, { ...opts, operator: opts.operator ?? sharedOperator, name, onStopped: released }),
+      )
     }
-    await Promise.all(started.map((host, i) => {
-      const opts = typeof options === 'function' ? options(i) : options
-      return opts.waitForCloudInit === false ? undefined : host.waitForCloudInit()
-    }))
+    await Promise.all(
+      started.map((host, i) => {
+        const opts = typeof options === 'function' ? options(i) : options
+        return opts.waitForCloudInit === false ? undefined : host.waitForCloudInit()
+      }),
+    )
   } catch (error) {
     await Promise.allSettled(started.map((h) => h.stop()))
     throw error
@@ -97,7 +117,10 @@ export async function startContainerHosts(n: number, options: ContainerHostOptio
   return started
 }
 
-async function startOne(rootfs: string, opts: ContainerHostOptions & { operator: OperatorKey; onStopped: () => void }): Promise<ContainerHost> {
+async function startOne(
+  rootfs: string,
+  opts: ContainerHostOptions & { operator: OperatorKey; onStopped: () => void },
+): Promise<ContainerHost> {
   const index = ++counter
   const name = opts.name ?? `host-${index}`
   // nspawn names the bridge-side veth vb-MACHINE (15 characters at most): short, unique on this machine.
@@ -116,11 +139,29 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
   let exited: Promise<number | null> = Promise.resolve(null)
 
   const killSync = () => {
-    if (initPid && alive(initPid)) { try { process.kill(initPid, 'SIGKILL') } catch { /* ended */ } }
-    if (nspawnPid && alive(nspawnPid)) { try { process.kill(nspawnPid, 'SIGKILL') } catch { /* ended */ } }
+    if (initPid && alive(initPid)) {
+      try {
+        process.kill(initPid, 'SIGKILL')
+      } catch {
+        /* ended */
+      }
+    }
+    if (nspawnPid && alive(nspawnPid)) {
+      try {
+        process.kill(nspawnPid, 'SIGKILL')
+      } catch {
+        /* ended */
+      }
+    }
     // The overlay goes with the last process of the container's mount namespace: wait for them.
     waitForExitSync([initPid, nspawnPid])
-    if (loopDevice) { try { execFileSync('losetup', ['-d', loopDevice], { stdio: 'ignore' }) } catch { /* detached */ } }
+    if (loopDevice) {
+      try {
+        execFileSync('losetup', ['-d', loopDevice], { stdio: 'ignore' })
+      } catch {
+        /* detached */
+      }
+    }
     releaseAddress(address)
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
   }
@@ -135,10 +176,16 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
     await put(upper, '/root/.ssh/authorized_keys', `${opts.operator.publicKey}\n`, 0o600)
     await chmod(join(upper, 'root'), 0o700)
     await chmod(join(upper, 'root/.ssh'), 0o700)
-    await put(upper, '/etc/network/interfaces',
-      `# fleetkit test host: a static address on the test bridge (cloud-init networking is off in containers)\nsource-directory /etc/network/interfaces.d\nauto lo\niface lo inet loopback\nauto host0\niface host0 inet static\n    address ${address}/${PREFIX_LENGTH}\n`)
-    await put(upper, '/etc/cloud/cloud.cfg.d/99-fleetkit-test-container.cfg',
-      '# fleetkit container test host: the helper configured the network and the pinned host key.\nnetwork: {config: disabled}\nssh_deletekeys: false\nssh_genkeytypes: [ed25519]\n')
+    await put(
+      upper,
+      '/etc/network/interfaces',
+      `# fleetkit test host: a static address on the test bridge (cloud-init networking is off in containers)\nsource-directory /etc/network/interfaces.d\nauto lo\niface lo inet loopback\nauto host0\niface host0 inet static\n    address ${address}/${PREFIX_LENGTH}\n`,
+    )
+    await put(
+      upper,
+      '/etc/cloud/cloud.cfg.d/99-fleetkit-test-container.cfg',
+      '# fleetkit container test host: the helper configured the network and the pinned host key.\nnetwork: {config: disabled}\nssh_deletekeys: false\nssh_genkeytypes: [ed25519]\n',
+    )
     const seed = seedFiles(name, opts.seed)
     for (const [file, content] of Object.entries(seed)) {
       if (content !== undefined) await put(upper, `/var/lib/cloud/seed/nocloud/${file}`, content, 0o600)
@@ -155,24 +202,66 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
 
     const boot = async () => {
       // A private mount namespace holds the overlay: it goes away with nspawn, whatever ends it.
-      const script = 'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" && shift 4 && exec systemd-nspawn "$@"'
-      const args = ['--mount', '--propagation', 'private', '--', 'sh', '-c', script, 'nspawn-overlay', rootfs, upper, work, merged,
-        '--boot', '--register=no', '--keep-unit', `--machine=${machine}`, `--hostname=${name}`, '-D', merged,
-        `--network-bridge=${BRIDGE}`, '--console=read-only', '--quiet', ...extra]
+      const script =
+        'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" && shift 4 && exec systemd-nspawn "$@"'
+      const args = [
+        '--mount',
+        '--propagation',
+        'private',
+        '--',
+        'sh',
+        '-c',
+        script,
+        'nspawn-overlay',
+        rootfs,
+        upper,
+        work,
+        merged,
+        '--boot',
+        '--register=no',
+        '--keep-unit',
+        `--machine=${machine}`,
+        `--hostname=${name}`,
+        '-D',
+        merged,
+        `--network-bridge=${BRIDGE}`,
+        '--console=read-only',
+        '--quiet',
+        ...extra,
+      ]
       child = spawn('unshare', args, { stdio: ['ignore', 'pipe', 'pipe'] })
       nspawnPid = child.pid ?? 0
       let log = ''
-      const keep = (chunk: Buffer) => { log = (log + chunk.toString()).slice(-20_000) }
+      const keep = (chunk: Buffer) => {
+        log = (log + chunk.toString()).slice(-20_000)
+      }
       child.stdout!.on('data', keep)
       child.stderr!.on('data', keep)
       const current = child
       exited = new Promise((resolve) => current.on('exit', (code) => resolve(code)))
-      initPid = await eventually(`${name}: the container's PID 1`, () => {
-        if (current.exitCode !== null) throw new Error(`systemd-nspawn exited ${current.exitCode}: ${log.trim().split('\n').slice(-5).join(' | ')}`)
-        return findInit(nspawnPid)
-      }, { timeoutMs: 30_000, intervalMs: 50 })
-      await eventually(`${name}: ssh on ${address}`, async () => (await sshRun(host, 'true', { timeoutMs: 10_000 })).code === 0,
-        { timeoutMs: 60_000, intervalMs: 250, stop: () => (current.exitCode !== null ? `systemd-nspawn exited ${current.exitCode}: ${log.trim().split('\n').slice(-5).join(' | ')}` : undefined) })
+      initPid = await eventually(
+        `${name}: the container's PID 1`,
+        () => {
+          if (current.exitCode !== null)
+            throw new Error(
+              `systemd-nspawn exited ${current.exitCode}: ${log.trim().split('\n').slice(-5).join(' | ')}`,
+            )
+          return findInit(nspawnPid)
+        },
+        { timeoutMs: 30_000, intervalMs: 50 },
+      )
+      await eventually(
+        `${name}: ssh on ${address}`,
+        async () => (await sshRun(host, 'true', { timeoutMs: 10_000 })).code === 0,
+        {
+          timeoutMs: 60_000,
+          intervalMs: 250,
+          stop: () =>
+            current.exitCode !== null
+              ? `systemd-nspawn exited ${current.exitCode}: ${log.trim().split('\n').slice(-5).join(' | ')}`
+              : undefined,
+        },
+      )
     }
 
     const host: ContainerHost = {
@@ -187,13 +276,21 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
       dataDisk: loopDevice,
       dir,
       upperDir: upper,
-      get nspawnPid() { return nspawnPid },
-      get initPid() { return initPid },
+      get nspawnPid() {
+        return nspawnPid
+      },
+      get initPid() {
+        return initPid
+      },
       ssh: (command, o) => sshRun(host, command, o),
       sshOk: (command, o) => sshRunOk(host, command, o),
       async waitForCloudInit(timeoutMs = 120_000) {
-        await eventually(`${name}: cloud-init boot-finished`, async () =>
-          (await sshRun(host, 'test -e /var/lib/cloud/instance/boot-finished', { timeoutMs: 10_000 })).code === 0, { timeoutMs, intervalMs: 500 })
+        await eventually(
+          `${name}: cloud-init boot-finished`,
+          async () =>
+            (await sshRun(host, 'test -e /var/lib/cloud/instance/boot-finished', { timeoutMs: 10_000 })).code === 0,
+          { timeoutMs, intervalMs: 500 },
+        )
       },
       async reboot() {
         // systemd in a container asks nspawn to reboot by exiting it (status 133): boot again on the same upper layer.
@@ -208,7 +305,10 @@ async function startOne(rootfs: string, opts: ContainerHostOptions & { operator:
         // systemd-nspawn ignores SIGTERM while the container powers off: end the container's PID 1
         // (which ends its PID namespace), then nspawn, by PID.
         if (initPid && alive(initPid)) process.kill(initPid, 'SIGKILL')
-        const ended = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000))])
+        const ended = await Promise.race([
+          exited,
+          new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000)),
+        ])
         if (ended === 'timeout' && alive(nspawnPid)) {
           process.kill(nspawnPid, 'SIGKILL')
           await exited

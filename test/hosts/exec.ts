@@ -8,15 +8,28 @@ export { runProcess as runHostCommand, runProcessOk as runHostCommandOk }
 export type { ProcessOptions, ProcessResult }
 
 /** Runs COMMAND ARGS with stderr passed through to ours (progress); throws unless it exits 0. */
-export function streamHostCommand(command: string, args: string[], options: { timeoutMs?: number } = {}): Promise<void> {
+export function streamHostCommand(
+  command: string,
+  args: string[],
+  options: { timeoutMs?: number } = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] })
-    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs)
-    child.on('error', (error) => { clearTimeout(timer); reject(new Error(`cannot run ${command}: ${error.message}`)) })
+    const timer =
+      options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs)
+    child.on('error', (error) => {
+      clearTimeout(timer)
+      reject(new Error(`cannot run ${command}: ${error.message}`))
+    })
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       if (code === 0) resolve()
-      else reject(new Error(`${command} ${args.slice(0, 3).join(' ')} ... ${signal ? `was killed by ${signal}` : `exited ${code}`}`))
+      else
+        reject(
+          new Error(
+            `${command} ${args.slice(0, 3).join(' ')} ... ${signal ? `was killed by ${signal}` : `exited ${code}`}`,
+          ),
+        )
     })
   })
 }

@@ -3,7 +3,17 @@
 export type { ContainerHost, HostSeed, OperatorKey, ProbeFrom, ProbeResult, TestHost, VmHost } from './types.js'
 export { type ContainerHostOptions, startContainerHosts } from './container.js'
 export { GUEST_HOST_ADDRESS, type VmHostOptions, startVmHost } from './vm.js'
-export { type HostVars, type Inventory, type PlaybookOptions, type PlaybookResult, type PlayRecap, ANSIBLE_DIR, parseRecap, runPlaybook, writeInventory } from './ansible.js'
+export {
+  type HostVars,
+  type Inventory,
+  type PlaybookOptions,
+  type PlaybookResult,
+  type PlayRecap,
+  ANSIBLE_DIR,
+  parseRecap,
+  runPlaybook,
+  writeInventory,
+} from './ansible.js'
 export { BRIDGE, OPERATOR_ADDRESS, PREFIX_LENGTH, probeTcp, strangerAddress } from './network.js'
 export { startListener, stopListener } from './listener.js'
 export { assertHostsAvailable, missingForHosts } from './requirements.js'

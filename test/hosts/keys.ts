@@ -6,7 +6,10 @@ import { join } from 'node:path'
 import { runHostCommandOk } from './exec.js'
 import type { OperatorKey } from './types.js'
 
-export interface KeyPair { privateKeyFile: string; publicKey: string }
+export interface KeyPair {
+  privateKeyFile: string
+  publicKey: string
+}
 
 /** A new ed25519 key pair at DIR/NAME (private, 0600) and DIR/NAME.pub. */
 export async function generateKeyPair(dir: string, name: string, comment: string): Promise<KeyPair> {

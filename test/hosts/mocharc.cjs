@@ -7,12 +7,26 @@ const { existsSync } = require('node:fs')
 
 // A file after --exclude or --ignore is not one to run (scripts/test excludes the VM suite by name).
 const args = process.argv.slice(2)
-const named = args.some((arg, i) => /\.(ts|js|mjs|cjs)$/.test(arg) && !arg.endsWith('mocharc.cjs') && !['--exclude', '--ignore'].includes(args[i - 1]) && existsSync(arg))
+const named = args.some(
+  (arg, i) =>
+    /\.(ts|js|mjs|cjs)$/.test(arg) &&
+    !arg.endsWith('mocharc.cjs') &&
+    !['--exclude', '--ignore'].includes(args[i - 1]) &&
+    existsSync(arg),
+)
 
 module.exports = {
   import: 'tsx',
   require: ['test/hosts/mocha-hooks.ts'],
-  ...(named ? {} : { spec: ['test/integration/hosts/**/*.test.ts', 'test/integration/roles/**/*.test.ts', 'test/integration/sync/**/*-hosts.test.ts'] }),
+  ...(named
+    ? {}
+    : {
+        spec: [
+          'test/integration/hosts/**/*.test.ts',
+          'test/integration/roles/**/*.test.ts',
+          'test/integration/sync/**/*-hosts.test.ts',
+        ],
+      }),
   timeout: 600000,
   recursive: true,
   extension: ['ts'],

@@ -24,18 +24,27 @@ export function ensureBridge(): Promise<void> {
     const link = await runHostCommand('ip', ['link', 'show', BRIDGE])
     if (link.code !== 0) {
       const added = await runHostCommand('ip', ['link', 'add', BRIDGE, 'type', 'bridge'])
-      if (added.code !== 0 && !/exists/i.test(added.stderr)) throw new Error(`test hosts: cannot create bridge ${BRIDGE}: ${added.stderr.trim()}`)
+      if (added.code !== 0 && !/exists/i.test(added.stderr))
+        throw new Error(`test hosts: cannot create bridge ${BRIDGE}: ${added.stderr.trim()}`)
     }
     const addr = await runHostCommand('ip', ['addr', 'add', `${OPERATOR_ADDRESS}/${PREFIX_LENGTH}`, 'dev', BRIDGE])
-    if (addr.code !== 0 && !/exists|already assigned/i.test(addr.stderr)) throw new Error(`test hosts: cannot address bridge ${BRIDGE}: ${addr.stderr.trim()}`)
+    if (addr.code !== 0 && !/exists|already assigned/i.test(addr.stderr))
+      throw new Error(`test hosts: cannot address bridge ${BRIDGE}: ${addr.stderr.trim()}`)
     await runHostCommandOk('ip', ['link', 'set', BRIDGE, 'up'])
   })()
-  bridgeReady.catch(() => { bridgeReady = undefined })
+  bridgeReady.catch(() => {
+    bridgeReady = undefined
+  })
   return bridgeReady
 }
 
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch (error) { return (error as NodeJS.ErrnoException).code === 'EPERM' }
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
 }
 
 /**
@@ -72,11 +81,19 @@ export function allocateAddress(owner = process.pid): string {
  */
 function forgetNeighbour(address: string): void {
   const flush = (...prefix: string[]) => {
-    try { execFileSync('ip', [...prefix, 'neigh', 'flush', 'to', address], { stdio: 'ignore' }) } catch { /* nothing cached */ }
+    try {
+      execFileSync('ip', [...prefix, 'neigh', 'flush', 'to', address], { stdio: 'ignore' })
+    } catch {
+      /* nothing cached */
+    }
   }
   flush()
   let namespaces: string[] = []
-  try { namespaces = readdirSync('/run/netns').filter((name) => name.startsWith('fkstranger-')) } catch { /* no namespaces */ }
+  try {
+    namespaces = readdirSync('/run/netns').filter((name) => name.startsWith('fkstranger-'))
+  } catch {
+    /* no namespaces */
+  }
   for (const netns of namespaces) flush('-n', netns)
 }
 
@@ -87,11 +104,19 @@ export function releaseAddress(address: string): void {
 /** Addresses this process holds (for the diagnostics of the helper's own tests). */
 export function heldAddresses(owner = process.pid): string[] {
   try {
-    return readdirSync(allocations).filter((a) => Number.parseInt(readFileSync(join(allocations, a), 'utf8'), 10) === owner)
-  } catch { return [] }
+    return readdirSync(allocations).filter(
+      (a) => Number.parseInt(readFileSync(join(allocations, a), 'utf8'), 10) === owner,
+    )
+  } catch {
+    return []
+  }
 }
 
-interface Stranger { netns: string; address: string; hostVeth: string }
+interface Stranger {
+  netns: string
+  address: string
+  hostVeth: string
+}
 let stranger: Promise<Stranger> | undefined
 
 /** The stranger: a network namespace of this process on the bridge with its own address (not the operator's). */
@@ -103,8 +128,16 @@ export function strangerNamespace(): Promise<Stranger> {
     const hostVeth = `fks${id}`.slice(0, 15)
     const address = allocateAddress()
     const cleanupSync = () => {
-      try { execFileSync('ip', ['netns', 'del', netns], { stdio: 'ignore' }) } catch { /* gone already */ }
-      try { execFileSync('ip', ['link', 'del', hostVeth], { stdio: 'ignore' }) } catch { /* went with the namespace */ }
+      try {
+        execFileSync('ip', ['netns', 'del', netns], { stdio: 'ignore' })
+      } catch {
+        /* gone already */
+      }
+      try {
+        execFileSync('ip', ['link', 'del', hostVeth], { stdio: 'ignore' })
+      } catch {
+        /* went with the namespace */
+      }
       releaseAddress(address)
     }
     registerCleanup('stranger', cleanupSync)
@@ -116,7 +149,9 @@ export function strangerNamespace(): Promise<Stranger> {
     await runHostCommandOk('ip', ['-n', netns, 'link', 'set', 'lo', 'up'])
     return { netns, address, hostVeth }
   })()
-  stranger.catch(() => { stranger = undefined })
+  stranger.catch(() => {
+    stranger = undefined
+  })
   return stranger
 }
 
@@ -137,10 +172,18 @@ export async function stopStrangerNamespace(): Promise<void> {
 }
 
 /** One TCP connect from ADDRESS (bound) in this process: open, refused (RST or ICMP reject) or timeout (dropped). */
-function probeHere(address: string, port: number, localAddress: string | undefined, timeoutMs: number): Promise<ProbeResult> {
+function probeHere(
+  address: string,
+  port: number,
+  localAddress: string | undefined,
+  timeoutMs: number,
+): Promise<ProbeResult> {
   return new Promise((resolve) => {
     const socket = connect({ host: address, port, localAddress, timeout: timeoutMs })
-    const done = (result: ProbeResult) => { socket.destroy(); resolve(result) }
+    const done = (result: ProbeResult) => {
+      socket.destroy()
+      resolve(result)
+    }
     socket.once('connect', () => done('open'))
     socket.once('timeout', () => done('timeout'))
     socket.once('error', (error: NodeJS.ErrnoException) => {
@@ -164,15 +207,24 @@ s.once('error', (e) => done(e.code === 'ETIMEDOUT' ? 'timeout' : 'refused'))
  * Opens a TCP connection to ADDRESS:PORT from the operator address (this machine, on the bridge) or
  * from the stranger namespace. A dropped SYN is 'timeout' after `timeoutMs` (default 2 s).
  */
-export async function probeTcp(address: string, port: number, from: ProbeFrom = 'operator', timeoutMs = 2_000): Promise<ProbeResult> {
+export async function probeTcp(
+  address: string,
+  port: number,
+  from: ProbeFrom = 'operator',
+  timeoutMs = 2_000,
+): Promise<ProbeResult> {
   if (from === 'operator') {
     await ensureBridge()
     return probeHere(address, port, OPERATOR_ADDRESS, timeoutMs)
   }
   const { netns } = await strangerNamespace()
-  const result = await runHostCommandOk('ip', ['netns', 'exec', netns, process.execPath, '-e', PROBE_SCRIPT, address, String(port), String(timeoutMs)],
-    { timeoutMs: timeoutMs + 10_000 })
+  const result = await runHostCommandOk(
+    'ip',
+    ['netns', 'exec', netns, process.execPath, '-e', PROBE_SCRIPT, address, String(port), String(timeoutMs)],
+    { timeoutMs: timeoutMs + 10_000 },
+  )
   const answer = result.stdout.trim()
-  if (answer !== 'open' && answer !== 'refused' && answer !== 'timeout') throw new Error(`test hosts: probe from the stranger said ${JSON.stringify(answer)}`)
+  if (answer !== 'open' && answer !== 'refused' && answer !== 'timeout')
+    throw new Error(`test hosts: probe from the stranger said ${JSON.stringify(answer)}`)
   return answer
 }

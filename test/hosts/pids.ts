@@ -4,8 +4,16 @@ import { readFileSync } from 'node:fs'
 
 export function alive(pid: number): boolean {
   if (!pid) return false
-  try { process.kill(pid, 0) } catch (error) { if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false }
-  try { return !/^State:\s+[ZX]/m.test(readFileSync(`/proc/${pid}/status`, 'utf8')) } catch { return false }
+  try {
+    process.kill(pid, 0)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
+  }
+  try {
+    return !/^State:\s+[ZX]/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  } catch {
+    return false
+  }
 }
 
 /** Blocks until none of PIDS runs or `timeoutMs` passed; true when they all ended. */

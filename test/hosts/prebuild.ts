@@ -12,5 +12,7 @@ if (missing.length > 0) {
   const started = Date.now()
   await goldenImage()
   await vmBaseImage()
-  process.stderr.write(`test hosts: golden rootfs and VM base disk ready after ${Math.round((Date.now() - started) / 1000)} s\n`)
+  process.stderr.write(
+    `test hosts: golden rootfs and VM base disk ready after ${Math.round((Date.now() - started) / 1000)} s\n`,
+  )
 }

@@ -17,10 +17,18 @@ function installExitHandlers(): void {
   installed = true
   process.on('exit', () => {
     for (const host of hosts.values()) {
-      try { host.killSync() } catch { /* keep cleaning up the others */ }
+      try {
+        host.killSync()
+      } catch {
+        /* keep cleaning up the others */
+      }
     }
     for (const cleanup of extraCleanups.values()) {
-      try { cleanup() } catch { /* keep cleaning up the others */ }
+      try {
+        cleanup()
+      } catch {
+        /* keep cleaning up the others */
+      }
     }
   })
   // Ctrl-C or a CI timeout: run the exit path (which kills by PID) instead of dying with hosts running.
@@ -56,5 +64,6 @@ export function runningHosts(): string[] {
 export async function stopAllHosts(): Promise<void> {
   const results = await Promise.allSettled([...hosts.values()].map((host) => host.stop()))
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
-  if (failed.length > 0) throw new Error(`test hosts: could not stop every host: ${failed.map((f) => String(f.reason)).join('; ')}`)
+  if (failed.length > 0)
+    throw new Error(`test hosts: could not stop every host: ${failed.map((f) => String(f.reason)).join('; ')}`)
 }

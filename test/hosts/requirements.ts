@@ -26,20 +26,35 @@ const TOOLS: Array<{ command: string; pkg: string; kinds: HostKind[] }> = [
 
 function onPath(command: string, path = process.env.PATH ?? ''): boolean {
   return [...path.split(delimiter), '/usr/sbin', '/sbin'].some((dir) => {
-    try { accessSync(join(dir, command), constants.X_OK); return true } catch { return false }
+    try {
+      accessSync(join(dir, command), constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
   })
 }
 
 /** What is missing for KIND on this machine: one line per problem (empty when all is there). */
-export function missingForHosts(kinds: HostKind[] = ['container', 'vm'], env: { uid: number; path?: string } = { uid: process.getuid?.() ?? -1, path: process.env.PATH }): string[] {
+export function missingForHosts(
+  kinds: HostKind[] = ['container', 'vm'],
+  env: { uid: number; path?: string } = { uid: process.getuid?.() ?? -1, path: process.env.PATH },
+): string[] {
   const problems: string[] = []
-  if (env.uid !== 0) problems.push('the test hosts need root (network namespaces, overlay mounts, loop devices): run the host suites as root')
+  if (env.uid !== 0)
+    problems.push(
+      'the test hosts need root (network namespaces, overlay mounts, loop devices): run the host suites as root',
+    )
   const packages = new Set<string>()
   for (const tool of TOOLS) {
     if (tool.kinds.some((k) => kinds.includes(k)) && !onPath(tool.command, env.path)) packages.add(tool.pkg)
   }
-  if (kinds.includes('vm') && !existsSync('/usr/lib/python3/dist-packages/ansible_mitogen')) packages.add('ansible-mitogen')
-  if (packages.size > 0) problems.push(`missing packages: ${[...packages].join(' ')} (install them with: sudo bash scripts/install-test-deps)`)
+  if (kinds.includes('vm') && !existsSync('/usr/lib/python3/dist-packages/ansible_mitogen'))
+    packages.add('ansible-mitogen')
+  if (packages.size > 0)
+    problems.push(
+      `missing packages: ${[...packages].join(' ')} (install them with: sudo bash scripts/install-test-deps)`,
+    )
   return problems
 }
 

@@ -23,9 +23,32 @@ export const cacheDir = join(here, '..', '..', '.cache', 'test-hosts')
  * python3-cffi-backend: without it the configure stage fails on python3-cryptography.
  */
 export const IMAGE_PACKAGES: readonly string[] = [
-  'systemd', 'systemd-sysv', 'dbus', 'udev', 'kmod', 'openssh-server', 'python3', 'python3-apt', 'nftables',
-  'iproute2', 'linux-image-amd64', 'cloud-init', 'xfsprogs', 'ifupdown', 'isc-dhcp-client', 'sudo', 'netbase',
-  'procps', 'python3-cffi-backend', 'curl', 'ca-certificates', 'openssl', 'zstd', 'nodejs', 'acl', 'less',
+  'systemd',
+  'systemd-sysv',
+  'dbus',
+  'udev',
+  'kmod',
+  'openssh-server',
+  'python3',
+  'python3-apt',
+  'nftables',
+  'iproute2',
+  'linux-image-amd64',
+  'cloud-init',
+  'xfsprogs',
+  'ifupdown',
+  'isc-dhcp-client',
+  'sudo',
+  'netbase',
+  'procps',
+  'python3-cffi-backend',
+  'curl',
+  'ca-certificates',
+  'openssl',
+  'zstd',
+  'nodejs',
+  'acl',
+  'less',
 ]
 
 export interface GoldenImage {
@@ -54,16 +77,25 @@ export function aptMirror(sources = readAptSources()): string {
 function readAptSources(): string {
   const files = ['/etc/apt/sources.list']
   if (existsSync('/etc/apt/sources.list.d')) {
-    files.push(...readdirSync('/etc/apt/sources.list.d').filter((f) => /\.(list|sources)$/.test(f)).map((f) => join('/etc/apt/sources.list.d', f)))
+    files.push(
+      ...readdirSync('/etc/apt/sources.list.d')
+        .filter((f) => /\.(list|sources)$/.test(f))
+        .map((f) => join('/etc/apt/sources.list.d', f)),
+    )
   }
-  return files.filter((f) => existsSync(f)).map((f) => readFileSync(f, 'utf8')).join('\n\n')
+  return files
+    .filter((f) => existsSync(f))
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n\n')
 }
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    return entry.isDirectory() ? filesUnder(path) : [path]
-  }).sort()
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => {
+      const path = join(dir, entry.name)
+      return entry.isDirectory() ? filesUnder(path) : [path]
+    })
+    .sort()
 }
 
 /** The cache key: a changed package list, drop-in or build script builds a new rootfs. */
@@ -83,7 +115,8 @@ function imageFor(rootfs: string, key: string): GoldenImage {
   const kernel = readdirSync(boot).find((f) => /^vmlinuz-[\w.+-]+$/.test(f))
   // The initrd of that very kernel (initramfs-tools leaves .dpkg-bak copies beside it).
   const initrd = kernel && readdirSync(boot).find((f) => f === `initrd.img-${kernel.slice('vmlinuz-'.length)}`)
-  if (!kernel || !initrd) throw new Error(`test hosts: the rootfs ${rootfs} has no kernel or initrd under /boot; remove it to rebuild`)
+  if (!kernel || !initrd)
+    throw new Error(`test hosts: the rootfs ${rootfs} has no kernel or initrd under /boot; remove it to rebuild`)
   return { rootfs, kernel: join(boot, kernel), initrd: join(boot, initrd), key }
 }
 
@@ -100,12 +133,26 @@ export function goldenImage(): Promise<GoldenImage> {
     const rootfs = join(cacheDir, `rootfs-${key}`)
     if (!existsSync(rootfs)) {
       await mkdir(cacheDir, { recursive: true })
-      await streamHostCommand('flock', [join(cacheDir, 'build.lock'), 'bash', buildScript, rootfs, mirror, IMAGE_PACKAGES.join(','), dropinsDir, join(cacheDir, 'debs')],
-        { timeoutMs: 30 * 60_000 })
+      await streamHostCommand(
+        'flock',
+        [
+          join(cacheDir, 'build.lock'),
+          'bash',
+          buildScript,
+          rootfs,
+          mirror,
+          IMAGE_PACKAGES.join(','),
+          dropinsDir,
+          join(cacheDir, 'debs'),
+        ],
+        { timeoutMs: 30 * 60_000 },
+      )
     }
     return imageFor(rootfs, key)
   })()
-  building.catch(() => { building = undefined })
+  building.catch(() => {
+    building = undefined
+  })
   return building
 }
 
@@ -120,12 +167,25 @@ export function vmBaseImage(): Promise<string> {
       process.stderr.write('test hosts: making the VM base disk from the rootfs\n')
       const partial = `${base}.partial-${process.pid}`
       // mkfs.ext4 -d copies the tree with owners and modes; the rename under the lock publishes it whole.
-      await runHostCommandOk('flock', [join(cacheDir, 'build.lock'), 'bash', '-c',
-        'set -e; [ -s "$3" ] && exit 0; rm -f "$2"; mkfs.ext4 -q -L fbroot -d "$1" "$2" 4G; mv "$2" "$3"', 'mkfs', image.rootfs, partial, base],
-      { timeoutMs: 10 * 60_000 })
+      await runHostCommandOk(
+        'flock',
+        [
+          join(cacheDir, 'build.lock'),
+          'bash',
+          '-c',
+          'set -e; [ -s "$3" ] && exit 0; rm -f "$2"; mkfs.ext4 -q -L fbroot -d "$1" "$2" 4G; mv "$2" "$3"',
+          'mkfs',
+          image.rootfs,
+          partial,
+          base,
+        ],
+        { timeoutMs: 10 * 60_000 },
+      )
     }
     return base
   })()
-  baseBuilding.catch(() => { baseBuilding = undefined })
+  baseBuilding.catch(() => {
+    baseBuilding = undefined
+  })
   return baseBuilding
 }

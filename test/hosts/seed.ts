@@ -14,7 +14,11 @@ export interface SeedFiles {
   'network-config'?: string
 }
 
-export function seedFiles(name: string, seed: HostSeed | undefined, keys?: { hostPrivateKey: string; hostPublicKey: string; operatorPublicKey: string }): SeedFiles {
+export function seedFiles(
+  name: string,
+  seed: HostSeed | undefined,
+  keys?: { hostPrivateKey: string; hostPublicKey: string; operatorPublicKey: string },
+): SeedFiles {
   const metaData = { 'instance-id': `iid-${name}`, 'local-hostname': name, ...seed?.metaData }
   const files: SeedFiles = {
     'user-data': seed?.userData ?? MINIMAL_USER_DATA,

@@ -16,10 +16,34 @@ export interface SshTarget {
 
 /** The ssh options every connection to a test host uses (also Ansible's, through the inventory). */
 export function sshOptions(target: Pick<SshTarget, 'operator'>, knownHostsFile: string): string[] {
-  return ['-F', 'none', '-i', target.operator.privateKeyFile, '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none',
-    '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${knownHostsFile}`, '-o', 'GlobalKnownHostsFile=/dev/null',
-    '-o', 'HostKeyAlgorithms=ssh-ed25519', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5', '-o', 'LogLevel=ERROR',
-    '-o', 'ServerAliveInterval=5', '-o', 'ServerAliveCountMax=3']
+  return [
+    '-F',
+    'none',
+    '-i',
+    target.operator.privateKeyFile,
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'IdentityAgent=none',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${knownHostsFile}`,
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-o',
+    'HostKeyAlgorithms=ssh-ed25519',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'ConnectTimeout=5',
+    '-o',
+    'LogLevel=ERROR',
+    '-o',
+    'ServerAliveInterval=5',
+    '-o',
+    'ServerAliveCountMax=3',
+  ]
 }
 
 export function hostKnownHostsFile(target: SshTarget): string {
@@ -29,14 +53,29 @@ export function hostKnownHostsFile(target: SshTarget): string {
 }
 
 export function sshArgs(target: SshTarget, command: string): string[] {
-  return [...sshOptions(target, hostKnownHostsFile(target)), '-p', String(target.port), `root@${target.address}`, '--', command]
+  return [
+    ...sshOptions(target, hostKnownHostsFile(target)),
+    '-p',
+    String(target.port),
+    `root@${target.address}`,
+    '--',
+    command,
+  ]
 }
 
-export function sshRun(target: SshTarget, command: string, options: { input?: string; timeoutMs?: number } = {}): Promise<ProcessResult> {
+export function sshRun(
+  target: SshTarget,
+  command: string,
+  options: { input?: string; timeoutMs?: number } = {},
+): Promise<ProcessResult> {
   return runProcess('ssh', sshArgs(target, command), { input: options.input, timeoutMs: options.timeoutMs ?? 120_000 })
 }
 
-export async function sshRunOk(target: SshTarget, command: string, options: { input?: string; timeoutMs?: number } = {}): Promise<ProcessResult> {
+export async function sshRunOk(
+  target: SshTarget,
+  command: string,
+  options: { input?: string; timeoutMs?: number } = {},
+): Promise<ProcessResult> {
   const result = await sshRun(target, command, options)
   if (result.code !== 0) throw new ProcessFailed('ssh', [`root@${target.address}`, command], result)
   return result

@@ -51,13 +51,26 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
   let child: ChildProcess | undefined
   let stopped = false
   const killSync = () => {
-    if (child?.pid && alive(child.pid)) { try { process.kill(child.pid, 'SIGKILL') } catch { /* ended */ } }
+    if (child?.pid && alive(child.pid)) {
+      try {
+        process.kill(child.pid, 'SIGKILL')
+      } catch {
+        /* ended */
+      }
+    }
     if (child?.pid) waitForExitSync([child.pid])
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 })
   }
-  registerHost({ name: registryName, stop: async () => { killSync(); unregisterHost(registryName) }, killSync })
+  registerHost({
+    name: registryName,
+    stop: async () => {
+      killSync()
+      unregisterHost(registryName)
+    },
+    killSync,
+  })
   try {
-    const operator = opts.operator ?? await generateOperatorKey(dir)
+    const operator = opts.operator ?? (await generateOperatorKey(dir))
     const hostKey = await generateKeyPair(dir, 'ssh_host_ed25519_key', `root@${name}`)
     const port = await freePort()
 
@@ -67,7 +80,9 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
     await runHostCommandOk('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'raw', '-b', base, rootDisk])
     await runHostCommandOk('qemu-img', ['create', '-q', '-f', 'raw', dataDisk, `${opts.dataDiskMb ?? 1024}M`])
     const seed = seedFiles(name, opts.seed, {
-      hostPrivateKey: await readFile(hostKey.privateKeyFile, 'utf8'), hostPublicKey: hostKey.publicKey, operatorPublicKey: operator.publicKey,
+      hostPrivateKey: await readFile(hostKey.privateKeyFile, 'utf8'),
+      hostPublicKey: hostKey.publicKey,
+      operatorPublicKey: operator.publicKey,
     })
     const seedDir = join(dir, 'seed')
     await runHostCommandOk('mkdir', ['-p', seedDir])
@@ -80,26 +95,57 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
     await runHostCommandOk('mkfs.vfat', ['-n', 'CIDATA', '-C', seedDisk, '4096'])
     await runHostCommandOk('mcopy', ['-i', seedDisk, ...names, '::'])
 
-    const forwards = (opts.guestForwards ?? []).map((f) => `,guestfwd=tcp:${GUEST_HOST_ADDRESS}:${f.guestPort}-cmd:socat STDIO TCP:127.0.0.1:${f.hostPort}`).join('')
+    const forwards = (opts.guestForwards ?? [])
+      .map((f) => `,guestfwd=tcp:${GUEST_HOST_ADDRESS}:${f.guestPort}-cmd:socat STDIO TCP:127.0.0.1:${f.hostPort}`)
+      .join('')
     const consoleLog = join(dir, 'console.log')
     const args = [
-      '-name', name, '-accel', 'tcg,thread=multi', '-cpu', 'max', '-smp', '2', '-m', String(opts.memoryMb ?? 1024),
-      '-display', 'none', '-vga', 'none', '-nodefaults', '-serial', `file:${consoleLog}`,
-      '-kernel', image.kernel, '-initrd', image.initrd,
-      '-append', 'root=LABEL=fbroot rw console=ttyS0 net.ifnames=0 quiet systemd.show_status=0 no_timer_check',
-      '-drive', `file=${rootDisk},if=virtio,format=qcow2,cache=unsafe`,
-      '-drive', `file=${dataDisk},if=virtio,format=raw,cache=unsafe`,
-      '-drive', `file=${seedDisk},if=virtio,format=raw,readonly=on`,
+      '-name',
+      name,
+      '-accel',
+      'tcg,thread=multi',
+      '-cpu',
+      'max',
+      '-smp',
+      '2',
+      '-m',
+      String(opts.memoryMb ?? 1024),
+      '-display',
+      'none',
+      '-vga',
+      'none',
+      '-nodefaults',
+      '-serial',
+      `file:${consoleLog}`,
+      '-kernel',
+      image.kernel,
+      '-initrd',
+      image.initrd,
+      '-append',
+      'root=LABEL=fbroot rw console=ttyS0 net.ifnames=0 quiet systemd.show_status=0 no_timer_check',
+      '-drive',
+      `file=${rootDisk},if=virtio,format=qcow2,cache=unsafe`,
+      '-drive',
+      `file=${dataDisk},if=virtio,format=raw,cache=unsafe`,
+      '-drive',
+      `file=${seedDisk},if=virtio,format=raw,readonly=on`,
       // restrict=on: the guest reaches nothing but the forwards the test named.
-      '-netdev', `user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:${port}-:22${forwards}`,
-      '-device', 'virtio-net-pci,netdev=net0',
+      '-netdev',
+      `user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:${port}-:22${forwards}`,
+      '-device',
+      'virtio-net-pci,netdev=net0',
     ]
     let stderr = ''
     child = spawn('qemu-system-x86_64', args, { stdio: ['ignore', 'ignore', 'pipe'] })
-    child.stderr!.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-10_000) })
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-10_000)
+    })
     const current = child
     const exited = new Promise<number | null>((resolve) => current.on('exit', (code) => resolve(code)))
-    const exitReason = () => (current.exitCode !== null || current.signalCode !== null ? `qemu exited (${current.exitCode ?? current.signalCode}): ${stderr.trim()}` : undefined)
+    const exitReason = () =>
+      current.exitCode !== null || current.signalCode !== null
+        ? `qemu exited (${current.exitCode ?? current.signalCode}): ${stderr.trim()}`
+        : undefined
 
     const host: VmHost = {
       kind: 'vm',
@@ -117,17 +163,24 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
       ssh: (command, o) => sshRun(host, command, o),
       sshOk: (command, o) => sshRunOk(host, command, o),
       async waitForCloudInit(timeoutMs = opts.bootTimeoutMs ?? 480_000) {
-        await eventually(`${name}: cloud-init boot-finished`, async () =>
-          (await sshRun(host, 'test -e /var/lib/cloud/instance/boot-finished', { timeoutMs: 15_000 })).code === 0,
-        { timeoutMs, intervalMs: 2_000, stop: exitReason })
+        await eventually(
+          `${name}: cloud-init boot-finished`,
+          async () =>
+            (await sshRun(host, 'test -e /var/lib/cloud/instance/boot-finished', { timeoutMs: 15_000 })).code === 0,
+          { timeoutMs, intervalMs: 2_000, stop: exitReason },
+        )
       },
       async reboot() {
         const before = (await sshRunOk(host, 'cat /proc/sys/kernel/random/boot_id')).stdout.trim()
         await sshRun(host, 'systemctl reboot', { timeoutMs: 15_000 })
-        await eventually(`${name}: ssh after the reboot`, async () => {
-          const now = await sshRun(host, 'cat /proc/sys/kernel/random/boot_id', { timeoutMs: 15_000 })
-          return now.code === 0 && now.stdout.trim() !== before
-        }, { timeoutMs: opts.bootTimeoutMs ?? 480_000, intervalMs: 2_000, stop: exitReason })
+        await eventually(
+          `${name}: ssh after the reboot`,
+          async () => {
+            const now = await sshRun(host, 'cat /proc/sys/kernel/random/boot_id', { timeoutMs: 15_000 })
+            return now.code === 0 && now.stdout.trim() !== before
+          },
+          { timeoutMs: opts.bootTimeoutMs ?? 480_000, intervalMs: 2_000, stop: exitReason },
+        )
       },
       async stop() {
         if (stopped) return
@@ -139,18 +192,25 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
       },
     }
     registerHost({ name: registryName, stop: () => host.stop(), killSync })
-    await eventually(`${name}: ssh on 127.0.0.1:${port} (the VM boots under emulation; console: ${consoleLog})`,
+    await eventually(
+      `${name}: ssh on 127.0.0.1:${port} (the VM boots under emulation; console: ${consoleLog})`,
       async () => (await sshRun(host, 'true', { timeoutMs: 15_000 })).code === 0,
-      { timeoutMs: opts.bootTimeoutMs ?? 480_000, intervalMs: 2_000, stop: exitReason })
+      { timeoutMs: opts.bootTimeoutMs ?? 480_000, intervalMs: 2_000, stop: exitReason },
+    )
     if (opts.waitForCloudInit !== false) await host.waitForCloudInit()
     return host
   } catch (error) {
     // The console says why a VM never answered: keep its end before the folder goes.
     let console = ''
-    try { console = readFileSync(join(dir, 'console.log'), 'utf8').replace(/\r/g, '').split('\n').slice(-15).join('\n') } catch { /* never started */ }
+    try {
+      console = readFileSync(join(dir, 'console.log'), 'utf8').replace(/\r/g, '').split('\n').slice(-15).join('\n')
+    } catch {
+      /* never started */
+    }
     killSync()
     unregisterHost(registryName)
-    if (console && error instanceof Error) error.message += `\n--- ${name}: the last lines of its console ---\n${console}`
+    if (console && error instanceof Error)
+      error.message += `\n--- ${name}: the last lines of its console ---\n${console}`
     throw error
   }
 }

@@ -30,7 +30,10 @@ export async function copyAgentBundle(path: string): Promise<string> {
 }
 
 async function buildWhenStale(): Promise<string> {
-  const built = await stat(AGENT_BUNDLE).then((s) => s.mtimeMs, () => 0)
+  const built = await stat(AGENT_BUNDLE).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  )
   if (built === 0 || built < (await newestMtime(INPUTS))) {
     await runProcessOk(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { cwd: packagePath() })
   }

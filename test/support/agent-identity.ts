@@ -17,14 +17,34 @@ export interface TestIdentity {
 export async function makeTestIdentity(nodeId: string, notBefore: Date, notAfter: Date): Promise<TestIdentity> {
   const caKeys = (await crypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair
   const ca = await x509.X509CertificateGenerator.createSelfSigned(
-    { name: 'CN=test CA', keys: caKeys, notBefore, notAfter, signingAlgorithm: EC, extensions: [new x509.BasicConstraintsExtension(true, undefined, true)] },
+    {
+      name: 'CN=test CA',
+      keys: caKeys,
+      notBefore,
+      notAfter,
+      signingAlgorithm: EC,
+      extensions: [new x509.BasicConstraintsExtension(true, undefined, true)],
+    },
     crypto,
   )
   const keys = (await crypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair
   const certificate = await x509.X509CertificateGenerator.create(
-    { subject: `CN=${nodeId}`, issuer: ca.subject, publicKey: keys.publicKey, signingKey: caKeys.privateKey, notBefore, notAfter, signingAlgorithm: EC, serialNumber: '0a1b2c' },
+    {
+      subject: `CN=${nodeId}`,
+      issuer: ca.subject,
+      publicKey: keys.publicKey,
+      signingKey: caKeys.privateKey,
+      notBefore,
+      notAfter,
+      signingAlgorithm: EC,
+      serialNumber: '0a1b2c',
+    },
     crypto,
   )
   const pkcs8 = await crypto.subtle.exportKey('pkcs8', keys.privateKey)
-  return { keyPem: x509.PemConverter.encode(pkcs8, 'PRIVATE KEY'), certificatePem: certificate.toString('pem'), caPem: ca.toString('pem') }
+  return {
+    keyPem: x509.PemConverter.encode(pkcs8, 'PRIVATE KEY'),
+    certificatePem: certificate.toString('pem'),
+    caPem: ca.toString('pem'),
+  }
 }

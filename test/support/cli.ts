@@ -76,7 +76,9 @@ const validators = new Map<string, ReturnType<typeof ajv.compile>>()
 export function assertMatchesOutputSchema(name: string, json: unknown): void {
   let validate = validators.get(name)
   if (!validate) {
-    validate = ajv.compile(JSON.parse(readFileSync(packagePath('schema', 'output', `${name}.schema.json`), 'utf8')) as object)
+    validate = ajv.compile(
+      JSON.parse(readFileSync(packagePath('schema', 'output', `${name}.schema.json`), 'utf8')) as object,
+    )
     validators.set(name, validate)
   }
   assert.ok(validate(json), `${name}.schema.json: ${JSON.stringify(validate.errors, null, 2)}`)

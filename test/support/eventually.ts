@@ -19,7 +19,11 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
  * Resolves with the first value `probe` gives that is neither `undefined` nor `false`.
  * Rejects naming `what` when `stop` gives a reason or the time is up (with the probe's last error, if any).
  */
-export async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, options: EventuallyOptions = {}): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  options: EventuallyOptions = {},
+): Promise<T> {
   const now = options.now ?? Date.now
   const sleep = options.sleep ?? realSleep
   const deadline = now() + (options.timeoutMs ?? 20_000)

@@ -78,7 +78,12 @@ export interface TestGateway {
   issueSecret(nodeId: string, options?: { ttlSeconds?: number; now?: Date }): Promise<string>
   enroll(nodeId: string, secret: string): Promise<AgentIdentityFiles>
   enrollPost(body: unknown): Promise<HttpReply>
-  agent(identity: { keyPem: string; certificatePem: string } | undefined, method: string, path: string, body?: unknown): Promise<HttpReply>
+  agent(
+    identity: { keyPem: string; certificatePem: string } | undefined,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<HttpReply>
   flushHeartbeats(): Promise<void>
   close(): Promise<void>
 }
@@ -119,9 +124,10 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const clock = options.clock ?? systemClock
   const dir = await mkdtemp(join(tmpdir(), 'fleetkit-gw-'))
   const pkiDir = options.shared?.pkiDir ?? join(dir, 'pki')
-  if (!options.shared) await initPki({ pkiDir, serverNames: options.serverNames ?? ['localhost', '127.0.0.1'], now: new Date() })
+  if (!options.shared)
+    await initPki({ pkiDir, serverNames: options.serverNames ?? ['localhost', '127.0.0.1'], now: new Date() })
   const caPem = await readFile(join(pkiDir, 'ca-bundle.pem'), 'utf8')
-  const db = options.shared?.db ?? await freshDatabase(options.postgresUrl)
+  const db = options.shared?.db ?? (await freshDatabase(options.postgresUrl))
   const dropDb = () => (options.shared ? Promise.resolve() : db.drop())
   const lifetime = options.agentCertLifetimeSeconds ?? 86400
   const logs: string[] = []
@@ -134,29 +140,46 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       const { startGateway } = await import('../../src/gateway/gateway.js')
       const any = { host: '127.0.0.1', port: 0 }
       gateway = await startGateway({
-        pool: options.pool?.(db) ?? db.pool, pki: await loadPkiSet(pkiDir, clock.now()), pkiDir, enrollBind: any, agentBind: any, metricsBind: any,
-        agentCertLifetimeSeconds: lifetime, clock, logger: silentLogger, tuning: { ...TEST_TUNING, ...options.tuning },
+        pool: options.pool?.(db) ?? db.pool,
+        pki: await loadPkiSet(pkiDir, clock.now()),
+        pkiDir,
+        enrollBind: any,
+        agentBind: any,
+        metricsBind: any,
+        agentCertLifetimeSeconds: lifetime,
+        clock,
+        logger: silentLogger,
+        tuning: { ...TEST_TUNING, ...options.tuning },
         ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
         ...(options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {}),
       })
-      ports = { enroll: gateway.enrollAddress.port, agent: gateway.agentAddress.port, metrics: gateway.metricsAddress!.port }
+      ports = {
+        enroll: gateway.enrollAddress.port,
+        agent: gateway.agentAddress.port,
+        metrics: gateway.metricsAddress!.port,
+      }
     } else {
-      const started = await spawnGateway({
-        ...process.env,
-        DATABASE_URL: db.url,
-        FLEETKIT_STATE_DIR: join(dir, 'state'),
-        FLEETKIT_PKI_DIR: pkiDir,
-        FLEETKIT_ENROLL_BIND: '127.0.0.1:0',
-        FLEETKIT_AGENT_BIND: '127.0.0.1:0',
-        FLEETKIT_METRICS_BIND: '127.0.0.1:0',
-        FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: String(lifetime),
-        FLEETKIT_AGENT_RENEW_CHECK_SECONDS: String(Math.max(1, Math.min(600, Math.floor(lifetime / 3)))),
-        // Every line, routine traffic included: the secret-leak search must see what debug would show.
-        FLEETKIT_LOG_LEVEL: 'debug',
-        // The test machine is shared: its load is not this gateway's (the load-shedding suite injects the signal).
-        FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '0',
-        ...options.env,
-      }, logs, stderr, options.wrapper ?? [])
+      const started = await spawnGateway(
+        {
+          ...process.env,
+          DATABASE_URL: db.url,
+          FLEETKIT_STATE_DIR: join(dir, 'state'),
+          FLEETKIT_PKI_DIR: pkiDir,
+          FLEETKIT_ENROLL_BIND: '127.0.0.1:0',
+          FLEETKIT_AGENT_BIND: '127.0.0.1:0',
+          FLEETKIT_METRICS_BIND: '127.0.0.1:0',
+          FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: String(lifetime),
+          FLEETKIT_AGENT_RENEW_CHECK_SECONDS: String(Math.max(1, Math.min(600, Math.floor(lifetime / 3)))),
+          // Every line, routine traffic included: the secret-leak search must see what debug would show.
+          FLEETKIT_LOG_LEVEL: 'debug',
+          // The test machine is shared: its load is not this gateway's (the load-shedding suite injects the signal).
+          FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '0',
+          ...options.env,
+        },
+        logs,
+        stderr,
+        options.wrapper ?? [],
+      )
       child = started.child
       ports = started.ports
     }
@@ -169,7 +192,18 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const agentUrl = `https://127.0.0.1:${ports.agent}`
 
   const tg: TestGateway = {
-    mode, enrollUrl, agentUrl, metricsUrl: `http://127.0.0.1:${ports.metrics}`, pkiDir, caPem, db, clock, gateway, child, logs, stderr,
+    mode,
+    enrollUrl,
+    agentUrl,
+    metricsUrl: `http://127.0.0.1:${ports.metrics}`,
+    pkiDir,
+    caPem,
+    db,
+    clock,
+    gateway,
+    child,
+    logs,
+    stderr,
     async declareNode(id, node = {}) {
       await upsertDeclaredNode(db.pool, { id, pool: node.pool ?? 'workers' })
     },
@@ -182,12 +216,27 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
     async enroll(nodeId, secret) {
       const key = await nodeKey()
-      const reply = await tg.enrollPost({ node_id: nodeId, enrollment_secret: secret, csr_pem: await makeCsr(key, { name: `CN=${nodeId}` }) })
-      if (reply.status !== 200) throw new Error(`enrollment of ${nodeId} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
-      return { nodeId, keyPem: key.privateKeyPem, certificatePem: reply.body.certificate_pem as string, caPem: reply.body.ca_pem as string, notAfter: reply.body.not_after as string }
+      const reply = await tg.enrollPost({
+        node_id: nodeId,
+        enrollment_secret: secret,
+        csr_pem: await makeCsr(key, { name: `CN=${nodeId}` }),
+      })
+      if (reply.status !== 200)
+        throw new Error(`enrollment of ${nodeId} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
+      return {
+        nodeId,
+        keyPem: key.privateKeyPem,
+        certificatePem: reply.body.certificate_pem as string,
+        caPem: reply.body.ca_pem as string,
+        notAfter: reply.body.not_after as string,
+      }
     },
     enrollPost: (body) => httpsJson(enrollUrl, 'POST', '/v1/enroll', body, { ca: caPem }),
-    agent: (identity, method, path, body) => httpsJson(agentUrl, method, path, body, { ca: caPem, ...(identity ? { key: identity.keyPem, cert: identity.certificatePem } : {}) }),
+    agent: (identity, method, path, body) =>
+      httpsJson(agentUrl, method, path, body, {
+        ca: caPem,
+        ...(identity ? { key: identity.keyPem, cert: identity.certificatePem } : {}),
+      }),
     async flushHeartbeats() {
       if (!gateway) throw new Error('flushHeartbeats works in-process only')
       await gateway.flushHeartbeats()
@@ -207,29 +256,53 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
 }
 
 /** One JSON request over HTTPS (a fresh connection each time); TLS failures reject. */
-export function httpsJson(base: string, method: string, path: string, body: unknown, tls: { ca: string; key?: string; cert?: string }): Promise<HttpReply> {
+export function httpsJson(
+  base: string,
+  method: string,
+  path: string,
+  body: unknown,
+  tls: { ca: string; key?: string; cert?: string },
+): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
     const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
-    const req = httpsRequest(new URL(path, base), {
-      method, ca: tls.ca, key: tls.key, cert: tls.cert, agent: false,
-      headers: text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
-    }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8')
-        let parsed: Record<string, unknown>
-        try { parsed = JSON.parse(raw) } catch { parsed = { raw } }
-        resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers })
-      })
-      res.on('error', reject)
-    })
+    const req = httpsRequest(
+      new URL(path, base),
+      {
+        method,
+        ca: tls.ca,
+        key: tls.key,
+        cert: tls.cert,
+        agent: false,
+        headers:
+          text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('utf8')
+          let parsed: Record<string, unknown>
+          try {
+            parsed = JSON.parse(raw)
+          } catch {
+            parsed = { raw }
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers })
+        })
+        res.on('error', reject)
+      },
+    )
     req.on('error', reject)
     req.end(text)
   })
 }
 
-async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[], stderr: string[], wrapper: string[]): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
+async function spawnGateway(
+  env: NodeJS.ProcessEnv,
+  logs: string[],
+  stderr: string[],
+  wrapper: string[],
+): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
   const command = [...wrapper, process.execPath, fleetkitEntry(), 'gateway', 'serve']
   const gateway = startProcess(command[0]!, command.slice(1), { env, cwd: packagePath() })
   gateway.child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
@@ -238,13 +311,20 @@ async function spawnGateway(env: NodeJS.ProcessEnv, logs: string[], stderr: stri
   createInterface({ input: gateway.child.stdout! }).on('line', (line) => {
     logs.push(line)
     let entry: { msg?: string; listener?: 'enroll' | 'agent' | 'metrics'; address?: string }
-    try { entry = JSON.parse(line) } catch { return }
-    if (entry.msg === 'listening' && entry.listener && entry.address) ports[entry.listener] = Number(entry.address.split(':').pop())
+    try {
+      entry = JSON.parse(line)
+    } catch {
+      return
+    }
+    if (entry.msg === 'listening' && entry.listener && entry.address)
+      ports[entry.listener] = Number(entry.address.split(':').pop())
     if (entry.msg === 'gateway_ready') ready = true
   })
   try {
     await eventually('the gateway to be ready', () => ready, {
-      timeoutMs: 60_000, intervalMs: 20, stop: () => (gateway.exit() ? `the gateway exited with ${gateway.exit()!.code}` : undefined),
+      timeoutMs: 60_000,
+      intervalMs: 20,
+      stop: () => (gateway.exit() ? `the gateway exited with ${gateway.exit()!.code}` : undefined),
     })
   } catch (error) {
     await gateway.stop('SIGKILL')

@@ -9,7 +9,9 @@ const db = await openDatabase({ stateDir, databaseUrl: '' })
 try {
   const version = await db.pool.query<{ v: number }>('SELECT max(version) AS v FROM schema_migrations')
   if (holdMs) await new Promise((resolve) => setTimeout(resolve, Number(holdMs)))
-  process.stdout.write(`${JSON.stringify({ pid: db.embedded?.pid, port: db.embedded?.port, started: db.embedded?.started, url: db.url, version: version.rows[0]?.v })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({ pid: db.embedded?.pid, port: db.embedded?.port, started: db.embedded?.started, url: db.url, version: version.rows[0]?.v })}\n`,
+  )
 } finally {
   await db.close()
 }

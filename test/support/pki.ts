@@ -10,7 +10,10 @@ export { runProcessOk as run } from './process.js'
 
 export async function ephemeralCa(now = new Date()): Promise<IssuingCa & { privateKeyPem: string }> {
   const created = await createCertificateAuthority({ now, commonName: 'fleetkit test CA' })
-  return { ...(await loadIssuingCa(created.certificatePem, created.privateKeyPem)), privateKeyPem: created.privateKeyPem }
+  return {
+    ...(await loadIssuingCa(created.certificatePem, created.privateKeyPem)),
+    privateKeyPem: created.privateKeyPem,
+  }
 }
 
 export interface NodeKey {
@@ -24,7 +27,10 @@ export async function nodeKey(): Promise<NodeKey> {
 }
 
 /** A CSR signed by the key; `name` is the subject (default CN=<nodeId>), `dnsNames` the SAN. */
-export async function makeCsr(key: NodeKey, options: { name: string; dnsNames?: string[]; ipNames?: string[] }): Promise<string> {
+export async function makeCsr(
+  key: NodeKey,
+  options: { name: string; dnsNames?: string[]; ipNames?: string[] },
+): Promise<string> {
   const names = [
     ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
     ...(options.ipNames ?? []).map((value) => ({ type: 'ip' as const, value })),

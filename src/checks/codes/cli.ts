@@ -2,11 +2,25 @@
 import type { FailureCodeSpec } from '../failure-code-spec.js'
 
 export const CLI_CODES = {
-  USAGE_INVALID: { summary: 'The command line has an unknown flag, a missing argument or a bad value.', person: false, exitCode: 2 },
+  USAGE_INVALID: {
+    summary: 'The command line has an unknown flag, a missing argument or a bad value.',
+    person: false,
+    exitCode: 2,
+  },
   INTERNAL_ERROR: { summary: 'fleetkit hit a bug: an error it did not expect.', person: true, exitCode: 70 },
-  FILESYSTEM_WRITE_FAILED: { summary: 'A local file could not be written: its filesystem is full (ENOSPC), over quota (EDQUOT), read-only (EROFS) or failing (EIO); the command stopped there.', person: false, exitCode: 74 },
+  FILESYSTEM_WRITE_FAILED: {
+    summary:
+      'A local file could not be written: its filesystem is full (ENOSPC), over quota (EDQUOT), read-only (EROFS) or failing (EIO); the command stopped there.',
+    person: false,
+    exitCode: 74,
+  },
   RUNBOOK_CODE_UNKNOWN: { summary: 'No failure code of that name is registered.', person: false },
   COMMAND_UNKNOWN: { summary: 'No fleetkit command of that name exists.', person: false, exitCode: 2 },
   // 130 is 128 + SIGINT; after SIGTERM the process exits 143 (128 + 15) with the same code.
-  COMMAND_INTERRUPTED: { summary: 'Ctrl-C or SIGTERM stopped the command after it ended its child processes and removed its temporary files.', person: false, exitCode: 130 },
+  COMMAND_INTERRUPTED: {
+    summary:
+      'Ctrl-C or SIGTERM stopped the command after it ended its child processes and removed its temporary files.',
+    person: false,
+    exitCode: 130,
+  },
 } as const satisfies Record<string, FailureCodeSpec>

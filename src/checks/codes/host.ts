@@ -3,16 +3,50 @@
 import type { FailureCodeSpec } from '../failure-code-spec.js'
 
 export const HOST_CODES = {
-  HOST_RELEASE_UNSUPPORTED: { summary: 'The host runs an operating system release policy/host-policy.yaml does not accept (compared by major version).', person: true },
+  HOST_RELEASE_UNSUPPORTED: {
+    summary:
+      'The host runs an operating system release policy/host-policy.yaml does not accept (compared by major version).',
+    person: true,
+  },
   HOST_ARCH_UNSUPPORTED: { summary: 'The host has a CPU architecture fleetkit ships no agent for.', person: true },
-  HOST_VIRT_REFUSED: { summary: 'The host is a container or WSL; fleetkit needs a VM or bare metal with its own kernel.', person: true },
-  HOST_SIZE_BELOW_MINIMUM: { summary: "The host has fewer CPUs, less memory or a smaller root disk than the host policy's minimum.", person: true },
-  BR_NETFILTER_MISSING: { summary: 'The kernel can neither load br_netfilter nor has it built in (no net.bridge sysctls).', person: true },
-  DATA_VOLUME_DEVICE_MISSING: { summary: "The node's declared data volume device is not a block device on the host.", person: true },
-  DATA_VOLUME_FOREIGN_FS: { summary: 'The declared data volume holds another filesystem or a partition table; fleetkit never reformats it.', person: true },
-  DOCKER_DAEMON_JSON_INVALID: { summary: '/etc/docker/daemon.json is not a JSON object, so its address pools cannot be managed.', person: true },
-  DOCKER_FIXED_CIDR_REFUSED: { summary: "/etc/docker/daemon.json sets fixed-cidr, which fights the pool's docker network plan.", person: true },
-  AGENT_DOWNGRADE_REFUSED: { summary: 'The host runs a newer fleetkit-agent than the pinned version and the run did not allow a downgrade.', person: true },
-  AGENT_ROLE_INPUT_INVALID: { summary: "The agent role's inputs (node id, gateway URLs, data mount) are missing or would break agent.env.", person: false },
-  TAILSCALE_AUTH_KEY_MISSING: { summary: 'Tailscale is asked for but the auth key environment variable is empty on the machine running Ansible.', person: true },
+  HOST_VIRT_REFUSED: {
+    summary: 'The host is a container or WSL; fleetkit needs a VM or bare metal with its own kernel.',
+    person: true,
+  },
+  HOST_SIZE_BELOW_MINIMUM: {
+    summary: "The host has fewer CPUs, less memory or a smaller root disk than the host policy's minimum.",
+    person: true,
+  },
+  BR_NETFILTER_MISSING: {
+    summary: 'The kernel can neither load br_netfilter nor has it built in (no net.bridge sysctls).',
+    person: true,
+  },
+  DATA_VOLUME_DEVICE_MISSING: {
+    summary: "The node's declared data volume device is not a block device on the host.",
+    person: true,
+  },
+  DATA_VOLUME_FOREIGN_FS: {
+    summary: 'The declared data volume holds another filesystem or a partition table; fleetkit never reformats it.',
+    person: true,
+  },
+  DOCKER_DAEMON_JSON_INVALID: {
+    summary: '/etc/docker/daemon.json is not a JSON object, so its address pools cannot be managed.',
+    person: true,
+  },
+  DOCKER_FIXED_CIDR_REFUSED: {
+    summary: "/etc/docker/daemon.json sets fixed-cidr, which fights the pool's docker network plan.",
+    person: true,
+  },
+  AGENT_DOWNGRADE_REFUSED: {
+    summary: 'The host runs a newer fleetkit-agent than the pinned version and the run did not allow a downgrade.',
+    person: true,
+  },
+  AGENT_ROLE_INPUT_INVALID: {
+    summary: "The agent role's inputs (node id, gateway URLs, data mount) are missing or would break agent.env.",
+    person: false,
+  },
+  TAILSCALE_AUTH_KEY_MISSING: {
+    summary: 'Tailscale is asked for but the auth key environment variable is empty on the machine running Ansible.',
+    person: true,
+  },
 } as const satisfies Record<string, FailureCodeSpec>

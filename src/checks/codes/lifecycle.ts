@@ -3,15 +3,47 @@
 import type { FailureCodeSpec } from '../failure-code-spec.js'
 
 export const LIFECYCLE_CODES = {
-  NODE_STATE_CONFLICT: { summary: 'A lifecycle command does not apply to the node in its current status (admit a retired node, drain a parked one ...).', person: false },
-  NODE_SILENT: { summary: 'node admit refused: the node has not heartbeated within the last 60 s (database clock).', person: false },
+  NODE_STATE_CONFLICT: {
+    summary:
+      'A lifecycle command does not apply to the node in its current status (admit a retired node, drain a parked one ...).',
+    person: false,
+  },
+  NODE_SILENT: {
+    summary: 'node admit refused: the node has not heartbeated within the last 60 s (database clock).',
+    person: false,
+  },
   NODE_CHECKS_FAILING: { summary: "node admit refused: the node's latest host checks failed.", person: false },
-  NODE_CAPACITY_UNKNOWN: { summary: 'node admit refused: no capacity is recorded for the node (neither provisioning nor the definition gave one).', person: true },
-  NODE_HAS_ALLOCATIONS: { summary: 'node decommission refused: the node still holds active allocations (or live leases) that their owners must release.', person: true },
-  NODE_WAIT_TIMEOUT: { summary: 'node drain --wait or node decommission --wait gave up: jobs or allocations were still live.', person: false },
-  NODE_NOT_SCHEDULABLE: { summary: 'A reservation targeted a node that is not admitted (schedulable) or not active.', person: false },
-  ALLOCATION_OVER_CAPACITY: { summary: "A reservation would exceed the node's capacity in at least one dimension.", person: false },
+  NODE_CAPACITY_UNKNOWN: {
+    summary:
+      'node admit refused: no capacity is recorded for the node (neither provisioning nor the definition gave one).',
+    person: true,
+  },
+  NODE_HAS_ALLOCATIONS: {
+    summary:
+      'node decommission refused: the node still holds active allocations (or live leases) that their owners must release.',
+    person: true,
+  },
+  NODE_WAIT_TIMEOUT: {
+    summary: 'node drain --wait or node decommission --wait gave up: jobs or allocations were still live.',
+    person: false,
+  },
+  NODE_NOT_SCHEDULABLE: {
+    summary: 'A reservation targeted a node that is not admitted (schedulable) or not active.',
+    person: false,
+  },
+  ALLOCATION_OVER_CAPACITY: {
+    summary: "A reservation would exceed the node's capacity in at least one dimension.",
+    person: false,
+  },
   ALLOCATION_UNKNOWN: { summary: 'No active allocation of that id (unknown, or already released).', person: false },
-  LIFECYCLE_CONFIG_INVALID: { summary: 'A sweep threshold variable (FLEETKIT_NODE_UNHEALTHY_AFTER, FLEETKIT_NODE_LOST_AFTER) has a value fleetkit cannot use.', person: false, exitCode: 2 },
-  OPERATOR_REFUSED: { summary: 'An operator API request came neither from loopback nor with a live operator client certificate.', person: false },
+  LIFECYCLE_CONFIG_INVALID: {
+    summary:
+      'A sweep threshold variable (FLEETKIT_NODE_UNHEALTHY_AFTER, FLEETKIT_NODE_LOST_AFTER) has a value fleetkit cannot use.',
+    person: false,
+    exitCode: 2,
+  },
+  OPERATOR_REFUSED: {
+    summary: 'An operator API request came neither from loopback nor with a live operator client certificate.',
+    person: false,
+  },
 } as const satisfies Record<string, FailureCodeSpec>

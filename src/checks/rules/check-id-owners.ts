@@ -12,10 +12,17 @@ const CHECK_ID_USE = /\b(?:id|checkId|check_id|check)\s*[:=]\s*['"]?([a-z]+:[a-z
 
 export async function checkCheckIdOwners(root: string): Promise<RuleFinding[]> {
   const rule = 'check-ids-have-owners'
-  const parsed = JSON.parse(await readFile(join(root, 'schema', 'check-ids.json'), 'utf8')) as { checks: CheckIdEntry[] }
+  const parsed = JSON.parse(await readFile(join(root, 'schema', 'check-ids.json'), 'utf8')) as {
+    checks: CheckIdEntry[]
+  }
   const findings: RuleFinding[] = []
   for (const entry of parsed.checks) {
-    if (!hasOwner(entry)) findings.push({ rule, message: `check ID ${entry.id} has no owner (repair tag/command or manual reason)`, file: 'schema/check-ids.json' })
+    if (!hasOwner(entry))
+      findings.push({
+        rule,
+        message: `check ID ${entry.id} has no owner (repair tag/command or manual reason)`,
+        file: 'schema/check-ids.json',
+      })
   }
   const files = await readTree(root, ['src', 'ansible', 'cloud-init'], /\.(ts|js|mjs|sh|bash|ya?ml|j2)$/)
   const reported = new Set<string>()
@@ -25,7 +32,12 @@ export async function checkCheckIdOwners(root: string): Promise<RuleFinding[]> {
       if (/^(https?|file|node|data)$/.test(id.split(':')[0]!) || reported.has(id)) continue
       if (!hasOwner(findCheckEntry(parsed.checks, id))) {
         reported.add(id)
-        findings.push({ rule, message: `check ID ${id} is reported but has no owner in schema/check-ids.json`, file: file.path, line: lineOf(file.text, match.index ?? 0) })
+        findings.push({
+          rule,
+          message: `check ID ${id} is reported but has no owner in schema/check-ids.json`,
+          file: file.path,
+          line: lineOf(file.text, match.index ?? 0),
+        })
       }
     }
   }

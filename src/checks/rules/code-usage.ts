@@ -72,27 +72,48 @@ export async function checkCodeRunbooks(root: string): Promise<RuleFinding[]> {
   for (const use of uses) {
     if (inRunbook.has(use.code) || reported.has(use.code)) continue
     reported.add(use.code)
-    findings.push({ rule, message: `code ${use.code} is used but has no line in docs/runbooks.md`, file: use.file, line: use.line })
+    findings.push({
+      rule,
+      message: `code ${use.code} is used but has no line in docs/runbooks.md`,
+      file: use.file,
+      line: use.line,
+    })
   }
   for (const code of registry) {
     if (!inRunbook.has(code.code) && !reported.has(code.code)) {
-      findings.push({ rule, message: `code ${code.code} is registered but has no line in docs/runbooks.md`, file: code.file })
+      findings.push({
+        rule,
+        message: `code ${code.code} is registered but has no line in docs/runbooks.md`,
+        file: code.file,
+      })
     }
-    if (!used.has(code.code)) findings.push({ rule, message: `code ${code.code} is registered but nothing uses it`, file: code.file })
+    if (!used.has(code.code))
+      findings.push({ rule, message: `code ${code.code} is registered but nothing uses it`, file: code.file })
   }
   for (const code of inRunbook) {
-    if (!registered.has(code)) findings.push({ rule, message: `docs/runbooks.md names ${code}, which is not registered in src/checks/codes/`, file: 'docs/runbooks.md' })
-    else if (!used.has(code)) findings.push({ rule, message: `docs/runbooks.md names ${code}, which nothing uses`, file: 'docs/runbooks.md' })
+    if (!registered.has(code))
+      findings.push({
+        rule,
+        message: `docs/runbooks.md names ${code}, which is not registered in src/checks/codes/`,
+        file: 'docs/runbooks.md',
+      })
+    else if (!used.has(code))
+      findings.push({ rule, message: `docs/runbooks.md names ${code}, which nothing uses`, file: 'docs/runbooks.md' })
   }
   const seen = new Set<string>()
   for (const code of runbookCodes(runbooks)) {
-    if (seen.has(code)) findings.push({ rule, message: `docs/runbooks.md has more than one line for ${code}`, file: 'docs/runbooks.md' })
+    if (seen.has(code))
+      findings.push({ rule, message: `docs/runbooks.md has more than one line for ${code}`, file: 'docs/runbooks.md' })
     seen.add(code)
   }
   const person = registry.filter((c) => c.person).length
   const stated = runbooks.statedCount
   if (!stated) {
-    findings.push({ rule, message: 'docs/runbooks.md does not state "fleetkit has N failure codes; M need a person."', file: 'docs/runbooks.md' })
+    findings.push({
+      rule,
+      message: 'docs/runbooks.md does not state "fleetkit has N failure codes; M need a person."',
+      file: 'docs/runbooks.md',
+    })
   } else if (stated.codes !== registry.length || stated.person !== person) {
     findings.push({
       rule,

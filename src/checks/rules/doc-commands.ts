@@ -19,7 +19,12 @@ export function findQuotedCommands(file: string, markdown: string): QuotedComman
   const add = (text: string, index: number) => {
     const m = /^(?:\$\s+)?fleetkit((?:\s+\S+)*)\s*$/.exec(text.trim())
     if (!m) return
-    found.push({ text: text.trim(), words: m[1]!.trim().split(/\s+/).filter(Boolean), file, line: lineOf(markdown, index) })
+    found.push({
+      text: text.trim(),
+      words: m[1]!.trim().split(/\s+/).filter(Boolean),
+      file,
+      line: lineOf(markdown, index),
+    })
   }
   const fence = /^```[^\n]*\n([\s\S]*?)^```/gm
   const fencedRanges: Array<[number, number]> = []
@@ -58,12 +63,16 @@ export function commandExists(words: string[], ids: ReadonlySet<string>): boolea
 }
 
 export async function loadManifestIds(root: string): Promise<Set<string>> {
-  const manifest = JSON.parse(await readFile(join(root, 'oclif.manifest.json'), 'utf8')) as { commands: Record<string, unknown> }
+  const manifest = JSON.parse(await readFile(join(root, 'oclif.manifest.json'), 'utf8')) as {
+    commands: Record<string, unknown>
+  }
   const ids = new Set(Object.keys(manifest.commands))
   // Commands of the plugins fleetkit ships (`fleetkit autocomplete`) are in each plugin's own manifest.
   for (const plugin of await corePlugins(root)) {
     try {
-      const own = JSON.parse(await readFile(join(root, 'node_modules', plugin, 'oclif.manifest.json'), 'utf8')) as { commands?: Record<string, unknown> }
+      const own = JSON.parse(await readFile(join(root, 'node_modules', plugin, 'oclif.manifest.json'), 'utf8')) as {
+        commands?: Record<string, unknown>
+      }
       for (const id of Object.keys(own.commands ?? {})) ids.add(id)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
@@ -95,7 +104,12 @@ export async function checkDocCommands(root: string, ids?: ReadonlySet<string>):
   for (const doc of docs) {
     for (const quoted of findQuotedCommands(doc.path, doc.text)) {
       if (!commandExists(quoted.words, known)) {
-        findings.push({ rule, message: `\`${quoted.text}\` names no fleetkit command`, file: quoted.file, line: quoted.line })
+        findings.push({
+          rule,
+          message: `\`${quoted.text}\` names no fleetkit command`,
+          file: quoted.file,
+          line: quoted.line,
+        })
       }
     }
   }

@@ -17,7 +17,25 @@ const RULE = 'role-changes-are-fingerprinted'
 const CALLBACK = join('ansible', 'callback_plugins', 'fleetkit_events.py')
 const PLAYBOOK = join('ansible', 'playbooks', 'fingerprint.yml')
 /** Modules that change nothing on the host (or only include other tasks, which are checked themselves). */
-const READ_ONLY = new Set(['fail', 'assert', 'debug', 'set_fact', 'meta', 'import_role', 'include_role', 'import_tasks', 'include_tasks', 'wait_for', 'wait_for_connection', 'pause', 'setup', 'package_facts', 'service_facts', 'getent', 'uri'])
+const READ_ONLY = new Set([
+  'fail',
+  'assert',
+  'debug',
+  'set_fact',
+  'meta',
+  'import_role',
+  'include_role',
+  'import_tasks',
+  'include_tasks',
+  'wait_for',
+  'wait_for_connection',
+  'pause',
+  'setup',
+  'package_facts',
+  'service_facts',
+  'getent',
+  'uri',
+])
 const TASK_KEYWORDS_WITH_TASKS = ['block', 'rescue', 'always']
 
 /** The modules whose tasks the callback reads resources from: its module tables and the modules it names in `action in (...)`. */
@@ -39,7 +57,13 @@ export function alwaysFingerprinted(playbook: string): Set<string> {
   return new Set((plays?.[0]?.vars?.fleetkit_fingerprint_always ?? []).map((r) => `${r.kind}:${r.name}`))
 }
 
-interface Task { name: string; module: string; changedWhenFalse: boolean; comment: string; line: number }
+interface Task {
+  name: string
+  module: string
+  changedWhenFalse: boolean
+  comment: string
+  line: number
+}
 
 /** Every task of a task file (inside blocks too), with its module, its changed_when and the comment above it. */
 function tasksOf(text: string): Task[] {
@@ -58,7 +82,13 @@ function tasksOf(text: string): Task[] {
       const moduleKey = keys.find((k) => /^[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+$/.test(k))
       if (!moduleKey) continue
       const changedWhen = map.get('changed_when')
-      found.push({ name: String(map.get('name') ?? moduleKey), module: moduleKey.split('.').at(-1)!, changedWhenFalse: changedWhen === false, comment, line: lineOf(item) })
+      found.push({
+        name: String(map.get('name') ?? moduleKey),
+        module: moduleKey.split('.').at(-1)!,
+        changedWhenFalse: changedWhen === false,
+        comment,
+        line: lineOf(item),
+      })
     }
   }
   walk(document.contents)
@@ -66,7 +96,10 @@ function tasksOf(text: string): Task[] {
 }
 
 export async function checkFingerprintCoverage(root: string): Promise<RuleFinding[]> {
-  const [callback, playbook] = await Promise.all([readFile(join(root, CALLBACK), 'utf8'), readFile(join(root, PLAYBOOK), 'utf8')])
+  const [callback, playbook] = await Promise.all([
+    readFile(join(root, CALLBACK), 'utf8'),
+    readFile(join(root, PLAYBOOK), 'utf8'),
+  ])
   const reported = callbackModules(callback)
   const always = alwaysFingerprinted(playbook)
   const findings: RuleFinding[] = []
@@ -76,11 +109,22 @@ export async function checkFingerprintCoverage(root: string): Promise<RuleFindin
       if (reported.has(task.module) || READ_ONLY.has(task.module) || task.changedWhenFalse) continue
       const named = /^\s*fingerprint:\s*(.+?)\s*$/m.exec(task.comment)?.[1]
       if (named === undefined) {
-        findings.push({ rule: RULE, message: `task "${task.name}" can change the host through ${task.module}, which the sync fast path does not see: name what shows its work in a "# fingerprint: kind:name" comment (a resource of fleetkit_fingerprint_always in ${PLAYBOOK}) or "# fingerprint: via ..."`, file: file.path, line: task.line })
+        findings.push({
+          rule: RULE,
+          message: `task "${task.name}" can change the host through ${task.module}, which the sync fast path does not see: name what shows its work in a "# fingerprint: kind:name" comment (a resource of fleetkit_fingerprint_always in ${PLAYBOOK}) or "# fingerprint: via ..."`,
+          file: file.path,
+          line: task.line,
+        })
       } else if (!named.startsWith('via ')) {
         // `kind:name`, optionally followed by a reason in parentheses.
         const resource = named.replace(/\s*\(.*\)$/, '')
-        if (!always.has(resource)) findings.push({ rule: RULE, message: `task "${task.name}" names ${resource}, which fleetkit_fingerprint_always in ${PLAYBOOK} does not list`, file: file.path, line: task.line })
+        if (!always.has(resource))
+          findings.push({
+            rule: RULE,
+            message: `task "${task.name}" names ${resource}, which fleetkit_fingerprint_always in ${PLAYBOOK} does not list`,
+            file: file.path,
+            line: task.line,
+          })
       }
     }
   }

@@ -24,16 +24,29 @@ export function parseManualSteps(markdown: string): Map<string, string> | undefi
 
 export async function checkManualSteps(root: string): Promise<RuleFinding[]> {
   const rule = 'manual-steps-match-checks'
-  const registry = JSON.parse(await readFile(join(root, 'schema', 'check-ids.json'), 'utf8')) as { checks: CheckIdEntry[] }
+  const registry = JSON.parse(await readFile(join(root, 'schema', 'check-ids.json'), 'utf8')) as {
+    checks: CheckIdEntry[]
+  }
   const manual = new Set(registry.checks.filter((c) => 'manual' in c.owner).map((c) => c.id))
   const steps = parseManualSteps(await readFile(join(root, 'docs', 'operations.md'), 'utf8'))
-  if (!steps) return [{ rule, message: `docs/operations.md has no ${BEGIN} ... ${END} block`, file: 'docs/operations.md' }]
+  if (!steps)
+    return [{ rule, message: `docs/operations.md has no ${BEGIN} ... ${END} block`, file: 'docs/operations.md' }]
   const findings: RuleFinding[] = []
   for (const id of manual) {
-    if (!steps.has(id)) findings.push({ rule, message: `check ${id} is owned by a person but docs/operations.md lists no step for it`, file: 'docs/operations.md' })
+    if (!steps.has(id))
+      findings.push({
+        rule,
+        message: `check ${id} is owned by a person but docs/operations.md lists no step for it`,
+        file: 'docs/operations.md',
+      })
   }
   for (const id of steps.keys()) {
-    if (!manual.has(id)) findings.push({ rule, message: `docs/operations.md lists a manual step for ${id}, which is not a manual check in schema/check-ids.json`, file: 'docs/operations.md' })
+    if (!manual.has(id))
+      findings.push({
+        rule,
+        message: `docs/operations.md lists a manual step for ${id}, which is not a manual check in schema/check-ids.json`,
+        file: 'docs/operations.md',
+      })
   }
   return findings
 }

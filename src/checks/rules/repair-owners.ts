@@ -70,14 +70,24 @@ export async function checkRepairOwners(root: string): Promise<RuleFinding[]> {
     if (!entry.owner || !('repair' in entry.owner)) continue
     const repair = entry.owner.repair as { tag?: string; command?: string }
     if (typeof repair.tag === 'string' && !tags.has(repair.tag)) {
-      findings.push({ rule, message: `check ID ${entry.id} is repaired by tag ${repair.tag}, which no task in ansible/roles/*/tasks carries`, file })
+      findings.push({
+        rule,
+        message: `check ID ${entry.id} is repaired by tag ${repair.tag}, which no task in ansible/roles/*/tasks carries`,
+        file,
+      })
     }
     if (typeof repair.command === 'string') {
       const [program, ...words] = repair.command.trim().split(/\s+/)
-      const known = program === 'fleetkit'
-        ? words.length > 0 && commandExists(words, fleetkitIds)
-        : program === 'fleetkit-agent' && words.length > 0 && agentIds.has(words[0]!)
-      if (!known) findings.push({ rule, message: `check ID ${entry.id} is repaired by command "${repair.command}", which is not a fleetkit or fleetkit-agent command`, file })
+      const known =
+        program === 'fleetkit'
+          ? words.length > 0 && commandExists(words, fleetkitIds)
+          : program === 'fleetkit-agent' && words.length > 0 && agentIds.has(words[0]!)
+      if (!known)
+        findings.push({
+          rule,
+          message: `check ID ${entry.id} is repaired by command "${repair.command}", which is not a fleetkit or fleetkit-agent command`,
+          file,
+        })
     }
   }
   return findings

@@ -12,11 +12,18 @@ export interface AllocListResult {
 
 export default class AllocList extends FleetkitCommand<AllocListResult> {
   static override summary = 'List allocations (active ones unless --status released or --all).'
-  static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --node build-01 --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --node build-01 --json',
+  ]
   static override flags = {
     node: Flags.string({ summary: 'Only allocations on this node.' }),
     owner: Flags.string({ summary: 'Only allocations of this owner.' }),
-    status: Flags.string({ summary: 'Only allocations in this status.', options: ['active', 'released'], default: 'active' }),
+    status: Flags.string({
+      summary: 'Only allocations in this status.',
+      options: ['active', 'released'],
+      default: 'active',
+    }),
     all: Flags.boolean({ summary: 'Active and released allocations.' }),
     'state-dir': stateDirFlag(),
   }
@@ -24,9 +31,15 @@ export default class AllocList extends FleetkitCommand<AllocListResult> {
   async run(): Promise<AllocListResult> {
     const { flags } = await this.parse(AllocList)
     const { list, formatAllocation } = await import('../../lifecycle/allocations.js')
-    const allocations = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => list(pool, {
-      ...(flags.node ? { nodeId: flags.node } : {}), ...(flags.owner ? { owner: flags.owner } : {}), ...(flags.all ? {} : { status: flags.status as 'active' | 'released' }),
-    })))
+    const allocations = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        list(pool, {
+          ...(flags.node ? { nodeId: flags.node } : {}),
+          ...(flags.owner ? { owner: flags.owner } : {}),
+          ...(flags.all ? {} : { status: flags.status as 'active' | 'released' }),
+        }),
+      ),
+    )
     if (allocations.length === 0) this.log('No allocations match.')
     for (const a of allocations) this.log(formatAllocation(a))
     return { allocations }

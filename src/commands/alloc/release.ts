@@ -7,7 +7,8 @@ import { withDatabase } from '../../cli/with-database.js'
 import type { AllocationView } from '../../lifecycle/allocations.js'
 
 export default class AllocRelease extends FleetkitCommand<AllocationView> {
-  static override summary = 'Release an allocation: its capacity is free again (ALLOCATION_UNKNOWN if there is no active one of that id).'
+  static override summary =
+    'Release an allocation: its capacity is free again (ALLOCATION_UNKNOWN if there is no active one of that id).'
   static override examples = ['<%= config.bin %> <%= command.id %> 0b6f3c1e-5d2a-4c39-9a61-1f0e4b7c2d88']
   static override args = { id: Args.string({ description: 'allocation id', required: true }) }
   static override flags = { 'state-dir': stateDirFlag() }
@@ -16,7 +17,9 @@ export default class AllocRelease extends FleetkitCommand<AllocationView> {
     const { args, flags } = await this.parse(AllocRelease)
     const { release } = await import('../../lifecycle/allocations.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
-    const a = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => release(pool, args.id, actorOf(process.env))))
+    const a = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) => release(pool, args.id, actorOf(process.env))),
+    )
     this.log(`Released ${a.id} on ${a.nodeId} (owner ${a.owner})`)
     return a
   }

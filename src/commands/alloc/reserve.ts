@@ -10,7 +10,9 @@ export default class AllocReserve extends FleetkitCommand<AllocationView> {
   static override summary = 'Reserve capacity on a node for an owner (a CI scheduler, an application platform).'
   static override description = `Refused with NODE_NOT_SCHEDULABLE unless the node is active and admitted, and with
 ALLOCATION_OVER_CAPACITY when the node's capacity less its active allocations cannot take it.`
-  static override examples = ['<%= config.bin %> <%= command.id %> --node build-01 --cpu 2 --memory 4096 --disk 20 --owner ci']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --node build-01 --cpu 2 --memory 4096 --disk 20 --owner ci',
+  ]
   static override flags = {
     node: Flags.string({ summary: 'The node to reserve on.', required: true }),
     owner: Flags.string({ summary: 'Who holds the reservation.', required: true }),
@@ -26,10 +28,31 @@ ALLOCATION_OVER_CAPACITY when the node's capacity less its active allocations ca
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
     const { FleetkitError } = await import('../../checks/fleetkit-error.js')
     const cpu = Number(flags.cpu)
-    if (!/^\d{1,6}(\.\d{1,2})?$/.test(flags.cpu) || !Number.isFinite(cpu)) throw new FleetkitError('USAGE_INVALID', `--cpu ${JSON.stringify(flags.cpu.slice(0, 20))} is not a number of vCPUs like 2 or 0.5`, { actions: ['fleetkit help alloc reserve'] })
-    if (flags.owner.length > 256 || /\p{Cc}/u.test(flags.owner)) throw new FleetkitError('USAGE_INVALID', '--owner is 1 to 256 printable characters', { actions: ['fleetkit help alloc reserve'] })
-    const a = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => reserve(pool, { nodeId: flags.node, owner: flags.owner, cpu, memoryMib: flags.memory, diskGib: flags.disk, actor: actorOf(process.env) })))
-    this.log(`Reserved ${a.id} on ${a.nodeId} for ${a.owner}: cpu ${a.cpu}, memory ${a.memoryMib} MiB, disk ${a.diskGib} GiB`)
+    if (!/^\d{1,6}(\.\d{1,2})?$/.test(flags.cpu) || !Number.isFinite(cpu))
+      throw new FleetkitError(
+        'USAGE_INVALID',
+        `--cpu ${JSON.stringify(flags.cpu.slice(0, 20))} is not a number of vCPUs like 2 or 0.5`,
+        { actions: ['fleetkit help alloc reserve'] },
+      )
+    if (flags.owner.length > 256 || /\p{Cc}/u.test(flags.owner))
+      throw new FleetkitError('USAGE_INVALID', '--owner is 1 to 256 printable characters', {
+        actions: ['fleetkit help alloc reserve'],
+      })
+    const a = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        reserve(pool, {
+          nodeId: flags.node,
+          owner: flags.owner,
+          cpu,
+          memoryMib: flags.memory,
+          diskGib: flags.disk,
+          actor: actorOf(process.env),
+        }),
+      ),
+    )
+    this.log(
+      `Reserved ${a.id} on ${a.nodeId} for ${a.owner}: cpu ${a.cpu}, memory ${a.memoryMib} MiB, disk ${a.diskGib} GiB`,
+    )
     this.log(formatAllocation(a))
     return a
   }

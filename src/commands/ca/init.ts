@@ -29,7 +29,9 @@ FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA 
     const { flags } = await this.parse(CaInit)
     const { initPki } = await import('../../pki/init-pki.js')
     const result = await initPki({
-      pkiDir: flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(envWithStateDir(flags['state-dir'])),
+      pkiDir: flags['pki-dir']
+        ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
+        : resolvePkiDir(envWithStateDir(flags['state-dir'])),
       serverNames: flags['server-name'],
       now: new Date(),
     })

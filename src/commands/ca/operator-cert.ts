@@ -17,11 +17,17 @@ export default class CaOperatorCert extends FleetkitCommand<OperatorCertResult> 
   static override description = `Generates a P-256 key locally (written 0600, never stored elsewhere), signs a client
 certificate with the fleet CA and records its fingerprint: the agent listener then serves
 /v1/operator/* to it. Writes NAME.key, NAME.pem and gateway-ca.pem into --out.`
-  static override examples = ['<%= config.bin %> <%= command.id %> alice', '<%= config.bin %> <%= command.id %> ci-scheduler --days 30 --out ./operator --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> alice',
+    '<%= config.bin %> <%= command.id %> ci-scheduler --days 30 --out ./operator --json',
+  ]
   static override args = { name: Args.string({ description: 'operator name (a-z, 0-9, . and -)', required: true }) }
   static override flags = {
     days: Flags.integer({ summary: 'Lifetime in days.', default: 90, min: 1, max: 397 }),
-    out: Flags.string({ summary: 'Directory for the key and certificate (default <state dir>/operators).', helpValue: 'DIR' }),
+    out: Flags.string({
+      summary: 'Directory for the key and certificate (default <state dir>/operators).',
+      helpValue: 'DIR',
+    }),
     'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
     'state-dir': stateDirFlag(),
   }
@@ -33,7 +39,19 @@ certificate with the fleet CA and records its fingerprint: the agent listener th
     const env = envWithStateDir(flags['state-dir'])
     const pkiDir = flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(env)
     const outDir = flags.out ?? join(resolveStateDir(env), 'operators')
-    const r = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => issueOperatorCertificate({ pool, pkiDir, outDir, name: args.name, lifetimeDays: flags.days, actor: actorOf(process.env), clock: systemClock })))
+    const r = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        issueOperatorCertificate({
+          pool,
+          pkiDir,
+          outDir,
+          name: args.name,
+          lifetimeDays: flags.days,
+          actor: actorOf(process.env),
+          clock: systemClock,
+        }),
+      ),
+    )
     this.log(`Issued operator certificate ${r.serial} for ${r.name}, valid until ${r.notAfter}`)
     this.log(`  key:         ${r.keyFile} (0600)`)
     this.log(`  certificate: ${r.certificateFile}`)

@@ -13,7 +13,8 @@ import { resolvePkiDir } from '../../pki/pki-dir.js'
 const PHASES = ['begin', 'complete', 'abort', 'status'] as const
 
 export default class CaRotate extends FleetkitCommand<CaRotateResult> {
-  static override summary = 'Rotate the CA in two phases without an outage: --begin, then --complete once every node renewed (or --abort).'
+  static override summary =
+    'Rotate the CA in two phases without an outage: --begin, then --complete once every node renewed (or --abort).'
   static override description = `Run where the gateway's PKI files live, against its database. --begin archives the CA (*.previous),
 creates a new one and trusts both; the gateway reloads within 2 s and agents renew onto the new CA at their next
 check. --complete is refused while an active, unhealthy or draining node lacks a new-CA certificate
@@ -29,12 +30,31 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
   ]
 
   static override flags = {
-    begin: Flags.boolean({ summary: 'Archive the CA, create a new one and trust both.', exclusive: ['complete', 'abort', 'status'] }),
-    complete: Flags.boolean({ summary: 'Revoke old-CA certificates, re-sign the server certificate, trust the new CA only.', exclusive: ['begin', 'abort', 'status'] }),
-    abort: Flags.boolean({ summary: 'Restore the archived CA (only while the new CA issued nothing).', exclusive: ['begin', 'complete', 'status'] }),
-    status: Flags.boolean({ summary: 'Show the rotation and how many nodes renewed onto the new CA.', exclusive: ['begin', 'complete', 'abort'] }),
-    'dry-run': Flags.boolean({ summary: 'With --complete: show the nodes that would be cut off, those still on the old CA, and whether abort is possible; change nothing.', dependsOn: ['complete'] }),
-    wait: Flags.boolean({ summary: 'With --status: report progress until every connected node renewed (Ctrl-C stops waiting).', dependsOn: ['status'] }),
+    begin: Flags.boolean({
+      summary: 'Archive the CA, create a new one and trust both.',
+      exclusive: ['complete', 'abort', 'status'],
+    }),
+    complete: Flags.boolean({
+      summary: 'Revoke old-CA certificates, re-sign the server certificate, trust the new CA only.',
+      exclusive: ['begin', 'abort', 'status'],
+    }),
+    abort: Flags.boolean({
+      summary: 'Restore the archived CA (only while the new CA issued nothing).',
+      exclusive: ['begin', 'complete', 'status'],
+    }),
+    status: Flags.boolean({
+      summary: 'Show the rotation and how many nodes renewed onto the new CA.',
+      exclusive: ['begin', 'complete', 'abort'],
+    }),
+    'dry-run': Flags.boolean({
+      summary:
+        'With --complete: show the nodes that would be cut off, those still on the old CA, and whether abort is possible; change nothing.',
+      dependsOn: ['complete'],
+    }),
+    wait: Flags.boolean({
+      summary: 'With --status: report progress until every connected node renewed (Ctrl-C stops waiting).',
+      dependsOn: ['status'],
+    }),
     interval: Flags.integer({ summary: 'With --wait: seconds between looks.', default: 10, min: 1 }),
     'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
     'state-dir': stateDirFlag(),
@@ -43,7 +63,10 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
   async run(): Promise<CaRotateResult> {
     const { flags } = await this.parse(CaRotate)
     const phase: RotatePhase | undefined = PHASES.find((p) => flags[p])
-    if (!phase) throw new FleetkitError('USAGE_INVALID', 'say which phase: --begin, --complete, --abort or --status', { actions: ['fleetkit ca rotate --help'] })
+    if (!phase)
+      throw new FleetkitError('USAGE_INVALID', 'say which phase: --begin, --complete, --abort or --status', {
+        actions: ['fleetkit ca rotate --help'],
+      })
     const env = envWithStateDir(flags['state-dir'])
     const pkiDir = flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(env)
     const { prepareState } = await import('../../lifecycle/state.js')
@@ -51,8 +74,21 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
     const { rotateCa } = await import('../../lifecycle/ca-rotation.js')
     const signal = flags.wait ? this.interruptible() : new AbortController().signal
     const result = await rotateCa({
-      phase, pkiDir, env, clock: systemClock, dryRun: flags['dry-run'],
-      ...(flags.wait ? { wait: { intervalMs: flags.interval * 1000, signal, sleep: sleepUnlessAborted, onProgress: (r: CaRotateResult) => this.reportProgress(r) } } : {}),
+      phase,
+      pkiDir,
+      env,
+      clock: systemClock,
+      dryRun: flags['dry-run'],
+      ...(flags.wait
+        ? {
+            wait: {
+              intervalMs: flags.interval * 1000,
+              signal,
+              sleep: sleepUnlessAborted,
+              onProgress: (r: CaRotateResult) => this.reportProgress(r),
+            },
+          }
+        : {}),
     })
     this.print(result)
     return result
@@ -60,23 +96,45 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
 
   private reportProgress(r: CaRotateResult): void {
     if (this.jsonEnabled() || !r.progress) return
-    process.stderr.write(`${r.progress.renewed}/${r.progress.connected} connected nodes renewed onto the new CA; waiting for ${r.progress.blocking.slice(0, 5).map((n) => n.nodeId).join(', ')}${r.progress.blocking.length > 5 ? ', …' : ''}\n`)
+    process.stderr.write(
+      `${r.progress.renewed}/${r.progress.connected} connected nodes renewed onto the new CA; waiting for ${r.progress.blocking
+        .slice(0, 5)
+        .map((n) => n.nodeId)
+        .join(', ')}${r.progress.blocking.length > 5 ? ', …' : ''}\n`,
+    )
   }
 
   private print(r: CaRotateResult): void {
     const short = (sha: string | null) => (sha ? `${sha.slice(0, 16)}…` : '-')
     const rotation = r.rotation
-    if (r.phase === 'begin') this.log(`${r.resumed ? 'Recorded the interrupted rotation' : 'Rotation begun'}: new CA ${short(rotation.newCaSha256)} replaces ${short(rotation.oldCaSha256)}; the gateway trusts both from its next reload (2 s).`)
-    if (r.phase === 'abort') this.log(`Rotation aborted: the CA ${short(rotation.oldCaSha256)} is back; ${short(rotation.newCaSha256)} never issued a certificate.`)
-    if (r.phase === 'complete' && !r.dryRun) this.log(`Rotation ${r.resumed ? 'finished' : 'completed'}: ${r.revoked} old-CA certificates revoked; the gateway trusts only ${short(rotation.newCaSha256)}; the archived key is deleted.`)
-    if (r.phase === 'status' || r.dryRun) this.log(`CA ${short(r.currentCaSha256)}; rotation: ${rotation.state}${rotation.begunAt ? ` (begun ${rotation.begunAt})` : ''}`)
+    if (r.phase === 'begin')
+      this.log(
+        `${r.resumed ? 'Recorded the interrupted rotation' : 'Rotation begun'}: new CA ${short(rotation.newCaSha256)} replaces ${short(rotation.oldCaSha256)}; the gateway trusts both from its next reload (2 s).`,
+      )
+    if (r.phase === 'abort')
+      this.log(
+        `Rotation aborted: the CA ${short(rotation.oldCaSha256)} is back; ${short(rotation.newCaSha256)} never issued a certificate.`,
+      )
+    if (r.phase === 'complete' && !r.dryRun)
+      this.log(
+        `Rotation ${r.resumed ? 'finished' : 'completed'}: ${r.revoked} old-CA certificates revoked; the gateway trusts only ${short(rotation.newCaSha256)}; the archived key is deleted.`,
+      )
+    if (r.phase === 'status' || r.dryRun)
+      this.log(
+        `CA ${short(r.currentCaSha256)}; rotation: ${rotation.state}${rotation.begunAt ? ` (begun ${rotation.begunAt})` : ''}`,
+      )
     if (r.progress && (r.phase === 'status' || r.dryRun)) {
       const p = r.progress
       this.log(`  renewed onto the new CA: ${p.renewed}/${p.connected} connected nodes`)
-      if (p.blocking.length > 0) this.log(`  still on the old CA (complete waits for them): ${p.blocking.map((n) => n.nodeId).join(', ')}`)
-      if (p.cutOff.length > 0) this.log(`  would be cut off by completion (${p.cutOff.map((n) => `${n.nodeId} ${n.status}`).join(', ')})`)
-      this.log(`  complete possible: ${r.completePossible ? 'yes' : 'no'}; abort possible: ${r.abortPossible ? 'yes' : 'no'}`)
+      if (p.blocking.length > 0)
+        this.log(`  still on the old CA (complete waits for them): ${p.blocking.map((n) => n.nodeId).join(', ')}`)
+      if (p.cutOff.length > 0)
+        this.log(`  would be cut off by completion (${p.cutOff.map((n) => `${n.nodeId} ${n.status}`).join(', ')})`)
+      this.log(
+        `  complete possible: ${r.completePossible ? 'yes' : 'no'}; abort possible: ${r.abortPossible ? 'yes' : 'no'}`,
+      )
     }
-    if (r.removedTempFiles.length > 0) this.log(`  removed temp files left by an interrupted command: ${r.removedTempFiles.join(', ')}`)
+    if (r.removedTempFiles.length > 0)
+      this.log(`  removed temp files left by an interrupted command: ${r.removedTempFiles.join(', ')}`)
   }
 }

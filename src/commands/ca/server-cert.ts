@@ -8,7 +8,8 @@ import { resolvePkiDir } from '../../pki/pki-dir.js'
 import type { ServerCertResult } from '../../pki/reissue-server-certificate.js'
 
 export default class CaServerCert extends FleetkitCommand<ServerCertResult> {
-  static override summary = "Re-issue the gateway's server certificate with other names (same key, same CA); the gateway reloads it within 2 s."
+  static override summary =
+    "Re-issue the gateway's server certificate with other names (same key, same CA); the gateway reloads it within 2 s."
   static override description = `Replaces server.pem in FLEETKIT_PKI_DIR with a certificate for exactly the names given, signed by the CA that
 signed the current one (during a rotation, the CA being rotated out, which every agent still trusts). The key stays.`
   static override examples = [
@@ -16,7 +17,11 @@ signed the current one (during a rotation, the CA being rotated out, which every
   ]
 
   static override flags = {
-    'server-name': Flags.string({ summary: 'A DNS name or IP address the gateway answers as (repeatable; the new list replaces the old).', multiple: true, required: true }),
+    'server-name': Flags.string({
+      summary: 'A DNS name or IP address the gateway answers as (repeatable; the new list replaces the old).',
+      multiple: true,
+      required: true,
+    }),
     'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
     'state-dir': stateDirFlag(),
   }
@@ -25,11 +30,15 @@ signed the current one (during a rotation, the CA being rotated out, which every
     const { flags } = await this.parse(CaServerCert)
     const { reissueServerCertificate } = await import('../../pki/reissue-server-certificate.js')
     const result = await reissueServerCertificate({
-      pkiDir: flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(envWithStateDir(flags['state-dir'])),
+      pkiDir: flags['pki-dir']
+        ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
+        : resolvePkiDir(envWithStateDir(flags['state-dir'])),
       serverNames: flags['server-name'],
       now: new Date(),
     })
-    this.log(`Re-issued ${result.pkiDir}/server.pem for ${result.serverNames.join(', ')} (was ${result.previousServerNames.join(', ')}), valid until ${result.serverNotAfter}`)
+    this.log(
+      `Re-issued ${result.pkiDir}/server.pem for ${result.serverNames.join(', ')} (was ${result.previousServerNames.join(', ')}), valid until ${result.serverNotAfter}`,
+    )
     this.log('The gateway serves it from its next PKI reload (within 2 s); no restart.')
     return result
   }

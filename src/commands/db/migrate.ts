@@ -20,7 +20,9 @@ On a terminal, a first start shows its steps on stderr.`
   async run(): Promise<MigrationReport> {
     const { flags } = await this.parse(DbMigrate)
     const { migrateDatabase } = await import('../../store/admin.js')
-    const report = await this.withProgress((progress) => migrateDatabase({ ...stateDirOption(flags['state-dir']), progress }))
+    const report = await this.withProgress((progress) =>
+      migrateDatabase({ ...stateDirOption(flags['state-dir']), progress }),
+    )
     this.log(`Server: ${report.server.source === 'embedded' ? 'embedded' : 'DATABASE_URL'} ${report.server.url}`)
     if (report.applied.length === 0) this.log(`Schema version ${report.schema.version}: up to date.`)
     for (const m of report.applied) this.log(`  applied ${String(m.version).padStart(4, '0')}-${m.name}`)

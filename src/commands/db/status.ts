@@ -5,11 +5,15 @@ import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { DatabaseStatus } from '../../store/admin.js'
 
 export default class DbStatus extends FleetkitCommand<DatabaseStatus> {
-  static override summary = 'Show which PostgreSQL holds fleetkit state, its schema version and migrations, and node counts.'
+  static override summary =
+    'Show which PostgreSQL holds fleetkit state, its schema version and migrations, and node counts.'
   static override description = `Uses DATABASE_URL when set (its password is shown as ***), else the embedded server in
 the state directory. Does not start the embedded server and does not migrate: a stopped embedded
 server is reported as stopped, with no schema.`
-  static override examples = ['<%= config.bin %> <%= command.id %>', 'DATABASE_URL=postgres://fleet@db.example.net/fleet <%= config.bin %> <%= command.id %> --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    'DATABASE_URL=postgres://fleet@db.example.net/fleet <%= config.bin %> <%= command.id %> --json',
+  ]
 
   static override flags = {
     'state-dir': stateDirFlag('The state directory of the embedded server (default $XDG_STATE_HOME/fleetkit).'),
@@ -23,20 +27,29 @@ server is reported as stopped, with no schema.`
     if (server.source === 'embedded' && server.embedded) {
       const e = server.embedded
       this.log(`Server:  embedded PostgreSQL in ${e.dataDir}`)
-      this.log(e.running ? `         running, PID ${e.pid}, ${server.url}` : `         ${e.initialised ? 'stopped' : 'not created yet'} (any command that needs state starts it)`)
+      this.log(
+        e.running
+          ? `         running, PID ${e.pid}, ${server.url}`
+          : `         ${e.initialised ? 'stopped' : 'not created yet'} (any command that needs state starts it)`,
+      )
     } else {
       this.log(`Server:  DATABASE_URL ${server.url}`)
     }
     if (schema) {
-      this.log(`Schema:  version ${schema.version ?? 'none'} (this fleetkit knows up to ${schema.latestKnown})${schema.compatible ? '' : ': NEWER than this fleetkit, refused'}`)
+      this.log(
+        `Schema:  version ${schema.version ?? 'none'} (this fleetkit knows up to ${schema.latestKnown})${schema.compatible ? '' : ': NEWER than this fleetkit, refused'}`,
+      )
       for (const m of schema.applied) this.log(`  applied  ${pad(m.version)}-${m.name}  ${m.appliedAt}`)
       for (const m of schema.pending) this.log(`  pending  ${pad(m.version)}-${m.name}`)
       for (const m of schema.unknown) this.log(`  unknown  ${pad(m.version)}-${m.name} (from a newer fleetkit)`)
-      for (const m of schema.changed) this.log(`  changed  ${pad(m.version)}-${m.name} (file differs from what was applied)`)
+      for (const m of schema.changed)
+        this.log(`  changed  ${pad(m.version)}-${m.name} (file differs from what was applied)`)
       if (schema.pending.length > 0) this.log('Run: fleetkit db migrate')
     }
     if (nodes) {
-      const parts = Object.entries(nodes.byStatus).filter(([, n]) => n > 0).map(([s, n]) => `${s} ${n}`)
+      const parts = Object.entries(nodes.byStatus)
+        .filter(([, n]) => n > 0)
+        .map(([s, n]) => `${s} ${n}`)
       this.log(`Nodes:   ${nodes.total}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`)
     }
     return status

@@ -19,8 +19,13 @@ never touched.`
     const { flags } = await this.parse(DbStop)
     const { stopEmbeddedDatabase } = await import('../../store/admin.js')
     const report = await stopEmbeddedDatabase(stateDirOption(flags['state-dir']))
-    this.log(report.wasRunning ? `Stopped the embedded PostgreSQL (PID ${report.pid}) in ${report.dataDir}.` : `The embedded PostgreSQL in ${report.dataDir} was not running.`)
-    if (report.databaseUrl) this.log(`DATABASE_URL (${report.databaseUrl}) names another server; fleetkit does not stop it.`)
+    this.log(
+      report.wasRunning
+        ? `Stopped the embedded PostgreSQL (PID ${report.pid}) in ${report.dataDir}.`
+        : `The embedded PostgreSQL in ${report.dataDir} was not running.`,
+    )
+    if (report.databaseUrl)
+      this.log(`DATABASE_URL (${report.databaseUrl}) names another server; fleetkit does not stop it.`)
     return report
   }
 }

@@ -5,7 +5,8 @@ import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { ServeResult } from '../../gateway/serve.js'
 
 export default class GatewayServe extends FleetkitCommand<ServeResult> {
-  static override summary = 'Run the gateway: the enrollment listener, the mTLS agent listener and the metrics listener.'
+  static override summary =
+    'Run the gateway: the enrollment listener, the mTLS agent listener and the metrics listener.'
   static override description = `Configuration comes from the environment (see docs/gateway.md): DATABASE_URL,
 FLEETKIT_STATE_DIR, FLEETKIT_PKI_DIR, FLEETKIT_ENROLL_BIND, FLEETKIT_AGENT_BIND, FLEETKIT_METRICS_BIND,
 FLEETKIT_AGENT_CERT_LIFETIME_SECONDS, FLEETKIT_AGENT_RENEW_CHECK_SECONDS, FLEETKIT_NODE_UNHEALTHY_AFTER,
@@ -14,7 +15,10 @@ Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
   static override enableJsonFlag = false
   static override flags = { 'state-dir': stateDirFlag() }
 
-  static override examples = ['<%= config.bin %> <%= command.id %>', 'FLEETKIT_AGENT_BIND=0.0.0.0:8443 FLEETKIT_ENROLL_BIND=0.0.0.0:8444 <%= config.bin %> <%= command.id %>']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    'FLEETKIT_AGENT_BIND=0.0.0.0:8443 FLEETKIT_ENROLL_BIND=0.0.0.0:8444 <%= config.bin %> <%= command.id %>',
+  ]
 
   async run(): Promise<ServeResult> {
     const { flags } = await this.parse(GatewayServe)

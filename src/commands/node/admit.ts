@@ -8,15 +8,23 @@ import { withDatabase } from '../../cli/with-database.js'
 import type { TransitionResult } from '../../lifecycle/node-transition.js'
 
 export default class NodeAdmit extends FleetkitCommand<TransitionResult> {
-  static override summary = 'Make a node schedulable: only if it is active, heartbeated within 60 s, passing its checks, and with capacity.'
+  static override summary =
+    'Make a node schedulable: only if it is active, heartbeated within 60 s, passing its checks, and with capacity.'
   static override description = `Refusals name the condition that failed: NODE_STATE_CONFLICT (not active), NODE_SILENT (no
 heartbeat within 60 s, database clock), NODE_CHECKS_FAILING (its latest host checks failed),
 NODE_CAPACITY_UNKNOWN (no capacity recorded; --definition records the node's maxCapacity, or its
 server type less the host reserve). A lost node that is heartbeating again can be admitted back.`
-  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --definition fleet.yaml --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> build-01',
+    '<%= config.bin %> <%= command.id %> build-01 --definition fleet.yaml --json',
+  ]
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
-    definition: Flags.string({ char: 'd', summary: "Record the node's capacity from this fleet definition before admitting it.", helpValue: 'PATH' }),
+    definition: Flags.string({
+      char: 'd',
+      summary: "Record the node's capacity from this fleet definition before admitting it.",
+      helpValue: 'PATH',
+    }),
     'state-dir': stateDirFlag(),
   }
 
@@ -26,7 +34,11 @@ server type less the host reserve). A lost node that is heartbeating again can b
     const { capacityFromDefinition } = await import('../../lifecycle/node-capacity.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
     const capacity = flags.definition ? await capacityFromDefinition(flags.definition, args.node) : undefined
-    const result = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => admitNode({ pool, nodeId: args.node, actor: actorOf(process.env), ...(capacity ? { capacity } : {}) })))
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        admitNode({ pool, nodeId: args.node, actor: actorOf(process.env), ...(capacity ? { capacity } : {}) }),
+      ),
+    )
     this.log(result.message)
     return result
   }

@@ -14,7 +14,10 @@ export default class NodeCheck extends FleetkitCommand<NodeCheckResult> {
 with its status and failure code. Fails with NODE_CHECK_FAILED when a check fails, NODE_CHECK_TIMEOUT when no result
 arrives, NODE_NOT_ENROLLED at once for a node whose agent has not enrolled, NODE_CHECK_RESULT_INVALID for a result it
 cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED).`
-  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --timeout 120 --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> build-01',
+    '<%= config.bin %> <%= command.id %> build-01 --timeout 120 --json',
+  ]
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
     timeout: Flags.integer({ summary: 'Seconds to wait for the result.', default: 60, min: 1, max: 3600 }),
@@ -27,7 +30,9 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
     const { runNodeCheck, formatCheck } = await import('../../lifecycle/node-check.js')
     // The first Ctrl-C or SIGTERM withdraws the job and ends the command; a second one exits at once.
     const interrupt = this.interruptible()
-    const database = await this.withProgress((progress) => openDatabase({ ...stateDirOption(flags['state-dir']), progress }))
+    const database = await this.withProgress((progress) =>
+      openDatabase({ ...stateDirOption(flags['state-dir']), progress }),
+    )
     try {
       const result = await runNodeCheck({
         pool: database.pool,
@@ -37,7 +42,12 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
         signal: interrupt,
         onProgress: (p) => {
           if (this.jsonEnabled()) return
-          const state = p.status === 'queued' ? 'queued, waiting for the agent' : p.status === 'leased' ? `running on the node (attempt ${p.attempts})` : p.status
+          const state =
+            p.status === 'queued'
+              ? 'queued, waiting for the agent'
+              : p.status === 'leased'
+                ? `running on the node (attempt ${p.attempts})`
+                : p.status
           process.stderr.write(`[${p.waitedSeconds}s] job ${p.jobId}: ${state}\n`)
         },
       })

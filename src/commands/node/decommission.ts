@@ -9,12 +9,16 @@ import { systemClock } from '../../config/clock.js'
 import type { DecommissionResult } from '../../lifecycle/node-decommission.js'
 
 export default class NodeDecommission extends FleetkitCommand<DecommissionResult> {
-  static override summary = 'Retire a node: revoke every certificate and set it retired, once it holds no allocations or live leases.'
+  static override summary =
+    'Retire a node: revoke every certificate and set it retired, once it holds no allocations or live leases.'
   static override description = `Applies to draining, provisioning, failed, lost and retired nodes (drain an active one first).
 Refused with NODE_HAS_ALLOCATIONS while allocations or live leases remain; --wait S waits for them
 (NODE_WAIT_TIMEOUT). In one transaction holding the node row: check again, revoke every certificate,
 fail its queued jobs, set retired. Running it again is safe. Rows, certificates and events are kept.`
-  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --wait 600 --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> build-01',
+    '<%= config.bin %> <%= command.id %> build-01 --wait 600 --json',
+  ]
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
     wait: Flags.integer({ summary: 'Seconds to wait for its allocations and live leases to end.', min: 1, max: 86400 }),
@@ -26,7 +30,18 @@ fail its queued jobs, set retired. Running it again is safe. Rows, certificates 
     const { decommissionNode } = await import('../../lifecycle/node-decommission.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
     const signal = this.interruptible()
-    const result = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => decommissionNode({ pool, nodeId: args.node, actor: actorOf(process.env), clock: systemClock, signal, ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }) })))
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        decommissionNode({
+          pool,
+          nodeId: args.node,
+          actor: actorOf(process.env),
+          clock: systemClock,
+          signal,
+          ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }),
+        }),
+      ),
+    )
     this.log(result.message)
     return result
   }

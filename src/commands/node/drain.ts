@@ -9,10 +9,14 @@ import { systemClock } from '../../config/clock.js'
 import type { DrainResult } from '../../lifecycle/node-drain.js'
 
 export default class NodeDrain extends FleetkitCommand<DrainResult> {
-  static override summary = 'Drain a node: not schedulable, leases refused (403), while completions of jobs it holds still land.'
+  static override summary =
+    'Drain a node: not schedulable, leases refused (403), while completions of jobs it holds still land.'
   static override description = `Reports the node's active allocations and live leases. With --wait, waits until no lease on
 it is live (NODE_WAIT_TIMEOUT after that many seconds). Applies to active, unhealthy and draining nodes.`
-  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --wait 600 --json']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> build-01',
+    '<%= config.bin %> <%= command.id %> build-01 --wait 600 --json',
+  ]
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
     wait: Flags.integer({ summary: 'Seconds to wait for its live leases to end.', min: 1, max: 86400 }),
@@ -24,7 +28,18 @@ it is live (NODE_WAIT_TIMEOUT after that many seconds). Applies to active, unhea
     const { drainNode } = await import('../../lifecycle/node-drain.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
     const signal = this.interruptible()
-    const result = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => drainNode({ pool, nodeId: args.node, actor: actorOf(process.env), clock: systemClock, signal, ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }) })))
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        drainNode({
+          pool,
+          nodeId: args.node,
+          actor: actorOf(process.env),
+          clock: systemClock,
+          signal,
+          ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }),
+        }),
+      ),
+    )
     this.log(result.message)
     if (result.waitedSeconds !== undefined) this.log(`${result.nodeId}: no live leases after ${result.waitedSeconds} s`)
     return result

@@ -9,28 +9,44 @@ import type { NodeListResult } from '../../lifecycle/fleet-view.js'
 import { NODE_STATUSES, type NodeStatus } from '../../store/nodes.js'
 
 export default class NodeList extends FleetkitCommand<NodeListResult> {
-  static override summary = 'List the fleet: status, pool, region, heartbeat age, agent version, certificate expiry, capacity reserved of total.'
+  static override summary =
+    'List the fleet: status, pool, region, heartbeat age, agent version, certificate expiry, capacity reserved of total.'
   static override description = `Reads the state database. Heartbeat ages are measured on the database's clock. A lost node
 gets a second line with its reclamation: when it was lost, how long it was silent, how many jobs
 were fenced and allocations released.`
-  static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --status lost --pool build --json', '<%= config.bin %> <%= command.id %> --schedulable']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --status lost --pool build --json',
+    '<%= config.bin %> <%= command.id %> --schedulable',
+  ]
   static override flags = {
-    status: Flags.string({ summary: 'Only nodes in this status (repeatable).', options: [...NODE_STATUSES], multiple: true }),
+    status: Flags.string({
+      summary: 'Only nodes in this status (repeatable).',
+      options: [...NODE_STATUSES],
+      multiple: true,
+    }),
     pool: Flags.string({ summary: 'Only nodes of this pool.' }),
     region: Flags.string({ summary: 'Only nodes in this region.' }),
-    schedulable: Flags.boolean({ summary: 'Only schedulable nodes (--no-schedulable: only those that are not).', allowNo: true }),
+    schedulable: Flags.boolean({
+      summary: 'Only schedulable nodes (--no-schedulable: only those that are not).',
+      allowNo: true,
+    }),
     'state-dir': stateDirFlag(),
   }
 
   async run(): Promise<NodeListResult> {
     const { flags } = await this.parse(NodeList)
     const { nodeList, formatNodeTable } = await import('../../lifecycle/fleet-view.js')
-    const result = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => nodeList(pool, {
-      ...(flags.status ? { status: flags.status as NodeStatus[] } : {}),
-      ...(flags.pool ? { pool: flags.pool } : {}),
-      ...(flags.region ? { region: flags.region } : {}),
-      ...(flags.schedulable === undefined ? {} : { schedulable: flags.schedulable }),
-    })))
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        nodeList(pool, {
+          ...(flags.status ? { status: flags.status as NodeStatus[] } : {}),
+          ...(flags.pool ? { pool: flags.pool } : {}),
+          ...(flags.region ? { region: flags.region } : {}),
+          ...(flags.schedulable === undefined ? {} : { schedulable: flags.schedulable }),
+        }),
+      ),
+    )
     if (result.nodes.length === 0) this.log('No nodes match.')
     else for (const line of formatNodeTable(result)) this.log(line)
     return result

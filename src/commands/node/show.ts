@@ -8,8 +8,12 @@ import { withDatabase } from '../../cli/with-database.js'
 import type { NodeShowResult } from '../../lifecycle/fleet-view.js'
 
 export default class NodeShow extends FleetkitCommand<NodeShowResult> {
-  static override summary = "Show one node: status, host facts, certificates, recent jobs, active allocations and last events."
-  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --events 50 --json']
+  static override summary =
+    'Show one node: status, host facts, certificates, recent jobs, active allocations and last events.'
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> build-01',
+    '<%= config.bin %> <%= command.id %> build-01 --events 50 --json',
+  ]
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
     events: Flags.integer({ summary: 'How many of its last events to show.', default: 10, min: 0, max: 1000 }),
@@ -19,19 +23,32 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
     const { nodeShow, age } = await import('../../lifecycle/fleet-view.js')
-    const r = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => nodeShow(pool, args.node, { events: flags.events })))
+    const r = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) => nodeShow(pool, args.node, { events: flags.events })),
+    )
     const n = r.node
     this.log(`${n.id}  pool ${n.pool}  region ${n.region ?? '-'}  ${n.status}${n.schedulable ? ', schedulable' : ''}`)
-    this.log(`  heartbeat   ${n.heartbeatAgeSeconds === null ? 'never' : `${age(n.heartbeatAgeSeconds)} ago (${n.lastSeenAt})`}`)
-    this.log(`  agent       ${n.agentVersion ?? '-'}  kernel ${n.facts.kernel ?? '-'}  docker ${n.facts.dockerVersion ?? '-'}  br_netfilter ${n.facts.bridgeNetfilter ?? '-'}`)
-    this.log(`  capacity    cpu ${n.reserved.cpu}/${n.capacity.cpu ?? '?'}  memory ${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'} MiB  disk ${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'} GiB reserved`)
-    if (n.lost) this.log(`  lost        ${n.lost.lostAt} after ${n.lost.silentSeconds ?? '?'} s silent: ${n.lost.fencedJobs} job(s) fenced, ${n.lost.releasedAllocations} allocation(s) released`)
+    this.log(
+      `  heartbeat   ${n.heartbeatAgeSeconds === null ? 'never' : `${age(n.heartbeatAgeSeconds)} ago (${n.lastSeenAt})`}`,
+    )
+    this.log(
+      `  agent       ${n.agentVersion ?? '-'}  kernel ${n.facts.kernel ?? '-'}  docker ${n.facts.dockerVersion ?? '-'}  br_netfilter ${n.facts.bridgeNetfilter ?? '-'}`,
+    )
+    this.log(
+      `  capacity    cpu ${n.reserved.cpu}/${n.capacity.cpu ?? '?'}  memory ${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'} MiB  disk ${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'} GiB reserved`,
+    )
+    if (n.lost)
+      this.log(
+        `  lost        ${n.lost.lostAt} after ${n.lost.silentSeconds ?? '?'} s silent: ${n.lost.fencedJobs} job(s) fenced, ${n.lost.releasedAllocations} allocation(s) released`,
+      )
     this.log('Certificates:')
     for (const c of r.certificates) this.log(`  ${c.serial}  until ${c.notAfter}${c.revoked ? '  revoked' : ''}`)
     this.log('Jobs:')
-    for (const j of r.jobs) this.log(`  ${j.id}  ${j.kind}  ${j.status}${j.fenced ? ' (fenced)' : ''}  attempts ${j.attempts}`)
+    for (const j of r.jobs)
+      this.log(`  ${j.id}  ${j.kind}  ${j.status}${j.fenced ? ' (fenced)' : ''}  attempts ${j.attempts}`)
     this.log('Allocations:')
-    for (const a of r.allocations) this.log(`  ${a.id}  ${a.owner}  cpu ${a.cpu} memory ${a.memoryMib} MiB disk ${a.diskGib} GiB`)
+    for (const a of r.allocations)
+      this.log(`  ${a.id}  ${a.owner}  cpu ${a.cpu} memory ${a.memoryMib} MiB disk ${a.diskGib} GiB`)
     this.log('Events:')
     for (const e of r.events) this.log(`  ${e.at}  ${e.kind}  ${JSON.stringify(e.data)}`)
     return r

@@ -16,7 +16,11 @@ export default class NodeToken extends FleetkitCommand<NodeTokenResult> {
 Each call replaces the node's previous secret; the state keeps only its SHA-256, stored only after the secret was printed. This is the one command that prints a secret, on purpose: under --json it is in result.secret so a script can hand it to the host without a terminal.
 A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets one only with --reissue; its current certificate keeps working until the new enrollment.`
 
-  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --ttl 1h --json', '<%= config.bin %> <%= command.id %> build-01 --reissue']
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> build-01',
+    '<%= config.bin %> <%= command.id %> build-01 --ttl 1h --json',
+    '<%= config.bin %> <%= command.id %> build-01 --reissue',
+  ]
 
   static override args = { node: Args.string({ description: 'node id', required: true }) }
 
@@ -24,7 +28,11 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
     ttl: Flags.string({ summary: 'Lifetime of the secret: 1m to 24h.', default: '15m' }),
     definition: definitionFlag('Path of fleet.yaml (read only for a declared node not yet in the state).'),
     'state-dir': stateDirFlag(),
-    reissue: Flags.boolean({ summary: 'Give a node past provisioning (enrolled, lost, parked, failed), or one whose secret is still pending, a new secret, on purpose; recorded as a secret_reissued event.', default: false }),
+    reissue: Flags.boolean({
+      summary:
+        'Give a node past provisioning (enrolled, lost, parked, failed), or one whose secret is still pending, a new secret, on purpose; recorded as a secret_reissued event.',
+      default: false,
+    }),
   }
 
   /** Set once the --json envelope was printed by deliver(), so it is not printed twice. */
@@ -45,14 +53,18 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
       loadDefinition: () => loadDefinition(flags.definition),
       // The secret is printed before it is stored: a failed print leaves the previous secret valid.
       deliver: async (issued) => {
-        await stdout(this.jsonEnabled() ? `${JSON.stringify(this.toSuccessJson(issued), null, 2)}\n` : `${issued.secret}\n`)
+        await stdout(
+          this.jsonEnabled() ? `${JSON.stringify(this.toSuccessJson(issued), null, 2)}\n` : `${issued.secret}\n`,
+        )
         this.delivered = true
       },
       env: envWithStateDir(flags['state-dir']),
       clock: systemClock,
       rng: systemRng,
     })
-    process.stderr.write(`Single-use enrollment secret of ${result.node}, valid until ${result.expiresAt}; it replaced any previous one.\n`)
+    process.stderr.write(
+      `Single-use enrollment secret of ${result.node}, valid until ${result.expiresAt}; it replaced any previous one.\n`,
+    )
     return result
   }
 

@@ -7,8 +7,12 @@ import { withDatabase } from '../../cli/with-database.js'
 import type { TransitionResult } from '../../lifecycle/node-transition.js'
 
 export default class NodeUnpark extends FleetkitCommand<TransitionResult> {
-  static override summary = 'Unpark a node: back to the status it was parked from, its silence counted from now; admit it to schedule again.'
-  static override examples = ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --json']
+  static override summary =
+    'Unpark a node: back to the status it was parked from, its silence counted from now; admit it to schedule again.'
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> build-01',
+    '<%= config.bin %> <%= command.id %> build-01 --json',
+  ]
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = { 'state-dir': stateDirFlag() }
 
@@ -16,7 +20,11 @@ export default class NodeUnpark extends FleetkitCommand<TransitionResult> {
     const { args, flags } = await this.parse(NodeUnpark)
     const { unparkNode } = await import('../../lifecycle/node-park.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
-    const result = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, (pool) => unparkNode({ pool, nodeId: args.node, actor: actorOf(process.env) })))
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        unparkNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),
+      ),
+    )
     this.log(result.message)
     return result
   }

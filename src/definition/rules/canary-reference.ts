@@ -9,11 +9,13 @@ export const canaryExists: DefinitionRule = ({ definition, shapeInvalid }) => {
   // A node the schema refused still declares its id.
   if (shapeInvalid?.allNodes || shapeInvalid?.nodeIds.has(canary)) return []
   const ids = definition.nodes.map((node) => node.id)
-  return [semanticError({
-    code: 'CANARY_UNKNOWN',
-    path: pointer('canary'),
-    expected: 'the id of a node declared under nodes',
-    actual: canary,
-    message: `canary "${canary}" is not a declared node${didYouMean(canary, ids)}`,
-  })]
+  return [
+    semanticError({
+      code: 'CANARY_UNKNOWN',
+      path: pointer('canary'),
+      expected: 'the id of a node declared under nodes',
+      actual: canary,
+      message: `canary "${canary}" is not a declared node${didYouMean(canary, ids)}`,
+    }),
+  ]
 }

@@ -16,13 +16,15 @@ export const capacityWithinServerType: DefinitionRule = ({ definition, policy })
     const machine = { cpu: size.cores, memoryMiB: size.memoryMiB, diskGiB: size.diskGiB }
     const excess = formatExcess(capacity, machine)
     if (excess === '') continue
-    errors.push(semanticError({
-      code: 'NODE_CAPACITY_ABOVE_SERVER_TYPE',
-      path: pointer('nodes', index, 'maxCapacity'),
-      expected: machine,
-      actual: capacity,
-      message: `node "${node.id}" maxCapacity is above its server type "${typeName}": ${excess}`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'NODE_CAPACITY_ABOVE_SERVER_TYPE',
+        path: pointer('nodes', index, 'maxCapacity'),
+        expected: machine,
+        actual: capacity,
+        message: `node "${node.id}" maxCapacity is above its server type "${typeName}": ${excess}`,
+      }),
+    )
   }
   return errors
 }

@@ -30,7 +30,8 @@ export function reservedMountReason(mountPoint: string): string | undefined {
     for (const reserved of paths) {
       const relation = relate(mountPoint, reserved)
       if (relation === 'is') found.unshift(`it is ${owner} ${reserved}`)
-      else if (relation && !(insideAllowed && relation === 'sits inside')) found.push(`it ${relation} ${owner} ${reserved}`)
+      else if (relation && !(insideAllowed && relation === 'sits inside'))
+        found.push(`it ${relation} ${owner} ${reserved}`)
     }
   }
   check(FLEETKIT_HOST_PATHS, "fleetkit's own", false)
@@ -48,13 +49,15 @@ export const dataVolumeMountsAllowed: DefinitionRule = ({ definition }) => {
     if (mountPoint === undefined) return
     const reason = reservedMountReason(mountPoint)
     if (reason === undefined) return
-    errors.push(semanticError({
-      code: 'DATA_VOLUME_MOUNT_RESERVED',
-      path: pointer('nodes', String(index), 'dataVolume', 'mountPoint'),
-      expected: 'an absolute, normalised directory of its own, for example /srv/data or /var/lib/<service>',
-      actual: mountPoint,
-      message: `node "${node.id}" mounts its data volume at ${mountPoint}, but ${reason}; mount it at a directory of its own such as /srv/data`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'DATA_VOLUME_MOUNT_RESERVED',
+        path: pointer('nodes', String(index), 'dataVolume', 'mountPoint'),
+        expected: 'an absolute, normalised directory of its own, for example /srv/data or /var/lib/<service>',
+        actual: mountPoint,
+        message: `node "${node.id}" mounts its data volume at ${mountPoint}, but ${reason}; mount it at a directory of its own such as /srv/data`,
+      }),
+    )
   })
   return errors
 }

@@ -19,12 +19,17 @@ export const dockerNetworkBasesClear: DefinitionRule = ({ definition }) => {
   const claims: Claim[] = []
   for (const [index, cidr] of definition.operators.cidrs.entries()) {
     const parsed = parseIpv4Cidr(cidr)
-    if (parsed) claims.push({ cidr: parsed, what: () => `operator CIDR ${cidr} (${pointer('operators', 'cidrs', index)})` })
+    if (parsed)
+      claims.push({ cidr: parsed, what: () => `operator CIDR ${cidr} (${pointer('operators', 'cidrs', index)})` })
   }
   for (const [index, node] of definition.nodes.entries()) {
     const host = node.ssh?.host
     const address = host === undefined ? undefined : parseIpv4(host)
-    if (address !== undefined) claims.push({ cidr: { network: address, size: 1 }, what: () => `node "${node.id}" address ${host} (${pointer('nodes', index, 'ssh', 'host')})` })
+    if (address !== undefined)
+      claims.push({
+        cidr: { network: address, size: 1 },
+        what: () => `node "${node.id}" address ${host} (${pointer('nodes', index, 'ssh', 'host')})`,
+      })
   }
   const defaultBridge = parseIpv4Cidr(DOCKER_DEFAULT_BRIDGE)!
   const errors: DefinitionError[] = []
@@ -32,16 +37,27 @@ export const dockerNetworkBasesClear: DefinitionRule = ({ definition }) => {
     const policy = pool.dockerNetworkPolicy
     const base = policy === undefined ? undefined : parseIpv4Cidr(policy.base)
     if (!policy || !base) continue // DOCKER_NETWORK_POLICY_INVALID reports a malformed base
-    const against = policy.defaultBridgeCidr === undefined ? [...claims, { cidr: defaultBridge, what: () => `Docker's default bridge ${DOCKER_DEFAULT_BRIDGE} (the pool sets no defaultBridgeCidr)` }] : claims
+    const against =
+      policy.defaultBridgeCidr === undefined
+        ? [
+            ...claims,
+            {
+              cidr: defaultBridge,
+              what: () => `Docker's default bridge ${DOCKER_DEFAULT_BRIDGE} (the pool sets no defaultBridgeCidr)`,
+            },
+          ]
+        : claims
     for (const claim of against) {
       if (!cidrsOverlap(base, claim.cidr)) continue
-      errors.push(semanticError({
-        code: 'DOCKER_NETWORK_BASE_CONFLICT',
-        path: pointer('pools', name, 'dockerNetworkPolicy', 'base'),
-        expected: `a range apart from ${formatCidr({ network: claim.cidr.network, prefix: 32 - Math.log2(claim.cidr.size) })}`,
-        actual: policy.base,
-        message: `pool "${name}" docker network base ${policy.base} overlaps ${claim.what()}; containers would shadow that route`,
-      }))
+      errors.push(
+        semanticError({
+          code: 'DOCKER_NETWORK_BASE_CONFLICT',
+          path: pointer('pools', name, 'dockerNetworkPolicy', 'base'),
+          expected: `a range apart from ${formatCidr({ network: claim.cidr.network, prefix: 32 - Math.log2(claim.cidr.size) })}`,
+          actual: policy.base,
+          message: `pool "${name}" docker network base ${policy.base} overlaps ${claim.what()}; containers would shadow that route`,
+        }),
+      )
     }
   }
   return errors

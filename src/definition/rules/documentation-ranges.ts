@@ -24,7 +24,12 @@ export function documentationRangeOf(text: string): string | undefined {
     }
     return undefined
   }
-  const cidr = prefixText === undefined ? (parseIpv4(address) === undefined ? undefined : parseIpv4Cidr(`${address}/32`)) : parseIpv4Cidr(text)
+  const cidr =
+    prefixText === undefined
+      ? parseIpv4(address) === undefined
+        ? undefined
+        : parseIpv4Cidr(`${address}/32`)
+      : parseIpv4Cidr(text)
   return cidr ? overlapsDocumentationRange(cidr) : undefined
 }
 
@@ -38,12 +43,14 @@ function containsRange(text: string, range: string): boolean {
 export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
   if (definition.example === true) return []
   const candidates: Array<[string, string]> = []
-  for (const [index, cidr] of definition.operators.cidrs.entries()) candidates.push([pointer('operators', 'cidrs', index), cidr])
+  for (const [index, cidr] of definition.operators.cidrs.entries())
+    candidates.push([pointer('operators', 'cidrs', index), cidr])
   for (const [name, pool] of Object.entries(definition.pools)) {
     const policy = pool.dockerNetworkPolicy
     if (!policy) continue
     candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'base'), policy.base])
-    if (policy.defaultBridgeCidr !== undefined) candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr])
+    if (policy.defaultBridgeCidr !== undefined)
+      candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr])
   }
   for (const [index, node] of definition.nodes.entries()) {
     if (node.ssh) candidates.push([pointer('nodes', index, 'ssh', 'host'), node.ssh.host])
@@ -52,15 +59,17 @@ export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
   for (const [path, value] of candidates) {
     const range = documentationRangeOf(value)
     if (range === undefined) continue
-    errors.push(semanticError({
-      code: 'DOCUMENTATION_RANGE_REFUSED',
-      path,
-      expected: 'an address outside the documentation ranges (or a file marked example: true)',
-      actual: value,
-      message: containsRange(value, range)
-        ? `${value} contains the documentation range ${range}; a real fleet cannot use it (an example fleet says example: true)`
-        : `${value} is in the documentation range ${range}; a real fleet cannot use it (an example fleet says example: true)`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'DOCUMENTATION_RANGE_REFUSED',
+        path,
+        expected: 'an address outside the documentation ranges (or a file marked example: true)',
+        actual: value,
+        message: containsRange(value, range)
+          ? `${value} contains the documentation range ${range}; a real fleet cannot use it (an example fleet says example: true)`
+          : `${value} is in the documentation range ${range}; a real fleet cannot use it (an example fleet says example: true)`,
+      }),
+    )
   }
   return errors
 }

@@ -12,13 +12,15 @@ export const nodeIdsUnique: DefinitionRule = ({ definition }) => {
       firstIndex.set(node.id, index)
       continue
     }
-    errors.push(semanticError({
-      code: 'NODE_ID_DUPLICATE',
-      path: pointer('nodes', index, 'id'),
-      expected: 'an id no other node uses',
-      actual: node.id,
-      message: `node id "${node.id}" is already declared at ${pointer('nodes', first)}`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'NODE_ID_DUPLICATE',
+        path: pointer('nodes', index, 'id'),
+        expected: 'an id no other node uses',
+        actual: node.id,
+        message: `node id "${node.id}" is already declared at ${pointer('nodes', first)}`,
+      }),
+    )
   }
   return errors
 }

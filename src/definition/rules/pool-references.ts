@@ -10,12 +10,14 @@ export const poolReferencesExist: DefinitionRule = ({ definition, shapeInvalid }
   return definition.nodes.flatMap((node, index) =>
     Object.hasOwn(definition.pools, node.pool) || shapeInvalid?.pools.has(node.pool)
       ? []
-      : [semanticError({
-          code: 'POOL_REFERENCE_UNKNOWN',
-          path: pointer('nodes', index, 'pool'),
-          expected: pools,
-          actual: node.pool,
-          message: `node "${node.id}" names pool "${node.pool}", which is not declared${didYouMean(node.pool, pools)} (pools: ${pools.join(', ')})`,
-        })],
+      : [
+          semanticError({
+            code: 'POOL_REFERENCE_UNKNOWN',
+            path: pointer('nodes', index, 'pool'),
+            expected: pools,
+            actual: node.pool,
+            message: `node "${node.id}" names pool "${node.pool}", which is not declared${didYouMean(node.pool, pools)} (pools: ${pools.join(', ')})`,
+          }),
+        ],
   )
 }

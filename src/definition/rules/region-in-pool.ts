@@ -10,13 +10,15 @@ export const regionWithinPool: DefinitionRule = ({ definition }) => {
   for (const [index, node] of definition.nodes.entries()) {
     const regions = definition.pools[node.pool]?.regions
     if (node.region === undefined || regions === undefined || regions.includes(node.region)) continue
-    errors.push(semanticError({
-      code: 'NODE_REGION_OUTSIDE_POOL',
-      path: pointer('nodes', index, 'region'),
-      expected: regions,
-      actual: node.region,
-      message: `node "${node.id}" region "${node.region}" is not one of pool "${node.pool}" regions (${regions.join(', ')})${didYouMean(node.region, regions)}`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'NODE_REGION_OUTSIDE_POOL',
+        path: pointer('nodes', index, 'region'),
+        expected: regions,
+        actual: node.region,
+        message: `node "${node.id}" region "${node.region}" is not one of pool "${node.pool}" regions (${regions.join(', ')})${didYouMean(node.region, regions)}`,
+      }),
+    )
   }
   return errors
 }

@@ -12,16 +12,19 @@ export const regionsKnown: DefinitionRule = ({ definition, policy }) => {
   const errors: DefinitionError[] = []
   const check = (path: string, owner: string, region: string) => {
     if (known.includes(region)) return
-    errors.push(semanticError({
-      code: 'REGION_UNKNOWN',
-      path,
-      expected: known,
-      actual: region,
-      message: `${owner} region "${region}" is not in policy/host-policy.yaml regions${didYouMean(region, known)} (${known.join(', ')})`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'REGION_UNKNOWN',
+        path,
+        expected: known,
+        actual: region,
+        message: `${owner} region "${region}" is not in policy/host-policy.yaml regions${didYouMean(region, known)} (${known.join(', ')})`,
+      }),
+    )
   }
   for (const [name, pool] of Object.entries(definition.pools)) {
-    for (const [index, region] of (pool.regions ?? []).entries()) check(pointer('pools', name, 'regions', index), `pool "${name}"`, region)
+    for (const [index, region] of (pool.regions ?? []).entries())
+      check(pointer('pools', name, 'regions', index), `pool "${name}"`, region)
   }
   for (const [index, node] of definition.nodes.entries()) {
     if (node.region !== undefined) check(pointer('nodes', index, 'region'), `node "${node.id}"`, node.region)

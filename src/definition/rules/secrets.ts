@@ -40,13 +40,16 @@ export function findSecrets(data: unknown): SecretFinding[] {
 }
 
 export function secretErrors(findings: SecretFinding[]): DefinitionError[] {
-  return findings.map(({ path, kind, inKey }) => semanticError({
-    code: 'DEFINITION_SECRET_FOUND',
-    path,
-    expected: 'no secret: keep keys and tokens on the operator host or in the state, and reference them (tokenEnv, caFile)',
-    actual: `${kind}${inKey ? ' as a key' : ''} (value withheld)`,
-    message: `${inKey ? 'a key' : 'the value'} at ${path || '/'} looks like ${withArticle(kind)}; remove it from the definition and rotate it, it may be in Git history`,
-  }))
+  return findings.map(({ path, kind, inKey }) =>
+    semanticError({
+      code: 'DEFINITION_SECRET_FOUND',
+      path,
+      expected:
+        'no secret: keep keys and tokens on the operator host or in the state, and reference them (tokenEnv, caFile)',
+      actual: `${kind}${inKey ? ' as a key' : ''} (value withheld)`,
+      message: `${inKey ? 'a key' : 'the value'} at ${path || '/'} looks like ${withArticle(kind)}; remove it from the definition and rotate it, it may be in Git history`,
+    }),
+  )
 }
 
 /** "an openssh-private-key", "a jwt": for messages that name a kind. */

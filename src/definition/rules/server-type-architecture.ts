@@ -13,13 +13,15 @@ export const serverTypeArchitectureMatchesPool: DefinitionRule = ({ definition, 
     const nodeSize = findServerType(policy, node.serverType)
     const poolSize = findServerType(policy, poolType)
     if (!nodeSize || !poolSize || nodeSize.architecture === poolSize.architecture) continue
-    errors.push(semanticError({
-      code: 'SERVER_TYPE_ARCHITECTURE_MISMATCH',
-      path: pointer('nodes', index, 'serverType'),
-      expected: `a server type of architecture ${poolSize.architecture} (pool "${node.pool}" uses ${poolType})`,
-      actual: node.serverType,
-      message: `node "${node.id}" server type "${node.serverType}" is ${nodeSize.architecture}, but pool "${node.pool}" is ${poolSize.architecture} (${poolType})`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'SERVER_TYPE_ARCHITECTURE_MISMATCH',
+        path: pointer('nodes', index, 'serverType'),
+        expected: `a server type of architecture ${poolSize.architecture} (pool "${node.pool}" uses ${poolType})`,
+        actual: node.serverType,
+        message: `node "${node.id}" server type "${node.serverType}" is ${nodeSize.architecture}, but pool "${node.pool}" is ${poolSize.architecture} (${poolType})`,
+      }),
+    )
   }
   return errors
 }

@@ -11,15 +11,19 @@ export const serverTypesKnown: DefinitionRule = ({ definition, policy }) => {
   const errors: DefinitionError[] = []
   const check = (path: string, owner: string, typeName: string | undefined) => {
     if (typeName === undefined || findServerType(policy, typeName)) return
-    errors.push(semanticError({
-      code: 'SERVER_TYPE_UNKNOWN',
-      path,
-      expected: known,
-      actual: typeName,
-      message: `${owner} server type "${typeName}" is not in policy/host-policy.yaml serverTypes${didYouMean(typeName, known)}`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'SERVER_TYPE_UNKNOWN',
+        path,
+        expected: known,
+        actual: typeName,
+        message: `${owner} server type "${typeName}" is not in policy/host-policy.yaml serverTypes${didYouMean(typeName, known)}`,
+      }),
+    )
   }
-  for (const [name, pool] of Object.entries(definition.pools)) check(pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)
-  for (const [index, node] of definition.nodes.entries()) check(pointer('nodes', index, 'serverType'), `node "${node.id}"`, node.serverType)
+  for (const [name, pool] of Object.entries(definition.pools))
+    check(pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)
+  for (const [index, node] of definition.nodes.entries())
+    check(pointer('nodes', index, 'serverType'), `node "${node.id}"`, node.serverType)
   return errors
 }

@@ -28,22 +28,33 @@ export const sizesAtLeastMinimum: DefinitionRule = ({ definition, policy }) => {
     if (!size) return
     const short = shortfalls({ cpu: size.cores, memoryMiB: size.memoryMiB, diskMiB: size.diskGiB * 1024 }, policy)
     if (short.length === 0) return
-    errors.push(semanticError({ code: 'NODE_SIZE_BELOW_MINIMUM', path, expected, actual: size, message: `${owner} server type "${typeName}" is below the host policy minimum: ${short.join(', ')}` }))
+    errors.push(
+      semanticError({
+        code: 'NODE_SIZE_BELOW_MINIMUM',
+        path,
+        expected,
+        actual: size,
+        message: `${owner} server type "${typeName}" is below the host policy minimum: ${short.join(', ')}`,
+      }),
+    )
   }
-  for (const [name, pool] of Object.entries(definition.pools)) checkType(pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)
+  for (const [name, pool] of Object.entries(definition.pools))
+    checkType(pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)
   for (const [index, node] of definition.nodes.entries()) {
     checkType(pointer('nodes', index, 'serverType'), `node "${node.id}"`, node.serverType)
     const cap = node.maxCapacity
     if (!cap) continue
     const short = shortfalls({ cpu: cap.cpu, memoryMiB: cap.memoryMiB, diskMiB: cap.diskGiB * 1024 }, policy)
     if (short.length === 0) continue
-    errors.push(semanticError({
-      code: 'NODE_SIZE_BELOW_MINIMUM',
-      path: pointer('nodes', index, 'maxCapacity'),
-      expected,
-      actual: cap,
-      message: `node "${node.id}" maxCapacity is below the host policy minimum: ${short.join(', ')}`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'NODE_SIZE_BELOW_MINIMUM',
+        path: pointer('nodes', index, 'maxCapacity'),
+        expected,
+        actual: cap,
+        message: `node "${node.id}" maxCapacity is below the host policy minimum: ${short.join(', ')}`,
+      }),
+    )
   }
   return errors
 }

@@ -19,13 +19,15 @@ export const sshAddressesUnique: DefinitionRule = ({ definition }) => {
       first.set(key, { index, id: node.id })
       continue
     }
-    errors.push(semanticError({
-      code: 'NODE_SSH_ADDRESS_DUPLICATE',
-      path: pointer('nodes', index, 'ssh', 'host'),
-      expected: 'an SSH host and port no other node uses',
-      actual: `${node.ssh.host}:${port}`,
-      message: `node "${node.id}" has the SSH address ${node.ssh.host}:${port} of node "${earlier.id}" at ${pointer('nodes', earlier.index)}`,
-    }))
+    errors.push(
+      semanticError({
+        code: 'NODE_SSH_ADDRESS_DUPLICATE',
+        path: pointer('nodes', index, 'ssh', 'host'),
+        expected: 'an SSH host and port no other node uses',
+        actual: `${node.ssh.host}:${port}`,
+        message: `node "${node.id}" has the SSH address ${node.ssh.host}:${port} of node "${earlier.id}" at ${pointer('nodes', earlier.index)}`,
+      }),
+    )
   }
   return errors
 }

@@ -7,11 +7,13 @@ export const sshUserNotRoot: DefinitionRule = ({ definition }) =>
   definition.nodes.flatMap((node, index) =>
     node.ssh?.user !== 'root'
       ? []
-      : [semanticError({
-          code: 'NODE_SSH_USER_ROOT',
-          path: pointer('nodes', index, 'ssh', 'user'),
-          expected: 'a non-root account with sudo (the one `fleetkit seed --kind worker` creates)',
-          actual: 'root',
-          message: `node "${node.id}" logs in as root; name its non-root sudo account in ssh.user`,
-        })],
+      : [
+          semanticError({
+            code: 'NODE_SSH_USER_ROOT',
+            path: pointer('nodes', index, 'ssh', 'user'),
+            expected: 'a non-root account with sudo (the one `fleetkit seed --kind worker` creates)',
+            actual: 'root',
+            message: `node "${node.id}" logs in as root; name its non-root sudo account in ssh.user`,
+          }),
+        ],
   )

@@ -1,7 +1,14 @@
 // Transition rule: a pool budget may shrink only to what its nodes still reserve. Besides the
 // active and drained nodes of the new file, a node disabled or removed in this change keeps its
 // reservation while it still holds allocations or leases: an edit cannot free capacity in use.
-import { addCapacity, dimensionsOver, formatCapacity, nodeCapacity, poolReservations, reservesCapacity } from '../capacity.js'
+import {
+  addCapacity,
+  dimensionsOver,
+  formatCapacity,
+  nodeCapacity,
+  poolReservations,
+  reservesCapacity,
+} from '../capacity.js'
 import { pointer } from '../json-pointer.js'
 import type { DefinitionError } from '../types.js'
 import { nodeHoldings, type TransitionRule, transitionError } from './transition-rule.js'
@@ -30,13 +37,15 @@ export const budgetCoversReservations: TransitionRule = async ({ previous, curre
     }
     const over = dimensionsOver(reserved, pool.capacityBudget)
     if (over.length === 0) continue
-    errors.push(transitionError({
-      code: 'TRANSITION_BUDGET_SHRINK_UNSAFE',
-      path: pointer('pools', name, 'capacityBudget'),
-      expected: reserved,
-      actual: pool.capacityBudget,
-      message: `pool "${name}" budget shrinks to ${formatCapacity(pool.capacityBudget)} but its nodes still reserve ${formatCapacity(reserved)} (still in use: ${stillHolding.join(', ')}); shrink after they are empty`,
-    }))
+    errors.push(
+      transitionError({
+        code: 'TRANSITION_BUDGET_SHRINK_UNSAFE',
+        path: pointer('pools', name, 'capacityBudget'),
+        expected: reserved,
+        actual: pool.capacityBudget,
+        message: `pool "${name}" budget shrinks to ${formatCapacity(pool.capacityBudget)} but its nodes still reserve ${formatCapacity(reserved)} (still in use: ${stillHolding.join(', ')}); shrink after they are empty`,
+      }),
+    )
   }
   return errors
 }

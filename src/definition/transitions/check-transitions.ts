@@ -15,7 +15,12 @@ export const TRANSITION_RULES: readonly TransitionRule[] = [
   revisionsProvenByCanary,
 ]
 
-export async function checkTransitions(previous: Definition, current: Definition, facts: TransitionFacts, policy: HostPolicy): Promise<DefinitionError[]> {
+export async function checkTransitions(
+  previous: Definition,
+  current: Definition,
+  facts: TransitionFacts,
+  policy: HostPolicy,
+): Promise<DefinitionError[]> {
   const results = await Promise.all(TRANSITION_RULES.map((rule) => rule({ previous, current, facts, policy })))
   return results.flat()
 }

@@ -11,13 +11,15 @@ export const removedNodesAreEmpty: TransitionRule = async ({ previous, current, 
     if (kept.has(node.id)) continue
     const { allocations, leases } = await nodeHoldings(facts, node.id)
     if (allocations === 0 && leases === 0) continue
-    errors.push(transitionError({
-      code: 'TRANSITION_NODE_REMOVAL_UNSAFE',
-      path: pointer('nodes'),
-      expected: `node "${node.id}" kept (state: drained) until it holds no allocations and no leases`,
-      actual: { node: node.id, allocations, leases },
-      message: `node "${node.id}" was removed but still holds ${allocations} allocation(s) and ${leases} live lease(s); set it to drained first and remove it when empty`,
-    }))
+    errors.push(
+      transitionError({
+        code: 'TRANSITION_NODE_REMOVAL_UNSAFE',
+        path: pointer('nodes'),
+        expected: `node "${node.id}" kept (state: drained) until it holds no allocations and no leases`,
+        actual: { node: node.id, allocations, leases },
+        message: `node "${node.id}" was removed but still holds ${allocations} allocation(s) and ${leases} live lease(s); set it to drained first and remove it when empty`,
+      }),
+    )
   }
   return errors
 }

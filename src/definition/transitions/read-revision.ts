@@ -27,20 +27,30 @@ export async function readDefinitionAtRevision(path: string, ref: string): Promi
   } catch (error) {
     throw unknownRevision(path, ref, `${basename(file)} is not in a Git repository`, error)
   }
-  const rel = relative(await realpath(top), file).split(sep).join('/')
+  const rel = relative(await realpath(top), file)
+    .split(sep)
+    .join('/')
   try {
     const { stdout } = await run('git', ['-C', top, 'show', `${ref}:${rel}`], { maxBuffer: 256 * 1024 * 1024 })
     return stdout
   } catch (error) {
-    const stderr = String((error as { stderr?: string }).stderr ?? '').split('\n').find((l) => l.trim() !== '')?.replace(/^fatal:\s*/, '') ?? 'git show failed'
+    const stderr =
+      String((error as { stderr?: string }).stderr ?? '')
+        .split('\n')
+        .find((l) => l.trim() !== '')
+        ?.replace(/^fatal:\s*/, '') ?? 'git show failed'
     throw unknownRevision(path, ref, stderr, error)
   }
 }
 
 function unknownRevision(path: string, ref: string, why: string, cause?: unknown): FleetkitError {
-  return new FleetkitError('DEFINITION_REVISION_UNKNOWN', `cannot read ${path} at revision ${JSON.stringify(ref)}: ${why}`, {
-    actions: ['git log --oneline -- ' + path, 'fleetkit validate --definition ' + path + ' --since REF'],
-    data: { path, ref },
-    cause,
-  })
+  return new FleetkitError(
+    'DEFINITION_REVISION_UNKNOWN',
+    `cannot read ${path} at revision ${JSON.stringify(ref)}: ${why}`,
+    {
+      actions: ['git log --oneline -- ' + path, 'fleetkit validate --definition ' + path + ' --since REF'],
+      data: { path, ref },
+      cause,
+    },
+  )
 }

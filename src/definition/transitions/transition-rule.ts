@@ -14,12 +14,21 @@ export interface TransitionContext {
 
 export type TransitionRule = (context: TransitionContext) => Promise<DefinitionError[]>
 
-export function transitionError(fields: { code: DefinitionCode; path: string; expected: unknown; actual: unknown; message: string }): DefinitionError {
+export function transitionError(fields: {
+  code: DefinitionCode
+  path: string
+  expected: unknown
+  actual: unknown
+  message: string
+}): DefinitionError {
   return { ...fields, check: 'definition:transition' }
 }
 
 /** Allocations and live leases a node holds, per the facts. */
-export async function nodeHoldings(facts: TransitionFacts, nodeId: string): Promise<{ allocations: number; leases: number }> {
+export async function nodeHoldings(
+  facts: TransitionFacts,
+  nodeId: string,
+): Promise<{ allocations: number; leases: number }> {
   const [allocations, leases] = await Promise.all([facts.activeAllocations(nodeId), facts.liveLeases(nodeId)])
   return { allocations, leases }
 }

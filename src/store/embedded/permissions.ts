@@ -21,11 +21,18 @@ export async function prepareDirectories(paths: EmbeddedServerPaths, runAs: Unix
     }
   } catch (error) {
     if (error instanceof FleetkitError) throw error
-    throw new FleetkitError('STATE_DIR_UNUSABLE', `cannot use the state directory ${paths.stateDir}: ${(error as { code?: string }).code ?? 'error'}`, {
-      actions: ['set FLEETKIT_STATE_DIR to a directory this user can write', 'or set DATABASE_URL to use an existing PostgreSQL server'],
-      data: { stateDir: paths.stateDir, errno: (error as { code?: string }).code },
-      cause: error,
-    })
+    throw new FleetkitError(
+      'STATE_DIR_UNUSABLE',
+      `cannot use the state directory ${paths.stateDir}: ${(error as { code?: string }).code ?? 'error'}`,
+      {
+        actions: [
+          'set FLEETKIT_STATE_DIR to a directory this user can write',
+          'or set DATABASE_URL to use an existing PostgreSQL server',
+        ],
+        data: { stateDir: paths.stateDir, errno: (error as { code?: string }).code },
+        cause: error,
+      },
+    )
   }
 }
 
@@ -35,10 +42,17 @@ async function checkReachable(dir: string, runAs: UnixIds): Promise<void> {
     const info = await stat(current)
     const bit = info.uid === runAs.uid ? 0o100 : info.gid === runAs.gid ? 0o010 : 0o001
     if ((info.mode & bit) === 0) {
-      throw new FleetkitError('STATE_DIR_UNUSABLE', `the postgres user cannot reach ${dir}: ${current} is mode ${(info.mode & 0o777).toString(8)}`, {
-        actions: ['set FLEETKIT_STATE_DIR to a directory outside it, for example /var/lib/fleetkit', 'or set DATABASE_URL to use an existing PostgreSQL server'],
-        data: { stateDir: dirname(dir), blockedBy: current, mode: (info.mode & 0o777).toString(8) },
-      })
+      throw new FleetkitError(
+        'STATE_DIR_UNUSABLE',
+        `the postgres user cannot reach ${dir}: ${current} is mode ${(info.mode & 0o777).toString(8)}`,
+        {
+          actions: [
+            'set FLEETKIT_STATE_DIR to a directory outside it, for example /var/lib/fleetkit',
+            'or set DATABASE_URL to use an existing PostgreSQL server',
+          ],
+          data: { stateDir: dirname(dir), blockedBy: current, mode: (info.mode & 0o777).toString(8) },
+        },
+      )
     }
     if (dirname(current) === current) return
   }

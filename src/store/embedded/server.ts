@@ -14,10 +14,22 @@ import { LockTimeoutError, withFileLock } from '../file-lock.js'
 import { connectFailure } from '../pg-errors.js'
 import { embeddedBinaries, postgresRunAs } from '../postgres-binaries.js'
 import { initialiseDataDir, removeInitLeftovers } from './initdb.js'
-import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER, embeddedServerPaths, type EmbeddedServerPaths } from './paths.js'
+import {
+  EMBEDDED_DATABASE,
+  EMBEDDED_HOST,
+  EMBEDDED_USER,
+  embeddedServerPaths,
+  type EmbeddedServerPaths,
+} from './paths.js'
 import { readOrCreatePassword, readPasswordFile } from './password-file.js'
 import { prepareDirectories } from './permissions.js'
-import { findReadyServer, isPostgresProcess, type PostmasterPid, readPostmasterPid, writeServerRecord } from './postmaster.js'
+import {
+  findReadyServer,
+  isPostgresProcess,
+  type PostmasterPid,
+  readPostmasterPid,
+  writeServerRecord,
+} from './postmaster.js'
 import { ensureFleetkitDatabase, lastLogLine, requireBinaries, startServer } from './process.js'
 import { waitUntilGone, waitUntilReady } from './readiness.js'
 
@@ -54,7 +66,10 @@ export interface EnsureEmbeddedServerOptions {
 }
 
 /** Start the embedded server unless it runs; return how to connect to it. */
-export async function ensureEmbeddedServer(stateDir: string, options: EnsureEmbeddedServerOptions = {}): Promise<EmbeddedServer> {
+export async function ensureEmbeddedServer(
+  stateDir: string,
+  options: EnsureEmbeddedServerOptions = {},
+): Promise<EmbeddedServer> {
   const paths = embeddedServerPaths(stateDir)
   const timeoutMs = options.timeoutMs ?? 120_000
   const progress = options.progress ?? (() => undefined)
@@ -73,10 +88,14 @@ export async function ensureEmbeddedServer(stateDir: string, options: EnsureEmbe
     return await withFileLock(paths.lockFile, () => startLocked(paths, password, timeoutMs, progress), { timeoutMs })
   } catch (error) {
     if (error instanceof LockTimeoutError) {
-      throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `another fleetkit process (PID ${error.holder ?? 'unknown'}) has been starting the embedded PostgreSQL for too long`, {
-        actions: [`check that process, or remove ${paths.lockFile} if it is gone`, 'fleetkit db status'],
-        data: { lockFile: paths.lockFile, holder: error.holder },
-      })
+      throw new FleetkitError(
+        'STATE_EMBEDDED_START_FAILED',
+        `another fleetkit process (PID ${error.holder ?? 'unknown'}) has been starting the embedded PostgreSQL for too long`,
+        {
+          actions: [`check that process, or remove ${paths.lockFile} if it is gone`, 'fleetkit db status'],
+          data: { lockFile: paths.lockFile, holder: error.holder },
+        },
+      )
     }
     throw error
   }
@@ -107,22 +126,35 @@ export async function stopEmbeddedServer(stateDir: string, options: { timeoutMs?
   const paths = embeddedServerPaths(stateDir)
   const timeoutMs = options.timeoutMs ?? 60_000
   if (!existsSync(paths.root)) return { wasRunning: false }
-  return withFileLock(paths.lockFile, async () => {
-    const pm = await readPostmasterPid(paths.dataDir)
-    // server.json stays: its port is reused at the next start (see startServer).
-    if (!pm || !isPostgresProcess(pm.pid)) return { wasRunning: false }
-    process.kill(pm.pid, 'SIGINT')
-    if (!(await waitUntilGone(pm.pid, timeoutMs))) {
-      throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `the embedded PostgreSQL (PID ${pm.pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`, {
-        actions: [`kill -QUIT ${pm.pid}`, `read ${paths.logFile}`],
-        data: { pid: pm.pid, logFile: paths.logFile },
-      })
-    }
-    return { wasRunning: true, pid: pm.pid }
-  }, { timeoutMs })
+  return withFileLock(
+    paths.lockFile,
+    async () => {
+      const pm = await readPostmasterPid(paths.dataDir)
+      // server.json stays: its port is reused at the next start (see startServer).
+      if (!pm || !isPostgresProcess(pm.pid)) return { wasRunning: false }
+      process.kill(pm.pid, 'SIGINT')
+      if (!(await waitUntilGone(pm.pid, timeoutMs))) {
+        throw new FleetkitError(
+          'STATE_EMBEDDED_START_FAILED',
+          `the embedded PostgreSQL (PID ${pm.pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`,
+          {
+            actions: [`kill -QUIT ${pm.pid}`, `read ${paths.logFile}`],
+            data: { pid: pm.pid, logFile: paths.logFile },
+          },
+        )
+      }
+      return { wasRunning: true, pid: pm.pid }
+    },
+    { timeoutMs },
+  )
 }
 
-async function startLocked(paths: EmbeddedServerPaths, password: string, timeoutMs: number, progress: (message: string) => void): Promise<EmbeddedServer> {
+async function startLocked(
+  paths: EmbeddedServerPaths,
+  password: string,
+  timeoutMs: number,
+  progress: (message: string) => void,
+): Promise<EmbeddedServer> {
   requireBinaries()
   // Holding the lock, nobody else initialises: a half-made directory here is a killed one's.
   await removeInitLeftovers(paths)
@@ -146,16 +178,32 @@ async function startLocked(paths: EmbeddedServerPaths, password: string, timeout
     const started = await startServer(paths, timeoutMs)
     if (started) return finish(paths, started, password, true, initialised)
     if (attempt >= 3) {
-      throw new FleetkitError('STATE_EMBEDDED_START_FAILED', `the embedded PostgreSQL did not start: ${lastLogLine(paths.logFile)}`, {
-        actions: [`read ${paths.logFile}`, 'fleetkit db status'],
-        data: { logFile: paths.logFile, dataDir: paths.dataDir },
-      })
+      throw new FleetkitError(
+        'STATE_EMBEDDED_START_FAILED',
+        `the embedded PostgreSQL did not start: ${lastLogLine(paths.logFile)}`,
+        {
+          actions: [`read ${paths.logFile}`, 'fleetkit db status'],
+          data: { logFile: paths.logFile, dataDir: paths.dataDir },
+        },
+      )
     }
   }
 }
 
-async function finish(paths: EmbeddedServerPaths, pm: PostmasterPid, password: string, started: boolean, initialised: boolean): Promise<EmbeddedServer> {
-  await writeServerRecord(paths.serverFile, { pid: pm.pid, port: pm.port, dataDir: paths.dataDir, startedAt: new Date().toISOString(), binaries: embeddedBinaries()?.dir ?? 'unknown' })
+async function finish(
+  paths: EmbeddedServerPaths,
+  pm: PostmasterPid,
+  password: string,
+  started: boolean,
+  initialised: boolean,
+): Promise<EmbeddedServer> {
+  await writeServerRecord(paths.serverFile, {
+    pid: pm.pid,
+    port: pm.port,
+    dataDir: paths.dataDir,
+    startedAt: new Date().toISOString(),
+    binaries: embeddedBinaries()?.dir ?? 'unknown',
+  })
   try {
     await ensureFleetkitDatabase(pm.port, password)
   } catch (error) {
@@ -165,5 +213,13 @@ async function finish(paths: EmbeddedServerPaths, pm: PostmasterPid, password: s
 }
 
 function connection(paths: EmbeddedServerPaths, pm: PostmasterPid, password: string) {
-  return { host: EMBEDDED_HOST, port: pm.port, pid: pm.pid, user: EMBEDDED_USER, database: EMBEDDED_DATABASE, password, dataDir: paths.dataDir }
+  return {
+    host: EMBEDDED_HOST,
+    port: pm.port,
+    pid: pm.pid,
+    user: EMBEDDED_USER,
+    database: EMBEDDED_DATABASE,
+    password,
+    dataDir: paths.dataDir,
+  }
 }

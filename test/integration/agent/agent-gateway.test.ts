@@ -47,7 +47,8 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
   /** The gateway's injected clock: real time plus an offset the renewal test sets. */
   const gatewayClock = { offsetMs: 0, now: () => new Date(Date.now() + gatewayClock.offsetMs) }
 
-  const runBundle = (args: string[]) => runProcess(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
+  const runBundle = (args: string[]) =>
+    runProcess(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-it-'))
@@ -84,7 +85,8 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
 
   afterEach(function () {
     // A failing step shows what the agent said.
-    if (this.currentTest?.state === 'failed') process.stderr.write(`agent stderr:\n${agentStderr().split('\n').slice(-30).join('\n')}\n`)
+    if (this.currentTest?.state === 'failed')
+      process.stderr.write(`agent stderr:\n${agentStderr().split('\n').slice(-30).join('\n')}\n`)
   })
 
   after(async () => {
@@ -100,7 +102,8 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     assert.equal(first.code, 0, first.stderr)
     assert.match(first.stdout, new RegExp(`^enrolled ${NODE_ID}`))
     await assert.rejects(stat(join(dir, 'enrollment-secret')), { code: 'ENOENT' })
-    for (const name of ['agent.key', 'agent.pem', 'gateway-ca.pem']) assert.equal(await mode(join(pki(), name)), 0o600, name)
+    for (const name of ['agent.key', 'agent.pem', 'gateway-ca.pem'])
+      assert.equal(await mode(join(pki(), name)), 0o600, name)
     assert.equal((await getNode(gw.db.pool, NODE_ID))?.status, 'active')
     assert.doesNotMatch(first.stderr, new RegExp(secret))
     assert.doesNotMatch(first.stderr, /PRIVATE KEY/)
@@ -112,8 +115,15 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     assert.equal(await readFile(join(pki(), 'agent.pem'), 'utf8'), before)
   })
 
-  it("issues a certificate that openssl verifies for client authentication", async () => {
-    const { stdout } = await runProcessOk('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(dir, 'gateway-ca.pem'), join(pki(), 'agent.pem')])
+  it('issues a certificate that openssl verifies for client authentication', async () => {
+    const { stdout } = await runProcessOk('openssl', [
+      'verify',
+      '-purpose',
+      'sslclient',
+      '-CAfile',
+      join(dir, 'gateway-ca.pem'),
+      join(pki(), 'agent.pem'),
+    ])
     assert.match(stdout, /: OK/)
   })
 
@@ -126,11 +136,17 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
   })
 
   it('runs: heartbeats with host facts land in the database', async () => {
-    agent = startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
-    const node = await eventually('a heartbeat with facts', async () => {
-      const row = await getNode(gw.db.pool, NODE_ID)
-      return row?.hostFactsAt && row.hostCpuCount !== null ? row : undefined
-    }, { stop: agentAlive })
+    agent = startProcess(agentNode, [bundle, 'run'], {
+      env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile },
+    })
+    const node = await eventually(
+      'a heartbeat with facts',
+      async () => {
+        const row = await getNode(gw.db.pool, NODE_ID)
+        return row?.hostFactsAt && row.hostCpuCount !== null ? row : undefined
+      },
+      { stop: agentAlive },
+    )
     assert.equal(node.hostCpuCount, 5)
     assert.equal(node.hostMemoryMb, 7850)
     assert.equal(node.hostKernel, '6.8.0-45-generic')
@@ -141,13 +157,20 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
 
   it('leases a queued checks job, runs the host checks and completes it', async () => {
     const job = await createJob(gw.db.pool, { nodeId: NODE_ID, kind: 'checks', now: new Date() })
-    const done = await eventually('the checks job to complete', async () => {
-      const row = await getJob(gw.db.pool, job.id)
-      return row && (row.status === 'succeeded' || row.status === 'failed') ? row : undefined
-    }, { stop: agentAlive })
+    const done = await eventually(
+      'the checks job to complete',
+      async () => {
+        const row = await getJob(gw.db.pool, job.id)
+        return row && (row.status === 'succeeded' || row.status === 'failed') ? row : undefined
+      },
+      { stop: agentAlive },
+    )
     assert.equal(done.status, 'succeeded')
     const checks = (done.result as { checks: { id: string; status: string; code?: string; detail: string }[] }).checks
-    assert.deepEqual(checks.map((c) => c.id), [...HOST_CHECK_IDS])
+    assert.deepEqual(
+      checks.map((c) => c.id),
+      [...HOST_CHECK_IDS],
+    )
     const entries = loadCheckIds()
     for (const check of checks) {
       assert.ok(hasOwner(findCheckEntry(entries, check.id)), check.id)
@@ -161,7 +184,10 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
 
   it('renews on schedule, swaps the client in the same process, and the old certificate then gets 401', async () => {
     const pid = agent!.pid
-    const oldIdentity = { keyPem: await readFile(join(pki(), 'agent.key'), 'utf8'), certificatePem: await readFile(join(pki(), 'agent.pem'), 'utf8') }
+    const oldIdentity = {
+      keyPem: await readFile(join(pki(), 'agent.key'), 'utf8'),
+      certificatePem: await readFile(join(pki(), 'agent.pem'), 'utf8'),
+    }
     const oldFingerprint = fingerprint(oldIdentity.certificatePem)
     // Move the gateway's clock to 87% of the certificate's life, past any planned point (67-85%)
     // and short of the urgent one. The agent judges "due" on the gateway's clock (the skew its
@@ -169,34 +195,60 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
     const old = new X509Certificate(oldIdentity.certificatePem)
     const notBefore = Date.parse(old.validFrom)
     gatewayClock.offsetMs = Math.max(0, notBefore + 0.87 * (Date.parse(old.validTo) - notBefore) - Date.now())
-    const newPem = await eventually('a renewed certificate staged', async () => {
-      const pem = await readFile(join(pki(), 'agent.pem'), 'utf8')
-      return fingerprint(pem) !== oldFingerprint ? pem : undefined
-    }, { stop: agentAlive, timeoutMs: 15_000 })
+    const newPem = await eventually(
+      'a renewed certificate staged',
+      async () => {
+        const pem = await readFile(join(pki(), 'agent.pem'), 'utf8')
+        return fingerprint(pem) !== oldFingerprint ? pem : undefined
+      },
+      { stop: agentAlive, timeoutMs: 15_000 },
+    )
     gatewayClock.offsetMs = 0
     // The new certificate's first use revokes the old one; the agent heartbeats every second.
-    await eventually('the renewed certificate in use', async () => {
-      const rows = await listNodeCertificates(gw.db.pool, NODE_ID)
-      return rows.find((row) => row.fingerprintSha256 === fingerprint(newPem))?.firstUsedAt ?? undefined
-    }, { stop: agentAlive })
+    await eventually(
+      'the renewed certificate in use',
+      async () => {
+        const rows = await listNodeCertificates(gw.db.pool, NODE_ID)
+        return rows.find((row) => row.fingerprintSha256 === fingerprint(newPem))?.firstUsedAt ?? undefined
+      },
+      { stop: agentAlive },
+    )
     assert.equal(agent!.exit(), undefined, 'the agent kept running')
     assert.equal(agent!.pid, pid)
-    const log = agentStderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; pid?: number })
+    const log = agentStderr()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; pid?: number })
     assert.ok(log.some((entry) => entry.msg === 'certificate_renewed'))
-    assert.equal(log.filter((entry) => entry.msg === 'agent_started').length, 1, 'started once: the swap happened in place')
+    assert.equal(
+      log.filter((entry) => entry.msg === 'agent_started').length,
+      1,
+      'started once: the swap happened in place',
+    )
 
     supersededIdentity = oldIdentity
     const refused = await gw.agent(oldIdentity, 'POST', '/v1/agent/heartbeat', { facts: {} })
     assert.equal(refused.status, 401)
-    for (const name of ['agent.key', 'agent.pem', 'gateway-ca.pem']) assert.equal(await mode(join(pki(), name)), 0o600, name)
-    const { stdout } = await runProcessOk('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(pki(), 'gateway-ca.pem'), join(pki(), 'agent.pem')])
+    for (const name of ['agent.key', 'agent.pem', 'gateway-ca.pem'])
+      assert.equal(await mode(join(pki(), name)), 0o600, name)
+    const { stdout } = await runProcessOk('openssl', [
+      'verify',
+      '-purpose',
+      'sslclient',
+      '-CAfile',
+      join(pki(), 'gateway-ca.pem'),
+      join(pki(), 'agent.pem'),
+    ])
     assert.match(stdout, /: OK/)
   })
 
   it('a second agent run with the superseded identity exits non-zero with AGENT_CERTIFICATE_REJECTED', async () => {
     const stalePki = join(dir, 'stale-pki')
     await stageIdentity(stalePki, supersededIdentity!.keyPem, supersededIdentity!.certificatePem, gw.caPem)
-    const stale = await runProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_AGENT_PKI_DIR: stalePki }, timeoutMs: 30_000 })
+    const stale = await runProcess(agentNode, [bundle, 'run'], {
+      env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_AGENT_PKI_DIR: stalePki },
+      timeoutMs: 30_000,
+    })
     assert.ok(!stale.timedOut, 'the agent kept running with a revoked certificate')
     assert.equal(stale.code, 1)
     assert.match(stale.stderr, /^Error \(AGENT_CERTIFICATE_REJECTED\): the gateway refused certificate serial/m)

@@ -22,7 +22,10 @@ interface Outcome {
 }
 
 async function runBundle(bundle: string, args: string[], env: Record<string, string> = {}): Promise<Outcome> {
-  const { code, stdout, stderr } = await runProcess(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: tmpdir() })
+  const { code, stdout, stderr } = await runProcess(agentNode, [bundle, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    cwd: tmpdir(),
+  })
   return { code, stdout, stderr }
 }
 
@@ -69,7 +72,10 @@ describe('fleetkit-agent bundle', function () {
     assert.match(enroll.stderr, /^Error \(AGENT_CONFIG_INVALID\): FLEETKIT_NODE_ID is not set$/m)
     const logLine = enroll.stderr.split('\n').find((line) => line.startsWith('{'))
     const entry = JSON.parse(logLine!) as { msg: string; code: string; component: string; level: string; time: string }
-    assert.deepEqual([entry.component, entry.level, entry.msg, entry.code], ['agent', 'error', 'agent_failed', 'AGENT_CONFIG_INVALID'])
+    assert.deepEqual(
+      [entry.component, entry.level, entry.msg, entry.code],
+      ['agent', 'error', 'agent_failed', 'AGENT_CONFIG_INVALID'],
+    )
     assert.ok(!Number.isNaN(Date.parse(entry.time)))
   })
 
@@ -79,7 +85,14 @@ describe('fleetkit-agent bundle', function () {
     const lines = outcome.stdout.trim().split('\n')
     assert.deepEqual(
       lines.map((line) => line.split(/\s+/)[1]),
-      ['host:br-netfilter', 'host:data-volume', 'host:disk-free', 'agent:certificate', 'agent:gateway', 'agent:clock-skew'],
+      [
+        'host:br-netfilter',
+        'host:data-volume',
+        'host:disk-free',
+        'agent:certificate',
+        'agent:gateway',
+        'agent:clock-skew',
+      ],
     )
     assert.match(outcome.stdout, /^fail host:br-netfilter +\(BR_NETFILTER_OFF\)/m)
     assert.match(outcome.stdout, /^fail agent:certificate +\(IDENTITY_MISSING\)/m)
@@ -88,7 +101,10 @@ describe('fleetkit-agent bundle', function () {
   it('refuses a key that group or others may read, or a link, with AGENT_KEY_PERMISSIONS before it talks to the gateway', async () => {
     // A plain TCP listener as the gateway: any connection would mean the key was about to be used.
     let connections = 0
-    const listener = createServer((socket) => { connections++; socket.destroy() })
+    const listener = createServer((socket) => {
+      connections++
+      socket.destroy()
+    })
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
     try {
       const pkiDir = join(dir, 'loose-pki')
@@ -96,13 +112,28 @@ describe('fleetkit-agent bundle', function () {
       const identity = await makeTestIdentity('node-loose', new Date(now - 60_000), new Date(now + 86_400_000))
       await stageIdentity(pkiDir, identity.keyPem, identity.certificatePem, identity.caPem)
       const key = identityPaths(pkiDir).key
-      const args = ['--pki-dir', pkiDir, '--node-id', 'node-loose', '--gateway-url', `https://127.0.0.1:${(listener.address() as { port: number }).port}`, '--host-root', dir]
+      const args = [
+        '--pki-dir',
+        pkiDir,
+        '--node-id',
+        'node-loose',
+        '--gateway-url',
+        `https://127.0.0.1:${(listener.address() as { port: number }).port}`,
+        '--host-root',
+        dir,
+      ]
       for (const mode of [0o640, 0o604, 0o660]) {
         await chmod(key, mode)
         for (const command of ['run', 'renew-certificate']) {
           const outcome = await runBundle(bundle, [command, ...args])
           assert.equal(outcome.code, 78, `${command} ${mode.toString(8)}: ${outcome.stderr}`)
-          assert.match(outcome.stderr, new RegExp(`^Error \\(AGENT_KEY_PERMISSIONS\\): the agent key ${key} is readable or writable by group or others \\(mode 0${mode.toString(8)}\\); refusing to use it$`, 'm'))
+          assert.match(
+            outcome.stderr,
+            new RegExp(
+              `^Error \\(AGENT_KEY_PERMISSIONS\\): the agent key ${key} is readable or writable by group or others \\(mode 0${mode.toString(8)}\\); refusing to use it$`,
+              'm',
+            ),
+          )
           assert.match(outcome.stderr, /chmod 0600 /)
           assert.doesNotMatch(outcome.stderr, /PRIVATE KEY/)
         }
@@ -118,7 +149,10 @@ describe('fleetkit-agent bundle', function () {
       await symlink(key, identityPaths(linked).key)
       const viaLink = await runBundle(bundle, ['run', '--pki-dir', linked, ...args.slice(2)])
       assert.equal(viaLink.code, 78, viaLink.stderr)
-      assert.match(viaLink.stderr, /^Error \(AGENT_KEY_PERMISSIONS\): the agent key .* is a symbolic link; refusing to use it$/m)
+      assert.match(
+        viaLink.stderr,
+        /^Error \(AGENT_KEY_PERMISSIONS\): the agent key .* is a symbolic link; refusing to use it$/m,
+      )
       assert.equal(connections, 0, 'the gateway was contacted with a refused key')
     } finally {
       await new Promise((resolve) => listener.close(resolve))

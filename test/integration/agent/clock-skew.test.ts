@@ -22,7 +22,10 @@ describe('fleetkit-agent with a skewed clock', function () {
   let dir: string
   let bundle: string
 
-  const runBundle = (args: string[]) => runProcess(agentNode, [bundle, ...args], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') } })
+  const runBundle = (args: string[]) =>
+    runProcess(agentNode, [bundle, ...args], {
+      env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') },
+    })
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-agent-skew-'))
@@ -64,16 +67,24 @@ describe('fleetkit-agent with a skewed clock', function () {
     assert.equal(enrolled.code, 0, enrolled.stderr)
     const doctor = await runBundle(['doctor'])
     assert.equal(doctor.code, 1)
-    assert.match(doctor.stdout, /^fail agent:gateway +\(CLOCK_SKEW\) this host's clock is (59\d|600|60\d) s behind the gateway's/m)
+    assert.match(
+      doctor.stdout,
+      /^fail agent:gateway +\(CLOCK_SKEW\) this host's clock is (59\d|600|60\d) s behind the gateway's/m,
+    )
     assert.match(doctor.stdout, /^fail agent:clock-skew +\(CLOCK_SKEW\)/m)
     assert.match(doctor.stdout, /^fail agent:certificate +\(CLOCK_SKEW\) the certificate is not valid before/m)
   })
 
   it('run logs CLOCK_SKEW by name rather than a TLS error, and keeps trying', async () => {
-    const agent = startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') } })
+    const agent = startProcess(agentNode, [bundle, 'run'], {
+      env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') },
+    })
     try {
       // A timeout or an early exit is reported by the assertions below, with what the agent said.
-      await eventually('CLOCK_SKEW logged', () => /"code":"CLOCK_SKEW"/.test(agent.stderr()), { timeoutMs: 20_000, stop: () => (agent.exit() ? 'the agent exited' : undefined) }).catch(() => undefined)
+      await eventually('CLOCK_SKEW logged', () => /"code":"CLOCK_SKEW"/.test(agent.stderr()), {
+        timeoutMs: 20_000,
+        stop: () => (agent.exit() ? 'the agent exited' : undefined),
+      }).catch(() => undefined)
       const stderr = agent.stderr()
       assert.equal(agent.exit()?.code ?? null, null, `the agent exited: ${stderr}`)
       const line = stderr.split('\n').find((l) => l.includes('"code":"CLOCK_SKEW"'))

@@ -79,7 +79,11 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
     agent = running
     const renewedLogged = () => running.stderr().includes('"msg":"certificate_renewed"')
     // A timeout or an early exit is reported by the assertion below, with what the agent said.
-    await eventually('the renewal', renewedLogged, { timeoutMs: 15_000, intervalMs: 100, stop: () => (running.exit() ? 'the agent exited' : undefined) }).catch(() => undefined)
+    await eventually('the renewal', renewedLogged, {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      stop: () => (running.exit() ? 'the agent exited' : undefined),
+    }).catch(() => undefined)
     assert.ok(renewedLogged(), `no renewal: ${running.stderr().slice(-2000)}`)
     const renewed = new X509Certificate(await readFile(join(dir, 'pki', 'agent.pem'), 'utf8'))
     assert.notEqual(renewed.serialNumber, enrolled.serialNumber)
@@ -98,7 +102,10 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
       await second.declareNode('node-clamp')
       await writeFile(join(dir, 'gateway-ca.pem'), second.caPem)
       await writeFile(join(dir, 'secret-clamp'), await second.issueSecret('node-clamp'), { mode: 0o600 })
-      await writeFile(join(dir, 'agent-clamp.env'), envFor(second, 'node-clamp', join(dir, 'secret-clamp'), join(dir, 'pki-clamp')))
+      await writeFile(
+        join(dir, 'agent-clamp.env'),
+        envFor(second, 'node-clamp', join(dir, 'secret-clamp'), join(dir, 'pki-clamp')),
+      )
       const config = loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, 'agent-clamp.env') }, flags: {} })
       const log = memoryLogger('agent', 'debug', () => virtual.now())
       await enroll(config, { log })
@@ -111,10 +118,21 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
         virtual.advance(Math.max(ms, 0))
         // Let the gateway and the sockets run; no real waiting.
         await new Promise((resolve) => setImmediate(resolve))
-        if (log.lines.some((line) => line.msg === 'certificate_renewed') || virtual.now().getTime() > Date.parse(enrolled.validTo)) controller.abort()
+        if (
+          log.lines.some((line) => line.msg === 'certificate_renewed') ||
+          virtual.now().getTime() > Date.parse(enrolled.validTo)
+        )
+          controller.abort()
       }
       const realStart = Date.now()
-      await runAgent(config, { log, clock: virtual, rng: seededRng('clamp'), host: { root: dir, run: fakeRunner({}) }, signal: controller.signal, sleep })
+      await runAgent(config, {
+        log,
+        clock: virtual,
+        rng: seededRng('clamp'),
+        host: { root: dir, run: fakeRunner({}) },
+        signal: controller.signal,
+        sleep,
+      })
 
       const renewedLine = log.lines.find((line) => line.msg === 'certificate_renewed')
       assert.ok(renewedLine, `no renewal: ${JSON.stringify(log.lines.slice(-10))}`)
@@ -125,7 +143,11 @@ describe('fleetkit-agent renewal past 90% of the lifetime', function () {
       assert.ok(fraction(startedLine) < 2 / 3, `started at ${fraction(startedLine)}`)
       // Renewed at the 90% check (not at the jittered point, which no check fell on, nor 600 s later).
       assert.ok(fraction(renewedLine) >= 0.9 && fraction(renewedLine) < 0.92, `renewed at ${fraction(renewedLine)}`)
-      assert.equal(log.lines.filter((line) => line.msg === 'renewal_not_due').length, 0, 'no check fell between start and the 90% point')
+      assert.equal(
+        log.lines.filter((line) => line.msg === 'renewal_not_due').length,
+        0,
+        'no check fell between start and the 90% point',
+      )
       const renewed = new X509Certificate(await readFile(join(dir, 'pki-clamp', 'agent.pem'), 'utf8'))
       assert.notEqual(renewed.serialNumber, enrolled.serialNumber)
       assert.ok(Date.now() - realStart < 15_000, 'driven by the injected clock, not by real time')

@@ -22,7 +22,13 @@ import { startProcess, type RunningProcess } from '../../support/process.js'
 
 const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
 /** What counts as a failed agent request in the agent's own log. */
-const FAILURE_MESSAGES = new Set(['gateway_call_failed', 'renewal_failed', 'recovery_failed', 'job_failed', 'restaged_identity_unusable'])
+const FAILURE_MESSAGES = new Set([
+  'gateway_call_failed',
+  'renewal_failed',
+  'recovery_failed',
+  'job_failed',
+  'restaged_identity_unusable',
+])
 
 interface Agent {
   nodeId: string
@@ -31,11 +37,17 @@ interface Agent {
 }
 
 function logLines(agent: Agent): { level: string; msg: string; [key: string]: unknown }[] {
-  return agent.process.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line))
+  return agent.process
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
 }
 
 function failures(agent: Agent): string[] {
-  return logLines(agent).filter((l) => FAILURE_MESSAGES.has(l.msg) || l.level === 'error').map((l) => `${agent.nodeId}: ${JSON.stringify(l)}`)
+  return logLines(agent)
+    .filter((l) => FAILURE_MESSAGES.has(l.msg) || l.level === 'error')
+    .map((l) => `${agent.nodeId}: ${JSON.stringify(l)}`)
 }
 
 describe('trust over time with real agents', function () {
@@ -58,12 +70,18 @@ describe('trust over time with real agents', function () {
 
   const agents: Agent[] = []
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed') for (const a of agents) process.stderr.write(`${a.nodeId} stderr:\n${a.process.stderr().split('\n').slice(-15).join('\n')}\n`)
+    if (this.currentTest?.state === 'failed')
+      for (const a of agents)
+        process.stderr.write(`${a.nodeId} stderr:\n${a.process.stderr().split('\n').slice(-15).join('\n')}\n`)
     for (const a of agents.splice(0)) await a.process.stop('SIGKILL')
   })
 
   /** Enroll `nodeId` through the gateway (test-side key), stage its identity and start `fleetkit-agent run`. */
-  async function startAgent(gw: TestGateway, nodeId: string, options: { renewCheckSeconds?: number } = {}): Promise<Agent> {
+  async function startAgent(
+    gw: TestGateway,
+    nodeId: string,
+    options: { renewCheckSeconds?: number } = {},
+  ): Promise<Agent> {
     await gw.declareNode(nodeId)
     const id = await gw.enroll(nodeId, await gw.issueSecret(nodeId))
     const dir = join(root, `${nodeId}-${Date.now()}`)
@@ -71,22 +89,35 @@ describe('trust over time with real agents', function () {
     await stageIdentity(join(dir, 'pki'), id.keyPem, id.certificatePem)
     await writeFile(join(dir, 'bootstrap-ca.pem'), gw.caPem)
     const envFile = join(dir, 'agent.env')
-    await writeFile(envFile, [
-      `FLEETKIT_NODE_ID=${nodeId}`,
-      `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
-      `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
-      `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'bootstrap-ca.pem')}`,
-      `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`,
-      `FLEETKIT_HOST_ROOT=${fakeRoot}`,
-      'FLEETKIT_DATA_MOUNT=/srv/fleet data',
-      'FLEETKIT_AGENT_MIN_FREE_GB=0.001',
-      'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1',
-      `FLEETKIT_AGENT_RENEW_CHECK_SECONDS=${options.renewCheckSeconds ?? 2}`,
-      '',
-    ].join('\n'))
-    const agent = { nodeId, dir, process: startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_LOG_LEVEL: 'debug' } }) }
+    await writeFile(
+      envFile,
+      [
+        `FLEETKIT_NODE_ID=${nodeId}`,
+        `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
+        `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
+        `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'bootstrap-ca.pem')}`,
+        `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`,
+        `FLEETKIT_HOST_ROOT=${fakeRoot}`,
+        'FLEETKIT_DATA_MOUNT=/srv/fleet data',
+        'FLEETKIT_AGENT_MIN_FREE_GB=0.001',
+        'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1',
+        `FLEETKIT_AGENT_RENEW_CHECK_SECONDS=${options.renewCheckSeconds ?? 2}`,
+        '',
+      ].join('\n'),
+    )
+    const agent = {
+      nodeId,
+      dir,
+      process: startProcess(agentNode, [bundle, 'run'], {
+        env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_LOG_LEVEL: 'debug' },
+      }),
+    }
     agents.push(agent)
-    await eventually(`${nodeId} to heartbeat`, () => logLines(agent).some((l) => l.msg === 'heartbeat' && l.status === 200), { stop: () => (agent.process.exit() ? `${nodeId} exited` : undefined) })
+    await eventually(
+      `${nodeId} to heartbeat`,
+      () => logLines(agent).some((l) => l.msg === 'heartbeat' && l.status === 200),
+      { stop: () => (agent.process.exit() ? `${nodeId} exited` : undefined) },
+    )
     return agent
   }
 
@@ -102,7 +133,10 @@ describe('trust over time with real agents', function () {
       const oldSha = certificateFingerprintSha256(gw.caPem)
       // Jobs keep flowing through the rotation.
       const jobs: string[] = []
-      const queueJobs = async () => { for (const a of fleet) jobs.push((await createJob(gw.db.pool, { nodeId: a.nodeId, kind: 'checks', now: new Date() })).id) }
+      const queueJobs = async () => {
+        for (const a of fleet)
+          jobs.push((await createJob(gw.db.pool, { nodeId: a.nodeId, kind: 'checks', now: new Date() })).id)
+      }
       await queueJobs()
       // rot-3 lags behind: paused (same process) until --complete was refused for it.
       fleet[2]!.process.child.kill('SIGSTOP')
@@ -112,20 +146,32 @@ describe('trust over time with real agents', function () {
       const newSha = begun.json.result.rotation.newCaSha256 as string
       await queueJobs()
 
-      const renewedOntoNewCa = (nodeId: string) => eventually(`${nodeId} to renew onto the new CA`, async () => {
-        const certs = await listNodeCertificates(gw.db.pool, nodeId)
-        return certs.some((c) => c.issuerCaSha256 === newSha && c.firstUsedAt !== null)
-      }, { timeoutMs: 60_000 })
+      const renewedOntoNewCa = (nodeId: string) =>
+        eventually(
+          `${nodeId} to renew onto the new CA`,
+          async () => {
+            const certs = await listNodeCertificates(gw.db.pool, nodeId)
+            return certs.some((c) => c.issuerCaSha256 === newSha && c.firstUsedAt !== null)
+          },
+          { timeoutMs: 60_000 },
+        )
       // Told by their heartbeats, the agents renew at a jittered point of their 2 s check.
       for (const nodeId of ['rot-1', 'rot-2']) await renewedOntoNewCa(nodeId)
       const staged = await readFile(join(fleet[0]!.dir, 'pki', 'gateway-ca.pem'), 'utf8')
-      assert.deepEqual(bundleFingerprints(staged), [newSha, oldSha], 'the agent staged the bundle the renewal handed over')
+      assert.deepEqual(
+        bundleFingerprints(staged),
+        [newSha, oldSha],
+        'the agent staged the bundle the renewal handed over',
+      )
 
       const abort = await rotate(gw, '--abort')
       assert.equal(abort.json.code, 'CA_ROTATION_ABORT_REFUSED')
       const refused = await rotate(gw, '--complete')
       assert.equal(refused.json.code, 'CA_ROTATION_INCOMPLETE')
-      assert.deepEqual(refused.json.data.nodes.map((n: { nodeId: string }) => n.nodeId), ['rot-3'])
+      assert.deepEqual(
+        refused.json.data.nodes.map((n: { nodeId: string }) => n.nodeId),
+        ['rot-3'],
+      )
 
       fleet[2]!.process.child.kill('SIGCONT')
       await renewedOntoNewCa('rot-3')
@@ -133,28 +179,50 @@ describe('trust over time with real agents', function () {
       const done = await rotate(gw, '--complete')
       assert.equal(done.code, 0, done.stdout + done.stderr)
       await queueJobs()
-      await eventually('every job to complete', async () => {
-        for (const id of jobs) if ((await getJob(gw.db.pool, id))?.status !== 'succeeded') return false
-        return true
-      }, { timeoutMs: 90_000 })
+      await eventually(
+        'every job to complete',
+        async () => {
+          for (const id of jobs) if ((await getJob(gw.db.pool, id))?.status !== 'succeeded') return false
+          return true
+        },
+        { timeoutMs: 90_000 },
+      )
       // Every agent keeps working against the re-signed server certificate.
       const serverPem = await readFile(join(gw.pkiDir, 'server.pem'), 'utf8')
-      assert.ok(new X509Certificate(serverPem).checkIssued(new X509Certificate(await readFile(join(gw.pkiDir, 'ca.pem'), 'utf8'))))
+      assert.ok(
+        new X509Certificate(serverPem).checkIssued(
+          new X509Certificate(await readFile(join(gw.pkiDir, 'ca.pem'), 'utf8')),
+        ),
+      )
       const mark = new Date()
-      await eventually('every agent to heartbeat after completion', async () => {
-        const { rows } = await gw.db.pool.query('SELECT count(*)::int AS n FROM nodes WHERE id = ANY($1) AND last_seen_at > $2', [fleet.map((a) => a.nodeId), mark])
-        return rows[0].n === fleet.length
-      }, { timeoutMs: 30_000 })
+      await eventually(
+        'every agent to heartbeat after completion',
+        async () => {
+          const { rows } = await gw.db.pool.query(
+            'SELECT count(*)::int AS n FROM nodes WHERE id = ANY($1) AND last_seen_at > $2',
+            [fleet.map((a) => a.nodeId), mark],
+          )
+          return rows[0].n === fleet.length
+        },
+        { timeoutMs: 30_000 },
+      )
 
       // After completion each agent trusts only what the gateway hands over: the new CA alone, in the same process.
       for (const a of fleet) {
-        await eventually(`${a.nodeId} to stage the new-CA-only bundle`, async () => {
-          return bundleFingerprints(await readFile(join(a.dir, 'pki', 'gateway-ca.pem'), 'utf8')).join() === newSha
-        }, { timeoutMs: 30_000 })
+        await eventually(
+          `${a.nodeId} to stage the new-CA-only bundle`,
+          async () => {
+            return bundleFingerprints(await readFile(join(a.dir, 'pki', 'gateway-ca.pem'), 'utf8')).join() === newSha
+          },
+          { timeoutMs: 30_000 },
+        )
       }
       assert.equal(gw.child!.pid, gatewayPid)
       assert.equal(gw.child!.exitCode, null, 'the gateway never restarted')
-      assert.deepEqual(fleet.map((a) => a.process.pid), pids)
+      assert.deepEqual(
+        fleet.map((a) => a.process.pid),
+        pids,
+      )
       for (const a of fleet) assert.equal(a.process.exit(), undefined, `${a.nodeId} still runs`)
       assert.deepEqual(fleet.flatMap(failures), [], 'no agent request failed during the rotation')
       const reloads = gw.logs.filter((l) => l.includes('"pki_set_replaced"')).length
@@ -166,7 +234,11 @@ describe('trust over time with real agents', function () {
 
   it('--abort right after --begin restores the old CA and the agents never notice', async () => {
     // The gateway does not reload on its own here: the abort lands before it would have.
-    const gw = await startTestGateway({ postgresUrl: postgres.url, agentCertLifetimeSeconds: 3600, tuning: { pkiReloadMs: 3_600_000 } })
+    const gw = await startTestGateway({
+      postgresUrl: postgres.url,
+      agentCertLifetimeSeconds: 3600,
+      tuning: { pkiReloadMs: 3_600_000 },
+    })
     try {
       const fleet = [await startAgent(gw, 'ab-1'), await startAgent(gw, 'ab-2')]
       const before = await readFile(join(gw.pkiDir, 'ca-bundle.pem'), 'utf8')
@@ -176,10 +248,17 @@ describe('trust over time with real agents', function () {
       assert.equal(await readFile(join(gw.pkiDir, 'ca-bundle.pem'), 'utf8'), before)
       assert.equal(await gw.gateway!.reloadPki(), 'unchanged')
       const mark = new Date()
-      await eventually('both agents to heartbeat after the abort', async () => {
-        const { rows } = await gw.db.pool.query('SELECT count(*)::int AS n FROM nodes WHERE id = ANY($1) AND last_seen_at > $2', [fleet.map((a) => a.nodeId), mark])
-        return rows[0].n === fleet.length
-      }, { timeoutMs: 30_000 })
+      await eventually(
+        'both agents to heartbeat after the abort',
+        async () => {
+          const { rows } = await gw.db.pool.query(
+            'SELECT count(*)::int AS n FROM nodes WHERE id = ANY($1) AND last_seen_at > $2',
+            [fleet.map((a) => a.nodeId), mark],
+          )
+          return rows[0].n === fleet.length
+        },
+        { timeoutMs: 30_000 },
+      )
       for (const a of fleet) {
         assert.equal((await listNodeCertificates(gw.db.pool, a.nodeId)).length, 1, `${a.nodeId} did not renew`)
         assert.equal(a.process.exit(), undefined)
@@ -198,7 +277,9 @@ describe('trust over time with real agents', function () {
       clock.offsetMs = 0
       gw = await startTestGateway({ postgresUrl: postgres.url, agentCertLifetimeSeconds: 3600, clock })
     })
-    afterEach(async () => { await gw?.close() })
+    afterEach(async () => {
+      await gw?.close()
+    })
 
     /** Enroll as if two hours (or `agoMs`) ago, so the certificate has expired by now. */
     async function enrolledLongAgo(nodeId: string, agoMs: number): Promise<{ dir: string; envFile: string }> {
@@ -211,17 +292,33 @@ describe('trust over time with real agents', function () {
       await mkdir(dir, { recursive: true, mode: 0o700 })
       await stageIdentity(join(dir, 'pki'), id.keyPem, id.certificatePem, gw.caPem)
       const envFile = join(dir, 'agent.env')
-      await writeFile(envFile, [
-        `FLEETKIT_NODE_ID=${nodeId}`, `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`, `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
-        `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'pki', 'gateway-ca.pem')}`, `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`,
-        `FLEETKIT_HOST_ROOT=${fakeRoot}`, 'FLEETKIT_DATA_MOUNT=/srv/fleet data', 'FLEETKIT_AGENT_MIN_FREE_GB=0.001',
-        'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1', 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS=600', '',
-      ].join('\n'))
+      await writeFile(
+        envFile,
+        [
+          `FLEETKIT_NODE_ID=${nodeId}`,
+          `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
+          `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
+          `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'pki', 'gateway-ca.pem')}`,
+          `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`,
+          `FLEETKIT_HOST_ROOT=${fakeRoot}`,
+          'FLEETKIT_DATA_MOUNT=/srv/fleet data',
+          'FLEETKIT_AGENT_MIN_FREE_GB=0.001',
+          'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1',
+          'FLEETKIT_AGENT_RENEW_CHECK_SECONDS=600',
+          '',
+        ].join('\n'),
+      )
       return { dir, envFile }
     }
 
     const run = (nodeId: string, envFile: string, dir: string): Agent => {
-      const agent = { nodeId, dir, process: startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_LOG_LEVEL: 'debug' } }) }
+      const agent = {
+        nodeId,
+        dir,
+        process: startProcess(agentNode, [bundle, 'run'], {
+          env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_LOG_LEVEL: 'debug' },
+        }),
+      }
       agents.push(agent)
       return agent
     }
@@ -229,10 +326,17 @@ describe('trust over time with real agents', function () {
     it('an agent stopped past its certificate expiry comes back by itself within the window (same PID)', async () => {
       const { dir, envFile } = await enrolledLongAgo('away-1', 2 * 3600_000)
       const agent = run('away-1', envFile, dir)
-      await eventually('the recovered certificate in use', async () => {
-        const certs = await listNodeCertificates(gw.db.pool, 'away-1')
-        return certs.length === 2 && certs[1]!.firstUsedAt !== null && certs[0]!.revokedAt !== null
-      }, { stop: () => (agent.process.exit() ? `the agent exited: ${agent.process.stderr()}` : undefined), timeoutMs: 60_000 })
+      await eventually(
+        'the recovered certificate in use',
+        async () => {
+          const certs = await listNodeCertificates(gw.db.pool, 'away-1')
+          return certs.length === 2 && certs[1]!.firstUsedAt !== null && certs[0]!.revokedAt !== null
+        },
+        {
+          stop: () => (agent.process.exit() ? `the agent exited: ${agent.process.stderr()}` : undefined),
+          timeoutMs: 60_000,
+        },
+      )
       assert.ok(logLines(agent).some((l) => l.msg === 'identity_recovered'))
       const { rows } = await gw.db.pool.query(`SELECT recovery_count FROM nodes WHERE id = 'away-1'`)
       assert.equal(rows[0].recovery_count, 1)

@@ -10,7 +10,10 @@ describe('fleetkit checks and fleetkit runbook --json (the real commands)', () =
     assertMatchesOutputSchema('checks', run.json)
     const codes = run.json.result.codes as Array<{ code: string; runbook: string | null }>
     assert.deepEqual(codes.map((c) => c.code).sort(), Object.keys(FAILURE_CODES).sort())
-    assert.deepEqual(codes.filter((c) => c.runbook === null), [])
+    assert.deepEqual(
+      codes.filter((c) => c.runbook === null),
+      [],
+    )
   })
 
   it('runbook: a known code gives its entry; an unknown one the error envelope', async () => {

@@ -27,14 +27,21 @@ describe('cli: conventions every command shares (the real CLI)', function () {
       assert.equal(run.json.code, 'COMMAND_UNKNOWN')
       assert.equal(run.json.message, 'no fleetkit command "valdate"; did you mean "validate"?')
       assert.deepEqual(run.json.data, { command: 'valdate', suggestions: ['validate'] })
-      assert.deepEqual(run.json.actions, ['fleetkit help validate', 'fleetkit help', 'fleetkit runbook COMMAND_UNKNOWN'])
+      assert.deepEqual(run.json.actions, [
+        'fleetkit help validate',
+        'fleetkit help',
+        'fleetkit runbook COMMAND_UNKNOWN',
+      ])
     })
 
     it('prints one error line and the commands to try in human mode', async () => {
       const run = await runFleetkit(['release', 'packk'])
       assert.equal(run.code, 2)
       assert.equal(run.stdout, '')
-      assert.match(run.stderr, /^Error \(COMMAND_UNKNOWN\): no fleetkit command "release packk"; did you mean "release pack"\?$/m)
+      assert.match(
+        run.stderr,
+        /^Error \(COMMAND_UNKNOWN\): no fleetkit command "release packk"; did you mean "release pack"\?$/m,
+      )
       assert.match(run.stderr, /^ {2}fleetkit help release pack$/m)
       assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace')
     })
@@ -61,7 +68,10 @@ describe('cli: conventions every command shares (the real CLI)', function () {
       assert.deepEqual(run.json.actions, ['fleetkit help node token', 'fleetkit runbook USAGE_INVALID'])
       const human = await runFleetkit(['runbook'])
       assert.equal(human.code, 2)
-      assert.match(human.stderr, /^Error \(USAGE_INVALID\): Missing 1 required arg: code \(failure code, for example DEFINITION_INVALID\)$/m)
+      assert.match(
+        human.stderr,
+        /^Error \(USAGE_INVALID\): Missing 1 required arg: code \(failure code, for example DEFINITION_INVALID\)$/m,
+      )
       assert.match(human.stderr, /^ {2}fleetkit help runbook$/m)
       assert.doesNotMatch(human.stderr, /did not parse its arguments/)
     })
@@ -72,7 +82,10 @@ describe('cli: conventions every command shares (the real CLI)', function () {
       assert.equal(verify.json.message, 'Exactly one of the following must be provided: --dir, --url')
       assert.equal(verify.json.actions[0], 'fleetkit help release verify')
       const check = await runFleetkit(['node', 'check', 'x', '--timeout', '5000', '--json'])
-      assert.equal(check.json.message, 'Parsing --timeout: Expected an integer less than or equal to 3600 but received: 5000')
+      assert.equal(
+        check.json.message,
+        'Parsing --timeout: Expected an integer less than or equal to 3600 but received: 5000',
+      )
     })
   })
 
@@ -87,24 +100,35 @@ describe('cli: conventions every command shares (the real CLI)', function () {
       const same = await runFleetkit(['validate', 'examples/fleet.yaml', '-d', './examples/fleet.yaml', '--json'])
       assert.equal(same.code, 0, same.stderr)
       // FLEETKIT_DEFINITION is a default: a FILE on the command line wins over it.
-      const env = await runFleetkit(['validate', 'examples/fleet.yaml', '--json'], { env: { FLEETKIT_DEFINITION: 'other.yaml' } })
+      const env = await runFleetkit(['validate', 'examples/fleet.yaml', '--json'], {
+        env: { FLEETKIT_DEFINITION: 'other.yaml' },
+      })
       assert.equal(env.code, 0, env.stderr)
     })
 
     it('-d is --definition on every command that reads the definition', async () => {
       const missing = join(dir, 'nope.yaml')
       for (const args of [['inventory'], ['seed', 'n1', '--kind', 'worker'], ['validate']]) {
-        const run = await runFleetkit([...args, '-d', missing, '--json'], { env: { DATABASE_URL: undefined, FLEETKIT_STATE_DIR: join(dir, 'state') } })
+        const run = await runFleetkit([...args, '-d', missing, '--json'], {
+          env: { DATABASE_URL: undefined, FLEETKIT_STATE_DIR: join(dir, 'state') },
+        })
         assert.equal(run.json.code, 'DEFINITION_MISSING', `${args.join(' ')}: ${JSON.stringify(run.json)}`)
       }
     })
 
     it('--state-dir names the state directory as FLEETKIT_STATE_DIR does (db status, ca init)', async () => {
       const stateDir = join(dir, 'state-flag')
-      const status = await runFleetkit(['db', 'status', '--state-dir', stateDir, '--json'], { env: { DATABASE_URL: undefined } })
+      const status = await runFleetkit(['db', 'status', '--state-dir', stateDir, '--json'], {
+        env: { DATABASE_URL: undefined },
+      })
       assert.equal(status.code, 0, status.stderr)
-      assert.ok(String(status.json.result.server.embedded.dataDir).startsWith(stateDir), JSON.stringify(status.json.result.server))
-      const ca = await runFleetkit(['ca', 'init', '--state-dir', stateDir, '--json'], { env: { FLEETKIT_PKI_DIR: undefined } })
+      assert.ok(
+        String(status.json.result.server.embedded.dataDir).startsWith(stateDir),
+        JSON.stringify(status.json.result.server),
+      )
+      const ca = await runFleetkit(['ca', 'init', '--state-dir', stateDir, '--json'], {
+        env: { FLEETKIT_PKI_DIR: undefined },
+      })
       assert.equal(ca.code, 0, ca.stderr)
       assertMatchesOutputSchema('ca-init', ca.json)
       assert.equal(ca.json.result.pkiDir, join(stateDir, 'pki'))
@@ -131,11 +155,12 @@ describe('cli: conventions every command shares (the real CLI)', function () {
     const script = await runFleetkit(['autocomplete', 'script', 'bash'], { env: { XDG_CACHE_HOME: cache } })
     assert.equal(script.code, 0, script.stderr)
     // What the operator appends to ~/.bashrc, run in a real bash, then completion asked for as bash would.
-    const complete = (words: string[]) => [
-      script.stdout,
-      `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}`,
-      '_fleetkit_autocomplete; echo "${COMPREPLY[@]}"',
-    ].join('\n')
+    const complete = (words: string[]) =>
+      [
+        script.stdout,
+        `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}`,
+        '_fleetkit_autocomplete; echo "${COMPREPLY[@]}"',
+      ].join('\n')
     const commands = await runProcessOk('bash', ['-c', complete(['fleetkit', 'val'])])
     assert.equal(commands.stdout.trim(), 'validate')
     const flags = await runProcessOk('bash', ['-c', complete(['fleetkit', 'validate', '--sta'])])

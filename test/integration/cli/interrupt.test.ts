@@ -1,7 +1,16 @@
 // Ctrl-C and SIGTERM during the real `fleetkit validate --ansible`: a stand-in ansible-playbook that
 // hangs (with a child of its own) is ended, the temporary directory is removed, the exit is 130/143.
 import assert from 'node:assert/strict'
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -27,17 +36,20 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
 
   /** The stand-in records its own PID, its child's and its working directory (fleetkit's temporary one), then hangs. */
   function writeStandIn(ignoreSigterm: boolean): void {
-    writeFileSync(join(bin, 'ansible-playbook'), [
-      '#!/bin/sh',
-      // An ignored signal stays ignored across exec: then neither the tool nor its child dies of SIGTERM.
-      ...(ignoreSigterm ? ["trap '' TERM"] : []),
-      `pwd > "${bin}/cwd"`,
-      'sleep 300 &',
-      `echo $! > "${bin}/child.pid"`,
-      `echo $$ > "${bin}/playbook.pid.tmp" && mv "${bin}/playbook.pid.tmp" "${bin}/playbook.pid"`,
-      'wait',
-      '',
-    ].join('\n'))
+    writeFileSync(
+      join(bin, 'ansible-playbook'),
+      [
+        '#!/bin/sh',
+        // An ignored signal stays ignored across exec: then neither the tool nor its child dies of SIGTERM.
+        ...(ignoreSigterm ? ["trap '' TERM"] : []),
+        `pwd > "${bin}/cwd"`,
+        'sleep 300 &',
+        `echo $! > "${bin}/child.pid"`,
+        `echo $$ > "${bin}/playbook.pid.tmp" && mv "${bin}/playbook.pid.tmp" "${bin}/playbook.pid"`,
+        'wait',
+        '',
+      ].join('\n'),
+    )
     chmodSync(join(bin, 'ansible-playbook'), 0o755)
   }
 
@@ -66,12 +78,19 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
   for (const { signal, exitCode, ignoreSigterm, what } of cases) {
     it(`${signal}: exits ${exitCode} with COMMAND_INTERRUPTED after ending ansible-playbook and its child and removing the temporary directory${what}`, async () => {
       writeStandIn(ignoreSigterm)
-      const fleetkit = startProcess(process.execPath, [fleetkitEntry(), 'validate', '-d', 'examples/fleet.yaml', '--ansible', '--json'], {
-        cwd: packagePath(),
-        env: overlayEnv({ PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp }),
-      })
+      const fleetkit = startProcess(
+        process.execPath,
+        [fleetkitEntry(), 'validate', '-d', 'examples/fleet.yaml', '--ansible', '--json'],
+        {
+          cwd: packagePath(),
+          env: overlayEnv({ PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp }),
+        },
+      )
 
-      await eventually('the stand-in ansible-playbook to start', () => existsSync(join(bin, 'playbook.pid')), { timeoutMs: 30_000, intervalMs: 50 })
+      await eventually('the stand-in ansible-playbook to start', () => existsSync(join(bin, 'playbook.pid')), {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      })
       const playbookPid = Number(readFileSync(join(bin, 'playbook.pid'), 'utf8'))
       const childPid = Number(readFileSync(join(bin, 'child.pid'), 'utf8'))
       const workDir = readFileSync(join(bin, 'cwd'), 'utf8').trim()
@@ -85,8 +104,16 @@ describe('cli: Ctrl-C and SIGTERM end ansible and remove the temporary directory
       assert.ok(processGone(playbookPid), 'ansible-playbook still runs')
       assert.ok(processGone(childPid), "ansible-playbook's child still runs")
       assert.equal(existsSync(workDir), false, 'the temporary directory is left behind')
-      assert.deepEqual(readdirSync(tmp).filter((n) => n.startsWith('fleetkit-')), [])
-      const json = JSON.parse(fleetkit.stdout()) as { code: string; exitCode: number; status: number; data: { signal: string } }
+      assert.deepEqual(
+        readdirSync(tmp).filter((n) => n.startsWith('fleetkit-')),
+        [],
+      )
+      const json = JSON.parse(fleetkit.stdout()) as {
+        code: string
+        exitCode: number
+        status: number
+        data: { signal: string }
+      }
       assertMatchesOutputSchema('validate', json)
       assert.equal(json.code, 'COMMAND_INTERRUPTED')
       assert.equal(json.exitCode, exitCode)

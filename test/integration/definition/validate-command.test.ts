@@ -17,22 +17,33 @@ describe('fleetkit validate (the real command)', function () {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-validate-'))
   })
-  after(async () => { await rm(dir, { recursive: true, force: true }) })
+  after(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
   it('accepts examples/fleet.yaml (example: true) without a flag: exit 0, a summary line, a line per pool and the canary, schema-valid --json', async () => {
     const human = await runFleetkit(['validate', '--definition', EXAMPLE])
     assert.equal(human.code, 0, human.stderr)
     const humanLines = human.stdout.trim().split('\n')
     assert.equal(humanLines.length, 1 + 3 + 1)
-    assert.match(humanLines[0]!, /fleet "example" is valid: 3 pools, 6 nodes \(4 active, 1 drained, 1 disabled\).*; an example fleet \(example: true\)/)
-    assert.deepEqual(humanLines.slice(1, 4).map((l) => /^ {2}pool ([a-z-]+) /.exec(l)?.[1]), ['build', 'application', 'database'])
+    assert.match(
+      humanLines[0]!,
+      /fleet "example" is valid: 3 pools, 6 nodes \(4 active, 1 drained, 1 disabled\).*; an example fleet \(example: true\)/,
+    )
+    assert.deepEqual(
+      humanLines.slice(1, 4).map((l) => /^ {2}pool ([a-z-]+) /.exec(l)?.[1]),
+      ['build', 'application', 'database'],
+    )
     assert.match(humanLines[4]!, /^ {2}canary: /)
 
     const run = await runFleetkit(['validate', EXAMPLE, '--json'])
     assert.equal(run.code, 0, run.stderr)
     assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.status, 0)
-    assert.deepEqual([run.json.result.fleet, run.json.result.pools, run.json.result.nodes.total, run.json.result.canary], ['example', 3, 6, 'build-1'])
+    assert.deepEqual(
+      [run.json.result.fleet, run.json.result.pools, run.json.result.nodes.total, run.json.result.canary],
+      ['example', 3, 6, 'build-1'],
+    )
     assert.deepEqual(run.json.result.capacity.reserved, { cpu: 14, memoryMiB: 31744, diskGiB: 300 })
     assert.equal(run.json.result.example, true)
   })
@@ -68,7 +79,8 @@ describe('fleetkit validate (the real command)', function () {
 
   it('an alias bomb is DEFINITION_TOO_COMPLEX, and the command returns', async () => {
     const levels = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for (let i = 1; i <= 9; i++) levels.push(`l${i}: &l${i} [${Array.from({ length: 9 }, () => `*l${i - 1}`).join(', ')}]`)
+    for (let i = 1; i <= 9; i++)
+      levels.push(`l${i}: &l${i} [${Array.from({ length: 9 }, () => `*l${i - 1}`).join(', ')}]`)
     const bomb = join(dir, 'bomb.yaml')
     await writeFile(bomb, `${levels.join('\n')}\n`)
     const run = await runFleetkit(['validate', '--definition', bomb, '--json'])
@@ -76,18 +88,24 @@ describe('fleetkit validate (the real command)', function () {
     assertMatchesOutputSchema('validate', run.json)
     assert.equal(run.json.code, 'DEFINITION_TOO_COMPLEX')
     const human = await runFleetkit(['validate', '--definition', bomb])
-    assert.match(human.stderr, /^Error \(DEFINITION_TOO_COMPLEX\): .*bomb\.yaml is refused unread: it expands to more than 2000000 values/m)
+    assert.match(
+      human.stderr,
+      /^Error \(DEFINITION_TOO_COMPLEX\): .*bomb\.yaml is refused unread: it expands to more than 2000000 values/m,
+    )
   })
 
   it('prints one line per error in human mode, then the envelope error', async () => {
     const run = await runFleetkit(['validate', '--definition', join(FIXTURES, 'docker-network-invalid.yaml')])
     assert.equal(run.code, 1)
     const lines = run.stderr.trim().split('\n')
-    assert.deepEqual(lines.slice(0, 3).map((l) => l.split(' ').slice(0, 2).join(' ')), [
-      'DOCKER_NETWORK_POLICY_INVALID /pools/build/dockerNetworkPolicy/base',
-      'DOCKER_NETWORK_POLICY_INVALID /pools/database/dockerNetworkPolicy/prefix',
-      'DOCKER_NETWORK_POLICY_INVALID /pools/build/dockerNetworkPolicy/defaultBridgeCidr',
-    ])
+    assert.deepEqual(
+      lines.slice(0, 3).map((l) => l.split(' ').slice(0, 2).join(' ')),
+      [
+        'DOCKER_NETWORK_POLICY_INVALID /pools/build/dockerNetworkPolicy/base',
+        'DOCKER_NETWORK_POLICY_INVALID /pools/database/dockerNetworkPolicy/prefix',
+        'DOCKER_NETWORK_POLICY_INVALID /pools/build/dockerNetworkPolicy/defaultBridgeCidr',
+      ],
+    )
     assert.match(lines[0]!, /^DOCKER_NETWORK_POLICY_INVALID \/pools\/build\/dockerNetworkPolicy\/base \(\d+:\d+\): /)
     assert.match(lines[3]!, /^Error \(DEFINITION_INVALID\): .* has 3 errors$/)
   })
@@ -117,7 +135,10 @@ describe('fleetkit validate (the real command)', function () {
   for (const fixture of ['private-key.yaml', 'private-key-malformed.yaml', 'secret-token.yaml']) {
     it(`${fixture}: DEFINITION_SECRET_FOUND, and the secret is in neither stdout nor stderr`, async () => {
       const text = await readFile(join(FIXTURES, fixture), 'utf8')
-      const secretLines = text.split('\n').filter((l) => /PRIVATE KEY|^[A-Za-z0-9+/=]{20,}$|FakeHetzner|ghp_/.test(l.trim())).map((l) => l.trim().replace(/^(tokenEnv|caFile): /, ''))
+      const secretLines = text
+        .split('\n')
+        .filter((l) => /PRIVATE KEY|^[A-Za-z0-9+/=]{20,}$|FakeHetzner|ghp_/.test(l.trim()))
+        .map((l) => l.trim().replace(/^(tokenEnv|caFile): /, ''))
       assert.ok(secretLines.length > 0)
       for (const args of [[], ['--json']]) {
         const run = await runFleetkit(['validate', '--definition', join(FIXTURES, fixture), ...args])
@@ -145,7 +166,8 @@ describe('fleetkit validate (the real command)', function () {
     let repo: string
     // No DATABASE_URL and a state directory without a running server: the facts are "none".
     const noState = () => ({ env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: join(dir, 'no-state') } })
-    const git = (...args: string[]) => runProcessOk('git', ['-C', repo, '-c', 'user.email=t@example.net', '-c', 'user.name=t', ...args])
+    const git = (...args: string[]) =>
+      runProcessOk('git', ['-C', repo, '-c', 'user.email=t@example.net', '-c', 'user.name=t', ...args])
 
     before(async () => {
       repo = join(dir, 'repo')
@@ -156,38 +178,67 @@ describe('fleetkit validate (the real command)', function () {
     })
 
     it('an unchanged file since HEAD is a safe change, reported with its ref', async () => {
-      const run = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'], noState())
+      const run = await runFleetkit(
+        ['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'],
+        noState(),
+      )
       assert.equal(run.code, 0, run.stdout)
       assertMatchesOutputSchema('validate', run.json)
       assert.deepEqual(run.json.result.since, { ref: 'HEAD', factsSource: 'none' })
-      const human = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD'], noState())
+      const human = await runFleetkit(
+        ['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD'],
+        noState(),
+      )
       assert.equal(human.code, 0, human.stderr)
-      const lines = human.stdout.trim().split('\n').filter((l) => !l.startsWith('  '))
+      const lines = human.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('  '))
       assert.equal(lines.length, 2)
-      assert.match(lines[0]!, /^Transition facts: no state read: DATABASE_URL is unset and the embedded PostgreSQL in .*no-state is not running; allocations, leases and canary runs are not checked\.$/)
+      assert.match(
+        lines[0]!,
+        /^Transition facts: no state read: DATABASE_URL is unset and the embedded PostgreSQL in .*no-state is not running; allocations, leases and canary runs are not checked\.$/,
+      )
       assert.match(lines[1]!, /change since HEAD is safe \(state: not consulted\)$/)
     })
 
     it('a new agent version without a canary run is TRANSITION_UNPROVEN', async () => {
       const changed = join(repo, 'fleet.yaml')
-      await writeFile(changed, (await readFile(join(FIXTURES, 'valid.yaml'), 'utf8')).replace('version: 1.2.3', 'version: 1.3.0'))
+      await writeFile(
+        changed,
+        (await readFile(join(FIXTURES, 'valid.yaml'), 'utf8')).replace('version: 1.2.3', 'version: 1.3.0'),
+      )
       const run = await runFleetkit(['validate', '--definition', changed, '--since', 'HEAD', '--json'], noState())
       assert.equal(run.code, 1)
       assertMatchesOutputSchema('validate', run.json)
-      assert.deepEqual((run.json.data.errors as Array<{ code: string; path: string; check: string }>).map((e) => [e.code, e.path, e.check]), [
-        ['TRANSITION_UNPROVEN', '/release/version', 'definition:transition'],
-      ])
+      assert.deepEqual(
+        (run.json.data.errors as Array<{ code: string; path: string; check: string }>).map((e) => [
+          e.code,
+          e.path,
+          e.check,
+        ]),
+        [['TRANSITION_UNPROVEN', '/release/version', 'definition:transition']],
+      )
     })
 
     it('a revision that does not exist is DEFINITION_REVISION_UNKNOWN; so is a file outside Git', async () => {
-      const bad = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'no-such-ref', '--json'], noState())
+      const bad = await runFleetkit(
+        ['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'no-such-ref', '--json'],
+        noState(),
+      )
       assert.equal(bad.code, 1)
       assertMatchesOutputSchema('validate', bad.json)
       assert.equal(bad.json.code, 'DEFINITION_REVISION_UNKNOWN')
-      const option = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since=--output=/tmp/x', '--json'], noState())
+      const option = await runFleetkit(
+        ['validate', '--definition', join(repo, 'fleet.yaml'), '--since=--output=/tmp/x', '--json'],
+        noState(),
+      )
       assert.equal(option.json.code, 'DEFINITION_REVISION_UNKNOWN')
       await copyFile(join(FIXTURES, 'valid.yaml'), join(dir, 'loose.yaml'))
-      const loose = await runFleetkit(['validate', '--definition', join(dir, 'loose.yaml'), '--since', 'HEAD', '--json'], noState())
+      const loose = await runFleetkit(
+        ['validate', '--definition', join(dir, 'loose.yaml'), '--since', 'HEAD', '--json'],
+        noState(),
+      )
       assert.equal(loose.json.code, 'DEFINITION_REVISION_UNKNOWN')
     })
 
@@ -195,7 +246,10 @@ describe('fleetkit validate (the real command)', function () {
       await writeFile(join(repo, 'fleet.yaml'), 'version: 1\nfleet: x\n')
       await git('commit', '-qam', 'broken')
       await copyFile(join(FIXTURES, 'valid.yaml'), join(repo, 'fleet.yaml'))
-      const run = await runFleetkit(['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'], noState())
+      const run = await runFleetkit(
+        ['validate', '--definition', join(repo, 'fleet.yaml'), '--since', 'HEAD', '--json'],
+        noState(),
+      )
       assert.equal(run.code, 1)
       assertMatchesOutputSchema('validate', run.json)
       assert.equal(run.json.code, 'DEFINITION_REVISION_INVALID')

@@ -10,7 +10,12 @@ import { upsertDeclaredNode } from '../../../src/store/nodes.js'
 import { recordCanaryProof } from '../../../src/store/transition-facts.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { freePort } from '../../support/ports.js'
-import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
 import { runProcessOk } from '../../support/process.js'
 
 // `fleetkit validate --since` with the state: the real command, DATABASE_URL on a disposable
@@ -19,7 +24,8 @@ const VALID = packagePath('test', 'fixtures', 'definitions', 'valid.yaml')
 
 const fleetkit = (args: string[], env: NodeJS.ProcessEnv) => runFleetkit(args, { env })
 
-const codes = (run: CliRun) => (run.json.data?.errors as Array<{ code: string; path: string }> | undefined ?? []).map((e) => [e.code, e.path])
+const codes = (run: CliRun) =>
+  ((run.json.data?.errors as Array<{ code: string; path: string }> | undefined) ?? []).map((e) => [e.code, e.path])
 
 describe('fleetkit validate --since with the state (real command, real PostgreSQL)', function () {
   this.timeout(180_000)
@@ -37,7 +43,17 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
     fleet = join(dir, 'fleet.yaml')
     await copyFile(VALID, fleet)
     await runProcessOk('git', ['-C', dir, '-c', 'user.email=t@example.net', '-c', 'user.name=t', 'add', 'fleet.yaml'])
-    await runProcessOk('git', ['-C', dir, '-c', 'user.email=t@example.net', '-c', 'user.name=t', 'commit', '-qm', 'fleet'])
+    await runProcessOk('git', [
+      '-C',
+      dir,
+      '-c',
+      'user.email=t@example.net',
+      '-c',
+      'user.name=t',
+      'commit',
+      '-qm',
+      'fleet',
+    ])
   })
   after(async () => {
     await server?.stop()
@@ -45,21 +61,33 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
   })
   beforeEach(async () => {
     db = await freshDatabase(server.url)
-    for (const [id, pool] of [['build-1', 'build'], ['db-1', 'database']] as const) await upsertDeclaredNode(db.pool, { id, pool, status: 'active' })
+    for (const [id, pool] of [
+      ['build-1', 'build'],
+      ['db-1', 'database'],
+    ] as const)
+      await upsertDeclaredNode(db.pool, { id, pool, status: 'active' })
   })
-  afterEach(async () => { await db?.drop() })
+  afterEach(async () => {
+    await db?.drop()
+  })
 
-  const validate = (extra: string[] = ['--json']) => fleetkit(['validate', '--definition', fleet, '--since', 'HEAD', ...extra], { DATABASE_URL: db.url })
+  const validate = (extra: string[] = ['--json']) =>
+    fleetkit(['validate', '--definition', fleet, '--since', 'HEAD', ...extra], { DATABASE_URL: db.url })
 
   it('refuses removing a node that holds an active allocation, and accepts it once released (factsSource "store")', async () => {
     assert.notEqual(withoutDb1, valid)
     await writeFile(fleet, withoutDb1)
-    await db.pool.query("INSERT INTO allocations (node_id, owner, cpu, memory_mib, disk_gib) VALUES ('db-1', 'runner-1', 1, 1024, 10)")
+    await db.pool.query(
+      "INSERT INTO allocations (node_id, owner, cpu, memory_mib, disk_gib) VALUES ('db-1', 'runner-1', 1, 1024, 10)",
+    )
     const refused = await validate()
     assert.equal(refused.code, 1, refused.stderr)
     assertMatchesOutputSchema('validate', refused.json)
     assert.deepEqual(codes(refused), [['TRANSITION_NODE_REMOVAL_UNSAFE', '/nodes']])
-    assert.ok(!refused.stdout.includes(server.password) && !refused.stderr.includes(server.password), 'the DATABASE_URL password leaked')
+    assert.ok(
+      !refused.stdout.includes(server.password) && !refused.stderr.includes(server.password),
+      'the DATABASE_URL password leaked',
+    )
 
     await db.pool.query("UPDATE allocations SET status = 'released', released_at = now(), release_reason = 'test'")
     const accepted = await validate()
@@ -69,7 +97,10 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
 
     const human = await validate([])
     assert.equal(human.code, 0, human.stderr)
-    assert.match(human.stdout, /^Transition facts: state read from DATABASE_URL postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/fleetkit_test_\w+\.\n/)
+    assert.match(
+      human.stdout,
+      /^Transition facts: state read from DATABASE_URL postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/fleetkit_test_\w+\.\n/,
+    )
     assert.match(human.stdout, /change since HEAD is safe \(state: from the store\)/)
     assert.ok(!human.stdout.includes(server.password))
   })
@@ -81,7 +112,12 @@ describe('fleetkit validate --since with the state (real command, real PostgreSQ
     assertMatchesOutputSchema('validate', refused.json)
     assert.deepEqual(codes(refused), [['TRANSITION_UNPROVEN', '/pools/build/image']])
 
-    await recordCanaryProof(db.pool, { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-1', provenAt: new Date('2026-03-01T12:00:00Z') })
+    await recordCanaryProof(db.pool, {
+      kind: 'image',
+      value: 'ubuntu-26.04',
+      nodeId: 'build-1',
+      provenAt: new Date('2026-03-01T12:00:00Z'),
+    })
     const accepted = await validate()
     assert.equal(accepted.code, 0, accepted.stdout)
     assertMatchesOutputSchema('validate', accepted.json)

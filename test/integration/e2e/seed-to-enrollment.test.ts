@@ -32,7 +32,11 @@ const RECORDED = ['apt-get', 'systemctl', 'modprobe', 'sysctl', 'useradd', 'chow
 /** The version the bundle prints (fleetkit's package version), pinned as release.version. */
 const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
 const mode = async (path: string) => (await stat(path)).mode & 0o777
-const exists = (path: string) => stat(path).then(() => true, () => false)
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  )
 
 /** Stops a wait on a running agent once it has exited. */
 const exitedEarly = (running: RunningProcess) => () => {
@@ -67,7 +71,11 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     root = join(dir, 'root')
     bin = join(dir, 'bin')
     callsLog = join(dir, 'calls.log')
-    await Promise.all([root, bin, join(dir, 'mirror-pki'), join(dir, 'keys'), join(dir, 'dist')].map((d) => mkdir(d, { recursive: true })))
+    await Promise.all(
+      [root, bin, join(dir, 'mirror-pki'), join(dir, 'keys'), join(dir, 'dist')].map((d) =>
+        mkdir(d, { recursive: true }),
+      ),
+    )
     await writeFile(callsLog, '')
 
     postgres = await startDisposablePostgres()
@@ -83,12 +91,32 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     }
     const releaseDir = join(dir, 'www', 'fleetkit-agent', version)
     await mkdir(dirname(releaseDir), { recursive: true })
-    await runProcessOk(process.execPath, [fleetkitEntry(), 'release', 'pack', '--version', version, '--input', join(dir, 'dist'), '--output', releaseDir], { cwd: packagePath() })
+    await runProcessOk(
+      process.execPath,
+      [fleetkitEntry(), 'release', 'pack', '--version', version, '--input', join(dir, 'dist'), '--output', releaseDir],
+      { cwd: packagePath() },
+    )
     const signingKey = join(dir, 'keys', 'release.key')
     await runProcessOk('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', signingKey])
-    await runProcessOk('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', signingKey, '-in', join(releaseDir, 'SHA256SUMS'), '-out', join(dir, 'keys', 'sums.sig')])
-    await writeFile(join(releaseDir, 'SHA256SUMS.sig'), (await readFile(join(dir, 'keys', 'sums.sig'))).toString('base64'))
-    const publicKey = createPublicKey(await readFile(signingKey, 'utf8')).export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64')
+    await runProcessOk('openssl', [
+      'pkeyutl',
+      '-sign',
+      '-rawin',
+      '-inkey',
+      signingKey,
+      '-in',
+      join(releaseDir, 'SHA256SUMS'),
+      '-out',
+      join(dir, 'keys', 'sums.sig'),
+    ])
+    await writeFile(
+      join(releaseDir, 'SHA256SUMS.sig'),
+      (await readFile(join(dir, 'keys', 'sums.sig'))).toString('base64'),
+    )
+    const publicKey = createPublicKey(await readFile(signingKey, 'utf8'))
+      .export({ type: 'spki', format: 'der' })
+      .subarray(-32)
+      .toString('base64')
 
     const mirrorPki = await releaseMirrorPki(join(dir, 'mirror-pki'))
     const served = await serveFiles(join(dir, 'www'), mirrorPki, requested)
@@ -97,7 +125,12 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     // The definition: the example fleet pointed at the loopback gateway and mirror.
     const definition = parse(await readFile(packagePath('examples', 'fleet.yaml'), 'utf8'))
     definition.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
-    definition.release = { url: `https://127.0.0.1:${served.port}/fleetkit-agent`, publicKey, version, caFile: 'release-ca.pem' }
+    definition.release = {
+      url: `https://127.0.0.1:${served.port}/fleetkit-agent`,
+      publicKey,
+      version,
+      caFile: 'release-ca.pem',
+    }
     await copyFile(mirrorPki.caFile, join(dir, 'release-ca.pem'))
     await writeFile(join(dir, 'fleet.yaml'), stringify(definition))
 
@@ -105,7 +138,11 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
       await writeFile(join(bin, cmd), `#!/bin/bash\necho "${cmd} $*" >>"${callsLog}"\n`, { mode: 0o755 })
     }
     // runuser -u USER -- CMD...: recorded, then CMD runs as this user (no fleetkit user is created here).
-    await writeFile(join(bin, 'runuser'), `#!/bin/bash\necho "runuser $*" >>"${callsLog}"\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n`, { mode: 0o755 })
+    await writeFile(
+      join(bin, 'runuser'),
+      `#!/bin/bash\necho "runuser $*" >>"${callsLog}"\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n`,
+      { mode: 0o755 },
+    )
   })
 
   afterEach(function () {
@@ -142,12 +179,19 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   }
 
   /** The environment `fleetkit` runs with against the test gateway's database and PKI. */
-  const cliEnv = () => ({ DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state'), FLEETKIT_ACTOR: 'e2e-operator' })
+  const cliEnv = () => ({
+    DATABASE_URL: gw!.db.url,
+    FLEETKIT_PKI_DIR: gw!.pkiDir,
+    FLEETKIT_STATE_DIR: join(dir, 'state'),
+    FLEETKIT_ACTOR: 'e2e-operator',
+  })
 
   /** What a seed could change: status, the stored secret, certificates and events of the node. */
   async function nodeState(): Promise<unknown> {
     const { rows } = await gw!.db.pool.query(
-      "SELECT status, encode(enrollment_secret_sha256, 'hex') AS hash, enrollment_secret_expires_at AS expires, enrollment_secret_reissued AS reissued FROM nodes WHERE id = $1", [NODE_ID])
+      "SELECT status, encode(enrollment_secret_sha256, 'hex') AS hash, enrollment_secret_expires_at AS expires, enrollment_secret_reissued AS reissued FROM nodes WHERE id = $1",
+      [NODE_ID],
+    )
     const certificates = (await listNodeCertificates(gw!.db.pool, NODE_ID)).map((c) => [c.serial, c.revokedAt])
     return { ...rows[0], certificates, events: (await listEvents(gw!.db.pool, { nodeId: NODE_ID })).length }
   }
@@ -155,16 +199,19 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   /** Resolves once the database shows a heartbeat later than the one seen now. */
   async function nextHeartbeat(what: string, running: RunningProcess): Promise<void> {
     const seen = (await getNode(gw!.db.pool, NODE_ID))?.lastSeenAt?.getTime() ?? 0
-    await eventually(what, async () => ((await getNode(gw!.db.pool, NODE_ID))?.lastSeenAt?.getTime() ?? 0) > seen,
-      { stop: exitedEarly(running) })
+    await eventually(what, async () => ((await getNode(gw!.db.pool, NODE_ID))?.lastSeenAt?.getTime() ?? 0) > seen, {
+      stop: exitedEarly(running),
+    })
   }
 
   it('fleetkit seed registers the node as provisioning and writes the seed', async () => {
     seedFile = join(dir, `${NODE_ID}.user-data`)
-    const seeded = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'),
-      '--output', seedFile, '--json'], {
-      env: { DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') },
-    })
+    const seeded = await runFleetkit(
+      ['seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'), '--output', seedFile, '--json'],
+      {
+        env: { DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') },
+      },
+    )
     assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
     assert.equal(JSON.parse(seeded.stdout).result.gzipped, false)
     assert.match(await readFile(seedFile, 'utf8'), /^#!\/bin\/bash\n/)
@@ -172,12 +219,21 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
   })
 
   it('the seed installs the signed real agent and enrolls it with the gateway', async () => {
-    const seeded = await runProcess('bash', [seedFile], { cwd: dir, env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: root }) })
+    const seeded = await runProcess('bash', [seedFile], {
+      cwd: dir,
+      env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: root }),
+    })
     assert.equal(seeded.code, 0, seeded.stderr)
 
     // Every release file came from the loopback mirror over TLS pinned to release.caFile.
-    assert.deepEqual(new Set(requested), new Set([`/fleetkit-agent/${version}/SHA256SUMS`, `/fleetkit-agent/${version}/SHA256SUMS.sig`,
-      `/fleetkit-agent/${version}/fleetkit-agent-${version}-linux-amd64.tar.zst`]))
+    assert.deepEqual(
+      new Set(requested),
+      new Set([
+        `/fleetkit-agent/${version}/SHA256SUMS`,
+        `/fleetkit-agent/${version}/SHA256SUMS.sig`,
+        `/fleetkit-agent/${version}/fleetkit-agent-${version}-linux-amd64.tar.zst`,
+      ]),
+    )
 
     const installed = join(root, 'usr/local/bin/fleetkit-agent')
     assert.ok((await readFile(installed)).equals(bundleBytes), 'the installed agent is the bundle, byte for byte')
@@ -186,7 +242,11 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     assert.equal((await getNode(gw!.db.pool, NODE_ID))?.status, 'active')
     const certificates = await listNodeCertificates(gw!.db.pool, NODE_ID)
     assert.equal(certificates.length, 1)
-    assert.equal(await exists(join(root, 'var/lib/fleetkit/enrollment-secret')), false, 'the secret is deleted after enrollment')
+    assert.equal(
+      await exists(join(root, 'var/lib/fleetkit/enrollment-secret')),
+      false,
+      'the secret is deleted after enrollment',
+    )
     for (const name of ['agent.key', 'agent.pem', 'gateway-ca.pem']) {
       assert.equal(await mode(join(root, 'var/lib/fleetkit/pki', name)), 0o600, name)
     }
@@ -196,10 +256,20 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     const calls = (await readFile(callsLog, 'utf8')).split('\n')
     // br_netfilter is the br_netfilter role's work at the first sync: the seed leaves the kernel alone.
     assert.ok(!calls.some((line) => line.startsWith('modprobe') || line.startsWith('sysctl')), calls.join('\n'))
-    assert.ok(calls.includes('apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs'))
-    assert.ok(calls.some((line) => line.startsWith('runuser -u fleetkit -- env ') && line.endsWith(`${installed} enroll`)))
+    assert.ok(
+      calls.includes(
+        'apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs',
+      ),
+    )
+    assert.ok(
+      calls.some((line) => line.startsWith('runuser -u fleetkit -- env ') && line.endsWith(`${installed} enroll`)),
+    )
     assert.ok(calls.includes('systemctl enable --now fleetkit-agent.service'))
-    assert.deepEqual(await Promise.all(machinePaths.map(exists)), machineBefore, 'the machine\'s own agent paths are untouched')
+    assert.deepEqual(
+      await Promise.all(machinePaths.map(exists)),
+      machineBefore,
+      "the machine's own agent paths are untouched",
+    )
   })
 
   it('the installed agent runs with the sandbox paths and its heartbeats reach the database', async () => {
@@ -208,14 +278,22 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     assert.equal(before.hostFactsAt, null, 'no host facts before the agent runs')
     agent = startAgent(root)
 
-    const seen = await eventually('a heartbeat with host facts in the database', async () => {
-      const node = await getNode(gw!.db.pool, NODE_ID)
-      return node?.hostFactsAt && node.lastSeenAt && node.lastSeenAt > before!.lastSeenAt! ? node : undefined
-    }, { stop: exitedEarly(agent) })
-    const later = await eventually('a later heartbeat', async () => {
-      const node = await getNode(gw!.db.pool, NODE_ID)
-      return node?.lastSeenAt && node.lastSeenAt > seen.lastSeenAt! ? node : undefined
-    }, { stop: exitedEarly(agent) })
+    const seen = await eventually(
+      'a heartbeat with host facts in the database',
+      async () => {
+        const node = await getNode(gw!.db.pool, NODE_ID)
+        return node?.hostFactsAt && node.lastSeenAt && node.lastSeenAt > before!.lastSeenAt! ? node : undefined
+      },
+      { stop: exitedEarly(agent) },
+    )
+    const later = await eventually(
+      'a later heartbeat',
+      async () => {
+        const node = await getNode(gw!.db.pool, NODE_ID)
+        return node?.lastSeenAt && node.lastSeenAt > seen.lastSeenAt! ? node : undefined
+      },
+      { stop: exitedEarly(agent) },
+    )
     assert.equal(later.hostAgentVersion, version)
     assert.ok((later.hostCpuCount ?? 0) >= 1)
     assert.ok((later.hostMemoryMb ?? 0) > 0)
@@ -223,15 +301,34 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
 
     await agent.stop('SIGTERM')
     assert.equal(agent.exit()?.code, 0, agentStderr())
-    assert.deepEqual(await Promise.all(machinePaths.map(exists)), machineBefore, 'the machine\'s own agent paths are untouched')
+    assert.deepEqual(
+      await Promise.all(machinePaths.map(exists)),
+      machineBefore,
+      "the machine's own agent paths are untouched",
+    )
   })
 
   it('seeding the enrolled node again (--output - | head -c 100) is refused, changes nothing, and the running agent keeps heartbeating', async () => {
     agent = startAgent(root)
-    await nextHeartbeat('the restarted agent\'s heartbeat', agent)
+    await nextHeartbeat("the restarted agent's heartbeat", agent)
     const before = await nodeState()
-    const cli = [process.execPath, fleetkitEntry(), 'seed', NODE_ID, '--kind', 'agent', '--definition', join(dir, 'fleet.yaml'), '--output', '-']
-    const piped = await runProcess('bash', ['-c', `set -o pipefail; ${cli.map((a) => `'${a}'`).join(' ')} | head -c 100`], { cwd: packagePath(), env: overlayEnv(cliEnv()) })
+    const cli = [
+      process.execPath,
+      fleetkitEntry(),
+      'seed',
+      NODE_ID,
+      '--kind',
+      'agent',
+      '--definition',
+      join(dir, 'fleet.yaml'),
+      '--output',
+      '-',
+    ]
+    const piped = await runProcess(
+      'bash',
+      ['-c', `set -o pipefail; ${cli.map((a) => `'${a}'`).join(' ')} | head -c 100`],
+      { cwd: packagePath(), env: overlayEnv(cliEnv()) },
+    )
     assert.notEqual(piped.code, 0)
     assert.equal(piped.stdout, '', 'nothing of a seed was printed')
     assert.match(piped.stderr, /Error \(NODE_NOT_PROVISIONING\): node build-1 is active/)
@@ -241,8 +338,21 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
 
   it('a --reissue whose seed cannot be written changes nothing; the agent keeps heartbeating', async () => {
     const before = await nodeState()
-    const failed = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--reissue', '--definition', join(dir, 'fleet.yaml'),
-      '--output', join(dir, 'no-such-dir', 'seed'), '--json'], { env: cliEnv() })
+    const failed = await runFleetkit(
+      [
+        'seed',
+        NODE_ID,
+        '--kind',
+        'agent',
+        '--reissue',
+        '--definition',
+        join(dir, 'fleet.yaml'),
+        '--output',
+        join(dir, 'no-such-dir', 'seed'),
+        '--json',
+      ],
+      { env: cliEnv() },
+    )
     assert.equal(failed.json.code, 'OUTPUT_WRITE_FAILED', failed.stdout)
     assert.deepEqual(await nodeState(), before)
     await nextHeartbeat('a heartbeat after the failed reissue', agent!)
@@ -250,23 +360,46 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
 
   it('--reissue keeps the node active and its certificate accepted until the rebuilt host enrolls with the new secret, which revokes the old one', async () => {
     const reissuedSeed = join(dir, 'reissued.user-data')
-    const reissued = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--reissue', '--definition', join(dir, 'fleet.yaml'),
-      '--output', reissuedSeed, '--json'], { env: cliEnv() })
+    const reissued = await runFleetkit(
+      [
+        'seed',
+        NODE_ID,
+        '--kind',
+        'agent',
+        '--reissue',
+        '--definition',
+        join(dir, 'fleet.yaml'),
+        '--output',
+        reissuedSeed,
+        '--json',
+      ],
+      { env: cliEnv() },
+    )
     assert.equal(reissued.code, 0, reissued.stdout + reissued.stderr)
     assert.equal(JSON.parse(reissued.stdout).result.reissued, true)
     assert.equal((await getNode(gw!.db.pool, NODE_ID))?.status, 'active')
     const [event] = await listEvents(gw!.db.pool, { nodeId: NODE_ID, kind: 'secret_reissued' })
-    assert.deepEqual([event?.data.actor, event?.data.via, event?.data.previous_status], ['e2e-operator', 'seed', 'active'])
+    assert.deepEqual(
+      [event?.data.actor, event?.data.via, event?.data.previous_status],
+      ['e2e-operator', 'seed', 'active'],
+    )
     await nextHeartbeat('a heartbeat with the old certificate after the reissue', agent!)
 
     // The rebuilt host: the reissued seed in a fresh sandbox root enrolls with the new secret.
     const rebuilt = join(dir, 'rebuilt-root')
     await mkdir(rebuilt)
-    const seeded = await runProcess('bash', [reissuedSeed], { cwd: dir, env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: rebuilt }) })
+    const seeded = await runProcess('bash', [reissuedSeed], {
+      cwd: dir,
+      env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: rebuilt }),
+    })
     assert.equal(seeded.code, 0, seeded.stderr)
     const certificates = await listNodeCertificates(gw!.db.pool, NODE_ID)
     assert.equal(certificates.length, 2)
-    assert.deepEqual(certificates.map((c) => c.revokedAt !== null).sort(), [false, true], 'the new enrollment revoked the old certificate')
+    assert.deepEqual(
+      certificates.map((c) => c.revokedAt !== null).sort(),
+      [false, true],
+      'the new enrollment revoked the old certificate',
+    )
     const node = await getNode(gw!.db.pool, NODE_ID)
     assert.equal(node?.status, 'active')
     assert.notEqual(node?.enrollmentSecretUsedAt, null)

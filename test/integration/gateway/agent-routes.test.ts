@@ -11,7 +11,16 @@ import { startDisposablePostgres, type DisposablePostgres } from '../../support/
 /** A checks result of the contract's shape (src/protocol/check-result.ts). */
 const CHECKS = { checks: [{ id: 'host:br-netfilter', status: 'pass', detail: 'loaded' }] }
 const FAILURE = { error: { code: 'job_error', message: 'it broke' } }
-const FACTS = { cpu_count: 4, memory_mb: 8192, data_disk_free_gb: 120.5, kernel: '6.1.0-28-amd64', docker_version: '27.3.1', agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 12 }
+const FACTS = {
+  cpu_count: 4,
+  memory_mb: 8192,
+  data_disk_free_gb: 120.5,
+  kernel: '6.1.0-28-amd64',
+  docker_version: '27.3.1',
+  agent_version: '0.1.0',
+  bridge_netfilter: true,
+  clock_skew_ms: 12,
+}
 
 function errorCode(reply: { body: Record<string, unknown> }): string | undefined {
   return (reply.body.error as { code?: string } | undefined)?.code
@@ -30,8 +39,12 @@ async function expireLeases(gw: TestGateway): Promise<void> {
 describe('gateway: agent routes', function () {
   this.timeout(120_000)
   let pg: DisposablePostgres
-  before(async () => { pg = await startDisposablePostgres() })
-  after(async () => { await pg?.stop() })
+  before(async () => {
+    pg = await startDisposablePostgres()
+  })
+  after(async () => {
+    await pg?.stop()
+  })
 
   describe('heartbeats, leases and jobs', () => {
     let gw: TestGateway
@@ -43,7 +56,9 @@ describe('gateway: agent routes', function () {
       await gw.declareNode('node-a')
       agent = await gw.enroll('node-a', await gw.issueSecret('node-a'))
     })
-    afterEach(async () => { await gw?.close() })
+    afterEach(async () => {
+      await gw?.close()
+    })
 
     it('coalesces heartbeats and writes them bounded in one batch; state changes are immediate', async () => {
       const others: AgentIdentityFiles[] = []
@@ -54,18 +69,28 @@ describe('gateway: agent routes', function () {
       const enrolledSeen = (await getNode(gw.db.pool, 'node-a'))!.lastSeenAt
       assert.ok(enrolledSeen, 'enrollment (a state change) wrote last_seen_at at once')
       clock.advance(5000)
-      const reply = await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: { ...FACTS, kernel: 'x'.repeat(10_000) } })
+      const reply = await gw.agent(agent, 'POST', '/v1/agent/heartbeat', {
+        facts: { ...FACTS, kernel: 'x'.repeat(10_000) },
+      })
       assert.equal(reply.status, 200)
       assert.equal(reply.body.node_status, 'active')
-      for (const other of others) assert.equal((await gw.agent(other, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200)
-      assert.equal((await getNode(gw.db.pool, 'node-a'))!.lastSeenAt!.getTime(), enrolledSeen.getTime(), 'not written before the batch')
+      for (const other of others)
+        assert.equal((await gw.agent(other, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200)
+      assert.equal(
+        (await getNode(gw.db.pool, 'node-a'))!.lastSeenAt!.getTime(),
+        enrolledSeen.getTime(),
+        'not written before the batch',
+      )
       const batchesBefore = gw.gateway!.metrics.heartbeatBatchSize.observations
       await gw.flushHeartbeats()
       assert.equal(gw.gateway!.metrics.heartbeatBatchSize.observations, batchesBefore + 1, 'three nodes, one write')
       const node = await getNode(gw.db.pool, 'node-a')
       // last_seen_at is on the database's clock (issue 11): the beat, moved by the gateway clock's offset, lands after the enrollment.
       assert.ok(node!.lastSeenAt!.getTime() > enrolledSeen.getTime())
-      const { rows } = await gw.db.pool.query('SELECT host_cpu_count, host_memory_mb, host_kernel, host_bridge_netfilter, host_clock_skew_ms, host_facts_at FROM nodes WHERE id = $1', ['node-a'])
+      const { rows } = await gw.db.pool.query(
+        'SELECT host_cpu_count, host_memory_mb, host_kernel, host_bridge_netfilter, host_clock_skew_ms, host_facts_at FROM nodes WHERE id = $1',
+        ['node-a'],
+      )
       assert.equal(rows[0].host_cpu_count, 4)
       assert.equal(rows[0].host_memory_mb, 8192)
       assert.ok(rows[0].host_kernel.length <= 256)
@@ -77,7 +102,13 @@ describe('gateway: agent routes', function () {
       const job = await createJob(gw.db.pool, { nodeId: 'node-a', kind: 'checks', now: clock.now() })
       const leased = await gw.agent(agent, 'POST', '/v1/agent/lease', { facts: FACTS })
       assert.equal(leased.status, 200)
-      const j = leased.body.job as { id: string; kind: string; lease_token: string; lease_expires_at: string; payload: unknown }
+      const j = leased.body.job as {
+        id: string
+        kind: string
+        lease_token: string
+        lease_expires_at: string
+        payload: unknown
+      }
       assert.equal(j.id, job.id)
       assert.equal(j.kind, 'checks')
       assert.deepEqual(j.payload, {})
@@ -85,13 +116,25 @@ describe('gateway: agent routes', function () {
       const stored = await jobRow(gw, job.id)
       assert.notDeepEqual(stored.lease_token_sha256, Buffer.from(j.lease_token), 'only the hash is stored')
       assert.equal((stored.lease_token_sha256 as Buffer).length, 32)
-      assert.equal((await gw.agent(agent, 'POST', '/v1/agent/lease', { facts: FACTS })).body.job, null, 'a leased job is not leased twice')
+      assert.equal(
+        (await gw.agent(agent, 'POST', '/v1/agent/lease', { facts: FACTS })).body.job,
+        null,
+        'a leased job is not leased twice',
+      )
 
       const before = await jobRow(gw, job.id)
       const stale = 'A'.repeat(43)
       const r1 = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/heartbeat`, { lease_token: stale })
-      const r2 = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: stale, status: 'succeeded', result: CHECKS })
-      const r3 = await gw.agent(agent, 'POST', '/v1/agent/jobs/not-a-uuid/complete', { lease_token: stale, status: 'succeeded', result: CHECKS })
+      const r2 = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: stale,
+        status: 'succeeded',
+        result: CHECKS,
+      })
+      const r3 = await gw.agent(agent, 'POST', '/v1/agent/jobs/not-a-uuid/complete', {
+        lease_token: stale,
+        status: 'succeeded',
+        result: CHECKS,
+      })
       for (const r of [r1, r2, r3]) {
         assert.equal(r.status, 409)
         assert.equal(errorCode(r), 'lease_conflict')
@@ -103,12 +146,20 @@ describe('gateway: agent routes', function () {
       assert.equal(hb.status, 200)
       assert.equal(hb.body.lease_expires_at, new Date(clock.now().getTime() + 120_000).toISOString())
       const result = { checks: [{ id: 'host:br-netfilter', status: 'pass', detail: 'loaded' }] }
-      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result })
+      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: j.lease_token,
+        status: 'succeeded',
+        result,
+      })
       assert.equal(done.status, 200)
       const finished = await getJob(gw.db.pool, job.id)
       assert.equal(finished!.status, 'succeeded')
       assert.deepEqual(finished!.result, result)
-      const again = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'failed', result: FAILURE })
+      const again = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: j.lease_token,
+        status: 'failed',
+        result: FAILURE,
+      })
       assert.equal(again.status, 409, 'a finished job cannot be completed again')
     })
 
@@ -124,13 +175,21 @@ describe('gateway: agent routes', function () {
         {},
       ]
       for (const result of bad) {
-        const r = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result })
+        const r = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+          lease_token: j.lease_token,
+          status: 'succeeded',
+          result,
+        })
         assert.equal(r.status, 400, JSON.stringify(result))
         assert.equal(errorCode(r), 'request_invalid')
         assert.match(String((r.body.error as { message: string }).message), /result/)
       }
       assert.deepEqual(await jobRow(gw, job.id), before, 'nothing was written')
-      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result: CHECKS })
+      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: j.lease_token,
+        status: 'succeeded',
+        result: CHECKS,
+      })
       assert.equal(done.status, 200)
     })
 
@@ -141,12 +200,34 @@ describe('gateway: agent routes', function () {
       clock.advance(121_000)
       assert.equal((await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job, null)
       await expireLeases(gw)
-      const second = (await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job as { id: string; lease_token: string; attempt: number }
+      const second = (await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job as {
+        id: string
+        lease_token: string
+        attempt: number
+      }
       assert.equal(second.id, job.id)
       assert.equal(second.attempt, 2)
       assert.notEqual(second.lease_token, first.lease_token)
-      assert.equal((await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: first.lease_token, status: 'succeeded', result: CHECKS })).status, 409)
-      assert.equal((await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: second.lease_token, status: 'succeeded', result: CHECKS })).status, 200)
+      assert.equal(
+        (
+          await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+            lease_token: first.lease_token,
+            status: 'succeeded',
+            result: CHECKS,
+          })
+        ).status,
+        409,
+      )
+      assert.equal(
+        (
+          await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+            lease_token: second.lease_token,
+            status: 'succeeded',
+            result: CHECKS,
+          })
+        ).status,
+        200,
+      )
     })
 
     it('a job abandoned on its last attempt fails instead of being leased forever', async () => {
@@ -171,7 +252,11 @@ describe('gateway: agent routes', function () {
       const hb = await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })
       assert.equal(hb.status, 200)
       assert.equal(hb.body.node_status, 'draining')
-      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result: CHECKS })
+      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: j.lease_token,
+        status: 'succeeded',
+        result: CHECKS,
+      })
       assert.equal(done.status, 200)
       assert.equal((await getJob(gw.db.pool, job.id))!.status, 'succeeded')
     })
@@ -184,7 +269,11 @@ describe('gateway: agent routes', function () {
       assert.equal(refused.status, 403)
       assert.equal(errorCode(refused), 'node_lost')
       assert.deepEqual(refused.body.cleanup, [{ job_id: job.id }])
-      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: j.lease_token, status: 'succeeded', result: CHECKS })
+      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: j.lease_token,
+        status: 'succeeded',
+        result: CHECKS,
+      })
       assert.equal(done.status, 409)
       assert.equal((await getJob(gw.db.pool, job.id))!.status, 'leased')
     })
@@ -232,7 +321,9 @@ describe('gateway: agent routes', function () {
         assert.equal((await listNodeCertificates(gw.db.pool, 'node-r')).length, 1, 'nothing issued')
 
         clock.set(new Date(realNow))
-        const bad = await gw.agent(old, 'POST', '/v1/agent/certificate/renew', { csr_pem: await makeCsr(key, { name: 'CN=node-x' }) })
+        const bad = await gw.agent(old, 'POST', '/v1/agent/certificate/renew', {
+          csr_pem: await makeCsr(key, { name: 'CN=node-x' }),
+        })
         assert.equal(bad.status, 400)
         assert.equal(errorCode(bad), 'renewal_csr_invalid')
         const renewed = await gw.agent(old, 'POST', '/v1/agent/certificate/renew', { csr_pem: csr })
@@ -243,7 +334,11 @@ describe('gateway: agent routes', function () {
         assert.equal(certs.length, 2)
         assert.equal(certs[1]!.replacesId, certs[0]!.id)
 
-        assert.equal((await gw.agent(old, 'POST', '/v1/agent/heartbeat', {})).status, 200, 'old still works before the new one is used')
+        assert.equal(
+          (await gw.agent(old, 'POST', '/v1/agent/heartbeat', {})).status,
+          200,
+          'old still works before the new one is used',
+        )
         assert.equal((await gw.agent(fresh, 'GET', '/healthz')).status, 200, 'probing /healthz is not a first use')
         assert.equal((await gw.agent(old, 'GET', '/v1/agent/identity')).status, 200)
 
@@ -285,9 +380,21 @@ describe('gateway: agent routes', function () {
         assert.equal((await gw.agent(old, 'POST', '/v1/agent/heartbeat', {})).status, 200)
         clock.set(new Date(realNow))
         const key = await nodeKey()
-        const renewed = await gw.agent(old, 'POST', '/v1/agent/certificate/renew', { csr_pem: await makeCsr(key, { name: 'CN=node-s' }) })
+        const renewed = await gw.agent(old, 'POST', '/v1/agent/certificate/renew', {
+          csr_pem: await makeCsr(key, { name: 'CN=node-s' }),
+        })
         assert.equal(renewed.status, 200)
-        assert.equal((await gw.agent({ keyPem: key.privateKeyPem, certificatePem: renewed.body.certificate_pem as string }, 'POST', '/v1/agent/heartbeat', {})).status, 200)
+        assert.equal(
+          (
+            await gw.agent(
+              { keyPem: key.privateKeyPem, certificatePem: renewed.body.certificate_pem as string },
+              'POST',
+              '/v1/agent/heartbeat',
+              {},
+            )
+          ).status,
+          200,
+        )
         assert.equal((await gw.agent(old, 'POST', '/v1/agent/heartbeat', {})).status, 401)
       } finally {
         await gw.close()

@@ -10,7 +10,16 @@ import { eventually } from '../../support/eventually.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
-const FACTS = { cpu_count: 2, memory_mb: 2048, data_disk_free_gb: 10, kernel: '6.1.0', docker_version: null, agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 0 }
+const FACTS = {
+  cpu_count: 2,
+  memory_mb: 2048,
+  data_disk_free_gb: 10,
+  kernel: '6.1.0',
+  docker_version: null,
+  agent_version: '0.1.0',
+  bridge_netfilter: true,
+  clock_skew_ms: 0,
+}
 const LONG = { authCacheMs: 600_000, authRecheckMs: 3_600_000 }
 
 describe('gateway: the certificate cache under revocation, two gateways', function () {
@@ -32,14 +41,19 @@ describe('gateway: the certificate cache under revocation, two gateways', functi
   async function enrolledAndCached(nodeId: string): Promise<AgentIdentityFiles> {
     await one.declareNode(nodeId)
     const agent = await one.enroll(nodeId, await one.issueSecret(nodeId))
-    for (const gw of [one, two]) assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200)
+    for (const gw of [one, two])
+      assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200)
     return agent
   }
 
   async function refusedByBothWithinASecond(agent: AgentIdentityFiles): Promise<void> {
     const started = Date.now()
     for (const gw of [one, two]) {
-      await eventually('the revocation to reach the gateway', async () => (await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status === 401, { timeoutMs: 1000, intervalMs: 20 })
+      await eventually(
+        'the revocation to reach the gateway',
+        async () => (await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status === 401,
+        { timeoutMs: 1000, intervalMs: 20 },
+      )
     }
     assert.ok(Date.now() - started < 2000)
   }
@@ -62,7 +76,11 @@ describe('gateway: the certificate cache under revocation, two gateways', functi
     try {
       await revokeNodeCertificates(one.db.pool, 'node-quiet', new Date())
       await new Promise((resolve) => setTimeout(resolve, 300))
-      assert.equal((await two.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200, 'unannounced: still cached')
+      assert.equal(
+        (await two.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status,
+        200,
+        'unannounced: still cached',
+      )
       assert.ok((await two.gateway!.recheckAuthCache()) >= 1)
       assert.equal((await two.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 401)
     } finally {

@@ -19,8 +19,12 @@ async function expectCode(promise: Promise<unknown>, code: string): Promise<void
 describe('fleetkit ca init', function () {
   this.timeout(60_000)
   let dir: string
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'fleetkit-ca-')) })
-  after(async () => { await rm(dir, { recursive: true, force: true }) })
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-ca-'))
+  })
+  after(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
   it('writes ca.pem, ca.key 0600, ca-bundle.pem, server.pem, server.key 0600; output matches the schema', async () => {
     const pkiDir = join(dir, 'pki')
@@ -32,7 +36,14 @@ describe('fleetkit ca init', function () {
     assert.equal((await stat(join(pkiDir, 'ca.key'))).mode & 0o777, 0o600)
     assert.equal((await stat(join(pkiDir, 'server.key'))).mode & 0o777, 0o600)
     assert.equal((await stat(pkiDir)).mode & 0o777, 0o700)
-    const { stdout } = await run('openssl', ['verify', '-CAfile', join(pkiDir, 'ca.pem'), '-purpose', 'sslserver', join(pkiDir, 'server.pem')])
+    const { stdout } = await run('openssl', [
+      'verify',
+      '-CAfile',
+      join(pkiDir, 'ca.pem'),
+      '-purpose',
+      'sslserver',
+      join(pkiDir, 'server.pem'),
+    ])
     assert.match(stdout, /OK/)
     const set = await loadPkiSet(pkiDir, new Date())
     assert.equal(set.ca.fingerprintSha256, result.caFingerprintSha256)

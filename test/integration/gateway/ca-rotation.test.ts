@@ -17,16 +17,24 @@ import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 import { overlayEnv, startProcess } from '../../support/process.js'
 
-interface Identity { nodeId: string; keyPem: string; certificatePem: string }
-
+interface Identity {
+  nodeId: string
+  keyPem: string
+  certificatePem: string
+}
 
 function rotate(gw: TestGateway, ...args: string[]): Promise<CliRun> {
-  return runFleetkit(['ca', 'rotate', '--json', ...args], { env: { DATABASE_URL: gw.db.url, FLEETKIT_PKI_DIR: gw.pkiDir } })
+  return runFleetkit(['ca', 'rotate', '--json', ...args], {
+    env: { DATABASE_URL: gw.db.url, FLEETKIT_PKI_DIR: gw.pkiDir },
+  })
 }
 
 async function snapshot(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {}
-  for (const name of (await readdir(dir)).sort()) out[name] = createHash('sha256').update(await readFile(join(dir, name))).digest('hex')
+  for (const name of (await readdir(dir)).sort())
+    out[name] = createHash('sha256')
+      .update(await readFile(join(dir, name)))
+      .digest('hex')
   return out
 }
 
@@ -46,13 +54,26 @@ function servedCertificate(gw: TestGateway): Promise<X509Certificate> {
 describe('fleetkit ca rotate', function () {
   this.timeout(180_000)
   let pg: DisposablePostgres
-  before(async () => { pg = await startDisposablePostgres() })
-  after(async () => { await pg?.stop() })
+  before(async () => {
+    pg = await startDisposablePostgres()
+  })
+  after(async () => {
+    await pg?.stop()
+  })
 
   let gw: TestGateway
   /** What agents trust: the bootstrap bundle, then the bundle their renewal returned. */
-  const call = (bundle: string, id: Identity | undefined, method: string, path: string, body?: unknown): Promise<HttpReply> =>
-    httpsJson(gw.agentUrl, method, path, body, { ca: bundle, ...(id ? { key: id.keyPem, cert: id.certificatePem } : {}) })
+  const call = (
+    bundle: string,
+    id: Identity | undefined,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<HttpReply> =>
+    httpsJson(gw.agentUrl, method, path, body, {
+      ca: bundle,
+      ...(id ? { key: id.keyPem, cert: id.certificatePem } : {}),
+    })
   const enroll = async (nodeId: string): Promise<Identity> => {
     await gw.declareNode(nodeId)
     const id = await gw.enroll(nodeId, await gw.issueSecret(nodeId))
@@ -60,29 +81,46 @@ describe('fleetkit ca rotate', function () {
   }
   const renew = async (bundle: string, id: Identity): Promise<{ id: Identity; bundle: string }> => {
     const key = await nodeKey()
-    const reply = await call(bundle, id, 'POST', '/v1/agent/certificate/renew', { csr_pem: await makeCsr(key, { name: `CN=${id.nodeId}` }) })
+    const reply = await call(bundle, id, 'POST', '/v1/agent/certificate/renew', {
+      csr_pem: await makeCsr(key, { name: `CN=${id.nodeId}` }),
+    })
     assert.equal(reply.status, 200, JSON.stringify(reply.body))
     const fresh = { nodeId: id.nodeId, keyPem: key.privateKeyPem, certificatePem: reply.body.certificate_pem as string }
     // The first use of the new certificate (revokes the old one).
-    assert.equal((await call(reply.body.ca_bundle_pem as string, fresh, 'POST', '/v1/agent/heartbeat', { facts: null })).status, 200)
+    assert.equal(
+      (await call(reply.body.ca_bundle_pem as string, fresh, 'POST', '/v1/agent/heartbeat', { facts: null })).status,
+      200,
+    )
     return { id: fresh, bundle: reply.body.ca_bundle_pem as string }
   }
   const reloaded = async (caSha: string) => {
     await gw.gateway!.reloadPki()
-    assert.equal(gw.gateway!.currentPkiSet().ca.fingerprintSha256, caSha, 'the gateway serves the new set after its reload')
+    assert.equal(
+      gw.gateway!.currentPkiSet().ca.fingerprintSha256,
+      caSha,
+      'the gateway serves the new set after its reload',
+    )
   }
 
   // The gateway reloads its PKI only when a test says so (reloaded()): its 2 s timer could otherwise
   // reload between two steps on a loaded machine, and a test asserts what it holds until then.
-  beforeEach(async () => { gw = await startTestGateway({ postgresUrl: pg.url, tuning: { pkiReloadMs: 3_600_000 } }) })
-  afterEach(async () => { await gw?.close() })
+  beforeEach(async () => {
+    gw = await startTestGateway({ postgresUrl: pg.url, tuning: { pkiReloadMs: 3_600_000 } })
+  })
+  afterEach(async () => {
+    await gw?.close()
+  })
 
   it('runs a whole rotation: begin, renewals, abort refused, complete refused naming the node, dry run, complete; same gateway throughout', async () => {
     const oldSha = certificateFingerprintSha256(await readFile(join(gw.pkiDir, 'ca.pem'), 'utf8'))
     const a = await enroll('node-a')
     const b = await enroll('node-b')
     const bootstrap = gw.caPem
-    assert.equal((await call(bootstrap, a, 'POST', '/v1/agent/heartbeat', { facts: null })).body.renewal_due, undefined, 'not due before a rotation')
+    assert.equal(
+      (await call(bootstrap, a, 'POST', '/v1/agent/heartbeat', { facts: null })).body.renewal_due,
+      undefined,
+      'not due before a rotation',
+    )
 
     const none = await rotate(gw, '--status')
     assert.equal(none.code, 0, none.stdout + none.stderr)
@@ -115,7 +153,10 @@ describe('fleetkit ca rotate', function () {
     const renewedA = await renew(bootstrap, a)
     assert.equal((await listNodeCertificates(gw.db.pool, 'node-a')).at(-1)!.issuerCaSha256, newSha)
     assert.deepEqual(bundleFingerprints(renewedA.bundle), [newSha, oldSha], 'the renewal hands over the two-CA bundle')
-    assert.equal((await call(renewedA.bundle, renewedA.id, 'POST', '/v1/agent/heartbeat', { facts: null })).body.renewal_due, undefined)
+    assert.equal(
+      (await call(renewedA.bundle, renewedA.id, 'POST', '/v1/agent/heartbeat', { facts: null })).body.renewal_due,
+      undefined,
+    )
 
     const abort = await rotate(gw, '--abort')
     assert.equal(abort.json.code, 'CA_ROTATION_ABORT_REFUSED')
@@ -127,16 +168,26 @@ describe('fleetkit ca rotate', function () {
     assertMatchesOutputSchema('ca-rotate', preview.json)
     assert.equal(preview.json.result.completePossible, false)
     assert.equal(preview.json.result.abortPossible, false)
-    assert.deepEqual(preview.json.result.progress.blocking.map((n: { nodeId: string }) => n.nodeId), ['node-b'])
+    assert.deepEqual(
+      preview.json.result.progress.blocking.map((n: { nodeId: string }) => n.nodeId),
+      ['node-b'],
+    )
     assert.deepEqual(await snapshot(gw.pkiDir), filesBefore, 'a dry run writes no file')
 
     const refused = await rotate(gw, '--complete')
     assert.equal(refused.json.code, 'CA_ROTATION_INCOMPLETE')
     assertMatchesOutputSchema('ca-rotate', refused.json)
     assert.match(refused.json.message, /node-b/)
-    assert.deepEqual(refused.json.data.nodes.map((n: { nodeId: string }) => n.nodeId), ['node-b'])
+    assert.deepEqual(
+      refused.json.data.nodes.map((n: { nodeId: string }) => n.nodeId),
+      ['node-b'],
+    )
     assert.deepEqual(await snapshot(gw.pkiDir), filesBefore)
-    assert.equal((await call(bootstrap, b, 'POST', '/v1/agent/heartbeat', { facts: null })).status, 200, 'node-b still works')
+    assert.equal(
+      (await call(bootstrap, b, 'POST', '/v1/agent/heartbeat', { facts: null })).status,
+      200,
+      'node-b still works',
+    )
 
     const renewedB = await renew(bootstrap, b)
     const done = await rotate(gw, '--complete')
@@ -149,7 +200,11 @@ describe('fleetkit ca rotate', function () {
     assert.deepEqual(bundleFingerprints(await readFile(join(gw.pkiDir, 'ca-bundle.pem'), 'utf8')), [newSha])
     await assert.rejects(stat(join(gw.pkiDir, 'ca.key.previous')), { code: 'ENOENT' })
     const serverPem = await readFile(join(gw.pkiDir, 'server.pem'), 'utf8')
-    assert.ok(new X509Certificate(serverPem).checkIssued(new X509Certificate(await readFile(join(gw.pkiDir, 'ca.pem'), 'utf8'))))
+    assert.ok(
+      new X509Certificate(serverPem).checkIssued(
+        new X509Certificate(await readFile(join(gw.pkiDir, 'ca.pem'), 'utf8')),
+      ),
+    )
 
     await eventually('the gateway to serve the re-signed server certificate', async () => {
       await gw.gateway!.reloadPki()
@@ -181,7 +236,9 @@ describe('fleetkit ca rotate', function () {
     // The gateway has not reloaded yet: it holds the aborted CA and must not issue from it.
     assert.equal(gw.gateway!.currentPkiSet().ca.fingerprintSha256, newSha)
     const key = await nodeKey()
-    const refused = await call(gw.caPem, a, 'POST', '/v1/agent/certificate/renew', { csr_pem: await makeCsr(key, { name: 'CN=node-a' }) })
+    const refused = await call(gw.caPem, a, 'POST', '/v1/agent/certificate/renew', {
+      csr_pem: await makeCsr(key, { name: 'CN=node-a' }),
+    })
     assert.equal(refused.status, 503)
     assert.equal((refused.body.error as { code: string }).code, 'issuing_ca_retired')
     assert.ok(refused.headers['retry-after'])
@@ -199,10 +256,14 @@ describe('fleetkit ca rotate', function () {
       await holder.query('SELECT pg_advisory_xact_lock_shared($1)', [ISSUANCE_LOCK_KEY])
       const before = await snapshot(gw.pkiDir)
       const pending = rotate(gw, '--begin')
-      await eventually('ca rotate --begin to wait for the issuance lock', async () => {
-        const { rows } = await gw.db.pool.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)
-        return rows.length > 0
-      }, { timeoutMs: 60_000 })
+      await eventually(
+        'ca rotate --begin to wait for the issuance lock',
+        async () => {
+          const { rows } = await gw.db.pool.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)
+          return rows.length > 0
+        },
+        { timeoutMs: 60_000 },
+      )
       assert.deepEqual(await snapshot(gw.pkiDir), before, 'nothing written while an issuance holds the lock')
       await holder.query('COMMIT')
       const begun = await pending
@@ -216,12 +277,21 @@ describe('fleetkit ca rotate', function () {
     const a = await enroll('node-a')
     const begun = await rotate(gw, '--begin')
     await reloaded(begun.json.result.rotation.newCaSha256 as string)
-    const waiting = startProcess(process.execPath, [fleetkitEntry(), 'ca', 'rotate', '--status', '--wait', '--interval', '1'], {
-      env: overlayEnv({ DATABASE_URL: gw.db.url, FLEETKIT_PKI_DIR: gw.pkiDir }),
-    })
-    await eventually('a progress line', () => waiting.stderr().includes('0/1 connected nodes renewed onto the new CA; waiting for node-a'), {
-      timeoutMs: 60_000, stop: () => (waiting.exit() ? `it exited: ${waiting.stderr()}` : undefined),
-    })
+    const waiting = startProcess(
+      process.execPath,
+      [fleetkitEntry(), 'ca', 'rotate', '--status', '--wait', '--interval', '1'],
+      {
+        env: overlayEnv({ DATABASE_URL: gw.db.url, FLEETKIT_PKI_DIR: gw.pkiDir }),
+      },
+    )
+    await eventually(
+      'a progress line',
+      () => waiting.stderr().includes('0/1 connected nodes renewed onto the new CA; waiting for node-a'),
+      {
+        timeoutMs: 60_000,
+        stop: () => (waiting.exit() ? `it exited: ${waiting.stderr()}` : undefined),
+      },
+    )
     await renew(gw.caPem, a)
     const ended = await waiting.exited
     const done = { code: ended.code, stdout: waiting.stdout(), stderr: waiting.stderr() }
@@ -260,7 +330,11 @@ describe('fleetkit ca rotate', function () {
     try {
       await copyFile(join(gw.pkiDir, 'ca.key'), join(half, 'ca.key'))
       const env = { DATABASE_URL: gw.db.url, FLEETKIT_PKI_DIR: half }
-      for (const args of [['ca', 'init'], ['ca', 'rotate', '--status'], ['ca', 'server-cert', '--server-name', 'gw.test']]) {
+      for (const args of [
+        ['ca', 'init'],
+        ['ca', 'rotate', '--status'],
+        ['ca', 'server-cert', '--server-name', 'gw.test'],
+      ]) {
         const run = await runFleetkit([...args, '--json'], { env })
         assert.equal(run.json.code, 'PKI_KEY_WITHOUT_CERTIFICATE', `${args.join(' ')}: ${run.stdout}${run.stderr}`)
         assert.deepEqual(run.json.actions.slice(0, 2), [
@@ -269,7 +343,10 @@ describe('fleetkit ca rotate', function () {
         ])
       }
       const { loadPkiSet } = await import('../../../src/pki/pki-set.js')
-      await assert.rejects(loadPkiSet(half, new Date()), (error: { code?: string }) => error.code === 'PKI_KEY_WITHOUT_CERTIFICATE')
+      await assert.rejects(
+        loadPkiSet(half, new Date()),
+        (error: { code?: string }) => error.code === 'PKI_KEY_WITHOUT_CERTIFICATE',
+      )
     } finally {
       await rm(half, { recursive: true, force: true })
     }

@@ -14,7 +14,16 @@ import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../
 import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
-const FACTS = { cpu_count: 2, memory_mb: 2048, data_disk_free_gb: 10, kernel: '6.1.0', docker_version: null, agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 0 }
+const FACTS = {
+  cpu_count: 2,
+  memory_mb: 2048,
+  data_disk_free_gb: 10,
+  kernel: '6.1.0',
+  docker_version: null,
+  agent_version: '0.1.0',
+  bridge_netfilter: true,
+  clock_skew_ms: 0,
+}
 
 interface Flooder {
   socket: TLSSocket
@@ -28,9 +37,13 @@ function idleConnection(port: number, localAddress: string, ca: string): Flooder
   tcp.on('error', () => undefined)
   const socket = connect({ socket: tcp, ca, servername: 'localhost' })
   const f: Flooder = { socket, secured: false, closed: false }
-  socket.on('secureConnect', () => { f.secured = true })
+  socket.on('secureConnect', () => {
+    f.secured = true
+  })
   socket.on('error', () => undefined)
-  socket.on('close', () => { f.closed = true })
+  socket.on('close', () => {
+    f.closed = true
+  })
   return f
 }
 
@@ -38,10 +51,22 @@ function idleConnection(port: number, localAddress: string, ca: string): Flooder
 function heartbeat(gw: TestGateway, identity: AgentIdentityFiles): Promise<number> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify({ facts: FACTS })
-    const req = httpsRequest(new URL('/v1/agent/heartbeat', gw.agentUrl), {
-      method: 'POST', ca: gw.caPem, key: identity.keyPem, cert: identity.certificatePem, agent: false, timeout: 5000,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)) })
+    const req = httpsRequest(
+      new URL('/v1/agent/heartbeat', gw.agentUrl),
+      {
+        method: 'POST',
+        ca: gw.caPem,
+        key: identity.keyPem,
+        cert: identity.certificatePem,
+        agent: false,
+        timeout: 5000,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      },
+    )
     req.on('timeout', () => req.destroy(new Error('heartbeat timed out')))
     req.on('error', reject)
     req.end(body)
@@ -52,9 +77,13 @@ function metricsText(gw: TestGateway): Promise<string> {
   return new Promise((resolve, reject) => {
     httpRequest(`${gw.metricsUrl}/metrics`, (res) => {
       let text = ''
-      res.on('data', (c: Buffer) => { text += c.toString() })
+      res.on('data', (c: Buffer) => {
+        text += c.toString()
+      })
       res.on('end', () => resolve(text))
-    }).on('error', reject).end()
+    })
+      .on('error', reject)
+      .end()
   })
 }
 
@@ -66,9 +95,14 @@ describe('gateway faults: idle connection flood on the enrollment listener', fun
   before(async () => {
     postgres = await startDisposablePostgres()
     gw = await startTestGateway({
-      postgresUrl: postgres.url, mode: 'process',
+      postgresUrl: postgres.url,
+      mode: 'process',
       wrapper: ['prlimit', '--nofile=1024:1024', '--'],
-      env: { FLEETKIT_ENROLL_IDLE_SECONDS: '4', FLEETKIT_LOG_LEVEL: 'info', ...JSON.parse(process.env.FLOOD_TEST_ENV ?? '{}') as Record<string, string> },
+      env: {
+        FLEETKIT_ENROLL_IDLE_SECONDS: '4',
+        FLEETKIT_LOG_LEVEL: 'info',
+        ...(JSON.parse(process.env.FLOOD_TEST_ENV ?? '{}') as Record<string, string>),
+      },
     })
   })
   after(async () => {
@@ -91,7 +125,11 @@ describe('gateway faults: idle connection flood on the enrollment listener', fun
     // And 100 from one address: the per-source cap.
     const oneSource = Array.from({ length: 100 }, () => idleConnection(port, '127.0.2.1', gw.caPem))
     flood.push(...oneSource)
-    await eventually('every flood connection to be accepted or closed', () => flood.every((f) => f.secured || f.closed), { timeoutMs: 60_000, intervalMs: 100 })
+    await eventually(
+      'every flood connection to be accepted or closed',
+      () => flood.every((f) => f.secured || f.closed),
+      { timeoutMs: 60_000, intervalMs: 100 },
+    )
     const held = flood.filter((f) => !f.closed).length
     assert.ok(held <= 512, `at most the total cap is held open (${held})`)
     assert.ok(oneSource.filter((f) => !f.closed).length <= 64, 'at most the per-source cap from one address')
@@ -104,9 +142,16 @@ describe('gateway faults: idle connection flood on the enrollment listener', fun
     assert.match(metrics, /fleetkit_gateway_enroll_connections_closed_total\{reason="(total_cap|source_cap)"\} [1-9]/)
 
     // The idle timeout (4 s here) closes the rest; then a host can enroll again.
-    await eventually('the idle timeout to close the flood', () => flood.every((f) => f.closed), { timeoutMs: 30_000, intervalMs: 200 })
+    await eventually('the idle timeout to close the flood', () => flood.every((f) => f.closed), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    })
     await gw.declareNode('node-late')
-    const reply = await gw.enrollPost({ node_id: 'node-late', enrollment_secret: await gw.issueSecret('node-late'), csr_pem: await makeCsr(await nodeKey(), { name: 'CN=node-late' }) })
+    const reply = await gw.enrollPost({
+      node_id: 'node-late',
+      enrollment_secret: await gw.issueSecret('node-late'),
+      csr_pem: await makeCsr(await nodeKey(), { name: 'CN=node-late' }),
+    })
     assert.equal(reply.status, 200)
     for (const agent of agents) assert.equal(await heartbeat(gw, agent), 200)
   })
@@ -118,7 +163,10 @@ describe('gateway: the TLS handshake deadline of each listener', function () {
   let gw: TestGateway
   before(async () => {
     postgres = await startDisposablePostgres()
-    gw = await startTestGateway({ postgresUrl: postgres.url, tuning: { handshakeTimeoutMs: { enroll: 300, agent: 3000 } } })
+    gw = await startTestGateway({
+      postgresUrl: postgres.url,
+      tuning: { handshakeTimeoutMs: { enroll: 300, agent: 3000 } },
+    })
   })
   after(async () => {
     await gw?.close()
@@ -130,17 +178,25 @@ describe('gateway: the TLS handshake deadline of each listener', function () {
     const state = { closed: false }
     const socket = netConnect({ host: '127.0.0.1', port: Number(new URL(url).port) })
     socket.on('error', () => undefined)
-    socket.on('close', () => { state.closed = true })
+    socket.on('close', () => {
+      state.closed = true
+    })
     return state
   }
 
-  it('cuts off a silent connection at the enrollment listener\'s short deadline, and the agent listener\'s only at its longer one', async () => {
+  it("cuts off a silent connection at the enrollment listener's short deadline, and the agent listener's only at its longer one", async () => {
     const enroll = silent(gw.enrollUrl)
     const agent = silent(gw.agentUrl)
-    await eventually('the enrollment listener to cut its silent connection off', () => enroll.closed, { timeoutMs: 10_000, intervalMs: 50 })
+    await eventually('the enrollment listener to cut its silent connection off', () => enroll.closed, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    })
     // A whole fleet reconnecting at once queues its handshakes: the agent listener waits longer for one.
     await new Promise((resolve) => setTimeout(resolve, 1000))
-    assert.equal(agent.closed, false, 'the agent listener cut a handshake off at the enrollment listener\'s deadline')
-    await eventually('the agent listener to cut its silent connection off', () => agent.closed, { timeoutMs: 20_000, intervalMs: 100 })
+    assert.equal(agent.closed, false, "the agent listener cut a handshake off at the enrollment listener's deadline")
+    await eventually('the agent listener to cut its silent connection off', () => agent.closed, {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+    })
   })
 })

@@ -20,11 +20,26 @@ import { readPostmasterPid } from '../../../src/store/embedded/postmaster.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { eventually } from '../../support/eventually.js'
 import { fakeRunner } from '../../support/fake-host.js'
-import { httpsJson, startTestGateway, type AgentIdentityFiles, type HttpReply, type TestGateway } from '../../support/gateway.js'
+import {
+  httpsJson,
+  startTestGateway,
+  type AgentIdentityFiles,
+  type HttpReply,
+  type TestGateway,
+} from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
-const FACTS = { cpu_count: 2, memory_mb: 2048, data_disk_free_gb: 10, kernel: '6.1.0', docker_version: null, agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 0 }
+const FACTS = {
+  cpu_count: 2,
+  memory_mb: 2048,
+  data_disk_free_gb: 10,
+  kernel: '6.1.0',
+  docker_version: null,
+  agent_version: '0.1.0',
+  bridge_netfilter: true,
+  clock_skew_ms: 0,
+}
 const JOB_ID = '0b7c9a52-7f0e-4a55-9d1f-3f4a8e1c2b3d'
 
 function code(reply: HttpReply): string | undefined {
@@ -36,8 +51,16 @@ function httpGet(url: string): Promise<HttpReply> {
     httpRequest(url, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>, headers: res.headers }))
-    }).on('error', reject).end()
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+          headers: res.headers,
+        }),
+      )
+    })
+      .on('error', reject)
+      .end()
   })
 }
 
@@ -52,14 +75,20 @@ describe('gateway faults: the database goes away', function () {
   let postgres: DisposablePostgres
   let gw: TestGateway
   let agent: AgentIdentityFiles
-  before(async () => { postgres = await startDisposablePostgres() })
-  after(async () => { await postgres?.stop() })
+  before(async () => {
+    postgres = await startDisposablePostgres()
+  })
+  after(async () => {
+    await postgres?.stop()
+  })
   beforeEach(async () => {
     gw = await startTestGateway({ postgresUrl: postgres.url, tuning: { databaseCheckMs: 100_000 } })
     await gw.declareNode('node-db')
     agent = await gw.enroll('node-db', await gw.issueSecret('node-db'))
   })
-  afterEach(async () => { await gw?.close() })
+  afterEach(async () => {
+    await gw?.close()
+  })
 
   it('answers 503 STATE_UNAVAILABLE with Retry-After on every route, /healthz says the database is down, and recovers by itself', async () => {
     await gw.declareNode('node-new')
@@ -72,12 +101,25 @@ describe('gateway faults: the database goes away', function () {
       assert.equal(gw.gateway!.databaseAvailable(), false, 'the failed request marked the database down')
       assertUnavailable(await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS }), 'heartbeat')
       assertUnavailable(await gw.agent(agent, 'POST', '/v1/agent/lease', { facts: FACTS }), 'lease')
-      assertUnavailable(await gw.agent(agent, 'POST', `/v1/agent/jobs/${JOB_ID}/heartbeat`, { lease_token: 'x'.repeat(43) }), 'job heartbeat')
-      assertUnavailable(await gw.agent(agent, 'POST', `/v1/agent/jobs/${JOB_ID}/complete`, { lease_token: 'x'.repeat(43), status: 'succeeded', result: {} }), 'job complete')
+      assertUnavailable(
+        await gw.agent(agent, 'POST', `/v1/agent/jobs/${JOB_ID}/heartbeat`, { lease_token: 'x'.repeat(43) }),
+        'job heartbeat',
+      )
+      assertUnavailable(
+        await gw.agent(agent, 'POST', `/v1/agent/jobs/${JOB_ID}/complete`, {
+          lease_token: 'x'.repeat(43),
+          status: 'succeeded',
+          result: {},
+        }),
+        'job complete',
+      )
       assertUnavailable(await gw.agent(agent, 'POST', '/v1/agent/certificate/renew', { csr_pem: csr }), 'renew')
       assertUnavailable(await gw.agent(agent, 'GET', '/v1/agent/identity'), 'identity')
       assertUnavailable(await gw.enrollPost({ node_id: 'node-new', enrollment_secret: secret, csr_pem: csr }), 'enroll')
-      for (const [what, reply] of [['agent /healthz', await gw.agent(agent, 'GET', '/healthz')], ['enroll /healthz', await httpsHealth(gw)]] as const) {
+      for (const [what, reply] of [
+        ['agent /healthz', await gw.agent(agent, 'GET', '/healthz')],
+        ['enroll /healthz', await httpsHealth(gw)],
+      ] as const) {
         assertUnavailable(reply, what)
         assert.equal(reply.body.database, 'down', what)
       }
@@ -95,7 +137,11 @@ describe('gateway faults: the database goes away', function () {
     const health = await httpGet(`${gw.metricsUrl}/healthz`)
     assert.deepEqual([health.status, health.body.database], [200, 'up'])
     assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200)
-    assert.equal((await gw.enrollPost({ node_id: 'node-new', enrollment_secret: secret, csr_pem: csr })).status, 200, 'the secret was not used up by the refused attempt')
+    assert.equal(
+      (await gw.enrollPost({ node_id: 'node-new', enrollment_secret: secret, csr_pem: csr })).status,
+      200,
+      'the secret was not used up by the refused attempt',
+    )
   })
 
   it('an exhausted pool answers 503 STATE_UNAVAILABLE (pool_exhausted) while /healthz still finds the database up', async () => {
@@ -132,11 +178,19 @@ describe('gateway faults: the database goes away', function () {
     try {
       await stageIdentity(join(dir, 'pki'), agent.keyPem, agent.certificatePem, agent.caPem)
       await writeFile(join(dir, 'ca.pem'), gw.caPem)
-      await writeFile(join(dir, 'agent.env'), [
-        'FLEETKIT_NODE_ID=node-db', `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`, `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
-        `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'ca.pem')}`, `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`, `FLEETKIT_HOST_ROOT=${dir}`,
-        'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1', '',
-      ].join('\n'))
+      await writeFile(
+        join(dir, 'agent.env'),
+        [
+          'FLEETKIT_NODE_ID=node-db',
+          `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
+          `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
+          `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'ca.pem')}`,
+          `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`,
+          `FLEETKIT_HOST_ROOT=${dir}`,
+          'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1',
+          '',
+        ].join('\n'),
+      )
       const config = loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }, flags: {} })
       const log = memoryLogger('agent', 'debug')
       const job = await createJob(gw.db.pool, { nodeId: 'node-db', kind: 'checks', payload: {}, now: new Date() })
@@ -159,7 +213,15 @@ describe('gateway faults: the database goes away', function () {
         }
         if (log.lines.some((l) => l.msg === 'job_completed')) controller.abort()
       }
-      await runAgent(config, { log, clock: { now: () => new Date() }, rng: seededRng('dbfault'), host: { root: dir, run: fakeRunner({}) }, signal: controller.signal, sleep, runChecks })
+      await runAgent(config, {
+        log,
+        clock: { now: () => new Date() },
+        rng: seededRng('dbfault'),
+        host: { root: dir, run: fakeRunner({}) },
+        signal: controller.signal,
+        sleep,
+        runChecks,
+      })
       const unavailable = log.lines.find((l) => l.msg === 'gateway_unavailable')
       assert.ok(unavailable, `no gateway_unavailable line: ${JSON.stringify(log.lines.slice(-8))}`)
       assert.equal(unavailable.level, 'warn')
@@ -198,41 +260,71 @@ async function isUp(server: DisposablePostgres): Promise<boolean> {
 function httpsHealth(gw: TestGateway): Promise<HttpReply> {
   return Promise.race([
     httpsJson(gw.enrollUrl, 'GET', '/healthz', undefined, { ca: gw.caPem }),
-    new Promise<HttpReply>((_, reject) => setTimeout(() => reject(new Error('no /healthz answer within 5 s')), 5000).unref()),
+    new Promise<HttpReply>((_, reject) =>
+      setTimeout(() => reject(new Error('no /healthz answer within 5 s')), 5000).unref(),
+    ),
   ])
 }
 
 describe('gateway faults: the embedded database dies', function () {
   this.timeout(360_000)
   let postgres: DisposablePostgres
-  before(async () => { postgres = await startDisposablePostgres() })
-  after(async () => { await postgres?.stop() })
+  before(async () => {
+    postgres = await startDisposablePostgres()
+  })
+  after(async () => {
+    await postgres?.stop()
+  })
 
   it('`gateway serve` on the embedded default answers 503 while it is gone and starts it again by itself', async () => {
     // DATABASE_URL empty: the gateway process starts (and must restart) its own embedded server.
     const stateDir = await mkdtemp(join(tmpdir(), 'fleetkit-state-'))
     // The postgres user must reach it (mkdtemp makes it 0700).
     await chmod(stateDir, 0o755)
-    const gw = await startTestGateway({ postgresUrl: postgres.url, mode: 'process', env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir } })
+    const gw = await startTestGateway({
+      postgresUrl: postgres.url,
+      mode: 'process',
+      env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir },
+    })
     try {
       assert.equal((await httpGet(`${gw.metricsUrl}/healthz`)).body.database, 'up')
       const { dataDir } = embeddedServerPaths(stateDir)
       const before = await readPostmasterPid(dataDir)
       assert.ok(before, 'the embedded server runs')
       process.kill(before.pid, 'SIGKILL')
-      const down = await eventually('/healthz to report the database down', async () => {
-        const reply = await httpsHealth(gw).catch(() => undefined)
-        return reply?.status === 503 ? reply : undefined
-      }, { timeoutMs: 30_000, intervalMs: 50 })
+      const down = await eventually(
+        '/healthz to report the database down',
+        async () => {
+          const reply = await httpsHealth(gw).catch(() => undefined)
+          return reply?.status === 503 ? reply : undefined
+        },
+        { timeoutMs: 30_000, intervalMs: 50 },
+      )
       assert.equal(code(down), 'state_unavailable')
       assert.equal(down.body.database, 'down')
-      await eventually('the gateway to restart the embedded server', async () => (await httpsHealth(gw).catch(() => undefined))?.status === 200, { timeoutMs: 90_000, intervalMs: 200 })
-        .catch((error: Error) => { throw new Error(`${error.message}: ${gw.logs.filter((l) => l.includes('database')).slice(-5).join('\n')}`) })
+      await eventually(
+        'the gateway to restart the embedded server',
+        async () => (await httpsHealth(gw).catch(() => undefined))?.status === 200,
+        { timeoutMs: 90_000, intervalMs: 200 },
+      ).catch((error: Error) => {
+        throw new Error(
+          `${error.message}: ${gw.logs
+            .filter((l) => l.includes('database'))
+            .slice(-5)
+            .join('\n')}`,
+        )
+      })
       const after = await readPostmasterPid(dataDir)
       assert.ok(after && after.pid !== before.pid, 'a new postmaster')
       const lines = gw.logs.map((line) => JSON.parse(line) as { msg: string; level: string })
-      assert.ok(lines.some((l) => l.msg === 'database_restarting'), 'the restart is logged')
-      assert.ok(lines.some((l) => l.msg === 'database_available'), 'the recovery is logged')
+      assert.ok(
+        lines.some((l) => l.msg === 'database_restarting'),
+        'the restart is logged',
+      )
+      assert.ok(
+        lines.some((l) => l.msg === 'database_available'),
+        'the recovery is logged',
+      )
     } finally {
       await gw.close()
       await stopEmbeddedServer(stateDir).catch(() => undefined)

@@ -8,12 +8,17 @@ import { makeCsr, nodeKey, tamperSignature } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
 async function nodeRow(gw: TestGateway, id: string) {
-  const { rows } = await gw.db.pool.query('SELECT status, enrollment_secret_used_at, last_seen_at FROM nodes WHERE id = $1', [id])
+  const { rows } = await gw.db.pool.query(
+    'SELECT status, enrollment_secret_used_at, last_seen_at FROM nodes WHERE id = $1',
+    [id],
+  )
   return rows[0] as { status: string; enrollment_secret_used_at: Date | null; last_seen_at: Date | null }
 }
 
 async function rowCounts(gw: TestGateway): Promise<{ certificates: number; events: number }> {
-  const { rows } = await gw.db.pool.query('SELECT (SELECT count(*) FROM node_certificates)::int AS certificates, (SELECT count(*) FROM events)::int AS events')
+  const { rows } = await gw.db.pool.query(
+    'SELECT (SELECT count(*) FROM node_certificates)::int AS certificates, (SELECT count(*) FROM events)::int AS events',
+  )
   return rows[0] as { certificates: number; events: number }
 }
 
@@ -21,10 +26,18 @@ describe('gateway: enrollment', function () {
   this.timeout(120_000)
   let pg: DisposablePostgres
   let gw: TestGateway
-  before(async () => { pg = await startDisposablePostgres() })
-  after(async () => { await pg?.stop() })
-  beforeEach(async () => { gw = await startTestGateway({ postgresUrl: pg.url }) })
-  afterEach(async () => { await gw?.close() })
+  before(async () => {
+    pg = await startDisposablePostgres()
+  })
+  after(async () => {
+    await pg?.stop()
+  })
+  beforeEach(async () => {
+    gw = await startTestGateway({ postgresUrl: pg.url })
+  })
+  afterEach(async () => {
+    await gw?.close()
+  })
 
   it('enrolls a provisioning node with its secret: 200 {certificate_pem, ca_pem, not_after, server_time}, node active, certificate stored', async () => {
     await gw.declareNode('node-1')
@@ -51,15 +64,25 @@ describe('gateway: enrollment', function () {
     const secret = await gw.issueSecret('node-2')
     const before = await rowCounts(gw)
     const key = await nodeKey()
-    for (const csr of ['not a csr', tamperSignature(await makeCsr(key, { name: 'CN=node-2' })), await makeCsr(key, { name: 'CN=node-3' }), await makeCsr(key, { name: 'CN=node-2', dnsNames: ['evil.example'] })]) {
+    for (const csr of [
+      'not a csr',
+      tamperSignature(await makeCsr(key, { name: 'CN=node-2' })),
+      await makeCsr(key, { name: 'CN=node-3' }),
+      await makeCsr(key, { name: 'CN=node-2', dnsNames: ['evil.example'] }),
+    ]) {
       const reply = await gw.enrollPost({ node_id: 'node-2', enrollment_secret: secret, csr_pem: csr })
       assert.equal(reply.status, 400)
       assert.equal((reply.body.error as { code: string }).code, 'enrollment_csr_invalid')
     }
     // Nothing is written but the audit line: every refused enrollment is an event (issue 11), never a certificate.
     assert.deepEqual(await rowCounts(gw), { ...before, events: before.events + 4 })
-    const { rows: refusals } = await gw.db.pool.query("SELECT data FROM events WHERE kind = 'enrollment_refused' AND node_id = 'node-2'")
-    assert.deepEqual(refusals.map((r) => r.data), Array(4).fill({ reason: 'csr_invalid' }))
+    const { rows: refusals } = await gw.db.pool.query(
+      "SELECT data FROM events WHERE kind = 'enrollment_refused' AND node_id = 'node-2'",
+    )
+    assert.deepEqual(
+      refusals.map((r) => r.data),
+      Array(4).fill({ reason: 'csr_invalid' }),
+    )
     const node = await nodeRow(gw, 'node-2')
     assert.equal(node.status, 'provisioning')
     assert.equal(node.enrollment_secret_used_at, null)
@@ -76,10 +99,14 @@ describe('gateway: enrollment', function () {
     const wrongFor6 = await gw.issueSecret('node-6')
     await gw.declareNode('node-7')
     const key = await nodeKey()
-    const attempt = async (nodeId: string, s: string) => gw.enrollPost({ node_id: nodeId, enrollment_secret: s, csr_pem: await makeCsr(key, { name: `CN=${nodeId}` }) })
+    const attempt = async (nodeId: string, s: string) =>
+      gw.enrollPost({ node_id: nodeId, enrollment_secret: s, csr_pem: await makeCsr(key, { name: `CN=${nodeId}` }) })
     const replies = [
       await attempt('no-such-node', secret),
-      await attempt('node-6', wrongFor6.replace(/.$/, (c) => (c === '0' ? '1' : '0'))),
+      await attempt(
+        'node-6',
+        wrongFor6.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+      ),
       await attempt('node-5', expired),
       await attempt('node-4', secret),
       await attempt('node-7', 'a'.repeat(64)),
@@ -95,8 +122,12 @@ describe('gateway: enrollment', function () {
   it('50 concurrent enrollments with one secret and 50 keys: exactly one succeeds, the rest get 401', async () => {
     await gw.declareNode('node-9')
     const secret = await gw.issueSecret('node-9')
-    const csrs = await Promise.all(Array.from({ length: 50 }, async () => makeCsr(await nodeKey(), { name: 'CN=node-9' })))
-    const replies = await Promise.all(csrs.map((csr) => gw.enrollPost({ node_id: 'node-9', enrollment_secret: secret, csr_pem: csr })))
+    const csrs = await Promise.all(
+      Array.from({ length: 50 }, async () => makeCsr(await nodeKey(), { name: 'CN=node-9' })),
+    )
+    const replies = await Promise.all(
+      csrs.map((csr) => gw.enrollPost({ node_id: 'node-9', enrollment_secret: secret, csr_pem: csr })),
+    )
     assert.equal(replies.filter((r) => r.status === 200).length, 1)
     assert.equal(replies.filter((r) => r.status === 401).length, 49)
     assert.equal((await listNodeCertificates(gw.db.pool, 'node-9')).length, 1)
@@ -106,8 +137,19 @@ describe('gateway: enrollment', function () {
     await gw.declareNode('node-9b')
     const secret = await gw.issueSecret('node-9b')
     const csr = await makeCsr(await nodeKey(), { name: 'CN=node-9b' })
-    const replies = await Promise.all(Array.from({ length: 50 }, () => gw.enrollPost({ node_id: 'node-9b', enrollment_secret: secret, csr_pem: csr })))
-    assert.equal(replies.filter((r) => r.status === 200).length, 50, JSON.stringify(replies.filter((r) => r.status !== 200).slice(0, 2).map((r) => [r.status, r.body])))
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, () => gw.enrollPost({ node_id: 'node-9b', enrollment_secret: secret, csr_pem: csr })),
+    )
+    assert.equal(
+      replies.filter((r) => r.status === 200).length,
+      50,
+      JSON.stringify(
+        replies
+          .filter((r) => r.status !== 200)
+          .slice(0, 2)
+          .map((r) => [r.status, r.body]),
+      ),
+    )
     assert.equal(new Set(replies.map((r) => r.body.certificate_pem)).size, 1)
     assert.equal((await listNodeCertificates(gw.db.pool, 'node-9b')).length, 1)
   })

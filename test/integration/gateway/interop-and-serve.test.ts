@@ -38,15 +38,45 @@ describe('gateway: a real process, peers nobody here wrote (openssl, curl)', fun
     await writeFile(f('ca.pem'), gw.caPem)
     await runProcessOk('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f('key.pem')])
     await runProcessOk('openssl', ['req', '-new', '-key', f('key.pem'), '-subj', '/CN=node-i', '-out', f('csr.pem')])
-    await writeFile(f('enroll.json'), JSON.stringify({ node_id: 'node-i', enrollment_secret: secret, csr_pem: await readFile(f('csr.pem'), 'utf8') }))
-    const enrolled = await runProcessOk('curl', ['--silent', '--show-error', '--fail-with-body', '--cacert', f('ca.pem'), '-H', 'content-type: application/json', '--data-binary', `@${f('enroll.json')}`, `${gw.enrollUrl}/v1/enroll`])
-    const reply = JSON.parse(enrolled.stdout) as { certificate_pem: string; ca_pem: string; not_after: string; server_time: string }
+    await writeFile(
+      f('enroll.json'),
+      JSON.stringify({ node_id: 'node-i', enrollment_secret: secret, csr_pem: await readFile(f('csr.pem'), 'utf8') }),
+    )
+    const enrolled = await runProcessOk('curl', [
+      '--silent',
+      '--show-error',
+      '--fail-with-body',
+      '--cacert',
+      f('ca.pem'),
+      '-H',
+      'content-type: application/json',
+      '--data-binary',
+      `@${f('enroll.json')}`,
+      `${gw.enrollUrl}/v1/enroll`,
+    ])
+    const reply = JSON.parse(enrolled.stdout) as {
+      certificate_pem: string
+      ca_pem: string
+      not_after: string
+      server_time: string
+    }
     assert.ok(reply.not_after && reply.server_time)
     await writeFile(f('cert.pem'), reply.certificate_pem)
 
-    const verified = await runProcessOk('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', f('ca.pem'), f('cert.pem')])
+    const verified = await runProcessOk('openssl', [
+      'verify',
+      '-purpose',
+      'sslclient',
+      '-CAfile',
+      f('ca.pem'),
+      f('cert.pem'),
+    ])
     assert.match(verified.stdout, /cert\.pem: OK/)
-    const serverPurpose = (await runProcess('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', f('ca.pem'), f('cert.pem')])).code === 0 ? 'accepted' : 'refused'
+    const serverPurpose =
+      (await runProcess('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', f('ca.pem'), f('cert.pem')])).code ===
+      0
+        ? 'accepted'
+        : 'refused'
     assert.equal(serverPurpose, 'refused', 'EKU is clientAuth only')
     const text = (await runProcessOk('openssl', ['x509', '-noout', '-text', '-in', f('cert.pem')])).stdout
     assert.match(text, /Subject: CN = node-i/)
@@ -56,12 +86,37 @@ describe('gateway: a real process, peers nobody here wrote (openssl, curl)', fun
     assert.match(text, /CA:FALSE/)
     assert.match(text, /ASN1 OID: prime256v1/)
 
-    const heartbeat = await runProcessOk('curl', ['--silent', '--show-error', '--fail-with-body', '--cert', f('cert.pem'), '--key', f('key.pem'), '--cacert', f('ca.pem'),
-      '-H', 'content-type: application/json', '--data', JSON.stringify({ facts: { cpu_count: 2, kernel: 'curl' } }), `${gw.agentUrl}/v1/agent/heartbeat`])
+    const heartbeat = await runProcessOk('curl', [
+      '--silent',
+      '--show-error',
+      '--fail-with-body',
+      '--cert',
+      f('cert.pem'),
+      '--key',
+      f('key.pem'),
+      '--cacert',
+      f('ca.pem'),
+      '-H',
+      'content-type: application/json',
+      '--data',
+      JSON.stringify({ facts: { cpu_count: 2, kernel: 'curl' } }),
+      `${gw.agentUrl}/v1/agent/heartbeat`,
+    ])
     assert.equal(JSON.parse(heartbeat.stdout).node_status, 'active')
-    const identity = await runProcessOk('curl', ['--silent', '--fail-with-body', '--cert', f('cert.pem'), '--key', f('key.pem'), '--cacert', f('ca.pem'), `${gw.agentUrl}/v1/agent/identity`])
+    const identity = await runProcessOk('curl', [
+      '--silent',
+      '--fail-with-body',
+      '--cert',
+      f('cert.pem'),
+      '--key',
+      f('key.pem'),
+      '--cacert',
+      f('ca.pem'),
+      `${gw.agentUrl}/v1/agent/identity`,
+    ])
     assert.equal(JSON.parse(identity.stdout).node_id, 'node-i')
-    const noCert = (await runProcess('curl', ['--silent', '--cacert', f('ca.pem'), `${gw.agentUrl}/v1/agent/identity`])).code
+    const noCert = (await runProcess('curl', ['--silent', '--cacert', f('ca.pem'), `${gw.agentUrl}/v1/agent/identity`]))
+      .code
     assert.notEqual(noCert, 0, 'curl without a client certificate is refused by the agent listener')
   })
 
@@ -69,7 +124,10 @@ describe('gateway: a real process, peers nobody here wrote (openssl, curl)', fun
     await gw.declareNode('node-t')
     const secret = await gw.issueSecret('node-t')
     const id = await gw.enroll('node-t', secret)
-    assert.equal((await gw.agent(id, 'POST', '/v1/agent/heartbeat', { facts: { cpu_count: 7, kernel: 'sigterm-test' } })).status, 200)
+    assert.equal(
+      (await gw.agent(id, 'POST', '/v1/agent/heartbeat', { facts: { cpu_count: 7, kernel: 'sigterm-test' } })).status,
+      200,
+    )
     const child = gw.child!
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
     child.kill('SIGTERM')
@@ -127,8 +185,12 @@ describe('fleetkit gateway serve refuses to start', function () {
     const port = (blocker.address() as { port: number }).port
     try {
       const r = await serveFails({
-        DATABASE_URL: db.url, FLEETKIT_PKI_DIR: join(dir, 'pki'), FLEETKIT_STATE_DIR: join(dir, 'state'),
-        FLEETKIT_ENROLL_BIND: '127.0.0.1:0', FLEETKIT_AGENT_BIND: `127.0.0.1:${port}`, FLEETKIT_METRICS_BIND: '127.0.0.1:0',
+        DATABASE_URL: db.url,
+        FLEETKIT_PKI_DIR: join(dir, 'pki'),
+        FLEETKIT_STATE_DIR: join(dir, 'state'),
+        FLEETKIT_ENROLL_BIND: '127.0.0.1:0',
+        FLEETKIT_AGENT_BIND: `127.0.0.1:${port}`,
+        FLEETKIT_METRICS_BIND: '127.0.0.1:0',
       })
       assert.equal(r.code, 1)
       assert.match(r.stderr, /Error \(GATEWAY_BIND_FAILED\).*FLEETKIT_AGENT_BIND/)
@@ -138,4 +200,3 @@ describe('fleetkit gateway serve refuses to start', function () {
     }
   })
 })
-

@@ -13,20 +13,36 @@ function nodeCheck(databaseUrl: string, ...args: string[]): Promise<CliRun> {
   return runFleetkit(['node', 'check', ...args], { env: { DATABASE_URL: databaseUrl }, timeout: 90_000 })
 }
 
-interface LeasedJob { id: string; lease_token: string }
+interface LeasedJob {
+  id: string
+  lease_token: string
+}
 
 /** A stand-in agent: leases until it gets a job (never a real agent: nothing runs unless a test asks). */
 function leaseOneJob(gw: TestGateway, id: AgentIdentityFiles): Promise<LeasedJob> {
-  return eventually('a queued job to lease', async () => {
-    const reply = await gw.agent(id, 'POST', '/v1/agent/lease', { facts: {} })
-    return (reply.body.job as LeasedJob | null) ?? undefined
-  }, { timeoutMs: 30_000, intervalMs: 100 })
+  return eventually(
+    'a queued job to lease',
+    async () => {
+      const reply = await gw.agent(id, 'POST', '/v1/agent/lease', { facts: {} })
+      return (reply.body.job as LeasedJob | null) ?? undefined
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  )
 }
 
 /** Leases the queued job and completes it through the gateway's route with `result`. */
-async function answerOneJob(gw: TestGateway, id: AgentIdentityFiles, status: 'succeeded' | 'failed', result: unknown): Promise<string> {
+async function answerOneJob(
+  gw: TestGateway,
+  id: AgentIdentityFiles,
+  status: 'succeeded' | 'failed',
+  result: unknown,
+): Promise<string> {
   const job = await leaseOneJob(gw, id)
-  const done = await gw.agent(id, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: job.lease_token, status, result })
+  const done = await gw.agent(id, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+    lease_token: job.lease_token,
+    status,
+    result,
+  })
   assert.equal(done.status, 200, JSON.stringify(done.body))
   return job.id
 }
@@ -35,7 +51,16 @@ async function answerOneJob(gw: TestGateway, id: AgentIdentityFiles, status: 'su
 async function storeOneResult(gw: TestGateway, id: AgentIdentityFiles, result: unknown): Promise<string> {
   const job = await leaseOneJob(gw, id)
   const leaseTokenSha256 = createHash('sha256').update(job.lease_token, 'utf8').digest()
-  assert.ok(await completeJob(gw.db.pool, { jobId: job.id, nodeId: id.nodeId, leaseTokenSha256, status: 'succeeded', result, now: new Date() }))
+  assert.ok(
+    await completeJob(gw.db.pool, {
+      jobId: job.id,
+      nodeId: id.nodeId,
+      leaseTokenSha256,
+      status: 'succeeded',
+      result,
+      now: new Date(),
+    }),
+  )
   return job.id
 }
 
@@ -60,7 +85,10 @@ describe('fleetkit node check', function () {
       { id: 'host:br-netfilter', status: 'pass', detail: 'br_netfilter loaded' },
       { id: 'agent:clock-skew', status: 'warn', code: 'CLOCK_SKEW', detail: 'skew 900 ms' },
     ]
-    const [out, jobId] = await Promise.all([nodeCheck(gw.db.url, 'node-c', '--json', '--timeout', '60'), answerOneJob(gw, agent, 'succeeded', { checks })])
+    const [out, jobId] = await Promise.all([
+      nodeCheck(gw.db.url, 'node-c', '--json', '--timeout', '60'),
+      answerOneJob(gw, agent, 'succeeded', { checks }),
+    ])
     assert.equal(out.code, 0, out.stderr)
     assertMatchesOutputSchema('node-check', out.json)
     const result = out.json.result as { jobId: string; checks: unknown[] }
@@ -73,22 +101,34 @@ describe('fleetkit node check', function () {
       { id: 'host:br-netfilter', status: 'fail', code: 'BR_NETFILTER_OFF', detail: 'module not loaded' },
       { id: 'host:disk-free', status: 'pass', detail: '40 GiB free' },
     ]
-    const [human] = await Promise.all([nodeCheck(gw.db.url, 'node-c'), answerOneJob(gw, agent, 'succeeded', { checks })])
+    const [human] = await Promise.all([
+      nodeCheck(gw.db.url, 'node-c'),
+      answerOneJob(gw, agent, 'succeeded', { checks }),
+    ])
     assert.equal(human.code, 1)
     assert.match(human.stderr, /FAIL\s+host:br-netfilter\s+BR_NETFILTER_OFF/)
     assert.match(human.stderr, /PASS\s+host:disk-free/)
     assert.match(human.stderr, /Error \(NODE_CHECK_FAILED\)/)
     assert.match(human.stderr, /^\s+fleetkit runbook BR_NETFILTER_OFF$/m)
     // Progress is shown while waiting; which state the first poll sees depends on how fast the agent leases.
-    assert.match(human.stderr, /^\[\d+s\] job [0-9a-f-]{36}: (queued, waiting for the agent|running on the node \(attempt 1\)|succeeded)$/m)
-    const [json] = await Promise.all([nodeCheck(gw.db.url, 'node-c', '--json'), answerOneJob(gw, agent, 'succeeded', { checks })])
+    assert.match(
+      human.stderr,
+      /^\[\d+s\] job [0-9a-f-]{36}: (queued, waiting for the agent|running on the node \(attempt 1\)|succeeded)$/m,
+    )
+    const [json] = await Promise.all([
+      nodeCheck(gw.db.url, 'node-c', '--json'),
+      answerOneJob(gw, agent, 'succeeded', { checks }),
+    ])
     assert.equal(json.json.code, 'NODE_CHECK_FAILED')
     assertMatchesOutputSchema('node-check', json.json)
     assert.deepEqual((json.json.data as { checks: unknown }).checks, checks)
   })
 
   it("names the agent's reason when the job itself failed", async () => {
-    const [out] = await Promise.all([nodeCheck(gw.db.url, 'node-c', '--json'), answerOneJob(gw, agent, 'failed', { error: { code: 'job_error', message: 'nft: command not found' } })])
+    const [out] = await Promise.all([
+      nodeCheck(gw.db.url, 'node-c', '--json'),
+      answerOneJob(gw, agent, 'failed', { error: { code: 'job_error', message: 'nft: command not found' } }),
+    ])
     assert.equal(out.json.code, 'NODE_CHECK_FAILED')
     assert.match(out.json.message, /job_error: nft: command not found/)
     assertMatchesOutputSchema('node-check', out.json)
@@ -115,9 +155,15 @@ describe('fleetkit node check', function () {
 
   it('strips terminal control characters from agent text before printing it', async () => {
     const hostile = 'ok\u001b[2J\u001b]0;pwned\u0007\r\nINJECTED\u001b[31m'
-    const checks = [{ id: 'host:disk-free', status: 'pass', detail: hostile }, { id: 'host:firewall', status: 'fail', code: 'FIREWALL_TABLE_MISSING', detail: hostile }]
+    const checks = [
+      { id: 'host:disk-free', status: 'pass', detail: hostile },
+      { id: 'host:firewall', status: 'fail', code: 'FIREWALL_TABLE_MISSING', detail: hostile },
+    ]
     // Stored as an older gateway might have stored it, and sent through today's gateway: neither reaches the terminal raw.
-    for (const answer of [() => storeOneResult(gw, agent, { checks }), () => answerOneJob(gw, agent, 'succeeded', { checks })]) {
+    for (const answer of [
+      () => storeOneResult(gw, agent, { checks }),
+      () => answerOneJob(gw, agent, 'succeeded', { checks }),
+    ]) {
       const [human] = await Promise.all([nodeCheck(gw.db.url, 'node-c'), answer()])
       assert.equal(human.code, 1)
       // eslint-disable-next-line no-control-regex
@@ -139,10 +185,13 @@ describe('fleetkit node check', function () {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`withdraws the queued job on ${signal} (real signal, real command, no agent running)`, async () => {
       const check = startProcess(process.execPath, [fleetkitEntry(), 'node', 'check', 'node-c', '--timeout', '600'], {
-        cwd: packagePath(), env: overlayEnv({ DATABASE_URL: gw.db.url }),
+        cwd: packagePath(),
+        env: overlayEnv({ DATABASE_URL: gw.db.url }),
       })
       await eventually('node check to queue its job', () => /queued, waiting for the agent/.test(check.stderr()), {
-        timeoutMs: 60_000, intervalMs: 50, stop: () => (check.exit() ? `node check ended before it queued: ${check.stderr()}` : undefined),
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        stop: () => (check.exit() ? `node check ended before it queued: ${check.stderr()}` : undefined),
       })
       const jobId = /job ([0-9a-f-]{36}): queued/.exec(check.stderr())![1]!
       await check.stop(signal, 60_000)
@@ -152,7 +201,11 @@ describe('fleetkit node check', function () {
       const job = await getJob(gw.db.pool, jobId)
       assert.equal(job!.status, 'failed')
       assert.deepEqual(job!.result, { error: 'interrupted' })
-      assert.equal((await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job, null, 'the withdrawn job is not leased')
+      assert.equal(
+        (await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job,
+        null,
+        'the withdrawn job is not leased',
+      )
     })
   }
 
@@ -164,7 +217,11 @@ describe('fleetkit node check', function () {
     const job = await getJob(gw.db.pool, jobId)
     assert.equal(job!.status, 'failed')
     assert.deepEqual(job!.result, { error: 'timed_out' })
-    assert.equal((await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job, null, 'the withdrawn job is not leased')
+    assert.equal(
+      (await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job,
+      null,
+      'the withdrawn job is not leased',
+    )
   })
 
   it('refuses an unknown node with NODE_UNKNOWN', async () => {

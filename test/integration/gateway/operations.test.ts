@@ -34,15 +34,24 @@ function serverCertificateOf(port: number, ca: string): Promise<X509Certificate>
 describe('gateway: operations', function () {
   this.timeout(120_000)
   let server: DisposablePostgres
-  before(async () => { server = await startDisposablePostgres() })
-  after(async () => { await server?.stop() })
+  before(async () => {
+    server = await startDisposablePostgres()
+  })
+  after(async () => {
+    await server?.stop()
+  })
 
   describe('one gateway', () => {
     let gw: TestGateway
-    afterEach(async () => { await gw?.close() })
+    afterEach(async () => {
+      await gw?.close()
+    })
 
     it('sheds enrollment load per source with 429 and Retry-After, counted in metrics', async () => {
-      gw = await startTestGateway({ postgresUrl: server.url, tuning: { enrollRate: { perSource: { burst: 3, perSecond: 0.1 }, global: { burst: 100, perSecond: 100 } } } })
+      gw = await startTestGateway({
+        postgresUrl: server.url,
+        tuning: { enrollRate: { perSource: { burst: 3, perSecond: 0.1 }, global: { burst: 100, perSecond: 100 } } },
+      })
       const statuses: number[] = []
       let retryAfter: string | string[] | undefined
       for (let i = 0; i < 5; i++) {
@@ -67,7 +76,10 @@ describe('gateway: operations', function () {
       const reply = await fetch(`${gw.metricsUrl}/metrics`)
       assert.match(reply.headers.get('content-type') ?? '', /^text\/plain/)
       const text = await reply.text()
-      assert.match(text, /fleetkit_gateway_requests_total\{listener="agent",route="\/v1\/agent\/heartbeat",status="200"\} 1/)
+      assert.match(
+        text,
+        /fleetkit_gateway_requests_total\{listener="agent",route="\/v1\/agent\/heartbeat",status="200"\} 1/,
+      )
       assert.match(text, /fleetkit_gateway_requests_total\{listener="enroll",route="\/v1\/enroll",status="200"\} 1/)
       assert.match(text, /fleetkit_gateway_heartbeat_batch_size_count 1/)
       assert.match(text, /fleetkit_gateway_certificates_expiring_soon\{within="1h"\} 1/)
@@ -93,7 +105,8 @@ describe('gateway: operations', function () {
         assert.equal((await serverCertificateOf(port, gw.caPem)).fingerprint256, before.fingerprint256)
 
         // Complete: new CA, bundle new + old (as a rotation's first phase writes it), new server certificate.
-        for (const name of ['ca.key', 'server.pem', 'server.key']) await copyFile(join(next, 'pki', name), join(gw.pkiDir, name))
+        for (const name of ['ca.key', 'server.pem', 'server.key'])
+          await copyFile(join(next, 'pki', name), join(gw.pkiDir, name))
         const bundle = buildTrustBundle([newCa, oldCa])
         await writeFile(join(gw.pkiDir, 'ca-bundle.pem'), bundle)
         assert.equal(await gw.gateway!.reloadPki(), 'replaced')
@@ -107,9 +120,24 @@ describe('gateway: operations', function () {
         assert.notEqual(after.fingerprint256, before.fingerprint256)
 
         // The old-CA certificate still authenticates (its CA is in the bundle) and is due for renewal at once.
-        assert.equal((await httpsJson(gw.agentUrl, 'GET', '/v1/agent/identity', undefined, { ca: newCa, key: old.keyPem, cert: old.certificatePem })).status, 200)
+        assert.equal(
+          (
+            await httpsJson(gw.agentUrl, 'GET', '/v1/agent/identity', undefined, {
+              ca: newCa,
+              key: old.keyPem,
+              cert: old.certificatePem,
+            })
+          ).status,
+          200,
+        )
         const key = await nodeKey()
-        const renewed = await httpsJson(gw.agentUrl, 'POST', '/v1/agent/certificate/renew', { csr_pem: await makeCsr(key, { name: 'CN=node-h' }) }, { ca: newCa, key: old.keyPem, cert: old.certificatePem })
+        const renewed = await httpsJson(
+          gw.agentUrl,
+          'POST',
+          '/v1/agent/certificate/renew',
+          { csr_pem: await makeCsr(key, { name: 'CN=node-h' }) },
+          { ca: newCa, key: old.keyPem, cert: old.certificatePem },
+        )
         assert.equal(renewed.status, 200, JSON.stringify(renewed.body))
         assert.equal(renewed.body.ca_bundle_pem, bundle)
         const certs = await listNodeCertificates(gw.db.pool, 'node-h')
@@ -131,8 +159,14 @@ describe('gateway: operations', function () {
       secondPool = new pg.Pool({ connectionString: gw.db.url, max: 10 })
       const any = { host: '127.0.0.1', port: 0 }
       second = await startGateway({
-        pool: secondPool, pki: await loadPkiSet(gw.pkiDir, new Date()), enrollBind: any, agentBind: any,
-        agentCertLifetimeSeconds: 86400, clock: clock2, logger: silentLogger, tuning: { ...TEST_TUNING, heartbeatFlushMs: 3_600_000 },
+        pool: secondPool,
+        pki: await loadPkiSet(gw.pkiDir, new Date()),
+        enrollBind: any,
+        agentBind: any,
+        agentCertLifetimeSeconds: 86400,
+        clock: clock2,
+        logger: silentLogger,
+        tuning: { ...TEST_TUNING, heartbeatFlushMs: 3_600_000 },
       })
     })
     after(async () => {
@@ -148,7 +182,13 @@ describe('gateway: operations', function () {
       const tls = { ca: gw.caPem, key: id.keyPem, cert: id.certificatePem }
       assert.equal((await httpsJson(agentUrl2(), 'GET', '/v1/agent/identity', undefined, tls)).status, 200)
       await createJob(gw.db.pool, { nodeId: 'node-2g', kind: 'checks', now: new Date() })
-      const leases = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? gw.agent(id, 'POST', '/v1/agent/lease', {}) : httpsJson(agentUrl2(), 'POST', '/v1/agent/lease', {}, tls))))
+      const leases = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          i % 2 === 0
+            ? gw.agent(id, 'POST', '/v1/agent/lease', {})
+            : httpsJson(agentUrl2(), 'POST', '/v1/agent/lease', {}, tls),
+        ),
+      )
       assert.equal(leases.filter((r) => r.status === 200 && r.body.job !== null).length, 1)
     })
 
@@ -175,18 +215,41 @@ describe('gateway: operations', function () {
       clock2.set(new Date(realNow - 20 * 3600_000))
       const secret = await gw.issueSecret('node-rv', { now: clock2.now() })
       const oldKey = await nodeKey()
-      const enrolled = await httpsJson(`https://127.0.0.1:${second.enrollAddress.port}`, 'POST', '/v1/enroll', { node_id: 'node-rv', enrollment_secret: secret, csr_pem: await makeCsr(oldKey, { name: 'CN=node-rv' }) }, { ca: gw.caPem })
+      const enrolled = await httpsJson(
+        `https://127.0.0.1:${second.enrollAddress.port}`,
+        'POST',
+        '/v1/enroll',
+        { node_id: 'node-rv', enrollment_secret: secret, csr_pem: await makeCsr(oldKey, { name: 'CN=node-rv' }) },
+        { ca: gw.caPem },
+      )
       assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body))
       const old = { keyPem: oldKey.privateKeyPem, certificatePem: enrolled.body.certificate_pem as string }
       clock2.set(new Date(realNow))
       const key = await nodeKey()
-      const renewed = await httpsJson(agentUrl2(), 'POST', '/v1/agent/certificate/renew', { csr_pem: await makeCsr(key, { name: 'CN=node-rv' }) }, { ca: gw.caPem, key: old.keyPem, cert: old.certificatePem })
+      const renewed = await httpsJson(
+        agentUrl2(),
+        'POST',
+        '/v1/agent/certificate/renew',
+        { csr_pem: await makeCsr(key, { name: 'CN=node-rv' }) },
+        { ca: gw.caPem, key: old.keyPem, cert: old.certificatePem },
+      )
       assert.equal(renewed.status, 200, JSON.stringify(renewed.body))
       const fresh = { keyPem: key.privateKeyPem, certificatePem: renewed.body.certificate_pem as string }
       assert.equal((await gw.agent(old, 'POST', '/v1/agent/heartbeat', {})).status, 200)
       assert.equal((await gw.agent(fresh, 'POST', '/v1/agent/heartbeat', {})).status, 200)
       assert.equal((await gw.agent(old, 'POST', '/v1/agent/heartbeat', {})).status, 401)
-      assert.equal((await httpsJson(agentUrl2(), 'POST', '/v1/agent/heartbeat', {}, { ca: gw.caPem, key: old.keyPem, cert: old.certificatePem })).status, 401)
+      assert.equal(
+        (
+          await httpsJson(
+            agentUrl2(),
+            'POST',
+            '/v1/agent/heartbeat',
+            {},
+            { ca: gw.caPem, key: old.keyPem, cert: old.certificatePem },
+          )
+        ).status,
+        401,
+      )
     })
   })
 })

@@ -52,22 +52,30 @@ describe('gateway: PKI reload that cannot cut the fleet off', function () {
     await rm(scratch, { recursive: true, force: true })
   })
   afterEach(async () => {
-    for (const name of PKI_FILES) await writeFile(join(gw.pkiDir, name), saved[name]!, { mode: name.endsWith('.key') ? 0o600 : 0o644 })
+    for (const name of PKI_FILES)
+      await writeFile(join(gw.pkiDir, name), saved[name]!, { mode: name.endsWith('.key') ? 0o600 : 0o644 })
     await gw.gateway!.reloadPki()
   })
 
   /** A reloader over the gateway's directory with a logger the test reads. */
-  const probe = (logs: { msg: string; fields: Record<string, unknown> }[]) => new PkiReloader({
-    dir: gw.pkiDir,
-    clock: systemClock,
-    logger: ((level, msg, fields) => { logs.push({ msg, fields: fields ?? {} }) }) as Logger,
-    current: () => gw.gateway!.currentPkiSet(),
-    apply: () => assert.fail('a refused set must not be applied'),
-    liveIssuers: (now) => liveIssuerFingerprints(gw.db.pool, now),
-  })
+  const probe = (logs: { msg: string; fields: Record<string, unknown> }[]) =>
+    new PkiReloader({
+      dir: gw.pkiDir,
+      clock: systemClock,
+      logger: ((level, msg, fields) => {
+        logs.push({ msg, fields: fields ?? {} })
+      }) as Logger,
+      current: () => gw.gateway!.currentPkiSet(),
+      apply: () => assert.fail('a refused set must not be applied'),
+      liveIssuers: (now) => liveIssuerFingerprints(gw.db.pool, now),
+    })
 
   const stillServes = async () => {
-    assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: null })).status, 200, 'the agent keeps working')
+    assert.equal(
+      (await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: null })).status,
+      200,
+      'the agent keeps working',
+    )
   }
 
   it('keeps the running set when the bundle is half written', async () => {
@@ -109,7 +117,10 @@ describe('gateway: PKI reload that cannot cut the fleet off', function () {
 
   it('fleetkit ca server-cert re-issues the server certificate with other names; the same gateway serves it after its reload', async () => {
     assert.doesNotMatch(await servedNames(gw), /gw2\.test/)
-    const run = await runFleetkit(['ca', 'server-cert', '--server-name', 'gw2.test', '--server-name', '127.0.0.1', '--json'], { env: { FLEETKIT_PKI_DIR: gw.pkiDir } })
+    const run = await runFleetkit(
+      ['ca', 'server-cert', '--server-name', 'gw2.test', '--server-name', '127.0.0.1', '--json'],
+      { env: { FLEETKIT_PKI_DIR: gw.pkiDir } },
+    )
     assert.equal(run.code, 0, run.stdout + run.stderr)
     assertMatchesOutputSchema('ca-server-cert', run.json)
     assert.deepEqual(run.json.result.serverNames, ['gw2.test', '127.0.0.1'])
@@ -119,7 +130,9 @@ describe('gateway: PKI reload that cannot cut the fleet off', function () {
     assert.equal(await gw.gateway!.reloadPki(), 'replaced')
     assert.match(await servedNames(gw), /DNS:gw2\.test/)
     await stillServes()
-    const bad = await runFleetkit(['ca', 'server-cert', '--server-name', 'not a name', '--json'], { env: { FLEETKIT_PKI_DIR: gw.pkiDir } })
+    const bad = await runFleetkit(['ca', 'server-cert', '--server-name', 'not a name', '--json'], {
+      env: { FLEETKIT_PKI_DIR: gw.pkiDir },
+    })
     assert.equal(bad.json.code, 'USAGE_INVALID')
     assertMatchesOutputSchema('ca-server-cert', bad.json)
   })

@@ -19,7 +19,9 @@ function get(url: string, agent: Agent): Promise<{ status: number; resumed: bool
       const resumed = (res.socket as TLSSocket).isSessionReused()
       res.resume()
       res.on('end', () => resolve({ status: res.statusCode ?? 0, resumed }))
-    }).on('error', reject).end()
+    })
+      .on('error', reject)
+      .end()
   })
 }
 
@@ -43,7 +45,13 @@ describe('gateway: TLS sessions survive a restart', function () {
     await gw.declareNode('node-t')
     const id = await gw.enroll('node-t', await gw.issueSecret('node-t'))
     // keepAlive off: every request is a new connection, as after a restart.
-    const agent = new Agent({ ca: gw.caPem, key: id.keyPem, cert: id.certificatePem, keepAlive: false, maxCachedSessions: 10 })
+    const agent = new Agent({
+      ca: gw.caPem,
+      key: id.keyPem,
+      cert: id.certificatePem,
+      keepAlive: false,
+      maxCachedSessions: 10,
+    })
     const first = await get(gw.agentUrl, agent)
     assert.deepEqual(first, { status: 200, resumed: false })
     assert.deepEqual(await get(gw.agentUrl, agent), { status: 200, resumed: true }, 'resumed on the same gateway')
@@ -51,9 +59,14 @@ describe('gateway: TLS sessions survive a restart', function () {
     await gw.gateway!.close()
     const port = Number(new URL(gw.agentUrl).port)
     restarted = await startGateway({
-      pool: gw.db.pool, pki: await loadPkiSet(gw.pkiDir, new Date()), pkiDir: gw.pkiDir,
-      enrollBind: { host: '127.0.0.1', port: 0 }, agentBind: { host: '127.0.0.1', port },
-      agentCertLifetimeSeconds: 86400, logger: silentLogger, tuning: TEST_TUNING,
+      pool: gw.db.pool,
+      pki: await loadPkiSet(gw.pkiDir, new Date()),
+      pkiDir: gw.pkiDir,
+      enrollBind: { host: '127.0.0.1', port: 0 },
+      agentBind: { host: '127.0.0.1', port },
+      agentCertLifetimeSeconds: 86400,
+      logger: silentLogger,
+      tuning: TEST_TUNING,
     })
     assert.deepEqual(await get(gw.agentUrl, agent), { status: 200, resumed: true }, 'resumed after the restart')
     agent.destroy()

@@ -27,7 +27,7 @@ describe('gateway: the systemd unit', function () {
 
   it('passes systemd-analyze verify', async function () {
     const which = await run('sh', ['-c', 'command -v systemd-analyze']).catch(() => undefined)
-    assert.ok(which, 'systemd-analyze is missing: install Debian\'s systemd package (scripts/install-test-deps)')
+    assert.ok(which, "systemd-analyze is missing: install Debian's systemd package (scripts/install-test-deps)")
     const dir = await mkdtemp(join(tmpdir(), 'fleetkit-unit-'))
     try {
       // verify checks that ExecStart's binary exists: point it at a stand-in with the same arguments.
@@ -50,7 +50,12 @@ describe('gateway: the systemd unit', function () {
     assert.equal(gateway.get('User'), 'fleetkit-gateway')
     assert.ok(Number(gateway.get('LimitNOFILE')) >= 65536)
     assert.equal(gateway.get('KillSignal'), 'SIGTERM')
-    const hardening = [...agent.keys()].filter((k) => /^(Protect|Private|Restrict|NoNewPrivileges|LockPersonality|CapabilityBoundingSet|AmbientCapabilities|SystemCallArchitectures|UMask)/.test(k) && k !== 'RestrictAddressFamilies')
+    const hardening = [...agent.keys()].filter(
+      (k) =>
+        /^(Protect|Private|Restrict|NoNewPrivileges|LockPersonality|CapabilityBoundingSet|AmbientCapabilities|SystemCallArchitectures|UMask)/.test(
+          k,
+        ) && k !== 'RestrictAddressFamilies',
+    )
     assert.ok(hardening.length >= 15)
     for (const key of hardening) assert.equal(gateway.get(key), agent.get(key), `${key} as in the agent's unit`)
     // The gateway needs no netlink (the agent reads interfaces); only IP and Unix sockets.

@@ -10,8 +10,16 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import {
-  type ContainerHost, OPERATOR_ADDRESS, assertHostsAvailable, goldenImage, probeTcp, runPlaybook, startContainerHosts,
-  startListener, strangerAddress, writeInventory,
+  type ContainerHost,
+  OPERATOR_ADDRESS,
+  assertHostsAvailable,
+  goldenImage,
+  probeTcp,
+  runPlaybook,
+  startContainerHosts,
+  startListener,
+  strangerAddress,
+  writeInventory,
 } from '../../hosts/index.js'
 import { alive } from '../../hosts/pids.js'
 import { sshRun } from '../../hosts/ssh.js'
@@ -19,7 +27,8 @@ import { runProcess, runProcessOk } from '../../support/process.js'
 
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
 
-const seedOf = (name: string) => `#cloud-config\nwrite_files:\n  - path: /etc/fleetkit-test-seed\n    content: "seed of ${name}"\n`
+const seedOf = (name: string) =>
+  `#cloud-config\nwrite_files:\n  - path: /etc/fleetkit-test-seed\n    content: "seed of ${name}"\n`
 
 describe('test hosts: containers (systemd-nspawn)', function () {
   this.timeout(600_000)
@@ -30,7 +39,11 @@ describe('test hosts: containers (systemd-nspawn)', function () {
   before(async () => {
     await assertHostsAvailable('container')
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-hosts-test-'))
-    ;[a, b] = await startContainerHosts(2, (i) => ({ name: `c${i + 1}`, seed: { userData: seedOf(`c${i + 1}`) }, dataDisk: i === 0 ? { sizeMb: 300 } : undefined })) as [ContainerHost, ContainerHost]
+    ;[a, b] = (await startContainerHosts(2, (i) => ({
+      name: `c${i + 1}`,
+      seed: { userData: seedOf(`c${i + 1}`) },
+      dataDisk: i === 0 ? { sizeMb: 300 } : undefined,
+    }))) as [ContainerHost, ContainerHost]
   })
 
   after(async () => {
@@ -40,11 +53,18 @@ describe('test hosts: containers (systemd-nspawn)', function () {
   })
 
   it('boots systemd as PID 1 in its own container and answers ssh with the pinned key as root', async () => {
-    const out = (await a.sshOk('cat /proc/1/comm; systemd-detect-virt; hostname; id -un; systemctl is-system-running --wait || true')).stdout.split('\n')
+    const out = (
+      await a.sshOk(
+        'cat /proc/1/comm; systemd-detect-virt; hostname; id -un; systemctl is-system-running --wait || true',
+      )
+    ).stdout.split('\n')
     assert.deepEqual(out.slice(0, 4), ['systemd', 'systemd-nspawn', 'c1', 'root'])
     assert.match(out[4] ?? '', /^(running|degraded)$/)
     assert.notEqual(a.address, b.address)
-    assert.equal((await a.sshOk('cat /etc/ssh/ssh_host_ed25519_key.pub')).stdout.split(' ').slice(0, 2).join(' '), a.hostPublicKey.split(' ').slice(0, 2).join(' '))
+    assert.equal(
+      (await a.sshOk('cat /etc/ssh/ssh_host_ed25519_key.pub')).stdout.split(' ').slice(0, 2).join(' '),
+      a.hostPublicKey.split(' ').slice(0, 2).join(' '),
+    )
   })
 
   it('refuses a host whose key is not the pinned one (no trust on first use)', async () => {
@@ -74,11 +94,13 @@ describe('test hosts: containers (systemd-nspawn)', function () {
   it('formats and mounts XFS on the loop-device data disk inside the host', async () => {
     assert.match(a.dataDisk ?? '', /^\/dev\/loop\d+$/)
     assert.equal(b.dataDisk, undefined)
-    await a.sshOk(`mkfs.xfs -q ${a.dataDisk} && mkdir -p /srv/data && mount ${a.dataDisk} /srv/data && touch /srv/data/ok`)
+    await a.sshOk(
+      `mkfs.xfs -q ${a.dataDisk} && mkdir -p /srv/data && mount ${a.dataDisk} /srv/data && touch /srv/data/ok`,
+    )
     assert.match((await a.sshOk('findmnt -n -o FSTYPE /srv/data')).stdout, /^xfs$/m)
   })
 
-  it('probes from the operator address and from a stranger namespace see the host\'s own nftables rules', async () => {
+  it("probes from the operator address and from a stranger namespace see the host's own nftables rules", async () => {
     const stranger = await strangerAddress()
     assert.notEqual(stranger, OPERATOR_ADDRESS)
     assert.equal(await probeTcp(a.address, 22, 'operator'), 'open')
@@ -107,11 +129,19 @@ EOF`)
   })
 
   it('runs a playbook over the written inventory with the host keys pinned', async () => {
-    const inventory = await writeInventory([a, b], join(dir, 'inv'), { c1: { probe_value: 'one' } }, { ingress: ['c2'] })
+    const inventory = await writeInventory(
+      [a, b],
+      join(dir, 'inv'),
+      { c1: { probe_value: 'one' } },
+      { ingress: ['c2'] },
+    )
     assert.equal(readFileSync(inventory.knownHostsFile, 'utf8'), `${a.knownHostsLine}\n${b.knownHostsLine}\n`)
     const playbook = join(dir, 'probe.yml')
     const { writeFile } = await import('node:fs/promises')
-    await writeFile(playbook, `- hosts: all\n  gather_facts: false\n  tasks:\n    - name: Write the host's value\n      ansible.builtin.copy:\n        content: "{{ probe_value | default(group_names | join(',')) }}\\n"\n        dest: /root/probe\n        mode: "0644"\n`)
+    await writeFile(
+      playbook,
+      `- hosts: all\n  gather_facts: false\n  tasks:\n    - name: Write the host's value\n      ansible.builtin.copy:\n        content: "{{ probe_value | default(group_names | join(',')) }}\\n"\n        dest: /root/probe\n        mode: "0644"\n`,
+    )
     const first = await runPlaybook({ inventory, playbook })
     assert.equal(first.code, 0, first.stdout + first.stderr)
     assert.deepEqual([first.recap.c1?.changed, first.recap.c2?.changed], [1, 1])
@@ -133,31 +163,42 @@ EOF`)
     const { nspawnPid, initPid, dir: hostDir, dataDisk, address } = a
     await a.stop()
     assert.equal(alive(nspawnPid), false, 'nspawn ended')
-    assert.equal(alive(initPid), false, 'the container\'s PID 1 ended')
+    assert.equal(alive(initPid), false, "the container's PID 1 ended")
     assert.equal(existsSync(hostDir), false)
     assert.doesNotMatch(readFileSync('/proc/self/mountinfo', 'utf8'), new RegExp(hostDir))
     assert.doesNotMatch((await runProcessOk('losetup', ['-a'])).stdout, new RegExp(`^${dataDisk}:`, 'm'))
     assert.equal(existsSync(join('/run/fleetkit-test-hosts/addresses', address)), false)
-    assert.equal(await probeTcp(address, 22, 'operator', 1_000) === 'open', false)
+    assert.equal((await probeTcp(address, 22, 'operator', 1_000)) === 'open', false)
     await a.stop() // idempotent
   })
 
   it('a test process that dies with hosts running leaves nothing behind (the exit handler kills by PID)', async () => {
     const script = join(dir, 'dies.mts')
     const { writeFile } = await import('node:fs/promises')
-    await writeFile(script, `import { startContainerHosts } from '${join(repoRoot, 'test/hosts/index.ts')}'
+    await writeFile(
+      script,
+      `import { startContainerHosts } from '${join(repoRoot, 'test/hosts/index.ts')}'
 const [h] = await startContainerHosts(1, { name: 'doomed', waitForCloudInit: false, dataDisk: true })
 console.log(JSON.stringify({ nspawnPid: h.nspawnPid, initPid: h.initPid, dir: h.dir, dataDisk: h.dataDisk }))
 throw new Error('the test failed with its host running')
-`)
-    const result = await runProcess(process.execPath, ['--import', 'tsx', script], { cwd: repoRoot, timeoutMs: 120_000 })
+`,
+    )
+    const result = await runProcess(process.execPath, ['--import', 'tsx', script], {
+      cwd: repoRoot,
+      timeoutMs: 120_000,
+    })
     assert.notEqual(result.code, 0)
     assert.match(result.stderr, /the test failed with its host running/)
-    const left = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as { nspawnPid: number; initPid: number; dir: string; dataDisk: string }
+    const left = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as {
+      nspawnPid: number
+      initPid: number
+      dir: string
+      dataDisk: string
+    }
     assert.ok(left.initPid > 0, result.stdout + result.stderr)
-    assert.equal(alive(left.initPid), false, 'the container\'s PID 1 ended')
+    assert.equal(alive(left.initPid), false, "the container's PID 1 ended")
     assert.equal(alive(left.nspawnPid), false, 'nspawn ended')
-    assert.equal(existsSync(left.dir), false, 'the host\'s folder is removed')
+    assert.equal(existsSync(left.dir), false, "the host's folder is removed")
     assert.doesNotMatch((await runProcessOk('losetup', ['-a'])).stdout, new RegExp(`^${left.dataDisk}:`, 'm'))
   })
 })

@@ -15,7 +15,16 @@ import { parse, stringify } from 'yaml'
 import { packagePath } from '../../../src/package-root.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
 import { getNode } from '../../../src/store/nodes.js'
-import { GUEST_HOST_ADDRESS, type Inventory, type PlaybookResult, type VmHost, assertHostsAvailable, runPlaybook, startVmHost, writeInventory } from '../../hosts/index.js'
+import {
+  GUEST_HOST_ADDRESS,
+  type Inventory,
+  type PlaybookResult,
+  type VmHost,
+  assertHostsAvailable,
+  runPlaybook,
+  startVmHost,
+  writeInventory,
+} from '../../hosts/index.js'
 import { agentBundle } from '../../support/agent-bundle.js'
 import { runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
@@ -30,7 +39,7 @@ const DATA_MOUNT = '/srv/build'
 const GUEST = { agent: 8443, enroll: 8444, release: 9443 }
 const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
 
-describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from this machine -> enrolled and heartbeating -> site.yml', function () {
+describe("end to end in a VM: fleetkit's own agent seed -> signed release from this machine -> enrolled and heartbeating -> site.yml", function () {
   this.timeout(1_200_000)
   let postgres: DisposablePostgres | undefined
   let gw: TestGateway | undefined
@@ -46,7 +55,10 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-vm-e2e-'))
     postgres = await startDisposablePostgres()
     // The gateway's certificate names the address the guest dials.
-    gw = await startTestGateway({ postgresUrl: postgres.url, serverNames: ['localhost', '127.0.0.1', GUEST_HOST_ADDRESS] })
+    gw = await startTestGateway({
+      postgresUrl: postgres.url,
+      serverNames: ['localhost', '127.0.0.1', GUEST_HOST_ADDRESS],
+    })
     const bundleBytes = await readFile(await agentBundle())
     bundleSha256 = createHash('sha256').update(bundleBytes).digest('hex')
     const release = await packSignedRelease(dir, bundleBytes, version)
@@ -55,8 +67,16 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     mirror = served.server
 
     const definition = parse(await readFile(packagePath('examples', 'fleet.yaml'), 'utf8'))
-    definition.gateway = { url: `https://${GUEST_HOST_ADDRESS}:${GUEST.agent}`, enrollUrl: `https://${GUEST_HOST_ADDRESS}:${GUEST.enroll}` }
-    definition.release = { url: `https://${GUEST_HOST_ADDRESS}:${GUEST.release}/fleetkit-agent`, publicKey: release.publicKey, version, caFile: 'release-ca.pem' }
+    definition.gateway = {
+      url: `https://${GUEST_HOST_ADDRESS}:${GUEST.agent}`,
+      enrollUrl: `https://${GUEST_HOST_ADDRESS}:${GUEST.enroll}`,
+    }
+    definition.release = {
+      url: `https://${GUEST_HOST_ADDRESS}:${GUEST.release}/fleetkit-agent`,
+      publicKey: release.publicKey,
+      version,
+      caFile: 'release-ca.pem',
+    }
     await copyFile(mirrorPki.caFile, join(dir, 'release-ca.pem'))
     // ssh reaches the guest through QEMU's user network, from 10.0.2.2: the firewall admits the operator from there.
     definition.operators = { ...definition.operators, cidrs: ['10.0.2.2/32'] }
@@ -69,7 +89,10 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     await writeFile(definitionFile, stringify(definition))
 
     const seedFile = join(dir, `${NODE_ID}.user-data`)
-    const seeded = await runFleetkit(['seed', NODE_ID, '--kind', 'agent', '--definition', definitionFile, '--output', seedFile, '--json'], { env: cliEnv() })
+    const seeded = await runFleetkit(
+      ['seed', NODE_ID, '--kind', 'agent', '--definition', definitionFile, '--output', seedFile, '--json'],
+      { env: cliEnv() },
+    )
     assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
 
     const ports = (url: string) => Number(new URL(url).port)
@@ -87,7 +110,10 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
   afterEach(async function () {
     if (this.currentTest?.state !== 'failed' || !vm) return
     // What the seed and the agent said on the host: the reason of a failure is there.
-    const logs = await vm.ssh('tail -n 40 /var/log/cloud-init-output.log; journalctl -u fleetkit-agent.service -n 30 --no-pager', { timeoutMs: 30_000 })
+    const logs = await vm.ssh(
+      'tail -n 40 /var/log/cloud-init-output.log; journalctl -u fleetkit-agent.service -n 30 --no-pager',
+      { timeoutMs: 30_000 },
+    )
     process.stderr.write(`--- ${NODE_ID}: cloud-init output and agent journal ---\n${logs.stdout}${logs.stderr}\n`)
   })
 
@@ -99,12 +125,24 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     if (dir) await rm(dir, { recursive: true, force: true })
   })
 
-  const cliEnv = () => ({ DATABASE_URL: gw!.db.url, FLEETKIT_PKI_DIR: gw!.pkiDir, FLEETKIT_STATE_DIR: join(dir, 'state') })
+  const cliEnv = () => ({
+    DATABASE_URL: gw!.db.url,
+    FLEETKIT_PKI_DIR: gw!.pkiDir,
+    FLEETKIT_STATE_DIR: join(dir, 'state'),
+  })
 
-  it('the seed verified the signed release from this machine\'s mirror and installed the real agent', async () => {
-    assert.deepEqual(new Set(requested), new Set([`/fleetkit-agent/${version}/SHA256SUMS`, `/fleetkit-agent/${version}/SHA256SUMS.sig`,
-      `/fleetkit-agent/${version}/fleetkit-agent-${version}-linux-amd64.tar.zst`]))
-    const installed = await vm!.sshOk('sha256sum /usr/local/bin/fleetkit-agent; stat -c %a /usr/local/bin/fleetkit-agent; /usr/local/bin/fleetkit-agent --version')
+  it("the seed verified the signed release from this machine's mirror and installed the real agent", async () => {
+    assert.deepEqual(
+      new Set(requested),
+      new Set([
+        `/fleetkit-agent/${version}/SHA256SUMS`,
+        `/fleetkit-agent/${version}/SHA256SUMS.sig`,
+        `/fleetkit-agent/${version}/fleetkit-agent-${version}-linux-amd64.tar.zst`,
+      ]),
+    )
+    const installed = await vm!.sshOk(
+      'sha256sum /usr/local/bin/fleetkit-agent; stat -c %a /usr/local/bin/fleetkit-agent; /usr/local/bin/fleetkit-agent --version',
+    )
     const [sum, mode, printed] = installed.stdout.trim().split('\n')
     assert.equal(sum?.split(' ')[0], bundleSha256, 'the installed agent is the bundle, byte for byte')
     assert.equal(mode, '755')
@@ -114,16 +152,22 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
   it('the agent enrolled with the gateway running here and runs under systemd', async () => {
     assert.equal((await getNode(gw!.db.pool, NODE_ID))?.status, 'active')
     assert.equal((await listNodeCertificates(gw!.db.pool, NODE_ID)).length, 1)
-    const state = await vm!.sshOk('systemctl is-active fleetkit-agent.service; test -e /var/lib/fleetkit/enrollment-secret && echo secret-left || echo secret-gone')
+    const state = await vm!.sshOk(
+      'systemctl is-active fleetkit-agent.service; test -e /var/lib/fleetkit/enrollment-secret && echo secret-left || echo secret-gone',
+    )
     assert.deepEqual(state.stdout.trim().split('\n'), ['active', 'secret-gone'])
   })
 
   it('heartbeats from the VM: its host facts (its own kernel) reach the database', async () => {
     const kernel = (await vm!.sshOk('uname -r')).stdout.trim()
-    const seen = await eventually('a heartbeat with the VM\'s host facts', async () => {
-      const node = await getNode(gw!.db.pool, NODE_ID)
-      return node?.hostFactsAt && node.hostKernel === kernel ? node : undefined
-    }, { timeoutMs: 120_000, intervalMs: 1_000 })
+    const seen = await eventually(
+      "a heartbeat with the VM's host facts",
+      async () => {
+        const node = await getNode(gw!.db.pool, NODE_ID)
+        return node?.hostFactsAt && node.hostKernel === kernel ? node : undefined
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000 },
+    )
     assert.equal(seen.hostAgentVersion, version)
     assert.equal(seen.hostCpuCount, 2)
   })
@@ -134,13 +178,16 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
   // release) with 1 GiB, below the production minimum. Runs use ansible-mitogen, as `fleetkit sync` does.
   let inventory: Inventory
   const extraVars = { preflight_allow_test_releases: true, preflight_enforce_size: false, firewall_ssh_port: 22 }
-  const site = (check = false) => runPlaybook({ inventory, playbook: 'site.yml', extraVars, mitogen: true, check, diff: check })
+  const site = (check = false) =>
+    runPlaybook({ inventory, playbook: 'site.yml', extraVars, mitogen: true, check, diff: check })
   const loaded = async () => (await vm!.ssh('grep -q "^br_netfilter " /proc/modules')).code === 0
   const diskUuid = async () => (await vm!.sshOk(`blkid -p -o value -s UUID ${vm!.dataDisk}`)).stdout.trim()
   const tail = (run: PlaybookResult) => `${run.stdout.slice(-4000)}\n${run.stderr.slice(-2000)}`
 
   it('site.yml in check mode on the seeded host fails nowhere, loads no module and formats no disk', async () => {
-    inventory = await fleetInventory({ fleetkit_data_volume: { device: vm!.dataDisk, filesystem: 'xfs', mountPoint: DATA_MOUNT } })
+    inventory = await fleetInventory({
+      fleetkit_data_volume: { device: vm!.dataDisk, filesystem: 'xfs', mountPoint: DATA_MOUNT },
+    })
     assert.equal(await loaded(), false, 'br_netfilter was loaded before the role ran')
     const check = await site(true)
     assert.equal(check.code, 0, tail(check))
@@ -156,10 +203,15 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     assert.equal(second.code, 0, tail(second))
     assert.equal(second.recap[NODE_ID]?.changed, 0, tail(second))
     assert.equal(await loaded(), true)
-    assert.equal((await vm!.sshOk('sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables')).stdout, '1\n1\n')
+    assert.equal(
+      (await vm!.sshOk('sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables')).stdout,
+      '1\n1\n',
+    )
     assert.equal((await vm!.sshOk(`findmnt -n -o FSTYPE ${DATA_MOUNT}`)).stdout.trim(), 'xfs')
-    assert.match((await vm!.sshOk(`systemctl cat "$(systemd-escape -p --suffix=mount ${DATA_MOUNT})"`)).stdout,
-      new RegExp(`^What=/dev/disk/by-uuid/${await diskUuid()}$`, 'm'))
+    assert.match(
+      (await vm!.sshOk(`systemctl cat "$(systemd-escape -p --suffix=mount ${DATA_MOUNT})"`)).stdout,
+      new RegExp(`^What=/dev/disk/by-uuid/${await diskUuid()}$`, 'm'),
+    )
     await vm!.sshOk(`echo kept > ${DATA_MOUNT}/marker`)
     assert.equal((await vm!.sshOk('systemctl is-active fleetkit-agent.service')).stdout.trim(), 'active')
   })
@@ -169,15 +221,22 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
     const rebootedAt = new Date()
     await vm!.reboot()
     assert.equal(await loaded(), true, 'br_netfilter not loaded at boot')
-    assert.equal((await vm!.sshOk('sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables')).stdout, '1\n1\n')
+    assert.equal(
+      (await vm!.sshOk('sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables')).stdout,
+      '1\n1\n',
+    )
     await vm!.sshOk('nft list table inet fleetkit')
     assert.equal((await vm!.sshOk(`findmnt -n -o FSTYPE ${DATA_MOUNT}`)).stdout.trim(), 'xfs')
     assert.equal((await vm!.sshOk(`cat ${DATA_MOUNT}/marker`)).stdout, 'kept\n')
     assert.equal(await diskUuid(), uuid)
-    const seen = await eventually('a heartbeat with host facts after the reboot', async () => {
-      const node = await getNode(gw!.db.pool, NODE_ID)
-      return node?.hostFactsAt && node.hostFactsAt > rebootedAt ? node : undefined
-    }, { timeoutMs: 120_000, intervalMs: 1_000 })
+    const seen = await eventually(
+      'a heartbeat with host facts after the reboot',
+      async () => {
+        const node = await getNode(gw!.db.pool, NODE_ID)
+        return node?.hostFactsAt && node.hostFactsAt > rebootedAt ? node : undefined
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000 },
+    )
     assert.equal(seen.hostBridgeNetfilter, true, 'the agent reports the bridge netfilter the role set')
     const after = await site()
     assert.equal(after.code, 0, tail(after))
@@ -186,9 +245,18 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
   })
 
   it('refuses a disk that holds another filesystem (ext4 on a loop device) with DATA_VOLUME_FOREIGN_FS and leaves it as it was', async () => {
-    const device = (await vm!.sshOk('truncate -s 64M /root/foreign.img && mkfs.ext4 -q -F /root/foreign.img && losetup -f --show /root/foreign.img')).stdout.trim()
-    const refused = await runPlaybook({ inventory, playbook: 'site.yml', tags: ['data_volume'], mitogen: true,
-      extraVars: { ...extraVars, data_volume_device: device, data_volume_mount_point: '/srv/foreign' } })
+    const device = (
+      await vm!.sshOk(
+        'truncate -s 64M /root/foreign.img && mkfs.ext4 -q -F /root/foreign.img && losetup -f --show /root/foreign.img',
+      )
+    ).stdout.trim()
+    const refused = await runPlaybook({
+      inventory,
+      playbook: 'site.yml',
+      tags: ['data_volume'],
+      mitogen: true,
+      extraVars: { ...extraVars, data_volume_device: device, data_volume_mount_point: '/srv/foreign' },
+    })
     assert.notEqual(refused.code, 0)
     assert.match(refused.stdout, new RegExp(`DATA_VOLUME_FOREIGN_FS: ${device} holds ext4, not xfs`))
     assert.equal((await vm!.sshOk(`blkid -p -o value -s TYPE ${device}`)).stdout.trim(), 'ext4')
@@ -196,19 +264,33 @@ describe('end to end in a VM: fleetkit\'s own agent seed -> signed release from 
 
   /** fleetkit's rendered inventory for the VM: its vars, its groups, the connection the helper writes. */
   async function fleetInventory(overrides: Record<string, unknown>): Promise<Inventory> {
-    const rendered = await runFleetkit(['inventory', '--definition', definitionFile, '--output', '-'], { env: cliEnv() })
+    const rendered = await runFleetkit(['inventory', '--definition', definitionFile, '--output', '-'], {
+      env: cliEnv(),
+    })
     assert.equal(rendered.code, 0, rendered.stderr)
     const fleet = parse(rendered.stdout) as RenderedInventory
-    const connection = new Set(['ansible_host', 'ansible_port', 'ansible_user', 'ansible_ssh_common_args', 'ansible_ssh_private_key_file'])
+    const connection = new Set([
+      'ansible_host',
+      'ansible_port',
+      'ansible_user',
+      'ansible_ssh_common_args',
+      'ansible_ssh_private_key_file',
+    ])
     const nodeVars = Object.entries(findHostVars(fleet, NODE_ID)).filter(([k]) => !connection.has(k))
     const vars = { ...fleet.all.vars, ...Object.fromEntries(nodeVars), ...overrides }
-    const groups = Object.entries(fleet.all.children ?? {}).filter(([, g]) => g.hosts && NODE_ID in g.hosts).map(([group]) => [group, [NODE_ID]])
+    const groups = Object.entries(fleet.all.children ?? {})
+      .filter(([, g]) => g.hosts && NODE_ID in g.hosts)
+      .map(([group]) => [group, [NODE_ID]])
     return writeInventory([vm!], join(dir, 'ansible'), { [NODE_ID]: vars }, Object.fromEntries(groups))
   }
 })
 
 interface RenderedInventory {
-  all: { vars: Record<string, unknown>; hosts?: Record<string, Record<string, unknown>>; children?: Record<string, { hosts?: Record<string, Record<string, unknown> | null> }> }
+  all: {
+    vars: Record<string, unknown>
+    hosts?: Record<string, Record<string, unknown>>
+    children?: Record<string, { hosts?: Record<string, Record<string, unknown> | null> }>
+  }
 }
 
 /** The host vars fleetkit's inventory renders for NODE (under all.hosts or a group's hosts). */

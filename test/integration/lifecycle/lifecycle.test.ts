@@ -36,14 +36,18 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
   let gw: TestGateway
   let stateDir: string
   const ids: Record<string, AgentIdentityFiles> = {}
-  const cli = (args: string[]) => runFleetkit([...args, '--json'], { env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir, FLEETKIT_ACTOR: 'ci' } })
+  const cli = (args: string[]) =>
+    runFleetkit([...args, '--json'], {
+      env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir, FLEETKIT_ACTOR: 'ci' },
+    })
   const enrolled = async (id: string, pool = 'build') => {
     await gw.declareNode(id, { pool })
     ids[id] = await gw.enroll(id, await gw.issueSecret(id))
     return ids[id]!
   }
   /** Time passing for the sweep and admit: the node's last heartbeat moved into the database's past. */
-  const silence = (id: string, seconds: number) => gw.db.pool.query(`UPDATE nodes SET last_seen_at = now() - make_interval(secs => $2) WHERE id = $1`, [id, seconds])
+  const silence = (id: string, seconds: number) =>
+    gw.db.pool.query(`UPDATE nodes SET last_seen_at = now() - make_interval(secs => $2) WHERE id = $1`, [id, seconds])
 
   before(async () => {
     pg = await startDisposablePostgres()
@@ -59,18 +63,43 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
   it('admit refuses a silent node, one without capacity, one failing its checks; then makes it schedulable with an event', async () => {
     await enrolled('adm-1')
     await silence('adm-1', 120)
-    await assert.rejects(admitNode({ pool: gw.db.pool, nodeId: 'adm-1', actor }), { code: 'NODE_SILENT', message: /last heartbeated 120 s ago/ })
+    await assert.rejects(admitNode({ pool: gw.db.pool, nodeId: 'adm-1', actor }), {
+      code: 'NODE_SILENT',
+      message: /last heartbeated 120 s ago/,
+    })
     await silence('adm-1', 1)
     await assert.rejects(admitNode({ pool: gw.db.pool, nodeId: 'adm-1', actor }), { code: 'NODE_CAPACITY_UNKNOWN' })
     const job = await createJob(gw.db.pool, { nodeId: 'adm-1', kind: 'checks', now: new Date() })
     const lease = await gw.agent(ids['adm-1']!, 'POST', '/v1/agent/lease', {})
-    const failing = { checks: [{ id: 'host:br-netfilter', status: 'fail', code: 'BR_NETFILTER_OFF', detail: 'not loaded' }] }
-    assert.equal((await gw.agent(ids['adm-1']!, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: (lease.body.job as { lease_token: string }).lease_token, status: 'succeeded', result: failing })).status, 200)
-    await assert.rejects(admitNode({ pool: gw.db.pool, nodeId: 'adm-1', actor, capacity: CAPACITY }), { code: 'NODE_CHECKS_FAILING', message: /host:br-netfilter/ })
-    assert.equal((await getNode(gw.db.pool, 'adm-1'))!.capacityCpu, null, 'a refused admit writes nothing, not even the capacity')
+    const failing = {
+      checks: [{ id: 'host:br-netfilter', status: 'fail', code: 'BR_NETFILTER_OFF', detail: 'not loaded' }],
+    }
+    assert.equal(
+      (
+        await gw.agent(ids['adm-1']!, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+          lease_token: (lease.body.job as { lease_token: string }).lease_token,
+          status: 'succeeded',
+          result: failing,
+        })
+      ).status,
+      200,
+    )
+    await assert.rejects(admitNode({ pool: gw.db.pool, nodeId: 'adm-1', actor, capacity: CAPACITY }), {
+      code: 'NODE_CHECKS_FAILING',
+      message: /host:br-netfilter/,
+    })
+    assert.equal(
+      (await getNode(gw.db.pool, 'adm-1'))!.capacityCpu,
+      null,
+      'a refused admit writes nothing, not even the capacity',
+    )
     const again = await createJob(gw.db.pool, { nodeId: 'adm-1', kind: 'checks', now: new Date() })
     const lease2 = await gw.agent(ids['adm-1']!, 'POST', '/v1/agent/lease', {})
-    await gw.agent(ids['adm-1']!, 'POST', `/v1/agent/jobs/${again.id}/complete`, { lease_token: (lease2.body.job as { lease_token: string }).lease_token, status: 'succeeded', result: CHECKS_OK })
+    await gw.agent(ids['adm-1']!, 'POST', `/v1/agent/jobs/${again.id}/complete`, {
+      lease_token: (lease2.body.job as { lease_token: string }).lease_token,
+      status: 'succeeded',
+      result: CHECKS_OK,
+    })
     const admitted = await admitNode({ pool: gw.db.pool, nodeId: 'adm-1', actor, capacity: CAPACITY })
     assert.equal(admitted.schedulable, true)
     assert.equal(admitted.changed, true)
@@ -103,8 +132,19 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     const refused = await gw.agent(agent, 'POST', '/v1/agent/lease', {})
     assert.equal(refused.status, 403)
     assert.equal(code(refused), 'node_not_active')
-    const waiting = drainNode({ pool: gw.db.pool, nodeId: 'drn-1', actor, clock: systemClock, waitSeconds: 30, pollMs: 50 })
-    const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: leased.lease_token, status: 'succeeded', result: CHECKS_OK })
+    const waiting = drainNode({
+      pool: gw.db.pool,
+      nodeId: 'drn-1',
+      actor,
+      clock: systemClock,
+      waitSeconds: 30,
+      pollMs: 50,
+    })
+    const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+      lease_token: leased.lease_token,
+      status: 'succeeded',
+      result: CHECKS_OK,
+    })
     assert.equal(done.status, 200)
     assert.equal((await getJob(gw.db.pool, job.id))!.status, 'succeeded')
     const waited = await waiting
@@ -117,10 +157,22 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     const agent = await enrolled('dec-1')
     await recordNodeCapacity(gw.db.pool, 'dec-1', CAPACITY)
     await admitNode({ pool: gw.db.pool, nodeId: 'dec-1', actor })
-    const allocation = await reserveAllocation(gw.db.pool, { nodeId: 'dec-1', owner: 'ci', cpu: 1, memoryMib: 1024, diskGib: 10, actor })
-    await assert.rejects(decommissionNode({ pool: gw.db.pool, nodeId: 'dec-1', actor, clock: systemClock }), { code: 'NODE_STATE_CONFLICT', message: /active/ })
+    const allocation = await reserveAllocation(gw.db.pool, {
+      nodeId: 'dec-1',
+      owner: 'ci',
+      cpu: 1,
+      memoryMib: 1024,
+      diskGib: 10,
+      actor,
+    })
+    await assert.rejects(decommissionNode({ pool: gw.db.pool, nodeId: 'dec-1', actor, clock: systemClock }), {
+      code: 'NODE_STATE_CONFLICT',
+      message: /active/,
+    })
     await drainNode({ pool: gw.db.pool, nodeId: 'dec-1', actor, clock: systemClock })
-    await assert.rejects(decommissionNode({ pool: gw.db.pool, nodeId: 'dec-1', actor, clock: systemClock }), { code: 'NODE_HAS_ALLOCATIONS' })
+    await assert.rejects(decommissionNode({ pool: gw.db.pool, nodeId: 'dec-1', actor, clock: systemClock }), {
+      code: 'NODE_HAS_ALLOCATIONS',
+    })
     assert.equal((await getNode(gw.db.pool, 'dec-1'))!.status, 'draining', 'a refusal changes nothing')
     assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', {})).status, 200)
     const release = await cli(['alloc', 'release', allocation.id])
@@ -141,23 +193,48 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
 
   it("park takes a node out of the inventory's sync groups and out of lost detection; unpark brings it back without a new identity", async () => {
     const agent = await enrolled('db-1', 'database')
-    const before = renderInventory({ definition: validDefinition(), stateNodes: await listNodes(gw.db.pool), hostPolicy: loadHostPolicy(), knownHostsPath: '/tmp/known_hosts' })
+    const before = renderInventory({
+      definition: validDefinition(),
+      stateNodes: await listNodes(gw.db.pool),
+      hostPolicy: loadHostPolicy(),
+      knownHostsPath: '/tmp/known_hosts',
+    })
     assert.ok(before.hosts.includes('db-1'))
     const parked = await parkNode({ pool: gw.db.pool, nodeId: 'db-1', actor })
     assert.equal(parked.to, 'parked')
-    const after = renderInventory({ definition: validDefinition(), stateNodes: await listNodes(gw.db.pool), hostPolicy: loadHostPolicy(), knownHostsPath: '/tmp/known_hosts' })
+    const after = renderInventory({
+      definition: validDefinition(),
+      stateNodes: await listNodes(gw.db.pool),
+      hostPolicy: loadHostPolicy(),
+      knownHostsPath: '/tmp/known_hosts',
+    })
     assert.ok(!after.hosts.includes('db-1'))
     assert.ok(after.excluded.includes('db-1'))
     await silence('db-1', 3600)
     const sweep = await cli(['sweep'])
     assertMatchesOutputSchema('sweep', sweep.json)
-    assert.ok(!sweep.json.result.lost.some((n: { nodeId: string }) => n.nodeId === 'db-1'), 'a parked node is never lost')
+    assert.ok(
+      !sweep.json.result.lost.some((n: { nodeId: string }) => n.nodeId === 'db-1'),
+      'a parked node is never lost',
+    )
     const unparked = await unparkNode({ pool: gw.db.pool, nodeId: 'db-1', actor })
     assert.equal(unparked.to, 'active')
     const sweep2 = await cli(['sweep'])
-    assert.ok(!sweep2.json.result.unhealthy.some((n: { nodeId: string }) => n.nodeId === 'db-1'), 'silence counts from the unpark')
-    assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', {})).status, 200, 'the same certificate still works')
-    assert.deepEqual((await listEvents(gw.db.pool, { nodeId: 'db-1' })).map((e) => e.kind).filter((k) => k.startsWith('node_p') || k.startsWith('node_u')), ['node_parked', 'node_unparked'])
+    assert.ok(
+      !sweep2.json.result.unhealthy.some((n: { nodeId: string }) => n.nodeId === 'db-1'),
+      'silence counts from the unpark',
+    )
+    assert.equal(
+      (await gw.agent(agent, 'POST', '/v1/agent/heartbeat', {})).status,
+      200,
+      'the same certificate still works',
+    )
+    assert.deepEqual(
+      (await listEvents(gw.db.pool, { nodeId: 'db-1' }))
+        .map((e) => e.kind)
+        .filter((k) => k.startsWith('node_p') || k.startsWith('node_u')),
+      ['node_parked', 'node_unparked'],
+    )
   })
 
   it('alloc reserve refuses over-capacity and non-schedulable targets with coded errors; the operator API does the same over loopback', async () => {
@@ -167,25 +244,65 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     assert.equal(early.json.code, 'NODE_NOT_SCHEDULABLE')
     assertMatchesOutputSchema('alloc-reserve', early.json)
     await admitNode({ pool: gw.db.pool, nodeId: 'cap-1', actor })
-    const ok = await cli(['alloc', 'reserve', '--node', 'cap-1', '--owner', 'ci', '--cpu', '1.5', '--memory', '2048', '--disk', '10'])
+    const ok = await cli([
+      'alloc',
+      'reserve',
+      '--node',
+      'cap-1',
+      '--owner',
+      'ci',
+      '--cpu',
+      '1.5',
+      '--memory',
+      '2048',
+      '--disk',
+      '10',
+    ])
     assert.equal(ok.code, 0, ok.stdout + ok.stderr)
     assertMatchesOutputSchema('alloc-reserve', ok.json)
     const over = await cli(['alloc', 'reserve', '--node', 'cap-1', '--owner', 'ci', '--cpu', '1'])
     assert.equal(over.json.code, 'ALLOCATION_OVER_CAPACITY')
     assert.match(over.json.message, /cpu 2\.5 > 2/)
-    const api = (method: string, path: string, body?: unknown) => fetch(`${gw.metricsUrl}${path}`, { method, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}), headers: { 'content-type': 'application/json' } } : {}) }).then(async (r) => ({ status: r.status, body: await r.json() as Record<string, unknown> }))
-    const simple = await fetch(`${gw.metricsUrl}/v1/operator/allocations`, { method: 'POST', body: JSON.stringify({ node_id: 'cap-1', owner: 'csrf', cpu: 0.1 }), headers: { 'content-type': 'text/plain' } })
+    const api = (method: string, path: string, body?: unknown) =>
+      fetch(`${gw.metricsUrl}${path}`, {
+        method,
+        ...(method === 'POST'
+          ? { body: JSON.stringify(body ?? {}), headers: { 'content-type': 'application/json' } }
+          : {}),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }))
+    const simple = await fetch(`${gw.metricsUrl}/v1/operator/allocations`, {
+      method: 'POST',
+      body: JSON.stringify({ node_id: 'cap-1', owner: 'csrf', cpu: 0.1 }),
+      headers: { 'content-type': 'text/plain' },
+    })
     assert.equal(simple.status, 415, 'a cross-site "simple" POST from a browser on the gateway host is refused')
-    const apiOver = await api('POST', '/v1/operator/allocations', { node_id: 'cap-1', owner: 'platform', cpu: 0.5, memory_mib: 4096 })
+    const apiOver = await api('POST', '/v1/operator/allocations', {
+      node_id: 'cap-1',
+      owner: 'platform',
+      cpu: 0.5,
+      memory_mib: 4096,
+    })
     assert.equal(apiOver.status, 409)
     assert.equal(code(apiOver), 'allocation_over_capacity')
-    const apiOk = await api('POST', '/v1/operator/allocations', { node_id: 'cap-1', owner: 'platform', cpu: 0.5, memory_mib: 1024, disk_gib: 5 })
+    const apiOk = await api('POST', '/v1/operator/allocations', {
+      node_id: 'cap-1',
+      owner: 'platform',
+      cpu: 0.5,
+      memory_mib: 1024,
+      disk_gib: 5,
+    })
     assert.equal(apiOk.status, 200, JSON.stringify(apiOk.body))
     const listed = await api('GET', '/v1/operator/allocations?node=cap-1')
     assert.equal((listed.body.allocations as unknown[]).length, 2)
-    const released = await api('POST', `/v1/operator/allocations/${(apiOk.body.allocation as { id: string }).id}/release`)
+    const released = await api(
+      'POST',
+      `/v1/operator/allocations/${(apiOk.body.allocation as { id: string }).id}/release`,
+    )
     assert.equal(released.status, 200)
-    assert.equal(code(await api('POST', `/v1/operator/allocations/${(apiOk.body.allocation as { id: string }).id}/release`)), 'allocation_unknown')
+    assert.equal(
+      code(await api('POST', `/v1/operator/allocations/${(apiOk.body.allocation as { id: string }).id}/release`)),
+      'allocation_unknown',
+    )
     const list = await cli(['alloc', 'list', '--node', 'cap-1'])
     assertMatchesOutputSchema('alloc-list', list.json)
     assert.equal(list.json.result.allocations.length, 1)
@@ -194,31 +311,52 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
   it('the operator API on the mTLS listener serves an operator certificate from `fleetkit ca operator-cert`, and refuses an agent certificate', async () => {
     const agent = await enrolled('op-1')
     const out = join(stateDir, 'op')
-    const issued = await runFleetkit(['ca', 'operator-cert', 'alice', '--out', out, '--pki-dir', gw.pkiDir, '--json'], { env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir } })
+    const issued = await runFleetkit(['ca', 'operator-cert', 'alice', '--out', out, '--pki-dir', gw.pkiDir, '--json'], {
+      env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir },
+    })
     assert.equal(issued.code, 0, issued.stdout + issued.stderr)
     assertMatchesOutputSchema('ca-operator-cert', issued.json)
     assert.doesNotMatch(issued.stdout, /PRIVATE KEY/)
-    const tls = { ca: gw.caPem, key: await readFile(join(out, 'alice.key'), 'utf8'), cert: await readFile(join(out, 'alice.pem'), 'utf8') }
+    const tls = {
+      ca: gw.caPem,
+      key: await readFile(join(out, 'alice.key'), 'utf8'),
+      cert: await readFile(join(out, 'alice.pem'), 'utf8'),
+    }
     const listed = await httpsJson(gw.agentUrl, 'GET', '/v1/operator/allocations', undefined, tls)
     assert.equal(listed.status, 200, JSON.stringify(listed.body))
-    const asAgent = await httpsJson(gw.agentUrl, 'GET', '/v1/operator/allocations', undefined, { ca: gw.caPem, key: agent.keyPem, cert: agent.certificatePem })
+    const asAgent = await httpsJson(gw.agentUrl, 'GET', '/v1/operator/allocations', undefined, {
+      ca: gw.caPem,
+      key: agent.keyPem,
+      cert: agent.certificatePem,
+    })
     assert.equal(asAgent.status, 403)
     assert.equal(code(asAgent), 'operator_refused')
-    assert.equal((await httpsJson(gw.agentUrl, 'POST', '/v1/agent/heartbeat', {}, tls)).status, 401, 'an operator certificate is no agent identity')
+    assert.equal(
+      (await httpsJson(gw.agentUrl, 'POST', '/v1/agent/heartbeat', {}, tls)).status,
+      401,
+      'an operator certificate is no agent identity',
+    )
   })
 
   it('node list and node show against a fleet with nodes in each state, --json by schema; events --json too', async () => {
-    for (const status of ['provisioning', 'unhealthy', 'lost', 'failed', 'parked'] as const) await upsertDeclaredNode(gw.db.pool, { id: `st-${status}`, pool: 'web', region: 'fsn1', status })
+    for (const status of ['provisioning', 'unhealthy', 'lost', 'failed', 'parked'] as const)
+      await upsertDeclaredNode(gw.db.pool, { id: `st-${status}`, pool: 'web', region: 'fsn1', status })
     const list = await cli(['node', 'list'])
     assert.equal(list.code, 0, list.stderr)
     assertMatchesOutputSchema('node-list', list.json)
     const statuses = new Set(list.json.result.nodes.map((n: { status: string }) => n.status))
-    for (const s of ['provisioning', 'active', 'unhealthy', 'draining', 'retired', 'lost', 'parked', 'failed']) assert.ok(statuses.has(s), `a ${s} node is listed`)
+    for (const s of ['provisioning', 'active', 'unhealthy', 'draining', 'retired', 'lost', 'parked', 'failed'])
+      assert.ok(statuses.has(s), `a ${s} node is listed`)
     const capped = list.json.result.nodes.find((n: { id: string }) => n.id === 'cap-1')
     assert.deepEqual(capped.reserved, { cpu: 1.5, memoryMib: 2048, diskGib: 10, allocations: 1 })
     const lost = await cli(['node', 'list', '--status', 'lost', '--pool', 'web'])
-    assert.deepEqual(lost.json.result.nodes.map((n: { id: string }) => n.id), ['st-lost'])
-    const human = await runFleetkit(['node', 'list', '--schedulable'], { env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir } })
+    assert.deepEqual(
+      lost.json.result.nodes.map((n: { id: string }) => n.id),
+      ['st-lost'],
+    )
+    const human = await runFleetkit(['node', 'list', '--schedulable'], {
+      env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir },
+    })
     assert.match(human.stdout, /^NODE +POOL/m)
     assert.match(human.stdout, /cap-1 .* 1\.5\/2 +2048\/4096 +10\/40/)
     const show = await cli(['node', 'show', 'dec-1'])
@@ -230,20 +368,31 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     assertMatchesOutputSchema('node-show', missing.json)
     const events = await cli(['events', '--node', 'dec-1', '--since', '1h'])
     assertMatchesOutputSchema('events', events.json)
-    assert.deepEqual(events.json.result.events.map((e: { kind: string }) => e.kind).filter((k: string) => k !== 'certificates_revoked'),
-      ['node_enrolled', 'node_admitted', 'allocation_reserved', 'node_draining', 'allocation_released', 'node_retired'])
+    assert.deepEqual(
+      events.json.result.events
+        .map((e: { kind: string }) => e.kind)
+        .filter((k: string) => k !== 'certificates_revoked'),
+      ['node_enrolled', 'node_admitted', 'allocation_reserved', 'node_draining', 'allocation_released', 'node_retired'],
+    )
     const refused = await gw.enrollPost({ node_id: 'ghost-1', enrollment_secret: 'x'.repeat(64), csr_pem: 'nope' })
     assert.equal(refused.status, 400)
     const kinds = await cli(['events', '--type', 'enrollment_refused'])
-    assert.deepEqual(kinds.json.result.events.map((e: { nodeId: string }) => e.nodeId), ['ghost-1'])
+    assert.deepEqual(
+      kinds.json.result.events.map((e: { nodeId: string }) => e.nodeId),
+      ['ghost-1'],
+    )
   })
 })
 
 describe('fleetkit events --follow (library)', function () {
   this.timeout(60_000)
   let pg: DisposablePostgres
-  before(async () => { pg = await startDisposablePostgres() })
-  after(async () => { await pg?.stop() })
+  before(async () => {
+    pg = await startDisposablePostgres()
+  })
+  after(async () => {
+    await pg?.stop()
+  })
 
   it('delivers each new event once, in order, until aborted', async () => {
     const db = await freshDatabase(pg.url)
@@ -251,10 +400,15 @@ describe('fleetkit events --follow (library)', function () {
       await appendEvent(db.pool, { kind: 'node_parked', nodeId: 'f-1' })
       const seen: string[] = []
       const abort = new AbortController()
-      const following = followEvents(db.pool, { afterId: 1 }, (e) => {
-        seen.push(`${e.kind}:${e.nodeId}`)
-        if (seen.length === 2) abort.abort()
-      }, { clock: systemClock, signal: abort.signal, pollMs: 20 })
+      const following = followEvents(
+        db.pool,
+        { afterId: 1 },
+        (e) => {
+          seen.push(`${e.kind}:${e.nodeId}`)
+          if (seen.length === 2) abort.abort()
+        },
+        { clock: systemClock, signal: abort.signal, pollMs: 20 },
+      )
       await appendEvent(db.pool, { kind: 'node_unparked', nodeId: 'f-1' })
       await appendEvent(db.pool, { kind: 'node_admitted', nodeId: 'f-1' })
       await following

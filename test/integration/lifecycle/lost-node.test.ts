@@ -37,8 +37,12 @@ const code = (reply: { body: Record<string, unknown> }) => (reply.body.error as 
 describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)', function () {
   this.timeout(180_000)
   let postgres: DisposablePostgres
-  before(async () => { postgres = await startDisposablePostgres() })
-  after(async () => { await postgres?.stop() })
+  before(async () => {
+    postgres = await startDisposablePostgres()
+  })
+  after(async () => {
+    await postgres?.stop()
+  })
 
   describe('an agent killed with SIGKILL', () => {
     const NODE = 'lost-1'
@@ -48,8 +52,15 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
     let bundle: string
     let envFile: string
     let agent: RunningProcess | undefined
-    const silence = (seconds: number) => gw.db.pool.query('UPDATE nodes SET last_seen_at = now() - make_interval(secs => $2) WHERE id = $1', [NODE, seconds])
-    const startAgent = () => startProcess(agentNode, [bundle, 'run'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
+    const silence = (seconds: number) =>
+      gw.db.pool.query('UPDATE nodes SET last_seen_at = now() - make_interval(secs => $2) WHERE id = $1', [
+        NODE,
+        seconds,
+      ])
+    const startAgent = () =>
+      startProcess(agentNode, [bundle, 'run'], {
+        env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile },
+      })
 
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), 'fleetkit-lost-'))
@@ -61,13 +72,25 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
       await writeFile(join(dir, 'gateway-ca.pem'), gw.caPem)
       await writeFile(join(dir, 'enrollment-secret'), `${await gw.issueSecret(NODE)}\n`, { mode: 0o600 })
       envFile = join(dir, 'agent.env')
-      await writeFile(envFile, [
-        `FLEETKIT_NODE_ID=${NODE}`, `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`, `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
-        `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'gateway-ca.pem')}`, `FLEETKIT_ENROLLMENT_SECRET_FILE=${join(dir, 'enrollment-secret')}`,
-        `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`, `FLEETKIT_HOST_ROOT=${fakeRoot}`, 'FLEETKIT_DATA_MOUNT=/srv/fleet data',
-        'FLEETKIT_AGENT_MIN_FREE_GB=0.001', 'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1', '',
-      ].join('\n'))
-      const enrolled = await runProcess(agentNode, [bundle, 'enroll'], { env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile } })
+      await writeFile(
+        envFile,
+        [
+          `FLEETKIT_NODE_ID=${NODE}`,
+          `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
+          `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
+          `FLEETKIT_GATEWAY_CA_FILE=${join(dir, 'gateway-ca.pem')}`,
+          `FLEETKIT_ENROLLMENT_SECRET_FILE=${join(dir, 'enrollment-secret')}`,
+          `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`,
+          `FLEETKIT_HOST_ROOT=${fakeRoot}`,
+          'FLEETKIT_DATA_MOUNT=/srv/fleet data',
+          'FLEETKIT_AGENT_MIN_FREE_GB=0.001',
+          'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1',
+          '',
+        ].join('\n'),
+      )
+      const enrolled = await runProcess(agentNode, [bundle, 'enroll'], {
+        env: { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile },
+      })
       assert.equal(enrolled.code, 0, enrolled.stderr)
     })
     after(async () => {
@@ -79,57 +102,108 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
 
     it('becomes unhealthy, then lost: job fenced, allocations released, one node_lost event; a restarted agent gets 403 node_lost with its cleanup list', async () => {
       agent = startAgent()
-      await eventually('a heartbeat', async () => (await getNode(gw.db.pool, NODE))?.hostFactsAt, { stop: () => (agent!.exit() ? 'the agent exited' : undefined) })
+      await eventually('a heartbeat', async () => (await getNode(gw.db.pool, NODE))?.hostFactsAt, {
+        stop: () => (agent!.exit() ? 'the agent exited' : undefined),
+      })
       await recordNodeCapacity(gw.db.pool, NODE, { cpu: 2, memoryMib: 4096, diskGib: 40 })
       await admitNode({ pool: gw.db.pool, nodeId: NODE, actor: 'test' })
-      const allocation = await reserveAllocation(gw.db.pool, { nodeId: NODE, owner: 'ci', cpu: 1, memoryMib: 1024, diskGib: 10, actor: 'test' })
+      const allocation = await reserveAllocation(gw.db.pool, {
+        nodeId: NODE,
+        owner: 'ci',
+        cpu: 1,
+        memoryMib: 1024,
+        diskGib: 10,
+        actor: 'test',
+      })
       await agent.stop('SIGKILL')
       // What the agent held when it died: a job leased under its identity (its token survives only here).
-      const identity = { keyPem: await readFile(join(dir, 'pki', 'agent.key'), 'utf8'), certificatePem: await readFile(join(dir, 'pki', 'agent.pem'), 'utf8') }
+      const identity = {
+        keyPem: await readFile(join(dir, 'pki', 'agent.key'), 'utf8'),
+        certificatePem: await readFile(join(dir, 'pki', 'agent.pem'), 'utf8'),
+      }
       const job = await createJob(gw.db.pool, { nodeId: NODE, kind: 'checks', now: new Date() })
-      const held = (await gw.agent(identity, 'POST', '/v1/agent/lease', {})).body.job as { id: string; lease_token: string }
+      const held = (await gw.agent(identity, 'POST', '/v1/agent/lease', {})).body.job as {
+        id: string
+        lease_token: string
+      }
       assert.equal(held.id, job.id)
       const queued = await createJob(gw.db.pool, { nodeId: NODE, kind: 'checks', now: new Date() })
       await gw.flushHeartbeats()
 
       await silence(100)
       const first = await runSweep(gw.db.pool, THRESHOLDS)
-      assert.deepEqual(first.unhealthy.map((n) => n.nodeId), [NODE])
+      assert.deepEqual(
+        first.unhealthy.map((n) => n.nodeId),
+        [NODE],
+      )
       assert.deepEqual(first.lost, [])
       assert.equal((await getNode(gw.db.pool, NODE))!.status, 'unhealthy')
 
       await silence(400)
-      const sweeps = [await runSweep(gw.db.pool, THRESHOLDS), await runSweep(gw.db.pool, THRESHOLDS), await runSweep(gw.db.pool, THRESHOLDS)]
-      assert.deepEqual(sweeps.map((s) => s.lost.map((n) => n.nodeId)), [[NODE], [], []])
+      const sweeps = [
+        await runSweep(gw.db.pool, THRESHOLDS),
+        await runSweep(gw.db.pool, THRESHOLDS),
+        await runSweep(gw.db.pool, THRESHOLDS),
+      ]
+      assert.deepEqual(
+        sweeps.map((s) => s.lost.map((n) => n.nodeId)),
+        [[NODE], [], []],
+      )
       assert.equal(sweeps[0]!.lost[0]!.fencedJobs, 2)
       assert.equal(sweeps[0]!.lost[0]!.releasedAllocations, 1)
       const node = (await getNode(gw.db.pool, NODE))!
       assert.equal(node.status, 'lost')
       assert.equal(node.schedulable, false)
-      assert.equal((await listEvents(gw.db.pool, { nodeId: NODE, kind: 'node_lost' })).length, 1, 'exactly one node_lost event')
-      assert.deepEqual((await listAllocations(gw.db.pool, { nodeId: NODE }))[0], { ...(await listAllocations(gw.db.pool, { nodeId: NODE }))[0]!, id: allocation.id, status: 'released', releaseReason: 'node_lost' })
+      assert.equal(
+        (await listEvents(gw.db.pool, { nodeId: NODE, kind: 'node_lost' })).length,
+        1,
+        'exactly one node_lost event',
+      )
+      assert.deepEqual((await listAllocations(gw.db.pool, { nodeId: NODE }))[0], {
+        ...(await listAllocations(gw.db.pool, { nodeId: NODE }))[0]!,
+        id: allocation.id,
+        status: 'released',
+        releaseReason: 'node_lost',
+      })
 
       const fenced = (await getJob(gw.db.pool, job.id))!
       assert.equal(fenced.status, 'failed')
       assert.deepEqual(fenced.result, { error: 'target node lost; lease fenced', was: 'leased' })
       assert.equal((await getJob(gw.db.pool, queued.id))!.status, 'failed')
       // The late completion of the restarted agent: 409, and the row is exactly as the sweep left it.
-      const late = await gw.agent(identity, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: held.lease_token, status: 'succeeded', result: CHECKS_OK })
+      const late = await gw.agent(identity, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: held.lease_token,
+        status: 'succeeded',
+        result: CHECKS_OK,
+      })
       assert.equal(late.status, 409)
       assert.equal(code(late), 'lease_conflict')
       assert.deepEqual(await getJob(gw.db.pool, job.id), fenced)
 
       agent = startAgent()
-      const said = await eventually('the restarted agent told node_lost', () => {
-        const line = (agent!.stdout() + agent!.stderr()).split('\n').find((l) => l.includes('lease_refused') && l.includes('node_lost'))
-        return line ? JSON.parse(line) as { fenced_jobs: string[] } : undefined
-      }, { timeoutMs: 30_000 })
+      const said = await eventually(
+        'the restarted agent told node_lost',
+        () => {
+          const line = (agent!.stdout() + agent!.stderr())
+            .split('\n')
+            .find((l) => l.includes('lease_refused') && l.includes('node_lost'))
+          return line ? (JSON.parse(line) as { fenced_jobs: string[] }) : undefined
+        },
+        { timeoutMs: 30_000 },
+      )
       assert.deepEqual([...said.fenced_jobs].sort(), [job.id, queued.id].sort())
       const direct = await gw.agent(identity, 'POST', '/v1/agent/lease', {})
       assert.equal(direct.status, 403)
       assert.equal(code(direct), 'node_lost')
-      assert.deepEqual((direct.body.cleanup as { job_id: string }[]).map((c) => c.job_id).sort(), [job.id, queued.id].sort())
-      assert.equal((await runSweep(gw.db.pool, THRESHOLDS)).lost.length, 0, 'a heartbeating lost node stays lost until admitted')
+      assert.deepEqual(
+        (direct.body.cleanup as { job_id: string }[]).map((c) => c.job_id).sort(),
+        [job.id, queued.id].sort(),
+      )
+      assert.equal(
+        (await runSweep(gw.db.pool, THRESHOLDS)).lost.length,
+        0,
+        'a heartbeating lost node stays lost until admitted',
+      )
       assert.equal((await listEvents(gw.db.pool, { nodeId: NODE, kind: 'node_lost' })).length, 1)
     })
 
@@ -137,8 +211,14 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
       await gw.db.pool.query("UPDATE nodes SET status = 'active', lost_at = NULL WHERE id = $1", [NODE])
       await agent?.stop('SIGKILL')
       await silence(100)
-      assert.deepEqual((await runSweep(gw.db.pool, THRESHOLDS)).unhealthy.map((n) => n.nodeId), [NODE])
-      const identity = { keyPem: await readFile(join(dir, 'pki', 'agent.key'), 'utf8'), certificatePem: await readFile(join(dir, 'pki', 'agent.pem'), 'utf8') }
+      assert.deepEqual(
+        (await runSweep(gw.db.pool, THRESHOLDS)).unhealthy.map((n) => n.nodeId),
+        [NODE],
+      )
+      const identity = {
+        keyPem: await readFile(join(dir, 'pki', 'agent.key'), 'utf8'),
+        certificatePem: await readFile(join(dir, 'pki', 'agent.pem'), 'utf8'),
+      }
       const beat = await gw.agent(identity, 'POST', '/v1/agent/heartbeat', {})
       assert.equal(beat.status, 200)
       assert.equal(beat.body.node_status, 'active')
@@ -159,8 +239,14 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
       secondPool = new pg.Pool({ connectionString: gw.db.url, max: 10 })
       const any = { host: '127.0.0.1', port: 0 }
       second = await startGateway({
-        pool: secondPool, pki: await loadPkiSet(gw.pkiDir, new Date()), enrollBind: any, agentBind: any,
-        agentCertLifetimeSeconds: 86400, clock: slow, logger: silentLogger, tuning: { ...TEST_TUNING, sweepIntervalMs: 3_600_000 },
+        pool: secondPool,
+        pki: await loadPkiSet(gw.pkiDir, new Date()),
+        enrollBind: any,
+        agentBind: any,
+        agentCertLifetimeSeconds: 86400,
+        clock: slow,
+        logger: silentLogger,
+        tuning: { ...TEST_TUNING, sweepIntervalMs: 3_600_000 },
         sweep: (pool) => runSweep(pool, THRESHOLDS),
       })
     })
@@ -175,12 +261,18 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
       await gw.declareNode(nodeId)
       const secret = await gw.issueSecret(nodeId, { now: new Date() })
       const key = await nodeKey()
-      const reply = await httpsJson(`https://127.0.0.1:${second.enrollAddress.port}`, 'POST', '/v1/enroll', { node_id: nodeId, enrollment_secret: secret, csr_pem: await makeCsr(key, { name: `CN=${nodeId}` }) }, { ca: gw.caPem })
+      const reply = await httpsJson(
+        `https://127.0.0.1:${second.enrollAddress.port}`,
+        'POST',
+        '/v1/enroll',
+        { node_id: nodeId, enrollment_secret: secret, csr_pem: await makeCsr(key, { name: `CN=${nodeId}` }) },
+        { ca: gw.caPem },
+      )
       assert.equal(reply.status, 200, JSON.stringify(reply.body))
       return { keyPem: key.privateKeyPem, certificatePem: reply.body.certificate_pem as string }
     }
 
-    it('a job is leased exactly once, even when one gateway\'s clock says the other\'s lease expired long ago', async () => {
+    it("a job is leased exactly once, even when one gateway's clock says the other's lease expired long ago", async () => {
       const id = await enrollOnSlow('skew-1')
       const tls = { ca: gw.caPem, key: id.keyPem, cert: id.certificatePem }
       const job = await createJob(gw.db.pool, { nodeId: 'skew-1', kind: 'checks', now: new Date() })
@@ -189,23 +281,40 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
       // On the fast gateway's clock the slow one's 120 s lease ran out 11 minutes ago; the database says it did not.
       fast.advance(60_000)
       const leases = await Promise.all(Array.from({ length: 10 }, () => gw.agent(id, 'POST', '/v1/agent/lease', {})))
-      assert.deepEqual(leases.map((r) => r.body.job), Array(10).fill(null))
+      assert.deepEqual(
+        leases.map((r) => r.body.job),
+        Array(10).fill(null),
+      )
       assert.equal((await getJob(gw.db.pool, job.id))!.attempts, 1)
     })
 
     it('silence is judged on the database clock: a heartbeat through the slow gateway keeps the node healthy', async () => {
       const id = await enrollOnSlow('skew-2')
-      await httpsJson(agentUrl2(), 'POST', '/v1/agent/heartbeat', {}, { ca: gw.caPem, key: id.keyPem, cert: id.certificatePem })
+      await httpsJson(
+        agentUrl2(),
+        'POST',
+        '/v1/agent/heartbeat',
+        {},
+        { ca: gw.caPem, key: id.keyPem, cert: id.certificatePem },
+      )
       await second.flushHeartbeats()
       const swept = await runSweep(gw.db.pool, THRESHOLDS)
       assert.ok(!swept.unhealthy.some((n) => n.nodeId === 'skew-2') && !swept.lost.some((n) => n.nodeId === 'skew-2'))
       const node = (await getNode(gw.db.pool, 'skew-2'))!
       const { rows } = await gw.db.pool.query<{ now: Date }>('SELECT now() AS now')
-      assert.ok(Math.abs(node.lastSeenAt!.getTime() - rows[0]!.now.getTime()) < 10_000, 'last_seen_at is on the database clock, not 6 minutes back')
+      assert.ok(
+        Math.abs(node.lastSeenAt!.getTime() - rows[0]!.now.getTime()) < 10_000,
+        'last_seen_at is on the database clock, not 6 minutes back',
+      )
     })
 
     it('only one of them sweeps (the leader lock); when it stops, the other takes over', async () => {
-      const ticks = [await gw.gateway!.sweepNow(), await second.sweepNow(), await gw.gateway!.sweepNow(), await second.sweepNow()]
+      const ticks = [
+        await gw.gateway!.sweepNow(),
+        await second.sweepNow(),
+        await gw.gateway!.sweepNow(),
+        await second.sweepNow(),
+      ]
       assert.equal(ticks.filter((t) => t === 'swept').length, 2)
       assert.equal(ticks.filter((t) => t === 'not_leader').length, 2)
       assert.notEqual(gw.gateway!.isSweepLeader(), second.isSweepLeader())

@@ -15,7 +15,8 @@ async function secretFragments(keyFile: string): Promise<string[]> {
 }
 
 function assertNoSecret(text: string, fragments: string[]): void {
-  for (const fragment of fragments) assert.ok(!text.includes(fragment), `output holds key material ${fragment.slice(0, 12)}...`)
+  for (const fragment of fragments)
+    assert.ok(!text.includes(fragment), `output holds key material ${fragment.slice(0, 12)}...`)
 }
 
 describe('fleetkit release sign', function () {
@@ -31,7 +32,9 @@ describe('fleetkit release sign', function () {
     out = join(dir, 'out')
     await releaseJson('pack', ['--version', '3.0.0', '--input', join(dir, 'dist'), '--output', out])
   })
-  after(async () => { await rm(dir, { recursive: true, force: true }) })
+  after(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
   it('writes SHA256SUMS.sig and prints the public key, never the private key (human and --json)', async () => {
     const fragments = await secretFragments(keys.key)
@@ -69,7 +72,10 @@ describe('fleetkit release sign', function () {
       const refused = await releaseJson('sign', ['--key', key, '--dir', out])
       assert.equal(refused.code, 18, refused.stdout)
       assert.equal(refused.json.code, 'RELEASE_KEY_INVALID')
-      assertNoSecret(refused.stdout + refused.stderr, key === garbage ? ['this-is-a-secret'] : await secretFragments(ecKey))
+      assertNoSecret(
+        refused.stdout + refused.stderr,
+        key === garbage ? ['this-is-a-secret'] : await secretFragments(ecKey),
+      )
     }
   })
 

@@ -10,7 +10,8 @@ import { fakeAgent, opensslKeyPair, releaseJson, run } from './release-cli.js'
 /** Rewrites SHA256SUMS for the archives in DIR and signs it with openssl, so only the archive is wrong. */
 async function resumAndSign(dir: string, key: string): Promise<void> {
   await run('bash', ['-c', 'cd "$1" && sha256sum fleetkit-agent-*.tar.zst > SHA256SUMS', '-', dir])
-  const sig = (await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', key, '-in', join(dir, 'SHA256SUMS')])).stdoutBytes
+  const sig = (await run('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', key, '-in', join(dir, 'SHA256SUMS')]))
+    .stdoutBytes
   await writeFile(join(dir, 'SHA256SUMS.sig'), `${sig.toString('base64')}\n`)
 }
 
@@ -28,7 +29,9 @@ describe('fleetkit release verify', function () {
     await releaseJson('pack', ['--version', '5.0.0', '--input', join(dir, 'dist'), '--output', good])
     await releaseJson('sign', ['--key', keys.key, '--dir', good])
   })
-  after(async () => { await rm(dir, { recursive: true, force: true }) })
+  after(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
   async function copyOfGood(name: string): Promise<string> {
     const copy = join(dir, name)
@@ -37,7 +40,17 @@ describe('fleetkit release verify', function () {
   }
 
   function verify(releaseDir: string, extra: string[] = []) {
-    return releaseJson('verify', ['--dir', releaseDir, '--version', '5.0.0', '--arch', 'amd64', '--public-key', keys.raw, ...extra])
+    return releaseJson('verify', [
+      '--dir',
+      releaseDir,
+      '--version',
+      '5.0.0',
+      '--arch',
+      'amd64',
+      '--public-key',
+      keys.raw,
+      ...extra,
+    ])
   }
 
   it('accepts a good release and reports what it checked', async () => {
@@ -63,7 +76,13 @@ describe('fleetkit release verify', function () {
     const copy = await copyOfGood('symlink')
     await mkdir(join(dir, 'evil'))
     await run('ln', ['-s', '/bin/sh', join(dir, 'evil', 'fleetkit-agent')])
-    await run('bash', ['-c', 'cd "$1" && tar -c --owner=0 --group=0 -f - fleetkit-agent | zstd -q -c > "$2"', '-', join(dir, 'evil'), join(copy, 'fleetkit-agent-5.0.0-linux-amd64.tar.zst')])
+    await run('bash', [
+      '-c',
+      'cd "$1" && tar -c --owner=0 --group=0 -f - fleetkit-agent | zstd -q -c > "$2"',
+      '-',
+      join(dir, 'evil'),
+      join(copy, 'fleetkit-agent-5.0.0-linux-amd64.tar.zst'),
+    ])
     await resumAndSign(copy, keys.key)
     const refused = await verify(copy)
     assert.equal(refused.code, 15)
@@ -71,16 +90,43 @@ describe('fleetkit release verify', function () {
   })
 
   it('refuses a version the signed sums do not list with RELEASE_VERSION_MISMATCH', async () => {
-    const refused = await releaseJson('verify', ['--dir', good, '--version', '5.0.1', '--arch', 'amd64', '--public-key', keys.raw])
+    const refused = await releaseJson('verify', [
+      '--dir',
+      good,
+      '--version',
+      '5.0.1',
+      '--arch',
+      'amd64',
+      '--public-key',
+      keys.raw,
+    ])
     assert.equal(refused.code, 16)
     assert.equal(refused.json.code, 'RELEASE_VERSION_MISMATCH')
   })
 
   it('needs a public key, and refuses one that is not base64 of 32 bytes', async () => {
-    const none = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64', '--definition', join(dir, 'no-fleet.yaml')])
+    const none = await releaseJson('verify', [
+      '--dir',
+      good,
+      '--version',
+      '5.0.0',
+      '--arch',
+      'amd64',
+      '--definition',
+      join(dir, 'no-fleet.yaml'),
+    ])
     assert.equal(none.code, 10)
     assert.equal(none.json.code, 'RELEASE_INPUT_INVALID')
-    const bad = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64', '--public-key', 'AAAA'])
+    const bad = await releaseJson('verify', [
+      '--dir',
+      good,
+      '--version',
+      '5.0.0',
+      '--arch',
+      'amd64',
+      '--public-key',
+      'AAAA',
+    ])
     assert.equal(bad.code, 18)
     assert.equal(bad.json.code, 'RELEASE_KEY_INVALID')
   })
@@ -89,16 +135,36 @@ describe('fleetkit release verify', function () {
     // The example fleet with its documentation addresses swapped for private ones (a real fleet refuses the former).
     const example = await readFile(new URL('../../../examples/fleet.yaml', import.meta.url), 'utf8')
     const fleet = example
-      .replace(/203\.0\.113\./g, '172.16.1.').replace(/198\.51\.100\./g, '172.16.2.').replace(/192\.0\.2\./g, '172.16.3.')
+      .replace(/203\.0\.113\./g, '172.16.1.')
+      .replace(/198\.51\.100\./g, '172.16.2.')
+      .replace(/192\.0\.2\./g, '172.16.3.')
       .replace(/^(\s*publicKey:).*$/m, `$1 ${keys.raw}`)
     const definition = join(dir, 'fleet.yaml')
     await writeFile(definition, fleet)
-    const ok = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64', '--definition', definition])
+    const ok = await releaseJson('verify', [
+      '--dir',
+      good,
+      '--version',
+      '5.0.0',
+      '--arch',
+      'amd64',
+      '--definition',
+      definition,
+    ])
     assert.equal(ok.code, 0, ok.stdout)
     assert.equal((ok.json.result as { publicKey: string }).publicKey, keys.raw)
     const foreign = await opensslKeyPair(dir, 'foreign')
     await writeFile(definition, fleet.replace(keys.raw, foreign.raw))
-    const refused = await releaseJson('verify', ['--dir', good, '--version', '5.0.0', '--arch', 'amd64', '--definition', definition])
+    const refused = await releaseJson('verify', [
+      '--dir',
+      good,
+      '--version',
+      '5.0.0',
+      '--arch',
+      'amd64',
+      '--definition',
+      definition,
+    ])
     assert.equal(refused.json.code, 'RELEASE_SIGNATURE_INVALID')
   })
 
@@ -110,21 +176,57 @@ describe('fleetkit release verify', function () {
     before(async () => {
       caFile = join(dir, 'server.pem')
       const keyFile = join(dir, 'server.key')
-      await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-        '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', caFile])
+      await run('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        keyFile,
+        '-out',
+        caFile,
+      ])
       const root = join(dir, 'www')
       server = createServer({ key: await readFile(keyFile), cert: await readFile(caFile) }, (req, res) => {
         const path = normalize(join(root, decodeURIComponent(new URL(req.url ?? '/', 'https://x').pathname)))
-        if (!path.startsWith(root)) { res.writeHead(403).end(); return }
-        readFile(path).then((body) => res.writeHead(200, { 'content-length': body.length }).end(body), () => res.writeHead(404).end())
+        if (!path.startsWith(root)) {
+          res.writeHead(403).end()
+          return
+        }
+        readFile(path).then(
+          (body) => res.writeHead(200, { 'content-length': body.length }).end(body),
+          () => res.writeHead(404).end(),
+        )
       })
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
       baseUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}/fleetkit`
     })
-    after(async () => { await new Promise((resolve) => server.close(resolve)) })
+    after(async () => {
+      await new Promise((resolve) => server.close(resolve))
+    })
 
     it('reads <url>/<version>/ with --ca-file and accepts the release', async () => {
-      const ok = await releaseJson('verify', ['--url', baseUrl, '--ca-file', caFile, '--version', '5.0.0', '--arch', 'amd64', '--public-key', keys.raw])
+      const ok = await releaseJson('verify', [
+        '--url',
+        baseUrl,
+        '--ca-file',
+        caFile,
+        '--version',
+        '5.0.0',
+        '--arch',
+        'amd64',
+        '--public-key',
+        keys.raw,
+      ])
       assert.equal(ok.code, 0, ok.stdout)
       assert.equal((ok.json.result as { source: string }).source, `${baseUrl}/5.0.0/`)
     })
@@ -142,7 +244,16 @@ describe('fleetkit release verify', function () {
     })
 
     it('refuses a URL that is not plain https', async () => {
-      const refused = await releaseJson('verify', ['--url', baseUrl.replace('https:', 'http:'), '--version', '5.0.0', '--arch', 'amd64', '--public-key', keys.raw])
+      const refused = await releaseJson('verify', [
+        '--url',
+        baseUrl.replace('https:', 'http:'),
+        '--version',
+        '5.0.0',
+        '--arch',
+        'amd64',
+        '--public-key',
+        keys.raw,
+      ])
       assert.equal(refused.code, 10)
       assert.equal(refused.json.code, 'RELEASE_INPUT_INVALID')
     })

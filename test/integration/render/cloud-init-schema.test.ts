@@ -24,7 +24,10 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
   let dir: string
 
   before(async () => {
-    if (!existsSync(packagePath('.cache', 'cloud-init', 'usr', 'bin', 'cloud-init')) || !existsSync(packagePath('.cache', 'sudo'))) {
+    if (
+      !existsSync(packagePath('.cache', 'cloud-init', 'usr', 'bin', 'cloud-init')) ||
+      !existsSync(packagePath('.cache', 'sudo'))
+    ) {
       await runProcessOk('bash', [packagePath('scripts', 'install-cloud-init-schema')])
     }
     dir = mkdtempSync(join(tmpdir(), 'fleetkit-cloud-init-'))
@@ -52,7 +55,10 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
       for (const autoinstall of [false, true]) {
         const path = join(dir, `${node.id}-${autoinstall}.yaml`)
         const target = nodeTarget(definition, node.id, undefined)
-        writeFileSync(path, workerSeedDocument(definition, target, generateSshHostKey(node.id, seededRng(node.id)), autoinstall))
+        writeFileSync(
+          path,
+          workerSeedDocument(definition, target, generateSshHostKey(node.id, seededRng(node.id)), autoinstall),
+        )
         const result = await cloudInitSchema(path)
         assert.ok(result.ok, `${node.id} autoinstall=${autoinstall}: ${result.output}`)
       }

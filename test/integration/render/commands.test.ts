@@ -2,7 +2,16 @@
 // PostgreSQL; every --json output is validated against its schema.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -10,7 +19,12 @@ import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, type CliRun, fleetkitEntry, runFleetkit } from '../../support/cli.js'
-import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
 import { overlayEnv, runProcess, runProcessOk } from '../../support/process.js'
 
 interface Ran extends CliRun {
@@ -35,7 +49,10 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   }
 
   async function row(id: string): Promise<Record<string, unknown> | undefined> {
-    const result = await db.pool.query('SELECT status, enrollment_secret_sha256, enrollment_secret_expires_at, host_key_public FROM nodes WHERE id = $1', [id])
+    const result = await db.pool.query(
+      'SELECT status, enrollment_secret_sha256, enrollment_secret_expires_at, host_key_public FROM nodes WHERE id = $1',
+      [id],
+    )
     return result.rows[0] as Record<string, unknown> | undefined
   }
 
@@ -44,7 +61,10 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     db = await freshDatabase(server.url)
     dir = mkdtempSync(join(tmpdir(), 'fleetkit-render-cli-'))
     mkdirSync(join(dir, 'pki'), { mode: 0o700 })
-    copyFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), join(dir, 'pki', 'ca-bundle.pem'))
+    copyFileSync(
+      packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'),
+      join(dir, 'pki', 'ca-bundle.pem'),
+    )
     env = { DATABASE_URL: db.url, FLEETKIT_PKI_DIR: join(dir, 'pki'), FLEETKIT_STATE_DIR: join(dir, 'state') }
   })
 
@@ -54,7 +74,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('seed --kind agent writes a 0600 script, registers the node as provisioning with only the secret\'s SHA-256', async () => {
+  it("seed --kind agent writes a 0600 script, registers the node as provisioning with only the secret's SHA-256", async () => {
     const output = join(dir, 'build-1.user-data')
     const ran = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', output])
     assert.equal(ran.exitCode, 0, ran.stderr)
@@ -75,30 +95,70 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   })
 
   it('seed refuses a bad --ttl, a missing CA bundle and an unknown node, each with its code', async () => {
-    const ttl = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--ttl', '25h', '--output', join(dir, 'x')])
+    const ttl = await fleetkit('seed', [
+      'seed',
+      'build-1',
+      '--kind',
+      'agent',
+      ...EXAMPLE,
+      '--ttl',
+      '25h',
+      '--output',
+      join(dir, 'x'),
+    ])
     assert.equal(ttl.json.code, 'SEED_TTL_INVALID')
     assert.equal(ttl.exitCode, 2)
-    const ca = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'x')], { FLEETKIT_PKI_DIR: join(dir, 'no-pki') })
+    const ca = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'x')], {
+      FLEETKIT_PKI_DIR: join(dir, 'no-pki'),
+    })
     assert.equal(ca.json.code, 'CA_MISSING')
-    const unknown = await fleetkit('seed', ['seed', 'nope-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'x')])
+    const unknown = await fleetkit('seed', [
+      'seed',
+      'nope-1',
+      '--kind',
+      'agent',
+      ...EXAMPLE,
+      '--output',
+      join(dir, 'x'),
+    ])
     assert.equal(unknown.json.code, 'NODE_UNKNOWN')
     assert.ok(!existsSync(join(dir, 'x')))
   })
 
   it('seed --kind worker refuses to replace a declared host key (HOST_KEY_PINNED); --rekey pins a new one that passes cloud-init schema', async () => {
-    const refused = await fleetkit('seed', ['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', join(dir, 'app-1-refused.yaml')])
+    const refused = await fleetkit('seed', [
+      'seed',
+      'app-1',
+      '--kind',
+      'worker',
+      ...EXAMPLE,
+      '--output',
+      join(dir, 'app-1-refused.yaml'),
+    ])
     assert.equal(refused.json.code, 'HOST_KEY_PINNED')
     assert.ok(!existsSync(join(dir, 'app-1-refused.yaml')), 'nothing written')
     assert.equal(await row('app-1'), undefined, 'nothing registered')
     for (const autoinstall of [false, true]) {
       const output = join(dir, `app-1-${autoinstall}.yaml`)
-      const ran = await fleetkit('seed', ['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', output, ...(autoinstall ? ['--autoinstall'] : [])])
+      const ran = await fleetkit('seed', [
+        'seed',
+        'app-1',
+        '--kind',
+        'worker',
+        '--rekey',
+        ...EXAMPLE,
+        '--output',
+        output,
+        ...(autoinstall ? ['--autoinstall'] : []),
+      ])
       assert.equal(ran.exitCode, 0, ran.stderr)
       assert.equal(ran.json.result?.rekeyed, true)
       assert.equal(statSync(output).mode & 0o777, 0o600)
       const text = readFileSync(output, 'utf8')
       const doc = parse(text) as Record<string, unknown>
-      const config = (autoinstall ? (doc.autoinstall as Record<string, unknown>)['user-data'] : doc) as { ssh_keys: { ed25519_private: string } }
+      const config = (autoinstall ? (doc.autoinstall as Record<string, unknown>)['user-data'] : doc) as {
+        ssh_keys: { ed25519_private: string }
+      }
       const keyFile = join(dir, 'host-key')
       writeFileSync(keyFile, config.ssh_keys.ed25519_private, { mode: 0o600 })
       const derived = (await runProcessOk('ssh-keygen', ['-y', '-f', keyFile])).stdout.trim()
@@ -107,13 +167,29 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
       assert.ok(!ran.stdout.includes('PRIVATE KEY'))
       await runProcessOk(packagePath('scripts', 'cloud-init-schema'), [output])
     }
-    const replaced = await db.pool.query("SELECT data FROM events WHERE node_id = 'app-1' AND kind = 'host_key_replaced' ORDER BY id")
+    const replaced = await db.pool.query(
+      "SELECT data FROM events WHERE node_id = 'app-1' AND kind = 'host_key_replaced' ORDER BY id",
+    )
     assert.equal(replaced.rowCount, 2, 'each rekey is an event')
     // Human mode prints the line to put into fleet.yaml; the state key now pins the host.
-    const human = await runFleetkit(['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', join(dir, 'app-1-human.yaml')], { env })
+    const human = await runFleetkit(
+      ['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', join(dir, 'app-1-human.yaml')],
+      { env },
+    )
     assert.equal(human.code, 0, human.stderr)
-    assert.ok(human.stdout.split('\n').includes(`  hostKey: ${(await row('app-1'))?.host_key_public as string}`), human.stdout)
-    const pinned = await fleetkit('seed', ['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', join(dir, 'app-1-again.yaml')])
+    assert.ok(
+      human.stdout.split('\n').includes(`  hostKey: ${(await row('app-1'))?.host_key_public as string}`),
+      human.stdout,
+    )
+    const pinned = await fleetkit('seed', [
+      'seed',
+      'app-1',
+      '--kind',
+      'worker',
+      ...EXAMPLE,
+      '--output',
+      join(dir, 'app-1-again.yaml'),
+    ])
     assert.equal(pinned.json.code, 'HOST_KEY_PINNED')
   })
 
@@ -122,15 +198,35 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     const ran = await fleetkit('seed', ['seed', 'app-2', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', output])
     assert.equal(ran.exitCode, 0, ran.stderr)
     const doc = parse(readFileSync(output, 'utf8')) as { write_files: { path: string; content: string }[] }
-    assert.deepEqual(doc.write_files.map((f) => [f.path, f.content.split('\n')[1]]), [['/etc/ssh/sshd_config.d/10-fleetkit-port.conf', 'Port 2222']])
+    assert.deepEqual(
+      doc.write_files.map((f) => [f.path, f.content.split('\n')[1]]),
+      [['/etc/ssh/sshd_config.d/10-fleetkit-port.conf', 'Port 2222']],
+    )
     await runProcessOk(packagePath('scripts', 'cloud-init-schema'), [output])
   })
 
   it('seed --output - writes to a pipe but refuses a terminal (SEED_STDOUT_TTY)', async () => {
-    const { stdout } = await runProcessOk(process.execPath, [fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { cwd: packagePath(), env: overlayEnv(env) })
+    const { stdout } = await runProcessOk(
+      process.execPath,
+      [fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'],
+      { cwd: packagePath(), env: overlayEnv(env) },
+    )
     assert.ok(stdout.startsWith('#!/bin/bash\n'))
-    const command = [process.execPath, fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'].join(' ')
-    const onTerminal = await runProcess('script', ['-qec', command, '/dev/null'], { cwd: packagePath(), env: overlayEnv(env) })
+    const command = [
+      process.execPath,
+      fleetkitEntry(),
+      'seed',
+      'build-2',
+      '--kind',
+      'agent',
+      ...EXAMPLE,
+      '--output',
+      '-',
+    ].join(' ')
+    const onTerminal = await runProcess('script', ['-qec', command, '/dev/null'], {
+      cwd: packagePath(),
+      env: overlayEnv(env),
+    })
     const out = onTerminal.code === 0 ? '' : onTerminal.stdout
     assert.match(out, /SEED_STDOUT_TTY/)
     assert.doesNotMatch(out, /FLEETKIT_ENROLLMENT_SECRET/)
@@ -144,11 +240,20 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(secret).digest())
     const refused = await fleetkit('node-token', ['node', 'token', 'build-1', ...EXAMPLE])
     assert.equal(refused.json.code, 'NODE_SECRET_PENDING', refused.stdout)
-    assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(secret).digest(), 'the pending secret is kept')
+    assert.deepEqual(
+      (await row('build-1'))?.enrollment_secret_sha256,
+      createHash('sha256').update(secret).digest(),
+      'the pending secret is kept',
+    )
     const second = await fleetkit('node-token', ['node', 'token', 'build-1', '--reissue', ...EXAMPLE])
     assert.equal(second.exitCode, 0, second.stderr)
     assert.notEqual(second.json.result?.secret, secret)
-    assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(second.json.result?.secret as string).digest())
+    assert.deepEqual(
+      (await row('build-1'))?.enrollment_secret_sha256,
+      createHash('sha256')
+        .update(second.json.result?.secret as string)
+        .digest(),
+    )
     const declared = await fleetkit('node-token', ['node', 'token', 'db-1', ...EXAMPLE])
     assert.equal(declared.json.result?.registered, true)
     assert.equal((await row('db-1'))?.status, 'provisioning')
@@ -157,7 +262,9 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   })
 
   it('inventory refuses a state host key that disagrees with fleet.yaml (HOST_KEY_DISAGREES), and pins it once fleet.yaml says so', async () => {
-    await db.pool.query(`INSERT INTO nodes (id, pool, region, status, ssh_host) VALUES ('build-9', 'build', 'nbg1', 'active', '192.0.2.19')`)
+    await db.pool.query(
+      `INSERT INTO nodes (id, pool, region, status, ssh_host) VALUES ('build-9', 'build', 'nbg1', 'active', '192.0.2.19')`,
+    )
     await db.pool.query(`UPDATE nodes SET status = 'parked' WHERE id = 'db-1'`)
     const output = join(dir, 'ansible', 'inventory.yml')
     const disagrees = await fleetkit('inventory', ['inventory', ...EXAMPLE, '--output', output])
@@ -166,7 +273,9 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.ok(!existsSync(output), 'no inventory written')
 
     // The operator puts the rekeyed hosts' keys into fleet.yaml, as `seed --rekey` told them to.
-    const reviewed = parse(readFileSync(packagePath('examples', 'fleet.yaml'), 'utf8')) as { nodes: { id: string; hostKey?: string }[] }
+    const reviewed = parse(readFileSync(packagePath('examples', 'fleet.yaml'), 'utf8')) as {
+      nodes: { id: string; hostKey?: string }[]
+    }
     for (const node of reviewed.nodes) {
       const stateKey = (await row(node.id))?.host_key_public as string | undefined
       if (stateKey) node.hostKey = stateKey
@@ -180,15 +289,33 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     const knownHosts = readFileSync(join(dir, 'ansible', 'known_hosts'), 'utf8')
     const pinned = ((await row('app-1'))?.host_key_public as string).split(' ').slice(0, 2).join(' ')
     assert.ok(knownHosts.split('\n').includes(`app-1 ${pinned}`), knownHosts)
-    const { stdout } = await runProcessOk('ansible-inventory', ['-i', output, '--list'], { env: overlayEnv({ ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true' }) })
-    const listed = JSON.parse(stdout) as { _meta: { hostvars: Record<string, unknown> }; region_nbg1: { hosts: string[] } }
-    assert.deepEqual(Object.keys(listed._meta.hostvars).sort(), ['app-1', 'app-2', 'build-1', 'build-2', 'build-3', 'build-9'])
+    const { stdout } = await runProcessOk('ansible-inventory', ['-i', output, '--list'], {
+      env: overlayEnv({ ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true' }),
+    })
+    const listed = JSON.parse(stdout) as {
+      _meta: { hostvars: Record<string, unknown> }
+      region_nbg1: { hosts: string[] }
+    }
+    assert.deepEqual(Object.keys(listed._meta.hostvars).sort(), [
+      'app-1',
+      'app-2',
+      'build-1',
+      'build-2',
+      'build-3',
+      'build-9',
+    ])
     assert.deepEqual(listed.region_nbg1.hosts, ['build-9'])
 
     // --output - is stdout for the inventory too; known_hosts goes to <state dir>/ansible/.
     const piped = await runFleetkit(['inventory', '--definition', definitionFile, '--output', '-'], { env })
     assert.equal(piped.code, 0, piped.stderr)
-    assert.equal(piped.stdout, readFileSync(output, 'utf8').replaceAll(join(dir, 'ansible', 'known_hosts'), join(dir, 'state', 'ansible', 'known_hosts')))
+    assert.equal(
+      piped.stdout,
+      readFileSync(output, 'utf8').replaceAll(
+        join(dir, 'ansible', 'known_hosts'),
+        join(dir, 'state', 'ansible', 'known_hosts'),
+      ),
+    )
     assert.equal(readFileSync(join(dir, 'state', 'ansible', 'known_hosts'), 'utf8'), knownHosts)
   })
 })

@@ -10,9 +10,22 @@ import { packagePath } from '../../../src/package-root.js'
 import { overlayEnv, runProcessOk } from '../../support/process.js'
 
 const INPUTS = [
-  'preflight_host_policy', 'data_volume_device', 'data_volume_mount_point', 'docker_network_enabled', 'docker_network_default_address_pools',
-  'docker_network_bip', 'tailscale_enabled', 'tailscale_tags', 'tailscale_hostname', 'agent_update_url', 'agent_update_version',
-  'agent_update_public_key', 'agent_node_id', 'agent_gateway_url', 'agent_enroll_url', 'agent_data_mount',
+  'preflight_host_policy',
+  'data_volume_device',
+  'data_volume_mount_point',
+  'docker_network_enabled',
+  'docker_network_default_address_pools',
+  'docker_network_bip',
+  'tailscale_enabled',
+  'tailscale_tags',
+  'tailscale_hostname',
+  'agent_update_url',
+  'agent_update_version',
+  'agent_update_public_key',
+  'agent_node_id',
+  'agent_gateway_url',
+  'agent_enroll_url',
+  'agent_data_mount',
 ]
 
 describe('render: the inventory mapped to role inputs (ansible/playbooks/vars/roles.yml)', function () {
@@ -23,17 +36,36 @@ describe('render: the inventory mapped to role inputs (ansible/playbooks/vars/ro
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fleetkit-role-inputs-'))
     // Nothing connects: every task is a debug on the controller, delegated per host.
-    const play = [{
-      name: 'Show the role inputs', hosts: 'all', gather_facts: false, connection: 'local',
-      vars_files: [packagePath('ansible', 'playbooks', 'vars', 'roles.yml')],
-      tasks: [{ name: 'Show them', 'ansible.builtin.debug': { msg: `{{ {${INPUTS.map((v) => `'${v}': ${v}`).join(', ')}} | to_json }}` } }],
-    }]
+    const play = [
+      {
+        name: 'Show the role inputs',
+        hosts: 'all',
+        gather_facts: false,
+        connection: 'local',
+        vars_files: [packagePath('ansible', 'playbooks', 'vars', 'roles.yml')],
+        tasks: [
+          {
+            name: 'Show them',
+            'ansible.builtin.debug': { msg: `{{ {${INPUTS.map((v) => `'${v}': ${v}`).join(', ')}} | to_json }}` },
+          },
+        ],
+      },
+    ]
     writeFileSync(join(dir, 'play.yml'), JSON.stringify(play))
-    const { stdout } = await runProcessOk('ansible-playbook', ['-i', packagePath('test', 'golden', 'inventory.yml'), join(dir, 'play.yml')], {
-      env: overlayEnv({ ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_CONFIG: packagePath('ansible', 'ansible.cfg') }),
-    })
+    const { stdout } = await runProcessOk(
+      'ansible-playbook',
+      ['-i', packagePath('test', 'golden', 'inventory.yml'), join(dir, 'play.yml')],
+      {
+        env: overlayEnv({ ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_CONFIG: packagePath('ansible', 'ansible.cfg') }),
+      },
+    )
     const result = JSON.parse(stdout) as { plays: Array<{ tasks: Array<{ hosts: Record<string, { msg: string }> }> }> }
-    inputs = Object.fromEntries(Object.entries(result.plays[0]!.tasks[0]!.hosts).map(([host, r]) => [host, JSON.parse(r.msg) as Record<string, unknown>]))
+    inputs = Object.fromEntries(
+      Object.entries(result.plays[0]!.tasks[0]!.hosts).map(([host, r]) => [
+        host,
+        JSON.parse(r.msg) as Record<string, unknown>,
+      ]),
+    )
   })
 
   after(() => rmSync(dir, { recursive: true, force: true }))

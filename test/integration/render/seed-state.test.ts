@@ -10,7 +10,12 @@ import { join } from 'node:path'
 
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
-import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
 import { runProcess } from '../../support/process.js'
 
 const EXAMPLE = ['--definition', 'examples/fleet.yaml']
@@ -35,9 +40,23 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     const { rows } = await db.pool.query(
       `SELECT status, encode(enrollment_secret_sha256, 'hex') AS hash, enrollment_secret_expires_at AS expires, enrollment_secret_reissued AS reissued,
               (SELECT count(*) FROM events WHERE node_id = $1) AS events
-         FROM nodes WHERE id = $1`, [id])
-    const r = rows[0] as { status: string; hash: string | null; expires: Date | null; reissued: boolean; events: string }
-    return { status: r.status, hash: r.hash, expiresAt: r.expires?.toISOString() ?? null, reissued: r.reissued, events: Number(r.events) }
+         FROM nodes WHERE id = $1`,
+      [id],
+    )
+    const r = rows[0] as {
+      status: string
+      hash: string | null
+      expires: Date | null
+      reissued: boolean
+      events: string
+    }
+    return {
+      status: r.status,
+      hash: r.hash,
+      expiresAt: r.expires?.toISOString() ?? null,
+      reissued: r.reissued,
+      events: Number(r.events),
+    }
   }
 
   /**
@@ -53,7 +72,9 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     // The reader goes away before the seed is written: what `| head -c 100` does to a long seed.
     if (stdout === 'closed') child.stdout!.destroy()
     let stderr = ''
-    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
     return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })))
   }
 
@@ -62,8 +83,16 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     db = await freshDatabase(server.url)
     dir = mkdtempSync(join(tmpdir(), 'fleetkit-seed-state-'))
     mkdirSync(join(dir, 'pki'), { mode: 0o700 })
-    copyFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), join(dir, 'pki', 'ca-bundle.pem'))
-    env = { DATABASE_URL: db.url, FLEETKIT_PKI_DIR: join(dir, 'pki'), FLEETKIT_STATE_DIR: join(dir, 'state'), FLEETKIT_ACTOR: 'alice@ops' }
+    copyFileSync(
+      packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'),
+      join(dir, 'pki', 'ca-bundle.pem'),
+    )
+    env = {
+      DATABASE_URL: db.url,
+      FLEETKIT_PKI_DIR: join(dir, 'pki'),
+      FLEETKIT_STATE_DIR: join(dir, 'state'),
+      FLEETKIT_ACTOR: 'alice@ops',
+    }
   })
 
   after(async () => {
@@ -97,7 +126,10 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
   it('an enrolled node is refused a new secret (NODE_NOT_PROVISIONING naming its status); nothing changes', async () => {
     await db.pool.query("UPDATE nodes SET status = 'active', enrollment_secret_used_at = now() WHERE id = 'build-1'")
     const before = await snapshot('build-1')
-    const seed = await runFleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'], { env })
+    const seed = await runFleetkit(
+      ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'],
+      { env },
+    )
     assertMatchesOutputSchema('seed', seed.json)
     assert.equal(seed.json.code, 'NODE_NOT_PROVISIONING')
     assert.equal(seed.json.data.status, 'active')
@@ -113,7 +145,10 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
   it('--reissue gives an enrolled node a new secret, keeps its status and records secret_reissued (who, via, previous status)', async () => {
     const before = await snapshot('build-1')
     const output = join(dir, 'build-1-reissued.user-data')
-    const seed = await runFleetkit(['seed', 'build-1', '--kind', 'agent', '--reissue', ...EXAMPLE, '--output', output, '--json'], { env })
+    const seed = await runFleetkit(
+      ['seed', 'build-1', '--kind', 'agent', '--reissue', ...EXAMPLE, '--output', output, '--json'],
+      { env },
+    )
     assert.equal(seed.code, 0, seed.stderr)
     assertMatchesOutputSchema('seed', seed.json)
     assert.equal(seed.json.result.reissued, true)
@@ -125,13 +160,24 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     assert.equal(token.code, 0, token.stderr)
     assertMatchesOutputSchema('node-token', token.json)
     assert.equal(token.json.result.reissued, true)
-    const { rows } = await db.pool.query("SELECT data FROM events WHERE node_id = 'build-1' AND kind = 'secret_reissued' ORDER BY id")
-    assert.deepEqual(rows.map((r: { data: Record<string, unknown> }) => [r.data.actor, r.data.via, r.data.previous_status]), [['alice@ops', 'seed', 'active'], ['alice@ops', 'node token', 'active']])
-    for (const r of rows as { data: Record<string, unknown> }[]) assert.ok(!JSON.stringify(r.data).includes(token.json.result.secret as string))
+    const { rows } = await db.pool.query(
+      "SELECT data FROM events WHERE node_id = 'build-1' AND kind = 'secret_reissued' ORDER BY id",
+    )
+    assert.deepEqual(
+      rows.map((r: { data: Record<string, unknown> }) => [r.data.actor, r.data.via, r.data.previous_status]),
+      [
+        ['alice@ops', 'seed', 'active'],
+        ['alice@ops', 'node token', 'active'],
+      ],
+    )
+    for (const r of rows as { data: Record<string, unknown> }[])
+      assert.ok(!JSON.stringify(r.data).includes(token.json.result.secret as string))
   })
 
   it('a retired node is refused even with --reissue; parked and failed nodes become provisioning with it', async () => {
-    await db.pool.query("INSERT INTO nodes (id, pool, status) VALUES ('build-2', 'build', 'retired'), ('build-3', 'build', 'failed')")
+    await db.pool.query(
+      "INSERT INTO nodes (id, pool, status) VALUES ('build-2', 'build', 'retired'), ('build-3', 'build', 'failed')",
+    )
     const retired = await runFleetkit(['node', 'token', 'build-2', '--reissue', ...EXAMPLE, '--json'], { env })
     assert.equal(retired.json.code, 'NODE_NOT_PROVISIONING')
     assert.equal((await snapshot('build-2')).hash, null)
@@ -148,7 +194,10 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     // The whole seed fits the pipe and is read: nothing can tell this from a real use but the refusal.
     const seed = await runFleetkit(['seed', 'build-3', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { env })
     assert.notEqual(seed.code, 0)
-    assert.match(seed.stderr, /Error \(NODE_SECRET_PENDING\): node build-3 is provisioning with an unused secret valid until /)
+    assert.match(
+      seed.stderr,
+      /Error \(NODE_SECRET_PENDING\): node build-3 is provisioning with an unused secret valid until /,
+    )
     assert.equal(seed.stdout, '', 'no seed is printed')
     const token = await runFleetkit(['node', 'token', 'build-3', ...EXAMPLE, '--json'], { env })
     assert.equal(token.json.code, 'NODE_SECRET_PENDING', token.stdout)
@@ -158,12 +207,28 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
 
   describe('a seed that cannot be written leaves the state exactly as it was', () => {
     /** build-3 is provisioning with a pending secret; build-1 is active (enrolled): each replaced on purpose. */
-    const cases: [string, string[]][] = [['build-3', ['--reissue']], ['build-1', ['--reissue']]]
+    const cases: [string, string[]][] = [
+      ['build-3', ['--reissue']],
+      ['build-1', ['--reissue']],
+    ]
 
     it('--output in a directory that does not exist: OUTPUT_WRITE_FAILED (ENOENT)', async () => {
       for (const [node, extra] of cases) {
         const before = await snapshot(node)
-        const ran = await runFleetkit(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', join(dir, 'missing', 'x.user-data'), '--json'], { env })
+        const ran = await runFleetkit(
+          [
+            'seed',
+            node,
+            '--kind',
+            'agent',
+            ...extra,
+            ...EXAMPLE,
+            '--output',
+            join(dir, 'missing', 'x.user-data'),
+            '--json',
+          ],
+          { env },
+        )
         assertMatchesOutputSchema('seed', ran.json)
         assert.equal(ran.json.code, 'OUTPUT_WRITE_FAILED', ran.stdout)
         assert.equal(ran.json.data.errno, 'ENOENT')
@@ -175,10 +240,24 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       tiny = join(dir, 'tiny')
       mkdirSync(tiny)
       const mounted = await runProcess('mount', ['-t', 'tmpfs', '-o', 'size=16k,mode=0700', 'tmpfs', tiny])
-      if (mounted.code !== 0) throw new Error(`mount tmpfs exited ${mounted.code}: these tests run as root (${mounted.stderr.trim()})`)
+      if (mounted.code !== 0)
+        throw new Error(`mount tmpfs exited ${mounted.code}: these tests run as root (${mounted.stderr.trim()})`)
       for (const [node, extra] of cases) {
         const before = await snapshot(node)
-        const ran = await runFleetkit(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', join(tiny, `${node}.user-data`), '--json'], { env })
+        const ran = await runFleetkit(
+          [
+            'seed',
+            node,
+            '--kind',
+            'agent',
+            ...extra,
+            ...EXAMPLE,
+            '--output',
+            join(tiny, `${node}.user-data`),
+            '--json',
+          ],
+          { env },
+        )
         assert.equal(ran.json.code, 'OUTPUT_WRITE_FAILED', ran.stdout)
         assert.equal(ran.json.data.errno, 'ENOSPC')
         assert.deepEqual(readdirSync(tiny), [], 'neither the seed nor its temporary file is left')
@@ -191,7 +270,10 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
         const before = await snapshot(node)
         const full = openSync('/dev/full', 'w')
         try {
-          const ran = await runWithStdout(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'], full)
+          const ran = await runWithStdout(
+            ['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'],
+            full,
+          )
           assert.notEqual(ran.code, 0)
           assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\)/)
         } finally {
@@ -204,7 +286,10 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     it('--output - into a pipe whose reader is gone (| head -c 100 on a long seed): OUTPUT_WRITE_FAILED (EPIPE), state unchanged', async () => {
       for (const [node, extra] of cases) {
         const before = await snapshot(node)
-        const ran = await runWithStdout(['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'], 'closed')
+        const ran = await runWithStdout(
+          ['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'],
+          'closed',
+        )
         assert.notEqual(ran.code, 0)
         assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(EPIPE\)/)
         assert.deepEqual(await snapshot(node), before, node)

@@ -9,7 +9,13 @@ import { join } from 'node:path'
 
 import { dataMountCondition } from '../../../src/render/agent-seed.js'
 import { fillTemplate, readTemplate } from '../../../src/render/template.js'
-import { type ContainerHost, type Inventory, assertHostsAvailable, startContainerHosts, writeInventory } from '../../hosts/index.js'
+import {
+  type ContainerHost,
+  type Inventory,
+  assertHostsAvailable,
+  startContainerHosts,
+  writeInventory,
+} from '../../hosts/index.js'
 import { type ReleaseMirror, startReleaseMirror } from './release-mirror.js'
 import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, writeRolePlaybook } from './role-runs.js'
 
@@ -23,8 +29,13 @@ describe('roles: agent_update and agent on a container host', function () {
   let site: string
   let update: string
   const pin = (version: string, extra: Record<string, unknown> = {}) => ({
-    ...TEST_HARNESS_VARS, ...GATEWAY, ...extra,
-    agent_update_url: mirror.url, agent_update_version: version, agent_update_public_key: mirror.publicKey, agent_update_ca_pem: mirror.caPem,
+    ...TEST_HARNESS_VARS,
+    ...GATEWAY,
+    ...extra,
+    agent_update_url: mirror.url,
+    agent_update_version: version,
+    agent_update_public_key: mirror.publicKey,
+    agent_update_ca_pem: mirror.caPem,
   })
   const mainPid = async () => (await host.sshOk('systemctl show -P MainPID fleetkit-agent.service')).stdout.trim()
 
@@ -46,15 +57,29 @@ describe('roles: agent_update and agent on a container host', function () {
 
   it('check changes nothing; converge installs the verified release and starts the unit; a second run changes nothing', async () => {
     await checkConvergeIdempotent({
-      inventory, playbook: site, hosts: [host.name], extraVars: pin('1.0.0'),
+      inventory,
+      playbook: site,
+      hosts: [host.name],
+      extraVars: pin('1.0.0'),
       verifyUntouched: async () => {
-        assert.equal((await host.ssh('test -e /usr/local/bin/fleetkit-agent || test -e /etc/systemd/system/fleetkit-agent.service || id fleetkit')).code, 1, 'check mode changed the host')
+        assert.equal(
+          (
+            await host.ssh(
+              'test -e /usr/local/bin/fleetkit-agent || test -e /etc/systemd/system/fleetkit-agent.service || id fleetkit',
+            )
+          ).code,
+          1,
+          'check mode changed the host',
+        )
       },
     })
     assert.equal((await host.sshOk('/usr/local/bin/fleetkit-agent --version')).stdout.trim(), '1.0.0')
     assert.equal((await host.sshOk('systemctl is-enabled fleetkit-agent.service')).stdout.trim(), 'enabled')
     assert.equal((await host.sshOk('systemctl is-active fleetkit-agent.service')).stdout.trim(), 'active')
-    assert.equal((await host.sshOk('ps -o user= -p "$(systemctl show -P MainPID fleetkit-agent.service)"')).stdout.trim(), 'fleetkit')
+    assert.equal(
+      (await host.sshOk('ps -o user= -p "$(systemctl show -P MainPID fleetkit-agent.service)"')).stdout.trim(),
+      'fleetkit',
+    )
     // The seed's bytes: a seeded host converges with changed=0.
     const unit = `${fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT_CONDITION: dataMountCondition('') }).trimEnd()}\n`
     assert.equal((await host.sshOk('cat /etc/systemd/system/fleetkit-agent.service')).stdout, unit)
@@ -80,9 +105,16 @@ describe('roles: agent_update and agent on a container host', function () {
   it('refuses a downgrade with AGENT_DOWNGRADE_REFUSED unless the run allows it', async () => {
     const refused = await runRoles({ inventory, playbook: update, extraVars: pin('1.0.0') })
     assert.notEqual(refused.code, 0)
-    assert.match(refused.stdout, /AGENT_DOWNGRADE_REFUSED: this host runs fleetkit-agent 1\.1\.0, newer than the pinned 1\.0\.0/)
+    assert.match(
+      refused.stdout,
+      /AGENT_DOWNGRADE_REFUSED: this host runs fleetkit-agent 1\.1\.0, newer than the pinned 1\.0\.0/,
+    )
     assert.equal((await host.sshOk('/usr/local/bin/fleetkit-agent --version')).stdout.trim(), '1.1.0')
-    const allowed = await runRoles({ inventory, playbook: update, extraVars: pin('1.0.0', { agent_update_allow_downgrade: true }) })
+    const allowed = await runRoles({
+      inventory,
+      playbook: update,
+      extraVars: pin('1.0.0', { agent_update_allow_downgrade: true }),
+    })
     assert.equal(allowed.code, 0, tail(allowed))
     assert.equal((await host.sshOk('/usr/local/bin/fleetkit-agent --version')).stdout.trim(), '1.0.0')
   })
@@ -90,7 +122,11 @@ describe('roles: agent_update and agent on a container host', function () {
   it('a release signed by another key is refused by the verifier and the installed binary stays', async () => {
     const other = await startReleaseMirror(join(dir, 'other'), ['1.1.0'])
     try {
-      const run = await runRoles({ inventory, playbook: update, extraVars: { ...pin('1.1.0'), agent_update_public_key: other.publicKey } })
+      const run = await runRoles({
+        inventory,
+        playbook: update,
+        extraVars: { ...pin('1.1.0'), agent_update_public_key: other.publicKey },
+      })
       assert.notEqual(run.code, 0)
       assert.match(run.stdout, /RELEASE_SIGNATURE_INVALID/)
       assert.equal((await host.sshOk('/usr/local/bin/fleetkit-agent --version')).stdout.trim(), '1.0.0')

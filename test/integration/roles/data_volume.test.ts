@@ -7,7 +7,13 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { type ContainerHost, type Inventory, assertHostsAvailable, startContainerHosts, writeInventory } from '../../hosts/index.js'
+import {
+  type ContainerHost,
+  type Inventory,
+  assertHostsAvailable,
+  startContainerHosts,
+  writeInventory,
+} from '../../hosts/index.js'
 import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, writeRolePlaybook } from './role-runs.js'
 
 const MOUNT = '/srv/fleetkit-data'
@@ -32,12 +38,19 @@ describe('roles: data_volume on a container host', function () {
     await rm(dir, { recursive: true, force: true })
   })
 
-  const varsOf = (host: ContainerHost) => ({ data_volume_device: host.dataDisk, data_volume_mount_point: MOUNT, data_volume_mount_source: 'device' })
+  const varsOf = (host: ContainerHost) => ({
+    data_volume_device: host.dataDisk,
+    data_volume_mount_point: MOUNT,
+    data_volume_mount_source: 'device',
+  })
 
   it('check leaves the empty disk alone; converge formats and mounts it; a second run changes nothing', async () => {
     const inventory: Inventory = await writeInventory([fresh], join(dir, 'fresh'))
     await checkConvergeIdempotent({
-      inventory, playbook, hosts: [fresh.name], extraVars: varsOf(fresh),
+      inventory,
+      playbook,
+      hosts: [fresh.name],
+      extraVars: varsOf(fresh),
       verifyUntouched: async () => {
         assert.equal((await fresh.ssh(`blkid -p ${fresh.dataDisk}`)).code, 2, 'check mode formatted the disk')
       },
@@ -74,7 +87,11 @@ describe('roles: data_volume on a container host', function () {
 
   it('refuses a device that is not there with DATA_VOLUME_DEVICE_MISSING', async () => {
     const inventory = await writeInventory([foreign], join(dir, 'missing'))
-    const run = await runRoles({ inventory, playbook, extraVars: { ...TEST_HARNESS_VARS, data_volume_device: '/dev/fleetkit-nothing', data_volume_mount_point: MOUNT } })
+    const run = await runRoles({
+      inventory,
+      playbook,
+      extraVars: { ...TEST_HARNESS_VARS, data_volume_device: '/dev/fleetkit-nothing', data_volume_mount_point: MOUNT },
+    })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, /DATA_VOLUME_DEVICE_MISSING: \/dev\/fleetkit-nothing is not a block device/)
   })

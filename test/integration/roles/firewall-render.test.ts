@@ -15,22 +15,45 @@ import { runProcess } from '../../support/process.js'
 const ANSIBLE_DIR = fileURLToPath(new URL('../../../ansible', import.meta.url))
 const ROLE = join(ANSIBLE_DIR, 'roles', 'firewall')
 
-async function renderRules(dir: string, name: string, vars: Record<string, unknown>): Promise<{ code: number | null; rules: string; output: string }> {
+async function renderRules(
+  dir: string,
+  name: string,
+  vars: Record<string, unknown>,
+): Promise<{ code: number | null; rules: string; output: string }> {
   const out = join(dir, `${name}.nft`)
   const playbook = join(dir, `${name}.yml`)
-  await writeFile(playbook, stringify([{
-    name: 'Render the firewall rules',
-    hosts: 'localhost',
-    connection: 'local',
-    gather_facts: false,
-    vars,
-    tasks: [
-      { name: 'Read the role defaults', 'ansible.builtin.include_vars': join(ROLE, 'defaults', 'main.yml') },
-      { name: 'Render', 'ansible.builtin.template': { src: join(ROLE, 'templates', 'fleetkit.nft.j2'), dest: out, mode: '0600', validate: 'nft -c -f %s' } },
-    ],
-  }]))
+  await writeFile(
+    playbook,
+    stringify([
+      {
+        name: 'Render the firewall rules',
+        hosts: 'localhost',
+        connection: 'local',
+        gather_facts: false,
+        vars,
+        tasks: [
+          { name: 'Read the role defaults', 'ansible.builtin.include_vars': join(ROLE, 'defaults', 'main.yml') },
+          {
+            name: 'Render',
+            'ansible.builtin.template': {
+              src: join(ROLE, 'templates', 'fleetkit.nft.j2'),
+              dest: out,
+              mode: '0600',
+              validate: 'nft -c -f %s',
+            },
+          },
+        ],
+      },
+    ]),
+  )
   const result = await runProcess('ansible-playbook', ['-i', 'localhost,', playbook], {
-    env: { ...process.env, ANSIBLE_CONFIG: join(ANSIBLE_DIR, 'ansible.cfg'), ANSIBLE_NOCOLOR: '1', ANSIBLE_LOCAL_TEMP: join(dir, '.tmp'), ANSIBLE_REMOTE_TEMP: join(dir, '.tmp') },
+    env: {
+      ...process.env,
+      ANSIBLE_CONFIG: join(ANSIBLE_DIR, 'ansible.cfg'),
+      ANSIBLE_NOCOLOR: '1',
+      ANSIBLE_LOCAL_TEMP: join(dir, '.tmp'),
+      ANSIBLE_REMOTE_TEMP: join(dir, '.tmp'),
+    },
     timeoutMs: 120_000,
   })
   const rules = result.code === 0 ? await readFile(out, 'utf8') : ''
@@ -41,13 +64,22 @@ describe('firewall role: rendered rules', function () {
   this.timeout(120_000)
   let dir: string
 
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'fleetkit-firewall-render-')) })
-  after(async () => { await rm(dir, { recursive: true, force: true }) })
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-firewall-render-'))
+  })
+  after(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
   it('renders IPv4 and IPv6 operator sets, UDP public ports and the tailnet, and nft accepts them', async function () {
     const { code, rules, output } = await renderRules(dir, 'mixed', {
       fleetkit_operator_cidrs: ['203.0.113.0/24', '2001:db8:1::/48'],
-      fleetkit_exposure: { publicPorts: [{ protocol: 'udp', port: 51820 }, { protocol: 'tcp', port: 8443 }] },
+      fleetkit_exposure: {
+        publicPorts: [
+          { protocol: 'udp', port: 51820 },
+          { protocol: 'tcp', port: 8443 },
+        ],
+      },
       fleetkit_features: { tailscale: true },
       ansible_port: 2222,
     })
@@ -80,10 +112,28 @@ describe('firewall role: rendered rules', function () {
 
   it('refuses inputs that admit SSH from nowhere with FIREWALL_INPUT_INVALID, before anything else', async function () {
     const playbook = join(dir, 'nowhere.yml')
-    await writeFile(playbook, stringify([{ name: 'Refuse', hosts: 'localhost', connection: 'local', gather_facts: false, vars: { fleetkit_operator_cidrs: [] }, roles: [{ role: ROLE }] }]))
+    await writeFile(
+      playbook,
+      stringify([
+        {
+          name: 'Refuse',
+          hosts: 'localhost',
+          connection: 'local',
+          gather_facts: false,
+          vars: { fleetkit_operator_cidrs: [] },
+          roles: [{ role: ROLE }],
+        },
+      ]),
+    )
     // --check: even a broken refusal would change nothing on this machine.
     const result = await runProcess('ansible-playbook', ['-i', 'localhost,', '--check', playbook], {
-      env: { ...process.env, ANSIBLE_CONFIG: join(ANSIBLE_DIR, 'ansible.cfg'), ANSIBLE_NOCOLOR: '1', ANSIBLE_LOCAL_TEMP: join(dir, '.tmp'), ANSIBLE_REMOTE_TEMP: join(dir, '.tmp') },
+      env: {
+        ...process.env,
+        ANSIBLE_CONFIG: join(ANSIBLE_DIR, 'ansible.cfg'),
+        ANSIBLE_NOCOLOR: '1',
+        ANSIBLE_LOCAL_TEMP: join(dir, '.tmp'),
+        ANSIBLE_REMOTE_TEMP: join(dir, '.tmp'),
+      },
       timeoutMs: 120_000,
     })
     assert.notEqual(result.code, 0)

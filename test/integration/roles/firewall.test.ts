@@ -11,8 +11,16 @@ import { checkFirewall } from '../../../src/agent/host-checks.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { CommandRunner } from '../../../src/agent/command-runner.js'
 import {
-  type ContainerHost, type Inventory, type PlaybookResult, type TestHost,
-  OPERATOR_ADDRESS, assertHostsAvailable, probeTcp, startContainerHosts, startListener, writeInventory,
+  type ContainerHost,
+  type Inventory,
+  type PlaybookResult,
+  type TestHost,
+  OPERATOR_ADDRESS,
+  assertHostsAvailable,
+  probeTcp,
+  startContainerHosts,
+  startListener,
+  writeInventory,
 } from '../../hosts/index.js'
 
 // The lock-out test's deadline; converge runs keep the default (60 s), as a loaded machine needs it.
@@ -34,7 +42,10 @@ function sshRunner(host: TestHost, user = 'root'): CommandRunner {
 }
 
 function failedTaskMessages(result: PlaybookResult): string {
-  return result.stdout.split('\n').filter((line) => /^fatal:|"msg":/.test(line)).join('\n')
+  return result.stdout
+    .split('\n')
+    .filter((line) => /^fatal:|"msg":/.test(line))
+    .join('\n')
 }
 
 function describeRun(result: PlaybookResult): string {
@@ -50,29 +61,44 @@ describe('firewall role on container hosts', function () {
   let inventory: Inventory
 
   // firewall.yml runs preflight first, with the host policy the rendered inventory carries.
-  const hostVars = (operatorCidrs: string[], extra: Record<string, unknown> = {}) => (host: TestHost) => ({
-    fleetkit_host_policy: loadHostPolicy(),
-    fleetkit_operator_cidrs: operatorCidrs,
-    fleetkit_ingress: host.name === ingress.name,
-    fleetkit_exposure: host.name === plain.name ? { publicSsh: false, publicPorts: [{ protocol: 'tcp', port: PUBLIC_PORT }] } : {},
-    ...extra,
-  })
+  const hostVars =
+    (operatorCidrs: string[], extra: Record<string, unknown> = {}) =>
+    (host: TestHost) => ({
+      fleetkit_host_policy: loadHostPolicy(),
+      fleetkit_operator_cidrs: operatorCidrs,
+      fleetkit_ingress: host.name === ingress.name,
+      fleetkit_exposure:
+        host.name === plain.name ? { publicSsh: false, publicPorts: [{ protocol: 'tcp', port: PUBLIC_PORT }] } : {},
+      ...extra,
+    })
 
-  const converge = (extra: { check?: boolean; limit?: string; inventory?: Inventory; vars?: Record<string, unknown> } = {}) =>
-    runRoles({ inventory: extra.inventory ?? inventory, playbook: 'firewall.yml', check: extra.check, diff: extra.check, limit: extra.limit,
-      extraVars: { ...TEST_HARNESS_VARS, ...extra.vars } })
+  const converge = (
+    extra: { check?: boolean; limit?: string; inventory?: Inventory; vars?: Record<string, unknown> } = {},
+  ) =>
+    runRoles({
+      inventory: extra.inventory ?? inventory,
+      playbook: 'firewall.yml',
+      check: extra.check,
+      diff: extra.check,
+      limit: extra.limit,
+      extraVars: { ...TEST_HARNESS_VARS, ...extra.vars },
+    })
 
   before(async function () {
     await assertHostsAvailable('container')
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-firewall-'))
-    const started = await startContainerHosts(2, (i) => ({ name: `fw${i === 0 ? 'p' : 'i'}${process.pid.toString(36)}` }))
+    const started = await startContainerHosts(2, (i) => ({
+      name: `fw${i === 0 ? 'p' : 'i'}${process.pid.toString(36)}`,
+    }))
     plain = started[0]!
     ingress = started[1]!
     inventory = await writeInventory([plain, ingress], join(dir, 'inventory'), hostVars([`${OPERATOR_ADDRESS}/32`]))
     // Something that answers on every port the tests probe, and a table of another owner (as Docker's).
     for (const host of [plain, ingress]) {
       for (const port of [80, 443, PUBLIC_PORT, CLOSED_PORT]) await startListener(host, port)
-      await host.sshOk(`nft add table ip foreign && nft add chain ip foreign keep '{ type filter hook forward priority 10; }'`)
+      await host.sshOk(
+        `nft add table ip foreign && nft add chain ip foreign keep '{ type filter hook forward priority 10; }'`,
+      )
     }
   })
 
@@ -82,11 +108,15 @@ describe('firewall role on container hosts', function () {
   })
 
   it('check mode on a fresh host neither fails nor changes anything', async function () {
-    const before = await plain.sshOk('nft list ruleset; ls -a /etc/fleetkit /var/lib/fleetkit /etc/systemd/system 2>&1; true')
+    const before = await plain.sshOk(
+      'nft list ruleset; ls -a /etc/fleetkit /var/lib/fleetkit /etc/systemd/system 2>&1; true',
+    )
     const result = await converge({ check: true })
     assert.equal(result.code, 0, describeRun(result))
     for (const host of [plain, ingress]) assert.equal(result.recap[host.name]?.failed, 0, describeRun(result))
-    const after = await plain.sshOk('nft list ruleset; ls -a /etc/fleetkit /var/lib/fleetkit /etc/systemd/system 2>&1; true')
+    const after = await plain.sshOk(
+      'nft list ruleset; ls -a /etc/fleetkit /var/lib/fleetkit /etc/systemd/system 2>&1; true',
+    )
     assert.equal(after.stdout, before.stdout)
     assert.equal((await plain.ssh('nft list table inet fleetkit')).code, 1, 'check mode loaded the table')
     // Nothing blocks yet: the closed port answers before the converge.
@@ -125,7 +155,11 @@ describe('firewall role on container hosts', function () {
       assert.equal(await probeTcp(ingress.address, port, 'stranger'), 'open', `port ${port} on the ingress host`)
     }
     assert.equal(await probeTcp(plain.address, PUBLIC_PORT, 'stranger'), 'open')
-    assert.equal(await probeTcp(ingress.address, PUBLIC_PORT, 'stranger'), 'timeout', 'publicPorts of one host opened another')
+    assert.equal(
+      await probeTcp(ingress.address, PUBLIC_PORT, 'stranger'),
+      'timeout',
+      'publicPorts of one host opened another',
+    )
     assert.equal(await probeTcp(plain.address, CLOSED_PORT, 'stranger'), 'timeout')
     assert.equal(await probeTcp(plain.address, CLOSED_PORT, 'operator'), 'timeout')
   })
@@ -141,10 +175,18 @@ describe('firewall role on container hosts', function () {
 
   it('refuses a deadline within two connection timeouts with DEADMAN_TIMEOUT_TOO_SHORT and changes nothing', async function () {
     const table = (await plain.sshOk('nft list table inet fleetkit')).stdout
-    const lockout = await writeInventory([plain, ingress], join(dir, 'short'), hostVars(['10.231.254.0/24'], { firewall_confirm_timeout: CONFIRM_TIMEOUT }))
+    const lockout = await writeInventory(
+      [plain, ingress],
+      join(dir, 'short'),
+      hostVars(['10.231.254.0/24'], { firewall_confirm_timeout: CONFIRM_TIMEOUT }),
+    )
     const result = await converge({ inventory: lockout, limit: plain.name })
     assert.notEqual(result.code, 0, describeRun(result))
-    assert.match(failedTaskMessages(result), /DEADMAN_TIMEOUT_TOO_SHORT: the firewall switch's deadline \(30 s\) must exceed twice the SSH connection timeout \(20 s/, describeRun(result))
+    assert.match(
+      failedTaskMessages(result),
+      /DEADMAN_TIMEOUT_TOO_SHORT: the firewall switch's deadline \(30 s\) must exceed twice the SSH connection timeout \(20 s/,
+      describeRun(result),
+    )
     assert.equal((await plain.sshOk('nft list table inet fleetkit')).stdout, table)
     assert.notEqual((await plain.ssh('systemctl is-active fleetkit-deadman-firewall.timer')).stdout.trim(), 'active')
   })
@@ -153,13 +195,25 @@ describe('firewall role on container hosts', function () {
     const confirmedTable = (await plain.sshOk('nft list table inet fleetkit')).stdout
     const bootRules = (await plain.sshOk('cat /etc/fleetkit/firewall.nft')).stdout
     // A range that excludes the operator's address: the new rules admit SSH from nobody we are.
-    const lockout = await writeInventory([plain, ingress], join(dir, 'lockout'), hostVars(['10.231.254.0/24'], { firewall_confirm_timeout: CONFIRM_TIMEOUT }))
+    const lockout = await writeInventory(
+      [plain, ingress],
+      join(dir, 'lockout'),
+      hostVars(['10.231.254.0/24'], { firewall_confirm_timeout: CONFIRM_TIMEOUT }),
+    )
     // A 10 s connection timeout (ansible.cfg says 20): the short deadline must exceed twice it.
-    const result = await converge({ inventory: lockout, limit: plain.name, vars: { ansible_timeout: 10, ansible_ssh_timeout: 10 } })
+    const result = await converge({
+      inventory: lockout,
+      limit: plain.name,
+      vars: { ansible_timeout: 10, ansible_ssh_timeout: 10 },
+    })
 
     assert.notEqual(result.code, 0, describeRun(result))
     assert.equal(result.recap[plain.name]?.failed, 1, describeRun(result))
-    assert.match(failedTaskMessages(result), /FIREWALL_CONFIRM_TIMEOUT: no new SSH connection got through .* the host restored the previous state by itself/, describeRun(result))
+    assert.match(
+      failedTaskMessages(result),
+      /FIREWALL_CONFIRM_TIMEOUT: no new SSH connection got through .* the host restored the previous state by itself/,
+      describeRun(result),
+    )
 
     // The host's own timer restored the table: SSH answers the operator and the rules are the confirmed ones.
     assert.equal(await probeTcp(plain.address, 22, 'operator'), 'open')

@@ -38,25 +38,88 @@ export async function startReleaseMirror(dir: string, versions: string[]): Promi
     const out = join(dir, 'www', 'fleetkit-agent', version)
     const packed = await runFleetkit(['release', 'pack', '--version', version, '--input', input, '--output', out])
     if (packed.code !== 0) throw new Error(`release pack failed: ${packed.stderr}`)
-    await runProcessOk('openssl', ['pkeyutl', '-sign', '-rawin', '-inkey', signingKey, '-in', join(out, 'SHA256SUMS'), '-out', join(dir, 'keys', `${version}.sig`)])
-    await writeFile(join(out, 'SHA256SUMS.sig'), (await readFile(join(dir, 'keys', `${version}.sig`))).toString('base64'))
+    await runProcessOk('openssl', [
+      'pkeyutl',
+      '-sign',
+      '-rawin',
+      '-inkey',
+      signingKey,
+      '-in',
+      join(out, 'SHA256SUMS'),
+      '-out',
+      join(dir, 'keys', `${version}.sig`),
+    ])
+    await writeFile(
+      join(out, 'SHA256SUMS.sig'),
+      (await readFile(join(dir, 'keys', `${version}.sig`))).toString('base64'),
+    )
   }
-  const publicKey = createPublicKey(await readFile(signingKey, 'utf8')).export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64')
+  const publicKey = createPublicKey(await readFile(signingKey, 'utf8'))
+    .export({ type: 'spki', format: 'der' })
+    .subarray(-32)
+    .toString('base64')
 
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
-  await runProcessOk('openssl', ['req', '-x509', ...ec, '-subj', '/CN=fleetkit roles test mirror CA', '-days', '2',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-    '-keyout', join(dir, 'keys', 'ca.key'), '-out', join(dir, 'keys', 'ca.pem')])
-  await runProcessOk('openssl', ['req', ...ec, '-subj', `/CN=${OPERATOR_ADDRESS}`, '-keyout', join(dir, 'keys', 'server.key'), '-out', join(dir, 'keys', 'server.csr')])
-  await writeFile(join(dir, 'keys', 'server.ext'), `subjectAltName=IP:${OPERATOR_ADDRESS}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n`)
-  await runProcessOk('openssl', ['x509', '-req', '-in', join(dir, 'keys', 'server.csr'), '-CA', join(dir, 'keys', 'ca.pem'), '-CAkey', join(dir, 'keys', 'ca.key'),
-    '-CAcreateserial', '-days', '2', '-extfile', join(dir, 'keys', 'server.ext'), '-out', join(dir, 'keys', 'server.pem')])
+  await runProcessOk('openssl', [
+    'req',
+    '-x509',
+    ...ec,
+    '-subj',
+    '/CN=fleetkit roles test mirror CA',
+    '-days',
+    '2',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+    '-keyout',
+    join(dir, 'keys', 'ca.key'),
+    '-out',
+    join(dir, 'keys', 'ca.pem'),
+  ])
+  await runProcessOk('openssl', [
+    'req',
+    ...ec,
+    '-subj',
+    `/CN=${OPERATOR_ADDRESS}`,
+    '-keyout',
+    join(dir, 'keys', 'server.key'),
+    '-out',
+    join(dir, 'keys', 'server.csr'),
+  ])
+  await writeFile(
+    join(dir, 'keys', 'server.ext'),
+    `subjectAltName=IP:${OPERATOR_ADDRESS}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n`,
+  )
+  await runProcessOk('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    join(dir, 'keys', 'server.csr'),
+    '-CA',
+    join(dir, 'keys', 'ca.pem'),
+    '-CAkey',
+    join(dir, 'keys', 'ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    join(dir, 'keys', 'server.ext'),
+    '-out',
+    join(dir, 'keys', 'server.pem'),
+  ])
 
   const root = join(dir, 'www')
-  const server: Server = createServer({ key: await readFile(join(dir, 'keys', 'server.key')), cert: await readFile(join(dir, 'keys', 'server.pem')) }, (req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'https://mirror').pathname))
-    readFile(join(root, path)).then((body) => res.writeHead(200, { 'content-length': body.length }).end(body), () => res.writeHead(404).end())
-  })
+  const server: Server = createServer(
+    { key: await readFile(join(dir, 'keys', 'server.key')), cert: await readFile(join(dir, 'keys', 'server.pem')) },
+    (req, res) => {
+      const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'https://mirror').pathname))
+      readFile(join(root, path)).then(
+        (body) => res.writeHead(200, { 'content-length': body.length }).end(body),
+        () => res.writeHead(404).end(),
+      )
+    },
+  )
   const port = await new Promise<number>((resolve, reject) => {
     server.once('error', reject)
     server.listen(0, OPERATOR_ADDRESS, () => {

@@ -7,7 +7,16 @@ import { join } from 'node:path'
 
 import { stringify } from 'yaml'
 
-import { type ContainerHost, type Inventory, type PlaybookOptions, type PlaybookResult, assertHostsAvailable, runPlaybook, startContainerHosts, writeInventory } from '../../hosts/index.js'
+import {
+  type ContainerHost,
+  type Inventory,
+  type PlaybookOptions,
+  type PlaybookResult,
+  assertHostsAvailable,
+  runPlaybook,
+  startContainerHosts,
+  writeInventory,
+} from '../../hosts/index.js'
 
 /** What only a test harness passes: the hosts are containers running Debian 12 (testOnly). */
 export const TEST_HARNESS_VARS = { preflight_allow_container: true, preflight_allow_test_releases: true }
@@ -23,7 +32,13 @@ export function runRoles(options: PlaybookOptions): Promise<PlaybookResult> {
 /** Writes DIR/NAME.yml: one play over every host with preflight first, then ROLES in order. */
 export async function writeRolePlaybook(dir: string, name: string, roles: string[]): Promise<string> {
   const path = join(dir, `${name}.yml`)
-  const play = { name: `Converge ${roles.join(', ')}`, hosts: 'all', become: true, gather_facts: false, roles: ['preflight', ...roles].map((role) => ({ role })) }
+  const play = {
+    name: `Converge ${roles.join(', ')}`,
+    hosts: 'all',
+    become: true,
+    gather_facts: false,
+    roles: ['preflight', ...roles].map((role) => ({ role })),
+  }
   await writeFile(path, stringify([play]))
   return path
 }
@@ -50,7 +65,11 @@ export async function checkConvergeIdempotent(options: {
   extraVars?: Record<string, unknown>
   verifyUntouched?: () => Promise<void>
 }): Promise<SequenceResult> {
-  const base = { inventory: options.inventory, playbook: options.playbook, extraVars: { ...TEST_HARNESS_VARS, ...options.extraVars } }
+  const base = {
+    inventory: options.inventory,
+    playbook: options.playbook,
+    extraVars: { ...TEST_HARNESS_VARS, ...options.extraVars },
+  }
   const check = await runRoles({ ...base, check: true, diff: true })
   assert.equal(check.code, 0, `--check failed:\n${tail(check)}`)
   for (const host of options.hosts) assert.equal(check.recap[host]?.failed, 0, tail(check))
@@ -59,7 +78,8 @@ export async function checkConvergeIdempotent(options: {
   assert.equal(converge.code, 0, `converge failed:\n${tail(converge)}`)
   const again = await runRoles(base)
   assert.equal(again.code, 0, `second run failed:\n${tail(again)}`)
-  for (const host of options.hosts) assert.equal(again.recap[host]?.changed, 0, `second run changed something on ${host}:\n${tail(again, 80)}`)
+  for (const host of options.hosts)
+    assert.equal(again.recap[host]?.changed, 0, `second run changed something on ${host}:\n${tail(again, 80)}`)
   return { check, converge, again }
 }
 

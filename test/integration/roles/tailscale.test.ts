@@ -12,13 +12,26 @@ describe('roles: tailscale on a container host', function () {
   const fixture = roleHostFixture('tailscale', ['tailscale'])
 
   it('is skipped where not asked for: check, converge and a second run change nothing', async () => {
-    const { converge } = await checkConvergeIdempotent({ inventory: fixture.inventory, playbook: fixture.playbook, hosts: [fixture.host.name], extraVars: { tailscale_enabled: false } })
+    const { converge } = await checkConvergeIdempotent({
+      inventory: fixture.inventory,
+      playbook: fixture.playbook,
+      hosts: [fixture.host.name],
+      extraVars: { tailscale_enabled: false },
+    })
     assert.equal(converge.recap[fixture.host.name]?.changed, 0)
-    assert.equal((await fixture.host.ssh('test -e /etc/apt/sources.list.d/tailscale.list || command -v tailscale')).code, 1)
+    assert.equal(
+      (await fixture.host.ssh('test -e /etc/apt/sources.list.d/tailscale.list || command -v tailscale')).code,
+      1,
+    )
   })
 
   it('refuses with TAILSCALE_AUTH_KEY_MISSING when the operator environment has no key, before changing anything', async () => {
-    const run = await runRoles({ inventory: fixture.inventory, playbook: fixture.playbook, extraVars: { ...TEST_HARNESS_VARS, tailscale_enabled: true }, env: { [KEY_ENV]: '' } })
+    const run = await runRoles({
+      inventory: fixture.inventory,
+      playbook: fixture.playbook,
+      extraVars: { ...TEST_HARNESS_VARS, tailscale_enabled: true },
+      env: { [KEY_ENV]: '' },
+    })
     assert.notEqual(run.code, 0)
     assert.match(run.stdout, new RegExp(`TAILSCALE_AUTH_KEY_MISSING: the environment variable ${KEY_ENV} is empty`))
     assert.equal(run.recap[fixture.host.name]?.changed, 0)
@@ -27,11 +40,18 @@ describe('roles: tailscale on a container host', function () {
 
   it('never prints the key, not even at -vvv (here the offline download fails before the join)', async () => {
     const run = await runRoles({
-      inventory: fixture.inventory, playbook: fixture.playbook, extraVars: { ...TEST_HARNESS_VARS, tailscale_enabled: true }, env: { [KEY_ENV]: KEY, ANSIBLE_VERBOSITY: '3' },
+      inventory: fixture.inventory,
+      playbook: fixture.playbook,
+      extraVars: { ...TEST_HARNESS_VARS, tailscale_enabled: true },
+      env: { [KEY_ENV]: KEY, ANSIBLE_VERBOSITY: '3' },
     })
     assert.notEqual(run.code, 0, tail(run))
     assert.ok(!`${run.stdout}${run.stderr}`.includes(KEY), 'the auth key appeared in the output')
     assert.ok(!`${run.stdout}${run.stderr}`.includes('TESTSECRET'), 'part of the auth key appeared in the output')
-    assert.equal((await fixture.host.ssh(`grep -rl TESTSECRET /etc /var/lib /root /tmp 2>/dev/null`)).code, 1, 'the auth key was written on the host')
+    assert.equal(
+      (await fixture.host.ssh(`grep -rl TESTSECRET /etc /var/lib /root /tmp 2>/dev/null`)).code,
+      1,
+      'the auth key was written on the host',
+    )
   })
 })

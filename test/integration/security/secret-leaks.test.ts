@@ -24,7 +24,8 @@ const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 const PASSWORD = 'S3cr3tPassw0rd'
 
 /** Runs a program other than the CLI (the agent bundle); a non-zero exit is a result, not a throw. */
-const runProgram = (command: string, args: string[], env: NodeJS.ProcessEnv) => runProcess(command, args, { cwd: packagePath(), env, timeoutMs: 120_000 })
+const runProgram = (command: string, args: string[], env: NodeJS.ProcessEnv) =>
+  runProcess(command, args, { cwd: packagePath(), env, timeoutMs: 120_000 })
 
 /** A CLI run in this environment without debug or database settings, plus `extra`. */
 const fleetkit = (args: string[], extra: Record<string, string>): Promise<CliRun> =>
@@ -32,7 +33,10 @@ const fleetkit = (args: string[], extra: Record<string, string>): Promise<CliRun
 
 /** The base64 lines of a PEM block: any one of them in a log means the block leaked. */
 function pemLines(pem: string): string[] {
-  return pem.split('\n').map((line) => line.trim()).filter((line) => line.length >= 40 && !line.startsWith('-----'))
+  return pem
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length >= 40 && !line.startsWith('-----'))
 }
 
 function assertAbsent(haystack: string, needles: Record<string, string | string[]>, where: string): void {
@@ -48,7 +52,9 @@ const modeOf = async (path: string) => (await stat(path)).mode & 0o777
 
 /** Every row of every table in the public schema, as text. */
 async function dumpDatabase(db: FreshDatabase): Promise<string> {
-  const tables = await db.pool.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'")
+  const tables = await db.pool.query<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+  )
   const out: string[] = []
   for (const { table_name: table } of tables.rows) {
     const rows = await db.pool.query(`SELECT t::text AS row FROM "${table}" t`)
@@ -106,18 +112,30 @@ describe('secrets never leak (real processes)', function () {
         const work = join(dir, `url-${i}`)
         await mkdir(work)
         const output = join(work, 'app-1.user-data')
-        const ran = await Promise.all(commands(output).map(async (args) => ({ args, ...(await fleetkit(args, { DATABASE_URL: url, FLEETKIT_STATE_DIR: join(work, 'state') })) })))
+        const ran = await Promise.all(
+          commands(output).map(async (args) => ({
+            args,
+            ...(await fleetkit(args, { DATABASE_URL: url, FLEETKIT_STATE_DIR: join(work, 'state') })),
+          })),
+        )
         for (const r of ran) {
           assertAbsent(r.stdout + r.stderr, { 'the password': PASSWORD }, `fleetkit ${r.args.join(' ')}`)
           if (r.args[0] !== 'validate') {
             assert.notEqual(r.code, 0, `fleetkit ${r.args.join(' ')} cannot succeed without its database`)
-            assert.match(r.stdout + r.stderr, /STATE_UNREACHABLE/, `fleetkit ${r.args.join(' ')}: ${r.stdout}${r.stderr}`)
+            assert.match(
+              r.stdout + r.stderr,
+              /STATE_UNREACHABLE/,
+              `fleetkit ${r.args.join(' ')}: ${r.stdout}${r.stderr}`,
+            )
           }
         }
         const debug = ran.find((r) => r.args.join(' ') === 'db status --debug')!
         assert.match(debug.stderr, /\n\s+at /, '--debug prints the stack trace (so the test searched one)')
         // A seed that could not register its node is not written, and leaves no temporary file.
-        assert.deepEqual((await readdir(work)).filter((name) => name !== 'state'), [])
+        assert.deepEqual(
+          (await readdir(work)).filter((name) => name !== 'state'),
+          [],
+        )
       })
     }
   })
@@ -127,8 +145,15 @@ describe('secrets never leak (real processes)', function () {
       const fixture = 'test/fixtures/definitions/secret-token.yaml'
       const text = await readFile(packagePath(fixture), 'utf8')
       const tokens = [/tokenEnv: (\S+)/.exec(text)?.[1], /caFile: (\S+)/.exec(text)?.[1]]
-      assert.ok(tokens.every((token) => token && token.length >= 30), 'the fixture holds both tokens')
-      for (const args of [['validate', '--definition', fixture, '--json', '--debug'], ['validate', '--definition', fixture, '--debug'], ['inventory', '--definition', fixture, '--output', join(dir, 'inv.yml'), '--debug']]) {
+      assert.ok(
+        tokens.every((token) => token && token.length >= 30),
+        'the fixture holds both tokens',
+      )
+      for (const args of [
+        ['validate', '--definition', fixture, '--json', '--debug'],
+        ['validate', '--definition', fixture, '--debug'],
+        ['inventory', '--definition', fixture, '--output', join(dir, 'inv.yml'), '--debug'],
+      ]) {
         const ran = await fleetkit(args, {})
         assert.notEqual(ran.code, 0)
         assert.match(ran.stdout + ran.stderr, /DEFINITION_SECRET_FOUND/)
@@ -144,7 +169,9 @@ describe('secrets never leak (real processes)', function () {
       await mkdir(bin)
       const dump = join(dir, 'ansible-env.txt')
       for (const name of ['ansible-inventory', 'ansible-playbook']) {
-        await writeFile(join(bin, name), `#!/bin/sh\nenv >> "${dump}"\necho 'fake ansible refuses' >&2\nexit 1\n`, { mode: 0o755 })
+        await writeFile(join(bin, name), `#!/bin/sh\nenv >> "${dump}"\necho 'fake ansible refuses' >&2\nexit 1\n`, {
+          mode: 0o755,
+        })
       }
       const ran = await fleetkit(['validate', ...EXAMPLE, '--ansible', '--json', '--debug'], {
         PATH: `${bin}:${process.env.PATH ?? ''}`,
@@ -155,7 +182,11 @@ describe('secrets never leak (real processes)', function () {
       assert.notEqual(ran.code, 0)
       const seen = await readFile(dump, 'utf8')
       assert.match(seen, /ANSIBLE_NOCOLOR=1/, 'the stand-in ran')
-      assertAbsent(seen + ran.stdout + ran.stderr, { 'a secret variable': PASSWORD }, 'ansible\'s environment and the output')
+      assertAbsent(
+        seen + ran.stdout + ran.stderr,
+        { 'a secret variable': PASSWORD },
+        "ansible's environment and the output",
+      )
     })
   })
 
@@ -202,12 +233,26 @@ describe('secrets never leak (real processes)', function () {
       assert.equal((await gw.enrollPost({ node_id: NODE, enrollment_secret: wrongSecret, csr_pem: csr })).status, 401)
       const strangerCsr = await makeCsr(await nodeKey(), { name: 'CN=no-such-node' })
       csrs.push(strangerCsr)
-      assert.equal((await gw.enrollPost({ node_id: 'no-such-node', enrollment_secret: secret, csr_pem: strangerCsr })).status, 401)
-      assert.equal((await gw.enrollPost(`{"node_id": "${NODE}", "enrollment_secret": "${secret}", "csr_pem": `)).status, 400)
-      assert.equal((await gw.enrollPost({ node_id: NODE, enrollment_secret: secret, csr_pem: csr, padding: 'x'.repeat(70_000) })).status, 413)
+      assert.equal(
+        (await gw.enrollPost({ node_id: 'no-such-node', enrollment_secret: secret, csr_pem: strangerCsr })).status,
+        401,
+      )
+      assert.equal(
+        (await gw.enrollPost(`{"node_id": "${NODE}", "enrollment_secret": "${secret}", "csr_pem": `)).status,
+        400,
+      )
+      assert.equal(
+        (await gw.enrollPost({ node_id: NODE, enrollment_secret: secret, csr_pem: csr, padding: 'x'.repeat(70_000) }))
+          .status,
+        413,
+      )
 
       const refused = await dumpDatabase(gw.db)
-      assertAbsent(refused, { 'the secret': secret, 'the wrong secret': wrongSecret, 'a CSR': csrs.flatMap(pemLines) }, 'the database')
+      assertAbsent(
+        refused,
+        { 'the secret': secret, 'the wrong secret': wrongSecret, 'a CSR': csrs.flatMap(pemLines) },
+        'the database',
+      )
       const before = await gw.db.pool.query('SELECT enrollment_secret_sha256 FROM nodes WHERE id = $1', [NODE])
       const stored = before.rows[0].enrollment_secret_sha256 as Buffer
       assert.equal(stored.length, 32, 'only a 32-byte hash is stored')
@@ -220,10 +265,22 @@ describe('secrets never leak (real processes)', function () {
       // A repeat with the same key is the lost-answer retry: the same certificate, nothing new issued.
       const replay = await gw.enrollPost({ node_id: NODE, enrollment_secret: secret, csr_pem: csr })
       assert.equal(replay.status, 200)
-      assert.equal(replay.body.certificate_pem, issuedCertificatePem, 'a repeat with the same key gets the certificate already issued')
+      assert.equal(
+        replay.body.certificate_pem,
+        issuedCertificatePem,
+        'a repeat with the same key gets the certificate already issued',
+      )
       const otherKeyCsr = await makeCsr(await nodeKey(), { name: `CN=${NODE}` })
-      assert.equal((await gw.enrollPost({ node_id: NODE, enrollment_secret: secret, csr_pem: otherKeyCsr })).status, 401, 'a secret works once for any other key')
-      assertAbsent(await dumpDatabase(gw.db), { 'the secret': secret, 'the key': pemLines(issuedKeyPem), 'the CSR': pemLines(csr) }, 'the database')
+      assert.equal(
+        (await gw.enrollPost({ node_id: NODE, enrollment_secret: secret, csr_pem: otherKeyCsr })).status,
+        401,
+        'a secret works once for any other key',
+      )
+      assertAbsent(
+        await dumpDatabase(gw.db),
+        { 'the secret': secret, 'the key': pemLines(issuedKeyPem), 'the CSR': pemLines(csr) },
+        'the database',
+      )
     })
 
     it('stores only the hash of a lease token and does not log it', async () => {
@@ -237,11 +294,17 @@ describe('secrets never leak (real processes)', function () {
       const row = await gw.db.pool.query('SELECT lease_token_sha256 FROM jobs WHERE id = $1', [job.id])
       assert.deepEqual(row.rows[0].lease_token_sha256, sha256(leaseToken))
       assertAbsent(await dumpDatabase(gw.db), { 'the lease token': leaseToken }, 'the database')
-      const stale = await gw.agent(identity, 'POST', `/v1/agent/jobs/${job.id}/heartbeat`, { lease_token: `${leaseToken.slice(0, -4)}0000` })
+      const stale = await gw.agent(identity, 'POST', `/v1/agent/jobs/${job.id}/heartbeat`, {
+        lease_token: `${leaseToken.slice(0, -4)}0000`,
+      })
       assert.equal(stale.status, 409)
       const renew = await gw.agent(identity, 'POST', '/v1/agent/certificate/renew', { csr_pem: csrs[0] })
       assert.equal(renew.status, 409, 'renewal is not due for a fresh certificate')
-      const done = await gw.agent(identity, 'POST', `/v1/agent/jobs/${job.id}/complete`, { lease_token: leaseToken, status: 'succeeded', result: { checks: [{ id: 'host:disk-free', status: 'pass', detail: 'ok' }] } })
+      const done = await gw.agent(identity, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: leaseToken,
+        status: 'succeeded',
+        result: { checks: [{ id: 'host:disk-free', status: 'pass', detail: 'ok' }] },
+      })
       assert.equal(done.status, 200, JSON.stringify(done.body))
     })
 
@@ -254,96 +317,169 @@ describe('secrets never leak (real processes)', function () {
       const secretFile = join(home, 'enrollment-secret')
       await writeFile(join(home, 'gateway-ca.pem'), gw.caPem)
       const envFile = join(home, 'agent.env')
-      await writeFile(envFile, [
-        `FLEETKIT_NODE_ID=${agentNode}`, `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`, `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
-        `FLEETKIT_GATEWAY_CA_FILE=${join(home, 'gateway-ca.pem')}`, `FLEETKIT_ENROLLMENT_SECRET_FILE=${secretFile}`,
-        `FLEETKIT_AGENT_PKI_DIR=${join(home, 'pki')}`, '',
-      ].join('\n'))
-      const agentEnv = { PATH: process.env.PATH ?? '', FLEETKIT_AGENT_CONFIG: envFile, FLEETKIT_DEBUG: '1', FLEETKIT_LOG_LEVEL: 'debug' }
+      await writeFile(
+        envFile,
+        [
+          `FLEETKIT_NODE_ID=${agentNode}`,
+          `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
+          `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
+          `FLEETKIT_GATEWAY_CA_FILE=${join(home, 'gateway-ca.pem')}`,
+          `FLEETKIT_ENROLLMENT_SECRET_FILE=${secretFile}`,
+          `FLEETKIT_AGENT_PKI_DIR=${join(home, 'pki')}`,
+          '',
+        ].join('\n'),
+      )
+      const agentEnv = {
+        PATH: process.env.PATH ?? '',
+        FLEETKIT_AGENT_CONFIG: envFile,
+        FLEETKIT_DEBUG: '1',
+        FLEETKIT_LOG_LEVEL: 'debug',
+      }
 
       await writeFile(secretFile, `${wrongSecret}\n`, { mode: 0o600 })
       const refused = await runProgram(process.execPath, [bundle, 'enroll'], agentEnv)
       agentOutput.push(refused.stdout, refused.stderr)
       assert.notEqual(refused.code, 0)
       assert.match(refused.stderr, /AGENT_ENROLL_FAILED/)
-      assertAbsent(refused.stdout + refused.stderr, { 'the secret': wrongSecret }, 'the refused agent\'s output')
+      assertAbsent(refused.stdout + refused.stderr, { 'the secret': wrongSecret }, "the refused agent's output")
 
       // A PKI directory others may write is refused before the secret is used up.
       await writeFile(secretFile, `${agentSecret}\n`, { mode: 0o600 })
       const sharedPki = join(home, 'shared-pki')
       await mkdir(sharedPki)
       await chmod(sharedPki, 0o777)
-      const unsafe = await runProgram(process.execPath, [bundle, 'enroll'], { ...agentEnv, FLEETKIT_AGENT_PKI_DIR: sharedPki })
+      const unsafe = await runProgram(process.execPath, [bundle, 'enroll'], {
+        ...agentEnv,
+        FLEETKIT_AGENT_PKI_DIR: sharedPki,
+      })
       agentOutput.push(unsafe.stdout, unsafe.stderr)
       assert.equal(unsafe.code, 78, unsafe.stderr)
       assert.match(unsafe.stderr, /AGENT_CONFIG_INVALID/)
       assert.deepEqual(await readdir(sharedPki), [])
       assert.equal(existsSync(secretFile), true, 'the secret is kept for the next attempt')
-      assertAbsent(unsafe.stdout + unsafe.stderr, { 'the secret': agentSecret }, 'the refused agent\'s output')
+      assertAbsent(unsafe.stdout + unsafe.stderr, { 'the secret': agentSecret }, "the refused agent's output")
 
       const enrolled = await runProgram(process.execPath, [bundle, 'enroll'], agentEnv)
       agentOutput.push(enrolled.stdout, enrolled.stderr)
       assert.equal(enrolled.code, 0, enrolled.stderr)
       agentKeyPem = await readFile(join(home, 'pki', 'agent.key'), 'utf8')
-      assertAbsent(enrolled.stdout + enrolled.stderr, { 'the secret': agentSecret, 'the key': pemLines(agentKeyPem) }, 'the agent\'s output')
+      assertAbsent(
+        enrolled.stdout + enrolled.stderr,
+        { 'the secret': agentSecret, 'the key': pemLines(agentKeyPem) },
+        "the agent's output",
+      )
       assert.equal(existsSync(secretFile), false, 'the secret file is deleted once enrolled')
       assert.equal(await modeOf(join(home, 'pki')), 0o700)
       const files = (await readdir(join(home, 'pki'))).sort()
       assert.deepEqual(files, ['agent.key', 'agent.pem', 'gateway-ca.pem'], 'no staged or temporary file is left')
       for (const file of files) assert.equal(await modeOf(join(home, 'pki', file)), 0o600, file)
-      assertAbsent(await dumpDatabase(gw.db), { 'the secret': agentSecret, 'the key': pemLines(agentKeyPem) }, 'the database')
+      assertAbsent(
+        await dumpDatabase(gw.db),
+        { 'the secret': agentSecret, 'the key': pemLines(agentKeyPem) },
+        'the database',
+      )
     })
 
-    it('seed and node token: 0600 files, the secret only in the seed or on node token\'s stdout, only hashes stored', async () => {
+    it("seed and node token: 0600 files, the secret only in the seed or on node token's stdout, only hashes stored", async () => {
       const work = join(dir, 'seeds')
       await mkdir(work)
       const env = { DATABASE_URL: gw.db.url, FLEETKIT_PKI_DIR: gw.pkiDir, FLEETKIT_STATE_DIR: join(work, 'state') }
       const password = gatewayPassword()
 
       const agentSeed = join(work, 'build-1.user-data')
-      const seeded = await fleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', agentSeed, '--json'], env)
+      const seeded = await fleetkit(
+        ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', agentSeed, '--json'],
+        env,
+      )
       assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
       assert.equal(await modeOf(agentSeed), 0o600)
       const seedSecret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(await readFile(agentSeed, 'utf8'))?.[1]
       assert.ok(seedSecret, 'the seed holds the secret')
-      assertAbsent(seeded.stdout + seeded.stderr, { 'the secret': seedSecret, 'the database password': password }, 'seed --json')
+      assertAbsent(
+        seeded.stdout + seeded.stderr,
+        { 'the secret': seedSecret, 'the database password': password },
+        'seed --json',
+      )
       const hash = await gw.db.pool.query('SELECT enrollment_secret_sha256 FROM nodes WHERE id = $1', ['build-1'])
       assert.deepEqual(hash.rows[0].enrollment_secret_sha256, sha256(seedSecret))
 
       const workerSeed = join(work, 'app-1.user-data')
-      const worker = await fleetkit(['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', workerSeed, '--json'], env)
+      const worker = await fleetkit(
+        ['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', workerSeed, '--json'],
+        env,
+      )
       assert.equal(worker.code, 0, worker.stdout + worker.stderr)
       assert.equal(await modeOf(workerSeed), 0o600)
-      const hostKey = /-----BEGIN OPENSSH PRIVATE KEY-----[\s\S]+?-----END OPENSSH PRIVATE KEY-----/.exec(await readFile(workerSeed, 'utf8'))?.[0]
+      const hostKey = /-----BEGIN OPENSSH PRIVATE KEY-----[\s\S]+?-----END OPENSSH PRIVATE KEY-----/.exec(
+        await readFile(workerSeed, 'utf8'),
+      )?.[0]
       assert.ok(hostKey, 'the worker seed holds the host key')
-      assertAbsent(worker.stdout + worker.stderr, { 'the host key': ['PRIVATE KEY', ...pemLines(hostKey)], 'the database password': password }, 'seed --kind worker --rekey --json')
-      assert.deepEqual((await readdir(work)).sort(), ['app-1.user-data', 'build-1.user-data'], 'no temporary file is left beside the seeds')
+      assertAbsent(
+        worker.stdout + worker.stderr,
+        { 'the host key': ['PRIVATE KEY', ...pemLines(hostKey)], 'the database password': password },
+        'seed --kind worker --rekey --json',
+      )
+      assert.deepEqual(
+        (await readdir(work)).sort(),
+        ['app-1.user-data', 'build-1.user-data'],
+        'no temporary file is left beside the seeds',
+      )
 
       const token = await fleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], env)
       assert.equal(token.code, 0, token.stdout + token.stderr)
       const printed = (JSON.parse(token.stdout) as { result: { secret: string } }).result.secret
       assert.equal(token.stdout.split(printed).length - 1, 1, 'node token prints the secret exactly once')
-      assertAbsent(token.stderr, { 'the secret': printed }, 'node token\'s stderr')
+      assertAbsent(token.stderr, { 'the secret': printed }, "node token's stderr")
       const human = await fleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE], env)
       const humanSecret = /[0-9a-f]{64}/.exec(human.stdout)?.[0]
       assert.ok(humanSecret, human.stdout)
       assert.equal(human.stdout.split(humanSecret).length - 1, 1)
-      assertAbsent(human.stderr, { 'the secret': humanSecret }, 'node token\'s stderr')
+      assertAbsent(human.stderr, { 'the secret': humanSecret }, "node token's stderr")
       const tokenHash = await gw.db.pool.query('SELECT enrollment_secret_sha256 FROM nodes WHERE id = $1', ['build-1'])
       assert.deepEqual(tokenHash.rows[0].enrollment_secret_sha256, sha256(humanSecret))
       const dump = await dumpDatabase(gw.db)
-      assertAbsent(dump, { 'a seed secret': seedSecret, 'a node token': [printed, humanSecret], 'the host key': pemLines(hostKey) }, 'the database')
+      assertAbsent(
+        dump,
+        { 'a seed secret': seedSecret, 'a node token': [printed, humanSecret], 'the host key': pemLines(hostKey) },
+        'the database',
+      )
 
       // A directory anyone may write without the sticky bit would let another user swap the seed.
       const shared = join(work, 'shared')
       await mkdir(shared)
       await chmod(shared, 0o777)
-      const refusedSeed = await fleetkit(['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', join(shared, 'app-1.user-data'), '--json'], env)
+      const refusedSeed = await fleetkit(
+        [
+          'seed',
+          'app-1',
+          '--kind',
+          'worker',
+          '--rekey',
+          ...EXAMPLE,
+          '--output',
+          join(shared, 'app-1.user-data'),
+          '--json',
+        ],
+        env,
+      )
       assert.equal(refusedSeed.code, 2, refusedSeed.stdout)
       assert.equal((JSON.parse(refusedSeed.stdout) as { code: string }).code, 'USAGE_INVALID')
       assert.deepEqual(await readdir(shared), [])
       await chmod(shared, 0o1777)
-      const sticky = await fleetkit(['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', join(shared, 'app-1.user-data'), '--json'], env)
+      const sticky = await fleetkit(
+        [
+          'seed',
+          'app-1',
+          '--kind',
+          'worker',
+          '--rekey',
+          ...EXAMPLE,
+          '--output',
+          join(shared, 'app-1.user-data'),
+          '--json',
+        ],
+        env,
+      )
       assert.equal(sticky.code, 0, sticky.stdout)
       assert.deepEqual(await readdir(shared), ['app-1.user-data'])
       assert.equal(await modeOf(join(shared, 'app-1.user-data')), 0o600)
@@ -357,25 +493,38 @@ describe('secrets never leak (real processes)', function () {
       assertAbsent(await allCommandLines(), { 'the database password': gatewayPassword() }, 'a command line')
     })
 
-    it('the gateway\'s logs hold no secret, CSR, key, certificate, lease token or database password', async () => {
+    it("the gateway's logs hold no secret, CSR, key, certificate, lease token or database password", async () => {
       await gw.close()
       const logs = gw.logs.join('\n')
       const stderr = gw.stderr.join('')
-      const requests = gw.logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === 'request')
-      assert.ok(requests.some((entry) => entry.route === '/v1/enroll' && entry.status === 401), 'refusals are logged (so the search saw them)')
+      const requests = gw.logs
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((entry) => entry.msg === 'request')
+      assert.ok(
+        requests.some((entry) => entry.route === '/v1/enroll' && entry.status === 401),
+        'refusals are logged (so the search saw them)',
+      )
       assert.ok(requests.some((entry) => entry.route === '/v1/enroll' && entry.status === 400))
       assert.ok(requests.some((entry) => entry.route === '/v1/agent/jobs/:id/heartbeat' && entry.status === 409))
-      assertAbsent(logs + stderr, {
-        'the secret': secret,
-        'the wrong secret': wrongSecret,
-        'a CSR': csrs.flatMap(pemLines),
-        'the issued key': pemLines(issuedKeyPem),
-        'the agent key': pemLines(agentKeyPem),
-        'the issued certificate': pemLines(issuedCertificatePem),
-        'the lease token': leaseToken,
-        'the database password': gatewayPassword(),
-      }, 'the gateway\'s logs')
-      assertAbsent(agentOutput.join(''), { 'the lease token': leaseToken, 'the issued key': pemLines(issuedKeyPem) }, 'the agent\'s output')
+      assertAbsent(
+        logs + stderr,
+        {
+          'the secret': secret,
+          'the wrong secret': wrongSecret,
+          'a CSR': csrs.flatMap(pemLines),
+          'the issued key': pemLines(issuedKeyPem),
+          'the agent key': pemLines(agentKeyPem),
+          'the issued certificate': pemLines(issuedCertificatePem),
+          'the lease token': leaseToken,
+          'the database password': gatewayPassword(),
+        },
+        "the gateway's logs",
+      )
+      assertAbsent(
+        agentOutput.join(''),
+        { 'the lease token': leaseToken, 'the issued key': pemLines(issuedKeyPem) },
+        "the agent's output",
+      )
     })
   })
 
@@ -395,12 +544,22 @@ describe('secrets never leak (real processes)', function () {
       assertAbsent(created.stdout + created.stderr, { 'a private key': 'PRIVATE KEY' }, 'ca init')
       // Someone able to write the directory could append their CA to the bundle seeds pin.
       await chmod(pkiDir, 0o770)
-      const serve = await fleetkit(['gateway', 'serve'], { FLEETKIT_PKI_DIR: pkiDir, DATABASE_URL: `postgres://fleetkit:${PASSWORD}@127.0.0.1:1/x` })
+      const serve = await fleetkit(['gateway', 'serve'], {
+        FLEETKIT_PKI_DIR: pkiDir,
+        DATABASE_URL: `postgres://fleetkit:${PASSWORD}@127.0.0.1:1/x`,
+      })
       assert.notEqual(serve.code, 0)
       assert.match(serve.stderr, /Error \(CA_KEY_PERMISSIONS\): the PKI directory/, serve.stderr)
-      const seed = await fleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'], { FLEETKIT_PKI_DIR: pkiDir, DATABASE_URL: `postgres://fleetkit:${PASSWORD}@127.0.0.1:1/x` })
+      const seed = await fleetkit(
+        ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'],
+        { FLEETKIT_PKI_DIR: pkiDir, DATABASE_URL: `postgres://fleetkit:${PASSWORD}@127.0.0.1:1/x` },
+      )
       assert.equal((JSON.parse(seed.stdout) as { code: string }).code, 'CA_KEY_PERMISSIONS', seed.stdout)
-      assertAbsent(serve.stdout + serve.stderr + seed.stdout + seed.stderr, { 'the password': PASSWORD }, 'gateway serve and seed')
+      assertAbsent(
+        serve.stdout + serve.stderr + seed.stdout + seed.stderr,
+        { 'the password': PASSWORD },
+        'gateway serve and seed',
+      )
     })
   })
 
@@ -415,24 +574,69 @@ describe('secrets never leak (real processes)', function () {
     })
 
     it('are refused or reported without the credential or the signature', async () => {
-      for (const url of [`https://mirror:${TOKEN}@127.0.0.1:1/rel`, `https://127.0.0.1:1/rel?X-Amz-Signature=${TOKEN}`]) {
-        const ran = await fleetkit(['release', 'verify', '--url', url, '--version', '1.0.0', '--arch', 'amd64', '--public-key', publicKey, '--json', '--debug'], {})
+      for (const url of [
+        `https://mirror:${TOKEN}@127.0.0.1:1/rel`,
+        `https://127.0.0.1:1/rel?X-Amz-Signature=${TOKEN}`,
+      ]) {
+        const ran = await fleetkit(
+          [
+            'release',
+            'verify',
+            '--url',
+            url,
+            '--version',
+            '1.0.0',
+            '--arch',
+            'amd64',
+            '--public-key',
+            publicKey,
+            '--json',
+            '--debug',
+          ],
+          {},
+        )
         assert.equal((JSON.parse(ran.stdout) as { code: string }).code, 'RELEASE_INPUT_INVALID', ran.stdout)
         assertAbsent(ran.stdout + ran.stderr, { 'the token': TOKEN }, `release verify --url ${url}`)
       }
       // A mirror that redirects to a presigned object URL which then fails.
       pkiDir = join(dir, 'mirror-pki')
       await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
-      server = createHttpsServer({ key: await readFile(join(pkiDir, 'server.key')), cert: await readFile(join(pkiDir, 'server.pem')) }, (req, res) => {
-        if (req.url?.startsWith('/rel/')) res.writeHead(302, { location: `/signed${req.url}?X-Amz-Signature=${TOKEN}` }).end()
-        else res.writeHead(403).end('denied')
-      })
+      server = createHttpsServer(
+        { key: await readFile(join(pkiDir, 'server.key')), cert: await readFile(join(pkiDir, 'server.pem')) },
+        (req, res) => {
+          if (req.url?.startsWith('/rel/'))
+            res.writeHead(302, { location: `/signed${req.url}?X-Amz-Signature=${TOKEN}` }).end()
+          else res.writeHead(403).end('denied')
+        },
+      )
       await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
       const port = (server.address() as AddressInfo).port
-      const ran = await fleetkit(['release', 'verify', '--url', `https://127.0.0.1:${port}/rel`, '--version', '1.0.0', '--arch', 'amd64', '--public-key', publicKey, '--ca-file', join(pkiDir, 'ca.pem'), '--json', '--debug'], {})
+      const ran = await fleetkit(
+        [
+          'release',
+          'verify',
+          '--url',
+          `https://127.0.0.1:${port}/rel`,
+          '--version',
+          '1.0.0',
+          '--arch',
+          'amd64',
+          '--public-key',
+          publicKey,
+          '--ca-file',
+          join(pkiDir, 'ca.pem'),
+          '--json',
+          '--debug',
+        ],
+        {},
+      )
       const json = JSON.parse(ran.stdout) as { code: string; message: string }
       assert.equal(json.code, 'RELEASE_DOWNLOAD_FAILED', ran.stdout)
-      assert.match(json.message, /\/signed\/rel\/1\.0\.0\/SHA256SUMS\?\*\*\*: HTTP 403/, 'the redirected URL is named, its query hidden')
+      assert.match(
+        json.message,
+        /\/signed\/rel\/1\.0\.0\/SHA256SUMS\?\*\*\*: HTTP 403/,
+        'the redirected URL is named, its query hidden',
+      )
       assertAbsent(ran.stdout + ran.stderr, { 'the signature': TOKEN }, 'release verify after a redirect')
     })
   })
@@ -466,11 +670,23 @@ describe('secrets never leak (real processes)', function () {
       assert.match(cmdline, /postgres/)
       assertAbsent(await allCommandLines(), { 'the embedded password': password }, 'a command line')
       const status = await fleetkit(['db', 'status', '--json', '--debug'], { FLEETKIT_STATE_DIR: stateDir })
-      assertAbsent(migrated.stdout + migrated.stderr + status.stdout + status.stderr, { 'the embedded password': password }, 'db migrate and db status')
-      assertAbsent(await readFile(join(root, 'server.log'), 'utf8'), { 'the embedded password': password }, 'server.log')
+      assertAbsent(
+        migrated.stdout + migrated.stderr + status.stdout + status.stderr,
+        { 'the embedded password': password },
+        'db migrate and db status',
+      )
+      assertAbsent(
+        await readFile(join(root, 'server.log'), 'utf8'),
+        { 'the embedded password': password },
+        'server.log',
+      )
       const scratch = existsSync(join(root, 'tmp')) ? await readdir(join(root, 'tmp')) : []
-      assert.deepEqual(scratch, [], 'initdb\'s password file is not left behind')
-      assert.deepEqual((await readdir(root)).filter((name) => name.startsWith('password.')), [], 'no temporary password file is left')
+      assert.deepEqual(scratch, [], "initdb's password file is not left behind")
+      assert.deepEqual(
+        (await readdir(root)).filter((name) => name.startsWith('password.')),
+        [],
+        'no temporary password file is left',
+      )
       // A restore that loosened the file is tightened back by the next command.
       await chmod(passwordFile, 0o644)
       const again = await fleetkit(['db', 'migrate', '--json'], { FLEETKIT_STATE_DIR: stateDir })

@@ -4,9 +4,19 @@
 import assert from 'node:assert/strict'
 
 import { AUTHENTICATED_STATUSES } from '../../../src/gateway/agent-auth.js'
-import { findCertificatesByFingerprints, insertNodeCertificate, listLiveCertificates, revokeNodeCertificates } from '../../../src/store/certificates.js'
+import {
+  findCertificatesByFingerprints,
+  insertNodeCertificate,
+  listLiveCertificates,
+  revokeNodeCertificates,
+} from '../../../src/store/certificates.js'
 import { type NodeStatus, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
-import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
 
 const NOW = new Date()
 const DAY = 86_400_000
@@ -16,9 +26,15 @@ describe('certificates: bulk reads for the authentication cache (real PostgreSQL
   this.timeout(120_000)
   let server: DisposablePostgres
   let db: FreshDatabase
-  before(async () => { server = await startDisposablePostgres() })
-  after(async () => { await server?.stop() })
-  afterEach(async () => { await db?.drop() })
+  before(async () => {
+    server = await startDisposablePostgres()
+  })
+  after(async () => {
+    await server?.stop()
+  })
+  afterEach(async () => {
+    await db?.drop()
+  })
 
   /** A node in `status` with one certificate (fingerprint `n`) that expires in `days`. */
   async function nodeWithCertificate(n: number, status: NodeStatus, days = 1): Promise<void> {
@@ -26,7 +42,13 @@ describe('certificates: bulk reads for the authentication cache (real PostgreSQL
     await upsertDeclaredNode(db.pool, { id: nodeId, pool: 'web' })
     await setNodeStatus(db.pool, nodeId, status)
     await insertNodeCertificate(db.pool, {
-      nodeId, fingerprintSha256: fingerprint(n), serial: `0${n}`, notBefore: new Date(NOW.getTime() + (days - 2) * DAY), notAfter: new Date(NOW.getTime() + days * DAY), issuerCaSha256: 'c'.repeat(64), now: NOW,
+      nodeId,
+      fingerprintSha256: fingerprint(n),
+      serial: `0${n}`,
+      notBefore: new Date(NOW.getTime() + (days - 2) * DAY),
+      notAfter: new Date(NOW.getTime() + days * DAY),
+      issuerCaSha256: 'c'.repeat(64),
+      now: NOW,
     })
   }
 
@@ -41,18 +63,30 @@ describe('certificates: bulk reads for the authentication cache (real PostgreSQL
     await revokeNodeCertificates(db.pool, 'node-7', NOW) // revoked
     const statuses = [...AUTHENTICATED_STATUSES]
     const first = await listLiveCertificates(db.pool, statuses, '', 2)
-    assert.deepEqual(first.map((c) => [c.nodeId, c.nodeStatus]), [['node-2', 'lost'], ['node-5', 'active']])
+    assert.deepEqual(
+      first.map((c) => [c.nodeId, c.nodeStatus]),
+      [
+        ['node-2', 'lost'],
+        ['node-5', 'active'],
+      ],
+    )
     const rest = await listLiveCertificates(db.pool, statuses, first.at(-1)!.fingerprintSha256, 2)
-    assert.deepEqual(rest.map((c) => c.nodeId), ['node-9'])
+    assert.deepEqual(
+      rest.map((c) => c.nodeId),
+      ['node-9'],
+    )
     assert.deepEqual(await listLiveCertificates(db.pool, statuses, fingerprint(9), 2), [])
   })
 
-  it('finds many fingerprints in one query, with each node\'s status; unknown ones are absent', async () => {
+  it("finds many fingerprints in one query, with each node's status; unknown ones are absent", async () => {
     db = await freshDatabase(server.url)
     await nodeWithCertificate(1, 'active')
     await nodeWithCertificate(2, 'retired')
     const found = await findCertificatesByFingerprints(db.pool, [fingerprint(1), fingerprint(2), fingerprint(3)])
-    assert.deepEqual([...found.entries()].map(([f, c]) => [f, c.nodeId, c.nodeStatus]).sort(), [[fingerprint(1), 'node-1', 'active'], [fingerprint(2), 'node-2', 'retired']])
+    assert.deepEqual([...found.entries()].map(([f, c]) => [f, c.nodeId, c.nodeStatus]).sort(), [
+      [fingerprint(1), 'node-1', 'active'],
+      [fingerprint(2), 'node-2', 'retired'],
+    ])
     assert.equal((await findCertificatesByFingerprints(db.pool, [])).size, 0)
   })
 })

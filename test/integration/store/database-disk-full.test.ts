@@ -11,7 +11,12 @@ import { join } from 'node:path'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'
-import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
 import { runProcess, runProcessOk } from '../../support/process.js'
 
 /** Writes FILE until the filesystem has no byte left (ENOSPC), in shrinking chunks. */
@@ -72,7 +77,10 @@ describe('a full database disk: coded errors, never a 500 or INTERNAL_ERROR (rea
     fillUp(filler())
     const full = await runFleetkit(args, { env })
     assert.equal(full.code, 74, full.stdout + full.stderr)
-    assert.match(full.stderr, /^Error \(STATE_DISK_FULL\): PostgreSQL could not write: its disk is full \(SQLSTATE 53100 disk_full\); the change was not made$/m)
+    assert.match(
+      full.stderr,
+      /^Error \(STATE_DISK_FULL\): PostgreSQL could not write: its disk is full \(SQLSTATE 53100 disk_full\); the change was not made$/m,
+    )
     assert.match(full.stderr, /free space on the filesystem of the PostgreSQL data directory/)
     // node token prints the secret before it stores it (a failed print must leave the previous one valid): this one never was.
     const { rows } = await cliDb!.pool.query("SELECT count(*)::int AS n FROM nodes WHERE id = 'build-1'")

@@ -9,7 +9,10 @@ import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
 
-interface Ran extends CliRun { exitCode: number; json: Record<string, unknown> & { result?: Record<string, unknown> } }
+interface Ran extends CliRun {
+  exitCode: number
+  json: Record<string, unknown> & { result?: Record<string, unknown> }
+}
 
 /** Run the real command with --json and validate what it printed against its schema. */
 async function fleetkit(verb: 'status' | 'migrate' | 'stop', env: Record<string, string>): Promise<Ran> {
@@ -21,11 +24,15 @@ async function fleetkit(verb: 'status' | 'migrate' | 'stop', env: Record<string,
 describe('fleetkit db status | migrate | stop', function () {
   this.timeout(180_000)
   let knownVersions: number[]
-  before(async () => { knownVersions = (await loadMigrations()).map((m) => m.version) })
+  before(async () => {
+    knownVersions = (await loadMigrations()).map((m) => m.version)
+  })
 
   describe('with the embedded server (FLEETKIT_STATE_DIR, no DATABASE_URL)', () => {
     let stateDir: string
-    before(async () => { stateDir = await mkdtemp(join(tmpdir(), 'fleetkit-dbcmd-')) })
+    before(async () => {
+      stateDir = await mkdtemp(join(tmpdir(), 'fleetkit-dbcmd-'))
+    })
     after(async () => {
       await stopEmbeddedServer(stateDir).catch(() => undefined)
       await rm(stateDir, { recursive: true, force: true })
@@ -40,10 +47,17 @@ describe('fleetkit db status | migrate | stop', function () {
 
       const migrated = await fleetkit('migrate', env)
       assert.equal(migrated.exitCode, 0)
-      assert.deepEqual((migrated.json.result?.applied as { version: number }[]).map((m) => m.version), knownVersions)
+      assert.deepEqual(
+        (migrated.json.result?.applied as { version: number }[]).map((m) => m.version),
+        knownVersions,
+      )
 
       const status = await fleetkit('status', env)
-      const result = status.json.result as { server: { source: string; url: string; embedded: { running: boolean; pid: number } }; schema: { version: number; pending: unknown[] }; nodes: { total: number } }
+      const result = status.json.result as {
+        server: { source: string; url: string; embedded: { running: boolean; pid: number } }
+        schema: { version: number; pending: unknown[] }
+        nodes: { total: number }
+      }
       assert.equal(result.server.source, 'embedded')
       assert.equal(result.server.embedded.running, true)
       assert.match(result.server.url, /^postgres:\/\/fleetkit:\*\*\*@127\.0\.0\.1:\d+\/fleetkit$/)
@@ -51,7 +65,8 @@ describe('fleetkit db status | migrate | stop', function () {
       assert.deepEqual(result.schema.pending, [])
       assert.equal(result.nodes.total, 0)
       const password = (await readFile(join(stateDir, 'postgres', 'password'), 'utf8')).trim()
-      for (const ran of [before, migrated, status]) assert.ok(!ran.stdout.includes(password) && !ran.stderr.includes(password))
+      for (const ran of [before, migrated, status])
+        assert.ok(!ran.stdout.includes(password) && !ran.stderr.includes(password))
 
       const again = await fleetkit('migrate', env)
       assert.deepEqual(again.json.result?.applied, [])
@@ -82,14 +97,21 @@ describe('fleetkit db status | migrate | stop', function () {
       const before = await fleetkit('status', env)
       const schema = before.json.result?.schema as { version: number | null; pending: { version: number }[] }
       assert.equal(schema.version, null)
-      assert.deepEqual(schema.pending.map((m) => m.version), knownVersions)
+      assert.deepEqual(
+        schema.pending.map((m) => m.version),
+        knownVersions,
+      )
       assert.equal(before.json.result?.nodes, null)
       const migrated = await fleetkit('migrate', env)
       assert.equal((migrated.json.result?.server as { source: string }).source, 'DATABASE_URL')
       const after = await fleetkit('status', env)
       assert.equal((after.json.result?.schema as { version: number }).version, knownVersions.at(-1))
-      assert.match((after.json.result?.server as { url: string }).url, /^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/cmd_test$/)
-      for (const ran of [before, migrated, after]) assert.ok(!ran.stdout.includes(server.password) && !ran.stderr.includes(server.password))
+      assert.match(
+        (after.json.result?.server as { url: string }).url,
+        /^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/cmd_test$/,
+      )
+      for (const ran of [before, migrated, after])
+        assert.ok(!ran.stdout.includes(server.password) && !ran.stderr.includes(server.password))
       // db stop leaves the DATABASE_URL server alone.
       const stopped = await fleetkit('stop', env)
       assert.equal(stopped.json.result?.wasRunning, false)
@@ -101,12 +123,20 @@ describe('fleetkit db status | migrate | stop', function () {
       const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: withDatabase(server.url, 'cmd_race') }
       const [a, b] = await Promise.all([fleetkit('migrate', env), fleetkit('migrate', env)])
       assert.deepEqual([a.exitCode, b.exitCode], [0, 0])
-      const applied = [...(a.json.result?.applied as { version: number }[]), ...(b.json.result?.applied as { version: number }[])].map((m) => m.version).sort((x, y) => x - y)
+      const applied = [
+        ...(a.json.result?.applied as { version: number }[]),
+        ...(b.json.result?.applied as { version: number }[]),
+      ]
+        .map((m) => m.version)
+        .sort((x, y) => x - y)
       assert.deepEqual(applied, knownVersions)
     })
 
     it('refuses a database a newer fleetkit migrated: migrate fails with STATE_NEWER_THAN_CLI, status reports it', async () => {
-      await runSql(withDatabase(server.url, 'cmd_test'), "INSERT INTO schema_migrations (version, name) VALUES (9999, 'from-the-future')")
+      await runSql(
+        withDatabase(server.url, 'cmd_test'),
+        "INSERT INTO schema_migrations (version, name) VALUES (9999, 'from-the-future')",
+      )
       const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: withDatabase(server.url, 'cmd_test') }
       const migrated = await fleetkit('migrate', env)
       assert.equal(migrated.exitCode, 65)
@@ -119,16 +149,26 @@ describe('fleetkit db status | migrate | stop', function () {
       await runSql(server.url, 'CREATE DATABASE cmd_unmigrated')
       const url = withDatabase(server.url, 'cmd_unmigrated')
       const footprint = async () => {
-        const tables = await runSql(url, "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'")
-        const migrations = await runSql(url, "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'schema_migrations'")
+        const tables = await runSql(
+          url,
+          "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
+        )
+        const migrations = await runSql(
+          url,
+          "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'schema_migrations'",
+        )
         return { tables: tables.rows[0].n as number, schemaMigrations: migrations.rows[0].n as number }
       }
       assert.deepEqual(await footprint(), { tables: 0, schemaMigrations: 0 })
       const pkiDir = join(stateDir, 'pki-unmigrated')
       await initPki({ pkiDir, serverNames: ['127.0.0.1'], now: new Date() })
       const env = {
-        FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: url, FLEETKIT_PKI_DIR: pkiDir,
-        FLEETKIT_ENROLL_BIND: '127.0.0.1:0', FLEETKIT_AGENT_BIND: '127.0.0.1:0', FLEETKIT_METRICS_BIND: '127.0.0.1:0',
+        FLEETKIT_STATE_DIR: stateDir,
+        DATABASE_URL: url,
+        FLEETKIT_PKI_DIR: pkiDir,
+        FLEETKIT_ENROLL_BIND: '127.0.0.1:0',
+        FLEETKIT_AGENT_BIND: '127.0.0.1:0',
+        FLEETKIT_METRICS_BIND: '127.0.0.1:0',
       }
       const example = ['--definition', 'examples/fleet.yaml']
       const refused = await Promise.all([
@@ -150,7 +190,10 @@ describe('fleetkit db status | migrate | stop', function () {
 
       const migrated = await fleetkit('migrate', { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: url })
       assert.equal(migrated.exitCode, 0)
-      assert.deepEqual((migrated.json.result?.applied as { version: number }[]).map((m) => m.version), knownVersions)
+      assert.deepEqual(
+        (migrated.json.result?.applied as { version: number }[]).map((m) => m.version),
+        knownVersions,
+      )
       const token = await runFleetkit(['node', 'token', 'app-1', ...example, '--json'], { env })
       assert.notEqual(token.json.code, 'STATE_SCHEMA_OLD', token.stdout + token.stderr)
       assert.equal(token.code, 0, token.stdout + token.stderr)

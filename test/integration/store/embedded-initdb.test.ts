@@ -38,7 +38,10 @@ function passwordFiles(tmp: string): string[] {
 }
 
 /** `fleetkit db migrate` from source, stopped with `signal` once initdb runs on its private directory. */
-async function interruptFirstStart(stateDir: string, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+async function interruptFirstStart(
+  stateDir: string,
+  signal: NodeJS.Signals,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const paths = embeddedServerPaths(stateDir)
   const migrate = startProcess(process.execPath, [fleetkitEntry(), 'db', 'migrate'], {
     cwd: packagePath(),
@@ -46,7 +49,11 @@ async function interruptFirstStart(stateDir: string, signal: NodeJS.Signals): Pr
   })
   try {
     // initdb itself (not just its wrapper) is writing into <root>/data.init-*.
-    await eventually('initdb to run', () => processesMentioning(`${paths.dataDir}.init-`).length >= 2 && initDirs(paths.root).length > 0, { timeoutMs: 60_000, intervalMs: 20 })
+    await eventually(
+      'initdb to run',
+      () => processesMentioning(`${paths.dataDir}.init-`).length >= 2 && initDirs(paths.root).length > 0,
+      { timeoutMs: 60_000, intervalMs: 20 },
+    )
     // How it ends on `signal` is the test's subject: no SIGKILL from here before the test's timeout.
     await migrate.stop(signal, 120_000)
     return { ...migrate.exit()!, stderr: migrate.stderr() }
@@ -55,11 +62,13 @@ async function interruptFirstStart(stateDir: string, signal: NodeJS.Signals): Pr
   }
 }
 
-describe('the embedded server\'s first start (real fleetkit db migrate)', function () {
+describe("the embedded server's first start (real fleetkit db migrate)", function () {
   this.timeout(240_000)
   const stateDirs: string[] = []
   let latest: number
-  before(async () => { latest = (await loadMigrations()).at(-1)!.version })
+  before(async () => {
+    latest = (await loadMigrations()).at(-1)!.version
+  })
   async function newStateDir(): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'fleetkit-initdb-'))
     stateDirs.push(dir)
@@ -73,10 +82,17 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
   })
 
   async function assertRerunSucceeds(stateDir: string): Promise<void> {
-    const rerun = await runFleetkit(['db', 'migrate', '--json'], { env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir }, timeout: 120_000 })
+    const rerun = await runFleetkit(['db', 'migrate', '--json'], {
+      env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir },
+      timeout: 120_000,
+    })
     assert.equal(rerun.code, 0, rerun.stdout + rerun.stderr)
     assert.equal(rerun.json.result.schema.version, latest)
-    assert.doesNotMatch(rerun.stderr, /Creating the embedded|Starting the embedded|Applying schema migration/, 'progress is only for a terminal')
+    assert.doesNotMatch(
+      rerun.stderr,
+      /Creating the embedded|Starting the embedded|Applying schema migration/,
+      'progress is only for a terminal',
+    )
     assert.deepEqual(initDirs(embeddedServerPaths(stateDir).root), [])
   }
 
@@ -88,7 +104,7 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
       assert.equal(ended.signal, signal, `exit ${ended.code}: ${ended.stderr}`)
       assert.deepEqual(initDirs(paths.root), [], 'the half-made data directory was removed')
       assert.equal(existsSync(paths.dataDir), false)
-      assert.deepEqual(passwordFiles(paths.tmpDir), [], 'initdb\'s clear-text password file was removed')
+      assert.deepEqual(passwordFiles(paths.tmpDir), [], "initdb's clear-text password file was removed")
       assert.deepEqual(processesMentioning(stateDir), [], 'initdb was stopped with it')
       await assertRerunSucceeds(stateDir)
     })
@@ -100,21 +116,30 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
     const ended = await interruptFirstStart(stateDir, 'SIGKILL')
     assert.equal(ended.signal, 'SIGKILL')
     // Nobody cleans up after SIGKILL; the initdb wrapper notices its parent is gone and ends its group.
-    await eventually('the orphaned initdb to end', () => processesMentioning(stateDir).length === 0, { timeoutMs: 10_000, intervalMs: 20 })
+    await eventually('the orphaned initdb to end', () => processesMentioning(stateDir).length === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    })
     assert.equal(initDirs(paths.root).length, 1, 'the killed initialisation left its directory')
     assert.equal(existsSync(paths.dataDir), false)
     await assertRerunSucceeds(stateDir)
     assert.deepEqual(passwordFiles(paths.tmpDir), [])
   })
 
-  it('the next start removes a dead creator\'s directory and an older fleetkit\'s, keeps a live one\'s, and reports its steps to progress', async () => {
+  it("the next start removes a dead creator's directory and an older fleetkit's, keeps a live one's, and reports its steps to progress", async () => {
     const stateDir = await newStateDir()
     const paths = embeddedServerPaths(stateDir)
     await mkdir(paths.tmpDir, { recursive: true, mode: 0o700 })
-    const dead = Number((await runProcessOk(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'])).stdout)
+    const dead = Number(
+      (await runProcessOk(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'])).stdout,
+    )
     const live = startProcess(process.execPath, ['-e', 'setTimeout(() => {}, 120000)'])
     try {
-      const leftovers = { dead: `data.init-${dead}-0a1b2c3d`, older: 'data.init-9f8e7d6c', live: `data.init-${live.pid}-12345678` }
+      const leftovers = {
+        dead: `data.init-${dead}-0a1b2c3d`,
+        older: 'data.init-9f8e7d6c',
+        live: `data.init-${live.pid}-12345678`,
+      }
       for (const name of Object.values(leftovers)) {
         await mkdir(join(paths.root, name, 'base'), { recursive: true })
         await writeFile(join(paths.root, name, 'base', 'file'), 'x')
@@ -156,7 +181,8 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
     const migrateOnTerminal = (stateDir: string, args: string[]) => onTerminal(stateDir, ['db', 'migrate', ...args])
 
     /** The steps the progress reporter finished, in order: each ends as a "✔ message (elapsed)" line. */
-    const finishedSteps = (terminal: string) => [...terminal.matchAll(/✔ (.*?) \((?:\d+\.\ds|\d+m\d\ds)\)\r?\n/g)].map((m) => m[1])
+    const finishedSteps = (terminal: string) =>
+      [...terminal.matchAll(/✔ (.*?) \((?:\d+\.\ds|\d+m\d\ds)\)\r?\n/g)].map((m) => m[1])
 
     async function firstStartSteps(stateDir: string): Promise<string[]> {
       const migrations = await loadMigrations()
@@ -184,7 +210,7 @@ describe('the embedded server\'s first start (real fleetkit db migrate)', functi
       assert.deepEqual(finishedSteps(terminal), await firstStartSteps(stateDir), terminal)
       const secret = /^([0-9a-f]{64})$/m.exec(stdout)?.[1]
       assert.ok(secret, stdout)
-      assert.ok(!terminal.includes(secret), 'the secret is not on the terminal\'s stderr')
+      assert.ok(!terminal.includes(secret), "the secret is not on the terminal's stderr")
     })
 
     it('db migrate --json shows no progress, even on a terminal', async () => {

@@ -11,10 +11,20 @@ import { processIsAlive } from '../../../src/store/file-lock.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, runProcessOk } from '../../support/process.js'
 
-interface Opened { pid: number; port: number; started: boolean; url: string; version: number }
+interface Opened {
+  pid: number
+  port: number
+  started: boolean
+  url: string
+  version: number
+}
 
 async function openInChild(stateDir: string, holdMs = 0): Promise<Opened> {
-  const { stdout } = await runProcessOk(process.execPath, ['--import', 'tsx', 'test/support/open-embedded.ts', stateDir, String(holdMs)], { env: overlayEnv({ DATABASE_URL: '' }) })
+  const { stdout } = await runProcessOk(
+    process.execPath,
+    ['--import', 'tsx', 'test/support/open-embedded.ts', stateDir, String(holdMs)],
+    { env: overlayEnv({ DATABASE_URL: '' }) },
+  )
   return JSON.parse(stdout) as Opened
 }
 
@@ -33,7 +43,8 @@ function postmastersFor(dataDir: string): number[] {
   return pids
 }
 
-const hasCode = (code: string) => (error: unknown) => error instanceof Error && (error as { code?: string }).code === code
+const hasCode = (code: string) => (error: unknown) =>
+  error instanceof Error && (error as { code?: string }).code === code
 
 describe('the embedded PostgreSQL server (real processes)', function () {
   this.timeout(180_000)
@@ -70,7 +81,7 @@ describe('the embedded PostgreSQL server (real processes)', function () {
   })
 
   it('keeps the generated password in a 0600 file and out of every printed form', async () => {
-    const stateDir = sharedStateDir ?? await newStateDir()
+    const stateDir = sharedStateDir ?? (await newStateDir())
     const db = await openDatabase({ stateDir, databaseUrl: '' })
     try {
       const paths = embeddedServerPaths(stateDir)
@@ -78,7 +89,8 @@ describe('the embedded PostgreSQL server (real processes)', function () {
       assert.ok(password.length >= 32)
       assert.equal(statSync(paths.passwordFile).mode & 0o777, 0o600)
       assert.match(db.url, /^postgres:\/\/fleetkit:\*\*\*@127\.0\.0\.1:\d+\/fleetkit$/)
-      for (const text of [db.url, JSON.stringify(db), readFileSync(paths.serverFile, 'utf8')]) assert.ok(!text.includes(password))
+      for (const text of [db.url, JSON.stringify(db), readFileSync(paths.serverFile, 'utf8')])
+        assert.ok(!text.includes(password))
       if (process.getuid?.() === 0) {
         const owner = statSync(paths.dataDir).uid
         assert.notEqual(owner, 0, 'as root, the data directory belongs to the postgres user')
@@ -93,7 +105,10 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     const paths = embeddedServerPaths(stateDir)
     const first = await openInChild(stateDir)
     process.kill(first.pid, 'SIGKILL')
-    await eventually('the killed postmaster to end', () => !processIsAlive(first.pid), { timeoutMs: 60_000, intervalMs: 20 })
+    await eventually('the killed postmaster to end', () => !processIsAlive(first.pid), {
+      timeoutMs: 60_000,
+      intervalMs: 20,
+    })
     // Its backends notice the postmaster's death and exit; PostgreSQL then recovers on restart.
     const second = await openInChild(stateDir)
     assert.notEqual(second.pid, first.pid)
@@ -117,7 +132,7 @@ describe('the embedded PostgreSQL server (real processes)', function () {
   })
 
   it('a pool opened before a stop keeps working once any process restarts the server (same port)', async () => {
-    const stateDir = sharedStateDir ?? await newStateDir()
+    const stateDir = sharedStateDir ?? (await newStateDir())
     const idleErrors: Error[] = []
     const db = await openDatabase({ stateDir, databaseUrl: '', onIdleError: (error) => idleErrors.push(error) })
     try {
@@ -135,7 +150,7 @@ describe('the embedded PostgreSQL server (real processes)', function () {
   })
 
   it('a password file that no longer matches the server gives STATE_AUTH_REFUSED, without printing either', async () => {
-    const stateDir = sharedStateDir ?? await newStateDir()
+    const stateDir = sharedStateDir ?? (await newStateDir())
     await openInChild(stateDir)
     const { passwordFile } = embeddedServerPaths(stateDir)
     const original = readFileSync(passwordFile, 'utf8')
@@ -156,7 +171,10 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     const parent = await newStateDir()
     const file = join(parent, 'a-file')
     await writeFile(file, 'not a directory')
-    await assert.rejects(openDatabase({ stateDir: join(file, 'state'), databaseUrl: '' }), hasCode('STATE_DIR_UNUSABLE'))
+    await assert.rejects(
+      openDatabase({ stateDir: join(file, 'state'), databaseUrl: '' }),
+      hasCode('STATE_DIR_UNUSABLE'),
+    )
   })
 
   if (process.getuid?.() === 0) {

@@ -4,9 +4,20 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 
 import { withTransaction } from '../../../src/store/database.js'
-import { clearSecretReissued, consumeEnrollmentSecret, issueEnrollmentSecret, lockNodeSecretState, reissueEnrollmentSecret } from '../../../src/store/enrollment-secrets.js'
+import {
+  clearSecretReissued,
+  consumeEnrollmentSecret,
+  issueEnrollmentSecret,
+  lockNodeSecretState,
+  reissueEnrollmentSecret,
+} from '../../../src/store/enrollment-secrets.js'
 import { getNode, setNodeHostKey, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
-import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest()
 const T0 = new Date('2026-03-01T12:00:00Z')
@@ -16,15 +27,21 @@ describe('node secrets: reissue (real PostgreSQL)', function () {
   this.timeout(120_000)
   let server: DisposablePostgres
   let db: FreshDatabase
-  before(async () => { server = await startDisposablePostgres() })
-  after(async () => { await server?.stop() })
+  before(async () => {
+    server = await startDisposablePostgres()
+  })
+  after(async () => {
+    await server?.stop()
+  })
   beforeEach(async () => {
     db = await freshDatabase(server.url)
     await upsertDeclaredNode(db.pool, { id: 'n1', pool: 'web' })
     await issueEnrollmentSecret(db.pool, 'n1', sha256('first'), at(900))
     assert.equal(await consumeEnrollmentSecret(db.pool, 'n1', sha256('first'), at(1)), true)
   })
-  afterEach(async () => { await db?.drop() })
+  afterEach(async () => {
+    await db?.drop()
+  })
 
   it('keeps an enrolled node active with its new secret, which that node can then consume once', async () => {
     assert.equal(await reissueEnrollmentSecret(db.pool, 'n1', sha256('second'), at(1900)), true)
@@ -38,7 +55,10 @@ describe('node secrets: reissue (real PostgreSQL)', function () {
   })
 
   it('a draining node stays draining when it re-enrolls; a lost one becomes active', async () => {
-    for (const [status, after] of [['draining', 'draining'], ['lost', 'active']] as const) {
+    for (const [status, after] of [
+      ['draining', 'draining'],
+      ['lost', 'active'],
+    ] as const) {
       await setNodeStatus(db.pool, 'n1', status)
       await reissueEnrollmentSecret(db.pool, 'n1', sha256(status), at(1900))
       assert.equal(await consumeEnrollmentSecret(db.pool, 'n1', sha256(status), at(5)), true, status)
@@ -54,10 +74,20 @@ describe('node secrets: reissue (real PostgreSQL)', function () {
     assert.equal(await consumeEnrollmentSecret(db.pool, 'n1', sha256('third'), at(5)), false)
   })
 
-  it('lockNodeSecretState reads status, pinned key and the pending secret\'s times under a row lock', async () => {
-    await setNodeHostKey(db.pool, 'n1', 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS n1')
+  it("lockNodeSecretState reads status, pinned key and the pending secret's times under a row lock", async () => {
+    await setNodeHostKey(
+      db.pool,
+      'n1',
+      'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS n1',
+    )
     const state = await withTransaction(db.pool, (client) => lockNodeSecretState(client, 'n1'))
-    assert.deepEqual({ status: state?.status, hostKeyPublic: state?.hostKeyPublic }, { status: 'active', hostKeyPublic: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS n1' })
+    assert.deepEqual(
+      { status: state?.status, hostKeyPublic: state?.hostKeyPublic },
+      {
+        status: 'active',
+        hostKeyPublic: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS n1',
+      },
+    )
     // The second secret was issued and used above: the plan reads both times, never the hash.
     assert.ok(state?.secretExpiresAt instanceof Date && state.secretUsedAt instanceof Date, JSON.stringify(state))
     assert.deepEqual(Object.keys(state!).sort(), ['hostKeyPublic', 'secretExpiresAt', 'secretUsedAt', 'status'])

@@ -5,11 +5,20 @@ import pg from 'pg'
 
 import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { openDatabase } from '../../../src/store/database.js'
-import { assertSchemaCompatible, loadMigrations, migrate, type Migration, schemaStatus } from '../../../src/store/migrate.js'
+import {
+  assertSchemaCompatible,
+  loadMigrations,
+  migrate,
+  type Migration,
+  schemaStatus,
+} from '../../../src/store/migrate.js'
 import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
 
 /** An empty database on the disposable server (not cloned from the migrated template). */
-async function emptyDatabase(server: DisposablePostgres, name: string): Promise<{ url: string; pool: pg.Pool; drop(): Promise<void> }> {
+async function emptyDatabase(
+  server: DisposablePostgres,
+  name: string,
+): Promise<{ url: string; pool: pg.Pool; drop(): Promise<void> }> {
   await runSql(server.url, `CREATE DATABASE ${name}`)
   const url = withDatabase(server.url, name)
   const pool = new pg.Pool({ connectionString: url, max: 10 })
@@ -36,15 +45,22 @@ function migration(version: number, name: string, sql: string): Migration {
 describe('migrate (real PostgreSQL)', function () {
   this.timeout(120_000)
   let server: DisposablePostgres
-  before(async () => { server = await startDisposablePostgres() })
-  after(async () => { await server?.stop() })
+  before(async () => {
+    server = await startDisposablePostgres()
+  })
+  after(async () => {
+    await server?.stop()
+  })
 
   it('applies every migration to an empty database, records the version, and is a no-op the second time', async () => {
     const db = await emptyDatabase(server, 'mig_fresh')
     try {
       const known = await loadMigrations()
       const first = await migrate(db.pool)
-      assert.deepEqual(first.applied.map((m) => m.version), known.map((m) => m.version))
+      assert.deepEqual(
+        first.applied.map((m) => m.version),
+        known.map((m) => m.version),
+      )
       assert.equal(first.status.version, known.at(-1)?.version)
       assert.deepEqual(first.status.pending, [])
       assert.equal(first.status.compatible, true)
@@ -52,7 +68,8 @@ describe('migrate (real PostgreSQL)', function () {
       assert.deepEqual(again.applied, [])
       const tables = await db.pool.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
       const names = tables.rows.map((r: { tablename: string }) => r.tablename)
-      for (const t of ['schema_migrations', 'nodes', 'events', 'allocations', 'sync_runs']) assert.ok(names.includes(t), `table ${t}`)
+      for (const t of ['schema_migrations', 'nodes', 'events', 'allocations', 'sync_runs'])
+        assert.ok(names.includes(t), `table ${t}`)
     } finally {
       await db.drop()
     }
@@ -64,13 +81,26 @@ describe('migrate (real PostgreSQL)', function () {
     try {
       // Each test migration records that it ran; a second run would add a second row.
       const migrations = [
-        migration(1, 'counter', 'CREATE TABLE ran (version integer NOT NULL, at timestamptz DEFAULT clock_timestamp()); INSERT INTO ran VALUES (1)'),
+        migration(
+          1,
+          'counter',
+          'CREATE TABLE ran (version integer NOT NULL, at timestamptz DEFAULT clock_timestamp()); INSERT INTO ran VALUES (1)',
+        ),
         migration(2, 'slow', 'SELECT pg_sleep(0.2); INSERT INTO ran VALUES (2)'),
         migration(3, 'third', 'INSERT INTO ran VALUES (3)'),
       ]
       const [a, b] = await Promise.all([migrate(db.pool, { migrations }), migrate(poolB, { migrations })])
-      const ran = await db.pool.query<{ version: number; n: string }>('SELECT version, count(*) AS n FROM ran GROUP BY version ORDER BY version')
-      assert.deepEqual(ran.rows.map((r) => [r.version, Number(r.n)]), [[1, 1], [2, 1], [3, 1]])
+      const ran = await db.pool.query<{ version: number; n: string }>(
+        'SELECT version, count(*) AS n FROM ran GROUP BY version ORDER BY version',
+      )
+      assert.deepEqual(
+        ran.rows.map((r) => [r.version, Number(r.n)]),
+        [
+          [1, 1],
+          [2, 1],
+          [3, 1],
+        ],
+      )
       // Between them they applied each migration exactly once.
       const applied = [...a.applied, ...b.applied].map((m) => m.version).sort()
       assert.deepEqual(applied, [1, 2, 3])
@@ -90,7 +120,10 @@ describe('migrate (real PostgreSQL)', function () {
       const known = await loadMigrations()
       assert.equal(results.flatMap((r) => r.applied).length, known.length)
       const rows = await db.pool.query('SELECT version FROM schema_migrations ORDER BY version')
-      assert.deepEqual(rows.rows.map((r: { version: number }) => r.version), known.map((m) => m.version))
+      assert.deepEqual(
+        rows.rows.map((r: { version: number }) => r.version),
+        known.map((m) => m.version),
+      )
     } finally {
       await Promise.all(pools.map((p) => p.end()))
       await db.drop()
@@ -131,8 +164,12 @@ describe('migrate (real PostgreSQL)', function () {
       assert.equal(status.compatible, false)
       assert.deepEqual(status.unknown, [{ version: 9999, name: 'from-the-future' }])
       // openDatabase refuses it before any use, in both schema modes.
-      await assert.rejects(openDatabase({ databaseUrl: db.url }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
-      await assert.rejects(openDatabase({ databaseUrl: db.url, schema: 'current' }), (error: unknown) => hasCode(error, 'STATE_NEWER_THAN_CLI'))
+      await assert.rejects(openDatabase({ databaseUrl: db.url }), (error: unknown) =>
+        hasCode(error, 'STATE_NEWER_THAN_CLI'),
+      )
+      await assert.rejects(openDatabase({ databaseUrl: db.url, schema: 'current' }), (error: unknown) =>
+        hasCode(error, 'STATE_NEWER_THAN_CLI'),
+      )
     } finally {
       await db.drop()
     }
@@ -151,9 +188,15 @@ describe('migrate (real PostgreSQL)', function () {
 
   /** Tables in the public schema and applied migrations: what "the schema is untouched" means. */
   async function schemaFootprint(pool: pg.Pool): Promise<{ tables: string[]; migrations: number[] }> {
-    const tables = await pool.query<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
+    const tables = await pool.query<{ name: string }>(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+    )
     const names = tables.rows.map((r) => r.name)
-    const migrations = names.includes('schema_migrations') ? (await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY 1')).rows.map((r) => r.version) : []
+    const migrations = names.includes('schema_migrations')
+      ? (await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY 1')).rows.map(
+          (r) => r.version,
+        )
+      : []
     return { tables: names, migrations }
   }
 
@@ -165,7 +208,10 @@ describe('migrate (real PostgreSQL)', function () {
         const e = error as FleetkitError
         assert.equal(e.exitCode, 75)
         assert.equal(e.actions[0], 'fleetkit db migrate')
-        assert.match(e.message, /^the database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/mig_open has no fleetkit schema yet, older than this fleetkit's \d+ \(\d+ pending migrations\); only fleetkit db migrate changes its schema$/)
+        assert.match(
+          e.message,
+          /^the database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/mig_open has no fleetkit schema yet, older than this fleetkit's \d+ \(\d+ pending migrations\); only fleetkit db migrate changes its schema$/,
+        )
         assert.ok(!e.message.includes(server.password) && !JSON.stringify(e.data).includes(server.password))
         return true
       })
@@ -198,8 +244,16 @@ describe('migrate (real PostgreSQL)', function () {
       for (const schema of [undefined, 'current'] as const) {
         await assert.rejects(openDatabase({ databaseUrl: db.url, ...(schema ? { schema } : {}) }), (error: unknown) => {
           assert.ok(hasCode(error, 'STATE_SCHEMA_OLD'), String(error))
-          assert.match((error as Error).message, new RegExp(`is at schema version ${known[0]!.version}, older than this fleetkit's ${known.at(-1)!.version} \\(${known.length - 1} pending migrations?\\)`))
-          assert.deepEqual((error as FleetkitError).data?.pending, known.slice(1).map((m) => ({ version: m.version, name: m.name })))
+          assert.match(
+            (error as Error).message,
+            new RegExp(
+              `is at schema version ${known[0]!.version}, older than this fleetkit's ${known.at(-1)!.version} \\(${known.length - 1} pending migrations?\\)`,
+            ),
+          )
+          assert.deepEqual(
+            (error as FleetkitError).data?.pending,
+            known.slice(1).map((m) => ({ version: m.version, name: m.name })),
+          )
           return true
         })
       }
@@ -218,7 +272,10 @@ describe('migrate (real PostgreSQL)', function () {
       const known = await loadMigrations()
       const messages: string[] = []
       await migrate(db.pool, { progress: (m) => messages.push(m) })
-      assert.deepEqual(messages, known.map((m) => `Applying schema migration ${String(m.version).padStart(4, '0')}-${m.name}`))
+      assert.deepEqual(
+        messages,
+        known.map((m) => `Applying schema migration ${String(m.version).padStart(4, '0')}-${m.name}`),
+      )
       const later: string[] = []
       await migrate(db.pool, { progress: (m) => later.push(m) })
       assert.deepEqual(later, [])

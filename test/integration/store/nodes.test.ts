@@ -6,7 +6,14 @@ import { appendEvent, listEvents } from '../../../src/store/events.js'
 import { HOST_FACT_STRING_MAX } from '../../../src/protocol/host-facts.js'
 import { consumeEnrollmentSecret, issueEnrollmentSecret } from '../../../src/store/enrollment-secrets.js'
 import { recordHeartbeats } from '../../../src/store/heartbeats.js'
-import { countNodesByStatus, getNode, listNodes, setNodeHostKey, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
+import {
+  countNodesByStatus,
+  getNode,
+  listNodes,
+  setNodeHostKey,
+  setNodeStatus,
+  upsertDeclaredNode,
+} from '../../../src/store/nodes.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest()
@@ -34,7 +41,10 @@ describe('nodes and events (real PostgreSQL)', function () {
     })
 
     it('rejects a status the schema does not know (check constraint, SQLSTATE 23514)', async () => {
-      await assert.rejects(upsertDeclaredNode(database().pool, { id: 'x', pool: 'p', status: 'bogus' as 'active' }), (e: { code?: string }) => e.code === '23514')
+      await assert.rejects(
+        upsertDeclaredNode(database().pool, { id: 'x', pool: 'p', status: 'bogus' as 'active' }),
+        (e: { code?: string }) => e.code === '23514',
+      )
     })
   })
 
@@ -54,14 +64,22 @@ describe('nodes and events (real PostgreSQL)', function () {
       const { rows } = await database().pool.query<{ now: Date }>('SELECT now() AS now')
       assert.ok(Math.abs(node!.lastSeenAt!.getTime() - rows[0]!.now.getTime()) < 5000)
       assert.equal(node?.enrollmentSecretUsedAt?.toISOString(), at(10).toISOString())
-      assert.equal(await consumeEnrollmentSecret(database().pool, 'n1', secret, at(11)), false, 'used secrets are refused')
+      assert.equal(
+        await consumeEnrollmentSecret(database().pool, 'n1', secret, at(11)),
+        false,
+        'used secrets are refused',
+      )
     })
 
     it('refuses a wrong hash, an expired secret, an unknown node and a node not provisioning', async () => {
       await upsertDeclaredNode(database().pool, { id: 'n1', pool: 'web' })
       await issueEnrollmentSecret(database().pool, 'n1', secret, at(900))
       assert.equal(await consumeEnrollmentSecret(database().pool, 'n1', sha256('wrong'), at(1)), false)
-      assert.equal(await consumeEnrollmentSecret(database().pool, 'n1', secret, at(900)), false, 'expired at exactly expires_at')
+      assert.equal(
+        await consumeEnrollmentSecret(database().pool, 'n1', secret, at(900)),
+        false,
+        'expired at exactly expires_at',
+      )
       assert.equal(await consumeEnrollmentSecret(database().pool, 'nobody', secret, at(1)), false)
       assert.equal(await consumeEnrollmentSecret(database().pool, 'n1', Buffer.alloc(3), at(1)), false)
       await setNodeStatus(database().pool, 'n1', 'draining')
@@ -84,7 +102,9 @@ describe('nodes and events (real PostgreSQL)', function () {
     it('50 concurrent consumers of one secret: exactly one wins', async () => {
       await upsertDeclaredNode(database().pool, { id: 'n1', pool: 'web' })
       await issueEnrollmentSecret(database().pool, 'n1', secret, at(900))
-      const results = await Promise.all(Array.from({ length: 50 }, () => consumeEnrollmentSecret(database().pool, 'n1', secret, at(5))))
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => consumeEnrollmentSecret(database().pool, 'n1', secret, at(5))),
+      )
       assert.equal(results.filter(Boolean).length, 1)
     })
 
@@ -100,9 +120,27 @@ describe('nodes and events (real PostgreSQL)', function () {
       await upsertDeclaredNode(database().pool, { id: 'b', pool: 'p', status: 'active' })
       let statements = 0
       const pool = database().pool
-      const counting = { query: ((...args: Parameters<typeof pool.query>) => { statements++; return pool.query(...args) }) as typeof pool.query }
+      const counting = {
+        query: ((...args: Parameters<typeof pool.query>) => {
+          statements++
+          return pool.query(...args)
+        }) as typeof pool.query,
+      }
       const updated = await recordHeartbeats(counting, [
-        { nodeId: 'a', seenAt: at(1), facts: { cpu_count: 4, memory_mb: 8000, data_disk_free_gb: 50.5, kernel: 'k'.repeat(5000), docker_version: '27.1', agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: 12 } },
+        {
+          nodeId: 'a',
+          seenAt: at(1),
+          facts: {
+            cpu_count: 4,
+            memory_mb: 8000,
+            data_disk_free_gb: 50.5,
+            kernel: 'k'.repeat(5000),
+            docker_version: '27.1',
+            agent_version: '0.1.0',
+            bridge_netfilter: true,
+            clock_skew_ms: 12,
+          },
+        },
         { nodeId: 'b', seenAt: at(2) },
         { nodeId: 'ghost', seenAt: at(3), facts: { cpu_count: 1 } },
       ])
@@ -124,8 +162,12 @@ describe('nodes and events (real PostgreSQL)', function () {
 
     it('never moves last_seen_at or facts backwards, and keeps facts when a beat carries none', async () => {
       await upsertDeclaredNode(database().pool, { id: 'a', pool: 'p', status: 'active' })
-      await recordHeartbeats(database().pool, [{ nodeId: 'a', seenAt: at(10), facts: { cpu_count: 8, agent_version: 'new' } }])
-      await recordHeartbeats(database().pool, [{ nodeId: 'a', seenAt: at(5), facts: { cpu_count: 2, agent_version: 'old' } }])
+      await recordHeartbeats(database().pool, [
+        { nodeId: 'a', seenAt: at(10), facts: { cpu_count: 8, agent_version: 'new' } },
+      ])
+      await recordHeartbeats(database().pool, [
+        { nodeId: 'a', seenAt: at(5), facts: { cpu_count: 2, agent_version: 'old' } },
+      ])
       let a = await getNode(database().pool, 'a')
       assert.equal(a?.lastSeenAt?.toISOString(), at(10).toISOString())
       assert.equal(a?.hostAgentVersion, 'new')
@@ -153,7 +195,10 @@ describe('nodes and events (real PostgreSQL)', function () {
       for (const id of ids) await upsertDeclaredNode(database().pool, { id, pool: 'p', status: 'active' })
       const writers = Array.from({ length: 6 }, (_, w) => {
         const order = w % 2 === 0 ? ids : [...ids].reverse()
-        return recordHeartbeats(database().pool, order.map((nodeId) => ({ nodeId, seenAt: at(100 + w), facts: { cpu_count: w + 1 } })))
+        return recordHeartbeats(
+          database().pool,
+          order.map((nodeId) => ({ nodeId, seenAt: at(100 + w), facts: { cpu_count: w + 1 } })),
+        )
       })
       await Promise.all(writers)
       const nodes = await listNodes(database().pool)
@@ -185,9 +230,18 @@ describe('nodes and events (real PostgreSQL)', function () {
       await upsertDeclaredNode(database().pool, { id: 'b', pool: 'web', status: 'active' })
       await upsertDeclaredNode(database().pool, { id: 'a', pool: 'web', status: 'active' })
       await upsertDeclaredNode(database().pool, { id: 'c', pool: 'db' })
-      assert.deepEqual((await listNodes(database().pool)).map((n) => n.id), ['c', 'a', 'b'])
-      assert.deepEqual((await listNodes(database().pool, { status: 'active' })).map((n) => n.id), ['a', 'b'])
-      assert.deepEqual((await listNodes(database().pool, { status: ['parked', 'lost'], pool: 'db' })).map((n) => n.id), ['c'])
+      assert.deepEqual(
+        (await listNodes(database().pool)).map((n) => n.id),
+        ['c', 'a', 'b'],
+      )
+      assert.deepEqual(
+        (await listNodes(database().pool, { status: 'active' })).map((n) => n.id),
+        ['a', 'b'],
+      )
+      assert.deepEqual(
+        (await listNodes(database().pool, { status: ['parked', 'lost'], pool: 'db' })).map((n) => n.id),
+        ['c'],
+      )
       const counts = await countNodesByStatus(database().pool)
       assert.equal(counts.active, 2)
       assert.equal(counts.parked, 1)
@@ -205,15 +259,32 @@ describe('nodes and events (real PostgreSQL)', function () {
 
   describe('events', () => {
     it('appends and lists by node, kind, time and id, oldest first', async () => {
-      const e1 = await appendEvent(database().pool, { kind: 'node_enrolled', nodeId: 'a', data: { serial: 'ab' }, at: at(1) })
+      const e1 = await appendEvent(database().pool, {
+        kind: 'node_enrolled',
+        nodeId: 'a',
+        data: { serial: 'ab' },
+        at: at(1),
+      })
       await appendEvent(database().pool, { kind: 'ca_rotation_begun', data: {}, at: at(2) })
       await appendEvent(database().pool, { kind: 'node_lost', nodeId: 'a', data: { silentSeconds: 301 }, at: at(3) })
       assert.equal(typeof e1.id, 'number')
       assert.deepEqual(e1.data, { serial: 'ab' })
-      assert.deepEqual((await listEvents(database().pool, { nodeId: 'a' })).map((e) => e.kind), ['node_enrolled', 'node_lost'])
-      assert.deepEqual((await listEvents(database().pool, { kind: 'ca_rotation_begun' })).map((e) => e.nodeId), [null])
-      assert.deepEqual((await listEvents(database().pool, { since: at(2) })).map((e) => e.kind), ['ca_rotation_begun', 'node_lost'])
-      assert.deepEqual((await listEvents(database().pool, { afterId: e1.id, limit: 1 })).map((e) => e.kind), ['ca_rotation_begun'])
+      assert.deepEqual(
+        (await listEvents(database().pool, { nodeId: 'a' })).map((e) => e.kind),
+        ['node_enrolled', 'node_lost'],
+      )
+      assert.deepEqual(
+        (await listEvents(database().pool, { kind: 'ca_rotation_begun' })).map((e) => e.nodeId),
+        [null],
+      )
+      assert.deepEqual(
+        (await listEvents(database().pool, { since: at(2) })).map((e) => e.kind),
+        ['ca_rotation_begun', 'node_lost'],
+      )
+      assert.deepEqual(
+        (await listEvents(database().pool, { afterId: e1.id, limit: 1 })).map((e) => e.kind),
+        ['ca_rotation_begun'],
+      )
     })
 
     it('refuses a kind that is not snake_case', async () => {
@@ -223,20 +294,28 @@ describe('nodes and events (real PostgreSQL)', function () {
 
   describe('withTransaction', () => {
     it('commits on success and rolls back on error, releasing the client either way', async () => {
-      await withTransaction(database().pool, async (client) => { await upsertDeclaredNode(client, { id: 'kept', pool: 'p' }) })
-      await assert.rejects(withTransaction(database().pool, async (client) => {
-        await upsertDeclaredNode(client, { id: 'gone', pool: 'p' })
-        throw new Error('abort')
-      }), /abort/)
+      await withTransaction(database().pool, async (client) => {
+        await upsertDeclaredNode(client, { id: 'kept', pool: 'p' })
+      })
+      await assert.rejects(
+        withTransaction(database().pool, async (client) => {
+          await upsertDeclaredNode(client, { id: 'gone', pool: 'p' })
+          throw new Error('abort')
+        }),
+        /abort/,
+      )
       assert.ok(await getNode(database().pool, 'kept'))
       assert.equal(await getNode(database().pool, 'gone'), undefined)
       assert.equal(database().pool.totalCount, database().pool.idleCount, 'every client was released')
     })
 
     it('runs serializable transactions when asked', async () => {
-      const level = await withTransaction(database().pool, async (client) => (await client.query('SHOW transaction_isolation')).rows[0].transaction_isolation, { isolation: 'serializable' })
+      const level = await withTransaction(
+        database().pool,
+        async (client) => (await client.query('SHOW transaction_isolation')).rows[0].transaction_isolation,
+        { isolation: 'serializable' },
+      )
       assert.equal(level, 'serializable')
     })
   })
 })
-

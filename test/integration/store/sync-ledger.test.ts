@@ -3,8 +3,19 @@
 import assert from 'node:assert/strict'
 
 import {
-  contentConvergedBefore, createSyncRun, finishSyncRun, getSyncRun, lastAppliedRevision, listSyncNodes, listUnfinishedSyncRuns,
-  releaseAdvisoryLock, resumeSyncRun, setSyncNode, SYNC_LOCK_KEY, tryAdvisoryLock, type NewSyncRun,
+  contentConvergedBefore,
+  createSyncRun,
+  finishSyncRun,
+  getSyncRun,
+  lastAppliedRevision,
+  listSyncNodes,
+  listUnfinishedSyncRuns,
+  releaseAdvisoryLock,
+  resumeSyncRun,
+  setSyncNode,
+  SYNC_LOCK_KEY,
+  tryAdvisoryLock,
+  type NewSyncRun,
 } from '../../../src/store/sync-ledger.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 
@@ -13,8 +24,13 @@ const REV_B = 'b'.repeat(40)
 
 function newRun(overrides: Partial<NewSyncRun> = {}): NewSyncRun {
   return {
-    kind: 'sync', revision: REV_A, definitionSha256: 'd'.repeat(64), planHash: 'e'.repeat(64),
-    plan: { contentHash: 'c1', limited: false, tags: [] }, startedBy: 'ops@laptop', pid: 4242,
+    kind: 'sync',
+    revision: REV_A,
+    definitionSha256: 'd'.repeat(64),
+    planHash: 'e'.repeat(64),
+    plan: { contentHash: 'c1', limited: false, tags: [] },
+    startedBy: 'ops@laptop',
+    pid: 4242,
     nodes: [
       { nodeId: 'app-1', phase: 'canary', state: 'pending' },
       { nodeId: 'app-2', phase: 'fleet', state: 'pending' },
@@ -31,16 +47,51 @@ describe('store: sync ledger', function () {
   it('records the run with every node, skipped ones included, then each node state as it ends', async () => {
     const run = await createSyncRun(database().pool, newRun())
     assert.equal(run.status, 'running')
-    assert.deepEqual((await listSyncNodes(database().pool, run.id)).map((n) => [n.nodeId, n.phase, n.state]), [['app-1', 'canary', 'pending'], ['app-2', 'fleet', 'pending'], ['app-3', 'skipped', 'skipped']])
+    assert.deepEqual(
+      (await listSyncNodes(database().pool, run.id)).map((n) => [n.nodeId, n.phase, n.state]),
+      [
+        ['app-1', 'canary', 'pending'],
+        ['app-2', 'fleet', 'pending'],
+        ['app-3', 'skipped', 'skipped'],
+      ],
+    )
     await setSyncNode(database().pool, run.id, 'app-1', { state: 'running' })
-    await setSyncNode(database().pool, run.id, 'app-1', { state: 'changed', tasksOk: 12, tasksChanged: 3, changes: { firewall: ['Apply'] }, appliedRevision: REV_A, agentVersion: '1.0.0' })
-    await setSyncNode(database().pool, run.id, 'app-2', { state: 'not_attempted', message: 'the canary app-1 did not converge' })
+    await setSyncNode(database().pool, run.id, 'app-1', {
+      state: 'changed',
+      tasksOk: 12,
+      tasksChanged: 3,
+      changes: { firewall: ['Apply'] },
+      appliedRevision: REV_A,
+      agentVersion: '1.0.0',
+    })
+    await setSyncNode(database().pool, run.id, 'app-2', {
+      state: 'not_attempted',
+      message: 'the canary app-1 did not converge',
+    })
     const nodes = await listSyncNodes(database().pool, run.id)
-    assert.deepEqual(nodes[0], { nodeId: 'app-1', phase: 'canary', state: 'changed', code: null, message: null, tasksOk: 12, tasksChanged: 3, tasksFailed: 0, changes: { firewall: ['Apply'] }, appliedRevision: REV_A, agentVersion: '1.0.0' })
+    assert.deepEqual(nodes[0], {
+      nodeId: 'app-1',
+      phase: 'canary',
+      state: 'changed',
+      code: null,
+      message: null,
+      tasksOk: 12,
+      tasksChanged: 3,
+      tasksFailed: 0,
+      changes: { firewall: ['Apply'] },
+      appliedRevision: REV_A,
+      agentVersion: '1.0.0',
+    })
     assert.equal(nodes[1]?.state, 'not_attempted')
-    assert.deepEqual((await listUnfinishedSyncRuns(database().pool)).map((r) => r.id), [run.id])
+    assert.deepEqual(
+      (await listUnfinishedSyncRuns(database().pool)).map((r) => r.id),
+      [run.id],
+    )
     await resumeSyncRun(database().pool, run.id, 999, 'other@host')
-    assert.deepEqual([(await getSyncRun(database().pool, run.id))?.attempts, (await getSyncRun(database().pool, run.id))?.pid], [2, 999])
+    assert.deepEqual(
+      [(await getSyncRun(database().pool, run.id))?.attempts, (await getSyncRun(database().pool, run.id))?.pid],
+      [2, 999],
+    )
     await finishSyncRun(database().pool, run.id, 'partial')
     assert.deepEqual(await listUnfinishedSyncRuns(database().pool), [])
   })
@@ -64,13 +115,27 @@ describe('store: sync ledger', function () {
     assert.equal((await lastAppliedRevision(database().pool))?.revision, REV_A)
     assert.equal(await contentConvergedBefore(database().pool, 'c1'), true)
     assert.equal(await contentConvergedBefore(database().pool, 'c2'), false)
-    const limited = await createSyncRun(database().pool, newRun({ revision: REV_B, plan: { contentHash: 'c3', limited: true, tags: [] } }))
+    const limited = await createSyncRun(
+      database().pool,
+      newRun({ revision: REV_B, plan: { contentHash: 'c3', limited: true, tags: [] } }),
+    )
     await finishSyncRun(database().pool, limited.id, 'converged')
-    assert.equal(await contentConvergedBefore(database().pool, 'c3'), false, 'a --limit run does not prove the whole fleet converged')
-    const tagged = await createSyncRun(database().pool, newRun({ revision: REV_B, plan: { contentHash: 'c4', limited: false, tags: ['firewall'] } }))
+    assert.equal(
+      await contentConvergedBefore(database().pool, 'c3'),
+      false,
+      'a --limit run does not prove the whole fleet converged',
+    )
+    const tagged = await createSyncRun(
+      database().pool,
+      newRun({ revision: REV_B, plan: { contentHash: 'c4', limited: false, tags: ['firewall'] } }),
+    )
     await finishSyncRun(database().pool, tagged.id, 'converged')
     assert.equal(await contentConvergedBefore(database().pool, 'c4'), true)
-    assert.equal((await lastAppliedRevision(database().pool))?.runId, a.id, 'a --limit or --tags run did not apply the whole revision')
+    assert.equal(
+      (await lastAppliedRevision(database().pool))?.runId,
+      a.id,
+      'a --limit or --tags run did not apply the whole revision',
+    )
   })
 
   it('one session holds the sync lock at a time; it is free again once released', async () => {

@@ -8,9 +8,19 @@ import type { Definition } from '../../../src/definition/types.js'
 import { completeJob, createJob, leaseNextJob } from '../../../src/store/jobs.js'
 import { upsertDeclaredNode } from '../../../src/store/nodes.js'
 import {
-  countActiveAllocations, countLiveLeases, getCanaryProof, isCanaryProven, recordCanaryProof, storeTransitionFacts,
+  countActiveAllocations,
+  countLiveLeases,
+  getCanaryProof,
+  isCanaryProven,
+  recordCanaryProof,
+  storeTransitionFacts,
 } from '../../../src/store/transition-facts.js'
-import { type DisposablePostgres, type FreshDatabase, freshDatabase, startDisposablePostgres } from '../../support/postgres.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 
 const T0 = new Date('2026-03-01T12:00:00Z')
@@ -22,17 +32,30 @@ describe('transition facts from the state (real PostgreSQL)', function () {
   let server: DisposablePostgres
   let db: FreshDatabase
   const clock = fixedClock(T0)
-  before(async () => { server = await startDisposablePostgres() })
-  after(async () => { await server?.stop() })
+  before(async () => {
+    server = await startDisposablePostgres()
+  })
+  after(async () => {
+    await server?.stop()
+  })
   beforeEach(async () => {
     clock.set(T0)
     db = await freshDatabase(server.url)
-    for (const [id, pool] of [['build-1', 'build'], ['db-1', 'database']] as const) await upsertDeclaredNode(db.pool, { id, pool, status: 'active' })
+    for (const [id, pool] of [
+      ['build-1', 'build'],
+      ['db-1', 'database'],
+    ] as const)
+      await upsertDeclaredNode(db.pool, { id, pool, status: 'active' })
   })
-  afterEach(async () => { await db?.drop() })
+  afterEach(async () => {
+    await db?.drop()
+  })
 
   const check = async (previous: Definition, current: Definition) =>
-    (await checkTransitions(previous, current, storeTransitionFacts(db.pool, clock), loadHostPolicy())).map((e) => [e.code, e.path])
+    (await checkTransitions(previous, current, storeTransitionFacts(db.pool, clock), loadHostPolicy())).map((e) => [
+      e.code,
+      e.path,
+    ])
 
   const withoutDb1 = () => {
     const current = validDefinition()
@@ -54,7 +77,10 @@ describe('transition facts from the state (real PostgreSQL)', function () {
       assert.equal(await countActiveAllocations(db.pool, 'db-1'), 1)
       assert.deepEqual(await check(validDefinition(), withoutDb1()), [['TRANSITION_NODE_REMOVAL_UNSAFE', '/nodes']])
 
-      await db.pool.query("UPDATE allocations SET status = 'released', released_at = $2, release_reason = 'done' WHERE id = $1", [allocation, at(60)])
+      await db.pool.query(
+        "UPDATE allocations SET status = 'released', released_at = $2, release_reason = 'done' WHERE id = $1",
+        [allocation, at(60)],
+      )
       assert.equal(await countActiveAllocations(db.pool, 'db-1'), 0)
       assert.deepEqual(await check(validDefinition(), withoutDb1()), [])
     })
@@ -67,11 +93,20 @@ describe('transition facts from the state (real PostgreSQL)', function () {
       assert.equal(await countLiveLeases(db.pool, 'db-1', at(10)), 1)
       assert.deepEqual(await check(validDefinition(), withoutDb1()), [['TRANSITION_NODE_REMOVAL_UNSAFE', '/nodes']])
 
-      assert.ok(await completeJob(db.pool, { jobId: job.id, nodeId: 'db-1', leaseTokenSha256: token, status: 'succeeded', result: {}, now: at(20) }))
+      assert.ok(
+        await completeJob(db.pool, {
+          jobId: job.id,
+          nodeId: 'db-1',
+          leaseTokenSha256: token,
+          status: 'succeeded',
+          result: {},
+          now: at(20),
+        }),
+      )
       assert.deepEqual(await check(validDefinition(), withoutDb1()), [])
     })
 
-    it('does not count a lease that expired by the clock, nor another node\'s holdings', async () => {
+    it("does not count a lease that expired by the clock, nor another node's holdings", async () => {
       await createJob(db.pool, { nodeId: 'db-1', kind: 'run_build', now: T0 })
       await leaseNextJob(db.pool, { nodeId: 'db-1', leaseTokenSha256: token, leaseSeconds: 300 })
       await allocate('build-1')
@@ -91,11 +126,18 @@ describe('transition facts from the state (real PostgreSQL)', function () {
     it('is TRANSITION_UNPROVEN without a canary proof of that image', async () => {
       assert.deepEqual(await check(validDefinition(), newImage()), [['TRANSITION_UNPROVEN', '/pools/build/image']])
       await recordCanaryProof(db.pool, { kind: 'agentVersion', value: 'ubuntu-26.04', nodeId: 'build-1', provenAt: T0 })
-      assert.deepEqual(await check(validDefinition(), newImage()), [['TRANSITION_UNPROVEN', '/pools/build/image']], 'a proof of another kind does not count')
+      assert.deepEqual(
+        await check(validDefinition(), newImage()),
+        [['TRANSITION_UNPROVEN', '/pools/build/image']],
+        'a proof of another kind does not count',
+      )
     })
 
     it('passes once a canary proof of exactly that image is recorded; the agent version needs its own', async () => {
-      assert.equal(await recordCanaryProof(db.pool, { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-1', provenAt: T0 }), true)
+      assert.equal(
+        await recordCanaryProof(db.pool, { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-1', provenAt: T0 }),
+        true,
+      )
       assert.deepEqual(await check(validDefinition(), newImage()), [])
 
       const both = newImage()
@@ -106,9 +148,20 @@ describe('transition facts from the state (real PostgreSQL)', function () {
     })
 
     it('keeps the first proof of a revision', async () => {
-      assert.equal(await recordCanaryProof(db.pool, { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-1', provenAt: T0 }), true)
-      assert.equal(await recordCanaryProof(db.pool, { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-2', provenAt: at(60) }), false)
-      assert.deepEqual(await getCanaryProof(db.pool, 'image', 'ubuntu-26.04'), { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-1', provenAt: T0 })
+      assert.equal(
+        await recordCanaryProof(db.pool, { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-1', provenAt: T0 }),
+        true,
+      )
+      assert.equal(
+        await recordCanaryProof(db.pool, { kind: 'image', value: 'ubuntu-26.04', nodeId: 'build-2', provenAt: at(60) }),
+        false,
+      )
+      assert.deepEqual(await getCanaryProof(db.pool, 'image', 'ubuntu-26.04'), {
+        kind: 'image',
+        value: 'ubuntu-26.04',
+        nodeId: 'build-1',
+        provenAt: T0,
+      })
       assert.equal(await isCanaryProven(db.pool, 'image', 'ubuntu-26.05'), false)
     })
 

@@ -24,12 +24,19 @@ describe('render: validate --ansible checks (real ansible)', function () {
   it('ansible-inventory --list reads the rendered example inventory with every host and group', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetkit-inv-'))
     try {
-      const rendered = renderInventory({ definition, stateNodes: [], hostPolicy: loadHostPolicy(), knownHostsPath: join(dir, 'known_hosts') })
+      const rendered = renderInventory({
+        definition,
+        stateNodes: [],
+        hostPolicy: loadHostPolicy(),
+        knownHostsPath: join(dir, 'known_hosts'),
+      })
       writeFileSync(join(dir, 'inventory.yml'), rendered.yaml)
       const { stdout } = await runProcessOk('ansible-inventory', ['-i', join(dir, 'inventory.yml'), '--list'], {
         env: overlayEnv({ ANSIBLE_INVENTORY_UNPARSED_FAILED: 'true', ANSIBLE_INVENTORY_ENABLED: 'yaml' }),
       })
-      const listed = JSON.parse(stdout) as Record<string, { hosts?: string[] }> & { _meta: { hostvars: Record<string, Record<string, unknown>> } }
+      const listed = JSON.parse(stdout) as Record<string, { hosts?: string[] }> & {
+        _meta: { hostvars: Record<string, Record<string, unknown>> }
+      }
       assert.deepEqual(Object.keys(listed._meta.hostvars).sort(), rendered.hosts)
       assert.deepEqual(listed.canary?.hosts, ['build-1'])
       assert.deepEqual(listed.pool_build?.hosts, ['build-1', 'build-2', 'build-3'])
@@ -42,15 +49,25 @@ describe('render: validate --ansible checks (real ansible)', function () {
     }
   })
 
-  it('passes fleetkit\'s own playbooks in one ansible-playbook process', async () => {
+  it("passes fleetkit's own playbooks in one ansible-playbook process", async () => {
     const result = await checkAnsible({ definition, hostPolicy: loadHostPolicy() })
     assert.deepEqual(result.findings, [])
     assert.equal(result.syntaxCheckRuns, 1)
-    assert.deepEqual(result.playbooks, ['ansible/playbooks/fingerprint.yml', 'ansible/playbooks/firewall.yml', 'ansible/playbooks/preflight.yml', 'ansible/playbooks/site.yml', 'ansible/playbooks/update-agent.yml'])
+    assert.deepEqual(result.playbooks, [
+      'ansible/playbooks/fingerprint.yml',
+      'ansible/playbooks/firewall.yml',
+      'ansible/playbooks/preflight.yml',
+      'ansible/playbooks/site.yml',
+      'ansible/playbooks/update-agent.yml',
+    ])
   })
 
   it('reports exactly the two broken playbooks out of six, each with its code and check ID', async () => {
-    const result = await checkAnsible({ definition, hostPolicy: loadHostPolicy(), playbookDir: packagePath('test', 'fixtures', 'ansible', 'two-broken') })
+    const result = await checkAnsible({
+      definition,
+      hostPolicy: loadHostPolicy(),
+      playbookDir: packagePath('test', 'fixtures', 'ansible', 'two-broken'),
+    })
     assert.equal(result.playbooks.length, 6)
     assert.equal(result.findings.length, 2)
     assert.deepEqual(result.findings.map((f) => [f.code, f.check, f.path]).sort(), [
@@ -67,7 +84,10 @@ describe('render: validate --ansible checks (real ansible)', function () {
       assert.equal(error.code, 'ANSIBLE_PLAYBOOK_INVALID')
       assert.equal((error.data?.findings as unknown[]).length, 2)
       assert.equal(error.detailLines.length, 2)
-      assert.match(error.detailLines[0]!, /^ANSIBLE_PLAYBOOK_INVALID definition:playbooks test\/fixtures\/ansible\/two-broken\/broken-/)
+      assert.match(
+        error.detailLines[0]!,
+        /^ANSIBLE_PLAYBOOK_INVALID definition:playbooks test\/fixtures\/ansible\/two-broken\/broken-/,
+      )
       return true
     })
   })
@@ -76,11 +96,25 @@ describe('render: validate --ansible checks (real ansible)', function () {
     // A stand-in ansible-inventory that refuses every file; the real ansible-playbook runs.
     const bin = mkdtempSync(join(tmpdir(), 'fleetkit-ansible-bin-'))
     try {
-      writeFileSync(join(bin, 'ansible-inventory'), '#!/bin/sh\necho "ERROR! inventory refused by the test" >&2\nexit 1\n')
+      writeFileSync(
+        join(bin, 'ansible-inventory'),
+        '#!/bin/sh\necho "ERROR! inventory refused by the test" >&2\nexit 1\n',
+      )
       chmodSync(join(bin, 'ansible-inventory'), 0o755)
       symlinkSync('/usr/bin/ansible-playbook', join(bin, 'ansible-playbook'))
-      const result = await checkAnsible({ definition, hostPolicy: loadHostPolicy(), env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } })
-      assert.deepEqual(result.findings, [{ code: 'ANSIBLE_INVENTORY_INVALID', check: 'definition:playbooks', path: 'inventory.yml', message: 'inventory refused by the test' }])
+      const result = await checkAnsible({
+        definition,
+        hostPolicy: loadHostPolicy(),
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+      })
+      assert.deepEqual(result.findings, [
+        {
+          code: 'ANSIBLE_INVENTORY_INVALID',
+          check: 'definition:playbooks',
+          path: 'inventory.yml',
+          message: 'inventory refused by the test',
+        },
+      ])
     } finally {
       rmSync(bin, { recursive: true, force: true })
     }
@@ -96,10 +130,13 @@ describe('render: validate --ansible checks (real ansible)', function () {
   })
 
   it('says ANSIBLE_MISSING when ansible is not on PATH', async () => {
-    await assert.rejects(checkAnsible({ definition, hostPolicy: {}, env: { PATH: '/nonexistent' } }), (error: unknown) => {
-      assert.ok(error instanceof FleetkitError)
-      assert.equal(error.code, 'ANSIBLE_MISSING')
-      return true
-    })
+    await assert.rejects(
+      checkAnsible({ definition, hostPolicy: {}, env: { PATH: '/nonexistent' } }),
+      (error: unknown) => {
+        assert.ok(error instanceof FleetkitError)
+        assert.equal(error.code, 'ANSIBLE_MISSING')
+        return true
+      },
+    )
   })
 })

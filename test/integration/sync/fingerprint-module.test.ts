@@ -13,11 +13,36 @@ import { packagePath } from '../../../src/package-root.js'
 const run = promisify(execFile)
 
 /** `pathFirst`: a directory put first on PATH (a fake `tailscale`). */
-async function fingerprint(resources: { kind: string; name: string }[], pathFirst?: string): Promise<{ digest: string; items: Record<string, string> }> {
+async function fingerprint(
+  resources: { kind: string; name: string }[],
+  pathFirst?: string,
+): Promise<{ digest: string; items: Record<string, string> }> {
   const path = pathFirst ? `${pathFirst}:${process.env.PATH ?? ''}` : process.env.PATH
-  const { stdout } = await run('ansible', ['localhost', '-c', 'local', '-i', 'localhost,', '-M', packagePath('ansible', 'playbooks', 'library'), '-m', 'fleetkit_fingerprint', '-a', JSON.stringify({ resources })], {
-    env: { ...process.env, PATH: path, ANSIBLE_LOAD_CALLBACK_PLUGINS: '1', ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_NOCOLOR: '1' },
-  })
+  const { stdout } = await run(
+    'ansible',
+    [
+      'localhost',
+      '-c',
+      'local',
+      '-i',
+      'localhost,',
+      '-M',
+      packagePath('ansible', 'playbooks', 'library'),
+      '-m',
+      'fleetkit_fingerprint',
+      '-a',
+      JSON.stringify({ resources }),
+    ],
+    {
+      env: {
+        ...process.env,
+        PATH: path,
+        ANSIBLE_LOAD_CALLBACK_PLUGINS: '1',
+        ANSIBLE_STDOUT_CALLBACK: 'json',
+        ANSIBLE_NOCOLOR: '1',
+      },
+    },
+  )
   const result = JSON.parse(stdout).plays[0].tasks[0].hosts.localhost
   assert.equal(result.changed, false)
   return { digest: result.digest, items: result.items }
@@ -26,17 +51,27 @@ async function fingerprint(resources: { kind: string; name: string }[], pathFirs
 describe('the fleetkit_fingerprint module', function () {
   this.timeout(60_000)
   let dir: string
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'fleetkit-fingerprint-')) })
-  after(async () => { await rm(dir, { recursive: true, force: true }) })
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-fingerprint-'))
+  })
+  after(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
   it('digests files by content, mode and owner; reads packages, users and groups; names what is absent or unknown', async () => {
     const file = join(dir, 'agent.env')
     await writeFile(file, 'A=1\n', { mode: 0o644 })
     const resources = [
-      { kind: 'path', name: file }, { kind: 'path', name: dir }, { kind: 'path', name: join(dir, 'missing') },
-      { kind: 'package', name: 'curl' }, { kind: 'package', name: 'fleetkit-no-such-package' },
-      { kind: 'user', name: 'root' }, { kind: 'group', name: 'fleetkit-no-such-group' },
-      { kind: 'sysctl', name: 'kernel.ostype' }, { kind: 'host', name: 'facts' }, { kind: 'bogus', name: 'x' },
+      { kind: 'path', name: file },
+      { kind: 'path', name: dir },
+      { kind: 'path', name: join(dir, 'missing') },
+      { kind: 'package', name: 'curl' },
+      { kind: 'package', name: 'fleetkit-no-such-package' },
+      { kind: 'user', name: 'root' },
+      { kind: 'group', name: 'fleetkit-no-such-group' },
+      { kind: 'sysctl', name: 'kernel.ostype' },
+      { kind: 'host', name: 'facts' },
+      { kind: 'bogus', name: 'x' },
     ]
     const first = await fingerprint(resources)
     assert.match(first.digest, /^[0-9a-f]{64}$/)
@@ -67,9 +102,15 @@ describe('the fleetkit_fingerprint module', function () {
     const tailscale = [{ kind: 'tailscale', name: 'backend' }]
     const bin = join(dir, 'bin')
     await run('mkdir', ['-p', bin])
-    const fake = (state: string) => writeFile(join(bin, 'tailscale'), `#!/bin/sh\necho '{"BackendState":"${state}","Self":{}}'\n`, { mode: 0o755 })
+    const fake = (state: string) =>
+      writeFile(join(bin, 'tailscale'), `#!/bin/sh\necho '{"BackendState":"${state}","Self":{}}'\n`, { mode: 0o755 })
     // Only this machine's tailscale-less PATH: the reader says absent.
-    if (!(await run('sh', ['-c', 'command -v tailscale']).then(() => true, () => false))) {
+    if (
+      !(await run('sh', ['-c', 'command -v tailscale']).then(
+        () => true,
+        () => false,
+      ))
+    ) {
       assert.equal((await fingerprint(tailscale)).items['tailscale:backend'], 'absent')
     }
     await fake('Running')

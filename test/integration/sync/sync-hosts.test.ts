@@ -14,7 +14,12 @@ import { getCanaryProof } from '../../../src/store/transition-facts.js'
 import { type ContainerHost, assertHostsAvailable, OPERATOR_ADDRESS, startContainerHosts } from '../../hosts/index.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
-import { freshDatabase, type FreshDatabase, startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+import {
+  freshDatabase,
+  type FreshDatabase,
+  startDisposablePostgres,
+  type DisposablePostgres,
+} from '../../support/postgres.js'
 import { overlayEnv, startProcess } from '../../support/process.js'
 import { TEST_HARNESS_VARS } from '../roles/role-runs.js'
 import { type ReleaseMirror, startReleaseMirror } from '../roles/release-mirror.js'
@@ -58,7 +63,11 @@ describe('fleetkit sync and drift on three container hosts', function () {
       operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
       pools: { app: { role: 'application', capacityBudget: { cpu: 16, memoryMiB: 32768, diskGiB: 400 } } },
       nodes: hosts.map((h) => ({
-        id: h.name, pool: 'app', state: 'active', ssh: { host: h.address, user: 'ops' }, hostKey: h.hostPublicKey,
+        id: h.name,
+        pool: 'app',
+        state: 'active',
+        ssh: { host: h.address, user: 'ops' },
+        hostKey: h.hostPublicKey,
         maxCapacity: { cpu: 2, memoryMiB: 4096, diskGiB: 40 },
       })),
       canary: hosts[0]!.name,
@@ -76,9 +85,14 @@ describe('fleetkit sync and drift on three container hosts', function () {
   // Runs use mitogen, fleetkit's default where ansible-mitogen is installed; the host key test runs
   // on plain ssh (OpenSSH's own StrictHostKeyChecking), so both strategies are covered.
   const fleetkit = (args: string[]) => runFleetkit([...args, '--definition', fleetPath()], { env, timeout: 600_000 })
-  const withSsh = (args: string[]) => runFleetkit([...args, '--definition', fleetPath()], { env: { ...env, FLEETKIT_SYNC_MITOGEN: '0' }, timeout: 600_000 })
+  const withSsh = (args: string[]) =>
+    runFleetkit([...args, '--definition', fleetPath()], {
+      env: { ...env, FLEETKIT_SYNC_MITOGEN: '0' },
+      timeout: 600_000,
+    })
   const node = (fleet: Fleet, id: string) => fleet.nodes.find((n) => n.id === id)!
-  const byNode = (report: { nodes: { node: string; state: string; code: string | null }[] }) => Object.fromEntries(report.nodes.map((n) => [n.node, n]))
+  const byNode = (report: { nodes: { node: string; state: string; code: string | null }[] }) =>
+    Object.fromEntries(report.nodes.map((n) => [n.node, n]))
 
   before(async () => {
     await assertHostsAvailable('container')
@@ -126,7 +140,14 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal(run?.outcome, 'converged')
     assert.equal(run?.revision, shas.A)
     const ledger = await listSyncNodes(db.pool, runId)
-    assert.deepEqual(ledger.map((n) => [n.nodeId, n.phase, n.state]), [[canary, 'canary', 'changed'], [second, 'fleet', 'changed'], [third, 'fleet', 'changed']])
+    assert.deepEqual(
+      ledger.map((n) => [n.nodeId, n.phase, n.state]),
+      [
+        [canary, 'canary', 'changed'],
+        [second, 'fleet', 'changed'],
+        [third, 'fleet', 'changed'],
+      ],
+    )
     assert.ok(ledger.every((n) => n.appliedRevision === shas.A && n.agentVersion === '1.0.0'))
     assert.equal((await getCanaryProof(db.pool, 'agentVersion', '1.0.0'))?.nodeId, canary)
     assert.equal((await hosts[2]!.ssh('nft list table inet fleetkit')).code, 0)
@@ -134,17 +155,30 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const again = await fleetkit(['sync', '--ref', shas.A!, '--json'])
     assert.equal(again.code, 0, again.stderr + again.stdout)
     assertMatchesOutputSchema('sync', again.json)
-    assert.deepEqual(again.json.result.nodes.map((n: { state: string }) => n.state), ['converged', 'converged', 'converged'], again.stdout)
+    assert.deepEqual(
+      again.json.result.nodes.map((n: { state: string }) => n.state),
+      ['converged', 'converged', 'converged'],
+      again.stdout,
+    )
     // The fast path: every node's fingerprint is as the first sync recorded it, so no role ran.
     assert.deepEqual(again.json.result.fingerprint.unchanged, [canary, second, third].sort())
-    assert.ok(again.json.result.nodes.every((n: { message: string; tasks: { ok: number } }) => /^unchanged since run \d+: \d+ managed resources/.test(n.message) && n.tasks.ok === 0), again.stdout)
+    assert.ok(
+      again.json.result.nodes.every(
+        (n: { message: string; tasks: { ok: number } }) =>
+          /^unchanged since run \d+: \d+ managed resources/.test(n.message) && n.tasks.ok === 0,
+      ),
+      again.stdout,
+    )
     assert.match(again.json.result.canary.skippedBecause, new RegExp(`the canary ${canary} is unchanged`))
     // --full runs the roles anyway, and changes nothing.
     const full = await fleetkit(['sync', '--ref', shas.A!, '--limit', third, '--full', '--json'])
     assert.equal(full.code, 0, full.stderr + full.stdout)
     assert.equal(full.json.result.fingerprint.off, '--full')
     const fullNode = full.json.result.nodes.find((n: { node: string }) => n.node === third)
-    assert.ok(fullNode.state === 'converged' && fullNode.tasks.ok > 20 && fullNode.tasks.changed === 0, JSON.stringify(fullNode))
+    assert.ok(
+      fullNode.state === 'converged' && fullNode.tasks.ok > 20 && fullNode.tasks.changed === 0,
+      JSON.stringify(fullNode),
+    )
   })
 
   it('a dry run prints the plan and its hash and records no applied revision; a stale --plan-hash is refused, the reviewed one applies', async () => {
@@ -155,15 +189,35 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal(dry.code, 0, dry.stderr + dry.stdout)
     assertMatchesOutputSchema('sync', dry.json)
     assert.equal(dry.json.result.kind, 'dry_run')
-    assert.deepEqual(dry.json.result.nodes.map((n: { state: string }) => n.state), ['converged', 'converged', 'converged'])
+    assert.deepEqual(
+      dry.json.result.nodes.map((n: { state: string }) => n.state),
+      ['converged', 'converged', 'converged'],
+    )
     const planHash = dry.json.result.planHash as string
     assert.match(planHash, /^[0-9a-f]{64}$/)
-    const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter', '--dry-run'], { env, timeout: 600_000 })
+    const human = await runFleetkit(
+      ['sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter', '--dry-run'],
+      { env, timeout: 600_000 },
+    )
     assert.match(human.stdout, /^Ansible: strategy mitogen_linear \(ansible-mitogen\), forks 3, pipelining on/m)
-    assert.match(human.stdout, new RegExp(`Plan ${planHash} \\(apply it with: fleetkit sync --ref ${sha} --plan-hash ${planHash}\\)`))
+    assert.match(
+      human.stdout,
+      new RegExp(`Plan ${planHash} \\(apply it with: fleetkit sync --ref ${sha} --plan-hash ${planHash}\\)`),
+    )
     assert.equal((await lastApplied())?.revision, shas.A, 'a dry run applies nothing')
 
-    const stale = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--limit', `${hosts[0]!.name},${hosts[1]!.name}`, '--plan-hash', planHash, '--json'])
+    const stale = await fleetkit([
+      'sync',
+      '--ref',
+      sha,
+      '--tags',
+      'br_netfilter',
+      '--limit',
+      `${hosts[0]!.name},${hosts[1]!.name}`,
+      '--plan-hash',
+      planHash,
+      '--json',
+    ])
     assert.equal(stale.code, 24, stale.stdout)
     assert.equal(stale.json.code, 'SYNC_PLAN_STALE')
     const badRef = await fleetkit(['sync', '--ref', 'main', '--json'])
@@ -177,7 +231,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
 
   it('drift reports a firewall rule deleted by hand on one host, and nothing on the others', async () => {
     const target = hosts[1]!
-    await target.ssh(`h=$(nft -a list chain inet fleetkit input | awk '/iif "lo" accept/ {print $NF}'); nft delete rule inet fleetkit input handle "$h"`)
+    await target.ssh(
+      `h=$(nft -a list chain inet fleetkit input | awk '/iif "lo" accept/ {print $NF}'); nft delete rule inet fleetkit input handle "$h"`,
+    )
     // Without --ref: the revision the last complete sync applied (A), not the file on disk (B).
     const drift = await fleetkit(['drift', '--tags', 'firewall', '--json'])
     assert.equal(drift.code, 1, drift.stdout + drift.stderr)
@@ -186,10 +242,16 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal(drift.json.code, 'DRIFT_DETECTED')
     const nodes = byNode(drift.json.data.report)
     assert.equal(nodes[target.name]?.state, 'changed')
-    assert.ok(Object.keys((nodes[target.name] as unknown as { changes: object }).changes).includes('firewall'), JSON.stringify(nodes[target.name]))
+    assert.ok(
+      Object.keys((nodes[target.name] as unknown as { changes: object }).changes).includes('firewall'),
+      JSON.stringify(nodes[target.name]),
+    )
     assert.equal(nodes[hosts[0]!.name]?.state, 'converged')
     assert.equal(nodes[hosts[2]!.name]?.state, 'converged')
-    const table = await runFleetkit(['drift', '--definition', fleetPath(), '--ref', shas.A!, '--tags', 'firewall'], { env, timeout: 600_000 })
+    const table = await runFleetkit(['drift', '--definition', fleetPath(), '--ref', shas.A!, '--tags', 'firewall'], {
+      env,
+      timeout: 600_000,
+    })
     assert.equal(table.code, 1)
     assert.match(table.stdout, new RegExp(`${target.name}\\s+firewall\\s+\\d+ task\\(s\\) would change`))
     assert.match(table.stdout, new RegExp(`${hosts[0]!.name}\\s+-\\s+no drift`))
@@ -212,7 +274,10 @@ describe('fleetkit sync and drift on three container hosts', function () {
     bumped.release.version = '1.1.0'
     // The bump is an uncommitted edit of fleet.yaml: --since reads the same path at the applied revision (A).
     await writeFile(fleetPath(), stringify(bumped))
-    const refused = await runFleetkit(['validate', '--definition', fleetPath(), '--since', 'applied'], { env, timeout: 120_000 })
+    const refused = await runFleetkit(['validate', '--definition', fleetPath(), '--since', 'applied'], {
+      env,
+      timeout: 120_000,
+    })
     assert.notEqual(refused.code, 0, refused.stdout)
     assert.match(refused.stdout + refused.stderr, /TRANSITION_UNPROVEN/)
 
@@ -220,10 +285,16 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const synced = await fleetkit(['sync', '--ref', sha, '--tags', 'agent_update', '--json'])
     assert.equal(synced.code, 0, synced.stdout + synced.stderr)
     assert.equal(synced.json.result.canary.ran, canary)
-    assert.deepEqual(synced.json.result.proofs.find((p: { kind: string }) => p.kind === 'agentVersion'), { kind: 'agentVersion', value: '1.1.0', node: canary, recorded: true })
+    assert.deepEqual(
+      synced.json.result.proofs.find((p: { kind: string }) => p.kind === 'agentVersion'),
+      { kind: 'agentVersion', value: '1.1.0', node: canary, recorded: true },
+    )
 
     await writeFile(fleetPath(), stringify(bumped))
-    const accepted = await runFleetkit(['validate', '--definition', fleetPath(), '--since', 'applied'], { env, timeout: 120_000 })
+    const accepted = await runFleetkit(['validate', '--definition', fleetPath(), '--since', 'applied'], {
+      env,
+      timeout: 120_000,
+    })
     assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr)
     // The canary run applied one role (--tags), so the applied revision is still A; the proof is what changed.
     assert.match(accepted.stdout, new RegExp(`Applied revision: ${shas.A}`))
@@ -258,17 +329,32 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal(run.json.code, 'SYNC_NODES_UNREACHABLE')
     const report = run.json.data.report
     assert.equal(report.canary.ran, hosts[1]!.name)
-    assert.match(report.canary.notes.join('\n'), new RegExp(`Canary ${hosts[0]!.name} is unreachable \\(offline\\): ${hosts[1]!.name}, the next reachable node of pool app, takes the canary role`))
+    assert.match(
+      report.canary.notes.join('\n'),
+      new RegExp(
+        `Canary ${hosts[0]!.name} is unreachable \\(offline\\): ${hosts[1]!.name}, the next reachable node of pool app, takes the canary role`,
+      ),
+    )
     const nodes = byNode(report)
     assert.equal(nodes[hosts[0]!.name]?.state, 'unreachable')
     assert.equal(nodes[hosts[1]!.name]?.state, 'converged')
     assert.equal(nodes[hosts[2]!.name]?.state, 'converged')
-    assert.deepEqual(report.nodes.filter((n: { phase: string }) => n.phase === 'canary').map((n: { node: string }) => n.node).sort(), [hosts[0]!.name, hosts[1]!.name])
+    assert.deepEqual(
+      report.nodes
+        .filter((n: { phase: string }) => n.phase === 'canary')
+        .map((n: { node: string }) => n.node)
+        .sort(),
+      [hosts[0]!.name, hosts[1]!.name],
+    )
   })
 
   it('a failing canary leaves every other node not_attempted', async () => {
     const fleet = baseFleet()
-    node(fleet, hosts[0]!.name).dataVolume = { device: '/dev/fleetkit-missing', filesystem: 'xfs', mountPoint: '/srv/data' }
+    node(fleet, hosts[0]!.name).dataVolume = {
+      device: '/dev/fleetkit-missing',
+      filesystem: 'xfs',
+      mountPoint: '/srv/data',
+    }
     const sha = await commit('G', fleet)
     const run = await fleetkit(['sync', '--ref', sha, '--tags', 'data_volume', '--json'])
     assert.equal(run.code, 20, run.stdout + run.stderr)
@@ -287,15 +373,30 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const fleet = baseFleet()
     fleet.exposure = { otherListeners: 'fail' }
     const sha = await commit('H', fleet)
-    const first = startProcess(process.execPath, [fleetkitEntry(), 'sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter'], { env: overlayEnv(env) })
+    const first = startProcess(
+      process.execPath,
+      [fleetkitEntry(), 'sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter'],
+      { env: overlayEnv(env) },
+    )
     try {
       // Wait until the canary converged and the fleet phase runs.
-      const runId = await eventually('the fleet phase of the first sync', async () => {
-        const m = /Run|Canary/.test(first.stdout()) ? await latestRunning() : undefined
-        if (!m) return undefined
-        const nodes = await listSyncNodes(db.pool, m)
-        return nodes.some((n) => n.phase === 'fleet' && n.state === 'running') ? m : undefined
-      }, { timeoutMs: 300_000, intervalMs: 100, stop: () => (first.exit() ? `the first sync exited (${first.exit()?.code}): ${first.stdout()}${first.stderr()}` : undefined) })
+      const runId = await eventually(
+        'the fleet phase of the first sync',
+        async () => {
+          const m = /Run|Canary/.test(first.stdout()) ? await latestRunning() : undefined
+          if (!m) return undefined
+          const nodes = await listSyncNodes(db.pool, m)
+          return nodes.some((n) => n.phase === 'fleet' && n.state === 'running') ? m : undefined
+        },
+        {
+          timeoutMs: 300_000,
+          intervalMs: 100,
+          stop: () =>
+            first.exit()
+              ? `the first sync exited (${first.exit()?.code}): ${first.stdout()}${first.stderr()}`
+              : undefined,
+        },
+      )
 
       const second = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
       assert.equal(second.code, 23, second.stdout)
@@ -309,14 +410,26 @@ describe('fleetkit sync and drift on three container hosts', function () {
       const canaryBefore = (await listSyncNodes(db.pool, runId)).find((n) => n.phase === 'canary')!
       assert.equal(canaryBefore.state, 'converged')
 
-      const resumed = await fleetkit(['sync', '--ref', sha, '--tags', 'br_netfilter', '--resume', String(runId), '--json'])
+      const resumed = await fleetkit([
+        'sync',
+        '--ref',
+        sha,
+        '--tags',
+        'br_netfilter',
+        '--resume',
+        String(runId),
+        '--json',
+      ])
       assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr)
       assertMatchesOutputSchema('sync', resumed.json)
       assert.equal(resumed.json.result.runId, runId)
       assert.equal(resumed.json.result.resumed, true)
       assert.match(resumed.json.result.canary.skippedBecause, /already converged in this run/)
       const after = await listSyncNodes(db.pool, runId)
-      assert.deepEqual(after.map((n) => n.state).filter((s) => s !== 'changed' && s !== 'converged'), [])
+      assert.deepEqual(
+        after.map((n) => n.state).filter((s) => s !== 'changed' && s !== 'converged'),
+        [],
+      )
       const runDir = join(env.FLEETKIT_STATE_DIR!, 'sync', `run-${runId}`)
       assert.ok(existsSync(join(runDir, 'events-fleet-2.jsonl')), 'the resume ran the fleet phase')
       assert.ok(!existsSync(join(runDir, 'events-canary-2.jsonl')), 'the resume did not run the converged canary again')

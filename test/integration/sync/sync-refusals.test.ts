@@ -8,10 +8,21 @@ import { join } from 'node:path'
 
 import { stringify } from 'yaml'
 
-import { createSyncRun, finishSyncRun, listUnfinishedSyncRuns, SYNC_LOCK_KEY, tryAdvisoryLock } from '../../../src/store/sync-ledger.js'
+import {
+  createSyncRun,
+  finishSyncRun,
+  listUnfinishedSyncRuns,
+  SYNC_LOCK_KEY,
+  tryAdvisoryLock,
+} from '../../../src/store/sync-ledger.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { validDefinition } from '../../support/definition-fixture.js'
-import { freshDatabase, startDisposablePostgres, type DisposablePostgres, type FreshDatabase } from '../../support/postgres.js'
+import {
+  freshDatabase,
+  startDisposablePostgres,
+  type DisposablePostgres,
+  type FreshDatabase,
+} from '../../support/postgres.js'
 
 describe('fleetkit sync: refusals before anything runs', function () {
   this.timeout(120_000)
@@ -29,9 +40,32 @@ describe('fleetkit sync: refusals before anything runs', function () {
     fleet = join(dir, 'fleet.yaml')
     await writeFile(fleet, stringify(validDefinition()))
     execFileSync('git', ['init', '-q', dir])
-    execFileSync('git', ['-C', dir, '-c', 'user.email=t@fleet.internal', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'empty'])
+    execFileSync('git', [
+      '-C',
+      dir,
+      '-c',
+      'user.email=t@fleet.internal',
+      '-c',
+      'user.name=t',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'empty',
+    ])
     execFileSync('git', ['-C', dir, 'add', 'fleet.yaml'])
-    execFileSync('git', ['-C', dir, '-c', 'user.email=t@fleet.internal', '-c', 'user.name=t', 'commit', '-q', '-m', 'fleet'])
+    execFileSync('git', [
+      '-C',
+      dir,
+      '-c',
+      'user.email=t@fleet.internal',
+      '-c',
+      'user.name=t',
+      'commit',
+      '-q',
+      '-m',
+      'fleet',
+    ])
     sha = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim()
     env = { DATABASE_URL: db.url, FLEETKIT_STATE_DIR: join(dir, 'state') }
   })
@@ -73,14 +107,25 @@ describe('fleetkit sync: refusals before anything runs', function () {
     try {
       assert.equal(await tryAdvisoryLock(holder, SYNC_LOCK_KEY), true)
       const run = await createSyncRun(holder, {
-        kind: 'sync', revision: sha, definitionSha256: 'd'.repeat(64), planHash: 'e'.repeat(64), plan: {}, startedBy: 'alice@ops-1', pid: 4711, nodes: [],
+        kind: 'sync',
+        revision: sha,
+        definitionSha256: 'd'.repeat(64),
+        planHash: 'e'.repeat(64),
+        plan: {},
+        startedBy: 'alice@ops-1',
+        pid: 4711,
+        nodes: [],
       })
       const second = await sync(['--ref', sha])
       assert.equal(second.code, 23, second.stdout)
       assert.equal(second.json.code, 'SYNC_IN_PROGRESS')
       assert.match(second.json.message, new RegExp(`run ${run.id}, started by alice@ops-1 \\(pid 4711\\)`))
       assertMatchesOutputSchema('sync', second.json)
-      assert.deepEqual((await listUnfinishedSyncRuns(db.pool)).map((r) => r.id), [run.id], 'the refused sync recorded no run')
+      assert.deepEqual(
+        (await listUnfinishedSyncRuns(db.pool)).map((r) => r.id),
+        [run.id],
+        'the refused sync recorded no run',
+      )
     } finally {
       holder.release(new Error('drop the session and its lock'))
     }
@@ -96,13 +141,23 @@ describe('fleetkit sync: refusals before anything runs', function () {
 
   it('drift without --ref compares with the applied revision, and says so when it is not a commit of the fleet repository', async () => {
     const applied = await createSyncRun(db.pool, {
-      kind: 'sync', revision: 'a'.repeat(40), definitionSha256: 'd'.repeat(64), planHash: 'e'.repeat(64), plan: { limited: false, tags: [] }, startedBy: 'alice@ops-1', pid: 4711, nodes: [],
+      kind: 'sync',
+      revision: 'a'.repeat(40),
+      definitionSha256: 'd'.repeat(64),
+      planHash: 'e'.repeat(64),
+      plan: { limited: false, tags: [] },
+      startedBy: 'alice@ops-1',
+      pid: 4711,
+      nodes: [],
     })
     await finishSyncRun(db.pool, applied.id, 'converged')
     const drift = await runFleetkit(['drift', '--definition', fleet, '--json'], { env })
     assert.equal(drift.code, 2, drift.stdout)
     assert.equal(drift.json.code, 'SYNC_REF_INVALID')
-    assert.match(drift.json.message, new RegExp(`the revision run ${applied.id} applied \\(a{40}\\) is not a commit of the repository`))
+    assert.match(
+      drift.json.message,
+      new RegExp(`the revision run ${applied.id} applied \\(a{40}\\) is not a commit of the repository`),
+    )
     assertMatchesOutputSchema('drift', drift.json)
   })
 

@@ -71,11 +71,32 @@ describe('agent backoff', () => {
   it('a shed heartbeat waits Retry-After plus up to one interval of jitter, never less than the backoff', () => {
     const now = Date.parse('2026-12-01T00:00:00Z')
     // 30 s asked + 7.5 s of jitter (rng 0.5) beats the backoff's first draw (rng 0.5: 30 s).
-    assert.equal(retryLaterWaitMs('30', new Backoff(policy, unitIntervalSequence([0.5])), 15_000, now, unitIntervalSequence([0.5])), 37_500)
+    assert.equal(
+      retryLaterWaitMs(
+        '30',
+        new Backoff(policy, unitIntervalSequence([0.5])),
+        15_000,
+        now,
+        unitIntervalSequence([0.5]),
+      ),
+      37_500,
+    )
     // Retry-After 1 s: the backoff's 15 s floor wins over 1 s + 7.5 s of jitter.
-    assert.equal(retryLaterWaitMs('1', new Backoff(policy, unitIntervalSequence([0])), 15_000, now, unitIntervalSequence([0.5])), 15_000)
+    assert.equal(
+      retryLaterWaitMs('1', new Backoff(policy, unitIntervalSequence([0])), 15_000, now, unitIntervalSequence([0.5])),
+      15_000,
+    )
     // No header and no jitter: the backoff's draw (near its top, 45 s, for rng near 1).
-    assert.equal(retryLaterWaitMs(undefined, new Backoff(policy, unitIntervalSequence([0.999999])), 15_000, now, unitIntervalSequence([0])), 45_000)
+    assert.equal(
+      retryLaterWaitMs(
+        undefined,
+        new Backoff(policy, unitIntervalSequence([0.999999])),
+        15_000,
+        now,
+        unitIntervalSequence([0]),
+      ),
+      45_000,
+    )
   })
 
   it('never exceeds a cap below the base: the base wins', () => {
@@ -105,12 +126,21 @@ describe('agent run loop against an unreachable gateway', function () {
 
   it('waits on the jittered backoff (not every heartbeat) and logs retry_in_ms, on an injected clock', async () => {
     const start = new Date()
-    const identity = await makeTestIdentity('node-b', new Date(start.getTime() - 60_000), new Date(start.getTime() + 86_400_000))
+    const identity = await makeTestIdentity(
+      'node-b',
+      new Date(start.getTime() - 60_000),
+      new Date(start.getTime() + 86_400_000),
+    )
     await stageIdentity(join(dir, 'pki'), identity.keyPem, identity.certificatePem, identity.caPem)
     const config = loadAgentConfig({
       env: {
-        FLEETKIT_NODE_ID: 'node-b', FLEETKIT_GATEWAY_URL: `https://127.0.0.1:${closedPort}`, FLEETKIT_AGENT_PKI_DIR: join(dir, 'pki'),
-        FLEETKIT_HOST_ROOT: root, FLEETKIT_AGENT_HEARTBEAT_SECONDS: '15', FLEETKIT_AGENT_BACKOFF_MAX_SECONDS: '300', FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '86400',
+        FLEETKIT_NODE_ID: 'node-b',
+        FLEETKIT_GATEWAY_URL: `https://127.0.0.1:${closedPort}`,
+        FLEETKIT_AGENT_PKI_DIR: join(dir, 'pki'),
+        FLEETKIT_HOST_ROOT: root,
+        FLEETKIT_AGENT_HEARTBEAT_SECONDS: '15',
+        FLEETKIT_AGENT_BACKOFF_MAX_SECONDS: '300',
+        FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '86400',
       },
       flags: {},
       readFile: () => '',
@@ -124,7 +154,14 @@ describe('agent run loop against an unreachable gateway', function () {
       clock.advance(ms)
       if (waits.length >= 8) controller.abort()
     }
-    await runAgent(config, { log, clock, rng: unitIntervalSequence([0.999999]), host: { root, run: fakeRunner({}) }, signal: controller.signal, sleep })
+    await runAgent(config, {
+      log,
+      clock,
+      rng: unitIntervalSequence([0.999999]),
+      host: { root, run: fakeRunner({}) },
+      signal: controller.signal,
+      sleep,
+    })
 
     const failures = log.lines.filter((line) => line.msg === 'gateway_call_failed')
     assert.equal(failures.length, 8)
@@ -132,8 +169,14 @@ describe('agent run loop against an unreachable gateway', function () {
     const retries = failures.map((line) => line.retry_in_ms as number)
     assert.ok(Math.abs(retries[0]! - 45_000) <= 1 && Math.abs(retries[1]! - 135_000) <= 1, retries.join(','))
     assert.deepEqual(retries.slice(2), [300_000, 300_000, 300_000, 300_000, 300_000, 300_000])
-    assert.deepEqual(failures.map((line) => line.failures), [1, 2, 3, 4, 5, 6, 7, 8])
+    assert.deepEqual(
+      failures.map((line) => line.failures),
+      [1, 2, 3, 4, 5, 6, 7, 8],
+    )
     // The loop slept exactly the backoff: no call in between at the 15 s heartbeat interval.
-    assert.deepEqual(waits.map((ms, i) => Math.abs(ms - retries[i]!) <= 1), waits.map(() => true))
+    assert.deepEqual(
+      waits.map((ms, i) => Math.abs(ms - retries[i]!) <= 1),
+      waits.map(() => true),
+    )
   })
 })

@@ -41,23 +41,46 @@ describe('agent configuration', () => {
     assert.throws(load({ FLEETKIT_AGENT_HEARTBEAT_SECONDS: 'soon' }), invalid)
     assert.throws(load({ FLEETKIT_NODE_ID: 'a,CN=evil' }), invalid)
     const config = loadAgentConfig({ env: {}, flags: {}, readFile: () => '' })
-    assert.throws(() => requireSettings(config, ['nodeId']), (e: FleetkitError) => e.code === 'AGENT_CONFIG_INVALID' && /FLEETKIT_NODE_ID is not set/.test(e.message))
+    assert.throws(
+      () => requireSettings(config, ['nodeId']),
+      (e: FleetkitError) => e.code === 'AGENT_CONFIG_INVALID' && /FLEETKIT_NODE_ID is not set/.test(e.message),
+    )
   })
 
   it('reports an explicit config file that cannot be read', () => {
     assert.throws(
-      () => loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: '/nope/agent.env' }, flags: {}, readFile: () => { throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' }) } }),
+      () =>
+        loadAgentConfig({
+          env: { FLEETKIT_AGENT_CONFIG: '/nope/agent.env' },
+          flags: {},
+          readFile: () => {
+            throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' })
+          },
+        }),
       (e: FleetkitError) => e.code === 'AGENT_CONFIG_INVALID',
     )
   })
 
   it('parses argv: one command, --flag value, --flag=value, booleans, and refuses unknown flags', () => {
-    const parsed = parseArgv(['run', '--pki-dir', '/p', '--node-id=n1', '--version'], new Set(['version']), new Set(['pki-dir', 'node-id']))
+    const parsed = parseArgv(
+      ['run', '--pki-dir', '/p', '--node-id=n1', '--version'],
+      new Set(['version']),
+      new Set(['pki-dir', 'node-id']),
+    )
     assert.equal(parsed.command, 'run')
     assert.deepEqual(parsed.flags, { 'pki-dir': '/p', 'node-id': 'n1' })
     assert.ok(parsed.booleans.has('version'))
-    assert.throws(() => parseArgv(['run', '--bogus'], new Set(), new Set()), (e: FleetkitError) => e.code === 'USAGE_INVALID')
-    assert.throws(() => parseArgv(['run', '--pki-dir'], new Set(), new Set(['pki-dir'])), (e: FleetkitError) => e.code === 'USAGE_INVALID')
-    assert.throws(() => parseArgv(['run', 'extra'], new Set(), new Set()), (e: FleetkitError) => e.code === 'USAGE_INVALID')
+    assert.throws(
+      () => parseArgv(['run', '--bogus'], new Set(), new Set()),
+      (e: FleetkitError) => e.code === 'USAGE_INVALID',
+    )
+    assert.throws(
+      () => parseArgv(['run', '--pki-dir'], new Set(), new Set(['pki-dir'])),
+      (e: FleetkitError) => e.code === 'USAGE_INVALID',
+    )
+    assert.throws(
+      () => parseArgv(['run', 'extra'], new Set(), new Set()),
+      (e: FleetkitError) => e.code === 'USAGE_INVALID',
+    )
   })
 })

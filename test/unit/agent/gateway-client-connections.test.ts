@@ -21,7 +21,9 @@ describe('agent gateway client: handshake and request timeouts, TLS sessions', f
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-client-timeouts-'))
     await initPki({ pkiDir: dir, serverNames: ['127.0.0.1'], now: new Date() })
-    const [key, cert, ca] = await Promise.all(['server.key', 'server.pem', 'ca-bundle.pem'].map((f) => readFile(join(dir, f), 'utf8')))
+    const [key, cert, ca] = await Promise.all(
+      ['server.key', 'server.pem', 'ca-bundle.pem'].map((f) => readFile(join(dir, f), 'utf8')),
+    )
     tls = { key: key!, cert: cert!, ca: ca! }
   })
   after(async () => {
@@ -35,9 +37,14 @@ describe('agent gateway client: handshake and request timeouts, TLS sessions', f
       setTimeout(() => res.end('{"ok":true}'), req.url === '/slow' ? 1500 : 0)
     })
     // Paused until handed over, so the client's first bytes wait in the kernel for the TLS server.
-    const tcp = createServer({ pauseOnConnect: true }, (socket) => setTimeout(() => https.emit('connection', socket), handshakeDelayMs))
+    const tcp = createServer({ pauseOnConnect: true }, (socket) =>
+      setTimeout(() => https.emit('connection', socket), handshakeDelayMs),
+    )
     await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve))
-    closers.push(() => { tcp.close(); https.close() })
+    closers.push(() => {
+      tcp.close()
+      https.close()
+    })
     return `https://127.0.0.1:${(tcp.address() as AddressInfo).port}`
   }
 
@@ -76,8 +83,15 @@ describe('agent gateway client: handshake and request timeouts, TLS sessions', f
       https.emit('connection', socket)
     })
     await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve))
-    closers.push(() => { tcp.close(); https.close() })
-    const client = new GatewayClient(`https://127.0.0.1:${(tcp.address() as AddressInfo).port}`, { ca: tls.ca }, { timeoutMs: 5000 })
+    closers.push(() => {
+      tcp.close()
+      https.close()
+    })
+    const client = new GatewayClient(
+      `https://127.0.0.1:${(tcp.address() as AddressInfo).port}`,
+      { ca: tls.ca },
+      { timeoutMs: 5000 },
+    )
     assert.equal((await client.request('GET', '/one')).status, 200)
     // Reset the kept-alive connection (RST, as from a killed process): the client sees ECONNRESET on it.
     const reset = new Promise((resolve) => sockets[0]!.once('close', resolve))
@@ -85,7 +99,7 @@ describe('agent gateway client: handshake and request timeouts, TLS sessions', f
     await reset
     await new Promise((resolve) => setTimeout(resolve, 200))
     assert.equal((await client.request('GET', '/two')).status, 200)
-    assert.deepEqual(resumed, [false, true], 'the second connection resumed the first one\'s session')
+    assert.deepEqual(resumed, [false, true], "the second connection resumed the first one's session")
     client.close()
   })
 })

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { rm } from 'node:fs/promises'
 
-import { type CheckContext, DOCTOR_ONLY_CHECK_IDS, HOST_CHECK_IDS, runHostChecks } from '../../../src/agent/host-checks.js'
+import {
+  type CheckContext,
+  DOCTOR_ONLY_CHECK_IDS,
+  HOST_CHECK_IDS,
+  runHostChecks,
+} from '../../../src/agent/host-checks.js'
 import { findCheckEntry, hasOwner, loadCheckIds } from '../../../src/checks/check-ids.js'
 import { isFailureCode } from '../../../src/checks/failure-codes.js'
 import { HEALTHY_FILES, fakeHost, makeFakeRoot } from '../../support/fake-host.js'
@@ -22,7 +27,11 @@ describe('agent host checks', () => {
     for (const root of roots) await rm(root, { recursive: true, force: true })
   })
 
-  const context = (root: string, overrides: Partial<CheckContext> = {}, answers: object = healthyAnswers): CheckContext => ({
+  const context = (
+    root: string,
+    overrides: Partial<CheckContext> = {},
+    answers: object = healthyAnswers,
+  ): CheckContext => ({
     host: fakeHost(root, answers as Record<string, object>),
     dataMount: '/srv/fleet data',
     minFreeGb: 0.000001,
@@ -38,7 +47,10 @@ describe('agent host checks', () => {
     const root = await makeFakeRoot(HEALTHY_FILES)
     roots.push(root)
     const results = await runHostChecks(context(root))
-    assert.deepEqual(results.map((r) => r.id), [...HOST_CHECK_IDS])
+    assert.deepEqual(
+      results.map((r) => r.id),
+      [...HOST_CHECK_IDS],
+    )
     for (const result of results) assert.equal(result.status, 'pass', `${result.id}: ${result.detail}`)
     assert.ok(results.every((r) => r.code === undefined))
   })
@@ -57,7 +69,9 @@ describe('agent host checks', () => {
       'systemctl is-enabled fleetkit-agent.service': { exitCode: 1, stdout: 'disabled\n' },
     }
     const expired = { notBefore: new Date(now.getTime() - 25 * HOUR), notAfter: new Date(now.getTime() - HOUR) }
-    const results = await runHostChecks(context(root, { minFreeGb: 1e9, certificate: expired, clockSkewMs: -90_000 }, answers))
+    const results = await runHostChecks(
+      context(root, { minFreeGb: 1e9, certificate: expired, clockSkewMs: -90_000 }, answers),
+    )
     const byId = Object.fromEntries(results.map((r) => [r.id, r]))
     assert.equal(byId['host:br-netfilter']!.code, 'BR_NETFILTER_OFF')
     assert.match(byId['host:br-netfilter']!.detail, /bridge-nf-call-iptables=0/)
@@ -75,9 +89,29 @@ describe('agent host checks', () => {
     const root = await makeFakeRoot(HEALTHY_FILES)
     roots.push(root)
     const denied = { exitCode: 1, stderr: 'Error: Operation not permitted\n' }
-    const up = await runHostChecks(context(root, {}, { ...healthyAnswers, 'nft list table inet fleetkit': denied, 'systemctl is-active fleetkit-firewall.service': { stdout: 'active\n' } }))
+    const up = await runHostChecks(
+      context(
+        root,
+        {},
+        {
+          ...healthyAnswers,
+          'nft list table inet fleetkit': denied,
+          'systemctl is-active fleetkit-firewall.service': { stdout: 'active\n' },
+        },
+      ),
+    )
     assert.equal(up.find((r) => r.id === 'host:firewall')!.status, 'pass')
-    const down = await runHostChecks(context(root, {}, { ...healthyAnswers, 'nft list table inet fleetkit': denied, 'systemctl is-active fleetkit-firewall.service': { exitCode: 3, stdout: 'failed\n' } }))
+    const down = await runHostChecks(
+      context(
+        root,
+        {},
+        {
+          ...healthyAnswers,
+          'nft list table inet fleetkit': denied,
+          'systemctl is-active fleetkit-firewall.service': { exitCode: 3, stdout: 'failed\n' },
+        },
+      ),
+    )
     assert.equal(down.find((r) => r.id === 'host:firewall')!.code, 'FIREWALL_TABLE_MISSING')
   })
 
@@ -88,8 +122,13 @@ describe('agent host checks', () => {
     const byId = Object.fromEntries((await runHostChecks(context(root, { certificate: late }))).map((r) => [r.id, r]))
     assert.match(byId['host:br-netfilter']!.detail, /not loaded/)
     assert.match(byId['host:data-volume']!.detail, /nothing is mounted/)
-    assert.deepEqual([byId['agent:certificate']!.status, byId['agent:certificate']!.code], ['warn', 'CERTIFICATE_EXPIRING'])
-    const none = Object.fromEntries((await runHostChecks(context(root, { certificate: undefined, clockSkewMs: undefined }))).map((r) => [r.id, r]))
+    assert.deepEqual(
+      [byId['agent:certificate']!.status, byId['agent:certificate']!.code],
+      ['warn', 'CERTIFICATE_EXPIRING'],
+    )
+    const none = Object.fromEntries(
+      (await runHostChecks(context(root, { certificate: undefined, clockSkewMs: undefined }))).map((r) => [r.id, r]),
+    )
     assert.equal(none['agent:certificate']!.code, 'IDENTITY_MISSING')
     assert.equal(none['agent:clock-skew']!.status, 'warn')
   })

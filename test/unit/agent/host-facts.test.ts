@@ -17,14 +17,20 @@ describe('agent host facts', () => {
     assert.equal(countCpuList('garbage'), null)
     assert.equal(memTotalMb('MemTotal:        2048000 kB\n'), 2000)
     assert.equal(memTotalMb('nothing'), null)
-    assert.deepEqual(parseMounts('/dev/sdb1 /srv/a\\040b xfs rw 0 0\n'), [{ device: '/dev/sdb1', mountPoint: '/srv/a b', fsType: 'xfs' }])
+    assert.deepEqual(parseMounts('/dev/sdb1 /srv/a\\040b xfs rw 0 0\n'), [
+      { device: '/dev/sdb1', mountPoint: '/srv/a b', fsType: 'xfs' },
+    ])
   })
 
   it('reads every fact from a fake host root', async () => {
     const root = await makeFakeRoot(HEALTHY_FILES)
     roots.push(root)
     const host = fakeHost(root, { 'docker version --format {{.Server.Version}}': { stdout: '27.3.1\n' } })
-    const facts = await gatherHostFacts(host, { dataMount: '/srv/fleet data', agentVersion: '1.2.3', clockSkewMs: -42.4 })
+    const facts = await gatherHostFacts(host, {
+      dataMount: '/srv/fleet data',
+      agentVersion: '1.2.3',
+      clockSkewMs: -42.4,
+    })
     assert.equal(facts.cpu_count, 5)
     assert.equal(facts.memory_mb, 7850)
     assert.equal(facts.kernel, '6.8.0-45-generic')
@@ -37,9 +43,17 @@ describe('agent host facts', () => {
   })
 
   it('falls back to /proc/cpuinfo and reports what it cannot read as null or false', async () => {
-    const root = await makeFakeRoot({ '/proc/cpuinfo': 'processor\t: 0\nmodel name: x\n\nprocessor\t: 1\n', '/proc/sys/net/bridge/bridge-nf-call-iptables': '1\n', '/proc/sys/net/bridge/bridge-nf-call-ip6tables': '0\n' })
+    const root = await makeFakeRoot({
+      '/proc/cpuinfo': 'processor\t: 0\nmodel name: x\n\nprocessor\t: 1\n',
+      '/proc/sys/net/bridge/bridge-nf-call-iptables': '1\n',
+      '/proc/sys/net/bridge/bridge-nf-call-ip6tables': '0\n',
+    })
     roots.push(root)
-    const facts = await gatherHostFacts(fakeHost(root, {}), { dataMount: '/nowhere', agentVersion: '1.2.3', clockSkewMs: undefined })
+    const facts = await gatherHostFacts(fakeHost(root, {}), {
+      dataMount: '/nowhere',
+      agentVersion: '1.2.3',
+      clockSkewMs: undefined,
+    })
     assert.equal(facts.cpu_count, 2)
     assert.equal(facts.memory_mb, null)
     assert.equal(facts.kernel, null)

@@ -82,7 +82,10 @@ describe('agent identity staging', () => {
     await stageIdentity(pki, identity.keyPem, identity.certificatePem, identity.caPem)
     for (const loose of [0o640, 0o604, 0o602, 0o620]) {
       await chmod(identityPaths(pki).key, loose)
-      await assert.rejects(loadIdentity(pki, join(dir, 'none.pem')), (e: FleetkitError) => e.code === 'AGENT_KEY_PERMISSIONS' && e.message.includes(`mode 0${loose.toString(8)}`))
+      await assert.rejects(
+        loadIdentity(pki, join(dir, 'none.pem')),
+        (e: FleetkitError) => e.code === 'AGENT_KEY_PERMISSIONS' && e.message.includes(`mode 0${loose.toString(8)}`),
+      )
     }
     await chmod(identityPaths(pki).key, 0o400)
     assert.equal((await loadIdentity(pki, join(dir, 'none.pem'))).keyPem, identity.keyPem)
@@ -98,7 +101,14 @@ describe('agent identity staging', () => {
     // Port 9 on loopback: a request would fail, so a pass proves none was made.
     const config = loadAgentConfig({
       env: {},
-      flags: { config: join(dir, 'none.env'), 'node-id': 'node-1', 'enroll-url': 'https://127.0.0.1:9', 'ca-file': join(dir, 'ca.pem'), 'secret-file': secretFile, 'pki-dir': pki },
+      flags: {
+        config: join(dir, 'none.env'),
+        'node-id': 'node-1',
+        'enroll-url': 'https://127.0.0.1:9',
+        'ca-file': join(dir, 'ca.pem'),
+        'secret-file': secretFile,
+        'pki-dir': pki,
+      },
       readFile: () => '',
     })
     const result = await enroll(config, { log: silentLogger })
@@ -111,9 +121,18 @@ describe('agent identity staging', () => {
   it('enroll without identity and without a secret fails with ENROLLMENT_SECRET_MISSING', async () => {
     const config = loadAgentConfig({
       env: {},
-      flags: { 'node-id': 'node-1', 'enroll-url': 'https://127.0.0.1:9', 'ca-file': join(dir, 'ca.pem'), 'secret-file': join(dir, 'nope'), 'pki-dir': join(dir, 'pki') },
+      flags: {
+        'node-id': 'node-1',
+        'enroll-url': 'https://127.0.0.1:9',
+        'ca-file': join(dir, 'ca.pem'),
+        'secret-file': join(dir, 'nope'),
+        'pki-dir': join(dir, 'pki'),
+      },
       readFile: () => '',
     })
-    await assert.rejects(enroll(config, { log: silentLogger }), (e: FleetkitError) => e.code === 'ENROLLMENT_SECRET_MISSING')
+    await assert.rejects(
+      enroll(config, { log: silentLogger }),
+      (e: FleetkitError) => e.code === 'ENROLLMENT_SECRET_MISSING',
+    )
   })
 })

@@ -20,7 +20,14 @@ describe('agent protocol helpers', () => {
   })
 
   it('recognises the TLS failures a wrong clock causes, not a refused connection', () => {
-    for (const code of ['CERT_NOT_YET_VALID', 'CERT_HAS_EXPIRED', 'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED', 'ECONNRESET']) assert.ok(timeRelatedTlsFailure(code), code)
+    for (const code of [
+      'CERT_NOT_YET_VALID',
+      'CERT_HAS_EXPIRED',
+      'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE',
+      'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED',
+      'ECONNRESET',
+    ])
+      assert.ok(timeRelatedTlsFailure(code), code)
     for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT']) assert.ok(!timeRelatedTlsFailure(code), code)
   })
 
@@ -34,7 +41,10 @@ describe('agent protocol helpers', () => {
   })
 
   it('joins CA bundles without duplicates', () => {
-    assert.equal(joinBundles(`${cert('AAA')}\n${cert('BBB')}\n`, `${cert('BBB')}\r\n`, cert('CCC')), `${cert('AAA')}\n${cert('BBB')}\n${cert('CCC')}\n`)
+    assert.equal(
+      joinBundles(`${cert('AAA')}\n${cert('BBB')}\n`, `${cert('BBB')}\r\n`, cert('CCC')),
+      `${cert('AAA')}\n${cert('BBB')}\n${cert('CCC')}\n`,
+    )
   })
 
   it('sends job heartbeats at a third of the lease left, between 1 and 30 seconds', () => {

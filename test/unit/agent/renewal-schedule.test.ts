@@ -25,11 +25,21 @@ describe('agent renewal schedule', () => {
 
   it('keeps every jittered point between 2/3 and 85% and spreads them over the window', () => {
     const rng = seededRng('42')
-    const fractions = Array.from({ length: 10_000 }, () => (plannedRenewalAt(window, rng).getTime() - notBefore.getTime()) / DAY)
-    for (const f of fractions) assert.ok(f >= RENEW_EARLIEST_FRACTION && f <= RENEW_LATEST_FRACTION, `fraction ${f} out of bounds`)
+    const fractions = Array.from(
+      { length: 10_000 },
+      () => (plannedRenewalAt(window, rng).getTime() - notBefore.getTime()) / DAY,
+    )
+    for (const f of fractions)
+      assert.ok(f >= RENEW_EARLIEST_FRACTION && f <= RENEW_LATEST_FRACTION, `fraction ${f} out of bounds`)
     // 10,000 agents enrolled together: no tenth of the window holds more than 15% of them.
     const buckets = new Array(10).fill(0)
-    for (const f of fractions) buckets[Math.min(9, Math.floor(((f - RENEW_EARLIEST_FRACTION) / (RENEW_LATEST_FRACTION - RENEW_EARLIEST_FRACTION)) * 10))]++
+    for (const f of fractions)
+      buckets[
+        Math.min(
+          9,
+          Math.floor(((f - RENEW_EARLIEST_FRACTION) / (RENEW_LATEST_FRACTION - RENEW_EARLIEST_FRACTION)) * 10),
+        )
+      ]++
     for (const count of buckets) assert.ok(count < 1500, `bucket holds ${count}`)
   })
 

@@ -6,7 +6,8 @@ describe('quoted fleetkit commands in docs', () => {
   const ids = new Set(['validate', 'node:check', 'release:pack', 'release:sign'])
 
   it('finds inline spans and fenced lines, but not fleetkit-agent', () => {
-    const md = 'Run `fleetkit validate --json` and `fleetkit-agent enroll`.\n```sh\n$ fleetkit node check web-1\nnpm ci && fleetkit release pack\n```\n'
+    const md =
+      'Run `fleetkit validate --json` and `fleetkit-agent enroll`.\n```sh\n$ fleetkit node check web-1\nnpm ci && fleetkit release pack\n```\n'
     const found = findQuotedCommands('x.md', md).map((q) => q.words.join(' '))
     assert.deepEqual(found.sort(), ['node check web-1', 'release pack', 'validate --json'])
   })

@@ -8,11 +8,16 @@ import { isQueryUnavailable } from '../../../src/gateway/state-guard.js'
 import { connectFailure } from '../../../src/store/pg-errors.js'
 import { asConnectFailure, asConnectionFailure } from '../../../src/store/state-client.js'
 
-const pgError = (code: string) => Object.assign(new Error('could not extend file "base/16384/16397": secret-looking-value'), { code, severity: 'ERROR' })
-const errnoError = (code: string, syscall: string, path?: string) => Object.assign(new Error(`${code}: boom`), { code, syscall, errno: -28, ...(path ? { path } : {}) })
+const pgError = (code: string) =>
+  Object.assign(new Error('could not extend file "base/16384/16397": secret-looking-value'), {
+    code,
+    severity: 'ERROR',
+  })
+const errnoError = (code: string, syscall: string, path?: string) =>
+  Object.assign(new Error(`${code}: boom`), { code, syscall, errno: -28, ...(path ? { path } : {}) })
 
 describe('environment failures: coded, never INTERNAL_ERROR', () => {
-  it('PostgreSQL\'s full disk is STATE_DISK_FULL (exit 74), with what to free and without its message', () => {
+  it("PostgreSQL's full disk is STATE_DISK_FULL (exit 74), with what to free and without its message", () => {
     const e = toFleetkitError(pgError('53100'))
     assert.equal(e.code, 'STATE_DISK_FULL')
     assert.equal(e.exitCode, 74)
@@ -22,14 +27,16 @@ describe('environment failures: coded, never INTERNAL_ERROR', () => {
     assert.deepEqual(e.data, { sqlstate: '53100' })
   })
 
-  it('the server\'s own failures are STATE_SERVER_FAILED; a connection broken mid-command STATE_UNREACHABLE', () => {
-    for (const code of ['53200', '53300', '58030', 'XX001', '25006', '57014']) assert.equal(toFleetkitError(pgError(code)).code, 'STATE_SERVER_FAILED', code)
+  it("the server's own failures are STATE_SERVER_FAILED; a connection broken mid-command STATE_UNREACHABLE", () => {
+    for (const code of ['53200', '53300', '58030', 'XX001', '25006', '57014'])
+      assert.equal(toFleetkitError(pgError(code)).code, 'STATE_SERVER_FAILED', code)
     for (const code of ['57P01', '08006']) assert.equal(toFleetkitError(pgError(code)).code, 'STATE_UNREACHABLE', code)
     assert.match(toFleetkitError(pgError('58030')).message, /SQLSTATE 58030 io_error/)
   })
 
   it('a statement the request got wrong stays what it was: a bug unless its caller coded it', () => {
-    for (const code of ['23505', '42P01', '22P02']) assert.equal(toFleetkitError(pgError(code)).code, 'INTERNAL_ERROR', code)
+    for (const code of ['23505', '42P01', '22P02'])
+      assert.equal(toFleetkitError(pgError(code)).code, 'INTERNAL_ERROR', code)
     assert.equal(toFleetkitError(new TypeError('x is undefined')).code, 'INTERNAL_ERROR')
   })
 
@@ -37,20 +44,27 @@ describe('environment failures: coded, never INTERNAL_ERROR', () => {
     const full = toFleetkitError(errnoError('ENOSPC', 'write', '/var/lib/fleetkit/pki/ca.pem'))
     assert.equal(full.code, 'FILESYSTEM_WRITE_FAILED')
     assert.equal(full.exitCode, 74)
-    assert.equal(full.message, 'could not write /var/lib/fleetkit/pki/ca.pem (ENOSPC: no space left on the device); the command stopped there')
+    assert.equal(
+      full.message,
+      'could not write /var/lib/fleetkit/pki/ca.pem (ENOSPC: no space left on the device); the command stopped there',
+    )
     assert.deepEqual(full.data, { errno: 'ENOSPC', syscall: 'write', path: '/var/lib/fleetkit/pki/ca.pem' })
-    assert.match(toFleetkitError(errnoError('EROFS', 'open', '/etc/x')).actions[0]!, /remount the filesystem holding \/etc\/x read-write/)
+    assert.match(
+      toFleetkitError(errnoError('EROFS', 'open', '/etc/x')).actions[0]!,
+      /remount the filesystem holding \/etc\/x read-write/,
+    )
     assert.match(toFleetkitError(errnoError('EDQUOT', 'fsync')).message, /could not write a file \(fsync\) \(EDQUOT/)
   })
 
-  it('an errno code without a system call (another library\'s error) is not taken for the filesystem\'s', () => {
+  it("an errno code without a system call (another library's error) is not taken for the filesystem's", () => {
     assert.equal(toFleetkitError(Object.assign(new Error('x'), { code: 'EIO' })).code, 'INTERNAL_ERROR')
     // A network errno is not a filesystem failure either (the agent's gateway errors have their own codes).
     assert.equal(toFleetkitError(errnoError('ECONNRESET', 'read')).code, 'INTERNAL_ERROR')
   })
 
-  it('the gateway answers 503 for the database\'s own failures, and stays a bug for the request\'s', () => {
-    for (const code of ['53100', '53200', '58030', '25006', '57P01', '08006']) assert.ok(isQueryUnavailable(pgError(code)), code)
+  it("the gateway answers 503 for the database's own failures, and stays a bug for the request's", () => {
+    for (const code of ['53100', '53200', '58030', '25006', '57P01', '08006'])
+      assert.ok(isQueryUnavailable(pgError(code)), code)
     for (const code of ['23505', '42P01']) assert.ok(!isQueryUnavailable(pgError(code)), code)
   })
 })
@@ -72,8 +86,12 @@ describe('a connection lost under a statement (src/store/state-client.ts)', () =
     assert.equal(asConnectionFailure('not an error'), 'not an error')
   })
 
-  it('a connection that cannot be made is 08001, and connectFailure still names the driver\'s reason', () => {
-    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5'), { code: 'ECONNREFUSED', syscall: 'connect', errno: -111 })
+  it("a connection that cannot be made is 08001, and connectFailure still names the driver's reason", () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5'), {
+      code: 'ECONNREFUSED',
+      syscall: 'connect',
+      errno: -111,
+    })
     const annotated = asConnectFailure(refused) as Error & { code: string }
     assert.equal(annotated.code, '08001')
     assert.equal(toFleetkitError(annotated).code, 'STATE_UNREACHABLE')

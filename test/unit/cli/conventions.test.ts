@@ -7,7 +7,21 @@ import { chooseDefinitionPath, envWithStateDir } from '../../../src/cli/flags.js
 import { interruptedExitCode, onInterrupt, type SignalSource, type StopSignal } from '../../../src/cli/interrupt.js'
 import { oneLineUsageMessage, usageError } from '../../../src/cli/usage-error.js'
 
-const KNOWN = ['ca init', 'checks', 'db migrate', 'db status', 'db stop', 'help', 'release pack', 'release sign', 'release verify', 'runbook', 'seed', 'validate', 'version']
+const KNOWN = [
+  'ca init',
+  'checks',
+  'db migrate',
+  'db status',
+  'db stop',
+  'help',
+  'release pack',
+  'release sign',
+  'release verify',
+  'runbook',
+  'seed',
+  'validate',
+  'version',
+]
 
 describe('cli: did you mean', () => {
   it('edit distance counts insertions, deletions and substitutions', () => {
@@ -26,11 +40,22 @@ describe('cli: did you mean', () => {
 
 describe('cli: usage errors', () => {
   it("puts oclif's whole message on one line, without the --help hint", () => {
-    assert.equal(oneLineUsageMessage('Missing 1 required arg:\nnode  node id\nSee more help with --help'), 'Missing 1 required arg: node (node id)')
-    assert.equal(oneLineUsageMessage('Missing 2 required args:\na  first\nb  second\n\nNote: --x allows multiple values.\nSee more help with --help'),
-      'Missing 2 required args: a (first), b (second) Note: --x allows multiple values.')
-    assert.equal(oneLineUsageMessage('The following error occurred:\n  \x1b[2mExactly one of the following must be provided: --dir, --url\x1b[22m\nSee more help with --help'),
-      'Exactly one of the following must be provided: --dir, --url')
+    assert.equal(
+      oneLineUsageMessage('Missing 1 required arg:\nnode  node id\nSee more help with --help'),
+      'Missing 1 required arg: node (node id)',
+    )
+    assert.equal(
+      oneLineUsageMessage(
+        'Missing 2 required args:\na  first\nb  second\n\nNote: --x allows multiple values.\nSee more help with --help',
+      ),
+      'Missing 2 required args: a (first), b (second) Note: --x allows multiple values.',
+    )
+    assert.equal(
+      oneLineUsageMessage(
+        'The following error occurred:\n  \x1b[2mExactly one of the following must be provided: --dir, --url\x1b[22m\nSee more help with --help',
+      ),
+      'Exactly one of the following must be provided: --dir, --url',
+    )
     assert.equal(oneLineUsageMessage('Nonexistent flag: --nope\nSee more help with --help'), 'Nonexistent flag: --nope')
   })
 
@@ -46,15 +71,27 @@ describe('cli: shared flags', () => {
   const raw = (...flags: string[]) => flags.map((flag) => ({ type: 'flag', flag }))
 
   it('a FILE and --definition given together must name the same file', () => {
-    assert.equal(chooseDefinitionPath({ file: undefined, flag: './fleet.yaml', raw: [], commandId: 'validate' }), './fleet.yaml')
-    assert.equal(chooseDefinitionPath({ file: 'a.yaml', flag: 'from-env.yaml', raw: [], commandId: 'validate' }), 'a.yaml')
-    assert.equal(chooseDefinitionPath({ file: 'a.yaml', flag: './a.yaml', raw: raw('definition'), commandId: 'validate' }), 'a.yaml')
-    assert.throws(() => chooseDefinitionPath({ file: 'a.yaml', flag: 'b.yaml', raw: raw('definition'), commandId: 'validate' }), (error: unknown) => {
-      assert.ok(error instanceof FleetkitError)
-      assert.equal(error.code, 'USAGE_INVALID')
-      assert.ok(error.actions.includes('fleetkit help validate'))
-      return true
-    })
+    assert.equal(
+      chooseDefinitionPath({ file: undefined, flag: './fleet.yaml', raw: [], commandId: 'validate' }),
+      './fleet.yaml',
+    )
+    assert.equal(
+      chooseDefinitionPath({ file: 'a.yaml', flag: 'from-env.yaml', raw: [], commandId: 'validate' }),
+      'a.yaml',
+    )
+    assert.equal(
+      chooseDefinitionPath({ file: 'a.yaml', flag: './a.yaml', raw: raw('definition'), commandId: 'validate' }),
+      'a.yaml',
+    )
+    assert.throws(
+      () => chooseDefinitionPath({ file: 'a.yaml', flag: 'b.yaml', raw: raw('definition'), commandId: 'validate' }),
+      (error: unknown) => {
+        assert.ok(error instanceof FleetkitError)
+        assert.equal(error.code, 'USAGE_INVALID')
+        assert.ok(error.actions.includes('fleetkit help validate'))
+        return true
+      },
+    )
   })
 
   it('--state-dir is laid over the environment the libraries read', () => {
@@ -71,14 +108,21 @@ describe('cli: interruption', () => {
     const source: SignalSource = {
       on: (event, listener) => listeners.set(event, (listeners.get(event) ?? new Set()).add(listener)),
       off: (event, listener) => listeners.get(event)?.delete(listener),
-      exit: ((code: number) => { exits.push(code) }) as SignalSource['exit'],
+      exit: ((code: number) => {
+        exits.push(code)
+      }) as SignalSource['exit'],
     }
-    const send = (event: StopSignal) => { for (const l of [...(listeners.get(event) ?? [])]) l() }
+    const send = (event: StopSignal) => {
+      for (const l of [...(listeners.get(event) ?? [])]) l()
+    }
     return { source, send, exits, count: () => [...listeners.values()].reduce((n, s) => n + s.size, 0) }
   }
 
   it('the first signal aborts with COMMAND_INTERRUPTED (130 for SIGINT, 143 for SIGTERM); a second exits at once', () => {
-    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    for (const [signal, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
       const proc = fakeProcess()
       const interruption = onInterrupt({ process: proc.source })
       proc.send(signal)
@@ -107,10 +151,21 @@ describe('cli: the docs rule knows the commands of the plugins fleetkit ships', 
     const root = mkdtempSync(join(tmpdir(), 'fleetkit-manifest-'))
     try {
       writeFileSync(join(root, 'oclif.manifest.json'), JSON.stringify({ commands: { validate: {}, 'db:status': {} } }))
-      writeFileSync(join(root, 'package.json'), JSON.stringify({ oclif: { plugins: ['@oclif/plugin-autocomplete', '@oclif/plugin-absent'] } }))
+      writeFileSync(
+        join(root, 'package.json'),
+        JSON.stringify({ oclif: { plugins: ['@oclif/plugin-autocomplete', '@oclif/plugin-absent'] } }),
+      )
       mkdirSync(join(root, 'node_modules', '@oclif', 'plugin-autocomplete'), { recursive: true })
-      writeFileSync(join(root, 'node_modules', '@oclif', 'plugin-autocomplete', 'oclif.manifest.json'), JSON.stringify({ commands: { autocomplete: {}, 'autocomplete:script': {} } }))
-      assert.deepEqual([...(await loadManifestIds(root))].sort(), ['autocomplete', 'autocomplete:script', 'db:status', 'validate'])
+      writeFileSync(
+        join(root, 'node_modules', '@oclif', 'plugin-autocomplete', 'oclif.manifest.json'),
+        JSON.stringify({ commands: { autocomplete: {}, 'autocomplete:script': {} } }),
+      )
+      assert.deepEqual([...(await loadManifestIds(root))].sort(), [
+        'autocomplete',
+        'autocomplete:script',
+        'db:status',
+        'validate',
+      ])
     } finally {
       rmSync(root, { recursive: true, force: true })
     }

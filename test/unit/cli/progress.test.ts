@@ -9,17 +9,28 @@ function fakeTerminal(isTTY = true) {
   const ticks = new Map<number, () => void>()
   let next = 0
   const timers: ProgressTimers = {
-    setInterval: (callback) => { ticks.set(++next, callback); return next },
-    clearInterval: (handle) => { ticks.delete(handle as number) },
+    setInterval: (callback) => {
+      ticks.set(++next, callback)
+      return next
+    },
+    clearInterval: (handle) => {
+      ticks.delete(handle as number)
+    },
   }
   return {
     stream: { isTTY, write: (chunk: string) => writes.push(chunk) },
     timers,
     writes,
-    tick: () => { for (const callback of ticks.values()) callback() },
+    tick: () => {
+      for (const callback of ticks.values()) callback()
+    },
     running: () => ticks.size,
     /** The screen's lines as a terminal would show them after \r and clear-line. */
-    screen: () => writes.join('').split('\n').map((line) => line.split('\r\x1b[2K').at(-1)!),
+    screen: () =>
+      writes
+        .join('')
+        .split('\n')
+        .map((line) => line.split('\r\x1b[2K').at(-1)!),
   }
 }
 
@@ -48,7 +59,10 @@ describe('cli: progress reporter', () => {
   })
 
   it('writes nothing when stderr is not a terminal, or under --json', () => {
-    for (const [isTTY, enabled] of [[false, true], [true, false]] as const) {
+    for (const [isTTY, enabled] of [
+      [false, true],
+      [true, false],
+    ] as const) {
       const term = fakeTerminal(isTTY)
       const progress = createProgress({ stream: term.stream, enabled, timers: term.timers })
       assert.equal(progress.active, false)

@@ -6,7 +6,10 @@ import type { NodeDeclaration } from '../../../src/definition/types.js'
 import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
 const buildNode = (id: string, state: NodeDeclaration['state'], cpu: number): NodeDeclaration => ({
-  id, pool: 'build', state, maxCapacity: { cpu, memoryMiB: 4096, diskGiB: 40 },
+  id,
+  pool: 'build',
+  state,
+  maxCapacity: { cpu, memoryMiB: 4096, diskGiB: 40 },
 })
 
 describe('rule: capacity within the pool budget (POOL_CAPACITY_EXCEEDED, NODE_CAPACITY_UNDECLARED)', () => {
@@ -41,14 +44,20 @@ describe('rule: capacity within the pool budget (POOL_CAPACITY_EXCEEDED, NODE_CA
     d.nodes.push(node)
     assert.deepEqual(capacityWithinBudget(ruleContext(d)), [])
     d.nodes.push({ ...node, id: 'build-3' })
-    assert.deepEqual(capacityWithinBudget(ruleContext(d)).map((e) => e.code), ['POOL_CAPACITY_EXCEEDED'])
+    assert.deepEqual(
+      capacityWithinBudget(ruleContext(d)).map((e) => e.code),
+      ['POOL_CAPACITY_EXCEEDED'],
+    )
   })
 
   it('an active node with no size at all is NODE_CAPACITY_UNDECLARED; a disabled one is fine', () => {
     const d = validDefinition()
     delete d.pools.database!.serverType
     delete d.nodes[1]!.maxCapacity
-    assert.deepEqual(capacityWithinBudget(ruleContext(d)).map((e) => [e.code, e.path]), [['NODE_CAPACITY_UNDECLARED', '/nodes/1']])
+    assert.deepEqual(
+      capacityWithinBudget(ruleContext(d)).map((e) => [e.code, e.path]),
+      [['NODE_CAPACITY_UNDECLARED', '/nodes/1']],
+    )
     d.nodes[1]!.state = 'disabled'
     assert.deepEqual(capacityWithinBudget(ruleContext(d)), [])
   })

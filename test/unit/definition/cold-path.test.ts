@@ -36,6 +36,9 @@ describe('validate cold path', () => {
   it('the check finds a heavy import when there is one', () => {
     const found = staticImports(packagePath('test', 'unit', 'definition', 'cold-path.test.ts'))
     assert.ok(found.includes('node:assert/strict'))
-    assert.deepEqual([...`import pg from 'pg'\nimport type { X } from '@peculiar/x509'\n`.matchAll(STATIC_IMPORT)].map((m) => m[1]), ['pg'])
+    assert.deepEqual(
+      [...`import pg from 'pg'\nimport type { X } from '@peculiar/x509'\n`.matchAll(STATIC_IMPORT)].map((m) => m[1]),
+      ['pg'],
+    )
   })
 })

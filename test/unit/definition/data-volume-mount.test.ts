@@ -5,7 +5,18 @@ import { ruleContext, validDefinition } from '../../support/definition-fixture.j
 
 describe('rule: data volume mount points are not reserved (DATA_VOLUME_MOUNT_RESERVED)', () => {
   it('accepts a directory of its own, and a service directory inside /var/lib or /var/log', () => {
-    for (const ok of ['/srv/build', '/srv/data', '/data', '/mnt/volume-1', '/var/lib/postgresql', '/var/lib/docker', '/var/log/journal', '/var/lib/fleetkit-data', '/opt/builds', '/home/runner']) {
+    for (const ok of [
+      '/srv/build',
+      '/srv/data',
+      '/data',
+      '/mnt/volume-1',
+      '/var/lib/postgresql',
+      '/var/lib/docker',
+      '/var/log/journal',
+      '/var/lib/fleetkit-data',
+      '/opt/builds',
+      '/home/runner',
+    ]) {
       assert.equal(reservedMountReason(ok), undefined, ok)
     }
     assert.deepEqual(dataVolumeMountsAllowed(ruleContext(validDefinition())), [])
@@ -15,7 +26,7 @@ describe('rule: data volume mount points are not reserved (DATA_VOLUME_MOUNT_RES
     assert.match(reservedMountReason('/')!, /root filesystem/)
   })
 
-  it('refuses fleetkit\'s own paths, what holds them and what sits inside them', () => {
+  it("refuses fleetkit's own paths, what holds them and what sits inside them", () => {
     assert.match(reservedMountReason('/var/lib/fleetkit')!, /is fleetkit's own \/var\/lib\/fleetkit/)
     assert.match(reservedMountReason('/var/lib/fleetkit/work')!, /sits inside fleetkit's own \/var\/lib\/fleetkit/)
     assert.match(reservedMountReason('/etc/fleetkit/pki')!, /sits inside fleetkit's own \/etc\/fleetkit/)
@@ -27,7 +38,11 @@ describe('rule: data volume mount points are not reserved (DATA_VOLUME_MOUNT_RES
   it('refuses the system trees and anything inside them', () => {
     for (const tree of ['/etc', '/usr', '/boot', '/proc', '/sys', '/dev', '/run']) {
       assert.match(reservedMountReason(tree)!, new RegExp(`is the system's ${tree}$`), tree)
-      assert.match(reservedMountReason(`${tree}/data`)!, new RegExp(`sits inside the system's ${tree}$`), `${tree}/data`)
+      assert.match(
+        reservedMountReason(`${tree}/data`)!,
+        new RegExp(`sits inside the system's ${tree}$`),
+        `${tree}/data`,
+      )
     }
     assert.match(reservedMountReason('/etc/ssh')!, /sits inside the system's \/etc/)
   })
@@ -46,15 +61,16 @@ describe('rule: data volume mount points are not reserved (DATA_VOLUME_MOUNT_RES
     assert.match(reservedMountReason('/srv/..')!, /not normalised \(write \/\)/)
   })
 
-  it('points at the node\'s mountPoint and keeps the value as actual', () => {
+  it("points at the node's mountPoint and keeps the value as actual", () => {
     const d = validDefinition()
     const index = d.nodes.findIndex((node) => node.dataVolume !== undefined)
     assert.ok(index >= 0)
     d.nodes[index]!.dataVolume!.mountPoint = '/etc/ssh'
     const errors = dataVolumeMountsAllowed(ruleContext(d))
-    assert.deepEqual(errors.map((e) => [e.code, e.path, e.check, e.actual]), [
-      ['DATA_VOLUME_MOUNT_RESERVED', `/nodes/${index}/dataVolume/mountPoint`, 'definition:semantics', '/etc/ssh'],
-    ])
+    assert.deepEqual(
+      errors.map((e) => [e.code, e.path, e.check, e.actual]),
+      [['DATA_VOLUME_MOUNT_RESERVED', `/nodes/${index}/dataVolume/mountPoint`, 'definition:semantics', '/etc/ssh']],
+    )
     assert.match(errors[0]!.message, new RegExp(`node "${d.nodes[index]!.id}" mounts its data volume at /etc/ssh`))
   })
 })

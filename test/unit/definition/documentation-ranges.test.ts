@@ -27,11 +27,14 @@ describe('rule: documentation ranges only in a definition marked example: true (
     d.pools.build!.dockerNetworkPolicy!.defaultBridgeCidr = '192.0.2.1/24'
     d.nodes[0]!.ssh!.host = '203.0.113.5'
     const errors = documentationRangesRefused(ruleContext(d))
-    assert.deepEqual(errors.map((e) => [e.code, e.path]), [
-      ['DOCUMENTATION_RANGE_REFUSED', '/operators/cidrs/1'],
-      ['DOCUMENTATION_RANGE_REFUSED', '/pools/build/dockerNetworkPolicy/defaultBridgeCidr'],
-      ['DOCUMENTATION_RANGE_REFUSED', '/nodes/0/ssh/host'],
-    ])
+    assert.deepEqual(
+      errors.map((e) => [e.code, e.path]),
+      [
+        ['DOCUMENTATION_RANGE_REFUSED', '/operators/cidrs/1'],
+        ['DOCUMENTATION_RANGE_REFUSED', '/pools/build/dockerNetworkPolicy/defaultBridgeCidr'],
+        ['DOCUMENTATION_RANGE_REFUSED', '/nodes/0/ssh/host'],
+      ],
+    )
     assert.match(errors[0]!.message, /is in the documentation range 2001:db8::\/32.*example: true/)
     d.example = true
     assert.deepEqual(documentationRangesRefused(ruleContext(d)), [])

@@ -15,9 +15,13 @@ describe('assertNotExample: commands that reach real hosts refuse an example (DE
   it('refuses example: true, naming the command and the fleet, with the next step', () => {
     const d = validDefinition()
     d.example = true
-    assert.throws(() => assertNotExample(d, 'fleetkit sync'), (e: FleetkitError) =>
-      e.code === 'DEFINITION_IS_EXAMPLE' &&
-      e.message === 'fleetkit sync refuses fleet "fixture": the definition says example: true, and fleetkit sync would reach real hosts or a provider' &&
-      e.actions.includes('fleetkit runbook DEFINITION_IS_EXAMPLE'))
+    assert.throws(
+      () => assertNotExample(d, 'fleetkit sync'),
+      (e: FleetkitError) =>
+        e.code === 'DEFINITION_IS_EXAMPLE' &&
+        e.message ===
+          'fleetkit sync refuses fleet "fixture": the definition says example: true, and fleetkit sync would reach real hosts or a provider' &&
+        e.actions.includes('fleetkit runbook DEFINITION_IS_EXAMPLE'),
+    )
   })
 })

@@ -93,17 +93,26 @@ const sortPairs = (pairs: Array<[string, string]>) => [...pairs].sort((a, b) => 
 
 describe('definition fixtures', () => {
   it('has an expectation for every fixture file and a file for every expectation', () => {
-    const files = readdirSync(FIXTURES).filter((f) => /\.(ya?ml|json)$/.test(f)).sort()
+    const files = readdirSync(FIXTURES)
+      .filter((f) => /\.(ya?ml|json)$/.test(f))
+      .sort()
     assert.deepEqual(files, Object.keys(EXPECTED).sort())
   })
 
   for (const [file, expected] of Object.entries(EXPECTED)) {
     it(`${file}: ${expected.length === 0 ? 'no errors' : expected.map(([code]) => code).join(', ')}`, () => {
       const { definition, errors } = validateDefinitionText(fixtureText(file), file)
-      assert.deepEqual(sortPairs(errors.map((e) => [e.code, e.path])), sortPairs(expected), JSON.stringify(errors, null, 2))
+      assert.deepEqual(
+        sortPairs(errors.map((e) => [e.code, e.path])),
+        sortPairs(expected),
+        JSON.stringify(errors, null, 2),
+      )
       if (expected.length === 0) assert.ok(definition)
       for (const e of errors) {
-        assert.ok(e.line !== undefined && e.line >= 1 && e.column !== undefined && e.column >= 1, `${e.code} ${e.path} has no position`)
+        assert.ok(
+          e.line !== undefined && e.line >= 1 && e.column !== undefined && e.column >= 1,
+          `${e.code} ${e.path} has no position`,
+        )
         assert.ok(e.message.length > 0)
         assert.match(e.check, /^definition:(schema|semantics)$/)
       }
@@ -125,10 +134,21 @@ describe('definition fixtures', () => {
     assert.equal(fixtureText('unknown-canary.yaml').split('\n')[canary.line! - 1], 'canary: build-9')
   })
 
-  for (const file of ['private-key.yaml', 'private-key-malformed.yaml', 'secret-token.yaml', 'secret-env-payload.yaml']) {
+  for (const file of [
+    'private-key.yaml',
+    'private-key-malformed.yaml',
+    'secret-token.yaml',
+    'secret-env-payload.yaml',
+  ]) {
     it(`${file}: no secret text in any error`, () => {
       const out = JSON.stringify(validateDefinitionText(fixtureText(file), file).errors)
-      for (const secret of ['PRIVATE KEY', 'b3BlbnNzaC1rZXktdjE', 'FakeHetznerApiToken', 'ghp_', 'fixture-not-a-real-password']) {
+      for (const secret of [
+        'PRIVATE KEY',
+        'b3BlbnNzaC1rZXktdjE',
+        'FakeHetznerApiToken',
+        'ghp_',
+        'fixture-not-a-real-password',
+      ]) {
         assert.ok(!out.includes(secret), `${secret} leaked: ${out}`)
       }
     })
@@ -146,7 +166,10 @@ describe('definition fixtures', () => {
     assert.deepEqual(result.errors, [])
     assert.deepEqual(result.definition, definition)
     const broken = validateDefinitionText(json.replace('"state": "active"', '"state": "on"'), 'fleet.json').errors
-    assert.deepEqual(broken.map((e) => [e.code, e.path]), [['DEFINITION_VALUE_INVALID', '/nodes/0/state']])
+    assert.deepEqual(
+      broken.map((e) => [e.code, e.path]),
+      [['DEFINITION_VALUE_INVALID', '/nodes/0/state']],
+    )
     assert.ok(broken[0]!.line! > 1)
   })
 })

@@ -14,7 +14,12 @@ const POLICY: HostPolicy = {
   reserve: { cpu: 0.5, memoryMiB: 1024, diskGiB: 10 },
   releases: [{ id: 'ubuntu', version: '24.04', codename: 'noble' }],
   architectures: ['amd64'],
-  serverTypes: { hetzner: { cx22: { cores: 2, memoryMiB: 4096, diskGiB: 40, architecture: 'amd64' }, cx32: { cores: 4, memoryMiB: 8192, diskGiB: 80, architecture: 'amd64' } } },
+  serverTypes: {
+    hetzner: {
+      cx22: { cores: 2, memoryMiB: 4096, diskGiB: 40, architecture: 'amd64' },
+      cx32: { cores: 4, memoryMiB: 8192, diskGiB: 80, architecture: 'amd64' },
+    },
+  },
 }
 
 /**
@@ -27,9 +32,17 @@ const POLICY: HostPolicy = {
  */
 function smallFleet(): Definition {
   const definition = validDefinition()
-  const [build1, db1] = [definition.nodes.find((n) => n.id === 'build-1')!, definition.nodes.find((n) => n.id === 'db-1')!]
+  const [build1, db1] = [
+    definition.nodes.find((n) => n.id === 'build-1')!,
+    definition.nodes.find((n) => n.id === 'db-1')!,
+  ]
   const { maxCapacity: _, ...build2 } = { ...build1, id: 'build-2', state: 'drained' as const }
-  const build3 = { ...build1, id: 'build-3', state: 'disabled' as const, maxCapacity: { cpu: 8, memoryMiB: 16384, diskGiB: 160 } }
+  const build3 = {
+    ...build1,
+    id: 'build-3',
+    state: 'disabled' as const,
+    maxCapacity: { cpu: 8, memoryMiB: 16384, diskGiB: 160 },
+  }
   definition.nodes = [build1, build2, build3, db1]
   return definition
 }
@@ -37,16 +50,29 @@ function smallFleet(): Definition {
 const extra = { file: 'fleet.yaml', example: false, since: null }
 
 describe('the explanation of a valid fleet', () => {
-  it('counts each pool\'s nodes by state and what its active and drained nodes reserve of its budget', () => {
+  it("counts each pool's nodes by state and what its active and drained nodes reserve of its budget", () => {
     const summary = summarize(smallFleet(), POLICY, extra)
-    assert.deepEqual(summary.byPool.map((p) => ({ pool: p.pool, nodes: p.nodes, reserved: p.reserved, budget: p.budget })), [
-      // 4 + 3.5 = 7.5 cpu, 8192 + 7168 = 15360 MiB, 80 + 70 = 150 GiB; build-3 (disabled) adds nothing.
-      { pool: 'build', nodes: { active: 1, drained: 1, disabled: 1 }, reserved: { cpu: 7.5, memoryMiB: 15360, diskGiB: 150 }, budget: { cpu: 8, memoryMiB: 16384, diskGiB: 200 } },
-      { pool: 'database', nodes: { active: 1, drained: 0, disabled: 0 }, reserved: { cpu: 2, memoryMiB: 4096, diskGiB: 40 }, budget: { cpu: 4, memoryMiB: 8192, diskGiB: 100 } },
-    ])
+    assert.deepEqual(
+      summary.byPool.map((p) => ({ pool: p.pool, nodes: p.nodes, reserved: p.reserved, budget: p.budget })),
+      [
+        // 4 + 3.5 = 7.5 cpu, 8192 + 7168 = 15360 MiB, 80 + 70 = 150 GiB; build-3 (disabled) adds nothing.
+        {
+          pool: 'build',
+          nodes: { active: 1, drained: 1, disabled: 1 },
+          reserved: { cpu: 7.5, memoryMiB: 15360, diskGiB: 150 },
+          budget: { cpu: 8, memoryMiB: 16384, diskGiB: 200 },
+        },
+        {
+          pool: 'database',
+          nodes: { active: 1, drained: 0, disabled: 0 },
+          reserved: { cpu: 2, memoryMiB: 4096, diskGiB: 40 },
+          budget: { cpu: 4, memoryMiB: 8192, diskGiB: 100 },
+        },
+      ],
+    )
   })
 
-  it('adds the pools up to the fleet\'s totals', () => {
+  it("adds the pools up to the fleet's totals", () => {
     const summary = summarize(smallFleet(), POLICY, extra)
     assert.deepEqual(summary.nodes, { total: 4, active: 2, drained: 1, disabled: 1 })
     assert.deepEqual(summary.capacity, {
@@ -70,8 +96,11 @@ describe('the explanation of a valid fleet', () => {
     delete definition.canary
     definition.pools.database = { ...definition.pools.database!, ingress: true, regions: ['fsn1', 'nbg1'] }
     const lines = formatPoolLines(summarize(definition, POLICY, extra))
-    assert.equal(lines[1], '  pool database (role database, ingress 80/443, cx22 in fsn1/nbg1): 1 active, 0 drained, 0 disabled; ' +
-      'reserves cpu 2/4, memory 4096/8192 MiB, disk 40/100 GiB')
+    assert.equal(
+      lines[1],
+      '  pool database (role database, ingress 80/443, cx22 in fsn1/nbg1): 1 active, 0 drained, 0 disabled; ' +
+        'reserves cpu 2/4, memory 4096/8192 MiB, disk 40/100 GiB',
+    )
     assert.equal(lines.at(-1), '  canary: none declared (sync picks the first reachable node)')
   })
 })

@@ -19,23 +19,115 @@ import { renderWorkerSeed } from '../../../src/render/worker-seed.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 
 const HOSTILE = [
-  '', ' ', 'a b', '\n', 'x\ny', 'x\r\ny', 'x\u0000y', '\t', '"', "'", '`id`', '$(id)', '${HOME}', ';reboot', '&&', '|',
-  '-', '--', '-oProxyCommand=sh', '..', '../..', '/..', '/../etc', '//', '~', '#', '?', '%00', '%0a', '\\', '<>', '{{x}}',
-  'é', 'Ω', 'ａ', '\u202e', '\ufeff', '😀', 'x'.repeat(64), 'x'.repeat(300), 'a'.repeat(5000),
-  '0', '1.2.3', '1.2.3+build', '1.2.3-', '1.2.3-rc.1', 'root', 'ROOT', '_', 'a-', '-a', 'a..b', 'a.b.', '.a',
-  '::1', '::', ':::', '1:2:3', 'fd00::1', '256.1.1.1', '10.0.0.1', '999.1.1.1', '1.2.3.4/33', 'fd00::/129',
-  'https://', 'https://a', 'https://a:0', 'https://a:65536', 'https://1.2.3.999', 'https://a/..', 'https://a?x=1',
-  'https://user:pw@a', 'https://a#x', 'http://a', 'https://a b', 'https://a/$(id)', 'https://xn--e1afmkfd.xn--p1ai',
-  '/dev/../etc/shadow', '/dev/sdb\n', '/srv/data', '/srv/./data', '/', '/srv/', 'C:\\x',
-  'ssh-ed25519 AAAA', 'ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS',
+  '',
+  ' ',
+  'a b',
+  '\n',
+  'x\ny',
+  'x\r\ny',
+  'x\u0000y',
+  '\t',
+  '"',
+  "'",
+  '`id`',
+  '$(id)',
+  '${HOME}',
+  ';reboot',
+  '&&',
+  '|',
+  '-',
+  '--',
+  '-oProxyCommand=sh',
+  '..',
+  '../..',
+  '/..',
+  '/../etc',
+  '//',
+  '~',
+  '#',
+  '?',
+  '%00',
+  '%0a',
+  '\\',
+  '<>',
+  '{{x}}',
+  'é',
+  'Ω',
+  'ａ',
+  '\u202e',
+  '\ufeff',
+  '😀',
+  'x'.repeat(64),
+  'x'.repeat(300),
+  'a'.repeat(5000),
+  '0',
+  '1.2.3',
+  '1.2.3+build',
+  '1.2.3-',
+  '1.2.3-rc.1',
+  'root',
+  'ROOT',
+  '_',
+  'a-',
+  '-a',
+  'a..b',
+  'a.b.',
+  '.a',
+  '::1',
+  '::',
+  ':::',
+  '1:2:3',
+  'fd00::1',
+  '256.1.1.1',
+  '10.0.0.1',
+  '999.1.1.1',
+  '1.2.3.4/33',
+  'fd00::/129',
+  'https://',
+  'https://a',
+  'https://a:0',
+  'https://a:65536',
+  'https://1.2.3.999',
+  'https://a/..',
+  'https://a?x=1',
+  'https://user:pw@a',
+  'https://a#x',
+  'http://a',
+  'https://a b',
+  'https://a/$(id)',
+  'https://xn--e1afmkfd.xn--p1ai',
+  '/dev/../etc/shadow',
+  '/dev/sdb\n',
+  '/srv/data',
+  '/srv/./data',
+  '/',
+  '/srv/',
+  'C:\\x',
+  'ssh-ed25519 AAAA',
+  'ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS',
 ]
 
 /** Odd variants of a field's own valid value: near misses are where grammars disagree. */
 function variants(original: string): string[] {
   return [
-    original, `${original}\n`, `${original} `, ` ${original}`, `-${original}`, `${original}$(id)`, `${original}/..`,
-    `${original}/../x`, `${original}:99999`, `${original}-`, `${original}.`, original.toUpperCase(), `${original}é`,
-    `${original} comment with spaces`, `${original} a@b`, `${original}=`, original.slice(0, -1), `${original}+x`,
+    original,
+    `${original}\n`,
+    `${original} `,
+    ` ${original}`,
+    `-${original}`,
+    `${original}$(id)`,
+    `${original}/..`,
+    `${original}/../x`,
+    `${original}:99999`,
+    `${original}-`,
+    `${original}.`,
+    original.toUpperCase(),
+    `${original}é`,
+    `${original} comment with spaces`,
+    `${original} a@b`,
+    `${original}=`,
+    original.slice(0, -1),
+    `${original}+x`,
   ]
 }
 
@@ -45,7 +137,8 @@ type Mutable = Record<string, unknown>
 function stringFields(value: unknown, path = ''): string[] {
   if (typeof value === 'string') return [path]
   if (Array.isArray(value)) return value.flatMap((v, i) => stringFields(v, `${path}/${i}`))
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => stringFields(v, `${path}/${k}`))
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => stringFields(v, `${path}/${k}`))
   return []
 }
 
@@ -58,14 +151,17 @@ function setAt(root: Mutable, path: string, value: string): void {
 /** The valid fixture with every optional string field filled, so each is put under test. */
 function richDefinition(): Definition {
   const d = validDefinition()
-  d.providers = { hetzner: { tokenEnv: 'HETZNER_API_TOKEN', sshKeys: ['ops-key'], endpoint: 'https://api.hetzner.cloud/v1' } }
+  d.providers = {
+    hetzner: { tokenEnv: 'HETZNER_API_TOKEN', sshKeys: ['ops-key'], endpoint: 'https://api.hetzner.cloud/v1' },
+  }
   d.features = { containers: true, session: 'headless', preset: 'ci-runner' }
   d.pools.build!.regions = ['fsn1', 'nbg1']
   d.nodes[0]!.region = 'fsn1'
   d.nodes[0]!.serverType = 'cx32'
   d.nodes[0]!.dataVolume = { device: '/dev/sdb', filesystem: 'xfs', mountPoint: '/srv/build' }
   d.nodes[0]!.ssh!.port = 2222
-  d.nodes[1]!.hostKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG2Q22lHQ13gZYC5FVnWPStE92sbGmybChHe5Pl573we db-1@fleet.internal'
+  d.nodes[1]!.hostKey =
+    'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG2Q22lHQ13gZYC5FVnWPStE92sbGmybChHe5Pl573we db-1@fleet.internal'
   return d
 }
 
@@ -87,7 +183,13 @@ function renderAll(definition: Definition): void {
       enrollmentSecret: SECRET,
       dataMount: node.dataVolume?.mountPoint,
     })
-    renderWorkerSeed({ nodeId: node.id, user: node.ssh?.user ?? 'fleetkit', operatorKeys: definition.operators.sshKeys, hostKey: HOST_KEY, autoinstall: true })
+    renderWorkerSeed({
+      nodeId: node.id,
+      user: node.ssh?.user ?? 'fleetkit',
+      operatorKeys: definition.operators.sshKeys,
+      hostKey: HOST_KEY,
+      autoinstall: true,
+    })
   }
   renderInventory({ definition, stateNodes: [], hostPolicy: {}, knownHostsPath: '/srv/fleetkit/known_hosts' })
 }
@@ -110,7 +212,12 @@ describe('property: what validate accepts renders (one grammar per value)', func
     let refused = 0
     const failures: string[] = []
     for (const field of fields) {
-      const original = String(field.slice(1).split('/').reduce<unknown>((o, k) => (o as Mutable)[k], JSON.parse(baseText)))
+      const original = String(
+        field
+          .slice(1)
+          .split('/')
+          .reduce<unknown>((o, k) => (o as Mutable)[k], JSON.parse(baseText)),
+      )
       for (const value of [...HOSTILE, ...variants(original)]) {
         const d = JSON.parse(baseText) as Mutable
         setAt(d, field, value)
@@ -123,7 +230,9 @@ describe('property: what validate accepts renders (one grammar per value)', func
         try {
           renderAll(definition)
         } catch (error) {
-          failures.push(`${field} = ${JSON.stringify(value).slice(0, 80)}: validate accepted it, rendering threw ${(error as { code?: string }).code ?? ''} ${(error as Error).message}`)
+          failures.push(
+            `${field} = ${JSON.stringify(value).slice(0, 80)}: validate accepted it, rendering threw ${(error as { code?: string }).code ?? ''} ${(error as Error).message}`,
+          )
         }
       }
     }
@@ -132,7 +241,7 @@ describe('property: what validate accepts renders (one grammar per value)', func
     assert.ok(accepted > 100 && refused > 1000, `accepted ${accepted}, refused ${refused}`)
   })
 
-  it('the renderers\' value checks and the grammar agree on the whole corpus', () => {
+  it("the renderers' value checks and the grammar agree on the whole corpus", () => {
     const pairs: Array<[GrammarName, (field: string, v: unknown) => unknown]> = [
       ['httpsUrl', values.httpsUrlValue],
       ['releaseVersion', values.versionValue],
@@ -141,7 +250,12 @@ describe('property: what validate accepts renders (one grammar per value)', func
       ['sshHost', values.hostNameValue],
       ['posixUser', (f, v) => values.posixUserValue(f, v, { allowRoot: true })],
     ]
-    const corpus = [...HOSTILE, ...HOSTILE.flatMap(variants), ...variants('https://gateway.fleet.internal:8443'), ...variants('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS')]
+    const corpus = [
+      ...HOSTILE,
+      ...HOSTILE.flatMap(variants),
+      ...variants('https://gateway.fleet.internal:8443'),
+      ...variants('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPdRl3VEfS8Ir661qc0rFEACHmzWcHU6RE3gIZhMM3sS'),
+    ]
     for (const [name, check] of pairs) {
       for (const value of corpus) {
         let renders = true

@@ -10,14 +10,20 @@ type SchemaNode = Record<string, unknown>
 /** Every `pattern` in the schema, at the instance paths it applies to (`*` any index or key, `#` a key). */
 function schemaPatterns(schema: SchemaNode): Array<{ at: string; node: SchemaNode }> {
   const found: Array<{ at: string; node: SchemaNode }> = []
-  const resolve = (ref: string) => ref.slice(2).split('/').reduce<SchemaNode>((o, k) => o[k] as SchemaNode, schema)
+  const resolve = (ref: string) =>
+    ref
+      .slice(2)
+      .split('/')
+      .reduce<SchemaNode>((o, k) => o[k] as SchemaNode, schema)
   const walk = (node: SchemaNode, at: string, depth: number) => {
     if (depth > 20) return
     if (typeof node.$ref === 'string') walk(resolve(node.$ref), at, depth + 1)
     if (typeof node.pattern === 'string') found.push({ at, node })
-    for (const [key, child] of Object.entries((node.properties ?? {}) as Record<string, SchemaNode>)) walk(child, `${at}/${key}`, depth + 1)
+    for (const [key, child] of Object.entries((node.properties ?? {}) as Record<string, SchemaNode>))
+      walk(child, `${at}/${key}`, depth + 1)
     if (node.items) walk(node.items as SchemaNode, `${at}/*`, depth + 1)
-    if (node.additionalProperties && typeof node.additionalProperties === 'object') walk(node.additionalProperties as SchemaNode, `${at}/*`, depth + 1)
+    if (node.additionalProperties && typeof node.additionalProperties === 'object')
+      walk(node.additionalProperties as SchemaNode, `${at}/*`, depth + 1)
     if (node.propertyNames) walk(node.propertyNames as SchemaNode, `${at}/#`, depth + 1)
   }
   walk(schema, '', 0)
@@ -28,7 +34,7 @@ describe('one grammar per value (src/definition/grammar.ts)', () => {
   const schema = JSON.parse(readFileSync(FLEET_SCHEMA_PATH, 'utf8')) as SchemaNode
   const patterns = schemaPatterns(schema)
 
-  it('every schema pattern is a grammar\'s, tagged with its name, with the grammar\'s maxLength', () => {
+  it("every schema pattern is a grammar's, tagged with its name, with the grammar's maxLength", () => {
     assert.ok(patterns.length >= 25)
     for (const { at, node } of patterns) {
       const tag = /^grammar:(\w+)/.exec(String(node.$comment))
@@ -41,7 +47,9 @@ describe('one grammar per value (src/definition/grammar.ts)', () => {
   })
 
   it('validate checks the full grammar at exactly the places the schema checks its pattern', () => {
-    const fromSchema = patterns.map(({ at, node }) => `${at} ${/^grammar:(\w+)/.exec(String(node.$comment))![1]}`).sort()
+    const fromSchema = patterns
+      .map(({ at, node }) => `${at} ${/^grammar:(\w+)/.exec(String(node.$comment))![1]}`)
+      .sort()
     const fromTable = GRAMMAR_FIELDS.map(([at, name]) => `${at} ${name}`).sort()
     assert.deepEqual(fromTable, fromSchema)
   })
@@ -67,8 +75,10 @@ describe('one grammar per value (src/definition/grammar.ts)', () => {
     assert.equal(isValid('device', '/dev/../etc/shadow'), false)
     assert.equal(isValid('releaseVersion', '1.2.3+build'), false)
     assert.equal(isValid('releaseVersion', '1.2.3-rc.1'), true)
-    for (const ok of ['::', '::1', '2001:db8::1', '::ffff:192.0.2.1', '1:2:3:4:5:6:7:8']) assert.equal(isIpv6Address(ok), true, ok)
-    for (const bad of [':::', '1::2::3', '1:2:3:4:5:6:7:8:9', 'g::', '::ffff:1.2.3.256', '1.2.3.4']) assert.equal(isIpv6Address(bad), false, bad)
+    for (const ok of ['::', '::1', '2001:db8::1', '::ffff:192.0.2.1', '1:2:3:4:5:6:7:8'])
+      assert.equal(isIpv6Address(ok), true, ok)
+    for (const bad of [':::', '1::2::3', '1:2:3:4:5:6:7:8:9', 'g::', '::ffff:1.2.3.256', '1.2.3.4'])
+      assert.equal(isIpv6Address(bad), false, bad)
   })
 
   it('every grammar has words, never a regex, for its messages', () => {

@@ -25,8 +25,12 @@ serverTypes:
 
 describe('the host policy', () => {
   let dir: string
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'fleetkit-policy-')) })
-  after(async () => { await rm(dir, { recursive: true, force: true }) })
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-policy-'))
+  })
+  after(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
   const write = async (name: string, text: string) => {
     const path = join(dir, name)
@@ -38,7 +42,10 @@ describe('the host policy', () => {
     const policy = loadHostPolicy(await write('policy.yaml', POLICY))
     assert.deepEqual(policy.sizing.minimum, { cpu: 3, memoryMiB: 5000, rootDiskMiB: 30000 })
     assert.deepEqual(policy.reserve, { cpu: 0.25, memoryMiB: 512, diskGiB: 7 })
-    assert.deepEqual(policy.releases.filter((r) => !r.testOnly).map((r) => `${r.id} ${r.version}`), ['ubuntu 24.04'])
+    assert.deepEqual(
+      policy.releases.filter((r) => !r.testOnly).map((r) => `${r.id} ${r.version}`),
+      ['ubuntu 24.04'],
+    )
     assert.deepEqual(policy.architectures, ['arm64'])
   })
 
@@ -59,9 +66,16 @@ describe('the host policy', () => {
 
   it('refuses a policy without a key the rules need (HOST_POLICY_INVALID)', async () => {
     const broken = await write('broken.yaml', 'version: 1\nsizing: { minimum: { cpu: 2 } }\n')
-    assert.throws(() => loadHostPolicy(broken), (e: { code?: string; message: string }) => e.code === 'HOST_POLICY_INVALID' && /sizing\.minimum\.memoryMiB/.test(e.message))
+    assert.throws(
+      () => loadHostPolicy(broken),
+      (e: { code?: string; message: string }) =>
+        e.code === 'HOST_POLICY_INVALID' && /sizing\.minimum\.memoryMiB/.test(e.message),
+    )
     const future = await write('future.yaml', POLICY.replace('version: 1', 'version: 2'))
-    assert.throws(() => loadHostPolicy(future), (e: { code?: string; message: string }) => e.code === 'HOST_POLICY_INVALID' && /version: 1/.test(e.message))
+    assert.throws(
+      () => loadHostPolicy(future),
+      (e: { code?: string; message: string }) => e.code === 'HOST_POLICY_INVALID' && /version: 1/.test(e.message),
+    )
     const bad = await write('bad.yaml', 'version: [\n')
     assert.throws(() => loadHostPolicy(bad), { code: 'HOST_POLICY_INVALID' })
   })
@@ -70,24 +84,38 @@ describe('the host policy', () => {
     const policy = loadHostPolicy()
 
     it('accepts at least one production release, each release named once', () => {
-      assert.ok(policy.releases.some((r) => !r.testOnly), 'no release a production host may run')
+      assert.ok(
+        policy.releases.some((r) => !r.testOnly),
+        'no release a production host may run',
+      )
       const names = policy.releases.map((r) => `${r.id} ${r.version}`)
       assert.equal(new Set(names).size, names.length)
     })
 
     it('describes only server types of an architecture fleetkit ships an agent for', () => {
       const foreign = Object.entries(policy.serverTypes).flatMap(([provider, types]) =>
-        Object.entries(types).filter(([, size]) => !policy.architectures.includes(size.architecture)).map(([name]) => `${provider}/${name}`))
+        Object.entries(types)
+          .filter(([, size]) => !policy.architectures.includes(size.architecture))
+          .map(([name]) => `${provider}/${name}`),
+      )
       assert.deepEqual(foreign, [])
     })
 
     it('has, for every architecture, a server type that meets the sizing minimum with room left after the reserve', () => {
       const { minimum } = policy.sizing
       for (const architecture of policy.architectures) {
-        const fits = Object.values(policy.serverTypes).flatMap((types) => Object.values(types)).filter((size) =>
-          size.architecture === architecture && size.cores >= minimum.cpu && size.memoryMiB >= minimum.memoryMiB &&
-          size.diskGiB * 1024 >= minimum.rootDiskMiB &&
-          size.cores > policy.reserve.cpu && size.memoryMiB > policy.reserve.memoryMiB && size.diskGiB > policy.reserve.diskGiB)
+        const fits = Object.values(policy.serverTypes)
+          .flatMap((types) => Object.values(types))
+          .filter(
+            (size) =>
+              size.architecture === architecture &&
+              size.cores >= minimum.cpu &&
+              size.memoryMiB >= minimum.memoryMiB &&
+              size.diskGiB * 1024 >= minimum.rootDiskMiB &&
+              size.cores > policy.reserve.cpu &&
+              size.memoryMiB > policy.reserve.memoryMiB &&
+              size.diskGiB > policy.reserve.diskGiB,
+          )
         assert.ok(fits.length > 0, `no ${architecture} server type meets the minimum`)
       }
     })

@@ -12,22 +12,25 @@ import { ruleContext, validDefinition } from '../../support/definition-fixture.j
 const pairs = (errors: Array<{ code: string; path: string }>) => errors.map((e) => [e.code, e.path])
 
 describe('rule: a node fits its server type (NODE_CAPACITY_ABOVE_SERVER_TYPE)', () => {
-  it('accepts a node within its own or its pool\'s type', () => {
+  it("accepts a node within its own or its pool's type", () => {
     assert.deepEqual(capacityWithinServerType(ruleContext(validDefinition())), [])
   })
-  it('says by how much, per dimension, against the node\'s own type before the pool\'s', () => {
+  it("says by how much, per dimension, against the node's own type before the pool's", () => {
     const d = validDefinition()
     d.nodes[0]!.serverType = 'cx42'
     d.nodes[0]!.maxCapacity = { cpu: 9, memoryMiB: 16384, diskGiB: 161 }
     d.nodes[1]!.maxCapacity = { cpu: 2, memoryMiB: 4097, diskGiB: 40 } // pool database: cx22, 4096 MiB
     const errors = capacityWithinServerType(ruleContext(d))
-    assert.deepEqual(pairs(errors), [['NODE_CAPACITY_ABOVE_SERVER_TYPE', '/nodes/0/maxCapacity'], ['NODE_CAPACITY_ABOVE_SERVER_TYPE', '/nodes/1/maxCapacity']])
+    assert.deepEqual(pairs(errors), [
+      ['NODE_CAPACITY_ABOVE_SERVER_TYPE', '/nodes/0/maxCapacity'],
+      ['NODE_CAPACITY_ABOVE_SERVER_TYPE', '/nodes/1/maxCapacity'],
+    ])
     assert.match(errors[0]!.message, /server type "cx42": cpu 9 > 8, diskGiB 161 > 160$/)
     assert.match(errors[1]!.message, /"cx22": memoryMiB 4097 > 4096$/)
   })
 })
 
-describe('rule: a node\'s region is one of its pool\'s (NODE_REGION_OUTSIDE_POOL)', () => {
+describe("rule: a node's region is one of its pool's (NODE_REGION_OUTSIDE_POOL)", () => {
   it('accepts a listed region, and any region when the pool lists none', () => {
     const d = validDefinition()
     d.nodes[0]!.region = 'hel1'
@@ -45,7 +48,7 @@ describe('rule: a node\'s region is one of its pool\'s (NODE_REGION_OUTSIDE_POOL
   })
 })
 
-describe('rule: a node\'s server type has its pool\'s architecture (SERVER_TYPE_ARCHITECTURE_MISMATCH)', () => {
+describe("rule: a node's server type has its pool's architecture (SERVER_TYPE_ARCHITECTURE_MISMATCH)", () => {
   it('accepts another type of the same architecture', () => {
     const d = validDefinition()
     d.nodes[0]!.serverType = 'cx42'
@@ -92,7 +95,7 @@ describe('rule: docker network bases stay clear of nodes, operators and docker0 
     assert.match(errors[0]!.message, /overlaps operator CIDR 10\.210\.5\.0\/24/)
     assert.match(errors[1]!.message, /overlaps node "db-1" address 10\.210\.9\.9/)
   })
-  it('refuses Docker\'s default bridge only when the pool keeps it', () => {
+  it("refuses Docker's default bridge only when the pool keeps it", () => {
     const d = validDefinition()
     d.pools.build!.dockerNetworkPolicy!.base = '172.17.0.0/16'
     assert.deepEqual(dockerNetworkBasesClear(ruleContext(d)), [])
@@ -110,7 +113,7 @@ describe('rule: port 22 opens only through publicSsh (EXPOSURE_SSH_PORT_WITHOUT_
     d.pools.build!.exposure = { publicPorts: [{ protocol: 'udp', port: 22 }] }
     assert.deepEqual(sshPortOnlyThroughPublicSsh(ruleContext(d)), [])
   })
-  it('judges the effective exposure: a node that turns publicSsh off under the fleet\'s port 22', () => {
+  it("judges the effective exposure: a node that turns publicSsh off under the fleet's port 22", () => {
     const d = validDefinition()
     d.exposure = { publicSsh: true, publicPorts: [{ protocol: 'tcp', port: 22 }] }
     d.nodes[1]!.exposure = { publicSsh: false }
@@ -120,8 +123,15 @@ describe('rule: port 22 opens only through publicSsh (EXPOSURE_SSH_PORT_WITHOUT_
   })
   it('points at the level that lists the port, once', () => {
     const d = validDefinition()
-    d.pools.build!.exposure = { publicPorts: [{ protocol: 'tcp', port: 80 }, { protocol: 'tcp', port: 22 }] }
-    assert.deepEqual(pairs(sshPortOnlyThroughPublicSsh(ruleContext(d))), [['EXPOSURE_SSH_PORT_WITHOUT_PUBLIC_SSH', '/pools/build/exposure/publicPorts/1']])
+    d.pools.build!.exposure = {
+      publicPorts: [
+        { protocol: 'tcp', port: 80 },
+        { protocol: 'tcp', port: 22 },
+      ],
+    }
+    assert.deepEqual(pairs(sshPortOnlyThroughPublicSsh(ruleContext(d))), [
+      ['EXPOSURE_SSH_PORT_WITHOUT_PUBLIC_SSH', '/pools/build/exposure/publicPorts/1'],
+    ])
   })
 })
 

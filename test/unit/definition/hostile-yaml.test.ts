@@ -11,7 +11,8 @@ import { validateDefinitionText } from '../../../src/definition/validate-text.js
 /** Nine levels of nine aliases each: 9^9 (387 million) strings once expanded, a few hundred bytes as text. */
 export function aliasBomb(levels = 9): string {
   const lines = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-  for (let i = 1; i <= levels; i++) lines.push(`l${i}: &l${i} [${Array.from({ length: 9 }, () => `*l${i - 1}`).join(', ')}]`)
+  for (let i = 1; i <= levels; i++)
+    lines.push(`l${i}: &l${i} [${Array.from({ length: 9 }, () => `*l${i - 1}`).join(', ')}]`)
   return `${lines.join('\n')}\n`
 }
 
@@ -46,9 +47,15 @@ describe('hostile YAML is refused fast (DEFINITION_TOO_COMPLEX)', () => {
     try {
       const path = join(dir, 'fleet.yaml')
       writeFileSync(path, Buffer.alloc(COMPLEXITY_LIMITS.maxChars + 1, 0x23))
-      await assert.rejects(loadDefinition(path), (e: FleetkitError) => e.code === 'DEFINITION_TOO_COMPLEX' && /larger than 16 MiB/.test(e.message))
+      await assert.rejects(
+        loadDefinition(path),
+        (e: FleetkitError) => e.code === 'DEFINITION_TOO_COMPLEX' && /larger than 16 MiB/.test(e.message),
+      )
       writeFileSync(path, aliasBomb())
-      await assert.rejects(loadDefinition(path), (e: FleetkitError) => e.code === 'DEFINITION_TOO_COMPLEX' && e.actions.some((a) => /anchors/.test(a)))
+      await assert.rejects(
+        loadDefinition(path),
+        (e: FleetkitError) => e.code === 'DEFINITION_TOO_COMPLEX' && e.actions.some((a) => /anchors/.test(a)),
+      )
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -57,7 +64,10 @@ describe('hostile YAML is refused fast (DEFINITION_TOO_COMPLEX)', () => {
   it('counts values, depth and shared nodes, and passes an ordinary definition', () => {
     const shared = [1, 2, 3]
     assert.equal(complexityProblem({ a: shared, b: shared }, { ...COMPLEXITY_LIMITS, maxValues: 9 }), undefined)
-    assert.match(complexityProblem({ a: shared, b: shared }, { ...COMPLEXITY_LIMITS, maxValues: 8 })!, /more than 8 values/)
+    assert.match(
+      complexityProblem({ a: shared, b: shared }, { ...COMPLEXITY_LIMITS, maxValues: 8 })!,
+      /more than 8 values/,
+    )
     assert.match(complexityProblem({ a: { b: { c: {} } } }, { ...COMPLEXITY_LIMITS, maxDepth: 3 })!, /deeper than 3/)
     assert.equal(complexityProblem({ a: { b: { c: {} } } }, { ...COMPLEXITY_LIMITS, maxDepth: 4 }), undefined)
   })

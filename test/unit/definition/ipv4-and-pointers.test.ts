@@ -8,7 +8,8 @@ describe('IPv4 arithmetic', () => {
   it('parses addresses and refuses malformed ones', () => {
     assert.equal(parseIpv4('10.0.0.1'), 0x0a000001)
     assert.equal(parseIpv4('255.255.255.255'), 2 ** 32 - 1)
-    for (const bad of ['256.0.0.1', '10.0.0', '10.0.0.01', 'a.b.c.d', '10.0.0.1 ']) assert.equal(parseIpv4(bad), undefined, bad)
+    for (const bad of ['256.0.0.1', '10.0.0', '10.0.0.01', 'a.b.c.d', '10.0.0.1 '])
+      assert.equal(parseIpv4(bad), undefined, bad)
   })
   it('parses CIDRs into network and size', () => {
     const c = parseIpv4Cidr('10.210.3.7/16')!

@@ -14,12 +14,16 @@ function messages(change: (d: Mutable) => void): Record<string, string> {
 
 describe('messages say what is expected in words', () => {
   it('an enum lists its allowed values', () => {
-    const m = messages((d) => { d.nodes[0].state = 'running' })
+    const m = messages((d) => {
+      d.nodes[0].state = 'running'
+    })
     assert.equal(m['DEFINITION_VALUE_INVALID /nodes/0/state'], 'must be one of "active", "drained", "disabled"')
   })
 
   it('a URL is "an https:// URL", never a regex', () => {
-    const m = messages((d) => { d.gateway.url = 'http://gateway.fleet.internal' })
+    const m = messages((d) => {
+      d.gateway.url = 'http://gateway.fleet.internal'
+    })
     assert.match(m['DEFINITION_VALUE_INVALID /gateway/url']!, /^must be an https:\/\/ URL: a host name/)
     assert.doesNotMatch(m['DEFINITION_VALUE_INVALID /gateway/url']!, /\^|\[/)
   })
@@ -35,13 +39,17 @@ describe('messages say what is expected in words', () => {
     assert.match(m['DEFINITION_VALUE_INVALID /canary']!, /^must be a node id: a lowercase letter/)
   })
 
-  it('the grammar\'s extra checks say the same words (a URL the regex admits but no parser does)', () => {
-    const m = messages((d) => { d.release.url = 'https://10.0.0.999/agent' })
+  it("the grammar's extra checks say the same words (a URL the regex admits but no parser does)", () => {
+    const m = messages((d) => {
+      d.release.url = 'https://10.0.0.999/agent'
+    })
     assert.match(m['DEFINITION_VALUE_INVALID /release/url']!, /^must be an https:\/\/ URL/)
   })
 
   it('a wrong type says the type in words', () => {
-    const m = messages((d) => { d.pools.build.ingress = 'yes' })
+    const m = messages((d) => {
+      d.pools.build.ingress = 'yes'
+    })
     assert.equal(m['DEFINITION_VALUE_INVALID /pools/build/ingress'], 'must be true or false')
   })
 
@@ -51,13 +59,18 @@ describe('messages say what is expected in words', () => {
       d.canary = 'build-2'
       d.pools.build.serverType = 'cx33'
     })
-    assert.match(m['POOL_REFERENCE_UNKNOWN /nodes/1/pool']!, /pool "databse", which is not declared; did you mean "database"\?/)
+    assert.match(
+      m['POOL_REFERENCE_UNKNOWN /nodes/1/pool']!,
+      /pool "databse", which is not declared; did you mean "database"\?/,
+    )
     assert.match(m['CANARY_UNKNOWN /canary']!, /canary "build-2" is not a declared node; did you mean "build-1"\?/)
     assert.match(m['SERVER_TYPE_UNKNOWN /pools/build/serverType']!, /"cx33" .*; did you mean "cx32"\?/)
   })
 
   it('no suggestion when nothing is close', () => {
-    const m = messages((d) => { d.nodes[1].pool = 'frontend' })
+    const m = messages((d) => {
+      d.nodes[1].pool = 'frontend'
+    })
     assert.doesNotMatch(m['POOL_REFERENCE_UNKNOWN /nodes/1/pool']!, /did you mean/)
   })
 

@@ -10,7 +10,10 @@ describe('parsing definition text', () => {
   })
 
   it('keeps YAML 1.2 scalars: versions and on/off stay strings', () => {
-    assert.deepEqual(parseDefinitionText('v: 1.2.3\ns: on\nd: 2026-01-01\n', 'f.yaml'), { ok: true, data: { v: '1.2.3', s: 'on', d: '2026-01-01' } })
+    assert.deepEqual(parseDefinitionText('v: 1.2.3\ns: on\nd: 2026-01-01\n', 'f.yaml'), {
+      ok: true,
+      data: { v: '1.2.3', s: 'on', d: '2026-01-01' },
+    })
   })
 
   it('refuses duplicate keys, an empty file and broken JSON with a line and column', () => {

@@ -13,10 +13,13 @@ describe('rule: node ids are unique (NODE_ID_DUPLICATE)', () => {
     const d = validDefinition()
     d.nodes.push({ ...d.nodes[0]! }, { ...d.nodes[0]! })
     const errors = nodeIdsUnique(ruleContext(d))
-    assert.deepEqual(errors.map((e) => [e.code, e.path, e.check]), [
-      ['NODE_ID_DUPLICATE', '/nodes/2/id', 'definition:semantics'],
-      ['NODE_ID_DUPLICATE', '/nodes/3/id', 'definition:semantics'],
-    ])
+    assert.deepEqual(
+      errors.map((e) => [e.code, e.path, e.check]),
+      [
+        ['NODE_ID_DUPLICATE', '/nodes/2/id', 'definition:semantics'],
+        ['NODE_ID_DUPLICATE', '/nodes/3/id', 'definition:semantics'],
+      ],
+    )
     assert.match(errors[0]!.message, /already declared at \/nodes\/0/)
   })
 })
@@ -30,7 +33,10 @@ describe('rule: pool references exist (POOL_REFERENCE_UNKNOWN)', () => {
     d.nodes[1]!.pool = 'databse'
     const [e, ...rest] = poolReferencesExist(ruleContext(d))
     assert.equal(rest.length, 0)
-    assert.deepEqual([e!.code, e!.path, e!.actual, e!.expected], ['POOL_REFERENCE_UNKNOWN', '/nodes/1/pool', 'databse', ['build', 'database']])
+    assert.deepEqual(
+      [e!.code, e!.path, e!.actual, e!.expected],
+      ['POOL_REFERENCE_UNKNOWN', '/nodes/1/pool', 'databse', ['build', 'database']],
+    )
   })
 })
 
@@ -44,6 +50,9 @@ describe('rule: the canary exists (CANARY_UNKNOWN)', () => {
   it('refuses a canary that is not a node', () => {
     const d = validDefinition()
     d.canary = 'build-9'
-    assert.deepEqual(canaryExists(ruleContext(d)).map((e) => [e.code, e.path, e.actual]), [['CANARY_UNKNOWN', '/canary', 'build-9']])
+    assert.deepEqual(
+      canaryExists(ruleContext(d)).map((e) => [e.code, e.path, e.actual]),
+      [['CANARY_UNKNOWN', '/canary', 'build-9']],
+    )
   })
 })

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 
-import { GENERATED_VALIDATOR_PATH, generateFleetValidatorSource } from '../../../src/definition/generate-fleet-validator.js'
+import {
+  GENERATED_VALIDATOR_PATH,
+  generateFleetValidatorSource,
+} from '../../../src/definition/generate-fleet-validator.js'
 import { checkSchema, summarize } from '../../../src/definition/schema-validator.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 
@@ -47,18 +50,24 @@ describe('schema/fleet.schema.json (definition:schema)', () => {
     d.nodes[0].ssh.hostname = d.nodes[0].ssh.host
     delete d.nodes[0].ssh.host
     const errors = checkSchema(d)
-    assert.deepEqual(errors.map((e) => [e.code, e.path]), [
-      ['DEFINITION_FIELD_MISSING', '/nodes/0/ssh/host'],
-      ['DEFINITION_FIELD_UNKNOWN', '/nodes/0/ssh/hostname'],
-    ])
+    assert.deepEqual(
+      errors.map((e) => [e.code, e.path]),
+      [
+        ['DEFINITION_FIELD_MISSING', '/nodes/0/ssh/host'],
+        ['DEFINITION_FIELD_UNKNOWN', '/nodes/0/ssh/hostname'],
+      ],
+    )
     assert.match(errors[1]!.message, /unknown field "hostname" \(allowed: host, user, port\)/)
     d.nodes[0].ssh = { host: 'h', usr: 'fleetkit' }
     const typo = checkSchema(d)
     // ssh.user is required, so the misspelt field is also a missing one: both are named.
-    assert.deepEqual(typo.map((e) => [e.code, e.path]), [
-      ['DEFINITION_FIELD_MISSING', '/nodes/0/ssh/user'],
-      ['DEFINITION_FIELD_UNKNOWN', '/nodes/0/ssh/usr'],
-    ])
+    assert.deepEqual(
+      typo.map((e) => [e.code, e.path]),
+      [
+        ['DEFINITION_FIELD_MISSING', '/nodes/0/ssh/user'],
+        ['DEFINITION_FIELD_UNKNOWN', '/nodes/0/ssh/usr'],
+      ],
+    )
     assert.match(typo[1]!.message, /unknown field "usr"; did you mean "user"\? \(allowed: host, user, port\)/)
   })
 

@@ -41,26 +41,49 @@ describe('rule: no secrets in the definition (DEFINITION_SECRET_FOUND)', () => {
 
   it('does not take public keys, the release key, names, URLs or versions for secrets', () => {
     const d = validDefinition()
-    const rsa = 'ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC' + 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ01'.repeat(4) + ' ops'
+    const rsa =
+      'ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC' +
+      'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ01'.repeat(4) +
+      ' ops'
     d.operators.sshKeys.push(rsa)
-    for (const value of [d.release.publicKey, d.nodes[0]!.hostKey!, rsa, 'https://releases.fleet.internal/agent', 'HETZNER_API_TOKEN', '1.2.3', 'ubuntu-24.04', 'LOG_LEVEL=debug']) {
+    for (const value of [
+      d.release.publicKey,
+      d.nodes[0]!.hostKey!,
+      rsa,
+      'https://releases.fleet.internal/agent',
+      'HETZNER_API_TOKEN',
+      '1.2.3',
+      'ubuntu-24.04',
+      'LOG_LEVEL=debug',
+    ]) {
       assert.equal(detectSecret(value), undefined, value)
     }
     assert.deepEqual(findSecrets(d), [])
   })
 
   it('finds secrets in any value or key, by path, and reports only path and kind', () => {
-    const data = { release: { caFile: FAKE.pem }, pools: { build: { image: FAKE.github } }, nodes: [{ id: 'a', notes: [FAKE.aws] }], [FAKE.slack]: 1 }
+    const data = {
+      release: { caFile: FAKE.pem },
+      pools: { build: { image: FAKE.github } },
+      nodes: [{ id: 'a', notes: [FAKE.aws] }],
+      [FAKE.slack]: 1,
+    }
     const findings = findSecrets(data)
-    assert.deepEqual(findings.map((f) => [f.path, f.kind]), [
-      ['/[redacted]', 'slack-token'],
-      ['/nodes/0/notes/0', 'aws-access-key'],
-      ['/pools/build/image', 'github-token'],
-      ['/release/caFile', 'pem-private-key'],
-    ])
+    assert.deepEqual(
+      findings.map((f) => [f.path, f.kind]),
+      [
+        ['/[redacted]', 'slack-token'],
+        ['/nodes/0/notes/0', 'aws-access-key'],
+        ['/pools/build/image', 'github-token'],
+        ['/release/caFile', 'pem-private-key'],
+      ],
+    )
     const out = JSON.stringify(secretErrors(findings))
-    for (const secret of [FAKE.pem, FAKE.github, FAKE.aws, FAKE.slack, 'MIIEowIBAAKCAQEA']) assert.ok(!out.includes(secret))
-    assert.ok(secretErrors(findings).every((e) => e.code === 'DEFINITION_SECRET_FOUND' && e.check === 'definition:semantics'))
+    for (const secret of [FAKE.pem, FAKE.github, FAKE.aws, FAKE.slack, 'MIIEowIBAAKCAQEA'])
+      assert.ok(!out.includes(secret))
+    assert.ok(
+      secretErrors(findings).every((e) => e.code === 'DEFINITION_SECRET_FOUND' && e.check === 'definition:semantics'),
+    )
   })
 
   it('never shows the secret in schema errors about the same value or key', () => {
@@ -75,6 +98,9 @@ describe('rule: no secrets in the definition (DEFINITION_SECRET_FOUND)', () => {
 
   it('scans text that does not parse, by line, reporting a key block once', () => {
     const text = `fleet: x\nkey: |\n${FAKE.openssh}\n  bad: [\ntoken: ${FAKE.github}\n`
-    assert.deepEqual(scanTextForSecrets(text), [{ line: 3, kind: 'openssh-private-key' }, { line: 7, kind: 'github-token' }])
+    assert.deepEqual(scanTextForSecrets(text), [
+      { line: 3, kind: 'openssh-private-key' },
+      { line: 7, kind: 'github-token' },
+    ])
   })
 })

@@ -7,7 +7,9 @@ import type { Definition } from '../../../src/definition/types.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 
 /** Facts from plain maps, so each test states the state it assumes. */
-function facts(state: { allocations?: Record<string, number>; leases?: Record<string, number>; proven?: string[] } = {}): TransitionFacts {
+function facts(
+  state: { allocations?: Record<string, number>; leases?: Record<string, number>; proven?: string[] } = {},
+): TransitionFacts {
   return {
     activeAllocations: async (id) => state.allocations?.[id] ?? 0,
     liveLeases: async (id) => state.leases?.[id] ?? 0,
@@ -34,7 +36,10 @@ describe('transitions (definition:transition)', () => {
       current.nodes.splice(1, 1)
       for (const state of [{ allocations: { 'db-1': 1 } }, { leases: { 'db-1': 2 } }]) {
         const errors = await checkTransitions(validDefinition(), current, facts(state), loadHostPolicy())
-        assert.deepEqual(errors.map((e) => [e.code, e.path]), [['TRANSITION_NODE_REMOVAL_UNSAFE', '/nodes']])
+        assert.deepEqual(
+          errors.map((e) => [e.code, e.path]),
+          [['TRANSITION_NODE_REMOVAL_UNSAFE', '/nodes']],
+        )
         assert.match(errors[0]!.message, /node "db-1" was removed but still holds/)
       }
     })
@@ -48,9 +53,19 @@ describe('transitions (definition:transition)', () => {
     })
     it('counts a node disabled in the same change while it still holds work', async () => {
       const previous = validDefinition()
-      previous.nodes.push({ id: 'build-2', pool: 'build', state: 'active', maxCapacity: { cpu: 4, memoryMiB: 8192, diskGiB: 80 } })
+      previous.nodes.push({
+        id: 'build-2',
+        pool: 'build',
+        state: 'active',
+        maxCapacity: { cpu: 4, memoryMiB: 8192, diskGiB: 80 },
+      })
       const current = validDefinition()
-      current.nodes.push({ id: 'build-2', pool: 'build', state: 'disabled', maxCapacity: { cpu: 4, memoryMiB: 8192, diskGiB: 80 } })
+      current.nodes.push({
+        id: 'build-2',
+        pool: 'build',
+        state: 'disabled',
+        maxCapacity: { cpu: 4, memoryMiB: 8192, diskGiB: 80 },
+      })
       current.pools.build!.capacityBudget = { cpu: 4, memoryMiB: 8192, diskGiB: 80 }
       assert.deepEqual(await check(previous, current, facts({ leases: { 'build-2': 1 } })), [
         ['TRANSITION_BUDGET_SHRINK_UNSAFE', '/pools/build/capacityBudget', 'definition:transition'],
@@ -63,7 +78,12 @@ describe('transitions (definition:transition)', () => {
   describe('enabling a disabled node (TRANSITION_ENABLE_WITHOUT_CAPACITY)', () => {
     const withBuild2 = (state: 'active' | 'disabled', cpu?: number): Definition => {
       const d = validDefinition()
-      d.nodes.push({ id: 'build-2', pool: 'build', state, ...(cpu === undefined ? {} : { maxCapacity: { cpu, memoryMiB: 4096, diskGiB: 40 } }) })
+      d.nodes.push({
+        id: 'build-2',
+        pool: 'build',
+        state,
+        ...(cpu === undefined ? {} : { maxCapacity: { cpu, memoryMiB: 4096, diskGiB: 40 } }),
+      })
       return d
     }
     it('is safe when the pool has room for it', async () => {
@@ -78,7 +98,9 @@ describe('transitions (definition:transition)', () => {
       const previous = withBuild2('disabled')
       const current = withBuild2('active')
       for (const d of [previous, current]) delete d.pools.build!.serverType
-      assert.deepEqual(await check(previous, current), [['TRANSITION_ENABLE_WITHOUT_CAPACITY', '/nodes/2/state', 'definition:transition']])
+      assert.deepEqual(await check(previous, current), [
+        ['TRANSITION_ENABLE_WITHOUT_CAPACITY', '/nodes/2/state', 'definition:transition'],
+      ])
     })
   })
 
@@ -94,12 +116,16 @@ describe('transitions (definition:transition)', () => {
         ['TRANSITION_UNPROVEN', '/release/version', 'definition:transition'],
         ['TRANSITION_UNPROVEN', '/pools/build/image', 'definition:transition'],
       ])
-      assert.deepEqual(await check(validDefinition(), changed(), facts({ proven: ['agentVersion:1.3.0', 'image:ubuntu-24.04'] })), [
-        ['TRANSITION_UNPROVEN', '/pools/build/image', 'definition:transition'],
-      ])
+      assert.deepEqual(
+        await check(validDefinition(), changed(), facts({ proven: ['agentVersion:1.3.0', 'image:ubuntu-24.04'] })),
+        [['TRANSITION_UNPROVEN', '/pools/build/image', 'definition:transition']],
+      )
     })
     it('is safe once the canary proved exactly these revisions', async () => {
-      assert.deepEqual(await check(validDefinition(), changed(), facts({ proven: ['agentVersion:1.3.0', 'image:ubuntu-26.04'] })), [])
+      assert.deepEqual(
+        await check(validDefinition(), changed(), facts({ proven: ['agentVersion:1.3.0', 'image:ubuntu-26.04'] })),
+        [],
+      )
     })
   })
 })

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { seededRng } from '../../../src/config/rng.js'
-import { commitStaged, tempPathFor, writeFileAtomic, writeFilesAtomic, writeStaged } from '../../../src/fs/atomic-file.js'
+import {
+  commitStaged,
+  tempPathFor,
+  writeFileAtomic,
+  writeFilesAtomic,
+  writeStaged,
+} from '../../../src/fs/atomic-file.js'
 
 describe('atomic file writer', () => {
   let dir: string
@@ -19,7 +25,10 @@ describe('atomic file writer', () => {
 
   it('writes each file with its own mode and renames them in order', async () => {
     await writeFile(join(dir, 'ca.key'), 'old key', { mode: 0o600 })
-    await writeFilesAtomic(dir, [{ name: 'ca.key', content: 'new key', mode: 0o600 }, { name: 'ca.pem', content: 'certificate', mode: 0o644 }])
+    await writeFilesAtomic(dir, [
+      { name: 'ca.key', content: 'new key', mode: 0o600 },
+      { name: 'ca.pem', content: 'certificate', mode: 0o644 },
+    ])
     assert.equal(await readFile(join(dir, 'ca.key'), 'utf8'), 'new key')
     assert.equal((await stat(join(dir, 'ca.pem'))).mode & 0o777, 0o644)
     assert.deepEqual((await readdir(dir)).sort(), ['ca.key', 'ca.pem'])
@@ -29,7 +38,13 @@ describe('atomic file writer', () => {
     await writeFile(join(dir, 'a.pem'), 'old a')
     // The second file's directory does not exist: its temp file cannot be created.
     await mkdir(join(dir, 'sub'))
-    await assert.rejects(writeFilesAtomic(dir, [{ name: 'a.pem', content: 'new a', mode: 0o600 }, { name: 'sub/missing/b.pem', content: 'b', mode: 0o600 }]), { code: 'ENOENT' })
+    await assert.rejects(
+      writeFilesAtomic(dir, [
+        { name: 'a.pem', content: 'new a', mode: 0o600 },
+        { name: 'sub/missing/b.pem', content: 'b', mode: 0o600 },
+      ]),
+      { code: 'ENOENT' },
+    )
     assert.equal(await readFile(join(dir, 'a.pem'), 'utf8'), 'old a')
     assert.deepEqual((await readdir(dir)).sort(), ['a.pem', 'sub'])
   })

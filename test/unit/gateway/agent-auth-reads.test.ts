@@ -11,12 +11,24 @@ import type { Queryable } from '../../../src/store/database.js'
 const NOW = new Date('2026-12-01T12:00:00Z')
 
 /** A socket that completed mTLS with a certificate whose DER is `der` (the fingerprint is its SHA-256). */
-const socket = (der: string) => ({ authorized: true, getPeerX509Certificate: () => ({ raw: Buffer.from(der) }) }) as unknown as TLSSocket
+const socket = (der: string) =>
+  ({ authorized: true, getPeerX509Certificate: () => ({ raw: Buffer.from(der) }) }) as unknown as TLSSocket
 
 function dbRow(fingerprint: string, nodeId: string) {
   return {
-    id: '1', node_id: nodeId, fingerprint_sha256: fingerprint, serial: '01', not_before: new Date(0), not_after: new Date('2027-01-01T00:00:00Z'),
-    issuer_ca_sha256: 'c'.repeat(64), purpose: 'agent', replaces_id: null, first_used_at: new Date(0), revoked_at: null, created_at: new Date(0), node_status: 'active',
+    id: '1',
+    node_id: nodeId,
+    fingerprint_sha256: fingerprint,
+    serial: '01',
+    not_before: new Date(0),
+    not_after: new Date('2027-01-01T00:00:00Z'),
+    issuer_ca_sha256: 'c'.repeat(64),
+    purpose: 'agent',
+    replaces_id: null,
+    first_used_at: new Date(0),
+    revoked_at: null,
+    created_at: new Date(0),
+    node_status: 'active',
   }
 }
 
@@ -35,7 +47,10 @@ function database(nodes: string[], duringQuery: () => void = () => undefined) {
       if (/LIMIT/.test(sql)) {
         const [, after, limit] = params as [string[], string, number]
         pages.push({ after, limit })
-        const page = [...rows.keys()].sort().filter((f) => f > after).slice(0, limit)
+        const page = [...rows.keys()]
+          .sort()
+          .filter((f) => f > after)
+          .slice(0, limit)
         return { rows: page.map((f) => dbRow(f, rows.get(f)!)) }
       }
       const [fingerprints] = params as [string[]]
@@ -52,7 +67,10 @@ describe('gateway: how agent authentication reads certificate rows', () => {
     const { pool, queries } = database(nodes)
     const auth = new AgentAuthenticator({ pool, cacheMs: 60_000 })
     const identities = await Promise.all(nodes.map((n) => auth.authenticate(socket(n), NOW, true)))
-    assert.deepEqual(identities.map((i) => i.nodeId), nodes)
+    assert.deepEqual(
+      identities.map((i) => i.nodeId),
+      nodes,
+    )
     assert.equal(queries.length, 1)
     assert.equal(queries[0]!.length, 200)
     await Promise.all(nodes.map((n) => auth.authenticate(socket(n), NOW, true)))
@@ -62,7 +80,10 @@ describe('gateway: how agent authentication reads certificate rows', () => {
   it('refuses an unknown certificate in the same batch as known ones', async () => {
     const { pool, queries } = database(['node-a'])
     const auth = new AgentAuthenticator({ pool, cacheMs: 60_000 })
-    const [known, unknown] = await Promise.allSettled([auth.authenticate(socket('node-a'), NOW, false), auth.authenticate(socket('stranger'), NOW, false)])
+    const [known, unknown] = await Promise.allSettled([
+      auth.authenticate(socket('node-a'), NOW, false),
+      auth.authenticate(socket('stranger'), NOW, false),
+    ])
     assert.equal(known.status === 'fulfilled' && known.value.nodeId, 'node-a')
     assert.equal(unknown.status === 'rejected' && (unknown.reason as { code: string }).code, 'CERTIFICATE_REFUSED')
     assert.equal(queries.length, 1)
@@ -84,7 +105,10 @@ describe('gateway: how agent authentication reads certificate rows', () => {
     const { pool, queries, pages } = database(nodes)
     const auth = new AgentAuthenticator({ pool, cacheMs: 60_000 })
     assert.equal(await auth.warm(), 1203)
-    assert.deepEqual(pages.map((p) => p.limit), [500, 500, 500])
+    assert.deepEqual(
+      pages.map((p) => p.limit),
+      [500, 500, 500],
+    )
     assert.equal(pages[1]!.after, [...new Set(nodes.map((n) => peerFingerprint(socket(n))!))].sort()[499])
     await Promise.all(nodes.map((n) => auth.authenticate(socket(n), NOW, true)))
     assert.equal(queries.length, 0)

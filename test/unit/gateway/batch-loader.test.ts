@@ -35,7 +35,10 @@ describe('gateway: batched look-ups', () => {
     const { loader, loads } = recording(values, 3)
     const answers = await Promise.all(Object.keys(values).map((k) => loader.get(k)))
     assert.deepEqual(answers, [0, 1, 2, 3, 4, 5, 6])
-    assert.deepEqual(loads.map((l) => l.length), [3, 3, 1])
+    assert.deepEqual(
+      loads.map((l) => l.length),
+      [3, 3, 1],
+    )
   })
 
   it('a load that fails (rejecting or throwing) fails its own chunk only', async () => {
@@ -47,6 +50,9 @@ describe('gateway: batched look-ups', () => {
       return Promise.resolve(new Map(keys.map((k) => [k, 1])))
     }, 1)
     const results = await Promise.allSettled(['a', 'b', 'c'].map((k) => loader.get(k)))
-    assert.deepEqual(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)), ['database went away', 'thrown at once', 1])
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)),
+      ['database went away', 'thrown at once', 1],
+    )
   })
 })

@@ -7,7 +7,10 @@ import { loadGatewayConfig, parseBind } from '../../../src/gateway/config.js'
 const base = { HOME: '/home/op', XDG_STATE_HOME: '/home/op/.local/state' }
 
 function refused(env: Record<string, string>, variable: string): void {
-  assert.throws(() => loadGatewayConfig({ ...base, ...env }), (e: unknown) => e instanceof FleetkitError && e.code === 'GATEWAY_CONFIG_INVALID' && e.data?.variable === variable)
+  assert.throws(
+    () => loadGatewayConfig({ ...base, ...env }),
+    (e: unknown) => e instanceof FleetkitError && e.code === 'GATEWAY_CONFIG_INVALID' && e.data?.variable === variable,
+  )
 }
 
 describe('gateway: configuration from the environment', () => {
@@ -27,9 +30,15 @@ describe('gateway: configuration from the environment', () => {
 
   it('reads every variable', () => {
     const config = loadGatewayConfig({
-      ...base, DATABASE_URL: 'postgres://u:p@db/fleet', FLEETKIT_STATE_DIR: '/var/lib/fk', FLEETKIT_PKI_DIR: '/etc/fk/pki',
-      FLEETKIT_ENROLL_BIND: '0.0.0.0:444', FLEETKIT_AGENT_BIND: '[::]:443', FLEETKIT_METRICS_BIND: 'localhost:0',
-      FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '3600', FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '60',
+      ...base,
+      DATABASE_URL: 'postgres://u:p@db/fleet',
+      FLEETKIT_STATE_DIR: '/var/lib/fk',
+      FLEETKIT_PKI_DIR: '/etc/fk/pki',
+      FLEETKIT_ENROLL_BIND: '0.0.0.0:444',
+      FLEETKIT_AGENT_BIND: '[::]:443',
+      FLEETKIT_METRICS_BIND: 'localhost:0',
+      FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '3600',
+      FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '60',
     })
     assert.equal(config.databaseUrl, 'postgres://u:p@db/fleet')
     assert.equal(config.stateDir, '/var/lib/fk')
@@ -39,8 +48,14 @@ describe('gateway: configuration from the environment', () => {
     assert.deepEqual(config.metricsBind, { host: '127.0.0.1', port: 0 })
     assert.equal(config.agentCertLifetimeSeconds, 3600)
     assert.equal(config.agentRenewCheckSeconds, 60)
-    assert.deepEqual(loadGatewayConfig({ ...base, FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '100, 300,900' }).shedDelayThresholdsMs, [100, 300, 900])
-    assert.equal(loadGatewayConfig({ ...base, FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '0' }).shedDelayThresholdsMs, undefined)
+    assert.deepEqual(
+      loadGatewayConfig({ ...base, FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '100, 300,900' }).shedDelayThresholdsMs,
+      [100, 300, 900],
+    )
+    assert.equal(
+      loadGatewayConfig({ ...base, FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '0' }).shedDelayThresholdsMs,
+      undefined,
+    )
   })
 
   it('refuses bad values with GATEWAY_CONFIG_INVALID naming the variable, never echoing DATABASE_URL', () => {
@@ -55,7 +70,10 @@ describe('gateway: configuration from the environment', () => {
     refused({ FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '150,500' }, 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')
     refused({ FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '5,10,20' }, 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')
     refused({ FLEETKIT_RECOVERY_WINDOW_SECONDS: String(91 * 86400) }, 'FLEETKIT_RECOVERY_WINDOW_SECONDS')
-    refused({ FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '600', FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '300' }, 'FLEETKIT_AGENT_RENEW_CHECK_SECONDS')
+    refused(
+      { FLEETKIT_AGENT_CERT_LIFETIME_SECONDS: '600', FLEETKIT_AGENT_RENEW_CHECK_SECONDS: '300' },
+      'FLEETKIT_AGENT_RENEW_CHECK_SECONDS',
+    )
     try {
       loadGatewayConfig({ ...base, DATABASE_URL: 'mysql://user:hunter2@db/x' })
       assert.fail('accepted a non-postgres URL')

@@ -6,10 +6,17 @@ import { type Heartbeat, mergeHeartbeat } from '../../../src/store/heartbeats.js
 function manualTimer() {
   let tick: (() => void) | undefined
   return {
-    setInterval: (fn: () => void) => { tick = fn; return {} },
-    clearInterval: () => { tick = undefined },
+    setInterval: (fn: () => void) => {
+      tick = fn
+      return {}
+    },
+    clearInterval: () => {
+      tick = undefined
+    },
     fire: () => tick?.(),
-    get running() { return tick !== undefined },
+    get running() {
+      return tick !== undefined
+    },
   }
 }
 
@@ -19,7 +26,12 @@ describe('gateway: heartbeat coalescer', () => {
   it('writes one batch per interval with the newest beat of each node', async () => {
     const writes: Heartbeat[][] = []
     const timer = manualTimer()
-    const c = new HeartbeatCoalescer({ write: async (b) => { writes.push(b) }, ...timer })
+    const c = new HeartbeatCoalescer({
+      write: async (b) => {
+        writes.push(b)
+      },
+      ...timer,
+    })
     c.start()
     c.add({ nodeId: 'a', seenAt: at(1), facts: { cpu_count: 1 } })
     c.add({ nodeId: 'a', seenAt: at(3), facts: { cpu_count: 3 } })
@@ -29,7 +41,17 @@ describe('gateway: heartbeat coalescer', () => {
     timer.fire()
     await c.flush()
     assert.equal(writes.length, 1)
-    assert.deepEqual(writes[0]!.map((b) => [b.nodeId, b.seenAt.getUTCSeconds(), (b.facts as { cpu_count?: number } | undefined)?.cpu_count]), [['a', 3, 3], ['b', 1, undefined]])
+    assert.deepEqual(
+      writes[0]!.map((b) => [
+        b.nodeId,
+        b.seenAt.getUTCSeconds(),
+        (b.facts as { cpu_count?: number } | undefined)?.cpu_count,
+      ]),
+      [
+        ['a', 3, 3],
+        ['b', 1, undefined],
+      ],
+    )
     timer.fire()
     await c.flush()
     assert.equal(writes.length, 1, 'an empty interval writes nothing')
@@ -37,7 +59,12 @@ describe('gateway: heartbeat coalescer', () => {
 
   it('keeps earlier facts when a later beat carries none', async () => {
     const writes: Heartbeat[][] = []
-    const c = new HeartbeatCoalescer({ write: async (b) => { writes.push(b) }, ...manualTimer() })
+    const c = new HeartbeatCoalescer({
+      write: async (b) => {
+        writes.push(b)
+      },
+      ...manualTimer(),
+    })
     c.add({ nodeId: 'a', seenAt: at(1), facts: { kernel: 'k1' } })
     c.add({ nodeId: 'a', seenAt: at(2), facts: null })
     await c.flush()
@@ -47,7 +74,12 @@ describe('gateway: heartbeat coalescer', () => {
 
   it('merges by the one heartbeat rule of the store: a late, older beat loses but lends its facts to a newer beat without any', async () => {
     const writes: Heartbeat[][] = []
-    const c = new HeartbeatCoalescer({ write: async (b) => { writes.push(b) }, ...manualTimer() })
+    const c = new HeartbeatCoalescer({
+      write: async (b) => {
+        writes.push(b)
+      },
+      ...manualTimer(),
+    })
     c.add({ nodeId: 'a', seenAt: at(2), facts: null })
     c.add({ nodeId: 'a', seenAt: at(1), facts: { kernel: 'k1' } })
     await c.flush()
@@ -66,7 +98,12 @@ describe('gateway: heartbeat coalescer', () => {
     const c = new HeartbeatCoalescer({
       write: async (b) => {
         calls += 1
-        if (calls === 1) { await new Promise<void>((r) => { release = r }); throw new Error('db down') }
+        if (calls === 1) {
+          await new Promise<void>((r) => {
+            release = r
+          })
+          throw new Error('db down')
+        }
         written.push(b)
       },
       onError: () => undefined,
@@ -82,13 +119,21 @@ describe('gateway: heartbeat coalescer', () => {
     await Promise.all([first, second])
     await c.flush()
     assert.equal(calls, 2)
-    assert.deepEqual(written[0]!.map((b) => [b.nodeId, b.seenAt.getUTCSeconds()]).sort(), [['a', 5], ['b', 1]])
+    assert.deepEqual(written[0]!.map((b) => [b.nodeId, b.seenAt.getUTCSeconds()]).sort(), [
+      ['a', 5],
+      ['b', 1],
+    ])
   })
 
   it('close() stops the timer and writes what is pending', async () => {
     const writes: Heartbeat[][] = []
     const timer = manualTimer()
-    const c = new HeartbeatCoalescer({ write: async (b) => { writes.push(b) }, ...timer })
+    const c = new HeartbeatCoalescer({
+      write: async (b) => {
+        writes.push(b)
+      },
+      ...timer,
+    })
     c.start()
     c.add({ nodeId: 'a', seenAt: at(1) })
     await c.close()

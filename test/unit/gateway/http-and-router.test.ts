@@ -33,7 +33,10 @@ describe('gateway: router', () => {
       { method: 'GET', pattern: '/v1/things/all', auth: 'none', handler },
       { method: 'POST', pattern: '/v1/things/all', auth: 'none', handler },
     ])
-    assert.deepEqual(ordered.match('GET', '/v1/things/all'), { route: ordered.match('GET', '/v1/things/x')!.route, params: { id: 'all' } })
+    assert.deepEqual(ordered.match('GET', '/v1/things/all'), {
+      route: ordered.match('GET', '/v1/things/x')!.route,
+      params: { id: 'all' },
+    })
     assert.equal(ordered.match('POST', '/v1/things/all')?.route.pattern, '/v1/things/all')
   })
 })
@@ -96,10 +99,14 @@ describe('gateway: server_time on every answer', () => {
     const body = { node_status: 'active', renewal_due: true, nested: { a: [1, '}'] } }
     assert.equal(withServerTime(body, at(5)), JSON.stringify({ ...body, server_time: at(5).toISOString() }))
     assert.deepEqual(JSON.parse(withServerTime({}, at(5))), { server_time: '2026-12-01T12:00:00.005Z' })
-    assert.deepEqual(JSON.parse(withServerTime({ server_time: 'forged', x: 1 }, at(5))), { server_time: '2026-12-01T12:00:00.005Z', x: 1 })
+    assert.deepEqual(JSON.parse(withServerTime({ server_time: 'forged', x: 1 }, at(5))), {
+      server_time: '2026-12-01T12:00:00.005Z',
+      x: 1,
+    })
   })
 
   it('gives each millisecond its own time, also when calls alternate between two', () => {
-    for (const ms of [7, 7, 8, 7, 999]) assert.equal(JSON.parse(withServerTime({}, at(ms))).server_time, at(ms).toISOString())
+    for (const ms of [7, 7, 8, 7, 999])
+      assert.equal(JSON.parse(withServerTime({}, at(ms))).server_time, at(ms).toISOString())
   })
 })

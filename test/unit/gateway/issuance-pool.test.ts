@@ -28,14 +28,37 @@ describe('issuance worker pool', function () {
     assert.ok(checked.ok)
     assert.equal(pool.started, 1)
     const now = new Date()
-    const issued = await pool.issue({ ca, publicKeyDer: checked.publicKeyDer, nodeId: 'node-w', now, lifetimeSeconds: 3600 })
+    const issued = await pool.issue({
+      ca,
+      publicKeyDer: checked.publicKeyDer,
+      nodeId: 'node-w',
+      now,
+      lifetimeSeconds: 3600,
+    })
     assert.equal(issued.issuerCaSha256, ca.fingerprintSha256)
     assert.equal(issued.notAfter.getTime(), Math.floor(now.getTime() / 1000) * 1000 + 3600_000)
     await writeFile(join(dir, 'ca.pem'), ca.certificatePem)
     await writeFile(join(dir, 'cert.pem'), issued.certificatePem)
-    const verified = await run('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(dir, 'ca.pem'), join(dir, 'cert.pem')])
+    const verified = await run('openssl', [
+      'verify',
+      '-purpose',
+      'sslclient',
+      '-CAfile',
+      join(dir, 'ca.pem'),
+      join(dir, 'cert.pem'),
+    ])
     assert.match(verified.stdout, /cert\.pem: OK/)
-    const text = (await run('openssl', ['x509', '-noout', '-subject', '-ext', 'subjectAltName,extendedKeyUsage', '-in', join(dir, 'cert.pem')])).stdout
+    const text = (
+      await run('openssl', [
+        'x509',
+        '-noout',
+        '-subject',
+        '-ext',
+        'subjectAltName,extendedKeyUsage',
+        '-in',
+        join(dir, 'cert.pem'),
+      ])
+    ).stdout
     assert.match(text, /CN ?= ?node-w/)
     assert.match(text, /DNS:node-w/)
     assert.match(text, /TLS Web Client Authentication/)
@@ -43,8 +66,14 @@ describe('issuance worker pool', function () {
 
   it('refuses a CSR whose signature does not verify, or whose CN is another node, with the reason', async () => {
     const csr = await makeCsr(await nodeKey(), { name: 'CN=node-w' })
-    assert.deepEqual(await pool.checkRequest(tamperSignature(csr), 'node-w'), { ok: false, reason: 'the request signature does not verify (no proof of possession)' })
-    assert.deepEqual(await pool.checkRequest(csr, 'node-v'), { ok: false, reason: 'the subject must be exactly CN=<node id>' })
+    assert.deepEqual(await pool.checkRequest(tamperSignature(csr), 'node-w'), {
+      ok: false,
+      reason: 'the request signature does not verify (no proof of possession)',
+    })
+    assert.deepEqual(await pool.checkRequest(csr, 'node-v'), {
+      ok: false,
+      reason: 'the subject must be exactly CN=<node id>',
+    })
     assert.deepEqual(await pool.checkRequest(42, 'node-w'), { ok: false, reason: 'csr_pem is missing' })
   })
 
@@ -52,7 +81,17 @@ describe('issuance worker pool', function () {
     const [oldCa, newCa] = [await ephemeralCa(), await ephemeralCa()]
     const checked = await pool.checkRequest(await makeCsr(await nodeKey(), { name: 'CN=node-r' }), 'node-r')
     assert.ok(checked.ok)
-    const issued = await Promise.all(Array.from({ length: 12 }, (_, i) => pool.issue({ ca: i % 2 ? newCa : oldCa, publicKeyDer: checked.publicKeyDer, nodeId: 'node-r', now: new Date(), lifetimeSeconds: 60 })))
+    const issued = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        pool.issue({
+          ca: i % 2 ? newCa : oldCa,
+          publicKeyDer: checked.publicKeyDer,
+          nodeId: 'node-r',
+          now: new Date(),
+          lifetimeSeconds: 60,
+        }),
+      ),
+    )
     issued.forEach((cert, i) => assert.equal(cert.issuerCaSha256, (i % 2 ? newCa : oldCa).fingerprintSha256))
     assert.equal(new Set(issued.map((c) => c.serial)).size, 12, 'every certificate has its own serial')
     assert.equal(pool.started, 2)

@@ -39,7 +39,12 @@ describe('load shedder', () => {
     assert.deepEqual([shedder.sample(), shedder.sample()], [3, 2])
     assert.deepEqual([shedder.sample(), shedder.sample()], [2, 1])
     assert.deepEqual([shedder.sample(), shedder.sample()], [1, 0])
-    assert.deepEqual(levels, [[0, 3], [3, 2], [2, 1], [1, 0]])
+    assert.deepEqual(levels, [
+      [0, 3],
+      [3, 2],
+      [2, 1],
+      [1, 0],
+    ])
   })
 
   it('a busy sample in a calm run starts the run again', () => {
@@ -62,7 +67,11 @@ describe('load shedder', () => {
     shedder.admit('agent', 'last')()
     shedder.sample()
     refusal(() => shedder.admit('agent', 'last'))
-    assert.deepEqual(shed, ['enroll:first:event_loop_delay', 'agent:normal:event_loop_delay', 'agent:last:event_loop_delay'])
+    assert.deepEqual(shed, [
+      'enroll:first:event_loop_delay',
+      'agent:normal:event_loop_delay',
+      'agent:last:event_loop_delay',
+    ])
   })
 
   it('in flight: enrollment may fill half the limit, leases 80%, heartbeats all of it; release frees a slot once', () => {

@@ -12,7 +12,12 @@ async function untilComplete(req: IncomingMessage): Promise<void> {
   while (!req.complete) await new Promise((resolve) => setImmediate(resolve))
 }
 
-interface Outcome { status: number; body?: Record<string, unknown>; code?: string; complete: boolean }
+interface Outcome {
+  status: number
+  body?: Record<string, unknown>
+  code?: string
+  complete: boolean
+}
 
 describe('gateway: reading a JSON request body', () => {
   let server: Server
@@ -60,10 +65,16 @@ describe('gateway: reading a JSON request body', () => {
     assert.equal(outcomes.length, 1)
     return outcomes[0]!
   }
-  const fixed = (text: string) => ({ head: `content-length: ${Buffer.byteLength(text)}\r\n`, parts: [Buffer.from(text)] })
+  const fixed = (text: string) => ({
+    head: `content-length: ${Buffer.byteLength(text)}\r\n`,
+    parts: [Buffer.from(text)],
+  })
   const chunked = (...pieces: Buffer[]) => ({
     head: 'transfer-encoding: chunked\r\n',
-    parts: [...pieces.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')],
+    parts: [
+      ...pieces.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])),
+      Buffer.from('0\r\n\r\n'),
+    ],
   })
 
   it('refuses a body the client cut off mid-way (400, never a 500)', async () => {
@@ -92,7 +103,11 @@ describe('gateway: reading a JSON request body', () => {
       assert.deepEqual((await send(path, 'content-length: 0\r\n', [])).body, {})
       outcomes.length = 0
       const invalid = fixed('{"facts":')
-      assert.deepEqual(await send(path, invalid.head, invalid.parts), { status: 400, code: 'REQUEST_INVALID', complete: path === '/wait' })
+      assert.deepEqual(await send(path, invalid.head, invalid.parts), {
+        status: 400,
+        code: 'REQUEST_INVALID',
+        complete: path === '/wait',
+      })
       outcomes.length = 0
       const array = fixed('[1,2]')
       assert.equal((await send(path, array.head, array.parts)).status, 400)

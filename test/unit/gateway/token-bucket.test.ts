@@ -16,14 +16,20 @@ describe('gateway: token bucket', () => {
   it('never holds more than the burst however long it idles', () => {
     const bucket = new TokenBucket({ burst: 2, perSecond: 100 }, 0)
     const taken = [0, 0, 0].map(() => bucket.take(1_000_000))
-    assert.deepEqual(taken.map((t) => t === 0), [true, true, false])
+    assert.deepEqual(
+      taken.map((t) => t === 0),
+      [true, true, false],
+    )
   })
 })
 
 describe('gateway: rate limiter', () => {
   it('limits each source apart, answers a whole-second Retry-After, and refills with the clock', () => {
     let now = 0
-    const limiter = new RateLimiter({ perSource: { burst: 2, perSecond: 0.5 }, global: { burst: 100, perSecond: 100 } }, () => now)
+    const limiter = new RateLimiter(
+      { perSource: { burst: 2, perSecond: 0.5 }, global: { burst: 100, perSecond: 100 } },
+      () => now,
+    )
     assert.deepEqual(limiter.take('a'), { allowed: true })
     assert.deepEqual(limiter.take('a'), { allowed: true })
     assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSeconds: 2, scope: 'source' })
@@ -33,15 +39,24 @@ describe('gateway: rate limiter', () => {
   })
 
   it('has a global limit across sources', () => {
-    const limiter = new RateLimiter({ perSource: { burst: 10, perSecond: 10 }, global: { burst: 3, perSecond: 1 } }, () => 0)
+    const limiter = new RateLimiter(
+      { perSource: { burst: 10, perSecond: 10 }, global: { burst: 3, perSecond: 1 } },
+      () => 0,
+    )
     const results = ['a', 'b', 'c', 'd'].map((s) => limiter.take(s))
-    assert.deepEqual(results.map((r) => r.allowed), [true, true, true, false])
+    assert.deepEqual(
+      results.map((r) => r.allowed),
+      [true, true, true, false],
+    )
     assert.equal((results[3] as { scope: string }).scope, 'global')
   })
 
   it('keeps at most maxSources buckets, dropping idle ones first', () => {
     let now = 0
-    const limiter = new RateLimiter({ perSource: { burst: 1, perSecond: 1 }, global: { burst: 1e6, perSecond: 1e6 }, maxSources: 100 }, () => now)
+    const limiter = new RateLimiter(
+      { perSource: { burst: 1, perSecond: 1 }, global: { burst: 1e6, perSecond: 1e6 }, maxSources: 100 },
+      () => now,
+    )
     for (let i = 0; i < 1000; i++) limiter.take(`10.0.${Math.floor(i / 256)}.${i % 256}`)
     assert.ok(limiter.trackedSources <= 100)
     now = 10_000

@@ -10,7 +10,8 @@ import { MINIMAL_USER_DATA, seedFiles } from '../../hosts/seed.js'
 
 describe('test hosts: helper parts', () => {
   it('builds from the mirror the apt sources name for bookworm, not security or third-party lists', () => {
-    const deb822 = 'Types: deb\nURIs: https://deb.nodesource.com/node_20.x\nSuites: nodistro\n\nTypes: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n\nTypes: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n'
+    const deb822 =
+      'Types: deb\nURIs: https://deb.nodesource.com/node_20.x\nSuites: nodistro\n\nTypes: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n\nTypes: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n'
     assert.equal(aptMirror(deb822), 'http://mirror.example/debian')
     assert.equal(aptMirror('deb [arch=amd64] http://old.example/debian bookworm main\n'), 'http://old.example/debian')
     assert.equal(aptMirror(''), 'http://deb.debian.org/debian')
@@ -23,7 +24,8 @@ describe('test hosts: helper parts', () => {
   })
 
   it('reads the PLAY RECAP per host', () => {
-    const out = 'PLAY [all]\n...\nPLAY RECAP *********\nc1                         : ok=3    changed=1    unreachable=0    failed=0    skipped=2    rescued=0    ignored=0\nc2 : ok=0 changed=0 unreachable=1 failed=0 skipped=0 rescued=0 ignored=0\n'
+    const out =
+      'PLAY [all]\n...\nPLAY RECAP *********\nc1                         : ok=3    changed=1    unreachable=0    failed=0    skipped=2    rescued=0    ignored=0\nc2 : ok=0 changed=0 unreachable=1 failed=0 skipped=0 rescued=0 ignored=0\n'
     assert.deepEqual(parseRecap(out), {
       c1: { ok: 3, changed: 1, unreachable: 0, failed: 0, skipped: 2, rescued: 0, ignored: 0 },
       c2: { ok: 0, changed: 0, unreachable: 1, failed: 0, skipped: 0, rescued: 0, ignored: 0 },
@@ -39,12 +41,16 @@ describe('test hosts: helper parts', () => {
     assert.doesNotMatch(missingForHosts(['container'], { uid: 1000, path: '/nonexistent' })[1] ?? '', /qemu/)
   })
 
-  it('writes the seed: the test\'s user-data, meta-data naming the host, vendor-data with the pinned keys (VMs)', () => {
+  it("writes the seed: the test's user-data, meta-data naming the host, vendor-data with the pinned keys (VMs)", () => {
     const plain = seedFiles('h1', undefined)
     assert.equal(plain['user-data'], MINIMAL_USER_DATA)
     assert.match(plain['meta-data'], /instance-id: iid-h1\nlocal-hostname: h1\n/)
     assert.equal(plain['vendor-data'], undefined)
-    const vm = seedFiles('h2', { userData: '#!/bin/bash\ntrue\n' }, { hostPrivateKey: 'PRIV\n', hostPublicKey: 'ssh-ed25519 AAA h', operatorPublicKey: 'ssh-ed25519 BBB op' })
+    const vm = seedFiles(
+      'h2',
+      { userData: '#!/bin/bash\ntrue\n' },
+      { hostPrivateKey: 'PRIV\n', hostPublicKey: 'ssh-ed25519 AAA h', operatorPublicKey: 'ssh-ed25519 BBB op' },
+    )
     assert.equal(vm['user-data'], '#!/bin/bash\ntrue\n')
     assert.match(vm['vendor-data'] ?? '', /^#cloud-config\n/)
     assert.match(vm['vendor-data'] ?? '', /ed25519_public: ssh-ed25519 AAA h/)

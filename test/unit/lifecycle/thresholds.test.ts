@@ -7,7 +7,10 @@ import { DEFAULT_THRESHOLDS, loadSweepThresholds } from '../../../src/lifecycle/
 describe('lifecycle: sweep thresholds, --since, ages', () => {
   it('defaults to 90 s unhealthy and 300 s lost; reads both variables', () => {
     assert.deepEqual(loadSweepThresholds({}), DEFAULT_THRESHOLDS)
-    assert.deepEqual(loadSweepThresholds({ FLEETKIT_NODE_UNHEALTHY_AFTER: '20', FLEETKIT_NODE_LOST_AFTER: ' 60 ' }), { unhealthyAfterSeconds: 20, lostAfterSeconds: 60 })
+    assert.deepEqual(loadSweepThresholds({ FLEETKIT_NODE_UNHEALTHY_AFTER: '20', FLEETKIT_NODE_LOST_AFTER: ' 60 ' }), {
+      unhealthyAfterSeconds: 20,
+      lostAfterSeconds: 60,
+    })
   })
 
   it('refuses a lost threshold under 30 s, not above the unhealthy one, or not a number, naming the variable (exit 2)', () => {
@@ -17,7 +20,11 @@ describe('lifecycle: sweep thresholds, --since, ages', () => {
       [{ FLEETKIT_NODE_UNHEALTHY_AFTER: '1m' }, 'FLEETKIT_NODE_UNHEALTHY_AFTER'],
       [{ FLEETKIT_NODE_UNHEALTHY_AFTER: '4' }, 'FLEETKIT_NODE_UNHEALTHY_AFTER'],
     ] as const) {
-      assert.throws(() => loadSweepThresholds(env), (e: { code: string; exitCode: number; data: { variable: string } }) => e.code === 'LIFECYCLE_CONFIG_INVALID' && e.exitCode === 2 && e.data.variable === variable)
+      assert.throws(
+        () => loadSweepThresholds(env),
+        (e: { code: string; exitCode: number; data: { variable: string } }) =>
+          e.code === 'LIFECYCLE_CONFIG_INVALID' && e.exitCode === 2 && e.data.variable === variable,
+      )
     }
   })
 

@@ -9,7 +9,16 @@ const AT = new Date('2026-01-01T00:00:00Z')
 
 function capture(options: { component?: 'gateway' | 'agent' | 'cli'; env?: Record<string, string> } = {}) {
   const lines: string[] = []
-  const log = createLogger({ component: options.component ?? 'agent', env: options.env ?? {}, now: () => AT, destination: { write: (line) => { lines.push(line) } } })
+  const log = createLogger({
+    component: options.component ?? 'agent',
+    env: options.env ?? {},
+    now: () => AT,
+    destination: {
+      write: (line) => {
+        lines.push(line)
+      },
+    },
+  })
   return { log, lines, parsed: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) }
 }
 
@@ -17,7 +26,9 @@ describe('logger', () => {
   it('writes one JSON object per line with time, level, component and msg', () => {
     const { log, lines } = capture({ component: 'gateway' })
     log('info', 'enrolled', { node_id: 'n1' })
-    assert.deepEqual(lines, ['{"level":"info","time":"2026-01-01T00:00:00.000Z","component":"gateway","node_id":"n1","msg":"enrolled"}\n'])
+    assert.deepEqual(lines, [
+      '{"level":"info","time":"2026-01-01T00:00:00.000Z","component":"gateway","node_id":"n1","msg":"enrolled"}\n',
+    ])
   })
 
   it('gives the gateway and the agent the same field names', () => {
@@ -32,14 +43,23 @@ describe('logger', () => {
     const quiet = capture()
     quiet.log('debug', 'heartbeat')
     quiet.log('info', 'agent_started')
-    assert.deepEqual(quiet.parsed().map((l) => l.msg), ['agent_started'])
+    assert.deepEqual(
+      quiet.parsed().map((l) => l.msg),
+      ['agent_started'],
+    )
     const loud = capture({ env: { FLEETKIT_LOG_LEVEL: 'debug' } })
     loud.log('debug', 'heartbeat')
-    assert.deepEqual(loud.parsed().map((l) => [l.level, l.msg]), [['debug', 'heartbeat']])
+    assert.deepEqual(
+      loud.parsed().map((l) => [l.level, l.msg]),
+      [['debug', 'heartbeat']],
+    )
     const errorsOnly = capture({ env: { FLEETKIT_LOG_LEVEL: 'ERROR' } })
     errorsOnly.log('warn', 'w')
     errorsOnly.log('error', 'e')
-    assert.deepEqual(errorsOnly.parsed().map((l) => l.msg), ['e'])
+    assert.deepEqual(
+      errorsOnly.parsed().map((l) => l.msg),
+      ['e'],
+    )
   })
 
   it('warns once about an unknown level and keeps logging at info', () => {
@@ -47,19 +67,30 @@ describe('logger', () => {
     const { log, parsed } = capture({ env: { FLEETKIT_LOG_LEVEL: 'loud' } })
     log('debug', 'hidden')
     log('info', 'shown')
-    assert.deepEqual(parsed().map((l) => [l.level, l.msg, l.given]), [['warn', 'log_level_invalid', 'loud'], ['info', 'shown', undefined]])
+    assert.deepEqual(
+      parsed().map((l) => [l.level, l.msg, l.given]),
+      [
+        ['warn', 'log_level_invalid', 'loud'],
+        ['info', 'shown', undefined],
+      ],
+    )
   })
 
   it('redacts secret-named fields at the top level and one level down', () => {
     const { log, lines } = capture()
-    log('error', 'oops', { secret: 's3cr3t-value', token: 'tok-value', data: { key: 'k3y-value', password: 'pw-value', node_id: 'n1' } })
+    log('error', 'oops', {
+      secret: 's3cr3t-value',
+      token: 'tok-value',
+      data: { key: 'k3y-value', password: 'pw-value', node_id: 'n1' },
+    })
     const text = lines.join('')
-    for (const value of ['s3cr3t-value', 'tok-value', 'k3y-value', 'pw-value']) assert.doesNotMatch(text, new RegExp(value))
+    for (const value of ['s3cr3t-value', 'tok-value', 'k3y-value', 'pw-value'])
+      assert.doesNotMatch(text, new RegExp(value))
     assert.match(text, /"node_id":"n1"/)
     assert.match(text, /"secret":"\[redacted\]"/)
   })
 
-  it('logs the gateway\'s routine agent traffic at debug, refusals at info, 503 (the database, logged once at error) at warn, failures at error', () => {
+  it("logs the gateway's routine agent traffic at debug, refusals at info, 503 (the database, logged once at error) at warn, failures at error", () => {
     assert.equal(requestLogLevel('/v1/agent/heartbeat', 200), 'debug')
     assert.equal(requestLogLevel('/v1/agent/lease', 200), 'debug')
     assert.equal(requestLogLevel('/v1/agent/jobs/:id/heartbeat', 200), 'debug')
@@ -78,6 +109,9 @@ describe('logger', () => {
     assert.equal(logEnabled(log, 'info'), true)
     assert.equal(logEnabled(silentLogger, 'error'), false)
     // A plain function without `enabled` (a test's own logger) is assumed to write everything.
-    assert.equal(logEnabled(() => {}, 'debug'), true)
+    assert.equal(
+      logEnabled(() => {}, 'debug'),
+      true,
+    )
   })
 })

@@ -36,7 +36,10 @@ describe('pki: CSR checks', () => {
   it('accepts CN=<node id> with no SAN or with SAN DNS = node id', async () => {
     const key = await nodeKey()
     assert.equal((await checkCertificateRequest(await makeCsr(key, { name: 'CN=node-1' }), 'node-1')).ok, true)
-    assert.equal((await checkCertificateRequest(await makeCsr(key, { name: 'CN=node-1', dnsNames: ['node-1'] }), 'node-1')).ok, true)
+    assert.equal(
+      (await checkCertificateRequest(await makeCsr(key, { name: 'CN=node-1', dnsNames: ['node-1'] }), 'node-1')).ok,
+      true,
+    )
   })
 
   it('refuses a CSR whose signature does not verify (no proof of possession)', async () => {
@@ -59,7 +62,13 @@ describe('pki: CSR checks', () => {
   }
 
   it('refuses garbage, empty and non-string input without throwing', async () => {
-    for (const input of ['', 'hello', '-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n', 42, undefined]) {
+    for (const input of [
+      '',
+      'hello',
+      '-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n',
+      42,
+      undefined,
+    ]) {
       assert.equal((await checkCertificateRequest(input, 'node-1')).ok, false)
     }
   })
@@ -71,7 +80,13 @@ describe('pki: client certificates', () => {
     const key = await nodeKey()
     const check = await checkCertificateRequest(await makeCsr(key, { name: 'CN=node-7' }), 'node-7')
     assert.ok(check.ok)
-    const issued = await issueClientCertificate({ ca, subjectPublicKey: check.publicKey, nodeId: 'node-7', now: NOW, lifetimeSeconds: 3600 })
+    const issued = await issueClientCertificate({
+      ca,
+      subjectPublicKey: check.publicKey,
+      nodeId: 'node-7',
+      now: NOW,
+      lifetimeSeconds: 3600,
+    })
     const cert = new x509.X509Certificate(issued.certificatePem)
     assert.equal(cert.subject, 'CN=node-7')
     assert.equal(cert.notBefore.toISOString(), '2026-03-01T11:59:00.000Z')
@@ -99,7 +114,10 @@ describe('pki: client certificates', () => {
     const serials = new Set(Array.from({ length: 50 }, () => randomSerial()))
     assert.equal(serials.size, 50)
     for (const serial of serials) assert.match(serial, /^[4-7][0-9a-f]{31}$/)
-    assert.equal(randomSerial(() => Buffer.alloc(16, 0xff)), '7f' + 'ff'.repeat(15))
+    assert.equal(
+      randomSerial(() => Buffer.alloc(16, 0xff)),
+      '7f' + 'ff'.repeat(15),
+    )
   })
 })
 
@@ -107,7 +125,12 @@ describe('pki: server certificate and bundle', () => {
   it('carries DNS names and IP addresses, serverAuth, and verifies against the CA', async () => {
     const ca = await ephemeralCa(NOW)
     const keys = await generateP256KeyPair()
-    const server = await issueServerCertificate({ ca, publicKey: keys.publicKey, names: ['gw.example', '127.0.0.1', '::1'], now: NOW })
+    const server = await issueServerCertificate({
+      ca,
+      publicKey: keys.publicKey,
+      names: ['gw.example', '127.0.0.1', '::1'],
+      now: NOW,
+    })
     const cert = new X509Certificate(server.certificatePem)
     assert.equal(cert.subjectAltName, 'DNS:gw.example, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1')
     assert.equal(cert.checkHost('gw.example'), 'gw.example')

@@ -5,7 +5,12 @@ import { planRotationAbort, planRotationBegin, planRotationCompletion, signedBy 
 import { createCertificateAuthority, loadIssuingCa } from '../../../src/pki/certificate-authority.js'
 import { issueClientCertificate } from '../../../src/pki/client-certificate.js'
 import { generateP256KeyPair, privateKeyToPem } from '../../../src/pki/keys.js'
-import { challengeSignedBy, CHALLENGE_LIFETIME_MS, issueChallenge, readChallenge } from '../../../src/pki/recovery-challenge.js'
+import {
+  challengeSignedBy,
+  CHALLENGE_LIFETIME_MS,
+  issueChallenge,
+  readChallenge,
+} from '../../../src/pki/recovery-challenge.js'
 import { issueServerCertificate, serverCertificateNames } from '../../../src/pki/server-certificate.js'
 import { bundleFingerprints, buildTrustBundle } from '../../../src/pki/trust-bundle.js'
 import { readHeartbeatResponse } from '../../../src/protocol/agent-routes.js'
@@ -16,10 +21,18 @@ async function pkiFiles() {
   const created = await createCertificateAuthority({ now: NOW })
   const ca = await loadIssuingCa(created.certificatePem, created.privateKeyPem)
   const serverKeys = await generateP256KeyPair()
-  const server = await issueServerCertificate({ ca, publicKey: serverKeys.publicKey, names: ['gw.test', '127.0.0.1'], now: NOW })
+  const server = await issueServerCertificate({
+    ca,
+    publicKey: serverKeys.publicKey,
+    names: ['gw.test', '127.0.0.1'],
+    now: NOW,
+  })
   return {
-    caCertificate: created.certificatePem, caKey: created.privateKeyPem, bundle: buildTrustBundle([created.certificatePem]),
-    serverCertificate: server.certificatePem, serverKey: await privateKeyToPem(serverKeys.privateKey),
+    caCertificate: created.certificatePem,
+    caKey: created.privateKeyPem,
+    bundle: buildTrustBundle([created.certificatePem]),
+    serverCertificate: server.certificatePem,
+    serverKey: await privateKeyToPem(serverKeys.privateKey),
   }
 }
 
@@ -27,21 +40,42 @@ describe('pki: rotation phases (pure)', () => {
   it('begin archives the CA first and renames the new certificate last; the bundle trusts new then old', async () => {
     const files = await pkiFiles()
     const plan = await planRotationBegin(files, NOW)
-    assert.deepEqual(plan.files.map((f) => f.name), ['ca.pem.previous', 'ca.key.previous', 'ca-bundle.pem.previous', 'ca-bundle.pem', 'ca.key', 'ca.pem'])
+    assert.deepEqual(
+      plan.files.map((f) => f.name),
+      ['ca.pem.previous', 'ca.key.previous', 'ca-bundle.pem.previous', 'ca-bundle.pem', 'ca.key', 'ca.pem'],
+    )
     assert.equal(plan.files.find((f) => f.name === 'ca.key.previous')!.mode, 0o600)
     assert.equal(plan.files.find((f) => f.name === 'ca.key.previous')!.content, files.caKey)
-    assert.deepEqual(bundleFingerprints(plan.files.find((f) => f.name === 'ca-bundle.pem')!.content), [plan.newCaSha256, plan.oldCaSha256])
+    assert.deepEqual(bundleFingerprints(plan.files.find((f) => f.name === 'ca-bundle.pem')!.content), [
+      plan.newCaSha256,
+      plan.oldCaSha256,
+    ])
     const archived = { caCertificate: files.caCertificate, caKey: files.caKey, bundle: files.bundle }
-    assert.deepEqual(planRotationAbort(archived).map((f) => [f.name, f.content]), [['ca-bundle.pem', files.bundle], ['ca.key', files.caKey], ['ca.pem', files.caCertificate]])
+    assert.deepEqual(
+      planRotationAbort(archived).map((f) => [f.name, f.content]),
+      [
+        ['ca-bundle.pem', files.bundle],
+        ['ca.key', files.caKey],
+        ['ca.pem', files.caCertificate],
+      ],
+    )
   })
 
   it('completion re-signs the server certificate by the new CA with the same names and key, and trusts the new CA only; then nothing is left to do', async () => {
     const files = await pkiFiles()
     const plan = await planRotationBegin(files, NOW)
     const after = Object.fromEntries(plan.files.map((f) => [f.name, f.content]))
-    const rotated = { ...files, caCertificate: after['ca.pem']!, caKey: after['ca.key']!, bundle: after['ca-bundle.pem']! }
+    const rotated = {
+      ...files,
+      caCertificate: after['ca.pem']!,
+      caKey: after['ca.key']!,
+      bundle: after['ca-bundle.pem']!,
+    }
     const completion = await planRotationCompletion(rotated, NOW)
-    assert.deepEqual(completion.map((f) => f.name), ['server.pem', 'ca-bundle.pem'])
+    assert.deepEqual(
+      completion.map((f) => f.name),
+      ['server.pem', 'ca-bundle.pem'],
+    )
     const server = completion[0]!.content
     assert.ok(signedBy(server, rotated.caCertificate))
     assert.ok(!signedBy(server, files.caCertificate))
@@ -55,8 +89,12 @@ describe('pki: rotation phases (pure)', () => {
 })
 
 describe('pki: recovery challenges', () => {
-  const serverKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
-  const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+  const serverKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ format: 'pem', type: 'pkcs8' })
+    .toString()
+  const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ format: 'pem', type: 'pkcs8' })
+    .toString()
 
   it('reads back what it issued (node, counter) until it expires; a forged, edited or foreign challenge reads as nothing', () => {
     const { challenge, expiresAt } = issueChallenge(serverKey, { nodeId: 'node-1', counter: 3, now: NOW })
@@ -68,7 +106,11 @@ describe('pki: recovery challenges', () => {
     parts[2] = '4'
     assert.equal(readChallenge(serverKey, parts.join('.'), NOW), undefined, 'counter edited')
     assert.equal(readChallenge(serverKey, 'v1.x.0.1.2.3', NOW), undefined)
-    assert.notEqual(issueChallenge(serverKey, { nodeId: 'node-1', counter: 3, now: NOW }).challenge, challenge, 'a fresh nonce each time')
+    assert.notEqual(
+      issueChallenge(serverKey, { nodeId: 'node-1', counter: 3, now: NOW }).challenge,
+      challenge,
+      'a fresh nonce each time',
+    )
   })
 
   it('accepts a signature by the certificate key only', async () => {
@@ -77,7 +119,13 @@ describe('pki: recovery challenges', () => {
     const node = generateKeyPairSync('ec', { namedCurve: 'P-256' })
     const { x509 } = await import('../../../src/pki/x509-provider.js')
     const spki = node.publicKey.export({ format: 'der', type: 'spki' })
-    const cert = await issueClientCertificate({ ca, subjectPublicKey: new x509.PublicKey(Uint8Array.from(spki).buffer), nodeId: 'node-1', now: NOW, lifetimeSeconds: 60 })
+    const cert = await issueClientCertificate({
+      ca,
+      subjectPublicKey: new x509.PublicKey(Uint8Array.from(spki).buffer),
+      nodeId: 'node-1',
+      now: NOW,
+      lifetimeSeconds: 60,
+    })
     const { challenge } = issueChallenge(serverKey, { nodeId: 'node-1', counter: 0, now: NOW })
     const good = sign('sha256', Buffer.from(challenge), { key: node.privateKey, dsaEncoding: 'der' }).toString('base64')
     const bad = sign('sha256', Buffer.from(challenge), { key: otherKey, dsaEncoding: 'der' }).toString('base64')
@@ -91,11 +139,20 @@ describe('pki: recovery challenges', () => {
 describe('protocol: heartbeat renewal_due', () => {
   it('is true only when the gateway says so, absent otherwise, and must be a boolean', () => {
     assert.deepEqual(readHeartbeatResponse({ node_status: 'active' }), { node_status: 'active' })
-    assert.deepEqual(readHeartbeatResponse({ node_status: 'active', renewal_due: true }), { node_status: 'active', renewal_due: true })
+    assert.deepEqual(readHeartbeatResponse({ node_status: 'active', renewal_due: true }), {
+      node_status: 'active',
+      renewal_due: true,
+    })
     assert.deepEqual(readHeartbeatResponse({ node_status: 'active', renewal_due: false }), { node_status: 'active' })
     assert.throws(() => readHeartbeatResponse({ node_status: 'active', renewal_due: 'yes' }), /renewal_due/)
-    assert.equal(readHeartbeatResponse({ node_status: 'active', trust_bundle_sha256: 'a'.repeat(64) }).trust_bundle_sha256, 'a'.repeat(64))
-    assert.throws(() => readHeartbeatResponse({ node_status: 'active', trust_bundle_sha256: 'x' }), /trust_bundle_sha256/)
+    assert.equal(
+      readHeartbeatResponse({ node_status: 'active', trust_bundle_sha256: 'a'.repeat(64) }).trust_bundle_sha256,
+      'a'.repeat(64),
+    )
+    assert.throws(
+      () => readHeartbeatResponse({ node_status: 'active', trust_bundle_sha256: 'x' }),
+      /trust_bundle_sha256/,
+    )
   })
 
   it('the bundle digest ignores order and PEM layout, and changes with the set of CAs', async () => {

@@ -2,8 +2,16 @@ import assert from 'node:assert/strict'
 
 import { isFleetkitError } from '../../../src/checks/fleetkit-error.js'
 import {
-  AGENT_PATHS, errorCodeOf, jobPath, readHeartbeatRequest, readIdentityResponse, readJobCompleteRequest, readJobHeartbeatRequest,
-  readLeaseResponse, readNodeLostBody, readRenewResponse,
+  AGENT_PATHS,
+  errorCodeOf,
+  jobPath,
+  readHeartbeatRequest,
+  readIdentityResponse,
+  readJobCompleteRequest,
+  readJobHeartbeatRequest,
+  readLeaseResponse,
+  readNodeLostBody,
+  readRenewResponse,
 } from '../../../src/protocol/agent-routes.js'
 import { readChecksJobResult } from '../../../src/protocol/check-result.js'
 import { readEnrollRequest, readEnrollResponse } from '../../../src/protocol/enrollment.js'
@@ -12,7 +20,8 @@ import { WireFormatError, printableText } from '../../../src/protocol/wire-forma
 
 const JOB_ID = '0b7c9a52-7f0e-4a55-9d1f-3f4a8e1c2b3d'
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'
-const refuses = (fn: () => unknown, path: RegExp) => assert.throws(fn, (e: unknown) => e instanceof WireFormatError && path.test(e.path), String(path))
+const refuses = (fn: () => unknown, path: RegExp) =>
+  assert.throws(fn, (e: unknown) => e instanceof WireFormatError && path.test(e.path), String(path))
 
 describe('protocol: checks result', () => {
   it('reads a well-formed result into one CheckResult type, dropping unknown fields', () => {
@@ -31,9 +40,23 @@ describe('protocol: checks result', () => {
   })
 
   it('refuses an unregistered failure code instead of passing it through', () => {
-    refuses(() => readChecksJobResult({ checks: [{ id: 'host:br-netfilter', status: 'fail', code: 'HOST_BR_NETFILTER_MISSING', detail: 'x' }] }), /^result\.checks\[0\]\.code$/)
-    refuses(() => readChecksJobResult({ checks: [{ id: 'host:br-netfilter', status: 'warn', code: 'toString', detail: 'x' }] }), /code$/)
-    refuses(() => readChecksJobResult({ checks: [{ id: 'host:br-netfilter', status: 'warn', code: '__proto__', detail: 'x' }] }), /code$/)
+    refuses(
+      () =>
+        readChecksJobResult({
+          checks: [{ id: 'host:br-netfilter', status: 'fail', code: 'HOST_BR_NETFILTER_MISSING', detail: 'x' }],
+        }),
+      /^result\.checks\[0\]\.code$/,
+    )
+    refuses(
+      () =>
+        readChecksJobResult({ checks: [{ id: 'host:br-netfilter', status: 'warn', code: 'toString', detail: 'x' }] }),
+      /code$/,
+    )
+    refuses(
+      () =>
+        readChecksJobResult({ checks: [{ id: 'host:br-netfilter', status: 'warn', code: '__proto__', detail: 'x' }] }),
+      /code$/,
+    )
   })
 
   it('refuses an unknown status, a malformed ID, a failing check without a code, duplicates and an empty or missing list', () => {
@@ -48,23 +71,38 @@ describe('protocol: checks result', () => {
     refuses(() => readChecksJobResult({}), /checks$/)
     refuses(() => readChecksJobResult(null), /^result$/)
     refuses(() => readChecksJobResult({ checks: ['junk'] }), /checks\[0\]$/)
-    refuses(() => readChecksJobResult({ checks: Array.from({ length: 201 }, (_, i) => ({ ...ok, id: `host:c${i}` })) }), /checks$/)
+    refuses(
+      () => readChecksJobResult({ checks: Array.from({ length: 201 }, (_, i) => ({ ...ok, id: `host:c${i}` })) }),
+      /checks$/,
+    )
     refuses(() => readChecksJobResult({ checks: [{ ...ok, detail: 7 }] }), /detail$/)
     refuses(() => readChecksJobResult({ checks: [{ id: ok.id, status: ok.status }] }), /detail$/)
   })
 
   it('strips terminal control sequences and characters from the detail, and bounds it', () => {
-    const [check] = readChecksJobResult({ checks: [{ id: 'host:disk-free', status: 'pass', detail: 'ok\u001b[31m red\u001b[0m\r\nnext\u0007 \u001b]0;title\u0007\u202eevil\u009b' }] }).checks
+    const [check] = readChecksJobResult({
+      checks: [
+        {
+          id: 'host:disk-free',
+          status: 'pass',
+          detail: 'ok\u001b[31m red\u001b[0m\r\nnext\u0007 \u001b]0;title\u0007\u202eevil\u009b',
+        },
+      ],
+    }).checks
     assert.equal(check!.detail, 'ok red next evil')
     // eslint-disable-next-line no-control-regex
     assert.doesNotMatch(check!.detail, /[\u0000-\u001f\u007f-\u009f\u202e]/)
-    const [long] = readChecksJobResult({ checks: [{ id: 'host:disk-free', status: 'pass', detail: 'x'.repeat(1900) }] }).checks
+    const [long] = readChecksJobResult({
+      checks: [{ id: 'host:disk-free', status: 'pass', detail: 'x'.repeat(1900) }],
+    }).checks
     assert.equal(long!.detail.length, 500)
     assert.equal(printableText('\u001b[1;31mBOLD\u001b[m', 10), 'BOLD')
   })
 
   it('never reads a field from the prototype', () => {
-    const hostile = JSON.parse('{"__proto__": {"checks": [{"id": "host:x", "status": "pass", "detail": ""}]}}') as unknown
+    const hostile = JSON.parse(
+      '{"__proto__": {"checks": [{"id": "host:x", "status": "pass", "detail": ""}]}}',
+    ) as unknown
     refuses(() => readChecksJobResult(hostile), /checks$/)
     assert.equal(({} as { checks?: unknown }).checks, undefined)
   })
@@ -72,8 +110,28 @@ describe('protocol: checks result', () => {
 
 describe('protocol: agent routes', () => {
   it('reads a lease with a job, and with none', () => {
-    const lease = { job: { id: JOB_ID, kind: 'checks', payload: {}, lease_token: 't0k', lease_expires_at: '2026-01-01T00:02:00.000Z', attempt: 1, extra: true }, server_time: '2026-01-01T00:00:00.000Z' }
-    assert.deepEqual(readLeaseResponse(lease), { job: { id: JOB_ID, kind: 'checks', payload: {}, lease_token: 't0k', lease_expires_at: '2026-01-01T00:02:00.000Z', attempt: 1 } })
+    const lease = {
+      job: {
+        id: JOB_ID,
+        kind: 'checks',
+        payload: {},
+        lease_token: 't0k',
+        lease_expires_at: '2026-01-01T00:02:00.000Z',
+        attempt: 1,
+        extra: true,
+      },
+      server_time: '2026-01-01T00:00:00.000Z',
+    }
+    assert.deepEqual(readLeaseResponse(lease), {
+      job: {
+        id: JOB_ID,
+        kind: 'checks',
+        payload: {},
+        lease_token: 't0k',
+        lease_expires_at: '2026-01-01T00:02:00.000Z',
+        attempt: 1,
+      },
+    })
     assert.deepEqual(readLeaseResponse({ job: null }), { job: null })
     refuses(() => readLeaseResponse({ job: { ...lease.job, id: 12 } }), /^job\.id$/)
     refuses(() => readLeaseResponse({ job: { ...lease.job, lease_expires_at: 'soon' } }), /lease_expires_at$/)
@@ -83,7 +141,9 @@ describe('protocol: agent routes', () => {
   })
 
   it("reads a lost node's cleanup list in its one shape only", () => {
-    assert.deepEqual(readNodeLostBody({ cleanup: [{ job_id: JOB_ID }], error: { code: 'node_lost', message: 'x' } }), { cleanup: [{ job_id: JOB_ID }] })
+    assert.deepEqual(readNodeLostBody({ cleanup: [{ job_id: JOB_ID }], error: { code: 'node_lost', message: 'x' } }), {
+      cleanup: [{ job_id: JOB_ID }],
+    })
     refuses(() => readNodeLostBody({ cleanup: [JOB_ID] }), /^cleanup\[0\]$/)
     refuses(() => readNodeLostBody({ cleanup: [{ id: JOB_ID }] }), /cleanup\[0\]\.job_id$/)
     refuses(() => readNodeLostBody({ cleanup: Array.from({ length: 65 }, () => ({ job_id: JOB_ID })) }), /^cleanup$/)
@@ -91,16 +151,27 @@ describe('protocol: agent routes', () => {
 
   it('reads a completion: succeeded carries a checks result, failed an error; anything else is refused', () => {
     const checks = [{ id: 'host:disk-free', status: 'pass', detail: 'ok' }]
-    assert.deepEqual(readJobCompleteRequest({ lease_token: 't', status: 'succeeded', result: { checks } }), { lease_token: 't', status: 'succeeded', result: { checks } })
+    assert.deepEqual(readJobCompleteRequest({ lease_token: 't', status: 'succeeded', result: { checks } }), {
+      lease_token: 't',
+      status: 'succeeded',
+      result: { checks },
+    })
     assert.deepEqual(
-      readJobCompleteRequest({ lease_token: 't', status: 'failed', result: { error: { code: 'job_error', message: 'boom\nline two' } } }),
+      readJobCompleteRequest({
+        lease_token: 't',
+        status: 'failed',
+        result: { error: { code: 'job_error', message: 'boom\nline two' } },
+      }),
       { lease_token: 't', status: 'failed', result: { error: { code: 'job_error', message: 'boom line two' } } },
     )
     refuses(() => readJobCompleteRequest({ lease_token: 't', status: 'succeeded', result: {} }), /^result\.checks$/)
     refuses(() => readJobCompleteRequest({ lease_token: 't', status: 'failed', result: {} }), /^result\.error$/)
     refuses(() => readJobCompleteRequest({ lease_token: 't', status: 'done', result: { checks } }), /^status$/)
     refuses(() => readJobCompleteRequest({ status: 'succeeded', result: { checks } }), /^lease_token$/)
-    refuses(() => readJobCompleteRequest({ lease_token: 'x'.repeat(257), status: 'succeeded', result: { checks } }), /^lease_token$/)
+    refuses(
+      () => readJobCompleteRequest({ lease_token: 'x'.repeat(257), status: 'succeeded', result: { checks } }),
+      /^lease_token$/,
+    )
     refuses(() => readJobHeartbeatRequest({ lease_token: '' }), /^lease_token$/)
   })
 
@@ -115,44 +186,71 @@ describe('protocol: agent routes', () => {
     assert.deepEqual(readRenewResponse({ ...renewed, server_time: 'x' }), renewed)
     refuses(() => readRenewResponse({ ...renewed, certificate_pem: 'not a pem' }), /^certificate_pem$/)
     refuses(() => readRenewResponse({ ...renewed, ca_bundle_pem: undefined }), /^ca_bundle_pem$/)
-    assert.deepEqual(readEnrollResponse({ certificate_pem: PEM, ca_pem: PEM, not_after: '2026-01-02T00:00:00Z' }), { certificate_pem: PEM, ca_pem: PEM, not_after: '2026-01-02T00:00:00Z' })
+    assert.deepEqual(readEnrollResponse({ certificate_pem: PEM, ca_pem: PEM, not_after: '2026-01-02T00:00:00Z' }), {
+      certificate_pem: PEM,
+      ca_pem: PEM,
+      not_after: '2026-01-02T00:00:00Z',
+    })
     refuses(() => readEnrollResponse({ certificate_pem: PEM, not_after: '2026-01-02T00:00:00Z' }), /^ca_pem$/)
-    const identity = { node_id: 'n1', status: 'active', certificate: { serial: '4a0b', not_before: '2026-01-01T00:00:00.000Z', not_after: '2026-01-02T00:00:00.000Z', fingerprint_sha256: 'a'.repeat(64), issuer_ca_sha256: 'b'.repeat(64) } }
+    const identity = {
+      node_id: 'n1',
+      status: 'active',
+      certificate: {
+        serial: '4a0b',
+        not_before: '2026-01-01T00:00:00.000Z',
+        not_after: '2026-01-02T00:00:00.000Z',
+        fingerprint_sha256: 'a'.repeat(64),
+        issuer_ca_sha256: 'b'.repeat(64),
+      },
+    }
     assert.deepEqual(readIdentityResponse(identity), identity)
-    refuses(() => readIdentityResponse({ ...identity, certificate: { ...identity.certificate, fingerprint_sha256: 'zz' } }), /fingerprint_sha256$/)
+    refuses(
+      () => readIdentityResponse({ ...identity, certificate: { ...identity.certificate, fingerprint_sha256: 'zz' } }),
+      /fingerprint_sha256$/,
+    )
   })
 
   it('fills job paths and reads error codes without throwing', () => {
     assert.equal(jobPath(AGENT_PATHS.jobComplete, JOB_ID), `/v1/agent/jobs/${JOB_ID}/complete`)
     assert.equal(jobPath(AGENT_PATHS.jobHeartbeat, '../x'), '/v1/agent/jobs/..%2Fx/heartbeat')
     assert.equal(errorCodeOf({ error: { code: 'renewal_not_due', message: 'x' } }), 'renewal_not_due')
-    for (const body of [{}, null, 'x', { error: 'x' }, { error: { code: 7 } }, { error: { code: 'Not Snake' } }]) assert.equal(errorCodeOf(body), undefined)
+    for (const body of [{}, null, 'x', { error: 'x' }, { error: { code: 7 } }, { error: { code: 'Not Snake' } }])
+      assert.equal(errorCodeOf(body), undefined)
   })
 })
 
 describe('protocol: the two sides of a violation', () => {
   it('the gateway refuses a request with REQUEST_INVALID naming the field and never its value', () => {
     const secret = 's3cret-value-that-must-not-leak'
-    assert.throws(() => readRequest(readEnrollRequest, { node_id: ['n1'], enrollment_secret: secret, csr_pem: '' }), (e: unknown) => {
-      assert.ok(isFleetkitError(e))
-      assert.equal(e.code, 'REQUEST_INVALID')
-      assert.match(e.message, /node_id/)
-      return true
-    })
-    assert.throws(() => readRequest(readEnrollRequest, { node_id: 'n1', enrollment_secret: secret.repeat(100), csr_pem: '' }), (e: unknown) => {
-      assert.ok(isFleetkitError(e))
-      assert.doesNotMatch(`${e.message} ${JSON.stringify(e.data)}`, /s3cret/)
-      assert.equal(e.data?.field, 'enrollment_secret')
-      return true
-    })
+    assert.throws(
+      () => readRequest(readEnrollRequest, { node_id: ['n1'], enrollment_secret: secret, csr_pem: '' }),
+      (e: unknown) => {
+        assert.ok(isFleetkitError(e))
+        assert.equal(e.code, 'REQUEST_INVALID')
+        assert.match(e.message, /node_id/)
+        return true
+      },
+    )
+    assert.throws(
+      () => readRequest(readEnrollRequest, { node_id: 'n1', enrollment_secret: secret.repeat(100), csr_pem: '' }),
+      (e: unknown) => {
+        assert.ok(isFleetkitError(e))
+        assert.doesNotMatch(`${e.message} ${JSON.stringify(e.data)}`, /s3cret/)
+        assert.equal(e.data?.field, 'enrollment_secret')
+        return true
+      },
+    )
   })
 
   it('the agent refuses a response with GATEWAY_RESPONSE_INVALID naming the route', () => {
-    assert.throws(() => readResponse(readLeaseResponse, { job: 'x' }, AGENT_PATHS.lease), (e: unknown) => {
-      assert.ok(isFleetkitError(e))
-      assert.equal(e.code, 'GATEWAY_RESPONSE_INVALID')
-      assert.equal(e.data?.route, '/v1/agent/lease')
-      return true
-    })
+    assert.throws(
+      () => readResponse(readLeaseResponse, { job: 'x' }, AGENT_PATHS.lease),
+      (e: unknown) => {
+        assert.ok(isFleetkitError(e))
+        assert.equal(e.code, 'GATEWAY_RESPONSE_INVALID')
+        assert.equal(e.data?.route, '/v1/agent/lease')
+        return true
+      },
+    )
   })
 })

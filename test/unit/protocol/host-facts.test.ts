@@ -6,14 +6,27 @@ import { WireFormatError } from '../../../src/protocol/wire-format.js'
 describe('protocol: host facts', () => {
   it('keeps well-formed facts', () => {
     const facts = {
-      cpu_count: 4, memory_mb: 8192, data_disk_free_gb: 120.5, kernel: '6.1.0-18-amd64', docker_version: '24.0.7',
-      agent_version: '0.1.0', bridge_netfilter: true, clock_skew_ms: -12,
+      cpu_count: 4,
+      memory_mb: 8192,
+      data_disk_free_gb: 120.5,
+      kernel: '6.1.0-18-amd64',
+      docker_version: '24.0.7',
+      agent_version: '0.1.0',
+      bridge_netfilter: true,
+      clock_skew_ms: -12,
     }
     assert.deepEqual(boundHostFacts(facts), facts)
   })
 
   it('drops wrong types and out-of-range numbers to null', () => {
-    const f = boundHostFacts({ cpu_count: '4', memory_mb: -1, data_disk_free_gb: Number.NaN, kernel: 7, bridge_netfilter: 'yes', clock_skew_ms: Infinity })
+    const f = boundHostFacts({
+      cpu_count: '4',
+      memory_mb: -1,
+      data_disk_free_gb: Number.NaN,
+      kernel: 7,
+      bridge_netfilter: 'yes',
+      clock_skew_ms: Infinity,
+    })
     assert.equal(f.cpu_count, null)
     assert.equal(f.memory_mb, null)
     assert.equal(f.data_disk_free_gb, null)

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict'
 import { generateKeyPairSync } from 'node:crypto'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { publicKeyFromRaw, rawPublicKey, rawPublicKeyToSpkiPem, spkiPemToRawPublicKey } from '../../../src/release/ed25519-keys.js'
+import {
+  publicKeyFromRaw,
+  rawPublicKey,
+  rawPublicKeyToSpkiPem,
+  spkiPemToRawPublicKey,
+} from '../../../src/release/ed25519-keys.js'
 import { signSums, verifySumsSignature } from '../../../src/release/signature.js'
 
 describe('Ed25519 release keys and signatures', () => {
@@ -19,14 +24,29 @@ describe('Ed25519 release keys and signatures', () => {
   })
 
   it('refuses a public key that is not base64 of 32 bytes', () => {
-    for (const bad of ['', 'not base64!', Buffer.alloc(31).toString('base64'), Buffer.alloc(33).toString('base64'), `${raw}\nextra`]) {
-      assert.throws(() => publicKeyFromRaw(bad), (e: unknown) => e instanceof FleetkitError && e.code === 'RELEASE_KEY_INVALID', JSON.stringify(bad))
+    for (const bad of [
+      '',
+      'not base64!',
+      Buffer.alloc(31).toString('base64'),
+      Buffer.alloc(33).toString('base64'),
+      `${raw}\nextra`,
+    ]) {
+      assert.throws(
+        () => publicKeyFromRaw(bad),
+        (e: unknown) => e instanceof FleetkitError && e.code === 'RELEASE_KEY_INVALID',
+        JSON.stringify(bad),
+      )
     }
   })
 
   it('refuses a PEM public key of another algorithm', () => {
-    const rsa = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'pem', type: 'spki' }).toString()
-    assert.throws(() => spkiPemToRawPublicKey(rsa), (e: unknown) => e instanceof FleetkitError && e.code === 'RELEASE_KEY_INVALID')
+    const rsa = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .publicKey.export({ format: 'pem', type: 'spki' })
+      .toString()
+    assert.throws(
+      () => spkiPemToRawPublicKey(rsa),
+      (e: unknown) => e instanceof FleetkitError && e.code === 'RELEASE_KEY_INVALID',
+    )
   })
 
   it('signs as base64 of 64 raw bytes and verifies only the exact bytes with the right key', () => {
@@ -38,7 +58,12 @@ describe('Ed25519 release keys and signatures', () => {
     assert.ok(!verifySumsSignature(edited, signature, publicKeyFromRaw(raw)))
     const foreign = generateKeyPairSync('ed25519').publicKey
     assert.ok(!verifySumsSignature(sums, signature, foreign))
-    for (const garbage of ['', 'not a signature', Buffer.alloc(63).toString('base64'), Buffer.alloc(64).toString('base64')]) {
+    for (const garbage of [
+      '',
+      'not a signature',
+      Buffer.alloc(63).toString('base64'),
+      Buffer.alloc(64).toString('base64'),
+    ]) {
       assert.ok(!verifySumsSignature(sums, garbage, publicKey), garbage)
     }
   })

@@ -6,7 +6,18 @@ import { singleFileTar, ustarHeader } from '../../../src/release/tar-writer.js'
 import { checkArchiveEntries } from '../../../src/release/verify-release.js'
 
 function entry(over: Partial<TarEntry>): TarEntry {
-  return { name: 'fleetkit-agent', type: 'file', typeflag: '0', mode: 0o755, uid: 0, gid: 0, size: 1, linkname: '', dataOffset: 512, ...over }
+  return {
+    name: 'fleetkit-agent',
+    type: 'file',
+    typeflag: '0',
+    mode: 0o755,
+    uid: 0,
+    gid: 0,
+    size: 1,
+    linkname: '',
+    dataOffset: 512,
+    ...over,
+  }
 }
 
 function unsafeCode(entries: TarEntry[]): string | undefined {
@@ -27,7 +38,10 @@ describe('single-file tar', () => {
     const entries = listTarEntries(tar)
     assert.equal(entries.length, 1)
     const [only] = entries
-    assert.deepEqual({ name: only!.name, type: only!.type, mode: only!.mode, uid: only!.uid, gid: only!.gid, size: only!.size }, { name: 'fleetkit-agent', type: 'file', mode: 0o755, uid: 0, gid: 0, size: content.length })
+    assert.deepEqual(
+      { name: only!.name, type: only!.type, mode: only!.mode, uid: only!.uid, gid: only!.gid, size: only!.size },
+      { name: 'fleetkit-agent', type: 'file', mode: 0o755, uid: 0, gid: 0, size: content.length },
+    )
     assert.deepEqual(tar.subarray(only!.dataOffset, only!.dataOffset + only!.size), content)
   })
 

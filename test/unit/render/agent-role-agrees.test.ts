@@ -10,7 +10,10 @@ import { packagePath } from '../../../src/package-root.js'
 import { DATA_MOUNT_CONDITION_PREFIX, NO_DATA_MOUNT_CONDITION } from '../../../src/render/agent-seed.js'
 
 describe('render: the agent seed and the agent role agree', () => {
-  const roleVars = parse(readFileSync(packagePath('ansible', 'roles', 'agent', 'vars', 'main.yml'), 'utf8')) as Record<string, string>
+  const roleVars = parse(readFileSync(packagePath('ansible', 'roles', 'agent', 'vars', 'main.yml'), 'utf8')) as Record<
+    string,
+    string
+  >
 
   it('fills the unit placeholder with the same text as ansible/roles/agent/vars/main.yml', () => {
     assert.equal(roleVars.__agent_mount_condition_none, NO_DATA_MOUNT_CONDITION)
@@ -28,7 +31,11 @@ describe('render: the agent seed and the agent role agree', () => {
     // The golden seed of the example fleet (test/unit/render/golden.test.ts keeps it current).
     const seed = readFileSync(packagePath('test', 'golden', 'agent-seed-build-1.sh'), 'utf8')
     const template = readFileSync(packagePath('cloud-init', 'agent.env.tmpl'), 'utf8')
-    for (const line of template.trimEnd().split('\n').filter((l) => !l.includes('@@'))) assert.ok(seed.includes(`\n${line}\n`), line)
+    for (const line of template
+      .trimEnd()
+      .split('\n')
+      .filter((l) => !l.includes('@@')))
+      assert.ok(seed.includes(`\n${line}\n`), line)
     assert.doesNotMatch(seed, /modprobe|sysctl|modules-load\.d/)
   })
 })

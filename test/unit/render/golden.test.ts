@@ -21,7 +21,14 @@ export const GOLDEN_STATE: InventoryStateNode[] = [
   { id: 'build-1', pool: 'build', region: 'fsn1', status: 'active', hostKeyPublic: null, sshHost: null },
   { id: 'build-3', pool: 'build', region: 'fsn1', status: 'parked', hostKeyPublic: null, sshHost: null },
   { id: 'db-1', pool: 'database', region: 'fsn1', status: 'unhealthy', hostKeyPublic: null, sshHost: null },
-  { id: 'build-7', pool: 'build', region: 'nbg1', status: 'provisioning', sshHost: '192.0.2.17', hostKeyPublic: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBX6gC9vbeVmxoHXjt4YrlWnIuPu/3hbYNyVHsYpvYx0 build-7' },
+  {
+    id: 'build-7',
+    pool: 'build',
+    region: 'nbg1',
+    status: 'provisioning',
+    sshHost: '192.0.2.17',
+    hostKeyPublic: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBX6gC9vbeVmxoHXjt4YrlWnIuPu/3hbYNyVHsYpvYx0 build-7',
+  },
   { id: 'app-9', pool: 'application', region: 'fsn1', status: 'retired', hostKeyPublic: null, sshHost: '192.0.2.99' },
 ]
 
@@ -29,7 +36,11 @@ function golden(name: string, actual: string): void {
   const path = packagePath('test', 'golden', name)
   if (process.env.UPDATE_GOLDEN === '1') writeFileSync(path, actual)
   assert.ok(existsSync(path), `${path} is missing: run UPDATE_GOLDEN=1 npx mocha test/unit/render/golden.test.ts`)
-  assert.equal(actual, readFileSync(path, 'utf8'), `${name} differs from its golden file (UPDATE_GOLDEN=1 rewrites it; review the diff)`)
+  assert.equal(
+    actual,
+    readFileSync(path, 'utf8'),
+    `${name} differs from its golden file (UPDATE_GOLDEN=1 rewrites it; review the diff)`,
+  )
 }
 
 describe('render: golden files of the example fleet', () => {
@@ -46,30 +57,52 @@ describe('render: golden files of the example fleet', () => {
     // The verifier has its own file and review; seeds.test.ts proves it is embedded byte for byte.
     const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
     assert.ok(seed.includes(verifier))
-    golden('agent-seed-build-1.sh', seed.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'))
+    golden(
+      'agent-seed-build-1.sh',
+      seed.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'),
+    )
   })
 
   it('worker seed of app-1, plain and for autoinstall', () => {
     const target = nodeTarget(definition, 'app-1', undefined)
-    golden('worker-seed-app-1.yaml', workerSeedDocument(definition, target, generateSshHostKey('app-1', seededRng('golden-host-key')), false))
-    golden('worker-seed-app-1-autoinstall.yaml', workerSeedDocument(definition, target, generateSshHostKey('app-1', seededRng('golden-host-key')), true))
+    golden(
+      'worker-seed-app-1.yaml',
+      workerSeedDocument(definition, target, generateSshHostKey('app-1', seededRng('golden-host-key')), false),
+    )
+    golden(
+      'worker-seed-app-1-autoinstall.yaml',
+      workerSeedDocument(definition, target, generateSshHostKey('app-1', seededRng('golden-host-key')), true),
+    )
   })
 
   it('worker seed of app-2: sshd on its declared ssh.port 2222', () => {
     const target = nodeTarget(definition, 'app-2', undefined)
-    golden('worker-seed-app-2.yaml', workerSeedDocument(definition, target, generateSshHostKey('app-2', seededRng('golden-host-key')), false))
+    golden(
+      'worker-seed-app-2.yaml',
+      workerSeedDocument(definition, target, generateSshHostKey('app-2', seededRng('golden-host-key')), false),
+    )
   })
 
   it('agent seed of build-3: no data volume, so no mount condition', () => {
     const secret = newEnrollmentSecret(seededRng('golden-secret')).secret
     const seed = agentSeedDocument(definition, nodeTarget(definition, 'build-3', undefined), ca, secret)
     const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
-    golden('agent-seed-build-3.sh', seed.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'))
+    golden(
+      'agent-seed-build-3.sh',
+      seed.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'),
+    )
   })
 
   it('inventory and known_hosts', () => {
-    const hostPolicy: unknown = parse(readFileSync(packagePath('test', 'fixtures', 'ansible', 'host-policy.yaml'), 'utf8'))
-    const rendered = renderInventory({ definition, stateNodes: GOLDEN_STATE, hostPolicy, knownHostsPath: GOLDEN_KNOWN_HOSTS })
+    const hostPolicy: unknown = parse(
+      readFileSync(packagePath('test', 'fixtures', 'ansible', 'host-policy.yaml'), 'utf8'),
+    )
+    const rendered = renderInventory({
+      definition,
+      stateNodes: GOLDEN_STATE,
+      hostPolicy,
+      knownHostsPath: GOLDEN_KNOWN_HOSTS,
+    })
     golden('inventory.yml', rendered.yaml)
     golden('known_hosts', rendered.knownHosts)
   })

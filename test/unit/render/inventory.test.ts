@@ -20,11 +20,25 @@ function definition(): Definition {
     features: { containers: true, session: 'headless' },
     exposure: { publicSsh: false, otherListeners: 'fail' },
     pools: {
-      'web-tier': { role: 'web', ingress: true, capacityBudget: { cpu: 8, memoryMiB: 8192, diskGiB: 100 }, exposure: { otherListeners: 'warn' }, features: { preset: 'p' } },
+      'web-tier': {
+        role: 'web',
+        ingress: true,
+        capacityBudget: { cpu: 8, memoryMiB: 8192, diskGiB: 100 },
+        exposure: { otherListeners: 'warn' },
+        features: { preset: 'p' },
+      },
       db: { role: 'database', capacityBudget: { cpu: 8, memoryMiB: 8192, diskGiB: 100 } },
     },
     nodes: [
-      { id: 'web-1', pool: 'web-tier', state: 'active', region: 'fsn1', ssh: { host: 'web-1.example', user: 'ops', port: 2222 }, hostKey: `${KEY} comment`, exposure: { publicSsh: true } },
+      {
+        id: 'web-1',
+        pool: 'web-tier',
+        state: 'active',
+        region: 'fsn1',
+        ssh: { host: 'web-1.example', user: 'ops', port: 2222 },
+        hostKey: `${KEY} comment`,
+        exposure: { publicSsh: true },
+      },
       { id: 'yes', pool: 'db', state: 'active', ssh: { host: '192.0.2.5' } },
       { id: 'db-2', pool: 'db', state: 'disabled' },
     ],
@@ -34,8 +48,15 @@ function definition(): Definition {
 
 describe('render: inventory', () => {
   it('groups hosts by pool, region, role and canary, with Ansible-safe group names', () => {
-    const out = renderInventory({ definition: definition(), stateNodes: [], hostPolicy: { version: 1 }, knownHostsPath: '/k/known_hosts' })
-    const doc = parse(out.yaml, { version: '1.1' }) as { all: { children: Record<string, { hosts: Record<string, null> }> } }
+    const out = renderInventory({
+      definition: definition(),
+      stateNodes: [],
+      hostPolicy: { version: 1 },
+      knownHostsPath: '/k/known_hosts',
+    })
+    const doc = parse(out.yaml, { version: '1.1' }) as {
+      all: { children: Record<string, { hosts: Record<string, null> }> }
+    }
     const groups = Object.fromEntries(Object.entries(doc.all.children).map(([g, v]) => [g, Object.keys(v.hosts)]))
     assert.deepEqual(groups, {
       canary: ['web-1'],
@@ -49,13 +70,23 @@ describe('render: inventory', () => {
   })
 
   it('sets SSH vars with a pinned known_hosts and strict checking, and merges exposure node > pool > fleet', () => {
-    const out = renderInventory({ definition: definition(), stateNodes: [], hostPolicy: { version: 1 }, knownHostsPath: '/k/known_hosts' })
-    const doc = parse(out.yaml, { version: '1.1' }) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } }
+    const out = renderInventory({
+      definition: definition(),
+      stateNodes: [],
+      hostPolicy: { version: 1 },
+      knownHostsPath: '/k/known_hosts',
+    })
+    const doc = parse(out.yaml, { version: '1.1' }) as {
+      all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> }
+    }
     const web = doc.all.hosts['web-1']!
     assert.equal(web.ansible_host, 'web-1.example')
     assert.equal(web.ansible_user, 'ops')
     assert.equal(web.ansible_port, 2222)
-    assert.equal(web.ansible_ssh_common_args, '-o UserKnownHostsFile=/k/known_hosts -o StrictHostKeyChecking=yes -o HostKeyAlias=web-1')
+    assert.equal(
+      web.ansible_ssh_common_args,
+      '-o UserKnownHostsFile=/k/known_hosts -o StrictHostKeyChecking=yes -o HostKeyAlias=web-1',
+    )
     assert.deepEqual(web.fleetkit_exposure, { publicSsh: true, otherListeners: 'warn' })
     assert.deepEqual(web.fleetkit_features, { containers: true, session: 'headless', preset: 'p' })
     assert.equal(out.knownHosts, `web-1 ${KEY}\n`)
@@ -68,14 +99,22 @@ describe('render: inventory', () => {
   it("a node's own agentVersion (the canary running ahead) reaches the agent_update role; others get null", async () => {
     const def = definition()
     def.nodes[0]!.agentVersion = '1.1.0'
-    const out = renderInventory({ definition: def, stateNodes: [], hostPolicy: { version: 1 }, knownHostsPath: '/k/known_hosts' })
+    const out = renderInventory({
+      definition: def,
+      stateNodes: [],
+      hostPolicy: { version: 1 },
+      knownHostsPath: '/k/known_hosts',
+    })
     const doc = parse(out.yaml, { version: '1.1' }) as { all: { hosts: Record<string, Record<string, unknown>> } }
     assert.equal(doc.all.hosts['web-1']!.fleetkit_agent_version, '1.1.0')
     assert.equal(doc.all.hosts['yes']!.fleetkit_agent_version, null)
     const { readFileSync } = await import('node:fs')
     const { packagePath } = await import('../../../src/package-root.js')
     const roles = readFileSync(packagePath('ansible', 'playbooks', 'vars', 'roles.yml'), 'utf8')
-    assert.match(roles, /^agent_update_version: "\{\{ fleetkit_agent_version \| default\(fleetkit_release\.version, true\) \}\}"$/m)
+    assert.match(
+      roles,
+      /^agent_update_version: "\{\{ fleetkit_agent_version \| default\(fleetkit_release\.version, true\) \}\}"$/m,
+    )
   })
 
   it('adds provisioned nodes from the state and leaves out parked and retired ones', () => {
@@ -100,36 +139,62 @@ describe('render: inventory', () => {
     const a = definition()
     const b = definition()
     b.nodes.reverse()
-    const render = (d: Definition) => renderInventory({ definition: d, stateNodes: [], hostPolicy: {}, knownHostsPath: '/k/known_hosts' }).yaml
+    const render = (d: Definition) =>
+      renderInventory({ definition: d, stateNodes: [], hostPolicy: {}, knownHostsPath: '/k/known_hosts' }).yaml
     assert.equal(render(a), render(b))
   })
 
-  it('carries a private release mirror\'s CA for agent_update, and refuses one that is not PEM certificates', () => {
+  it("carries a private release mirror's CA for agent_update, and refuses one that is not PEM certificates", () => {
     const ca = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
     const input = { definition: definition(), stateNodes: [], hostPolicy: {}, knownHostsPath: '/k/known_hosts' }
-    const release = (yaml: string) => (parse(yaml, { version: '1.1' }) as { all: { vars: { fleetkit_release: Record<string, string> } } }).all.vars.fleetkit_release
+    const release = (yaml: string) =>
+      (parse(yaml, { version: '1.1' }) as { all: { vars: { fleetkit_release: Record<string, string> } } }).all.vars
+        .fleetkit_release
     assert.equal(release(renderInventory(input).yaml).caPem, undefined)
     assert.equal(release(renderInventory({ ...input, releaseCaPem: `${ca}\n\n` }).yaml).caPem, ca.trim() + '\n')
-    assert.throws(() => renderInventory({ ...input, releaseCaPem: `${ca}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n` }),
-      (e: unknown) => e instanceof FleetkitError && e.code === 'SEED_VALUE_INVALID')
+    assert.throws(
+      () =>
+        renderInventory({
+          ...input,
+          releaseCaPem: `${ca}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n`,
+        }),
+      (e: unknown) => e instanceof FleetkitError && e.code === 'SEED_VALUE_INVALID',
+    )
   })
 
   it('refuses a host key, host or path that is not plain', () => {
     const bad = (mutate: (d: Definition) => void, path = '/k/known_hosts') => {
       const d = definition()
       mutate(d)
-      assert.throws(() => renderInventory({ definition: d, stateNodes: [], hostPolicy: {}, knownHostsPath: path }), (e: unknown) => e instanceof FleetkitError && e.code === 'SEED_VALUE_INVALID')
+      assert.throws(
+        () => renderInventory({ definition: d, stateNodes: [], hostPolicy: {}, knownHostsPath: path }),
+        (e: unknown) => e instanceof FleetkitError && e.code === 'SEED_VALUE_INVALID',
+      )
     }
-    bad((d) => { d.nodes[0]!.hostKey = `${KEY}\nevil ssh-ed25519 AAAA` })
-    bad((d) => { d.nodes[0]!.ssh!.host = 'web-1 -oProxyCommand=id' })
+    bad((d) => {
+      d.nodes[0]!.hostKey = `${KEY}\nevil ssh-ed25519 AAAA`
+    })
+    bad((d) => {
+      d.nodes[0]!.ssh!.host = 'web-1 -oProxyCommand=id'
+    })
     bad(() => undefined, '/k/known hosts')
     bad(() => undefined, 'relative/known_hosts')
   })
 
   it('refuses a node whose key in the state disagrees with its declared hostKey (HOST_KEY_DISAGREES); a different comment is the same key', () => {
     const other = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG2Q22lHQ13gZYC5FVnWPStE92sbGmybChHe5Pl573we web-1'
-    const render = (hostKeyPublic: string) => renderInventory({ definition: definition(), stateNodes: [{ id: 'web-1', pool: 'web-tier', status: 'active', hostKeyPublic }], hostPolicy: {}, knownHostsPath: '/k/known_hosts' })
-    assert.throws(() => render(other), (e: unknown) => e instanceof FleetkitError && e.code === 'HOST_KEY_DISAGREES' && (e.data as { node: string }).node === 'web-1')
+    const render = (hostKeyPublic: string) =>
+      renderInventory({
+        definition: definition(),
+        stateNodes: [{ id: 'web-1', pool: 'web-tier', status: 'active', hostKeyPublic }],
+        hostPolicy: {},
+        knownHostsPath: '/k/known_hosts',
+      })
+    assert.throws(
+      () => render(other),
+      (e: unknown) =>
+        e instanceof FleetkitError && e.code === 'HOST_KEY_DISAGREES' && (e.data as { node: string }).node === 'web-1',
+    )
     assert.ok(render(`${KEY} web-1`).knownHosts.includes(`web-1 ${KEY}\n`))
   })
 })

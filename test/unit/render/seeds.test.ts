@@ -77,7 +77,9 @@ describe('render: agent seed', () => {
 
   it('embeds the one release verifier byte for byte', () => {
     const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
-    assert.ok(renderAgentSeed(agentInput()).includes(`<<'FLEETKIT_VERIFY_RELEASE'\n${verifier}\nFLEETKIT_VERIFY_RELEASE\n`))
+    assert.ok(
+      renderAgentSeed(agentInput()).includes(`<<'FLEETKIT_VERIFY_RELEASE'\n${verifier}\nFLEETKIT_VERIFY_RELEASE\n`),
+    )
   })
 
   it('refuses injected values with SEED_VALUE_INVALID before rendering anything', () => {
@@ -98,15 +100,29 @@ describe('render: agent seed', () => {
       { nodeId: 'build-1\nreboot' },
       { dataMount: '/srv/$(id)' },
     ]
-    for (const attempt of attempts) assert.equal(code(() => renderAgentSeed(agentInput(attempt))), 'SEED_VALUE_INVALID', JSON.stringify(attempt))
+    for (const attempt of attempts)
+      assert.equal(
+        code(() => renderAgentSeed(agentInput(attempt))),
+        'SEED_VALUE_INVALID',
+        JSON.stringify(attempt),
+      )
   })
 
-  it('pins a private mirror\'s CA for the verifier only when release.caFile gives one', () => {
+  it("pins a private mirror's CA for the verifier only when release.caFile gives one", () => {
     assert.match(renderAgentSeed(agentInput()), /<<'FLEETKIT_RELEASE_CA'\n\nFLEETKIT_RELEASE_CA\n/)
     const seed = renderAgentSeed(agentInput({ releaseCaPem: CA }))
     assert.ok(seed.includes(`<<'FLEETKIT_RELEASE_CA'\n${CA.trimEnd()}\nFLEETKIT_RELEASE_CA\n`))
     assert.match(seed, /verify_args\+=\(--ca-file "\$ROOT\/etc\/fleetkit\/release-ca.pem"\)/)
-    assert.equal(code(() => renderAgentSeed(agentInput({ releaseCaPem: '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n' }))), 'SEED_VALUE_INVALID')
+    assert.equal(
+      code(() =>
+        renderAgentSeed(
+          agentInput({
+            releaseCaPem: '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n',
+          }),
+        ),
+      ),
+      'SEED_VALUE_INVALID',
+    )
   })
 
   it('passes shellcheck', async () => {
@@ -125,12 +141,21 @@ describe('render: worker seed', () => {
   const operatorKey = OPERATOR_KEY
   const cases = workerSeedCases()
 
-  it('holds the account, the operators\' keys, the sudo rule and only the pinned host key', () => {
+  it("holds the account, the operators' keys, the sudo rule and only the pinned host key", () => {
     const hostKey = cases.plain.hostKey
     const text = renderWorkerSeed(cases.plain)
     assert.ok(text.startsWith('#cloud-config\n'))
     const doc = parse(text) as Record<string, unknown>
-    assert.deepEqual(doc.users, [{ name: 'ops', gecos: 'fleetkit operator account', shell: '/bin/bash', lock_passwd: true, sudo: 'ALL=(ALL) NOPASSWD:ALL', ssh_authorized_keys: [operatorKey] }])
+    assert.deepEqual(doc.users, [
+      {
+        name: 'ops',
+        gecos: 'fleetkit operator account',
+        shell: '/bin/bash',
+        lock_passwd: true,
+        sudo: 'ALL=(ALL) NOPASSWD:ALL',
+        ssh_authorized_keys: [operatorKey],
+      },
+    ])
     assert.deepEqual(doc.ssh_keys, { ed25519_private: hostKey.privateKey, ed25519_public: hostKey.publicKey })
     assert.equal(doc.ssh_deletekeys, true)
     assert.equal(doc.package_update, true)
@@ -138,8 +163,14 @@ describe('render: worker seed', () => {
   })
 
   it('configures sshd on the declared ssh.port, and leaves port 22 alone', () => {
-    const doc = parse(renderWorkerSeed(cases.sshPort)) as { write_files: { path: string; content: string; permissions: string }[]; runcmd: string[][] }
-    assert.deepEqual(doc.write_files.map((f) => [f.path, f.permissions]), [['/etc/ssh/sshd_config.d/10-fleetkit-port.conf', '0644']])
+    const doc = parse(renderWorkerSeed(cases.sshPort)) as {
+      write_files: { path: string; content: string; permissions: string }[]
+      runcmd: string[][]
+    }
+    assert.deepEqual(
+      doc.write_files.map((f) => [f.path, f.permissions]),
+      [['/etc/ssh/sshd_config.d/10-fleetkit-port.conf', '0644']],
+    )
     assert.match(doc.write_files[0]!.content, /^Port 2222$/m)
     assert.match(doc.runcmd[0]!.join(' '), /sshd -t && systemctl daemon-reload/)
     for (const port of [undefined, 22]) {
@@ -147,7 +178,10 @@ describe('render: worker seed', () => {
       assert.equal(plain.write_files, undefined)
       assert.equal(plain.runcmd, undefined)
     }
-    assert.equal(code(() => renderWorkerSeed({ ...cases.plain, sshPort: 70000 })), 'SEED_VALUE_INVALID')
+    assert.equal(
+      code(() => renderWorkerSeed({ ...cases.plain, sshPort: 70000 })),
+      'SEED_VALUE_INVALID',
+    )
   })
 
   it('wraps it for autoinstall', () => {
@@ -157,15 +191,40 @@ describe('render: worker seed', () => {
   })
 
   it('takes the password-checked sudo rule too', () => {
-    assert.equal((parse(renderWorkerSeed(cases.passwordSudo)) as { users: { sudo: string }[] }).users[0]!.sudo, 'ALL=(ALL:ALL) ALL')
+    assert.equal(
+      (parse(renderWorkerSeed(cases.passwordSudo)) as { users: { sudo: string }[] }).users[0]!.sudo,
+      'ALL=(ALL:ALL) ALL',
+    )
   })
 
   it('refuses root, a bad key or a widened sudo rule', () => {
     const hostKey = generateSshHostKey('dev-1', seededRng('t'))
-    assert.equal(code(() => renderWorkerSeed({ nodeId: 'dev-1', user: 'root', operatorKeys: [operatorKey], hostKey })), 'SEED_VALUE_INVALID')
-    assert.equal(code(() => renderWorkerSeed({ nodeId: 'dev-1', user: '', operatorKeys: [operatorKey], hostKey })), 'SEED_VALUE_INVALID')
-    assert.equal(code(() => renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [`${operatorKey}\nruncmd: [reboot]`], hostKey })), 'SEED_VALUE_INVALID')
-    assert.equal(code(() => renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [operatorKey], hostKey, sudoRule: 'ALL=(ALL) NOPASSWD:ALL\nDefaults !requiretty' })), 'SEED_VALUE_INVALID')
+    assert.equal(
+      code(() => renderWorkerSeed({ nodeId: 'dev-1', user: 'root', operatorKeys: [operatorKey], hostKey })),
+      'SEED_VALUE_INVALID',
+    )
+    assert.equal(
+      code(() => renderWorkerSeed({ nodeId: 'dev-1', user: '', operatorKeys: [operatorKey], hostKey })),
+      'SEED_VALUE_INVALID',
+    )
+    assert.equal(
+      code(() =>
+        renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [`${operatorKey}\nruncmd: [reboot]`], hostKey }),
+      ),
+      'SEED_VALUE_INVALID',
+    )
+    assert.equal(
+      code(() =>
+        renderWorkerSeed({
+          nodeId: 'dev-1',
+          user: 'ops',
+          operatorKeys: [operatorKey],
+          hostKey,
+          sudoRule: 'ALL=(ALL) NOPASSWD:ALL\nDefaults !requiretty',
+        }),
+      ),
+      'SEED_VALUE_INVALID',
+    )
   })
 })
 
@@ -183,7 +242,10 @@ describe('render: SSH host key', () => {
 
   it('is deterministic for an injected rng and differs per rng', () => {
     assert.deepEqual(generateSshHostKey('a', seededRng('x')), generateSshHostKey('a', seededRng('x')))
-    assert.notEqual(generateSshHostKey('a', seededRng('x')).publicKey, generateSshHostKey('a', seededRng('y')).publicKey)
+    assert.notEqual(
+      generateSshHostKey('a', seededRng('x')).publicKey,
+      generateSshHostKey('a', seededRng('y')).publicKey,
+    )
   })
 })
 
@@ -191,7 +253,10 @@ describe('render: enrollment secret, TTL and size budget', () => {
   it('draws 256 bits and keeps the SHA-256 of the hex text', async () => {
     const s = newEnrollmentSecret(seededRng('s'))
     assert.match(s.secret, /^[0-9a-f]{64}$/)
-    assert.equal(s.sha256.toString('hex'), (await runProcessOk('sha256sum', [], { input: s.secret })).stdout.split(' ')[0])
+    assert.equal(
+      s.sha256.toString('hex'),
+      (await runProcessOk('sha256sum', [], { input: s.secret })).stdout.split(' ')[0],
+    )
   })
 
   it('parses TTLs from 1m to 24h and refuses the rest with SEED_TTL_INVALID', () => {
@@ -200,7 +265,12 @@ describe('render: enrollment secret, TTL and size budget', () => {
     assert.equal(parseSecretTtl('1h30m'), 90 * 60_000)
     assert.equal(parseSecretTtl('24h'), 24 * 3_600_000)
     assert.equal(parseSecretTtl('900s'), 900_000)
-    for (const bad of ['', '0m', '59s', '25h', '24h1s', '1d', '15', '-5m', '15m; id', 'PT15M']) assert.equal(code(() => parseSecretTtl(bad)), 'SEED_TTL_INVALID', bad)
+    for (const bad of ['', '0m', '59s', '25h', '24h1s', '1d', '15', '-5m', '15m; id', 'PT15M'])
+      assert.equal(
+        code(() => parseSecretTtl(bad)),
+        'SEED_TTL_INVALID',
+        bad,
+      )
   })
 
   it('keeps a small seed plain, gzips a large one and refuses one still too large', () => {
@@ -212,12 +282,15 @@ describe('render: enrollment secret, TTL and size budget', () => {
     assert.ok(fitted.bytes.length <= SEED_BUDGET_BYTES)
     assert.equal(gunzipSync(fitted.bytes).toString(), large)
     const random = seededRng('noise')(40_000).toString('base64')
-    assert.throws(() => fitSeedBudget(random), (error: unknown) => {
-      assert.ok(error instanceof FleetkitError)
-      assert.equal(error.code, 'SEED_TOO_LARGE')
-      assert.equal(error.data?.expected, SEED_BUDGET_BYTES)
-      assert.ok((error.data?.actual as number) > SEED_BUDGET_BYTES)
-      return true
-    })
+    assert.throws(
+      () => fitSeedBudget(random),
+      (error: unknown) => {
+        assert.ok(error instanceof FleetkitError)
+        assert.equal(error.code, 'SEED_TOO_LARGE')
+        assert.equal(error.data?.expected, SEED_BUDGET_BYTES)
+        assert.ok((error.data?.actual as number) > SEED_BUDGET_BYTES)
+        return true
+      },
+    )
   })
 })

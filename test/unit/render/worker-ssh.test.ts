@@ -11,7 +11,10 @@ import { fixtureText, validDefinition } from '../../support/definition-fixture.j
 
 describe('render: a worker needs its declared SSH account', () => {
   it('the schema refuses an ssh block without user, at that node', () => {
-    const text = fixtureText('valid.yaml').replace('ssh: { host: db-1.fleet.internal, user: fleetkit }', 'ssh: { host: db-1.fleet.internal }')
+    const text = fixtureText('valid.yaml').replace(
+      'ssh: { host: db-1.fleet.internal, user: fleetkit }',
+      'ssh: { host: db-1.fleet.internal }',
+    )
     assert.notEqual(text, fixtureText('valid.yaml'), 'the fixture has an ssh block with a user to remove')
     const { errors } = validateDefinitionText(text, 'fleet.yaml')
     assert.equal(errors.length, 1, JSON.stringify(errors))
@@ -25,11 +28,14 @@ describe('render: a worker needs its declared SSH account', () => {
     const node = definition.nodes.find((n) => n.ssh !== undefined)!
     delete node.ssh
     const target = nodeTarget(definition, node.id, undefined)
-    assert.throws(() => workerSeedDocument(definition, target, generateSshHostKey(node.id, seededRng('worker-ssh')), false), (error: unknown) => {
-      assert.ok(error instanceof FleetkitError)
-      assert.equal(error.code, 'WORKER_SSH_UNDECLARED')
-      assert.match(error.message, new RegExp(`node ${node.id} declares no ssh.user`))
-      return true
-    })
+    assert.throws(
+      () => workerSeedDocument(definition, target, generateSshHostKey(node.id, seededRng('worker-ssh')), false),
+      (error: unknown) => {
+        assert.ok(error instanceof FleetkitError)
+        assert.equal(error.code, 'WORKER_SSH_UNDECLARED')
+        assert.match(error.message, new RegExp(`node ${node.id} declares no ssh.user`))
+        return true
+      },
+    )
   })
 })

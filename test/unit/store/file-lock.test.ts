@@ -8,8 +8,12 @@ import { LockTimeoutError, processIsAlive, withFileLock } from '../../../src/sto
 
 describe('withFileLock', () => {
   let dir: string
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'fleetkit-lock-')) })
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }) })
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-lock-'))
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
   it('holds the lock with our PID while running and removes it afterwards', async () => {
     const path = join(dir, 'lock')
@@ -20,7 +24,12 @@ describe('withFileLock', () => {
 
   it('removes the lock when the function throws', async () => {
     const path = join(dir, 'lock')
-    await assert.rejects(withFileLock(path, async () => { throw new Error('boom') }), /boom/)
+    await assert.rejects(
+      withFileLock(path, async () => {
+        throw new Error('boom')
+      }),
+      /boom/,
+    )
     assert.ok(!existsSync(path))
   })
 
@@ -28,12 +37,20 @@ describe('withFileLock', () => {
     const path = join(dir, 'lock')
     let inside = 0
     let most = 0
-    await Promise.all(Array.from({ length: 5 }, () => withFileLock(path, async () => {
-      inside++
-      most = Math.max(most, inside)
-      await new Promise((resolve) => setTimeout(resolve, 10))
-      inside--
-    }, { pollMs: 2 })))
+    await Promise.all(
+      Array.from({ length: 5 }, () =>
+        withFileLock(
+          path,
+          async () => {
+            inside++
+            most = Math.max(most, inside)
+            await new Promise((resolve) => setTimeout(resolve, 10))
+            inside--
+          },
+          { pollMs: 2 },
+        ),
+      ),
+    )
     assert.equal(most, 1)
   })
 
@@ -47,11 +64,14 @@ describe('withFileLock', () => {
   it('times out on a lock held by a live process', async () => {
     const path = join(dir, 'lock')
     await writeFile(path, `${process.pid} 0 other\n`)
-    await assert.rejects(withFileLock(path, async () => true, { timeoutMs: 100, pollMs: 10 }), (error: unknown) => {
-      assert.ok(error instanceof LockTimeoutError)
-      assert.equal(error.holder, process.pid)
-      return true
-    })
+    await assert.rejects(
+      withFileLock(path, async () => true, { timeoutMs: 100, pollMs: 10 }),
+      (error: unknown) => {
+        assert.ok(error instanceof LockTimeoutError)
+        assert.equal(error.holder, process.pid)
+        return true
+      },
+    )
     // Someone else's lock is never removed.
     assert.ok(existsSync(path))
   })

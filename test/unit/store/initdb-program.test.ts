@@ -17,7 +17,10 @@ describe('the initdb program (src/store/embedded/initdb-child.mjs)', () => {
     const dist = await mkdtemp(join(tmpdir(), 'fleetkit-dist-'))
     try {
       // What tsc leaves: dist/store/embedded/initdb.js and no .mjs beside it.
-      assert.equal(initdbProgramPath(pathToFileURL(join(dist, 'store', 'embedded', 'initdb.js')).href), packagePath(SHIPPED))
+      assert.equal(
+        initdbProgramPath(pathToFileURL(join(dist, 'store', 'embedded', 'initdb.js')).href),
+        packagePath(SHIPPED),
+      )
     } finally {
       await rm(dist, { recursive: true, force: true })
     }
@@ -28,7 +31,9 @@ describe('the initdb program (src/store/embedded/initdb-child.mjs)', () => {
     this.timeout(60_000)
     const files = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { files: string[] }).files
     assert.ok(files.includes(SHIPPED), 'package.json "files" lists it')
-    const { stdout } = await runProcessOk('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packagePath() })
+    const { stdout } = await runProcessOk('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: packagePath(),
+    })
     const packed = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path)
     assert.ok(packed.includes(SHIPPED), `npm pack leaves out ${SHIPPED}`)
   })

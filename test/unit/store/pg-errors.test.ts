@@ -2,7 +2,12 @@ import assert from 'node:assert/strict'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import {
-  connectFailure, isConnectionError, isRetryableTransactionError, isUniqueViolation, redactDatabaseUrl, sqlState,
+  connectFailure,
+  isConnectionError,
+  isRetryableTransactionError,
+  isUniqueViolation,
+  redactDatabaseUrl,
+  sqlState,
 } from '../../../src/store/pg-errors.js'
 
 const pgError = (fields: Record<string, unknown>) => Object.assign(new Error('text that must not matter'), fields)
@@ -53,9 +58,15 @@ describe('pg error mapping', () => {
   })
 
   it('redacts passwords from URLs and hides what is not a URL', () => {
-    assert.equal(redactDatabaseUrl('postgres://fleet:s3cret@db.example.net:5432/fleet'), 'postgres://fleet:***@db.example.net:5432/fleet')
+    assert.equal(
+      redactDatabaseUrl('postgres://fleet:s3cret@db.example.net:5432/fleet'),
+      'postgres://fleet:***@db.example.net:5432/fleet',
+    )
     assert.equal(redactDatabaseUrl('postgres://fleet@db/fleet'), 'postgres://fleet@db/fleet')
-    assert.equal(redactDatabaseUrl('postgresql://a:b@h/d?sslmode=require&password=zz'), 'postgresql://a:***@h/d?sslmode=require&password=***')
+    assert.equal(
+      redactDatabaseUrl('postgresql://a:b@h/d?sslmode=require&password=zz'),
+      'postgresql://a:***@h/d?sslmode=require&password=***',
+    )
     const kv = redactDatabaseUrl('host=db password=s3cret')
     assert.ok(!kv.includes('s3cret'))
   })

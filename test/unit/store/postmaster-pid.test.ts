@@ -8,11 +8,18 @@ import { readPostmasterPid } from '../../../src/store/embedded/postmaster.js'
 
 describe('readPostmasterPid', () => {
   let dir: string
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'fleetkit-pm-')) })
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }) })
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-pm-'))
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
 
-  it('reads PID, port and status from PostgreSQL\'s lock file', async () => {
-    await writeFile(join(dir, 'postmaster.pid'), `4242\n${dir}\n1767225600\n41234\n\n127.0.0.1\n  1234567    98304\nready   \n`)
+  it("reads PID, port and status from PostgreSQL's lock file", async () => {
+    await writeFile(
+      join(dir, 'postmaster.pid'),
+      `4242\n${dir}\n1767225600\n41234\n\n127.0.0.1\n  1234567    98304\nready   \n`,
+    )
     assert.deepEqual(await readPostmasterPid(dir), { pid: 4242, port: 41234, status: 'ready' })
   })
 
@@ -33,6 +40,9 @@ describe('readPostmasterPid', () => {
     for (const path of paths) assert.ok(!relative(root, path).startsWith('..'), `${path} is outside ${root}`)
     assert.equal(new Set(paths).size, paths.length, 'two roles share one path')
     const other = Object.values(embeddedServerPaths('/t'))
-    assert.deepEqual(paths.filter((path) => other.includes(path)), [])
+    assert.deepEqual(
+      paths.filter((path) => other.includes(path)),
+      [],
+    )
   })
 })

@@ -15,7 +15,10 @@ describe('resolveStateDir', () => {
 
   it('falls back to $XDG_STATE_HOME/fleetkit, ignoring a relative XDG_STATE_HOME', () => {
     assert.equal(resolveStateDir({ XDG_STATE_HOME: '/var/state' }, home, user), '/var/state/fleetkit')
-    assert.equal(resolveStateDir({ XDG_STATE_HOME: 'relative', HOME: '/home/x' }, home, user), '/home/x/.local/state/fleetkit')
+    assert.equal(
+      resolveStateDir({ XDG_STATE_HOME: 'relative', HOME: '/home/x' }, home, user),
+      '/home/x/.local/state/fleetkit',
+    )
   })
 
   it('falls back to ~/.local/state/fleetkit', () => {
@@ -25,8 +28,14 @@ describe('resolveStateDir', () => {
   })
 
   it('uses /var/lib/fleetkit for root, whose home the postgres user cannot enter', () => {
-    assert.equal(resolveStateDir({ HOME: '/root' }, () => '/root', 0), '/var/lib/fleetkit')
-    assert.equal(resolveStateDir({ HOME: '/root', FLEETKIT_STATE_DIR: '/srv/s' }, () => '/root', 0), '/srv/s')
+    assert.equal(
+      resolveStateDir({ HOME: '/root' }, () => '/root', 0),
+      '/var/lib/fleetkit',
+    )
+    assert.equal(
+      resolveStateDir({ HOME: '/root', FLEETKIT_STATE_DIR: '/srv/s' }, () => '/root', 0),
+      '/srv/s',
+    )
   })
 })
 

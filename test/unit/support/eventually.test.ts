@@ -7,7 +7,14 @@ import { eventually } from '../../support/eventually.js'
 function fakeTime() {
   let now = 0
   const slept: number[] = []
-  return { now: () => now, sleep: async (ms: number) => { slept.push(ms); now += ms }, slept }
+  return {
+    now: () => now,
+    sleep: async (ms: number) => {
+      slept.push(ms)
+      now += ms
+    },
+    slept,
+  }
 }
 
 describe('eventually()', () => {
@@ -19,10 +26,16 @@ describe('eventually()', () => {
     assert.deepEqual(time.slept, [50, 50])
   })
 
-  it('times out naming what it waited for and the probe\'s last error', async () => {
+  it("times out naming what it waited for and the probe's last error", async () => {
     const time = fakeTime()
     await assert.rejects(
-      eventually('the heartbeat', async () => { throw new Error('connection refused') }, { ...time, timeoutMs: 1000, intervalMs: 100 }),
+      eventually(
+        'the heartbeat',
+        async () => {
+          throw new Error('connection refused')
+        },
+        { ...time, timeoutMs: 1000, intervalMs: 100 },
+      ),
       { message: 'timed out waiting for the heartbeat (last probe: connection refused)' },
     )
     assert.equal(time.now(), 1000)
@@ -32,7 +45,14 @@ describe('eventually()', () => {
     const time = fakeTime()
     let probes = 0
     await assert.rejects(
-      eventually('a renewal', () => { probes++; return undefined }, { ...time, stop: () => (probes >= 2 ? 'the agent exited (1)' : undefined) }),
+      eventually(
+        'a renewal',
+        () => {
+          probes++
+          return undefined
+        },
+        { ...time, stop: () => (probes >= 2 ? 'the agent exited (1)' : undefined) },
+      ),
       { message: 'the agent exited (1) while waiting for a renewal' },
     )
     assert.equal(probes, 2)

@@ -9,8 +9,17 @@ const script = (code: string) => ['-e', code]
 
 describe('the test process runner', () => {
   it('returns a non-zero exit as a result, with stdout, stderr and stdin passed through', async () => {
-    const result = await runProcess(node, script('process.stdin.pipe(process.stdout); process.stderr.write("warn"); process.on("exit", () => { process.exitCode = 3 })'), { input: 'hello' })
-    assert.deepEqual({ code: result.code, stdout: result.stdout, stderr: result.stderr, signal: result.signal }, { code: 3, stdout: 'hello', stderr: 'warn', signal: null })
+    const result = await runProcess(
+      node,
+      script(
+        'process.stdin.pipe(process.stdout); process.stderr.write("warn"); process.on("exit", () => { process.exitCode = 3 })',
+      ),
+      { input: 'hello' },
+    )
+    assert.deepEqual(
+      { code: result.code, stdout: result.stdout, stderr: result.stderr, signal: result.signal },
+      { code: 3, stdout: 'hello', stderr: 'warn', signal: null },
+    )
   })
 
   it('keeps binary stdout as bytes', async () => {
@@ -19,12 +28,15 @@ describe('the test process runner', () => {
   })
 
   it('runProcessOk throws ProcessFailed with the exit status and the stderr', async () => {
-    await assert.rejects(runProcessOk(node, script('console.error("no such key"); process.exit(2)')), (error: unknown) => {
-      assert.ok(error instanceof ProcessFailed)
-      assert.equal(error.code, 2)
-      assert.match(error.message, /exited 2: no such key$/)
-      return true
-    })
+    await assert.rejects(
+      runProcessOk(node, script('console.error("no such key"); process.exit(2)')),
+      (error: unknown) => {
+        assert.ok(error instanceof ProcessFailed)
+        assert.equal(error.code, 2)
+        assert.match(error.message, /exited 2: no such key$/)
+        return true
+      },
+    )
   })
 
   it('kills a process that outlives its timeout and says so', async () => {
@@ -35,7 +47,10 @@ describe('the test process runner', () => {
   })
 
   it('rejects a command that does not exist', async () => {
-    await assert.rejects(runProcess('/nonexistent/fleetkit-no-such-program', []), /cannot run \/nonexistent\/fleetkit-no-such-program/)
+    await assert.rejects(
+      runProcess('/nonexistent/fleetkit-no-such-program', []),
+      /cannot run \/nonexistent\/fleetkit-no-such-program/,
+    )
   })
 
   it('lays variables over the environment and removes those set to undefined', () => {
@@ -43,7 +58,13 @@ describe('the test process runner', () => {
   })
 
   it('starts a background process, collects its output and stops it', async () => {
-    const running = startProcess(node, script('process.on("SIGTERM", () => { console.log("bye"); process.exit(0) }); console.log("up"); setInterval(() => {}, 1000)'), { keepChars: 100 })
+    const running = startProcess(
+      node,
+      script(
+        'process.on("SIGTERM", () => { console.log("bye"); process.exit(0) }); console.log("up"); setInterval(() => {}, 1000)',
+      ),
+      { keepChars: 100 },
+    )
     // "up" is printed after the handler is installed: wait for it before signalling.
     await eventually('the child to start', () => running.stdout().includes('up'), { intervalMs: 10, timeoutMs: 10_000 })
     await running.stop()

@@ -31,22 +31,52 @@ describe('sync host results', () => {
   })
 
   it('a changed host key is SSH_HOST_KEY_MISMATCH, not unreachable', () => {
-    const results = foldHostResults([{ event: 'unreachable', host: 'c', msg: 'Failed to connect to the host via ssh: @@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@\nHost key verification failed.' }])
-    assert.deepEqual(judgeHost(results.get('c')), { state: 'failed', code: 'SSH_HOST_KEY_MISMATCH', message: 'the host answered with a key other than the pinned one; not logged in' })
+    const results = foldHostResults([
+      {
+        event: 'unreachable',
+        host: 'c',
+        msg: 'Failed to connect to the host via ssh: @@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@\nHost key verification failed.',
+      },
+    ])
+    assert.deepEqual(judgeHost(results.get('c')), {
+      state: 'failed',
+      code: 'SSH_HOST_KEY_MISMATCH',
+      message: 'the host answered with a key other than the pinned one; not logged in',
+    })
   })
 
   it("mitogen's wording of a refused host key is SSH_HOST_KEY_MISMATCH too", () => {
-    const results = foldHostResults([{ event: 'unreachable', host: 'c', msg: 'EOF on stream; last 100 lines received:\nHost key checking is enabled, and SSH reported an unrecognized or mismatching host key.' }])
+    const results = foldHostResults([
+      {
+        event: 'unreachable',
+        host: 'c',
+        msg: 'EOF on stream; last 100 lines received:\nHost key checking is enabled, and SSH reported an unrecognized or mismatching host key.',
+      },
+    ])
     assert.equal(judgeHost(results.get('c')).code, 'SSH_HOST_KEY_MISMATCH')
   })
 
   it('a host that does not answer is unreachable', () => {
-    const results = foldHostResults([{ event: 'unreachable', host: 'd', msg: 'Failed to connect to the host via ssh: ssh: connect to host 10.0.0.9 port 22: No route to host' }])
+    const results = foldHostResults([
+      {
+        event: 'unreachable',
+        host: 'd',
+        msg: 'Failed to connect to the host via ssh: ssh: connect to host 10.0.0.9 port 22: No route to host',
+      },
+    ])
     assert.equal(judgeHost(results.get('d')).state, 'unreachable')
   })
 
   it('the dead-man switch rollback is rolled_back with FIREWALL_CONFIRM_TIMEOUT, never failed', () => {
-    const results = foldHostResults([{ event: 'failed', host: 'e', role: 'firewall', task: 'Confirm', msg: 'FIREWALL_CONFIRM_TIMEOUT: no new SSH connection within 60 s; the host restored the previous rules' }])
+    const results = foldHostResults([
+      {
+        event: 'failed',
+        host: 'e',
+        role: 'firewall',
+        task: 'Confirm',
+        msg: 'FIREWALL_CONFIRM_TIMEOUT: no new SSH connection within 60 s; the host restored the previous rules',
+      },
+    ])
     const judged = judgeHost(results.get('e'))
     assert.equal(judged.state, 'rolled_back')
     assert.equal(judged.code, 'FIREWALL_CONFIRM_TIMEOUT')
@@ -55,13 +85,35 @@ describe('sync host results', () => {
 
   it('lists each managed resource once per host, in the order first reported, and keeps the fingerprint', () => {
     const results = foldHostResults([
-      { event: 'ok', host: 'a', resources: [{ kind: 'path', name: '/etc/fleetkit' }, { kind: 'unit', name: 'x.service' }] },
-      { event: 'ok', host: 'a', resources: [{ kind: 'path', name: '/etc/fleetkit' }, { kind: 'package', name: 'curl' }] },
+      {
+        event: 'ok',
+        host: 'a',
+        resources: [
+          { kind: 'path', name: '/etc/fleetkit' },
+          { kind: 'unit', name: 'x.service' },
+        ],
+      },
+      {
+        event: 'ok',
+        host: 'a',
+        resources: [
+          { kind: 'path', name: '/etc/fleetkit' },
+          { kind: 'package', name: 'curl' },
+        ],
+      },
       { event: 'skipped', host: 'a', resources: [{ kind: 'path', name: '/never' }] },
-      { event: 'ok', host: 'a', fingerprint: { digest: 'f'.repeat(64), items: { 'path:/etc/fleetkit': '40000:755:0:0' } } },
+      {
+        event: 'ok',
+        host: 'a',
+        fingerprint: { digest: 'f'.repeat(64), items: { 'path:/etc/fleetkit': '40000:755:0:0' } },
+      },
       { event: 'ok', host: 'b' },
     ])
-    assert.deepEqual(results.get('a')?.resources, [{ kind: 'path', name: '/etc/fleetkit' }, { kind: 'unit', name: 'x.service' }, { kind: 'package', name: 'curl' }])
+    assert.deepEqual(results.get('a')?.resources, [
+      { kind: 'path', name: '/etc/fleetkit' },
+      { kind: 'unit', name: 'x.service' },
+      { kind: 'package', name: 'curl' },
+    ])
     assert.equal(results.get('a')?.fingerprint?.digest, 'f'.repeat(64))
     assert.deepEqual(results.get('b')?.resources, [])
   })
@@ -69,7 +121,9 @@ describe('sync host results', () => {
   it("a failed task keeps the role's registered code, or is SYNC_NODE_FAILED", () => {
     assert.equal(leadingCode('DATA_VOLUME_DEVICE_MISSING: /dev/x is not a block device'), 'DATA_VOLUME_DEVICE_MISSING')
     assert.equal(leadingCode('E: Unable to locate package FOO_BAR'), null)
-    const results = foldHostResults([{ event: 'failed', host: 'f', role: 'agent', task: 'Install', msg: 'No package matching foo' }])
+    const results = foldHostResults([
+      { event: 'failed', host: 'f', role: 'agent', task: 'Install', msg: 'No package matching foo' },
+    ])
     assert.equal(judgeHost(results.get('f')).code, 'SYNC_NODE_FAILED')
     assert.equal(judgeHost(undefined).code, 'SYNC_NODE_FAILED')
   })
@@ -77,12 +131,36 @@ describe('sync host results', () => {
 
 function report(outcome: SyncReport['outcome'], nodes: Partial<SyncReport['nodes'][number]>[]): SyncReport {
   return {
-    runId: 7, kind: 'sync', outcome, revision: null, planHash: 'f'.repeat(64),
-    plan: { playbook: 'site.yml', tags: [], definitionSha256: 'a'.repeat(64), rolesSha256: 'b'.repeat(64), targets: [], canary: 'a-1' },
+    runId: 7,
+    kind: 'sync',
+    outcome,
+    revision: null,
+    planHash: 'f'.repeat(64),
+    plan: {
+      playbook: 'site.yml',
+      tags: [],
+      definitionSha256: 'a'.repeat(64),
+      rolesSha256: 'b'.repeat(64),
+      targets: [],
+      canary: 'a-1',
+    },
     canary: { declared: 'a-1', ran: 'a-1', skippedBecause: null, notes: [] },
     speed: { mitogen: false, forks: 3, description: '' },
-    nodes: nodes.map((n) => ({ node: 'x', phase: 'fleet', state: 'converged', code: null, runbook: null, message: null, tasks: { ok: 1, changed: 0, failed: 0 }, changes: {}, ...n })),
-    counts: {}, proofs: [], fingerprint: { off: null, unchanged: [], drifted: [], recorded: [] }, resumed: false,
+    nodes: nodes.map((n) => ({
+      node: 'x',
+      phase: 'fleet',
+      state: 'converged',
+      code: null,
+      runbook: null,
+      message: null,
+      tasks: { ok: 1, changed: 0, failed: 0 },
+      changes: {},
+      ...n,
+    })),
+    counts: {},
+    proofs: [],
+    fingerprint: { off: null, unchanged: [], drifted: [], recorded: [] },
+    resumed: false,
   }
 }
 
@@ -90,9 +168,16 @@ describe('sync outcomes and the drift table', () => {
   it('maps each outcome to its code and exit code; converged and no drift are not errors', () => {
     assert.equal(outcomeError(report('converged', [])), null)
     assert.equal(outcomeError(report('no_drift', [])), null)
-    const cases: [SyncReport['outcome'], string, number][] = [['canary_failed', 'SYNC_CANARY_FAILED', 20], ['partial', 'SYNC_PARTIAL_FAILURE', 21], ['unreachable', 'SYNC_NODES_UNREACHABLE', 22], ['drifted', 'DRIFT_DETECTED', 1]]
+    const cases: [SyncReport['outcome'], string, number][] = [
+      ['canary_failed', 'SYNC_CANARY_FAILED', 20],
+      ['partial', 'SYNC_PARTIAL_FAILURE', 21],
+      ['unreachable', 'SYNC_NODES_UNREACHABLE', 22],
+      ['drifted', 'DRIFT_DETECTED', 1],
+    ]
     for (const [outcome, code, exitCode] of cases) {
-      const error = outcomeError(report(outcome, [{ node: 'a-1', phase: 'canary', state: 'failed', code: 'SYNC_NODE_FAILED' }]))!
+      const error = outcomeError(
+        report(outcome, [{ node: 'a-1', phase: 'canary', state: 'failed', code: 'SYNC_NODE_FAILED' }]),
+      )!
       assert.equal(error.code, code)
       assert.equal(error.exitCode, exitCode)
       assert.ok(error.data?.report)
@@ -100,17 +185,22 @@ describe('sync outcomes and the drift table', () => {
   })
 
   it('lists every node: a row per drifted role, "no drift", or why it was not checked', () => {
-    const lines = formatDriftTable(report('drifted', [
-      { node: 'a-1', state: 'changed', changes: { firewall: ['Report the rules that would be applied'] } },
-      { node: 'a-2', state: 'converged' },
-      { node: 'a-3', state: 'unreachable', message: 'No route to host' },
-    ]))
+    const lines = formatDriftTable(
+      report('drifted', [
+        { node: 'a-1', state: 'changed', changes: { firewall: ['Report the rules that would be applied'] } },
+        { node: 'a-2', state: 'converged' },
+        { node: 'a-3', state: 'unreachable', message: 'No route to host' },
+      ]),
+    )
     assert.match(lines[0]!, /^NODE\s+ROLE\s+DRIFT$/)
     assert.match(lines[1]!, /^a-1\s+firewall\s+1 task\(s\) would change: Report the rules that would be applied$/)
     assert.match(lines[2]!, /^a-2\s+-\s+no drift$/)
     assert.match(lines[3]!, /^a-3\s+-\s+unreachable: No route to host$/)
     assert.equal(lines[4], 'Compared with the definition file as it is on disk (not a committed revision).')
-    assert.equal(formatDriftTable({ ...report('no_drift', []), revision: 'a'.repeat(40) }).at(-1), `Compared with revision ${'a'.repeat(40)}.`)
+    assert.equal(
+      formatDriftTable({ ...report('no_drift', []), revision: 'a'.repeat(40) }).at(-1),
+      `Compared with revision ${'a'.repeat(40)}.`,
+    )
   })
 })
 
@@ -118,9 +208,20 @@ describe('sync and drift --json schemas', () => {
   it('accept a report as the result and as the data of an outcome error, and refuse an unknown node state', async () => {
     const { assertMatchesOutputSchema } = await import('../../support/cli.js')
     const { errorEnvelope } = await import('../../../src/cli/error-output.js')
-    const ok = report('converged', [{ node: 'a-1', phase: 'canary', state: 'changed', changes: { firewall: ['Apply'] } }])
+    const ok = report('converged', [
+      { node: 'a-1', phase: 'canary', state: 'changed', changes: { firewall: ['Apply'] } },
+    ])
     assertMatchesOutputSchema('sync', { status: 0, result: ok })
-    const failed = report('canary_failed', [{ node: 'a-1', phase: 'canary', state: 'failed', code: 'DATA_VOLUME_DEVICE_MISSING', runbook: 'fleetkit runbook DATA_VOLUME_DEVICE_MISSING' }, { node: 'a-2', state: 'not_attempted' }])
+    const failed = report('canary_failed', [
+      {
+        node: 'a-1',
+        phase: 'canary',
+        state: 'failed',
+        code: 'DATA_VOLUME_DEVICE_MISSING',
+        runbook: 'fleetkit runbook DATA_VOLUME_DEVICE_MISSING',
+      },
+      { node: 'a-2', state: 'not_attempted' },
+    ])
     const error = outcomeError(failed)!
     const envelope = JSON.parse(JSON.stringify(errorEnvelope(error, error.exitCode)))
     assertMatchesOutputSchema('sync', envelope)

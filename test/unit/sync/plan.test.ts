@@ -11,7 +11,10 @@ import { validDefinition } from '../../support/definition-fixture.js'
 
 function input(overrides: Partial<PlanInput> = {}): PlanInput {
   const definition = validDefinition()
-  definition.nodes.push({ id: 'build-2', pool: 'build', state: 'active' }, { id: 'build-3', pool: 'build', state: 'disabled' })
+  definition.nodes.push(
+    { id: 'build-2', pool: 'build', state: 'active' },
+    { id: 'build-3', pool: 'build', state: 'disabled' },
+  )
   return { definition, definitionText: 'text', revision: 'a'.repeat(40), stateNodes: [], ...overrides }
 }
 
@@ -27,7 +30,10 @@ describe('sync plan', () => {
         { id: 'build-2', pool: 'build', status: 'active' },
       ],
     })
-    assert.deepEqual(plan.targets.map((t) => t.id), ['build-1', 'build-2'])
+    assert.deepEqual(
+      plan.targets.map((t) => t.id),
+      ['build-1', 'build-2'],
+    )
     assert.equal(plan.canary, 'build-1')
     assert.deepEqual(plan.skipped, [
       { id: 'build-3', reason: 'disabled in the definition' },
@@ -41,14 +47,24 @@ describe('sync plan', () => {
     const plan = buildSyncPlan(input({ limit: ['db-1', 'build-2'] }))
     assert.equal(plan.canary, 'build-2')
     assert.equal(plan.limited, true)
-    assert.deepEqual(plan.targets.map((t) => t.id), ['build-2', 'db-1'])
+    assert.deepEqual(
+      plan.targets.map((t) => t.id),
+      ['build-2', 'db-1'],
+    )
   })
 
   it('a node pinning agentVersion gets it; the others get release.version', () => {
     const base = input()
     base.definition.nodes[0]!.agentVersion = '1.3.0'
     const plan = buildSyncPlan(base)
-    assert.deepEqual(plan.targets.map((t) => [t.id, t.agentVersion]), [['build-1', '1.3.0'], ['build-2', '1.2.3'], ['db-1', '1.2.3']])
+    assert.deepEqual(
+      plan.targets.map((t) => [t.id, t.agentVersion]),
+      [
+        ['build-1', '1.3.0'],
+        ['build-2', '1.2.3'],
+        ['db-1', '1.2.3'],
+      ],
+    )
   })
 
   it('refuses a --limit naming no node with SYNC_TARGET_UNKNOWN', () => {
