@@ -2,7 +2,7 @@
 // a statement for a reason of its own, the connection to it broke mid-command, a local filesystem
 // refused a write. toFleetkitError gives them their codes, so INTERNAL_ERROR keeps meaning a bug.
 // Classified by SQLSTATE and errno, never by message text (PostgreSQL's may quote data).
-import { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from '../store/sqlstate.js'
+import { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from './sqlstate.js'
 import type { FailureCode } from './failure-codes.js'
 
 export interface EnvironmentFailure {

@@ -8,7 +8,7 @@ import { ENROLL_PATH, type EnrollResponse, readEnrollRequest } from '../protocol
 import { readRequest } from '../protocol/read.js'
 import { findEnrollmentReplay, insertNodeCertificate, revokeNodeCertificates } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
-import { lockIssuance } from './issuance-guard.js'
+import { lockIssuance } from '../store/issuance-guard.js'
 import { appendEvent } from '../store/events.js'
 import { consumeEnrollmentSecret } from '../store/enrollment-secrets.js'
 import type { GatewayContext } from './gateway-context.js'

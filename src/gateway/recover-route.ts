@@ -23,7 +23,7 @@ import {
   RECOVERABLE_STATUSES,
 } from '../store/recovery.js'
 import type { GatewayContext } from './gateway-context.js'
-import { lockIssuance } from './issuance-guard.js'
+import { lockIssuance } from '../store/issuance-guard.js'
 import type { RequestContext, Route } from './router.js'
 
 export const DEFAULT_RECOVERY_WINDOW_SECONDS = 7 * 86400

@@ -18,7 +18,7 @@ import { generateSshHostKey } from '../render/ssh-host-key.js'
 import type { Queryable } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
 import { outputWriteFailed, type Sink } from './output-sink.js'
-import { readReleaseCa } from './release-ca.js'
+import { readReleaseCa } from '../render/release-ca.js'
 import { actorOf, applySecretPlan, planSecret } from './secret-reissue.js'
 
 export type { SeedKind } from '../render/seed-documents.js'

@@ -9,9 +9,6 @@ import { assertSchemaCurrent, migrate } from './migrate.js'
 import { connectFailure, isConnectionError, redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
 import { stateClientClass } from './state-client.js'
 
-/** What every store function takes: a pool or a checked-out client (inside a transaction). */
-export type Queryable = Pick<pg.Pool, 'query'>
-
 export interface Database {
   pool: pg.Pool
   /** The connection URL with the password replaced by `***`; the only form that is ever printed. */
@@ -179,37 +176,7 @@ async function checkConnection(database: Database): Promise<void> {
   }
 }
 
-export interface TransactionOptions {
-  isolation?: 'read committed' | 'repeatable read' | 'serializable'
-}
-
-/**
- * Run `fn` in one transaction on one checked-out client: COMMIT when it resolves,
- * ROLLBACK when it throws (the error is rethrown), the client released either way.
- */
-export async function withTransaction<T>(
-  pool: pg.Pool,
-  fn: (client: pg.PoolClient) => Promise<T>,
-  options: TransactionOptions = {},
-): Promise<T> {
-  const client = await pool.connect()
-  let broken: Error | undefined
-  try {
-    await client.query(options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : 'BEGIN')
-    const result = await fn(client)
-    await client.query('COMMIT')
-    return result
-  } catch (error) {
-    try {
-      await client.query('ROLLBACK')
-    } catch (rollbackError) {
-      // A client that cannot roll back is not returned to the pool.
-      broken = rollbackError as Error
-    }
-    throw error
-  } finally {
-    client.release(broken)
-  }
-}
-
 export { redactDatabaseUrl } from './pg-errors.js'
+// Where every store module has always found them; they live in transaction.ts so that migrate.ts,
+// which openDatabase calls, needs nothing of this file.
+export { type Queryable, type TransactionOptions, withTransaction } from './transaction.js'

@@ -1,5 +1,7 @@
 // Heartbeats and the host facts they carry: the one merge rule for two beats of a node
 // (the gateway's coalescer and the batch writer both use it) and the one-statement batch write.
+// The facts are the protocol's (src/protocol, a layer below): the store writes what the wire carries,
+// bounded by the same function the gateway reads them with, so the two cannot disagree on a bound.
 import { type HostFacts, boundHostFacts } from '../protocol/host-facts.js'
 import type { Queryable } from './database.js'
 

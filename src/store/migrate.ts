@@ -9,7 +9,7 @@ import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { packagePath } from '../package-root.js'
-import { type Queryable, withTransaction } from './database.js'
+import { type Queryable, withTransaction } from './transaction.js'
 import { sqlState, SQLSTATE } from './pg-errors.js'
 
 export interface Migration {

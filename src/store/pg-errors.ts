@@ -1,10 +1,10 @@
 // Recognising PostgreSQL and connection errors by SQLSTATE (`code`) and `constraint`,
 // never by message text, and turning connection failures into coded errors.
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { SQLSTATE, sqlState } from './sqlstate.js'
+import { SQLSTATE, sqlState } from '../checks/sqlstate.js'
 import { driverError } from './state-client.js'
 
-export { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from './sqlstate.js'
+export { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from '../checks/sqlstate.js'
 
 export interface PgErrorFields {
   code?: string

@@ -5,7 +5,7 @@
 // programming errors pass unchanged; the driver's own error stays the `cause`.
 import type pg from 'pg'
 
-import { sqlState } from './sqlstate.js'
+import { sqlState } from '../checks/sqlstate.js'
 
 const UNABLE_TO_CONNECT = '08001'
 const CONNECTION_FAILURE = '08006'

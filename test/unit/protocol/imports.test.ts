@@ -1,52 +1,52 @@
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
 
+import { closureOf, folderOf, moduleGraph } from '../../support/import-graph.js'
 import { packagePath } from '../../../src/package-root.js'
 
-/** Every module a file imports, as paths relative to src/ (bare and node: imports as written). */
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8')
-  return [...text.matchAll(/^(?:import|export)\s[^'"]*?from\s+'([^']+)'/gm)].map((m) => {
-    const spec = m[1]!
-    return spec.startsWith('.')
-      ? relative(packagePath('src'), resolve(dirname(file), spec)).replace(/\.js$/, '.ts')
-      : spec
-  })
-}
+// The layer order of all of src/ is test/unit/layers.test.ts; this file is what the agent bundle
+// (scripts/build-agent.mjs: src/agent/main.ts and everything it imports, one file) may carry.
+const graph = moduleGraph(packagePath('src'))
 
-describe('protocol: what the agent bundle carries', () => {
-  it('src/protocol imports only itself and the pure registry modules of src/checks, and those import nothing node-only', () => {
-    // fleetkit-error classifies environment failures by SQLSTATE (store/sqlstate.ts: constants, no imports).
-    const allowed = new Set([
+/** The pure registry modules of src/checks: constants and classification, no node: and no package files. */
+function isPureChecks(module: string): boolean {
+  return (
+    [
       'checks/failure-codes.ts',
       'checks/check-id-pattern.ts',
       'checks/fleetkit-error.ts',
       'checks/environment-failures.ts',
-      'store/sqlstate.ts',
-    ])
-    const dir = packagePath('src', 'protocol')
-    const seen = new Set<string>()
-    const queue = readdirSync(dir)
-      .filter((f) => f.endsWith('.ts'))
-      .map((f) => `protocol/${f}`)
-    while (queue.length > 0) {
-      const module = queue.pop()!
-      if (seen.has(module)) continue
-      seen.add(module)
-      for (const imported of importsOf(join(packagePath('src'), module))) {
-        const ok =
-          imported.startsWith('protocol/') ||
-          allowed.has(imported) ||
-          imported.startsWith('checks/codes/') ||
-          imported === 'checks/failure-code-spec.ts'
+      'checks/sqlstate.ts',
+      'checks/failure-code-spec.ts',
+    ].includes(module) || module.startsWith('checks/codes/')
+  )
+}
+
+describe('protocol: what the agent bundle carries', () => {
+  it('src/protocol imports only itself and the pure registry modules of src/checks, and those import nothing node-only', () => {
+    const entries = [...graph.modules.keys()].filter((m) => m.startsWith('protocol/'))
+    for (const module of closureOf(graph, entries)) {
+      for (const { target, line } of graph.modules.get(module)!) {
+        const ok = target.startsWith('protocol/') || isPureChecks(target)
         assert.ok(
           ok,
-          `${module} imports ${imported}: the agent bundle must not carry it (node:, package files, other layers)`,
+          `${module}:${line} imports ${target}: the agent bundle must not carry it (node:, package files, other layers)`,
         )
-        queue.push(imported)
       }
     }
-    assert.ok(seen.has('checks/failure-codes.ts'), 'the registry is part of the contract')
+    assert.ok(closureOf(graph, entries).has('checks/failure-codes.ts'), 'the registry is part of the contract')
+  })
+
+  it('the agent bundle reaches only src/agent, protocol, the pure checks, config, log, fs and two pure modules', () => {
+    // pki/trust-bundle-digest.ts (node:crypto only) and definition/grammar.ts (no imports) are shared
+    // with the CLI on purpose: one digest and one grammar on both ends. Nothing may reach package-root.ts:
+    // the bundle is one file, with no schema/ or docs/ beside it.
+    const allowedFolders = new Set(['agent', 'protocol', 'config', 'log', 'fs'])
+    const allowedModules = new Set(['pki/trust-bundle-digest.ts', 'definition/grammar.ts'])
+    const reached = closureOf(graph, ['agent/main.ts'])
+    assert.ok(reached.has('agent/run-loop.ts'), 'the closure follows imports')
+    for (const module of reached) {
+      const ok = allowedFolders.has(folderOf(module)) || allowedModules.has(module) || isPureChecks(module)
+      assert.ok(ok, `the agent bundle reaches ${module}: it must not carry it`)
+    }
   })
 })

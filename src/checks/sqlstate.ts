@@ -1,5 +1,6 @@
-// PostgreSQL's error classes by SQLSTATE (an error's `code`), never by message text. No imports:
-// the CLI's and the agent's error classification (src/checks) reads it too.
+// PostgreSQL's error classes by SQLSTATE (an error's `code`), never by message text. In src/checks,
+// below the store, because the error classification here (environment-failures.ts, shipped in the
+// agent bundle too) reads it as much as the store does; no imports.
 
 export const SQLSTATE = {
   uniqueViolation: '23505',

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 
 import type { Definition } from '../definition/types.js'
-import { invalidValue } from '../render/values.js'
+import { invalidValue } from './values.js'
 
 /** The private mirror's CA bundle named by release.caFile, relative to the definition's directory. */
 export async function readReleaseCa(definition: Definition, definitionDir: string): Promise<string | undefined> {
