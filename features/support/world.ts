@@ -15,7 +15,7 @@ import {
   type IWorldOptions,
 } from '@cucumber/cucumber'
 
-import type { RuleFinding } from '../../src/checks/rules/finding.js'
+import type { RuleFinding } from './rules/finding.js'
 import type { RunbookEntry } from '../../src/checks/runbooks.js'
 import { packageRoot } from '../../src/package-root.js'
 

@@ -1,7 +1,7 @@
 /* eslint-disable */
 // @ts-nocheck
-// GENERATED from schema/fleet.schema.json by src/definition/generate-fleet-validator.ts: do not edit.
-// Regenerate: npx tsx src/definition/generate-fleet-validator.ts (a unit test fails when it is stale).
+// GENERATED from schema/fleet.schema.json by scripts/generate-fleet-validator.ts: do not edit.
+// Regenerate: npx tsx scripts/generate-fleet-validator.ts (a unit test fails when it is stale).
 import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 

@@ -8,7 +8,7 @@ import { wordsForPattern } from './grammar.js'
 import { childPointer } from './json-pointer.js'
 import type { DefinitionError } from './types.js'
 
-// The validator is compiled ahead of time (generate-fleet-validator.ts): no ajv import and no
+// The validator is compiled ahead of time (scripts/generate-fleet-validator.ts): no ajv import and no
 // schema compile when `fleetkit validate` starts.
 type StandaloneValidate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 
 import {
+  closureOf,
   formatLayers,
   importCycles,
   layerViolations,
@@ -41,6 +42,19 @@ describe('layers: what each folder of src/ may import', () => {
       graph.computed.filter((site) => !site.startsWith('store/embedded/initdb-child.mjs:')),
       [],
     )
+  })
+
+  it('src/ holds only the product: every module is reached from an entry point of the CLI or the agent', () => {
+    // The issuance worker and initdb-child.mjs are started by path (a worker thread, a child process).
+    const entries = [...graph.modules.keys()].filter(
+      (m) =>
+        m.startsWith('commands/') ||
+        m.startsWith('cli/hooks/') ||
+        ['agent/main.ts', 'gateway/issuance-worker.ts', 'store/embedded/initdb-child.mjs'].includes(m),
+    )
+    const reached = closureOf(graph, entries)
+    const unreached = [...graph.modules.keys()].filter((m) => !reached.has(m)).sort()
+    assert.deepEqual(unreached, [], 'test-only code and build scripts live in test/, features/ or scripts/, not src/')
   })
 
   it('docs/architecture.md states the order this test enforces', () => {

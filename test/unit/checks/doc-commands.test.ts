@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 
-import { commandExists, findQuotedCommands } from '../../../src/checks/rules/doc-commands.js'
+import { commandExists, findQuotedCommands } from '../../../features/support/rules/doc-commands.js'
 
 describe('quoted fleetkit commands in docs', () => {
   const ids = new Set(['validate', 'node:check', 'release:pack', 'release:sign'])

@@ -147,7 +147,7 @@ describe('cli: the docs rule knows the commands of the plugins fleetkit ships', 
     const { mkdtempSync, mkdirSync, rmSync, writeFileSync } = await import('node:fs')
     const { tmpdir } = await import('node:os')
     const { join } = await import('node:path')
-    const { loadManifestIds } = await import('../../../src/checks/rules/doc-commands.js')
+    const { loadManifestIds } = await import('../../../features/support/rules/doc-commands.js')
     const root = mkdtempSync(join(tmpdir(), 'fleetkit-manifest-'))
     try {
       writeFileSync(join(root, 'oclif.manifest.json'), JSON.stringify({ commands: { validate: {}, 'db:status': {} } }))

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 
 import { GRAMMAR, type GrammarName, isIpv6Address, isValid } from '../../../src/definition/grammar.js'
-import { FLEET_SCHEMA_PATH } from '../../../src/definition/generate-fleet-validator.js'
+import { FLEET_SCHEMA_PATH } from '../../../scripts/generate-fleet-validator.js'
 import { GRAMMAR_FIELDS } from '../../../src/definition/value-grammar.js'
 
 type SchemaNode = Record<string, unknown>

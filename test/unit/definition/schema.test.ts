@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 
-import {
-  GENERATED_VALIDATOR_PATH,
-  generateFleetValidatorSource,
-} from '../../../src/definition/generate-fleet-validator.js'
+import { GENERATED_VALIDATOR_PATH, generateFleetValidatorSource } from '../../../scripts/generate-fleet-validator.js'
 import { checkSchema, summarize } from '../../../src/definition/schema-validator.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 
 const pairs = (data: unknown) => checkSchema(data).map((e) => [e.code, e.path])
 
 describe('schema/fleet.schema.json (definition:schema)', () => {
-  it('the precompiled validator is generated from the current schema (else: npx tsx src/definition/generate-fleet-validator.ts)', () => {
+  it('the precompiled validator is generated from the current schema (else: npx tsx scripts/generate-fleet-validator.ts)', () => {
     assert.equal(readFileSync(GENERATED_VALIDATOR_PATH, 'utf8'), generateFleetValidatorSource())
     assert.notEqual(generateFleetValidatorSource('{"type":"object"}'), generateFleetValidatorSource())
   })

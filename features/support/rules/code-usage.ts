@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import { parseRunbooks, runbookCodes } from '../runbooks.js'
+import { parseRunbooks, runbookCodes } from '../../../src/checks/runbooks.js'
 import type { RuleFinding } from './finding.js'
 import { lineOf, readTree, type SourceFile } from './source-files.js'
 

@@ -1,6 +1,6 @@
 // Generates fleet-validator.generated.ts: schema/fleet.schema.json compiled by ajv ahead of
 // time (standalone code), so `fleetkit validate` neither loads ajv nor compiles at start-up.
-// Regenerate after a schema change: npx tsx src/definition/generate-fleet-validator.ts
+// Regenerate after a schema change: npx tsx scripts/generate-fleet-validator.ts
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -8,7 +8,7 @@ import Ajv2020 from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import standaloneCode from 'ajv/dist/standalone/index.js'
 
-import { packagePath } from '../package-root.js'
+import { packagePath } from '../src/package-root.js'
 
 export const FLEET_SCHEMA_PATH = packagePath('schema', 'fleet.schema.json')
 export const GENERATED_VALIDATOR_PATH = packagePath('src', 'definition', 'fleet-validator.generated.ts')
@@ -16,8 +16,8 @@ export const GENERATED_VALIDATOR_PATH = packagePath('src', 'definition', 'fleet-
 const HEADER = [
   '/* eslint-disable */',
   '// @ts-nocheck',
-  '// GENERATED from schema/fleet.schema.json by src/definition/generate-fleet-validator.ts: do not edit.',
-  '// Regenerate: npx tsx src/definition/generate-fleet-validator.ts (a unit test fails when it is stale).',
+  '// GENERATED from schema/fleet.schema.json by scripts/generate-fleet-validator.ts: do not edit.',
+  '// Regenerate: npx tsx scripts/generate-fleet-validator.ts (a unit test fails when it is stale).',
   "import { createRequire } from 'node:module'",
   'const require = createRequire(import.meta.url)',
   '',

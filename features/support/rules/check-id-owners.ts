@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import { type CheckIdEntry, findCheckEntry, hasOwner } from '../check-ids.js'
+import { type CheckIdEntry, findCheckEntry, hasOwner } from '../../../src/checks/check-ids.js'
 import type { RuleFinding } from './finding.js'
 import { lineOf, readTree } from './source-files.js'
 

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import type { CheckIdEntry } from '../check-ids.js'
+import type { CheckIdEntry } from '../../../src/checks/check-ids.js'
 import type { RuleFinding } from './finding.js'
 
 const BEGIN = '<!-- manual-steps:begin -->'

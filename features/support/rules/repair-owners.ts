@@ -6,7 +6,7 @@ import { join } from 'node:path'
 
 import { parseAllDocuments } from 'yaml'
 
-import type { CheckIdEntry } from '../check-ids.js'
+import type { CheckIdEntry } from '../../../src/checks/check-ids.js'
 import { commandExists, loadManifestIds } from './doc-commands.js'
 import type { RuleFinding } from './finding.js'
 import { readTree } from './source-files.js'
