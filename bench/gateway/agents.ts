@@ -38,7 +38,7 @@ export async function forEachLimit<T>(
   )
 }
 
-export function percentile(sorted: readonly number[], p: number): number {
+function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 }
@@ -82,10 +82,7 @@ export function post(
 }
 
 /** xact_commit of the database, and the server's transaction-ID counter (advances once per write transaction). */
-export async function databaseCounters(
-  admin: pg.Client,
-  database: string,
-): Promise<{ xactCommit: number; xid: number }> {
+async function databaseCounters(admin: pg.Client, database: string): Promise<{ xactCommit: number; xid: number }> {
   const stats = await admin.query<{ xact_commit: string }>(
     'SELECT xact_commit FROM pg_stat_database WHERE datname = $1',
     [database],

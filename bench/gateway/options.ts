@@ -11,7 +11,7 @@ export interface Options {
   writeDocs: boolean
 }
 
-export const USAGE =
+const USAGE =
   'npx tsx bench/gateway.ts [--agents 1000,10000] [--seconds 20] [--interval-ms 1000] [--enrollments 1000] [--budget-seconds 600] [--write-docs]'
 
 export function parseOptions(argv: string[]): Options {

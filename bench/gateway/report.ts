@@ -15,9 +15,9 @@ export interface Row {
   storm: ConnectResult
 }
 
-export const ms = (value: number) => `${value.toFixed(value < 10 ? 1 : 0)} ms`
+const ms = (value: number) => `${value.toFixed(value < 10 ? 1 : 0)} ms`
 
-export function reasonText(...maps: Map<string, number>[]): string {
+function reasonText(...maps: Map<string, number>[]): string {
   const total = new Map<string, number>()
   for (const map of maps) for (const [k, v] of map) total.set(k, (total.get(k) ?? 0) + v)
   return [...total]

@@ -10,7 +10,7 @@ export interface BackoffPolicy {
   capMs: number
 }
 
-export const DEFAULT_BACKOFF_CAP_MS = 300_000
+const DEFAULT_BACKOFF_CAP_MS = 300_000
 
 /**
  * Decorrelated jitter (AWS Architecture Blog, "Exponential Backoff and Jitter"):

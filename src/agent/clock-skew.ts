@@ -7,7 +7,7 @@ import { GatewayTransportError, skewFrom } from './gateway-client.js'
 
 /** Certificates are backdated 60 s; beyond that a fresh certificate is "not yet valid" somewhere. */
 export const SKEW_FAIL_MS = 60_000
-export const SKEW_WARN_MS = 10_000
+const SKEW_WARN_MS = 10_000
 
 /** TLS failures that a wrong clock on either side can cause (our check of the server, or its alert about our certificate). */
 export function timeRelatedTlsFailure(code: string): boolean {
@@ -25,7 +25,7 @@ export function skewStatus(skewMs: number | undefined): 'pass' | 'warn' | 'fail'
  * Reads the gateway's time from /healthz without verifying the server (the answer is
  * used only to word an error, never to trust anything). Returns the skew in ms or undefined.
  */
-export async function probeSkewMs(baseUrl: string, timeoutMs = 5000): Promise<number | undefined> {
+async function probeSkewMs(baseUrl: string, timeoutMs = 5000): Promise<number | undefined> {
   const started = Date.now()
   return new Promise((resolve) => {
     const req = httpsRequest(
@@ -55,7 +55,7 @@ export async function probeSkewMs(baseUrl: string, timeoutMs = 5000): Promise<nu
   })
 }
 
-export function clockSkewError(skewMs: number, against: string): FleetkitError {
+function clockSkewError(skewMs: number, against: string): FleetkitError {
   const direction = skewMs > 0 ? 'behind' : 'ahead of'
   return new FleetkitError(
     'CLOCK_SKEW',

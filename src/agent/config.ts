@@ -98,8 +98,8 @@ export const SETTINGS: readonly Setting[] = [
   },
 ]
 
-export const DEFAULT_CONFIG_FILE = '/etc/fleetkit/agent.env'
-export const CONFIG_FILE_ENV = 'FLEETKIT_AGENT_CONFIG'
+const DEFAULT_CONFIG_FILE = '/etc/fleetkit/agent.env'
+const CONFIG_FILE_ENV = 'FLEETKIT_AGENT_CONFIG'
 
 /** Parses systemd EnvironmentFile-style text: KEY=VALUE, # comments, optional single or double quotes. */
 export function parseEnvFile(text: string): Record<string, string> {

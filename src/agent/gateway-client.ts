@@ -28,7 +28,7 @@ export class GatewayTransportError extends Error {
 }
 
 /** How many request timeouts a new connection's handshakes may take. */
-export const HANDSHAKE_TIMEOUT_FACTOR = 3
+const HANDSHAKE_TIMEOUT_FACTOR = 3
 
 export interface GatewayClientOptions {
   timeoutMs: number

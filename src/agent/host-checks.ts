@@ -94,7 +94,7 @@ export async function checkDiskFree(ctx: CheckContext): Promise<CheckResult> {
   return pass(id, `${gb.toFixed(1)} GiB free on ${path}`)
 }
 
-export async function checkAgentUnit(ctx: CheckContext): Promise<CheckResult> {
+async function checkAgentUnit(ctx: CheckContext): Promise<CheckResult> {
   const id = 'agent:unit'
   const [active, enabled] = await Promise.all([
     ctx.host.run('systemctl', ['is-active', ctx.unitName]),

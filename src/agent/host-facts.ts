@@ -23,7 +23,7 @@ export function memTotalMb(meminfo: string): number | null {
   return match ? Math.floor(Number(match[1]) / 1024) : null
 }
 
-export async function readCpuCount(host: Host): Promise<number | null> {
+async function readCpuCount(host: Host): Promise<number | null> {
   const online = await readHostFile(host, '/sys/devices/system/cpu/online')
   if (online !== undefined) {
     const count = countCpuList(online)
@@ -34,7 +34,7 @@ export async function readCpuCount(host: Host): Promise<number | null> {
   return processors > 0 ? processors : null
 }
 
-export async function readBridgeNetfilter(host: Host): Promise<boolean> {
+async function readBridgeNetfilter(host: Host): Promise<boolean> {
   for (const path of BRIDGE_SYSCTLS) if ((await readHostFile(host, path)) !== '1') return false
   return true
 }

@@ -10,7 +10,7 @@ export interface Host {
   run: CommandRunner
 }
 
-export function hostPath(host: Host, path: string): string {
+function hostPath(host: Host, path: string): string {
   return join(host.root, path)
 }
 

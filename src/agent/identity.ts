@@ -118,7 +118,7 @@ export async function assertPkiDirectoryPrivate(pkiDir: string): Promise<void> {
  * Reads the agent key, refusing one that group or others may read or write, or a link: such a
  * key may already be someone else's, and the certificate it holds lets them act as this node.
  */
-export async function readPrivateKey(path: string): Promise<string> {
+async function readPrivateKey(path: string): Promise<string> {
   return readPrivateKeyFile(path, (problem) => {
     if (problem.kind === 'link') {
       return new FleetkitError(

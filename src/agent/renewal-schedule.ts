@@ -5,7 +5,7 @@ import type { CertificateWindow } from './identity.js'
 
 export const RENEW_EARLIEST_FRACTION = 2 / 3
 export const RENEW_LATEST_FRACTION = 0.85
-export const RENEW_URGENT_FRACTION = 0.9
+const RENEW_URGENT_FRACTION = 0.9
 
 function pointAt(window: CertificateWindow, fraction: number): Date {
   const start = window.notBefore.getTime()

@@ -11,7 +11,7 @@ import type { Identity } from './identity.js'
 const RETIRED_CLIENT_GRACE_MS = 30_000
 
 /** `now` is the agent's clock: the skew to the gateway's server_time is measured against it. */
-export function agentClient(
+function agentClient(
   config: AgentConfig,
   identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>,
   now: () => number = Date.now,

@@ -4,8 +4,6 @@ import { readFileSync } from 'node:fs'
 
 import { packagePath } from '../package-root.js'
 
-export { CHECK_ID_PATTERN } from './check-id-pattern.js'
-
 export type CheckOwner = { repair: { tag: string } | { command: string } } | { manual: string }
 
 export interface CheckIdEntry {

@@ -4,7 +4,7 @@ import { type CheckIdEntry, describeOwner, loadCheckIds } from './check-ids.js'
 import { FAILURE_CODES } from './failure-codes.js'
 import { findRunbookEntry, loadRunbooks } from './runbooks.js'
 
-export interface FailureCodeReport {
+interface FailureCodeReport {
   code: string
   summary: string
   person: boolean
@@ -12,7 +12,7 @@ export interface FailureCodeReport {
   runbook: string | null
 }
 
-export interface CheckIdReport {
+interface CheckIdReport {
   id: string
   meaning: string
   owner: CheckIdEntry['owner']

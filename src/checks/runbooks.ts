@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 
 import { packagePath } from '../package-root.js'
 
-export interface RunbookSection {
+interface RunbookSection {
   title: string
   meaning: string
   confirm: string
@@ -25,7 +25,7 @@ export interface RunbookEntry {
   section: RunbookSection
 }
 
-export const RUNBOOKS_PATH = packagePath('docs', 'runbooks.md')
+const RUNBOOKS_PATH = packagePath('docs', 'runbooks.md')
 
 const CODE_LINE = /^- `([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`: (.+)$/
 const FIELD_LINE = /^\*\*(Meaning|Confirm|Fix|Escalate)\*\*:?\s*(.*)$/

@@ -7,7 +7,7 @@ import { Flags } from '@oclif/core'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 
-export const DEFAULT_DEFINITION = './fleet.yaml'
+const DEFAULT_DEFINITION = './fleet.yaml'
 
 /** --definition/-d (FLEETKIT_DEFINITION): the fleet definition a command reads. */
 export function definitionFlag(summary = 'Path of the fleet definition (YAML or JSON).') {

@@ -5,7 +5,7 @@ import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
 export type StopSignal = 'SIGINT' | 'SIGTERM'
 
 /** The shell's convention: 128 + the signal's number. */
-export const SIGNAL_EXIT_CODES: Record<StopSignal, number> = { SIGINT: 130, SIGTERM: 143 }
+const SIGNAL_EXIT_CODES: Record<StopSignal, number> = { SIGINT: 130, SIGTERM: 143 }
 
 export interface SignalSource {
   on(event: StopSignal, listener: () => void): unknown
@@ -24,7 +24,7 @@ export interface Interruption {
   dispose(): void
 }
 
-export function interruptedError(signal: StopSignal): FleetkitError {
+function interruptedError(signal: StopSignal): FleetkitError {
   return new FleetkitError(
     'COMMAND_INTERRUPTED',
     `stopped by ${signal}; temporary files were removed and child processes ended`,

@@ -2,7 +2,7 @@
 // place while it runs. Writes only to a TTY stderr and never under --json, so logs and pipes stay clean.
 import { type Clock, systemClock } from '../config/clock.js'
 
-export interface ProgressStream {
+interface ProgressStream {
   isTTY?: boolean
   write(chunk: string): unknown
 }

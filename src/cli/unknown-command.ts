@@ -8,11 +8,11 @@ import { reportError } from './error-output.js'
 import { spokenCommand } from './usage-error.js'
 
 /** Every command an operator can type, as typed (`db status`); hidden ones are left out. */
-export function knownCommands(config: Pick<Config, 'commands'>): string[] {
+function knownCommands(config: Pick<Config, 'commands'>): string[] {
   return [...new Set(config.commands.filter((c) => !c.hidden).map((c) => spokenCommand(c.id)))].sort()
 }
 
-export function unknownCommandError(typed: string, known: readonly string[]): FleetkitError {
+function unknownCommandError(typed: string, known: readonly string[]): FleetkitError {
   const words = typed.split(/\s+/)
   // `checks extra`: a real command followed by a word it does not take.
   const prefixes = known.filter(

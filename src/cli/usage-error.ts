@@ -7,7 +7,7 @@ export function spokenCommand(commandId: string | undefined): string {
   return (commandId ?? '').replaceAll(':', ' ').trim()
 }
 
-export function helpAction(commandId: string | undefined): string {
+function helpAction(commandId: string | undefined): string {
   const spoken = spokenCommand(commandId)
   return spoken === '' ? 'fleetkit help' : `fleetkit help ${spoken}`
 }

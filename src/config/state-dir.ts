@@ -6,7 +6,7 @@ import { isAbsolute, join, resolve } from 'node:path'
 export type Env = Readonly<Record<string, string | undefined>>
 
 /** The system state directory root uses: the embedded server runs as `postgres`, which cannot enter /root. */
-export const ROOT_STATE_DIR = '/var/lib/fleetkit'
+const ROOT_STATE_DIR = '/var/lib/fleetkit'
 
 /** The state directory named by the environment; always an absolute path. Does not create it. */
 export function resolveStateDir(

@@ -7,7 +7,7 @@ export function didYouMean(name: string, known: readonly string[]): string {
   return best === undefined ? '' : `; did you mean "${best}"?`
 }
 
-export function closestName(name: string, known: readonly string[]): string | undefined {
+function closestName(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined
   let bestDistance = 3
   for (const candidate of known) {

@@ -202,10 +202,6 @@ export function isNodeIdOrUuid(value: unknown): value is string {
   return typeof value === 'string' && (UUID.test(value) || isValid('nodeId', value))
 }
 
-export function isReleaseVersion(value: unknown): value is string {
-  return isValid('releaseVersion', value)
-}
-
 export function isHttpsUrl(value: unknown): value is string {
   return isValid('httpsUrl', value)
 }

@@ -26,7 +26,7 @@ export interface HostPolicy {
   regions?: Record<string, string[]>
 }
 
-export const HOST_POLICY_PATH = packagePath('policy', 'host-policy.yaml')
+const HOST_POLICY_PATH = packagePath('policy', 'host-policy.yaml')
 
 const cache = new Map<string, HostPolicy>()
 

@@ -53,7 +53,7 @@ export function cidrsOverlap(a: Pick<Ipv4Cidr, 'network' | 'size'>, b: Pick<Ipv4
 }
 
 /** RFC 5737 TEST-NET-1/2/3: documentation only, never a real network. */
-export const IPV4_DOCUMENTATION_RANGES: readonly Ipv4Cidr[] = ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24'].map(
+const IPV4_DOCUMENTATION_RANGES: readonly Ipv4Cidr[] = ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24'].map(
   (text) => parseIpv4Cidr(text)!,
 )
 

@@ -8,7 +8,7 @@ import type { HostPolicy } from './host-policy.js'
 import type { Definition, DefinitionError } from './types.js'
 import { validateDefinitionText } from './validate-text.js'
 
-export { validateDefinitionText, type DefinitionTextResult, type ValidateDefinitionOptions } from './validate-text.js'
+export { validateDefinitionText } from './validate-text.js'
 
 export interface LoadDefinitionOptions {
   policy?: HostPolicy
@@ -72,7 +72,7 @@ function tooComplexError(path: string, reason: string, errors?: DefinitionError[
 }
 
 /** One line per error: `CODE /pointer (line:col): message`. */
-export function formatDefinitionError(e: DefinitionError): string {
+function formatDefinitionError(e: DefinitionError): string {
   const position = e.line === undefined ? '' : ` (${e.line}:${e.column ?? 1})`
   return `${e.code} ${e.path === '' ? '/' : e.path}${position}: ${e.message}`
 }

@@ -4,7 +4,7 @@ import { load } from 'js-yaml'
 
 import { COMPLEXITY_LIMITS } from './complexity.js'
 
-export interface ParseFailure {
+interface ParseFailure {
   reason: string
   /** Nesting or aliases past the limits (complexity.ts): the file is hostile, not mistyped. */
   tooComplex?: boolean

@@ -37,7 +37,7 @@ const PUBLIC_KEY_LINE = /^(?:ssh-[a-z0-9-]+|ecdsa-sha2-[a-z0-9-]+|sk-[a-z0-9.@-]
 const ENV_LINE = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/
 const SECRET_ENV_NAME = /TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|DATABASE_URL|AUTH/i
 
-export function isPublicKeyLine(value: string): boolean {
+function isPublicKeyLine(value: string): boolean {
   return PUBLIC_KEY_LINE.test(value.trim())
 }
 
@@ -52,7 +52,7 @@ export function detectSecret(value: string): SecretKind | undefined {
 }
 
 /** `KEY=value` lines: two or more of them, or one whose name says it is a secret. */
-export function looksLikeEnvPayload(value: string): boolean {
+function looksLikeEnvPayload(value: string): boolean {
   let lines = 0
   for (const line of value.split('\n')) {
     const m = ENV_LINE.exec(line)

@@ -9,7 +9,7 @@ import { parsePointer } from './json-pointer.js'
 // Loaded on first use, synchronously: a valid definition never pays for this parser.
 const require = createRequire(import.meta.url)
 
-export interface SourcePosition {
+interface SourcePosition {
   line: number
   column: number
 }

@@ -9,7 +9,7 @@ export interface Capacity {
   diskGiB: number
 }
 
-export interface Features {
+interface Features {
   containers?: boolean
   /** Install Tailscale and join the tailnet (ansible/roles/tailscale). */
   tailscale?: boolean
@@ -17,7 +17,7 @@ export interface Features {
   preset?: string
 }
 
-export interface PublicPort {
+interface PublicPort {
   protocol: 'tcp' | 'udp'
   port: number
 }
@@ -40,7 +40,7 @@ export interface DockerNetworkPolicy {
   defaultBridgeCidr?: string
 }
 
-export interface Pool {
+interface Pool {
   role: string
   ingress?: boolean
   capacityBudget: Capacity
@@ -52,13 +52,13 @@ export interface Pool {
   dockerNetworkPolicy?: DockerNetworkPolicy
 }
 
-export interface SshTarget {
+interface SshTarget {
   host: string
   user?: string
   port?: number
 }
 
-export interface DataVolume {
+interface DataVolume {
   /** A block device path (/dev/...) or a provider volume name. */
   device: string
   filesystem: 'xfs'
@@ -100,7 +100,7 @@ export interface Definition {
 }
 
 /** The check that found an error (schema/check-ids.json). */
-export type DefinitionCheckId = 'definition:schema' | 'definition:semantics' | 'definition:transition'
+type DefinitionCheckId = 'definition:schema' | 'definition:semantics' | 'definition:transition'
 
 /** One rule violation: a registered code and where in the file it is (RFC 6901 pointer). */
 export interface DefinitionError {

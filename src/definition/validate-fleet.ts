@@ -35,7 +35,7 @@ export interface FleetSummary {
   since: { ref: string; factsSource: TransitionFactsSource } | null
 }
 
-export interface PoolSummary {
+interface PoolSummary {
   pool: string
   role: string
   ingress: boolean

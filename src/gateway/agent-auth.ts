@@ -19,7 +19,7 @@ import { BatchLoader } from './batch-loader.js'
 export const AUTHENTICATED_STATUSES = new Set(['active', 'unhealthy', 'draining', 'lost'])
 
 /** Certificate rows a starting gateway reads into its cache at most (the cache clears itself above 100,000). */
-export const WARM_MAX_ROWS = 50_000
+const WARM_MAX_ROWS = 50_000
 /** Rows per warm-up query: parsing a page runs on the event loop, so pages stay small (about 40 ms each). */
 const WARM_PAGE_ROWS = 500
 

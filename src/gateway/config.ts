@@ -28,7 +28,7 @@ export interface GatewayConfig {
   shedDelayThresholdsMs: [number, number, number] | undefined
 }
 
-export const GATEWAY_DEFAULTS = {
+const GATEWAY_DEFAULTS = {
   FLEETKIT_ENROLL_BIND: '127.0.0.1:8444',
   FLEETKIT_AGENT_BIND: '127.0.0.1:8443',
   FLEETKIT_METRICS_BIND: '127.0.0.1:9464',

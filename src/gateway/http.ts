@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
 import type { FailureCode } from '../checks/failure-codes.js'
 
-export const MAX_BODY_BYTES = 64 * 1024
+const MAX_BODY_BYTES = 64 * 1024
 
 /** The HTTP status for each code a route may refuse with; anything else is a 500. */
 const HTTP_STATUS: Partial<Record<FailureCode, number>> = {
@@ -33,7 +33,7 @@ const HTTP_STATUS: Partial<Record<FailureCode, number>> = {
   ISSUING_CA_RETIRED: 503,
 }
 
-export function httpStatusOf(code: FailureCode): number {
+function httpStatusOf(code: FailureCode): number {
   return HTTP_STATUS[code] ?? 500
 }
 

@@ -36,9 +36,9 @@ const IN_FLIGHT_SHARE: Record<ShedPriority, number> = { first: 0.5, normal: 0.8,
 /** The lowest load level that sheds each priority. */
 const SHED_FROM_LEVEL: Record<ShedPriority, LoadLevel> = { first: 1, normal: 2, last: 3 }
 /** Seconds an agent is told to wait (it adds its own jitter); expensive work waits longer. */
-export const OVERLOAD_RETRY_AFTER_SECONDS: Record<ShedPriority, number> = { first: 10, normal: 5, last: 2 }
+const OVERLOAD_RETRY_AFTER_SECONDS: Record<ShedPriority, number> = { first: 10, normal: 5, last: 2 }
 
-export type ShedReason = 'event_loop_delay' | 'in_flight'
+type ShedReason = 'event_loop_delay' | 'in_flight'
 export type ListenerName = 'enroll' | 'agent' | 'operator'
 
 export interface LoadShedderOptions {
@@ -173,7 +173,7 @@ export function logLevelChange(logger: Logger): NonNullable<LoadShedderOptions['
     })
 }
 
-export function overloaded(priority: ShedPriority, reason: ShedReason): FleetkitError {
+function overloaded(priority: ShedPriority, reason: ShedReason): FleetkitError {
   const retryAfterSeconds = OVERLOAD_RETRY_AFTER_SECONDS[priority]
   const why = reason === 'in_flight' ? 'too many requests are in progress' : 'its event loop is falling behind'
   return new FleetkitError(

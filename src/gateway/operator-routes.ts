@@ -119,7 +119,7 @@ function amount(value: unknown, field: string, integer: boolean): number {
   return integer ? value : Math.round(value * 100) / 100
 }
 
-export function wire(a: AllocationRow): Record<string, unknown> {
+function wire(a: AllocationRow): Record<string, unknown> {
   return {
     id: a.id,
     node_id: a.nodeId,

@@ -7,7 +7,7 @@ import { releaseAdvisoryLock, SWEEP_LEADER_KEY, tryAdvisoryLock } from '../store
 import type { LifecycleMetrics } from './lifecycle-metrics.js'
 
 /** What the gateway needs of a sweep (src/lifecycle/sweep.ts runSweep with its thresholds bound). */
-export interface SweepOutcome {
+interface SweepOutcome {
   swept: boolean
   unhealthy: { nodeId: string }[]
   lost: { nodeId: string; fencedJobs: number; releasedAllocations: number }[]

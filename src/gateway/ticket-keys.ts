@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 /** Node's ticketKeys: 16 bytes name, 16 bytes HMAC secret, 16 bytes AES key. */
-export const TICKET_KEYS_BYTES = 48
+const TICKET_KEYS_BYTES = 48
 
 export function ticketKeysPath(pkiDir: string): string {
   return join(pkiDir, 'tls-ticket-keys')

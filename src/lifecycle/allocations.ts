@@ -18,7 +18,7 @@ export interface AllocationView {
   releaseReason: string | null
 }
 
-export function viewAllocation(a: AllocationRow): AllocationView {
+function viewAllocation(a: AllocationRow): AllocationView {
   return { ...a, createdAt: a.createdAt.toISOString(), releasedAt: a.releasedAt?.toISOString() ?? null }
 }
 

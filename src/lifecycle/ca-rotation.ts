@@ -21,7 +21,7 @@ import type { Queryable } from '../store/database.js'
 
 export type RotatePhase = 'begin' | 'complete' | 'abort' | 'status'
 
-export interface RotationNode {
+interface RotationNode {
   nodeId: string
   status: string
   notAfter: string | null

@@ -7,7 +7,7 @@ import { type FleetFilter, type FleetNode, listFleet, listRecentJobs, listRecent
 import { NODE_STATUSES, type NodeStatus } from '../store/nodes.js'
 import { unknownNode } from './node-transition.js'
 
-export interface NodeSummary {
+interface NodeSummary {
   id: string
   pool: string
   region: string | null

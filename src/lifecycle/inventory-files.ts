@@ -35,11 +35,11 @@ export interface WriteInventoryResult {
   excluded: string[]
 }
 
-export function defaultInventoryPath(env: Env): string {
+function defaultInventoryPath(env: Env): string {
   return join(resolveStateDir(env), 'ansible', 'inventory.yml')
 }
 
-export async function readStateNodes(env: Env): Promise<InventoryStateNode[]> {
+async function readStateNodes(env: Env): Promise<InventoryStateNode[]> {
   const { openDatabase } = await import('../store/database.js')
   const { listNodes } = await import('../store/nodes.js')
   const database = await openDatabase({ env })

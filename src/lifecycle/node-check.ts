@@ -21,7 +21,7 @@ export interface NodeCheckResult {
   finishedAt: string
 }
 
-export interface NodeCheckProgress {
+interface NodeCheckProgress {
   jobId: string
   status: JobRow['status']
   attempts: number

@@ -19,7 +19,7 @@ export interface DecommissionResult extends TransitionResult {
   waitedSeconds?: number
 }
 
-export const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
+const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
 
 export async function decommissionNode(
   options: { pool: pg.Pool; nodeId: string; actor: string; clock: Clock; waitSeconds?: number } & WaitOptions,

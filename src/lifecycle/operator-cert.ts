@@ -17,7 +17,7 @@ import { withTransaction } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
 import { insertOperatorCertificate } from '../store/operator-certificates.js'
 
-export const OPERATOR_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/
+const OPERATOR_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/
 
 export interface OperatorCertResult {
   name: string

@@ -8,7 +8,7 @@ import { clearSecretReissued, issueEnrollmentSecret, reissueEnrollmentSecret } f
 import { upsertDeclaredNode } from '../store/nodes.js'
 
 /** Statuses whose agent holds a live certificate: a reissue keeps it until the new enrollment. */
-export const ENROLLED_STATUSES: ReadonlySet<string> = new Set(['active', 'unhealthy', 'draining', 'lost'])
+const ENROLLED_STATUSES: ReadonlySet<string> = new Set(['active', 'unhealthy', 'draining', 'lost'])
 
 export type SecretPlan =
   /** Not in the state, or still provisioning: register as provisioning, replace any pending secret. */

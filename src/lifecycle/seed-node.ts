@@ -64,12 +64,12 @@ export interface SeedNodeResult {
 }
 
 /** Where a seed goes without --output: the state directory, never the current one (the fleet's Git repository). */
-export function defaultSeedPath(env: Env, nodeId: string): string {
+function defaultSeedPath(env: Env, nodeId: string): string {
   return join(resolveStateDir(env), 'seeds', `${nodeId}.user-data`)
 }
 
 /** The CA bundle the agent pins until its first renewal; `fleetkit ca init` creates it. */
-export async function readGatewayCaBundle(env: Env): Promise<string> {
+async function readGatewayCaBundle(env: Env): Promise<string> {
   const path = join(resolvePkiDir(env), 'ca-bundle.pem')
   // A bundle others could have edited would pin their CA on the new host.
   await assertPkiDirectoryPrivate(resolvePkiDir(env))

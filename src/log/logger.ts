@@ -3,9 +3,9 @@
 import pino from 'pino'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
-export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error']
-export const DEFAULT_LOG_LEVEL: LogLevel = 'info'
-export const LOG_LEVEL_ENV = 'FLEETKIT_LOG_LEVEL'
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error']
+const DEFAULT_LOG_LEVEL: LogLevel = 'info'
+const LOG_LEVEL_ENV = 'FLEETKIT_LOG_LEVEL'
 
 /** Which process wrote a line: one field tells a gateway's journal from an agent's. */
 export type LogComponent = 'gateway' | 'agent' | 'cli'
@@ -25,7 +25,7 @@ export function logEnabled(logger: Logger, level: LogLevel): boolean {
  * Fields removed before a line is written. Callers pass only safe fields; this is the second
  * line of defence for a field whose name says it holds a secret, at the top level or one below.
  */
-export const REDACTED_FIELDS: readonly string[] = [
+const REDACTED_FIELDS: readonly string[] = [
   'secret',
   'enrollment_secret',
   'token',

@@ -6,7 +6,7 @@ import type { Rng } from '../config/rng.js'
 import { randomSerial } from './serial.js'
 import { x509 } from './x509-provider.js'
 
-export const CA_LIFETIME_SECONDS = 10 * 365 * 24 * 3600
+const CA_LIFETIME_SECONDS = 10 * 365 * 24 * 3600
 
 export interface NewCertificateAuthority {
   certificatePem: string

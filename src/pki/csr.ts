@@ -5,7 +5,7 @@ import { x509 } from './x509-provider.js'
 const SUBJECT_ALT_NAME_OID = '2.5.29.17'
 const COMMON_NAME_OID = '2.5.4.3'
 const ACCEPTED_CURVES = new Set(['P-256', 'P-384'])
-export const MAX_CSR_PEM_LENGTH = 16 * 1024
+const MAX_CSR_PEM_LENGTH = 16 * 1024
 
 export type CsrCheck = { ok: true; publicKey: x509.PublicKey } | { ok: false; reason: string }
 

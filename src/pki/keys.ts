@@ -5,7 +5,7 @@ import { createPrivateKey, createPublicKey } from 'node:crypto'
 import { pemEncode } from './pem.js'
 import { crypto } from './x509-provider.js'
 
-export const P256: EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' }
+const P256: EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' }
 export const SIGNING_ALGORITHM: EcdsaParams = { name: 'ECDSA', hash: 'SHA-256' } as EcdsaParams
 
 export async function generateP256KeyPair(): Promise<CryptoKeyPair> {
@@ -25,10 +25,4 @@ export async function importSigningKey(pem: string): Promise<CryptoKey> {
 /** The public half of a private key PEM, as SPKI DER (for re-signing a certificate on the same key). */
 export function publicKeyDerOf(privateKeyPem: string): Buffer {
   return createPublicKey(createPrivateKey(privateKeyPem)).export({ format: 'der', type: 'spki' })
-}
-
-/** The curve of a private key PEM, or undefined for a non-EC key. */
-export function curveOf(privateKeyPem: string): string | undefined {
-  const key = createPrivateKey(privateKeyPem)
-  return key.asymmetricKeyType === 'ec' ? key.asymmetricKeyDetails?.namedCurve : undefined
 }

@@ -43,7 +43,7 @@ export interface NewPkiFile {
 }
 
 /** The running user's uid (undefined where the platform has none), injectable for tests. */
-export function currentUid(): number | undefined {
+function currentUid(): number | undefined {
   return typeof process.getuid === 'function' ? process.getuid() : undefined
 }
 
@@ -51,7 +51,7 @@ export function currentUid(): number | undefined {
  * Read a private key file, refusing one that a group or other users can read or
  * write, a link, or one that another user owns: such a key may already be someone else's.
  */
-export async function readPrivateKeyFile(path: string, uid: number | undefined = currentUid()): Promise<string> {
+async function readPrivateKeyFile(path: string, uid: number | undefined = currentUid()): Promise<string> {
   return readKeyFile(
     path,
     (problem) => {

@@ -10,7 +10,7 @@ import type { Rng } from '../config/rng.js'
 import { randomSerial } from './serial.js'
 import { x509 } from './x509-provider.js'
 
-export const SERVER_CERT_LIFETIME_SECONDS = 825 * 24 * 3600
+const SERVER_CERT_LIFETIME_SECONDS = 825 * 24 * 3600
 export const DEFAULT_SERVER_NAMES = ['localhost', '127.0.0.1', '::1']
 
 const DNS_NAME =

@@ -33,7 +33,7 @@ export function jobPath(
   return pattern.replace(':id', encodeURIComponent(jobId))
 }
 
-export const LEASE_TOKEN_MAX = 256
+const LEASE_TOKEN_MAX = 256
 /** A lost node's cleanup list is at most this long (spec 05). */
 export const CLEANUP_LIST_MAX = 64
 
@@ -172,7 +172,7 @@ export interface JobFailure {
   error: { code: string; message: string }
 }
 
-export const JOB_FAILURE_MESSAGE_MAX = 500
+const JOB_FAILURE_MESSAGE_MAX = 500
 
 export function readJobFailure(value: unknown, path = 'result'): JobFailure {
   const error = readObject(field(readObject(value, path), 'error'), `${path}.error`)
@@ -298,12 +298,7 @@ export interface HealthResponse {
   database?: 'up' | 'down'
 }
 
-/** Every refusal: the failure code in lower case and one line; some add fields (NodeLostBody, ...). */
-export interface ErrorBody {
-  error: { code: string; message: string }
-}
-
-/** The gateway's error code, if the body is an ErrorBody; anything else is undefined, never a throw. */
+/** The gateway's error code, if the body is a refusal (`{"error": {"code", "message"}}`); anything else is undefined, never a throw. */
 export function errorCodeOf(value: unknown): string | undefined {
   try {
     const error = readObject(field(readObject(value, 'body'), 'error'), 'error')

@@ -13,8 +13,8 @@ import {
   readString,
 } from './wire-format.js'
 
-export const CHECK_STATUSES = ['pass', 'warn', 'fail'] as const
-export type CheckStatus = (typeof CHECK_STATUSES)[number]
+const CHECK_STATUSES = ['pass', 'warn', 'fail'] as const
+type CheckStatus = (typeof CHECK_STATUSES)[number]
 
 export interface CheckResult {
   /** A check ID of schema/check-ids.json (`host:br-netfilter`). */
@@ -31,10 +31,10 @@ export interface ChecksJobResult {
   checks: CheckResult[]
 }
 
-export const CHECKS_MAX = 200
-export const CHECK_DETAIL_MAX = 500
+const CHECKS_MAX = 200
+const CHECK_DETAIL_MAX = 500
 
-export function readCheckResult(value: unknown, path: string): CheckResult {
+function readCheckResult(value: unknown, path: string): CheckResult {
   const o = readObject(value, path)
   const id = readString(field(o, 'id'), `${path}.id`, {
     max: 64,

@@ -20,7 +20,7 @@ export interface EnrollResponse {
 }
 
 export const NODE_ID_MAX = 253
-export const ENROLLMENT_SECRET_MAX = 512
+const ENROLLMENT_SECRET_MAX = 512
 const CSR_PEM_MAX = 64 * 1024
 
 export function readEnrollRequest(value: unknown): EnrollRequest {

@@ -31,7 +31,7 @@ export function rawPublicKey(key: KeyObject): string {
   return der.subarray(ED25519_SPKI_PREFIX.length).toString('base64')
 }
 
-export function spkiPem(key: KeyObject): string {
+function spkiPem(key: KeyObject): string {
   const publicKey = key.type === 'private' ? createPublicKey(key) : key
   return publicKey.export({ format: 'pem', type: 'spki' }).toString()
 }

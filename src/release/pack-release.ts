@@ -18,8 +18,8 @@ import { singleFileTar } from './tar-writer.js'
 import { zstdCompress } from './zstd.js'
 
 /** Every archive has the same mtime (the epoch), so the bytes depend on the binary alone. */
-export const RELEASE_ENTRY_MTIME = 0
-export const RELEASE_ENTRY_MODE = 0o755
+const RELEASE_ENTRY_MTIME = 0
+const RELEASE_ENTRY_MODE = 0o755
 
 export interface PackOptions {
   version: string
@@ -31,7 +31,7 @@ export interface PackOptions {
   progress?: (message: string) => void
 }
 
-export interface PackedArchive {
+interface PackedArchive {
   arch: ReleaseArchitecture
   name: string
   sha256: string
@@ -46,7 +46,7 @@ export interface PackResult {
   archives: PackedArchive[]
 }
 
-export function agentInputPath(inputDir: string, arch: ReleaseArchitecture): string {
+function agentInputPath(inputDir: string, arch: ReleaseArchitecture): string {
   return join(inputDir, `linux-${arch}`, AGENT_ENTRY_NAME)
 }
 

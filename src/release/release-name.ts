@@ -7,8 +7,8 @@ export const RELEASE_ARCHITECTURES = ['amd64', 'arm64'] as const
 export type ReleaseArchitecture = (typeof RELEASE_ARCHITECTURES)[number]
 
 /** MAJOR.MINOR.PATCH with an optional -prerelease of [0-9A-Za-z.-]; the one grammar fleet.yaml's release.version uses too. */
-export const RELEASE_VERSION_PATTERN = new RegExp(GRAMMAR.releaseVersion.pattern, 'u')
-export const RELEASE_VERSION_MAX_LENGTH = GRAMMAR.releaseVersion.maxLength
+const RELEASE_VERSION_PATTERN = new RegExp(GRAMMAR.releaseVersion.pattern, 'u')
+const RELEASE_VERSION_MAX_LENGTH = GRAMMAR.releaseVersion.maxLength
 
 export const AGENT_ENTRY_NAME = 'fleetkit-agent'
 export const SUMS_FILE = 'SHA256SUMS'
@@ -31,7 +31,7 @@ export function assertReleaseVersion(value: string): string {
   return value
 }
 
-export function isReleaseArchitecture(value: string): value is ReleaseArchitecture {
+function isReleaseArchitecture(value: string): value is ReleaseArchitecture {
   return (RELEASE_ARCHITECTURES as readonly string[]).includes(value)
 }
 

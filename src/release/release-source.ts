@@ -15,9 +15,9 @@ const MAX_REDIRECTS = 5
 const TIMEOUT_MS = 60_000
 
 /** https://host[:port][/path] with no shell or URL metacharacters beyond the path's slashes. */
-export const RELEASE_URL_PATTERN = /^https:\/\/[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:\/[A-Za-z0-9._~%/-]*)?$/
+const RELEASE_URL_PATTERN = /^https:\/\/[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:\/[A-Za-z0-9._~%/-]*)?$/
 
-export function assertReleaseUrl(url: string): string {
+function assertReleaseUrl(url: string): string {
   if (!RELEASE_URL_PATTERN.test(url)) {
     throw new FleetkitError(
       'RELEASE_INPUT_INVALID',
@@ -38,7 +38,7 @@ export function describeSource(source: ReleaseSource, version: string): string {
  * A URL as it may be printed: credentials and the query (a presigned URL's signature,
  * for example after a redirect) replaced by `***`; what does not parse is not shown.
  */
-export function displayUrl(url: string): string {
+function displayUrl(url: string): string {
   try {
     const parsed = new URL(url)
     if (parsed.username) parsed.username = '***'

@@ -2,7 +2,7 @@
 // extracting anything, so a release can be judged by what it holds before a byte is written.
 const BLOCK = 512
 
-export type TarEntryType = 'file' | 'hardlink' | 'symlink' | 'directory' | 'other'
+type TarEntryType = 'file' | 'hardlink' | 'symlink' | 'directory' | 'other'
 
 export interface TarEntry {
   name: string

@@ -47,7 +47,7 @@ export interface RenderedInventory {
 }
 
 /** Nodes in these states are not converged: they are out of the fleet until admitted again. */
-export const EXCLUDED_STATUSES: ReadonlySet<string> = new Set(['parked', 'retired'])
+const EXCLUDED_STATUSES: ReadonlySet<string> = new Set(['parked', 'retired'])
 
 const DEFAULT_SSH_USER = 'root'
 const DEFAULT_SSH_PORT = 22

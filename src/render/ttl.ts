@@ -2,9 +2,9 @@
 // at least one minute and at most 24 hours (a seed is readable until the host enrolls).
 import { FleetkitError } from '../checks/fleetkit-error.js'
 
-export const DEFAULT_SECRET_TTL_MS = 15 * 60 * 1000
-export const MAX_SECRET_TTL_MS = 24 * 60 * 60 * 1000
-export const MIN_SECRET_TTL_MS = 60 * 1000
+const DEFAULT_SECRET_TTL_MS = 15 * 60 * 1000
+const MAX_SECRET_TTL_MS = 24 * 60 * 60 * 1000
+const MIN_SECRET_TTL_MS = 60 * 1000
 
 const DURATION = /^(?:(\d{1,5})h)?(?:(\d{1,5})m)?(?:(\d{1,6})s)?$/
 

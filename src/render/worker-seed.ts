@@ -19,8 +19,8 @@ export interface WorkerSeedInput {
 }
 
 export const DEFAULT_SUDO_RULE = 'ALL=(ALL) NOPASSWD:ALL'
-export const DEFAULT_SSH_PORT = 22
-export const SSHD_PORT_DROP_IN = '/etc/ssh/sshd_config.d/10-fleetkit-port.conf'
+const DEFAULT_SSH_PORT = 22
+const SSHD_PORT_DROP_IN = '/etc/ssh/sshd_config.d/10-fleetkit-port.conf'
 
 /**
  * Applies the port drop-in: sshd checks the file first; Ubuntu 22.10 and later start sshd from
@@ -31,7 +31,7 @@ const SSHD_RESTART =
 
 const OPENSSH_PRIVATE = /^-----BEGIN OPENSSH PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END OPENSSH PRIVATE KEY-----\n$/
 
-export function workerCloudConfig(input: WorkerSeedInput): Record<string, unknown> {
+function workerCloudConfig(input: WorkerSeedInput): Record<string, unknown> {
   const hostname = hostNameValue('node id', input.nodeId)
   const user = posixUserValue('ssh.user', input.user)
   const keys = input.operatorKeys.map((key, i) => sshPublicKeyValue(`operators.sshKeys[${i}]`, key))

@@ -18,7 +18,7 @@ export interface AdminOptions {
   progress?: (message: string) => void
 }
 
-export interface ServerDescription {
+interface ServerDescription {
   source: 'embedded' | 'DATABASE_URL'
   /** Password replaced by `***`. */
   url: string | null
@@ -33,7 +33,7 @@ export interface ServerDescription {
   }
 }
 
-export interface SchemaSummary {
+interface SchemaSummary {
   version: number | null
   latestKnown: number
   compatible: boolean

@@ -19,7 +19,7 @@ export interface AllocationRow {
   releaseReason: string | null
 }
 
-export interface Capacity3 {
+interface Capacity3 {
   cpu: number
   memoryMib: number
   diskGib: number
@@ -46,12 +46,12 @@ function toAllocation(r: Raw): AllocationRow {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-export function isAllocationId(value: string): boolean {
+function isAllocationId(value: string): boolean {
   return UUID.test(value)
 }
 
 /** The node's row locked for the rest of the transaction, with what its active allocations hold. */
-export async function lockNodeCapacity(
+async function lockNodeCapacity(
   q: Queryable,
   nodeId: string,
 ): Promise<
@@ -90,7 +90,7 @@ export async function lockNodeCapacity(
   }
 }
 
-export async function insertAllocation(
+async function insertAllocation(
   q: Queryable,
   a: { nodeId: string; owner: string } & Capacity3,
 ): Promise<AllocationRow> {
@@ -102,18 +102,12 @@ export async function insertAllocation(
 }
 
 /** Release one active allocation; undefined when unknown or already released. */
-export async function releaseAllocation(q: Queryable, id: string, reason: string): Promise<AllocationRow | undefined> {
+async function releaseAllocation(q: Queryable, id: string, reason: string): Promise<AllocationRow | undefined> {
   if (!isAllocationId(id)) return undefined
   const { rows } = await q.query<Raw>(
     `UPDATE allocations SET status = 'released', released_at = now(), release_reason = $2 WHERE id = $1 AND status = 'active' RETURNING ${COLUMNS}`,
     [id, reason],
   )
-  return rows[0] ? toAllocation(rows[0]) : undefined
-}
-
-export async function getAllocation(q: Queryable, id: string): Promise<AllocationRow | undefined> {
-  if (!isAllocationId(id)) return undefined
-  const { rows } = await q.query<Raw>(`SELECT ${COLUMNS} FROM allocations WHERE id = $1`, [id])
   return rows[0] ? toAllocation(rows[0]) : undefined
 }
 

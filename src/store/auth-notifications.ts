@@ -5,7 +5,7 @@ import type pg from 'pg'
 
 import type { Queryable } from './database.js'
 
-export const AUTH_CHANNEL = 'fleetkit_auth'
+const AUTH_CHANNEL = 'fleetkit_auth'
 
 export interface AuthListener {
   close(): Promise<void>

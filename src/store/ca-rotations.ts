@@ -3,7 +3,7 @@
 import type { Queryable } from './database.js'
 import { ISSUANCE_LOCK_KEY } from './certificates.js'
 
-export type RotationStatus = 'begun' | 'completed' | 'aborted'
+type RotationStatus = 'begun' | 'completed' | 'aborted'
 
 export interface CaRotationRow {
   id: string
@@ -15,7 +15,7 @@ export interface CaRotationRow {
 }
 
 /** Node statuses whose agents must hold a new-CA certificate before a rotation completes. */
-export const ROTATION_BLOCKING_STATUSES = ['active', 'unhealthy', 'draining'] as const
+const ROTATION_BLOCKING_STATUSES = ['active', 'unhealthy', 'draining'] as const
 
 interface Row {
   id: string

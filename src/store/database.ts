@@ -176,7 +176,6 @@ async function checkConnection(database: Database): Promise<void> {
   }
 }
 
-export { redactDatabaseUrl } from './pg-errors.js'
 // Where every store module has always found them; they live in transaction.ts so that migrate.ts,
 // which openDatabase calls, needs nothing of this file.
-export { type Queryable, type TransactionOptions, withTransaction } from './transaction.js'
+export { type Queryable, withTransaction } from './transaction.js'

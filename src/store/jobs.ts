@@ -2,7 +2,7 @@
 // the SHA-256 is stored, conditional updates so a stale token or fenced node writes nothing.
 import type { Queryable } from './database.js'
 
-export type JobStatus = 'queued' | 'leased' | 'succeeded' | 'failed'
+type JobStatus = 'queued' | 'leased' | 'succeeded' | 'failed'
 
 export interface JobRow {
   id: string
@@ -19,7 +19,7 @@ export interface JobRow {
 }
 
 /** Node statuses whose agents may still heartbeat and complete jobs they hold. */
-export const JOB_HOLDER_STATUSES = ['active', 'draining', 'unhealthy'] as const
+const JOB_HOLDER_STATUSES = ['active', 'draining', 'unhealthy'] as const
 
 const COLUMNS =
   'id::text AS id, node_id, kind, payload, status, lease_expires_at, attempts, max_attempts, result, created_at, updated_at'
@@ -57,7 +57,7 @@ function toJob(row: Row): JobRow {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** True for a string that can be a job id (so a garbage id never reaches SQL as a cast error). */
-export function isJobId(value: string): boolean {
+function isJobId(value: string): boolean {
   return UUID.test(value)
 }
 
@@ -174,13 +174,4 @@ export async function withdrawQueuedJob(q: Queryable, id: string, reason: string
     [id, reason, now],
   )
   return (rowCount ?? 0) > 0
-}
-
-/** Ids of the node's open jobs (queued or leased), oldest first: a lost node's cleanup list. */
-export async function listOpenJobIds(q: Queryable, nodeId: string, limit: number): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    `SELECT id::text AS id FROM jobs WHERE node_id = $1 AND status IN ('queued', 'leased') ORDER BY created_at, id LIMIT $2`,
-    [nodeId, limit],
-  )
-  return rows.map((r) => r.id)
 }

@@ -19,7 +19,7 @@ export interface Migration {
   sha256: string
 }
 
-export interface AppliedMigration {
+interface AppliedMigration {
   version: number
   name: string
   appliedAt: Date

@@ -14,8 +14,7 @@ export const NODE_STATUSES = [
 ] as const
 export type NodeStatus = (typeof NODE_STATUSES)[number]
 
-export const PROVISION_STATES = ['pending', 'server_requested', 'awaiting_enrollment', 'enrolled', 'failed'] as const
-export type ProvisionState = (typeof PROVISION_STATES)[number]
+type ProvisionState = 'pending' | 'server_requested' | 'awaiting_enrollment' | 'enrolled' | 'failed'
 
 export interface NodeRow {
   id: string

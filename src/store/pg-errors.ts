@@ -6,7 +6,7 @@ import { driverError } from './state-client.js'
 
 export { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from '../checks/sqlstate.js'
 
-export interface PgErrorFields {
+interface PgErrorFields {
   code?: string
   constraint?: string
   table?: string
@@ -16,13 +16,6 @@ export interface PgErrorFields {
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   return (
     sqlState(error) === SQLSTATE.uniqueViolation &&
-    (constraint === undefined || (error as PgErrorFields).constraint === constraint)
-  )
-}
-
-export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
-  return (
-    sqlState(error) === SQLSTATE.foreignKeyViolation &&
     (constraint === undefined || (error as PgErrorFields).constraint === constraint)
   )
 }

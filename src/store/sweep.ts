@@ -8,7 +8,7 @@ export const SWEEP_LOCK_KEY = 7_020_865_401
 export const SWEEP_LEADER_KEY = 7_020_865_402
 
 /** What fencing writes into a job's result (spec 06). */
-export const FENCED_REASON = 'target node lost; lease fenced'
+const FENCED_REASON = 'target node lost; lease fenced'
 
 /** Silence, in SQL: from the later of the last heartbeat and an unpark; a node never heard from counts from its creation. */
 const SILENT_SINCE = 'COALESCE(GREATEST(n.last_seen_at, n.unparked_at), n.created_at)'

@@ -5,21 +5,19 @@ import type { Queryable } from './database.js'
 /** Held (session level) by the one `fleetkit sync` running against this fleet's state. */
 export const SYNC_LOCK_KEY = 7_020_865_410
 
-export const NODE_SYNC_STATES = [
-  'pending',
-  'running',
-  'converged',
-  'changed',
-  'failed',
-  'unreachable',
-  'rolled_back',
-  'not_attempted',
-  'skipped',
-] as const
-export type NodeSyncState = (typeof NODE_SYNC_STATES)[number]
+export type NodeSyncState =
+  | 'pending'
+  | 'running'
+  | 'converged'
+  | 'changed'
+  | 'failed'
+  | 'unreachable'
+  | 'rolled_back'
+  | 'not_attempted'
+  | 'skipped'
 export type SyncRunKind = 'sync' | 'dry_run' | 'drift'
 export type SyncOutcome = 'converged' | 'canary_failed' | 'partial' | 'unreachable' | 'drifted' | 'no_drift'
-export type SyncPhase = 'canary' | 'fleet' | 'skipped'
+type SyncPhase = 'canary' | 'fleet' | 'skipped'
 
 export interface SyncRunRow {
   id: number

@@ -13,9 +13,9 @@ import { packagePath } from '../package-root.js'
 import { type InventoryStateNode, renderInventory } from '../render/inventory.js'
 import { CommandNotFoundError, runProcess } from './process-runner.js'
 
-export const ANSIBLE_CHECK_ID = 'definition:playbooks'
+const ANSIBLE_CHECK_ID = 'definition:playbooks'
 
-export interface AnsibleFinding {
+interface AnsibleFinding {
   code: 'ANSIBLE_PLAYBOOK_INVALID' | 'ANSIBLE_INVENTORY_INVALID'
   check: typeof ANSIBLE_CHECK_ID
   /** The playbook (relative to the package root when it is fleetkit's own) or the inventory. */
@@ -71,7 +71,7 @@ async function run(
 }
 
 /** The first line of ansible's error, without the "ERROR! " prefix and colours. */
-export function firstAnsibleError(output: string): string {
+function firstAnsibleError(output: string): string {
   const lines = output
     // eslint-disable-next-line no-control-regex -- strips ANSI colour codes
     .replace(/\x1b\[[0-9;]*m/g, '')
@@ -86,7 +86,7 @@ export function firstAnsibleError(output: string): string {
   return error.replace(/^ERROR!\s*/, '').slice(0, 400)
 }
 
-export async function listPlaybooks(dir: string): Promise<string[]> {
+async function listPlaybooks(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true })
   return entries
     .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))

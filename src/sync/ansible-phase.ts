@@ -11,7 +11,7 @@ import { packagePath } from '../package-root.js'
 import { type AnsibleEvent, foldHostResults, type HostResult, parseEventLines } from './host-results.js'
 import { CommandNotFoundError, runProcess } from './process-runner.js'
 
-export const MITOGEN_DIR = '/usr/lib/python3/dist-packages/ansible_mitogen'
+const MITOGEN_DIR = '/usr/lib/python3/dist-packages/ansible_mitogen'
 
 export interface SpeedSettings {
   mitogen: boolean
@@ -77,7 +77,7 @@ export function describeSpeed(s: SpeedSettings): string {
 /** Variables a playbook must not see: the state's URL and provider tokens. */
 const SECRET_VARIABLE = /^DATABASE_URL$|^PGPASSWORD$|^HETZNER|_TOKEN$|^FLEETKIT_SYNC_/
 
-export function ansibleEnv(
+function ansibleEnv(
   options: Pick<PhaseOptions, 'env' | 'speed' | 'workDir' | 'ansibleDir'> & { eventsFile: string },
 ): Env {
   const dir = options.ansibleDir ?? packagePath('ansible')

@@ -13,7 +13,7 @@ import type { Definition } from '../definition/types.js'
 
 const run = promisify(execFile)
 
-export const FULL_SHA = /^[0-9a-f]{40}$/
+const FULL_SHA = /^[0-9a-f]{40}$/
 
 export interface DefinitionSource {
   definition: Definition
@@ -30,7 +30,7 @@ async function git(dir: string, args: string[]): Promise<string | undefined> {
   }
 }
 
-export function assertFullSha(ref: string): void {
+function assertFullSha(ref: string): void {
   if (!FULL_SHA.test(ref)) {
     throw new FleetkitError(
       'SYNC_REF_INVALID',

@@ -76,7 +76,7 @@ export function differingItems(recorded: Record<string, string>, now: Record<str
 }
 
 /** One read-only ansible-playbook over the hosts: their fingerprint, or nothing for a host it could not read. */
-export async function probeFingerprints(
+async function probeFingerprints(
   fc: FingerprintContext,
   resources: ReadonlyMap<string, readonly ManagedResource[]>,
   label: string,

@@ -79,7 +79,7 @@ function filesUnder(dir: string): string[] {
 }
 
 /** One hash over the roles' content: a path and its bytes, in path order. */
-export function hashAnsibleTree(dir: string): string {
+function hashAnsibleTree(dir: string): string {
   const hash = createHash('sha256')
   for (const file of filesUnder(dir)
     .map((f) => relative(dir, f))

@@ -39,7 +39,6 @@ import { buildSyncPlan, nextCanary, type SyncPlan } from './plan.js'
 import { endOrphan, inProgressError, staleError, who } from './run-ownership.js'
 import { FINAL_OK, formatNodeLine, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
 
-export type { SyncMode } from './sync-report.js'
 export type { SyncOptions } from './run-context.js'
 
 export async function runSync(options: SyncOptions): Promise<SyncReport> {

@@ -5,19 +5,19 @@ import type { DefinitionError } from '../types.js'
 import { type DefinitionRule, semanticError } from './rule.js'
 
 /** fleetkit's own host paths: the volume may not be one, hold one, or sit inside one. */
-export const FLEETKIT_HOST_PATHS = ['/etc/fleetkit', '/var/lib/fleetkit', '/usr/local/bin'] as const
+const FLEETKIT_HOST_PATHS = ['/etc/fleetkit', '/var/lib/fleetkit', '/usr/local/bin'] as const
 
 /**
  * System trees nothing is mounted into: configuration, programs, boot files, and the kernel's
  * and systemd's virtual or volatile filesystems (a mount point there does not survive a boot).
  */
-export const SYSTEM_TREES = ['/etc', '/usr', '/boot', '/proc', '/sys', '/dev', '/run'] as const
+const SYSTEM_TREES = ['/etc', '/usr', '/boot', '/proc', '/sys', '/dev', '/run'] as const
 
 /**
  * System directories a mount may not cover or replace, though a service's own directory inside
  * them is a usual data-volume place (/var/lib/postgresql, /var/lib/docker, /var/log/journal).
  */
-export const SYSTEM_DIRECTORIES = ['/var/lib', '/var/log'] as const
+const SYSTEM_DIRECTORIES = ['/var/lib', '/var/log'] as const
 
 /** Why `mountPoint` is refused, or undefined when it is a fine place for a data volume. */
 export function reservedMountReason(mountPoint: string): string | undefined {

@@ -6,7 +6,7 @@ import type { DefinitionError } from '../types.js'
 import { type DefinitionRule, semanticError } from './rule.js'
 
 /** docker0's network when the daemon is not given a `bip` (the pool's defaultBridgeCidr). */
-export const DOCKER_DEFAULT_BRIDGE = '172.17.0.0/16'
+const DOCKER_DEFAULT_BRIDGE = '172.17.0.0/16'
 
 interface Claim {
   cidr: Pick<Ipv4Cidr, 'network' | 'size'>

@@ -6,8 +6,8 @@ import { pointer } from '../json-pointer.js'
 import type { Definition, DefinitionError, DockerNetworkPolicy } from '../types.js'
 import { type DefinitionRule, semanticError } from './rule.js'
 
-export const MAX_DOCKER_NETWORK_POOLS = 64
-export const LONGEST_ALLOCATION_PREFIX = 29
+const MAX_DOCKER_NETWORK_POOLS = 64
+const LONGEST_ALLOCATION_PREFIX = 29
 
 interface PoolRange {
   pool: string

@@ -20,7 +20,7 @@ import { sshAddressesUnique } from './ssh-addresses-unique.js'
 import { sshUserNotRoot } from './ssh-user-not-root.js'
 import type { DefinitionError } from '../types.js'
 
-export const SEMANTIC_RULES: readonly DefinitionRule[] = [
+const SEMANTIC_RULES: readonly DefinitionRule[] = [
   nodeIdsUnique,
   poolReferencesExist,
   canaryExists,

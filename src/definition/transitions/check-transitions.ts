@@ -8,7 +8,7 @@ import { removedNodesAreEmpty } from './node-removal.js'
 import type { TransitionRule } from './transition-rule.js'
 import { revisionsProvenByCanary } from './unproven-revision.js'
 
-export const TRANSITION_RULES: readonly TransitionRule[] = [
+const TRANSITION_RULES: readonly TransitionRule[] = [
   removedNodesAreEmpty,
   budgetCoversReservations,
   enabledNodesHaveCapacity,

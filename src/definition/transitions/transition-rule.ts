@@ -5,7 +5,7 @@ import type { HostPolicy } from '../host-policy.js'
 import type { Definition, DefinitionError } from '../types.js'
 import type { TransitionFacts } from './facts.js'
 
-export interface TransitionContext {
+interface TransitionContext {
   previous: Definition
   current: Definition
   facts: TransitionFacts
