@@ -18,7 +18,13 @@ function graphOf(edges: Record<string, string[]>): ModuleGraph {
   const modules = new Map(
     Object.entries(edges).map(([m, targets]) => [
       m,
-      targets.map((target) => ({ specifier: target, target, line: 1, dynamic: false })),
+      // Written as relative specifiers, as src/ writes its own modules; packages and node: stay bare.
+      targets.map((target) => ({
+        specifier: /^[a-z]+\/|^\.\./.test(target) ? `./${target}` : target,
+        target,
+        line: 1,
+        dynamic: false,
+      })),
     ]),
   )
   return { modules, computed: [] }
