@@ -15,8 +15,8 @@ import ts from 'typescript'
  */
 export const SRC_LAYERS: readonly (readonly string[])[] = [
   ['commands', 'agent'],
-  ['cli', 'lifecycle', 'sync'],
-  ['gateway', 'render'],
+  ['cli', 'lifecycle', 'sync', 'gateway'],
+  ['render'],
   ['pki', 'release'],
   ['store'],
   ['definition', 'protocol', 'fs'],
