@@ -6,7 +6,22 @@ import { packagePath } from '../package-root.js'
 
 export { CHECK_ID_PATTERN } from './check-id-pattern.js'
 
-export type CheckOwner = { repair: { tag: string } | { command: string } } | { manual: string }
+export type CheckOwner =
+  | {
+      repair:
+        | {
+            /** @minLength 1 */
+            tag: string
+          }
+        | {
+            /** @minLength 1 */
+            command: string
+          }
+    }
+  | {
+      /** @minLength 1 */
+      manual: string
+    }
 
 export interface CheckIdEntry {
   id: string

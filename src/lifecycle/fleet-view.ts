@@ -25,7 +25,15 @@ export interface NodeSummary {
   certificateNotAfter: string | null
   capacity: {
     cpu: number | null
+    /**
+     * @asType integer
+     * @nullable
+     */
     memoryMib: number | null
+    /**
+     * @asType integer
+     * @nullable
+     */
     diskGib: number | null
   }
   reserved: {
