@@ -4,7 +4,22 @@ import { readFileSync } from 'node:fs'
 
 import { packagePath } from '../package-root.js'
 
-export type CheckOwner = { repair: { tag: string } | { command: string } } | { manual: string }
+export type CheckOwner =
+  | {
+      repair:
+        | {
+            /** @minLength 1 */
+            tag: string
+          }
+        | {
+            /** @minLength 1 */
+            command: string
+          }
+    }
+  | {
+      /** @minLength 1 */
+      manual: string
+    }
 
 export interface CheckIdEntry {
   id: string

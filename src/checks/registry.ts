@@ -5,17 +5,26 @@ import { FAILURE_CODES } from './failure-codes.js'
 import { findRunbookEntry, loadRunbooks } from './runbooks.js'
 
 interface FailureCodeReport {
+  /** @pattern ^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$ */
   code: string
+  /** @minLength 1 */
   summary: string
   person: boolean
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   exitCode: number
   runbook: string | null
 }
 
 interface CheckIdReport {
+  /** @pattern ^[a-z]+:([a-z0-9-]+|[a-z0-9-]*\*)$ */
   id: string
+  /** @minLength 1 */
   meaning: string
   owner: CheckIdEntry['owner']
+  /** @minLength 1 */
   ownerText: string
 }
 

@@ -3,9 +3,19 @@
 import type { FleetkitError } from '../checks/fleetkit-error.js'
 
 export interface ErrorEnvelope {
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   status: number
+  /** @pattern ^[A-Z][A-Z0-9_]+$ */
   code: string
+  /** @minLength 1 */
   message: string
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   exitCode: number
   actions: string[]
   data?: Record<string, unknown>

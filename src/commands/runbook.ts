@@ -8,14 +8,22 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { findRunbookEntry, loadRunbooks } from '../checks/runbooks.js'
 
 export interface RunbookResult {
+  /** @pattern ^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$ */
   code: string
+  /** @minLength 1 */
   summary: string
   person: boolean
+  /** @minLength 1 */
   section: string
+  /** @minLength 1 */
   line: string
+  /** @minLength 1 */
   meaning: string
+  /** @minLength 1 */
   confirm: string
+  /** @minLength 1 */
   fix: string
+  /** @minLength 1 */
   escalate: string
 }
 

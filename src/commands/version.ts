@@ -2,12 +2,20 @@
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 
 export interface VersionResult {
+  /** @const "fleetkit" */
   name: string
+  /** @pattern ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ */
   version: string
-  /** `fleetkit/0.1.0 linux-x64 node-v20.19.0`, what `fleetkit --version` prints. */
+  /**
+   * `fleetkit/0.1.0 linux-x64 node-v20.19.0`, what `fleetkit --version` prints.
+   * @pattern ^fleetkit/\S+ \S+ node-v\S+$
+   */
   userAgent: string
+  /** @pattern ^v[0-9]+\.[0-9]+\.[0-9]+ */
   node: string
+  /** @minLength 1 */
   platform: string
+  /** @minLength 1 */
   arch: string
 }
 

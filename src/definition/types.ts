@@ -4,8 +4,17 @@
 export type NodeDeclaredState = 'active' | 'drained' | 'disabled'
 
 export interface Capacity {
+  /** @minimum 0 */
   cpu: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   memoryMiB: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   diskGiB: number
 }
 
@@ -104,14 +113,27 @@ type DefinitionCheckId = 'definition:schema' | 'definition:semantics' | 'definit
 
 /** One rule violation: a registered code and where in the file it is (RFC 6901 pointer). */
 export interface DefinitionError {
+  /** @pattern ^[A-Z][A-Z0-9_]+$ */
   code: string
   check: DefinitionCheckId
+  /** @pattern ^(/.*)?$ */
   path: string
   expected: unknown
   actual: unknown
-  /** One line; never holds a secret value (only its path and kind). */
+  /**
+   * One line; never holds a secret value (only its path and kind).
+   * @minLength 1
+   */
   message: string
-  /** 1-based position in the source file, when the pointer resolves to one. */
+  /**
+   * 1-based position in the source file, when the pointer resolves to one.
+   * @asType integer
+   * @minimum 1
+   */
   line?: number
+  /**
+   * @asType integer
+   * @minimum 1
+   */
   column?: number
 }

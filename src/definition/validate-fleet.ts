@@ -21,10 +21,37 @@ export interface ValidateFleetOptions {
 }
 
 export interface FleetSummary {
+  /** @minLength 1 */
   file: string
+  /** @pattern ^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$ */
   fleet: string
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   pools: number
-  nodes: { total: number; active: number; drained: number; disabled: number }
+  nodes: {
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    total: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    active: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    drained: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    disabled: number
+  }
   /** Summed over pools: the budgets, and what active and drained nodes reserve of them. */
   capacity: { budget: Capacity; reserved: Capacity }
   /** The explanation: per pool, its role, its nodes and what they reserve of its budget. */
@@ -32,16 +59,38 @@ export interface FleetSummary {
   canary: string | null
   /** The file says `example: true`: documentation ranges accepted, real hosts and providers refused. */
   example: boolean
-  since: { ref: string; factsSource: TransitionFactsSource } | null
+  since: {
+    /** @minLength 1 */
+    ref: string
+    factsSource: TransitionFactsSource
+  } | null
 }
 
 interface PoolSummary {
+  /** @minLength 1 */
   pool: string
+  /** @minLength 1 */
   role: string
   ingress: boolean
   serverType: string | null
   regions: string[]
-  nodes: { active: number; drained: number; disabled: number }
+  nodes: {
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    active: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    drained: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    disabled: number
+  }
   budget: Capacity
   reserved: Capacity
   /** The pool's container networks (dockerNetworkPolicy base/prefix), when it has a policy. */

@@ -6,14 +6,27 @@ import { type AllocationRow, listAllocations, releaseAllocationById, reserveAllo
 import type { Queryable } from '../store/database.js'
 
 export interface AllocationView {
+  /** @format uuid */
   id: string
   nodeId: string
+  /** @minLength 1 */
   owner: string
+  /** @minimum 0 */
   cpu: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   memoryMib: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   diskGib: number
   status: 'active' | 'released'
+  /** @format date-time */
   createdAt: string
+  /** @format date-time */
   releasedAt: string | null
   releaseReason: string | null
 }

@@ -22,28 +22,53 @@ import type { Queryable } from '../store/database.js'
 export type RotatePhase = 'begin' | 'complete' | 'abort' | 'status'
 
 interface RotationNode {
+  /** @minLength 1 */
   nodeId: string
   status: string
+  /** @format date-time */
   notAfter: string | null
 }
 
 export interface CaRotateResult {
   phase: RotatePhase
   dryRun: boolean
+  /** @minLength 1 */
   pkiDir: string
+  /** @pattern ^[0-9a-f]{64}$ */
   currentCaSha256: string
   rotation: {
     state: 'none' | 'begun' | 'completed' | 'aborted'
+    /** @pattern ^[0-9a-f]{64}$ */
     oldCaSha256: string | null
+    /** @pattern ^[0-9a-f]{64}$ */
     newCaSha256: string | null
+    /** @format date-time */
     begunAt: string | null
+    /** @format date-time */
     finishedAt: string | null
   }
   /** While a rotation is begun (and in a completion's preview): where the fleet stands. */
-  progress: { connected: number; renewed: number; blocking: RotationNode[]; cutOff: RotationNode[] } | null
+  progress: {
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    connected: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    renewed: number
+    blocking: RotationNode[]
+    cutOff: RotationNode[]
+  } | null
   abortPossible: boolean
   completePossible: boolean
-  /** Certificates a completion revoked (0 for the other phases and for a dry run). */
+  /**
+   * Certificates a completion revoked (0 for the other phases and for a dry run).
+   * @minimum 0
+   * @asType integer
+   */
   revoked: number
   /** PKI files this run wrote (none for --status and --dry-run). */
   filesWritten: string[]

@@ -5,8 +5,14 @@ import { type EventRow, listEvents } from '../store/events.js'
 import { waitFor, type WaitOptions } from './wait.js'
 
 export interface FleetEvent {
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   id: number
+  /** @format date-time */
   at: string
+  /** @pattern ^[a-z][a-z0-9_]{0,63}$ */
   kind: string
   nodeId: string | null
   data: Record<string, unknown>

@@ -8,19 +8,74 @@ import { NODE_STATUSES, type NodeStatus } from '../store/nodes.js'
 import { unknownNode } from './node-transition.js'
 
 interface NodeSummary {
+  /** @minLength 1 */
   id: string
   pool: string
   region: string | null
   status: NodeStatus
   schedulable: boolean
+  /**
+   * @minimum 0
+   * @asType integer
+   * @nullable
+   */
   heartbeatAgeSeconds: number | null
   agentVersion: string | null
+  /** @format date-time */
   certificateNotAfter: string | null
-  capacity: { cpu: number | null; memoryMib: number | null; diskGib: number | null }
-  reserved: { cpu: number; memoryMib: number; diskGib: number; allocations: number }
+  capacity: {
+    cpu: number | null
+    /**
+     * @asType integer
+     * @nullable
+     */
+    memoryMib: number | null
+    /**
+     * @asType integer
+     * @nullable
+     */
+    diskGib: number | null
+  }
+  reserved: {
+    /** @minimum 0 */
+    cpu: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    memoryMib: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    diskGib: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    allocations: number
+  }
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   liveLeases: number
   /** A lost node's reclamation: when, how long it was silent, what was fenced and released. */
-  lost: { lostAt: string | null; silentSeconds: number | null; fencedJobs: number; releasedAllocations: number } | null
+  lost: {
+    /** @format date-time */
+    lostAt: string | null
+    silentSeconds: number | null
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    fencedJobs: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    releasedAllocations: number
+  } | null
 }
 
 export interface NodeListResult {
@@ -64,24 +119,87 @@ function summary(n: FleetNode): NodeSummary {
 export interface NodeShowResult {
   node: NodeSummary & {
     facts: {
+      /**
+       * @asType integer
+       * @nullable
+       */
       cpuCount: number | null
+      /**
+       * @asType integer
+       * @nullable
+       */
       memoryMb: number | null
       dataDiskFreeGb: number | null
       kernel: string | null
       dockerVersion: string | null
       bridgeNetfilter: boolean | null
+      /**
+       * @asType integer
+       * @nullable
+       */
       clockSkewMs: number | null
+      /** @format date-time */
       factsAt: string | null
     }
+    /** @format date-time */
     lastSeenAt: string | null
+    /** @format date-time */
     lostAt: string | null
+    /** @format date-time */
     retiredAt: string | null
+    /** @format date-time */
     createdAt: string
   }
-  certificates: { serial: string; notBefore: string; notAfter: string; revoked: boolean; firstUsedAt: string | null }[]
-  jobs: { id: string; kind: string; status: string; attempts: number; fenced: boolean; updatedAt: string }[]
-  allocations: { id: string; owner: string; cpu: number; memoryMib: number; diskGib: number; status: string }[]
-  events: { id: number; at: string; kind: string; data: Record<string, unknown> }[]
+  certificates: {
+    /** @pattern ^[0-9a-f]{1,40}$ */
+    serial: string
+    /** @format date-time */
+    notBefore: string
+    /** @format date-time */
+    notAfter: string
+    revoked: boolean
+    /** @format date-time */
+    firstUsedAt: string | null
+  }[]
+  jobs: {
+    /** @format uuid */
+    id: string
+    kind: string
+    /** @pattern ^(queued|leased|succeeded|failed)$ */
+    status: string
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    attempts: number
+    fenced: boolean
+    /** @format date-time */
+    updatedAt: string
+  }[]
+  allocations: {
+    /** @format uuid */
+    id: string
+    owner: string
+    cpu: number
+    /** @asType integer */
+    memoryMib: number
+    /** @asType integer */
+    diskGib: number
+    /** @const "active" */
+    status: string
+  }[]
+  events: {
+    /**
+     * @minimum 1
+     * @asType integer
+     */
+    id: number
+    /** @format date-time */
+    at: string
+    /** @pattern ^[a-z][a-z0-9_]{0,63}$ */
+    kind: string
+    data: Record<string, unknown>
+  }[]
 }
 
 export async function nodeShow(

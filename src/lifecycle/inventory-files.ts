@@ -26,9 +26,17 @@ export interface WriteInventoryOptions {
 }
 
 export interface WriteInventoryResult {
-  /** The inventory file, or null when it went to stdout. */
+  /**
+   * The inventory file, or null when it went to stdout.
+   * @pattern ^/
+   */
   path: string | null
+  /** @pattern ^/ */
   knownHostsPath: string
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   hosts: number
   groups: string[]
   unpinned: string[]

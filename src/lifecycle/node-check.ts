@@ -12,12 +12,21 @@ import { getNode } from '../store/nodes.js'
 import { sleepUnlessAborted } from '../config/abortable-sleep.js'
 
 export interface NodeCheckResult {
+  /** @minLength 1 */
   nodeId: string
+  /** @format uuid */
   jobId: string
   status: 'succeeded'
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   attempts: number
+  /** @minItems 1 */
   checks: CheckResult[]
+  /** @format date-time */
   queuedAt: string
+  /** @format date-time */
   finishedAt: string
 }
 

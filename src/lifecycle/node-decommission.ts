@@ -14,8 +14,20 @@ import { stateConflict, transition, type TransitionResult, unknownNode, withLock
 import { waitFor, type WaitOptions } from './wait.js'
 
 export interface DecommissionResult extends TransitionResult {
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   revokedCertificates: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   failedQueuedJobs: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   waitedSeconds?: number
 }
 

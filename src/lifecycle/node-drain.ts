@@ -12,6 +12,10 @@ import { waitFor, type WaitOptions } from './wait.js'
 export interface DrainResult extends TransitionResult {
   activeAllocations: string[]
   liveLeases: string[]
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   waitedSeconds?: number
 }
 

@@ -27,9 +27,14 @@ export interface NodeTokenOptions {
 }
 
 export interface NodeTokenResult {
+  /** @minLength 1 */
   node: string
-  /** The clear secret: printed once, by design; the state keeps only its SHA-256. */
+  /**
+   * The clear secret: printed once, by design; the state keeps only its SHA-256.
+   * @pattern ^[0-9a-f]{64}$
+   */
   secret: string
+  /** @format date-time */
   expiresAt: string
   /** True when the node was registered by this call (declared, not in the state before). */
   registered: boolean

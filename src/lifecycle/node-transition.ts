@@ -10,6 +10,7 @@ import type { NodeRow, NodeStatus } from '../store/nodes.js'
 export type LockedNode = NonNullable<Awaited<ReturnType<typeof lockNode>>>
 
 export interface TransitionResult {
+  /** @minLength 1 */
   nodeId: string
   action: 'admit' | 'drain' | 'decommission' | 'park' | 'unpark'
   /** False when the node already was where the command takes it: nothing was written. */
@@ -17,7 +18,10 @@ export interface TransitionResult {
   from: NodeStatus
   to: NodeStatus
   schedulable: boolean
-  /** One line for a person: what changed. */
+  /**
+   * One line for a person: what changed.
+   * @minLength 1
+   */
   message: string
 }
 

@@ -20,9 +20,13 @@ import { insertOperatorCertificate } from '../store/operator-certificates.js'
 const OPERATOR_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/
 
 export interface OperatorCertResult {
+  /** @pattern ^[a-z0-9][a-z0-9.-]{0,62}$ */
   name: string
+  /** @pattern ^[0-9a-f]{1,40}$ */
   serial: string
+  /** @pattern ^[0-9a-f]{64}$ */
   fingerprintSha256: string
+  /** @format date-time */
   notAfter: string
   certificateFile: string
   keyFile: string

@@ -45,17 +45,33 @@ export interface SeedNodeOptions {
 }
 
 export interface SeedNodeResult {
+  /** @pattern ^[a-z0-9][a-z0-9-]{0,62}$|^[0-9a-f-]{36}$ */
   node: string
   kind: SeedKind
   /** The file written, or null when the seed went to stdout. */
   path: string | null
+  /**
+   * @minimum 1
+   * @maximum 32768
+   * @asType integer
+   */
   bytes: number
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   plainBytes: number
   gzipped: boolean
   autoinstall: boolean
-  /** When the embedded enrollment secret expires (agent seeds). The secret itself is never reported. */
+  /**
+   * When the embedded enrollment secret expires (agent seeds). The secret itself is never reported.
+   * @format date-time
+   */
   secretExpiresAt: string | null
-  /** The pinned host key's public half (worker seeds), as stored in the state. */
+  /**
+   * The pinned host key's public half (worker seeds), as stored in the state.
+   * @pattern ^ssh-ed25519 [A-Za-z0-9+/=]+ [a-z0-9-]+$
+   */
   hostKeyPublic: string | null
   /** True when --reissue gave a node past provisioning a new secret. */
   reissued: boolean

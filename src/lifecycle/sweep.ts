@@ -18,8 +18,28 @@ export interface SweepResult {
   /** False when another sweep held the lock: nothing was judged. */
   swept: boolean
   unhealthy: UnhealthyTransition[]
-  lost: { nodeId: string; lostAt: string; silentSeconds: number; fencedJobs: number; releasedAllocations: number }[]
+  lost: {
+    nodeId: string
+    /** @format date-time */
+    lostAt: string
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    silentSeconds: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    fencedJobs: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    releasedAllocations: number
+  }[]
   thresholds: SweepThresholds
+  /** @minimum 0 */
   durationMs: number
 }
 

@@ -4,7 +4,15 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 
 export interface SweepThresholds {
+  /**
+   * @minimum 5
+   * @asType integer
+   */
   unhealthyAfterSeconds: number
+  /**
+   * @minimum 30
+   * @asType integer
+   */
   lostAfterSeconds: number
 }
 

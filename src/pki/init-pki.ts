@@ -16,10 +16,15 @@ import { DEFAULT_SERVER_NAMES, isValidServerName, issueServerCertificate } from 
 import { buildTrustBundle } from './trust-bundle.js'
 
 export interface InitPkiResult {
+  /** @minLength 1 */
   pkiDir: string
+  /** @pattern ^[0-9a-f]{64}$ */
   caFingerprintSha256: string
+  /** @format date-time */
   caNotAfter: string
+  /** @minItems 1 */
   serverNames: string[]
+  /** @format date-time */
   serverNotAfter: string
   files: string[]
 }

@@ -8,12 +8,19 @@ import { PKI_FILE_NAMES, readArchivedCa, readPkiDirectory, removeStaleTempFiles,
 import { isValidServerName, serverCertificateNames } from './server-certificate.js'
 
 export interface ServerCertResult {
+  /** @minLength 1 */
   pkiDir: string
+  /** @minItems 1 */
   serverNames: string[]
   previousServerNames: string[]
+  /** @format date-time */
   serverNotAfter: string
+  /** @pattern ^[0-9a-f]{64}$ */
   serverFingerprintSha256: string
-  /** SHA-256 of the CA that signed it: the current CA, or during a rotation the CA being rotated out. */
+  /**
+   * SHA-256 of the CA that signed it: the current CA, or during a rotation the CA being rotated out.
+   * @pattern ^[0-9a-f]{64}$
+   */
   issuerCaSha256: string
   removedTempFiles: string[]
 }

@@ -17,12 +17,18 @@ const CHECK_STATUSES = ['pass', 'warn', 'fail'] as const
 type CheckStatus = (typeof CHECK_STATUSES)[number]
 
 export interface CheckResult {
-  /** A check ID of schema/check-ids.json (`host:br-netfilter`). */
+  /**
+   * A check ID of schema/check-ids.json (`host:br-netfilter`).
+   * @pattern ^[a-z]+:[a-z0-9-]+$
+   */
   id: string
   status: CheckStatus
   /** A registered failure code; a failing check always names one. */
   code?: FailureCode
-  /** One line for a person, from the host: printable characters only. */
+  /**
+   * One line for a person, from the host: printable characters only.
+   * @maxLength 500
+   */
   detail: string
 }
 

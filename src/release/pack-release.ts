@@ -33,16 +33,36 @@ export interface PackOptions {
 
 interface PackedArchive {
   arch: ReleaseArchitecture
+  /** @pattern ^fleetkit-agent-[0-9A-Za-z.-]+-linux-(amd64|arm64)\.tar\.zst$ */
   name: string
+  /** @pattern ^[0-9a-f]{64}$ */
   sha256: string
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   size: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   binarySize: number
 }
 
 export interface PackResult {
+  /**
+   * @pattern ^[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?$
+   * @maxLength 64
+   */
   version: string
+  /** @minLength 1 */
   outputDir: string
+  /** @pattern SHA256SUMS$ */
   sumsFile: string
+  /**
+   * @maxItems 2
+   * @minItems 1
+   */
   archives: PackedArchive[]
 }
 

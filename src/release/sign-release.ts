@@ -15,12 +15,20 @@ export interface SignOptions {
 }
 
 export interface SignResult {
+  /** @minLength 1 */
   dir: string
+  /** @pattern SHA256SUMS$ */
   sumsFile: string
+  /** @pattern SHA256SUMS\.sig$ */
   signatureFile: string
+  /** @pattern ^[0-9a-f]{64}$ */
   sumsSha256: string
+  /** @minItems 1 */
   files: string[]
-  /** base64 of the raw public key: the value of fleet.yaml's release.publicKey. */
+  /**
+   * base64 of the raw public key: the value of fleet.yaml's release.publicKey.
+   * @pattern ^[A-Za-z0-9+/]{43}=$
+   */
   publicKey: string
 }
 

@@ -34,13 +34,45 @@ export interface VerifyOptions {
 }
 
 export interface VerifyResult {
+  /**
+   * @pattern ^[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?$
+   * @maxLength 64
+   */
   version: string
   arch: ReleaseArchitecture
+  /** @minLength 1 */
   source: string
+  /** @pattern ^fleetkit-agent-[0-9A-Za-z.-]+-linux-(amd64|arm64)\.tar\.zst$ */
   archive: string
+  /** @pattern ^[0-9a-f]{64}$ */
   sha256: string
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   size: number
-  entry: { name: string; mode: string; uid: number; gid: number; size: number }
+  entry: {
+    /** @const "fleetkit-agent" */
+    name: string
+    /** @pattern ^[0-7]{4}$ */
+    mode: string
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    uid: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    gid: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    size: number
+  }
+  /** @pattern ^[A-Za-z0-9+/]{43}=$ */
   publicKey: string
 }
 

@@ -20,34 +20,92 @@ export interface AdminOptions {
 
 interface ServerDescription {
   source: 'embedded' | 'DATABASE_URL'
-  /** Password replaced by `***`. */
+  /**
+   * Password replaced by `***`.
+   * @pattern ^(postgres(ql)?://[^:@/]*(:\*\*\*)?@|postgres(ql)?://[^@]*$|\(DATABASE_URL)
+   */
   url: string | null
   embedded?: {
     stateDir: string
     dataDir: string
     initialised: boolean
     running: boolean
+    /**
+     * @asType integer
+     * @nullable
+     */
     pid: number | null
+    /**
+     * @minimum 1
+     * @maximum 65535
+     * @asType integer
+     * @nullable
+     */
     port: number | null
     logFile: string
   }
 }
 
 interface SchemaSummary {
+  /**
+   * @asType integer
+   * @nullable
+   */
   version: number | null
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   latestKnown: number
   compatible: boolean
-  applied: { version: number; name: string; appliedAt: string }[]
-  pending: { version: number; name: string }[]
-  unknown: { version: number; name: string }[]
-  changed: { version: number; name: string }[]
+  applied: {
+    /** @asType integer */
+    version: number
+    name: string
+    /** @format date-time */
+    appliedAt: string
+  }[]
+  pending: {
+    /**
+     * @minimum 1
+     * @asType integer
+     */
+    version: number
+    /** @minLength 1 */
+    name: string
+  }[]
+  unknown: {
+    /**
+     * @minimum 1
+     * @asType integer
+     */
+    version: number
+    /** @minLength 1 */
+    name: string
+  }[]
+  changed: {
+    /**
+     * @minimum 1
+     * @asType integer
+     */
+    version: number
+    /** @minLength 1 */
+    name: string
+  }[]
 }
 
 export interface DatabaseStatus {
   server: ServerDescription
   /** Null when the embedded server is not running (status does not start it). */
   schema: SchemaSummary | null
-  nodes: { total: number; byStatus: Record<NodeStatus, number> } | null
+  nodes: {
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    total: number
+    byStatus: Record<NodeStatus, number>
+  } | null
 }
 
 /** Which server, which schema, how many nodes; never starts the embedded server, never migrates. */
@@ -89,7 +147,15 @@ async function describeSchemaAndNodes(db: Database): Promise<Pick<DatabaseStatus
 
 export interface MigrationReport {
   server: ServerDescription
-  applied: { version: number; name: string }[]
+  applied: {
+    /**
+     * @minimum 1
+     * @asType integer
+     */
+    version: number
+    /** @minLength 1 */
+    name: string
+  }[]
   schema: SchemaSummary
 }
 
@@ -115,8 +181,15 @@ export interface StopReport {
   stateDir: string
   dataDir: string
   wasRunning: boolean
+  /**
+   * @asType integer
+   * @nullable
+   */
   pid: number | null
-  /** DATABASE_URL, redacted, when it is set: that server is not fleetkit's to stop. */
+  /**
+   * DATABASE_URL, redacted, when it is set: that server is not fleetkit's to stop.
+   * @pattern ^(postgres(ql)?://[^:@/]*(:\*\*\*)?@|postgres(ql)?://[^@]*$|\(DATABASE_URL)
+   */
   databaseUrl: string | null
 }
 

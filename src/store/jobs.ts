@@ -2,7 +2,7 @@
 // the SHA-256 is stored, conditional updates so a stale token or fenced node writes nothing.
 import type { Queryable } from './database.js'
 
-type JobStatus = 'queued' | 'leased' | 'succeeded' | 'failed'
+export type JobStatus = 'queued' | 'leased' | 'succeeded' | 'failed'
 
 export interface JobRow {
   id: string

@@ -24,6 +24,10 @@ export async function releaseAdvisoryLock(q: Queryable, key: number): Promise<vo
 
 export interface UnhealthyTransition {
   nodeId: string
+  /**
+   * @minimum 0
+   * @asType integer
+   */
   silentSeconds: number
 }
 

@@ -7,33 +7,70 @@ import type { FingerprintSummary } from './fingerprint.js'
 export type SyncMode = 'apply' | 'dry-run' | 'drift'
 
 export interface SyncNodeReport {
+  /** @minLength 1 */
   node: string
   phase: 'canary' | 'fleet' | 'skipped'
   state: NodeSyncState
+  /** @pattern ^[A-Z][A-Z0-9_]+$ */
   code: string | null
   runbook: string | null
   message: string | null
-  tasks: { ok: number; changed: number; failed: number }
+  tasks: {
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    ok: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    changed: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    failed: number
+  }
   changes: Record<string, string[]>
 }
 
 export interface SyncReport {
+  /**
+   * @minimum 1
+   * @asType integer
+   */
   runId: number
   kind: SyncRunKind
   outcome: SyncOutcome
+  /** @pattern ^[0-9a-f]{40}$ */
   revision: string | null
+  /** @pattern ^[0-9a-f]{64}$ */
   planHash: string
   plan: {
     playbook: string
     tags: string[]
+    /** @pattern ^[0-9a-f]{64}$ */
     definitionSha256: string
+    /** @pattern ^[0-9a-f]{64}$ */
     rolesSha256: string
     targets: string[]
     canary: string | null
   }
   canary: { declared: string | null; ran: string | null; skippedBecause: string | null; notes: string[] }
-  speed: { mitogen: boolean; forks: number; description: string }
+  speed: {
+    mitogen: boolean
+    /**
+     * @minimum 1
+     * @asType integer
+     */
+    forks: number
+    description: string
+  }
   nodes: SyncNodeReport[]
+  /**
+   * @propertyNames {"enum":["pending","running","converged","changed","failed","unreachable","rolled_back","not_attempted","skipped"]}
+   */
   counts: Record<string, number>
   proofs: { kind: 'agentVersion' | 'image'; value: string; node: string; recorded: boolean }[]
   /** The no-change fast path: nodes skipped as unchanged, nodes that moved, fingerprints recorded. */

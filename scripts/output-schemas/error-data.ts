@@ -1,0 +1,53 @@
+// The `data` of the error envelopes some commands print with a shape worth stating. The code
+// builds these as object literals where it throws (named below), so their types live here, over
+// the product's own types; generate-output-schemas.ts reads them through schema/output-types.json.
+import type { DefinitionError } from '../../src/definition/types.js'
+import type { CheckResult } from '../../src/protocol/check-result.js'
+import type { JobStatus } from '../../src/store/jobs.js'
+import type { SyncReport } from '../../src/sync/sync-report.js'
+
+/** data of DEFINITION_INVALID / DEFINITION_UNREADABLE (definitionErrorsToFleetkitError in src/definition/load.ts). */
+export interface DefinitionErrorsData {
+  path: string
+  ref?: string
+  /**
+   * @asType integer
+   * @nullable
+   */
+  line?: number | null
+  /**
+   * @asType integer
+   * @nullable
+   */
+  column?: number | null
+  /** @minItems 1 */
+  errors: DefinitionError[]
+}
+
+/** data of a sync or drift run that did not converge (outcomeError in src/sync/sync-report.ts): the run's report. */
+export interface SyncErrorData {
+  report?: SyncReport
+}
+
+/** data of a failed `node check` (src/lifecycle/node-check.ts): the node, its checks job and what the job reported. */
+export interface NodeCheckErrorData {
+  nodeId?: string
+  /** @format uuid */
+  jobId?: string
+  jobStatus?: JobStatus
+  checks?: CheckResult[]
+  withdrawn?: boolean
+  field?: string
+  nodeStatus?: string
+}
+
+/** data of COMMAND_UNKNOWN (unknownCommandError in src/cli/unknown-command.ts). */
+export interface UnknownCommandData {
+  /** @minLength 1 */
+  command?: string
+  /** @maxItems 3 */
+  suggestions?: Suggestion[]
+}
+
+/** @minLength 1 */
+type Suggestion = string
