@@ -22,7 +22,7 @@ export async function serveGateway(
   const { loadPkiSet } = await import('../pki/pki-set.js')
   const { openDatabase } = await import('../store/database.js')
   const { startGateway } = await import('./gateway.js')
-  const { ensureEmbeddedServer } = await import('../store/embedded/server.js')
+  const { ensureEmbeddedServer, livePostmasterPid } = await import('../store/embedded/server.js')
   // The PKI is checked first: a refused key must not wait for a database to start.
   const pki = await loadPkiSet(config.pkiDir, new Date())
   // A request waits at most 3 s for a pooled connection, then gets 503 STATE_UNAVAILABLE.
@@ -52,11 +52,15 @@ export async function serveGateway(
       },
       recoveryWindowSeconds: config.recoveryWindowSeconds,
       logger,
-      // The embedded default is this machine's own server: when it dies, the gateway starts it again.
+      // The embedded default is this machine's own server: when it dies (its postmaster is gone, not
+      // merely slow to answer), the gateway starts it again.
       ...(database.source === 'embedded'
         ? {
-            restartDatabase: async () => {
-              await ensureEmbeddedServer(config.stateDir)
+            embeddedDatabase: {
+              livePostmaster: () => livePostmasterPid(config.stateDir),
+              restart: async () => {
+                await ensureEmbeddedServer(config.stateDir)
+              },
             },
           }
         : {}),
