@@ -174,6 +174,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   )
   const enrollLimits = tuning.enrollConnections
   limitConnections(enrollServer, enrollLimits, (reason) => metrics.enrollConnectionsClosed.inc({ reason }))
+  limitConnections(agentServer, tuning.agentConnections, (reason) => metrics.agentConnectionsClosed.inc({ reason }))
   for (const server of [enrollServer, agentServer]) {
     // Agents keep their connection between heartbeats; an enrolling host needs one request.
     const keepAliveMs =
