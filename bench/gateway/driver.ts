@@ -36,7 +36,7 @@ export interface BenchResults {
 
 export async function serve(): Promise<void> {
   const { openDatabase } = await import('../../src/store/database.js')
-  const { startGateway } = await import('../../src/gateway/gateway.js')
+  const { startGateway, DEFAULT_TUNING } = await import('../../src/gateway/gateway.js')
   const { loadPkiSet } = await import('../../src/pki/pki-set.js')
   const { silentLogger } = await import('../../src/log/logger.js')
   const { DEFAULT_LOAD_SHEDDER_TUNING } = await import('../../src/gateway/load-shedder.js')
@@ -56,11 +56,14 @@ export async function serve(): Promise<void> {
     // BENCH_GATEWAY_TUNING=default: the gateway as shipped (the storm bench). Otherwise default tuning except the
     // enrollment limit and delay-based shedding: the bench measures capacity, not the limiter or the shedder (on a
     // shared machine the event-loop delay is mostly other processes' load).
+    // Either way the agent listener's per-source cap is lifted: the bench's whole fleet comes from 127.0.0.1,
+    // a real fleet from an address per host.
     ...(process.env.BENCH_GATEWAY_TUNING === 'default'
-      ? {}
+      ? { tuning: { agentConnections: { ...DEFAULT_TUNING.agentConnections, maxPerSource: 1_000_000 } } }
       : {
           tuning: {
             enrollRate: lifted,
+            agentConnections: { ...DEFAULT_TUNING.agentConnections, maxPerSource: 1_000_000 },
             loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] },
           },
         }),

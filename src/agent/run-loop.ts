@@ -21,7 +21,7 @@ import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
 import { type CheckContext } from './host-checks.js'
 import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
-import { identityPaths, loadIdentity } from './identity.js'
+import { assertPkiDirectoryPrivate, identityPaths, loadIdentity } from './identity.js'
 import { joinBundles } from './enroll.js'
 import { writeFileAtomic } from '../fs/atomic-file.js'
 import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
@@ -69,6 +69,9 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     },
     deps.rng,
   )
+  // Checked at start, not only when a key is staged: a key in a directory others can write may
+  // already be swapped, and the agent would act on it for days before its next renewal.
+  await assertPkiDirectoryPrivate(config.pkiDir)
   const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile), () =>
     clock.now().getTime(),
   )

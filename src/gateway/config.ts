@@ -23,6 +23,8 @@ export interface GatewayConfig {
   agentRenewCheckSeconds: number
   /** Limits of the unauthenticated enrollment listener (connection-limits.ts). */
   enrollConnections: { maxConnections: number; maxPerSource: number; idleTimeoutMs: number }
+  /** Limits of the agent listener (connection-limits.ts). */
+  agentConnections: { maxConnections: number; maxPerSource: number }
   recoveryWindowSeconds: number
   /** Event-loop delays (ms) at which load levels 1, 2 and 3 begin; undefined: delay-based shedding is off. */
   shedDelayThresholdsMs: [number, number, number] | undefined
@@ -37,6 +39,8 @@ const GATEWAY_DEFAULTS = {
   FLEETKIT_ENROLL_MAX_CONNECTIONS: '512',
   FLEETKIT_ENROLL_MAX_CONNECTIONS_PER_SOURCE: '64',
   FLEETKIT_ENROLL_IDLE_SECONDS: '10',
+  FLEETKIT_AGENT_MAX_CONNECTIONS: '16384',
+  FLEETKIT_AGENT_MAX_CONNECTIONS_PER_SOURCE: '1024',
   FLEETKIT_RECOVERY_WINDOW_SECONDS: '604800',
   FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '150,500,2000',
 } as const
@@ -90,6 +94,20 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
       ),
       idleTimeoutMs:
         parseSeconds('FLEETKIT_ENROLL_IDLE_SECONDS', value('FLEETKIT_ENROLL_IDLE_SECONDS'), 1, 3600) * 1000,
+    },
+    agentConnections: {
+      maxConnections: parseCount(
+        'FLEETKIT_AGENT_MAX_CONNECTIONS',
+        value('FLEETKIT_AGENT_MAX_CONNECTIONS'),
+        1,
+        1_000_000,
+      ),
+      maxPerSource: parseCount(
+        'FLEETKIT_AGENT_MAX_CONNECTIONS_PER_SOURCE',
+        value('FLEETKIT_AGENT_MAX_CONNECTIONS_PER_SOURCE'),
+        1,
+        1_000_000,
+      ),
     },
     // 0 turns recovery off: every node whose certificate expired needs a new secret.
     recoveryWindowSeconds: parseSeconds(

@@ -1,14 +1,18 @@
-// Limits on the unauthenticated enrollment listener: connections in total and per source
-// address, a TLS handshake deadline and an idle timeout, so idle or slow clients cannot take the
-// descriptors the agent listener needs (under systemd's default 1,024 they would).
+// Limits on each TLS listener: connections in total and per source address (and, on the
+// unauthenticated enrollment listener, an idle timeout), so idle or slow clients from one place
+// cannot take the descriptors the other listener, the database pool and the PKI reload need
+// (under systemd's default 1,024 they would). The TLS handshake deadline is the server's option.
 import type { Server as HttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
 
-export interface ConnectionLimits {
+export interface SourceLimits {
   /** Open connections on the listener at most; more are closed as they are accepted. */
   maxConnections: number
   /** Open connections from one source address at most. */
   maxPerSource: number
+}
+
+export interface ConnectionLimits extends SourceLimits {
   /** A connection idle this long (no request, no bytes) is closed. */
   idleTimeoutMs: number
 }
@@ -22,7 +26,7 @@ export type ConnectionRefusal = 'total_cap' | 'source_cap' | 'idle'
  */
 export function limitConnections(
   server: HttpsServer,
-  limits: ConnectionLimits,
+  limits: SourceLimits & { idleTimeoutMs?: number },
   onRefused: (reason: ConnectionRefusal) => void,
 ): { open(): number; sources(): number } {
   const perSource = new Map<string, number>()
@@ -47,10 +51,11 @@ export function limitConnections(
       else perSource.set(source, left)
     })
     // Idle before, during or between requests: the socket is closed, its descriptor freed.
-    socket.setTimeout(limits.idleTimeoutMs, () => {
-      onRefused('idle')
-      socket.destroy()
-    })
+    if (limits.idleTimeoutMs !== undefined)
+      socket.setTimeout(limits.idleTimeoutMs, () => {
+        onRefused('idle')
+        socket.destroy()
+      })
   })
   return { open: () => open, sources: () => perSource.size }
 }

@@ -1,17 +1,32 @@
 // Whether the gateway's PostgreSQL answers: a periodic probe (sooner when a request saw a
 // connection fail), the state /healthz reports, and a restart of the embedded server when it died.
+//
+// A probe that times out is not a dead server: under CPU load or descriptor exhaustion a healthy
+// postmaster answers late, and restarting it turns a slow moment into seconds of 503s. So the
+// embedded server is restarted only when its postmaster is gone (the PID in postmaster.pid is not a
+// live postgres process); a live one that does not answer is load, shed with 503 + Retry-After.
 import type { Logger } from '../log/logger.js'
+
+/** The embedded server the gateway may restart (undefined for DATABASE_URL: someone else runs it). */
+export interface EmbeddedDatabase {
+  /** The live postmaster's PID, or undefined when it is gone (no postmaster.pid, or its PID is dead or reused). */
+  livePostmaster: () => Promise<number | undefined>
+  /** Start the server again. */
+  restart: () => Promise<void>
+}
 
 export interface DatabaseHealthOptions {
   /** One round trip on a connection of its own (a busy pool is not a dead database). */
   probe: () => Promise<void>
-  /** Start the database again (the embedded default); undefined for DATABASE_URL: someone else runs it. */
-  restart?: () => Promise<void>
+  embedded?: EmbeddedDatabase
   intervalMs: number
   logger: Logger
   setTimer?: (fn: () => void, ms: number) => { unref?(): void }
   clearTimer?: (handle: unknown) => void
 }
+
+/** What the log said about the current outage: a live server that is slow, or one that is unavailable. */
+type Announced = 'database_slow' | 'database_unavailable'
 
 export class DatabaseHealth {
   private up = true
@@ -20,6 +35,7 @@ export class DatabaseHealth {
   private timer: { unref?(): void } | undefined
   private stopped = true
   private probeFailures = 0
+  private announced: Announced | undefined
 
   constructor(private readonly options: DatabaseHealthOptions) {}
 
@@ -39,58 +55,93 @@ export class DatabaseHealth {
     this.timer = undefined
   }
 
-  /** A request's connection failed: stop sending requests to the database and look now. */
+  /**
+   * A request's connection failed: stop sending requests to the database and look now. What it was
+   * (slow or gone) is logged once the probe and the postmaster's PID have said.
+   */
   reportFailure(error: unknown): void {
-    if (this.up) this.markDown(error)
-    void this.check()
+    if (this.up) this.markDown()
+    void this.check(error)
   }
 
   /** Probe now (the timer does it every intervalMs); concurrent calls share one probe. */
-  check(): Promise<void> {
-    this.checking ??= this.probeOnce().finally(() => {
+  check(reported?: unknown): Promise<void> {
+    this.checking ??= this.probeOnce(reported).finally(() => {
       this.checking = undefined
     })
     return this.checking
   }
 
-  private async probeOnce(): Promise<void> {
+  private async probeOnce(reported: unknown): Promise<void> {
     try {
       await this.options.probe()
       this.probeFailures = 0
-      if (!this.up) {
-        this.up = true
-        this.options.logger('info', 'database_available', { down_ms: Date.now() - this.since })
-      }
+      if (!this.up) this.markUp(false)
       return
     } catch (error) {
       this.probeFailures++
       // A slow probe on a loaded machine is not an outage: while requests succeed, it takes two
       // failed probes in a row (a request's own connection failure marks it down at once).
       if (this.up && this.probeFailures < 2) return
-      if (this.up) this.markDown(error)
+      if (this.up) this.markDown()
+      await this.decide(reported ?? error)
     }
-    if (!this.options.restart) return
-    this.options.logger('warn', 'database_restarting', { database: 'embedded' })
-    try {
-      await this.options.restart()
-      await this.options.probe()
-      this.up = true
-      this.options.logger('info', 'database_available', { down_ms: Date.now() - this.since, restarted: true })
-    } catch (error) {
-      this.options.logger('error', 'database_restart_failed', {
+  }
+
+  /** The database did not answer: a live postmaster is slow (shed, wait); a gone one is restarted. */
+  private async decide(error: unknown): Promise<void> {
+    const embedded = this.options.embedded
+    // An unreadable postmaster.pid is no proof of death: only a restart that is needed is made.
+    const pid = embedded ? await embedded.livePostmaster().catch(() => -1) : undefined
+    const gone = embedded !== undefined && pid === undefined
+    if (embedded && !gone) {
+      this.announce('database_slow', 'warn', {
+        code: 'STATE_UNAVAILABLE',
         error: describe(error),
+        ...(pid !== undefined && pid > 0 ? { postmaster_pid: pid } : {}),
+        action: 'shedding requests with 503 and Retry-After; the server runs, so it is not restarted',
+        retry_in_ms: this.options.intervalMs,
+      })
+      return
+    }
+    this.announce('database_unavailable', 'error', {
+      code: 'STATE_UNAVAILABLE',
+      error: describe(error),
+      retry_in_ms: this.options.intervalMs,
+    })
+    if (!embedded) return
+    this.options.logger('warn', 'database_restarting', { database: 'embedded', reason: 'postmaster_gone' })
+    try {
+      await embedded.restart()
+      await this.options.probe()
+      this.probeFailures = 0
+      this.markUp(true)
+    } catch (restartError) {
+      this.options.logger('error', 'database_restart_failed', {
+        error: describe(restartError),
         retry_in_ms: this.options.intervalMs,
       })
     }
   }
 
-  private markDown(error: unknown): void {
+  /** Each kind of outage is logged once (a slow spell that turns into a dead server is logged again). */
+  private announce(event: Announced, level: 'warn' | 'error', fields: Record<string, unknown>): void {
+    if (this.announced === event) return
+    this.announced = event
+    this.options.logger(level, event, fields)
+  }
+
+  private markDown(): void {
     this.up = false
     this.since = Date.now()
-    this.options.logger('error', 'database_unavailable', {
-      code: 'STATE_UNAVAILABLE',
-      error: describe(error),
-      retry_in_ms: this.options.intervalMs,
+  }
+
+  private markUp(restarted: boolean): void {
+    this.up = true
+    this.announced = undefined
+    this.options.logger('info', 'database_available', {
+      down_ms: Date.now() - this.since,
+      ...(restarted ? { restarted: true } : {}),
     })
   }
 

@@ -22,7 +22,7 @@ import { errorText, requestHandler, serveMetrics } from './request-handler.js'
 import { createLogger, type Logger } from '../log/logger.js'
 import { LifecycleMetrics } from './lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics.js'
-import { DatabaseHealth } from './database-health.js'
+import { DatabaseHealth, type EmbeddedDatabase } from './database-health.js'
 import { AuthCacheKeeper } from './auth-cache.js'
 import { loadOrCreateTicketKeys } from './ticket-keys.js'
 import { limitConnections } from './connection-limits.js'
@@ -55,8 +55,8 @@ export interface GatewayOptions {
   clock?: Clock
   logger?: Logger
   tuning?: Partial<GatewayTuning>
-  /** Start the embedded database again when it died (serve passes it for the embedded default). */
-  restartDatabase?: () => Promise<void>
+  /** The embedded database, started again when its postmaster died (serve passes it for the embedded default). */
+  embeddedDatabase?: EmbeddedDatabase
   /** Fault injection: runs right after an enrollment committed, before its answer is sent. */
   afterEnrollmentCommit?: () => void
   /** The sweep (src/lifecycle/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
@@ -107,7 +107,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
     probe: () => probeDatabase(options.pool, 5000),
-    ...(options.restartDatabase ? { restart: options.restartDatabase } : {}),
+    ...(options.embeddedDatabase ? { embedded: options.embeddedDatabase } : {}),
     intervalMs: tuning.databaseCheckMs,
     logger,
   })
@@ -174,6 +174,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   )
   const enrollLimits = tuning.enrollConnections
   limitConnections(enrollServer, enrollLimits, (reason) => metrics.enrollConnectionsClosed.inc({ reason }))
+  limitConnections(agentServer, tuning.agentConnections, (reason) => metrics.agentConnectionsClosed.inc({ reason }))
   for (const server of [enrollServer, agentServer]) {
     // Agents keep their connection between heartbeats; an enrolling host needs one request.
     const keepAliveMs =

@@ -85,6 +85,10 @@ export class GatewayMetrics {
     'fleetkit_gateway_enroll_connections_closed_total',
     'Enrollment-listener connections closed by a limit (total_cap, source_cap, idle).',
   )
+  readonly agentConnectionsClosed = new Counter(
+    'fleetkit_gateway_agent_connections_closed_total',
+    'Agent-listener connections closed by a limit (total_cap, source_cap).',
+  )
   readonly renewals = new Counter(
     'fleetkit_gateway_renewals_total',
     'Certificate renewal attempts by outcome (issued, not_due, csr_invalid, rate_limited).',
@@ -121,6 +125,7 @@ export class GatewayMetrics {
       this.requests,
       this.enrollments,
       this.enrollConnectionsClosed,
+      this.agentConnectionsClosed,
       this.renewals,
       this.requestsShed,
       this.authRefusals,

@@ -4,7 +4,9 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 import type { GatewayConfig } from './config.js'
 import { formatBind, loadGatewayConfig } from './config.js'
+import { ensureDescriptorBudget } from './descriptor-limit.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING } from './load-shedder.js'
+import { DEFAULT_TUNING } from './tuning.js'
 import type { RunningGateway } from './gateway.js'
 import type { SweepFunction } from './sweeper.js'
 import { createLogger, type Logger } from '../log/logger.js'
@@ -19,10 +21,20 @@ export async function serveGateway(
   const env = options.env ?? process.env
   const logger = options.logger ?? createLogger({ component: 'gateway', env })
   const config: GatewayConfig = loadGatewayConfig(env)
+  // Before anything opens a descriptor: the caps must fit under the limit, or a flood of idle
+  // connections would starve the database pool and the PKI reload instead of being refused.
+  ensureDescriptorBudget(
+    {
+      enrollConnections: config.enrollConnections.maxConnections,
+      agentConnections: config.agentConnections.maxConnections,
+      reserve: DEFAULT_TUNING.descriptorReserve,
+    },
+    { logger },
+  )
   const { loadPkiSet } = await import('../pki/pki-set.js')
   const { openDatabase } = await import('../store/database.js')
   const { startGateway } = await import('./gateway.js')
-  const { ensureEmbeddedServer } = await import('../store/embedded/server.js')
+  const { ensureEmbeddedServer, livePostmasterPid } = await import('../store/embedded/server.js')
   // The PKI is checked first: a refused key must not wait for a database to start.
   const pki = await loadPkiSet(config.pkiDir, new Date())
   // A request waits at most 3 s for a pooled connection, then gets 503 STATE_UNAVAILABLE.
@@ -45,6 +57,7 @@ export async function serveGateway(
       agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
       tuning: {
         enrollConnections: config.enrollConnections,
+        agentConnections: config.agentConnections,
         loadShedding: {
           ...DEFAULT_LOAD_SHEDDER_TUNING,
           delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity],
@@ -52,11 +65,15 @@ export async function serveGateway(
       },
       recoveryWindowSeconds: config.recoveryWindowSeconds,
       logger,
-      // The embedded default is this machine's own server: when it dies, the gateway starts it again.
+      // The embedded default is this machine's own server: when it dies (its postmaster is gone, not
+      // merely slow to answer), the gateway starts it again.
       ...(database.source === 'embedded'
         ? {
-            restartDatabase: async () => {
-              await ensureEmbeddedServer(config.stateDir)
+            embeddedDatabase: {
+              livePostmaster: () => livePostmasterPid(config.stateDir),
+              restart: async () => {
+                await ensureEmbeddedServer(config.stateDir)
+              },
             },
           }
         : {}),

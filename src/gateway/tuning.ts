@@ -2,7 +2,7 @@
 // defaults spec 05 gives; tests and the bench override parts of it (startGateway's `tuning`).
 import { defaultIssuanceWorkers } from './issuance-pool.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING, type LoadShedderTuning } from './load-shedder.js'
-import type { ConnectionLimits } from './connection-limits.js'
+import type { ConnectionLimits, SourceLimits } from './connection-limits.js'
 import type { RateLimiterOptions } from './token-bucket.js'
 
 export interface GatewayTuning {
@@ -24,6 +24,19 @@ export interface GatewayTuning {
   databaseCheckMs: number
   /** Caps and idle timeout of the unauthenticated enrollment listener. */
   enrollConnections: ConnectionLimits
+  /**
+   * Caps of the agent listener: in total and per source address, so idle connections (a TLS handshake
+   * never started holds a descriptor until handshakeTimeoutMs.agent) cannot take the descriptors the
+   * database pool, the PKI reload and the other agents need. Idle agents between heartbeats are
+   * closed by keepAliveMs, so there is no idle timeout of its own.
+   */
+  agentConnections: SourceLimits
+  /**
+   * Descriptors kept below the soft RLIMIT_NOFILE beyond both listeners' caps: the database pool,
+   * the PKI reload's file reads, the issuance workers, the metrics listener, logs. `gateway serve`
+   * refuses to start when enroll + agent caps + this reserve exceed the limit (descriptor-limit.ts).
+   */
+  descriptorReserve: number
   /**
    * A TLS handshake not finished in this time is cut off, per listener. The enrollment listener's is
    * short (anybody can reach it and hold a handshake open). The agent listener's is longer: when a
@@ -52,6 +65,8 @@ export const DEFAULT_TUNING: GatewayTuning = {
   pkiReloadMs: 2000,
   databaseCheckMs: 2000,
   enrollConnections: { maxConnections: 512, maxPerSource: 64, idleTimeoutMs: 10_000 },
+  agentConnections: { maxConnections: 16_384, maxPerSource: 1024 },
+  descriptorReserve: 256,
   handshakeTimeoutMs: { enroll: 5000, agent: 30_000 },
   listenBacklog: 4096,
   sweepIntervalMs: 2000,

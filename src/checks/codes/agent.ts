@@ -50,6 +50,12 @@ export const AGENT_CODES = {
     person: false,
     exitCode: 69,
   },
+  GATEWAY_CA_ROTATED: {
+    summary:
+      "The gateway presents a certificate from a CA the agent does not trust yet, or refuses the agent's certificate from the CA it replaced: the fleet's CA was rotated while the agent was away.",
+    person: false,
+    exitCode: 69,
+  },
   CLOCK_SKEW: { summary: "The host clock differs from the gateway's by more than TLS tolerates.", person: true },
   BR_NETFILTER_OFF: {
     summary: 'br_netfilter is not active or a net.bridge.bridge-nf-call-* sysctl is not 1.',

@@ -8,6 +8,12 @@ export const GATEWAY_CODES = {
     person: false,
     exitCode: 2,
   },
+  GATEWAY_DESCRIPTOR_LIMIT: {
+    summary:
+      "The gateway's open-files limit (RLIMIT_NOFILE, after raising it to the hard limit) is below its listeners' connection caps plus the descriptors it keeps in reserve.",
+    person: false,
+    exitCode: 2,
+  },
   GATEWAY_BIND_FAILED: {
     summary: 'The gateway could not listen on a configured address (in use, not local, or not permitted).',
     person: false,

@@ -116,6 +116,16 @@ export async function inspectEmbeddedServer(stateDir: string): Promise<EmbeddedS
   }
 }
 
+/**
+ * The PID of the embedded server's postmaster while it lives, undefined when it is gone (no
+ * postmaster.pid, or its PID is dead or now another program's). Starting or stopping counts as
+ * alive: only a gone server may be started again (the gateway's health check, database-health.ts).
+ */
+export async function livePostmasterPid(stateDir: string): Promise<number | undefined> {
+  const pm = await readPostmasterPid(embeddedServerPaths(stateDir).dataDir)
+  return pm !== undefined && isPostgresProcess(pm.pid) ? pm.pid : undefined
+}
+
 export interface StopResult {
   wasRunning: boolean
   pid?: number

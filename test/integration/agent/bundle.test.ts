@@ -158,4 +158,39 @@ describe('fleetkit-agent bundle', function () {
       await new Promise((resolve) => listener.close(resolve))
     }
   })
+
+  it('`run` refuses a PKI directory that group or others may write, at start, with AGENT_CONFIG_INVALID before it talks to the gateway', async () => {
+    let connections = 0
+    const listener = createServer((socket) => {
+      connections++
+      socket.destroy()
+    })
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
+    try {
+      const pkiDir = join(dir, 'open-dir-pki')
+      const now = Date.now()
+      const identity = await makeTestIdentity('node-open-dir', new Date(now - 60_000), new Date(now + 86_400_000))
+      // A valid identity, staged while the directory was private: only the directory's mode is wrong.
+      await stageIdentity(pkiDir, identity.keyPem, identity.certificatePem, identity.caPem)
+      const gatewayUrl = `https://127.0.0.1:${(listener.address() as { port: number }).port}`
+      const args = ['--pki-dir', pkiDir, '--node-id', 'node-open-dir', '--gateway-url', gatewayUrl, '--host-root', dir]
+      for (const mode of [0o770, 0o707, 0o777]) {
+        await chmod(pkiDir, mode)
+        const outcome = await runBundle(bundle, ['run', ...args])
+        assert.equal(outcome.code, 78, `run ${mode.toString(8)}: ${outcome.stderr}`)
+        assert.match(
+          outcome.stderr,
+          new RegExp(
+            `^Error \\(AGENT_CONFIG_INVALID\\): the agent PKI directory ${pkiDir} is writable by group or others \\(mode 0${mode.toString(8)}\\); refusing to keep a key there$`,
+            'm',
+          ),
+        )
+        assert.match(outcome.stderr, new RegExp(`chmod 0700 ${pkiDir}`))
+      }
+      assert.equal(connections, 0, 'the gateway was contacted from a PKI directory others may write')
+    } finally {
+      await chmod(join(dir, 'open-dir-pki'), 0o700).catch(() => undefined)
+      await new Promise((resolve) => listener.close(resolve))
+    }
+  })
 })

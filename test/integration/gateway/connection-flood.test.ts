@@ -2,6 +2,8 @@
 // descriptor limit (prlimit on the gateway process, as systemd's default would be), 1,000 idle TLS
 // connections from many source addresses do not stop enrolled agents' heartbeats; the caps close
 // what is over them, the idle timeout frees the rest, and enrollment works again afterwards.
+// And on the agent listener (issue 20, item 2): 1,100 idle connections from one source are held to
+// its per-source cap; other agents' heartbeats and a PKI reload keep working.
 import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
@@ -9,6 +11,7 @@ import { request as httpsRequest } from 'node:https'
 import { connect as netConnect } from 'node:net'
 import { connect, type TLSSocket } from 'node:tls'
 
+import { runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'
@@ -100,6 +103,8 @@ describe('gateway faults: idle connection flood on the enrollment listener', fun
       wrapper: ['prlimit', '--nofile=1024:1024', '--'],
       env: {
         FLEETKIT_ENROLL_IDLE_SECONDS: '4',
+        // 512 enrollment + 256 agent connections + 256 in reserve: what fits under 1,024 (else GATEWAY_DESCRIPTOR_LIMIT).
+        FLEETKIT_AGENT_MAX_CONNECTIONS: '256',
         FLEETKIT_LOG_LEVEL: 'info',
         ...(JSON.parse(process.env.FLOOD_TEST_ENV ?? '{}') as Record<string, string>),
       },
@@ -154,6 +159,98 @@ describe('gateway faults: idle connection flood on the enrollment listener', fun
     })
     assert.equal(reply.status, 200)
     for (const agent of agents) assert.equal(await heartbeat(gw, agent), 200)
+  })
+})
+
+/** A TCP connection that never sends a byte (no TLS handshake): it holds a descriptor until the handshake deadline. */
+function silentConnection(
+  port: number,
+  localAddress: string,
+): { closed: boolean; socket: ReturnType<typeof netConnect> } {
+  const socket = netConnect({ host: '127.0.0.1', port, localAddress })
+  const state = { closed: false, socket }
+  socket.on('error', () => undefined)
+  socket.on('close', () => {
+    state.closed = true
+  })
+  return state
+}
+
+describe('gateway faults: idle connection flood on the agent listener', function () {
+  this.timeout(180_000)
+  let postgres: DisposablePostgres
+  let gw: TestGateway
+  const flood: { closed: boolean; socket: ReturnType<typeof netConnect> }[] = []
+  before(async () => {
+    postgres = await startDisposablePostgres()
+    gw = await startTestGateway({
+      postgresUrl: postgres.url,
+      mode: 'process',
+      wrapper: ['prlimit', '--nofile=1024:1024', '--'],
+      env: {
+        // 64 + 600 + 256 in reserve = 920: fits under 1,024.
+        FLEETKIT_ENROLL_MAX_CONNECTIONS: '64',
+        FLEETKIT_AGENT_MAX_CONNECTIONS: '600',
+        FLEETKIT_AGENT_MAX_CONNECTIONS_PER_SOURCE: '100',
+        FLEETKIT_LOG_LEVEL: 'info',
+      },
+    })
+  })
+  after(async () => {
+    for (const f of flood) f.socket.destroy()
+    await gw?.close()
+    await postgres?.stop()
+  })
+
+  it('1,100 idle connections from one source under a 1,024 limit are held to the per-source cap; heartbeats and a PKI reload keep working', async () => {
+    const limits = await readFile(`/proc/${gw.child!.pid}/limits`, 'utf8')
+    assert.match(limits, /Max open files\s+1024\s+1024/, 'the gateway runs under a 1,024 descriptor limit')
+    const agents: AgentIdentityFiles[] = []
+    for (const id of ['node-1', 'node-2', 'node-3']) {
+      await gw.declareNode(id)
+      agents.push(await gw.enroll(id, await gw.issueSecret(id)))
+    }
+    const port = Number(new URL(gw.agentUrl).port)
+    for (let i = 0; i < 1100; i++) flood.push(silentConnection(port, '127.0.3.1'))
+    // The gateway closes what is over the per-source cap as it accepts it; the rest wait for their handshake deadline (30 s).
+    await eventually(
+      'the per-source cap to close the connections over it',
+      () => flood.filter((f) => !f.closed).length <= 100,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      },
+    )
+    const fds = (await readdir(`/proc/${gw.child!.pid}/fd`)).length
+    assert.ok(fds < 1024 - 256, `the gateway holds ${fds} descriptors: its reserve is intact`)
+    for (const agent of agents) assert.equal(await heartbeat(gw, agent), 200)
+    assert.match(await metricsText(gw), /fleetkit_gateway_agent_connections_closed_total\{reason="source_cap"\} [1-9]/)
+
+    // A PKI reload (a re-issued server certificate) reads its files while the flood is held.
+    const run = await runFleetkit(
+      ['ca', 'server-cert', '--server-name', 'localhost', '--server-name', '127.0.0.1', '--json'],
+      { env: { FLEETKIT_PKI_DIR: gw.pkiDir } },
+    )
+    assert.equal(run.code, 0, run.stdout + run.stderr)
+    const messages = () => gw.logs.map((line) => (JSON.parse(line) as { msg: string }).msg)
+    await eventually('the gateway to reload its PKI set', () => messages().includes('pki_set_replaced'), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    })
+    assert.ok(!messages().includes('pki_set_not_loaded'), gw.logs.filter((l) => l.includes('pki')).join('\n'))
+    for (const agent of agents) assert.equal(await heartbeat(gw, agent), 200)
+  })
+
+  it('refuses to start when its caps do not fit under the limit, naming the numbers (GATEWAY_DESCRIPTOR_LIMIT)', async () => {
+    await assert.rejects(
+      startTestGateway({
+        postgresUrl: postgres.url,
+        mode: 'process',
+        wrapper: ['prlimit', '--nofile=1024:1024', '--'],
+        env: { FLEETKIT_LOG_LEVEL: 'info' },
+      }),
+      /Error \(GATEWAY_DESCRIPTOR_LIMIT\): the gateway needs 17152 open files \(512 enrollment \+ 16384 agent connections \+ 256 kept for the database pool and PKI files\) but its limit is 1024 \(hard 1024\)/,
+    )
   })
 })
 

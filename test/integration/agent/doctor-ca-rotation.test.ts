@@ -1,0 +1,99 @@
+// `fleetkit-agent doctor` after a CA rotation the agent missed (issue 20, item 3): the gateway serves
+// the end state of `fleetkit ca rotate --complete` (a server certificate from the new CA, only the new
+// CA trusted) while the agent keeps its old bundle and certificate. doctor names the rotation
+// (GATEWAY_CA_ROTATED) instead of an unreachable gateway, both when the agent does not trust the
+// gateway's certificate and when the gateway refuses the agent's.
+import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { loadAgentConfig, type AgentConfig } from '../../../src/agent/config.js'
+import { runDoctor } from '../../../src/agent/doctor.js'
+import { stageIdentity } from '../../../src/agent/identity.js'
+import { initPki } from '../../../src/pki/init-pki.js'
+import { loadPkiSet } from '../../../src/pki/pki-set.js'
+import type { CheckResult } from '../../../src/protocol/check-result.js'
+import { fakeHost, HEALTHY_FILES, makeFakeRoot } from '../../support/fake-host.js'
+import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
+import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+
+describe('fleetkit-agent doctor after a CA rotation it missed', function () {
+  this.timeout(120_000)
+  let postgres: DisposablePostgres
+  let gw: TestGateway
+  let dir: string
+  let root: string
+  let identity: AgentIdentityFiles
+  let newCaPem: string
+
+  before(async () => {
+    postgres = await startDisposablePostgres()
+    gw = await startTestGateway({ postgresUrl: postgres.url })
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-doctor-rotation-'))
+    root = await makeFakeRoot(HEALTHY_FILES)
+    await gw.declareNode('node-away')
+    identity = await gw.enroll('node-away', await gw.issueSecret('node-away'))
+  })
+  after(async () => {
+    await gw?.close()
+    await postgres?.stop()
+    await rm(dir, { recursive: true, force: true })
+    await rm(root, { recursive: true, force: true })
+  })
+
+  async function agentConfig(name: string, trustedPem: string): Promise<AgentConfig> {
+    const pkiDir = join(dir, name)
+    await stageIdentity(pkiDir, identity.keyPem, identity.certificatePem, trustedPem)
+    await writeFile(join(dir, `${name}.ca.pem`), gw.caPem)
+    await writeFile(
+      join(dir, `${name}.env`),
+      [
+        'FLEETKIT_NODE_ID=node-away',
+        `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
+        `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
+        `FLEETKIT_GATEWAY_CA_FILE=${join(dir, `${name}.ca.pem`)}`,
+        `FLEETKIT_AGENT_PKI_DIR=${pkiDir}`,
+        `FLEETKIT_HOST_ROOT=${root}`,
+        'FLEETKIT_AGENT_REQUEST_TIMEOUT_SECONDS=5',
+        '',
+      ].join('\n'),
+    )
+    return loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, `${name}.env`) }, flags: {} })
+  }
+
+  async function gatewayCheck(config: AgentConfig): Promise<CheckResult> {
+    const results = await runDoctor(config, { host: fakeHost(root, {}), now: () => new Date() })
+    return results.find((r) => r.id === 'agent:gateway')!
+  }
+
+  it('passes before the rotation (the same agent, the same gateway)', async () => {
+    const check = await gatewayCheck(await agentConfig('before', identity.caPem))
+    assert.equal(check.status, 'pass', check.detail)
+  })
+
+  it('names the rotation when the gateway presents a certificate from a CA the agent does not trust yet', async () => {
+    // The end state of `ca rotate --complete`: a new CA, the server certificate re-signed by it, the old CA dropped.
+    const newPki = join(dir, 'rotated-pki')
+    await initPki({ pkiDir: newPki, serverNames: ['localhost', '127.0.0.1'], now: new Date() })
+    const rotated = await loadPkiSet(newPki, new Date())
+    newCaPem = rotated.bundlePem
+    gw.gateway!.replacePkiSet(rotated)
+
+    const check = await gatewayCheck(await agentConfig('stale-bundle', identity.caPem))
+    assert.equal(check.status, 'fail', check.detail)
+    assert.equal(check.code, 'GATEWAY_CA_ROTATED', check.detail)
+    assert.match(check.detail, /presents a certificate from a CA this agent does not trust yet/)
+    assert.match(check.detail, /the fleet's CA was rotated while this agent was away/)
+    assert.doesNotMatch(check.detail, /cannot reach the gateway/)
+  })
+
+  it('names the rotation when the agent trusts the new CA but the gateway refuses its certificate from the old one', async () => {
+    assert.ok(newCaPem, 'the rotation of the previous test')
+    const check = await gatewayCheck(await agentConfig('old-certificate', `${identity.caPem}${newCaPem}`))
+    assert.equal(check.status, 'fail', check.detail)
+    assert.equal(check.code, 'GATEWAY_CA_ROTATED', check.detail)
+    assert.match(check.detail, /refused this agent's certificate/)
+    assert.match(check.detail, /rotation completed before this agent renewed/)
+  })
+})

@@ -1,0 +1,107 @@
+// The database health check's one decision (issue 20, item 2): a probe that times out while the
+// embedded postmaster lives is a slow database (shed, logged database_slow, never restarted); a
+// postmaster that is gone is restarted (database_restarting). Liveness and the probe are injected.
+import assert from 'node:assert/strict'
+
+import { DatabaseHealth, type EmbeddedDatabase } from '../../../src/gateway/database-health.js'
+
+const TIMEOUT = new Error('Connection terminated due to connection timeout')
+
+function healthWith(options: { probe: () => Promise<void>; embedded?: Partial<EmbeddedDatabase> }) {
+  const logs: { level: string; msg: string; fields: Record<string, unknown> }[] = []
+  let restarts = 0
+  const embedded: EmbeddedDatabase | undefined = options.embedded
+    ? {
+        livePostmaster: options.embedded.livePostmaster ?? (() => Promise.resolve(4242)),
+        restart:
+          options.embedded.restart ??
+          (() => {
+            restarts++
+            return Promise.resolve()
+          }),
+      }
+    : undefined
+  const health = new DatabaseHealth({
+    probe: options.probe,
+    ...(embedded ? { embedded } : {}),
+    intervalMs: 2000,
+    logger: (level, msg, fields) => logs.push({ level, msg, fields: fields ?? {} }),
+  })
+  return { health, logs, restarts: () => restarts, msgs: () => logs.map((l) => l.msg) }
+}
+
+describe('gateway: database health (slow is not dead)', () => {
+  it('does not restart a live postmaster whose database times out: it sheds and logs database_slow', async () => {
+    const t = healthWith({ probe: () => Promise.reject(TIMEOUT), embedded: {} })
+    t.health.reportFailure(TIMEOUT)
+    assert.equal(t.health.available, false, 'requests are shed (503) while it does not answer')
+    await t.health.check()
+    await t.health.check()
+    assert.equal(t.restarts(), 0, 'a running postmaster is never restarted on a timeout')
+    assert.deepEqual(t.msgs(), ['database_slow'], 'the decision is logged once')
+    const slow = t.logs[0]!
+    assert.equal(slow.level, 'warn')
+    assert.equal(slow.fields.postmaster_pid, 4242)
+    assert.match(String(slow.fields.error), /connection timeout/)
+  })
+
+  it('two timed-out probes in a row with a live postmaster: database_slow, no restart', async () => {
+    const t = healthWith({ probe: () => Promise.reject(TIMEOUT), embedded: {} })
+    await t.health.check()
+    assert.equal(t.health.available, true, 'one slow probe is not an outage')
+    await t.health.check()
+    assert.equal(t.health.available, false)
+    assert.equal(t.restarts(), 0)
+    assert.deepEqual(t.msgs(), ['database_slow'])
+  })
+
+  it('restarts a postmaster that is gone (its PID is not a live postgres process)', async () => {
+    let dead = true
+    const t = healthWith({
+      probe: () => (dead ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : Promise.resolve()),
+      embedded: {
+        livePostmaster: () => Promise.resolve(undefined),
+        restart: () => {
+          dead = false
+          return Promise.resolve()
+        },
+      },
+    })
+    t.health.reportFailure(new Error('connect ECONNREFUSED 127.0.0.1:5432'))
+    await t.health.check()
+    assert.equal(t.health.available, true, 'serving again after the restart')
+    assert.deepEqual(t.msgs(), ['database_unavailable', 'database_restarting', 'database_available'])
+    assert.equal(t.logs[1]!.fields.reason, 'postmaster_gone')
+    assert.equal(t.logs[2]!.fields.restarted, true)
+  })
+
+  it('a slow spell that ends needs nothing: the next probe that answers brings it back', async () => {
+    let slow = true
+    const t = healthWith({ probe: () => (slow ? Promise.reject(TIMEOUT) : Promise.resolve()), embedded: {} })
+    t.health.reportFailure(TIMEOUT)
+    await t.health.check()
+    slow = false
+    await t.health.check()
+    assert.equal(t.health.available, true)
+    assert.equal(t.restarts(), 0)
+    assert.deepEqual(t.msgs(), ['database_slow', 'database_available'])
+  })
+
+  it('an unreadable postmaster.pid is no proof of death: no restart', async () => {
+    const t = healthWith({
+      probe: () => Promise.reject(TIMEOUT),
+      embedded: { livePostmaster: () => Promise.reject(new Error('EACCES')) },
+    })
+    t.health.reportFailure(TIMEOUT)
+    await t.health.check()
+    assert.equal(t.restarts(), 0)
+    assert.deepEqual(t.msgs(), ['database_slow'])
+  })
+
+  it('DATABASE_URL (someone else runs it): database_unavailable, nothing to restart', async () => {
+    const t = healthWith({ probe: () => Promise.reject(TIMEOUT) })
+    t.health.reportFailure(TIMEOUT)
+    await t.health.check()
+    assert.deepEqual(t.msgs(), ['database_unavailable'])
+  })
+})
