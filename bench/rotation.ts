@@ -202,7 +202,7 @@ async function rotateOnce(
   phase = 'rotation'
   const begunAt = performance.now()
   const phaseRun = (p: 'begin' | 'status' | 'complete') =>
-    withRetry(p, () => rotateCa({ phase: p, pkiDir: ctx.pkiDir, env: ctx.env, clock: systemClock }))
+    withRetry(p, () => rotateCa({ pool: ctx.pool, phase: p, pkiDir: ctx.pkiDir, clock: systemClock }))
   await phaseRun('begin')
   let status = await phaseRun('status')
   let lastPrint = 0

@@ -1,11 +1,12 @@
 // The base of every fleetkit command: --json on every command that reports, one error
 // envelope ({code, message, exitCode, actions, data}) for all failures, progress and clean interruption.
-import { Command, Errors, Flags } from '@oclif/core'
+import { Command, Errors, Flags, ux } from '@oclif/core'
 
-import { type FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
 import { type ErrorEnvelope, errorEnvelope, humanErrorLines } from './error-output.js'
 import { type Interruption, interruptedExitCode, onInterrupt } from './interrupt.js'
 import { createProgress, type Progress } from './progress.js'
+import { streamSink } from './stdout-sink.js'
 import { isParseError, usageError } from './usage-error.js'
 
 export type { ErrorEnvelope } from './error-output.js'
@@ -80,7 +81,8 @@ export abstract class FleetkitCommand<T> extends Command {
     const e = this.toOperatorError(error)
     const exitCode = interruptedExitCode(e) ?? e.exitCode
     process.exitCode = exitCode
-    if (this.jsonEnabled()) {
+    // Standard output is what failed: the envelope would go where nothing can be read, so stderr says it.
+    if (this.jsonEnabled() && !isStdoutFailure(e)) {
       this.logJson(errorEnvelope(e, exitCode))
       return
     }
@@ -88,7 +90,44 @@ export abstract class FleetkitCommand<T> extends Command {
     for (const line of humanErrorLines(e, debug)) process.stderr.write(`${line}\n`)
   }
 
+  /**
+   * The --json document, written through a sink that sees a closed pipe or a full disk. A success
+   * document is printed after the command's change committed, so a failed write cannot undo it:
+   * stderr says so with its code (never silently), and the exit status is not 0.
+   */
+  override logJson(json: unknown): void {
+    const text = `${ux.colorizeJson(json, { pretty: true, theme: this.config.theme?.json })}\n`
+    const success = (json as { status?: unknown } | null)?.status === 0
+    streamSink(process.stdout)(text).catch((error: unknown) => {
+      if (!success) return
+      const e = reportLost(error, this.id ?? 'fleetkit')
+      process.exitCode = e.exitCode
+      for (const line of humanErrorLines(e, false)) process.stderr.write(`${line}\n`)
+    })
+  }
+
   private toOperatorError(error: unknown): FleetkitError {
     return usageError(error, this.id) ?? toFleetkitError(error)
   }
+}
+
+/** An output failure on standard output (data.path "-"): reported on stderr even under --json. */
+function isStdoutFailure(e: FleetkitError): boolean {
+  return e.code === 'OUTPUT_WRITE_FAILED' && e.data?.path === '-'
+}
+
+function reportLost(error: unknown, commandId: string): FleetkitError {
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code ?? 'EIO'
+  return new FleetkitError(
+    'OUTPUT_WRITE_FAILED',
+    `could not write the --json result to standard output (${errno}); what the command did is done (committed), only its report was lost`,
+    {
+      actions: [
+        'fleetkit events --since 15m   (what changed)',
+        `fleetkit ${commandId.replaceAll(':', ' ')} ... --json with stdout read to the end`,
+      ],
+      data: { path: '-', errno, committed: true },
+      cause: error,
+    },
+  )
 }

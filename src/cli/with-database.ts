@@ -1,7 +1,9 @@
-// The state database for one command: opened (the embedded server started, with progress on a
-// terminal), handed to the work, and closed whatever happens.
+// The state database for one command: opened once (the embedded server started, with progress on
+// a terminal), handed to the work, and closed whatever happens. The one owner of the pool: the
+// lifecycle functions take it and never open or close one themselves.
 import type pg from 'pg'
 
+import { openDatabase } from '../store/database.js'
 import { stateDirOption } from './flags.js'
 
 export async function withDatabase<T>(
@@ -9,7 +11,6 @@ export async function withDatabase<T>(
   progress: (message: string) => void,
   work: (pool: pg.Pool) => Promise<T>,
 ): Promise<T> {
-  const { openDatabase } = await import('../store/database.js')
   const database = await openDatabase({ ...stateDirOption(stateDir), progress })
   try {
     return await work(database.pool)

@@ -6,6 +6,8 @@ import { Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
+import { streamSink } from '../cli/stdout-sink.js'
+import { withDatabase } from '../cli/with-database.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { loadDefinition } from '../definition/load.js'
 import type { WriteInventoryResult } from '../lifecycle/inventory-files.js'
@@ -37,15 +39,15 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
     if (toStdout && this.jsonEnabled())
       throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
     const definition = await loadDefinition(flags.definition)
-    const { prepareState } = await import('../lifecycle/state.js')
-    await this.withProgress((progress) => prepareState(envWithStateDir(flags['state-dir']), progress))
-    const { writeInventory } = await import('../lifecycle/inventory-files.js')
-    const { streamSink } = await import('../lifecycle/output-sink.js')
+    const { readStateNodes, writeInventory } = await import('../lifecycle/inventory-files.js')
+    // The database is opened once, read, and closed before anything is written.
+    const stateNodes = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, readStateNodes))
     const result = await writeInventory({
       definition,
       outputPath: flags.output,
       stdout: toStdout ? streamSink(process.stdout) : undefined,
       env: envWithStateDir(flags['state-dir']),
+      stateNodes,
       definitionDir: dirname(flags.definition),
     })
     // With the inventory on stdout, the notes go to stderr so a pipe gets YAML only.

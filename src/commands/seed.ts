@@ -1,11 +1,13 @@
 // `fleetkit seed`: render a node's first-boot user-data and register it in the state
-// (src/lifecycle/seed-node.ts); render and write first, commit last.
+// (src/lifecycle/seed-node.ts); render and stage first, commit, then put the seed in place.
 import { dirname } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
+import { streamSink } from '../cli/stdout-sink.js'
+import { withDatabase } from '../cli/with-database.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
 import { loadDefinition } from '../definition/load.js'
@@ -17,7 +19,7 @@ export default class Seed extends FleetkitCommand<SeedNodeResult> {
   static override summary = 'Render the first-boot user-data (cloud-init seed) of a node and register it in the state.'
   static override description = `agent: a bash script that writes the agent's configuration and a fresh single-use enrollment secret, installs the signed release and enrolls; the node is registered as provisioning.
 worker: a #cloud-config document with the node's non-root account, the operators' keys and a pre-generated SSH host key whose public half is pinned in the state.
-The seed is written 0600 to --output (default <state dir>/seeds/NODE.user-data, never the current directory); "--output -" writes it to a pipe, never to a terminal. The state changes only after the seed was written in full. Over 32 KiB it is gzipped. --json reports the file, never the secret.
+The seed is written 0600 to --output (default <state dir>/seeds/NODE.user-data, never the current directory); "--output -" writes it to a pipe, never to a terminal. The seed is written in full under a temporary name first, the node registered, and only then is it renamed into place or printed: a seed you get always holds what the state took, and of two runs at once one writes a seed, the other only its error. Over 32 KiB it is gzipped. --json reports the file, never the secret.
 A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets a new secret only with --reissue; its current certificate keeps working until the new enrollment. A worker whose host key is pinned (fleet.yaml hostKey or the state) gets a new key only with --rekey.`
 
   static override examples = [
@@ -83,25 +85,27 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
       )
     }
     const definition = await loadDefinition(flags.definition)
-    const { prepareState } = await import('../lifecycle/state.js')
-    await this.withProgress((progress) => prepareState(envWithStateDir(flags['state-dir']), progress))
     const { seedNode } = await import('../lifecycle/seed-node.js')
-    const { streamSink } = await import('../lifecycle/output-sink.js')
-    const result = await seedNode({
-      nodeId: args.node,
-      kind: flags.kind as SeedKind,
-      definition,
-      ttlMs,
-      autoinstall: flags.autoinstall,
-      output: flags.output,
-      stdout: toStdout ? streamSink(process.stdout) : undefined,
-      reissue: flags.reissue,
-      rekey: flags.rekey,
-      env: envWithStateDir(flags['state-dir']),
-      clock: systemClock,
-      rng: systemRng,
-      definitionDir: dirname(flags.definition),
-    })
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        seedNode({
+          pool,
+          nodeId: args.node,
+          kind: flags.kind as SeedKind,
+          definition,
+          ttlMs,
+          autoinstall: flags.autoinstall,
+          output: flags.output,
+          stdout: toStdout ? streamSink(process.stdout) : undefined,
+          reissue: flags.reissue,
+          rekey: flags.rekey,
+          env: envWithStateDir(flags['state-dir']),
+          clock: systemClock,
+          rng: systemRng,
+          definitionDir: dirname(flags.definition),
+        }),
+      ),
+    )
     if (toStdout) {
       if (result.rekeyed)
         process.stderr.write(`Put this under ${result.node} in fleet.yaml: hostKey: ${result.hostKeyPublic}\n`)

@@ -4,7 +4,6 @@ import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
-import type { Env } from '../config/state-dir.js'
 import { planRotationAbort, planRotationBegin, planRotationCompletion } from '../pki/ca-rotation.js'
 import { certificateFingerprintSha256 } from '../pki/fingerprint.js'
 import { buildPkiSet } from '../pki/pki-set.js'
@@ -16,8 +15,10 @@ import {
   writePkiFiles,
 } from '../pki/pki-files.js'
 import type { NewPkiFile } from '../pki/pki-files.js'
+import * as store from '../store/ca-rotations.js'
 import type { CaRotationRow, NodeOnOldCa, RotationProgress } from '../store/ca-rotations.js'
-import type { Queryable } from '../store/database.js'
+import { type Queryable, withTransaction } from '../store/database.js'
+import { appendEvent } from '../store/events.js'
 
 export type RotatePhase = 'begin' | 'complete' | 'abort' | 'status'
 
@@ -79,9 +80,10 @@ export interface CaRotateResult {
 }
 
 export interface RotateOptions {
+  /** The command's pool: each phase runs its transactions on it; it is never opened or closed here. */
+  pool: pg.Pool
   phase: RotatePhase
   pkiDir: string
-  env: Env
   clock: Clock
   dryRun?: boolean
   /** --status --wait: called with each fresh status until --complete is possible or the signal aborts. */
@@ -94,21 +96,16 @@ export interface RotateOptions {
 }
 
 export async function rotateCa(options: RotateOptions): Promise<CaRotateResult> {
-  const { openDatabase } = await import('../store/database.js')
-  const database = await openDatabase({ env: options.env })
-  try {
-    switch (options.phase) {
-      case 'begin':
-        return await begin(database.pool, options)
-      case 'complete':
-        return await complete(database.pool, options)
-      case 'abort':
-        return await abort(database.pool, options)
-      case 'status':
-        return await statusUntilReady(database.pool, options)
-    }
-  } finally {
-    await database.close()
+  const { pool } = options
+  switch (options.phase) {
+    case 'begin':
+      return begin(pool, options)
+    case 'complete':
+      return complete(pool, options)
+    case 'abort':
+      return abort(pool, options)
+    case 'status':
+      return statusUntilReady(pool, options)
   }
 }
 
@@ -116,18 +113,14 @@ type Pool = pg.Pool
 
 /** Run a phase in one transaction holding the issuance lock exclusively (waits for issuance in flight). */
 async function locked<T>(pool: Pool, work: (client: Queryable) => Promise<T>): Promise<T> {
-  const { withTransaction } = await import('../store/database.js')
-  const { takeIssuanceLockExclusive } = await import('../store/ca-rotations.js')
   return withTransaction(pool, async (client) => {
-    await takeIssuanceLockExclusive(client)
+    await store.takeIssuanceLockExclusive(client)
     return work(client)
   })
 }
 
 async function begin(pool: Pool, options: RotateOptions): Promise<CaRotateResult> {
   const { pkiDir, clock } = options
-  const store = await import('../store/ca-rotations.js')
-  const { appendEvent } = await import('../store/events.js')
   const removedTempFiles = await removeStaleTempFiles(pkiDir)
   return locked(pool, async (client) => {
     const now = clock.now()
@@ -196,8 +189,6 @@ async function begin(pool: Pool, options: RotateOptions): Promise<CaRotateResult
 
 async function complete(pool: Pool, options: RotateOptions): Promise<CaRotateResult> {
   const { pkiDir, clock, dryRun = false } = options
-  const store = await import('../store/ca-rotations.js')
-  const { appendEvent } = await import('../store/events.js')
   const removedTempFiles = dryRun ? [] : await removeStaleTempFiles(pkiDir)
   const outcome = await locked(pool, async (client) => {
     const now = clock.now()
@@ -265,8 +256,6 @@ async function complete(pool: Pool, options: RotateOptions): Promise<CaRotateRes
 
 async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult> {
   const { pkiDir, clock } = options
-  const store = await import('../store/ca-rotations.js')
-  const { appendEvent } = await import('../store/events.js')
   const removedTempFiles = await removeStaleTempFiles(pkiDir)
   const outcome = await locked(pool, async (client) => {
     const now = clock.now()
@@ -315,7 +304,6 @@ async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult
 }
 
 async function status(pool: Pool, options: RotateOptions): Promise<CaRotateResult> {
-  const store = await import('../store/ca-rotations.js')
   const now = options.clock.now()
   const files = await readPkiDirectory(options.pkiDir)
   const currentSha = certificateFingerprintSha256(files.caCertificate)

@@ -9,6 +9,8 @@ import { resolveStateDir } from '../config/state-dir.js'
 import { loadHostPolicy } from '../definition/host-policy.js'
 import type { Definition } from '../definition/types.js'
 import { type InventoryStateNode, renderInventory } from '../render/inventory.js'
+import type { Queryable } from '../store/database.js'
+import { listNodes } from '../store/nodes.js'
 import { outputWriteFailed, type Sink } from './output-sink.js'
 import { readReleaseCa } from '../render/release-ca.js'
 
@@ -19,8 +21,8 @@ export interface WriteInventoryOptions {
   /** Where "-" writes. */
   stdout?: Sink
   env: Env
-  /** Nodes from the state; read from the database when absent. */
-  stateNodes?: readonly InventoryStateNode[]
+  /** Nodes from the state (readStateNodes). */
+  stateNodes: readonly InventoryStateNode[]
   /** Where a relative release.caFile is resolved from (the definition's directory). */
   definitionDir?: string
 }
@@ -47,22 +49,16 @@ function defaultInventoryPath(env: Env): string {
   return join(resolveStateDir(env), 'ansible', 'inventory.yml')
 }
 
-async function readStateNodes(env: Env): Promise<InventoryStateNode[]> {
-  const { openDatabase } = await import('../store/database.js')
-  const { listNodes } = await import('../store/nodes.js')
-  const database = await openDatabase({ env })
-  try {
-    return (await listNodes(database.pool)).map((n) => ({
-      id: n.id,
-      pool: n.pool,
-      region: n.region,
-      status: n.status,
-      hostKeyPublic: n.hostKeyPublic,
-      sshHost: n.sshHost,
-    }))
-  } finally {
-    await database.close()
-  }
+/** The nodes the inventory reads, from the command's pool (the command opens and closes it). */
+export async function readStateNodes(q: Queryable): Promise<InventoryStateNode[]> {
+  return (await listNodes(q)).map((n) => ({
+    id: n.id,
+    pool: n.pool,
+    region: n.region,
+    status: n.status,
+    hostKeyPublic: n.hostKeyPublic,
+    sshHost: n.sshHost,
+  }))
 }
 
 export async function writeInventory(options: WriteInventoryOptions): Promise<WriteInventoryResult> {
@@ -70,7 +66,7 @@ export async function writeInventory(options: WriteInventoryOptions): Promise<Wr
   const path = toStdout ? null : resolve(options.outputPath ?? defaultInventoryPath(options.env))
   // The inventory names known_hosts by absolute path, so on stdout it still needs a home.
   const knownHostsPath = join(dirname(path ?? defaultInventoryPath(options.env)), 'known_hosts')
-  const stateNodes = options.stateNodes ?? (await readStateNodes(options.env))
+  const { stateNodes } = options
   const releaseCaPem = await readReleaseCa(options.definition, options.definitionDir ?? '.')
   const rendered = renderInventory({
     definition: options.definition,

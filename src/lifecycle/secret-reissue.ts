@@ -87,6 +87,48 @@ export function planSecret(
   )
 }
 
+/**
+ * The plan again, under the row lock, against the node as it is now (`locked`); `seen` is what
+ * the first plan read. Without --reissue the plan itself refuses what another run did meanwhile
+ * (its secret is pending: NODE_SECRET_PENDING). A reissue would replace anything, so it replaces
+ * only what this run saw: when another run changed the secret or the status in between, this one
+ * is refused (NODE_CHANGED_CONCURRENTLY) and stores nothing, so of N reissues at once one wins.
+ */
+export function replanLocked(
+  nodeId: string,
+  seen: SecretHolder | undefined,
+  locked: SecretHolder | undefined,
+  reissue: boolean,
+  retry: string,
+  now: Date,
+): SecretPlan {
+  if (reissue && !sameSecretHolder(seen, locked))
+    throw changedConcurrently(nodeId, 'enrollment secret', `${retry} --reissue`)
+  return planSecret(nodeId, locked, reissue, retry, now)
+}
+
+function sameSecretHolder(a: SecretHolder | undefined, b: SecretHolder | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b
+  const time = (d: Date | null) => d?.getTime() ?? null
+  return (
+    a.status === b.status &&
+    time(a.secretExpiresAt) === time(b.secretExpiresAt) &&
+    time(a.secretUsedAt) === time(b.secretUsedAt)
+  )
+}
+
+/** Another run changed what this one was about to replace, between its read and its lock; nothing was stored or printed. */
+export function changedConcurrently(nodeId: string, what: string, retry: string): FleetkitError {
+  return new FleetkitError(
+    'NODE_CHANGED_CONCURRENTLY',
+    `node ${nodeId}: its ${what} or status was changed by another run while this one prepared its own; this run stored nothing and printed no secret, so the other run's is the one that works`,
+    {
+      actions: [`fleetkit node show ${nodeId}`, `${retry}   (again, only if the other run's output is lost)`],
+      data: { node: nodeId },
+    },
+  )
+}
+
 export interface ApplySecretInput {
   plan: SecretPlan
   node: { id: string; pool: string; region?: string; serverType?: string }

@@ -1,7 +1,10 @@
-// `fleetkit seed`: renders a node's seed within the size budget, writes it 0600, then registers
-// the node in the state (a fresh single-use secret for an agent, the pinned host key for a worker).
-import { chmod, mkdir, readFile, rm } from 'node:fs/promises'
+// `fleetkit seed`: renders a node's seed within the size budget, stages it 0600 beside its place,
+// registers the node in the state (a fresh single-use secret for an agent, the pinned host key for
+// a worker), and only once that committed puts the seed in place (a rename) or prints it.
+import { chmod, mkdir, readFile, rename, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
+
+import type pg from 'pg'
 
 import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
@@ -11,19 +14,31 @@ import { resolvePkiDir } from '../pki/pki-dir.js'
 import { assertPkiDirectoryPrivate } from '../pki/pki-files.js'
 import type { Rng } from '../config/rng.js'
 import { newEnrollmentSecret } from '../render/enrollment-secret.js'
+import { syncDirectory, tempPathFor } from '../fs/atomic-file.js'
 import { writePrivateFile } from '../fs/private-file.js'
 import { fitSeedBudget } from '../render/seed-budget.js'
 import { agentSeedDocument, nodeTarget, type SeedKind, workerSeedDocument } from '../render/seed-documents.js'
 import { generateSshHostKey } from '../render/ssh-host-key.js'
-import type { Queryable } from '../store/database.js'
+import { type Queryable, withTransaction } from '../store/database.js'
+import { lockNodeSecretState } from '../store/enrollment-secrets.js'
 import { appendEvent } from '../store/events.js'
-import { outputWriteFailed, type Sink } from './output-sink.js'
+import { getNode, setNodeHostKey, upsertDeclaredNode } from '../store/nodes.js'
+import { outputLostAfterCommit, outputWriteFailed, type Sink } from './output-sink.js'
 import { readReleaseCa } from '../render/release-ca.js'
-import { actorOf, applySecretPlan, planSecret } from './secret-reissue.js'
+import {
+  actorOf,
+  applySecretPlan,
+  changedConcurrently,
+  planSecret,
+  replanLocked,
+  type SecretHolder,
+} from './secret-reissue.js'
 
 export type { SeedKind } from '../render/seed-documents.js'
 
 export interface SeedNodeOptions {
+  /** The command's pool: this function runs one transaction on it and never opens or closes it. */
+  pool: pg.Pool
   nodeId: string
   kind: SeedKind
   definition: Definition
@@ -31,7 +46,7 @@ export interface SeedNodeOptions {
   autoinstall: boolean
   /** File to write (0600); "-" for `stdout`; undefined: <state dir>/seeds/NODE.user-data. */
   output?: string
-  /** Where "-" writes; it must have taken every byte before the state changes. */
+  /** Where "-" writes, once the state changed: a secret is printed only after its hash is stored. */
   stdout?: Sink
   /** A new secret for a node past provisioning, on purpose (recorded as secret_reissued). */
   reissue?: boolean
@@ -105,145 +120,153 @@ async function readGatewayCaBundle(env: Env): Promise<string> {
 }
 
 /**
- * Render the node's seed, deliver it (file or stdout), and only then register the node:
- * a seed that cannot be written, or a reader that stops early (`| head`), changes nothing.
+ * Render the node's seed, stage it beside its place (a file that cannot be written, a full disk,
+ * changes nothing), register the node in one transaction holding its lock, and only once that
+ * committed rename the staged file into place or print the seed. So a seed that exists or was
+ * printed always holds what the state took, and of concurrent runs for one node exactly one
+ * registers; each other is refused with its code, removes its staged file and never touches the
+ * winner's seed. Staging before the commit, rather than writing after it, keeps the common
+ * failures (no space, no such directory, a refused path) before anything is stored; the rename
+ * after it is the one step left that can fail after the commit, and it is reported as such.
  */
 export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult> {
-  const { definition, clock, rng } = options
+  const { definition, clock, rng, pool } = options
   const caBundle = options.kind === 'agent' ? await readGatewayCaBundle(options.env) : undefined
   const releaseCa = options.kind === 'agent' ? await readReleaseCa(definition, options.definitionDir ?? '.') : undefined
   const retry = `fleetkit seed ${options.nodeId} --kind ${options.kind}`
-  const { openDatabase, withTransaction } = await import('../store/database.js')
-  const nodes = await import('../store/nodes.js')
-  const { lockNodeSecretState } = await import('../store/enrollment-secrets.js')
-  const database = await openDatabase({ env: options.env })
-  try {
-    const row = await nodes.getNode(database.pool, options.nodeId)
-    const target = nodeTarget(definition, options.nodeId, row)
-    const now = clock.now()
-    const actor = actorOf(options.env)
+  const row = await getNode(pool, options.nodeId)
+  const target = nodeTarget(definition, options.nodeId, row)
+  const now = clock.now()
+  const actor = actorOf(options.env)
 
-    let document: string
-    let secretExpiresAt: Date | null = null
-    let hostKeyPublic: string | null = null
-    let reissued = false
-    let rekeyed = false
-    let register: (client: Queryable) => Promise<void>
-    if (options.kind === 'agent') {
-      // Refused before anything is rendered or written; checked again under the row lock.
-      const plan = planSecret(
-        target.id,
-        row
-          ? {
-              status: row.status,
-              secretExpiresAt: row.enrollmentSecretExpiresAt,
-              secretUsedAt: row.enrollmentSecretUsedAt,
-            }
-          : undefined,
-        options.reissue === true,
-        retry,
+  let document: string
+  let secretExpiresAt: Date | null = null
+  let hostKeyPublic: string | null = null
+  let reissued = false
+  let rekeyed = false
+  let register: (client: Queryable) => Promise<void>
+  if (options.kind === 'agent') {
+    const seen: SecretHolder | undefined = row
+      ? { status: row.status, secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt }
+      : undefined
+    // Refused before anything is rendered or written; planned again under the lock.
+    const plan = planSecret(target.id, seen, options.reissue === true, retry, now)
+    const secret = newEnrollmentSecret(rng)
+    const expiresAt = new Date(now.getTime() + options.ttlMs)
+    secretExpiresAt = expiresAt
+    document = agentSeedDocument(definition, target, caBundle!, secret.secret, releaseCa)
+    reissued = plan.mode !== 'provision'
+    register = async (client) => {
+      const locked = await lockNodeSecretState(client, target.id)
+      const current = replanLocked(target.id, seen, locked, options.reissue === true, retry, clock.now())
+      reissued = current.mode !== 'provision'
+      await applySecretPlan(client, {
+        plan: current,
+        node: target,
+        secretSha256: secret.sha256,
+        expiresAt,
+        actor,
+        via: 'seed',
         now,
-      )
-      reissued = plan.mode !== 'provision'
-      const secret = newEnrollmentSecret(rng)
-      const expiresAt = new Date(now.getTime() + options.ttlMs)
-      secretExpiresAt = expiresAt
-      document = agentSeedDocument(definition, target, caBundle!, secret.secret, releaseCa)
-      register = async (client) => {
-        const locked = await lockNodeSecretState(client, target.id)
-        const current = planSecret(target.id, locked, options.reissue === true, retry, clock.now())
-        await applySecretPlan(client, {
-          plan: current,
-          node: target,
-          secretSha256: secret.sha256,
-          expiresAt,
-          actor,
-          via: 'seed',
-          now,
+      })
+    }
+  } else {
+    const pinned = row?.hostKeyPublic ?? target.declaredHostKey
+    assertRekeyAllowed(target.id, pinned, options.rekey === true)
+    rekeyed = pinned !== undefined && pinned !== null
+    const hostKey = generateSshHostKey(target.id, rng)
+    hostKeyPublic = hostKey.publicKey
+    document = workerSeedDocument(definition, target, hostKey, options.autoinstall)
+    register = async (client) => {
+      const locked = await lockNodeSecretState(client, target.id)
+      const previous = locked?.hostKeyPublic ?? target.declaredHostKey
+      assertRekeyAllowed(target.id, previous, options.rekey === true)
+      // A rekey replaces the key this run read; another run's newer key is not replaced unseen.
+      if ((previous ?? null) !== (pinned ?? null))
+        throw changedConcurrently(target.id, 'SSH host key', `${retry} --rekey`)
+      // A new row starts as provisioning; an existing node keeps its status.
+      await upsertDeclaredNode(client, {
+        id: target.id,
+        pool: target.pool,
+        region: target.region,
+        serverType: target.serverType,
+        ...(locked ? {} : { status: 'provisioning' }),
+      })
+      await setNodeHostKey(client, target.id, hostKey.publicKey)
+      if (previous) {
+        await appendEvent(client, {
+          kind: 'host_key_replaced',
+          nodeId: target.id,
+          at: now,
+          data: { actor, previous_host_key: previous, host_key: hostKey.publicKey },
         })
-      }
-    } else {
-      const pinned = row?.hostKeyPublic ?? target.declaredHostKey
-      assertRekeyAllowed(target.id, pinned, options.rekey === true)
-      rekeyed = pinned !== undefined && pinned !== null
-      const hostKey = generateSshHostKey(target.id, rng)
-      hostKeyPublic = hostKey.publicKey
-      document = workerSeedDocument(definition, target, hostKey, options.autoinstall)
-      register = async (client) => {
-        const locked = await lockNodeSecretState(client, target.id)
-        const previous = locked?.hostKeyPublic ?? target.declaredHostKey
-        assertRekeyAllowed(target.id, previous, options.rekey === true)
-        // A new row starts as provisioning; an existing node keeps its status.
-        await nodes.upsertDeclaredNode(client, {
-          id: target.id,
-          pool: target.pool,
-          region: target.region,
-          serverType: target.serverType,
-          ...(locked ? {} : { status: 'provisioning' }),
-        })
-        await nodes.setNodeHostKey(client, target.id, hostKey.publicKey)
-        if (previous) {
-          await appendEvent(client, {
-            kind: 'host_key_replaced',
-            nodeId: target.id,
-            at: now,
-            data: { actor, previous_host_key: previous, host_key: hostKey.publicKey },
-          })
-        }
       }
     }
-    // Every value is validated and the budget met before anything is written.
-    const budgeted = fitSeedBudget(document)
-    const path = await deliverSeed(options, budgeted.bytes)
+  }
+  // Every value is validated and the budget met before anything is written.
+  const budgeted = fitSeedBudget(document)
+  const what = `the ${options.kind} seed of ${target.id}`
+  const next =
+    options.kind === 'agent'
+      ? [`${retry} --reissue   (replaces the secret of the seed nobody holds)`]
+      : [`${retry} --rekey   (replaces the host key of the seed nobody holds)`]
+  let path: string | null = null
+  if (options.output === '-') {
+    if (!options.stdout) throw new Error('seedNode: --output - needs a stdout sink')
+    await withTransaction(pool, register)
     try {
-      await withTransaction(database.pool, register)
+      await options.stdout(budgeted.bytes)
     } catch (error) {
-      // The seed holds a secret or key the state never took: it must not be used.
-      if (path !== null) await rm(path, { force: true })
+      throw outputLostAfterCommit('-', error, what, next)
+    }
+  } else {
+    path = resolve(options.output ?? defaultSeedPath(options.env, options.nodeId))
+    const staged = await stageSeed(options, path, budgeted.bytes)
+    try {
+      await withTransaction(pool, register)
+    } catch (error) {
+      // The staged seed holds a secret or key the state never took: it must not be used.
+      await rm(staged, { force: true })
       throw error
     }
-    return {
-      node: target.id,
-      kind: options.kind,
-      path,
-      bytes: budgeted.bytes.length,
-      plainBytes: budgeted.plainBytes,
-      gzipped: budgeted.gzipped,
-      autoinstall: options.kind === 'worker' && options.autoinstall,
-      secretExpiresAt: secretExpiresAt?.toISOString() ?? null,
-      hostKeyPublic,
-      reissued,
-      rekeyed,
+    try {
+      await rename(staged, path)
+      await syncDirectory(dirname(path))
+    } catch (error) {
+      await rm(staged, { force: true })
+      throw outputLostAfterCommit(path, error, what, next)
     }
-  } finally {
-    await database.close()
+  }
+  return {
+    node: target.id,
+    kind: options.kind,
+    path,
+    bytes: budgeted.bytes.length,
+    plainBytes: budgeted.plainBytes,
+    gzipped: budgeted.gzipped,
+    autoinstall: options.kind === 'worker' && options.autoinstall,
+    secretExpiresAt: secretExpiresAt?.toISOString() ?? null,
+    hostKeyPublic,
+    reissued,
+    rekeyed,
   }
 }
 
-/** Writes the seed where it goes; the path written, or null for stdout. Any failure is OUTPUT_WRITE_FAILED. */
-async function deliverSeed(options: SeedNodeOptions, bytes: Buffer): Promise<string | null> {
-  if (options.output === '-') {
-    if (!options.stdout) throw new Error('seedNode: --output - needs a stdout sink')
-    try {
-      await options.stdout(bytes)
-    } catch (error) {
-      throw outputWriteFailed('-', error)
-    }
-    return null
-  }
-  const path = resolve(options.output ?? defaultSeedPath(options.env, options.nodeId))
+/** Writes the seed 0600 under a hidden random name beside `path`; returns that name. Any failure is OUTPUT_WRITE_FAILED. */
+async function stageSeed(options: SeedNodeOptions, path: string, bytes: Buffer): Promise<string> {
+  const staged = tempPathFor(path, options.rng)
   try {
     if (options.output === undefined) {
       // The seeds directory holds secrets: only its owner may list or enter it.
       await mkdir(dirname(path), { recursive: true, mode: 0o700 })
       await chmod(dirname(path), 0o700)
     }
-    await writePrivateFile(path, bytes)
+    await writePrivateFile(staged, bytes)
   } catch (error) {
     if (isFleetkitError(error)) throw error
     throw outputWriteFailed(path, error)
   }
-  return path
+  return staged
 }
 
 /** The definition's hostKey is the reviewed truth: a pinned key is replaced only with --rekey. */

@@ -63,11 +63,17 @@ export interface NodeSecretState {
   secretUsedAt: Date | null
 }
 
+/** The advisory lock space of a node's secret and host key (two-int form: 'fk' 's'), apart from every bigint key. */
+const SECRET_LOCK_CLASS = 0x666b73
+
 /**
  * The node's status and pinned host key, with its row locked until the transaction ends
- * (FOR UPDATE), so the decision taken on them holds when the change commits.
+ * (FOR UPDATE), so the decision taken on them holds when the change commits. A node not in the
+ * state has no row to lock, so a transaction-scoped advisory lock on its id comes first: of
+ * concurrent runs for one node, each waits for the one before to commit, then reads what it wrote.
  */
 export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise<NodeSecretState | undefined> {
+  await q.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SECRET_LOCK_CLASS, nodeId])
   const result = await q.query<{
     status: string
     host_key_public: string | null

@@ -29,6 +29,11 @@ export const RENDER_CODES = {
       'A new enrollment secret was asked for a provisioning node whose secret is still unused and unexpired (a seed already out); nothing changed. --reissue does it on purpose.',
     person: false,
   },
+  NODE_CHANGED_CONCURRENTLY: {
+    summary:
+      'Another seed or node token run changed the node (its secret, host key or status) between this run reading it and storing its own; this run stored and printed nothing, so the other run holds the valid secret or key.',
+    person: false,
+  },
   WORKER_SSH_UNDECLARED: {
     summary:
       'A worker seed was asked for a node that declares no ssh (host and user) in fleet.yaml: a worker is reached over SSH as that account.',
@@ -46,7 +51,7 @@ export const RENDER_CODES = {
   },
   OUTPUT_WRITE_FAILED: {
     summary:
-      'A seed or inventory could not be written (missing directory, full disk, refused path, closed pipe); the state was left as it was.',
+      'A seed, token, inventory or --json result could not be written (missing directory, full disk, refused path, closed pipe); data.committed says whether the state had already changed (then the unseen secret is replaced with --reissue).',
     person: false,
   },
   ANSIBLE_MISSING: { summary: 'ansible-playbook or ansible-inventory is not installed.', person: false },

@@ -4,6 +4,7 @@ import { Flags } from '@oclif/core'
 
 import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { withDatabase } from '../../cli/with-database.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { systemClock } from '../../config/clock.js'
 import { sleepUnlessAborted } from '../../config/abortable-sleep.js'
@@ -69,26 +70,32 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
       })
     const env = envWithStateDir(flags['state-dir'])
     const pkiDir = flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(env)
-    const { prepareState } = await import('../../lifecycle/state.js')
-    await this.withProgress((progress) => prepareState(env, progress))
     const { rotateCa } = await import('../../lifecycle/ca-rotation.js')
     const signal = flags.wait ? this.interruptible() : new AbortController().signal
-    const result = await rotateCa({
-      phase,
-      pkiDir,
-      env,
-      clock: systemClock,
-      dryRun: flags['dry-run'],
-      ...(flags.wait
-        ? {
-            wait: {
-              intervalMs: flags.interval * 1000,
-              signal,
-              sleep: sleepUnlessAborted,
-              onProgress: (r: CaRotateResult) => this.reportProgress(r),
-            },
-          }
-        : {}),
+    // The progress of opening the database ends before the work, whose own reports (--wait) follow it.
+    const opening = this.progress()
+    const result = await withDatabase(flags['state-dir'], opening.step, (pool) => {
+      opening.done()
+      return rotateCa({
+        pool,
+        phase,
+        pkiDir,
+        clock: systemClock,
+        dryRun: flags['dry-run'],
+        ...(flags.wait
+          ? {
+              wait: {
+                intervalMs: flags.interval * 1000,
+                signal,
+                sleep: sleepUnlessAborted,
+                onProgress: (r: CaRotateResult) => this.reportProgress(r),
+              },
+            }
+          : {}),
+      })
+    }).catch((error: unknown) => {
+      opening.fail()
+      throw error
     })
     this.print(result)
     return result

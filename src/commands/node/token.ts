@@ -1,9 +1,11 @@
 // `fleetkit node token`: issue a node a single-use enrollment secret and print it once
-// (src/lifecycle/node-token.ts); printed before it is stored, refused past provisioning without --reissue.
+// (src/lifecycle/node-token.ts); printed only after its hash is stored, refused past provisioning without --reissue.
 import { Args, Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { streamSink } from '../../cli/stdout-sink.js'
+import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { NodeTokenResult } from '../../lifecycle/node-token.js'
@@ -13,7 +15,7 @@ import { parseSecretTtl } from '../../render/ttl.js'
 export default class NodeToken extends FleetkitCommand<NodeTokenResult> {
   static override summary = 'Issue a fresh single-use enrollment secret for a node and print it once.'
   static override description = `For enrolling a node by hand: put the secret in /var/lib/fleetkit/enrollment-secret (0600) and run fleetkit-agent enroll.
-Each call replaces the node's previous secret; the state keeps only its SHA-256, stored only after the secret was printed. This is the one command that prints a secret, on purpose: under --json it is in result.secret so a script can hand it to the host without a terminal.
+Each call replaces the node's previous secret; the state keeps only its SHA-256, and the secret is printed only once that is stored (of two runs at once, one prints a secret, the other only its error). This is the one command that prints a secret, on purpose: under --json it is in result.secret so a script can hand it to the host without a terminal.
 A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets one only with --reissue; its current certificate keeps working until the new enrollment.`
 
   static override examples = [
@@ -35,33 +37,39 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
     }),
   }
 
-  /** Set once the --json envelope was printed by deliver(), so it is not printed twice. */
+  /** Set once the --json envelope was printed with the secret, so it is not printed twice. */
   private delivered = false
 
   async run(): Promise<NodeTokenResult> {
     const { args, flags } = await this.parse(NodeToken)
     const ttlMs = parseSecretTtl(flags.ttl)
-    const { prepareState } = await import('../../lifecycle/state.js')
-    await this.withProgress((progress) => prepareState(envWithStateDir(flags['state-dir']), progress))
     const { issueNodeToken } = await import('../../lifecycle/node-token.js')
-    const { streamSink } = await import('../../lifecycle/output-sink.js')
-    const stdout = streamSink(process.stdout)
-    const result = await issueNodeToken({
-      nodeId: args.node,
-      ttlMs,
-      reissue: flags.reissue,
-      loadDefinition: () => loadDefinition(flags.definition),
-      // The secret is printed before it is stored: a failed print leaves the previous secret valid.
-      deliver: async (issued) => {
-        await stdout(
-          this.jsonEnabled() ? `${JSON.stringify(this.toSuccessJson(issued), null, 2)}\n` : `${issued.secret}\n`,
-        )
-        this.delivered = true
-      },
-      env: envWithStateDir(flags['state-dir']),
-      clock: systemClock,
-      rng: systemRng,
-    })
+    const { outputLostAfterCommit } = await import('../../lifecycle/output-sink.js')
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        issueNodeToken({
+          pool,
+          nodeId: args.node,
+          ttlMs,
+          reissue: flags.reissue,
+          loadDefinition: () => loadDefinition(flags.definition),
+          env: envWithStateDir(flags['state-dir']),
+          clock: systemClock,
+          rng: systemRng,
+        }),
+      ),
+    )
+    // Committed: this secret is the node's. Printed now, once; a failed print says how to replace it.
+    try {
+      await streamSink(process.stdout)(
+        this.jsonEnabled() ? `${JSON.stringify(this.toSuccessJson(result), null, 2)}\n` : `${result.secret}\n`,
+      )
+    } catch (error) {
+      throw outputLostAfterCommit('-', error, `the new enrollment secret of ${result.node}`, [
+        `fleetkit node token ${result.node} --reissue   (replaces the unseen secret; read its output to the end)`,
+      ])
+    }
+    this.delivered = true
     process.stderr.write(
       `Single-use enrollment secret of ${result.node}, valid until ${result.expiresAt}; it replaced any previous one.\n`,
     )

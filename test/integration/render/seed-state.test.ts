@@ -1,6 +1,7 @@
 // fleetkit seed and node token never strand a node: a node past provisioning gets a new secret
-// only with --reissue, and a seed that cannot be written in full (a missing directory, a full
-// disk, /dev/full, a reader that went away) leaves the state exactly as it was. Real PostgreSQL, real CLI.
+// only with --reissue, a seed file that cannot be written in full (a missing directory, a full
+// disk) leaves the state exactly as it was, and a secret is printed only after it is stored, so a
+// stdout that fails then (/dev/full, a reader that went away) is reported on stderr. Real PostgreSQL, real CLI.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
@@ -264,8 +265,23 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
         assert.deepEqual(await snapshot(node), before, node)
       }
     })
+  })
 
-    it('--output - into /dev/full: OUTPUT_WRITE_FAILED, state unchanged', async () => {
+  describe('a secret printed to stdout is printed only after it is stored: a stdout that fails then says so on stderr', () => {
+    const cases: [string, string[]][] = [
+      ['build-3', ['--reissue']],
+      ['build-1', ['--reissue']],
+    ]
+    /** The run stored its secret (a new hash and one more event) that nobody saw; --reissue replaces it. */
+    async function assertStoredUnseen(node: string, before: Snapshot, stderr: string, next: RegExp) {
+      const after = await snapshot(node)
+      assert.notEqual(after.hash, before.hash, node)
+      assert.equal(after.events, before.events + 1, node)
+      assert.match(stderr, /never shown, and cannot be shown again/)
+      assert.match(stderr, next)
+    }
+
+    it('--output - into /dev/full: OUTPUT_WRITE_FAILED (ENOSPC) after the commit; the next --reissue replaces the unseen secret', async () => {
       for (const [node, extra] of cases) {
         const before = await snapshot(node)
         const full = openSync('/dev/full', 'w')
@@ -275,15 +291,18 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
             full,
           )
           assert.notEqual(ran.code, 0)
-          assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\)/)
+          assert.match(
+            ran.stderr,
+            /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\) after the agent seed of build-\d was stored/,
+          )
+          await assertStoredUnseen(node, before, ran.stderr, /fleetkit seed build-\d --kind agent --reissue/)
         } finally {
           closeSync(full)
         }
-        assert.deepEqual(await snapshot(node), before, node)
       }
     })
 
-    it('--output - into a pipe whose reader is gone (| head -c 100 on a long seed): OUTPUT_WRITE_FAILED (EPIPE), state unchanged', async () => {
+    it('--output - into a pipe whose reader is gone (| head -c 100 on a long seed): OUTPUT_WRITE_FAILED (EPIPE) after the commit', async () => {
       for (const [node, extra] of cases) {
         const before = await snapshot(node)
         const ran = await runWithStdout(
@@ -291,17 +310,33 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
           'closed',
         )
         assert.notEqual(ran.code, 0)
-        assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(EPIPE\)/)
-        assert.deepEqual(await snapshot(node), before, node)
+        assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(EPIPE\) after/)
+        await assertStoredUnseen(node, before, ran.stderr, /--reissue/)
       }
     })
 
-    it('node token into a pipe whose reader is gone: the previous secret stays valid', async () => {
+    it('node token into a pipe whose reader is gone: the stored secret is reported unseen, with the command that replaces it', async () => {
       const before = await snapshot('build-3')
       const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', ...EXAMPLE], 'closed')
       assert.notEqual(ran.code, 0)
-      assert.match(ran.stderr, /OUTPUT_WRITE_FAILED/)
-      assert.deepEqual(await snapshot('build-3'), before)
+      assert.match(
+        ran.stderr,
+        /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(EPIPE\) after the new enrollment secret of build-3 was stored/,
+      )
+      await assertStoredUnseen('build-3', before, ran.stderr, /fleetkit node token build-3 --reissue/)
+    })
+
+    it('node token --json into /dev/full: the failure is on stderr with its code, never silent (stdout is what failed)', async () => {
+      const before = await snapshot('build-3')
+      const full = openSync('/dev/full', 'w')
+      try {
+        const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', ...EXAMPLE, '--json'], full)
+        assert.notEqual(ran.code, 0)
+        assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\)/)
+        await assertStoredUnseen('build-3', before, ran.stderr, /fleetkit node token build-3 --reissue/)
+      } finally {
+        closeSync(full)
+      }
     })
   })
 })

@@ -71,7 +71,7 @@ describe('a full database disk: coded errors, never a 500 or INTERNAL_ERROR (rea
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('the CLI fails with STATE_DISK_FULL (exit 74); the secret it printed first was not stored; the same command works once space is freed', async () => {
+  it('the CLI fails with STATE_DISK_FULL (exit 74); no secret was printed or stored; the same command works once space is freed', async () => {
     const env = { DATABASE_URL: cliDb!.url, FLEETKIT_STATE_DIR: join(dir, 'state') }
     const args = ['node', 'token', 'build-1', '--definition', 'examples/fleet.yaml']
     fillUp(filler())
@@ -82,7 +82,8 @@ describe('a full database disk: coded errors, never a 500 or INTERNAL_ERROR (rea
       /^Error \(STATE_DISK_FULL\): PostgreSQL could not write: its disk is full \(SQLSTATE 53100 disk_full\); the change was not made$/m,
     )
     assert.match(full.stderr, /free space on the filesystem of the PostgreSQL data directory/)
-    // node token prints the secret before it stores it (a failed print must leave the previous one valid): this one never was.
+    // node token prints a secret only once its hash is stored: this one was neither.
+    assert.equal(full.stdout, '', 'no secret was printed')
     const { rows } = await cliDb!.pool.query("SELECT count(*)::int AS n FROM nodes WHERE id = 'build-1'")
     assert.equal(rows[0].n, 0, 'nothing was stored')
 

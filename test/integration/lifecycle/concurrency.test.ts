@@ -1,0 +1,256 @@
+// Two operators at once (issue 20, item 1): 20 real CLI processes of seed, node token and node
+// token --reissue for one node (20 concurrent calls of admit, drain and decommission), released
+// together, so each has read the node before any of them writes. Of the 20 exactly one
+// changes the state; each other exits with a stated outcome; every stdout is exactly one --json
+// document; and the one secret printed (or written into the seed) is the one whose hash is stored.
+// The race is forced, not hoped for: the test holds the node's lock (the product's own
+// lockNodeSecretState / lockNode) while the processes start, and lets go only once all 20 wait on it.
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
+
+import pgModule from 'pg'
+import type pg from 'pg'
+
+import { systemClock } from '../../../src/config/clock.js'
+import { admitNode } from '../../../src/lifecycle/node-admit.js'
+import { decommissionNode } from '../../../src/lifecycle/node-decommission.js'
+import { drainNode } from '../../../src/lifecycle/node-drain.js'
+import type { TransitionResult } from '../../../src/lifecycle/node-transition.js'
+import { packagePath } from '../../../src/package-root.js'
+import { lockNodeSecretState } from '../../../src/store/enrollment-secrets.js'
+import { lockNode, recordNodeCapacity } from '../../../src/store/node-lifecycle.js'
+import { setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
+import { type CliRun, runFleetkit } from '../../support/cli.js'
+import { eventually } from '../../support/eventually.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
+
+const RUNS = 20
+const EXAMPLE = ['--definition', 'examples/fleet.yaml']
+
+describe('two operators at once: 20 concurrent runs of each lifecycle command (real CLI, real PostgreSQL)', function () {
+  // 20 CLI processes per race on a shared 2-core machine: tens of seconds each.
+  this.timeout(600_000)
+  let server: DisposablePostgres
+  let db: FreshDatabase
+  let dir: string
+  let env: Record<string, string>
+
+  before(async () => {
+    server = await startDisposablePostgres()
+    db = await freshDatabase(server.url)
+    dir = mkdtempSync(join(tmpdir(), 'fleetkit-races-'))
+    mkdirSync(join(dir, 'pki'), { mode: 0o700 })
+    copyFileSync(
+      packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'),
+      join(dir, 'pki', 'ca-bundle.pem'),
+    )
+    env = {
+      DATABASE_URL: db.url,
+      FLEETKIT_PKI_DIR: join(dir, 'pki'),
+      FLEETKIT_STATE_DIR: join(dir, 'state'),
+      FLEETKIT_ACTOR: 'race',
+    }
+  })
+
+  after(async () => {
+    await db?.drop()
+    await server?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Backends of this database waiting on a lock (a row, or the advisory lock of a node's secret). */
+  async function waitingOnLocks(): Promise<number> {
+    const { rows } = await db.pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+    )
+    return Number(rows[0]!.n)
+  }
+
+  /**
+   * Starts RUNS processes of `fleetkit ARGS --json` while this test holds the node's lock
+   * (`hold`, in an open transaction), waits until every one of them waits on it, then commits
+   * and lets them race. Returns every run, in no particular order.
+   */
+  async function race(args: string[], hold: (client: pg.PoolClient) => Promise<unknown>): Promise<CliRun[]> {
+    const client = await db.pool.connect()
+    let runs: Promise<CliRun>[]
+    let ended = 0
+    try {
+      await client.query('BEGIN')
+      await hold(client)
+      runs = Array.from({ length: RUNS }, () =>
+        runFleetkit([...args, '--json'], { env, timeout: 500_000 }).finally(() => {
+          ended += 1
+        }),
+      )
+      await eventually(
+        `all ${RUNS} runs of fleetkit ${args.join(' ')} waiting on the node's lock`,
+        async () => ((await waitingOnLocks()) >= RUNS ? true : undefined),
+        {
+          timeoutMs: 400_000,
+          intervalMs: 100,
+          stop: () => (ended > 0 ? `${ended} run(s) ended before the race began` : undefined),
+        },
+      )
+    } finally {
+      await client.query('COMMIT')
+      client.release()
+    }
+    const settled = await Promise.allSettled(runs)
+    return settled.map((s) => {
+      if (s.status === 'rejected') throw s.reason
+      return s.value
+    })
+  }
+
+  /** Every stdout is exactly one JSON document; returns the winners (status 0) and the refusals by code. */
+  function outcomes(runs: CliRun[]): { winners: CliRun[]; refused: Map<string, number> } {
+    const refused = new Map<string, number>()
+    const winners: CliRun[] = []
+    for (const run of runs) {
+      assert.doesNotThrow(() => JSON.parse(run.stdout), `stdout is one JSON document:\n${run.stdout}\n${run.stderr}`)
+      const json = JSON.parse(run.stdout) as { status: number; code?: string; exitCode?: number }
+      if (json.status === 0) {
+        assert.equal(run.code, 0, run.stderr)
+        winners.push(run)
+      } else {
+        assert.equal(run.code, json.exitCode, run.stdout)
+        assert.ok(json.code, run.stdout)
+        refused.set(json.code!, (refused.get(json.code!) ?? 0) + 1)
+      }
+    }
+    return { winners, refused }
+  }
+
+  async function events(nodeId: string, kind: string): Promise<number> {
+    const { rows } = await db.pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM events WHERE node_id = $1 AND kind = $2',
+      [nodeId, kind],
+    )
+    return Number(rows[0]!.n)
+  }
+
+  async function storedHash(nodeId: string): Promise<string | null> {
+    const { rows } = await db.pool.query<{ hash: string | null }>(
+      `SELECT encode(enrollment_secret_sha256, 'hex') AS hash FROM nodes WHERE id = $1`,
+      [nodeId],
+    )
+    return rows[0]?.hash ?? null
+  }
+
+  const sha256 = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex')
+
+  it('node token for a node not in the state: one registers it and prints the stored secret; 19 print only NODE_SECRET_PENDING', async () => {
+    const runs = await race(['node', 'token', 'app-1', ...EXAMPLE], (client) => lockNodeSecretState(client, 'app-1'))
+    const { winners, refused } = outcomes(runs)
+    assert.equal(winners.length, 1, JSON.stringify([...refused]))
+    assert.deepEqual([...refused], [['NODE_SECRET_PENDING', RUNS - 1]])
+    const result = JSON.parse(winners[0]!.stdout).result as { secret: string; registered: boolean }
+    assert.equal(result.registered, true)
+    assert.equal(await storedHash('app-1'), sha256(result.secret), 'the secret printed is the one stored')
+    assert.equal(await events('app-1', 'secret_issued'), 1)
+  })
+
+  it('node token --reissue: one replaces the secret and prints it; 19 are refused (NODE_CHANGED_CONCURRENTLY) and print no secret', async () => {
+    const before = await storedHash('app-1')
+    const runs = await race(['node', 'token', 'app-1', '--reissue', ...EXAMPLE], (client) =>
+      lockNodeSecretState(client, 'app-1'),
+    )
+    const { winners, refused } = outcomes(runs)
+    assert.equal(winners.length, 1, JSON.stringify([...refused]))
+    assert.deepEqual([...refused], [['NODE_CHANGED_CONCURRENTLY', RUNS - 1]])
+    for (const run of runs) if (run !== winners[0]) assert.doesNotMatch(run.stdout, /[0-9a-f]{64}/)
+    const result = JSON.parse(winners[0]!.stdout).result as { secret: string; reissued: boolean }
+    assert.equal(result.reissued, true)
+    const after = await storedHash('app-1')
+    assert.notEqual(after, before)
+    assert.equal(after, sha256(result.secret), 'the secret printed is the one stored')
+    assert.equal(await events('app-1', 'secret_reissued'), 1)
+  })
+
+  it('seed --kind agent: one registers the node and writes the seed holding the stored secret; 19 are refused and leave no file', async () => {
+    const runs = await race(['seed', 'app-2', '--kind', 'agent', ...EXAMPLE], (client) =>
+      lockNodeSecretState(client, 'app-2'),
+    )
+    const { winners, refused } = outcomes(runs)
+    assert.equal(winners.length, 1, JSON.stringify([...refused]))
+    assert.deepEqual([...refused], [['NODE_SECRET_PENDING', RUNS - 1]])
+    const result = JSON.parse(winners[0]!.stdout).result as { path: string }
+    const seedsDir = join(dir, 'state', 'seeds')
+    assert.equal(result.path, join(seedsDir, 'app-2.user-data'))
+    assert.deepEqual(readdirSync(seedsDir), ['app-2.user-data'], 'no staged file of a refused run is left')
+    const raw = readFileSync(result.path)
+    const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8')
+    const secret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(text)?.[1]
+    assert.ok(secret, 'the seed holds an enrollment secret')
+    assert.equal(await storedHash('app-2'), sha256(secret), 'the seed holds the secret whose hash is stored')
+    assert.equal(await events('app-2', 'secret_issued'), 1)
+  })
+
+  describe('admit, drain, decommission of one node: of 20 calls at once one changes it, 19 find it done (changed: false)', () => {
+    // These print nothing secret and their output is oclif's, printed after the commit: the race is
+    // in the database, so 20 concurrent calls of the lifecycle functions, each on its own connection,
+    // show it at a fraction of the cost of 20 CLI processes (the processes above show the output side).
+    const node = 'race-1'
+    let calls: pg.Pool
+
+    before(async () => {
+      calls = new pgModule.Pool({ connectionString: db.url, max: RUNS })
+      await upsertDeclaredNode(db.pool, { id: node, pool: 'build', status: 'active' })
+      await setNodeStatus(db.pool, node, 'active')
+      await recordNodeCapacity(db.pool, node, { cpu: 4, memoryMib: 8192, diskGib: 80 })
+    })
+    after(async () => {
+      await calls?.end()
+    })
+
+    /** RUNS calls of `call` while this test holds the node's row lock, released once all wait on it. */
+    async function raceCalls(call: () => Promise<TransitionResult>): Promise<TransitionResult[]> {
+      const client = await db.pool.connect()
+      let results: Promise<TransitionResult>[]
+      try {
+        await client.query('BEGIN')
+        await lockNode(client, node)
+        // Heard from just now (admit wants a heartbeat within 60 s on the database's clock).
+        await client.query('UPDATE nodes SET last_seen_at = clock_timestamp() WHERE id = $1', [node])
+        results = Array.from({ length: RUNS }, call)
+        await eventually(`all ${RUNS} calls waiting on the node's lock`, async () =>
+          (await waitingOnLocks()) >= RUNS ? true : undefined,
+        )
+      } finally {
+        await client.query('COMMIT')
+        client.release()
+      }
+      return Promise.all(results)
+    }
+
+    const clock = systemClock
+    for (const [action, event, to, call] of [
+      ['admit', 'node_admitted', 'active', () => admitNode({ pool: calls, nodeId: node, actor: 'race' })],
+      ['drain', 'node_draining', 'draining', () => drainNode({ pool: calls, nodeId: node, actor: 'race', clock })],
+      [
+        'decommission',
+        'node_retired',
+        'retired',
+        () => decommissionNode({ pool: calls, nodeId: node, actor: 'race', clock }),
+      ],
+    ] as const) {
+      it(`node ${action}`, async () => {
+        const results = await raceCalls(call)
+        assert.equal(results.filter((r) => r.changed).length, 1, 'exactly one changed it')
+        assert.ok(results.every((r) => r.to === to))
+        assert.equal(await events(node, event), 1)
+      })
+    }
+  })
+})
