@@ -48,6 +48,8 @@ function operatorUserData(operator: OperatorKey): string {
 }
 
 describe('role: agent keeps its own account, never an operator account (issue 25)', function () {
+  // Two hosts and up to six role runs on a shared 2-core machine.
+  this.timeout(1_200_000)
   let dir: string
   let operator: OperatorKey
   let mirror: ReleaseMirror
