@@ -151,7 +151,7 @@ describe('role: agent keeps its own account, never an operator account (issue 25
     assert.notEqual(refused.code, 0, tail(refused))
     assert.match(
       refused.stdout,
-      /AGENT_ACCOUNT_FOREIGN: the account fleetkit-agent exists \(comment "a person"\) but fleetkit did not create it/,
+      /AGENT_ACCOUNT_FOREIGN: the account fleetkit-agent exists \(comment \\?"a person\\?"\) but fleetkit did not create it/,
     )
     assert.equal(await account(legacy, AGENT), person, 'the role changed an account it did not create')
     assert.equal((await legacy.ssh('test -e /var/lib/fleetkit || test -e /etc/fleetkit/agent.env')).code, 1)
@@ -170,9 +170,6 @@ describe('role: agent keeps its own account, never an operator account (issue 25
     const inventory = await writeInventory([legacy], join(dir, 'legacy'), {
       [legacy.name]: { agent_node_id: 'acct-old' },
     })
-    const update = await writeRolePlaybook(dir, 'update', ['agent_update'])
-    const installed = await runRoles({ inventory, playbook: update, extraVars: vars() })
-    assert.equal(installed.code, 0, tail(installed))
     // What the seed and the role made before issue 25: the `fleetkit` account, its state and a unit
     // whose only difference from today's is User= and Group=.
     const oldUnit = `${fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), {
@@ -191,10 +188,16 @@ describe('role: agent keeps its own account, never an operator account (issue 25
         'install -m 0600 -o root -g root /dev/null /etc/fleetkit-not-the-agents',
         'ln -s /etc/fleetkit-not-the-agents /var/lib/fleetkit/pki/link && chown -h fleetkit:fleetkit /var/lib/fleetkit/pki/link',
         'install -d -m 0755 /etc/fleetkit',
+        // The unit's EnvironmentFile; the role writes its content.
+        'install -m 0644 /dev/null /etc/fleetkit/agent.env',
         'cat > /etc/systemd/system/fleetkit-agent.service',
       ].join(' && '),
       { input: oldUnit },
     )
+    // The binary after the unit: agent_update's handler try-restarts a unit that must exist.
+    const update = await writeRolePlaybook(dir, 'update', ['agent_update'])
+    const installed = await runRoles({ inventory, playbook: update, extraVars: vars() })
+    assert.equal(installed.code, 0, tail(installed))
     await legacy.sshOk('systemctl daemon-reload && systemctl enable --now fleetkit-agent.service')
     assert.equal(await mainPidUser(legacy), 'fleetkit')
     const oldAccount = await account(legacy, 'fleetkit')
