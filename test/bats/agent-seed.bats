@@ -100,7 +100,7 @@ refute_installed() {
   refute_line --partial 'modprobe'
   refute_line --partial 'sysctl'
   assert_line 'apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends ca-certificates curl openssl zstd nodejs'
-  assert_line --partial 'runuser -u fleetkit -- env FLEETKIT_AGENT_CONFIG='
+  assert_line --partial 'runuser -u fleetkit-agent -- env FLEETKIT_AGENT_CONFIG='
   assert_line --partial "$ROOT/usr/local/bin/fleetkit-agent enroll"
   assert_line 'systemctl enable --now fleetkit-agent.service'
 }

@@ -101,10 +101,21 @@ fi
 "$ROOT/usr/local/lib/fleetkit/verify-release.sh" "${verify_args[@]}"
 
 log 'installing the agent unit'
-if ! id -u fleetkit >/dev/null 2>&1; then
-  useradd --system --home-dir /var/lib/fleetkit --shell /usr/sbin/nologin --user-group fleetkit
+# The agent's own service account, never an operator's (docs/architecture.md); the agent role
+# creates the same one. An account or group of that name fleetkit did not make is refused, not changed.
+agent_account_comment='fleetkit-agent service account (managed by fleetkit)'
+if ! id -u fleetkit-agent >/dev/null 2>&1; then
+  if getent group fleetkit-agent >/dev/null 2>&1; then
+    log 'AGENT_ACCOUNT_FOREIGN: the group fleetkit-agent exists without the account fleetkit-agent; rename or remove it'
+    exit 1
+  fi
+  useradd --system --home-dir /var/lib/fleetkit --shell /usr/sbin/nologin --user-group \
+    --comment "$agent_account_comment" fleetkit-agent
+elif [ "$(getent passwd fleetkit-agent | cut -d: -f5)" != "$agent_account_comment" ]; then
+  log 'AGENT_ACCOUNT_FOREIGN: the account fleetkit-agent exists but fleetkit did not create it; rename or remove it'
+  exit 1
 fi
-chown fleetkit:fleetkit "$ROOT/var/lib/fleetkit" "$ROOT/var/lib/fleetkit/enrollment-secret"
+chown fleetkit-agent:fleetkit-agent "$ROOT/var/lib/fleetkit" "$ROOT/var/lib/fleetkit/enrollment-secret"
 cat > "$ROOT/etc/systemd/system/fleetkit-agent.service" <<'FLEETKIT_AGENT_UNIT'
 # fleetkit-agent: heartbeats, job leases and certificate renewal over mTLS.
 # One template for the agent seed (src/render/agent-seed.ts) and the agent role (ansible/roles/agent):
@@ -118,8 +129,8 @@ After=network-online.target
 
 [Service]
 Type=simple
-User=fleetkit
-Group=fleetkit
+User=fleetkit-agent
+Group=fleetkit-agent
 EnvironmentFile=/etc/fleetkit/agent.env
 ExecStart=/usr/local/bin/fleetkit-agent run
 Restart=always
@@ -161,7 +172,7 @@ if [ -n "$ROOT" ]; then
     FLEETKIT_ENROLLMENT_SECRET_FILE="$ROOT/var/lib/fleetkit/enrollment-secret"
     FLEETKIT_AGENT_PKI_DIR="$ROOT/var/lib/fleetkit/pki")
 fi
-runuser -u fleetkit -- env "${enroll_env[@]}" "$ROOT/usr/local/bin/fleetkit-agent" enroll
+runuser -u fleetkit-agent -- env "${enroll_env[@]}" "$ROOT/usr/local/bin/fleetkit-agent" enroll
 
 systemctl enable --now fleetkit-agent.service
 log 'done: fleetkit-agent enrolled and enabled'

@@ -65,6 +65,10 @@ export const DEFINITION_CODES = {
     person: true,
   },
   NODE_SSH_USER_ROOT: { summary: 'A node logs in as root over SSH; fleetkit needs a non-root account.', person: true },
+  NODE_SSH_USER_RESERVED: {
+    summary: "A node logs in as one of fleetkit's own service accounts (fleetkit-agent, fleetkit-gateway) over SSH.",
+    person: true,
+  },
   NODE_SIZE_BELOW_MINIMUM: { summary: 'A node or server type is smaller than the host policy minimum.', person: true },
   SERVER_TYPE_UNKNOWN: { summary: 'A server type is not in the host policy catalog.', person: true },
   REGION_UNKNOWN: { summary: 'A region is not in the host policy catalog.', person: true },

@@ -45,6 +45,11 @@ export const HOST_CODES = {
     summary: "The agent role's inputs (node id, gateway URLs, data mount) are missing or would break agent.env.",
     person: false,
   },
+  AGENT_ACCOUNT_FOREIGN: {
+    summary:
+      'An account or group named fleetkit-agent exists on the host that fleetkit did not create; the agent role never takes it over.',
+    person: true,
+  },
   TAILSCALE_AUTH_KEY_MISSING: {
     summary: 'Tailscale is asked for but the auth key environment variable is empty on the machine running Ansible.',
     person: true,

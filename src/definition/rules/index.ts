@@ -18,6 +18,7 @@ import { serverTypesKnown } from './server-types.js'
 import { sizesAtLeastMinimum } from './sizing.js'
 import { sshAddressesUnique } from './ssh-addresses-unique.js'
 import { sshUserNotRoot } from './ssh-user-not-root.js'
+import { sshUserNotServiceAccount } from './ssh-user-not-service-account.js'
 import type { DefinitionError } from '../types.js'
 
 const SEMANTIC_RULES: readonly DefinitionRule[] = [
@@ -37,6 +38,7 @@ const SEMANTIC_RULES: readonly DefinitionRule[] = [
   dataVolumeMountsAllowed,
   sshAddressesUnique,
   sshUserNotRoot,
+  sshUserNotServiceAccount,
   sshPortOnlyThroughPublicSsh,
 ]
 

@@ -137,7 +137,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     for (const cmd of RECORDED) {
       await writeFile(join(bin, cmd), `#!/bin/bash\necho "${cmd} $*" >>"${callsLog}"\n`, { mode: 0o755 })
     }
-    // runuser -u USER -- CMD...: recorded, then CMD runs as this user (no fleetkit user is created here).
+    // runuser -u USER -- CMD...: recorded, then CMD runs as this user (no fleetkit-agent user is created here).
     await writeFile(
       join(bin, 'runuser'),
       `#!/bin/bash\necho "runuser $*" >>"${callsLog}"\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n`,
@@ -262,7 +262,9 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
       ),
     )
     assert.ok(
-      calls.some((line) => line.startsWith('runuser -u fleetkit -- env ') && line.endsWith(`${installed} enroll`)),
+      calls.some(
+        (line) => line.startsWith('runuser -u fleetkit-agent -- env ') && line.endsWith(`${installed} enroll`),
+      ),
     )
     assert.ok(calls.includes('systemctl enable --now fleetkit-agent.service'))
     assert.deepEqual(

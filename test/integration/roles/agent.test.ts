@@ -65,7 +65,7 @@ describe('roles: agent_update and agent on a container host', function () {
         assert.equal(
           (
             await host.ssh(
-              'test -e /usr/local/bin/fleetkit-agent || test -e /etc/systemd/system/fleetkit-agent.service || id fleetkit',
+              'test -e /usr/local/bin/fleetkit-agent || test -e /etc/systemd/system/fleetkit-agent.service || id fleetkit-agent',
             )
           ).code,
           1,
@@ -78,14 +78,14 @@ describe('roles: agent_update and agent on a container host', function () {
     assert.equal((await host.sshOk('systemctl is-active fleetkit-agent.service')).stdout.trim(), 'active')
     assert.equal(
       (await host.sshOk('ps -o user= -p "$(systemctl show -P MainPID fleetkit-agent.service)"')).stdout.trim(),
-      'fleetkit',
+      'fleetkit-agent',
     )
     // The seed's bytes: a seeded host converges with changed=0.
     const unit = `${fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT_CONDITION: dataMountCondition('') }).trimEnd()}\n`
     assert.equal((await host.sshOk('cat /etc/systemd/system/fleetkit-agent.service')).stdout, unit)
     const env = `${fillTemplate(readTemplate('agent.env.tmpl'), { NODE_ID: 'build-1', GATEWAY_URL: GATEWAY.agent_gateway_url, ENROLL_URL: GATEWAY.agent_enroll_url, DATA_MOUNT: '' }).trimEnd()}\n`
     assert.equal((await host.sshOk('cat /etc/fleetkit/agent.env')).stdout, env)
-    assert.equal((await host.sshOk('stat -c %a:%U /var/lib/fleetkit')).stdout.trim(), '700:fleetkit')
+    assert.equal((await host.sshOk('stat -c %a:%U /var/lib/fleetkit')).stdout.trim(), '700:fleetkit-agent')
   })
 
   it('a new pinned version replaces the binary and restarts the agent once; the same pin again restarts nothing', async () => {

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
+import { AGENT_SERVICE_ACCOUNT } from '../../../src/definition/rules/ssh-user-not-service-account.js'
 import { DATA_MOUNT_CONDITION_PREFIX, NO_DATA_MOUNT_CONDITION } from '../../../src/render/agent-seed.js'
 
 describe('render: the agent seed and the agent role agree', () => {
@@ -37,5 +38,29 @@ describe('render: the agent seed and the agent role agree', () => {
       .filter((l) => !l.includes('@@')))
       assert.ok(seed.includes(`\n${line}\n`), line)
     assert.doesNotMatch(seed, /modprobe|sysctl|modules-load\.d/)
+  })
+
+  it('run the agent as the one account validate reserves, marked the same way (issue 25)', () => {
+    assert.equal(roleVars.__agent_user, AGENT_SERVICE_ACCOUNT)
+    const unit = readFileSync(packagePath('cloud-init', 'fleetkit-agent.service.tmpl'), 'utf8')
+    assert.match(unit, new RegExp(`^User=${AGENT_SERVICE_ACCOUNT}\nGroup=${AGENT_SERVICE_ACCOUNT}$`, 'm'))
+    const seed = readFileSync(packagePath('cloud-init', 'agent-seed.sh.tmpl'), 'utf8')
+    assert.ok(seed.includes(`agent_account_comment='${roleVars.__agent_account_comment}'`))
+    assert.match(seed, new RegExp(`--comment "\\$agent_account_comment" ${AGENT_SERVICE_ACCOUNT}\n`))
+    assert.match(
+      seed,
+      new RegExp(
+        `^chown ${AGENT_SERVICE_ACCOUNT}:${AGENT_SERVICE_ACCOUNT} "\\$ROOT${roleVars.__agent_state_dir}"`,
+        'm',
+      ),
+    )
+    assert.match(seed, new RegExp(`--home-dir ${roleVars.__agent_state_dir} `))
+    assert.match(seed, new RegExp(`^runuser -u ${AGENT_SERVICE_ACCOUNT} -- `, 'm'))
+    // Every account the seed names is the agent's: no other name can slip back in.
+    const named = [...seed.matchAll(/(?:id -u |getent (?:passwd|group) |runuser -u )([a-z_][a-z0-9_-]*)/g)].map(
+      (m) => m[1],
+    )
+    assert.ok(named.length >= 4, named.join(' '))
+    assert.deepEqual([...new Set(named)], [AGENT_SERVICE_ACCOUNT])
   })
 })
