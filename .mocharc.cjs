@@ -2,11 +2,11 @@
 // test file or directory is named on the command line: mocha would otherwise add the named files
 // to the configured spec, and `npx mocha test/unit/x.test.ts` would run the whole suite.
 //
-// The whole suite runs in parallel workers (mocha --parallel, FLEETKIT_TEST_JOBS of them, default 4):
+// The whole suite can run in parallel workers (mocha --parallel, FLEETKIT_TEST_JOBS of them, e.g. 4):
 // most of it waits on processes (PostgreSQL, gateways, agents, openssl), so more workers than the
 // CI machine's 2 cores help. Each file runs in one worker, files in any order, several at once: the
 // rules a test follows to be safe there are in docs/testing.md. A file named alone runs serially
-// (add --parallel to try it in a worker); FLEETKIT_TEST_JOBS=1 runs the whole suite serially.
+// (add --parallel to try it in a worker); without FLEETKIT_TEST_JOBS the whole suite runs serially.
 /* global require, module */
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- mocha loads its config as CommonJS
 const { existsSync, statSync } = require('node:fs')
@@ -50,7 +50,8 @@ function namesTests(argv) {
   )
 }
 
-const jobs = Number(process.env.FLEETKIT_TEST_JOBS || 4)
+// Serial until two whole parallel runs have passed on the CI machine kind (docs/testing.md); then 4.
+const jobs = Number(process.env.FLEETKIT_TEST_JOBS || 1)
 const namesFiles = namesTests(process.argv.slice(2))
 
 module.exports = {
