@@ -1,6 +1,9 @@
 // The agent bundle (dist/fleetkit-agent.cjs) built at most once per test run: every suite that
-// runs the agent asks here instead of running esbuild itself. scripts/test builds it before mocha.
-import { chmod, copyFile, readdir, stat } from 'node:fs/promises'
+// runs the agent asks here instead of running esbuild itself. scripts/test builds it before mocha,
+// and the main suite's global setup (test/support/mocha-global.ts) before its parallel workers start.
+// A build writes a file of its own and renames it into place, so a worker (or another test process)
+// that builds at the same time never copies a half-written bundle.
+import { chmod, copyFile, readdir, rename, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { packagePath } from '../../src/package-root.js'
@@ -35,7 +38,12 @@ async function buildWhenStale(): Promise<string> {
     () => 0,
   )
   if (built === 0 || built < (await newestMtime(INPUTS))) {
-    await runProcessOk(process.execPath, [packagePath('scripts', 'build-agent.mjs')], { cwd: packagePath() })
+    const partial = `${AGENT_BUNDLE}.partial-${process.pid}`
+    await runProcessOk(process.execPath, [packagePath('scripts', 'build-agent.mjs')], {
+      cwd: packagePath(),
+      env: { ...process.env, FLEETKIT_AGENT_OUTFILE: partial },
+    })
+    await rename(partial, AGENT_BUNDLE)
   }
   return AGENT_BUNDLE
 }

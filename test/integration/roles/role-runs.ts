@@ -9,6 +9,7 @@ import { stringify } from 'yaml'
 
 import {
   type ContainerHost,
+  type ContainerHostOptions,
   type Inventory,
   type PlaybookOptions,
   type PlaybookResult,
@@ -17,6 +18,7 @@ import {
   startContainerHosts,
   writeInventory,
 } from '../../hosts/index.js'
+import { WarmPool } from '../../hosts/warm-pool.js'
 
 /** What only a test harness passes: the hosts are containers running Debian 12 (testOnly). */
 export const TEST_HARNESS_VARS = { preflight_allow_container: true, preflight_allow_test_releases: true }
@@ -92,15 +94,23 @@ export interface RoleHost {
 }
 
 /**
+ * The role suites' hosts, each booted while the suite before it works (test/hosts/warm-pool.ts): one
+ * per process, so every suite that uses roleHostFixture shares it.
+ */
+const rolePool = new WarmPool(async (options: ContainerHostOptions) => (await startContainerHosts(1, options))[0]!)
+
+/**
  * Registers before/after hooks in the calling describe block: one fresh container host named
- * NAME with a playbook of preflight plus ROLES, stopped and removed after the block.
+ * NAME with a playbook of preflight plus ROLES, stopped and removed after the block. The host is
+ * declared when the file loads and boots while the suite before this one works (`rolePool`).
  */
 export function roleHostFixture(name: string, roles: string[]): RoleHost {
   const fixture = {} as RoleHost
+  const ticket = rolePool.declare({ name })
   before(async () => {
     await assertHostsAvailable('container')
     fixture.dir = await mkdtemp(join(tmpdir(), `fleetkit-role-${name}-`))
-    fixture.host = (await startContainerHosts(1, { name }))[0]!
+    fixture.host = await rolePool.take(ticket)
     fixture.inventory = await writeInventory([fixture.host], join(fixture.dir, 'inventory'))
     fixture.playbook = await writeRolePlaybook(fixture.dir, roles[0] ?? name, roles)
   })

@@ -19,10 +19,17 @@ interface Opened {
   version: number
 }
 
-async function openInChild(stateDir: string, holdMs = 0): Promise<Opened> {
+/** Opens the database in a child process; with `barrier`, the child keeps it open until `barrier.count` children have. */
+async function openInChild(stateDir: string, barrier?: { dir: string; count: number }): Promise<Opened> {
   const { stdout } = await runProcessOk(
     process.execPath,
-    ['--import', 'tsx', 'test/support/open-embedded.ts', stateDir, String(holdMs)],
+    [
+      '--import',
+      'tsx',
+      'test/support/open-embedded.ts',
+      stateDir,
+      ...(barrier ? [barrier.dir, String(barrier.count)] : []),
+    ],
     { env: overlayEnv({ DATABASE_URL: '' }) },
   )
   return JSON.parse(stdout) as Opened
@@ -67,7 +74,9 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     const stateDir = await newStateDir()
     sharedStateDir = stateDir
     const paths = embeddedServerPaths(stateDir)
-    const [a, b] = await Promise.all([openInChild(stateDir, 200), openInChild(stateDir, 200)])
+    // Each holds the database open until both have opened it: the two are provably open at once.
+    const barrier = { dir: await newStateDir(), count: 2 }
+    const [a, b] = await Promise.all([openInChild(stateDir, barrier), openInChild(stateDir, barrier)])
     assert.equal(a.pid, b.pid)
     assert.equal(a.port, b.port)
     assert.equal([a.started, b.started].filter(Boolean).length, 1, 'exactly one of them started the server')

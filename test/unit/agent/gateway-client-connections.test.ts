@@ -12,6 +12,7 @@ import type { TLSSocket } from 'node:tls'
 
 import { GatewayClient } from '../../../src/agent/gateway-client.js'
 import { initPki } from '../../../src/pki/init-pki.js'
+import { eventually } from '../../support/eventually.js'
 
 describe('agent gateway client: handshake and request timeouts, TLS sessions', function () {
   this.timeout(30_000)
@@ -97,7 +98,13 @@ describe('agent gateway client: handshake and request timeouts, TLS sessions', f
     const reset = new Promise((resolve) => sockets[0]!.once('close', resolve))
     sockets[0]!.resetAndDestroy()
     await reset
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // The client has seen the reset when its agent has dropped the kept-alive socket.
+    const agent = (client as unknown as { agent: { freeSockets: Record<string, unknown[]> } }).agent
+    await eventually(
+      'the client to drop the reset connection',
+      () => Object.values(agent.freeSockets).every((list) => list.length === 0),
+      { timeoutMs: 5000, intervalMs: 10 },
+    )
     assert.equal((await client.request('GET', '/two')).status, 200)
     assert.deepEqual(resumed, [false, true], "the second connection resumed the first one's session")
     client.close()

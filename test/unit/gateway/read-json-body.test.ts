@@ -50,16 +50,21 @@ describe('gateway: reading a JSON request body', () => {
     reading = 0
   })
 
-  /** Send a request in parts (a pause between them), wait for the answer, return what the server read. */
+  /**
+   * Send a request in parts, wait for the answer, return what the server read. On `/now` the body is
+   * sent only once the server has started reading it, so it arrives by events; each part is written
+   * once the previous one has left this process.
+   */
   async function send(path: string, head: string, parts: Buffer[]): Promise<Outcome> {
     const socket: Socket = connect(port, '127.0.0.1')
     await new Promise((resolve) => socket.once('connect', resolve))
     const closed = new Promise((resolve) => socket.once('close', resolve))
     socket.on('data', () => undefined)
     socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\n${head}\r\n`)
+    if (path === '/now') await eventually('the server to start reading the body', () => reading > 0, { intervalMs: 1 })
     for (const part of parts) {
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      socket.write(part)
+      if (socket.destroyed) break
+      await new Promise((resolve) => socket.write(part, resolve))
     }
     await closed
     assert.equal(outcomes.length, 1)

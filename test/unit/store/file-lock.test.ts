@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { LockTimeoutError, processIsAlive, withFileLock } from '../../../src/store/file-lock.js'
+import { eventually } from '../../support/eventually.js'
 
 describe('withFileLock', () => {
   let dir: string
@@ -37,6 +38,13 @@ describe('withFileLock', () => {
     const path = join(dir, 'lock')
     let inside = 0
     let most = 0
+    let done = 0
+    // Counts the times a holder found the lock taken (it then asks whether the holder lives).
+    let refused = 0
+    const isAlive = (pid: number) => {
+      refused++
+      return processIsAlive(pid)
+    }
     await Promise.all(
       Array.from({ length: 5 }, () =>
         withFileLock(
@@ -44,14 +52,21 @@ describe('withFileLock', () => {
           async () => {
             inside++
             most = Math.max(most, inside)
-            await new Promise((resolve) => setTimeout(resolve, 10))
+            // Held until another holder has found it taken (or none is left): they met and waited.
+            const seen = refused
+            await eventually('another holder to find the lock taken', () => refused > seen || done === 4, {
+              timeoutMs: 5000,
+              intervalMs: 1,
+            })
             inside--
+            done++
           },
-          { pollMs: 2 },
+          { pollMs: 2, isAlive },
         ),
       ),
     )
     assert.equal(most, 1)
+    assert.ok(refused >= 4, `holders found the lock taken ${refused} times`)
   })
 
   it('breaks a lock whose holder is dead', async () => {
