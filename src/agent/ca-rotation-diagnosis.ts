@@ -88,7 +88,7 @@ function oneLine(name: string): string {
 }
 
 /** An unverified TLS handshake without a client certificate; the server's certificate or undefined. */
-export function presentedCertificate(url: string, timeoutMs = 5000): Promise<X509Certificate | undefined> {
+function presentedCertificate(url: string, timeoutMs = 5000): Promise<X509Certificate | undefined> {
   const { hostname, port } = new URL(url)
   const host = hostname.replace(/^\[|\]$/g, '')
   return new Promise((resolve) => {

@@ -40,7 +40,7 @@ export function parseOpenFilesLimit(limitsText: string): OpenFilesLimit | undefi
   return { soft: value(match[1]!), hard: value(match[2]!) }
 }
 
-export function descriptorsNeeded(budget: DescriptorBudget): number {
+function descriptorsNeeded(budget: DescriptorBudget): number {
   return budget.enrollConnections + budget.agentConnections + budget.reserve
 }
 

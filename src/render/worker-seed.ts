@@ -31,7 +31,7 @@ const SSHD_RESTART =
 
 const OPENSSH_PRIVATE = /^-----BEGIN OPENSSH PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END OPENSSH PRIVATE KEY-----\n$/
 
-function workerCloudConfig(input: WorkerSeedInput): Record<string, unknown> {
+export function workerCloudConfig(input: WorkerSeedInput): Record<string, unknown> {
   const hostname = hostNameValue('node id', input.nodeId)
   const user = posixUserValue('ssh.user', input.user)
   const keys = input.operatorKeys.map((key, i) => sshPublicKeyValue(`operators.sshKeys[${i}]`, key))

@@ -8,7 +8,7 @@ import { type DefinitionRule, semanticError } from './rule.js'
 /** The account fleetkit-agent runs as (ansible/roles/agent, cloud-init/; a test proves they agree). */
 export const AGENT_SERVICE_ACCOUNT = 'fleetkit-agent'
 /** The account fleetkit-gateway runs as (systemd/fleetkit-gateway.service). */
-export const GATEWAY_SERVICE_ACCOUNT = 'fleetkit-gateway'
+const GATEWAY_SERVICE_ACCOUNT = 'fleetkit-gateway'
 
 export const SERVICE_ACCOUNTS: readonly string[] = [AGENT_SERVICE_ACCOUNT, GATEWAY_SERVICE_ACCOUNT]
 
