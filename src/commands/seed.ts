@@ -85,7 +85,9 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
       )
     }
     const definition = await loadDefinition(flags.definition)
-    const { seedNode } = await import('../lifecycle/seed-node.js')
+    const { readSeedFiles, seedNode } = await import('../lifecycle/seed-node.js')
+    const env = envWithStateDir(flags['state-dir'])
+    const files = await readSeedFiles(flags.kind as SeedKind, env, definition, dirname(flags.definition))
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         seedNode({
@@ -99,10 +101,10 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
           stdout: toStdout ? streamSink(process.stdout) : undefined,
           reissue: flags.reissue,
           rekey: flags.rekey,
-          env: envWithStateDir(flags['state-dir']),
+          env,
           clock: systemClock,
           rng: systemRng,
-          definitionDir: dirname(flags.definition),
+          files,
         }),
       ),
     )

@@ -55,8 +55,30 @@ export interface SeedNodeOptions {
   env: Env
   clock: Clock
   rng: Rng
+  /** The local files an agent seed embeds, read by `readSeedFiles` before the database is opened. */
+  files: SeedFiles
+}
+
+/** What an agent seed embeds from this machine: the gateway CA bundle and the release CA. */
+export interface SeedFiles {
+  caBundle?: string
+  releaseCa?: string
+}
+
+/**
+ * Reads the files an agent seed embeds (a worker seed embeds none). The command calls it before it
+ * opens the database: a PKI directory others may write, or a missing CA, is refused with its own
+ * code before anything connects, and a database that is down never hides it.
+ */
+export async function readSeedFiles(
+  kind: SeedKind,
+  env: Env,
+  definition: Definition,
   /** Where a relative release.caFile is resolved from (the definition's directory). */
-  definitionDir?: string
+  definitionDir: string,
+): Promise<SeedFiles> {
+  if (kind !== 'agent') return {}
+  return { caBundle: await readGatewayCaBundle(env), releaseCa: await readReleaseCa(definition, definitionDir) }
 }
 
 export interface SeedNodeResult {
@@ -131,8 +153,7 @@ async function readGatewayCaBundle(env: Env): Promise<string> {
  */
 export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult> {
   const { definition, clock, rng, pool } = options
-  const caBundle = options.kind === 'agent' ? await readGatewayCaBundle(options.env) : undefined
-  const releaseCa = options.kind === 'agent' ? await readReleaseCa(definition, options.definitionDir ?? '.') : undefined
+  const { caBundle, releaseCa } = options.files
   const retry = `fleetkit seed ${options.nodeId} --kind ${options.kind}`
   const row = await getNode(pool, options.nodeId)
   const target = nodeTarget(definition, options.nodeId, row)
