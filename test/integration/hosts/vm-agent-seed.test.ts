@@ -37,8 +37,10 @@ const NODE_ID = 'build-1'
 const DATA_MOUNT = '/srv/build'
 // The guest is emulated (no KVM) and runs beside the main suite (scripts/test): its sshd can take longer
 // than ansible.cfg's 20 s to answer a new connection while both cores are busy. A test harness allowance,
-// not the product's: a real host answers in well under a second.
-const VM_ANSIBLE_ENV = { ANSIBLE_TIMEOUT: '90' }
+// not the product's: a real host answers in well under a second. The firewall's dead-man deadline must
+// exceed twice the connection timeout (the deadman role refuses it otherwise), so it grows with it.
+const VM_ANSIBLE_ENV = { ANSIBLE_TIMEOUT: '60' }
+const VM_FIREWALL_CONFIRM_TIMEOUT = 150
 /** The ports the guest dials at 10.0.2.100; each is forwarded to the real port on 127.0.0.1. */
 const GUEST = { agent: 8443, enroll: 8444, release: 9443 }
 const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
@@ -181,7 +183,12 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
   // boot, the agent unit waits for the mount that site.yml makes). The VM runs Debian 12 (a testOnly
   // release) with 1 GiB, below the production minimum. Runs use ansible-mitogen, as `fleetkit sync` does.
   let inventory: Inventory
-  const extraVars = { preflight_allow_test_releases: true, preflight_enforce_size: false, firewall_ssh_port: 22 }
+  const extraVars = {
+    preflight_allow_test_releases: true,
+    preflight_enforce_size: false,
+    firewall_ssh_port: 22,
+    firewall_confirm_timeout: VM_FIREWALL_CONFIRM_TIMEOUT,
+  }
   const site = (check = false) =>
     runPlaybook({ inventory, playbook: 'site.yml', extraVars, mitogen: true, check, diff: check, env: VM_ANSIBLE_ENV })
   const loaded = async () => (await vm!.ssh('grep -q "^br_netfilter " /proc/modules')).code === 0
