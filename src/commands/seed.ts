@@ -85,7 +85,8 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
       )
     }
     const definition = await loadDefinition(flags.definition)
-    const { readSeedFiles, seedNode } = await import('../lifecycle/seed-node.js')
+    const { seedNode } = await import('../lifecycle/seed-node.js')
+    const { readSeedFiles } = await import('../lifecycle/seed-files.js')
     const env = envWithStateDir(flags['state-dir'])
     const files = await readSeedFiles(flags.kind as SeedKind, env, definition, dirname(flags.definition))
     const result = await this.withProgress((progress) =>

@@ -1,7 +1,7 @@
 // `fleetkit seed`: renders a node's seed within the size budget, stages it 0600 beside its place,
 // registers the node in the state (a fresh single-use secret for an agent, the pinned host key for
 // a worker), and only once that committed puts the seed in place (a rename) or prints it.
-import { chmod, mkdir, readFile, rename, rm } from 'node:fs/promises'
+import { chmod, mkdir, rename, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 
 import type pg from 'pg'
@@ -10,8 +10,6 @@ import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
 import { type Env, resolveStateDir } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
-import { resolvePkiDir } from '../pki/pki-dir.js'
-import { assertPkiDirectoryPrivate } from '../pki/pki-files.js'
 import type { Rng } from '../config/rng.js'
 import { newEnrollmentSecret } from '../render/enrollment-secret.js'
 import { syncDirectory, tempPathFor } from '../fs/atomic-file.js'
@@ -24,7 +22,7 @@ import { lockNodeSecretState } from '../store/enrollment-secrets.js'
 import { appendEvent } from '../store/events.js'
 import { getNode, setNodeHostKey, upsertDeclaredNode } from '../store/nodes.js'
 import { outputLostAfterCommit, outputWriteFailed, type Sink } from './output-sink.js'
-import { readReleaseCa } from '../render/release-ca.js'
+import type { SeedFiles } from './seed-files.js'
 import {
   actorOf,
   applySecretPlan,
@@ -57,28 +55,6 @@ export interface SeedNodeOptions {
   rng: Rng
   /** The local files an agent seed embeds, read by `readSeedFiles` before the database is opened. */
   files: SeedFiles
-}
-
-/** What an agent seed embeds from this machine: the gateway CA bundle and the release CA. */
-export interface SeedFiles {
-  caBundle?: string
-  releaseCa?: string
-}
-
-/**
- * Reads the files an agent seed embeds (a worker seed embeds none). The command calls it before it
- * opens the database: a PKI directory others may write, or a missing CA, is refused with its own
- * code before anything connects, and a database that is down never hides it.
- */
-export async function readSeedFiles(
-  kind: SeedKind,
-  env: Env,
-  definition: Definition,
-  /** Where a relative release.caFile is resolved from (the definition's directory). */
-  definitionDir: string,
-): Promise<SeedFiles> {
-  if (kind !== 'agent') return {}
-  return { caBundle: await readGatewayCaBundle(env), releaseCa: await readReleaseCa(definition, definitionDir) }
 }
 
 export interface SeedNodeResult {
@@ -119,26 +95,6 @@ export interface SeedNodeResult {
 /** Where a seed goes without --output: the state directory, never the current one (the fleet's Git repository). */
 function defaultSeedPath(env: Env, nodeId: string): string {
   return join(resolveStateDir(env), 'seeds', `${nodeId}.user-data`)
-}
-
-/** The CA bundle the agent pins until its first renewal; `fleetkit ca init` creates it. */
-async function readGatewayCaBundle(env: Env): Promise<string> {
-  const path = join(resolvePkiDir(env), 'ca-bundle.pem')
-  // A bundle others could have edited would pin their CA on the new host.
-  await assertPkiDirectoryPrivate(resolvePkiDir(env))
-  try {
-    return await readFile(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    throw new FleetkitError(
-      'CA_MISSING',
-      `the gateway CA bundle ${path} does not exist, so an agent seed cannot pin it`,
-      {
-        actions: ['fleetkit ca init', "or set FLEETKIT_PKI_DIR to the gateway's PKI directory"],
-        data: { path },
-      },
-    )
-  }
 }
 
 /**
