@@ -15,17 +15,26 @@ const named = args.some(
     existsSync(arg),
 )
 
+// FLEETKIT_HOST_JOBS worker processes (scripts/test sets it; 1, serial, otherwise): a host suite
+// spends most of its time in Ansible and in hosts booting, so two or three files at once fill two
+// cores better than one. Hosts are safe across processes (addresses are allocated machine-wide,
+// test/hosts/network.ts); the warm pool only boots ahead within one process, so it helps a serial run.
+const jobs = Number(process.env.FLEETKIT_HOST_JOBS || 1)
+
 module.exports = {
   import: 'tsx',
   require: ['test/hosts/mocha-hooks.ts'],
   ...(named
     ? {}
     : {
+        // The longest file first: workers take files in this order, and a long file started last
+        // would run alone at the end.
         spec: [
-          'test/integration/hosts/**/*.test.ts',
-          'test/integration/roles/**/*.test.ts',
           'test/integration/sync/**/*-hosts.test.ts',
+          'test/integration/roles/**/*.test.ts',
+          'test/integration/hosts/**/*.test.ts',
         ],
+        ...(jobs > 1 ? { parallel: true, jobs } : {}),
       }),
   timeout: 600000,
   recursive: true,

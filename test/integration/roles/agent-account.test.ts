@@ -190,14 +190,14 @@ describe('role: agent keeps its own account, never an operator account (issue 25
         'install -d -m 0755 /etc/fleetkit',
         // The unit's EnvironmentFile; the role writes its content.
         'install -m 0644 /dev/null /etc/fleetkit/agent.env',
-        'cat > /etc/systemd/system/fleetkit-agent.service',
       ].join(' && '),
-      { input: oldUnit },
     )
-    // The binary after the unit: agent_update's handler try-restarts a unit that must exist.
+    // The binary before the unit: agent_update alone on a host with no unit yet installs it and its
+    // try-restart handler has nothing to restart (systemctl's exit 5), which is not a failure.
     const update = await writeRolePlaybook(dir, 'update', ['agent_update'])
     const installed = await runRoles({ inventory, playbook: update, extraVars: vars() })
     assert.equal(installed.code, 0, tail(installed))
+    await legacy.sshOk('cat > /etc/systemd/system/fleetkit-agent.service', { input: oldUnit })
     await legacy.sshOk('systemctl daemon-reload && systemctl enable --now fleetkit-agent.service')
     assert.equal(await mainPidUser(legacy), 'fleetkit')
     const oldAccount = await account(legacy, 'fleetkit')
