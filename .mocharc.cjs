@@ -6,7 +6,8 @@
 // most of it waits on processes (PostgreSQL, gateways, agents, openssl), so more workers than the
 // CI machine's 2 cores help. Each file runs in one worker, files in any order, several at once: the
 // rules a test follows to be safe there are in docs/testing.md. A file named alone runs serially
-// (add --parallel to try it in a worker); without FLEETKIT_TEST_JOBS the whole suite runs serially.
+// (add --parallel to try it in a worker); the test command (scripts/test) runs the whole suite in 4
+// workers, `npx mocha` alone without FLEETKIT_TEST_JOBS runs it serially.
 /* global require, module */
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- mocha loads its config as CommonJS
 const { existsSync, statSync } = require('node:fs')
@@ -50,7 +51,6 @@ function namesTests(argv) {
   )
 }
 
-// Serial until two whole parallel runs have passed on the CI machine kind (docs/testing.md); then 4.
 const jobs = Number(process.env.FLEETKIT_TEST_JOBS || 1)
 const namesFiles = namesTests(process.argv.slice(2))
 
