@@ -4,11 +4,15 @@
 // handshake fails with a verification error or a TLS alert. Which CA the gateway presents is read
 // from an unverified handshake, used only to word the error (nothing is trusted or sent on it).
 import { X509Certificate } from 'node:crypto'
+import { stat } from 'node:fs/promises'
 import { isIP } from 'node:net'
 import { connect } from 'node:tls'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { certificatePems } from '../pki/pem.js'
+import type { AgentConfig } from './config.js'
+import { type Identity, identityPaths } from './identity.js'
+import { probeUrls } from './session.js'
 
 /** Our check of the gateway's certificate failed: it does not chain to a CA we trust. */
 const SERVER_NOT_TRUSTED =
@@ -72,6 +76,36 @@ export async function explainCaRotation(
     `the gateway at ${target} refused this agent's certificate (${transportCode}): it was issued by ${ownCa ? describeCa(ownCa) : `"${oneLine(own.issuer)}"`}, which did not sign the certificate the gateway presents now (issuer "${gatewayCa}"): the fleet's CA rotation completed before this agent renewed`,
     { actions, data: { target, transport_code: transportCode, gateway_ca: gatewayCa } },
   )
+}
+
+/**
+ * `error` as GATEWAY_CA_ROTATED when it is an unreachable gateway whose cause is a CA rotation this
+ * agent missed; `error` itself otherwise. Used by `doctor` and by the run loop's failed calls.
+ */
+export async function namingMissedRotation(
+  error: FleetkitError,
+  config: AgentConfig,
+  identity: Pick<Identity, 'caPem' | 'certificatePem'>,
+): Promise<FleetkitError> {
+  if (error.code !== 'GATEWAY_UNREACHABLE') return error
+  const rotated = await explainCaRotation(
+    String(error.data?.transport_code ?? ''),
+    config.gatewayUrl,
+    { caPem: identity.caPem, caFile: await trustFile(config), certificatePem: identity.certificatePem },
+    probeUrls(config),
+  )
+  return rotated ?? error
+}
+
+/** The bundle the agent verifies the gateway with: the one staged beside its key, else the configured CA file. */
+async function trustFile(config: AgentConfig): Promise<string> {
+  const kept = identityPaths(config.pkiDir).caBundle
+  try {
+    await stat(kept)
+    return kept
+  } catch {
+    return config.caFile
+  }
 }
 
 function issued(certificate: X509Certificate, ca: X509Certificate): boolean {

@@ -6,7 +6,7 @@ import { toFleetkitError } from '../checks/fleetkit-error.js'
 import { AGENT_PATHS, readIdentityResponse } from '../protocol/agent-routes.js'
 import type { CheckResult } from '../protocol/check-result.js'
 import { readResponse } from '../protocol/read.js'
-import { explainCaRotation } from './ca-rotation-diagnosis.js'
+import { namingMissedRotation } from './ca-rotation-diagnosis.js'
 import { explainTransportError } from './clock-skew.js'
 import type { AgentConfig } from './config.js'
 import { GatewayClient } from './gateway-client.js'
@@ -66,16 +66,6 @@ export async function runDoctor(config: AgentConfig, deps: DoctorDeps): Promise<
 }
 
 /** The bundle the agent verifies the gateway with: the one renewals keep, else the pinned one. */
-async function trustFile(config: AgentConfig): Promise<string> {
-  const kept = identityPaths(config.pkiDir).caBundle
-  try {
-    await stat(kept)
-    return kept
-  } catch {
-    return config.caFile
-  }
-}
-
 async function looseModes(pkiDir: string): Promise<string[]> {
   const loose: string[] = []
   for (const path of Object.values(identityPaths(pkiDir))) {
@@ -117,17 +107,7 @@ async function checkGateway(
       }
     } catch (error) {
       // A handshake that fails after a CA rotation is named as such, not as an unreachable gateway.
-      const caught = toFleetkitError(error)
-      const rotated =
-        caught.code === 'GATEWAY_UNREACHABLE'
-          ? await explainCaRotation(
-              String(caught.data?.transport_code ?? ''),
-              config.gatewayUrl,
-              { caPem: identity.caPem, caFile: await trustFile(config), certificatePem: identity.certificatePem },
-              probeUrls(config),
-            )
-          : undefined
-      const e = rotated ?? caught
+      const e = await namingMissedRotation(toFleetkitError(error), config, identity)
       return {
         result: { id, status: 'fail', code: e.code, detail: e.message },
         skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : session.skewMs,

@@ -1,6 +1,6 @@
 // `fleetkit-agent run`: heartbeat with host facts, lease and run jobs, renew on the
 // jittered schedule and swap the client in place; returns on abort, throws what systemd must restart on.
-import { toFleetkitError } from '../checks/fleetkit-error.js'
+import { type FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
 import {
   AGENT_PATHS,
   readIdentityResponse,
@@ -17,6 +17,7 @@ import { type Rng, unitInterval } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
 import { Backoff, isRetryLaterStatus, jitteredRetryMs, retryLaterWaitMs } from './backoff.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
+import { namingMissedRotation } from './ca-rotation-diagnosis.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
 import { type CheckContext } from './host-checks.js'
@@ -46,7 +47,9 @@ export interface RunDeps {
 }
 
 /** Transport failures: the next call waits on the backoff instead of the heartbeat interval. */
-const UNREACHABLE = new Set(['GATEWAY_UNREACHABLE', 'CLOCK_SKEW'])
+const UNREACHABLE = new Set(['GATEWAY_UNREACHABLE', 'GATEWAY_CA_ROTATED', 'CLOCK_SKEW'])
+/** Failures that retrying cannot end (the clock, trust): logged at error, not warn. */
+const LOGGED_AT_ERROR = new Set(['CLOCK_SKEW', 'GATEWAY_CA_ROTATED'])
 /** Codes after which retrying in this process cannot help: exit, systemd restarts from the staged files. */
 const FATAL = new Set([
   'AGENT_CERTIFICATE_REJECTED',
@@ -87,6 +90,8 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   let dockerVersion: string | null = null
   let dockerProbedAt = -Infinity
   let running: { id: string; promise: Promise<unknown>; abandoned: boolean } | undefined
+  /** The missed CA rotation the last failed call was diagnosed as, kept between diagnoses. */
+  let missedRotation: FleetkitError | undefined
   log('info', 'agent_started', {
     node_id: config.nodeId,
     version: AGENT_VERSION,
@@ -206,14 +211,15 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
               await adoptGatewayBundle(answer.trust_bundle_sha256)
             }
             backoff.succeeded()
+            missedRotation = undefined
             if (running === undefined && heartbeat.status === 200) await lease(facts)
             nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
           }
         } catch (error) {
-          const e = toFleetkitError(error)
+          const e = await namedFailure(toFleetkitError(error))
           if (FATAL.has(e.code)) throw e
           const waitMs = UNREACHABLE.has(e.code) ? backoff.failed() : config.heartbeatSeconds * 1000
-          log(e.code === 'CLOCK_SKEW' ? 'error' : 'warn', 'gateway_call_failed', {
+          log(LOGGED_AT_ERROR.has(e.code) ? 'error' : 'warn', 'gateway_call_failed', {
             code: e.code,
             message: e.message,
             retry_in_ms: waitMs,
@@ -229,6 +235,19 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     if (running) await running.promise.catch(() => {})
     session.close()
     log('info', 'agent_stopped', { node_id: config.nodeId })
+  }
+
+  /**
+   * A failed call's error, with a CA rotation this agent missed named as GATEWAY_CA_ROTATED rather
+   * than an unreachable gateway. The diagnosis takes an unverified handshake: it runs on the first
+   * failure of a streak and at each doubling, and its answer stands in between.
+   */
+  async function namedFailure(e: FleetkitError): Promise<FleetkitError> {
+    if (e.code !== 'GATEWAY_UNREACHABLE') return e
+    const streak = backoff.consecutiveFailures + 1
+    if ((streak & (streak - 1)) === 0) missedRotation = await namingMissedRotation(e, config, session.identity)
+    const same = missedRotation?.data?.transport_code === e.data?.transport_code
+    return missedRotation?.code === 'GATEWAY_CA_ROTATED' && same ? missedRotation : e
   }
 
   /**

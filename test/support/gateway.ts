@@ -117,6 +117,9 @@ export const TEST_TUNING: Partial<GatewayTuning> = {
   // An in-process gateway shares its event loop with the test (key generation, 50 clients at once): its
   // delay is the test's, not the gateway's. The load-shedding suite injects the signal it tests.
   loadShedding: { ...DEFAULT_LOAD_SHEDDER_TUNING, delayThresholdsMs: [Infinity, Infinity, Infinity] },
+  // The same event loop also delays handshakes: 50 at once beside key generation on a loaded machine
+  // can take more than the enrollment listener's 5 s. The deadline's own suite sets its own.
+  handshakeTimeoutMs: { enroll: 60_000, agent: 60_000 },
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {

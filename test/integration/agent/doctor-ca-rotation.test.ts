@@ -11,10 +11,13 @@ import { join } from 'node:path'
 import { loadAgentConfig, type AgentConfig } from '../../../src/agent/config.js'
 import { runDoctor } from '../../../src/agent/doctor.js'
 import { stageIdentity } from '../../../src/agent/identity.js'
+import { runAgent } from '../../../src/agent/run-loop.js'
+import { seededRng } from '../../../src/config/rng.js'
+import { memoryLogger } from '../../../src/log/logger.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
 import type { CheckResult } from '../../../src/protocol/check-result.js'
-import { fakeHost, HEALTHY_FILES, makeFakeRoot } from '../../support/fake-host.js'
+import { fakeHost, fakeRunner, HEALTHY_FILES, makeFakeRoot } from '../../support/fake-host.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
@@ -86,6 +89,37 @@ describe('fleetkit-agent doctor after a CA rotation it missed', function () {
     assert.match(check.detail, /presents a certificate from a CA this agent does not trust yet/)
     assert.match(check.detail, /the fleet's CA was rotated while this agent was away/)
     assert.doesNotMatch(check.detail, /cannot reach the gateway/)
+  })
+
+  it('the running agent logs the missed rotation as GATEWAY_CA_ROTATED at error, not an unreachable gateway', async () => {
+    assert.ok(newCaPem, 'the rotation of the previous test')
+    const config = await agentConfig('running', identity.caPem)
+    const log = memoryLogger('agent', 'debug')
+    const controller = new AbortController()
+    const failedCalls = () => log.lines.filter((l) => l.msg === 'gateway_call_failed')
+    // Each wait passes on a fake clock so the loop beats again at once; it stops after the third failed call
+    // (the first diagnoses, the second keeps the diagnosis, the third, the streak's doubling, diagnoses again).
+    let now = Date.now()
+    const sleep = async (ms: number) => {
+      now += Math.max(ms, 0)
+      if (failedCalls().length >= 3) controller.abort()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await runAgent(config, {
+      log,
+      clock: { now: () => new Date(now) },
+      rng: seededRng('missed-rotation'),
+      host: { root, run: fakeRunner({}) },
+      signal: controller.signal,
+      sleep,
+    })
+    const failures = failedCalls()
+    assert.ok(failures.length >= 3, JSON.stringify(log.lines.slice(-5)))
+    for (const failure of failures) {
+      assert.equal(failure.code, 'GATEWAY_CA_ROTATED', String(failure.message))
+      assert.equal(failure.level, 'error')
+      assert.match(String(failure.message), /the fleet's CA was rotated while this agent was away/)
+    }
   })
 
   it('names the rotation when the agent trusts the new CA but the gateway refuses its certificate from the old one', async () => {

@@ -149,12 +149,20 @@ describe('gateway faults: the database goes away', function () {
     const second = await startTestGateway({
       postgresUrl: postgres.url,
       pool: (db) => {
-        small = new pg.Pool({ connectionString: db.url, max: 1, connectionTimeoutMillis: 300 })
+        // One connection, kept while idle (idleTimeoutMillis 0), and a short wait for it.
+        small = new pg.Pool({ connectionString: db.url, max: 1, connectionTimeoutMillis: 300, idleTimeoutMillis: 0 })
         small.on('error', () => undefined)
         return small
       },
     })
     try {
+      // Open the one connection first (retrying: under load a fresh connection can take more than the
+      // 300 ms), so the enrollment below never waits on a connect and only the held connection exhausts it.
+      await eventually('the small pool to open its connection', async () => {
+        const client = await small!.connect().catch(() => undefined)
+        client?.release()
+        return client !== undefined
+      })
       await second.declareNode('node-pool')
       const identity = await second.enroll('node-pool', await second.issueSecret('node-pool'))
       const held = await small!.connect()
