@@ -3,7 +3,6 @@
 import { type FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
 import {
   AGENT_PATHS,
-  readIdentityResponse,
   type HeartbeatRequest,
   type LeaseRequest,
   errorCodeOf,
@@ -22,15 +21,14 @@ import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
 import { type CheckContext } from './host-checks.js'
 import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
-import { assertPkiDirectoryPrivate, identityPaths, loadIdentity } from './identity.js'
-import { joinBundles } from './enroll.js'
-import { writeFileAtomic } from '../fs/atomic-file.js'
+import { assertPkiDirectoryPrivate, loadIdentity } from './identity.js'
 import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
 import { type JobRunDeps, runJob } from './jobs.js'
 import { recoverIdentity } from './recover.js'
 import { renewCertificate } from './renew.js'
 import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
 import { AgentSession } from './session.js'
+import { adoptGatewayBundle, adoptRestagedIdentity } from './trust-refresh.js'
 import { AGENT_VERSION } from './version.js'
 import { sleepUnlessAborted } from '../config/abortable-sleep.js'
 
@@ -121,7 +119,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
       }
 
       if (now.getTime() >= nextRenewCheck) {
-        await adoptRestagedIdentity()
+        await adoptRestagedIdentity(session, config, log)
         if (plannedSerial !== session.identity.serial) {
           planned = plannedRenewalAt(session.identity.window, deps.rng)
           plannedSerial = session.identity.serial
@@ -208,7 +206,8 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
               answer.trust_bundle_sha256 !== bundleTried &&
               answer.trust_bundle_sha256 !== trustBundleDigest(session.identity.caPem)
             ) {
-              await adoptGatewayBundle(answer.trust_bundle_sha256)
+              bundleTried = answer.trust_bundle_sha256
+              await adoptGatewayBundle(session, config, log, answer.trust_bundle_sha256)
             }
             backoff.succeeded()
             missedRotation = undefined
@@ -285,69 +284,6 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
       log('warn', 'recovery_failed', { code: e.code, message: e.message, serial: expired.serial, retry_in_ms: waitMs })
       await sleep(waitMs, signal)
     }
-  }
-
-  /**
-   * The gateway trusts another bundle than the one staged here (a rotation began or completed): fetch
-   * it over mTLS, prove it on /healthz with a new client, stage it as gateway-ca.pem and swap in place.
-   * After a completed rotation this drops the old CA at once, not only at the next renewal.
-   */
-  async function adoptGatewayBundle(digest: string): Promise<void> {
-    bundleTried = digest
-    try {
-      const reply = await session.call('GET', AGENT_PATHS.identity)
-      const answer =
-        reply.status === 200 ? readResponse(readIdentityResponse, reply.body, AGENT_PATHS.identity) : undefined
-      if (!answer?.ca_bundle_pem || trustBundleDigest(answer.ca_bundle_pem) !== digest) return
-      const identity = { ...session.identity, caPem: joinBundles(answer.ca_bundle_pem) }
-      const client = session.clientFor(identity)
-      try {
-        if ((await client.request('GET', '/healthz')).status !== 200) throw new Error('no 200 from /healthz')
-      } catch (error) {
-        client.close()
-        log('warn', 'trust_bundle_unusable', { digest, message: (error as Error).message })
-        return
-      }
-      await writeFileAtomic(identityPaths(config.pkiDir).caBundle, identity.caPem, 0o600)
-      session.swap(identity, client)
-      log('info', 'trust_bundle_updated', {
-        digest,
-        certificates: identity.caPem.split('BEGIN CERTIFICATE').length - 1,
-      })
-    } catch (error) {
-      const e = toFleetkitError(error)
-      log('warn', 'trust_bundle_refresh_failed', { code: e.code, message: e.message })
-    }
-  }
-
-  /** `fleetkit-agent renew-certificate` run beside this process restages the files: use them. */
-  async function adoptRestagedIdentity(): Promise<void> {
-    let staged
-    try {
-      staged = await loadIdentity(config.pkiDir, config.caFile)
-    } catch {
-      return
-    }
-    if (
-      staged.fingerprint256 === session.identity.fingerprint256 ||
-      staged.window.notAfter.getTime() <= session.identity.window.notAfter.getTime()
-    )
-      return
-    const client = session.clientFor(staged)
-    try {
-      if ((await client.request('GET', '/healthz')).status !== 200) throw new Error('no 200 from /healthz')
-    } catch (error) {
-      client.close()
-      log('warn', 'restaged_identity_unusable', { serial: staged.serial, message: (error as Error).message })
-      return
-    }
-    const previous = session.identity.serial
-    session.swap(staged, client)
-    log('info', 'identity_reloaded', {
-      serial: staged.serial,
-      previous_serial: previous,
-      not_after: staged.window.notAfter.toISOString(),
-    })
   }
 
   async function lease(facts: HostFacts): Promise<void> {
