@@ -7,7 +7,7 @@ import { delimiter, join } from 'node:path'
 
 import { packagePath } from '../../../src/package-root.js'
 import { fleetkitEntry } from '../../support/cli.js'
-import { runProcess } from '../../support/process.js'
+import { overlayEnv, runProcess } from '../../support/process.js'
 
 /** The README's one-line install command (the code block under "On a fresh machine"). */
 async function readmeInstallLine(): Promise<string> {
@@ -46,8 +46,11 @@ describe('install: the README puts fleetkit on PATH', function () {
     assert.equal(install.code, 0, install.stdout + install.stderr)
     assert.equal(await realpath(join(prefix, 'bin', 'fleetkit')), await realpath(packagePath('bin', 'run.js')))
 
-    const env = { ...process.env, PATH: `${join(prefix, 'bin')}${delimiter}${process.env.PATH ?? ''}` }
-    delete env.NODE_OPTIONS
+    // NODE_OPTIONS may carry a test runner's loader; an operator's shell has none.
+    const env = overlayEnv({
+      PATH: `${join(prefix, 'bin')}${delimiter}${process.env.PATH ?? ''}`,
+      NODE_OPTIONS: undefined,
+    })
     const run = await runProcess(
       'fleetkit',
       ['validate', '--definition', packagePath('examples', 'fleet.yaml'), '--json'],
