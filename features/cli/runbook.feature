@@ -21,6 +21,17 @@ Feature: fleetkit runbook
     And stderr says "Error (RUNBOOK_CODE_UNKNOWN): no failure code \"NO_SUCH_CODE\" is registered"
     And stderr says "fleetkit runbook RUNBOOK_CODE_UNKNOWN"
 
+  Scenario: A near-miss code names the nearest registered code
+    When I run "fleetkit runbook SYNC_PLAN_STAL"
+    Then it exits 1
+    And stderr says "did you mean \"SYNC_PLAN_STALE\"?"
+    And stderr says "fleetkit runbook SYNC_PLAN_STALE"
+
+  Scenario: A near-miss flag names the nearest flag of that command
+    When I run "fleetkit checks --jsn"
+    Then it exits 2
+    And stderr says "Error (USAGE_INVALID): Nonexistent flag: --jsn; did you mean \"--json\"?"
+
   Scenario: A bad flag is a usage error with exit code 2
     When I run "fleetkit checks --no-such-flag"
     Then it exits 2

@@ -24,6 +24,14 @@ export abstract class FleetkitCommand<T> extends Command {
 
   private interruption: Interruption | undefined
 
+  /**
+   * True when this command's --json output is a stream of one JSON object per line (a followed log):
+   * then its last document, the result or the error envelope, is one line too.
+   */
+  protected jsonLines(): boolean {
+    return false
+  }
+
   abstract override run(): Promise<T>
 
   /**
@@ -96,7 +104,9 @@ export abstract class FleetkitCommand<T> extends Command {
    * stderr says so with its code (never silently), and the exit status is not 0.
    */
   override logJson(json: unknown): void {
-    const text = `${ux.colorizeJson(json, { pretty: true, theme: this.config.theme?.json })}\n`
+    const text = this.jsonLines()
+      ? `${JSON.stringify(json)}\n`
+      : `${ux.colorizeJson(json, { pretty: true, theme: this.config.theme?.json })}\n`
     const success = (json as { status?: unknown } | null)?.status === 0
     streamSink(process.stdout)(text).catch((error: unknown) => {
       if (!success) return

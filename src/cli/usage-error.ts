@@ -1,6 +1,7 @@
 // oclif's parse errors as USAGE_INVALID: the whole message on one line (which flag or argument,
 // which values are allowed) and `fleetkit help <command>` as the next step.
 import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
+import { suggestFlags } from './did-you-mean.js'
 
 /** The command as an operator types it: `node token`, not oclif's `node:token`. */
 export function spokenCommand(commandId: string | undefined): string {
@@ -67,8 +68,25 @@ export function usageError(error: unknown, commandId: string | undefined): Fleet
     })
   }
   if (!isParseError(error)) return undefined
-  return new FleetkitError('USAGE_INVALID', oneLineUsageMessage((error as Error).message), {
+  const suggestions = flagSuggestions(error)
+  const didYouMean = suggestions.length === 0 ? '' : `; did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?`
+  return new FleetkitError('USAGE_INVALID', `${oneLineUsageMessage((error as Error).message)}${didYouMean}`, {
     actions: [help],
     cause: error,
+    ...(suggestions.length === 0 ? {} : { data: { suggestions } }),
   })
+}
+
+/**
+ * For oclif's "Nonexistent flag" error: the command's own flags nearest each unknown one. oclif
+ * keeps the flags it parsed against on the error (`parse.input.flags`), so no command list is needed.
+ */
+function flagSuggestions(error: unknown): string[] {
+  const unknown = (error as { flags?: unknown }).flags
+  const declared = (error as { parse?: { input?: { flags?: unknown } } }).parse?.input?.flags
+  if (!Array.isArray(unknown) || typeof declared !== 'object' || declared === null) return []
+  const known = Object.entries(declared as Record<string, { hidden?: boolean }>)
+    .filter(([, flag]) => flag?.hidden !== true)
+    .map(([name]) => `--${name}`)
+  return [...new Set(unknown.flatMap((typed) => suggestFlags(String(typed).split('=')[0]!, known)))].slice(0, 3)
 }

@@ -16,7 +16,9 @@ export interface EventsResult {
 export default class Events extends FleetkitCommand<EventsResult> {
   static override summary = 'Show the fleet events: every state change, secret issued and enrollment refused.'
   static override description = `Oldest first. --since takes an ISO time or a duration back from now (90s, 15m, 2h, 7d).
---follow keeps printing new events until Ctrl-C (with --json: one JSON object per line).`
+--follow keeps printing new events until Ctrl-C, which exits 130 (COMMAND_INTERRUPTED). With --json, --follow
+prints one JSON object per line: each event, the ones already logged first, and last the error envelope that ended
+it (COMMAND_INTERRUPTED on Ctrl-C, or the failure's code).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --node build-01',
     '<%= config.bin %> <%= command.id %> --type node_lost --since 24h --json',
@@ -29,6 +31,11 @@ export default class Events extends FleetkitCommand<EventsResult> {
     limit: Flags.integer({ summary: 'At most this many events.', default: 1000, min: 1, max: 100_000 }),
     follow: Flags.boolean({ summary: 'Keep printing new events until interrupted.' }),
     'state-dir': stateDirFlag(),
+  }
+
+  // A followed log is read line by line: its end (Ctrl-C or a failure) must not be a pretty-printed block.
+  protected override jsonLines(): boolean {
+    return this.argv.includes('--follow')
   }
 
   async run(): Promise<EventsResult> {
@@ -52,16 +59,17 @@ export default class Events extends FleetkitCommand<EventsResult> {
     return this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, async (pool) => {
         const events = await fleetEvents(pool, query)
-        for (const e of events) this.log(formatEvent(e))
-        if (!signal) return { events }
         const print = (e: FleetEvent) =>
-          this.jsonEnabled() ? process.stdout.write(`${JSON.stringify(e)}\n`) : this.log(formatEvent(e))
+          signal && this.jsonEnabled() ? process.stdout.write(`${JSON.stringify(e)}\n`) : this.log(formatEvent(e))
+        for (const e of events) print(e)
+        if (!signal) return { events }
         await followEvents(pool, { ...query, afterId: events.at(-1)?.id ?? 0 }, print, {
           clock: systemClock,
           signal,
           pollMs: 1000,
         })
-        return { events }
+        // followEvents ends only when Ctrl-C or SIGTERM aborted it: the command ends as interrupted (130/143).
+        throw signal.reason
       }),
     )
   }

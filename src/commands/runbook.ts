@@ -2,6 +2,7 @@
 // (src/checks/runbooks.ts).
 import { Args } from '@oclif/core'
 
+import { suggestCodes } from '../cli/did-you-mean.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { FAILURE_CODES, isFailureCode } from '../checks/failure-codes.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -39,9 +40,17 @@ export default class Runbook extends FleetkitCommand<RunbookResult> {
     const code = args.code.trim().toUpperCase()
     const entry = findRunbookEntry(await loadRunbooks(), code)
     if (!isFailureCode(code) || !entry) {
-      throw new FleetkitError('RUNBOOK_CODE_UNKNOWN', `no failure code ${JSON.stringify(args.code)} is registered`, {
-        actions: ['fleetkit checks'],
-      })
+      const suggestions = suggestCodes(code, Object.keys(FAILURE_CODES))
+      const didYouMean =
+        suggestions.length === 0 ? '' : `; did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?`
+      throw new FleetkitError(
+        'RUNBOOK_CODE_UNKNOWN',
+        `no failure code ${JSON.stringify(args.code)} is registered${didYouMean}`,
+        {
+          actions: [...suggestions.map((s) => `fleetkit runbook ${s}`), 'fleetkit checks'],
+          data: { code: args.code, suggestions },
+        },
+      )
     }
     const spec = FAILURE_CODES[code]
     const { section } = entry

@@ -56,7 +56,8 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
       env: 'FLEETKIT_SYNC_PLAN_HASH',
     }),
     resume: Flags.integer({
-      summary: 'Finish run RUN, cut off by a crash or Ctrl-C: nodes that converged are not run again.',
+      summary:
+        'Finish run RUN, cut off by a crash or Ctrl-C, with its own --limit and --tags: nodes that converged are not run again.',
       min: 1,
     }),
     full: Flags.boolean({

@@ -11,6 +11,7 @@ import {
   validateFleet,
   type ValidatedFleet,
 } from '../definition/validate-fleet.js'
+import { formatFinding } from '../definition/sync-reachability.js'
 import type { AnsibleSummary } from '../sync/ansible-check.js'
 import type { OpenedTransitionFacts } from '../store/open-transition-facts.js'
 
@@ -19,7 +20,7 @@ export type ValidateResult = FleetSummary & { ansible?: AnsibleSummary }
 export default class Validate extends FleetkitCommand<ValidateResult> {
   static override summary = 'Validate a fleet definition: schema, semantic rules and, with --since, the change itself.'
   static override description =
-    'Reports every error at once, one line each: CODE /json/pointer (line:column): message. Exit 0 when valid, 1 when not.'
+    'Reports every error at once, one line each: CODE /json/pointer (line:column): message. Exit 0 when valid, 1 when not. A valid file may still get warnings, one line each (Warning (CODE) /json/pointer: message; in --json, result.findings): a node fleetkit sync could never reach (NODE_UNREACHABLE_BY_SYNC).'
   static override examples = [
     '<%= config.bin %> <%= command.id %> --definition fleet.yaml',
     '<%= config.bin %> <%= command.id %> --definition examples/fleet.yaml',
@@ -97,6 +98,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     const { definition, summary } = validated
     this.log(formatFleetSummary(summary))
     for (const line of formatPoolLines(summary)) this.log(line)
+    for (const finding of summary.findings) this.log(formatFinding(finding))
     if (!flags.ansible) return summary
     const { assertAnsibleValid } = await import('../sync/ansible-check.js')
     const { loadHostPolicy } = await import('../definition/host-policy.js')

@@ -6,6 +6,7 @@ import { loadHostPolicy, type HostPolicy } from './host-policy.js'
 import { definitionErrorsToFleetkitError, readDefinitionFile } from './load.js'
 import { checkTransitions } from './transitions/check-transitions.js'
 import { NO_STATE_FACTS, type TransitionFacts, type TransitionFactsSource } from './transitions/facts.js'
+import { type ValidateFinding, unreachableBySync } from './sync-reachability.js'
 import { readDefinitionAtRevision } from './transitions/read-revision.js'
 import type { Capacity, Definition, DefinitionError } from './types.js'
 import { validateDefinitionText } from './validate-text.js'
@@ -64,6 +65,8 @@ export interface FleetSummary {
     ref: string
     factsSource: TransitionFactsSource
   } | null
+  /** What validate flags without refusing the file: nodes `fleetkit sync` could never reach. */
+  findings: ValidateFinding[]
 }
 
 interface PoolSummary {
@@ -182,6 +185,7 @@ export function summarize(
     canary: definition.canary ?? null,
     example: definition.example === true,
     since: extra.since,
+    findings: unreachableBySync(definition),
   }
 }
 

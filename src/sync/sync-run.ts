@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
+import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
 import { resolveStateDir } from '../config/state-dir.js'
 import { sha256Hex } from '../pki/fingerprint.js'
@@ -36,17 +36,20 @@ import { type FingerprintContext, fingerprintInputHash, recordFingerprints } fro
 import type { RunContext, SyncOptions } from './run-context.js'
 import { guarded, recordProofs, skipUnchanged } from './run-steps.js'
 import { buildSyncPlan, nextCanary, type SyncPlan } from './plan.js'
+import { normalise, withResumeScope } from './resume-scope.js'
 import { endOrphan, inProgressError, staleError, who } from './run-ownership.js'
 import { FINAL_OK, formatNodeLine, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
 
 export type { SyncOptions } from './run-context.js'
 
-export async function runSync(options: SyncOptions): Promise<SyncReport> {
-  const { pool, env, mode } = options
-  const report = options.report ?? (() => {})
+export async function runSync(given: SyncOptions): Promise<SyncReport> {
+  const { pool, env, mode } = given
+  const report = given.report ?? (() => {})
   const check = mode !== 'apply'
-  if (options.resume !== undefined && mode !== 'apply')
+  if (given.resume !== undefined && mode !== 'apply')
     throw new FleetkitError('USAGE_INVALID', '--resume finishes an applying sync; it cannot be combined with --dry-run')
+  // A resume runs the run's own --limit and --tags, whether or not the operator repeats them.
+  const options = await withResumeScope(given)
   const source = await readSource(options)
   const stateRows = await listNodes(pool)
   const extraVarsFile = env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined
@@ -134,7 +137,7 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
         converged: new Map(),
         notConverged: [],
       }
-      return await execute(context, stateRows)
+      return await resumableOnInterrupt(run, () => execute(context, stateRows))
     } finally {
       if (lockClient) await releaseAdvisoryLock(lockClient, SYNC_LOCK_KEY)
     }
@@ -144,6 +147,23 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
   } finally {
     // A connection that failed may still hold the session lock: never hand it back to the pool.
     lockClient?.release(broken instanceof FleetkitError ? undefined : broken)
+  }
+}
+
+/**
+ * An interrupted sync leaves its run open for --resume: the COMMAND_INTERRUPTED error names the
+ * command that finishes it (`fleetkit sync --resume RUN`) instead of "run the same command again".
+ */
+async function resumableOnInterrupt<T>(run: SyncRunRow, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (run.kind !== 'sync' || !isFleetkitError(error) || error.code !== 'COMMAND_INTERRUPTED') throw error
+    throw new FleetkitError('COMMAND_INTERRUPTED', `${error.message}; run ${run.id} is left open to finish`, {
+      actions: [`fleetkit sync --resume ${run.id}`],
+      data: { ...error.data, runId: run.id },
+      cause: error,
+    })
   }
 }
 
@@ -178,7 +198,12 @@ async function openRun(options: SyncOptions, plan: SyncPlan): Promise<SyncRunRow
     revision: plan.revision,
     definitionSha256: plan.definitionSha256,
     planHash: plan.hash,
-    plan: { ...plan, targets: plan.targets.map((t) => t.id) } as unknown as Record<string, unknown>,
+    // The --limit is kept apart from the targets it selected, so --resume can reuse it (resume-scope.ts).
+    plan: {
+      ...plan,
+      targets: plan.targets.map((t) => t.id),
+      limit: options.limit === undefined ? null : normalise(options.limit),
+    } as unknown as Record<string, unknown>,
     startedBy,
     pid: process.pid,
     nodes: [

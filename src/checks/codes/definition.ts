@@ -64,6 +64,11 @@ export const DEFINITION_CODES = {
     summary: 'Port 22 is in publicPorts while publicSsh is false.',
     person: true,
   },
+  NODE_UNREACHABLE_BY_SYNC: {
+    summary:
+      'validate warns: a node fleetkit sync targets declares no ssh block (host and account), so sync could never reach it.',
+    person: true,
+  },
   NODE_SSH_USER_ROOT: { summary: 'A node logs in as root over SSH; fleetkit needs a non-root account.', person: true },
   NODE_SSH_USER_RESERVED: {
     summary: "A node logs in as one of fleetkit's own service accounts (fleetkit-agent, fleetkit-gateway) over SSH.",

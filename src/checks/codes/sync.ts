@@ -41,6 +41,12 @@ export const SYNC_CODES = {
     person: true,
     exitCode: 2,
   },
+  SYNC_RESUME_SCOPE_CHANGED: {
+    summary:
+      '--resume was given a --limit or --tags other than the run was started with; a resume finishes the run as it began.',
+    person: true,
+    exitCode: 2,
+  },
   SYNC_TARGET_UNKNOWN: {
     summary: '--limit names a node that is neither declared nor in the state.',
     person: true,

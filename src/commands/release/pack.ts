@@ -12,8 +12,8 @@ export default class ReleasePack extends FleetkitCommand<PackResult> {
   static override description =
     'DIST holds linux-amd64/fleetkit-agent and/or linux-arm64/fleetkit-agent. The output directory is what you upload as <release.url>/<version>/ after `fleetkit release sign`.'
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --version 1.4.0 --input dist/agent',
-    '<%= config.bin %> <%= command.id %> --version 1.4.0 --input dist/agent --output release/1.4.0 --json',
+    '<%= config.bin %> <%= command.id %> --version 1.4.0 --input build/agent',
+    '<%= config.bin %> <%= command.id %> --version 1.4.0 --input build/agent --output release/1.4.0 --json',
   ]
 
   static override flags = {

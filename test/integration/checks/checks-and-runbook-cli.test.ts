@@ -26,4 +26,20 @@ describe('fleetkit checks and fleetkit runbook --json (the real commands)', () =
     assertMatchesOutputSchema('runbook', unknown.json)
     assert.equal(unknown.json.code, 'RUNBOOK_CODE_UNKNOWN')
   })
+
+  it('runbook: a near-miss code names the nearest registered codes and their runbook commands', async () => {
+    const run = await runFleetkit(['runbook', 'SYNC_PLAN_STAL', '--json'])
+    assert.equal(run.code, 1)
+    assertMatchesOutputSchema('runbook', run.json)
+    assert.equal(run.json.code, 'RUNBOOK_CODE_UNKNOWN')
+    assert.match(run.json.message, /did you mean "SYNC_PLAN_STALE"\?/)
+    assert.equal(run.json.actions[0], 'fleetkit runbook SYNC_PLAN_STALE')
+  })
+
+  it("an unknown flag is USAGE_INVALID naming the command's nearest flag, on one line", async () => {
+    const run = await runFleetkit(['runbook', 'USAGE_INVALID', '--jsn'])
+    assert.equal(run.code, 2)
+    const errorLines = run.stderr.split('\n').filter((l) => l.startsWith('Error ('))
+    assert.deepEqual(errorLines, ['Error (USAGE_INVALID): Nonexistent flag: --jsn; did you mean "--json"?'])
+  })
 })

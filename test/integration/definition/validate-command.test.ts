@@ -62,6 +62,23 @@ describe('fleetkit validate (the real command)', function () {
     assert.ok(errors.every((e) => e.code === 'DOCUMENTATION_RANGE_REFUSED'))
   })
 
+  it('flags a node sync could never reach (no ssh block) with NODE_UNREACHABLE_BY_SYNC, and still accepts the file', async () => {
+    const text = await readFile(join(FIXTURES, 'valid.yaml'), 'utf8')
+    const path = join(dir, 'no-ssh.yaml')
+    const withoutSsh = text.replace(/^ {4}ssh: \{ host: db-1\.fleet\.internal, user: fleetkit \}\n/m, '')
+    assert.notEqual(withoutSsh, text)
+    await writeFile(path, withoutSsh)
+    const human = await runFleetkit(['validate', path])
+    assert.equal(human.code, 0, human.stderr)
+    assert.match(human.stdout, /^Warning \(NODE_UNREACHABLE_BY_SYNC\) \/nodes\/1: node "db-1" declares no ssh block/m)
+    const run = await runFleetkit(['validate', path, '--json'])
+    assertMatchesOutputSchema('validate', run.json)
+    assert.deepEqual(
+      run.json.result.findings.map((f: { code: string; node: string }) => [f.code, f.node]),
+      [['NODE_UNREACHABLE_BY_SYNC', 'db-1']],
+    )
+  })
+
   it('has no --allow-documentation-ranges flag any more', async () => {
     const run = await runFleetkit(['validate', '--definition', EXAMPLE, '--allow-documentation-ranges'])
     assert.notEqual(run.code, 0)

@@ -10,6 +10,7 @@ import {
   listLiveCertificates,
   revokeNodeCertificates,
 } from '../../../src/store/certificates.js'
+import { rotationProgress } from '../../../src/store/ca-rotations.js'
 import { type NodeStatus, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
 import {
   type DisposablePostgres,
@@ -88,5 +89,26 @@ describe('certificates: bulk reads for the authentication cache (real PostgreSQL
       [fingerprint(2), 'node-2', 'retired'],
     ])
     assert.equal((await findCertificatesByFingerprints(db.pool, [])).size, 0)
+  })
+
+  it('ca rotate --complete --dry-run: nodes that do not connect but hold a live old-CA certificate are the ones completion cuts off', async () => {
+    db = await freshDatabase(server.url)
+    // Every certificate above is from CA c…c; the rotation's new CA is n…n.
+    await nodeWithCertificate(1, 'active') // connects, not renewed: blocks completion
+    await nodeWithCertificate(2, 'parked') // does not connect: cut off
+    await nodeWithCertificate(3, 'lost') // does not connect: cut off
+    await nodeWithCertificate(4, 'retired', -1) // its certificate expired: nothing to cut off
+    const progress = await rotationProgress(db.pool, 'n'.repeat(64), NOW)
+    assert.deepEqual(
+      progress.blocking.map((n) => n.nodeId),
+      ['node-1'],
+    )
+    assert.deepEqual(
+      progress.cutOff.map((n) => [n.nodeId, n.status]),
+      [
+        ['node-2', 'parked'],
+        ['node-3', 'lost'],
+      ],
+    )
   })
 })

@@ -2,7 +2,7 @@
 // (a bad --ref, a held lock, an unknown run, no targets), on a real PostgreSQL and a real Git repository.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -11,12 +11,15 @@ import { stringify } from 'yaml'
 import {
   createSyncRun,
   finishSyncRun,
+  getSyncRun,
   listUnfinishedSyncRuns,
   SYNC_LOCK_KEY,
   tryAdvisoryLock,
 } from '../../../src/store/sync-ledger.js'
-import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { validDefinition } from '../../support/definition-fixture.js'
+import { eventually } from '../../support/eventually.js'
+import { overlayEnv, startProcess } from '../../support/process.js'
 import {
   freshDatabase,
   startDisposablePostgres,
@@ -166,5 +169,68 @@ describe('fleetkit sync: refusals before anything runs', function () {
     assert.equal(run.code, 24, run.stdout)
     assert.equal(run.json.code, 'SYNC_PLAN_STALE')
     assert.match(run.json.actions.join('\n'), /fleetkit sync --plan-hash [0-9a-f]{64}/)
+  })
+
+  it("Ctrl-C names `fleetkit sync --resume RUN` and exits 130; --resume reuses the run's --limit and --tags, and refuses others", async () => {
+    // A stand-in ansible-playbook: records its command line, then holds (the first call) or fails at once.
+    const bin = join(dir, 'fake-bin')
+    await mkdir(bin, { recursive: true })
+    const calls = join(dir, 'ansible-calls')
+    const hold = join(dir, 'ansible-hold')
+    await writeFile(
+      join(bin, 'ansible-playbook'),
+      `#!/bin/sh\nprintf '%s\\n' "$*" >> '${calls}'\n[ -e '${hold}' ] && exec tail -f /dev/null\nexit 1\n`,
+    )
+    await chmod(join(bin, 'ansible-playbook'), 0o755)
+    await writeFile(hold, '')
+    const fakeEnv = { ...env, PATH: `${bin}:${process.env.PATH}` }
+    const first = startProcess(
+      process.execPath,
+      [fleetkitEntry(), 'sync', '--definition', fleet, '--ref', sha, '--limit', 'build-1', '--tags', 'br_netfilter'],
+      { env: overlayEnv(fakeEnv) },
+    )
+    try {
+      await eventually(
+        'ansible-playbook started by the first sync',
+        async () => (await readFile(calls, 'utf8').catch(() => '')) || undefined,
+        {
+          timeoutMs: 60_000,
+          stop: () => (first.exit() ? `the sync exited (${first.exit()?.code}): ${first.stderr()}` : undefined),
+        },
+      )
+      first.child.kill('SIGINT')
+      const ended = await first.exited
+      assert.equal(ended.code, 130, `${JSON.stringify(ended)} ${first.stderr()}`)
+    } finally {
+      await first.stop('SIGKILL', 1000)
+    }
+    const runId = (await listUnfinishedSyncRuns(db.pool))[0]!.id
+    assert.match(
+      first.stderr(),
+      /^Error \(COMMAND_INTERRUPTED\): stopped by SIGINT.*; run \d+ is left open to finish$/m,
+    )
+    assert.match(first.stderr(), new RegExp(`^  fleetkit sync --resume ${runId}$`, 'm'))
+
+    await rm(hold)
+    const resume = (args: string[]) =>
+      runFleetkit(['sync', '--definition', fleet, '--ref', sha, '--resume', String(runId), ...args, '--json'], {
+        env: fakeEnv,
+      })
+    const otherTags = await resume(['--tags', 'firewall'])
+    assert.equal(otherTags.code, 2, otherTags.stdout)
+    assert.equal(otherTags.json.code, 'SYNC_RESUME_SCOPE_CHANGED')
+    assert.match(otherTags.json.message, /started with --limit build-1, --tags br_netfilter; this resume asks for/)
+    assertMatchesOutputSchema('sync', otherTags.json)
+    const otherLimit = await resume(['--limit', 'db-1'])
+    assert.equal(otherLimit.json.code, 'SYNC_RESUME_SCOPE_CHANGED')
+    assert.equal((await readFile(calls, 'utf8')).trim().split('\n').length, 1, 'a refused resume runs nothing')
+
+    // Neither flag repeated: the run's own, not SYNC_PLAN_STALE (the stand-in then fails the canary).
+    const resumed = await resume([])
+    assert.notEqual(resumed.json.code, 'SYNC_PLAN_STALE', resumed.stdout)
+    assert.equal(resumed.json.data?.report?.runId ?? resumed.json.result?.runId, runId, resumed.stdout)
+    const second = (await readFile(calls, 'utf8')).trim().split('\n')[1]!
+    assert.match(second, /--limit build-1 --tags br_netfilter$/)
+    assert.equal((await getSyncRun(db.pool, runId))?.attempts, 2)
   })
 })

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict'
 
-import { commandExists, findQuotedCommands } from '../../../features/support/rules/doc-commands.js'
+import {
+  commandExists,
+  commandOf,
+  findQuotedCommands,
+  quotedFlags,
+} from '../../../features/support/rules/doc-commands.js'
 
 describe('quoted fleetkit commands in docs', () => {
   const ids = new Set(['validate', 'node:check', 'release:pack', 'release:sign'])
@@ -24,5 +29,30 @@ describe('quoted fleetkit commands in docs', () => {
     assert.equal(commandExists(['help'], ids), true)
     assert.equal(commandExists(['--version'], ids), true)
     assert.equal(commandExists(['db'], ids), false)
+  })
+
+  it("reads the flags quoted after a command: usage brackets and values, not a comment's, a pipe's or a $(...)'s", () => {
+    assert.deepEqual(quotedFlags(['--limit', 'a,b', '--tags=firewall', '-d', 'fleet.yaml']), [
+      '--limit',
+      '--tags',
+      '-d',
+    ])
+    assert.deepEqual(quotedFlags(['[--node', 'N]', '[--schedulable', '|', '--no-schedulable]', '[--follow]']), [
+      '--node',
+      '--schedulable',
+      '--no-schedulable',
+      '--follow',
+    ])
+    assert.deepEqual(quotedFlags(['--ref', '$(git', 'rev-parse', '--short', 'HEAD)', '#', 'see', '--full']), ['--ref'])
+    assert.deepEqual(quotedFlags(['--json', '|', 'jq', '-r', '.result']), ['--json'])
+    assert.deepEqual(quotedFlags(['-', 'NODE', '-1']), [])
+  })
+
+  it('names the command the flags belong to, and what follows it', () => {
+    assert.deepEqual(commandOf(['release', 'pack', '--version', '1.0.0'], ids), {
+      id: 'release:pack',
+      rest: ['--version', '1.0.0'],
+    })
+    assert.equal(commandOf(['release'], ids), undefined)
   })
 })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { suggestCommands } from '../../../src/cli/did-you-mean.js'
+import { suggestCodes, suggestCommands, suggestFlags } from '../../../src/cli/did-you-mean.js'
 import { editDistance } from '../../../src/definition/did-you-mean.js'
 import { chooseDefinitionPath, envWithStateDir } from '../../../src/cli/flags.js'
 import { interruptedExitCode, onInterrupt, type SignalSource, type StopSignal } from '../../../src/cli/interrupt.js'
@@ -36,6 +36,23 @@ describe('cli: did you mean', () => {
     assert.deepEqual(suggestCommands('release', KNOWN), ['release pack', 'release sign', 'release verify'])
     assert.deepEqual(suggestCommands('frobnicate', KNOWN), [])
   })
+
+  it("suggests a command's own flags nearest a mistyped one, and the flags a prefix starts", () => {
+    const flags = ['--json', '--limit', '--tags', '--resume', '--dry-run', '--debug']
+    assert.deepEqual(suggestFlags('--limt', flags), ['--limit'])
+    assert.deepEqual(suggestFlags('--resum', flags), ['--resume'])
+    assert.deepEqual(suggestFlags('--dr', flags), ['--dry-run'])
+    assert.deepEqual(suggestFlags('--frobnicate', flags), [])
+    assert.deepEqual(suggestFlags('positional', flags), [])
+  })
+
+  it('suggests the registered failure codes nearest a mistyped one', () => {
+    const codes = ['SYNC_PLAN_STALE', 'SYNC_LOCKED', 'USAGE_INVALID', 'DEFINITION_INVALID', 'DEFINITION_MISSING']
+    assert.deepEqual(suggestCodes('sync_plan_stal', codes), ['SYNC_PLAN_STALE'])
+    assert.deepEqual(suggestCodes('DEFINITON_INVALID', codes), ['DEFINITION_INVALID'])
+    assert.deepEqual(suggestCodes('definition', codes), ['DEFINITION_INVALID', 'DEFINITION_MISSING'])
+    assert.deepEqual(suggestCodes('NO_SUCH_CODE', codes), [])
+  })
 })
 
 describe('cli: usage errors', () => {
@@ -64,6 +81,22 @@ describe('cli: usage errors', () => {
     assert.deepEqual(e?.actions, ['fleetkit help seed', 'fleetkit runbook USAGE_INVALID'])
     assert.equal(usageError(new FleetkitError('DEFINITION_MISSING', 'x'), 'seed'), undefined)
     assert.equal(usageError(new Error('boom'), 'seed'), undefined)
+  })
+
+  it("an unknown flag names the command's nearest flags (oclif keeps them on its parse error)", () => {
+    const parseError = Object.assign(new Error('Nonexistent flag: --limt\nSee more help with --help'), {
+      flags: ['--limt'],
+      parse: { input: { flags: { limit: {}, tags: {}, json: {}, secret: { hidden: true } } } },
+    })
+    const e = usageError(parseError, 'sync')
+    assert.equal(e?.code, 'USAGE_INVALID')
+    assert.equal(e?.message, 'Nonexistent flag: --limt; did you mean "--limit"?')
+    assert.deepEqual(e?.data, { suggestions: ['--limit'] })
+    const hidden = Object.assign(new Error('Nonexistent flag: --secre'), {
+      flags: ['--secre'],
+      parse: { input: { flags: { secret: { hidden: true } } } },
+    })
+    assert.equal(usageError(hidden, 'sync')?.message, 'Nonexistent flag: --secre')
   })
 })
 
