@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 
-import { type ContainerHost, type Inventory, writeInventory } from '../../hosts/index.js'
+import { packagePath } from '../../../src/package-root.js'
+import { ANSIBLE_DIR, type ContainerHost, type Inventory, writeInventory } from '../../hosts/index.js'
 import { hostKnownHostsFile, sshOptions } from '../../hosts/ssh.js'
-import { runProcess } from '../../support/process.js'
+import { overlayEnv, runProcess, runProcessOk } from '../../support/process.js'
 import { TEST_HARNESS_VARS, checkConvergeIdempotent, roleHostFixture, runRoles, tail } from './role-runs.js'
 
 /** The role's own policy, not the harness's root-with-a-key. */
@@ -26,6 +27,34 @@ async function offeredMethods(host: ContainerHost, user: string): Promise<string
   const run = await sshAs(host, user, 'true', ['-o', 'PubkeyAuthentication=no'])
   assert.notEqual(run.code, 0, `${user} logged in without a key`)
   return /Permission denied \(([^)]*)\)/.exec(run.stderr)?.[1] ?? run.stderr
+}
+
+/** What the sync fast path digests of sshd (fleetkit_fingerprint's sshd:effective), read over INVENTORY. */
+async function sshdFingerprint(inventory: Inventory, host: string): Promise<string> {
+  const { stdout } = await runProcessOk(
+    'ansible',
+    [host, '-b', '-i', inventory.inventoryFile, '-M', packagePath('ansible', 'playbooks', 'library')].concat([
+      '-m',
+      'fleetkit_fingerprint',
+      '-a',
+      JSON.stringify({ resources: [{ kind: 'sshd', name: 'effective' }] }),
+    ]),
+    {
+      cwd: ANSIBLE_DIR,
+      env: overlayEnv({
+        ANSIBLE_CONFIG: join(ANSIBLE_DIR, 'ansible.cfg'),
+        ANSIBLE_LOAD_CALLBACK_PLUGINS: '1',
+        ANSIBLE_STDOUT_CALLBACK: 'json',
+        ANSIBLE_NOCOLOR: '1',
+        ANSIBLE_SSH_CONTROL_PATH_DIR: join(inventory.dir, '.cp'),
+      }),
+      timeoutMs: 120_000,
+    },
+  )
+  const result = JSON.parse(stdout) as {
+    plays: { tasks: { hosts: Record<string, { items: Record<string, string> }> }[] }[]
+  }
+  return result.plays[0]!.tasks[0]!.hosts[host]!.items['sshd:effective']!
 }
 
 describe('roles: sshd on a container host', function () {
@@ -94,11 +123,14 @@ describe('roles: sshd on a container host', function () {
     assert.match(await asOps('sudo ls /run/fleetkit/deadman/'), /sshd\.disarmed/)
   })
 
-  it('an earlier drop-in that turns passwords back on is drift; the next run comments it out', async () => {
+  it("an earlier drop-in that turns passwords back on is drift (and moves the fast path's fingerprint); the next run comments it out", async () => {
+    const converged = await sshdFingerprint(inventory, fixture.host.name)
+    assert.match(converged, /^[0-9a-f]{64}$/)
     await asOps(
       `printf 'PasswordAuthentication yes\\n' | sudo tee ${DROP_INS}/05-override.conf >/dev/null && sudo systemctl reload ssh`,
     )
     assert.match(await offeredMethods(fixture.host, 'ops'), /password/)
+    assert.notEqual(await sshdFingerprint(inventory, fixture.host.name), converged, 'the fast path would skip the node')
     const drift = await runRoles({ inventory, playbook: fixture.playbook, extraVars: POLICY, check: true, diff: true })
     assert.equal(drift.code, 0, tail(drift))
     assert.equal(drift.recap[fixture.host.name]?.changed, 1, tail(drift))
