@@ -12,7 +12,7 @@ description:
   - Reads, never writes. Each resource gets a short digest; the module returns them and one digest over all.
 options:
   resources:
-    description: Resources as C(kind) and C(name); kinds are path, unit, package, user, group, sysctl, module, nft, host.
+    description: Resources as C(kind) and C(name); kinds are path, unit, package, user, group, sysctl, module, nft, host, tailscale, sshd.
     type: list
     elements: dict
     required: true
@@ -129,6 +129,12 @@ def _host(_: str) -> str:
     return f'{release}:{platform.machine()}:{os.cpu_count()}:{meminfo.get("MemTotal")}:{root.f_blocks * root.f_frsize}'
 
 
+def _sshd(_: str) -> str:
+    # What sshd runs with: a drop-in added or edited anywhere shows here, the files the role wrote do not.
+    code, out = _run(['/usr/sbin/sshd', '-T'])
+    return _sha(out.encode()) if code == 0 else ('absent' if code == 127 else f'sshd:{code}')
+
+
 def _tailscale(_: str) -> str:
     # Whether the host is on the tailnet (the tailscale role joins it once; nothing else records that).
     code, out = _run(['tailscale', 'status', '--json'])
@@ -140,7 +146,7 @@ def _tailscale(_: str) -> str:
         return f'status:{code}'
 
 
-READERS = {'path': _path, 'user': _user, 'group': _group, 'sysctl': _sysctl, 'nft': _nft, 'host': _host, 'tailscale': _tailscale,
+READERS = {'path': _path, 'user': _user, 'group': _group, 'sysctl': _sysctl, 'nft': _nft, 'host': _host, 'tailscale': _tailscale, 'sshd': _sshd,
            'module': lambda name: 'loaded' if os.path.isdir(f'/sys/module/{name}') else 'absent'}
 
 

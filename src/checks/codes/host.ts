@@ -50,6 +50,20 @@ export const HOST_CODES = {
       'An account or group named fleetkit-agent exists on the host that fleetkit did not create; the agent role never takes it over.',
     person: true,
   },
+  SSHD_ROOT_LOGIN_IN_USE: {
+    summary:
+      'The sshd role would turn off root login while the run itself logs in as root, which would lock it out; nothing changed.',
+    person: true,
+  },
+  SSHD_CONFIG_INVALID: {
+    summary: "sshd -t refuses the host's whole sshd configuration with fleetkit's drop-in in place; nothing changed.",
+    person: true,
+  },
+  SSHD_SETTING_OVERRIDDEN: {
+    summary:
+      "A setting of fleetkit's sshd drop-in is decided outside sshd_config.d (the main sshd_config before its Include), so no drop-in can keep it.",
+    person: true,
+  },
   TAILSCALE_AUTH_KEY_MISSING: {
     summary: 'Tailscale is asked for but the auth key environment variable is empty on the machine running Ansible.',
     person: true,

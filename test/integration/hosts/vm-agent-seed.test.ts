@@ -188,6 +188,10 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
     preflight_enforce_size: false,
     firewall_ssh_port: 22,
     firewall_confirm_timeout: VM_FIREWALL_CONFIRM_TIMEOUT,
+    // The guest's sshd listens on 22 (the connection reaches it through a forwarded port), and the
+    // harness logs in as root with its key: the sshd role keeps both, keys only.
+    sshd_port: 22,
+    sshd_permit_root_login: 'prohibit-password',
   }
   const site = (check = false) =>
     runPlaybook({ inventory, playbook: 'site.yml', extraVars, mitogen: true, check, diff: check, env: VM_ANSIBLE_ENV })

@@ -13,6 +13,7 @@ const INPUTS = [
   'preflight_host_policy',
   'data_volume_device',
   'data_volume_mount_point',
+  'docker_enabled',
   'docker_network_enabled',
   'docker_network_default_address_pools',
   'docker_network_bip',
@@ -75,6 +76,7 @@ describe('render: the inventory mapped to role inputs (ansible/playbooks/vars/ro
     assert.equal(build1.data_volume_device, '/dev/sdb')
     assert.equal(build1.data_volume_mount_point, '/srv/build')
     assert.equal(build1.agent_data_mount, '/srv/build')
+    assert.equal(build1.docker_enabled, true)
     assert.equal(build1.docker_network_enabled, true)
     assert.deepEqual(build1.docker_network_default_address_pools, [{ base: '10.210.0.0/16', size: 24 }])
     assert.equal(build1.agent_node_id, 'build-1')
@@ -88,5 +90,11 @@ describe('render: the inventory mapped to role inputs (ansible/playbooks/vars/ro
     const app = Object.entries(inputs).find(([, v]) => v.data_volume_device === '')
     assert.ok(app, 'no node without a data volume in the example fleet')
     assert.equal(app[1].agent_data_mount, '')
+  })
+
+  it('Docker Engine follows features.containers: installed where it is on, removed where it is off', () => {
+    const off = Object.entries(inputs).filter(([, v]) => v.docker_enabled === false)
+    assert.ok(off.length > 0, 'no node with containers off in the example fleet')
+    for (const [, v] of off) assert.equal(v.docker_network_enabled, false)
   })
 })

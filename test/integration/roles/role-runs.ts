@@ -20,8 +20,15 @@ import {
 } from '../../hosts/index.js'
 import { WarmPool } from '../../hosts/warm-pool.js'
 
-/** What only a test harness passes: the hosts are containers running Debian 12 (testOnly). */
-export const TEST_HARNESS_VARS = { preflight_allow_container: true, preflight_allow_test_releases: true }
+/**
+ * What only a test harness passes: the hosts are containers running Debian 12 (testOnly), and the
+ * harness looks at them as root with its key (`host.ssh`), which the sshd role would otherwise turn off.
+ */
+export const TEST_HARNESS_VARS = {
+  preflight_allow_container: true,
+  preflight_allow_test_releases: true,
+  sshd_permit_root_login: 'prohibit-password',
+}
 
 /**
  * runPlaybook with Debian's ansible-mitogen: one Python per host for the whole run instead of one
