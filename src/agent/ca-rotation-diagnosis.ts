@@ -20,7 +20,7 @@ const SERVER_NOT_TRUSTED =
 /** The gateway's alert about our certificate (or a reset where the alert was lost). */
 const CLIENT_NOT_TRUSTED = /^(ERR_SSL_TLSV1_ALERT_UNKNOWN_CA|ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE|ECONNRESET|EPROTO)$/
 
-export interface AgentTrust {
+interface AgentTrust {
   /** The CA bundle the agent verifies the gateway with. */
   caPem: string
   /** Where that bundle is (named in the message). */
@@ -30,14 +30,14 @@ export interface AgentTrust {
 }
 
 /** The certificate a TLS server presents, read without verifying it; undefined when none could be read. */
-export type PresentedCertificate = (url: string) => Promise<X509Certificate | undefined>
+type PresentedCertificate = (url: string) => Promise<X509Certificate | undefined>
 
 /**
  * GATEWAY_CA_ROTATED when `transportCode` is a TLS failure and the gateway presents a certificate
  * from a CA other than the agent's; undefined when the failure has another cause.
  * `urls`: listeners to read the presented certificate from, the first that answers counts.
  */
-export async function explainCaRotation(
+async function explainCaRotation(
   transportCode: string,
   target: string,
   trust: AgentTrust,
