@@ -147,7 +147,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     const before = await snapshot('build-1')
     const output = join(dir, 'build-1-reissued.user-data')
     const seed = await runFleetkit(
-      ['seed', 'build-1', '--kind', 'agent', '--reissue', ...EXAMPLE, '--output', output, '--json'],
+      ['seed', 'build-1', '--kind', 'agent', '--reissue', '--yes', ...EXAMPLE, '--output', output, '--json'],
       { env },
     )
     assert.equal(seed.code, 0, seed.stderr)
@@ -157,7 +157,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     assert.equal(after.status, 'active', 'the agent keeps authenticating until it enrolls with the new secret')
     assert.notEqual(after.hash, before.hash)
     assert.equal(after.reissued, true)
-    const token = await runFleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], { env })
+    const token = await runFleetkit(['node', 'token', 'build-1', '--reissue', '--yes', ...EXAMPLE, '--json'], { env })
     assert.equal(token.code, 0, token.stderr)
     assertMatchesOutputSchema('node-token', token.json)
     assert.equal(token.json.result.reissued, true)
@@ -179,13 +179,15 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     await db.pool.query(
       "INSERT INTO nodes (id, pool, status) VALUES ('build-2', 'build', 'retired'), ('build-3', 'build', 'failed')",
     )
-    const retired = await runFleetkit(['node', 'token', 'build-2', '--reissue', ...EXAMPLE, '--json'], { env })
+    const retired = await runFleetkit(['node', 'token', 'build-2', '--reissue', '--yes', ...EXAMPLE, '--json'], { env })
     assert.equal(retired.json.code, 'NODE_NOT_PROVISIONING')
     assert.equal((await snapshot('build-2')).hash, null)
     const failed = await runFleetkit(['node', 'token', 'build-3', ...EXAMPLE, '--json'], { env })
     assert.equal(failed.json.code, 'NODE_NOT_PROVISIONING')
     assert.match(failed.json.message, /build-3 is failed.*provisioning again/)
-    const reissued = await runFleetkit(['node', 'token', 'build-3', '--reissue', ...EXAMPLE, '--json'], { env })
+    const reissued = await runFleetkit(['node', 'token', 'build-3', '--reissue', '--yes', ...EXAMPLE, '--json'], {
+      env,
+    })
     assert.equal(reissued.code, 0, reissued.stderr)
     assert.equal((await snapshot('build-3')).status, 'provisioning')
   })
@@ -209,8 +211,8 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
   describe('a seed that cannot be written leaves the state exactly as it was', () => {
     /** build-3 is provisioning with a pending secret; build-1 is active (enrolled): each replaced on purpose. */
     const cases: [string, string[]][] = [
-      ['build-3', ['--reissue']],
-      ['build-1', ['--reissue']],
+      ['build-3', ['--reissue', '--yes']],
+      ['build-1', ['--reissue', '--yes']],
     ]
 
     it('--output in a directory that does not exist: OUTPUT_WRITE_FAILED (ENOENT)', async () => {
@@ -269,8 +271,8 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
 
   describe('a secret printed to stdout is printed only after it is stored: a stdout that fails then says so on stderr', () => {
     const cases: [string, string[]][] = [
-      ['build-3', ['--reissue']],
-      ['build-1', ['--reissue']],
+      ['build-3', ['--reissue', '--yes']],
+      ['build-1', ['--reissue', '--yes']],
     ]
     /** The run stored its secret (a new hash and one more event) that nobody saw; --reissue replaces it. */
     async function assertStoredUnseen(node: string, before: Snapshot, stderr: string, next: RegExp) {
@@ -317,7 +319,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
 
     it('node token into a pipe whose reader is gone: the stored secret is reported unseen, with the command that replaces it', async () => {
       const before = await snapshot('build-3')
-      const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', ...EXAMPLE], 'closed')
+      const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', '--yes', ...EXAMPLE], 'closed')
       assert.notEqual(ran.code, 0)
       assert.match(
         ran.stderr,
@@ -330,7 +332,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       const before = await snapshot('build-3')
       const full = openSync('/dev/full', 'w')
       try {
-        const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', ...EXAMPLE, '--json'], full)
+        const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', '--yes', ...EXAMPLE, '--json'], full)
         assert.notEqual(ran.code, 0)
         assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\)/)
         await assertStoredUnseen('build-3', before, ran.stderr, /fleetkit node token build-3 --reissue/)

@@ -1,0 +1,37 @@
+// Which seed of a node is out and not yet used, read from its state: so a seed of the other kind
+// never silently replaces it (a host may be booting from it right now).
+import type { SeedKind } from '../render/seed-documents.js'
+
+/** What the state says of a node's seeds: its status, pinned host key and pending secret. */
+export interface SeedHolder {
+  status: string
+  hostKeyPublic: string | null
+  secretExpiresAt: Date | null
+  secretUsedAt: Date | null
+}
+
+export interface PendingSeed {
+  kind: SeedKind
+  /** When its enrollment secret expires (an agent seed); null for a worker seed. */
+  until: Date | null
+}
+
+/**
+ * The seed a provisioning node waits on at `now`: `agent` while its enrollment secret is unused and
+ * unexpired (an agent seed, or a token, is out); else `worker` when a host key is pinned (a worker
+ * seed is out and its host has not enrolled). Undefined for any other node.
+ */
+export function pendingSeed(node: SeedHolder | undefined, now: Date): PendingSeed | undefined {
+  if (node?.status !== 'provisioning') return undefined
+  if (node.secretExpiresAt !== null && node.secretUsedAt === null && node.secretExpiresAt.getTime() > now.getTime())
+    return { kind: 'agent', until: node.secretExpiresAt }
+  if (node.hostKeyPublic !== null) return { kind: 'worker', until: null }
+  return undefined
+}
+
+/** What replacing `pending` with a seed of `kind` puts at stake, for the question or the refusal. */
+export function seedKindAtStake(nodeId: string, kind: SeedKind, pending: PendingSeed): string {
+  return pending.kind === 'agent'
+    ? `write a ${kind} seed for ${nodeId}, which has a pending agent seed (its enrollment secret unused, valid until ${pending.until!.toISOString()}): a host booting from that agent seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
+    : `write a ${kind} seed for ${nodeId}, which has a pending worker seed (its SSH host key pinned, the host not enrolled yet): a host booted from that worker seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
+}
