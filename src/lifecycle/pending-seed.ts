@@ -31,7 +31,8 @@ export function pendingSeed(node: SeedHolder | undefined, now: Date): PendingSee
 
 /** What replacing `pending` with a seed of `kind` puts at stake, for the question or the refusal. */
 export function seedKindAtStake(nodeId: string, kind: SeedKind, pending: PendingSeed): string {
+  const seed = `${kind === 'agent' ? 'an' : 'a'} ${kind} seed`
   return pending.kind === 'agent'
-    ? `write a ${kind} seed for ${nodeId}, which has a pending agent seed (its enrollment secret unused, valid until ${pending.until!.toISOString()}): a host booting from that agent seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
-    : `write a ${kind} seed for ${nodeId}, which has a pending worker seed (its SSH host key pinned, the host not enrolled yet): a host booted from that worker seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
+    ? `write ${seed} for ${nodeId}, which has a pending agent seed (its enrollment secret unused, valid until ${pending.until!.toISOString()}): a host booting from that agent seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
+    : `write ${seed} for ${nodeId}, which has a pending worker seed (its SSH host key pinned, the host not enrolled yet): a host booted from that worker seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
 }

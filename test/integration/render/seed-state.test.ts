@@ -143,6 +143,91 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     assert.deepEqual(await snapshot('build-1'), before)
   })
 
+  it('--reissue to an enrolled node and --rekey of a pinned key are not confirmed without a terminal: CONFIRMATION_REQUIRED naming --yes; nothing changes', async () => {
+    const before = await snapshot('build-1')
+    const token = await runFleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], { env })
+    assert.equal(token.json.code, 'CONFIRMATION_REQUIRED', token.stdout)
+    assert.match(token.json.message, /new enrollment secret: whoever holds it can enroll as build-1/)
+    assert.ok(token.json.actions.includes('fleetkit node token build-1 --reissue --yes'))
+    assertMatchesOutputSchema('node-token', token.json)
+    const output = join(dir, 'unconfirmed.user-data')
+    const seed = await runFleetkit(
+      ['seed', 'build-1', '--kind', 'agent', '--reissue', ...EXAMPLE, '--output', output],
+      {
+        env,
+      },
+    )
+    assert.equal(seed.code, 2)
+    assert.match(
+      seed.stderr,
+      /^Error \(CONFIRMATION_REQUIRED\): give build-1 \(active, enrolled\) .* so it needs --yes; nothing changed$/m,
+    )
+    assert.ok(!existsSync(output), 'no seed written')
+    assert.deepEqual(await snapshot('build-1'), before)
+    const rekey = await runFleetkit(
+      ['seed', 'app-2', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', output, '--json'],
+      {
+        env,
+      },
+    )
+    assert.equal(rekey.json.code, 'CONFIRMATION_REQUIRED', rekey.stdout)
+    assert.match(rekey.json.message, /replace the pinned SSH host key of app-2/)
+    assert.ok(!existsSync(output), 'no seed written')
+  })
+
+  it('a seed never silently replaces a pending seed of the other kind (SEED_KIND_PENDING naming it); --yes replaces it on purpose', async () => {
+    const agentSeed = join(dir, 'app-1-agent.user-data')
+    const workerSeed = join(dir, 'app-1-worker.user-data')
+    assert.equal(
+      (await runFleetkit(['seed', 'app-1', '--kind', 'agent', ...EXAMPLE, '--output', agentSeed], { env })).code,
+      0,
+    )
+    const pendingAgent = await snapshot('app-1')
+    const worker = await runFleetkit(
+      ['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', workerSeed, '--json'],
+      { env },
+    )
+    assert.equal(worker.json.code, 'SEED_KIND_PENDING', worker.stdout)
+    assert.equal(worker.json.data.pendingKind, 'agent')
+    assert.match(
+      worker.json.message,
+      /^write a worker seed for app-1, which has a pending agent seed \(its enrollment secret unused, valid until /,
+    )
+    assert.ok(worker.json.actions.some((a: string) => a.startsWith('fleetkit seed app-1 --kind worker --rekey --yes')))
+    assertMatchesOutputSchema('seed', worker.json)
+    assert.ok(!existsSync(workerSeed), 'no seed written')
+    assert.deepEqual(await snapshot('app-1'), pendingAgent)
+    const replaced = await runFleetkit(
+      ['seed', 'app-1', '--kind', 'worker', '--rekey', '--yes', ...EXAMPLE, '--output', workerSeed, '--json'],
+      { env },
+    )
+    assert.equal(replaced.code, 0, replaced.stdout + replaced.stderr)
+    assert.ok(existsSync(workerSeed))
+
+    // The other way round: db-1 booted from a worker seed (host key pinned, never enrolled).
+    const dbWorker = join(dir, 'db-1-worker.user-data')
+    const dbAgent = join(dir, 'db-1-agent.user-data')
+    const first = await runFleetkit(
+      ['seed', 'db-1', '--kind', 'worker', '--rekey', '--yes', ...EXAMPLE, '--output', dbWorker],
+      { env },
+    )
+    assert.equal(first.code, 0, first.stderr)
+    const pendingWorker = await snapshot('db-1')
+    const agent = await runFleetkit(['seed', 'db-1', '--kind', 'agent', ...EXAMPLE, '--output', dbAgent], { env })
+    assert.equal(agent.code, 1)
+    assert.match(
+      agent.stderr,
+      /^Error \(SEED_KIND_PENDING\): write an agent seed for db-1, which has a pending worker seed .*; there is no terminal to ask on, so it needs --yes; nothing changed$/m,
+    )
+    assert.ok(!existsSync(dbAgent), 'no seed written')
+    assert.deepEqual(await snapshot('db-1'), pendingWorker)
+    const agentYes = await runFleetkit(['seed', 'db-1', '--kind', 'agent', '--yes', ...EXAMPLE, '--output', dbAgent], {
+      env,
+    })
+    assert.equal(agentYes.code, 0, agentYes.stderr)
+    assert.equal((await snapshot('db-1')).status, 'provisioning')
+  })
+
   it('--reissue gives an enrolled node a new secret, keeps its status and records secret_reissued (who, via, previous status)', async () => {
     const before = await snapshot('build-1')
     const output = join(dir, 'build-1-reissued.user-data')
