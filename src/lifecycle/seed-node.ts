@@ -23,7 +23,7 @@ import { appendEvent } from '../store/events.js'
 import { getNode, setNodeHostKey, upsertDeclaredNode } from '../store/nodes.js'
 import type { Confirm } from './node-transition.js'
 import { outputLostAfterCommit, outputWriteFailed, type Sink } from './output-sink.js'
-import { type PendingSeed, pendingSeed, type SeedHolder, seedKindAtStake } from './pending-seed.js'
+import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } from './pending-seed.js'
 import type { SeedFiles } from './seed-files.js'
 import {
   actorOf,
@@ -295,56 +295,4 @@ function assertRekeyAllowed(nodeId: string, pinned: string | null | undefined, r
 
 function shortKey(publicKey: string): string {
   return publicKey.split(' ').slice(0, 2).join(' ').slice(0, 40)
-}
-
-function secretTimes(row: { enrollmentSecretExpiresAt: Date | null; enrollmentSecretUsedAt: Date | null }) {
-  return { secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt }
-}
-
-/** The pending seed of the kind this run does not write, if the node has one. */
-function otherPendingSeed(kind: SeedKind, node: SeedHolder | undefined, now: Date): PendingSeed | undefined {
-  const pending = pendingSeed(node, now)
-  return pending && pending.kind !== kind ? pending : undefined
-}
-
-/** Asks before a pending seed of the other kind is replaced; refused with SEED_KIND_PENDING when nobody can answer. */
-async function confirmReplacing(
-  nodeId: string,
-  kind: SeedKind,
-  pending: PendingSeed | undefined,
-  confirm: Confirm | undefined,
-  yes: string,
-): Promise<void> {
-  if (!pending) return
-  const request = {
-    what: seedKindAtStake(nodeId, kind, pending),
-    command: yes,
-    code: 'SEED_KIND_PENDING' as const,
-    data: { node: nodeId, pendingKind: pending.kind, kind },
-  }
-  if (confirm) return confirm(request)
-  throw new FleetkitError(request.code, `${request.what}; nothing changed`, {
-    actions: [`${yes}   (replaces it on purpose)`],
-    data: request.data,
-  })
-}
-
-/**
- * Under the lock: a pending seed of the other kind that this run did not see (another run wrote it
- * meanwhile) is never replaced unasked; one it saw, and was confirmed, may be.
- */
-function assertSamePending(
-  nodeId: string,
-  kind: SeedKind,
-  seen: PendingSeed | undefined,
-  locked: SeedHolder | undefined,
-  now: Date,
-  yes: string,
-): void {
-  const current = otherPendingSeed(kind, locked, now)
-  if (!current || (seen && seen.kind === current.kind)) return
-  throw new FleetkitError('SEED_KIND_PENDING', `${seedKindAtStake(nodeId, kind, current)}; nothing changed`, {
-    actions: [`${yes}   (replaces it on purpose)`],
-    data: { node: nodeId, pendingKind: current.kind, kind },
-  })
 }
