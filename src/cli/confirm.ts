@@ -37,6 +37,9 @@ export interface ConfirmOptions {
   beforeAsk?: () => void
 }
 
+/** The refusal when nobody can be asked and the library named no code of its own. */
+const NOT_CONFIRMED = { code: 'CONFIRMATION_REQUIRED' } as const
+
 /** A Confirm for one command run: resolves when confirmed, else throws a coded error and nothing is done. */
 export function confirmer(options: ConfirmOptions): Confirm {
   return async (request) => {
@@ -49,7 +52,7 @@ export function confirmer(options: ConfirmOptions): Confirm {
         : undefined
     if (why !== undefined) {
       throw new FleetkitError(
-        request.code ?? 'CONFIRMATION_REQUIRED',
+        request.code ?? NOT_CONFIRMED.code,
         `${request.what}; ${why}, so it needs --yes; nothing changed`,
         {
           actions: [request.command],
