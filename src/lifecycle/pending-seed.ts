@@ -23,7 +23,7 @@ export interface PendingSeed {
  * unexpired (an agent seed, or a token, is out); else `worker` when a host key is pinned (a worker
  * seed is out and its host has not enrolled). Undefined for any other node.
  */
-export function pendingSeed(node: SeedHolder | undefined, now: Date): PendingSeed | undefined {
+function pendingSeed(node: SeedHolder | undefined, now: Date): PendingSeed | undefined {
   if (node?.status !== 'provisioning') return undefined
   if (node.secretExpiresAt !== null && node.secretUsedAt === null && node.secretExpiresAt.getTime() > now.getTime())
     return { kind: 'agent', until: node.secretExpiresAt }
@@ -32,7 +32,7 @@ export function pendingSeed(node: SeedHolder | undefined, now: Date): PendingSee
 }
 
 /** What replacing `pending` with a seed of `kind` puts at stake, for the question or the refusal. */
-export function seedKindAtStake(nodeId: string, kind: SeedKind, pending: PendingSeed): string {
+function seedKindAtStake(nodeId: string, kind: SeedKind, pending: PendingSeed): string {
   const seed = `${kind === 'agent' ? 'an' : 'a'} ${kind} seed`
   return pending.kind === 'agent'
     ? `write ${seed} for ${nodeId}, which has a pending agent seed (its enrollment secret unused, valid until ${pending.until!.toISOString()}): a host booting from that agent seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
