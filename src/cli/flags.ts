@@ -76,3 +76,10 @@ export function chooseDefinitionPath(options: {
   }
   return file
 }
+
+/** --yes/-y: confirm an irreversible step beforehand (src/cli/confirm.ts); a script must pass it. */
+export function yesFlag(
+  summary = 'Confirm beforehand instead of being asked; needed without a terminal and with --json.',
+) {
+  return Flags.boolean({ char: 'y', summary, default: false })
+}

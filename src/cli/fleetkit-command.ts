@@ -3,6 +3,7 @@
 import { Command, Errors, Flags, ux } from '@oclif/core'
 
 import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { type Confirm, confirmer } from './confirm.js'
 import { type ErrorEnvelope, errorEnvelope, humanErrorLines } from './error-output.js'
 import { type Interruption, interruptedExitCode, onInterrupt } from './interrupt.js'
 import { createProgress, type Progress } from './progress.js'
@@ -23,6 +24,8 @@ export abstract class FleetkitCommand<T> extends Command {
   }
 
   private interruption: Interruption | undefined
+  /** The progress of the running withProgress, ended before a question is asked. */
+  private currentProgress: Progress | undefined
 
   /**
    * True when this command's --json output is a stream of one JSON object per line (a followed log):
@@ -54,6 +57,7 @@ export abstract class FleetkitCommand<T> extends Command {
    */
   protected async withProgress<R>(work: (progress: (message: string) => void) => Promise<R>): Promise<R> {
     const progress = this.progress()
+    this.currentProgress = progress
     try {
       const result = await work(progress.step)
       progress.done()
@@ -62,6 +66,21 @@ export abstract class FleetkitCommand<T> extends Command {
       progress.fail()
       throw error
     }
+  }
+
+  /**
+   * The confirmation of an irreversible step (src/cli/confirm.ts): asks on a terminal unless `yes`;
+   * without a terminal, or under --json, refuses unless `yes`. Ctrl-C while asking ends the command,
+   * with nothing changed.
+   */
+  protected confirmation(yes: boolean): Confirm {
+    return confirmer({
+      yes,
+      json: this.jsonEnabled(),
+      // A command that made itself interruptible gets Ctrl-C as an abort; any other dies of it, which is as good.
+      ...(this.interruption ? { signal: this.interruption.signal } : {}),
+      beforeAsk: () => this.currentProgress?.done(),
+    })
   }
 
   override async finally(error: Error | undefined): Promise<unknown> {

@@ -4,7 +4,7 @@ import { dirname } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
 
-import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
+import { definitionFlag, envWithStateDir, stateDirFlag, yesFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { streamSink } from '../cli/stdout-sink.js'
 import { withDatabase } from '../cli/with-database.js'
@@ -20,7 +20,9 @@ export default class Seed extends FleetkitCommand<SeedNodeResult> {
   static override description = `agent: a bash script that writes the agent's configuration and a fresh single-use enrollment secret, installs the signed release and enrolls; the node is registered as provisioning.
 worker: a #cloud-config document with the node's non-root account, the operators' keys and a pre-generated SSH host key whose public half is pinned in the state.
 The seed is written 0600 to --output (default <state dir>/seeds/NODE.user-data, never the current directory); "--output -" writes it to a pipe, never to a terminal. The seed is written in full under a temporary name first, the node registered, and only then is it renamed into place or printed: a seed you get always holds what the state took, and of two runs at once one writes a seed, the other only its error. Over 32 KiB it is gzipped. --json reports the file, never the secret.
-A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets a new secret only with --reissue; its current certificate keeps working until the new enrollment. A worker whose host key is pinned (fleet.yaml hostKey or the state) gets a new key only with --rekey.`
+A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets a new secret only with --reissue; its current certificate keeps working until the new enrollment. A worker whose host key is pinned (fleet.yaml hostKey or the state) gets a new key only with --rekey.
+A seed never silently replaces a pending seed of the other kind (an agent seed whose secret is unused, or a worker seed whose host has not enrolled): SEED_KIND_PENDING names it.
+A reissue to an enrolled node, a rekey of a pinned key and the replacement of a pending seed of the other kind cannot be undone: on a terminal they ask first (y/N); without one, or with --json, they need --yes.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01 --kind agent --definition fleet.yaml',
@@ -28,6 +30,7 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
     '<%= config.bin %> <%= command.id %> build-01 --kind agent --ttl 2h --output - | provider-cli create --user-data-from-file -',
     '<%= config.bin %> <%= command.id %> build-01 --kind agent --reissue --output build-01.user-data',
     '<%= config.bin %> <%= command.id %> dev-01 --kind worker --rekey',
+    '<%= config.bin %> <%= command.id %> dev-01 --kind worker --rekey --yes --json',
   ]
 
   static override args = {
@@ -64,6 +67,9 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
         'Give a worker whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml.',
       default: false,
     }),
+    yes: yesFlag(
+      'Reissue, rekey or replace a pending seed of the other kind without asking; needed without a terminal and with --json.',
+    ),
   }
 
   async run(): Promise<SeedNodeResult> {
@@ -102,6 +108,7 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
           stdout: toStdout ? streamSink(process.stdout) : undefined,
           reissue: flags.reissue,
           rekey: flags.rekey,
+          confirm: this.confirmation(flags.yes),
           env,
           clock: systemClock,
           rng: systemRng,

@@ -6,11 +6,13 @@ import type { SweepResult } from '../lifecycle/sweep.js'
 
 export default class Sweep extends FleetkitCommand<SweepResult> {
   static override summary =
-    'Run the sweep once: silent nodes become unhealthy, then lost (jobs fenced, allocations released).'
+    'Run the sweep once: silent nodes become unhealthy, then lost (jobs fenced, allocations released); expired enrollments fail.'
   static override description = `Judged on the database's clock. Active nodes silent longer than FLEETKIT_NODE_UNHEALTHY_AFTER
 (90 s) become unhealthy; nodes silent longer than FLEETKIT_NODE_LOST_AFTER (300 s, at least 30) become
-lost, each in one transaction with one node_lost event. If another sweep (a gateway's) is running,
-nothing is done and "swept" is false.`
+lost, each in one transaction with one node_lost event. Provisioning nodes whose enrollment secret
+expired unused become failed, with one enrollment_expired event each (node token or seed gives them a
+new secret with --reissue; decommission retires them). If another sweep (a gateway's) is running, nothing is done and
+"swept" is false.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     'FLEETKIT_NODE_LOST_AFTER=120 <%= config.bin %> <%= command.id %> --json',
@@ -34,8 +36,12 @@ nothing is done and "swept" is false.`
         `${n.nodeId}: lost after ${n.silentSeconds} s silent; ${n.fencedJobs} job(s) fenced, ${n.releasedAllocations} allocation(s) released`,
       )
     for (const n of result.unhealthy) this.log(`${n.nodeId}: unhealthy after ${n.silentSeconds} s silent`)
+    for (const n of result.failed)
+      this.log(
+        `${n.nodeId}: failed, its enrollment secret expired unused at ${n.expiredAt}; fleetkit node token ${n.nodeId} --reissue`,
+      )
     this.log(
-      `Swept in ${Math.round(result.durationMs)} ms: ${result.lost.length} lost, ${result.unhealthy.length} unhealthy (thresholds ${thresholds.unhealthyAfterSeconds} s / ${thresholds.lostAfterSeconds} s).`,
+      `Swept in ${Math.round(result.durationMs)} ms: ${result.lost.length} lost, ${result.unhealthy.length} unhealthy, ${result.failed.length} failed (thresholds ${thresholds.unhealthyAfterSeconds} s / ${thresholds.lostAfterSeconds} s).`,
     )
     return result
   }

@@ -7,6 +7,23 @@ export function didYouMean(name: string, known: readonly string[]): string {
   return best === undefined ? '' : `; did you mean "${best}"?`
 }
 
+/**
+ * Up to `limit` known names near `typed`, closest first: within a third of the typed length (at
+ * least 2 edits), or starting with what was typed (`build` → `build-01`). The rule behind every
+ * "did you mean" list: commands (src/cli/did-you-mean.ts) and node ids.
+ */
+export function nearestNames(typed: string, known: readonly string[], limit = 3): string[] {
+  const wanted = typed.trim().toLowerCase()
+  if (wanted === '') return []
+  const allowed = Math.max(2, Math.floor(wanted.length / 3))
+  return known
+    .map((name) => ({ name, distance: editDistance(wanted, name.toLowerCase()) }))
+    .filter(({ name, distance }) => distance <= allowed || name.toLowerCase().startsWith(wanted))
+    .sort((x, y) => x.distance - y.distance || x.name.localeCompare(y.name))
+    .slice(0, limit)
+    .map(({ name }) => name)
+}
+
 function closestName(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined
   let bestDistance = 3

@@ -208,7 +208,7 @@ export async function nodeShow(
   options: { events?: number; jobs?: number } = {},
 ): Promise<NodeShowResult> {
   const [n] = await listFleet(pool, { nodeId })
-  if (!n) throw unknownNode(nodeId)
+  if (!n) throw await unknownNode(pool, nodeId)
   const certificates = await listNodeCertificates(pool, nodeId)
   const jobs = await listRecentJobs(pool, nodeId, options.jobs ?? 10)
   const allocations = await listAllocations(pool, { nodeId, status: 'active' })

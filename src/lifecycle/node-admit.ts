@@ -27,7 +27,13 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
         node,
         'admit',
         ['active', 'lost (heard from since it was lost)'],
-        node.status === 'unhealthy' ? `fleetkit-agent doctor (on ${nodeId})` : undefined,
+        node.status === 'unhealthy'
+          ? `fleetkit-agent doctor (on ${nodeId})`
+          : node.status === 'draining'
+            ? `fleetkit node undrain ${nodeId}   (back to active; then admit it)`
+            : node.status === 'parked'
+              ? `fleetkit node unpark ${nodeId}`
+              : undefined,
       )
     }
     if (node.silentSeconds === null || node.silentSeconds > ADMIT_FRESH_SECONDS) {

@@ -10,6 +10,7 @@ import type { Queryable } from '../store/database.js'
 import { createJob, getJob, withdrawQueuedJob, type JobRow } from '../store/jobs.js'
 import { getNode } from '../store/nodes.js'
 import { sleepUnlessAborted } from '../config/abortable-sleep.js'
+import { unknownNode } from './node-transition.js'
 
 export interface NodeCheckResult {
   /** @minLength 1 */
@@ -56,15 +57,13 @@ export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheck
   const sleep = options.sleep ?? sleepUnlessAborted
   const shownId = JSON.stringify(nodeId.slice(0, 64))
   const node = await getNode(pool, nodeId)
-  if (!node) {
-    throw new FleetkitError('NODE_UNKNOWN', `no node ${shownId} in the state database`, {
-      actions: ['fleetkit db status'],
-    })
-  }
+  if (!node) throw await unknownNode(pool, nodeId)
   // Only an enrolled agent can lease the job: waiting for one that cannot would end in a timeout that explains nothing.
   const enrolled = await hasAgentCertificate(pool, nodeId)
   if (!enrolled || node.status === 'provisioning') {
-    const why = enrolled ? 'is waiting to enroll again (status provisioning)' : 'has never enrolled'
+    const why = enrolled
+      ? 'is waiting to enroll again (status provisioning)'
+      : `has never enrolled (status ${node.status})`
     throw new FleetkitError('NODE_NOT_ENROLLED', `the agent of ${shownId} ${why}: no agent can take a checks job`, {
       actions: [
         `fleetkit node token ${nodeId}`,
@@ -73,6 +72,8 @@ export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheck
       data: { nodeId, nodeStatus: node.status },
     })
   }
+  // The gateway leases only to an active node (an unhealthy one is active again at its next request).
+  if (!LEASING.includes(node.status)) throw cannotLease(node.id, node.status)
   if (signal.aborted) throw interrupted(nodeId, undefined, false)
   const queuedAt = clock.now()
   const job = await createJob(pool, { nodeId, kind: 'checks', payload: {}, now: queuedAt })
@@ -112,6 +113,26 @@ export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheck
     }
     await sleep(options.pollMs ?? 500, signal)
   }
+}
+
+const LEASING: readonly string[] = ['active', 'unhealthy']
+
+/** The node's agent is refused a lease in this status: the check would only time out. */
+function cannotLease(nodeId: string, status: string): FleetkitError {
+  const next: Record<string, string> = {
+    draining: `fleetkit node undrain ${nodeId}   (active again, not schedulable: its checks can run)`,
+    parked: `fleetkit node unpark ${nodeId}`,
+    lost: `fleetkit-agent doctor (on ${nodeId}); once it heartbeats, fleetkit node admit ${nodeId}`,
+    failed: `fleetkit node token ${nodeId} --reissue`,
+  }
+  return new FleetkitError(
+    'NODE_STATE_CONFLICT',
+    `cannot check ${nodeId}: it is ${status}, and the gateway leases jobs only to an active node (check applies to ${LEASING.join(', ')}); nothing was queued`,
+    {
+      actions: [`fleetkit node show ${nodeId}`, ...(next[status] ? [next[status]!] : [])],
+      data: { nodeId, status, allowed: LEASING },
+    },
+  )
 }
 
 function interrupted(nodeId: string, jobId: string | undefined, withdrawn: boolean): FleetkitError {

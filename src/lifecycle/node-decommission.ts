@@ -10,7 +10,14 @@ import { revokeNodeCertificates } from '../store/certificates.js'
 import { appendEvent } from '../store/events.js'
 import { failQueuedJobs, nodeHoldings, writeNodeLifecycle } from '../store/node-lifecycle.js'
 import { getNode } from '../store/nodes.js'
-import { stateConflict, transition, type TransitionResult, unknownNode, withLockedNode } from './node-transition.js'
+import {
+  type Confirm,
+  stateConflict,
+  transition,
+  type TransitionResult,
+  unknownNode,
+  withLockedNode,
+} from './node-transition.js'
 import { waitFor, type WaitOptions } from './wait.js'
 
 export interface DecommissionResult extends TransitionResult {
@@ -34,13 +41,28 @@ export interface DecommissionResult extends TransitionResult {
 const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
 
 export async function decommissionNode(
-  options: { pool: pg.Pool; nodeId: string; actor: string; clock: Clock; waitSeconds?: number } & WaitOptions,
+  options: {
+    pool: pg.Pool
+    nodeId: string
+    actor: string
+    clock: Clock
+    waitSeconds?: number
+    /** Asked before a node is retired (not for one already retired): the id is never usable again. */
+    confirm?: Confirm
+  } & WaitOptions,
 ): Promise<DecommissionResult> {
   const { pool, nodeId } = options
   const before = await getNode(pool, nodeId)
-  if (!before) throw unknownNode(nodeId)
+  if (!before) throw await unknownNode(pool, nodeId)
   if (!(DECOMMISSIONABLE as readonly string[]).includes(before.status))
     throw stateConflict(before, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
+  if (before.status !== 'retired' && options.confirm) {
+    await options.confirm({
+      what: `retire ${nodeId} (${before.status}): every certificate of it is revoked, its queued jobs fail, and the id ${nodeId} can never be enrolled again`,
+      command: `fleetkit node decommission ${nodeId} --yes`,
+      data: { nodeId, status: before.status },
+    })
+  }
   let waitedSeconds: number | undefined
   if (options.waitSeconds !== undefined) {
     const started = options.clock.now().getTime()

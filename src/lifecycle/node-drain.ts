@@ -1,5 +1,5 @@
 // `fleetkit node drain NODE [--wait S]`: no new leases (403) and no new reservations while the
-// jobs it holds finish and report; with --wait, until no lease on it is live.
+// jobs it holds finish and report; with --wait, until no lease on it is live. `node undrain` takes it back.
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -69,4 +69,39 @@ export async function drainNode(
     )
   }
   return { ...result, ...last.value, waitedSeconds: Math.round((options.clock.now().getTime() - started) / 1000) }
+}
+
+/**
+ * `fleetkit node undrain NODE`: a draining node back to `active`, not schedulable. Its agent may
+ * lease again (a `node check` runs), and `node admit` then makes it schedulable with its usual
+ * guards (fresh heartbeat, passing checks, capacity): undrain never schedules on its own.
+ */
+export async function undrainNode(options: {
+  pool: pg.Pool
+  nodeId: string
+  actor: string
+}): Promise<TransitionResult> {
+  const { nodeId } = options
+  return withLockedNode(options.pool, nodeId, async (client, node) => {
+    // Active already: a retried undrain (or one that raced another) finds it done.
+    if (node.status === 'active')
+      return transition(node, 'undrain', node, `${nodeId}: not draining (active); nothing changed`)
+    if (node.status !== 'draining') {
+      const next =
+        node.status === 'parked'
+          ? `fleetkit node unpark ${nodeId}`
+          : node.status === 'lost'
+            ? `fleetkit node admit ${nodeId}   (once it heartbeats again)`
+            : undefined
+      throw stateConflict(node, 'undrain', ['draining', 'active (nothing to do)'], next)
+    }
+    const after = await writeNodeLifecycle(client, nodeId, { status: 'active', schedulable: false })
+    await appendEvent(client, { kind: 'node_undrained', nodeId, data: { from: node.status, actor: options.actor } })
+    return transition(
+      node,
+      'undrain',
+      after,
+      `${nodeId}: active again (was draining): it may lease jobs; not schedulable until fleetkit node admit ${nodeId}`,
+    )
+  })
 }

@@ -51,7 +51,11 @@ export async function unparkNode(options: { pool: pg.Pool; nodeId: string; actor
       node,
       'unpark',
       after,
-      `${nodeId}: unparked, now ${to}; silence is counted from now; not schedulable until fleetkit node admit ${nodeId}`,
+      `${nodeId}: unparked, now ${to}; silence is counted from now; not schedulable until ${
+        to === 'draining'
+          ? `fleetkit node undrain ${nodeId}, then fleetkit node admit ${nodeId}`
+          : `fleetkit node admit ${nodeId}`
+      }`,
     )
   })
 }

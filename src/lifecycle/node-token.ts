@@ -11,7 +11,15 @@ import { nodeTarget } from '../render/seed-documents.js'
 import { withTransaction } from '../store/database.js'
 import { lockNodeSecretState } from '../store/enrollment-secrets.js'
 import { getNode } from '../store/nodes.js'
-import { actorOf, applySecretPlan, planSecret, replanLocked, type SecretHolder } from './secret-reissue.js'
+import type { Confirm } from './node-transition.js'
+import {
+  actorOf,
+  applySecretPlan,
+  planSecret,
+  reissueAtStake,
+  replanLocked,
+  type SecretHolder,
+} from './secret-reissue.js'
 
 export interface NodeTokenOptions {
   /** The command's pool: this function runs one transaction on it and never opens or closes it. */
@@ -20,6 +28,8 @@ export interface NodeTokenOptions {
   ttlMs: number
   /** A new secret for a node past provisioning, on purpose (recorded as secret_reissued). */
   reissue?: boolean
+  /** Asked before a secret is reissued to an enrolled node (its agent can be replaced by whoever holds it). */
+  confirm?: Confirm
   /** Read only when the node is not in the state yet (a declared node enrolled by hand). */
   loadDefinition: () => Promise<Definition>
   env: Env
@@ -59,7 +69,14 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
     ? { status: row.status, secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt }
     : undefined
   // Refused before anything else is read; planned again under the lock.
-  planSecret(nodeId, seen, reissue, retry, options.clock.now())
+  const first = planSecret(nodeId, seen, reissue, retry, options.clock.now())
+  if (first.mode === 'reissue-enrolled' && options.confirm) {
+    await options.confirm({
+      what: reissueAtStake(nodeId, first.previousStatus),
+      command: `${retry} --reissue --yes`,
+      data: { node: nodeId, status: first.previousStatus },
+    })
+  }
   const target = row ? { id: row.id, pool: row.pool } : nodeTarget(await options.loadDefinition(), nodeId, undefined)
   const secret = newEnrollmentSecret(options.rng)
   const now = options.clock.now()

@@ -171,6 +171,14 @@ export async function applySecretPlan(client: Queryable, input: ApplySecretInput
   })
 }
 
+/**
+ * What a reissue to an enrolled node (live certificate) puts at stake, for the question asked
+ * before it: whoever holds the new secret can enroll as the node and replace its agent.
+ */
+export function reissueAtStake(nodeId: string, status: string): string {
+  return `give ${nodeId} (${status}, enrolled) a new enrollment secret: whoever holds it can enroll as ${nodeId}, and that enrollment revokes the certificate its agent uses now`
+}
+
 /** Who runs the command, for events: FLEETKIT_ACTOR (set by automation), else the login name. */
 export function actorOf(env: Env): string {
   const name = env.FLEETKIT_ACTOR?.trim() || env.USER?.trim() || env.LOGNAME?.trim() || 'unknown'

@@ -21,13 +21,16 @@ import { type Queryable, withTransaction } from '../store/database.js'
 import { lockNodeSecretState } from '../store/enrollment-secrets.js'
 import { appendEvent } from '../store/events.js'
 import { getNode, setNodeHostKey, upsertDeclaredNode } from '../store/nodes.js'
+import type { Confirm } from './node-transition.js'
 import { outputLostAfterCommit, outputWriteFailed, type Sink } from './output-sink.js'
+import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } from './pending-seed.js'
 import type { SeedFiles } from './seed-files.js'
 import {
   actorOf,
   applySecretPlan,
   changedConcurrently,
   planSecret,
+  reissueAtStake,
   replanLocked,
   type SecretHolder,
 } from './secret-reissue.js'
@@ -50,6 +53,12 @@ export interface SeedNodeOptions {
   reissue?: boolean
   /** A new SSH host key for a worker whose key is pinned, on purpose. */
   rekey?: boolean
+  /**
+   * Asked before a reissue to an enrolled node, a rekey of a pinned host key, or a seed that replaces
+   * a pending seed of the other kind. Without it the first two go ahead (--reissue and --rekey say
+   * it) and the last is refused with SEED_KIND_PENDING: a pending seed is never replaced unasked.
+   */
+  confirm?: Confirm
   env: Env
   clock: Clock
   rng: Rng
@@ -115,6 +124,10 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
   const target = nodeTarget(definition, options.nodeId, row)
   const now = clock.now()
   const actor = actorOf(options.env)
+  const confirm = options.confirm
+  const yes = `${retry}${options.reissue ? ' --reissue' : ''}${options.rekey ? ' --rekey' : ''} --yes`
+  // The pending seed of the other kind this run may replace: asked about once, before anything is written.
+  const pending = otherPendingSeed(options.kind, row && { ...row, ...secretTimes(row) }, now)
 
   let document: string
   let secretExpiresAt: Date | null = null
@@ -128,6 +141,14 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
       : undefined
     // Refused before anything is rendered or written; planned again under the lock.
     const plan = planSecret(target.id, seen, options.reissue === true, retry, now)
+    await confirmReplacing(target.id, options.kind, pending, confirm, yes)
+    if (plan.mode === 'reissue-enrolled' && confirm) {
+      await confirm({
+        what: reissueAtStake(target.id, plan.previousStatus),
+        command: yes,
+        data: { node: target.id, status: plan.previousStatus },
+      })
+    }
     const secret = newEnrollmentSecret(rng)
     const expiresAt = new Date(now.getTime() + options.ttlMs)
     secretExpiresAt = expiresAt
@@ -135,6 +156,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     reissued = plan.mode !== 'provision'
     register = async (client) => {
       const locked = await lockNodeSecretState(client, target.id)
+      assertSamePending(target.id, options.kind, pending, locked, clock.now(), yes)
       const current = replanLocked(target.id, seen, locked, options.reissue === true, retry, clock.now())
       reissued = current.mode !== 'provision'
       await applySecretPlan(client, {
@@ -151,6 +173,14 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     const pinned = row?.hostKeyPublic ?? target.declaredHostKey
     assertRekeyAllowed(target.id, pinned, options.rekey === true)
     rekeyed = pinned !== undefined && pinned !== null
+    await confirmReplacing(target.id, options.kind, pending, confirm, yes)
+    if (rekeyed && confirm) {
+      await confirm({
+        what: `replace the pinned SSH host key of ${target.id} (${shortKey(pinned!)}...): sync trusts only the new key from now on, so the host cannot be reached until it is reinstalled from this seed`,
+        command: yes,
+        data: { node: target.id },
+      })
+    }
     const hostKey = generateSshHostKey(target.id, rng)
     hostKeyPublic = hostKey.publicKey
     document = workerSeedDocument(definition, target, hostKey, options.autoinstall)
@@ -158,6 +188,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
       const locked = await lockNodeSecretState(client, target.id)
       const previous = locked?.hostKeyPublic ?? target.declaredHostKey
       assertRekeyAllowed(target.id, previous, options.rekey === true)
+      assertSamePending(target.id, options.kind, pending, locked, clock.now(), yes)
       // A rekey replaces the key this run read; another run's newer key is not replaced unseen.
       if ((previous ?? null) !== (pinned ?? null))
         throw changedConcurrently(target.id, 'SSH host key', `${retry} --rekey`)
@@ -167,7 +198,8 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
         pool: target.pool,
         region: target.region,
         serverType: target.serverType,
-        ...(locked ? {} : { status: 'provisioning' }),
+        // A failed node (its enrollment expired unused) is provisioning again with a new seed.
+        ...(locked && locked.status !== 'failed' ? {} : { status: 'provisioning' }),
       })
       await setNodeHostKey(client, target.id, hostKey.publicKey)
       if (previous) {
@@ -251,7 +283,7 @@ function assertRekeyAllowed(nodeId: string, pinned: string | null | undefined, r
   if (!pinned || rekey) return
   throw new FleetkitError(
     'HOST_KEY_PINNED',
-    `node ${nodeId} has a pinned SSH host key (${pinned.split(' ').slice(0, 2).join(' ').slice(0, 40)}...); a worker seed would give it a new one, so nothing was written`,
+    `node ${nodeId} has a pinned SSH host key (${shortKey(pinned)}...); a worker seed would give it a new one, so nothing was written`,
     {
       actions: [
         `fleetkit seed ${nodeId} --kind worker --rekey   (only for a host being reinstalled; then put the printed hostKey into fleet.yaml)`,
@@ -259,4 +291,8 @@ function assertRekeyAllowed(nodeId: string, pinned: string | null | undefined, r
       data: { node: nodeId },
     },
   )
+}
+
+function shortKey(publicKey: string): string {
+  return publicKey.split(' ').slice(0, 2).join(' ').slice(0, 40)
 }

@@ -1,8 +1,11 @@
 // The sweep (spec 06): silent nodes become unhealthy, then lost (jobs fenced, allocations
-// released, one node_lost event each). Run by `fleetkit sweep` and by the gateway's sweeper.
+// released, one node_lost event each), and provisioning nodes whose enrollment secret expired
+// unused become failed. Run by `fleetkit sweep` and by the gateway's sweeper.
 import type pg from 'pg'
 
 import {
+  type ExpiredEnrollment,
+  failExpiredEnrollments,
   findLostCandidates,
   markSilentNodesUnhealthy,
   reclaimLostNode,
@@ -38,6 +41,8 @@ export interface SweepResult {
      */
     releasedAllocations: number
   }[]
+  /** Provisioning nodes whose enrollment secret expired unused: now `failed`. */
+  failed: ExpiredEnrollment[]
   thresholds: SweepThresholds
   /** @minimum 0 */
   durationMs: number
@@ -57,7 +62,7 @@ export async function runSweep(
   let broken: Error | undefined
   try {
     if (!(await tryAdvisoryLock(client, SWEEP_LOCK_KEY))) {
-      return { swept: false, unhealthy: [], lost: [], thresholds, durationMs: now() - started }
+      return { swept: false, unhealthy: [], lost: [], failed: [], thresholds, durationMs: now() - started }
     }
     try {
       const lost: LostReclamation[] = []
@@ -66,9 +71,11 @@ export async function runSweep(
         if (reclaimed) lost.push(reclaimed)
       }
       const unhealthy = await markSilentNodesUnhealthy(client, thresholds.unhealthyAfterSeconds)
+      const failed = await failExpiredEnrollments(client)
       return {
         swept: true,
         unhealthy,
+        failed,
         lost: lost.map((l) => ({
           nodeId: l.nodeId,
           lostAt: l.lostAt.toISOString(),

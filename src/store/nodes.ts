@@ -151,6 +151,12 @@ export async function getNode(q: Queryable, id: string): Promise<NodeRow | undef
   return result.rows[0] ? toNode(result.rows[0] as Raw) : undefined
 }
 
+/** Every node id in the state, for "did you mean" when a command is given one that is not. */
+export async function listNodeIds(q: Queryable): Promise<string[]> {
+  const result = await q.query<{ id: string }>('SELECT id FROM nodes ORDER BY id')
+  return result.rows.map((r) => r.id)
+}
+
 export interface NodeFilter {
   status?: NodeStatus | NodeStatus[]
   pool?: string

@@ -51,6 +51,39 @@ export async function markSilentNodesUnhealthy(
   return rows.map((r) => ({ nodeId: r.id, silentSeconds: Math.round(Number(r.silent)) }))
 }
 
+export interface ExpiredEnrollment {
+  nodeId: string
+  /** @format date-time */
+  expiredAt: string
+}
+
+/**
+ * Provisioning nodes whose enrollment secret expired unused become `failed` (not schedulable; a
+ * provisioned one's provision_state too), one `enrollment_expired` event each, in one statement.
+ * The status is the guard: a replay, or a second sweeper, finds nothing left to fail.
+ */
+export async function failExpiredEnrollments(q: Queryable): Promise<ExpiredEnrollment[]> {
+  const { rows } = await q.query<{ id: string; expired_at: Date }>(
+    `WITH f AS (
+       UPDATE nodes AS n SET status = 'failed', schedulable = false,
+              provision_state = CASE WHEN n.provision_state IS NULL THEN NULL ELSE 'failed' END,
+              provision_error = CASE WHEN n.provision_state IS NULL THEN n.provision_error ELSE 'enrollment secret expired unused' END,
+              updated_at = now()
+        WHERE n.status = 'provisioning' AND n.enrollment_secret_sha256 IS NOT NULL
+          AND n.enrollment_secret_used_at IS NULL AND n.enrollment_secret_expires_at <= now()
+       RETURNING n.id, n.enrollment_secret_expires_at AS expired_at
+     ), e AS (
+       INSERT INTO events (kind, node_id, data)
+       SELECT 'enrollment_expired', f.id, jsonb_build_object(
+                'from', 'provisioning',
+                'expired_at', to_char(f.expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+         FROM f
+     )
+     SELECT id, expired_at FROM f ORDER BY id`,
+  )
+  return rows.map((r) => ({ nodeId: r.id, expiredAt: r.expired_at.toISOString() }))
+}
+
 /** Nodes expected to heartbeat (active, unhealthy, draining) that have been silent past the lost threshold. */
 export async function findLostCandidates(q: Queryable, lostAfterSeconds: number, limit = 10_000): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(

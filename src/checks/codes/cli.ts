@@ -23,4 +23,14 @@ export const CLI_CODES = {
     person: false,
     exitCode: 130,
   },
+  CONFIRMATION_REQUIRED: {
+    summary:
+      'An irreversible command (decommission, a reissue or rekey of a live node) was not confirmed: no terminal to ask on, or --json, and no --yes.',
+    person: false,
+    exitCode: 2,
+  },
+  CONFIRMATION_DECLINED: {
+    summary: 'An irreversible command asked on the terminal and was answered no (or got no answer); nothing changed.',
+    person: false,
+  },
 } as const satisfies Record<string, FailureCodeSpec>

@@ -24,6 +24,11 @@ export const RENDER_CODES = {
       'A new enrollment secret was asked for a node that is not provisioning (enrolled, lost, parked, failed or retired); nothing changed. --reissue does it on purpose.',
     person: false,
   },
+  SEED_KIND_PENDING: {
+    summary:
+      'A seed of one kind was asked for a node with a pending seed of the other kind (an unused agent secret, or a pinned worker host key never enrolled); nothing changed. --yes replaces it on purpose.',
+    person: false,
+  },
   NODE_SECRET_PENDING: {
     summary:
       'A new enrollment secret was asked for a provisioning node whose secret is still unused and unexpired (a seed already out); nothing changed. --reissue does it on purpose.',

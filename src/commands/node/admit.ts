@@ -13,7 +13,8 @@ export default class NodeAdmit extends FleetkitCommand<TransitionResult> {
   static override description = `Refusals name the condition that failed: NODE_STATE_CONFLICT (not active), NODE_SILENT (no
 heartbeat within 60 s, database clock), NODE_CHECKS_FAILING (its latest host checks failed),
 NODE_CAPACITY_UNKNOWN (no capacity recorded; --definition records the node's maxCapacity, or its
-server type less the host reserve). A lost node that is heartbeating again can be admitted back.`
+server type less the host reserve). A lost node that is heartbeating again can be admitted back. A
+draining node is taken back with node undrain first (active again, its checks can run), then admitted.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01',
     '<%= config.bin %> <%= command.id %> build-01 --definition fleet.yaml --json',

@@ -2,7 +2,7 @@
 // it holds no allocations or live leases (src/lifecycle/node-decommission.ts).
 import { Args, Flags } from '@oclif/core'
 
-import { stateDirFlag } from '../../cli/flags.js'
+import { stateDirFlag, yesFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
@@ -14,15 +14,18 @@ export default class NodeDecommission extends FleetkitCommand<DecommissionResult
   static override description = `Applies to draining, provisioning, failed, lost and retired nodes (drain an active one first).
 Refused with NODE_HAS_ALLOCATIONS while allocations or live leases remain; --wait S waits for them
 (NODE_WAIT_TIMEOUT). In one transaction holding the node row: check again, revoke every certificate,
-fail its queued jobs, set retired. Running it again is safe. Rows, certificates and events are kept.`
+fail its queued jobs, set retired. Running it again is safe. Rows, certificates and events are kept.
+Irreversible: the id can never be enrolled again. On a terminal it asks first (y/N), naming the node;
+without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01',
-    '<%= config.bin %> <%= command.id %> build-01 --wait 600 --json',
+    '<%= config.bin %> <%= command.id %> build-01 --wait 600 --yes --json',
   ]
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
     wait: Flags.integer({ summary: 'Seconds to wait for its allocations and live leases to end.', min: 1, max: 86400 }),
     'state-dir': stateDirFlag(),
+    yes: yesFlag('Retire without asking; needed without a terminal and with --json.'),
   }
 
   async run(): Promise<DecommissionResult> {
@@ -38,6 +41,7 @@ fail its queued jobs, set retired. Running it again is safe. Rows, certificates 
           actor: actorOf(process.env),
           clock: systemClock,
           signal,
+          confirm: this.confirmation(flags.yes),
           ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }),
         }),
       ),

@@ -12,7 +12,8 @@ export default class NodeDrain extends FleetkitCommand<DrainResult> {
   static override summary =
     'Drain a node: not schedulable, leases refused (403), while completions of jobs it holds still land.'
   static override description = `Reports the node's active allocations and live leases. With --wait, waits until no lease on
-it is live (NODE_WAIT_TIMEOUT after that many seconds). Applies to active, unhealthy and draining nodes.`
+it is live (NODE_WAIT_TIMEOUT after that many seconds). Applies to active, unhealthy and draining nodes.
+node undrain takes it back (active, not schedulable), node admit then schedules it again.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01',
     '<%= config.bin %> <%= command.id %> build-01 --wait 600 --json',

@@ -2,7 +2,7 @@
 // (src/lifecycle/node-token.ts); printed only after its hash is stored, refused past provisioning without --reissue.
 import { Args, Flags } from '@oclif/core'
 
-import { definitionFlag, envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { definitionFlag, envWithStateDir, stateDirFlag, yesFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { streamSink } from '../../cli/stdout-sink.js'
 import { withDatabase } from '../../cli/with-database.js'
@@ -16,12 +16,14 @@ export default class NodeToken extends FleetkitCommand<NodeTokenResult> {
   static override summary = 'Issue a fresh single-use enrollment secret for a node and print it once.'
   static override description = `For enrolling a node by hand: put the secret in /var/lib/fleetkit/enrollment-secret (0600) and run fleetkit-agent enroll.
 Each call replaces the node's previous secret; the state keeps only its SHA-256, and the secret is printed only once that is stored (of two runs at once, one prints a secret, the other only its error). This is the one command that prints a secret, on purpose: under --json it is in result.secret so a script can hand it to the host without a terminal.
-A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets one only with --reissue; its current certificate keeps working until the new enrollment.`
+A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets one only with --reissue; its current certificate keeps working until the new enrollment.
+A reissue to an enrolled node cannot be undone (whoever holds the secret can replace its agent): on a terminal it asks first (y/N); without one, or with --json, it needs --yes.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01',
     '<%= config.bin %> <%= command.id %> build-01 --ttl 1h --json',
     '<%= config.bin %> <%= command.id %> build-01 --reissue',
+    '<%= config.bin %> <%= command.id %> build-01 --reissue --yes --json',
   ]
 
   static override args = { node: Args.string({ description: 'node id', required: true }) }
@@ -35,6 +37,7 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
         'Give a node past provisioning (enrolled, lost, parked, failed), or one whose secret is still pending, a new secret, on purpose; recorded as a secret_reissued event.',
       default: false,
     }),
+    yes: yesFlag('Reissue to an enrolled node without asking; needed without a terminal and with --json.'),
   }
 
   /** Set once the --json envelope was printed with the secret, so it is not printed twice. */
@@ -52,6 +55,7 @@ A node past provisioning (enrolled, lost, parked, failed), or provisioning with 
           nodeId: args.node,
           ttlMs,
           reissue: flags.reissue,
+          confirm: this.confirmation(flags.yes),
           loadDefinition: () => loadDefinition(flags.definition),
           env: envWithStateDir(flags['state-dir']),
           clock: systemClock,

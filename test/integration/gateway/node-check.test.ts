@@ -224,9 +224,27 @@ describe('fleetkit node check', function () {
     )
   })
 
-  it('refuses an unknown node with NODE_UNKNOWN', async () => {
+  it('refuses an unknown node with NODE_UNKNOWN, suggesting the nearest known ids on one line', async () => {
     const out = await nodeCheck(gw.db.url, 'no-such-node', '--json')
     assert.equal(out.json.code, 'NODE_UNKNOWN')
     assertMatchesOutputSchema('node-check', out.json)
+    const typo = await nodeCheck(gw.db.url, 'node-x')
+    assert.match(
+      typo.stderr,
+      /^Error \(NODE_UNKNOWN\): no node "node-x" in the state database; did you mean "node-c"( or "[^"]+")*\?$/m,
+    )
+  })
+
+  it('fails at once naming the status of a node that cannot lease (draining: NODE_STATE_CONFLICT), and queues nothing', async () => {
+    await gw.declareNode('node-d')
+    await gw.enroll('node-d', await gw.issueSecret('node-d'))
+    await gw.db.pool.query("UPDATE nodes SET status = 'draining' WHERE id = 'node-d'")
+    const out = await nodeCheck(gw.db.url, 'node-d', '--json', '--timeout', '3600')
+    assert.equal(out.json.code, 'NODE_STATE_CONFLICT', out.stdout + out.stderr)
+    assert.match(out.json.message, /cannot check node-d: it is draining/)
+    assert.match(out.json.actions.join('\n'), /fleetkit node undrain node-d/)
+    assertMatchesOutputSchema('node-check', out.json)
+    const jobs = await gw.db.pool.query('SELECT count(*)::int AS n FROM jobs WHERE node_id = $1', ['node-d'])
+    assert.equal(jobs.rows[0].n, 0, 'no job was queued for an agent that cannot lease it')
   })
 })

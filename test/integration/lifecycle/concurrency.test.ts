@@ -163,7 +163,7 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
 
   it('node token --reissue: one replaces the secret and prints it; 19 are refused (NODE_CHANGED_CONCURRENTLY) and print no secret', async () => {
     const before = await storedHash('app-1')
-    const runs = await race(['node', 'token', 'app-1', '--reissue', ...EXAMPLE], (client) =>
+    const runs = await race(['node', 'token', 'app-1', '--reissue', '--yes', ...EXAMPLE], (client) =>
       lockNodeSecretState(client, 'app-1'),
     )
     const { winners, refused } = outcomes(runs)

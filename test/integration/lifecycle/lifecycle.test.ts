@@ -11,7 +11,7 @@ import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import { admitNode } from '../../../src/lifecycle/node-admit.js'
 import { decommissionNode } from '../../../src/lifecycle/node-decommission.js'
 import { followEvents } from '../../../src/lifecycle/fleet-events.js'
-import { drainNode } from '../../../src/lifecycle/node-drain.js'
+import { drainNode, undrainNode } from '../../../src/lifecycle/node-drain.js'
 import { parkNode, unparkNode } from '../../../src/lifecycle/node-park.js'
 import { renderInventory } from '../../../src/render/inventory.js'
 import { reserveAllocation } from '../../../src/store/allocations.js'
@@ -178,7 +178,7 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     const release = await cli(['alloc', 'release', allocation.id])
     assert.equal(release.code, 0, release.stdout)
     assertMatchesOutputSchema('alloc-release', release.json)
-    const run = await cli(['node', 'decommission', 'dec-1'])
+    const run = await cli(['node', 'decommission', 'dec-1', '--yes'])
     assert.equal(run.code, 0, run.stdout + run.stderr)
     assertMatchesOutputSchema('node-decommission', run.json)
     assert.equal(run.json.result.to, 'retired')
@@ -186,7 +186,7 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     const refused = await gw.agent(agent, 'POST', '/v1/agent/heartbeat', {})
     assert.equal(refused.status, 401)
     assert.equal(code(refused), 'certificate_refused')
-    const twice = await cli(['node', 'decommission', 'dec-1'])
+    const twice = await cli(['node', 'decommission', 'dec-1', '--yes'])
     assert.equal(twice.json.result.changed, false)
     assert.equal((await listEvents(gw.db.pool, { nodeId: 'dec-1', kind: 'node_retired' })).length, 1)
   })
@@ -380,6 +380,140 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     assert.deepEqual(
       kinds.json.result.events.map((e: { nodeId: string }) => e.nodeId),
       ['ghost-1'],
+    )
+  })
+
+  it('drain, undrain, admit again (CLI, --json by schema): the way back leases again before it schedules, with an event each', async () => {
+    const agent = await enrolled('und-1')
+    await recordNodeCapacity(gw.db.pool, 'und-1', CAPACITY)
+    assert.equal((await cli(['node', 'admit', 'und-1'])).json.result.schedulable, true)
+    assert.equal((await cli(['node', 'drain', 'und-1'])).json.result.to, 'draining')
+    assert.equal((await gw.agent(agent, 'POST', '/v1/agent/lease', {})).status, 403)
+    const admitDraining = await cli(['node', 'admit', 'und-1'])
+    assert.equal(admitDraining.json.code, 'NODE_STATE_CONFLICT')
+    assert.match(admitDraining.json.message, /it is draining/)
+    assert.ok(admitDraining.json.actions.some((a: string) => a.startsWith('fleetkit node undrain und-1')))
+    const back = await cli(['node', 'undrain', 'und-1'])
+    assert.equal(back.code, 0, back.stdout + back.stderr)
+    assertMatchesOutputSchema('node-undrain', back.json)
+    assert.deepEqual(
+      {
+        action: back.json.result.action,
+        from: back.json.result.from,
+        to: back.json.result.to,
+        changed: back.json.result.changed,
+      },
+      { action: 'undrain', from: 'draining', to: 'active', changed: true },
+    )
+    assert.equal(back.json.result.schedulable, false, 'undrain never schedules on its own')
+    assert.match(back.json.result.message, /fleetkit node admit und-1/)
+    const lease = await gw.agent(agent, 'POST', '/v1/agent/lease', {})
+    assert.equal(lease.status, 200, 'an undrained node leases again (its checks can run)')
+    const again = await cli(['node', 'undrain', 'und-1'])
+    assert.equal(again.code, 0)
+    assert.equal(again.json.result.changed, false, 'undrain of an active node changes nothing')
+    const admitted = await cli(['node', 'admit', 'und-1'])
+    assert.equal(admitted.code, 0, admitted.stdout)
+    assert.equal(admitted.json.result.schedulable, true)
+    assert.deepEqual(
+      (await listEvents(gw.db.pool, { nodeId: 'und-1' }))
+        .map((e) => e.kind)
+        .filter((k) => ['node_admitted', 'node_draining', 'node_undrained'].includes(k)),
+      ['node_admitted', 'node_draining', 'node_undrained', 'node_admitted'],
+    )
+    const [undrained] = await listEvents(gw.db.pool, { nodeId: 'und-1', kind: 'node_undrained' })
+    assert.deepEqual(undrained!.data, { from: 'draining', actor: 'ci' })
+  })
+
+  it('undrain refuses where it makes no sense (parked, lost, retired) with NODE_STATE_CONFLICT naming the status; unpark to draining points at undrain', async () => {
+    await enrolled('und-2')
+    await drainNode({ pool: gw.db.pool, nodeId: 'und-2', actor, clock: systemClock })
+    await parkNode({ pool: gw.db.pool, nodeId: 'und-2', actor })
+    const parked = await cli(['node', 'undrain', 'und-2'])
+    assert.equal(parked.json.code, 'NODE_STATE_CONFLICT')
+    assert.match(parked.json.message, /cannot undrain und-2: it is parked/)
+    assert.ok(parked.json.actions.includes('fleetkit node unpark und-2'))
+    assertMatchesOutputSchema('node-undrain', parked.json)
+    const unparked = await unparkNode({ pool: gw.db.pool, nodeId: 'und-2', actor })
+    assert.equal(unparked.to, 'draining')
+    assert.match(unparked.message, /fleetkit node undrain und-2, then fleetkit node admit und-2/)
+    await setNodeStatus(gw.db.pool, 'und-2', 'retired')
+    await assert.rejects(undrainNode({ pool: gw.db.pool, nodeId: 'und-2', actor }), {
+      code: 'NODE_STATE_CONFLICT',
+      message: /it is retired/,
+    })
+    assert.equal((await listEvents(gw.db.pool, { nodeId: 'und-2', kind: 'node_undrained' })).length, 0)
+  })
+
+  it('decommission asks: without a terminal or with --json it needs --yes (CONFIRMATION_REQUIRED, nothing changed)', async () => {
+    await gw.declareNode('yes-1')
+    await gw.issueSecret('yes-1')
+    const human = await runFleetkit(['node', 'decommission', 'yes-1'], {
+      env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir },
+    })
+    assert.equal(human.code, 2, human.stderr)
+    assert.match(
+      human.stderr,
+      /^Error \(CONFIRMATION_REQUIRED\): retire yes-1 \(provisioning\): .*can never be enrolled again; there is no terminal to ask on, so it needs --yes; nothing changed$/m,
+    )
+    assert.match(human.stderr, /fleetkit node decommission yes-1 --yes/)
+    const json = await cli(['node', 'decommission', 'yes-1'])
+    assert.equal(json.json.code, 'CONFIRMATION_REQUIRED')
+    assertMatchesOutputSchema('node-decommission', json.json)
+    assert.equal((await getNode(gw.db.pool, 'yes-1'))!.status, 'provisioning', 'nothing changed')
+    const confirmed = await cli(['node', 'decommission', 'yes-1', '--yes'])
+    assert.equal(confirmed.json.result.to, 'retired', confirmed.stdout)
+    const again = await cli(['node', 'decommission', 'yes-1'])
+    assert.equal(again.code, 0, 'a retired node is not asked about again: nothing is lost')
+  })
+
+  it('a node id that is not known: NODE_UNKNOWN suggests the nearest ids, on one line', async () => {
+    const typo = await runFleetkit(['node', 'drain', 'und-l'], {
+      env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir },
+    })
+    const lines = typo.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('Error'))
+    assert.equal(lines.length, 1)
+    assert.match(
+      lines[0]!,
+      /^Error \(NODE_UNKNOWN\): no node "und-l" in the state database; did you mean "und-1"( or "[^"]+")*\?$/,
+    )
+    const show = await cli(['node', 'show', 'dec1'])
+    assert.deepEqual(show.json.data.suggestions[0], 'dec-1')
+    assert.ok(show.json.actions.includes('fleetkit node show dec-1'))
+    const none = await cli(['node', 'show', 'zzzzzzzzzzzz'])
+    assert.equal(none.json.message, 'no node "zzzzzzzzzzzz" in the state database')
+  })
+
+  it('the sweep fails a provisioning node whose enrollment secret expired unused, once, with an event', async () => {
+    await gw.declareNode('exp-1')
+    await gw.issueSecret('exp-1', { ttlSeconds: 60, now: new Date(Date.now() - 3600_000) })
+    await gw.declareNode('exp-2')
+    await gw.issueSecret('exp-2')
+    const first = await cli(['sweep'])
+    assertMatchesOutputSchema('sweep', first.json)
+    assert.deepEqual(
+      first.json.result.failed.map((f: { nodeId: string }) => f.nodeId),
+      ['exp-1'],
+    )
+    assert.equal((await getNode(gw.db.pool, 'exp-1'))!.status, 'failed')
+    assert.equal((await getNode(gw.db.pool, 'exp-2'))!.status, 'provisioning', 'an unexpired secret is still pending')
+    const second = await cli(['sweep'])
+    assert.deepEqual(second.json.result.failed, [], 'a second sweep finds nothing left to fail')
+    const events = await listEvents(gw.db.pool, { nodeId: 'exp-1', kind: 'enrollment_expired' })
+    assert.equal(events.length, 1)
+    assert.equal(events[0]!.data.from, 'provisioning')
+    const check = await cli(['node', 'check', 'exp-1'])
+    assert.equal(check.json.code, 'NODE_NOT_ENROLLED')
+    assert.match(check.json.message, /status failed/)
+    const token = await cli(['node', 'token', 'exp-1', '--reissue'])
+    assert.equal(token.code, 0, token.stdout + token.stderr)
+    assert.equal(
+      (await getNode(gw.db.pool, 'exp-1'))!.status,
+      'provisioning',
+      'a new secret makes it provisioning again',
     )
   })
 })

@@ -146,6 +146,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
         '--kind',
         'worker',
         '--rekey',
+        '--yes',
         ...EXAMPLE,
         '--output',
         output,
@@ -173,7 +174,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.equal(replaced.rowCount, 2, 'each rekey is an event')
     // Human mode prints the line to put into fleet.yaml; the state key now pins the host.
     const human = await runFleetkit(
-      ['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', join(dir, 'app-1-human.yaml')],
+      ['seed', 'app-1', '--kind', 'worker', '--rekey', '--yes', ...EXAMPLE, '--output', join(dir, 'app-1-human.yaml')],
       { env },
     )
     assert.equal(human.code, 0, human.stderr)
@@ -195,7 +196,17 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
 
   it('seed --kind worker configures sshd on the declared ssh.port (app-2: 2222) and passes cloud-init schema', async () => {
     const output = join(dir, 'app-2.yaml')
-    const ran = await fleetkit('seed', ['seed', 'app-2', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', output])
+    const ran = await fleetkit('seed', [
+      'seed',
+      'app-2',
+      '--kind',
+      'worker',
+      '--rekey',
+      '--yes',
+      ...EXAMPLE,
+      '--output',
+      output,
+    ])
     assert.equal(ran.exitCode, 0, ran.stderr)
     const doc = parse(readFileSync(output, 'utf8')) as { write_files: { path: string; content: string }[] }
     assert.deepEqual(
@@ -234,7 +245,16 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
 
   it('node token prints a fresh secret once; a pending one is replaced only with --reissue', async () => {
     // build-1's seed above left its secret pending: this token replaces it on purpose.
-    const first = await fleetkit('node-token', ['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--ttl', '1h'])
+    const first = await fleetkit('node-token', [
+      'node',
+      'token',
+      'build-1',
+      '--reissue',
+      '--yes',
+      ...EXAMPLE,
+      '--ttl',
+      '1h',
+    ])
     assert.equal(first.exitCode, 0, first.stderr)
     const secret = first.json.result?.secret as string
     assert.deepEqual((await row('build-1'))?.enrollment_secret_sha256, createHash('sha256').update(secret).digest())
@@ -245,7 +265,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
       createHash('sha256').update(secret).digest(),
       'the pending secret is kept',
     )
-    const second = await fleetkit('node-token', ['node', 'token', 'build-1', '--reissue', ...EXAMPLE])
+    const second = await fleetkit('node-token', ['node', 'token', 'build-1', '--reissue', '--yes', ...EXAMPLE])
     assert.equal(second.exitCode, 0, second.stderr)
     assert.notEqual(second.json.result?.secret, secret)
     assert.deepEqual(

@@ -143,11 +143,96 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     assert.deepEqual(await snapshot('build-1'), before)
   })
 
+  it('--reissue to an enrolled node and --rekey of a pinned key are not confirmed without a terminal: CONFIRMATION_REQUIRED naming --yes; nothing changes', async () => {
+    const before = await snapshot('build-1')
+    const token = await runFleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], { env })
+    assert.equal(token.json.code, 'CONFIRMATION_REQUIRED', token.stdout)
+    assert.match(token.json.message, /new enrollment secret: whoever holds it can enroll as build-1/)
+    assert.ok(token.json.actions.includes('fleetkit node token build-1 --reissue --yes'))
+    assertMatchesOutputSchema('node-token', token.json)
+    const output = join(dir, 'unconfirmed.user-data')
+    const seed = await runFleetkit(
+      ['seed', 'build-1', '--kind', 'agent', '--reissue', ...EXAMPLE, '--output', output],
+      {
+        env,
+      },
+    )
+    assert.equal(seed.code, 2)
+    assert.match(
+      seed.stderr,
+      /^Error \(CONFIRMATION_REQUIRED\): give build-1 \(active, enrolled\) .* so it needs --yes; nothing changed$/m,
+    )
+    assert.ok(!existsSync(output), 'no seed written')
+    assert.deepEqual(await snapshot('build-1'), before)
+    const rekey = await runFleetkit(
+      ['seed', 'app-2', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', output, '--json'],
+      {
+        env,
+      },
+    )
+    assert.equal(rekey.json.code, 'CONFIRMATION_REQUIRED', rekey.stdout)
+    assert.match(rekey.json.message, /replace the pinned SSH host key of app-2/)
+    assert.ok(!existsSync(output), 'no seed written')
+  })
+
+  it('a seed never silently replaces a pending seed of the other kind (SEED_KIND_PENDING naming it); --yes replaces it on purpose', async () => {
+    const agentSeed = join(dir, 'app-1-agent.user-data')
+    const workerSeed = join(dir, 'app-1-worker.user-data')
+    assert.equal(
+      (await runFleetkit(['seed', 'app-1', '--kind', 'agent', ...EXAMPLE, '--output', agentSeed], { env })).code,
+      0,
+    )
+    const pendingAgent = await snapshot('app-1')
+    const worker = await runFleetkit(
+      ['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', workerSeed, '--json'],
+      { env },
+    )
+    assert.equal(worker.json.code, 'SEED_KIND_PENDING', worker.stdout)
+    assert.equal(worker.json.data.pendingKind, 'agent')
+    assert.match(
+      worker.json.message,
+      /^write a worker seed for app-1, which has a pending agent seed \(its enrollment secret unused, valid until /,
+    )
+    assert.ok(worker.json.actions.some((a: string) => a.startsWith('fleetkit seed app-1 --kind worker --rekey --yes')))
+    assertMatchesOutputSchema('seed', worker.json)
+    assert.ok(!existsSync(workerSeed), 'no seed written')
+    assert.deepEqual(await snapshot('app-1'), pendingAgent)
+    const replaced = await runFleetkit(
+      ['seed', 'app-1', '--kind', 'worker', '--rekey', '--yes', ...EXAMPLE, '--output', workerSeed, '--json'],
+      { env },
+    )
+    assert.equal(replaced.code, 0, replaced.stdout + replaced.stderr)
+    assert.ok(existsSync(workerSeed))
+
+    // The other way round: db-1 booted from a worker seed (host key pinned, never enrolled).
+    const dbWorker = join(dir, 'db-1-worker.user-data')
+    const dbAgent = join(dir, 'db-1-agent.user-data')
+    const first = await runFleetkit(
+      ['seed', 'db-1', '--kind', 'worker', '--rekey', '--yes', ...EXAMPLE, '--output', dbWorker],
+      { env },
+    )
+    assert.equal(first.code, 0, first.stderr)
+    const pendingWorker = await snapshot('db-1')
+    const agent = await runFleetkit(['seed', 'db-1', '--kind', 'agent', ...EXAMPLE, '--output', dbAgent], { env })
+    assert.equal(agent.code, 1)
+    assert.match(
+      agent.stderr,
+      /^Error \(SEED_KIND_PENDING\): write an agent seed for db-1, which has a pending worker seed .*; there is no terminal to ask on, so it needs --yes; nothing changed$/m,
+    )
+    assert.ok(!existsSync(dbAgent), 'no seed written')
+    assert.deepEqual(await snapshot('db-1'), pendingWorker)
+    const agentYes = await runFleetkit(['seed', 'db-1', '--kind', 'agent', '--yes', ...EXAMPLE, '--output', dbAgent], {
+      env,
+    })
+    assert.equal(agentYes.code, 0, agentYes.stderr)
+    assert.equal((await snapshot('db-1')).status, 'provisioning')
+  })
+
   it('--reissue gives an enrolled node a new secret, keeps its status and records secret_reissued (who, via, previous status)', async () => {
     const before = await snapshot('build-1')
     const output = join(dir, 'build-1-reissued.user-data')
     const seed = await runFleetkit(
-      ['seed', 'build-1', '--kind', 'agent', '--reissue', ...EXAMPLE, '--output', output, '--json'],
+      ['seed', 'build-1', '--kind', 'agent', '--reissue', '--yes', ...EXAMPLE, '--output', output, '--json'],
       { env },
     )
     assert.equal(seed.code, 0, seed.stderr)
@@ -157,7 +242,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     assert.equal(after.status, 'active', 'the agent keeps authenticating until it enrolls with the new secret')
     assert.notEqual(after.hash, before.hash)
     assert.equal(after.reissued, true)
-    const token = await runFleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], { env })
+    const token = await runFleetkit(['node', 'token', 'build-1', '--reissue', '--yes', ...EXAMPLE, '--json'], { env })
     assert.equal(token.code, 0, token.stderr)
     assertMatchesOutputSchema('node-token', token.json)
     assert.equal(token.json.result.reissued, true)
@@ -179,13 +264,15 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     await db.pool.query(
       "INSERT INTO nodes (id, pool, status) VALUES ('build-2', 'build', 'retired'), ('build-3', 'build', 'failed')",
     )
-    const retired = await runFleetkit(['node', 'token', 'build-2', '--reissue', ...EXAMPLE, '--json'], { env })
+    const retired = await runFleetkit(['node', 'token', 'build-2', '--reissue', '--yes', ...EXAMPLE, '--json'], { env })
     assert.equal(retired.json.code, 'NODE_NOT_PROVISIONING')
     assert.equal((await snapshot('build-2')).hash, null)
     const failed = await runFleetkit(['node', 'token', 'build-3', ...EXAMPLE, '--json'], { env })
     assert.equal(failed.json.code, 'NODE_NOT_PROVISIONING')
     assert.match(failed.json.message, /build-3 is failed.*provisioning again/)
-    const reissued = await runFleetkit(['node', 'token', 'build-3', '--reissue', ...EXAMPLE, '--json'], { env })
+    const reissued = await runFleetkit(['node', 'token', 'build-3', '--reissue', '--yes', ...EXAMPLE, '--json'], {
+      env,
+    })
     assert.equal(reissued.code, 0, reissued.stderr)
     assert.equal((await snapshot('build-3')).status, 'provisioning')
   })
@@ -209,8 +296,8 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
   describe('a seed that cannot be written leaves the state exactly as it was', () => {
     /** build-3 is provisioning with a pending secret; build-1 is active (enrolled): each replaced on purpose. */
     const cases: [string, string[]][] = [
-      ['build-3', ['--reissue']],
-      ['build-1', ['--reissue']],
+      ['build-3', ['--reissue', '--yes']],
+      ['build-1', ['--reissue', '--yes']],
     ]
 
     it('--output in a directory that does not exist: OUTPUT_WRITE_FAILED (ENOENT)', async () => {
@@ -269,8 +356,8 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
 
   describe('a secret printed to stdout is printed only after it is stored: a stdout that fails then says so on stderr', () => {
     const cases: [string, string[]][] = [
-      ['build-3', ['--reissue']],
-      ['build-1', ['--reissue']],
+      ['build-3', ['--reissue', '--yes']],
+      ['build-1', ['--reissue', '--yes']],
     ]
     /** The run stored its secret (a new hash and one more event) that nobody saw; --reissue replaces it. */
     async function assertStoredUnseen(node: string, before: Snapshot, stderr: string, next: RegExp) {
@@ -317,7 +404,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
 
     it('node token into a pipe whose reader is gone: the stored secret is reported unseen, with the command that replaces it', async () => {
       const before = await snapshot('build-3')
-      const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', ...EXAMPLE], 'closed')
+      const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', '--yes', ...EXAMPLE], 'closed')
       assert.notEqual(ran.code, 0)
       assert.match(
         ran.stderr,
@@ -330,7 +417,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       const before = await snapshot('build-3')
       const full = openSync('/dev/full', 'w')
       try {
-        const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', ...EXAMPLE, '--json'], full)
+        const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', '--yes', ...EXAMPLE, '--json'], full)
         assert.notEqual(ran.code, 0)
         assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\)/)
         await assertStoredUnseen('build-3', before, ran.stderr, /fleetkit node token build-3 --reissue/)

@@ -405,7 +405,7 @@ describe('secrets never leak (real processes)', function () {
 
       const workerSeed = join(work, 'app-1.user-data')
       const worker = await fleetkit(
-        ['seed', 'app-1', '--kind', 'worker', '--rekey', ...EXAMPLE, '--output', workerSeed, '--json'],
+        ['seed', 'app-1', '--kind', 'worker', '--rekey', '--yes', ...EXAMPLE, '--output', workerSeed, '--json'],
         env,
       )
       assert.equal(worker.code, 0, worker.stdout + worker.stderr)
@@ -425,12 +425,12 @@ describe('secrets never leak (real processes)', function () {
         'no temporary file is left beside the seeds',
       )
 
-      const token = await fleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], env)
+      const token = await fleetkit(['node', 'token', 'build-1', '--reissue', '--yes', ...EXAMPLE, '--json'], env)
       assert.equal(token.code, 0, token.stdout + token.stderr)
       const printed = (JSON.parse(token.stdout) as { result: { secret: string } }).result.secret
       assert.equal(token.stdout.split(printed).length - 1, 1, 'node token prints the secret exactly once')
       assertAbsent(token.stderr, { 'the secret': printed }, "node token's stderr")
-      const human = await fleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE], env)
+      const human = await fleetkit(['node', 'token', 'build-1', '--reissue', '--yes', ...EXAMPLE], env)
       const humanSecret = /[0-9a-f]{64}/.exec(human.stdout)?.[0]
       assert.ok(humanSecret, human.stdout)
       assert.equal(human.stdout.split(humanSecret).length - 1, 1)
@@ -455,6 +455,7 @@ describe('secrets never leak (real processes)', function () {
           '--kind',
           'worker',
           '--rekey',
+          '--yes',
           ...EXAMPLE,
           '--output',
           join(shared, 'app-1.user-data'),
@@ -473,6 +474,7 @@ describe('secrets never leak (real processes)', function () {
           '--kind',
           'worker',
           '--rekey',
+          '--yes',
           ...EXAMPLE,
           '--output',
           join(shared, 'app-1.user-data'),
