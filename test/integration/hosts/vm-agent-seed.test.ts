@@ -192,6 +192,9 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
     // harness logs in as root with its key: the sshd role keeps both, keys only.
     sshd_port: 22,
     sshd_permit_root_login: 'prohibit-password',
+    // The guest has no route to a package mirror (restrict=on): Docker Engine stays off here, as
+    // before the docker role; docker.test.ts proves that role on a container host from a local repository.
+    docker_enabled: false,
   }
   const site = (check = false) =>
     runPlaybook({ inventory, playbook: 'site.yml', extraVars, mitogen: true, check, diff: check, env: VM_ANSIBLE_ENV })
