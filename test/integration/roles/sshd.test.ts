@@ -5,6 +5,7 @@
 // from ssh's own refusal ("Permission denied (publickey,password)"), so no password is typed.
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 
 import { packagePath } from '../../../src/package-root.js'
 import { ANSIBLE_DIR, type ContainerHost, type Inventory, writeInventory } from '../../hosts/index.js'
@@ -16,10 +17,18 @@ import { TEST_HARNESS_VARS, checkConvergeIdempotent, roleHostFixture, runRoles, 
 const POLICY = { ...TEST_HARNESS_VARS, sshd_permit_root_login: 'no' }
 const DROP_INS = '/etc/ssh/sshd_config.d'
 
-/** Runs COMMAND on HOST as USER with the operator's key and the pinned host key; never throws. */
-function sshAs(host: ContainerHost, user: string, command: string, extra: string[] = []) {
+/**
+ * Runs COMMAND on HOST as USER with the operator's key and the pinned host key; never throws. A
+ * refused connection is tried again for up to 10 s: a test's own `systemctl reload ssh` returns
+ * before sshd has re-executed and listens again (the role's helper waits for that itself).
+ */
+async function sshAs(host: ContainerHost, user: string, command: string, extra: string[] = []) {
   const args = [...sshOptions(host, hostKnownHostsFile(host)), ...extra, '-p', String(host.port)]
-  return runProcess('ssh', [...args, `${user}@${host.address}`, '--', command], { timeoutMs: 60_000 })
+  for (let attempt = 1; ; attempt++) {
+    const run = await runProcess('ssh', [...args, `${user}@${host.address}`, '--', command], { timeoutMs: 60_000 })
+    if (run.code !== 255 || !/Connection refused/.test(run.stderr) || attempt === 20) return run
+    await delay(500)
+  }
 }
 
 /** What the server offers USER when the client has no key to give: ssh's "Permission denied (...)". */
