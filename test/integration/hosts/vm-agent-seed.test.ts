@@ -180,11 +180,10 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
 
   // The inventory is fleetkit's own (`fleetkit inventory`) with the connection pointed at the VM and
   // the VM's empty second disk as the data volume (declared only now: with one declared at first
-  // boot, the agent unit waits for the mount that site.yml makes). The VM runs Debian 12 (a testOnly
+  // boot, the agent unit waits for the mount that site.yml makes). The VM runs Debian 12 (a production
   // release) with 1 GiB, below the production minimum. Runs use ansible-mitogen, as `fleetkit sync` does.
   let inventory: Inventory
   const extraVars = {
-    preflight_allow_test_releases: true,
     preflight_enforce_size: false,
     firewall_ssh_port: 22,
     firewall_confirm_timeout: VM_FIREWALL_CONFIRM_TIMEOUT,

@@ -20,8 +20,8 @@ import {
 } from '../../hosts/index.js'
 import { WarmPool } from '../../hosts/warm-pool.js'
 
-/** What only a test harness passes: the hosts are containers running Debian 12 (testOnly). */
-export const TEST_HARNESS_VARS = { preflight_allow_container: true, preflight_allow_test_releases: true }
+/** What only a test harness passes: the hosts are containers (no kernel of their own). Their release is a production one. */
+export const TEST_HARNESS_VARS = { preflight_allow_container: true }
 
 /**
  * runPlaybook with Debian's ansible-mitogen: one Python per host for the whole run instead of one
