@@ -179,7 +179,7 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
   })
 
   it('seed --kind agent: one registers the node and writes the seed holding the stored secret; 19 are refused and leave no file', async () => {
-    const runs = await race(['seed', 'app-2', '--kind', 'agent', ...EXAMPLE], (client) =>
+    const runs = await race(['seed', 'app-2', '--kind', 'agent', '--rekey', ...EXAMPLE], (client) =>
       lockNodeSecretState(client, 'app-2'),
     )
     const { winners, refused } = outcomes(runs)

@@ -76,7 +76,16 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
 
   it("seed --kind agent writes a 0600 script, registers the node as provisioning with only the secret's SHA-256", async () => {
     const output = join(dir, 'build-1.user-data')
-    const ran = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', output])
+    const ran = await fleetkit('seed', [
+      'seed',
+      'build-1',
+      '--kind',
+      'agent',
+      '--rekey',
+      ...EXAMPLE,
+      '--output',
+      output,
+    ])
     assert.equal(ran.exitCode, 0, ran.stderr)
     const result = ran.json.result!
     assert.equal(result.path, output)
@@ -100,6 +109,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
       'build-1',
       '--kind',
       'agent',
+      '--rekey',
       ...EXAMPLE,
       '--ttl',
       '25h',
@@ -108,15 +118,20 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     ])
     assert.equal(ttl.json.code, 'SEED_TTL_INVALID')
     assert.equal(ttl.exitCode, 2)
-    const ca = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'x')], {
-      FLEETKIT_PKI_DIR: join(dir, 'no-pki'),
-    })
+    const ca = await fleetkit(
+      'seed',
+      ['seed', 'build-1', '--kind', 'agent', '--rekey', ...EXAMPLE, '--output', join(dir, 'x')],
+      {
+        FLEETKIT_PKI_DIR: join(dir, 'no-pki'),
+      },
+    )
     assert.equal(ca.json.code, 'CA_MISSING')
     const unknown = await fleetkit('seed', [
       'seed',
       'nope-1',
       '--kind',
       'agent',
+      '--rekey',
       ...EXAMPLE,
       '--output',
       join(dir, 'x'),
@@ -208,10 +223,10 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   it('seed --output - writes to a pipe but refuses a terminal (SEED_STDOUT_TTY)', async () => {
     const { stdout } = await runProcessOk(
       process.execPath,
-      [fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'],
+      [fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', '--rekey', ...EXAMPLE, '--output', '-'],
       { cwd: packagePath(), env: overlayEnv(env) },
     )
-    assert.ok(stdout.startsWith('#!/bin/bash\n'))
+    assert.ok(stdout.startsWith('#cloud-config\n'))
     const command = [
       process.execPath,
       fleetkitEntry(),
@@ -219,6 +234,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
       'build-2',
       '--kind',
       'agent',
+      '--rekey',
       ...EXAMPLE,
       '--output',
       '-',

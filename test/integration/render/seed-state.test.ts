@@ -110,7 +110,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     const stray = packagePath('build-1.user-data')
     assert.ok(!existsSync(stray))
     try {
-      const ran = await runFleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--json'], { env })
+      const ran = await runFleetkit(['seed', 'build-1', '--kind', 'agent', '--rekey', ...EXAMPLE, '--json'], { env })
       assert.equal(ran.code, 0, ran.stderr)
       assertMatchesOutputSchema('seed', ran.json)
       const expected = join(dir, 'state', 'seeds', 'build-1.user-data')
@@ -128,7 +128,17 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     await db.pool.query("UPDATE nodes SET status = 'active', enrollment_secret_used_at = now() WHERE id = 'build-1'")
     const before = await snapshot('build-1')
     const seed = await runFleetkit(
-      ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'],
+      [
+        'seed',
+        'build-1',
+        '--kind',
+        'agent',
+        '--rekey',
+        ...EXAMPLE,
+        '--output',
+        join(dir, 'refused.user-data'),
+        '--json',
+      ],
       { env },
     )
     assertMatchesOutputSchema('seed', seed.json)
@@ -147,7 +157,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     const before = await snapshot('build-1')
     const output = join(dir, 'build-1-reissued.user-data')
     const seed = await runFleetkit(
-      ['seed', 'build-1', '--kind', 'agent', '--reissue', ...EXAMPLE, '--output', output, '--json'],
+      ['seed', 'build-1', '--kind', 'agent', '--rekey', '--reissue', ...EXAMPLE, '--output', output, '--json'],
       { env },
     )
     assert.equal(seed.code, 0, seed.stderr)
@@ -193,7 +203,9 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
   it('a provisioning node whose secret is pending is refused (NODE_SECRET_PENDING): a seed printed to look at it never replaces the one already out', async () => {
     const before = await snapshot('build-3')
     // The whole seed fits the pipe and is read: nothing can tell this from a real use but the refusal.
-    const seed = await runFleetkit(['seed', 'build-3', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { env })
+    const seed = await runFleetkit(['seed', 'build-3', '--kind', 'agent', '--rekey', ...EXAMPLE, '--output', '-'], {
+      env,
+    })
     assert.notEqual(seed.code, 0)
     assert.match(
       seed.stderr,
@@ -222,6 +234,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
             node,
             '--kind',
             'agent',
+            '--rekey',
             ...extra,
             ...EXAMPLE,
             '--output',
@@ -251,6 +264,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
             node,
             '--kind',
             'agent',
+            '--rekey',
             ...extra,
             ...EXAMPLE,
             '--output',
@@ -287,7 +301,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
         const full = openSync('/dev/full', 'w')
         try {
           const ran = await runWithStdout(
-            ['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'],
+            ['seed', node, '--kind', 'agent', '--rekey', ...extra, ...EXAMPLE, '--output', '-'],
             full,
           )
           assert.notEqual(ran.code, 0)
@@ -306,7 +320,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       for (const [node, extra] of cases) {
         const before = await snapshot(node)
         const ran = await runWithStdout(
-          ['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'],
+          ['seed', node, '--kind', 'agent', '--rekey', ...extra, ...EXAMPLE, '--output', '-'],
           'closed',
         )
         assert.notEqual(ran.code, 0)

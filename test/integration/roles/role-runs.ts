@@ -101,12 +101,16 @@ const rolePool = new WarmPool(async (options: ContainerHostOptions) => (await st
 
 /**
  * Registers before/after hooks in the calling describe block: one fresh container host named
- * NAME with a playbook of preflight plus ROLES, stopped and removed after the block. The host is
+ * NAME (booted with OPTIONS: a seed, a release, its host key) with a playbook of preflight plus ROLES, stopped and removed after the block. The host is
  * declared when the file loads and boots while the suite before this one works (`rolePool`).
  */
-export function roleHostFixture(name: string, roles: string[]): RoleHost {
+export function roleHostFixture(
+  name: string,
+  roles: string[],
+  options: Omit<ContainerHostOptions, 'name'> = {},
+): RoleHost {
   const fixture = {} as RoleHost
-  const ticket = rolePool.declare({ name })
+  const ticket = rolePool.declare({ ...options, name })
   before(async () => {
     await assertHostsAvailable('container')
     fixture.dir = await mkdtemp(join(tmpdir(), `fleetkit-role-${name}-`))
