@@ -26,6 +26,7 @@ import {
   startDisposablePostgres,
 } from '../../support/postgres.js'
 import { overlayEnv, runProcess, runProcessOk } from '../../support/process.js'
+import { agentSeedScriptOf } from '../../support/agent-seed-script.js'
 
 interface Ran extends CliRun {
   exitCode: number
@@ -74,7 +75,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it("seed --kind agent writes a 0600 script, registers the node as provisioning with only the secret's SHA-256", async () => {
+  it("seed --kind agent writes a 0600 seed, registers the node as provisioning with only the secret's SHA-256 and its new host key", async () => {
     const output = join(dir, 'build-1.user-data')
     const ran = await fleetkit('seed', [
       'seed',
@@ -91,8 +92,10 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.equal(result.path, output)
     assert.equal(result.gzipped, false)
     assert.equal(statSync(output).mode & 0o777, 0o600)
-    const script = readFileSync(output, 'utf8')
-    assert.equal(result.bytes, Buffer.byteLength(script))
+    const seed = readFileSync(output, 'utf8')
+    assert.equal(result.bytes, Buffer.byteLength(seed))
+    await runProcessOk(packagePath('scripts', 'cloud-init-schema'), [output])
+    const script = agentSeedScriptOf(seed)
     const secret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(script)?.[1]
     assert.ok(secret, 'the seed holds a 64-hex secret')
     assert.ok(!ran.stdout.includes(secret) && !ran.stderr.includes(secret), 'the secret is not in the --json output')
@@ -100,7 +103,12 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.equal(stored?.status, 'provisioning')
     assert.deepEqual(stored?.enrollment_secret_sha256, createHash('sha256').update(secret).digest())
     assert.equal((stored?.enrollment_secret_expires_at as Date).toISOString(), result.secretExpiresAt)
-    await runProcessOk('shellcheck', ['-s', 'bash', output])
+    // build-1 declares ssh.user: the agent seed pinned a new host key (--rekey: fleet.yaml has one).
+    assert.equal(stored?.host_key_public, result.hostKeyPublic)
+    assert.equal(result.rekeyed, true)
+    const scriptFile = `${output}.sh`
+    writeFileSync(scriptFile, script)
+    await runProcessOk('shellcheck', ['-s', 'bash', scriptFile])
   })
 
   it('seed refuses a bad --ttl, a missing CA bundle and an unknown node, each with its code', async () => {
