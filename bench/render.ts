@@ -119,6 +119,7 @@ const seeds = time(() => {
       releaseVersion: definition.release.version,
       enrollmentSecret: secret.secret,
       dataMount: '/srv/fleetkit',
+      guard: { operatorCidrs: definition.operators.cidrs },
     })
     bytes = fitSeedBudget(seed).bytes.length
   }

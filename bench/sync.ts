@@ -51,7 +51,6 @@ await writeFile(
   extraVars,
   JSON.stringify({
     preflight_allow_container: true,
-    preflight_allow_test_releases: true,
     agent_update_ca_pem: mirror.caPem,
   }),
 )

@@ -18,7 +18,8 @@ export interface HostPolicy {
   version: 1
   sizing: { minimum: { cpu: number; memoryMiB: number; rootDiskMiB: number } }
   reserve: { cpu: number; memoryMiB: number; diskGiB: number }
-  releases: Array<{ id: string; version: string; codename: string; testOnly?: boolean }>
+  /** Every release listed is a production release: there is no test-only release any more. */
+  releases: Array<{ id: string; version: string; codename: string }>
   architectures: string[]
   /** provider -> server type name -> size */
   serverTypes: Record<string, Record<string, ServerTypeSize>>
@@ -64,6 +65,12 @@ function checkHostPolicy(value: unknown, path: string): HostPolicy {
   num(p?.reserve?.memoryMiB, 'reserve.memoryMiB')
   num(p?.reserve?.diskGiB, 'reserve.diskGiB')
   if (!Array.isArray(p?.releases)) missing.push('releases')
+  // testOnly once kept a release from production hosts; read as nothing now, it would quietly
+  // accept what its author meant to refuse, so a policy that still says it is refused.
+  else if (p.releases.some((r) => typeof r === 'object' && r !== null && 'testOnly' in r))
+    missing.push(
+      'releases[].testOnly (no longer read: every listed release is accepted; delete the key, or the release to refuse it)',
+    )
   if (!Array.isArray(p?.architectures)) missing.push('architectures')
   if (typeof p?.serverTypes !== 'object' || p.serverTypes === null) missing.push('serverTypes')
   if (p?.version !== 1) missing.push('version: 1')

@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path'
 
 import type pg from 'pg'
 
-import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
+import { isFleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
 import { type Env, resolveStateDir } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
@@ -19,16 +19,15 @@ import { agentSeedDocument, nodeTarget, type SeedKind, workerSeedDocument } from
 import { generateSshHostKey } from '../render/ssh-host-key.js'
 import { type Queryable, withTransaction } from '../store/database.js'
 import { lockNodeSecretState } from '../store/enrollment-secrets.js'
-import { appendEvent } from '../store/events.js'
-import { getNode, setNodeHostKey, upsertDeclaredNode } from '../store/nodes.js'
+import { getNode, upsertDeclaredNode } from '../store/nodes.js'
 import type { Confirm } from './node-transition.js'
 import { outputLostAfterCommit, outputWriteFailed, type Sink } from './output-sink.js'
 import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } from './pending-seed.js'
+import { assertRekeyAllowed, pinSeedHostKey, shortKey } from './seed-host-key.js'
 import type { SeedFiles } from './seed-files.js'
 import {
   actorOf,
   applySecretPlan,
-  changedConcurrently,
   planSecret,
   reissueAtStake,
   replanLocked,
@@ -91,7 +90,7 @@ export interface SeedNodeResult {
    */
   secretExpiresAt: string | null
   /**
-   * The pinned host key's public half (worker seeds), as stored in the state.
+   * The pinned host key's public half (worker seeds, and agent seeds of a node that declares ssh.user), as stored in the state.
    * @pattern ^ssh-ed25519 [A-Za-z0-9+/=]+ [a-z0-9-]+$
    */
   hostKeyPublic: string | null
@@ -152,7 +151,15 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     const secret = newEnrollmentSecret(rng)
     const expiresAt = new Date(now.getTime() + options.ttlMs)
     secretExpiresAt = expiresAt
-    document = agentSeedDocument(definition, target, caBundle!, secret.secret, releaseCa)
+    // A node that declares ssh.user gets the worker seed's account and a pinned host key too.
+    const pinned = row?.hostKeyPublic ?? target.declaredHostKey
+    const hostKey = target.sshUser === undefined ? undefined : generateSshHostKey(target.id, rng)
+    if (hostKey) {
+      assertRekeyAllowed(target.id, pinned, options.rekey === true, 'agent')
+      rekeyed = pinned !== undefined && pinned !== null
+      hostKeyPublic = hostKey.publicKey
+    }
+    document = agentSeedDocument(definition, target, caBundle!, secret.secret, releaseCa, hostKey)
     reissued = plan.mode !== 'provision'
     register = async (client) => {
       const locked = await lockNodeSecretState(client, target.id)
@@ -168,6 +175,20 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
         via: 'seed',
         now,
       })
+      if (hostKey) {
+        const lockedKey = locked?.hostKeyPublic ?? target.declaredHostKey
+        await pinSeedHostKey(client, {
+          nodeId: target.id,
+          kind: 'agent',
+          planned: pinned,
+          locked: lockedKey,
+          hostKeyPublic: hostKey.publicKey,
+          rekey: options.rekey === true,
+          retry,
+          actor,
+          now,
+        })
+      }
     }
   } else {
     const pinned = row?.hostKeyPublic ?? target.declaredHostKey
@@ -187,11 +208,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     register = async (client) => {
       const locked = await lockNodeSecretState(client, target.id)
       const previous = locked?.hostKeyPublic ?? target.declaredHostKey
-      assertRekeyAllowed(target.id, previous, options.rekey === true)
       assertSamePending(target.id, options.kind, pending, locked, clock.now(), yes)
-      // A rekey replaces the key this run read; another run's newer key is not replaced unseen.
-      if ((previous ?? null) !== (pinned ?? null))
-        throw changedConcurrently(target.id, 'SSH host key', `${retry} --rekey`)
       // A new row starts as provisioning; an existing node keeps its status.
       await upsertDeclaredNode(client, {
         id: target.id,
@@ -201,15 +218,17 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
         // A failed node (its enrollment expired unused) is provisioning again with a new seed.
         ...(locked && locked.status !== 'failed' ? {} : { status: 'provisioning' }),
       })
-      await setNodeHostKey(client, target.id, hostKey.publicKey)
-      if (previous) {
-        await appendEvent(client, {
-          kind: 'host_key_replaced',
-          nodeId: target.id,
-          at: now,
-          data: { actor, previous_host_key: previous, host_key: hostKey.publicKey },
-        })
-      }
+      await pinSeedHostKey(client, {
+        nodeId: target.id,
+        kind: 'worker',
+        planned: pinned,
+        locked: previous,
+        hostKeyPublic: hostKey.publicKey,
+        rekey: options.rekey === true,
+        retry,
+        actor,
+        now,
+      })
     }
   }
   // Every value is validated and the budget met before anything is written.
@@ -276,23 +295,4 @@ async function stageSeed(options: SeedNodeOptions, path: string, bytes: Buffer):
     throw outputWriteFailed(path, error)
   }
   return staged
-}
-
-/** The definition's hostKey is the reviewed truth: a pinned key is replaced only with --rekey. */
-function assertRekeyAllowed(nodeId: string, pinned: string | null | undefined, rekey: boolean): void {
-  if (!pinned || rekey) return
-  throw new FleetkitError(
-    'HOST_KEY_PINNED',
-    `node ${nodeId} has a pinned SSH host key (${shortKey(pinned)}...); a worker seed would give it a new one, so nothing was written`,
-    {
-      actions: [
-        `fleetkit seed ${nodeId} --kind worker --rekey   (only for a host being reinstalled; then put the printed hostKey into fleet.yaml)`,
-      ],
-      data: { node: nodeId },
-    },
-  )
-}
-
-function shortKey(publicKey: string): string {
-  return publicKey.split(' ').slice(0, 2).join(' ').slice(0, 40)
 }

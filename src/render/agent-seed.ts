@@ -1,6 +1,12 @@
-// Renders the agent seed: a bash script from cloud-init/agent-seed.sh.tmpl that writes
-// the agent's configuration, installs the verified release and enrolls. Values are validated first.
+// Renders the agent seed: a #cloud-config document with the same node access as the worker seed
+// (the declared SSH account, the pinned host key, the first-boot guard: src/render/node-access.ts)
+// that runs the bash script from cloud-init/agent-seed.sh.tmpl, which writes the agent's
+// configuration, installs the verified release and enrolls. Values are validated first.
+import { stringify } from 'yaml'
+
 import { rawPublicKeyToSpkiPem } from '../release/ed25519-keys.js'
+import type { FirstBootGuardInput } from './first-boot-guard.js'
+import { assembleCloudConfig, type NodeAccount, nodeAccessParts } from './node-access.js'
 import { fillTemplate, readTemplate } from './template.js'
 import {
   absolutePathValue,
@@ -31,7 +37,17 @@ export interface AgentSeedInput {
   dataMount?: string
   /** CA bundle of a private release mirror (release.caFile's content), when there is one. */
   releaseCaPem?: string
+  /** The node's ssh.user account and pinned host key, when the definition declares ssh.user. */
+  account?: NodeAccount
+  /** operators.cidrs, ssh.port and exposure.publicSsh for the first-boot table. */
+  guard: FirstBootGuardInput
 }
+
+/**
+ * Where the seed's script waits for cloud-init's runcmd: /run is a tmpfs, so the script (which
+ * holds the enrollment secret) is gone at the next boot whatever happens.
+ */
+export const AGENT_SEED_SCRIPT_PATH = '/run/fleetkit/agent-seed.sh'
 
 /**
  * The unit's one placeholder. A condition on a mount nobody declared would keep the agent from ever
@@ -46,7 +62,17 @@ export function dataMountCondition(dataMount: string): string {
   return dataMount === '' ? NO_DATA_MOUNT_CONDITION : `${DATA_MOUNT_CONDITION_PREFIX}${dataMount}`
 }
 
+/** The agent seed: the shared node access and guard, then the enrollment script at the end of first boot. */
 export function renderAgentSeed(input: AgentSeedInput): string {
+  const script = renderAgentSeedScript(input)
+  const parts = nodeAccessParts({ account: input.account, guard: input.guard })
+  parts.writeFiles.push({ path: AGENT_SEED_SCRIPT_PATH, owner: 'root:root', permissions: '0700', content: script })
+  parts.runcmd.push(['bash', AGENT_SEED_SCRIPT_PATH])
+  return `#cloud-config\n${stringify(assembleCloudConfig(parts), { lineWidth: 0 })}`
+}
+
+/** The enrollment script alone (what runcmd runs; tests run it in a sandbox root). */
+export function renderAgentSeedScript(input: Omit<AgentSeedInput, 'guard' | 'account'>): string {
   const nodeId = nodeIdValue('node id', input.nodeId)
   const gatewayUrl = httpsUrlValue('gateway.url', input.gatewayUrl)
   const enrollUrl = httpsUrlValue('gateway.enrollUrl', input.enrollUrl)

@@ -3,6 +3,7 @@
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition } from '../definition/types.js'
 import { renderAgentSeed } from './agent-seed.js'
+import type { FirstBootGuardInput } from './first-boot-guard.js'
 import type { SshHostKey } from './ssh-host-key.js'
 import { renderWorkerSeed } from './worker-seed.js'
 
@@ -23,15 +24,26 @@ export interface NodeTarget {
   declared: boolean
 }
 
-/** The agent seed of a node: the definition's gateway and release, the pinned CA bundle, the secret. */
+/**
+ * The agent seed of a node: the definition's gateway and release, the pinned CA bundle, the secret;
+ * and, for a node that declares ssh.user, the same account and pinned host key a worker seed gives.
+ */
 export function agentSeedDocument(
   definition: Definition,
   target: NodeTarget,
   caBundlePem: string,
   secret: string,
   releaseCaPem?: string,
+  hostKey?: SshHostKey,
 ): string {
+  if ((target.sshUser === undefined) !== (hostKey === undefined))
+    throw new Error(`agentSeedDocument: node ${target.id} needs a host key exactly when it declares ssh.user`)
   return renderAgentSeed({
+    account:
+      target.sshUser === undefined || hostKey === undefined
+        ? undefined
+        : { user: target.sshUser, sshPort: target.sshPort, operatorKeys: definition.operators.sshKeys, hostKey },
+    guard: firstBootGuard(definition, target),
     releaseCaPem,
     nodeId: target.id,
     gatewayUrl: definition.gateway.url,
@@ -73,8 +85,20 @@ export function workerSeedDocument(
     sshPort: target.sshPort,
     operatorKeys: definition.operators.sshKeys,
     hostKey,
+    guard: firstBootGuard(definition, target),
     autoinstall,
   })
+}
+
+/**
+ * What the first-boot table admits: SSH on the node's port from operators.cidrs, or from everywhere
+ * with exposure.publicSsh (node over pool over fleet, as the inventory merges it for the firewall role).
+ */
+function firstBootGuard(definition: Definition, target: NodeTarget): FirstBootGuardInput {
+  const node = definition.nodes.find((n) => n.id === target.id)
+  const pool = definition.pools[target.pool]
+  const exposure = { ...definition.exposure, ...pool?.exposure, ...node?.exposure }
+  return { operatorCidrs: definition.operators.cidrs, sshPort: target.sshPort, publicSsh: exposure.publicSsh === true }
 }
 
 /** A node is declared in the definition, or known to the state (provisioned by fleetkit). */

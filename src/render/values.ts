@@ -97,6 +97,10 @@ export function hostNameValue(field: string, value: unknown): string {
   return grammarValue(field, value, 'sshHost')
 }
 
+export function cidrValue(field: string, value: unknown): string {
+  return grammarValue(field, value, 'cidr')
+}
+
 export function portValue(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535)
     throw invalidValue(field, 'a TCP port 1-65535')

@@ -1,9 +1,15 @@
-// Renders the worker seed: a #cloud-config document with the declared non-root account,
-// the operators' keys, a checked sudoers rule and the host's pre-generated SSH host key.
+// Renders the worker seed: a #cloud-config document with the declared non-root account, the
+// operators' keys, a checked sudoers rule, the host's pre-generated SSH host key and the first-boot
+// guard (src/render/node-access.ts, shared with the agent seed). It installs nothing: the first
+// `fleetkit sync` converges the host and hands the agent its enrollment over SSH.
 import { stringify } from 'yaml'
 
+import type { FirstBootGuardInput } from './first-boot-guard.js'
+import { assembleCloudConfig, nodeAccessParts } from './node-access.js'
 import type { SshHostKey } from './ssh-host-key.js'
-import { hostNameValue, portValue, posixUserValue, sshPublicKeyValue, sudoRuleValue } from './values.js'
+import { hostNameValue } from './values.js'
+
+export { DEFAULT_SUDO_RULE } from './node-access.js'
 
 export interface WorkerSeedInput {
   nodeId: string
@@ -14,68 +20,26 @@ export interface WorkerSeedInput {
   operatorKeys: readonly string[]
   hostKey: SshHostKey
   sudoRule?: string
+  /** operators.cidrs and exposure.publicSsh for the first-boot table (SSH from nowhere else). */
+  guard: Omit<FirstBootGuardInput, 'sshPort'>
   /** Wrap the document for an Ubuntu ISO install (autoinstall with nested user-data). */
   autoinstall?: boolean
 }
 
-export const DEFAULT_SUDO_RULE = 'ALL=(ALL) NOPASSWD:ALL'
-const DEFAULT_SSH_PORT = 22
-const SSHD_PORT_DROP_IN = '/etc/ssh/sshd_config.d/10-fleetkit-port.conf'
-
-/**
- * Applies the port drop-in: sshd checks the file first; Ubuntu 22.10 and later start sshd from
- * ssh.socket, whose generator reads Port on daemon-reload, older systems run ssh.service.
- */
-const SSHD_RESTART =
-  'sshd -t && systemctl daemon-reload && if systemctl is-enabled --quiet ssh.socket; then systemctl restart ssh.socket; else systemctl restart ssh.service; fi'
-
-const OPENSSH_PRIVATE = /^-----BEGIN OPENSSH PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END OPENSSH PRIVATE KEY-----\n$/
-
 export function workerCloudConfig(input: WorkerSeedInput): Record<string, unknown> {
   const hostname = hostNameValue('node id', input.nodeId)
-  const user = posixUserValue('ssh.user', input.user)
-  const keys = input.operatorKeys.map((key, i) => sshPublicKeyValue(`operators.sshKeys[${i}]`, key))
-  const sudo = sudoRuleValue('sudo rule', input.sudoRule ?? DEFAULT_SUDO_RULE)
-  const port = portValue('ssh.port', input.sshPort ?? DEFAULT_SSH_PORT)
-  const hostPublic = sshPublicKeyValue('host key', input.hostKey.publicKey)
-  if (!OPENSSH_PRIVATE.test(input.hostKey.privateKey) || !hostPublic.startsWith('ssh-ed25519 ')) {
-    throw new Error('the generated host key is not an OpenSSH Ed25519 key')
-  }
-  return {
-    hostname,
-    users: [
-      {
-        name: user,
-        gecos: 'fleetkit operator account',
-        shell: '/bin/bash',
-        lock_passwd: true,
-        sudo,
-        ssh_authorized_keys: keys,
-      },
-    ],
-    disable_root: true,
-    ssh_pwauth: false,
-    // Only the pinned key: fleetkit stored its public half, so the first connection is verified.
-    ssh_deletekeys: true,
-    // ed25519 is already written from ssh_keys, so nothing new is generated.
-    ssh_genkeytypes: ['ed25519'],
-    ssh_keys: { ed25519_private: input.hostKey.privateKey, ed25519_public: hostPublic },
-    package_update: true,
-    // The inventory connects on ssh.port, so sshd must listen there from the first boot.
-    ...(port === DEFAULT_SSH_PORT
-      ? {}
-      : {
-          write_files: [
-            {
-              path: SSHD_PORT_DROP_IN,
-              owner: 'root:root',
-              permissions: '0644',
-              content: `# Written by the fleetkit worker seed: ssh.port of this node in fleet.yaml.\nPort ${port}\n`,
-            },
-          ],
-          runcmd: [['sh', '-c', SSHD_RESTART]],
-        }),
-  }
+  const parts = nodeAccessParts({
+    account: {
+      user: input.user,
+      operatorKeys: input.operatorKeys,
+      hostKey: input.hostKey,
+      sudoRule: input.sudoRule,
+      sshPort: input.sshPort,
+    },
+    guard: { ...input.guard, sshPort: input.sshPort },
+  })
+  const config = assembleCloudConfig(parts)
+  return { hostname, ...config, package_update: true }
 }
 
 export function renderWorkerSeed(input: WorkerSeedInput): string {

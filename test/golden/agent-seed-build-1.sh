@@ -1,10 +1,12 @@
 #!/bin/bash
-# fleetkit agent seed: the first boot of a node that runs fleetkit-agent (rendered by
-# `fleetkit seed NODE --kind agent`). fleetkit validated every value before rendering and
+# fleetkit agent seed: the enrollment script of a node that runs fleetkit-agent (rendered by
+# `fleetkit seed NODE --kind agent` into the seed's cloud-config, whose runcmd runs it at the end
+# of first boot; the SSH account, host key, br_netfilter and the first-boot nftables table come
+# before it from the same cloud-config). fleetkit validated every value before rendering and
 # every heredoc is quoted, so nothing below is expanded from a value. It does the minimum
-# to enroll: everything after first boot is the Ansible roles' work (br_netfilter, the firewall and
-# the data volume come with the first sync). agent.env and the unit come from the templates the
-# agent role reads too (cloud-init/agent.env.tmpl, cloud-init/fleetkit-agent.service.tmpl).
+# to enroll: everything after first boot is the Ansible roles' work (the firewall role replaces
+# the first-boot table, the data volume comes with the first sync). agent.env and the unit come
+# from the templates the agent role reads too (cloud-init/agent.env.tmpl, cloud-init/fleetkit-agent.service.tmpl).
 set -euo pipefail
 umask 022
 

@@ -9,11 +9,11 @@ import { dirname, join } from 'node:path'
 
 import { eventually } from '../support/eventually.js'
 import { runHostCommand, runHostCommandOk } from './exec.js'
-import { generateKeyPair, generateOperatorKey, knownHostsLine } from './keys.js'
+import { generateKeyPair, generateOperatorKey, knownHostsLine, writeKeyPair } from './keys.js'
 import { BRIDGE, PREFIX_LENGTH, allocateAddress, ensureBridge, releaseAddress } from './network.js'
 import { registerCleanup, registerHost, unregisterCleanup, unregisterHost } from './registry.js'
 import { alive, waitForExitSync } from './pids.js'
-import { goldenImage } from './rootfs.js'
+import { goldenImage, type HostRelease } from './rootfs.js'
 import { seedFiles } from './seed.js'
 import { sshRun, sshRunOk } from './ssh.js'
 import type { ContainerHost, HostSeed, OperatorKey } from './types.js'
@@ -29,6 +29,13 @@ export interface ContainerHostOptions {
   waitForCloudInit?: boolean
   /** Reuse an operator key (default: one per startContainerHosts call). */
   operator?: OperatorKey
+  /** The Debian release the host runs: bookworm (12, the default) or trixie (13); each has its own golden rootfs. */
+  release?: HostRelease
+  /**
+   * The host's ed25519 key (OpenSSH private key and `ssh-ed25519 AAAA...` public line) instead of a
+   * new one: for a test whose seed pins its own key (fleetkit's seeds do), so the helper's pin agrees.
+   */
+  hostKey?: { privateKey: string; publicKey: string }
 }
 
 let counter = 0
@@ -81,7 +88,6 @@ export async function startContainerHosts(
   options: ContainerHostOptions | ((index: number) => ContainerHostOptions) = {},
 ): Promise<ContainerHost[]> {
   await assertHostsAvailable('container')
-  const image = await goldenImage()
   await ensureBridge()
   const keysDir = await mkdtemp(join(tmpdir(), 'fleetkit-hosts-operator-'))
   const sharedOperator = await generateOperatorKey(keysDir)
@@ -100,6 +106,7 @@ export async function startContainerHosts(
       const opts = typeof options === 'function' ? options(i) : options
       const name =
         opts.name ?? (n > 1 && typeof options !== 'function' && options.name ? `${options.name}-${i + 1}` : undefined)
+      const image = await goldenImage(opts.release)
       started.push(
         await startOne(image.rootfs, { ...opts, operator: opts.operator ?? sharedOperator, name, onStopped: released }),
       )
@@ -167,7 +174,9 @@ async function startOne(
   }
 
   try {
-    const hostKey = await generateKeyPair(dir, 'ssh_host_ed25519_key', `root@${name}`)
+    const hostKey = opts.hostKey
+      ? await writeKeyPair(dir, 'ssh_host_ed25519_key', opts.hostKey)
+      : await generateKeyPair(dir, 'ssh_host_ed25519_key', `root@${name}`)
     const hostPrivate = await readFile(hostKey.privateKeyFile, 'utf8')
 
     // What the host must find at first boot, written into its own upper layer (the rootfs stays untouched).

@@ -18,5 +18,5 @@ export { BRIDGE, OPERATOR_ADDRESS, PREFIX_LENGTH, probeTcp, strangerAddress } fr
 export { startListener, stopListener } from './listener.js'
 export { assertHostsAvailable, missingForHosts } from './requirements.js'
 export { runningHosts, stopAllHosts } from './registry.js'
-export { IMAGE_PACKAGES, goldenImage, vmBaseImage } from './rootfs.js'
+export { HOST_RELEASES, type HostRelease, IMAGE_PACKAGES, goldenImage, imagePackages, vmBaseImage } from './rootfs.js'
 export { MINIMAL_USER_DATA } from './seed.js'

@@ -1,6 +1,6 @@
 // SSH keys of the test hosts: an operator key per helper run and a host key per host, both made
 // with ssh-keygen before boot, so tests pin the host key and never trust on first use.
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { runHostCommandOk } from './exec.js'
@@ -16,6 +16,18 @@ export async function generateKeyPair(dir: string, name: string, comment: string
   const privateKeyFile = join(dir, name)
   await runHostCommandOk('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', privateKeyFile])
   return { privateKeyFile, publicKey: (await readFile(`${privateKeyFile}.pub`, 'utf8')).trim() }
+}
+
+/** A given key pair written as DIR/NAME (private, 0600) and DIR/NAME.pub, as ssh-keygen would leave it. */
+export async function writeKeyPair(
+  dir: string,
+  name: string,
+  key: { privateKey: string; publicKey: string },
+): Promise<KeyPair> {
+  const privateKeyFile = join(dir, name)
+  await writeFile(privateKeyFile, key.privateKey, { mode: 0o600 })
+  await writeFile(`${privateKeyFile}.pub`, `${key.publicKey.trim()}\n`)
+  return { privateKeyFile, publicKey: key.publicKey.trim() }
 }
 
 export function generateOperatorKey(dir: string): Promise<OperatorKey> {

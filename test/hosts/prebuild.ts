@@ -1,4 +1,4 @@
-// Builds the golden rootfs and the VM base disk ahead of the host suites, so `scripts/test` can
+// Builds the golden rootfs of each release and the VM base disk ahead of the host suites, so `scripts/test` can
 // run it in the background while the main suites run (the build is mostly downloads and dpkg).
 // The suites wait for the same build under its flock; without root or packages this does nothing
 // and the suites report what is missing.
@@ -12,7 +12,9 @@ if (missing.length > 0) {
   const started = Date.now()
   await goldenImage()
   await vmBaseImage()
+  // Debian 13 after the VM's disk: the suites that boot trixie hosts run last.
+  await goldenImage('trixie')
   process.stderr.write(
-    `test hosts: golden rootfs and VM base disk ready after ${Math.round((Date.now() - started) / 1000)} s\n`,
+    `test hosts: golden rootfs (bookworm, trixie) and VM base disk ready after ${Math.round((Date.now() - started) / 1000)} s\n`,
   )
 }

@@ -15,6 +15,10 @@ const dropinsDir = join(imageDir, 'dropins')
 /** The repository's .cache (a symlink to the main checkout's in worktrees: one build for all). */
 export const cacheDir = join(here, '..', '..', '.cache', 'test-hosts')
 
+/** The Debian releases a test host can run: 12 (bookworm, the default and the VM's) and 13 (trixie). */
+export type HostRelease = 'bookworm' | 'trixie'
+export const HOST_RELEASES: readonly HostRelease[] = ['bookworm', 'trixie']
+
 /**
  * What the image holds. systemd/udev/kmod/dbus: a real boot; linux-image + initramfs: the VM kernel;
  * cloud-init + ifupdown + isc-dhcp-client: the NoCloud first boot; the rest is what roles and the
@@ -50,6 +54,15 @@ export const IMAGE_PACKAGES: readonly string[] = [
   'acl',
   'less',
 ]
+
+/**
+ * The package list of RELEASE: the same list, except that Debian 13 deprecates ISC's DHCP client
+ * (ifupdown there uses dhcpcd-base; container hosts get static addresses anyway).
+ */
+export function imagePackages(release: HostRelease = 'bookworm'): readonly string[] {
+  if (release === 'bookworm') return IMAGE_PACKAGES
+  return IMAGE_PACKAGES.map((p) => (p === 'isc-dhcp-client' ? 'dhcpcd-base' : p))
+}
 
 export interface GoldenImage {
   /** The rootfs directory (read-only for everyone: hosts mount it as an overlay's lower layer). */
@@ -98,10 +111,12 @@ function filesUnder(dir: string): string[] {
     .sort()
 }
 
-/** The cache key: a changed package list, drop-in or build script builds a new rootfs. */
-export function recipeKey(mirror: string): string {
+/** The cache key: a changed release, package list, drop-in or build script builds a new rootfs. */
+export function recipeKey(mirror: string, release: HostRelease = 'bookworm'): string {
   const hash = createHash('sha256')
-  hash.update(`packages:${IMAGE_PACKAGES.join(',')}\nmirror:${mirror}\n`)
+  hash.update(`packages:${imagePackages(release).join(',')}\nmirror:${mirror}\n`)
+  // The default release adds nothing, so its key depends on the same words as before there was a choice.
+  if (release !== 'bookworm') hash.update(`release:${release}\n`)
   hash.update(readFileSync(buildScript))
   for (const file of filesUnder(dropinsDir)) {
     hash.update(`\n${relative(dropinsDir, file)}\n`)
@@ -120,45 +135,50 @@ function imageFor(rootfs: string, key: string): GoldenImage {
   return { rootfs, kernel: join(boot, kernel), initrd: join(boot, initrd), key }
 }
 
-let building: Promise<GoldenImage> | undefined
+const building = new Map<HostRelease, Promise<GoldenImage>>()
 
 /**
- * The golden rootfs, built on first use (about 5 minutes, progress on stderr) and reused after.
- * Concurrent test processes wait for one build (flock); a half-built directory is never used.
+ * The golden rootfs of RELEASE, built on first use (4 to 19 minutes, progress on stderr) and reused
+ * after. Concurrent test processes wait for one build (flock); a half-built directory is never used.
+ * Each release has its own directory, lock and package cache: a trixie build never holds up a
+ * process that only needs bookworm.
  */
-export function goldenImage(): Promise<GoldenImage> {
-  building ??= (async () => {
+export function goldenImage(release: HostRelease = 'bookworm'): Promise<GoldenImage> {
+  let pending = building.get(release)
+  if (pending) return pending
+  pending = (async () => {
     const mirror = aptMirror()
-    const key = recipeKey(mirror)
-    const rootfs = join(cacheDir, `rootfs-${key}`)
+    const key = recipeKey(mirror, release)
+    const suffix = release === 'bookworm' ? '' : `-${release}`
+    const rootfs = join(cacheDir, `rootfs${suffix}-${key}`)
     if (!existsSync(rootfs)) {
       await mkdir(cacheDir, { recursive: true })
       await streamHostCommand(
         'flock',
         [
-          join(cacheDir, 'build.lock'),
+          join(cacheDir, `build${suffix}.lock`),
           'bash',
           buildScript,
           rootfs,
           mirror,
-          IMAGE_PACKAGES.join(','),
+          imagePackages(release).join(','),
           dropinsDir,
-          join(cacheDir, 'debs'),
+          join(cacheDir, `debs${suffix}`),
+          release,
         ],
         { timeoutMs: 30 * 60_000 },
       )
     }
     return imageFor(rootfs, key)
   })()
-  building.catch(() => {
-    building = undefined
-  })
-  return building
+  building.set(release, pending)
+  pending.catch(() => building.delete(release))
+  return pending
 }
 
 let baseBuilding: Promise<string> | undefined
 
-/** The VM base disk: the rootfs as an ext4 image labelled fbroot (built once per recipe, about 10 s). */
+/** The VM base disk: the bookworm rootfs as an ext4 image labelled fbroot (built once per recipe, about 10 s). */
 export function vmBaseImage(): Promise<string> {
   baseBuilding ??= (async () => {
     const image = await goldenImage()

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the golden root filesystem of the test hosts (debootstrap, then the drop-ins) into a
 # temporary directory beside OUT and renames it to OUT only when complete: a killed build is never used.
-# Usage: build-rootfs.sh OUT MIRROR PACKAGES DROPINS_DIR DEBS_DIR   (PACKAGES comma-separated)
+# Usage: build-rootfs.sh OUT MIRROR PACKAGES DROPINS_DIR DEBS_DIR [SUITE]   (PACKAGES comma-separated)
+# SUITE is the Debian release's codename (default bookworm; trixie for Debian 13).
 set -euo pipefail
-out=$1 mirror=$2 packages=$3 dropins=$4 debs=$5
-suite=bookworm
+out=$1 mirror=$2 packages=$3 dropins=$4 debs=$5 suite=${6:-bookworm}
 
 [ -d "$out" ] && exit 0
 tmp="$out.partial-$$"
@@ -13,7 +13,7 @@ rm -rf --one-file-system "$out".partial-*
 mkdir -p "$tmp"
 
 say() { printf 'test hosts: %s\n' "$*" >&2; }
-say "building the golden rootfs with debootstrap from $mirror (a few minutes, once per recipe)"
+say "building the golden $suite rootfs with debootstrap from $mirror (a few minutes, once per recipe)"
 start=$SECONDS
 # debootstrap prints a line per package and stage: show each stage once, then every 50th package.
 # Downloaded packages are kept in DEBS (shared by every recipe) so a changed recipe rebuilds faster.
@@ -44,4 +44,4 @@ rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/*_Packages
 ls "$tmp"/boot/vmlinuz-* "$tmp"/boot/initrd.img-* >/dev/null
 mv -T "$tmp" "$out"
 trap - EXIT
-say "golden rootfs ready in $((SECONDS - start)) s: $out"
+say "golden $suite rootfs ready in $((SECONDS - start)) s: $out"

@@ -23,6 +23,7 @@ import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, type RunningProcess, runProcess, runProcessOk, startProcess } from '../../support/process.js'
+import { writeAgentSeedScript } from '../../support/agent-seed-script.js'
 import { releaseMirrorPki, serveFiles } from '../../support/release-mirror.js'
 
 const NODE_ID = 'build-1'
@@ -132,6 +133,9 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
       caFile: 'release-ca.pem',
     }
     await copyFile(mirrorPki.caFile, join(dir, 'release-ca.pem'))
+    // A host not built yet has no key to review: its agent seed pins a new one (ssh.user is declared).
+    for (const node of definition.nodes as Array<{ id: string; hostKey?: string }>)
+      if (node.id === NODE_ID) delete node.hostKey
     await writeFile(join(dir, 'fleet.yaml'), stringify(definition))
 
     for (const cmd of RECORDED) {
@@ -214,12 +218,13 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     )
     assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
     assert.equal(JSON.parse(seeded.stdout).result.gzipped, false)
-    assert.match(await readFile(seedFile, 'utf8'), /^#!\/bin\/bash\n/)
+    assert.match(await readFile(seedFile, 'utf8'), /^#cloud-config\n/)
     assert.equal((await getNode(gw!.db.pool, NODE_ID))?.status, 'provisioning')
   })
 
   it('the seed installs the signed real agent and enrolls it with the gateway', async () => {
-    const seeded = await runProcess('bash', [seedFile], {
+    // cloud-init's runcmd runs the seed's enrollment script; here bash runs it in the sandbox root.
+    const seeded = await runProcess('bash', [await writeAgentSeedScript(seedFile)], {
       cwd: dir,
       env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: root }),
     })
@@ -254,7 +259,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     assert.match(seeded.stdout, new RegExp(`^enrolled ${NODE_ID}`, 'm'))
 
     const calls = (await readFile(callsLog, 'utf8')).split('\n')
-    // br_netfilter is the br_netfilter role's work at the first sync: the seed leaves the kernel alone.
+    // br_netfilter is the seed's bootcmd guard and the role's work, never the enrollment script's.
     assert.ok(!calls.some((line) => line.startsWith('modprobe') || line.startsWith('sysctl')), calls.join('\n'))
     assert.ok(
       calls.includes(
@@ -392,7 +397,7 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     // The rebuilt host: the reissued seed in a fresh sandbox root enrolls with the new secret.
     const rebuilt = join(dir, 'rebuilt-root')
     await mkdir(rebuilt)
-    const seeded = await runProcess('bash', [reissuedSeed], {
+    const seeded = await runProcess('bash', [await writeAgentSeedScript(reissuedSeed)], {
       cwd: dir,
       env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: rebuilt }),
     })

@@ -88,8 +88,18 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
     definition.operators = { ...definition.operators, cidrs: ['10.0.2.2/32'] }
     // Without a declared data volume the agent unit starts at first boot: with one, it waits for the
     // data_volume role to mount it (ConditionPathIsMountPoint); the inventory of the site.yml runs declares it.
-    for (const node of definition.nodes as Array<{ id: string; dataVolume?: unknown }>) {
-      if (node.id === NODE_ID) delete node.dataVolume
+    // No ssh either: the helper logs in as root with its own pinned key (vendor-data), which an agent
+    // seed's account (disable_root) and host key would replace; the seed still applies its first-boot guard.
+    for (const node of definition.nodes as Array<{
+      id: string
+      dataVolume?: unknown
+      ssh?: unknown
+      hostKey?: unknown
+    }>) {
+      if (node.id !== NODE_ID) continue
+      delete node.dataVolume
+      delete node.ssh
+      delete node.hostKey
     }
     definitionFile = join(dir, 'fleet.yaml')
     await writeFile(definitionFile, stringify(definition))
@@ -180,11 +190,10 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
 
   // The inventory is fleetkit's own (`fleetkit inventory`) with the connection pointed at the VM and
   // the VM's empty second disk as the data volume (declared only now: with one declared at first
-  // boot, the agent unit waits for the mount that site.yml makes). The VM runs Debian 12 (a testOnly
+  // boot, the agent unit waits for the mount that site.yml makes). The VM runs Debian 12 (a production
   // release) with 1 GiB, below the production minimum. Runs use ansible-mitogen, as `fleetkit sync` does.
   let inventory: Inventory
   const extraVars = {
-    preflight_allow_test_releases: true,
     preflight_enforce_size: false,
     firewall_ssh_port: 22,
     firewall_confirm_timeout: VM_FIREWALL_CONFIRM_TIMEOUT,

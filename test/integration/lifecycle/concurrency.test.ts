@@ -24,6 +24,7 @@ import { packagePath } from '../../../src/package-root.js'
 import { lockNodeSecretState } from '../../../src/store/enrollment-secrets.js'
 import { lockNode, recordNodeCapacity } from '../../../src/store/node-lifecycle.js'
 import { setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
+import { agentSeedScriptOf } from '../../support/agent-seed-script.js'
 import { type CliRun, runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 import {
@@ -179,7 +180,7 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
   })
 
   it('seed --kind agent: one registers the node and writes the seed holding the stored secret; 19 are refused and leave no file', async () => {
-    const runs = await race(['seed', 'app-2', '--kind', 'agent', ...EXAMPLE], (client) =>
+    const runs = await race(['seed', 'app-2', '--kind', 'agent', '--rekey', ...EXAMPLE], (client) =>
       lockNodeSecretState(client, 'app-2'),
     )
     const { winners, refused } = outcomes(runs)
@@ -191,7 +192,7 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
     assert.deepEqual(readdirSync(seedsDir), ['app-2.user-data'], 'no staged file of a refused run is left')
     const raw = readFileSync(result.path)
     const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8')
-    const secret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(text)?.[1]
+    const secret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(agentSeedScriptOf(text))?.[1]
     assert.ok(secret, 'the seed holds an enrollment secret')
     assert.equal(await storedHash('app-2'), sha256(secret), 'the seed holds the secret whose hash is stored')
     assert.equal(await events('app-2', 'secret_issued'), 1)

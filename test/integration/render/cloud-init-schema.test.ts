@@ -1,14 +1,15 @@
-// Every worker seed the tests render passes Debian's real `cloud-init schema`; a known-bad
+// Every worker and agent seed the tests render passes Debian's real `cloud-init schema`; a known-bad
 // file fails it, so a checker that silently accepts everything cannot pass this suite.
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { loadDefinition } from '../../../src/definition/load.js'
 import { packagePath } from '../../../src/package-root.js'
 import { seededRng } from '../../../src/config/rng.js'
-import { nodeTarget, workerSeedDocument } from '../../../src/render/seed-documents.js'
+import { newEnrollmentSecret } from '../../../src/render/enrollment-secret.js'
+import { agentSeedDocument, nodeTarget, workerSeedDocument } from '../../../src/render/seed-documents.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { DEFAULT_SUDO_RULE, renderWorkerSeed } from '../../../src/render/worker-seed.js'
 import { overlayEnv, runProcess, runProcessOk } from '../../support/process.js'
@@ -40,9 +41,11 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
     assert.match(result.output, /schema errors/i)
   })
 
-  it('accepts every golden worker seed', async () => {
-    const files = readdirSync(packagePath('test', 'golden')).filter((f) => f.startsWith('worker-seed-'))
-    assert.ok(files.length >= 2)
+  it('accepts every golden worker seed and agent seed cloud-config', async () => {
+    const files = readdirSync(packagePath('test', 'golden')).filter(
+      (f) => f.startsWith('worker-seed-') || (f.startsWith('agent-seed-') && f.endsWith('.yaml')),
+    )
+    assert.ok(files.length >= 4)
     for (const file of files) {
       const result = await cloudInitSchema(packagePath('test', 'golden', file))
       assert.ok(result.ok, `${file}: ${result.output}`)
@@ -61,6 +64,22 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
         )
         const result = await cloudInitSchema(path)
         assert.ok(result.ok, `${node.id} autoinstall=${autoinstall}: ${result.output}`)
+      }
+    }
+  })
+
+  it('accepts the agent seed of every example node, with and without a declared ssh.user', async () => {
+    const definition = await loadDefinition(packagePath('examples', 'fleet.yaml'))
+    const ca = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
+    const secret = newEnrollmentSecret(seededRng('schema')).secret
+    for (const node of definition.nodes) {
+      const declared = nodeTarget(definition, node.id, undefined)
+      for (const target of [declared, { ...declared, sshUser: undefined, sshPort: undefined }]) {
+        const hostKey = target.sshUser === undefined ? undefined : generateSshHostKey(node.id, seededRng(node.id))
+        const path = join(dir, `agent-${node.id}-${target.sshUser ?? 'none'}.yaml`)
+        writeFileSync(path, agentSeedDocument(definition, target, ca, secret, undefined, hostKey))
+        const result = await cloudInitSchema(path)
+        assert.ok(result.ok, `agent seed of ${node.id} (ssh.user ${target.sshUser ?? 'none'}): ${result.output}`)
       }
     }
   })

@@ -26,6 +26,7 @@ import {
   startDisposablePostgres,
 } from '../../support/postgres.js'
 import { overlayEnv, runProcess, runProcessOk } from '../../support/process.js'
+import { agentSeedScriptOf } from '../../support/agent-seed-script.js'
 
 interface Ran extends CliRun {
   exitCode: number
@@ -74,16 +75,27 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it("seed --kind agent writes a 0600 script, registers the node as provisioning with only the secret's SHA-256", async () => {
+  it("seed --kind agent writes a 0600 seed, registers the node as provisioning with only the secret's SHA-256 and its new host key", async () => {
     const output = join(dir, 'build-1.user-data')
-    const ran = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', output])
+    const ran = await fleetkit('seed', [
+      'seed',
+      'build-1',
+      '--kind',
+      'agent',
+      '--rekey',
+      ...EXAMPLE,
+      '--output',
+      output,
+    ])
     assert.equal(ran.exitCode, 0, ran.stderr)
     const result = ran.json.result!
     assert.equal(result.path, output)
     assert.equal(result.gzipped, false)
     assert.equal(statSync(output).mode & 0o777, 0o600)
-    const script = readFileSync(output, 'utf8')
-    assert.equal(result.bytes, Buffer.byteLength(script))
+    const seed = readFileSync(output, 'utf8')
+    assert.equal(result.bytes, Buffer.byteLength(seed))
+    await runProcessOk(packagePath('scripts', 'cloud-init-schema'), [output])
+    const script = agentSeedScriptOf(seed)
     const secret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(script)?.[1]
     assert.ok(secret, 'the seed holds a 64-hex secret')
     assert.ok(!ran.stdout.includes(secret) && !ran.stderr.includes(secret), 'the secret is not in the --json output')
@@ -91,7 +103,12 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.equal(stored?.status, 'provisioning')
     assert.deepEqual(stored?.enrollment_secret_sha256, createHash('sha256').update(secret).digest())
     assert.equal((stored?.enrollment_secret_expires_at as Date).toISOString(), result.secretExpiresAt)
-    await runProcessOk('shellcheck', ['-s', 'bash', output])
+    // build-1 declares ssh.user: the agent seed pinned a new host key (--rekey: fleet.yaml has one).
+    assert.equal(stored?.host_key_public, result.hostKeyPublic)
+    assert.equal(result.rekeyed, true)
+    const scriptFile = `${output}.sh`
+    writeFileSync(scriptFile, script)
+    await runProcessOk('shellcheck', ['-s', 'bash', scriptFile])
   })
 
   it('seed refuses a bad --ttl, a missing CA bundle and an unknown node, each with its code', async () => {
@@ -100,6 +117,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
       'build-1',
       '--kind',
       'agent',
+      '--rekey',
       ...EXAMPLE,
       '--ttl',
       '25h',
@@ -108,15 +126,20 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     ])
     assert.equal(ttl.json.code, 'SEED_TTL_INVALID')
     assert.equal(ttl.exitCode, 2)
-    const ca = await fleetkit('seed', ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'x')], {
-      FLEETKIT_PKI_DIR: join(dir, 'no-pki'),
-    })
+    const ca = await fleetkit(
+      'seed',
+      ['seed', 'build-1', '--kind', 'agent', '--rekey', ...EXAMPLE, '--output', join(dir, 'x')],
+      {
+        FLEETKIT_PKI_DIR: join(dir, 'no-pki'),
+      },
+    )
     assert.equal(ca.json.code, 'CA_MISSING')
     const unknown = await fleetkit('seed', [
       'seed',
       'nope-1',
       '--kind',
       'agent',
+      '--rekey',
       ...EXAMPLE,
       '--output',
       join(dir, 'x'),
@@ -219,10 +242,10 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
   it('seed --output - writes to a pipe but refuses a terminal (SEED_STDOUT_TTY)', async () => {
     const { stdout } = await runProcessOk(
       process.execPath,
-      [fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', ...EXAMPLE, '--output', '-'],
+      [fleetkitEntry(), 'seed', 'build-2', '--kind', 'agent', '--rekey', ...EXAMPLE, '--output', '-'],
       { cwd: packagePath(), env: overlayEnv(env) },
     )
-    assert.ok(stdout.startsWith('#!/bin/bash\n'))
+    assert.ok(stdout.startsWith('#cloud-config\n'))
     const command = [
       process.execPath,
       fleetkitEntry(),
@@ -230,6 +253,7 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
       'build-2',
       '--kind',
       'agent',
+      '--rekey',
       ...EXAMPLE,
       '--output',
       '-',

@@ -110,7 +110,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     const stray = packagePath('build-1.user-data')
     assert.ok(!existsSync(stray))
     try {
-      const ran = await runFleetkit(['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--json'], { env })
+      const ran = await runFleetkit(['seed', 'build-1', '--kind', 'agent', '--rekey', ...EXAMPLE, '--json'], { env })
       assert.equal(ran.code, 0, ran.stderr)
       assertMatchesOutputSchema('seed', ran.json)
       const expected = join(dir, 'state', 'seeds', 'build-1.user-data')
@@ -128,7 +128,17 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     await db.pool.query("UPDATE nodes SET status = 'active', enrollment_secret_used_at = now() WHERE id = 'build-1'")
     const before = await snapshot('build-1')
     const seed = await runFleetkit(
-      ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', join(dir, 'refused.user-data'), '--json'],
+      [
+        'seed',
+        'build-1',
+        '--kind',
+        'agent',
+        '--rekey',
+        ...EXAMPLE,
+        '--output',
+        join(dir, 'refused.user-data'),
+        '--json',
+      ],
       { env },
     )
     assertMatchesOutputSchema('seed', seed.json)
@@ -232,7 +242,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     const before = await snapshot('build-1')
     const output = join(dir, 'build-1-reissued.user-data')
     const seed = await runFleetkit(
-      ['seed', 'build-1', '--kind', 'agent', '--reissue', '--yes', ...EXAMPLE, '--output', output, '--json'],
+      ['seed', 'build-1', '--kind', 'agent', '--rekey', '--reissue', '--yes', ...EXAMPLE, '--output', output, '--json'],
       { env },
     )
     assert.equal(seed.code, 0, seed.stderr)
@@ -280,7 +290,9 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
   it('a provisioning node whose secret is pending is refused (NODE_SECRET_PENDING): a seed printed to look at it never replaces the one already out', async () => {
     const before = await snapshot('build-3')
     // The whole seed fits the pipe and is read: nothing can tell this from a real use but the refusal.
-    const seed = await runFleetkit(['seed', 'build-3', '--kind', 'agent', ...EXAMPLE, '--output', '-'], { env })
+    const seed = await runFleetkit(['seed', 'build-3', '--kind', 'agent', '--rekey', ...EXAMPLE, '--output', '-'], {
+      env,
+    })
     assert.notEqual(seed.code, 0)
     assert.match(
       seed.stderr,
@@ -309,6 +321,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
             node,
             '--kind',
             'agent',
+            '--rekey',
             ...extra,
             ...EXAMPLE,
             '--output',
@@ -338,6 +351,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
             node,
             '--kind',
             'agent',
+            '--rekey',
             ...extra,
             ...EXAMPLE,
             '--output',
@@ -359,11 +373,14 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       ['build-3', ['--reissue', '--yes']],
       ['build-1', ['--reissue', '--yes']],
     ]
-    /** The run stored its secret (a new hash and one more event) that nobody saw; --reissue replaces it. */
+    /**
+     * The run stored its secret (a new hash, secret_reissued and, as these nodes declare ssh.user and
+     * a pinned key, host_key_replaced) that nobody saw; --reissue replaces it.
+     */
     async function assertStoredUnseen(node: string, before: Snapshot, stderr: string, next: RegExp) {
       const after = await snapshot(node)
       assert.notEqual(after.hash, before.hash, node)
-      assert.equal(after.events, before.events + 1, node)
+      assert.equal(after.events, before.events + 2, node)
       assert.match(stderr, /never shown, and cannot be shown again/)
       assert.match(stderr, next)
     }
@@ -374,7 +391,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
         const full = openSync('/dev/full', 'w')
         try {
           const ran = await runWithStdout(
-            ['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'],
+            ['seed', node, '--kind', 'agent', '--rekey', ...extra, ...EXAMPLE, '--output', '-'],
             full,
           )
           assert.notEqual(ran.code, 0)
@@ -393,7 +410,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       for (const [node, extra] of cases) {
         const before = await snapshot(node)
         const ran = await runWithStdout(
-          ['seed', node, '--kind', 'agent', ...extra, ...EXAMPLE, '--output', '-'],
+          ['seed', node, '--kind', 'agent', '--rekey', ...extra, ...EXAMPLE, '--output', '-'],
           'closed',
         )
         assert.notEqual(ran.code, 0)

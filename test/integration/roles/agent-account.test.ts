@@ -42,6 +42,7 @@ function operatorUserData(operator: OperatorKey): string {
     user: OPERATOR,
     operatorKeys: [operator.publicKey],
     hostKey: generateSshHostKey('acct-op'),
+    guard: { operatorCidrs: ['10.231.0.1/32'] },
   })
   // Only the account: the harness pins its own host key and keeps root's login for its probes.
   return `#cloud-config\n${stringify({ users: seed.users })}`

@@ -1,5 +1,6 @@
-// preflight on a real container host (Debian 12, testOnly in the policy): refuses a container and
-// a test-only release unless the harness allows them, compares releases by major version, changes nothing.
+// preflight on a real container host (Debian 12, a production release of the shipped policy):
+// accepts it with no release switch, refuses a container unless the harness says it is one, refuses
+// a release the policy does not list, compares releases by major version, changes nothing.
 import assert from 'node:assert/strict'
 
 import { TEST_HARNESS_VARS, checkConvergeIdempotent, runRoles, tail, roleHostFixture } from './role-runs.js'
@@ -30,14 +31,28 @@ describe('roles: preflight on a container host', function () {
     assert.match(run.stdout, /HOST_VIRT_REFUSED: this host is a container \(systemd-nspawn\)/)
   })
 
-  it('refuses a testOnly release with HOST_RELEASE_UNSUPPORTED unless the harness allows it', async () => {
+  it('refuses a release the policy does not list with HOST_RELEASE_UNSUPPORTED, naming the accepted ones', async () => {
     const run = await runRoles({
       inventory: fixture.inventory,
       playbook: fixture.playbook,
-      extraVars: { ...TEST_HARNESS_VARS, preflight_allow_test_releases: false },
+      extraVars: {
+        ...TEST_HARNESS_VARS,
+        preflight_host_policy: {
+          version: 1,
+          architectures: ['amd64', 'arm64'],
+          releases: [
+            { id: 'ubuntu', version: '24.04', codename: 'noble' },
+            { id: 'debian', version: '13', codename: 'trixie' },
+          ],
+          sizing: { minimum: { cpu: 1, memoryMiB: 1, rootDiskMiB: 1 } },
+        },
+      },
     })
     assert.notEqual(run.code, 0)
-    assert.match(run.stdout, /HOST_RELEASE_UNSUPPORTED: debian 12(\.\d+)? is not an accepted release/)
+    assert.match(
+      run.stdout,
+      /HOST_RELEASE_UNSUPPORTED: debian 12(\.\d+)? is not an accepted release in policy\/host-policy.yaml \(ubuntu 24.04, debian 13\)/,
+    )
   })
 
   it('compares the release by the policy version\'s precision: "12" accepts 12.x, "12.0" and "11" do not', async () => {
@@ -52,7 +67,6 @@ describe('roles: preflight on a container host', function () {
       playbook: fixture.playbook,
       extraVars: {
         ...TEST_HARNESS_VARS,
-        preflight_allow_test_releases: false,
         preflight_host_policy: policy([{ id: 'debian', version: '12' }]),
       },
     })

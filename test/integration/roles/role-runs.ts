@@ -21,14 +21,11 @@ import {
 import { WarmPool } from '../../hosts/warm-pool.js'
 
 /**
- * What only a test harness passes: the hosts are containers running Debian 12 (testOnly), and the
- * harness looks at them as root with its key (`host.ssh`), which the sshd role would otherwise turn off.
+ * What only a test harness passes: the hosts are containers (no kernel of their own; their release
+ * is a production one), and the harness looks at them as root with its key (`host.ssh`), which the
+ * sshd role would otherwise turn off.
  */
-export const TEST_HARNESS_VARS = {
-  preflight_allow_container: true,
-  preflight_allow_test_releases: true,
-  sshd_permit_root_login: 'prohibit-password',
-}
+export const TEST_HARNESS_VARS = { preflight_allow_container: true, sshd_permit_root_login: 'prohibit-password' }
 
 /**
  * runPlaybook with Debian's ansible-mitogen: one Python per host for the whole run instead of one
@@ -108,12 +105,16 @@ const rolePool = new WarmPool(async (options: ContainerHostOptions) => (await st
 
 /**
  * Registers before/after hooks in the calling describe block: one fresh container host named
- * NAME with a playbook of preflight plus ROLES, stopped and removed after the block. The host is
+ * NAME (booted with OPTIONS: a seed, a release, its host key) with a playbook of preflight plus ROLES, stopped and removed after the block. The host is
  * declared when the file loads and boots while the suite before this one works (`rolePool`).
  */
-export function roleHostFixture(name: string, roles: string[]): RoleHost {
+export function roleHostFixture(
+  name: string,
+  roles: string[],
+  options: Omit<ContainerHostOptions, 'name'> = {},
+): RoleHost {
   const fixture = {} as RoleHost
-  const ticket = rolePool.declare({ name })
+  const ticket = rolePool.declare({ ...options, name })
   before(async () => {
     await assertHostsAvailable('container')
     fixture.dir = await mkdtemp(join(tmpdir(), `fleetkit-role-${name}-`))

@@ -188,12 +188,17 @@ function renderAll(definition: Definition): void {
       releaseVersion: definition.release.version,
       enrollmentSecret: SECRET,
       dataMount: node.dataVolume?.mountPoint,
+      account: node.ssh?.user
+        ? { user: node.ssh.user, sshPort: node.ssh.port, operatorKeys: definition.operators.sshKeys, hostKey: HOST_KEY }
+        : undefined,
+      guard: { operatorCidrs: definition.operators.cidrs, sshPort: node.ssh?.port, publicSsh: true },
     })
     renderWorkerSeed({
       nodeId: node.id,
       user: node.ssh?.user ?? 'fleetkit',
       operatorKeys: definition.operators.sshKeys,
       hostKey: HOST_KEY,
+      guard: { operatorCidrs: definition.operators.cidrs },
       autoinstall: true,
     })
   }

@@ -13,7 +13,7 @@ sizing: { minimum: { cpu: 3, memoryMiB: 5000, rootDiskMiB: 30000 } }
 reserve: { cpu: 0.25, memoryMiB: 512, diskGiB: 7 }
 releases:
   - { id: ubuntu, version: "24.04", codename: noble }
-  - { id: debian, version: "12", codename: bookworm, testOnly: true }
+  - { id: debian, version: "12", codename: bookworm }
 architectures: [arm64]
 regions:
   alpha: [a1, a2]
@@ -43,8 +43,8 @@ describe('the host policy', () => {
     assert.deepEqual(policy.sizing.minimum, { cpu: 3, memoryMiB: 5000, rootDiskMiB: 30000 })
     assert.deepEqual(policy.reserve, { cpu: 0.25, memoryMiB: 512, diskGiB: 7 })
     assert.deepEqual(
-      policy.releases.filter((r) => !r.testOnly).map((r) => `${r.id} ${r.version}`),
-      ['ubuntu 24.04'],
+      policy.releases.map((r) => `${r.id} ${r.version}`),
+      ['ubuntu 24.04', 'debian 12'],
     )
     assert.deepEqual(policy.architectures, ['arm64'])
   })
@@ -78,16 +78,27 @@ describe('the host policy', () => {
     )
     const bad = await write('bad.yaml', 'version: [\n')
     assert.throws(() => loadHostPolicy(bad), { code: 'HOST_POLICY_INVALID' })
+    // testOnly is no longer read: a policy that still marks a release so is refused, not widened.
+    const testOnly = await write(
+      'test-only.yaml',
+      POLICY.replace('codename: bookworm }', 'codename: bookworm, testOnly: true }'),
+    )
+    assert.throws(
+      () => loadHostPolicy(testOnly),
+      (e: { code?: string; message: string }) => e.code === 'HOST_POLICY_INVALID' && /testOnly/.test(e.message),
+    )
   })
 
   describe('policy/host-policy.yaml as shipped', () => {
     const policy = loadHostPolicy()
 
-    it('accepts at least one production release, each release named once', () => {
-      assert.ok(
-        policy.releases.some((r) => !r.testOnly),
-        'no release a production host may run',
-      )
+    it('accepts Debian 12 and 13 and Ubuntu 24.04 and 26.04, each release named once', () => {
+      assert.deepEqual(policy.releases.map((r) => `${r.id} ${r.version}`).sort(), [
+        'debian 12',
+        'debian 13',
+        'ubuntu 24.04',
+        'ubuntu 26.04',
+      ])
       const names = policy.releases.map((r) => `${r.id} ${r.version}`)
       assert.equal(new Set(names).size, names.length)
     })

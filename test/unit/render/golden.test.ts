@@ -3,12 +3,13 @@
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 
-import { parse } from 'yaml'
+import { parse, stringify } from 'yaml'
 
 import { loadDefinition } from '../../../src/definition/load.js'
 import type { Definition } from '../../../src/definition/types.js'
 import { packagePath } from '../../../src/package-root.js'
 import { seededRng } from '../../../src/config/rng.js'
+import { AGENT_SEED_SCRIPT_PATH } from '../../../src/render/agent-seed.js'
 import { newEnrollmentSecret } from '../../../src/render/enrollment-secret.js'
 import { type InventoryStateNode, renderInventory } from '../../../src/render/inventory.js'
 import { agentSeedDocument, nodeTarget, workerSeedDocument } from '../../../src/render/seed-documents.js'
@@ -51,16 +52,26 @@ describe('render: golden files of the example fleet', () => {
     definition = await loadDefinition(packagePath('examples', 'fleet.yaml'))
   })
 
-  it('agent seed of build-1', () => {
+  /** NODE.yaml: the cloud-config with the script's place marked; NODE.sh: the script, the verifier's place marked. */
+  function goldenAgentSeed(node: string): void {
     const secret = newEnrollmentSecret(seededRng('golden-secret')).secret
-    const seed = agentSeedDocument(definition, nodeTarget(definition, 'build-1', undefined), ca, secret)
+    const hostKey = generateSshHostKey(node, seededRng('golden-host-key'))
+    const seed = agentSeedDocument(definition, nodeTarget(definition, node, undefined), ca, secret, undefined, hostKey)
+    const doc = parse(seed) as { write_files: { path: string; content: string }[] }
+    const script = doc.write_files.find((f) => f.path === AGENT_SEED_SCRIPT_PATH)!
     // The verifier has its own file and review; seeds.test.ts proves it is embedded byte for byte.
     const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
-    assert.ok(seed.includes(verifier))
+    assert.ok(script.content.includes(verifier))
     golden(
-      'agent-seed-build-1.sh',
-      seed.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'),
+      `agent-seed-${node}.sh`,
+      script.content.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'),
     )
+    script.content = `# the enrollment script: test/golden/agent-seed-${node}.sh`
+    golden(`agent-seed-${node}.yaml`, `#cloud-config\n${stringify(doc, { lineWidth: 0 })}`)
+  }
+
+  it('agent seed of build-1: its cloud-config (account, pinned host key, guard) and its enrollment script', () => {
+    goldenAgentSeed('build-1')
   })
 
   it('worker seed of app-1, plain and for autoinstall', () => {
@@ -84,13 +95,7 @@ describe('render: golden files of the example fleet', () => {
   })
 
   it('agent seed of build-3: no data volume, so no mount condition', () => {
-    const secret = newEnrollmentSecret(seededRng('golden-secret')).secret
-    const seed = agentSeedDocument(definition, nodeTarget(definition, 'build-3', undefined), ca, secret)
-    const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
-    golden(
-      'agent-seed-build-3.sh',
-      seed.replace(verifier, '# cloud-init/verify-release.sh is embedded here, byte for byte'),
-    )
+    goldenAgentSeed('build-3')
   })
 
   it('inventory and known_hosts', () => {

@@ -8,14 +8,20 @@ import { parse } from 'yaml'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { packagePath } from '../../../src/package-root.js'
-import { type AgentSeedInput, renderAgentSeed } from '../../../src/render/agent-seed.js'
+import {
+  AGENT_SEED_SCRIPT_PATH,
+  type AgentSeedInput,
+  renderAgentSeed,
+  renderAgentSeedScript,
+} from '../../../src/render/agent-seed.js'
+import { firstBootGuardScript } from '../../../src/render/first-boot-guard.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { newEnrollmentSecret } from '../../../src/render/enrollment-secret.js'
 import { fitSeedBudget, SEED_BUDGET_BYTES } from '../../../src/render/seed-budget.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { parseSecretTtl } from '../../../src/render/ttl.js'
 import { renderWorkerSeed } from '../../../src/render/worker-seed.js'
-import { OPERATOR_KEY, workerSeedCases } from '../../support/worker-seed-cases.js'
+import { GUARD, OPERATOR_KEY, workerSeedCases } from '../../support/worker-seed-cases.js'
 import { runProcessOk } from '../../support/process.js'
 
 const CA = readFileSync(packagePath('test', 'fixtures', 'cloud-init', 'gateway-ca-bundle.pem'), 'utf8')
@@ -32,6 +38,7 @@ function agentInput(overrides: Partial<AgentSeedInput> = {}): AgentSeedInput {
     releaseVersion: '0.1.0',
     enrollmentSecret: SECRET,
     dataMount: '/srv/fleetkit',
+    guard: GUARD,
     ...overrides,
   }
 }
@@ -46,9 +53,58 @@ function code(fn: () => unknown): string {
   assert.fail('expected a refusal')
 }
 
+/** The parsed cloud-config of a seed. */
+function cloudConfig(text: string): Record<string, unknown> {
+  assert.ok(text.startsWith('#cloud-config\n'))
+  return parse(text) as Record<string, unknown>
+}
+
 describe('render: agent seed', () => {
-  it('is a bash script with set -euo pipefail whose heredocs are all quoted', () => {
-    const seed = renderAgentSeed(agentInput())
+  it('is a #cloud-config: the first-boot guard at bootcmd, the enrollment script as a 0700 file on /run that runcmd runs', () => {
+    const input = agentInput()
+    const doc = cloudConfig(renderAgentSeed(input))
+    assert.deepEqual(doc.bootcmd, [firstBootGuardScript(GUARD)])
+    assert.deepEqual(doc.write_files, [
+      { path: AGENT_SEED_SCRIPT_PATH, owner: 'root:root', permissions: '0700', content: renderAgentSeedScript(input) },
+    ])
+    assert.match(AGENT_SEED_SCRIPT_PATH, /^\/run\//)
+    assert.deepEqual(doc.runcmd, [['bash', AGENT_SEED_SCRIPT_PATH]])
+    // A node without ssh.user: no account, and cloud-init's own host keys (nothing is pinned).
+    for (const key of ['users', 'ssh_keys', 'ssh_deletekeys', 'disable_root']) assert.equal(doc[key], undefined, key)
+  })
+
+  it("gives a node with ssh.user the worker seed's account, operators' keys and pinned host key, on its ssh.port", () => {
+    const worker = workerSeedCases().sshPort
+    const account = { user: worker.user, operatorKeys: worker.operatorKeys, hostKey: worker.hostKey, sshPort: 2222 }
+    const agent = cloudConfig(renderAgentSeed(agentInput({ account, guard: { ...GUARD, sshPort: 2222 } })))
+    const expected = cloudConfig(renderWorkerSeed(worker))
+    for (const key of [
+      'users',
+      'disable_root',
+      'ssh_pwauth',
+      'ssh_deletekeys',
+      'ssh_genkeytypes',
+      'ssh_keys',
+      'bootcmd',
+    ])
+      assert.deepEqual(agent[key], expected[key], key)
+    // The sshd port drop-in and its restart come first; the enrollment script runs last.
+    const files = agent.write_files as { path: string }[]
+    assert.deepEqual(
+      files.map((f) => f.path),
+      ['/etc/ssh/sshd_config.d/10-fleetkit-port.conf', AGENT_SEED_SCRIPT_PATH],
+    )
+    assert.deepEqual(agent.runcmd, [...(expected.runcmd as unknown[]), ['bash', AGENT_SEED_SCRIPT_PATH]])
+    // Unlike the worker seed it keeps the provider's hostname and updates no package list itself.
+    assert.equal(agent.hostname, undefined)
+    assert.equal(
+      code(() => renderAgentSeed(agentInput({ account: { ...account, user: 'root' } }))),
+      'SEED_VALUE_INVALID',
+    )
+  })
+
+  it('the script is bash with set -euo pipefail whose heredocs are all quoted', () => {
+    const seed = renderAgentSeedScript(agentInput())
     assert.ok(seed.startsWith('#!/bin/bash\n'))
     assert.match(seed, /^set -euo pipefail$/m)
     const template = readFileSync(packagePath('cloud-init', 'agent-seed.sh.tmpl'), 'utf8')
@@ -59,7 +115,7 @@ describe('render: agent seed', () => {
   })
 
   it('puts each value inside its heredoc only', () => {
-    const seed = renderAgentSeed(agentInput())
+    const seed = renderAgentSeedScript(agentInput())
     assert.equal(seed.split(SECRET).length, 2, 'the secret appears exactly once')
     assert.match(seed, /<<'FLEETKIT_ENROLLMENT_SECRET'\nc0ffee[0-9a-f]+\nFLEETKIT_ENROLLMENT_SECRET\n/)
     assert.match(seed, /^FLEETKIT_NODE_ID=build-1$/m)
@@ -69,7 +125,7 @@ describe('render: agent seed', () => {
   })
 
   it('a node without a data volume gets a unit with no mount condition and an empty FLEETKIT_DATA_MOUNT', () => {
-    const seed = renderAgentSeed(agentInput({ dataMount: undefined }))
+    const seed = renderAgentSeedScript(agentInput({ dataMount: undefined }))
     assert.doesNotMatch(seed, /ConditionPathIsMountPoint/)
     assert.match(seed, /^FLEETKIT_DATA_MOUNT=$/m)
     assert.match(seed, /^WantedBy=multi-user\.target$/m)
@@ -78,7 +134,9 @@ describe('render: agent seed', () => {
   it('embeds the one release verifier byte for byte', () => {
     const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
     assert.ok(
-      renderAgentSeed(agentInput()).includes(`<<'FLEETKIT_VERIFY_RELEASE'\n${verifier}\nFLEETKIT_VERIFY_RELEASE\n`),
+      renderAgentSeedScript(agentInput()).includes(
+        `<<'FLEETKIT_VERIFY_RELEASE'\n${verifier}\nFLEETKIT_VERIFY_RELEASE\n`,
+      ),
     )
   })
 
@@ -102,20 +160,20 @@ describe('render: agent seed', () => {
     ]
     for (const attempt of attempts)
       assert.equal(
-        code(() => renderAgentSeed(agentInput(attempt))),
+        code(() => renderAgentSeedScript(agentInput(attempt))),
         'SEED_VALUE_INVALID',
         JSON.stringify(attempt),
       )
   })
 
   it("pins a private mirror's CA for the verifier only when release.caFile gives one", () => {
-    assert.match(renderAgentSeed(agentInput()), /<<'FLEETKIT_RELEASE_CA'\n\nFLEETKIT_RELEASE_CA\n/)
-    const seed = renderAgentSeed(agentInput({ releaseCaPem: CA }))
+    assert.match(renderAgentSeedScript(agentInput()), /<<'FLEETKIT_RELEASE_CA'\n\nFLEETKIT_RELEASE_CA\n/)
+    const seed = renderAgentSeedScript(agentInput({ releaseCaPem: CA }))
     assert.ok(seed.includes(`<<'FLEETKIT_RELEASE_CA'\n${CA.trimEnd()}\nFLEETKIT_RELEASE_CA\n`))
     assert.match(seed, /verify_args\+=\(--ca-file "\$ROOT\/etc\/fleetkit\/release-ca.pem"\)/)
     assert.equal(
       code(() =>
-        renderAgentSeed(
+        renderAgentSeedScript(
           agentInput({
             releaseCaPem: '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n',
           }),
@@ -128,7 +186,7 @@ describe('render: agent seed', () => {
   it('passes shellcheck', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetkit-seed-'))
     try {
-      writeFileSync(join(dir, 'seed.sh'), renderAgentSeed(agentInput()))
+      writeFileSync(join(dir, 'seed.sh'), renderAgentSeedScript(agentInput()))
       await runProcessOk('shellcheck', ['-s', 'bash', join(dir, 'seed.sh')])
       await runProcessOk('shellcheck', ['-s', 'bash', packagePath('cloud-init', 'agent-seed.sh.tmpl')])
     } finally {
@@ -160,6 +218,9 @@ describe('render: worker seed', () => {
     assert.equal(doc.ssh_deletekeys, true)
     assert.equal(doc.package_update, true)
     assert.equal(doc.tailscale, undefined)
+    // It installs nothing: the first sync's roles install the agent and hand it its enrollment.
+    assert.equal(doc.packages, undefined)
+    assert.deepEqual(doc.bootcmd, [firstBootGuardScript({ ...GUARD, sshPort: undefined })])
   })
 
   it('configures sshd on the declared ssh.port, and leaves port 22 alone', () => {
@@ -200,16 +261,24 @@ describe('render: worker seed', () => {
   it('refuses root, a bad key or a widened sudo rule', () => {
     const hostKey = generateSshHostKey('dev-1', seededRng('t'))
     assert.equal(
-      code(() => renderWorkerSeed({ nodeId: 'dev-1', user: 'root', operatorKeys: [operatorKey], hostKey })),
+      code(() =>
+        renderWorkerSeed({ nodeId: 'dev-1', user: 'root', operatorKeys: [operatorKey], hostKey, guard: GUARD }),
+      ),
       'SEED_VALUE_INVALID',
     )
     assert.equal(
-      code(() => renderWorkerSeed({ nodeId: 'dev-1', user: '', operatorKeys: [operatorKey], hostKey })),
+      code(() => renderWorkerSeed({ nodeId: 'dev-1', user: '', operatorKeys: [operatorKey], hostKey, guard: GUARD })),
       'SEED_VALUE_INVALID',
     )
     assert.equal(
       code(() =>
-        renderWorkerSeed({ nodeId: 'dev-1', user: 'ops', operatorKeys: [`${operatorKey}\nruncmd: [reboot]`], hostKey }),
+        renderWorkerSeed({
+          nodeId: 'dev-1',
+          user: 'ops',
+          operatorKeys: [`${operatorKey}\nruncmd: [reboot]`],
+          hostKey,
+          guard: GUARD,
+        }),
       ),
       'SEED_VALUE_INVALID',
     )
@@ -220,6 +289,7 @@ describe('render: worker seed', () => {
           user: 'ops',
           operatorKeys: [operatorKey],
           hostKey,
+          guard: GUARD,
           sudoRule: 'ALL=(ALL) NOPASSWD:ALL\nDefaults !requiretty',
         }),
       ),
