@@ -352,6 +352,8 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
         '--kind',
         'agent',
         '--reissue',
+        // A rebuilt host gets a new host key too (the node declares ssh.user and has one pinned).
+        '--rekey',
         '--yes',
         '--definition',
         join(dir, 'fleet.yaml'),
@@ -375,6 +377,8 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
         '--kind',
         'agent',
         '--reissue',
+        // A rebuilt host gets a new host key too (the node declares ssh.user and has one pinned).
+        '--rekey',
         '--yes',
         '--definition',
         join(dir, 'fleet.yaml'),
