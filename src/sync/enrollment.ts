@@ -8,8 +8,8 @@ import type { RunContext } from './run-context.js'
 import { openPinned, SshUnreachable } from './ssh-client.js'
 
 /** Where the agent reads them (cloud-init/agent.env.tmpl, which the agent role writes as /etc/fleetkit/agent.env). */
-export const AGENT_SECRET_PATH = '/var/lib/fleetkit/enrollment-secret'
-export const AGENT_CA_PATH = '/etc/fleetkit/gateway-ca.pem'
+const AGENT_SECRET_PATH = '/var/lib/fleetkit/enrollment-secret'
+const AGENT_CA_PATH = '/etc/fleetkit/gateway-ca.pem'
 const AGENT_ACCOUNT = 'fleetkit-agent'
 const AGENT_UNIT = 'fleetkit-agent.service'
 
@@ -28,7 +28,7 @@ export function agentRoleRuns(ctx: RunContext): boolean {
   return !ctx.check && (ctx.plan.tags.length === 0 || ctx.plan.tags.includes('agent'))
 }
 
-export function heartbeatWaitMs(env: RunContext['options']['env']): number {
+function heartbeatWaitMs(env: RunContext['options']['env']): number {
   const raw = Number(env.FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS ?? DEFAULT_WAIT_SECONDS)
   return (Number.isFinite(raw) && raw > 0 ? raw : DEFAULT_WAIT_SECONDS) * 1000
 }

@@ -86,7 +86,7 @@ export function differingItems(recorded: Record<string, string>, now: Record<str
 }
 
 /** The hosts' fingerprints, or nothing for a host that could not be read. */
-export async function probeFingerprints(
+async function probeFingerprints(
   fc: FingerprintContext,
   resources: ReadonlyMap<string, readonly ManagedResource[]>,
   label: string,

@@ -46,7 +46,7 @@ export interface SyncOptions {
   enrollment?: EnrollmentIssuer
 }
 
-export interface EnrollmentIssuer {
+interface EnrollmentIssuer {
   /** A single-use secret for the node (hash stored, short lifetime); `reissue` for a node the state holds already. */
   issueSecret(
     nodeId: string,

@@ -30,7 +30,7 @@ export class SshUnreachable extends Error {
   }
 }
 
-export interface CommandResult {
+interface CommandResult {
   code: number | null
   stdout: string
   stderr: string
@@ -46,17 +46,17 @@ export interface PinnedSession {
 }
 
 /** The host key algorithms that present a key of the pinned type: the host is asked for that one only. */
-export function hostKeyAlgorithms(keyType: string): string[] {
+function hostKeyAlgorithms(keyType: string): string[] {
   return keyType === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [keyType]
 }
 
 /** The verifier node-ssh calls with the key the host presents (its raw blob): true only for the pinned key. */
-export function pinnedKeyVerifier(pinnedKey: string): (presented: Buffer) => boolean {
+function pinnedKeyVerifier(pinnedKey: string): (presented: Buffer) => boolean {
   const blob = Buffer.from(pinnedKey.trim().split(/\s+/)[1] ?? '', 'base64')
   return (presented) => blob.length > 0 && Buffer.isBuffer(presented) && presented.equals(blob)
 }
 
-export function notPinnedError(node: string): FleetkitError {
+function notPinnedError(node: string): FleetkitError {
   return new FleetkitError(
     'SSH_HOST_KEY_NOT_PINNED',
     `node ${node} has no pinned SSH host key (no hostKey in fleet.yaml, none from a seed in the state): fleetkit does not log in to a host it cannot identify`,
@@ -67,7 +67,7 @@ export function notPinnedError(node: string): FleetkitError {
   )
 }
 
-export function mismatchError(node: string): FleetkitError {
+function mismatchError(node: string): FleetkitError {
   return new FleetkitError(
     'SSH_HOST_KEY_MISMATCH',
     `node ${node} answered with an SSH host key other than the pinned one; fleetkit did not log in`,
