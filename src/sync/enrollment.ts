@@ -12,6 +12,7 @@ const AGENT_SECRET_PATH = '/var/lib/fleetkit/enrollment-secret'
 const AGENT_CA_PATH = '/etc/fleetkit/gateway-ca.pem'
 const AGENT_ACCOUNT = 'fleetkit-agent'
 const AGENT_UNIT = 'fleetkit-agent.service'
+const AGENT_BINARY = '/usr/local/bin/fleetkit-agent'
 
 /** The secret sync hands over lives this long: the agent uses it within seconds of its restart. */
 export const SYNC_SECRET_TTL_MS = 10 * 60_000
@@ -110,23 +111,37 @@ async function handOver(
       await session.writeFile(`${dir}/gateway-ca.pem`, caPem, 0o644)
       const placed = await session.exec(
         `${sudo}install -m 0600 -o ${AGENT_ACCOUNT} -g ${AGENT_ACCOUNT} ${dir}/enrollment-secret ${AGENT_SECRET_PATH}` +
-          ` && ${sudo}install -m 0644 -o root -g root ${dir}/gateway-ca.pem ${AGENT_CA_PATH}` +
-          ` && { ${sudo}systemctl reset-failed ${AGENT_UNIT} || true; } && ${sudo}systemctl restart ${AGENT_UNIT}`,
+          ` && ${sudo}install -m 0644 -o root -g root ${dir}/gateway-ca.pem ${AGENT_CA_PATH}`,
       )
-      if (placed.code !== 0) return handOffFailed(node, placed.stderr.trim().split('\n').pop() ?? '')
+      if (placed.code !== 0) return handOffFailed(node, lastLine(placed.stderr))
+      await appendEvent(pool, {
+        kind: 'sync_enrollment_handed_over',
+        nodeId: node,
+        data: { run_id: ctx.run.id, node, expires_at: token.expiresAt, reissued: token.reissued },
+      })
     } finally {
       await session.exec(`rm -rf ${dir}`).catch(() => undefined)
     }
-    await appendEvent(pool, {
-      kind: 'sync_enrollment_handed_over',
-      nodeId: node,
-      data: { run_id: ctx.run.id, node, expires_at: token.expiresAt, reissued: token.reissued },
-    })
-    ctx.options.report?.(`${node}: enrollment secret and gateway CA handed over; waiting for the agent's heartbeat.`)
+    // As the seed does: `enroll` as the agent's account (it reads agent.env, uses the secret up and deletes it),
+    // then the unit, whose `run` needs the identity enroll staged.
+    const enrolled = await session.exec(`${sudo}runuser -u ${AGENT_ACCOUNT} -- ${AGENT_BINARY} enroll`)
+    if (enrolled.code !== 0)
+      return handOffFailed(node, `fleetkit-agent enroll: ${lastLine(enrolled.stderr || enrolled.stdout)}`)
+    const started = await session.exec(
+      `{ ${sudo}systemctl reset-failed ${AGENT_UNIT} || true; } && ${sudo}systemctl restart ${AGENT_UNIT}`,
+    )
+    if (started.code !== 0) return handOffFailed(node, lastLine(started.stderr))
+    ctx.options.report?.(
+      `${node}: enrollment secret and gateway CA handed over, agent enrolled; waiting for its heartbeat.`,
+    )
     return null
   } finally {
     session.close()
   }
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop() ?? ''
 }
 
 function handOffFailed(node: string, why: string): NodeJudgement {
