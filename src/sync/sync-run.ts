@@ -118,6 +118,8 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
       )
       const fingerprint: FingerprintContext = {
         targets,
+        // The probe before node-ssh (one ansible-playbook over fingerprint.yml): bench/sync.ts measures both.
+        via: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
         pool,
         runId: run.id,
         attempt: run.attempts,
