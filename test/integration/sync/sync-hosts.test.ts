@@ -46,7 +46,8 @@ interface Fleet {
 }
 
 describe('fleetkit sync and drift on three container hosts', function () {
-  this.timeout(900_000)
+  // The journey's first sync converges three fresh hosts and waits for three enrollments: minutes on a loaded machine.
+  this.timeout(1_800_000)
   let dir: string
   let repo: string
   let server: DisposablePostgres
@@ -195,7 +196,11 @@ describe('fleetkit sync and drift on three container hosts', function () {
       )
       assert.deepEqual(onHost.stdout.trim().split('\n'), ['active', 'secret-gone', 'root:644'], h.name)
     }
-    const admitted = await runFleetkit(['node', 'admit', canary, '--json'], { env, timeout: 120_000 })
+    // --definition records the node's capacity (its maxCapacity) before admitting it.
+    const admitted = await runFleetkit(['node', 'admit', canary, '--definition', fleetPath(), '--json'], {
+      env,
+      timeout: 120_000,
+    })
     assert.equal(admitted.code, 0, admitted.stdout + admitted.stderr)
     assert.equal((await getNode(db.pool, canary))?.schedulable, true)
 
