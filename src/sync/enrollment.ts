@@ -104,7 +104,9 @@ async function handOver(
     const sudo = session.asRoot
     const made = await session.exec('mktemp -d')
     const dir = made.stdout.trim()
-    if (made.code !== 0 || !dir.startsWith('/')) return handOffFailed(node, `mktemp -d: ${made.stderr.trim()}`)
+    // The folder's name goes into the commands below: only a plain absolute path is used.
+    if (made.code !== 0 || !/^\/[A-Za-z0-9._/-]+$/.test(dir))
+      return handOffFailed(node, `mktemp -d: ${made.stderr.trim()}`)
     try {
       // Over SFTP, created 0600 in a directory only the SSH user can enter: the secret is on no command line.
       await session.writeFile(`${dir}/enrollment-secret`, `${token.secret}\n`, 0o600)
