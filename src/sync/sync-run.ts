@@ -128,7 +128,7 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
         speed,
         env,
         signal: options.signal,
-        inputHash: fingerprintInputHash(plan.contentHash, rendered.yaml, rendered.knownHosts, workDir),
+        inputHash: fingerprintInputHash(plan.contentHash, rendered.convergeInputs, rendered.knownHosts, workDir),
       }
       const context: RunContext = {
         options,
