@@ -2,8 +2,11 @@
 // `ansible-playbook` (Ansible's own defaults: no ansible.cfg, no pipelining, forks 5, the linear
 // strategy) on the same rendered inventory; the first run on fresh hosts and the second (no-change)
 // run; prints both and the ratio. The target: fleetkit at least 3x faster on the no-change run.
-// fleetkit's no-change run is measured twice: as an operator gets it (the fingerprint fast path,
-// src/sync/fingerprint.ts) and with --full (every role on every node, Ansible's own work).
+// fleetkit's no-change run is measured three times: as an operator gets it (the fingerprint fast path,
+// src/sync/fingerprint.ts, its probe over node-ssh), with the probe the way it was before node-ssh
+// (one ansible-playbook over fingerprint.yml: FLEETKIT_SYNC_FINGERPRINT_VIA=ansible), printed with
+// their ratio, and with --full (every role on every node, Ansible's own work). sync enrolls each host
+// and waits for its heartbeat, so a real gateway runs here and the mirror serves the real agent.
 //
 //   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen]
 //
@@ -11,7 +14,8 @@
 // suites' container hosts and release mirror (test/hosts, test/integration/roles): the only way to
 // get real hosts on one machine. A disposable PostgreSQL holds the ledger. docs/performance.md records the figures.
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -19,7 +23,9 @@ import { performance } from 'node:perf_hooks'
 import { stringify } from 'yaml'
 
 import { packagePath } from '../src/package-root.js'
+import { agentBundle } from '../test/support/agent-bundle.js'
 import { fleetkitEntry } from '../test/support/cli.js'
+import { startTestGateway } from '../test/support/gateway.js'
 import { type ContainerHost, OPERATOR_ADDRESS, startContainerHosts } from '../test/hosts/index.js'
 import { startReleaseMirror } from '../test/integration/roles/release-mirror.js'
 import { startBenchPostgres } from './gateway/postgres.js'
@@ -45,7 +51,17 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 const work = await mkdtemp(join(tmpdir(), 'fleetkit-bench-sync-'))
 const pg = await startBenchPostgres()
-const mirror = await startReleaseMirror(join(work, 'mirror'), ['1.0.0'])
+const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
+// The hosts reach the gateway on the bridge; the mirror serves the real agent, which enrolls and heartbeats.
+const gw = await startTestGateway({
+  postgresUrl: pg.url,
+  mode: 'process',
+  serverNames: ['localhost', '127.0.0.1', OPERATOR_ADDRESS],
+  env: { FLEETKIT_ENROLL_BIND: '0.0.0.0:0', FLEETKIT_AGENT_BIND: '0.0.0.0:0' },
+})
+const mirror = await startReleaseMirror(join(work, 'mirror'), [VERSION], {
+  [VERSION]: await readFile(await agentBundle()),
+})
 const extraVars = join(work, 'harness-vars.json')
 await writeFile(
   extraVars,
@@ -64,8 +80,11 @@ async function fleetFor(hosts: ContainerHost[], dir: string): Promise<string> {
     stringify({
       version: 1,
       fleet: 'bench',
-      gateway: { url: 'https://gateway.fleet.internal:8443', enrollUrl: 'https://enroll.fleet.internal:8444' },
-      release: { url: mirror.url, publicKey: mirror.publicKey, version: '1.0.0' },
+      gateway: {
+        url: `https://${OPERATOR_ADDRESS}:${new URL(gw.agentUrl).port}`,
+        enrollUrl: `https://${OPERATOR_ADDRESS}:${new URL(gw.enrollUrl).port}`,
+      },
+      release: { url: mirror.url, publicKey: mirror.publicKey, version: VERSION },
       operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
       pools: { app: { role: 'application', capacityBudget: { cpu: 200, memoryMiB: 409600, diskGiB: 4000 } } },
       nodes: hosts.map((h) => ({
@@ -108,10 +127,18 @@ async function startHosts(n: number): Promise<ContainerHost[]> {
   return startContainerHosts(n, (i) => ({ name: `bs${batch}-${i + 1}`, seed: { userData: USER_DATA } }))
 }
 
-function fleetkitSync(definition: string, dir: string, hosts: ContainerHost[], extra: string[] = []): Promise<number> {
+function fleetkitSync(
+  definition: string,
+  dir: string,
+  hosts: ContainerHost[],
+  extra: string[] = [],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<number> {
   const env = {
     ...process.env,
-    DATABASE_URL: pg.url,
+    ...extraEnv,
+    DATABASE_URL: gw.db.url,
+    FLEETKIT_PKI_DIR: gw.pkiDir,
     FLEETKIT_STATE_DIR: join(dir, 'state'),
     ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
     FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars,
@@ -147,7 +174,7 @@ function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
 }
 
 async function renderInventory(definition: string, dir: string): Promise<void> {
-  const env = { ...process.env, DATABASE_URL: pg.url, FLEETKIT_STATE_DIR: join(dir, 'state') }
+  const env = { ...process.env, DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: join(dir, 'state') }
   execFileSync(
     process.execPath,
     [fleetkitEntry(), 'inventory', '--definition', definition, '--output', join(dir, 'inventory.yml')],
@@ -169,6 +196,8 @@ try {
     const defA = await fleetFor(a, dirA)
     const fkFirst = await fleetkitSync(defA, dirA, a)
     const fkSecond = await fleetkitSync(defA, dirA, a)
+    // The same no-change run with the probe as it was before node-ssh: the fast path's before and after.
+    const fkSecondAnsible = await fleetkitSync(defA, dirA, a, [], { FLEETKIT_SYNC_FINGERPRINT_VIA: 'ansible' })
     const fkFull = await fleetkitSync(defA, dirA, a, ['--full'])
     await Promise.all(a.map((h) => h.stop()))
     // plain ansible-playbook: fresh hosts again, the same inventory fleetkit renders.
@@ -182,7 +211,8 @@ try {
     const row =
       `${n} host(s): first run fleetkit ${seconds(fkFirst)} vs ansible-playbook ${seconds(plFirst)} (${(plFirst / fkFirst).toFixed(2)}x); ` +
       `no-change run fleetkit ${seconds(fkSecond)} vs ansible-playbook ${seconds(plSecond)} (${(plSecond / fkSecond).toFixed(2)}x); ` +
-      `no-change run fleetkit --full ${seconds(fkFull)} (${(plSecond / fkFull).toFixed(2)}x)`
+      `no-change run fleetkit --full ${seconds(fkFull)} (${(plSecond / fkFull).toFixed(2)}x); ` +
+      `fast path: probe over ansible-playbook ${seconds(fkSecondAnsible)} (before) vs node-ssh ${seconds(fkSecond)} (after), ${(fkSecondAnsible / fkSecond).toFixed(2)}x`
     console.log(row)
     rows.push(row)
   }
@@ -193,6 +223,7 @@ try {
   )
 } finally {
   await mirror.close()
+  await gw.close()
   await pg.stop()
   await rm(work, { recursive: true, force: true })
 }

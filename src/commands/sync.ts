@@ -14,6 +14,12 @@ definition and the state, StrictHostKeyChecking=yes), one ansible-playbook per p
 other node. An unreachable canary hands its role to the next reachable node of its pool; a failed canary leaves every
 other node not_attempted. Parked, retired, lost and disabled nodes are skipped and listed. One sync at a time per fleet.
 
+Before any role each node must present its pinned host key to node-ssh (SSH_HOST_KEY_NOT_PINNED when none is pinned,
+SSH_HOST_KEY_MISMATCH when it differs). After the agent role, a node whose agent holds no live certificate is enrolled:
+a single-use secret (hash stored, 10 minutes) and the gateway CA (ca-bundle.pem of FLEETKIT_PKI_DIR) go over SFTP as
+files, never on a command line, and its agent is restarted. A node is converged only once its agent heartbeats (within
+FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS, default 120; AGENT_NOT_HEARTBEATING otherwise). An enrolled node gets nothing.
+
 Exit codes: 0 every node converged; 20 SYNC_CANARY_FAILED; 21 SYNC_PARTIAL_FAILURE (a node failed or its firewall
 change rolled back); 22 SYNC_NODES_UNREACHABLE; 23 SYNC_IN_PROGRESS; 24 SYNC_PLAN_STALE; 2 a refused input
 (SYNC_REF_INVALID, SYNC_RUN_UNKNOWN, SYNC_TARGET_UNKNOWN, SYNC_NO_TARGETS); 130/143 interrupted (resume it with --resume RUN).
@@ -76,6 +82,11 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
     const { runSync } = await import('../sync/sync-run.js')
     const { outcomeError, formatNodeLine } = await import('../sync/sync-report.js')
     const { withDatabase } = await import('../cli/with-database.js')
+    const { issueNodeToken } = await import('../lifecycle/node-token.js')
+    const { readGatewayCaBundle } = await import('../lifecycle/seed-files.js')
+    const { SYNC_SECRET_TTL_MS } = await import('../sync/enrollment.js')
+    const { systemClock } = await import('../config/clock.js')
+    const { systemRng } = await import('../config/rng.js')
     const signal = this.interruptible()
     const check = flags['dry-run']
     const report = await this.withProgress((progress) =>
@@ -95,6 +106,21 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
           signal,
           progress,
           report: (line) => this.log(line),
+          // Sync enrolls as `fleetkit node token` issues: the same function, a shorter lifetime.
+          enrollment: {
+            issueSecret: (nodeId, reissue, definition) =>
+              issueNodeToken({
+                pool,
+                nodeId,
+                reissue,
+                ttlMs: SYNC_SECRET_TTL_MS,
+                loadDefinition: () => Promise.resolve(definition),
+                env,
+                clock: systemClock,
+                rng: systemRng,
+              }),
+            gatewayCa: () => readGatewayCaBundle(env),
+          },
         }),
       ),
     )

@@ -33,8 +33,8 @@ export async function readSeedFiles(
   return { caBundle: await readGatewayCaBundle(env), releaseCa: await readReleaseCa(definition, definitionDir) }
 }
 
-/** The CA bundle the agent pins until its first renewal; `fleetkit ca init` creates it. */
-async function readGatewayCaBundle(env: Env): Promise<string> {
+/** The CA bundle the agent pins until its first renewal; `fleetkit ca init` creates it. Sync hands it to a host it enrolls. */
+export async function readGatewayCaBundle(env: Env): Promise<string> {
   const path = join(resolvePkiDir(env), 'ca-bundle.pem')
   // A bundle others could have edited would pin their CA on the new host.
   await assertPkiDirectoryPrivate(resolvePkiDir(env))

@@ -37,6 +37,12 @@ export interface InventoryInput {
 
 export interface RenderedInventory {
   yaml: string
+  /**
+   * What a converge depends on, for sync's fingerprint: the inventory without each host's lifecycle
+   * status. No role reads `fleetkit_status`, and sync's own enrollment changes it (provisioning to
+   * active), so with it a node's first sync could never be matched by the next.
+   */
+  convergeInputs: string
   knownHosts: string
   hosts: string[]
   groups: string[]
@@ -177,9 +183,13 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
     },
   }
   const header = '# Rendered by `fleetkit inventory` from the fleet definition and the state. Do not edit.\n'
+  const inputs = { all: { ...document.all, hosts: structuredClone(hosts) } }
+  for (const vars of Object.values(inputs.all.hosts)) delete vars.fleetkit_status
+  // YAML 1.1 so that values such as "yes" or "on" are quoted for Ansible's YAML 1.1 reader.
+  const yamlOf = (doc: unknown) => stringify(doc, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false })
   return {
-    // YAML 1.1 so that values such as "yes" or "on" are quoted for Ansible's YAML 1.1 reader.
-    yaml: header + stringify(document, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false }),
+    yaml: header + yamlOf(document),
+    convergeInputs: yamlOf(inputs),
     knownHosts: knownHosts.length === 0 ? '' : `${knownHosts.join('\n')}\n`,
     hosts: Object.keys(hosts),
     groups: Object.keys(children),

@@ -2,6 +2,7 @@
 // (what the roles' tasks reported managing) are digested on the host and recorded; the next sync with
 // the same inputs digests them again in one read-only call and skips the full run where nothing moved.
 // A difference, new inputs, --full, --tags or a fingerprint older than a day runs the node in full.
+// The probe goes over node-ssh (fingerprint-probe.ts); the fingerprint.yml playbook is kept for bench/sync.ts.
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -18,6 +19,8 @@ import {
 } from '../store/node-fingerprints.js'
 import type { HostFingerprint } from './host-results.js'
 import { runPhase, type SpeedSettings } from './ansible-phase.js'
+import { probeOverSsh } from './fingerprint-probe.js'
+import type { SshTarget } from './ssh-client.js'
 
 /** A node converges in full at least this often, whatever its fingerprint says. */
 export const FINGERPRINT_MAX_AGE_MS = 24 * 60 * 60_000
@@ -33,7 +36,14 @@ export interface FingerprintContext {
   signal?: AbortSignal
   /** fingerprintInputHash(): a recorded fingerprint counts only for the same inputs. */
   inputHash: string
+  /** Each node's pinned SSH target: the probe is one node-ssh exec per host. */
+  targets: ReadonlyMap<string, SshTarget>
+  /** 'ansible': the fingerprint.yml playbook instead (the old way, measured by bench/sync.ts). */
+  via?: 'ssh' | 'ansible'
 }
+
+/** Hosts probed at once over node-ssh. */
+const PROBE_CONCURRENCY = 16
 
 export interface FingerprintSummary {
   /** Why every node ran in full; null when the fast path was tried. */
@@ -75,14 +85,35 @@ export function differingItems(recorded: Record<string, string>, now: Record<str
   return [...keys].filter((k) => recorded[k] !== now[k]).sort()
 }
 
-/** One read-only ansible-playbook over the hosts: their fingerprint, or nothing for a host it could not read. */
+/** The hosts' fingerprints, or nothing for a host that could not be read. */
 async function probeFingerprints(
   fc: FingerprintContext,
   resources: ReadonlyMap<string, readonly ManagedResource[]>,
   label: string,
 ): Promise<Map<string, HostFingerprint>> {
+  if (resources.size === 0) return new Map()
+  if (fc.via === 'ansible') return probeWithAnsible(fc, resources, label)
+  const found = new Map<string, HostFingerprint>()
+  const queue = [...resources.entries()]
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [host, managed] = next
+      const target = fc.targets.get(host)
+      const fingerprint = target ? await probeOverSsh(target, managed, fc.env) : undefined
+      if (fingerprint) found.set(host, fingerprint)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(PROBE_CONCURRENCY, queue.length) }, worker))
+  return found
+}
+
+/** One read-only ansible-playbook over the hosts (the way before node-ssh). */
+async function probeWithAnsible(
+  fc: FingerprintContext,
+  resources: ReadonlyMap<string, readonly ManagedResource[]>,
+  label: string,
+): Promise<Map<string, HostFingerprint>> {
   const hosts = [...resources.keys()]
-  if (hosts.length === 0) return new Map()
   const varsFile = join(fc.workDir, `fingerprint-${label}-${fc.attempt}.json`)
   await writeFile(varsFile, JSON.stringify({ fleetkit_fingerprint_resources: Object.fromEntries(resources) }), {
     mode: 0o600,

@@ -3,12 +3,15 @@
 import type pg from 'pg'
 
 import type { Clock } from '../config/clock.js'
+import type { Definition } from '../definition/types.js'
 import type { Env } from '../config/state-dir.js'
 import type { ManagedResource } from '../store/node-fingerprints.js'
 import type { SyncRunRow } from '../store/sync-ledger.js'
 import type { speedSettings } from './ansible-phase.js'
 import type { FingerprintContext } from './fingerprint.js'
+import type { NodeJudgement } from './host-results.js'
 import type { SyncPlan } from './plan.js'
+import type { SshTarget } from './ssh-client.js'
 import type { SyncMode } from './sync-report.js'
 
 export interface SyncOptions {
@@ -33,6 +36,25 @@ export interface SyncOptions {
   who?: string
   /** The controller's clock: fingerprint ages and canary proofs are judged and recorded on it (default: the system's). */
   clock?: Clock
+  /** How the heartbeat wait sleeps between polls (default: a timer). */
+  sleep?: (ms: number) => Promise<void>
+  /**
+   * How sync issues a node's enrollment secret and reads the gateway CA it hands over: lifecycle's
+   * (node-token.ts, seed-files.ts), passed in by the command because sync and lifecycle are peers.
+   * Without it an applying sync cannot enroll: a node whose agent is not heartbeating fails.
+   */
+  enrollment?: EnrollmentIssuer
+}
+
+interface EnrollmentIssuer {
+  /** A single-use secret for the node (hash stored, short lifetime); `reissue` for a node the state holds already. */
+  issueSecret(
+    nodeId: string,
+    reissue: boolean,
+    definition: Definition,
+  ): Promise<{ secret: string; expiresAt: string; reissued: boolean }>
+  /** The gateway CA bundle the agent pins. */
+  gatewayCa(): Promise<string>
 }
 
 export interface RunContext {
@@ -47,6 +69,14 @@ export interface RunContext {
   /** options.clock, or the system's. */
   clock: Clock
   fingerprint: FingerprintContext
+  /** The definition the plan was built from (an enrollment registers a declared node from it). */
+  definition: Definition
+  /** Every target's pinned SSH target: the host-key check, the fingerprint probe, the enrollment hand-off. */
+  sshTargets: ReadonlyMap<string, SshTarget>
+  /** Nodes refused before the run by the pinned host-key check, with their judgement: no phase runs them. */
+  refused: Map<string, NodeJudgement>
+  /** Nodes this run handed an enrollment secret to, whose agent then heartbeat. */
+  enrolled: string[]
   /** Nodes a full run converged in this attempt, with what their tasks reported managing; and the others. */
   converged: Map<string, ManagedResource[]>
   notConverged: string[]

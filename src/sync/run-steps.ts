@@ -1,11 +1,31 @@
-// Steps of a sync run beside its phases: the fingerprint fast path before them (src/sync/fingerprint.ts)
-// and the canary's proofs after it (agent version, image) that `validate --since applied` reads.
+// Steps of a sync run beside its phases: the pinned host-key check and the fingerprint fast path before
+// them (src/sync/fingerprint.ts) and the canary's proofs after it (agent version, image) that `validate --since applied` reads.
 import type { NodeRow } from '../store/nodes.js'
 import { setSyncNode } from '../store/sync-ledger.js'
 import { recordCanaryProof } from '../store/transition-facts.js'
+import { agentHeartbeating, agentRoleRuns } from './enrollment.js'
 import { findUnchanged, type FingerprintSummary } from './fingerprint.js'
+import { checkPinnedHostKey } from './ssh-client.js'
 import type { RunContext } from './run-context.js'
 import type { SyncReport } from './sync-report.js'
+
+/**
+ * Before any role: each node must present its pinned host key to node-ssh. A node with none pinned
+ * (SSH_HOST_KEY_NOT_PINNED) or another key (SSH_HOST_KEY_MISMATCH) is failed now and runs nothing;
+ * a node that does not answer is left to the phases, which report it unreachable.
+ */
+export async function checkHostKeys(ctx: RunContext, done: ReadonlySet<string>): Promise<void> {
+  const { options, run } = ctx
+  const ids = ctx.plan.targets.map((t) => t.id).filter((id) => !done.has(id))
+  const refusals = await Promise.all(
+    ids.map(async (id) => [id, await checkPinnedHostKey(ctx.sshTargets.get(id)!, options.env)] as const),
+  )
+  for (const [id, error] of refusals) {
+    if (!error) continue
+    ctx.refused.set(id, { state: 'failed', code: error.code, message: error.message })
+    await setSyncNode(options.pool, run.id, id, { state: 'failed', code: error.code, message: error.message })
+  }
+}
 
 /** The fast path: nodes whose inputs and managed state are as their last converge left them are converged now. */
 export async function skipUnchanged(
@@ -23,7 +43,7 @@ export async function skipUnchanged(
         : null
   const summary: FingerprintSummary = { off, unchanged: [], drifted: [], recorded: [] }
   if (off !== null) return summary
-  const candidates = plan.targets.map((t) => t.id).filter((id) => !done.has(id))
+  const candidates = plan.targets.map((t) => t.id).filter((id) => !done.has(id) && !ctx.refused.has(id))
   const found = await guarded(
     ctx,
     note,
@@ -32,6 +52,12 @@ export async function skipUnchanged(
     { unchanged: new Map(), drifted: [] },
   )
   for (const [id, row] of found.unchanged) {
+    // Unchanged but its agent is silent: the full run installs it again and enrolls it.
+    if (agentRoleRuns(ctx) && !(await agentHeartbeating(ctx, id))) {
+      note(`${id} is unchanged but its agent does not heartbeat: it runs in full.`)
+      found.unchanged.delete(id)
+      continue
+    }
     const message = `unchanged since run ${row.runId}: ${Object.keys(row.items).length} managed resources as recorded`
     await setSyncNode(options.pool, run.id, id, {
       state: 'converged',

@@ -75,6 +75,8 @@ export interface SyncReport {
   proofs: { kind: 'agentVersion' | 'image'; value: string; node: string; recorded: boolean }[]
   /** The no-change fast path: nodes skipped as unchanged, nodes that moved, fingerprints recorded. */
   fingerprint: FingerprintSummary
+  /** Nodes this run enrolled: it handed each a single-use secret and the gateway CA, and its agent then heartbeat. */
+  enrolled: string[]
   resumed: boolean
 }
 

@@ -34,7 +34,9 @@ import { describeSpeed, runPhase, speedSettings } from './ansible-phase.js'
 import { readDefinitionSource } from './definition-source.js'
 import { type FingerprintContext, fingerprintInputHash, recordFingerprints } from './fingerprint.js'
 import type { RunContext, SyncOptions } from './run-context.js'
-import { guarded, recordProofs, skipUnchanged } from './run-steps.js'
+import { checkHostKeys, guarded, recordProofs, skipUnchanged } from './run-steps.js'
+import { agentRoleRuns, ensureAgentHeartbeating } from './enrollment.js'
+import { sshTargets } from './ssh-targets.js'
 import { buildSyncPlan, nextCanary, type SyncPlan } from './plan.js'
 import { normalise, withResumeScope } from './resume-scope.js'
 import { endOrphan, inProgressError, staleError, who } from './run-ownership.js'
@@ -112,7 +114,15 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
           resumed: options.resume !== undefined,
         },
       })
+      const targets = sshTargets(
+        source.definition,
+        stateRows,
+        plan.targets.map((t) => t.id),
+      )
       const fingerprint: FingerprintContext = {
+        targets,
+        // The probe before node-ssh (one ansible-playbook over fingerprint.yml): bench/sync.ts measures both.
+        via: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
         pool,
         runId: run.id,
         attempt: run.attempts,
@@ -121,7 +131,7 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
         speed,
         env,
         signal: options.signal,
-        inputHash: fingerprintInputHash(plan.contentHash, rendered.yaml, rendered.knownHosts, workDir),
+        inputHash: fingerprintInputHash(plan.contentHash, rendered.convergeInputs, rendered.knownHosts, workDir),
       }
       const context: RunContext = {
         options,
@@ -134,6 +144,10 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
         check,
         clock: options.clock ?? systemClock,
         fingerprint,
+        definition: source.definition,
+        sshTargets: targets,
+        refused: new Map(),
+        enrolled: [],
         converged: new Map(),
         notConverged: [],
       }
@@ -239,27 +253,32 @@ async function runHosts(
       options.report?.(`${e.host}: ${e.event} at ${e.role ? `${e.role}: ` : ''}${e.task ?? ''}`)
     }
   }
-  const phase = await runPhase({
-    workDir: ctx.workDir,
-    inventoryPath: ctx.inventoryPath,
-    playbook: ctx.plan.playbook,
-    hosts,
-    label: `${label}-${run.attempts}`,
-    check: ctx.check,
-    tags: ctx.plan.tags,
-    extraVarsFile: ctx.extraVarsFile,
-    speed: ctx.speed,
-    env: options.env,
-    signal: options.signal,
-    onSpawn: (pid) => void setSyncAnsiblePid(pool, run.id, pid).catch(() => undefined),
-    onEvent,
-  })
-  await setSyncAnsiblePid(pool, run.id, null)
+  // Nodes the pinned host-key check refused run no task: their judgement is already made.
+  const reached = hosts.filter((h) => !ctx.refused.has(h))
+  const phase =
+    reached.length === 0
+      ? { hosts: new Map<string, never>(), outputTail: '' }
+      : await runPhase({
+          workDir: ctx.workDir,
+          inventoryPath: ctx.inventoryPath,
+          playbook: ctx.plan.playbook,
+          hosts: reached,
+          label: `${label}-${run.attempts}`,
+          check: ctx.check,
+          tags: ctx.plan.tags,
+          extraVarsFile: ctx.extraVarsFile,
+          speed: ctx.speed,
+          env: options.env,
+          signal: options.signal,
+          onSpawn: (pid) => void setSyncAnsiblePid(pool, run.id, pid).catch(() => undefined),
+          onEvent,
+        })
+  if (reached.length > 0) await setSyncAnsiblePid(pool, run.id, null)
   const judged = new Map<string, ReturnType<typeof judgeHost>>()
   for (const h of hosts) {
     const result = phase.hosts.get(h)
-    const judgement = judgeHost(result)
-    if (!result && phase.outputTail)
+    const judgement = ctx.refused.get(h) ?? judgeHost(result)
+    if (!result && !ctx.refused.has(h) && phase.outputTail)
       judgement.message = `${judgement.message}: ${phase.outputTail
         .split('\n')
         .filter((l) => l.trim() !== '')
@@ -267,6 +286,22 @@ async function runHosts(
         .join(' ')
         .slice(0, 400)}`
     judged.set(h, judgement)
+  }
+  // Converged only with its agent heartbeating: the roles installed it, the hand-off enrolls it (all at once).
+  if (agentRoleRuns(ctx)) {
+    await Promise.all(
+      hosts
+        .filter((h) => FINAL_OK.has(judged.get(h)!.state))
+        .map(async (h) => {
+          const agent = await ensureAgentHeartbeating(ctx, h)
+          if (agent.judgement) judged.set(h, agent.judgement)
+          else if (agent.enrolled) ctx.enrolled.push(h)
+        }),
+    )
+  }
+  for (const h of hosts) {
+    const result = phase.hosts.get(h)
+    const judgement = judged.get(h)!
     if (!ctx.check && FINAL_OK.has(judgement.state)) ctx.converged.set(h, result?.resources ?? [])
     else if (!ctx.check) ctx.notConverged.push(h)
     const target = ctx.plan.targets.find((t) => t.id === h)
@@ -320,6 +355,7 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
   let canaryFailed = false
   let skippedBecause: string | null = null
   const proofs: SyncReport['proofs'] = []
+  await checkHostKeys(ctx, done)
   const fingerprint = await skipUnchanged(ctx, done, note)
 
   // The canary proves the revision alone first, unless nothing new is being proven.
@@ -407,6 +443,7 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
     counts,
     proofs,
     fingerprint,
+    enrolled: [...ctx.enrolled].sort(),
     resumed: options.resume !== undefined,
   }
 }

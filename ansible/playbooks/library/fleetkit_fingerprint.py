@@ -27,7 +27,10 @@ import pwd
 import stat
 import subprocess
 
-from ansible.module_utils.basic import AnsibleModule
+try:
+    from ansible.module_utils.basic import AnsibleModule
+except ImportError:  # run directly by `fleetkit sync` over node-ssh (src/sync/fingerprint-probe.ts): no Ansible on the host
+    AnsibleModule = None
 
 
 def _sha(data: bytes) -> str:
@@ -164,6 +167,12 @@ def fingerprint(resources: list[dict]) -> dict[str, str]:
     items.update({f'unit:{n}': v for n, v in _units(sorted(set(batched['unit']))).items()})
     items.update({f'package:{n}': v for n, v in _packages(sorted(set(batched['package']))).items()})
     return items
+
+
+def direct(resources: list[dict]) -> None:
+    # The same answer as the module's, as one JSON line on stdout: src/sync/fingerprint-probe.ts reads it.
+    items = fingerprint(resources)
+    print(json.dumps({'digest': _sha(json.dumps(items, sort_keys=True).encode()), 'items': items}))
 
 
 def main() -> None:

@@ -67,6 +67,16 @@ export const SYNC_CODES = {
       'The host answered with a different SSH host key from the one pinned in the definition or the state; fleetkit did not connect.',
     person: true,
   },
+  SSH_HOST_KEY_NOT_PINNED: {
+    summary:
+      'No SSH host key is pinned for the node (no hostKey in fleet.yaml, none from a seed in the state); fleetkit did not connect.',
+    person: true,
+  },
+  AGENT_NOT_HEARTBEATING: {
+    summary:
+      'The roles converged the node but the agent sync installed did not enroll or heartbeat within the wait; the node is not reported converged.',
+    person: true,
+  },
   DRIFT_DETECTED: {
     summary:
       'fleetkit drift found nodes whose hosts differ from what the definition and the roles would converge them to.',

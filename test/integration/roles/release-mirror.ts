@@ -25,7 +25,12 @@ export function standInAgent(version: string): string {
   return `#!/bin/sh\n# fleetkit-agent stand-in ${version}\ncase "$1" in\n  --version) echo "${version}" ;;\n  run) exec sleep infinity ;;\n  *) exit 0 ;;\nesac\n`
 }
 
-export async function startReleaseMirror(dir: string, versions: string[]): Promise<ReleaseMirror> {
+/** `binaries`: the file a version ships instead of the stand-in (the real agent bundle, for a host that must enroll). */
+export async function startReleaseMirror(
+  dir: string,
+  versions: string[],
+  binaries: Record<string, Buffer> = {},
+): Promise<ReleaseMirror> {
   await mkdir(join(dir, 'keys'), { recursive: true })
   const signingKey = join(dir, 'keys', 'release.key')
   await runProcessOk('openssl', ['genpkey', '-algorithm', 'ed25519', '-out', signingKey])
@@ -33,7 +38,9 @@ export async function startReleaseMirror(dir: string, versions: string[]): Promi
     const input = join(dir, 'dist', version)
     for (const arch of ['amd64', 'arm64']) {
       await mkdir(join(input, `linux-${arch}`), { recursive: true })
-      await writeFile(join(input, `linux-${arch}`, 'fleetkit-agent'), standInAgent(version), { mode: 0o755 })
+      await writeFile(join(input, `linux-${arch}`, 'fleetkit-agent'), binaries[version] ?? standInAgent(version), {
+        mode: 0o755,
+      })
     }
     const out = join(dir, 'www', 'fleetkit-agent', version)
     const packed = await runFleetkit(['release', 'pack', '--version', version, '--input', input, '--output', out])

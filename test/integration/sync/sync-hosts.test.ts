@@ -1,25 +1,27 @@
 // `fleetkit sync` and `fleetkit drift` over real SSH against three container hosts (one canary),
-// a signed release mirror, a real PostgreSQL ledger and a Git repository holding fleet.yaml.
+// a signed release mirror serving the real agent, a real gateway the hosts reach, a real PostgreSQL
+// ledger and a Git repository holding fleet.yaml. The first test is issue 21's journey: sync converges
+// and enrolls every host, each heartbeats, `node admit` admits one; a second sync changes and issues nothing.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { stringify } from 'yaml'
 
+import { packagePath } from '../../../src/package-root.js'
+import { listEvents } from '../../../src/store/events.js'
+import { getNode } from '../../../src/store/nodes.js'
 import { getSyncRun, listSyncNodes } from '../../../src/store/sync-ledger.js'
 import { getCanaryProof } from '../../../src/store/transition-facts.js'
 import { type ContainerHost, assertHostsAvailable, OPERATOR_ADDRESS, startContainerHosts } from '../../hosts/index.js'
+import { agentBundle } from '../../support/agent-bundle.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
-import {
-  freshDatabase,
-  type FreshDatabase,
-  startDisposablePostgres,
-  type DisposablePostgres,
-} from '../../support/postgres.js'
+import { type TestGateway, startTestGateway } from '../../support/gateway.js'
+import { type FreshDatabase, startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 import { overlayEnv, startProcess } from '../../support/process.js'
 import { TEST_HARNESS_VARS } from '../roles/role-runs.js'
 import { type ReleaseMirror, startReleaseMirror } from '../roles/release-mirror.js'
@@ -34,6 +36,9 @@ runcmd:
   - [sh, -c, "install -d -m 700 -o ops -g ops /home/ops/.ssh && install -m 600 -o ops -g ops /root/.ssh/authorized_keys /home/ops/.ssh/authorized_keys"]
 `
 
+/** The real agent bundle prints fleetkit's version: the release that ships it is that version. */
+const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
+
 interface Fleet {
   release: { url: string; publicKey: string; version: string }
   nodes: Record<string, unknown>[]
@@ -41,11 +46,13 @@ interface Fleet {
 }
 
 describe('fleetkit sync and drift on three container hosts', function () {
-  this.timeout(900_000)
+  // The journey's first sync converges three fresh hosts and waits for three enrollments: minutes on a loaded machine.
+  this.timeout(1_800_000)
   let dir: string
   let repo: string
   let server: DisposablePostgres
   let db: FreshDatabase
+  let gw: TestGateway
   let mirror: ReleaseMirror
   let hosts: ContainerHost[]
   let env: NodeJS.ProcessEnv
@@ -58,8 +65,12 @@ describe('fleetkit sync and drift on three container hosts', function () {
     return {
       version: 1,
       fleet: 'synctest',
-      gateway: { url: 'https://gateway.fleet.internal:8443', enrollUrl: 'https://enroll.fleet.internal:8444' },
-      release: { url: mirror.url, publicKey: mirror.publicKey, version: '1.0.0' },
+      // The gateway listens on every address here: the hosts dial it on the bridge (the operator address).
+      gateway: {
+        url: `https://${OPERATOR_ADDRESS}:${new URL(gw.agentUrl).port}`,
+        enrollUrl: `https://${OPERATOR_ADDRESS}:${new URL(gw.enrollUrl).port}`,
+      },
+      release: { url: mirror.url, publicKey: mirror.publicKey, version: VERSION },
       operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
       pools: { app: { role: 'application', capacityBudget: { cpu: 16, memoryMiB: 32768, diskGiB: 400 } } },
       nodes: hosts.map((h) => ({
@@ -103,8 +114,17 @@ describe('fleetkit sync and drift on three container hosts', function () {
     git('config', 'user.email', 'sync-test@fleet.internal')
     git('config', 'user.name', 'sync test')
     server = await startDisposablePostgres()
-    db = await freshDatabase(server.url)
-    mirror = await startReleaseMirror(join(dir, 'mirror'), ['1.0.0', '1.1.0'])
+    gw = await startTestGateway({
+      postgresUrl: server.url,
+      mode: 'process',
+      serverNames: ['localhost', '127.0.0.1', OPERATOR_ADDRESS],
+      env: { FLEETKIT_ENROLL_BIND: '0.0.0.0:0', FLEETKIT_AGENT_BIND: '0.0.0.0:0' },
+    })
+    db = gw.db
+    // The real agent at fleetkit's version (it enrolls and heartbeats); a stand-in 1.1.0 for the canary's agent bump.
+    mirror = await startReleaseMirror(join(dir, 'mirror'), [VERSION, '1.1.0'], {
+      [VERSION]: await readFile(await agentBundle()),
+    })
     hosts = await startContainerHosts(3, (i) => ({ name: `sync-${i + 1}`, seed: { userData: USER_DATA } }))
     const extraVars = join(dir, 'harness-vars.json')
     // What only a test harness passes: a container running Debian 12, and the mirror's private CA.
@@ -112,6 +132,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     env = {
       DATABASE_URL: db.url,
       FLEETKIT_STATE_DIR: join(dir, 'state'),
+      FLEETKIT_PKI_DIR: gw.pkiDir,
       ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
       FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars,
     }
@@ -121,12 +142,21 @@ describe('fleetkit sync and drift on three container hosts', function () {
   after(async () => {
     for (const h of hosts ?? []) await h.stop()
     await mirror?.close()
-    await db?.drop()
+    await gw?.close()
     await server?.stop()
     if (dir) await rm(dir, { recursive: true, force: true })
   })
 
-  it('a clean sync converges all three, the canary first, and records the applied revision and the canary proof; a second sync changes nothing', async () => {
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return
+    // What the agents said: the reason an enrollment or a heartbeat failed is there.
+    for (const h of hosts ?? []) {
+      const logs = await h.ssh('journalctl -u fleetkit-agent.service -n 20 --no-pager', { timeoutMs: 30_000 })
+      process.stderr.write(`--- ${h.name}: fleetkit-agent journal ---\n${logs.stdout}${logs.stderr}\n`)
+    }
+  })
+
+  it('the journey: sync converges all three (the canary first), enrolls each agent, each heartbeats, node admit admits; a second sync changes and issues nothing; drift is clean', async () => {
     const [canary, second, third] = hosts.map((h) => h.name) as [string, string, string]
     const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', shas.A!], { env, timeout: 900_000 })
     assert.equal(human.code, 0, human.stderr + human.stdout)
@@ -135,6 +165,8 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const lines = human.stdout.split('\n')
     const canaryLine = lines.findIndex((l) => l.startsWith(`${canary} (canary): changed`))
     assert.ok(canaryLine >= 0 && lines.findIndex((l) => l.startsWith(`${second}: changed`)) > canaryLine, human.stdout)
+    for (const h of hosts)
+      assert.match(human.stdout, new RegExp(`${h.name}: enrollment secret and gateway CA handed over`))
     const runId = Number(/Run (\d+) \(sync\)/.exec(human.stdout)?.[1])
     const run = await getSyncRun(db.pool, runId)
     assert.equal(run?.outcome, 'converged')
@@ -148,9 +180,29 @@ describe('fleetkit sync and drift on three container hosts', function () {
         [third, 'fleet', 'changed'],
       ],
     )
-    assert.ok(ledger.every((n) => n.appliedRevision === shas.A && n.agentVersion === '1.0.0'))
-    assert.equal((await getCanaryProof(db.pool, 'agentVersion', '1.0.0'))?.nodeId, canary)
+    assert.ok(ledger.every((n) => n.appliedRevision === shas.A && n.agentVersion === VERSION))
+    assert.equal((await getCanaryProof(db.pool, 'agentVersion', VERSION))?.nodeId, canary)
     assert.equal((await hosts[2]!.ssh('nft list table inet fleetkit')).code, 0)
+    // Each agent enrolled with the secret sync handed over (used up, deleted) and heartbeats from its host.
+    const handed = await listEvents(db.pool, { kind: 'sync_enrollment_handed_over' })
+    assert.deepEqual(handed.map((e) => e.nodeId).sort(), [canary, second, third].sort())
+    for (const h of hosts) {
+      const row = await getNode(db.pool, h.name)
+      assert.equal(row?.status, 'active', h.name)
+      assert.ok(row?.hostFactsAt && row.hostAgentVersion === VERSION, JSON.stringify(row))
+      assert.ok(row.enrollmentSecretUsedAt, `${h.name}: the secret was used`)
+      const onHost = await h.sshOk(
+        'systemctl is-active fleetkit-agent.service; test -e /var/lib/fleetkit/enrollment-secret && echo secret-left || echo secret-gone; stat -c %U:%a /etc/fleetkit/gateway-ca.pem',
+      )
+      assert.deepEqual(onHost.stdout.trim().split('\n'), ['active', 'secret-gone', 'root:644'], h.name)
+    }
+    // --definition records the node's capacity (its maxCapacity) before admitting it.
+    const admitted = await runFleetkit(['node', 'admit', canary, '--definition', fleetPath(), '--json'], {
+      env,
+      timeout: 120_000,
+    })
+    assert.equal(admitted.code, 0, admitted.stdout + admitted.stderr)
+    assert.equal((await getNode(db.pool, canary))?.schedulable, true)
 
     const again = await fleetkit(['sync', '--ref', shas.A!, '--json'])
     assert.equal(again.code, 0, again.stderr + again.stdout)
@@ -160,6 +212,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
       ['converged', 'converged', 'converged'],
       again.stdout,
     )
+    // Enrolled and heartbeating: nothing issued, nothing handed over.
+    assert.deepEqual(again.json.result.enrolled, [])
+    assert.equal((await listEvents(db.pool, { kind: 'sync_enrollment_handed_over' })).length, 3)
     // The fast path: every node's fingerprint is as the first sync recorded it, so no role ran.
     assert.deepEqual(again.json.result.fingerprint.unchanged, [canary, second, third].sort())
     assert.ok(
@@ -179,6 +234,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
       fullNode.state === 'converged' && fullNode.tasks.ok > 20 && fullNode.tasks.changed === 0,
       JSON.stringify(fullNode),
     )
+    assert.deepEqual(full.json.result.enrolled, [])
+    const drift = await fleetkit(['drift', '--json'])
+    assert.equal(drift.code, 0, drift.stdout + drift.stderr)
   })
 
   it('a dry run prints the plan and its hash and records no applied revision; a stale --plan-hash is refused, the reviewed one applies', async () => {
@@ -229,11 +287,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal(applied.json.result.planHash, planHash)
   })
 
-  it('drift reports a firewall rule deleted by hand on one host, and nothing on the others', async () => {
+  it("drift reports the firewall's nft table deleted by hand on one host, naming the node and the role, and nothing on the others; the next sync repairs it", async () => {
     const target = hosts[1]!
-    await target.ssh(
-      `h=$(nft -a list chain inet fleetkit input | awk '/iif "lo" accept/ {print $NF}'); nft delete rule inet fleetkit input handle "$h"`,
-    )
+    await target.sshOk('nft delete table inet fleetkit')
     // Without --ref: the revision the last complete sync applied (A), not the file on disk (B).
     const drift = await fleetkit(['drift', '--tags', 'firewall', '--json'])
     assert.equal(drift.code, 1, drift.stdout + drift.stderr)

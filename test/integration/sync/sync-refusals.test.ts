@@ -134,6 +134,16 @@ describe('fleetkit sync: refusals before anything runs', function () {
     }
   })
 
+  it('a node with no pinned host key is SSH_HOST_KEY_NOT_PINNED (not a mismatch), before anything dials it', async () => {
+    // db-1 declares no hostKey and no seed pinned one in the state; its address does not even resolve here.
+    const run = await sync(['--limit', 'db-1', '--dry-run'])
+    assertMatchesOutputSchema('sync', run.json)
+    const node = run.json.data.report.nodes.find((n: { node: string }) => n.node === 'db-1')
+    assert.equal(node.state, 'failed', run.stdout)
+    assert.equal(node.code, 'SSH_HOST_KEY_NOT_PINNED')
+    assert.match(node.message, /node db-1 has no pinned SSH host key/)
+  })
+
   it('--resume of a run that does not exist is SYNC_RUN_UNKNOWN; --resume with --dry-run is refused', async () => {
     const run = await sync(['--ref', sha, '--resume', '999'])
     assert.equal(run.code, 2, run.stdout)

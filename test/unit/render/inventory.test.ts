@@ -96,6 +96,26 @@ describe('render: inventory', () => {
     assert.match(out.yaml, /^ {4}"yes":$/m)
   })
 
+  it("what a converge depends on leaves out the node's lifecycle status (sync's own enrollment changes it), nothing else", () => {
+    const render = (status: string, host = 'web-1.example') => {
+      const def = definition()
+      def.nodes[0]!.ssh = { ...def.nodes[0]!.ssh!, host }
+      return renderInventory({
+        definition: def,
+        stateNodes: [{ id: 'web-1', pool: 'web-tier', status, hostKeyPublic: null }],
+        hostPolicy: { version: 1 },
+        knownHostsPath: '/k/known_hosts',
+      })
+    }
+    const provisioning = render('provisioning')
+    const active = render('active')
+    assert.notEqual(provisioning.yaml, active.yaml)
+    assert.match(active.yaml, /fleetkit_status: active/)
+    assert.equal(provisioning.convergeInputs, active.convergeInputs)
+    assert.doesNotMatch(active.convergeInputs, /fleetkit_status/)
+    assert.notEqual(render('active', 'web-1.other').convergeInputs, active.convergeInputs)
+  })
+
   it("a node's own agentVersion (the canary running ahead) reaches the agent_update role; others get null", async () => {
     const def = definition()
     def.nodes[0]!.agentVersion = '1.1.0'

@@ -160,6 +160,7 @@ function report(outcome: SyncReport['outcome'], nodes: Partial<SyncReport['nodes
     counts: {},
     proofs: [],
     fingerprint: { off: null, unchanged: [], drifted: [], recorded: [] },
+    enrolled: [],
     resumed: false,
   }
 }
