@@ -1,7 +1,8 @@
 // Issue 9's end-to-end test in a real VM: a host booted from fleetkit's own rendered agent seed
 // (`fleetkit seed NODE --kind agent`) verifies the signed release served from this machine,
 // enrolls with the gateway running here (reached through QEMU guestfwd at 10.0.2.100) and
-// heartbeats from its own kernel; then site.yml converges it, and a second run changes nothing.
+// heartbeats from its own kernel; then site.yml converges what needs a kernel and a disk of its
+// own, which persists across a reboot, after which a run changes nothing.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -197,16 +198,23 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
     preflight_enforce_size: false,
     firewall_ssh_port: 22,
     firewall_confirm_timeout: VM_FIREWALL_CONFIRM_TIMEOUT,
-    // The guest's sshd listens on 22 (the connection reaches it through a forwarded port), and the
-    // harness logs in as root with its key: the sshd role keeps both, keys only.
-    sshd_port: 22,
-    sshd_permit_root_login: 'prohibit-password',
-    // The guest has no route to a package mirror (restrict=on): Docker Engine stays off here, as
-    // before the docker role; docker.test.ts proves that role on a container host from a local repository.
-    docker_enabled: false,
   }
+  // The roles whose work needs a kernel and a disk of the host's own (a module, sysctls, nftables,
+  // an XFS volume, the agent unit that waits for it). The others (sshd, docker, docker_network,
+  // tailscale) are proven on container hosts and, whole site.yml on seeded hosts, by the sync
+  // journey: in an emulated VM each run of them costs minutes of both cores.
+  const VM_TAGS = ['br_netfilter', 'firewall', 'data_volume', 'agent_update', 'agent']
   const site = (check = false) =>
-    runPlaybook({ inventory, playbook: 'site.yml', extraVars, mitogen: true, check, diff: check, env: VM_ANSIBLE_ENV })
+    runPlaybook({
+      inventory,
+      playbook: 'site.yml',
+      tags: VM_TAGS,
+      extraVars,
+      mitogen: true,
+      check,
+      diff: check,
+      env: VM_ANSIBLE_ENV,
+    })
   const loaded = async () => (await vm!.ssh('grep -q "^br_netfilter " /proc/modules')).code === 0
   const diskUuid = async () => (await vm!.sshOk(`blkid -p -o value -s UUID ${vm!.dataDisk}`)).stdout.trim()
   const tail = (run: PlaybookResult) => `${run.stdout.slice(-4000)}\n${run.stderr.slice(-2000)}`
@@ -223,12 +231,12 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
     assert.equal((await vm!.ssh('nft list table inet fleetkit')).code, 1, 'check mode loaded the firewall')
   })
 
-  it('site.yml converges the enrolled host (module, sysctls, XFS by UUID), and a second run reports changed=0', async () => {
+  // Idempotence is proven once, by the run after the reboot below (changed=0 there covers a run
+  // right after this one too); each role's immediate second run is proven on container hosts.
+  it('site.yml converges the enrolled host (module, sysctls, XFS by UUID)', async () => {
     const first = await site()
     assert.equal(first.code, 0, tail(first))
-    const second = await site()
-    assert.equal(second.code, 0, tail(second))
-    assert.equal(second.recap[NODE_ID]?.changed, 0, tail(second))
+    assert.ok((first.recap[NODE_ID]?.changed ?? 0) > 0, tail(first))
     assert.equal(await loaded(), true)
     assert.equal(
       (await vm!.sshOk('sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables')).stdout,

@@ -1,7 +1,10 @@
-// `fleetkit sync` and `fleetkit drift` over real SSH against three container hosts (one canary),
-// a signed release mirror serving the real agent, a real gateway the hosts reach, a real PostgreSQL
-// ledger and a Git repository holding fleet.yaml. The first test is issue 21's journey: sync converges
-// and enrolls every host, each heartbeats, `node admit` admits one; a second sync changes and issues nothing.
+// `fleetkit sync` and `fleetkit drift` over real SSH against three stock Debian container hosts booted
+// from fleetkit's own seeds (a Debian 12 canary and a Debian 13 host from worker seeds, a Debian 13
+// host from an agent seed), a signed release mirror serving the real agent, a real gateway the hosts
+// reach, a real PostgreSQL ledger and a Git repository holding fleet.yaml. The first test is issue
+// 21's journey (docs/getting-started.md): sync converges every host and enrolls the two whose seeds
+// left no agent, each heartbeats, `node admit` admits one; a second sync changes and issues nothing;
+// drain, undrain and admit again.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -9,38 +12,44 @@ import { existsSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { stringify } from 'yaml'
+import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { listEvents } from '../../../src/store/events.js'
 import { getNode } from '../../../src/store/nodes.js'
 import { getSyncRun, listSyncNodes } from '../../../src/store/sync-ledger.js'
 import { getCanaryProof } from '../../../src/store/transition-facts.js'
-import { type ContainerHost, assertHostsAvailable, OPERATOR_ADDRESS, startContainerHosts } from '../../hosts/index.js'
+import {
+  type ContainerHost,
+  type HostRelease,
+  assertHostsAvailable,
+  OPERATOR_ADDRESS,
+  type OperatorKey,
+  startContainerHosts,
+} from '../../hosts/index.js'
+import { generateOperatorKey } from '../../hosts/keys.js'
+import { sshOptions } from '../../hosts/ssh.js'
 import { agentBundle } from '../../support/agent-bundle.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type FreshDatabase, startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
-import { overlayEnv, startProcess } from '../../support/process.js'
+import { overlayEnv, runProcess, startProcess } from '../../support/process.js'
 import { TEST_HARNESS_VARS } from '../roles/role-runs.js'
 import { type ReleaseMirror, startReleaseMirror } from '../roles/release-mirror.js'
 
-// The operator logs in as `ops` (root is refused by the definition's rules) and becomes root with sudo.
-const USER_DATA = `#cloud-config
-users:
-  - name: ops
-    shell: /bin/bash
-    sudo: "ALL=(ALL) NOPASSWD:ALL"
-runcmd:
-  - [sh, -c, "install -d -m 700 -o ops -g ops /home/ops/.ssh && install -m 600 -o ops -g ops /root/.ssh/authorized_keys /home/ops/.ssh/authorized_keys"]
-`
+/** Each host: its Debian release and the kind of fleetkit seed it boots from. */
+const HOSTS: { name: string; release: HostRelease; seed: 'worker' | 'agent' }[] = [
+  { name: 'sync-1', release: 'bookworm', seed: 'worker' },
+  { name: 'sync-2', release: 'trixie', seed: 'agent' },
+  { name: 'sync-3', release: 'trixie', seed: 'worker' },
+]
 
 /** The real agent bundle prints fleetkit's version: the release that ships it is that version. */
 const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
 
 interface Fleet {
-  release: { url: string; publicKey: string; version: string }
+  release: { url: string; publicKey: string; version: string; caFile?: string }
   nodes: Record<string, unknown>[]
   [key: string]: unknown
 }
@@ -55,6 +64,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
   let gw: TestGateway
   let mirror: ReleaseMirror
   let hosts: ContainerHost[]
+  let operator: OperatorKey
+  /** Where each node is declared before its host exists (a provider gives the address after the seed). */
+  let addresses: Record<string, string> = Object.fromEntries(HOSTS.map((h) => [h.name, `${h.name}.fleet.internal`]))
   let env: NodeJS.ProcessEnv
   const shas: Record<string, string> = {}
 
@@ -70,18 +82,19 @@ describe('fleetkit sync and drift on three container hosts', function () {
         url: `https://${OPERATOR_ADDRESS}:${new URL(gw.agentUrl).port}`,
         enrollUrl: `https://${OPERATOR_ADDRESS}:${new URL(gw.enrollUrl).port}`,
       },
-      release: { url: mirror.url, publicKey: mirror.publicKey, version: VERSION },
-      operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
+      // The agent seed downloads the release itself, trusting the mirror's private CA.
+      release: { url: mirror.url, publicKey: mirror.publicKey, version: VERSION, caFile: 'mirror-ca.pem' },
+      operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [operator.publicKey] },
       pools: { app: { role: 'application', capacityBudget: { cpu: 16, memoryMiB: 32768, diskGiB: 400 } } },
-      nodes: hosts.map((h) => ({
+      // No hostKey: each seed pinned its host's key in the state.
+      nodes: HOSTS.map((h) => ({
         id: h.name,
         pool: 'app',
         state: 'active',
-        ssh: { host: h.address, user: 'ops' },
-        hostKey: h.hostPublicKey,
+        ssh: { host: addresses[h.name], user: 'ops' },
         maxCapacity: { cpu: 2, memoryMiB: 4096, diskGiB: 40 },
       })),
-      canary: hosts[0]!.name,
+      canary: HOSTS[0]!.name,
     }
   }
 
@@ -125,17 +138,42 @@ describe('fleetkit sync and drift on three container hosts', function () {
     mirror = await startReleaseMirror(join(dir, 'mirror'), [VERSION, '1.1.0'], {
       [VERSION]: await readFile(await agentBundle()),
     })
-    hosts = await startContainerHosts(3, (i) => ({ name: `sync-${i + 1}`, seed: { userData: USER_DATA } }))
+    operator = await generateOperatorKey(dir)
+    await writeFile(join(repo, 'mirror-ca.pem'), mirror.caPem)
+    git('add', 'mirror-ca.pem')
     const extraVars = join(dir, 'harness-vars.json')
-    // What only a test harness passes: a container running Debian 12, and the mirror's private CA.
+    // What only a test harness passes: the hosts are containers; the mirror's private CA for agent_update.
     await writeFile(extraVars, JSON.stringify({ ...TEST_HARNESS_VARS, agent_update_ca_pem: mirror.caPem }))
     env = {
       DATABASE_URL: db.url,
       FLEETKIT_STATE_DIR: join(dir, 'state'),
       FLEETKIT_PKI_DIR: gw.pkiDir,
-      ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
+      ANSIBLE_PRIVATE_KEY_FILE: operator.privateKeyFile,
       FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars,
     }
+    // As docs/getting-started.md: the seeds first (each pins its host key in the state, an agent seed
+    // also holds a single-use secret), then the hosts boot from them, then their addresses are declared.
+    await writeFile(fleetPath(), stringify(baseFleet()))
+    const seeds: { userData: string; hostKey: { privateKey: string; publicKey: string } }[] = []
+    for (const h of HOSTS) {
+      const output = join(dir, `${h.name}.user-data`)
+      const seeded = await runFleetkit(
+        ['seed', h.name, '--kind', h.seed, '--definition', fleetPath(), '--output', output],
+        { env, timeout: 120_000 },
+      )
+      assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
+      const userData = await readFile(output, 'utf8')
+      const keys = (parse(userData) as { ssh_keys: { ed25519_private: string; ed25519_public: string } }).ssh_keys
+      seeds.push({ userData, hostKey: { privateKey: keys.ed25519_private, publicKey: keys.ed25519_public } })
+    }
+    hosts = await startContainerHosts(HOSTS.length, (i) => ({
+      name: HOSTS[i]!.name,
+      release: HOSTS[i]!.release,
+      operator,
+      hostKey: seeds[i]!.hostKey,
+      seed: { userData: seeds[i]!.userData },
+    }))
+    addresses = Object.fromEntries(hosts.map((h) => [h.name, h.address]))
     await commit('A', baseFleet())
   })
 
@@ -156,8 +194,18 @@ describe('fleetkit sync and drift on three container hosts', function () {
     }
   })
 
-  it('the journey: sync converges all three (the canary first), enrolls each agent, each heartbeats, node admit admits; a second sync changes and issues nothing; drift is clean', async () => {
+  it('the journey: sync converges all three (the canary first), enrolls the agents the worker seeds left out, each heartbeats, node admit admits; a second sync changes and issues nothing; drift is clean; drain, undrain, admit again', async () => {
     const [canary, second, third] = hosts.map((h) => h.name) as [string, string, string]
+    // Stock Debian 12 and 13, no release switch anywhere; the agent seed enrolled its host at first boot.
+    for (const [i, h] of hosts.entries()) {
+      const release = HOSTS[i]!.release === 'bookworm' ? '12' : '13'
+      assert.match(
+        (await h.sshOk('. /etc/os-release; echo "$ID $VERSION_ID"')).stdout,
+        new RegExp(`^debian ${release}$`, 'm'),
+      )
+    }
+    assert.equal((await getNode(db.pool, second))?.status, 'active', 'the agent seed enrolled its host at first boot')
+    assert.equal((await getNode(db.pool, canary))?.status, 'provisioning', 'a worker seed installs no agent')
     const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', shas.A!], { env, timeout: 900_000 })
     assert.equal(human.code, 0, human.stderr + human.stdout)
     assert.match(human.stdout, /strategy mitogen_linear \(ansible-mitogen\), forks 3, pipelining on/)
@@ -165,8 +213,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const lines = human.stdout.split('\n')
     const canaryLine = lines.findIndex((l) => l.startsWith(`${canary} (canary): changed`))
     assert.ok(canaryLine >= 0 && lines.findIndex((l) => l.startsWith(`${second}: changed`)) > canaryLine, human.stdout)
-    for (const h of hosts)
-      assert.match(human.stdout, new RegExp(`${h.name}: enrollment secret and gateway CA handed over`))
+    for (const name of [canary, third])
+      assert.match(human.stdout, new RegExp(`${name}: enrollment secret and gateway CA handed over`))
+    assert.doesNotMatch(human.stdout, new RegExp(`${second}: enrollment secret`), 'the enrolled agent got a secret')
     const runId = Number(/Run (\d+) \(sync\)/.exec(human.stdout)?.[1])
     const run = await getSyncRun(db.pool, runId)
     assert.equal(run?.outcome, 'converged')
@@ -183,9 +232,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.ok(ledger.every((n) => n.appliedRevision === shas.A && n.agentVersion === VERSION))
     assert.equal((await getCanaryProof(db.pool, 'agentVersion', VERSION))?.nodeId, canary)
     assert.equal((await hosts[2]!.ssh('nft list table inet fleetkit')).code, 0)
-    // Each agent enrolled with the secret sync handed over (used up, deleted) and heartbeats from its host.
+    // Each agent enrolled with its secret (the seed's, or the one sync handed over: used up, deleted) and heartbeats.
     const handed = await listEvents(db.pool, { kind: 'sync_enrollment_handed_over' })
-    assert.deepEqual(handed.map((e) => e.nodeId).sort(), [canary, second, third].sort())
+    assert.deepEqual(handed.map((e) => e.nodeId).sort(), [canary, third].sort())
     for (const h of hosts) {
       const row = await getNode(db.pool, h.name)
       assert.equal(row?.status, 'active', h.name)
@@ -214,7 +263,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     )
     // Enrolled and heartbeating: nothing issued, nothing handed over.
     assert.deepEqual(again.json.result.enrolled, [])
-    assert.equal((await listEvents(db.pool, { kind: 'sync_enrollment_handed_over' })).length, 3)
+    assert.equal((await listEvents(db.pool, { kind: 'sync_enrollment_handed_over' })).length, 2)
     // The fast path: every node's fingerprint is as the first sync recorded it, so no role ran.
     assert.deepEqual(again.json.result.fingerprint.unchanged, [canary, second, third].sort())
     assert.ok(
@@ -237,6 +286,22 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.deepEqual(full.json.result.enrolled, [])
     const drift = await fleetkit(['drift', '--json'])
     assert.equal(drift.code, 0, drift.stdout + drift.stderr)
+
+    // The lifecycle both ways: a drained node comes back with undrain, and is schedulable once admitted again.
+    const cli = (args: string[]) => runFleetkit([...args, '--json'], { env, timeout: 120_000 })
+    const drained = await cli(['node', 'drain', canary])
+    assert.equal(drained.code, 0, drained.stdout + drained.stderr)
+    assert.deepEqual(
+      [(await getNode(db.pool, canary))?.status, (await getNode(db.pool, canary))?.schedulable],
+      ['draining', false],
+    )
+    const undrained = await cli(['node', 'undrain', canary])
+    assert.equal(undrained.code, 0, undrained.stdout + undrained.stderr)
+    assert.equal(undrained.json.result.to, 'active')
+    assert.equal((await getNode(db.pool, canary))?.schedulable, false, 'undrain does not make it schedulable')
+    const readmitted = await cli(['node', 'admit', canary, '--definition', fleetPath()])
+    assert.equal(readmitted.code, 0, readmitted.stdout + readmitted.stderr)
+    assert.equal((await getNode(db.pool, canary))?.schedulable, true)
   })
 
   it('a dry run prints the plan and its hash and records no applied revision; a stale --plan-hash is refused, the reviewed one applies', async () => {
@@ -357,23 +422,56 @@ describe('fleetkit sync and drift on three container hosts', function () {
     git('checkout', '--', 'fleet.yaml')
   })
 
-  it('a changed host key stops that node with SSH_HOST_KEY_MISMATCH and no other', async () => {
-    const victim = hosts[2]!.name
-    const keyFile = join(dir, 'impostor')
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', keyFile])
-    const fleet = baseFleet()
-    node(fleet, hosts[0]!.name).agentVersion = '1.1.0'
-    node(fleet, victim).hostKey = (await readFile(`${keyFile}.pub`, 'utf8')).trim().split(' ').slice(0, 2).join(' ')
-    const sha = await commit('E', fleet)
-    const run = await withSsh(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
-    assert.equal(run.code, 21, run.stdout + run.stderr)
-    assertMatchesOutputSchema('sync', run.json)
-    assert.equal(run.json.code, 'SYNC_PARTIAL_FAILURE')
-    const nodes = byNode(run.json.data.report)
-    assert.equal(nodes[victim]?.state, 'failed')
-    assert.equal(nodes[victim]?.code, 'SSH_HOST_KEY_MISMATCH')
-    assert.equal(nodes[hosts[0]!.name]?.state, 'converged')
-    assert.equal(nodes[hosts[1]!.name]?.state, 'converged')
+  it('a host that presents another host key stops that node with SSH_HOST_KEY_MISMATCH and no other', async () => {
+    const victim = hosts[2]!
+    // The host's key is replaced (an impostor, or a reinstall nobody re-seeded); the pinned one is kept aside.
+    const impostor = (
+      await victim.sshOk(
+        [
+          'cd /etc/ssh && cp -a ssh_host_ed25519_key /root/pinned_key && cp -a ssh_host_ed25519_key.pub /root/pinned_key.pub',
+          "rm -f /root/impostor /root/impostor.pub && ssh-keygen -q -t ed25519 -N '' -f /root/impostor",
+          'install -m 600 /root/impostor ssh_host_ed25519_key && install -m 644 /root/impostor.pub ssh_host_ed25519_key.pub',
+          'systemctl reload ssh && cat /root/impostor.pub',
+        ].join(' && '),
+      )
+    ).stdout.trim()
+    try {
+      const fleet = baseFleet()
+      node(fleet, hosts[0]!.name).agentVersion = '1.1.0'
+      const sha = await commit('E', fleet)
+      const run = await withSsh(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
+      assert.equal(run.code, 21, run.stdout + run.stderr)
+      assertMatchesOutputSchema('sync', run.json)
+      assert.equal(run.json.code, 'SYNC_PARTIAL_FAILURE')
+      const nodes = byNode(run.json.data.report)
+      assert.equal(nodes[victim.name]?.state, 'failed')
+      assert.equal(nodes[victim.name]?.code, 'SSH_HOST_KEY_MISMATCH')
+      assert.equal(nodes[hosts[0]!.name]?.state, 'converged')
+      assert.equal(nodes[hosts[1]!.name]?.state, 'converged')
+    } finally {
+      // The pinned key back, over a connection that trusts the impostor's key for this once.
+      const knownHosts = join(dir, 'impostor_known_hosts')
+      await writeFile(knownHosts, `${victim.address} ${impostor.split(' ').slice(0, 2).join(' ')}\n`)
+      const restore =
+        'cd /etc/ssh && install -m 600 /root/pinned_key ssh_host_ed25519_key && install -m 644 /root/pinned_key.pub ssh_host_ed25519_key.pub && systemctl reload ssh'
+      const back = await runProcess(
+        'ssh',
+        [...sshOptions(victim, knownHosts), `root@${victim.address}`, '--', restore],
+        {
+          timeoutMs: 60_000,
+        },
+      )
+      assert.equal(back.code, 0, back.stderr)
+      // sshd re-executes after the reload: the pinned key answers again once it listens.
+      await eventually(
+        'the pinned host key served again',
+        async () => ((await victim.ssh('true')).code === 0 ? true : undefined),
+        {
+          timeoutMs: 30_000,
+          intervalMs: 500,
+        },
+      )
+    }
   })
 
   it('an unreachable canary hands its role to the next reachable node of its pool, and says so', async () => {
