@@ -436,10 +436,16 @@ describe('fleetkit sync and drift on three container hosts', function () {
       )
     ).stdout.trim()
     try {
-      const fleet = baseFleet()
-      node(fleet, hosts[0]!.name).agentVersion = '1.1.0'
-      const sha = await commit('E', fleet)
-      const run = await withSsh(['sync', '--ref', sha, '--tags', 'br_netfilter', '--json'])
+      // sshd re-executes after the reload: wait until it serves the new key.
+      const blob = impostor.split(' ')[1]!
+      await eventually(
+        'the host serving the replaced key',
+        async () =>
+          (await runProcess('ssh-keyscan', ['-t', 'ed25519', victim.address])).stdout.includes(blob) ? true : undefined,
+        { timeoutMs: 30_000, intervalMs: 500 },
+      )
+      // Revision C (the canary pinned to the agent it proved): the definition is unchanged, the host is not.
+      const run = await withSsh(['sync', '--ref', shas.C!, '--tags', 'br_netfilter', '--json'])
       assert.equal(run.code, 21, run.stdout + run.stderr)
       assertMatchesOutputSchema('sync', run.json)
       assert.equal(run.json.code, 'SYNC_PARTIAL_FAILURE')
