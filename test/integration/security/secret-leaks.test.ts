@@ -10,10 +10,13 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { parse } from 'yaml'
+
 import { packagePath } from '../../../src/package-root.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 import { createJob } from '../../../src/store/jobs.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
+import { agentSeedScriptOf } from '../../support/agent-seed-script.js'
 import { type CliRun, runFleetkit } from '../../support/cli.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey, tamperSignature } from '../../support/pki.js'
@@ -388,16 +391,26 @@ describe('secrets never leak (real processes)', function () {
 
       const agentSeed = join(work, 'build-1.user-data')
       const seeded = await fleetkit(
-        ['seed', 'build-1', '--kind', 'agent', ...EXAMPLE, '--output', agentSeed, '--json'],
+        // build-1 declares ssh.user and pins a host key: its agent seed carries a new one (--rekey).
+        ['seed', 'build-1', '--kind', 'agent', '--rekey', ...EXAMPLE, '--output', agentSeed, '--json'],
         env,
       )
       assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
       assert.equal(await modeOf(agentSeed), 0o600)
-      const seedSecret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(await readFile(agentSeed, 'utf8'))?.[1]
+      // The secret is in the enrollment script the cloud-config writes; the host key in its ssh_keys.
+      const agentUserData = await readFile(agentSeed, 'utf8')
+      const seedSecret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(agentSeedScriptOf(agentUserData))?.[1]
       assert.ok(seedSecret, 'the seed holds the secret')
+      const agentHostKey = (parse(agentUserData) as { ssh_keys?: { ed25519_private?: string } }).ssh_keys
+        ?.ed25519_private
+      assert.ok(agentHostKey, 'the agent seed holds the host key')
       assertAbsent(
         seeded.stdout + seeded.stderr,
-        { 'the secret': seedSecret, 'the database password': password },
+        {
+          'the secret': seedSecret,
+          'the host key': ['PRIVATE KEY', ...pemLines(agentHostKey)],
+          'the database password': password,
+        },
         'seed --json',
       )
       const hash = await gw.db.pool.query('SELECT enrollment_secret_sha256 FROM nodes WHERE id = $1', ['build-1'])
