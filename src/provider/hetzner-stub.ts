@@ -27,7 +27,7 @@ export interface HetznerStubOptions {
 }
 
 /** A fault for the next matching requests: an error status, no answer at all, or a dropped connection. */
-export interface StubFault {
+interface StubFault {
   method?: string
   /** Matches the path below the API root (`/servers`), as a prefix string or a pattern. */
   path: string | RegExp
@@ -42,7 +42,7 @@ export interface StubFault {
 }
 
 /** One request as the stub saw it: never its headers, so never the token. */
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string
   path: string
   query: Record<string, string[]>

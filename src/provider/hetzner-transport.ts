@@ -11,7 +11,7 @@ import type { RateBudget, RateObservation } from './rate-budget.js'
 export const DEFAULT_HETZNER_API_URL = 'https://api.hetzner.cloud/v1'
 
 /** The spec's bound: an idempotent call is sent at most this many times when 5xx or the transport fails. */
-export const MAX_ATTEMPTS = 4
+const MAX_ATTEMPTS = 4
 const BACKOFF_BASE_MS = 500
 const BACKOFF_CAP_MS = 8_000
 
@@ -37,12 +37,6 @@ export interface CallOptions {
   body?: unknown
   /** GETs, DELETEs and POSTs whose repetition changes nothing (set_rules): retried on 5xx and transport errors. */
   idempotent: boolean
-}
-
-/** A response; `status` 404 comes back as `undefined` body when the caller allows it. */
-export interface CallResult<T> {
-  status: number
-  body: T | undefined
 }
 
 export class HetznerTransport {
@@ -194,7 +188,7 @@ export class HetznerTransport {
 }
 
 /** The RateLimit-* headers of a response, when all three are there and numeric. */
-export function rateObservation(headers: Headers): RateObservation | undefined {
+function rateObservation(headers: Headers): RateObservation | undefined {
   const limit = Number(headers.get('ratelimit-limit') ?? NaN)
   const remaining = Number(headers.get('ratelimit-remaining') ?? NaN)
   const reset = Number(headers.get('ratelimit-reset') ?? NaN)

@@ -25,7 +25,7 @@ import type {
 import { memoryRateBudget, type RateBudget } from './rate-budget.js'
 
 /** The label every fleetkit server carries: how a create whose answer was lost is found again. */
-export const NODE_ID_LABEL = 'fleetkit.node_id'
+const NODE_ID_LABEL = 'fleetkit.node_id'
 
 /** The API's largest page. */
 const PER_PAGE = 50

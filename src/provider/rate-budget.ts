@@ -35,14 +35,14 @@ export interface RateBudgetState {
 }
 
 /** The API's documented default (3,600 an hour), assumed until a response says otherwise. */
-export const DEFAULT_HOURLY_LIMIT = 3600
+const DEFAULT_HOURLY_LIMIT = 3600
 const HOUR_MS = 3_600_000
 
 /**
  * The rule: the budget refills at limit per hour (about one a second by default); a request may be
  * sent when at least one is left. Returns the wait and the state after a take (unchanged when waiting).
  */
-export function takeFromBudget(state: RateBudgetState, nowMs: number): { waitMs: number; state: RateBudgetState } {
+function takeFromBudget(state: RateBudgetState, nowMs: number): { waitMs: number; state: RateBudgetState } {
   if (state.blockedUntilMs > nowMs) return { waitMs: state.blockedUntilMs - nowMs, state }
   const perMs = state.limit / HOUR_MS
   const available = Math.min(state.limit, state.remaining + Math.max(0, nowMs - state.atMs) * perMs)
@@ -51,11 +51,11 @@ export function takeFromBudget(state: RateBudgetState, nowMs: number): { waitMs:
 }
 
 /** The state after a response: the headers are the truth, read as of when it arrived. */
-export function observeBudget(state: RateBudgetState, observation: RateObservation, nowMs: number): RateBudgetState {
+function observeBudget(state: RateBudgetState, observation: RateObservation, nowMs: number): RateBudgetState {
   return { ...state, limit: Math.max(1, observation.limit), remaining: Math.max(0, observation.remaining), atMs: nowMs }
 }
 
-export function initialBudgetState(): RateBudgetState {
+function initialBudgetState(): RateBudgetState {
   return { limit: DEFAULT_HOURLY_LIMIT, remaining: DEFAULT_HOURLY_LIMIT, atMs: 0, blockedUntilMs: 0 }
 }
 

@@ -19,7 +19,7 @@ export interface StubResponse {
 }
 
 /** The API's limit on user_data. */
-export const USER_DATA_MAX_BYTES = 32_768
+const USER_DATA_MAX_BYTES = 32_768
 const NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i
 
 export function apiError(status: number, code: string, message: string, details: unknown = {}): StubResponse {
