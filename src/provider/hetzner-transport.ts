@@ -65,27 +65,35 @@ export class HetznerTransport {
       rateWaitedMs += await this.awaitBudget(what, rateWaitedMs)
       attempt++
       const outcome = await this.send(method, url, call.body)
+      // Why this attempt gave no usable answer; only 5xx, transport failures and unreadable 2xx get here.
+      let reason: string
       if (outcome.kind === 'response') {
         const { response, text } = outcome
         await this.observe(response)
-        if (response.ok) return (text === '' ? undefined : JSON.parse(text)) as T
-        if (response.status === 404 && allowNotFound) return undefined
-        const failure = parseApiFailure(response.status, text, response.headers.get('x-correlation-id') ?? undefined)
-        if (response.status === 429) {
-          // Refused before it was processed: sending it again is safe for any call, a create too.
-          const untilMs = this.retryAt(response)
-          this.log('debug', 'provider_rate_limited', { call: what, wait_ms: untilMs - this.now() })
-          await this.options.budget.block(untilMs)
-          attempt--
-          continue
+        if (response.ok) {
+          const body = parseJson(text)
+          if (body.ok) return body.value as T
+          // Taken for a lost answer: a create behind it may have happened.
+          reason = `HTTP ${response.status} with a body that is not JSON`
+        } else {
+          if (response.status === 404 && allowNotFound) return undefined
+          const failure = parseApiFailure(response.status, text, response.headers.get('x-correlation-id') ?? undefined)
+          failure.message = this.options.token.redact(failure.message)
+          if (response.status === 429) {
+            // Refused before it was processed: sending it again is safe for any call, a create too.
+            const untilMs = this.retryAt(response)
+            this.log('debug', 'provider_rate_limited', { call: what, wait_ms: untilMs - this.now() })
+            await this.options.budget.block(untilMs)
+            attempt--
+            continue
+          }
+          if (response.status < 500) throw providerError(failure, what)
+          reason = `HTTP ${failure.status} ${failure.apiCode}: ${failure.message}`
         }
-        if (response.status < 500) throw providerError(failure, what)
-        if (!call.idempotent || attempt >= MAX_ATTEMPTS) {
-          throw unavailableError(what, `HTTP ${failure.status} ${failure.apiCode}: ${failure.message}`, attempt)
-        }
-      } else if (!call.idempotent || attempt >= MAX_ATTEMPTS) {
-        throw unavailableError(what, this.options.token.redact(outcome.reason), attempt)
+      } else {
+        reason = this.options.token.redact(outcome.reason)
       }
+      if (!call.idempotent || attempt >= MAX_ATTEMPTS) throw unavailableError(what, reason, attempt)
       const backoffMs = this.backoffMs(attempt)
       this.log('debug', 'provider_retry', { call: what, attempt, wait_ms: backoffMs })
       await this.options.sleep(backoffMs)
@@ -194,6 +202,15 @@ function rateObservation(headers: Headers): RateObservation | undefined {
   const reset = Number(headers.get('ratelimit-reset') ?? NaN)
   if (![limit, remaining, reset].every(Number.isFinite)) return undefined
   return { limit, remaining, resetAtMs: reset * 1000 }
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text === '') return { ok: true, value: undefined }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown }
+  } catch {
+    return { ok: false }
+  }
 }
 
 /** A transport failure in a few words (undici puts the errno on the cause): never headers. */

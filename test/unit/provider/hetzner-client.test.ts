@@ -69,6 +69,15 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
       })
     })
 
+    it('a token given where a variable name belongs is refused without echoing it', () => {
+      const pasted = 'hcloudTOKENpasted0123456789'
+      assert.throws(
+        () => new HetznerClient({ env: {}, tokenEnv: pasted }),
+        (error: FleetkitError) =>
+          error.code === 'USAGE_INVALID' && !JSON.stringify(errorEnvelope(error, 2)).includes(pasted),
+      )
+    })
+
     it('reads the definition’s tokenEnv when named', async () => {
       const { stub } = await setUp()
       const client = new HetznerClient({ env: { ACME_HCLOUD: stub.token }, tokenEnv: 'ACME_HCLOUD', baseUrl: stub.url })
@@ -321,6 +330,21 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
         assert.deepEqual(lookup[0]!.query.label_selector, ['fleetkit.node_id=build-01'])
       })
     }
+
+    it('a create answered 201 with a body that is not JSON is looked up too, not sent again', async () => {
+      let mangled = false
+      const mangle: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init)
+        if (init?.method !== 'POST' || mangled) return response
+        mangled = true
+        return new Response('<html>proxy</html>', { status: 201, headers: response.headers })
+      }
+      const { stub, client } = await setUp({}, { fetch: mangle })
+      const result = await client.createServer(serverRequest('build-01'))
+      assert.equal(result.adopted, true)
+      assert.equal(requestsTo(stub, 'POST', '/servers').length, 1)
+      assert.equal(stub.api.servers.size, 1)
+    })
 
     it('an ambiguous failure that created nothing is thrown (one POST, one lookup, no server)', async () => {
       const { stub, client } = await setUp()
