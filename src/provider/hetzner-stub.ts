@@ -6,7 +6,8 @@ import type { Socket } from 'node:net'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { type Clock, systemClock } from '../config/clock.js'
-import { apiError, StubApi, type StubResponse } from './stub-api.js'
+import { StubApi } from './stub-api.js'
+import { apiError, type StubResponse } from './stub-errors.js'
 
 export interface HetznerStubOptions {
   /** The one token the stub accepts (a random one by default). */

@@ -1,9 +1,11 @@
 // The local Hetzner Cloud stub's resources and routes, without HTTP: servers, catalogue, SSH keys,
 // firewalls, placement groups and actions that finish after a delay on the injected clock.
 import type { Clock } from '../config/clock.js'
-import type { Action, Firewall, FirewallRule, Labels, PlacementGroup, Server, SshKey } from './hetzner-types.js'
+import type { Action, Firewall, Labels, PlacementGroup, Server, SshKey } from './hetzner-types.js'
 import { matchesLabels, parseLabelSelector } from './label-selector.js'
 import { STUB_IMAGES, STUB_LOCATIONS, STUB_SERVER_TYPES } from './stub-catalogue.js'
+import { apiError, invalidInput, type StubResponse, uniquenessError } from './stub-errors.js'
+import { applyFirewall, createFirewall, setFirewallRules } from './stub-firewalls.js'
 
 export interface StubRequest {
   method: string
@@ -13,24 +15,9 @@ export interface StubRequest {
   body: unknown
 }
 
-export interface StubResponse {
-  status: number
-  body: unknown
-}
-
 /** The API's limit on user_data. */
 const USER_DATA_MAX_BYTES = 32_768
 const NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i
-
-export function apiError(status: number, code: string, message: string, details: unknown = {}): StubResponse {
-  return { status, body: { error: { code, message, details } } }
-}
-
-function invalid(field: string, message: string): StubResponse {
-  return apiError(422, 'invalid_input', `invalid input in field '${field}'`, {
-    fields: [{ name: field, messages: [message] }],
-  })
-}
 
 interface PendingAction {
   action: Action
@@ -89,11 +76,11 @@ export class StubApi {
       case 'GET /firewalls':
         return this.list(request.query, 'firewalls', [...this.firewalls.values()])
       case 'POST /firewalls':
-        return this.createFirewall(request.body)
+        return createFirewall(this, request.body)
       case 'POST /firewalls/{id}/actions/set_rules':
-        return this.setRules(id!, request.body)
+        return setFirewallRules(this, id!, request.body)
       case 'POST /firewalls/{id}/actions/apply_to_resources':
-        return this.applyFirewall(id!, request.body)
+        return applyFirewall(this, id!, request.body)
       case 'GET /placement_groups':
         return this.list(request.query, 'placement_groups', [...this.placementGroups.values()])
       case 'POST /placement_groups':
@@ -122,11 +109,11 @@ export class StubApi {
     }
   }
 
-  private newId(): number {
+  newId(): number {
     return this.nextId++
   }
 
-  private action(command: string, resources: { id: number; type: string }[], onFinish?: () => void): Action {
+  action(command: string, resources: { id: number; type: string }[], onFinish?: () => void): Action {
     const now = this.clock.now().getTime()
     const action: Action = {
       id: this.newId(),
@@ -159,7 +146,7 @@ export class StubApi {
   ): StubResponse {
     const selector = query.get('label_selector')
     const requirements = selector === null ? [] : parseLabelSelector(selector)
-    if (!requirements) return invalid('label_selector', 'label selector is invalid')
+    if (!requirements) return invalidInput('label_selector', 'label selector is invalid')
     const name = query.get('name')
     const matching = items.filter((item) => {
       const record = item as { name?: unknown; labels?: Labels }
@@ -184,36 +171,38 @@ export class StubApi {
 
   private createServer(input: unknown): StubResponse {
     const body = (input ?? {}) as Record<string, unknown>
-    if (typeof body.name !== 'string' || !NAME.test(body.name)) return invalid('name', 'name must be a valid hostname')
+    if (typeof body.name !== 'string' || !NAME.test(body.name))
+      return invalidInput('name', 'name must be a valid hostname')
     const type = STUB_SERVER_TYPES.find((t) => t.name === body.server_type || t.id === body.server_type)
-    if (!type) return invalid('server_type', 'server type not found')
+    if (!type) return invalidInput('server_type', 'server type not found')
     const image = STUB_IMAGES.find(
       (i) => (i.name === body.image || i.id === body.image) && i.architecture === type.architecture,
     )
-    if (!image) return invalid('image', 'image not found for the architecture of the server type')
+    if (!image) return invalidInput('image', 'image not found for the architecture of the server type')
     const location = STUB_LOCATIONS.find((l) => l.name === (body.location ?? 'fsn1'))
-    if (!location) return invalid('location', 'location not found')
+    if (!location) return invalidInput('location', 'location not found')
     if (typeof body.user_data === 'string' && Buffer.byteLength(body.user_data) > USER_DATA_MAX_BYTES) {
-      return invalid('user_data', `user_data must not be longer than ${USER_DATA_MAX_BYTES} bytes`)
+      return invalidInput('user_data', `user_data must not be longer than ${USER_DATA_MAX_BYTES} bytes`)
     }
     const labels = (body.labels ?? {}) as Labels
     if (typeof labels !== 'object' || Object.keys(labels).some((k) => k.startsWith('hetzner.cloud/'))) {
-      return invalid('labels', 'labels are invalid')
+      return invalidInput('labels', 'labels are invalid')
     }
     const sshKeys = (Array.isArray(body.ssh_keys) ? body.ssh_keys : []) as unknown[]
     for (const key of sshKeys) {
       if (![...this.sshKeys.values()].some((k) => k.id === key || k.name === key))
-        return invalid('ssh_keys', 'SSH key not found')
+        return invalidInput('ssh_keys', 'SSH key not found')
     }
     const firewallIds = (Array.isArray(body.firewalls) ? body.firewalls : []) as { firewall?: unknown }[]
     for (const f of firewallIds) {
-      if (!this.firewalls.has(Number(f.firewall))) return invalid('firewalls', 'firewall not found')
+      if (!this.firewalls.has(Number(f.firewall))) return invalidInput('firewalls', 'firewall not found')
     }
     const placement =
       body.placement_group === undefined ? undefined : this.placementGroups.get(Number(body.placement_group))
-    if (body.placement_group !== undefined && !placement) return invalid('placement_group', 'placement group not found')
+    if (body.placement_group !== undefined && !placement)
+      return invalidInput('placement_group', 'placement group not found')
     if ([...this.servers.values()].some((s) => s.name === body.name)) {
-      return apiError(409, 'uniqueness_error', 'server name is already used', { fields: [{ name: 'name' }] })
+      return uniquenessError('server')
     }
     if (this.servers.size >= this.quota.servers) {
       return apiError(403, 'resource_limit_exceeded', 'server limit exceeded', { limits: [{ name: 'server_limit' }] })
@@ -267,17 +256,14 @@ export class StubApi {
 
   private createSshKey(input: unknown): StubResponse {
     const body = (input ?? {}) as Record<string, unknown>
-    if (typeof body.name !== 'string' || body.name === '') return invalid('name', 'name is required')
+    if (typeof body.name !== 'string' || body.name === '') return invalidInput('name', 'name is required')
     if (typeof body.public_key !== 'string' || !/^ssh-\S+ \S+/.test(body.public_key)) {
-      return invalid('public_key', 'public key is invalid')
+      return invalidInput('public_key', 'public key is invalid')
     }
     const keys = [...this.sshKeys.values()]
-    if (keys.some((k) => k.name === body.name))
-      return apiError(409, 'uniqueness_error', 'SSH key name is already used', { fields: [{ name: 'name' }] })
+    if (keys.some((k) => k.name === body.name)) return uniquenessError('SSH key')
     if (keys.some((k) => k.public_key === body.public_key)) {
-      return apiError(409, 'uniqueness_error', 'SSH key with the same fingerprint already exists', {
-        fields: [{ name: 'public_key' }],
-      })
+      return uniquenessError('SSH key', 'public_key')
     }
     const id = this.newId()
     const key: SshKey = {
@@ -291,55 +277,12 @@ export class StubApi {
     return { status: 201, body: { ssh_key: key } }
   }
 
-  private createFirewall(input: unknown): StubResponse {
-    const body = (input ?? {}) as Record<string, unknown>
-    if (typeof body.name !== 'string' || body.name === '') return invalid('name', 'name is required')
-    if ([...this.firewalls.values()].some((f) => f.name === body.name)) {
-      return apiError(409, 'uniqueness_error', 'firewall name is already used', { fields: [{ name: 'name' }] })
-    }
-    const rules = (Array.isArray(body.rules) ? body.rules : []) as FirewallRule[]
-    const bad = invalidRule(rules)
-    if (bad) return bad
-    const id = this.newId()
-    const firewall: Firewall = { id, name: body.name, labels: (body.labels ?? {}) as Labels, rules, applied_to: [] }
-    this.firewalls.set(id, firewall)
-    const actions = [this.action('set_firewall_rules', [{ id, type: 'firewall' }])]
-    const applyTo = Array.isArray(body.apply_to) ? body.apply_to : []
-    if (applyTo.length > 0) {
-      firewall.applied_to.push(...applyTo)
-      actions.push(this.action('apply_firewall', [{ id, type: 'firewall' }]))
-    }
-    return { status: 201, body: { firewall, actions } }
-  }
-
-  private setRules(id: number, input: unknown): StubResponse {
-    const firewall = this.firewalls.get(id)
-    if (!firewall) return apiError(404, 'not_found', 'firewall not found')
-    const rules = (input as { rules?: unknown } | null)?.rules
-    if (!Array.isArray(rules)) return invalid('rules', 'rules is required')
-    const bad = invalidRule(rules as FirewallRule[])
-    if (bad) return bad
-    firewall.rules = rules as FirewallRule[]
-    return { status: 201, body: { actions: [this.action('set_firewall_rules', [{ id, type: 'firewall' }])] } }
-  }
-
-  private applyFirewall(id: number, input: unknown): StubResponse {
-    const firewall = this.firewalls.get(id)
-    if (!firewall) return apiError(404, 'not_found', 'firewall not found')
-    const applyTo = (input as { apply_to?: unknown } | null)?.apply_to
-    if (!Array.isArray(applyTo) || applyTo.length === 0) return invalid('apply_to', 'apply_to is required')
-    const already = applyTo.find((r) => firewall.applied_to.some((a) => JSON.stringify(a) === JSON.stringify(r)))
-    if (already) return apiError(422, 'firewall_already_applied', 'firewall is already applied to the resource')
-    firewall.applied_to.push(...applyTo)
-    return { status: 201, body: { actions: [this.action('apply_firewall', [{ id, type: 'firewall' }])] } }
-  }
-
   private createPlacementGroup(input: unknown): StubResponse {
     const body = (input ?? {}) as Record<string, unknown>
-    if (typeof body.name !== 'string' || body.name === '') return invalid('name', 'name is required')
-    if (body.type !== 'spread') return invalid('type', "type must be 'spread'")
+    if (typeof body.name !== 'string' || body.name === '') return invalidInput('name', 'name is required')
+    if (body.type !== 'spread') return invalidInput('type', "type must be 'spread'")
     if ([...this.placementGroups.values()].some((g) => g.name === body.name)) {
-      return apiError(409, 'uniqueness_error', 'placement group name is already used', { fields: [{ name: 'name' }] })
+      return uniquenessError('placement group')
     }
     const group: PlacementGroup = {
       id: this.newId(),
@@ -356,17 +299,4 @@ export class StubApi {
 function filterByStatus(server: Server, query: URLSearchParams): boolean {
   const statuses = query.getAll('status')
   return statuses.length === 0 || statuses.includes(server.status)
-}
-
-/** The API's limits on rules: at most 50, a known direction and protocol, a port only for tcp and udp. */
-function invalidRule(rules: FirewallRule[]): StubResponse | undefined {
-  if (rules.length > 50) return invalid('rules', 'at most 50 rules')
-  for (const rule of rules) {
-    if (!['in', 'out'].includes(rule.direction)) return invalid('rules', 'direction must be in or out')
-    if (!['tcp', 'udp', 'icmp', 'esp', 'gre'].includes(rule.protocol)) return invalid('rules', 'protocol is invalid')
-    const hasPort = rule.port !== undefined && rule.port !== null
-    if (hasPort !== (rule.protocol === 'tcp' || rule.protocol === 'udp'))
-      return invalid('rules', 'port is required for tcp and udp only')
-  }
-  return undefined
 }
