@@ -1,5 +1,6 @@
 // The Hetzner Cloud API token, read from the environment and held so that it cannot be printed:
 // JSON, string conversion and util.inspect all show "[redacted]"; only the bearer header carries it.
+import { createHash } from 'node:crypto'
 import { inspect } from 'node:util'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -21,6 +22,14 @@ export class ApiToken {
   /** The Authorization header's value: the one place the token leaves this object. */
   authorization(): string {
     return `Bearer ${this.#value}`
+  }
+
+  /**
+   * Names the token's project budget in the state: 16 hex digits of its SHA-256, which tell tokens
+   * apart without revealing one (the token itself never reaches the database).
+   */
+  budgetKey(): string {
+    return createHash('sha256').update(this.#value).digest('hex').slice(0, 16)
   }
 
   /** `text` with every occurrence of the token replaced: for messages built from foreign text. */

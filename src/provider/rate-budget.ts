@@ -32,6 +32,8 @@ export interface RateBudgetState {
   /** When `remaining` was true. */
   atMs: number
   blockedUntilMs: number
+  /** The last RateLimit-Reset seen, for reports (0 before any). */
+  resetAtMs: number
 }
 
 /** The API's documented default (3,600 an hour), assumed until a response says otherwise. */
@@ -42,7 +44,7 @@ const HOUR_MS = 3_600_000
  * The rule: the budget refills at limit per hour (about one a second by default); a request may be
  * sent when at least one is left. Returns the wait and the state after a take (unchanged when waiting).
  */
-function takeFromBudget(state: RateBudgetState, nowMs: number): { waitMs: number; state: RateBudgetState } {
+export function takeFromBudget(state: RateBudgetState, nowMs: number): { waitMs: number; state: RateBudgetState } {
   if (state.blockedUntilMs > nowMs) return { waitMs: state.blockedUntilMs - nowMs, state }
   const perMs = state.limit / HOUR_MS
   const available = Math.min(state.limit, state.remaining + Math.max(0, nowMs - state.atMs) * perMs)
@@ -50,13 +52,25 @@ function takeFromBudget(state: RateBudgetState, nowMs: number): { waitMs: number
   return { waitMs: Math.ceil((1 - available) / perMs), state }
 }
 
-/** The state after a response: the headers are the truth, read as of when it arrived. */
-function observeBudget(state: RateBudgetState, observation: RateObservation, nowMs: number): RateBudgetState {
-  return { ...state, limit: Math.max(1, observation.limit), remaining: Math.max(0, observation.remaining), atMs: nowMs }
+/**
+ * The state after a response. The headers count every consumer of the project, so fewer left than
+ * we thought is adopted; more is not, since requests of ours (or another process's) may still be in
+ * flight that the response did not count yet. The refill catches up either way.
+ */
+export function observeBudget(state: RateBudgetState, observation: RateObservation, nowMs: number): RateBudgetState {
+  const limit = Math.max(1, observation.limit)
+  const ours = Math.min(limit, state.remaining + (Math.max(0, nowMs - state.atMs) * limit) / HOUR_MS)
+  return {
+    ...state,
+    limit,
+    remaining: Math.max(0, Math.min(ours, observation.remaining)),
+    atMs: nowMs,
+    resetAtMs: observation.resetAtMs,
+  }
 }
 
-function initialBudgetState(): RateBudgetState {
-  return { limit: DEFAULT_HOURLY_LIMIT, remaining: DEFAULT_HOURLY_LIMIT, atMs: 0, blockedUntilMs: 0 }
+export function initialBudgetState(): RateBudgetState {
+  return { limit: DEFAULT_HOURLY_LIMIT, remaining: DEFAULT_HOURLY_LIMIT, atMs: 0, blockedUntilMs: 0, resetAtMs: 0 }
 }
 
 /** One process's budget: enough for a single fleetkit command; several processes share the store's. */

@@ -28,4 +28,17 @@ describe('provider: the rate budget', () => {
     assert.equal(await budget.take(10_000), 20_000)
     assert.equal(await budget.take(30_000), 0)
   })
+
+  it('adopts a response that says fewer are left (another consumer), not one that says more (ours in flight)', async () => {
+    const budget = memoryRateBudget()
+    await budget.observe({ limit: 3600, remaining: 5, resetAtMs: 0 }, 0)
+    assert.equal(await budget.take(0), 0)
+    assert.equal(await budget.take(0), 0)
+    // A response to the first take, sent before the second was counted, still says 4.
+    await budget.observe({ limit: 3600, remaining: 4, resetAtMs: 0 }, 0)
+    for (let i = 0; i < 3; i++) assert.equal(await budget.take(0), 0)
+    assert.equal(await budget.take(0), 1000)
+    await budget.observe({ limit: 3600, remaining: 0, resetAtMs: 0 }, 0)
+    assert.equal(await budget.take(500), 500)
+  })
 })
