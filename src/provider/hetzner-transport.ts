@@ -46,7 +46,7 @@ export class HetznerTransport {
   private readonly maxRateWaitMs: number
 
   constructor(private readonly options: TransportOptions) {
-    this.baseUrl = (options.baseUrl ?? DEFAULT_HETZNER_API_URL).replace(/\/+$/, '')
+    this.baseUrl = apiRoot(options.baseUrl ?? DEFAULT_HETZNER_API_URL)
     this.fetch = options.fetch ?? globalThis.fetch
     this.timeoutMs = options.requestTimeoutMs ?? 30_000
     this.maxRateWaitMs = options.maxRateWaitMs ?? 15 * 60_000
@@ -202,6 +202,23 @@ function rateObservation(headers: Headers): RateObservation | undefined {
   const reset = Number(headers.get('ratelimit-reset') ?? NaN)
   if (![limit, remaining, reset].every(Number.isFinite)) return undefined
   return { limit, remaining, resetAtMs: reset * 1000 }
+}
+
+/** The API root without a trailing slash; anything but a plain http(s) URL is a usage error, not a failed call. */
+function apiRoot(text: string): string {
+  let url: URL | undefined
+  try {
+    url = new URL(text)
+  } catch {
+    url = undefined
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash) {
+    // Not echoed: a URL with user:password in it would print them.
+    throw new FleetkitError('USAGE_INVALID', 'the API URL (--api-url, HETZNER_API_URL) is not a plain http(s) URL', {
+      actions: [`fleetkit provider check --api-url ${DEFAULT_HETZNER_API_URL}`],
+    })
+  }
+  return url.href.replace(/\/+$/, '')
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {

@@ -78,6 +78,15 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
       )
     })
 
+    it('an API URL that is not plain http(s) is USAGE_INVALID before any request', () => {
+      for (const baseUrl of ['api.hetzner.cloud/v1', 'ftp://x/v1', 'https://user:pw@x/v1']) {
+        assert.throws(
+          () => new HetznerClient({ env: { HETZNER_API_TOKEN: 't' }, baseUrl }),
+          (error: FleetkitError) => error.code === 'USAGE_INVALID' && !error.message.includes('pw'),
+        )
+      }
+    })
+
     it('reads the definition’s tokenEnv when named', async () => {
       const { stub } = await setUp()
       const client = new HetznerClient({ env: { ACME_HCLOUD: stub.token }, tokenEnv: 'ACME_HCLOUD', baseUrl: stub.url })
