@@ -70,6 +70,13 @@ export class HetznerTransport {
       if (outcome.kind === 'response') {
         const { response, text } = outcome
         await this.observe(response)
+        // Routine traffic: debug only. The path and status, never a header (the token is one).
+        this.log('debug', 'provider_request', {
+          call: what,
+          status: response.status,
+          attempt,
+          ratelimit_remaining: response.headers.get('ratelimit-remaining'),
+        })
         if (response.ok) {
           const body = parseJson(text)
           if (body.ok) return body.value as T

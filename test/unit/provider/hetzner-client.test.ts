@@ -128,6 +128,7 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
       const error = await failure(client.listServers())
       assert.equal(error.code, 'PROVIDER_UNAVAILABLE')
       assert.ok(log.lines.some((line) => line.msg === 'provider_retry'))
+      assert.ok(log.lines.some((line) => line.msg === 'provider_request' && line.status === 429))
       assert.ok(log.lines.some((line) => line.msg === 'provider_rate_limited'))
       const printed = [
         error.message,
