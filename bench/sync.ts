@@ -167,7 +167,16 @@ function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
   return timed(
     'ansible-playbook',
     'ansible-playbook',
-    ['-i', inventory, packagePath('ansible', 'playbooks', 'site.yml'), '-e', `@${extraVars}`],
+    // The rendered inventory also lists the nodes the state still holds from the fleetkit runs (their hosts are gone).
+    [
+      '-i',
+      inventory,
+      packagePath('ansible', 'playbooks', 'site.yml'),
+      '-e',
+      `@${extraVars}`,
+      '--limit',
+      hosts.map((h) => h.name).join(','),
+    ],
     env,
     dir,
   )
