@@ -12,6 +12,7 @@ import { LIFECYCLE_CODES } from './codes/lifecycle.js'
 import { HOST_CODES } from './codes/host.js'
 import { FIREWALL_CODES } from './codes/firewall.js'
 import { SYNC_CODES } from './codes/sync.js'
+import { PROVIDER_CODES } from './codes/provider.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -29,6 +30,7 @@ export const FAILURE_CODES = {
   ...HOST_CODES,
   ...FIREWALL_CODES,
   ...SYNC_CODES,
+  ...PROVIDER_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

@@ -17,7 +17,7 @@ export const SRC_LAYERS: readonly (readonly string[])[] = [
   ['commands', 'agent'],
   ['cli', 'lifecycle', 'sync', 'gateway'],
   ['render'],
-  ['pki', 'release'],
+  ['pki', 'release', 'provider'],
   ['store'],
   ['definition', 'protocol', 'fs'],
   ['checks'],

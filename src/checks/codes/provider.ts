@@ -1,0 +1,53 @@
+// Failure codes of the Hetzner Cloud client and its local stub (src/provider/): the API's error
+// codes mapped as spec 06 lists them (docs/runbooks.md "Provider").
+import type { FailureCodeSpec } from '../failure-code-spec.js'
+
+export const PROVIDER_CODES = {
+  PROVIDER_TOKEN_MISSING: {
+    summary: 'The environment variable that holds the Hetzner Cloud API token is unset or empty.',
+    person: true,
+  },
+  PROVIDER_UNAUTHORIZED: {
+    summary: 'Hetzner Cloud refused the API token (unknown, revoked, read-only or forbidden for this call).',
+    person: true,
+  },
+  PROVIDER_QUOTA_EXCEEDED: {
+    summary: 'The Hetzner Cloud project reached a resource limit (resource_limit_exceeded): nothing was created.',
+    person: true,
+  },
+  PROVIDER_TYPE_UNAVAILABLE: {
+    summary:
+      'The server type cannot be placed in that location now (resource_unavailable): sold out or not offered there.',
+    person: false,
+  },
+  PROVIDER_RATE_LIMITED: {
+    summary: "The project's Hetzner Cloud request budget is spent and refills later than fleetkit is willing to wait.",
+    person: false,
+  },
+  PROVIDER_NAME_CONFLICT: {
+    summary:
+      'A Hetzner Cloud resource already has that name (uniqueness_error) and is not the node fleetkit asked for.',
+    person: true,
+  },
+  PROVIDER_INPUT_INVALID: {
+    summary: 'Hetzner Cloud refused the request as invalid (invalid_input, json_error): a field named in the message.',
+    person: true,
+  },
+  PROVIDER_UNAVAILABLE: {
+    summary:
+      'Hetzner Cloud did not answer usably (5xx, timeout, connection failure, maintenance), also after the retries a read gets.',
+    person: false,
+  },
+  PROVIDER_ACTION_FAILED: {
+    summary: 'A Hetzner Cloud action (create, delete, firewall change) finished with status error.',
+    person: true,
+  },
+  PROVIDER_ERROR: {
+    summary: 'Hetzner Cloud refused a request with an error code fleetkit has no specific handling for.',
+    person: true,
+  },
+  PROVIDER_STUB_BIND_FAILED: {
+    summary: 'The local Hetzner Cloud API stub could not listen on the port it was given.',
+    person: true,
+  },
+} as const satisfies Record<string, FailureCodeSpec>

@@ -1,0 +1,302 @@
+// The local Hetzner Cloud stub's resources and routes, without HTTP: servers, catalogue, SSH keys,
+// firewalls, placement groups and actions that finish after a delay on the injected clock.
+import type { Clock } from '../config/clock.js'
+import type { Action, Firewall, Labels, PlacementGroup, Server, SshKey } from './hetzner-types.js'
+import { matchesLabels, parseLabelSelector } from './label-selector.js'
+import { STUB_IMAGES, STUB_LOCATIONS, STUB_SERVER_TYPES } from './stub-catalogue.js'
+import { apiError, invalidInput, type StubResponse, uniquenessError } from './stub-errors.js'
+import { applyFirewall, createFirewall, setFirewallRules } from './stub-firewalls.js'
+
+export interface StubRequest {
+  method: string
+  /** Below the API root: `/servers/1`. */
+  path: string
+  query: URLSearchParams
+  body: unknown
+}
+
+/** The API's limit on user_data. */
+const USER_DATA_MAX_BYTES = 32_768
+const NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i
+
+interface PendingAction {
+  action: Action
+  finishesAtMs: number
+  onFinish?: () => void
+}
+
+export class StubApi {
+  readonly servers = new Map<number, Server>()
+  readonly sshKeys = new Map<number, SshKey>()
+  readonly firewalls = new Map<number, Firewall>()
+  readonly placementGroups = new Map<number, PlacementGroup>()
+  readonly actions = new Map<number, PendingAction>()
+  /** Project limits (resource_limit_exceeded past them). */
+  quota = { servers: 100 }
+  /** `type@location` pairs that answer resource_unavailable (a sold-out type). */
+  readonly unavailable = new Set<string>()
+  private nextId = 1000
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly actionDurationMs: number,
+  ) {}
+
+  handle(request: StubRequest): StubResponse {
+    this.finishDueActions()
+    const segments = request.path.split('/').filter((s) => s !== '')
+    const [collection, idText, sub, verb] = segments
+    const id = idText === undefined ? undefined : Number(idText)
+    const route = `${request.method} /${collection ?? ''}${idText === undefined ? '' : '/{id}'}${sub ? `/${sub}` : ''}${verb ? `/${verb}` : ''}`
+    if (id !== undefined && !Number.isInteger(id)) return apiError(404, 'not_found', 'not found')
+    switch (route) {
+      case 'GET /servers':
+        return this.list(request.query, 'servers', [...this.servers.values()], (s) => filterByStatus(s, request.query))
+      case 'POST /servers':
+        return this.createServer(request.body)
+      case 'GET /servers/{id}':
+        return this.one('server', this.servers.get(id!))
+      case 'DELETE /servers/{id}':
+        return this.deleteServer(id!)
+      case 'GET /server_types':
+        return this.list(request.query, 'server_types', STUB_SERVER_TYPES)
+      case 'GET /locations':
+        return this.list(request.query, 'locations', STUB_LOCATIONS)
+      case 'GET /images':
+        return this.list(request.query, 'images', STUB_IMAGES, (image) =>
+          ['type', 'architecture'].every((key) => {
+            const wanted = request.query.get(key)
+            return wanted === null || (image as unknown as Record<string, unknown>)[key] === wanted
+          }),
+        )
+      case 'GET /ssh_keys':
+        return this.list(request.query, 'ssh_keys', [...this.sshKeys.values()])
+      case 'POST /ssh_keys':
+        return this.createSshKey(request.body)
+      case 'GET /firewalls':
+        return this.list(request.query, 'firewalls', [...this.firewalls.values()])
+      case 'POST /firewalls':
+        return createFirewall(this, request.body)
+      case 'POST /firewalls/{id}/actions/set_rules':
+        return setFirewallRules(this, id!, request.body)
+      case 'POST /firewalls/{id}/actions/apply_to_resources':
+        return applyFirewall(this, id!, request.body)
+      case 'GET /placement_groups':
+        return this.list(request.query, 'placement_groups', [...this.placementGroups.values()])
+      case 'POST /placement_groups':
+        return this.createPlacementGroup(request.body)
+      case 'GET /actions': {
+        const ids = request.query.getAll('id').map(Number)
+        const actions = [...this.actions.values()].map((p) => p.action)
+        return this.list(request.query, 'actions', actions, (a) => ids.length === 0 || ids.includes(a.id))
+      }
+      case 'GET /actions/{id}':
+        return this.one('action', this.actions.get(id!)?.action)
+      default:
+        return apiError(404, 'not_found', `no route ${request.method} ${request.path}`)
+    }
+  }
+
+  /** Finishes every action whose delay has passed on the clock: its status, then its effect. */
+  finishDueActions(): void {
+    const now = this.clock.now().getTime()
+    for (const pending of this.actions.values()) {
+      if (pending.action.status !== 'running' || pending.finishesAtMs > now) continue
+      pending.action.status = 'success'
+      pending.action.progress = 100
+      pending.action.finished = new Date(pending.finishesAtMs).toISOString()
+      pending.onFinish?.()
+    }
+  }
+
+  newId(): number {
+    return this.nextId++
+  }
+
+  action(command: string, resources: { id: number; type: string }[], onFinish?: () => void): Action {
+    const now = this.clock.now().getTime()
+    const action: Action = {
+      id: this.newId(),
+      command,
+      status: 'running',
+      progress: 0,
+      started: new Date(now).toISOString(),
+      finished: null,
+      resources,
+      error: null,
+    }
+    this.actions.set(action.id, {
+      action,
+      finishesAtMs: now + this.actionDurationMs,
+      ...(onFinish ? { onFinish } : {}),
+    })
+    return action
+  }
+
+  private one(key: string, item: unknown): StubResponse {
+    return item === undefined ? apiError(404, 'not_found', `${key} not found`) : { status: 200, body: { [key]: item } }
+  }
+
+  /** A page of `items` after label_selector, name and `extra`: page, per_page (25, at most 50), meta.pagination. */
+  private list<T>(
+    query: URLSearchParams,
+    key: string,
+    items: T[],
+    extra: (item: T) => boolean = () => true,
+  ): StubResponse {
+    const selector = query.get('label_selector')
+    const requirements = selector === null ? [] : parseLabelSelector(selector)
+    if (!requirements) return invalidInput('label_selector', 'label selector is invalid')
+    const name = query.get('name')
+    const matching = items.filter((item) => {
+      const record = item as { name?: unknown; labels?: Labels }
+      if (name !== null && record.name !== name) return false
+      if (requirements.length > 0 && !matchesLabels(requirements, record.labels ?? {})) return false
+      return extra(item)
+    })
+    const perPage = Math.min(50, Math.max(1, Number(query.get('per_page') ?? 25) || 25))
+    const lastPage = Math.max(1, Math.ceil(matching.length / perPage))
+    const page = Math.max(1, Number(query.get('page') ?? 1) || 1)
+    const pagination = {
+      page,
+      per_page: perPage,
+      previous_page: page > 1 ? page - 1 : null,
+      next_page: page < lastPage ? page + 1 : null,
+      last_page: lastPage,
+      total_entries: matching.length,
+    }
+    const body = { [key]: matching.slice((page - 1) * perPage, page * perPage), meta: { pagination } }
+    return { status: 200, body }
+  }
+
+  private createServer(input: unknown): StubResponse {
+    const body = (input ?? {}) as Record<string, unknown>
+    if (typeof body.name !== 'string' || !NAME.test(body.name))
+      return invalidInput('name', 'name must be a valid hostname')
+    const type = STUB_SERVER_TYPES.find((t) => t.name === body.server_type || t.id === body.server_type)
+    if (!type) return invalidInput('server_type', 'server type not found')
+    const image = STUB_IMAGES.find(
+      (i) => (i.name === body.image || i.id === body.image) && i.architecture === type.architecture,
+    )
+    if (!image) return invalidInput('image', 'image not found for the architecture of the server type')
+    const location = STUB_LOCATIONS.find((l) => l.name === (body.location ?? 'fsn1'))
+    if (!location) return invalidInput('location', 'location not found')
+    if (typeof body.user_data === 'string' && Buffer.byteLength(body.user_data) > USER_DATA_MAX_BYTES) {
+      return invalidInput('user_data', `user_data must not be longer than ${USER_DATA_MAX_BYTES} bytes`)
+    }
+    const labels = (body.labels ?? {}) as Labels
+    if (typeof labels !== 'object' || Object.keys(labels).some((k) => k.startsWith('hetzner.cloud/'))) {
+      return invalidInput('labels', 'labels are invalid')
+    }
+    const sshKeys = (Array.isArray(body.ssh_keys) ? body.ssh_keys : []) as unknown[]
+    for (const key of sshKeys) {
+      if (![...this.sshKeys.values()].some((k) => k.id === key || k.name === key))
+        return invalidInput('ssh_keys', 'SSH key not found')
+    }
+    const firewallIds = (Array.isArray(body.firewalls) ? body.firewalls : []) as { firewall?: unknown }[]
+    for (const f of firewallIds) {
+      if (!this.firewalls.has(Number(f.firewall))) return invalidInput('firewalls', 'firewall not found')
+    }
+    const placement =
+      body.placement_group === undefined ? undefined : this.placementGroups.get(Number(body.placement_group))
+    if (body.placement_group !== undefined && !placement)
+      return invalidInput('placement_group', 'placement group not found')
+    if ([...this.servers.values()].some((s) => s.name === body.name)) {
+      return uniquenessError('server')
+    }
+    if (this.servers.size >= this.quota.servers) {
+      return apiError(403, 'resource_limit_exceeded', 'server limit exceeded', { limits: [{ name: 'server_limit' }] })
+    }
+    if (
+      this.unavailable.has(`${type.name}@${location.name}`) ||
+      !type.locations?.some((l) => l.name === location.name)
+    ) {
+      return apiError(412, 'resource_unavailable', 'error during placement')
+    }
+    const id = this.newId()
+    const n = this.servers.size + 1
+    const server: Server = {
+      id,
+      name: body.name,
+      status: 'initializing',
+      created: this.clock.now().toISOString(),
+      labels: { ...labels },
+      server_type: type,
+      datacenter: { name: `${location.name}-dc14`, location },
+      image,
+      public_net: {
+        // 198.18.0.0/15 (benchmarking): never a real host's address.
+        ipv4: { ip: `198.18.${(id >> 8) & 255}.${id & 255}` },
+        ipv6: { ip: `2001:db8:${n.toString(16)}::/64` },
+        firewalls: firewallIds.map((f) => ({ id: Number(f.firewall), status: 'applied' })),
+      },
+      private_net: [],
+      placement_group: placement ?? null,
+    }
+    this.servers.set(id, server)
+    placement?.servers.push(id)
+    const resources = [{ id, type: 'server' }]
+    const action = this.action('create_server', resources, () => {
+      if (this.servers.get(id)?.status === 'initializing') server.status = 'running'
+    })
+    const start = this.action('start_server', resources)
+    return {
+      status: 201,
+      body: { server, action, next_actions: [start], root_password: sshKeys.length > 0 ? null : 'stub-root-password' },
+    }
+  }
+
+  private deleteServer(id: number): StubResponse {
+    const server = this.servers.get(id)
+    if (!server) return apiError(404, 'not_found', 'server not found')
+    this.servers.delete(id)
+    for (const group of this.placementGroups.values()) group.servers = group.servers.filter((s) => s !== id)
+    return { status: 200, body: { action: this.action('delete_server', [{ id, type: 'server' }]) } }
+  }
+
+  private createSshKey(input: unknown): StubResponse {
+    const body = (input ?? {}) as Record<string, unknown>
+    if (typeof body.name !== 'string' || body.name === '') return invalidInput('name', 'name is required')
+    if (typeof body.public_key !== 'string' || !/^ssh-\S+ \S+/.test(body.public_key)) {
+      return invalidInput('public_key', 'public key is invalid')
+    }
+    const keys = [...this.sshKeys.values()]
+    if (keys.some((k) => k.name === body.name)) return uniquenessError('SSH key')
+    if (keys.some((k) => k.public_key === body.public_key)) {
+      return uniquenessError('SSH key', 'public_key')
+    }
+    const id = this.newId()
+    const key: SshKey = {
+      id,
+      name: body.name,
+      fingerprint: `stub:${id.toString(16).padStart(2, '0')}`,
+      public_key: body.public_key,
+      labels: (body.labels ?? {}) as Labels,
+    }
+    this.sshKeys.set(id, key)
+    return { status: 201, body: { ssh_key: key } }
+  }
+
+  private createPlacementGroup(input: unknown): StubResponse {
+    const body = (input ?? {}) as Record<string, unknown>
+    if (typeof body.name !== 'string' || body.name === '') return invalidInput('name', 'name is required')
+    if (body.type !== 'spread') return invalidInput('type', "type must be 'spread'")
+    if ([...this.placementGroups.values()].some((g) => g.name === body.name)) {
+      return uniquenessError('placement group')
+    }
+    const group: PlacementGroup = {
+      id: this.newId(),
+      name: body.name,
+      labels: (body.labels ?? {}) as Labels,
+      type: 'spread',
+      servers: [],
+    }
+    this.placementGroups.set(group.id, group)
+    return { status: 201, body: { placement_group: group } }
+  }
+}
+
+function filterByStatus(server: Server, query: URLSearchParams): boolean {
+  const statuses = query.getAll('status')
+  return statuses.length === 0 || statuses.includes(server.status)
+}
