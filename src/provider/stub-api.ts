@@ -2,9 +2,9 @@
 // firewalls, placement groups and actions that finish after a delay on the injected clock.
 import type { Clock } from '../config/clock.js'
 import type { Action, Firewall, Labels, PlacementGroup, Server, SshKey } from './hetzner-types.js'
-import { matchesLabels, parseLabelSelector } from './label-selector.js'
 import { STUB_IMAGES, STUB_LOCATIONS, STUB_SERVER_TYPES } from './stub-catalogue.js'
 import { apiError, invalidInput, type StubResponse, uniquenessError } from './stub-errors.js'
+import { listPage } from './stub-list.js'
 import { applyFirewall, createFirewall, setFirewallRules } from './stub-firewalls.js'
 
 export interface StubRequest {
@@ -51,7 +51,7 @@ export class StubApi {
     if (id !== undefined && !Number.isInteger(id)) return apiError(404, 'not_found', 'not found')
     switch (route) {
       case 'GET /servers':
-        return this.list(request.query, 'servers', [...this.servers.values()], (s) => filterByStatus(s, request.query))
+        return listPage(request.query, 'servers', [...this.servers.values()], (s) => filterByStatus(s, request.query))
       case 'POST /servers':
         return this.createServer(request.body)
       case 'GET /servers/{id}':
@@ -59,22 +59,22 @@ export class StubApi {
       case 'DELETE /servers/{id}':
         return this.deleteServer(id!)
       case 'GET /server_types':
-        return this.list(request.query, 'server_types', STUB_SERVER_TYPES)
+        return listPage(request.query, 'server_types', STUB_SERVER_TYPES)
       case 'GET /locations':
-        return this.list(request.query, 'locations', STUB_LOCATIONS)
+        return listPage(request.query, 'locations', STUB_LOCATIONS)
       case 'GET /images':
-        return this.list(request.query, 'images', STUB_IMAGES, (image) =>
+        return listPage(request.query, 'images', STUB_IMAGES, (image) =>
           ['type', 'architecture'].every((key) => {
             const wanted = request.query.get(key)
             return wanted === null || (image as unknown as Record<string, unknown>)[key] === wanted
           }),
         )
       case 'GET /ssh_keys':
-        return this.list(request.query, 'ssh_keys', [...this.sshKeys.values()])
+        return listPage(request.query, 'ssh_keys', [...this.sshKeys.values()])
       case 'POST /ssh_keys':
         return this.createSshKey(request.body)
       case 'GET /firewalls':
-        return this.list(request.query, 'firewalls', [...this.firewalls.values()])
+        return listPage(request.query, 'firewalls', [...this.firewalls.values()])
       case 'POST /firewalls':
         return createFirewall(this, request.body)
       case 'POST /firewalls/{id}/actions/set_rules':
@@ -82,13 +82,13 @@ export class StubApi {
       case 'POST /firewalls/{id}/actions/apply_to_resources':
         return applyFirewall(this, id!, request.body)
       case 'GET /placement_groups':
-        return this.list(request.query, 'placement_groups', [...this.placementGroups.values()])
+        return listPage(request.query, 'placement_groups', [...this.placementGroups.values()])
       case 'POST /placement_groups':
         return this.createPlacementGroup(request.body)
       case 'GET /actions': {
         const ids = request.query.getAll('id').map(Number)
         const actions = [...this.actions.values()].map((p) => p.action)
-        return this.list(request.query, 'actions', actions, (a) => ids.length === 0 || ids.includes(a.id))
+        return listPage(request.query, 'actions', actions, (a) => ids.length === 0 || ids.includes(a.id))
       }
       case 'GET /actions/{id}':
         return this.one('action', this.actions.get(id!)?.action)
@@ -135,38 +135,6 @@ export class StubApi {
 
   private one(key: string, item: unknown): StubResponse {
     return item === undefined ? apiError(404, 'not_found', `${key} not found`) : { status: 200, body: { [key]: item } }
-  }
-
-  /** A page of `items` after label_selector, name and `extra`: page, per_page (25, at most 50), meta.pagination. */
-  private list<T>(
-    query: URLSearchParams,
-    key: string,
-    items: T[],
-    extra: (item: T) => boolean = () => true,
-  ): StubResponse {
-    const selector = query.get('label_selector')
-    const requirements = selector === null ? [] : parseLabelSelector(selector)
-    if (!requirements) return invalidInput('label_selector', 'label selector is invalid')
-    const name = query.get('name')
-    const matching = items.filter((item) => {
-      const record = item as { name?: unknown; labels?: Labels }
-      if (name !== null && record.name !== name) return false
-      if (requirements.length > 0 && !matchesLabels(requirements, record.labels ?? {})) return false
-      return extra(item)
-    })
-    const perPage = Math.min(50, Math.max(1, Number(query.get('per_page') ?? 25) || 25))
-    const lastPage = Math.max(1, Math.ceil(matching.length / perPage))
-    const page = Math.max(1, Number(query.get('page') ?? 1) || 1)
-    const pagination = {
-      page,
-      per_page: perPage,
-      previous_page: page > 1 ? page - 1 : null,
-      next_page: page < lastPage ? page + 1 : null,
-      last_page: lastPage,
-      total_entries: matching.length,
-    }
-    const body = { [key]: matching.slice((page - 1) * perPage, page * perPage), meta: { pagination } }
-    return { status: 200, body }
   }
 
   private createServer(input: unknown): StubResponse {
