@@ -13,6 +13,7 @@ import { HOST_CODES } from './codes/host.js'
 import { FIREWALL_CODES } from './codes/firewall.js'
 import { SYNC_CODES } from './codes/sync.js'
 import { PROVIDER_CODES } from './codes/provider.js'
+import { PROVISION_CODES } from './codes/provision.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -31,6 +32,7 @@ export const FAILURE_CODES = {
   ...FIREWALL_CODES,
   ...SYNC_CODES,
   ...PROVIDER_CODES,
+  ...PROVISION_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

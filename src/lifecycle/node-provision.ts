@@ -1,0 +1,243 @@
+// `fleetkit node provision NODE` and `--resume NODE` (spec 06): a durable state machine in the
+// node's row. pending (row inserted, plan validated) -> server_requested (create sent, or the
+// labelled server adopted) -> awaiting_enrollment (the server runs; addresses recorded) ->
+// enrolled (the gateway consumed the secret), or failed when the secret expires first. Every step
+// is committed before the next side effect, so a kill at any point and --resume ends with one server.
+import type pg from 'pg'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { Clock } from '../config/clock.js'
+import type { Rng } from '../config/rng.js'
+import type { HostPolicy } from '../definition/host-policy.js'
+import type { Definition } from '../definition/types.js'
+import type { HetznerClient } from '../provider/hetzner.js'
+import { withTransaction } from '../store/database.js'
+import { appendEvent } from '../store/events.js'
+import {
+  failProvisioning,
+  getProvisionRow,
+  type ProvisionRow,
+  type ProvisionStep,
+  recordServer,
+  startProvisioning,
+} from '../store/provisioning.js'
+import { stateConflict } from './node-transition.js'
+import { type CreateOutcome, createStep } from './provision-create.js'
+import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'
+import type { SeedFiles } from './seed-files.js'
+
+export interface ProvisionOptions {
+  pool: pg.Pool
+  nodeId: string
+  definition: Definition
+  files: SeedFiles
+  client: HetznerClient
+  policy: HostPolicy
+  request: PlanRequest
+  resume: boolean
+  /** The node this one replaces (node replace). */
+  replaces?: string
+  /** How long to wait for the server to run and the agent to enroll; 0 returns at awaiting_enrollment. */
+  waitMs: number
+  pollMs?: number
+  secretTtlMs?: number
+  clock: Clock
+  rng: Rng
+  sleep: (ms: number) => Promise<void>
+  progress?: (message: string) => void
+  /** Test hooks: a throw from one is a kill at that point (after the step committed). */
+  afterStep?: (step: ProvisionStep) => Promise<void> | void
+  beforeCreate?: () => Promise<void> | void
+}
+
+export interface ProvisionResult {
+  /** @pattern ^[a-z0-9][a-z0-9-]{0,62}$ */
+  node: string
+  pool: string
+  state: 'awaiting_enrollment' | 'enrolled'
+  serverId: number | null
+  region: string | null
+  serverType: string | null
+  image: string | null
+  publicIpv4: string | null
+  publicIpv6: string | null
+  /** The pool firewall attached in the create request (null when this run created nothing). */
+  firewallId: number | null
+  /** True when the server was found by its fleetkit.node_id label instead of created by this run. */
+  adopted: boolean
+  /** resource_unavailable moves from one (region, type) candidate to the next. */
+  placementMoves: { from: { region: string; type: string }; to: { region: string; type: string } }[]
+  capacity: { cpu: number | null; memoryMib: number | null; diskGib: number | null }
+  /**
+   * When the enrollment secret expires (the secret itself is never reported).
+   * @format date-time
+   */
+  secretExpiresAt: string | null
+}
+
+const DEFAULT_SECRET_TTL_MS = 15 * 60_000
+/** How long a created server may take to run, however short --wait is. */
+const RUNNING_WAIT_MS = 10 * 60_000
+
+export async function provisionNode(options: ProvisionOptions): Promise<ProvisionResult> {
+  const { pool, nodeId, definition, client } = options
+  const progress = options.progress ?? (() => {})
+  const declaration = declaredNode(definition, nodeId)
+  let row = await getProvisionRow(pool, nodeId)
+  const resume = `fleetkit node provision --resume ${nodeId}`
+  if (!options.resume) {
+    if (row?.provisionState)
+      throw new FleetkitError(
+        'PROVISION_IN_PROGRESS',
+        `node ${nodeId} was provisioned before (step ${row.provisionState}); nothing changed`,
+        { actions: [resume, `fleetkit node show ${nodeId}`], data: { node: nodeId, state: row.provisionState } },
+      )
+    if (row && !['parked', 'failed'].includes(row.status)) throw stateConflict(row, 'provision', ['parked', 'failed'])
+    const plan = planProvision(definition, declaration, options.request)
+    progress(`validating ${plan.candidates.length} candidate(s) and image ${plan.image} with the provider`)
+    await validatePlan(client, plan, definition.providers?.hetzner?.sshKeys ?? [])
+    row = await withTransaction(pool, async (q) => {
+      const started = await startProvisioning(q, { id: nodeId, pool: declaration.pool, plan, replaces: options.replaces })
+      await appendEvent(q, { kind: 'provision_started', nodeId, data: { plan, replaces: options.replaces ?? null } })
+      return started
+    })
+    progress(`${nodeId}: pending`)
+    await options.afterStep?.('pending')
+  } else if (!row?.provisionState || !row.plan) {
+    throw new FleetkitError('PROVISION_NOT_STARTED', `node ${nodeId} has no provisioning run to resume`, {
+      actions: [`fleetkit node provision ${nodeId}`],
+      data: { node: nodeId },
+    })
+  }
+  let outcome: Partial<CreateOutcome> = {}
+  for (;;) {
+    row = (await getProvisionRow(pool, nodeId))!
+    switch (row.provisionState) {
+      case 'pending':
+        outcome = await createStep(
+          {
+            pool,
+            client,
+            definition,
+            files: options.files,
+            policy: options.policy,
+            clock: options.clock,
+            rng: options.rng,
+            secretTtlMs: options.secretTtlMs ?? DEFAULT_SECRET_TTL_MS,
+            progress,
+            ...(options.beforeCreate ? { beforeCreate: options.beforeCreate } : {}),
+          },
+          row,
+        )
+        progress(`${nodeId}: server_requested (server ${outcome.serverId}${outcome.adopted ? ', adopted' : ''})`)
+        await options.afterStep?.('server_requested')
+        break
+      case 'server_requested':
+        await waitRunning(options, row, progress)
+        progress(`${nodeId}: awaiting_enrollment`)
+        await options.afterStep?.('awaiting_enrollment')
+        break
+      case 'awaiting_enrollment':
+        if (options.waitMs === 0) return result(row, outcome)
+        await waitEnrolled(options, progress)
+        break
+      case 'enrolled':
+        progress(`${nodeId}: enrolled`)
+        return result(row, outcome)
+      default:
+        throw expired(nodeId, row)
+    }
+  }
+}
+
+/** Polls the server until it runs, then records its addresses: step awaiting_enrollment. */
+async function waitRunning(options: ProvisionOptions, row: ProvisionRow, progress: (m: string) => void): Promise<void> {
+  const serverId = Number(row.providerServerId)
+  const started = options.clock.now().getTime()
+  for (;;) {
+    const server = await options.client.getServer(serverId)
+    if (!server)
+      throw new FleetkitError('PROVIDER_ERROR', `server ${serverId} of ${row.id} no longer exists at the provider`, {
+        actions: [`fleetkit node decommission ${row.id}`, `fleetkit node show ${row.id}`],
+        data: { node: row.id, serverId },
+      })
+    if (server.status === 'running') {
+      await withTransaction(options.pool, async (q) => {
+        await recordServer(q, row.id, 'awaiting_enrollment', {
+          serverId,
+          region: server.datacenter.location.name,
+          type: server.server_type.name,
+          image: server.image?.name ?? null,
+          publicIpv4: server.public_net.ipv4?.ip ?? null,
+          publicIpv6: server.public_net.ipv6?.ip.replace(/\/\d+$/, '') ?? null,
+          privateIpv4: server.private_net[0]?.ip ?? null,
+        })
+        await appendEvent(q, { kind: 'provision_server_running', nodeId: row.id, data: { server_id: serverId } })
+      })
+      return
+    }
+    if (options.clock.now().getTime() - started >= Math.max(options.waitMs, RUNNING_WAIT_MS))
+      throw waitTimeout(row.id, `server ${serverId} to run (it is ${server.status})`)
+    progress(`server ${serverId} is ${server.status}`)
+    await options.sleep(options.pollMs ?? 2000)
+  }
+}
+
+/** Polls the store until the gateway marks the node enrolled, the secret expires, or --wait ends. */
+async function waitEnrolled(options: ProvisionOptions, progress: (m: string) => void): Promise<void> {
+  const { pool, nodeId, clock } = options
+  const started = clock.now().getTime()
+  for (;;) {
+    const row = (await getProvisionRow(pool, nodeId))!
+    if (row.provisionState !== 'awaiting_enrollment') return
+    const expiresAt = row.enrollmentSecretExpiresAt?.getTime() ?? 0
+    if (row.enrollmentSecretUsedAt === null && expiresAt <= clock.now().getTime()) {
+      const message = `the enrollment secret of ${nodeId} expired at ${new Date(expiresAt).toISOString()} before its agent enrolled`
+      await withTransaction(pool, async (q) => {
+        await failProvisioning(q, nodeId, message)
+        await appendEvent(q, { kind: 'provision_failed', nodeId, data: { code: 'ENROLLMENT_EXPIRED' } })
+      })
+      throw expired(nodeId, row)
+    }
+    if (clock.now().getTime() - started >= options.waitMs) throw waitTimeout(nodeId, 'its agent to enroll')
+    progress(`waiting for ${nodeId} to enroll (secret valid until ${new Date(expiresAt).toISOString()})`)
+    await options.sleep(options.pollMs ?? 2000)
+  }
+}
+
+function result(row: ProvisionRow, outcome: Partial<CreateOutcome>): ProvisionResult {
+  return {
+    node: row.id,
+    pool: row.pool,
+    state: row.provisionState === 'enrolled' ? 'enrolled' : 'awaiting_enrollment',
+    serverId: row.providerServerId === null ? null : Number(row.providerServerId),
+    region: row.region,
+    serverType: row.serverType,
+    image: row.image,
+    publicIpv4: row.publicIpv4,
+    publicIpv6: row.publicIpv6,
+    firewallId: outcome.firewallId ?? null,
+    adopted: outcome.adopted ?? false,
+    placementMoves: outcome.moves ?? [],
+    capacity: { cpu: row.capacityCpu, memoryMib: row.capacityMemoryMib, diskGib: row.capacityDiskGib },
+    secretExpiresAt: row.enrollmentSecretExpiresAt?.toISOString() ?? null,
+  }
+}
+
+function waitTimeout(nodeId: string, what: string): FleetkitError {
+  return new FleetkitError('PROVISION_WAIT_TIMEOUT', `stopped waiting for ${what}; the run stays open`, {
+    actions: [`fleetkit node provision --resume ${nodeId}`, `fleetkit node show ${nodeId}`],
+    data: { node: nodeId },
+  })
+}
+
+function expired(nodeId: string, row: ProvisionRow): FleetkitError {
+  return new FleetkitError(
+    'ENROLLMENT_EXPIRED',
+    `the enrollment secret of ${nodeId} expired before its agent enrolled: the node is failed and its server is left for inspection`,
+    {
+      actions: [`fleetkit node decommission ${nodeId}   (retires it and deletes its server)`, `fleetkit node provision NEW-ID`],
+      data: { node: nodeId, serverId: row.providerServerId },
+    },
+  )
+}

@@ -1,0 +1,143 @@
+// The provisioning columns of the nodes table (spec 06 "fleetkit node provision"): the durable step,
+// the plan a --resume continues, the server it created, and the provider delete a decommission owes.
+import type { Queryable } from './database.js'
+import { NODE_COLUMNS, type NodeRow, toNode } from './nodes.js'
+
+export type ProvisionStep = 'pending' | 'server_requested' | 'awaiting_enrollment' | 'enrolled' | 'failed'
+
+export interface ProvisionPlan {
+  /** (region, type) pairs in the order they are tried. */
+  candidates: { region: string; type: string }[]
+  image: string
+  placementGroup: string | null
+  /** Index of the candidate the last create used. */
+  attempt: number
+}
+
+export interface ProvisionRow extends NodeRow {
+  plan: ProvisionPlan | null
+  deletePending: boolean
+  providerDeletedAt: Date | null
+}
+
+const COLUMNS = `${NODE_COLUMNS}, provision_plan, provider_delete_pending, provider_deleted_at`
+
+function toProvisionRow(r: Record<string, unknown>): ProvisionRow {
+  return {
+    ...toNode(r),
+    plan: (r.provision_plan as ProvisionPlan | null) ?? null,
+    deletePending: r.provider_delete_pending as boolean,
+    providerDeletedAt: r.provider_deleted_at as Date | null,
+  }
+}
+
+export async function getProvisionRow(q: Queryable, nodeId: string, lock = false): Promise<ProvisionRow | undefined> {
+  const { rows } = await q.query<Record<string, unknown>>(
+    `SELECT ${COLUMNS} FROM nodes WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [nodeId],
+  )
+  return rows[0] ? toProvisionRow(rows[0]) : undefined
+}
+
+/** Inserts the node (or takes over a parked or failed row of it) as provisioning, step `pending`. */
+export async function startProvisioning(
+  q: Queryable,
+  node: { id: string; pool: string; plan: ProvisionPlan; replaces?: string | null },
+): Promise<ProvisionRow> {
+  const first = node.plan.candidates[0]!
+  const { rows } = await q.query<Record<string, unknown>>(
+    `INSERT INTO nodes (id, pool, region, server_type, image, status, provision_state, provider, provision_plan,
+                        placement_group, replaces_node_id)
+     VALUES ($1, $2, $3, $4, $5, 'provisioning', 'pending', 'hetzner', $6, $7, $8)
+     ON CONFLICT (id) DO UPDATE SET pool = EXCLUDED.pool, region = EXCLUDED.region, server_type = EXCLUDED.server_type,
+       image = EXCLUDED.image, status = 'provisioning', schedulable = false, provision_state = 'pending',
+       provision_error = NULL, provider = 'hetzner', provider_server_id = NULL, provision_plan = EXCLUDED.provision_plan,
+       placement_group = EXCLUDED.placement_group, replaces_node_id = EXCLUDED.replaces_node_id, updated_at = now()
+     RETURNING ${COLUMNS}`,
+    [
+      node.id,
+      node.pool,
+      first.region,
+      first.type,
+      node.plan.image,
+      JSON.stringify(node.plan),
+      node.plan.placementGroup,
+      node.replaces ?? null,
+    ],
+  )
+  return toProvisionRow(rows[0]!)
+}
+
+/** Before a create: the candidate it uses and the capacity of its type (less the host reserve). */
+export async function recordCreateIntent(
+  q: Queryable,
+  nodeId: string,
+  intent: { attempt: number; region: string; type: string; capacity: { cpu: number; memoryMib: number; diskGib: number } },
+): Promise<void> {
+  await q.query(
+    `UPDATE nodes SET region = $2, server_type = $3, capacity_cpu = $4, capacity_memory_mib = $5, capacity_disk_gib = $6,
+       provision_plan = jsonb_set(provision_plan, '{attempt}', to_jsonb($7::int)), updated_at = now()
+     WHERE id = $1`,
+    [nodeId, intent.region, intent.type, intent.capacity.cpu, intent.capacity.memoryMib, intent.capacity.diskGib, intent.attempt],
+  )
+}
+
+export interface ServerRecord {
+  serverId: number
+  region?: string
+  type?: string
+  image?: string | null
+  publicIpv4?: string | null
+  publicIpv6?: string | null
+  privateIpv4?: string | null
+}
+
+/**
+ * Records the server and moves to `step` (server_requested once created, awaiting_enrollment once
+ * running); an agent that enrolled meanwhile keeps `enrolled`.
+ */
+export async function recordServer(q: Queryable, nodeId: string, step: ProvisionStep, server: ServerRecord): Promise<void> {
+  await q.query(
+    `UPDATE nodes SET provision_state = CASE WHEN provision_state = 'enrolled' THEN provision_state ELSE $2 END,
+       provider_server_id = $3, region = COALESCE($4, region),
+       server_type = COALESCE($5, server_type), image = COALESCE($6, image), public_ipv4 = COALESCE($7::inet, public_ipv4),
+       public_ipv6 = COALESCE($8::inet, public_ipv6), private_ipv4 = COALESCE($9::inet, private_ipv4), updated_at = now()
+     WHERE id = $1`,
+    [
+      nodeId,
+      step,
+      String(server.serverId),
+      server.region ?? null,
+      server.type ?? null,
+      server.image ?? null,
+      server.publicIpv4 ?? null,
+      server.publicIpv6 ?? null,
+      server.privateIpv4 ?? null,
+    ],
+  )
+}
+
+/** The enrollment secret expired unused: the node is `failed`, and so is its provisioning. */
+export async function failProvisioning(q: Queryable, nodeId: string, error: string): Promise<void> {
+  await q.query(
+    `UPDATE nodes SET status = 'failed', schedulable = false, provision_state = 'failed', provision_error = $2,
+       updated_at = now()
+     WHERE id = $1 AND provision_state = 'awaiting_enrollment' AND enrollment_secret_used_at IS NULL`,
+    [nodeId, error],
+  )
+}
+
+/** Marks the provider server as owed a delete (in the retiring transaction). */
+export async function markDeletePending(q: Queryable, nodeId: string): Promise<void> {
+  await q.query(
+    `UPDATE nodes SET provider_delete_pending = true, updated_at = now() WHERE id = $1 AND provider_deleted_at IS NULL`,
+    [nodeId],
+  )
+}
+
+export async function markServerDeleted(q: Queryable, nodeId: string): Promise<void> {
+  await q.query(
+    `UPDATE nodes SET provider_delete_pending = false, provider_deleted_at = now(), updated_at = now() WHERE id = $1`,
+    [nodeId],
+  )
+}
