@@ -1,7 +1,8 @@
 // `fleetkit node decommission NODE [--wait S]`: refused while the node holds active allocations
 // or live leases (waited for with --wait); then, in one transaction holding the node row FOR
 // UPDATE: check again, revoke every certificate, fail its queued jobs, set `retired`.
-// The provider delete comes with the provider (spec 06); rows, certificates and events are kept.
+// Only after that commit is the provider server deleted (provider-delete.ts), a failed delete
+// retried by running it again; rows, certificates and events are kept.
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -9,7 +10,7 @@ import type { Clock } from '../config/clock.js'
 import { revokeNodeCertificates } from '../store/certificates.js'
 import { appendEvent } from '../store/events.js'
 import { failQueuedJobs, nodeHoldings, writeNodeLifecycle } from '../store/node-lifecycle.js'
-import { getNode } from '../store/nodes.js'
+import { getProvisionRow, markDeletePending } from '../store/provisioning.js'
 import {
   type Confirm,
   stateConflict,
@@ -18,6 +19,7 @@ import {
   unknownNode,
   withLockedNode,
 } from './node-transition.js'
+import { deleteProviderServer, owesProviderDelete, type ProviderFactory, tokenError } from './provider-delete.js'
 import { waitFor, type WaitOptions } from './wait.js'
 
 export interface DecommissionResult extends TransitionResult {
@@ -36,6 +38,8 @@ export interface DecommissionResult extends TransitionResult {
    * @asType integer
    */
   waitedSeconds?: number
+  /** The provider servers deleted by this run (by recorded ID, else by the node's label); absent when none was owed. */
+  deletedServers?: number[]
 }
 
 const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
@@ -49,13 +53,25 @@ export async function decommissionNode(
     waitSeconds?: number
     /** Asked before a node is retired (not for one already retired): the id is never usable again. */
     confirm?: Confirm
+    /** The Hetzner client, built only for a node with a server to delete (PROVIDER_TOKEN_MISSING before any change). */
+    provider?: ProviderFactory
   } & WaitOptions,
 ): Promise<DecommissionResult> {
   const { pool, nodeId } = options
-  const before = await getNode(pool, nodeId)
+  const before = await getProvisionRow(pool, nodeId)
   if (!before) throw await unknownNode(pool, nodeId)
   if (!(DECOMMISSIONABLE as readonly string[]).includes(before.status))
     throw stateConflict(before, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
+  // The token before anything changes: a node with a server to delete is refused without one.
+  let hetzner: ReturnType<ProviderFactory> | undefined
+  if (owesProviderDelete(before)) {
+    try {
+      if (!options.provider) throw new FleetkitError('PROVIDER_TOKEN_MISSING', 'no provider client', { data: {} })
+      hetzner = options.provider()
+    } catch (error) {
+      throw tokenError(nodeId, error)
+    }
+  }
   if (before.status !== 'retired' && options.confirm) {
     await options.confirm({
       what: `retire ${nodeId} (${before.status}): every certificate of it is revoked, its queued jobs fail, and the id ${nodeId} can never be enrolled again`,
@@ -74,7 +90,7 @@ export async function decommissionNode(
     })
     waitedSeconds = Math.round((options.clock.now().getTime() - started) / 1000)
   }
-  return withLockedNode(pool, nodeId, async (client, node) => {
+  const retired = await withLockedNode(pool, nodeId, async (client, node) => {
     if (!(DECOMMISSIONABLE as readonly string[]).includes(node.status))
       throw stateConflict(node, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
     // Checked again under the row lock: a reservation cannot slip in between the check and the retirement.
@@ -95,6 +111,7 @@ export async function decommissionNode(
     }
     const revoked = await revokeNodeCertificates(client, nodeId, node.dbNow)
     const failed = await failQueuedJobs(client, nodeId, 'node decommissioned')
+    if (owesProviderDelete(before)) await markDeletePending(client, nodeId)
     const after = await writeNodeLifecycle(client, nodeId, {
       status: 'retired',
       schedulable: false,
@@ -122,4 +139,10 @@ export async function decommissionNode(
       ...(waitedSeconds === undefined ? {} : { waitedSeconds }),
     }
   })
+  if (!hetzner) return retired
+  // After the commit: a failed delete leaves the node retired with the delete pending (PROVIDER_DELETE_FAILED).
+  const row = await getProvisionRow(pool, nodeId)
+  if (!row || !owesProviderDelete(row)) return retired
+  const { serverIds } = await deleteProviderServer(pool, hetzner, row)
+  return { ...retired, deletedServers: serverIds, message: `${retired.message}; deleted server ${serverIds.join(', ') || '(none left)'}` }
 }

@@ -14,7 +14,11 @@ export default class NodeDecommission extends FleetkitCommand<DecommissionResult
   static override description = `Applies to draining, provisioning, failed, lost and retired nodes (drain an active one first).
 Refused with NODE_HAS_ALLOCATIONS while allocations or live leases remain; --wait S waits for them
 (NODE_WAIT_TIMEOUT). In one transaction holding the node row: check again, revoke every certificate,
-fail its queued jobs, set retired. Running it again is safe. Rows, certificates and events are kept.
+fail its queued jobs, set retired. Only after that commit is the node's Hetzner Cloud server deleted
+(by its recorded ID, else its fleetkit.node_id label); a failed delete is PROVIDER_DELETE_FAILED and stays
+pending: running the command again retries it. A node with a server to delete needs the token
+(--token-env, HETZNER_API_TOKEN by default): without it, PROVIDER_TOKEN_MISSING and nothing changes.
+Running it again is safe. Rows, certificates and events are kept.
 Irreversible: the id can never be enrolled again. On a terminal it asks first (y/N), naming the node;
 without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
   static override examples = [
@@ -26,12 +30,20 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
     wait: Flags.integer({ summary: 'Seconds to wait for its allocations and live leases to end.', min: 1, max: 86400 }),
     'state-dir': stateDirFlag(),
     yes: yesFlag('Retire without asking; needed without a terminal and with --json.'),
+    'token-env': Flags.string({
+      summary: 'The environment variable holding the Hetzner Cloud token, for a node with a server to delete.',
+      env: 'FLEETKIT_PROVIDER_TOKEN_ENV',
+      default: 'HETZNER_API_TOKEN',
+      helpValue: 'NAME',
+    }),
+    'api-url': Flags.string({ summary: 'The Hetzner Cloud API root.', env: 'HETZNER_API_URL', helpValue: 'URL' }),
   }
 
   async run(): Promise<DecommissionResult> {
     const { args, flags } = await this.parse(NodeDecommission)
     const { decommissionNode } = await import('../../lifecycle/node-decommission.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { providerClient } = await import('../../provider/provider-client.js')
     const signal = this.interruptible()
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
@@ -42,6 +54,12 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
           clock: systemClock,
           signal,
           confirm: this.confirmation(flags.yes),
+          provider: () =>
+            providerClient(pool, undefined, {
+              env: process.env,
+              tokenEnv: flags['token-env'],
+              ...(flags['api-url'] ? { apiUrl: flags['api-url'] } : {}),
+            }),
           ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }),
         }),
       ),

@@ -1,0 +1,95 @@
+// `fleetkit node provision NODE` and `--resume NODE`: create the node's Hetzner Cloud server from
+// its agent seed and wait for its enrollment, durably (src/lifecycle/node-provision.ts).
+import { dirname } from 'node:path'
+
+import { Args, Flags } from '@oclif/core'
+
+import { envWithStateDir } from '../../cli/flags.js'
+import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { withDatabase } from '../../cli/with-database.js'
+import { systemClock } from '../../config/clock.js'
+import { systemRng } from '../../config/rng.js'
+import { loadDefinition } from '../../definition/load.js'
+import type { ProvisionResult } from '../../lifecycle/node-provision.js'
+import { provisionCommonFlags } from './provision-flags.js'
+
+const list = (text: string | undefined) =>
+  text
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+
+export default class NodeProvision extends FleetkitCommand<ProvisionResult> {
+  static override summary = "Create a declared node's Hetzner Cloud server from its agent seed and wait for it to enroll."
+  static override description = `Only a node declared in fleet.yaml is provisioned (NODE_UNDECLARED prints the entry to add).
+Steps, each recorded in the state before the next request: pending (inputs validated with the provider) ->
+server_requested (the pool firewall fleetkit-POOL converged and attached, the server created with the
+labels fleetkit.node_id, fleetkit.fleet, fleetkit.pool and the agent seed as user_data, gzip+base64) ->
+awaiting_enrollment (the server runs) -> enrolled. A server already labelled with the node's id is
+adopted, never created twice; a server with the node's name but without the label is PROVIDER_NAME_CONFLICT.
+--region and --type take candidates in order; resource_unavailable moves to the next pair.
+Interrupted or timed out, it continues with --resume. The token comes from the variable the definition's
+providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the command line.`
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> build-2 --region fsn1,nbg1 --type cx32,cpx31',
+    '<%= config.bin %> <%= command.id %> build-2 --no-wait --json',
+    '<%= config.bin %> <%= command.id %> --resume build-2',
+  ]
+  static override args = { node: Args.string({ description: 'node id, declared in fleet.yaml', required: true }) }
+  static override flags = {
+    ...provisionCommonFlags,
+    resume: Flags.boolean({ summary: 'Continue the provisioning run of NODE from its recorded step.', default: false }),
+    region: Flags.string({ summary: 'Candidate locations in order, comma-separated (default: the node or pool).' }),
+    type: Flags.string({ summary: 'Candidate server types in order, comma-separated (default: the node or pool).' }),
+    image: Flags.string({ summary: "The image (default: the pool's image)." }),
+    'placement-group': Flags.string({ summary: 'A spread placement group, by name (created when missing).' }),
+    'no-wait': Flags.boolean({ summary: 'Return once the server runs (awaiting_enrollment).', default: false }),
+  }
+
+  async run(): Promise<ProvisionResult> {
+    const { args, flags } = await this.parse(NodeProvision)
+    const { provisionNode } = await import('../../lifecycle/node-provision.js')
+    const { parseWait } = await import('../../lifecycle/provision-plan.js')
+    const { readSeedFiles } = await import('../../lifecycle/seed-files.js')
+    const { providerClient } = await import('../../provider/provider-client.js')
+    const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
+    const { loadHostPolicy } = await import('../../definition/host-policy.js')
+    const waitMs = flags['no-wait'] ? 0 : parseWait(flags.wait)
+    const definition = await loadDefinition(flags.definition)
+    // Before the state opens: a missing token fails at once.
+    apiTokenFromEnv(process.env, definition.providers?.hetzner?.tokenEnv ?? DEFAULT_TOKEN_ENV)
+    const env = envWithStateDir(flags['state-dir'])
+    const files = await readSeedFiles('agent', env, definition, dirname(flags.definition))
+    const regions = list(flags.region)
+    const types = list(flags.type)
+    const result = await this.withProgress((progress) =>
+      withDatabase(flags['state-dir'], progress, (pool) =>
+        provisionNode({
+          pool,
+          nodeId: args.node,
+          definition,
+          files,
+          client: providerClient(pool, definition, { env: process.env, ...(flags['api-url'] ? { apiUrl: flags['api-url'] } : {}) }),
+          policy: loadHostPolicy(),
+          request: {
+            ...(regions ? { regions } : {}),
+            ...(types ? { types } : {}),
+            ...(flags.image ? { image: flags.image } : {}),
+            ...(flags['placement-group'] ? { placementGroup: flags['placement-group'] } : {}),
+          },
+          resume: flags.resume,
+          waitMs,
+          clock: systemClock,
+          rng: systemRng,
+          sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+          progress,
+        }),
+      ),
+    )
+    this.log(
+      `${result.node}: ${result.state}; server ${result.serverId} (${result.serverType} in ${result.region}, ${result.image})${result.publicIpv4 ? ` at ${result.publicIpv4}` : ''}`,
+    )
+    if (result.state === 'awaiting_enrollment') this.log(`continue waiting: fleetkit node provision --resume ${result.node}`)
+    return result
+  }
+}
