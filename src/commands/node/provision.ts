@@ -49,13 +49,14 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
   async run(): Promise<ProvisionResult> {
     const { args, flags } = await this.parse(NodeProvision)
     const { provisionNode } = await import('../../lifecycle/node-provision.js')
-    const { parseWait } = await import('../../lifecycle/provision-plan.js')
+    const { declaredNode, parseWait } = await import('../../lifecycle/provision-plan.js')
     const { readSeedFiles } = await import('../../lifecycle/seed-files.js')
     const { providerClient } = await import('../../provider/provider-client.js')
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
     const { loadHostPolicy } = await import('../../definition/host-policy.js')
     const waitMs = flags['no-wait'] ? 0 : parseWait(flags.wait)
     const definition = await loadDefinition(flags.definition)
+    declaredNode(definition, args.node)
     // Before the state opens: a missing token fails at once.
     apiTokenFromEnv(process.env, definition.providers?.hetzner?.tokenEnv ?? DEFAULT_TOKEN_ENV)
     const env = envWithStateDir(flags['state-dir'])

@@ -1,0 +1,320 @@
+// `node provision`, `node replace` and the provider half of `node decommission` against the Hetzner
+// stub (in-process on loopback, one injected clock with the client), one real PostgreSQL database
+// and one real gateway for the file: the create request, crash safety and --resume, name conflicts,
+// placement fallback, enrollment and its expiry, replace, and a delete that fails once.
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { gunzipSync } from 'node:zlib'
+
+import { isFleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { fixedClock } from '../../../src/config/clock.js'
+import { seededRng } from '../../../src/config/rng.js'
+import { loadHostPolicy } from '../../../src/definition/host-policy.js'
+import type { Definition } from '../../../src/definition/types.js'
+import { decommissionNode } from '../../../src/lifecycle/node-decommission.js'
+import { type ProvisionOptions, provisionNode } from '../../../src/lifecycle/node-provision.js'
+import { replaceNode } from '../../../src/lifecycle/node-replace.js'
+import { apiTokenFromEnv } from '../../../src/provider/api-token.js'
+import { HetznerClient } from '../../../src/provider/hetzner.js'
+import { type HetznerStub, startHetznerStub } from '../../../src/provider/hetzner-stub.js'
+import { listEvents } from '../../../src/store/events.js'
+import { getProvisionRow } from '../../../src/store/provisioning.js'
+import { validDefinition } from '../../support/definition-fixture.js'
+import { startTestGateway, type TestGateway } from '../../support/gateway.js'
+import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
+
+/** The user_data as cloud-init's Hetzner data source reads it: base64, then gzip. */
+const decodeUserData = (userData: string) => gunzipSync(Buffer.from(userData, 'base64')).toString('utf8')
+
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<Error> {
+  try {
+    await promise
+  } catch (error) {
+    assert.ok(isFleetkitError(error), String(error))
+    assert.equal(error.code, code, error.message)
+    return error
+  }
+  assert.fail(`expected ${code}`)
+}
+
+describe('node provision, replace and decommission against the Hetzner stub', function () {
+  this.timeout(120_000)
+  let pg: DisposablePostgres
+  let gw: TestGateway
+  let stub: HetznerStub
+  let client: HetznerClient
+  let definition: Definition
+  const clock = fixedClock(new Date())
+  const sleep = async (ms: number) => clock.advance(ms)
+
+  const creates = (name: string) => stub.requests.filter((r) => r.method === 'POST' && r.path === '/servers' && (r.body as { name?: string })?.name === name)
+  const serversOf = (nodeId: string) => [...stub.api.servers.values()].filter((s) => s.labels['fleetkit.node_id'] === nodeId)
+  const serversNamed = (name: string) => [...stub.api.servers.values()].filter((s) => s.name === name)
+  /** The clear secret in the node's last create request, found by the hash the state holds. */
+  async function secretOf(nodeId: string): Promise<string> {
+    const request = creates(nodeId).at(-1)!
+    const document = decodeUserData((request.body as { user_data: string }).user_data)
+    const { rows } = await gw.db.pool.query<{ h: string }>(
+      `SELECT encode(enrollment_secret_sha256, 'hex') AS h FROM nodes WHERE id = $1`,
+      [nodeId],
+    )
+    const secret = (document.match(/[0-9a-f]{64}/g) ?? []).find(
+      (s) => createHash('sha256').update(s).digest('hex') === rows[0]!.h,
+    )
+    assert.ok(secret, 'the seed holds the secret whose hash the state has')
+    return secret
+  }
+  const enrollHook = (nodeId: string) => async (step: string) => {
+    if (step === 'awaiting_enrollment') await gw.enroll(nodeId, await secretOf(nodeId))
+  }
+
+  function declare(...ids: string[]) {
+    for (const id of ids) definition.nodes.push({ id, pool: 'build', state: 'active' })
+  }
+  const provision = (nodeId: string, extra: Partial<ProvisionOptions> = {}) =>
+    provisionNode({
+      pool: gw.db.pool,
+      nodeId,
+      definition,
+      files: { caBundle: gw.caPem },
+      client,
+      policy: loadHostPolicy(),
+      request: {},
+      resume: false,
+      waitMs: 0,
+      pollMs: 1000,
+      clock,
+      rng: seededRng(`provision-${nodeId}`),
+      sleep,
+      ...extra,
+    })
+
+  before(async () => {
+    pg = await startDisposablePostgres()
+    gw = await startTestGateway({ postgresUrl: pg.url, sweep: null })
+    stub = await startHetznerStub({ clock, actionDurationMs: 2000 })
+    client = new HetznerClient({
+      env: { HETZNER_API_TOKEN: stub.token },
+      baseUrl: stub.url,
+      clock,
+      sleep,
+      rng: seededRng('client'),
+      requestTimeoutMs: 500,
+    })
+    definition = validDefinition()
+    definition.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
+    definition.pools.build!.regions = ['fsn1', 'nbg1']
+  })
+  after(async () => {
+    await stub?.close()
+    await gw?.close()
+    await pg?.stop()
+  })
+
+  it('creates one server with the pool firewall, the three labels and a gzip+base64 seed; only the hash is stored; --resume creates nothing', async () => {
+    declare('build-2')
+    const steps: string[] = []
+    const result = await provision('build-2', { progress: (m) => steps.push(m) })
+    assert.equal(result.state, 'awaiting_enrollment')
+    assert.equal(creates('build-2').length, 1)
+    const body = creates('build-2')[0]!.body as {
+      labels: Record<string, string>
+      firewalls: { firewall: number }[]
+      user_data: string
+      location: string
+    }
+    const firewall = [...stub.api.firewalls.values()].find((f) => f.name === 'fleetkit-build')!
+    assert.deepEqual(body.firewalls, [{ firewall: firewall.id }])
+    assert.deepEqual(
+      firewall.rules.map((r) => [r.direction, r.protocol, r.port, r.source_ips]),
+      [['in', 'tcp', '22', ['10.100.0.0/16']]],
+    )
+    assert.deepEqual(body.labels, { 'fleetkit.node_id': 'build-2', 'fleetkit.fleet': 'fixture', 'fleetkit.pool': 'build' })
+    assert.equal(body.location, 'fsn1')
+    assert.ok(body.user_data.length <= 32_768)
+    const secret = await secretOf('build-2')
+    assert.ok(!JSON.stringify(stub.requests).includes(secret), 'the secret is in no request in clear')
+    const { rows } = await gw.db.pool.query(`SELECT row_to_json(n)::text AS t FROM nodes n WHERE id = 'build-2'`)
+    assert.ok(!(rows[0] as { t: string }).t.includes(secret), 'the state holds only the hash')
+    const events = await listEvents(gw.db.pool, { nodeId: 'build-2' })
+    assert.ok(!JSON.stringify(events).includes(secret))
+    assert.ok(!steps.join('\n').includes(secret))
+    // cx32 (4 cores, 8 GB, 80 GB) less the reserve (0.5, 1 GiB, 20 GB).
+    assert.deepEqual(result.capacity, { cpu: 3.5, memoryMib: 7168, diskGib: 60 })
+    assert.equal(result.serverId, serversOf('build-2')[0]!.id)
+
+    const again = await provision('build-2', { resume: true })
+    assert.equal(again.serverId, result.serverId)
+    assert.equal(creates('build-2').length, 1, 'resume sent no create')
+    await rejectsWith(provision('build-2'), 'PROVISION_IN_PROGRESS')
+  })
+
+  it('a create that times out after the server exists, and a kill at every step, end with exactly one server after --resume', async () => {
+    declare('build-t')
+    stub.inject({ method: 'POST', path: '/servers', kind: 'hang', afterEffect: true })
+    const adopted = await provision('build-t')
+    assert.equal(adopted.adopted, true)
+    await provision('build-t', { resume: true })
+    assert.equal(serversOf('build-t').length, 1)
+    assert.equal(creates('build-t').length, 1)
+
+    const kill = () => {
+      throw new Error('killed')
+    }
+    for (const point of ['pending', 'beforeCreate', 'afterCreate', 'server_requested', 'awaiting_enrollment']) {
+      const id = `build-k-${point.toLowerCase().replace('_', '-')}`
+      declare(id)
+      const killed = Object.create(client) as HetznerClient
+      if (point === 'afterCreate')
+        killed.createServer = async (request) => {
+          await client.createServer(request)
+          throw new Error('killed after the create was sent')
+        }
+      await assert.rejects(
+        provision(id, {
+          client: killed,
+          afterStep: (step) => (step === point ? kill() : undefined),
+          beforeCreate: point === 'beforeCreate' ? kill : undefined,
+        }),
+        /killed/,
+      )
+      const done = await provision(id, { resume: true })
+      assert.equal(done.state, 'awaiting_enrollment', point)
+      assert.equal(serversOf(id).length, 1, `one server after a kill at ${point}`)
+      assert.ok(creates(id).length <= 1, `never a second create after a kill at ${point}`)
+    }
+  })
+
+  it('a server with the node name but without its label is PROVIDER_NAME_CONFLICT and never adopted', async () => {
+    declare('build-c')
+    const res = await fetch(`${stub.url}/servers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stub.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'build-c', server_type: 'cx22', image: 'ubuntu-24.04', location: 'fsn1' }),
+    })
+    assert.equal(res.status, 201)
+    const error = await rejectsWith(provision('build-c'), 'PROVIDER_NAME_CONFLICT')
+    assert.match(error.message, /never adopted/)
+    assert.equal(creates('build-c').length, 1, 'only the foreign create')
+    assert.deepEqual(serversNamed('build-c')[0]!.labels, {})
+    assert.equal((await getProvisionRow(gw.db.pool, 'build-c'))!.providerServerId, null)
+  })
+
+  it('resource_unavailable in the first region moves to the second, recorded as an event', async () => {
+    declare('build-p')
+    stub.api.unavailable.add('cx32@fsn1')
+    try {
+      const result = await provision('build-p')
+      assert.equal(result.region, 'nbg1')
+      assert.deepEqual(result.placementMoves, [
+        { from: { region: 'fsn1', type: 'cx32' }, to: { region: 'nbg1', type: 'cx32' } },
+      ])
+      const moves = await listEvents(gw.db.pool, { nodeId: 'build-p', kind: 'provision_placement_moved' })
+      assert.equal(moves.length, 1)
+      assert.deepEqual(creates('build-p').map((r) => (r.body as { location: string }).location), ['fsn1', 'nbg1'])
+    } finally {
+      stub.api.unavailable.delete('cx32@fsn1')
+    }
+  })
+
+  it('a 5xx on create is sent once (never retried); a 5xx on a GET is retried', async () => {
+    declare('build-5')
+    stub.inject({ method: 'POST', path: '/servers', kind: 'status', status: 503 })
+    await rejectsWith(provision('build-5'), 'PROVIDER_UNAVAILABLE')
+    assert.equal(creates('build-5').length, 1)
+    assert.equal(serversOf('build-5').length, 0)
+    const before = stub.requests.length
+    stub.inject({ method: 'GET', path: '/servers', kind: 'status', status: 503 })
+    await provision('build-5', { resume: true })
+    const gets = stub.requests.slice(before).filter((r) => r.method === 'GET' && r.path === '/servers')
+    assert.equal(gets[0]!.status, 503)
+    assert.deepEqual(gets[1]!.query, gets[0]!.query, 'the same GET again')
+    assert.equal(serversOf('build-5').length, 1)
+    assert.equal(creates('build-5').length, 2, 'the resumed run created once more: the first never took effect')
+  })
+
+  it('waits for the enrollment with the real gateway: enrolled; an expired secret fails the node (ENROLLMENT_EXPIRED)', async () => {
+    declare('build-e', 'build-x')
+    const enrolled = await provision('build-e', { waitMs: 600_000, afterStep: enrollHook('build-e') })
+    assert.equal(enrolled.state, 'enrolled')
+    assert.equal((await getProvisionRow(gw.db.pool, 'build-e'))!.status, 'active')
+
+    await rejectsWith(provision('build-x', { waitMs: 3_600_000, pollMs: 30_000 }), 'ENROLLMENT_EXPIRED')
+    const failed = (await getProvisionRow(gw.db.pool, 'build-x'))!
+    assert.equal(failed.status, 'failed')
+    assert.equal(failed.provisionState, 'failed')
+    // Without a token a node with a server to delete is refused before anything changes.
+    await rejectsWith(
+      decommissionNode({
+        pool: gw.db.pool,
+        nodeId: 'build-x',
+        actor: 'test',
+        clock,
+        provider: () => apiTokenFromEnv({}) as never,
+      }),
+      'PROVIDER_TOKEN_MISSING',
+    )
+    assert.equal((await getProvisionRow(gw.db.pool, 'build-x'))!.status, 'failed')
+  })
+
+  it('replace provisions a like-for-like node, waits for it, drains the old; decommission deletes the old server exactly once, retrying a failed delete', async () => {
+    await gw.enroll('build-2', await secretOf('build-2'))
+    const oldServer = serversOf('build-2')[0]!.id
+    const replaced = await replaceNode({
+      pool: gw.db.pool,
+      oldId: 'build-2',
+      actor: 'test',
+      definition,
+      files: { caBundle: gw.caPem },
+      client,
+      policy: loadHostPolicy(),
+      waitMs: 600_000,
+      pollMs: 1000,
+      clock,
+      rng: seededRng('replace'),
+      sleep,
+      afterStep: enrollHook('build-2-r2'),
+    })
+    assert.equal(replaced.replacement.node, 'build-2-r2')
+    assert.equal(replaced.replacement.state, 'enrolled')
+    assert.equal(replaced.replacement.serverType, 'cx32')
+    assert.equal(replaced.replacement.region, 'fsn1')
+    assert.equal(replaced.drain.to, 'draining')
+    assert.equal((await getProvisionRow(gw.db.pool, 'build-2-r2'))!.replacesNodeId, 'build-2')
+    await gw.declareNode('hand-1')
+    await rejectsWith(
+      replaceNode({
+        pool: gw.db.pool,
+        oldId: 'hand-1',
+        actor: 'test',
+        definition,
+        files: { caBundle: gw.caPem },
+        client,
+        policy: loadHostPolicy(),
+        waitMs: 1000,
+        clock,
+        rng: seededRng('replace'),
+        sleep,
+      }),
+      'NODE_NOT_PROVIDER_MANAGED',
+    )
+
+    const decommission = () =>
+      decommissionNode({ pool: gw.db.pool, nodeId: 'build-2', actor: 'test', clock, provider: () => client })
+    // Every attempt the client makes at the DELETE fails this time (it retries idempotent calls 4 times).
+    stub.inject({ method: 'DELETE', path: `/servers/${oldServer}`, kind: 'status', status: 503, times: 4 })
+    await rejectsWith(decommission(), 'PROVIDER_DELETE_FAILED')
+    const pending = (await getProvisionRow(gw.db.pool, 'build-2'))!
+    assert.equal(pending.status, 'retired')
+    assert.equal(pending.deletePending, true)
+    assert.equal(stub.api.servers.has(oldServer), true)
+    const done = await decommission()
+    assert.deepEqual(done.deletedServers, [oldServer])
+    assert.equal(stub.api.servers.has(oldServer), false)
+    const deletes = stub.requests.filter((r) => r.method === 'DELETE' && r.path === `/servers/${oldServer}`)
+    assert.equal(deletes.filter((r) => r.status === 200).length, 1, 'deleted exactly once')
+    const third = await decommission()
+    assert.equal(third.deletedServers, undefined, 'nothing owed any more')
+    assert.equal((await getProvisionRow(gw.db.pool, 'build-2'))!.deletePending, false)
+  })
+})
