@@ -11,7 +11,7 @@ import { systemClock } from '../../config/clock.js'
 import { systemRng } from '../../config/rng.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { ProvisionResult } from '../../lifecycle/node-provision.js'
-import { provisionCommonFlags } from './provision-flags.js'
+import { provisionCommonFlags } from '../../cli/provision-flags.js'
 
 const list = (text: string | undefined) =>
   text

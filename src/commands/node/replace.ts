@@ -11,7 +11,7 @@ import { systemClock } from '../../config/clock.js'
 import { systemRng } from '../../config/rng.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { ReplaceResult } from '../../lifecycle/node-replace.js'
-import { provisionCommonFlags } from './provision-flags.js'
+import { provisionCommonFlags } from '../../cli/provision-flags.js'
 
 export default class NodeReplace extends FleetkitCommand<ReplaceResult> {
   static override summary = 'Provision a like-for-like node, wait for it to enroll, then drain the old one.'

@@ -1,7 +1,7 @@
 // Flags shared by `node provision` and `node replace`: the definition, the state, the API URL and the wait.
 import { Flags } from '@oclif/core'
 
-import { definitionFlag, stateDirFlag } from '../../cli/flags.js'
+import { definitionFlag, stateDirFlag } from './flags.js'
 
 export const provisionCommonFlags = {
   definition: definitionFlag(),
