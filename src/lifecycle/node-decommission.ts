@@ -144,5 +144,9 @@ export async function decommissionNode(
   const row = await getProvisionRow(pool, nodeId)
   if (!row || !owesProviderDelete(row)) return retired
   const { serverIds } = await deleteProviderServer(pool, hetzner, row)
-  return { ...retired, deletedServers: serverIds, message: `${retired.message}; deleted server ${serverIds.join(', ') || '(none left)'}` }
+  return {
+    ...retired,
+    deletedServers: serverIds,
+    message: `${retired.message}; deleted server ${serverIds.join(', ') || '(none left)'}`,
+  }
 }

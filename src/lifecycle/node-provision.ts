@@ -96,10 +96,14 @@ export async function provisionNode(options: ProvisionOptions): Promise<Provisio
     const plan = planProvision(definition, declaration, options.request)
     progress(`validating ${plan.candidates.length} candidate(s) and image ${plan.image} with the provider`)
     await validatePlan(client, plan, definition.providers?.hetzner?.sshKeys ?? [])
-    row = await withTransaction(pool, async (q) => {
-      const started = await startProvisioning(q, { id: nodeId, pool: declaration.pool, plan, replaces: options.replaces })
+    await withTransaction(pool, async (q) => {
+      await startProvisioning(q, {
+        id: nodeId,
+        pool: declaration.pool,
+        plan,
+        replaces: options.replaces,
+      })
       await appendEvent(q, { kind: 'provision_started', nodeId, data: { plan, replaces: options.replaces ?? null } })
-      return started
     })
     progress(`${nodeId}: pending`)
     await options.afterStep?.('pending')
@@ -236,7 +240,10 @@ function expired(nodeId: string, row: ProvisionRow): FleetkitError {
     'ENROLLMENT_EXPIRED',
     `the enrollment secret of ${nodeId} expired before its agent enrolled: the node is failed and its server is left for inspection`,
     {
-      actions: [`fleetkit node decommission ${nodeId}   (retires it and deletes its server)`, `fleetkit node provision NEW-ID`],
+      actions: [
+        `fleetkit node decommission ${nodeId}   (retires it and deletes its server)`,
+        `fleetkit node provision NEW-ID`,
+      ],
       data: { node: nodeId, serverId: row.providerServerId },
     },
   )

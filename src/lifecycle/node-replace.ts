@@ -16,7 +16,7 @@ export interface ReplaceResult {
 }
 
 /** The replacement's id without --as: build-1 -> build-1-r2 -> build-1-r3. */
-export function replacementId(oldId: string): string {
+function replacementId(oldId: string): string {
   const match = /^(.*)-r(\d+)$/.exec(oldId)
   const base = match ? match[1]! : oldId
   const next = match ? Number(match[2]) + 1 : 2
@@ -45,7 +45,10 @@ export async function replaceNode(
     )
   }
   if (options.waitMs === 0)
-    throw new FleetkitError('USAGE_INVALID', 'node replace waits for the enrollment before it drains: --wait must not be 0')
+    throw new FleetkitError(
+      'USAGE_INVALID',
+      'node replace waits for the enrollment before it drains: --wait must not be 0',
+    )
   const newId = options.newId ?? replacementId(oldId)
   const existing = await getProvisionRow(pool, newId)
   const resume = existing?.replacesNodeId === oldId && existing.provisionState !== null

@@ -66,7 +66,9 @@ export async function validatePlan(
     if (!types.has(type)) throw invalid(`server type ${type} does not exist at the provider`, { type })
     if (!locations.has(region)) throw invalid(`location ${region} does not exist at the provider`, { region })
   }
-  for (const arch of new Set([...types.values()].filter((t) => plan.candidates.some((c) => c.type === t.name)).map((t) => t.architecture))) {
+  for (const arch of new Set(
+    [...types.values()].filter((t) => plan.candidates.some((c) => c.type === t.name)).map((t) => t.architecture),
+  )) {
     const images = await client.listImages({ name: plan.image, architecture: arch })
     if (images.length === 0)
       throw invalid(`image ${plan.image} does not exist for the ${arch} architecture`, { image: plan.image, arch })

@@ -11,7 +11,7 @@ import { agentSeedDocument, nodeTarget } from '../render/seed-documents.js'
 import { generateSshHostKey } from '../render/ssh-host-key.js'
 import type { SeedFiles } from './seed-files.js'
 
-export const USER_DATA_MAX_BYTES = 32_768
+const USER_DATA_MAX_BYTES = 32_768
 
 export interface ProvisionSeed {
   userData: string

@@ -11,7 +11,10 @@ import { sharedRateBudget } from './shared-rate-budget.js'
 export function providerClient(
   pool: pg.Pool,
   definition: Definition | undefined,
-  options: { env: NodeJS.ProcessEnv; apiUrl?: string; tokenEnv?: string } & Omit<HetznerClientOptions, 'env' | 'budget' | 'baseUrl'>,
+  options: { env: NodeJS.ProcessEnv; apiUrl?: string; tokenEnv?: string } & Omit<
+    HetznerClientOptions,
+    'env' | 'budget' | 'baseUrl'
+  >,
 ): HetznerClient {
   const tokenEnv = options.tokenEnv ?? definition?.providers?.hetzner?.tokenEnv ?? DEFAULT_TOKEN_ENV
   const token = apiTokenFromEnv(options.env, tokenEnv)

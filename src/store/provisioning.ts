@@ -72,13 +72,26 @@ export async function startProvisioning(
 export async function recordCreateIntent(
   q: Queryable,
   nodeId: string,
-  intent: { attempt: number; region: string; type: string; capacity: { cpu: number; memoryMib: number; diskGib: number } },
+  intent: {
+    attempt: number
+    region: string
+    type: string
+    capacity: { cpu: number; memoryMib: number; diskGib: number }
+  },
 ): Promise<void> {
   await q.query(
     `UPDATE nodes SET region = $2, server_type = $3, capacity_cpu = $4, capacity_memory_mib = $5, capacity_disk_gib = $6,
        provision_plan = jsonb_set(provision_plan, '{attempt}', to_jsonb($7::int)), updated_at = now()
      WHERE id = $1`,
-    [nodeId, intent.region, intent.type, intent.capacity.cpu, intent.capacity.memoryMib, intent.capacity.diskGib, intent.attempt],
+    [
+      nodeId,
+      intent.region,
+      intent.type,
+      intent.capacity.cpu,
+      intent.capacity.memoryMib,
+      intent.capacity.diskGib,
+      intent.attempt,
+    ],
   )
 }
 
@@ -96,7 +109,12 @@ export interface ServerRecord {
  * Records the server and moves to `step` (server_requested once created, awaiting_enrollment once
  * running); an agent that enrolled meanwhile keeps `enrolled`.
  */
-export async function recordServer(q: Queryable, nodeId: string, step: ProvisionStep, server: ServerRecord): Promise<void> {
+export async function recordServer(
+  q: Queryable,
+  nodeId: string,
+  step: ProvisionStep,
+  server: ServerRecord,
+): Promise<void> {
   await q.query(
     `UPDATE nodes SET provision_state = CASE WHEN provision_state = 'enrolled' THEN provision_state ELSE $2 END,
        provider_server_id = $3, region = COALESCE($4, region),

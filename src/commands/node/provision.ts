@@ -20,7 +20,8 @@ const list = (text: string | undefined) =>
     .filter((s) => s !== '')
 
 export default class NodeProvision extends FleetkitCommand<ProvisionResult> {
-  static override summary = "Create a declared node's Hetzner Cloud server from its agent seed and wait for it to enroll."
+  static override summary =
+    "Create a declared node's Hetzner Cloud server from its agent seed and wait for it to enroll."
   static override description = `Only a node declared in fleet.yaml is provisioned (NODE_UNDECLARED prints the entry to add).
 Steps, each recorded in the state before the next request: pending (inputs validated with the provider) ->
 server_requested (the pool firewall fleetkit-POOL converged and attached, the server created with the
@@ -70,7 +71,10 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
           nodeId: args.node,
           definition,
           files,
-          client: providerClient(pool, definition, { env: process.env, ...(flags['api-url'] ? { apiUrl: flags['api-url'] } : {}) }),
+          client: providerClient(pool, definition, {
+            env: process.env,
+            ...(flags['api-url'] ? { apiUrl: flags['api-url'] } : {}),
+          }),
           policy: loadHostPolicy(),
           request: {
             ...(regions ? { regions } : {}),
@@ -90,7 +94,8 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
     this.log(
       `${result.node}: ${result.state}; server ${result.serverId} (${result.serverType} in ${result.region}, ${result.image})${result.publicIpv4 ? ` at ${result.publicIpv4}` : ''}`,
     )
-    if (result.state === 'awaiting_enrollment') this.log(`continue waiting: fleetkit node provision --resume ${result.node}`)
+    if (result.state === 'awaiting_enrollment')
+      this.log(`continue waiting: fleetkit node provision --resume ${result.node}`)
     return result
   }
 }

@@ -52,7 +52,10 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
           actor: actorOf(process.env),
           definition,
           files,
-          client: providerClient(pool, definition, { env: process.env, ...(flags['api-url'] ? { apiUrl: flags['api-url'] } : {}) }),
+          client: providerClient(pool, definition, {
+            env: process.env,
+            ...(flags['api-url'] ? { apiUrl: flags['api-url'] } : {}),
+          }),
           policy: loadHostPolicy(),
           waitMs,
           clock: systemClock,
@@ -62,8 +65,12 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
         }),
       ),
     )
-    this.log(`${result.replacement.node} (server ${result.replacement.serverId}) replaces ${result.replaced}: ${result.drain.message}`)
-    this.log(`next: declare ${result.replacement.node} in fleet.yaml; fleetkit node decommission ${result.replaced} --wait 600`)
+    this.log(
+      `${result.replacement.node} (server ${result.replacement.serverId}) replaces ${result.replaced}: ${result.drain.message}`,
+    )
+    this.log(
+      `next: declare ${result.replacement.node} in fleet.yaml; fleetkit node decommission ${result.replaced} --wait 600`,
+    )
     return result
   }
 }

@@ -47,8 +47,12 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
   const clock = fixedClock(new Date())
   const sleep = async (ms: number) => clock.advance(ms)
 
-  const creates = (name: string) => stub.requests.filter((r) => r.method === 'POST' && r.path === '/servers' && (r.body as { name?: string })?.name === name)
-  const serversOf = (nodeId: string) => [...stub.api.servers.values()].filter((s) => s.labels['fleetkit.node_id'] === nodeId)
+  const creates = (name: string) =>
+    stub.requests.filter(
+      (r) => r.method === 'POST' && r.path === '/servers' && (r.body as { name?: string })?.name === name,
+    )
+  const serversOf = (nodeId: string) =>
+    [...stub.api.servers.values()].filter((s) => s.labels['fleetkit.node_id'] === nodeId)
   const serversNamed = (name: string) => [...stub.api.servers.values()].filter((s) => s.name === name)
   /** The clear secret in the node's last create request, found by the hash the state holds. */
   async function secretOf(nodeId: string): Promise<string> {
@@ -129,7 +133,11 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       firewall.rules.map((r) => [r.direction, r.protocol, r.port, r.source_ips]),
       [['in', 'tcp', '22', ['10.100.0.0/16']]],
     )
-    assert.deepEqual(body.labels, { 'fleetkit.node_id': 'build-2', 'fleetkit.fleet': 'fixture', 'fleetkit.pool': 'build' })
+    assert.deepEqual(body.labels, {
+      'fleetkit.node_id': 'build-2',
+      'fleetkit.fleet': 'fixture',
+      'fleetkit.pool': 'build',
+    })
     assert.equal(body.location, 'fsn1')
     assert.ok(body.user_data.length <= 32_768)
     const secret = await secretOf('build-2')
@@ -211,7 +219,10 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       ])
       const moves = await listEvents(gw.db.pool, { nodeId: 'build-p', kind: 'provision_placement_moved' })
       assert.equal(moves.length, 1)
-      assert.deepEqual(creates('build-p').map((r) => (r.body as { location: string }).location), ['fsn1', 'nbg1'])
+      assert.deepEqual(
+        creates('build-p').map((r) => (r.body as { location: string }).location),
+        ['fsn1', 'nbg1'],
+      )
     } finally {
       stub.api.unavailable.delete('cx32@fsn1')
     }
