@@ -4,10 +4,15 @@
 // placement fallback, enrollment and its expiry, replace, and a delete that fails once.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 
+import { stringify } from 'yaml'
+
 import { isFleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { fixedClock } from '../../../src/config/clock.js'
+import { fixedClock, systemClock } from '../../../src/config/clock.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { Definition } from '../../../src/definition/types.js'
@@ -19,6 +24,7 @@ import { HetznerClient } from '../../../src/provider/hetzner.js'
 import { type HetznerStub, startHetznerStub } from '../../../src/provider/hetzner-stub.js'
 import { listEvents } from '../../../src/store/events.js'
 import { getProvisionRow } from '../../../src/store/provisioning.js'
+import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
@@ -327,5 +333,50 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
     const third = await decommission()
     assert.equal(third.deletedServers, undefined, 'nothing owed any more')
     assert.equal((await getProvisionRow(gw.db.pool, 'build-2'))!.deletePending, false)
+  })
+
+  it('the CLI: an undeclared node is NODE_UNDECLARED with the YAML to add; a declared one is provisioned (--no-wait --json)', async () => {
+    // A stub on the real clock whose actions finish at once: the CLI polls with real sleeps.
+    const live = await startHetznerStub({ clock: systemClock, actionDurationMs: 10 })
+    const dir = await mkdtemp(join(tmpdir(), 'fleetkit-provision-'))
+    try {
+      const file = join(dir, 'fleet.yaml')
+      const fleet = validDefinition()
+      fleet.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
+      fleet.nodes.push({ id: 'build-cli', pool: 'build', state: 'active' })
+      await writeFile(file, stringify(fleet))
+      const env = {
+        DATABASE_URL: gw.db.url,
+        FLEETKIT_PKI_DIR: gw.pkiDir,
+        HETZNER_API_URL: live.url,
+        HETZNER_API_TOKEN: live.token,
+      }
+      const ghost = await runFleetkit(['node', 'provision', 'ghost-1', '--definition', file, '--json'], { env })
+      assert.equal(ghost.json.code, 'NODE_UNDECLARED', ghost.stderr)
+      assert.match(ghost.json.message, /nodes:\n {2}- id: ghost-1\n {4}pool: build/)
+      assertMatchesOutputSchema('node-provision', ghost.json)
+
+      const run = await runFleetkit(
+        ['node', 'provision', 'build-cli', '--definition', file, '--region', 'nbg1', '--no-wait', '--json'],
+        { env },
+      )
+      assert.equal(run.code, 0, run.stderr)
+      assertMatchesOutputSchema('node-provision', run.json)
+      assert.equal(run.json.result.state, 'awaiting_enrollment')
+      assert.equal(run.json.result.region, 'nbg1')
+      assert.ok(!run.stdout.includes(live.token) && !run.stderr.includes(live.token))
+      const resumed = await runFleetkit(
+        ['node', 'provision', '--resume', 'build-cli', '--definition', file, '--no-wait'],
+        {
+          env,
+        },
+      )
+      assert.equal(resumed.code, 0, resumed.stderr)
+      assert.match(resumed.stdout, /build-cli: awaiting_enrollment; server \d+ \(cx32 in nbg1, ubuntu-24.04\)/)
+      assert.equal(live.requests.filter((r) => r.method === 'POST' && r.path === '/servers').length, 1)
+    } finally {
+      await live.close()
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
