@@ -3,6 +3,8 @@
 // Then seeding the enrolled node again never strands it: refused without --reissue (also under
 // `| head -c 100`), a failed write changes nothing, and a reissue keeps the agent working until
 // the rebuilt host enrolls with the new secret.
+// Last, `node provision` against the Hetzner stub: the user_data it recorded boots the real agent in
+// a sandbox root, which enrolls with the gateway, and provisioning reaches `enrolled`.
 import assert from 'node:assert/strict'
 import { createPublicKey } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -13,7 +15,17 @@ import { dirname, join } from 'node:path'
 
 import { parse, stringify } from 'yaml'
 
+import { gunzipSync } from 'node:zlib'
+
+import { fixedClock } from '../../../src/config/clock.js'
+import { seededRng } from '../../../src/config/rng.js'
+import { loadHostPolicy } from '../../../src/definition/host-policy.js'
+import type { Definition } from '../../../src/definition/types.js'
+import { provisionNode } from '../../../src/lifecycle/node-provision.js'
+import { readSeedFiles } from '../../../src/lifecycle/seed-files.js'
 import { packagePath } from '../../../src/package-root.js'
+import { HetznerClient } from '../../../src/provider/hetzner.js'
+import { startHetznerStub } from '../../../src/provider/hetzner-stub.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
 import { listEvents } from '../../../src/store/events.js'
 import { getNode } from '../../../src/store/nodes.js'
@@ -23,7 +35,7 @@ import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, type RunningProcess, runProcess, runProcessOk, startProcess } from '../../support/process.js'
-import { writeAgentSeedScript } from '../../support/agent-seed-script.js'
+import { agentSeedScriptOf, writeAgentSeedScript } from '../../support/agent-seed-script.js'
 import { releaseMirrorPki, serveFiles } from '../../support/release-mirror.js'
 
 const NODE_ID = 'build-1'
@@ -421,5 +433,65 @@ describe('first boot: fleetkit seed -> the seed in a sandbox root -> the real ag
     agent = startAgent(rebuilt)
     await nextHeartbeat('a heartbeat of the re-enrolled agent', agent)
     await agent.stop('SIGTERM')
+  })
+
+  it('node provision: the real agent runs the user_data the stub recorded, enrolls with the gateway, and provisioning reaches enrolled', async () => {
+    const clock = fixedClock(new Date())
+    const stub = await startHetznerStub({ clock, actionDurationMs: 1000 })
+    try {
+      const client = new HetznerClient({
+        env: { HETZNER_API_TOKEN: stub.token },
+        baseUrl: stub.url,
+        clock,
+        sleep: async (ms) => clock.advance(ms),
+        rng: seededRng('e2e-provision'),
+      })
+      const definition = parse(await readFile(join(dir, 'fleet.yaml'), 'utf8')) as Definition
+      definition.nodes.push({ id: 'build-9', pool: 'build', state: 'active' })
+      // The keys providers.hetzner.sshKeys names, uploaded to the project as an operator would.
+      for (const name of definition.providers?.hetzner?.sshKeys ?? [])
+        await client.createSshKey({ name, public_key: `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5${name} ${name}` })
+      const provisionedRoot = join(dir, 'provisioned-root')
+      await mkdir(provisionedRoot)
+      let boot: { code: number | null; stderr: string } | undefined
+      const result = await provisionNode({
+        pool: gw!.db.pool,
+        nodeId: 'build-9',
+        definition,
+        files: await readSeedFiles('agent', { FLEETKIT_PKI_DIR: gw!.pkiDir }, definition, dir),
+        client,
+        policy: loadHostPolicy(),
+        request: { regions: ['fsn1'], types: ['cx22'], image: 'ubuntu-24.04' },
+        resume: false,
+        waitMs: 600_000,
+        pollMs: 1000,
+        clock,
+        rng: seededRng('e2e-provision-seed'),
+        sleep: async (ms) => clock.advance(ms),
+        // The server boots: cloud-init decodes the recorded user_data and runs the seed's script.
+        afterStep: async (step) => {
+          if (step !== 'awaiting_enrollment') return
+          const create = stub.requests.find((r) => r.method === 'POST' && r.path === '/servers')!
+          const userData = gunzipSync(Buffer.from((create.body as { user_data: string }).user_data, 'base64'))
+          const script = join(dir, 'build-9.user-data.sh')
+          await writeFile(script, agentSeedScriptOf(userData.toString('utf8')), { mode: 0o700 })
+          boot = await runProcess('bash', [script], {
+            cwd: dir,
+            env: overlayEnv({ PATH: path(), FLEETKIT_SEED_ROOT: provisionedRoot }),
+          })
+        },
+      })
+      assert.equal(boot?.code, 0, boot?.stderr)
+      assert.equal(result.state, 'enrolled')
+      assert.equal((await getNode(gw!.db.pool, 'build-9'))?.status, 'active')
+      assert.equal((await listNodeCertificates(gw!.db.pool, 'build-9')).length, 1)
+      const enrolledAt = (await getNode(gw!.db.pool, 'build-9'))?.lastSeenAt?.getTime() ?? 0
+      agent = startAgent(provisionedRoot)
+      const heartbeat = async () => ((await getNode(gw!.db.pool, 'build-9'))?.lastSeenAt?.getTime() ?? 0) > enrolledAt
+      await eventually('a heartbeat of the provisioned agent', heartbeat, { stop: exitedEarly(agent) })
+      await agent.stop('SIGTERM')
+    } finally {
+      await stub.close()
+    }
   })
 })
