@@ -57,19 +57,23 @@ export const IMAGE_PACKAGES: readonly string[] = [
 
 /**
  * The package list of RELEASE: the same list, except that Debian 13 deprecates ISC's DHCP client
- * (ifupdown there uses dhcpcd-base; container hosts get static addresses anyway).
+ * (ifupdown there uses dhcpcd-base; container hosts get static addresses anyway), and has no kernel:
+ * only container hosts run it (the VM boots bookworm), and a kernel with its initramfs is the
+ * slowest part of a cold build (CI builds every image from nothing).
  */
 export function imagePackages(release: HostRelease = 'bookworm'): readonly string[] {
   if (release === 'bookworm') return IMAGE_PACKAGES
-  return IMAGE_PACKAGES.map((p) => (p === 'isc-dhcp-client' ? 'dhcpcd-base' : p))
+  return IMAGE_PACKAGES.filter((p) => p !== 'linux-image-amd64').map((p) =>
+    p === 'isc-dhcp-client' ? 'dhcpcd-base' : p,
+  )
 }
 
 export interface GoldenImage {
   /** The rootfs directory (read-only for everyone: hosts mount it as an overlay's lower layer). */
   rootfs: string
-  /** The VM kernel and initrd inside it. */
-  kernel: string
-  initrd: string
+  /** The VM kernel and initrd inside it (bookworm's; a release without linux-image-amd64 has none). */
+  kernel?: string
+  initrd?: string
   /** The recipe hash the cache is keyed by. */
   key: string
 }
@@ -125,7 +129,8 @@ export function recipeKey(mirror: string, release: HostRelease = 'bookworm'): st
   return hash.digest('hex').slice(0, 16)
 }
 
-function imageFor(rootfs: string, key: string): GoldenImage {
+function imageFor(rootfs: string, key: string, release: HostRelease): GoldenImage {
+  if (!imagePackages(release).includes('linux-image-amd64')) return { rootfs, key }
   const boot = join(rootfs, 'boot')
   const kernel = readdirSync(boot).find((f) => /^vmlinuz-[\w.+-]+$/.test(f))
   // The initrd of that very kernel (initramfs-tools leaves .dpkg-bak copies beside it).
@@ -169,7 +174,7 @@ export function goldenImage(release: HostRelease = 'bookworm'): Promise<GoldenIm
         { timeoutMs: 30 * 60_000 },
       )
     }
-    return imageFor(rootfs, key)
+    return imageFor(rootfs, key, release)
   })()
   building.set(release, pending)
   pending.catch(() => building.delete(release))

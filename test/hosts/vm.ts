@@ -43,6 +43,8 @@ let counter = 0
 export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
   await assertHostsAvailable('vm')
   const image = await goldenImage()
+  if (!image.kernel || !image.initrd) throw new Error(`test hosts: the VM's rootfs ${image.rootfs} has no kernel`)
+  const { kernel, initrd } = image
   const base = await vmBaseImage()
   const index = ++counter
   const name = opts.name ?? `vm-${index}`
@@ -118,9 +120,9 @@ export async function startVmHost(opts: VmHostOptions = {}): Promise<VmHost> {
       '-serial',
       `file:${consoleLog}`,
       '-kernel',
-      image.kernel,
+      kernel,
       '-initrd',
-      image.initrd,
+      initrd,
       '-append',
       'root=LABEL=fbroot rw console=ttyS0 net.ifnames=0 quiet systemd.show_status=0 no_timer_check',
       '-drive',
