@@ -120,7 +120,9 @@ describe('monitoring: alert rules and dashboard', function () {
 
     it('the tokenizer finds metric names, not functions, labels or keywords', () => {
       assert.deepEqual(
-        metricNames('sum by (pool) (rate(a_total{status="503"}[5m])) > 0 or histogram_quantile(0.9, b_bucket) unless up'),
+        metricNames(
+          'sum by (pool) (rate(a_total{status="503"}[5m])) > 0 or histogram_quantile(0.9, b_bucket) unless up',
+        ),
         ['a_total', 'b_bucket', 'up'],
       )
     })
