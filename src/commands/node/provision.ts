@@ -7,8 +7,6 @@ import { Args, Flags } from '@oclif/core'
 import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
-import { systemRng } from '../../config/rng.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { ProvisionResult } from '../../lifecycle/node-provision.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
@@ -52,9 +50,8 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
     const { provisionNode } = await import('../../lifecycle/node-provision.js')
     const { declaredNode, parseWait } = await import('../../lifecycle/provision-plan.js')
     const { readSeedFiles } = await import('../../lifecycle/seed-files.js')
-    const { providerClient } = await import('../../provider/provider-client.js')
+    const { provisionRuntime } = await import('../../cli/provision-runtime.js')
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
-    const { loadHostPolicy } = await import('../../definition/host-policy.js')
     const waitMs = flags['no-wait'] ? 0 : parseWait(flags.wait)
     const definition = await loadDefinition(flags.definition)
     declaredNode(definition, args.node)
@@ -71,11 +68,7 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
           nodeId: args.node,
           definition,
           files,
-          client: providerClient(pool, definition, {
-            env: process.env,
-            ...(flags['api-url'] ? { apiUrl: flags['api-url'] } : {}),
-          }),
-          policy: loadHostPolicy(),
+          ...provisionRuntime(pool, definition, flags['api-url']),
           request: {
             ...(regions ? { regions } : {}),
             ...(types ? { types } : {}),
@@ -84,9 +77,6 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
           },
           resume: flags.resume,
           waitMs,
-          clock: systemClock,
-          rng: systemRng,
-          sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
           progress,
         }),
       ),

@@ -7,8 +7,6 @@ import { Args, Flags } from '@oclif/core'
 import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
-import { systemRng } from '../../config/rng.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { ReplaceResult } from '../../lifecycle/node-replace.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
@@ -35,9 +33,8 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
     const { parseWait } = await import('../../lifecycle/provision-plan.js')
     const { readSeedFiles } = await import('../../lifecycle/seed-files.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
-    const { providerClient } = await import('../../provider/provider-client.js')
+    const { provisionRuntime } = await import('../../cli/provision-runtime.js')
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
-    const { loadHostPolicy } = await import('../../definition/host-policy.js')
     const waitMs = parseWait(flags.wait)
     const definition = await loadDefinition(flags.definition)
     apiTokenFromEnv(process.env, definition.providers?.hetzner?.tokenEnv ?? DEFAULT_TOKEN_ENV)
@@ -52,15 +49,8 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
           actor: actorOf(process.env),
           definition,
           files,
-          client: providerClient(pool, definition, {
-            env: process.env,
-            ...(flags['api-url'] ? { apiUrl: flags['api-url'] } : {}),
-          }),
-          policy: loadHostPolicy(),
+          ...provisionRuntime(pool, definition, flags['api-url']),
           waitMs,
-          clock: systemClock,
-          rng: systemRng,
-          sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
           progress,
         }),
       ),

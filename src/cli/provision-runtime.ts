@@ -1,0 +1,28 @@
+// What `node provision` and `node replace` hand the lifecycle besides their own inputs: the provider
+// client on the state's shared rate budget, the host policy, and the real clock, rng and sleep.
+import type pg from 'pg'
+
+import { type Clock, systemClock } from '../config/clock.js'
+import { type Rng, systemRng } from '../config/rng.js'
+import { type HostPolicy, loadHostPolicy } from '../definition/host-policy.js'
+import type { Definition } from '../definition/types.js'
+import type { HetznerClient } from '../provider/hetzner.js'
+import { providerClient } from '../provider/provider-client.js'
+
+export interface ProvisionRuntime {
+  client: HetznerClient
+  policy: HostPolicy
+  clock: Clock
+  rng: Rng
+  sleep: (ms: number) => Promise<void>
+}
+
+export function provisionRuntime(pool: pg.Pool, definition: Definition, apiUrl: string | undefined): ProvisionRuntime {
+  return {
+    client: providerClient(pool, definition, { env: process.env, ...(apiUrl ? { apiUrl } : {}) }),
+    policy: loadHostPolicy(),
+    clock: systemClock,
+    rng: systemRng,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  }
+}
