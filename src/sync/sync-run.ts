@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
-import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
+import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
 import { resolveStateDir } from '../config/state-dir.js'
 import { sha256Hex } from '../pki/fingerprint.js'
@@ -15,31 +15,25 @@ import { appendEvent } from '../store/events.js'
 import { listNodes, type NodeRow } from '../store/nodes.js'
 import {
   contentConvergedBefore,
-  createSyncRun,
   finishSyncRun,
-  getSyncRun,
   listSyncNodes,
-  lastAppliedRevision,
   releaseAdvisoryLock,
-  resumeSyncRun,
   setSyncAnsiblePid,
   setSyncNode,
   SYNC_LOCK_KEY,
-  type SyncRunKind,
-  type SyncRunRow,
   tryAdvisoryLock,
 } from '../store/sync-ledger.js'
 import { type AnsibleEvent, judgeHost } from './host-results.js'
 import { describeSpeed, runPhase, speedSettings } from './ansible-phase.js'
-import { readDefinitionSource } from './definition-source.js'
+import { openRun, readSource, resumableOnInterrupt } from './run-open.js'
 import { type FingerprintContext, fingerprintInputHash, recordFingerprints } from './fingerprint.js'
 import type { RunContext, SyncOptions } from './run-context.js'
 import { checkHostKeys, guarded, recordProofs, skipUnchanged } from './run-steps.js'
 import { agentRoleRuns, ensureAgentHeartbeating } from './enrollment.js'
 import { sshTargets } from './ssh-targets.js'
-import { buildSyncPlan, nextCanary, type SyncPlan } from './plan.js'
-import { normalise, withResumeScope } from './resume-scope.js'
-import { endOrphan, inProgressError, staleError, who } from './run-ownership.js'
+import { buildSyncPlan, nextCanary } from './plan.js'
+import { withResumeScope } from './resume-scope.js'
+import { inProgressError, staleError } from './run-ownership.js'
 import { FINAL_OK, formatNodeLine, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
 
 export type { SyncOptions } from './run-context.js'
@@ -162,78 +156,6 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
     // A connection that failed may still hold the session lock: never hand it back to the pool.
     lockClient?.release(broken instanceof FleetkitError ? undefined : broken)
   }
-}
-
-/**
- * An interrupted sync leaves its run open for --resume: the COMMAND_INTERRUPTED error names the
- * command that finishes it (`fleetkit sync --resume RUN`) instead of "run the same command again".
- */
-async function resumableOnInterrupt<T>(run: SyncRunRow, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work()
-  } catch (error) {
-    if (run.kind !== 'sync' || !isFleetkitError(error) || error.code !== 'COMMAND_INTERRUPTED') throw error
-    throw new FleetkitError('COMMAND_INTERRUPTED', `${error.message}; run ${run.id} is left open to finish`, {
-      actions: [`fleetkit sync --resume ${run.id}`],
-      data: { ...error.data, runId: run.id },
-      cause: error,
-    })
-  }
-}
-
-async function openRun(options: SyncOptions, plan: SyncPlan): Promise<SyncRunRow> {
-  const { pool } = options
-  const startedBy = options.who ?? who()
-  if (options.resume !== undefined) {
-    const run = await getSyncRun(pool, options.resume)
-    if (!run || run.kind !== 'sync' || run.status !== 'running') {
-      throw new FleetkitError(
-        'SYNC_RUN_UNKNOWN',
-        `there is no unfinished sync run ${options.resume}${run ? ` (it is a ${run.kind} run, ${run.status})` : ''}`,
-        {
-          actions: ['fleetkit events --type sync_run_started', 'fleetkit sync'],
-          data: { runId: options.resume },
-        },
-      )
-    }
-    if (run.planHash !== plan.hash)
-      throw staleError(
-        run.planHash,
-        plan.hash,
-        `run ${run.id} was started with another plan (definition, roles, revision or nodes changed since)`,
-      )
-    endOrphan(run.ansiblePid)
-    await resumeSyncRun(pool, run.id, process.pid, startedBy)
-    return { ...run, attempts: run.attempts + 1 }
-  }
-  const kind: SyncRunKind = options.mode === 'apply' ? 'sync' : options.mode === 'drift' ? 'drift' : 'dry_run'
-  return createSyncRun(pool, {
-    kind,
-    revision: plan.revision,
-    definitionSha256: plan.definitionSha256,
-    planHash: plan.hash,
-    // The --limit is kept apart from the targets it selected, so --resume can reuse it (resume-scope.ts).
-    plan: {
-      ...plan,
-      targets: plan.targets.map((t) => t.id),
-      limit: options.limit === undefined ? null : normalise(options.limit),
-    } as unknown as Record<string, unknown>,
-    startedBy,
-    pid: process.pid,
-    nodes: [
-      ...plan.targets.map((t) => ({
-        nodeId: t.id,
-        phase: t.id === plan.canary ? ('canary' as const) : ('fleet' as const),
-        state: 'pending' as const,
-      })),
-      ...plan.skipped.map((s) => ({
-        nodeId: s.id,
-        phase: 'skipped' as const,
-        state: 'skipped' as const,
-        message: s.reason,
-      })),
-    ],
-  })
 }
 
 async function runHosts(
@@ -446,26 +368,4 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
     enrolled: [...ctx.enrolled].sort(),
     resumed: options.resume !== undefined,
   }
-}
-
-/** drift without --ref compares the hosts with the revision the last complete sync applied (spec 04), when there is one. */
-async function readSource(options: SyncOptions): ReturnType<typeof readDefinitionSource> {
-  const command = options.mode === 'drift' ? 'fleetkit drift' : 'fleetkit sync'
-  const applied =
-    options.mode === 'drift' && options.ref === undefined ? await lastAppliedRevision(options.pool) : undefined
-  if (!applied) return readDefinitionSource(options.definitionPath, options.ref, command)
-  options.report?.(
-    `Drift against ${applied.revision}, the revision run ${applied.runId} applied (--ref compares with another).`,
-  )
-  return readDefinitionSource(options.definitionPath, applied.revision, command).catch((error: unknown) => {
-    if (!(error instanceof FleetkitError) || error.code !== 'SYNC_REF_INVALID') throw error
-    throw new FleetkitError(
-      'SYNC_REF_INVALID',
-      `the revision run ${applied.runId} applied (${applied.revision}) is not a commit of the repository that holds ${options.definitionPath}: give --ref`,
-      {
-        actions: ['fleetkit drift --ref $(git rev-parse HEAD)'],
-        data: { ref: applied.revision },
-      },
-    )
-  })
 }
