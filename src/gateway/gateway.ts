@@ -22,6 +22,8 @@ import { errorText, requestHandler, serveMetrics } from './request-handler.js'
 import { createLogger, type Logger } from '../log/logger.js'
 import { LifecycleMetrics } from './lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics.js'
+import { registerPkiGauges } from './pki-metrics.js'
+import { registerSyncGauges } from './sync-metrics.js'
 import { DatabaseHealth, type EmbeddedDatabase } from './database-health.js'
 import { AuthCacheKeeper } from './auth-cache.js'
 import { loadOrCreateTicketKeys } from './ticket-keys.js'
@@ -100,10 +102,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? createLogger({ component: 'gateway' })
   const metrics = new GatewayMetrics()
-  const lifecycleMetrics = new LifecycleMetrics(options.pool, (query, error) =>
-    logger('warn', 'metrics_query_failed', { query, error: errorText(error) }),
-  )
+  const onMetricsQueryFailed = (query: string, error: unknown) =>
+    logger('warn', 'metrics_query_failed', { query, error: errorText(error) })
+  const lifecycleMetrics = new LifecycleMetrics(options.pool, onMetricsQueryFailed)
   let pki = options.pki
+  registerPkiGauges(lifecycleMetrics.registry, {
+    pool: options.pool,
+    pki: () => pki,
+    clock,
+    onError: onMetricsQueryFailed,
+  })
+  registerSyncGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
     probe: () => probeDatabase(options.pool, 5000),

@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 import type { Queryable } from '../store/database.js'
 import { fleetGauges, soonestCertificateExpiryByPool } from '../store/fleet.js'
+import { collectTogether } from './scrape-gauges.js'
 
 export class LifecycleMetrics {
   readonly registry = new Registry()
@@ -63,28 +64,21 @@ export class LifecycleMetrics {
       labelNames: ['pool'],
       registers: [this.registry],
     })
-    // One read per scrape fills the three gauges: the registry collects them concurrently, so all await the same read.
-    let pending: Promise<void> | undefined
-    const refresh = () => {
-      pending ??= (async () => {
-        try {
-          const g = await fleetGauges(pool)
-          nodes.reset()
-          for (const s of g.byStatusPool) nodes.set({ status: s.status, pool: s.pool }, s.count)
-          age.reset()
-          for (const a of g.heartbeatAge) age.set({ pool: a.pool }, Math.round(a.maxSeconds * 10) / 10)
-          expiry.reset()
-          for (const e of await soonestCertificateExpiryByPool(pool))
-            expiry.set({ pool: e.pool }, Math.round(e.seconds))
-        } catch (error) {
-          onError('fleet gauges', error)
-        }
-      })().finally(() => {
-        pending = undefined
-      })
-      return pending
-    }
-    for (const gauge of [nodes, age, expiry]) (gauge as unknown as { collect: () => Promise<void> }).collect = refresh
+    // One read per scrape fills the three gauges.
+    collectTogether(
+      [nodes, age, expiry],
+      async () => {
+        const g = await fleetGauges(pool)
+        const soonest = await soonestCertificateExpiryByPool(pool)
+        nodes.reset()
+        for (const s of g.byStatusPool) nodes.set({ status: s.status, pool: s.pool }, s.count)
+        age.reset()
+        for (const a of g.heartbeatAge) age.set({ pool: a.pool }, Math.round(a.maxSeconds * 10) / 10)
+        expiry.reset()
+        for (const e of soonest) expiry.set({ pool: e.pool }, Math.round(e.seconds))
+      },
+      (error) => onError('fleet gauges', error),
+    )
   }
 
   render(): Promise<string> {

@@ -230,3 +230,30 @@ export async function contentConvergedBefore(q: Queryable, contentHash: string):
   )
   return rows.length > 0
 }
+
+export interface LastFinishedSync {
+  runId: number
+  outcome: SyncOutcome
+  finishedAt: Date
+  /** How many of its nodes ended in each state. */
+  nodes: Partial<Record<NodeSyncState, number>>
+}
+
+/** The latest `fleetkit sync` run that finished (dry runs and drift checks are not syncs), with its node states counted: what /metrics shows. */
+export async function lastFinishedSync(q: Queryable): Promise<LastFinishedSync | undefined> {
+  const { rows } = await q.query<{
+    id: string
+    outcome: SyncOutcome
+    finished_at: Date
+    nodes: Record<string, number>
+  }>(
+    `SELECT r.id, r.outcome, r.finished_at,
+            (SELECT COALESCE(jsonb_object_agg(s.state, s.n), '{}'::jsonb)
+               FROM (SELECT state, count(*) AS n FROM sync_run_nodes WHERE run_id = r.id GROUP BY state) s) AS nodes
+       FROM sync_runs r
+      WHERE r.kind = 'sync' AND r.status = 'finished' AND r.outcome IS NOT NULL
+      ORDER BY r.finished_at DESC, r.id DESC LIMIT 1`,
+  )
+  const r = rows[0]
+  return r ? { runId: Number(r.id), outcome: r.outcome, finishedAt: r.finished_at, nodes: r.nodes } : undefined
+}
