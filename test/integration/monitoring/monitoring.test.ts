@@ -4,6 +4,12 @@ import { access, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
+import { X509Certificate } from 'node:crypto'
+
+import { systemClock } from '../../../src/config/clock.js'
+import { rotateCa } from '../../../src/lifecycle/ca-rotation.js'
+import { latestRotation } from '../../../src/store/ca-rotations.js'
+import { createSyncRun, finishSyncRun, getSyncRun, setSyncNode } from '../../../src/store/sync-ledger.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
@@ -89,7 +95,7 @@ describe('monitoring: alert rules and dashboard', function () {
       ),
     )
     const urls = [...(await readFile(rulesFile, 'utf8')).matchAll(/runbook_url: '([^']*)'/g)].map((m) => m[1]!)
-    assert.ok(urls.length >= 5)
+    assert.ok(urls.length >= 9)
     for (const url of urls) {
       const [path, anchor] = url.split('#')
       assert.equal(path, 'docs/runbooks.md')
@@ -100,11 +106,44 @@ describe('monitoring: alert rules and dashboard', function () {
   describe('against a real gateway', () => {
     let server: DisposablePostgres
     let gw: TestGateway
+    let text: string
     let exposed: Set<string>
+    /** Metric names with at least one sample (a gauge read from the state has none until there is a row). */
+    let sampled: Set<string>
     before(async () => {
       server = await startDisposablePostgres()
-      gw = await startTestGateway({ postgresUrl: server.url })
-      const text = await (await fetch(`${gw.metricsUrl}/metrics`)).text()
+      // The PKI set is reloaded when the test says so, after the rotation began.
+      gw = await startTestGateway({ postgresUrl: server.url, tuning: { pkiReloadMs: 3_600_000 } })
+      const pool = gw.db.pool
+      // A node enrolled from the first CA: it blocks the rotation begun below.
+      await gw.declareNode('web-1', { pool: 'web' })
+      await gw.enroll('web-1', await gw.issueSecret('web-1'))
+      // A converged sync, then one that ends partial (the latest), then a dry run and an open run, which do not count.
+      const run = (kind: 'sync' | 'dry_run') =>
+        createSyncRun(pool, {
+          kind,
+          revision: null,
+          definitionSha256: 'd'.repeat(64),
+          planHash: 'e'.repeat(64),
+          plan: {},
+          startedBy: 'ops@laptop',
+          pid: process.pid,
+          nodes: [
+            { nodeId: 'web-1', phase: 'canary', state: 'pending' },
+            { nodeId: 'web-2', phase: 'fleet', state: 'pending' },
+          ],
+        })
+      await finishSyncRun(pool, (await run('sync')).id, 'converged')
+      const partial = await run('sync')
+      await setSyncNode(pool, partial.id, 'web-1', { state: 'converged' })
+      await setSyncNode(pool, partial.id, 'web-2', { state: 'failed', code: 'SYNC_NODE_FAILED' })
+      await finishSyncRun(pool, partial.id, 'partial')
+      await finishSyncRun(pool, (await run('dry_run')).id, 'converged')
+      await run('sync')
+      partialFinishedAt = (await getSyncRun(pool, partial.id))!.finishedAt!
+      await rotateCa({ pool, phase: 'begin', pkiDir: gw.pkiDir, clock: systemClock })
+      assert.equal(await gw.gateway!.reloadPki(), 'replaced')
+      text = await (await fetch(`${gw.metricsUrl}/metrics`)).text()
       exposed = new Set(
         [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
           type === 'histogram' || type === 'summary'
@@ -112,11 +151,19 @@ describe('monitoring: alert rules and dashboard', function () {
             : [name!],
         ),
       )
+      sampled = new Set([...text.matchAll(/^([A-Za-z_:][A-Za-z0-9_:]*)[{ ]/gm)].map((m) => m[1]!))
     })
+    let partialFinishedAt: Date
     after(async () => {
       await gw?.close()
       await server?.stop()
     })
+
+    /** The value of one sample, by name and exact label text (`state="blocking"`), from the scrape in before(). */
+    const sample = (name: string, labels = ''): number | undefined => {
+      const line = text.split('\n').find((l) => l.startsWith(labels ? `${name}{${labels}} ` : `${name} `))
+      return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1))
+    }
 
     it('the tokenizer finds metric names, not functions, labels or keywords', () => {
       assert.deepEqual(
@@ -127,11 +174,16 @@ describe('monitoring: alert rules and dashboard', function () {
       )
     })
 
-    it('every metric the alert rules use is served on /metrics', async () => {
+    it('every metric the alert rules use is served on /metrics, with a sample', async () => {
       const names = ruleExprs(await readFile(rulesFile, 'utf8')).flatMap(metricNames)
-      assert.ok(names.length >= 5)
+      assert.ok(names.length >= 9)
       const missing = names.filter((n) => !ALLOWED.has(n) && !exposed.has(n))
       assert.deepEqual(missing, [], `alert rules use metrics the gateway does not serve`)
+      // A counter shows its first sample at its first event: no batch write has failed here.
+      const unsampled = names.filter(
+        (n) => !ALLOWED.has(n) && !sampled.has(n) && n !== 'fleetkit_gateway_heartbeat_flush_failures_total',
+      )
+      assert.deepEqual(unsampled, [], 'alert rules use metrics without a value on a gateway whose state has rows')
     })
 
     it('every metric the dashboard queries is served on /metrics', async () => {
@@ -139,6 +191,65 @@ describe('monitoring: alert rules and dashboard', function () {
       assert.ok(names.length >= 10)
       const missing = names.filter((n) => !ALLOWED.has(n) && !exposed.has(n))
       assert.deepEqual(missing, [], `the dashboard uses metrics the gateway does not serve`)
+    })
+
+    it('the certificate expiry gauges are those of the PKI set the gateway serves', async () => {
+      const ca = new X509Certificate(await readFile(join(gw.pkiDir, 'ca.pem')))
+      const serverCert = new X509Certificate(await readFile(join(gw.pkiDir, 'server.pem')))
+      assert.equal(gw.gateway!.currentPkiSet().ca.fingerprintSha256, ca.fingerprint256.replace(/:/g, '').toLowerCase())
+      assert.equal(
+        sample('fleetkit_ca_certificate_expiry_timestamp_seconds'),
+        Math.floor(new Date(ca.validTo).getTime() / 1000),
+      )
+      assert.equal(
+        sample('fleetkit_gateway_server_certificate_expiry_timestamp_seconds'),
+        Math.floor(new Date(serverCert.validTo).getTime() / 1000),
+      )
+    })
+
+    it('the rotation gauges show the open rotation and the node still on the old CA', async () => {
+      const rotation = await latestRotation(gw.db.pool)
+      assert.equal(rotation?.status, 'begun')
+      assert.equal(sample('fleetkit_ca_rotation_in_progress'), 1)
+      assert.equal(
+        sample('fleetkit_ca_rotation_begun_timestamp_seconds'),
+        Math.floor(rotation!.begunAt.getTime() / 1000),
+      )
+      assert.deepEqual(
+        ['renewed', 'blocking', 'cut_off'].map((state) => sample('fleetkit_ca_rotation_nodes', `state="${state}"`)),
+        [0, 1, 0],
+      )
+    })
+
+    it('the sync gauges show the latest finished sync: partial, with its nodes by state', () => {
+      assert.equal(sample('fleetkit_sync_last_run_failed', 'outcome="partial"'), 1)
+      assert.equal(sample('fleetkit_sync_last_run_failed', 'outcome="converged"'), undefined)
+      assert.equal(sample('fleetkit_sync_last_run_timestamp_seconds'), Math.floor(partialFinishedAt.getTime() / 1000))
+      assert.deepEqual(
+        ['converged', 'failed', 'pending'].map((state) => sample('fleetkit_sync_last_run_nodes', `state="${state}"`)),
+        [1, 1, undefined],
+      )
+    })
+
+    it('a state read that fails at scrape time keeps /metrics up with the last values', async () => {
+      await gw.db.pool.query('ALTER TABLE ca_rotations RENAME TO ca_rotations_away')
+      await gw.db.pool.query('ALTER TABLE sync_runs RENAME TO sync_runs_away')
+      try {
+        const reply = await fetch(`${gw.metricsUrl}/metrics`)
+        assert.equal(reply.status, 200)
+        const body = await reply.text()
+        for (const line of [
+          'fleetkit_ca_rotation_in_progress 1',
+          'fleetkit_ca_rotation_nodes{state="blocking"} 1',
+          'fleetkit_sync_last_run_failed{outcome="partial"} 1',
+        ])
+          assert.ok(body.split('\n').includes(line), `${line} is still served`)
+        assert.match(body, /^process_cpu_user_seconds_total /m)
+        assert.match(body, /^fleetkit_nodes\{/m)
+      } finally {
+        await gw.db.pool.query('ALTER TABLE ca_rotations_away RENAME TO ca_rotations')
+        await gw.db.pool.query('ALTER TABLE sync_runs_away RENAME TO sync_runs')
+      }
     })
   })
 })

@@ -8,6 +8,7 @@ import {
   finishSyncRun,
   getSyncRun,
   lastAppliedRevision,
+  lastFinishedSync,
   listSyncNodes,
   listUnfinishedSyncRuns,
   releaseAdvisoryLock,
@@ -136,6 +137,28 @@ describe('store: sync ledger', function () {
       a.id,
       'a --limit or --tags run did not apply the whole revision',
     )
+  })
+
+  it('the last finished sync (what /metrics shows) is the latest finished sync run with its nodes counted; dry runs, drift checks and open runs do not count', async () => {
+    const pool = database().pool
+    assert.equal(await lastFinishedSync(pool), undefined)
+    const converged = await createSyncRun(pool, newRun())
+    await finishSyncRun(pool, converged.id, 'converged')
+    const partial = await createSyncRun(pool, newRun())
+    await setSyncNode(pool, partial.id, 'app-1', { state: 'converged' })
+    await setSyncNode(pool, partial.id, 'app-2', { state: 'failed', code: 'SYNC_NODE_FAILED' })
+    await finishSyncRun(pool, partial.id, 'partial')
+    const dry = await createSyncRun(pool, newRun({ kind: 'dry_run' }))
+    await finishSyncRun(pool, dry.id, 'converged')
+    const drift = await createSyncRun(pool, newRun({ kind: 'drift' }))
+    await finishSyncRun(pool, drift.id, 'no_drift')
+    await createSyncRun(pool, newRun())
+    const last = await lastFinishedSync(pool)
+    assert.deepEqual(
+      { runId: last?.runId, outcome: last?.outcome, nodes: last?.nodes },
+      { runId: partial.id, outcome: 'partial', nodes: { converged: 1, failed: 1, skipped: 1 } },
+    )
+    assert.deepEqual(last?.finishedAt, (await getSyncRun(pool, partial.id))?.finishedAt)
   })
 
   it('one session holds the sync lock at a time; it is free again once released', async () => {
