@@ -4,7 +4,7 @@ import type { Queryable } from '../store/database.js'
 import { listNodeCertificates } from '../store/certificates.js'
 import { listAllocations } from '../store/allocations.js'
 import { type FleetFilter, type FleetNode, listFleet, listRecentJobs, listRecentNodeEvents } from '../store/fleet.js'
-import { NODE_STATUSES, type NodeStatus } from '../store/nodes.js'
+import { NODE_STATUSES, type NodeStatus, type ProvisionState, type VolumeState } from '../store/nodes.js'
 import { unknownNode } from './node-transition.js'
 
 interface NodeSummary {
@@ -14,6 +14,28 @@ interface NodeSummary {
   region: string | null
   status: NodeStatus
   schedulable: boolean
+  /** `node provision`'s step; null for a node it did not provision (seeded, declared). */
+  provisionState: ProvisionState | null
+  /**
+   * The node's Hetzner Cloud server, once created.
+   * @asType integer
+   * @nullable
+   */
+  serverId: number | null
+  /** The Hetzner volume `node provision --volume` made for it; null without one. */
+  volume: {
+    /**
+     * Null until the provider created it.
+     * @asType integer
+     * @nullable
+     */
+    id: number | null
+    /** @asType integer */
+    sizeGb: number
+    state: VolumeState
+    /** @pattern ^/dev/ */
+    linuxDevice: string | null
+  } | null
   /**
    * @minimum 0
    * @asType integer
@@ -98,6 +120,17 @@ function summary(n: FleetNode): NodeSummary {
     region: n.region,
     status: n.status,
     schedulable: n.schedulable,
+    provisionState: n.provisionState,
+    serverId: n.providerServerId === null ? null : Number(n.providerServerId),
+    volume:
+      n.volumeState === null || n.volumeSizeGb === null
+        ? null
+        : {
+            id: n.providerVolumeId === null ? null : Number(n.providerVolumeId),
+            sizeGb: n.volumeSizeGb,
+            state: n.volumeState,
+            linuxDevice: n.volumeLinuxDevice,
+          },
     heartbeatAgeSeconds: n.heartbeatAgeSeconds,
     agentVersion: n.hostAgentVersion,
     certificateNotAfter: n.certificateNotAfter?.toISOString() ?? null,
@@ -258,6 +291,18 @@ export async function nodeShow(
   }
 }
 
+/** `enrolled, server 4711, volume 4712 (50 GB, attached as /dev/...)`: what node show prints of it. */
+export function describeProvision(n: NodeSummary): string {
+  if (n.provisionState === null && n.serverId === null) return 'not provisioned by fleetkit'
+  const parts = [n.provisionState ?? '-']
+  if (n.serverId !== null) parts.push(`server ${n.serverId}`)
+  if (n.volume)
+    parts.push(
+      `volume ${n.volume.id ?? '(not created)'} (${n.volume.sizeGb} GB, ${n.volume.state}${n.volume.linuxDevice ? ` as ${n.volume.linuxDevice}` : ''})`,
+    )
+  return parts.join(', ')
+}
+
 /** One table line per node; a lost node also gets a line with its reclamation. */
 export function formatNodeTable(result: NodeListResult): string[] {
   const header = [
@@ -272,6 +317,9 @@ export function formatNodeTable(result: NodeListResult): string[] {
     'CPU',
     'MEM MiB',
     'DISK GiB',
+    'PROVISION',
+    'SERVER',
+    'VOLUME',
   ]
   const rows = result.nodes.map((n) => [
     n.id,
@@ -285,6 +333,9 @@ export function formatNodeTable(result: NodeListResult): string[] {
     `${n.reserved.cpu}/${n.capacity.cpu ?? '?'}`,
     `${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'}`,
     `${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'}`,
+    n.provisionState ?? '-',
+    n.serverId === null ? '-' : String(n.serverId),
+    n.volume ? `${n.volume.id ?? '?'} ${n.volume.sizeGb}GB ${n.volume.state}` : '-',
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: string[]) =>

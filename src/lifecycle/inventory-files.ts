@@ -58,6 +58,8 @@ export async function readStateNodes(q: Queryable): Promise<InventoryStateNode[]
     status: n.status,
     hostKeyPublic: n.hostKeyPublic,
     sshHost: n.sshHost,
+    volumeState: n.volumeState,
+    volumeLinuxDevice: n.volumeLinuxDevice,
   }))
 }
 

@@ -1,8 +1,9 @@
 // `fleetkit node decommission NODE [--wait S]`: refused while the node holds active allocations
 // or live leases (waited for with --wait); then, in one transaction holding the node row FOR
 // UPDATE: check again, revoke every certificate, fail its queued jobs, set `retired`.
-// Only after that commit is the provider server deleted (provider-delete.ts), a failed delete
-// retried by running it again; rows, certificates and events are kept.
+// Only after that commit are its provider volume detached (kept, or deleted with --delete-volume:
+// volume-release.ts) and its server deleted (provider-delete.ts), a failed step retried by running
+// it again; rows, certificates and events are kept.
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -21,6 +22,7 @@ import {
 } from './node-transition.js'
 import { deleteProviderServer, owesProviderDelete, type ProviderFactory, tokenError } from './provider-delete.js'
 import { waitFor, type WaitOptions } from './wait.js'
+import { deleteNodeVolume, detachNodeVolume, owesVolumeRelease, type VolumeRelease } from './volume-release.js'
 
 export interface DecommissionResult extends TransitionResult {
   /**
@@ -40,6 +42,8 @@ export interface DecommissionResult extends TransitionResult {
   waitedSeconds?: number
   /** The provider servers deleted by this run (by recorded ID, else by the node's label); absent when none was owed. */
   deletedServers?: number[]
+  /** The node's provider volume this run detached (kept unless --delete-volume) or deleted; absent when none was owed. */
+  volume?: VolumeRelease
 }
 
 const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
@@ -55,6 +59,10 @@ export async function decommissionNode(
     confirm?: Confirm
     /** The Hetzner client, built only for a node with a server to delete (PROVIDER_TOKEN_MISSING before any change). */
     provider?: ProviderFactory
+    /** Delete the node's volume once detached (its data is gone); without it the volume is kept. */
+    deleteVolume?: boolean
+    /** How often provider actions (the volume's detach) are polled. */
+    actionPollMs?: number
   } & WaitOptions,
 ): Promise<DecommissionResult> {
   const { pool, nodeId } = options
@@ -62,9 +70,10 @@ export async function decommissionNode(
   if (!before) throw await unknownNode(pool, nodeId)
   if (!(DECOMMISSIONABLE as readonly string[]).includes(before.status))
     throw stateConflict(before, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
-  // The token before anything changes: a node with a server to delete is refused without one.
+  const deleteVolume = options.deleteVolume ?? false
+  // The token before anything changes: a node with a server or volume to release is refused without one.
   let hetzner: ReturnType<ProviderFactory> | undefined
-  if (owesProviderDelete(before)) {
+  if (owesProviderDelete(before) || owesVolumeRelease(before, deleteVolume)) {
     try {
       if (!options.provider) throw new FleetkitError('PROVIDER_TOKEN_MISSING', 'no provider client', { data: {} })
       hetzner = options.provider()
@@ -72,11 +81,16 @@ export async function decommissionNode(
       throw tokenError(nodeId, error)
     }
   }
-  if (before.status !== 'retired' && options.confirm) {
+  const deletesData = deleteVolume && before.providerVolumeId !== null && owesVolumeRelease(before, true)
+  if ((before.status !== 'retired' || deletesData) && options.confirm) {
+    const retire =
+      before.status === 'retired'
+        ? `${nodeId} is retired`
+        : `retire ${nodeId} (${before.status}): every certificate of it is revoked, its queued jobs fail, and the id ${nodeId} can never be enrolled again`
     await options.confirm({
-      what: `retire ${nodeId} (${before.status}): every certificate of it is revoked, its queued jobs fail, and the id ${nodeId} can never be enrolled again`,
-      command: `fleetkit node decommission ${nodeId} --yes`,
-      data: { nodeId, status: before.status },
+      what: `${retire}${deletesData ? `; its volume ${before.providerVolumeId} is deleted with all its data` : ''}`,
+      command: `fleetkit node decommission ${nodeId}${deleteVolume ? ' --delete-volume' : ''} --yes`,
+      data: { nodeId, status: before.status, ...(deletesData ? { volumeId: Number(before.providerVolumeId) } : {}) },
     })
   }
   let waitedSeconds: number | undefined
@@ -140,13 +154,30 @@ export async function decommissionNode(
     }
   })
   if (!hetzner) return retired
-  // After the commit: a failed delete leaves the node retired with the delete pending (PROVIDER_DELETE_FAILED).
-  const row = await getProvisionRow(pool, nodeId)
-  if (!row || !owesProviderDelete(row)) return retired
-  const { serverIds } = await deleteProviderServer(pool, hetzner, row)
-  return {
-    ...retired,
-    deletedServers: serverIds,
-    message: `${retired.message}; deleted server ${serverIds.join(', ') || '(none left)'}`,
+  // After the commit, each step recorded as it succeeds: the volume detached first, then the server
+  // deleted (PROVIDER_DELETE_FAILED leaves it pending), then with --delete-volume the volume deleted.
+  let result: DecommissionResult = retired
+  let row = (await getProvisionRow(pool, nodeId))!
+  let volume: VolumeRelease | undefined
+  if (owesVolumeRelease(row, deleteVolume))
+    volume = await detachNodeVolume(pool, hetzner, row, {
+      deleteVolume,
+      ...(options.actionPollMs === undefined ? {} : { pollMs: options.actionPollMs }),
+    })
+  row = (await getProvisionRow(pool, nodeId))!
+  if (owesProviderDelete(row)) {
+    const { serverIds } = await deleteProviderServer(pool, hetzner, row)
+    result = {
+      ...result,
+      deletedServers: serverIds,
+      message: `${result.message}; deleted server ${serverIds.join(', ') || '(none left)'}`,
+    }
   }
+  if (deleteVolume && row.volumeState === 'detached') volume = await deleteNodeVolume(pool, hetzner, row)
+  if (!volume) return result
+  const said =
+    volume.state === 'deleted'
+      ? `volume ${volume.id} deleted`
+      : `volume ${volume.id} detached and kept (fleetkit node decommission ${nodeId} --delete-volume deletes it)`
+  return { ...result, volume, message: `${result.message}; ${said}` }
 }

@@ -1,6 +1,7 @@
 // `fleetkit node provision NODE` and `--resume NODE` (spec 06): a durable state machine in the
 // node's row. pending (row inserted, plan validated) -> server_requested (create sent, or the
-// labelled server adopted) -> awaiting_enrollment (the server runs; addresses recorded) ->
+// labelled server adopted) -> awaiting_enrollment (the server runs, its --volume created and
+// attached with steps of their own, provision-volume.ts; addresses recorded) ->
 // enrolled (the gateway consumed the secret), or failed when the secret expires first. Every step
 // is committed before the next side effect, so a kill at any point and --resume ends with one server.
 import type pg from 'pg'
@@ -11,6 +12,7 @@ import type { Rng } from '../config/rng.js'
 import type { HostPolicy } from '../definition/host-policy.js'
 import type { Definition } from '../definition/types.js'
 import type { HetznerClient } from '../provider/hetzner.js'
+import type { Server } from '../provider/hetzner-types.js'
 import { withTransaction } from '../store/database.js'
 import { appendEvent } from '../store/events.js'
 import {
@@ -24,7 +26,9 @@ import {
 import { stateConflict } from './node-transition.js'
 import { type CreateOutcome, createStep } from './provision-create.js'
 import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'
+import { volumeStep } from './provision-volume.js'
 import type { SeedFiles } from './seed-files.js'
+import type { VolumeState } from '../store/nodes.js'
 
 export interface ProvisionOptions {
   pool: pg.Pool
@@ -48,6 +52,8 @@ export interface ProvisionOptions {
   /** Test hooks: a throw from one is a kill at that point (after the step committed). */
   afterStep?: (step: ProvisionStep) => Promise<void> | void
   beforeCreate?: () => Promise<void> | void
+  beforeVolumeCreate?: () => Promise<void> | void
+  afterVolumeStep?: (step: 'created' | 'attached') => Promise<void> | void
 }
 
 export interface ProvisionResult {
@@ -68,6 +74,26 @@ export interface ProvisionResult {
   /** resource_unavailable moves from one (region, type) candidate to the next. */
   placementMoves: { from: { region: string; type: string }; to: { region: string; type: string } }[]
   capacity: { cpu: number | null; memoryMib: number | null; diskGib: number | null }
+  /** The Hetzner volume of `--volume SIZE`: the device the data_volume role formats and mounts. */
+  volume: {
+    /**
+     * Null until the provider created it.
+     * @asType integer
+     * @nullable
+     */
+    id: number | null
+    /**
+     * @minimum 10
+     * @maximum 10240
+     * @asType integer
+     */
+    sizeGb: number
+    state: VolumeState
+    /** @pattern ^/dev/ */
+    linuxDevice: string | null
+    /** True when this run found it by its fleetkit.node_id label instead of creating it. */
+    adopted: boolean
+  } | null
   /**
    * When the enrollment secret expires (the secret itself is never reported).
    * @format date-time
@@ -102,8 +128,13 @@ export async function provisionNode(options: ProvisionOptions): Promise<Provisio
         pool: declaration.pool,
         plan,
         replaces: options.replaces,
+        volumeSizeGb: options.request.volumeSizeGb ?? null,
       })
-      await appendEvent(q, { kind: 'provision_started', nodeId, data: { plan, replaces: options.replaces ?? null } })
+      await appendEvent(q, {
+        kind: 'provision_started',
+        nodeId,
+        data: { plan, replaces: options.replaces ?? null, volume_size_gb: options.request.volumeSizeGb ?? null },
+      })
     })
     progress(`${nodeId}: pending`)
     await options.afterStep?.('pending')
@@ -113,7 +144,7 @@ export async function provisionNode(options: ProvisionOptions): Promise<Provisio
       data: { node: nodeId },
     })
   }
-  let outcome: Partial<CreateOutcome> = {}
+  let outcome: Partial<CreateOutcome> & { volumeAdopted?: boolean } = {}
   for (;;) {
     row = (await getProvisionRow(pool, nodeId))!
     switch (row.provisionState) {
@@ -136,11 +167,29 @@ export async function provisionNode(options: ProvisionOptions): Promise<Provisio
         progress(`${nodeId}: server_requested (server ${outcome.serverId}${outcome.adopted ? ', adopted' : ''})`)
         await options.afterStep?.('server_requested')
         break
-      case 'server_requested':
-        await waitRunning(options, row, progress)
+      case 'server_requested': {
+        const server = await waitRunning(options, row, progress)
+        if (row.volumeState === 'planned' || row.volumeState === 'requested' || row.volumeState === 'created')
+          outcome.volumeAdopted = await volumeStep(
+            {
+              pool,
+              client,
+              definition,
+              clock: options.clock,
+              sleep: options.sleep,
+              pollMs: options.pollMs ?? 2000,
+              progress,
+              ...(options.beforeVolumeCreate ? { beforeVolumeCreate: options.beforeVolumeCreate } : {}),
+              ...(options.afterVolumeStep ? { afterVolumeStep: options.afterVolumeStep } : {}),
+            },
+            row,
+            server,
+          )
+        await recordRunning(options, row, server)
         progress(`${nodeId}: awaiting_enrollment`)
         await options.afterStep?.('awaiting_enrollment')
         break
+      }
       case 'awaiting_enrollment':
         if (options.waitMs === 0) return result(row, outcome)
         await waitEnrolled(options, progress)
@@ -154,8 +203,12 @@ export async function provisionNode(options: ProvisionOptions): Promise<Provisio
   }
 }
 
-/** Polls the server until it runs, then records its addresses: step awaiting_enrollment. */
-async function waitRunning(options: ProvisionOptions, row: ProvisionRow, progress: (m: string) => void): Promise<void> {
+/** Polls the server until it runs. */
+async function waitRunning(
+  options: ProvisionOptions,
+  row: ProvisionRow,
+  progress: (m: string) => void,
+): Promise<Server> {
   const serverId = Number(row.providerServerId)
   const started = options.clock.now().getTime()
   for (;;) {
@@ -165,26 +218,28 @@ async function waitRunning(options: ProvisionOptions, row: ProvisionRow, progres
         actions: [`fleetkit node decommission ${row.id}`, `fleetkit node show ${row.id}`],
         data: { node: row.id, serverId },
       })
-    if (server.status === 'running') {
-      await withTransaction(options.pool, async (q) => {
-        await recordServer(q, row.id, 'awaiting_enrollment', {
-          serverId,
-          region: server.datacenter.location.name,
-          type: server.server_type.name,
-          image: server.image?.name ?? null,
-          publicIpv4: server.public_net.ipv4?.ip ?? null,
-          publicIpv6: server.public_net.ipv6?.ip.replace(/\/\d+$/, '') ?? null,
-          privateIpv4: server.private_net[0]?.ip ?? null,
-        })
-        await appendEvent(q, { kind: 'provision_server_running', nodeId: row.id, data: { server_id: serverId } })
-      })
-      return
-    }
+    if (server.status === 'running') return server
     if (options.clock.now().getTime() - started >= Math.max(options.waitMs, RUNNING_WAIT_MS))
       throw waitTimeout(row.id, `server ${serverId} to run (it is ${server.status})`)
     progress(`server ${serverId} is ${server.status}`)
     await options.sleep(options.pollMs ?? 2000)
   }
+}
+
+/** The running server's addresses (and its volume attached): step awaiting_enrollment. */
+async function recordRunning(options: ProvisionOptions, row: ProvisionRow, server: Server): Promise<void> {
+  await withTransaction(options.pool, async (q) => {
+    await recordServer(q, row.id, 'awaiting_enrollment', {
+      serverId: server.id,
+      region: server.datacenter.location.name,
+      type: server.server_type.name,
+      image: server.image?.name ?? null,
+      publicIpv4: server.public_net.ipv4?.ip ?? null,
+      publicIpv6: server.public_net.ipv6?.ip.replace(/\/\d+$/, '') ?? null,
+      privateIpv4: server.private_net[0]?.ip ?? null,
+    })
+    await appendEvent(q, { kind: 'provision_server_running', nodeId: row.id, data: { server_id: server.id } })
+  })
 }
 
 /** Polls the store until the gateway marks the node enrolled, the secret expires, or --wait ends. */
@@ -209,7 +264,7 @@ async function waitEnrolled(options: ProvisionOptions, progress: (m: string) => 
   }
 }
 
-function result(row: ProvisionRow, outcome: Partial<CreateOutcome>): ProvisionResult {
+function result(row: ProvisionRow, outcome: Partial<CreateOutcome> & { volumeAdopted?: boolean }): ProvisionResult {
   return {
     node: row.id,
     pool: row.pool,
@@ -224,6 +279,16 @@ function result(row: ProvisionRow, outcome: Partial<CreateOutcome>): ProvisionRe
     adopted: outcome.adopted ?? false,
     placementMoves: outcome.moves ?? [],
     capacity: { cpu: row.capacityCpu, memoryMib: row.capacityMemoryMib, diskGib: row.capacityDiskGib },
+    volume:
+      row.volumeState === null || row.volumeSizeGb === null
+        ? null
+        : {
+            id: row.providerVolumeId === null ? null : Number(row.providerVolumeId),
+            sizeGb: row.volumeSizeGb,
+            state: row.volumeState,
+            linuxDevice: row.volumeLinuxDevice,
+            adopted: outcome.volumeAdopted ?? false,
+          },
     secretExpiresAt: row.enrollmentSecretExpiresAt?.toISOString() ?? null,
   }
 }

@@ -22,6 +22,11 @@ import type { SeedFiles } from './seed-files.js'
 
 export const NODE_ID_LABEL = 'fleetkit.node_id'
 
+/** The labels of everything provisioned for a node (its server, its volume): how a lost create is found. */
+export function nodeLabels(definition: Definition, nodeId: string, pool: string): Record<string, string> {
+  return { [NODE_ID_LABEL]: nodeId, 'fleetkit.fleet': definition.fleet, 'fleetkit.pool': pool }
+}
+
 export interface CreateContext {
   pool: pg.Pool
   client: HetznerClient
@@ -94,7 +99,7 @@ export async function createStep(ctx: CreateContext, row: ProvisionRow): Promise
         location: candidate.region,
         ...(sshKeys.length > 0 ? { ssh_keys: sshKeys } : {}),
         user_data: seed.userData,
-        labels: { [NODE_ID_LABEL]: nodeId, 'fleetkit.fleet': definition.fleet, 'fleetkit.pool': row.pool },
+        labels: nodeLabels(definition, nodeId, row.pool),
         firewalls: [{ firewall: firewall.id }],
         ...(placementGroup === undefined ? {} : { placement_group: placementGroup }),
         start_after_create: true,

@@ -13,6 +13,33 @@ export interface PlanRequest {
   types?: string[]
   image?: string
   placementGroup?: string
+  /** `--volume SIZE`: a Hetzner volume of this many GB, created and attached as the node's data volume. */
+  volumeSizeGb?: number
+}
+
+/** Hetzner Cloud's bounds on a volume's size, in GB. */
+const VOLUME_MIN_GB = 10
+const VOLUME_MAX_GB = 10_240
+
+function volumeSizeInvalid(text: string): FleetkitError {
+  return new FleetkitError(
+    'VOLUME_SIZE_INVALID',
+    `--volume ${JSON.stringify(text.slice(0, 32))}: a volume is a whole number of GB from ${VOLUME_MIN_GB} to ${VOLUME_MAX_GB} (Hetzner Cloud's bounds); nothing was changed`,
+    { actions: ['fleetkit node provision NODE --volume 50'], data: { min: VOLUME_MIN_GB, max: VOLUME_MAX_GB } },
+  )
+}
+
+/** `--volume 50` (or `50G`, `50GB`): the size in GB, within Hetzner Cloud's bounds. */
+export function parseVolumeSize(text: string): number {
+  const match = /^\s*(\d{1,6})\s*(?:G|GB)?\s*$/i.exec(text)
+  const size = match ? Number(match[1]) : NaN
+  return checkVolumeSize(size, text)
+}
+
+/** A size in GB within 10..10240, else VOLUME_SIZE_INVALID. */
+function checkVolumeSize(size: number, text = String(size)): number {
+  if (!Number.isInteger(size) || size < VOLUME_MIN_GB || size > VOLUME_MAX_GB) throw volumeSizeInvalid(text)
+  return size
 }
 
 /** The node's declaration in fleet.yaml; NODE_UNDECLARED prints the entry to add. */
@@ -40,6 +67,7 @@ function invalid(message: string, data: Record<string, unknown>): FleetkitError 
 
 /** The candidates: every region for the first type, then for the next type (regions vary fastest). */
 export function planProvision(definition: Definition, node: NodeDeclaration, request: PlanRequest): ProvisionPlan {
+  if (request.volumeSizeGb !== undefined) checkVolumeSize(request.volumeSizeGb)
   const pool = definition.pools[node.pool]
   const regions = request.regions ?? (node.region ? [node.region] : (pool?.regions ?? []))
   const types = request.types ?? [node.serverType ?? pool?.serverType].filter((t): t is string => t !== undefined)

@@ -115,7 +115,8 @@ export async function startHetznerStub(options: HetznerStubOptions = {}): Promis
   }
 
   function send(res: ServerResponse, answer: StubResponse, headers: Record<string, string>): void {
-    const text = JSON.stringify(answer.body)
+    // 204 (a deleted volume) has no body.
+    const text = answer.status === 204 ? '' : JSON.stringify(answer.body)
     res.writeHead(answer.status, {
       'content-type': 'application/json',
       'x-correlation-id': randomBytes(8).toString('hex'),

@@ -130,3 +130,46 @@ export interface CreateServerResult {
   /** True when the create's answer was lost and the server was found by its fleetkit.node_id label. */
   adopted: boolean
 }
+
+export interface Volume {
+  id: number
+  /** Unique per project among volumes. */
+  name: string
+  created: string
+  /** The server it is attached to; null when detached. */
+  server: number | null
+  location: Location
+  /** GB, 10 to 10,240. */
+  size: number
+  /** Where the attached volume appears on the server: /dev/disk/by-id/scsi-0HC_Volume_<id>. */
+  linux_device: string
+  status: 'creating' | 'available'
+  /** The filesystem the API formatted it with at creation (xfs, ext4), or null. */
+  format: string | null
+  labels: Labels
+  protection: { delete: boolean }
+}
+
+export interface CreateVolumeRequest {
+  name: string
+  /** GB, 10 to 10,240. */
+  size: number
+  /** Must hold fleetkit.node_id: the label an ambiguous create is looked up by. */
+  labels: Labels
+  /** Where to create it (may be omitted when `server` is given: the server's location). */
+  location?: string
+  /** Attach it to this server once created. */
+  server?: number
+  /** Mount it on the server after attaching (only with `server`). */
+  automount?: boolean
+  format?: 'xfs' | 'ext4'
+}
+
+export interface CreateVolumeResult {
+  volume: Volume
+  /** create_volume; absent when an existing volume was adopted. */
+  action?: Action
+  next_actions: Action[]
+  /** True when the create's answer was lost and the volume was found by its fleetkit.node_id label. */
+  adopted: boolean
+}

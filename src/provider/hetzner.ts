@@ -1,5 +1,5 @@
 // The Hetzner Cloud API client provisioning uses: servers, server types, locations, images, SSH
-// keys, firewalls, placement groups and actions; every list followed through its pages.
+// keys, firewalls, placement groups, volumes and actions; every list followed through its pages.
 import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
 import { type Clock, systemClock } from '../config/clock.js'
 import { type Rng, systemRng } from '../config/rng.js'
@@ -11,6 +11,8 @@ import type {
   Action,
   CreateServerRequest,
   CreateServerResult,
+  CreateVolumeRequest,
+  CreateVolumeResult,
   Firewall,
   FirewallResource,
   FirewallRule,
@@ -21,6 +23,7 @@ import type {
   Server,
   ServerType,
   SshKey,
+  Volume,
 } from './hetzner-types.js'
 import { memoryRateBudget, type RateBudget } from './rate-budget.js'
 
@@ -135,6 +138,64 @@ export class HetznerClient {
   async deleteServer(id: number): Promise<Action | undefined> {
     const body = await this.transport.call<{ action: Action }>('DELETE', `/servers/${id}`, { idempotent: true }, true)
     return body?.action
+  }
+
+  // Volumes
+
+  listVolumes(filter: ListFilter = {}): Promise<Volume[]> {
+    return this.listAll<Volume>('/volumes', 'volumes', { label_selector: filter.labelSelector, name: filter.name })
+  }
+
+  /** The volume, or undefined when it does not exist (404). */
+  async getVolume(id: number): Promise<Volume | undefined> {
+    const body = await this.transport.call<{ volume: Volume }>('GET', `/volumes/${id}`, { idempotent: true }, true)
+    return body?.volume
+  }
+
+  /**
+   * Creates a volume, sent once. As for a server: after an ambiguous failure, or a uniqueness_error
+   * on its name, the volume carrying its fleetkit.node_id label (and that name) is adopted if found.
+   */
+  async createVolume(request: CreateVolumeRequest): Promise<CreateVolumeResult> {
+    const nodeId = request.labels[NODE_ID_LABEL]
+    if (!nodeId) {
+      throw new FleetkitError(
+        'INTERNAL_ERROR',
+        `createVolume needs the ${NODE_ID_LABEL} label to recover a lost answer`,
+      )
+    }
+    try {
+      const body = await this.post<{ volume: Volume; action: Action; next_actions?: Action[] }>(
+        '/volumes',
+        request,
+        false,
+      )
+      return { volume: body.volume, action: body.action, next_actions: body.next_actions ?? [], adopted: false }
+    } catch (error) {
+      if (!isFleetkitError(error)) throw error
+      const ambiguous = error.code === 'PROVIDER_UNAVAILABLE' && error.data?.ambiguous === true
+      if (!ambiguous && error.code !== 'PROVIDER_NAME_CONFLICT') throw error
+      const [found] = (await this.listVolumes({ labelSelector: `${NODE_ID_LABEL}=${nodeId}` })).filter(
+        (volume) => volume.name === request.name,
+      )
+      if (found) return { volume: found, next_actions: [], adopted: true }
+      throw error
+    }
+  }
+
+  /** Attaches a detached volume to a server in its location (`automount` false: the data_volume role mounts it). */
+  async attachVolume(id: number, serverId: number, automount = false): Promise<Action> {
+    const path = `/volumes/${id}/actions/attach`
+    return (await this.post<{ action: Action }>(path, { server: serverId, automount }, false)).action
+  }
+
+  async detachVolume(id: number): Promise<Action> {
+    return (await this.post<{ action: Action }>(`/volumes/${id}/actions/detach`, {}, false)).action
+  }
+
+  /** Deletes a detached volume (204); a volume already gone (404) counts as deleted, so running it again is safe. */
+  async deleteVolume(id: number): Promise<void> {
+    await this.transport.call<unknown>('DELETE', `/volumes/${id}`, { idempotent: true }, true)
   }
 
   // Catalogue

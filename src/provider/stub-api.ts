@@ -1,11 +1,12 @@
 // The local Hetzner Cloud stub's resources and routes, without HTTP: servers, catalogue, SSH keys,
-// firewalls, placement groups and actions that finish after a delay on the injected clock.
+// firewalls, placement groups, volumes and actions that finish after a delay on the injected clock.
 import type { Clock } from '../config/clock.js'
-import type { Action, Firewall, Labels, PlacementGroup, Server, SshKey } from './hetzner-types.js'
+import type { Action, Firewall, Labels, PlacementGroup, Server, SshKey, Volume } from './hetzner-types.js'
 import { STUB_IMAGES, STUB_LOCATIONS, STUB_SERVER_TYPES } from './stub-catalogue.js'
 import { apiError, invalidInput, type StubResponse, uniquenessError } from './stub-errors.js'
 import { listPage } from './stub-list.js'
 import { applyFirewall, createFirewall, setFirewallRules } from './stub-firewalls.js'
+import { attachVolume, createVolume, deleteVolume, detachVolume, detachVolumesOf } from './stub-volumes.js'
 
 export interface StubRequest {
   method: string
@@ -30,6 +31,7 @@ export class StubApi {
   readonly sshKeys = new Map<number, SshKey>()
   readonly firewalls = new Map<number, Firewall>()
   readonly placementGroups = new Map<number, PlacementGroup>()
+  readonly volumes = new Map<number, Volume>()
   readonly actions = new Map<number, PendingAction>()
   /** Project limits (resource_limit_exceeded past them). */
   quota = { servers: 100 }
@@ -85,6 +87,18 @@ export class StubApi {
         return listPage(request.query, 'placement_groups', [...this.placementGroups.values()])
       case 'POST /placement_groups':
         return this.createPlacementGroup(request.body)
+      case 'GET /volumes':
+        return listPage(request.query, 'volumes', [...this.volumes.values()], (v) => filterByStatus(v, request.query))
+      case 'POST /volumes':
+        return createVolume(this, request.body)
+      case 'GET /volumes/{id}':
+        return this.one('volume', this.volumes.get(id!))
+      case 'DELETE /volumes/{id}':
+        return deleteVolume(this, id!)
+      case 'POST /volumes/{id}/actions/attach':
+        return attachVolume(this, id!, request.body)
+      case 'POST /volumes/{id}/actions/detach':
+        return detachVolume(this, id!)
       case 'GET /actions': {
         const ids = request.query.getAll('id').map(Number)
         const actions = [...this.actions.values()].map((p) => p.action)
@@ -111,6 +125,16 @@ export class StubApi {
 
   newId(): number {
     return this.nextId++
+  }
+
+  busy(type: string, id: number): boolean {
+    return [...this.actions.values()].some(
+      (p) => p.action.status === 'running' && p.action.resources.some((r) => r.type === type && r.id === id),
+    )
+  }
+
+  nowIso(): string {
+    return this.clock.now().toISOString()
   }
 
   action(command: string, resources: { id: number; type: string }[], onFinish?: () => void): Action {
@@ -218,6 +242,7 @@ export class StubApi {
     const server = this.servers.get(id)
     if (!server) return apiError(404, 'not_found', 'server not found')
     this.servers.delete(id)
+    detachVolumesOf(this, id)
     for (const group of this.placementGroups.values()) group.servers = group.servers.filter((s) => s !== id)
     return { status: 200, body: { action: this.action('delete_server', [{ id, type: 'server' }]) } }
   }
@@ -264,7 +289,7 @@ export class StubApi {
   }
 }
 
-function filterByStatus(server: Server, query: URLSearchParams): boolean {
+function filterByStatus(item: { status: string }, query: URLSearchParams): boolean {
   const statuses = query.getAll('status')
-  return statuses.length === 0 || statuses.includes(server.status)
+  return statuses.length === 0 || statuses.includes(item.status)
 }

@@ -6,6 +6,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition, NodeDeclaration } from '../definition/types.js'
 import {
   absolutePathValue,
+  deviceValue,
   hostNameValue,
   nodeIdValue,
   pemCertificatesValue,
@@ -22,6 +23,9 @@ export interface InventoryStateNode {
   status: string
   hostKeyPublic?: string | null
   sshHost?: string | null
+  /** The provisioned volume's step (node provision --volume) and its device on the host. */
+  volumeState?: string | null
+  volumeLinuxDevice?: string | null
 }
 
 export interface InventoryInput {
@@ -55,6 +59,9 @@ export interface RenderedInventory {
 /** Nodes in these states are not converged: they are out of the fleet until admitted again. */
 const EXCLUDED_STATUSES: ReadonlySet<string> = new Set(['parked', 'retired'])
 
+/** Where a provisioned volume is mounted when the node declares no dataVolume (the data_volume role's default). */
+const DEFAULT_DATA_MOUNT = '/srv/fleetkit'
+
 const DEFAULT_SSH_USER = 'root'
 const DEFAULT_SSH_PORT = 22
 
@@ -84,6 +91,26 @@ function assertHostKeysAgree(id: string, state: string | null | undefined, decla
       data: { node: id },
     },
   )
+}
+
+/**
+ * The node's data volume for the data_volume role: the declared one, its device replaced by the
+ * attached provider volume's (node provision --volume; a Hetzner device path is known only once
+ * the volume exists), mounted where the node declares, else at the role's default.
+ */
+function dataVolumeOf(
+  id: string,
+  node: NodeDeclaration | undefined,
+  row: InventoryStateNode | undefined,
+): NodeDeclaration['dataVolume'] | null {
+  const device = row?.volumeState === 'attached' ? row.volumeLinuxDevice : null
+  if (!device) return node?.dataVolume ?? null
+  return {
+    filesystem: 'xfs',
+    mountPoint: DEFAULT_DATA_MOUNT,
+    ...node?.dataVolume,
+    device: deviceValue(`nodes[${id}] provisioned volume device`, device),
+  }
 }
 
 export function renderInventory(input: InventoryInput): RenderedInventory {
@@ -134,7 +161,7 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
     // Field by field: a node's field replaces the pool's, which replaces the fleet's.
     vars.fleetkit_features = { ...definition.features, ...pool?.features, ...node?.features }
     vars.fleetkit_exposure = { ...definition.exposure, ...pool?.exposure, ...node?.exposure }
-    vars.fleetkit_data_volume = node?.dataVolume ?? null
+    vars.fleetkit_data_volume = dataVolumeOf(id, node, row)
     // The canary may run ahead of the fleet (agent_update_version, ansible/playbooks/vars/roles.yml).
     vars.fleetkit_agent_version = node?.agentVersion ?? null
     vars.fleetkit_docker_network_policy = pool?.dockerNetworkPolicy ?? null

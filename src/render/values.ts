@@ -89,6 +89,10 @@ export function absolutePathValue(field: string, value: unknown): string {
   return grammarValue(field, value, 'mountPoint')
 }
 
+export function deviceValue(field: string, value: unknown): string {
+  return grammarValue(field, value, 'device')
+}
+
 export function sshPublicKeyValue(field: string, value: unknown): string {
   return grammarValue(field, value, 'sshPublicKey')
 }

@@ -14,7 +14,10 @@ export const NODE_STATUSES = [
 ] as const
 export type NodeStatus = (typeof NODE_STATUSES)[number]
 
-type ProvisionState = 'pending' | 'server_requested' | 'awaiting_enrollment' | 'enrolled' | 'failed'
+export type ProvisionState = 'pending' | 'server_requested' | 'awaiting_enrollment' | 'enrolled' | 'failed'
+
+/** A provisioned data volume's step (migration 0012, src/store/provider-volumes.ts). */
+export type VolumeState = 'planned' | 'requested' | 'created' | 'attached' | 'detached' | 'deleted'
 
 export interface NodeRow {
   id: string
@@ -28,6 +31,12 @@ export interface NodeRow {
   provisionError: string | null
   provider: string | null
   providerServerId: string | null
+  /** The Hetzner volume `node provision --volume` asked for; null without one. */
+  volumeSizeGb: number | null
+  volumeState: VolumeState | null
+  providerVolumeId: string | null
+  /** The volume's device on the host (/dev/disk/by-id/scsi-0HC_Volume_ID): the data_volume role's device. */
+  volumeLinuxDevice: string | null
   publicIpv4: string | null
   publicIpv6: string | null
   privateIpv4: string | null
@@ -59,7 +68,8 @@ export interface NodeRow {
 
 /** Every column of a NodeRow, for the modules of this table family. */
 export const NODE_COLUMNS = `id, pool, region, server_type, image, status, schedulable, provision_state, provision_error,
-  provider, provider_server_id, host(public_ipv4) AS public_ipv4, host(public_ipv6) AS public_ipv6,
+  provider, provider_server_id, volume_size_gb, volume_state, provider_volume_id, volume_linux_device,
+  host(public_ipv4) AS public_ipv4, host(public_ipv6) AS public_ipv6,
   host(private_ipv4) AS private_ipv4, ssh_host, replaces_node_id, capacity_cpu, capacity_memory_mib, capacity_disk_gib,
   enrollment_secret_sha256 IS NOT NULL AS has_enrollment_secret, enrollment_secret_expires_at, enrollment_secret_used_at,
   host_key_public, last_seen_at, host_cpu_count, host_memory_mb, host_data_disk_free_gb, host_kernel,
@@ -82,6 +92,10 @@ export function toNode(r: Raw): NodeRow {
     provisionError: r.provision_error as string | null,
     provider: r.provider as string | null,
     providerServerId: r.provider_server_id as string | null,
+    volumeSizeGb: num(r.volume_size_gb),
+    volumeState: r.volume_state as VolumeState | null,
+    providerVolumeId: r.provider_volume_id as string | null,
+    volumeLinuxDevice: r.volume_linux_device as string | null,
     publicIpv4: r.public_ipv4 as string | null,
     publicIpv6: r.public_ipv6 as string | null,
     privateIpv4: r.private_ipv4 as string | null,

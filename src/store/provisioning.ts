@@ -39,20 +39,31 @@ export async function getProvisionRow(q: Queryable, nodeId: string, lock = false
   return rows[0] ? toProvisionRow(rows[0]) : undefined
 }
 
+/** The existing row holds a volume that still exists at the provider. */
+const KEEPS_VOLUME = `nodes.provider_volume_id IS NOT NULL AND nodes.volume_state <> 'deleted'`
+
 /** Inserts the node (or takes over a parked or failed row of it) as provisioning, step `pending`. */
 export async function startProvisioning(
   q: Queryable,
-  node: { id: string; pool: string; plan: ProvisionPlan; replaces?: string | null },
+  node: { id: string; pool: string; plan: ProvisionPlan; replaces?: string | null; volumeSizeGb?: number | null },
 ): Promise<ProvisionRow> {
   const first = node.plan.candidates[0]!
+  // A failed row taken over keeps a volume it still has (found again and attached to the server
+  // this run adopts or creates); otherwise the volume asked for now is planned.
   const { rows } = await q.query<Record<string, unknown>>(
     `INSERT INTO nodes (id, pool, region, server_type, image, status, provision_state, provider, provision_plan,
-                        placement_group, replaces_node_id)
-     VALUES ($1, $2, $3, $4, $5, 'provisioning', 'pending', 'hetzner', $6, $7, $8)
+                        placement_group, replaces_node_id, volume_size_gb, volume_state)
+     VALUES ($1, $2, $3, $4, $5, 'provisioning', 'pending', 'hetzner', $6, $7, $8, $9,
+             CASE WHEN $9::int IS NULL THEN NULL ELSE 'planned' END)
      ON CONFLICT (id) DO UPDATE SET pool = EXCLUDED.pool, region = EXCLUDED.region, server_type = EXCLUDED.server_type,
        image = EXCLUDED.image, status = 'provisioning', schedulable = false, provision_state = 'pending',
        provision_error = NULL, provider = 'hetzner', provider_server_id = NULL, provision_plan = EXCLUDED.provision_plan,
-       placement_group = EXCLUDED.placement_group, replaces_node_id = EXCLUDED.replaces_node_id, updated_at = now()
+       placement_group = EXCLUDED.placement_group, replaces_node_id = EXCLUDED.replaces_node_id,
+       volume_size_gb = CASE WHEN ${KEEPS_VOLUME} THEN nodes.volume_size_gb ELSE EXCLUDED.volume_size_gb END,
+       volume_state = CASE WHEN ${KEEPS_VOLUME} THEN 'created' ELSE EXCLUDED.volume_state END,
+       provider_volume_id = CASE WHEN ${KEEPS_VOLUME} THEN nodes.provider_volume_id END,
+       volume_linux_device = CASE WHEN ${KEEPS_VOLUME} THEN nodes.volume_linux_device END,
+       updated_at = now()
      RETURNING ${COLUMNS}`,
     [
       node.id,
@@ -63,6 +74,7 @@ export async function startProvisioning(
       JSON.stringify(node.plan),
       node.plan.placementGroup,
       node.replaces ?? null,
+      node.volumeSizeGb ?? null,
     ],
   )
   return toProvisionRow(rows[0]!)

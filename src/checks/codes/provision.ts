@@ -1,5 +1,6 @@
-// Failure codes of provisioning, replacing and deleting provider servers (spec 06; src/lifecycle/
-// node-provision.ts, node-replace.ts, provider-delete.ts; docs/runbooks.md "Provisioning").
+// Failure codes of provisioning, replacing and deleting provider servers and volumes (spec 06;
+// src/lifecycle/node-provision.ts, provision-volume.ts, node-replace.ts, provider-delete.ts,
+// volume-release.ts; docs/runbooks.md "Provisioning").
 import type { FailureCodeSpec } from '../failure-code-spec.js'
 
 export const PROVISION_CODES = {
@@ -35,6 +36,26 @@ export const PROVISION_CODES = {
   PROVIDER_DELETE_FAILED: {
     summary:
       'node decommission retired the node but could not delete its provider server; the delete is recorded as pending and the same command retries it.',
+    person: false,
+  },
+  VOLUME_SIZE_INVALID: {
+    summary:
+      'node provision --volume was given a size that is not a whole number of GB from 10 to 10240 (Hetzner Cloud bounds); nothing was written.',
+    person: true,
+  },
+  PROVIDER_VOLUME_ATTACH_FAILED: {
+    summary:
+      "node provision could not attach the node's volume to its server; the volume is recorded and --resume retries the attach.",
+    person: false,
+  },
+  PROVIDER_VOLUME_DETACH_FAILED: {
+    summary:
+      'node decommission retired the node but could not detach its volume; the same command retries it (and the server delete after it).',
+    person: false,
+  },
+  PROVIDER_VOLUME_DELETE_FAILED: {
+    summary:
+      'node decommission --delete-volume detached the volume but could not delete it; the same command with --delete-volume retries the delete.',
     person: false,
   },
 } as const satisfies Record<string, FailureCodeSpec>

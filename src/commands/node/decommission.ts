@@ -14,16 +14,20 @@ export default class NodeDecommission extends FleetkitCommand<DecommissionResult
   static override description = `Applies to draining, provisioning, failed, lost and retired nodes (drain an active one first).
 Refused with NODE_HAS_ALLOCATIONS while allocations or live leases remain; --wait S waits for them
 (NODE_WAIT_TIMEOUT). In one transaction holding the node row: check again, revoke every certificate,
-fail its queued jobs, set retired. Only after that commit is the node's Hetzner Cloud server deleted
-(by its recorded ID, else its fleetkit.node_id label); a failed delete is PROVIDER_DELETE_FAILED and stays
-pending: running the command again retries it. A node with a server to delete needs the token
+fail its queued jobs, set retired. Only after that commit is the node's Hetzner Cloud volume (node provision
+--volume) detached and kept, or deleted with --delete-volume, and its server deleted (by its recorded ID, else
+its fleetkit.node_id label); a failed step is PROVIDER_VOLUME_DETACH_FAILED, PROVIDER_DELETE_FAILED or
+PROVIDER_VOLUME_DELETE_FAILED and stays recorded: running the command again retries it (with --delete-volume,
+on a retired node too, a kept volume is deleted). A node with a server or volume to release needs the token
 (--token-env, HETZNER_API_TOKEN by default): without it, PROVIDER_TOKEN_MISSING and nothing changes.
 Running it again is safe. Rows, certificates and events are kept.
-Irreversible: the id can never be enrolled again. On a terminal it asks first (y/N), naming the node;
+Irreversible: the id can never be enrolled again (and a deleted volume's data is gone). On a terminal it asks
+first (y/N), naming the node and the volume it deletes;
 without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01',
     '<%= config.bin %> <%= command.id %> build-01 --wait 600 --yes --json',
+    '<%= config.bin %> <%= command.id %> build-01 --delete-volume',
   ]
   static override args = { node: Args.string({ description: 'node id', required: true }) }
   static override flags = {
@@ -37,6 +41,10 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
       helpValue: 'NAME',
     }),
     'api-url': Flags.string({ summary: 'The Hetzner Cloud API root.', env: 'HETZNER_API_URL', helpValue: 'URL' }),
+    'delete-volume': Flags.boolean({
+      summary: "Delete the node's provider volume (and its data) once detached; without it the volume is kept.",
+      default: false,
+    }),
   }
 
   async run(): Promise<DecommissionResult> {
@@ -54,6 +62,7 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
           clock: systemClock,
           signal,
           confirm: this.confirmation(flags.yes),
+          deleteVolume: flags['delete-volume'],
           provider: () =>
             providerClient(pool, undefined, {
               env: process.env,

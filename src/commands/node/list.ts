@@ -10,10 +10,11 @@ import { NODE_STATUSES, type NodeStatus } from '../../store/nodes.js'
 
 export default class NodeList extends FleetkitCommand<NodeListResult> {
   static override summary =
-    'List the fleet: status, pool, region, heartbeat age, agent version, certificate expiry, capacity reserved of total.'
+    'List the fleet: status, pool, region, heartbeat age, agent version, certificate expiry, capacity reserved of total, provisioning.'
   static override description = `Reads the state database. Heartbeat ages are measured on the database's clock. A lost node
 gets a second line with its reclamation: when it was lost, how long it was silent, how many jobs
-were fenced and allocations released.`
+were fenced and allocations released. PROVISION is node provision's step (- for a node it did not
+provision), SERVER the Hetzner Cloud server id, VOLUME the volume of --volume (id, size, state).`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --status lost --pool build --json',

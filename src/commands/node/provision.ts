@@ -4,6 +4,7 @@ import { dirname } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
 
+import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
@@ -24,14 +25,17 @@ export default class NodeProvision extends FleetkitCommand<ProvisionResult> {
 Steps, each recorded in the state before the next request: pending (inputs validated with the provider) ->
 server_requested (the pool firewall fleetkit-POOL converged and attached, the server created with the
 labels fleetkit.node_id, fleetkit.fleet, fleetkit.pool and the agent seed as user_data, gzip+base64) ->
-awaiting_enrollment (the server runs) -> enrolled. A server already labelled with the node's id is
-adopted, never created twice; a server with the node's name but without the label is PROVIDER_NAME_CONFLICT.
+awaiting_enrollment (the server runs; with --volume SIZE, a Hetzner volume of SIZE GB named after the node,
+with the same labels, created in the server's location and attached, its device handed to the data_volume
+role) -> enrolled. A server or volume already labelled with the node's id is adopted, never created twice;
+a server with the node's name but without the label is PROVIDER_NAME_CONFLICT.
 --region and --type take candidates in order; resource_unavailable moves to the next pair.
 Interrupted or timed out, it continues with --resume. The token comes from the variable the definition's
 providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the command line.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-2 --region fsn1,nbg1 --type cx32,cpx31',
     '<%= config.bin %> <%= command.id %> build-2 --no-wait --json',
+    '<%= config.bin %> <%= command.id %> build-2 --volume 100',
     '<%= config.bin %> <%= command.id %> --resume build-2',
   ]
   static override args = { node: Args.string({ description: 'node id, declared in fleet.yaml', required: true }) }
@@ -43,16 +47,25 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
     image: Flags.string({ summary: "The image (default: the pool's image)." }),
     'placement-group': Flags.string({ summary: 'A spread placement group, by name (created when missing).' }),
     'no-wait': Flags.boolean({ summary: 'Return once the server runs (awaiting_enrollment).', default: false }),
+    volume: Flags.string({
+      summary: "A data volume of SIZE GB (10 to 10240) for the node's data_volume role, created and attached.",
+      helpValue: 'SIZE',
+    }),
   }
 
   async run(): Promise<ProvisionResult> {
     const { args, flags } = await this.parse(NodeProvision)
     const { provisionNode } = await import('../../lifecycle/node-provision.js')
-    const { declaredNode, parseWait } = await import('../../lifecycle/provision-plan.js')
+    const { declaredNode, parseVolumeSize, parseWait } = await import('../../lifecycle/provision-plan.js')
     const { readSeedFiles } = await import('../../lifecycle/seed-files.js')
     const { provisionRuntime } = await import('../../cli/provision-runtime.js')
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
     const waitMs = flags['no-wait'] ? 0 : parseWait(flags.wait)
+    const volumeSizeGb = flags.volume === undefined ? undefined : parseVolumeSize(flags.volume)
+    if (flags.resume && volumeSizeGb !== undefined)
+      throw new FleetkitError('USAGE_INVALID', '--volume is for a new run; --resume continues the recorded one', {
+        actions: [`fleetkit node provision --resume ${args.node}`],
+      })
     const definition = await loadDefinition(flags.definition)
     declaredNode(definition, args.node)
     // Before the state opens: a missing token fails at once.
@@ -74,6 +87,7 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
             ...(types ? { types } : {}),
             ...(flags.image ? { image: flags.image } : {}),
             ...(flags['placement-group'] ? { placementGroup: flags['placement-group'] } : {}),
+            ...(volumeSizeGb === undefined ? {} : { volumeSizeGb }),
           },
           resume: flags.resume,
           waitMs,
@@ -84,6 +98,10 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
     this.log(
       `${result.node}: ${result.state}; server ${result.serverId} (${result.serverType} in ${result.region}, ${result.image})${result.publicIpv4 ? ` at ${result.publicIpv4}` : ''}`,
     )
+    if (result.volume)
+      this.log(
+        `volume ${result.volume.id ?? '(not created)'}${result.volume.adopted ? ' (adopted)' : ''}: ${result.volume.sizeGb} GB, ${result.volume.state}${result.volume.linuxDevice ? ` as ${result.volume.linuxDevice}` : ''}`,
+      )
     if (result.state === 'awaiting_enrollment')
       this.log(`continue waiting: fleetkit node provision --resume ${result.node}`)
     return result

@@ -9,7 +9,7 @@ import type { NodeShowResult } from '../../lifecycle/fleet-view.js'
 
 export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   static override summary =
-    'Show one node: status, host facts, certificates, recent jobs, active allocations and last events.'
+    'Show one node: status, provisioning (server, volume), host facts, certificates, recent jobs, active allocations and last events.'
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01',
     '<%= config.bin %> <%= command.id %> build-01 --events 50 --json',
@@ -22,12 +22,13 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
 
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
-    const { nodeShow, age } = await import('../../lifecycle/fleet-view.js')
+    const { nodeShow, age, describeProvision } = await import('../../lifecycle/fleet-view.js')
     const r = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) => nodeShow(pool, args.node, { events: flags.events })),
     )
     const n = r.node
     this.log(`${n.id}  pool ${n.pool}  region ${n.region ?? '-'}  ${n.status}${n.schedulable ? ', schedulable' : ''}`)
+    this.log(`  provision   ${describeProvision(n)}`)
     this.log(
       `  heartbeat   ${n.heartbeatAgeSeconds === null ? 'never' : `${age(n.heartbeatAgeSeconds)} ago (${n.lastSeenAt})`}`,
     )
