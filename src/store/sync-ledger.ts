@@ -194,10 +194,12 @@ export async function setSyncAnsiblePid(q: Queryable, runId: number, pid: number
   await q.query('UPDATE sync_runs SET ansible_pid = $2 WHERE id = $1', [runId, pid])
 }
 
-/** A resumed run: this process now owns it. */
+/** A resumed run: this process now owns it, and a run that had finished with nodes left over is open again. */
 export async function resumeSyncRun(q: Queryable, runId: number, pid: number, startedBy: string): Promise<void> {
   await q.query(
-    'UPDATE sync_runs SET pid = $2, started_by = $3, ansible_pid = NULL, resumed_at = now(), attempts = attempts + 1 WHERE id = $1',
+    `UPDATE sync_runs SET pid = $2, started_by = $3, ansible_pid = NULL, resumed_at = now(), attempts = attempts + 1,
+            status = 'running', outcome = NULL, finished_at = NULL
+      WHERE id = $1`,
     [runId, pid, startedBy],
   )
 }

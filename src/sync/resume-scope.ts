@@ -40,6 +40,17 @@ function spoken(flag: string, values: readonly string[] | undefined): string {
 }
 
 /**
+ * A run --resume can finish: one left open (interrupted, or its process killed), or one that ended
+ * with nodes not converged (a failed canary, failed or unreachable nodes), whose errors name
+ * `fleetkit sync --resume RUN`. The resume runs only the nodes that did not converge.
+ */
+export function resumable(run: SyncRunRow): boolean {
+  if (run.kind !== 'sync') return false
+  return run.status === 'running' || RESUMABLE_OUTCOMES.has(run.outcome ?? '')
+}
+const RESUMABLE_OUTCOMES: ReadonlySet<string> = new Set(['canary_failed', 'partial', 'unreachable'])
+
+/**
  * `options` with the resumed run's own --limit and --tags where the operator gave none.
  * SYNC_RESUME_SCOPE_CHANGED when they gave others; a run that cannot be resumed is left to the
  * SYNC_RUN_UNKNOWN refusal that follows.
@@ -47,7 +58,7 @@ function spoken(flag: string, values: readonly string[] | undefined): string {
 export async function withResumeScope(options: SyncOptions): Promise<SyncOptions> {
   if (options.resume === undefined) return options
   const run = await getSyncRun(options.pool, options.resume)
-  if (!run || run.kind !== 'sync' || run.status !== 'running') return options
+  if (!run || !resumable(run)) return options
   const stored = storedScope(run.plan)
   const limitChanged = options.limit !== undefined && !same(options.limit, stored.limit)
   const tagsChanged = options.tags !== undefined && !same(options.tags, stored.tags)

@@ -12,7 +12,7 @@ import {
 } from '../store/sync-ledger.js'
 import { readDefinitionSource } from './definition-source.js'
 import type { SyncPlan } from './plan.js'
-import { normalise } from './resume-scope.js'
+import { normalise, resumable } from './resume-scope.js'
 import type { SyncOptions } from './run-context.js'
 import { endOrphan, staleError, who } from './run-ownership.js'
 
@@ -38,10 +38,10 @@ export async function openRun(options: SyncOptions, plan: SyncPlan): Promise<Syn
   const startedBy = options.who ?? who()
   if (options.resume !== undefined) {
     const run = await getSyncRun(pool, options.resume)
-    if (!run || run.kind !== 'sync' || run.status !== 'running') {
+    if (!run || !resumable(run)) {
       throw new FleetkitError(
         'SYNC_RUN_UNKNOWN',
-        `there is no unfinished sync run ${options.resume}${run ? ` (it is a ${run.kind} run, ${run.status})` : ''}`,
+        `there is no sync run ${options.resume} to finish${run ? ` (it is a ${run.kind} run, ${run.status}${run.outcome ? `: ${run.outcome}` : ''})` : ''}`,
         {
           actions: ['fleetkit events --type sync_run_started', 'fleetkit sync'],
           data: { runId: options.resume },

@@ -242,5 +242,35 @@ describe('fleetkit sync: refusals before anything runs', function () {
     const second = (await readFile(calls, 'utf8')).trim().split('\n')[1]!
     assert.match(second, /--limit build-1 --tags br_netfilter$/)
     assert.equal((await getSyncRun(db.pool, runId))?.attempts, 2)
+
+    // The resumed run ended with its node not converged: its error names the same resume, which
+    // reopens the finished run and runs what did not converge again.
+    assert.equal((await getSyncRun(db.pool, runId))?.status, 'finished', resumed.stdout)
+    assert.ok(resumed.json.actions?.includes(`fleetkit sync --resume ${runId}`), resumed.stdout)
+    const again = await resume([])
+    assert.equal(again.json.data?.report?.runId, runId, again.stdout)
+    assert.equal((await getSyncRun(db.pool, runId))?.attempts, 3)
+    assert.equal((await readFile(calls, 'utf8')).trim().split('\n').length, 3, 'the second resume ran ansible again')
+  })
+
+  it('--resume of a run that converged is SYNC_RUN_UNKNOWN and names how it ended', async () => {
+    const run = await createSyncRun(db.pool, {
+      kind: 'sync',
+      revision: sha,
+      definitionSha256: 'd'.repeat(64),
+      planHash: 'e'.repeat(64),
+      plan: {},
+      startedBy: 'alice@ops-1',
+      pid: 4711,
+      nodes: [],
+    })
+    await finishSyncRun(db.pool, run.id, 'converged')
+    const resumed = await sync(['--ref', sha, '--resume', String(run.id)])
+    assert.equal(resumed.json.code, 'SYNC_RUN_UNKNOWN', resumed.stdout)
+    assert.match(
+      resumed.json.message,
+      new RegExp(`no sync run ${run.id} to finish \\(it is a sync run, finished: converged\\)`),
+    )
+    assert.equal((await getSyncRun(db.pool, run.id))?.attempts, 1, 'nothing reopened')
   })
 })
