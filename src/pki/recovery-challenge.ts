@@ -1,5 +1,5 @@
-// Recovery challenges: stateless, MAC'd with a key derived from the CA key (so every gateway
-// sharing the PKI accepts one), bound to the node and its recovery counter, which makes each single-use.
+// Recovery challenges: stateless, MAC'd with a key derived from the gateway's server key (every
+// gateway sharing the PKI directory holds the same one, so each accepts another's challenge), bound to the node and its recovery counter, which makes each single-use.
 import {
   createHash,
   createHmac,
@@ -19,17 +19,17 @@ export interface ChallengeClaims {
   expiresAt: Date
 }
 
-function macKey(caKeyPem: string): Buffer {
-  return createHash('sha256').update('fleetkit recovery challenge v1\0').update(caKeyPem).digest()
+function macKey(serverKeyPem: string): Buffer {
+  return createHash('sha256').update('fleetkit recovery challenge v1\0').update(serverKeyPem).digest()
 }
 
-function mac(caKeyPem: string, payload: string): string {
-  return createHmac('sha256', macKey(caKeyPem)).update(payload).digest('base64url')
+function mac(serverKeyPem: string, payload: string): string {
+  return createHmac('sha256', macKey(serverKeyPem)).update(payload).digest('base64url')
 }
 
 /** `v1.<node id b64url>.<counter>.<expires ms>.<nonce>.<mac>` */
 export function issueChallenge(
-  caKeyPem: string,
+  serverKeyPem: string,
   claims: { nodeId: string; counter: number; now: Date },
 ): { challenge: string; expiresAt: Date } {
   const expiresAt = new Date(claims.now.getTime() + CHALLENGE_LIFETIME_MS)
@@ -40,16 +40,16 @@ export function issueChallenge(
     String(expiresAt.getTime()),
     randomBytes(16).toString('base64url'),
   ].join('.')
-  return { challenge: `${payload}.${mac(caKeyPem, payload)}`, expiresAt }
+  return { challenge: `${payload}.${mac(serverKeyPem, payload)}`, expiresAt }
 }
 
-/** The claims of a challenge this CA key issued, unexpired at `now`; undefined for anything else. */
-export function readChallenge(caKeyPem: string, challenge: string, now: Date): ChallengeClaims | undefined {
+/** The claims of a challenge this server key issued, unexpired at `now`; undefined for anything else. */
+export function readChallenge(serverKeyPem: string, challenge: string, now: Date): ChallengeClaims | undefined {
   const parts = challenge.split('.')
   if (parts.length !== 6 || parts[0] !== 'v1') return undefined
   const payload = parts.slice(0, 5).join('.')
   const given = Buffer.from(parts[5]!, 'utf8')
-  const expected = Buffer.from(mac(caKeyPem, payload), 'utf8')
+  const expected = Buffer.from(mac(serverKeyPem, payload), 'utf8')
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
   const counter = Number(parts[2])
   const expiresAt = new Date(Number(parts[3]))
