@@ -14,6 +14,7 @@ import { FIREWALL_CODES } from './codes/firewall.js'
 import { SYNC_CODES } from './codes/sync.js'
 import { PROVIDER_CODES } from './codes/provider.js'
 import { PROVISION_CODES } from './codes/provision.js'
+import { DEMO_CODES } from './codes/demo.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -33,6 +34,7 @@ export const FAILURE_CODES = {
   ...SYNC_CODES,
   ...PROVIDER_CODES,
   ...PROVISION_CODES,
+  ...DEMO_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

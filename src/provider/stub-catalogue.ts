@@ -65,6 +65,7 @@ export const STUB_SERVER_TYPES: ServerType[] = [
   serverType(105, 'cx32', 4, 8, 80, 'x86', ['fsn1', 'nbg1', 'hel1']),
   serverType(106, 'cx42', 8, 16, 160, 'x86', ['fsn1', 'nbg1', 'hel1']),
   serverType(9, 'cpx31', 4, 8, 160, 'x86', ['fsn1', 'nbg1', 'hel1', 'ash']),
+  serverType(95, 'ccx13', 2, 8, 80, 'x86', ['fsn1', 'nbg1', 'hel1', 'ash']),
   serverType(96, 'ccx23', 4, 16, 160, 'x86', ['fsn1', 'nbg1', 'hel1', 'ash']),
   serverType(45, 'cax11', 2, 4, 40, 'arm', ['fsn1', 'nbg1', 'hel1']),
   serverType(93, 'cax31', 8, 16, 160, 'arm', ['fsn1', 'nbg1', 'hel1']),

@@ -15,6 +15,7 @@ import ts from 'typescript'
  */
 export const SRC_LAYERS: readonly (readonly string[])[] = [
   ['commands', 'agent'],
+  ['demo'],
   ['cli', 'lifecycle', 'sync', 'gateway'],
   ['render'],
   ['pki', 'release', 'provider'],
