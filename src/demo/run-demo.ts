@@ -113,6 +113,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   let result: DemoResult | undefined
   try {
     result = await demoSteps(options, running)
+  } catch (error) {
+    // Interrupted: whichever step noticed first, the demo as a whole was stopped (COMMAND_INTERRUPTED).
+    throw options.signal.aborted ? options.signal.reason : error
   } finally {
     await cleanUp(running)
   }

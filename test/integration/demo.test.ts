@@ -1,0 +1,175 @@
+// The real `fleetkit demo` (the built CLI when current): a run killed mid-way (SIGKILL, so nothing
+// of its own cleanup runs) leaves its processes and directory, which the next run finds and removes
+// before it runs to its end; its steps are checked one by one and its --json summary against its
+// schema. Interrupted with Ctrl-C (SIGINT) mid-way, it ends 130. After each: no process, port or file left.
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { agentBundle } from '../support/agent-bundle.js'
+import { assertMatchesOutputSchema, fleetkitEntry } from '../support/cli.js'
+import { eventually } from '../support/eventually.js'
+import { overlayEnv, type RunningProcess, startProcess } from '../support/process.js'
+
+/** Live processes (not zombies) whose command line names `path`. */
+function processesNaming(path: string): string[] {
+  const found: string[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ')
+      if (cmdline.includes(path)) found.push(`${entry}: ${cmdline.slice(0, 160)}`)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found
+}
+
+/** Whether something accepts connections on 127.0.0.1:PORT. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port })
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+/** Every loopback port the demo printed (PostgreSQL, the gateway's listeners, the mirror, the stub). */
+function printedPorts(text: string): number[] {
+  return [...new Set([...text.matchAll(/127\.0\.0\.1:(\d{2,5})/g)].map((m) => Number(m[1])))]
+}
+
+describe('fleetkit demo: the whole of fleetkit on loopback, and nothing left behind', function () {
+  this.timeout(240_000)
+  let tmp: string
+  const started: RunningProcess[] = []
+
+  before(async () => {
+    await agentBundle()
+  })
+
+  beforeEach(async () => {
+    // The demo's workspace goes under TMPDIR: a private one, so what is left is this test's alone.
+    tmp = await mkdtemp(join(tmpdir(), 'fleetkit-demo-test-'))
+    // Run as root, the embedded PostgreSQL runs as `postgres`, which must pass through it (as through /tmp).
+    await chmod(tmp, 0o711)
+  })
+
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((p) => p.stop('SIGKILL')))
+    await rm(tmp, { recursive: true, force: true })
+  })
+
+  function demo(args: string[]): RunningProcess {
+    const run = startProcess(process.execPath, [fleetkitEntry(), 'demo', ...args], {
+      env: overlayEnv({ TMPDIR: tmp, DATABASE_URL: undefined, FLEETKIT_STATE_DIR: undefined }),
+    })
+    started.push(run)
+    return run
+  }
+
+  const output = (run: RunningProcess) => run.stdout() + run.stderr()
+
+  async function assertNothingLeft(text: string): Promise<void> {
+    assert.deepEqual(processesNaming(tmp), [], 'no process of the demo is left')
+    const ports = printedPorts(text)
+    assert.ok(ports.length >= 5, `the demo printed its ports: ${ports.join(', ')}`)
+    for (const port of ports) assert.equal(await listening(port), false, `nothing listens on 127.0.0.1:${port}`)
+    // tsx-*: tsx's compile cache, when the entry is bin/dev.js (the source newer than the build).
+    assert.deepEqual(
+      readdirSync(tmp).filter((name) => !name.startsWith('tsx-')),
+      [],
+      'no file of the demo is left',
+    )
+  }
+
+  it('a killed run leaves its fleet; the next run removes it, runs every step to its end and leaves nothing', async () => {
+    const killed = demo([])
+    await eventually('the killed run to start its agents', () => output(killed).includes('[5/11]'), {
+      timeoutMs: 120_000,
+      stop: () => (killed.exit() ? `it exited: ${output(killed)}` : undefined),
+    })
+    await killed.stop('SIGKILL')
+    const [staleDir] = readdirSync(tmp).filter((name) => name.startsWith('fleetkit-demo-'))
+    assert.match(staleDir ?? '', /^fleetkit-demo-/)
+    assert.ok(processesNaming(tmp).length >= 3, 'the killed run left its gateway, agents and PostgreSQL running')
+
+    const run = demo(['--json'])
+    const ended = await run.exited
+    const steps = run.stderr()
+    assert.equal(ended.code, 0, steps)
+    // Each step, in order, with what it shows.
+    const expected: [string, RegExp][] = [
+      [
+        '[1/11] A private workspace',
+        new RegExp(`removed 1 demo directory\\(ies\\) a killed run left: ${join(tmp, staleDir!)}`),
+      ],
+      ['[2/11] Pack and sign', /fleetkit release sign {3}-> SHA256SUMS\.sig, public key [A-Za-z0-9+/]{43}=/],
+      ['[3/11] Start the gateway', /fleetkit gateway serve {3}-> enroll https:\/\/127\.0\.0\.1:\d+/],
+      [
+        '[4/11] Provision a node per pool',
+        /fleetkit node provision db-1 {3}-> server \d+ \(ccx13 in fsn1\).*release verified, agent installed, enrolled/,
+      ],
+      ['[5/11] Start each agent', /3 agents heartbeat every second over mTLS/],
+      ['[6/11] Run the host checks', /fleetkit node check build-1 {3}-> job [0-9a-f]{8}… leased and succeeded/],
+      ['[7/11] Admit them', /db-1 +database +fsn1 +active +yes .* 1\/2 +1024\/7168/],
+      ['[8/11] Drain build-1', /node_draining +build-1[\s\S]*node_undrained +build-1[\s\S]*node_admitted +build-1/],
+      ['[9/11] Silence db-1', /ca_rotation_begun[\s\S]*certificate_renewed +(build-1|app-1)/],
+      ['[10/11] Wait for the sweep', /lost .* 1 allocation\(s\) released[\s\S]*node_lost +db-1/],
+      ['[11/11] Complete the CA rotation', /ca_rotation_completed .*cut_off=\["db-1"\]/],
+    ]
+    let rest = steps
+    for (const [heading, shows] of expected) {
+      const at = rest.indexOf(heading)
+      assert.ok(at >= 0, `step "${heading}" in order; output:\n${steps}`)
+      rest = rest.slice(at)
+      const next = rest.indexOf('\n[', 1)
+      const body = next === -1 ? rest : rest.slice(0, next)
+      assert.match(body, shows, `step "${heading}" shows ${shows}`)
+    }
+    assert.match(steps, /Done: every process the demo started is stopped and its directory removed\./)
+
+    const json = JSON.parse(run.stdout())
+    assertMatchesOutputSchema('demo', json)
+    const result = json.result
+    assert.equal(result.staleRemoved, 1)
+    assert.equal(result.steps.length, 11)
+    assert.deepEqual(
+      result.nodes.map((n: { id: string; status: string; schedulable: boolean }) => [n.id, n.status, n.schedulable]),
+      [
+        ['app-1', 'active', true],
+        ['build-1', 'active', true],
+        ['db-1', 'lost', false],
+      ],
+    )
+    assert.deepEqual(result.lost, { nodeId: 'db-1', releasedAllocations: 1, fencedJobs: 0 })
+    assert.notEqual(result.caRotation.oldCaSha256, result.caRotation.newCaSha256)
+    assert.equal(result.caRotation.revoked, 1, "db-1's old-CA certificate")
+    assert.ok(result.checks.every((c: { passed: number; total: number }) => c.total === 7 && c.passed >= 6))
+    assert.equal(result.cleanedUp, true)
+    await assertNothingLeft(output(killed) + steps)
+  })
+
+  it('Ctrl-C mid-run stops every process it started, removes its directory and exits 130', async () => {
+    const run = demo([])
+    await eventually('the demo to start its agents', () => run.stdout().includes('[5/11]'), {
+      timeoutMs: 120_000,
+      stop: () => (run.exit() ? `it exited: ${output(run)}` : undefined),
+    })
+    assert.ok(processesNaming(tmp).length >= 3, 'the gateway, the agents and PostgreSQL run')
+    run.child.kill('SIGINT')
+    const ended = await run.exited
+    assert.equal(ended.code, 130, output(run))
+    assert.match(run.stderr(), /Error \(COMMAND_INTERRUPTED\): stopped by SIGINT/)
+    await assertNothingLeft(output(run))
+  })
+})
