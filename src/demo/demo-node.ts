@@ -65,7 +65,7 @@ export function provision(ctx: ProvisionContext, nodeId: string, resume: boolean
 }
 
 /** PATH for a node: the stub commands first, then this Node.js (the agent's `#!/usr/bin/env node`), then the system's. */
-export function nodePath(binDir: string): string {
+function nodePath(binDir: string): string {
   return [binDir, dirname(process.execPath), process.env.PATH ?? '/usr/bin:/bin'].join(':')
 }
 
@@ -114,7 +114,7 @@ export async function bootNode(
 }
 
 /** The data mount the seed wrote into agent.env ('' for none). */
-export async function seededDataMount(sandbox: NodeSandbox): Promise<string> {
+async function seededDataMount(sandbox: NodeSandbox): Promise<string> {
   const env = await readFile(join(sandbox.root, 'etc/fleetkit/agent.env'), 'utf8')
   return /^FLEETKIT_DATA_MOUNT=(.*)$/m.exec(env)?.[1]?.trim() ?? ''
 }

@@ -16,7 +16,7 @@ export interface DemoGateway {
 export const DEMO_SWEEP = { unhealthyAfterSeconds: 5, lostAfterSeconds: 30 }
 
 /** The `fleetkit` this process runs as (bin/run.js, or bin/dev.js from source), to start another command. */
-export function fleetkitCommand(): string[] {
+function fleetkitCommand(): string[] {
   return [process.execPath, ...process.execArgv, process.argv[1]!]
 }
 

@@ -6,14 +6,14 @@ import type { DemoProcess } from './processes.js'
 
 export async function waitUntil<T>(
   what: string,
-  probe: () => Promise<T | undefined | false>,
+  probe: () => Promise<T | undefined | null | false>,
   options: { signal: AbortSignal; timeoutMs: number; watch?: readonly DemoProcess[]; intervalMs?: number },
 ): Promise<T> {
   const deadline = Date.now() + options.timeoutMs
   for (;;) {
     if (options.signal.aborted) throw options.signal.reason
     const value = await probe()
-    if (value !== undefined && value !== false) return value
+    if (value !== undefined && value !== null && value !== false) return value
     const gone = options.watch?.find((p) => p.exited())
     if (gone) throw stepFailed(what, `${gone.name} exited (${gone.exited()!.code ?? gone.exited()!.signal})`, gone)
     if (Date.now() > deadline) throw stepFailed(what, `not within ${Math.round(options.timeoutMs / 1000)} s`)

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { writeFileAtomic } from '../fs/atomic-file.js'
 import { stopEmbeddedServer } from '../store/embedded/server.js'
 
-export const DEMO_DIR_PREFIX = 'fleetkit-demo-'
+const DEMO_DIR_PREFIX = 'fleetkit-demo-'
 const MANIFEST = 'demo.json'
 
 interface DemoManifest {

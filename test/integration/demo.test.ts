@@ -119,7 +119,10 @@ describe('fleetkit demo: the whole of fleetkit on loopback, and nothing left beh
         '[4/11] Provision a node per pool',
         /fleetkit node provision db-1 {3}-> server \d+ \(ccx13 in fsn1\).*release verified, agent installed, enrolled/,
       ],
-      ['[5/11] Start each agent', /3 agents heartbeat every second over mTLS/],
+      [
+        '[5/11] Start each agent',
+        /3 agents heartbeat every second over mTLS[\s\S]*build-1 +build +fsn1 +active +no +\d+s ago +\d+\.\d+\.\d+ /,
+      ],
       ['[6/11] Run the host checks', /fleetkit node check build-1 {3}-> job [0-9a-f]{8}… leased and succeeded/],
       ['[7/11] Admit them', /db-1 +database +fsn1 +active +yes .* 1\/2 +1024\/7168/],
       ['[8/11] Drain build-1', /node_draining +build-1[\s\S]*node_undrained +build-1[\s\S]*node_admitted +build-1/],
