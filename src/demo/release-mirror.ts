@@ -20,12 +20,17 @@ export async function startReleaseMirror(options: {
   const root = resolve(options.root)
   const sockets = new Set<Socket>()
   const server: Server = createServer({ key: options.keyPem, cert: options.certPem }, (req, res) => {
-    const path = decodeURIComponent(new URL(req.url ?? '/', 'https://mirror').pathname)
-    const file = resolve(root, `.${path}`)
     const refuse = (status: number) => {
       res.writeHead(status, { 'content-type': 'text/plain' })
       res.end(`${status}\n`)
     }
+    let path: string
+    try {
+      path = decodeURIComponent(new URL(req.url ?? '/', 'https://mirror').pathname)
+    } catch {
+      return refuse(400)
+    }
+    const file = resolve(root, `.${path}`)
     if (req.method !== 'GET' || !file.startsWith(root + sep)) return refuse(req.method === 'GET' ? 404 : 405)
     stat(file).then(
       (info) => {

@@ -1,7 +1,7 @@
 // `fleetkit demo`: the whole of fleetkit on this machine in about a minute, then everything it started
 // stopped and removed (also when interrupted). The steps are in order below; each ends by printing
 // the fleet and the events it caused.
-import { copyFile, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -181,7 +181,6 @@ async function demoSteps(options: DemoOptions, running: Running): Promise<DemoRe
     release: { url: `${running.mirror.url}/${RELEASE_PATH}`, publicKey: release.publicKey, version: release.version },
     releaseCaPem: await readFile(join(mirrorPki.pkiDir, 'ca.pem'), 'utf8'),
   })
-  await copyFile(join(mirrorPki.pkiDir, 'ca.pem'), join(ws.dir, 'release-ca.pem'))
   out.line(
     `$ fleetkit validate --definition ${fleet.path}   -> ${fleet.nodes.length} nodes, one per pool: ${fleet.nodes.map((n) => `${n.id} (${n.pool})`).join(', ')}`,
   )
