@@ -42,8 +42,14 @@ export abstract class FleetkitCommand<T> extends Command {
    * killing the process: pass it to the work, which cleans up and rejects; the command then exits 130/143.
    */
   protected interruptible(): AbortSignal {
-    this.interruption ??= onInterrupt()
+    const graceMs = this.interruptGraceMs()
+    this.interruption ??= onInterrupt(graceMs === undefined ? {} : { graceMs })
     return this.interruption.signal
+  }
+
+  /** How long the aborted work may clean up before the process exits regardless (undefined: interrupt.ts's 10 s). */
+  protected interruptGraceMs(): number | undefined {
+    return undefined
   }
 
   /** A reporter for long steps: writes to stderr on a terminal, never under --json. */

@@ -28,6 +28,11 @@ run) every process it started is stopped and its directory removed. Needs \`npm 
     }),
   }
 
+  // Stopping the agents, the gateway and the embedded PostgreSQL can take longer than a command's usual 10 s.
+  protected override interruptGraceMs(): number {
+    return 45_000
+  }
+
   async run(): Promise<DemoResult> {
     const { flags } = await this.parse(Demo)
     const { runDemo, DEMO_STEPS } = await import('../demo/run-demo.js')

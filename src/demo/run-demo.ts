@@ -228,7 +228,7 @@ async function demoSteps(options: DemoOptions, running: Running): Promise<DemoRe
       async () => (await getNode(db.pool, id))?.hostAgentVersion,
       {
         signal,
-        timeoutMs: 30_000,
+        timeoutMs: 60_000,
         watch: agents,
       },
     )
@@ -238,7 +238,7 @@ async function demoSteps(options: DemoOptions, running: Running): Promise<DemoRe
   out.step('Run the host checks: each agent leases a `checks` job, runs it and reports')
   const checked = await Promise.all(
     ids.map((id) =>
-      runNodeCheck({ pool: db.pool, nodeId: id, timeoutSeconds: 30, clock: systemClock, signal, pollMs: 200 }),
+      runNodeCheck({ pool: db.pool, nodeId: id, timeoutSeconds: 60, clock: systemClock, signal, pollMs: 200 }),
     ),
   )
   const checks = checked.map((r) => {
@@ -307,7 +307,7 @@ async function demoSteps(options: DemoOptions, running: Running): Promise<DemoRe
       const blocking = status.progress?.blocking.map((n) => n.nodeId) ?? []
       return live.every((id) => !blocking.includes(id)) ? status : undefined
     },
-    { signal, timeoutMs: 30_000, watch: liveAgents },
+    { signal, timeoutMs: 60_000, watch: liveAgents },
   )
   out.line(`$ fleetkit ca rotate --status   -> ${live.join(', ')} renewed onto the new CA; ${silenced} cannot (silent)`)
   await out.fleet(db.pool)
@@ -321,7 +321,7 @@ async function demoSteps(options: DemoOptions, running: Running): Promise<DemoRe
     },
     {
       signal,
-      timeoutMs: (DEMO_SWEEP.lostAfterSeconds + 30) * 1000,
+      timeoutMs: (DEMO_SWEEP.lostAfterSeconds + 60) * 1000,
       watch: [gateway.process, ...liveAgents],
       intervalMs: 500,
     },
@@ -341,7 +341,7 @@ async function demoSteps(options: DemoOptions, running: Running): Promise<DemoRe
     await waitUntil(
       `a heartbeat from ${id} after the rotation completed`,
       async () => ((await getNode(db.pool, id))?.lastSeenAt ?? new Date(0)) > after,
-      { signal, timeoutMs: 30_000, watch: liveAgents },
+      { signal, timeoutMs: 60_000, watch: liveAgents },
     )
   out.line(`${live.join(', ')} heartbeat after the old CA is gone`)
   const final = await out.fleet(db.pool)
