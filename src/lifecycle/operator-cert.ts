@@ -33,6 +33,16 @@ export interface OperatorCertResult {
   caBundleFile: string
 }
 
+/** USAGE_INVALID unless NAME is an operator name (what `ca operator-cert` accepts). */
+export function checkOperatorName(name: string, example: string): void {
+  if (OPERATOR_NAME.test(name)) return
+  throw new FleetkitError(
+    'USAGE_INVALID',
+    `operator name ${JSON.stringify(name.slice(0, 64))} must be a lowercase DNS-style label (a-z, 0-9, . and -, up to 63)`,
+    { actions: [example] },
+  )
+}
+
 export async function issueOperatorCertificate(options: {
   pool: pg.Pool
   pkiDir: string
@@ -43,13 +53,7 @@ export async function issueOperatorCertificate(options: {
   clock: Clock
 }): Promise<OperatorCertResult> {
   const { name } = options
-  if (!OPERATOR_NAME.test(name)) {
-    throw new FleetkitError(
-      'USAGE_INVALID',
-      `operator name ${JSON.stringify(name.slice(0, 64))} must be a lowercase DNS-style label (a-z, 0-9, . and -, up to 63)`,
-      { actions: ['fleetkit ca operator-cert alice'] },
-    )
-  }
+  checkOperatorName(name, 'fleetkit ca operator-cert alice')
   const now = options.clock.now()
   const pki = await loadPkiSet(options.pkiDir, now)
   const keys = await generateP256KeyPair()

@@ -47,7 +47,7 @@ export async function detachNodeVolume(
   const provider = <T>(call: () => Promise<T>) =>
     call().catch((error: unknown) => {
       if (!isFleetkitError(error)) throw error
-      throw releaseFailed('PROVIDER_VOLUME_DETACH_FAILED', 'detaching', row, volumeId, error)
+      throw new FleetkitError('PROVIDER_VOLUME_DETACH_FAILED', ...releaseFailure('detach', row, volumeId, error))
     })
   if (row.volumeState === 'detached') return { id: volumeId!, state: 'detached', kept }
   if (volumeId === undefined) {
@@ -105,7 +105,7 @@ export async function deleteNodeVolume(
     await client.deleteVolume(volumeId)
   } catch (error) {
     if (!isFleetkitError(error)) throw error
-    throw releaseFailed('PROVIDER_VOLUME_DELETE_FAILED', 'deleting', row, volumeId, error)
+    throw new FleetkitError('PROVIDER_VOLUME_DELETE_FAILED', ...releaseFailure('delete', row, volumeId, error))
   }
   await withTransaction(pool, async (q) => {
     await recordVolumeDeleted(q, row.id)
@@ -114,25 +114,24 @@ export async function deleteNodeVolume(
   return { id: volumeId, state: 'deleted', kept: false }
 }
 
-function releaseFailed(
-  code: 'PROVIDER_VOLUME_DETACH_FAILED' | 'PROVIDER_VOLUME_DELETE_FAILED',
-  doing: string,
+/** The message and options of a failed detach or delete: the step stays recorded and the same command retries it. */
+function releaseFailure(
+  step: 'detach' | 'delete',
   row: ProvisionRow,
   volumeId: number | undefined,
   error: FleetkitError,
-): FleetkitError {
+): [string, ConstructorParameters<typeof FleetkitError>[2]] {
   const providerCode = String(error.data?.providerCode ?? error.code)
   const again =
-    code === 'PROVIDER_VOLUME_DELETE_FAILED'
+    step === 'delete'
       ? `fleetkit node decommission ${row.id} --delete-volume   (retries the delete)`
       : `fleetkit node decommission ${row.id}   (retries the detach)`
-  return new FleetkitError(
-    code,
-    `${row.id} is retired, but ${doing} its volume ${volumeId ?? '(by label)'} failed (${providerCode}); it is recorded and the same command retries it`,
+  return [
+    `${row.id} is retired, but ${step === 'delete' ? 'deleting' : 'detaching'} its volume ${volumeId ?? '(by label)'} failed (${providerCode}); it is recorded and the same command retries it`,
     {
       cause: error,
       actions: [again, `fleetkit node show ${row.id}`],
       data: { node: row.id, volumeId: volumeId ?? null, providerCode },
     },
-  )
+  ]
 }

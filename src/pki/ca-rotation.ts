@@ -53,7 +53,7 @@ export function signedBy(certificatePem: string, issuerPem: string): boolean {
   return certificate.checkIssued(issuer) && certificate.verify(issuer.publicKey)
 }
 
-/** Re-sign a server certificate: the same key, `names` (default: the same names), by `ca`. */
+/** Re-sign a server certificate for the key given (the same, or a new one), `names` (default: the same names), by `ca`. */
 export async function resignServerCertificate(options: {
   ca: IssuingCa
   serverCertificatePem: string

@@ -1,8 +1,11 @@
 // `fleetkit ca server-cert`: re-issue the gateway's server certificate with other names, on the
-// same key, by the CA that signed the current one; the gateway's 2 s reload picks it up.
+// same key or (--new-key) a new one, by the CA that signed the current one; the gateway's 2 s reload
+// picks it up. A new key is the cure for a leaked server.key: agents trust the CA and the names, not
+// the key, so none is cut off.
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { loadIssuingCa } from './certificate-authority.js'
 import { resignServerCertificate, signedBy } from './ca-rotation.js'
+import { generateP256KeyPair, privateKeyToPem } from './keys.js'
 import { buildPkiSet } from './pki-set.js'
 import { PKI_FILE_NAMES, readArchivedCa, readPkiDirectory, removeStaleTempFiles, writePkiFiles } from './pki-files.js'
 import { isValidServerName, serverCertificateNames } from './server-certificate.js'
@@ -22,18 +25,23 @@ export interface ServerCertResult {
    * @pattern ^[0-9a-f]{64}$
    */
   issuerCaSha256: string
+  /** Whether server.key was replaced (--new-key). */
+  newKey: boolean
   removedTempFiles: string[]
 }
 
 export async function reissueServerCertificate(options: {
   pkiDir: string
+  /** The names to serve; empty keeps the current ones (only with newKey). */
   serverNames: readonly string[]
+  newKey?: boolean
   now: Date
 }): Promise<ServerCertResult> {
   const { pkiDir, now } = options
+  const newKey = options.newKey ?? false
   const names = [...new Set(options.serverNames)]
-  if (names.length === 0)
-    throw new FleetkitError('USAGE_INVALID', 'name at least one --server-name', {
+  if (names.length === 0 && !newKey)
+    throw new FleetkitError('USAGE_INVALID', 'name at least one --server-name, or give --new-key', {
       actions: ['fleetkit ca server-cert --help'],
     })
   const bad = names.find((name) => !isValidServerName(name))
@@ -60,14 +68,20 @@ export async function reissueServerCertificate(options: {
     signer = { certificatePem: archived.caCertificate, keyPem: archived.caKey }
   }
   const ca = await loadIssuingCa(signer.certificatePem, signer.keyPem)
+  const keyPem = newKey ? await privateKeyToPem((await generateP256KeyPair()).privateKey) : files.serverKey
   const issued = await resignServerCertificate({
     ca,
     serverCertificatePem: files.serverCertificate,
-    serverKeyPem: files.serverKey,
-    names,
+    serverKeyPem: keyPem,
+    ...(names.length === 0 ? {} : { names }),
     now,
   })
-  await writePkiFiles(pkiDir, [{ name: PKI_FILE_NAMES.serverCertificate, content: issued.certificatePem, mode: 0o644 }])
+  // Key first, then certificate: a reload between the two renames sees a mismatched pair, which it
+  // refuses (pki-set.ts), keeping the running set until the next reload reads both.
+  await writePkiFiles(pkiDir, [
+    ...(newKey ? [{ name: PKI_FILE_NAMES.serverKey, content: keyPem, mode: 0o600 }] : []),
+    { name: PKI_FILE_NAMES.serverCertificate, content: issued.certificatePem, mode: 0o644 },
+  ])
   return {
     pkiDir,
     serverNames: issued.names,
@@ -75,6 +89,7 @@ export async function reissueServerCertificate(options: {
     serverNotAfter: issued.notAfter.toISOString(),
     serverFingerprintSha256: issued.fingerprintSha256,
     issuerCaSha256: ca.fingerprintSha256,
+    newKey,
     removedTempFiles,
   }
 }

@@ -4,6 +4,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
 import { type Rng, unitInterval } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
+import { assertTokenSafeEndpoint } from './api-endpoint.js'
 import type { ApiToken } from './api-token.js'
 import { parseApiFailure, providerError, unavailableError } from './hetzner-errors.js'
 import type { RateBudget, RateObservation } from './rate-budget.js'
@@ -225,6 +226,7 @@ function apiRoot(text: string): string {
       actions: [`fleetkit provider check --api-url ${DEFAULT_HETZNER_API_URL}`],
     })
   }
+  assertTokenSafeEndpoint(url)
   return url.href.replace(/\/+$/, '')
 }
 

@@ -50,3 +50,34 @@ export async function findLiveOperatorCertificate(
   )
   return rows[0] ? toRow(rows[0]) : undefined
 }
+
+const COLUMNS = 'id, name, fingerprint_sha256, serial, not_before, not_after, revoked_at'
+
+/** Every operator certificate, newest first; with `live`, only the unrevoked, unexpired ones (database clock). */
+export async function listOperatorCertificates(
+  q: Queryable,
+  filter: { name?: string; live?: boolean } = {},
+): Promise<OperatorCertificateRow[]> {
+  const { rows } = await q.query<Raw>(
+    `SELECT ${COLUMNS} FROM operator_certificates
+      WHERE ($1::text IS NULL OR name = $1) AND (NOT $2 OR (revoked_at IS NULL AND not_after > now()))
+      ORDER BY id DESC`,
+    [filter.name ?? null, filter.live ?? false],
+  )
+  return rows.map(toRow)
+}
+
+/** Revokes NAME's live certificates (only the one of `serial`, when given); the rows it revoked. */
+export async function revokeOperatorCertificates(
+  q: Queryable,
+  name: string,
+  serial?: string,
+): Promise<OperatorCertificateRow[]> {
+  const { rows } = await q.query<Raw>(
+    `UPDATE operator_certificates SET revoked_at = now()
+      WHERE name = $1 AND ($2::text IS NULL OR serial = $2) AND revoked_at IS NULL AND not_after > now()
+      RETURNING ${COLUMNS}`,
+    [name, serial ?? null],
+  )
+  return rows.map(toRow)
+}

@@ -42,6 +42,10 @@ export const LIFECYCLE_CODES = {
     person: false,
     exitCode: 2,
   },
+  OPERATOR_CERT_UNKNOWN: {
+    summary: 'No live operator certificate of that name (and serial): never issued, expired or already revoked.',
+    person: false,
+  },
   OPERATOR_REFUSED: {
     summary: 'An operator API request came neither from loopback nor with a live operator client certificate.',
     person: false,

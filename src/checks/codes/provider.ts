@@ -7,6 +7,10 @@ export const PROVIDER_CODES = {
     summary: 'The environment variable that holds the Hetzner Cloud API token is unset or empty.',
     person: true,
   },
+  PROVIDER_ENDPOINT_INSECURE: {
+    summary: 'The Hetzner API URL is plain http to another machine (or not a URL): the token would travel in clear.',
+    person: true,
+  },
   PROVIDER_UNAUTHORIZED: {
     summary: 'Hetzner Cloud refused the API token (unknown, revoked, read-only or forbidden for this call).',
     person: true,

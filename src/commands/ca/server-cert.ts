@@ -9,19 +9,22 @@ import type { ServerCertResult } from '../../pki/reissue-server-certificate.js'
 
 export default class CaServerCert extends FleetkitCommand<ServerCertResult> {
   static override summary =
-    "Re-issue the gateway's server certificate with other names (same key, same CA); the gateway reloads it within 2 s."
-  static override description = `Replaces server.pem in FLEETKIT_PKI_DIR with a certificate for exactly the names given, signed by the CA that
-signed the current one (during a rotation, the CA being rotated out, which every agent still trusts). The key stays.`
+    "Re-issue the gateway's server certificate with other names or a new key (same CA); the gateway reloads it within 2 s."
+  static override description = `Replaces server.pem in FLEETKIT_PKI_DIR with a certificate for exactly the names given (or the current
+ones), signed by the CA that signed the current one (during a rotation, the CA being rotated out, which every
+agent still trusts). The key stays unless --new-key: then server.key is replaced too (after a leak of it).
+Agents trust the CA and the names, not the key, so none is cut off.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --server-name gateway.example.net --server-name 203.0.113.10',
+    '<%= config.bin %> <%= command.id %> --new-key',
   ]
 
   static override flags = {
     'server-name': Flags.string({
       summary: 'A DNS name or IP address the gateway answers as (repeatable; the new list replaces the old).',
       multiple: true,
-      required: true,
     }),
+    'new-key': Flags.boolean({ summary: 'Replace server.key with a new P-256 key too (the names stay unless given).' }),
     'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
     'state-dir': stateDirFlag(),
   }
@@ -33,9 +36,11 @@ signed the current one (during a rotation, the CA being rotated out, which every
       pkiDir: flags['pki-dir']
         ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
         : resolvePkiDir(envWithStateDir(flags['state-dir'])),
-      serverNames: flags['server-name'],
+      serverNames: flags['server-name'] ?? [],
+      newKey: flags['new-key'],
       now: new Date(),
     })
+    if (result.newKey) this.log(`Replaced ${result.pkiDir}/server.key with a new key (0600).`)
     this.log(
       `Re-issued ${result.pkiDir}/server.pem for ${result.serverNames.join(', ')} (was ${result.previousServerNames.join(', ')}), valid until ${result.serverNotAfter}`,
     )

@@ -3,7 +3,7 @@
 // `fleetkit ca server-cert` is picked up without a restart.
 import assert from 'node:assert/strict'
 import { X509Certificate } from 'node:crypto'
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect } from 'node:tls'
@@ -135,5 +135,37 @@ describe('gateway: PKI reload that cannot cut the fleet off', function () {
     })
     assert.equal(bad.json.code, 'USAGE_INVALID')
     assertMatchesOutputSchema('ca-server-cert', bad.json)
+  })
+
+  it('fleetkit ca server-cert --new-key replaces server.key (0600) and keeps the names; agents keep working after the reload', async () => {
+    const keyBefore = await readFile(join(gw.pkiDir, 'server.key'), 'utf8')
+    const servedKey = async () => {
+      const url = new URL(gw.agentUrl)
+      return new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: url.hostname, port: Number(url.port), rejectUnauthorized: false }, () => {
+          const cert = new X509Certificate(socket.getPeerCertificate().raw)
+          socket.destroy()
+          resolve(cert.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'))
+        })
+        socket.on('error', reject)
+      })
+    }
+    const before = await servedKey()
+    const run = await runFleetkit(['ca', 'server-cert', '--new-key', '--json'], {
+      env: { FLEETKIT_PKI_DIR: gw.pkiDir },
+    })
+    assert.equal(run.code, 0, run.stdout + run.stderr)
+    assertMatchesOutputSchema('ca-server-cert', run.json)
+    assert.equal(run.json.result.newKey, true)
+    assert.deepEqual(run.json.result.serverNames, run.json.result.previousServerNames, 'the names stay')
+    assert.doesNotMatch(run.stdout, /PRIVATE KEY/)
+    const keyAfter = await readFile(join(gw.pkiDir, 'server.key'), 'utf8')
+    assert.notEqual(keyAfter, keyBefore)
+    assert.equal((await stat(join(gw.pkiDir, 'server.key'))).mode & 0o777, 0o600)
+    assert.equal(await gw.gateway!.reloadPki(), 'replaced')
+    assert.notEqual(await servedKey(), before, 'the gateway serves the new key')
+    await stillServes()
+    const nothing = await runFleetkit(['ca', 'server-cert', '--json'], { env: { FLEETKIT_PKI_DIR: gw.pkiDir } })
+    assert.equal(nothing.json.code, 'USAGE_INVALID', 'neither names nor --new-key')
   })
 })

@@ -336,6 +336,29 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
       401,
       'an operator certificate is no agent identity',
     )
+
+    // Revoked: the next request is refused; the list and the event say so; a second revoke changes nothing.
+    const env = { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir }
+    const revoked = await runFleetkit(['ca', 'operator-revoke', 'alice', '--json'], { env })
+    assert.equal(revoked.code, 0, revoked.stdout + revoked.stderr)
+    assertMatchesOutputSchema('ca-operator-revoke', revoked.json)
+    assert.deepEqual(
+      revoked.json.result.revoked.map((c: { serial: string; status: string }) => [c.serial, c.status]),
+      [[issued.json.result.serial, 'revoked']],
+    )
+    const refused = await httpsJson(gw.agentUrl, 'GET', '/v1/operator/allocations', undefined, tls)
+    assert.equal(refused.status, 403, JSON.stringify(refused.body))
+    assert.equal(code(refused), 'operator_refused')
+    const listedCerts = await runFleetkit(['ca', 'operator-list', '--name', 'alice', '--json'], { env })
+    assertMatchesOutputSchema('ca-operator-list', listedCerts.json)
+    assert.equal(listedCerts.json.result.certificates[0].status, 'revoked')
+    const events = await runFleetkit(['events', '--type', 'operator_certificate_revoked', '--json'], { env })
+    assert.equal(events.json.result.events.length, 1, events.stdout)
+    const again = await runFleetkit(['ca', 'operator-revoke', 'alice', '--json'], { env })
+    assert.equal(again.json.code, 'OPERATOR_CERT_UNKNOWN', again.stdout)
+    assertMatchesOutputSchema('ca-operator-revoke', again.json)
+    const hostile = await runFleetkit(['ca', 'operator-revoke', "alice'; DROP TABLE nodes; --", '--json'], { env })
+    assert.equal(hostile.json.code, 'USAGE_INVALID', hostile.stdout)
   })
 
   it('node list and node show against a fleet with nodes in each state, --json by schema; events --json too', async () => {

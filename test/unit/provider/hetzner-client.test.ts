@@ -69,6 +69,27 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
       })
     })
 
+    it('goes over https, or over http only to this machine: http to another host is PROVIDER_ENDPOINT_INSECURE', () => {
+      const env = { HETZNER_API_TOKEN: 'hcloudSECRETtoken0123456789' }
+      for (const baseUrl of ['http://api.example.net/v1', 'http://10.0.0.5:8080/v1', 'http://[2001:db8::1]/v1']) {
+        assert.throws(
+          () => new HetznerClient({ env, baseUrl }),
+          (error: unknown) =>
+            isFleetkitError(error) &&
+            error.code === 'PROVIDER_ENDPOINT_INSECURE' &&
+            !JSON.stringify(errorEnvelope(error)).includes(env.HETZNER_API_TOKEN),
+          baseUrl,
+        )
+      }
+      for (const baseUrl of [
+        'https://api.hetzner.cloud/v1',
+        'http://127.0.0.1:4010/v1',
+        'http://[::1]:4010/v1',
+        'http://localhost:4010/v1',
+      ])
+        assert.doesNotThrow(() => new HetznerClient({ env, baseUrl }), baseUrl)
+    })
+
     it('a token given where a variable name belongs is refused without echoing it', () => {
       const pasted = 'hcloudTOKENpasted0123456789'
       assert.throws(
