@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { writeFileAtomic } from '../fs/atomic-file.js'
-import { stopEmbeddedServer } from '../store/embedded/server.js'
+import { livePostmasterPid, stopEmbeddedServer } from '../store/embedded/server.js'
 
 const DEMO_DIR_PREFIX = 'fleetkit-demo-'
 const MANIFEST = 'demo.json'
@@ -76,6 +76,19 @@ async function readManifest(dir: string): Promise<DemoManifest | undefined> {
   }
 }
 
+/** SIGKILL to the process group `pid` leads, else to the process alone. */
+function kill(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 /** A demo whose owner is still running `fleetkit demo` is live and left alone. */
 function ownerRuns(manifest: DemoManifest): boolean {
   return manifest.ownerPid !== process.pid && alive(manifest.ownerPid) && / demo\b/.test(commandLine(manifest.ownerPid))
@@ -94,19 +107,14 @@ export async function cleanStaleWorkspaces(parent: string = tmpdir()): Promise<s
     const dir = join(parent, name)
     const manifest = await readManifest(dir)
     if (manifest && ownerRuns(manifest)) continue
-    for (const pid of manifest?.pids ?? []) {
-      if (!commandLine(pid).includes(dir)) continue
-      try {
-        process.kill(-pid, 'SIGKILL')
-      } catch {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {
-          // gone meanwhile
-        }
-      }
-    }
-    await stopEmbeddedServer(join(dir, 'state'), { timeoutMs: 10_000 }).catch(() => undefined)
+    const stateDir = join(dir, 'state')
+    // The gateway and the agents first (the gateway would start a stopped database again); the
+    // database last, with a clean shutdown that removes its shared memory, and killed only if that fails.
+    const postmaster = await livePostmasterPid(stateDir).catch(() => undefined)
+    const recorded = (manifest?.pids ?? []).filter((pid) => commandLine(pid).includes(dir))
+    for (const pid of recorded.filter((p) => p !== postmaster)) kill(pid)
+    await stopEmbeddedServer(stateDir, { timeoutMs: 10_000 }).catch(() => undefined)
+    for (const pid of recorded.filter((p) => p === postmaster && commandLine(p).includes(dir))) kill(pid)
     await rm(dir, { recursive: true, force: true })
     removed.push(dir)
   }
