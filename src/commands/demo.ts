@@ -3,7 +3,7 @@
 import { Flags } from '@oclif/core'
 
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
-import type { DemoResult, KeepInfo } from '../demo/run-demo.js'
+import type { DemoResult, KeepInfo } from '../demo/types.js'
 
 export default class Demo extends FleetkitCommand<DemoResult> {
   static override summary =
@@ -35,7 +35,8 @@ run) every process it started is stopped and its directory removed. Needs \`npm 
 
   async run(): Promise<DemoResult> {
     const { flags } = await this.parse(Demo)
-    const { runDemo, DEMO_STEPS } = await import('../demo/run-demo.js')
+    const { runDemo } = await import('../demo/run-demo.js')
+    const { DEMO_STEPS } = await import('../demo/steps.js')
     const { createPrinter } = await import('../demo/printing.js')
     const signal = this.interruptible()
     // Under --json the steps go to stderr: stdout holds the one summary document.
