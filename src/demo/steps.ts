@@ -237,7 +237,7 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
       intervalMs: 500,
     },
   )
-  out.line(`${silenced} lost after ${Math.round((Date.now() - silencedAt) / 1000)} s without a heartbeat`)
+  out.line(`${silenced} lost ${Math.round((Date.now() - silencedAt) / 1000)} s after it was silenced`)
   const list = await out.fleet(db.pool)
   const lostSummary = list.nodes.find((n) => n.id === silenced)?.lost
   check()
