@@ -13,6 +13,7 @@ import { packagePath } from '../../package-root.js'
 import { processIsAlive } from '../file-lock.js'
 import { postgresRunAs } from '../postgres-binaries.js'
 import { EMBEDDED_USER, type EmbeddedServerPaths } from './paths.js'
+import { waitForProcessGroupEndSync } from './process-group.js'
 
 /** The signals that end an initialisation early (Ctrl-C, kill, a closed terminal). */
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
@@ -144,6 +145,8 @@ function endOnInterrupt(child: ChildProcess, cleanUp: () => void): { dispose(): 
     if (child.pid !== undefined) {
       try {
         process.kill(-child.pid, 'SIGKILL')
+        // Gone before the directory is removed and this process ends: initdb writes no more.
+        waitForProcessGroupEndSync(child.pid, 5000)
       } catch {
         // already gone
       }
