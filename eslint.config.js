@@ -34,4 +34,12 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  {
+    // The status page's script runs in the operator's browser (served by the gateway).
+    files: ['web/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { document: 'readonly', window: 'readonly', fetch: 'readonly' },
+    },
+  },
 )

@@ -113,6 +113,26 @@ function tooLarge(limit: number): FleetkitError {
   })
 }
 
+/** A route's answer that is not JSON (the status page's HTML, script and style). */
+export class RawReply {
+  constructor(
+    readonly contentType: string,
+    readonly body: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+export function sendRaw(res: ServerResponse, reply: RawReply): void {
+  res.writeHead(200, {
+    'content-type': reply.contentType,
+    'content-length': Buffer.byteLength(reply.body),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    ...reply.headers,
+  })
+  res.end(reply.body)
+}
+
 export function sendJson(
   res: ServerResponse,
   status: number,

@@ -57,6 +57,14 @@ class Histogram {
   get observations(): number {
     return this.count
   }
+  /** The cumulative bucket counts (`le` ascending, +Inf last as Infinity) and the total: what the status page reads. */
+  snapshot(): { count: number; sum: number; buckets: { le: number; count: number }[] } {
+    return {
+      count: this.count,
+      sum: this.sum,
+      buckets: [...this.buckets.map((le, i) => ({ le, count: this.counts[i]! })), { le: Infinity, count: this.count }],
+    }
+  }
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`]
     this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{le="${b}"} ${this.counts[i]}`))

@@ -1,4 +1,5 @@
-// The operator API (issue 11): allocations reserve, release and list over HTTP, served on the
+// The operator API (issue 11): allocations reserve, release and list over HTTP, and the status
+// page (status-routes.ts), served on the
 // loopback metrics listener (loopback peers only) and on the mTLS listener (operator certificates only).
 import type { IncomingMessage } from 'node:http'
 import type { TLSSocket } from 'node:tls'
@@ -9,6 +10,7 @@ import { type AllocationRow, listAllocations, releaseAllocationById, reserveAllo
 import { findLiveOperatorCertificate } from '../store/operator-certificates.js'
 import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
+import { statusRoutes } from './status-routes.js'
 
 export const OPERATOR_PREFIX = '/v1/operator/'
 
@@ -30,6 +32,7 @@ export function operatorRoutes(g: GatewayContext, access: OperatorAccess): Route
     return fn(ctx, actor)
   }
   return [
+    ...statusRoutes(g, (req) => operatorOf(g, req, access)),
     { method: 'GET', pattern: '/v1/operator/allocations', auth: 'none', handler: guarded(async (ctx) => list(g, ctx)) },
     {
       method: 'POST',

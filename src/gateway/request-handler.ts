@@ -8,7 +8,7 @@ import { logEnabled, type LogLevel } from '../log/logger.js'
 import { countCertificatesExpiringBefore } from '../store/certificates.js'
 import { restoreUnhealthyNode } from '../store/sweep.js'
 import type { GatewayContext } from './gateway-context.js'
-import { errorReply, readJsonBody, sendJson } from './http.js'
+import { errorReply, RawReply, readJsonBody, sendJson, sendRaw } from './http.js'
 import type { ListenerName } from './load-shedder.js'
 import { labelKey } from './metrics.js'
 import type { AgentIdentity } from './agent-auth.js'
@@ -93,7 +93,7 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
     release = g.shedder.admit(listener, match.route.shedding ?? 'normal')
     // Every route needs the database (authentication reads certificate rows): while it is
     // down, answer 503 at once instead of letting requests queue for a connection.
-    if (!g.database.available)
+    if (!g.database.available && match.route.needsDatabase !== false)
       throw stateUnavailable(
         'unreachable',
         undefined,
@@ -111,7 +111,9 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
         identity.nodeStatus = 'active'
       }
     }
-    sendJson(res, 200, await match.route.handler(ctx), now)
+    const answer = await match.route.handler(ctx)
+    if (answer instanceof RawReply) sendRaw(res, answer)
+    else sendJson(res, 200, answer, now)
   } catch (error) {
     const reply = errorReply(error)
     if (reply.status === 500)

@@ -27,6 +27,8 @@ export interface Route {
   auth: 'none' | 'check' | 'mark'
   /** When the gateway sheds load, which requests go first (default `normal`; load-shedder.ts). */
   shedding?: ShedPriority
+  /** false: served while the database is down (the status page's own files; the default needs it). */
+  needsDatabase?: boolean
   /** Returns the route's response type of the wire contract (src/protocol/). */
   handler(ctx: RequestContext): Promise<object>
 }

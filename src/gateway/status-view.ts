@@ -1,0 +1,166 @@
+// The status page's data (GET /v1/operator/status.json): the fleet by pool, each node with what an
+// operator looks at first, the gateway's own request rate and latency, and the newest events.
+// Every field is chosen here, by name: nothing of a row reaches the page that is not listed (no
+// key, hash, token or secret is ever among them).
+import type { Queryable } from '../store/database.js'
+import { type FleetNode, listFleet } from '../store/fleet.js'
+import { lastSyncPerNode, latestCheckSummaries, latestEvents } from '../store/status-view.js'
+import type { GatewayMetrics } from './metrics.js'
+
+interface StatusNode {
+  id: string
+  status: string
+  schedulable: boolean
+  heartbeatAgeSeconds: number | null
+  agentVersion: string | null
+  certificateNotAfter: string | null
+  clockSkewMs: number | null
+  diskFreeGb: number | null
+  capacity: { cpu: number | null; memoryMib: number | null; diskGib: number | null }
+  reserved: { cpu: number; memoryMib: number; diskGib: number; allocations: number }
+  checks: { jobStatus: string; pass: number; warn: number; fail: number; finishedAt: string } | null
+  lastSync: { runId: number; state: string; finishedAt: string | null } | null
+}
+
+export interface StatusDocument {
+  generatedAt: string
+  pools: { name: string; nodes: StatusNode[] }[]
+  gateway: {
+    /** Requests a second by listener, over the window since the previous status read (or since start). */
+    requestsPerSecond: Record<string, number>
+    windowSeconds: number
+    /** From the request-duration histogram over the same window: the upper bound of the bucket holding each quantile. */
+    latencySeconds: { p50: number | null; p99: number | null }
+  }
+  events: { id: number; at: string; kind: string; nodeId: string | null; summary: string }[]
+}
+
+interface Sample {
+  atMs: number
+  byListener: Map<string, number>
+  histogram: ReturnType<GatewayMetrics['requestSeconds']['snapshot']>
+}
+
+/** Rates between consecutive reads; one per gateway process (the page polls every few seconds). */
+export class RequestRateWindow {
+  private previous: Sample
+
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    nowMs: number,
+  ) {
+    this.previous = { atMs: nowMs, byListener: new Map(), histogram: { count: 0, sum: 0, buckets: [] } }
+  }
+
+  read(nowMs: number): StatusDocument['gateway'] {
+    const current: Sample = {
+      atMs: nowMs,
+      byListener: byListener(this.metrics),
+      histogram: this.metrics.requestSeconds.snapshot(),
+    }
+    const windowSeconds = Math.max(0.001, (current.atMs - this.previous.atMs) / 1000)
+    const requestsPerSecond: Record<string, number> = {}
+    for (const [listener, count] of current.byListener) {
+      const delta = count - (this.previous.byListener.get(listener) ?? 0)
+      requestsPerSecond[listener] = Math.round((delta / windowSeconds) * 100) / 100
+    }
+    const latencySeconds = quantiles(this.previous.histogram, current.histogram)
+    this.previous = current
+    return { requestsPerSecond, windowSeconds: Math.round(windowSeconds * 10) / 10, latencySeconds }
+  }
+}
+
+function byListener(metrics: GatewayMetrics): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const [key, value] of metrics.requests.values) {
+    const listener = /(?:^|,)listener="([^"]*)"/.exec(key)?.[1] ?? 'other'
+    out.set(listener, (out.get(listener) ?? 0) + value)
+  }
+  return out
+}
+
+function quantiles(
+  before: Sample['histogram'],
+  after: Sample['histogram'],
+): { p50: number | null; p99: number | null } {
+  const total = after.count - before.count
+  if (total <= 0) return { p50: null, p99: null }
+  const at = (q: number) => {
+    const wanted = q * total
+    for (const [i, bucket] of after.buckets.entries()) {
+      const inWindow = bucket.count - (before.buckets[i]?.count ?? 0)
+      if (inWindow >= wanted) return Number.isFinite(bucket.le) ? bucket.le : null
+    }
+    return null
+  }
+  return { p50: at(0.5), p99: at(0.99) }
+}
+
+/** One line of an event's data, for the page: key=value pairs of scalars, cut short. */
+function summarise(data: Record<string, unknown>): string {
+  return Object.entries(data)
+    .filter(([, v]) => v === null || ['string', 'number', 'boolean'].includes(typeof v))
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(' ')
+    .slice(0, 200)
+}
+
+function node(
+  n: FleetNode,
+  checks: Map<string, StatusNode['checks']>,
+  syncs: Map<string, StatusNode['lastSync']>,
+): StatusNode {
+  return {
+    id: n.id,
+    status: n.status,
+    schedulable: n.schedulable,
+    heartbeatAgeSeconds: n.heartbeatAgeSeconds === null ? null : Math.max(0, Math.round(n.heartbeatAgeSeconds)),
+    agentVersion: n.hostAgentVersion,
+    certificateNotAfter: n.certificateNotAfter?.toISOString() ?? null,
+    clockSkewMs: n.hostClockSkewMs,
+    diskFreeGb: n.hostDataDiskFreeGb,
+    capacity: { cpu: n.capacityCpu, memoryMib: n.capacityMemoryMib, diskGib: n.capacityDiskGib },
+    reserved: n.reserved,
+    checks: checks.get(n.id) ?? null,
+    lastSync: syncs.get(n.id) ?? null,
+  }
+}
+
+export async function statusDocument(q: Queryable, window: RequestRateWindow, now: Date): Promise<StatusDocument> {
+  const [fleet, checkRows, syncRows, eventRows] = [
+    await listFleet(q),
+    await latestCheckSummaries(q),
+    await lastSyncPerNode(q),
+    await latestEvents(q, 20),
+  ]
+  const checks = new Map(
+    checkRows.map((c) => [
+      c.nodeId,
+      { jobStatus: c.jobStatus, pass: c.pass, warn: c.warn, fail: c.fail, finishedAt: c.finishedAt.toISOString() },
+    ]),
+  )
+  const syncs = new Map(
+    syncRows.map((s) => [
+      s.nodeId,
+      { runId: s.runId, state: s.state, finishedAt: s.finishedAt?.toISOString() ?? null },
+    ]),
+  )
+  const pools = new Map<string, StatusNode[]>()
+  for (const n of fleet) {
+    const list = pools.get(n.pool) ?? []
+    list.push(node(n, checks, syncs))
+    pools.set(n.pool, list)
+  }
+  return {
+    generatedAt: now.toISOString(),
+    pools: [...pools.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, nodes]) => ({ name, nodes })),
+    gateway: window.read(now.getTime()),
+    events: eventRows.map((e) => ({
+      id: e.id,
+      at: e.at.toISOString(),
+      kind: e.kind,
+      nodeId: e.nodeId,
+      summary: summarise(e.data),
+    })),
+  }
+}
