@@ -62,6 +62,7 @@ run) every process it started is stopped and its directory removed. Needs \`npm 
     write('  fleetkit node list')
     write('  fleetkit events --follow')
     write(`  fleetkit node show <node>   # the definition: ${info.definition}`)
+    write(`  ${info.operatorUrl}/v1/operator/status   # the status page, in a browser on this machine`)
     write(`  curl ${info.operatorUrl}/metrics   # the gateway's operator listener (loopback)`)
     return new Promise((resolve) => {
       if (signal.aborted) return resolve()
