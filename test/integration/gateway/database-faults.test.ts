@@ -300,14 +300,23 @@ describe('gateway faults: the embedded database dies', function () {
       const before = await readPostmasterPid(dataDir)
       assert.ok(before, 'the embedded server runs')
       process.kill(before.pid, 'SIGKILL')
+      // A wait, not a limit: on a loaded machine (the whole test command at once) the two failed probes
+      // it takes (2 s apart) and each TLS poll are slow; the gateway's own log says what it saw.
       const down = await eventually(
         '/healthz to report the database down',
         async () => {
           const reply = await httpsHealth(gw).catch(() => undefined)
           return reply?.status === 503 ? reply : undefined
         },
-        { timeoutMs: 30_000, intervalMs: 50 },
-      )
+        { timeoutMs: 90_000, intervalMs: 50 },
+      ).catch((error: Error) => {
+        throw new Error(
+          `${error.message}: ${gw.logs
+            .filter((l) => l.includes('database'))
+            .slice(-5)
+            .join('\n')}`,
+        )
+      })
       assert.equal(code(down), 'state_unavailable')
       assert.equal(down.body.database, 'down')
       await eventually(
