@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 
-import { stringify } from 'yaml'
+import { parse, stringify } from 'yaml'
 
 import { isFleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { fixedClock, systemClock } from '../../../src/config/clock.js'
@@ -19,11 +19,14 @@ import type { Definition } from '../../../src/definition/types.js'
 import { decommissionNode } from '../../../src/lifecycle/node-decommission.js'
 import { type ProvisionOptions, provisionNode } from '../../../src/lifecycle/node-provision.js'
 import { replaceNode } from '../../../src/lifecycle/node-replace.js'
+import { parseVolumeSize } from '../../../src/lifecycle/provision-plan.js'
+import { renderInventory } from '../../../src/render/inventory.js'
 import { apiTokenFromEnv } from '../../../src/provider/api-token.js'
 import { HetznerClient } from '../../../src/provider/hetzner.js'
 import { type HetznerStub, startHetznerStub } from '../../../src/provider/hetzner-stub.js'
 import { listEvents } from '../../../src/store/events.js'
 import { getProvisionRow } from '../../../src/store/provisioning.js'
+import { listNodes } from '../../../src/store/nodes.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
@@ -333,6 +336,136 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
     const third = await decommission()
     assert.equal(third.deletedServers, undefined, 'nothing owed any more')
     assert.equal((await getProvisionRow(gw.db.pool, 'build-2'))!.deletePending, false)
+  })
+
+  const volumeCreates = (name: string) =>
+    stub.requests.filter(
+      (r) => r.method === 'POST' && r.path === '/volumes' && (r.body as { name?: string })?.name === name,
+    )
+  const volumesOf = (nodeId: string) =>
+    [...stub.api.volumes.values()].filter((v) => v.labels['fleetkit.node_id'] === nodeId)
+
+  it("--volume: one labelled volume in the server's location, attached, its device handed to data_volume; a bad size writes nothing", async () => {
+    declare('build-v')
+    const result = await provision('build-v', { request: { volumeSizeGb: 20 } })
+    assert.equal(result.state, 'awaiting_enrollment')
+    const server = serversOf('build-v')[0]!
+    assert.equal(volumeCreates('build-v').length, 1)
+    const body = volumeCreates('build-v')[0]!.body as { size: number; location: string; labels: Record<string, string> }
+    assert.equal(body.size, 20)
+    assert.equal(body.location, server.datacenter.location.name, "the server's location")
+    assert.deepEqual(body.labels, {
+      'fleetkit.node_id': 'build-v',
+      'fleetkit.fleet': 'fixture',
+      'fleetkit.pool': 'build',
+    })
+    const [volume] = volumesOf('build-v')
+    assert.equal(volumesOf('build-v').length, 1)
+    assert.equal(volume!.server, server.id, "attached to the node's server")
+    assert.equal(result.volume?.state, 'attached')
+    assert.equal(result.volume?.id, volume!.id)
+    assert.equal(result.volume?.linuxDevice, volume!.linux_device)
+    const kinds = (await listEvents(gw.db.pool, { nodeId: 'build-v' })).map((e) => e.kind)
+    assert.ok(kinds.includes('provision_volume_created') && kinds.includes('provision_volume_attached'), String(kinds))
+    const rendered = renderInventory({
+      definition,
+      stateNodes: await listNodes(gw.db.pool),
+      hostPolicy: loadHostPolicy(),
+      knownHostsPath: '/tmp/known_hosts',
+    })
+    const hostVars = (parse(rendered.yaml) as { all: { hosts: Record<string, Record<string, unknown>> } }).all.hosts
+    assert.deepEqual(hostVars['build-v']!.fleetkit_data_volume, {
+      filesystem: 'xfs',
+      mountPoint: '/srv/fleetkit',
+      device: volume!.linux_device,
+    })
+    assert.equal(hostVars['build-2']?.fleetkit_data_volume ?? null, null, 'a node without a volume gets none')
+
+    declare('build-vbad')
+    const before = stub.requests.length
+    for (const size of ['9', '10241', '1.5', 'lots', '-20'])
+      await rejectsWith(
+        Promise.resolve().then(() => parseVolumeSize(size)),
+        'VOLUME_SIZE_INVALID',
+      )
+    assert.equal(parseVolumeSize('50G'), 50)
+    assert.equal(stub.requests.length, before, 'nothing sent')
+    assert.equal(await getProvisionRow(gw.db.pool, 'build-vbad'), undefined, 'nothing written')
+  })
+
+  it('--volume crash safety: a create that times out after the volume exists, and a kill after it, end with one volume after --resume', async () => {
+    declare('build-vt')
+    stub.inject({ method: 'POST', path: '/volumes', kind: 'hang', afterEffect: true })
+    const adopted = await provision('build-vt', { request: { volumeSizeGb: 10 } })
+    assert.equal(adopted.volume?.adopted, true, 'found by its label after the lost answer')
+    assert.equal(adopted.volume?.state, 'attached')
+    assert.equal(volumesOf('build-vt').length, 1)
+    assert.equal(volumeCreates('build-vt').length, 1, 'never created twice')
+
+    for (const point of ['beforeCreate', 'created', 'attached'] as const) {
+      const id = `build-vk-${point.toLowerCase()}`
+      declare(id)
+      const kill = () => {
+        throw new Error('killed')
+      }
+      await assert.rejects(
+        provision(id, {
+          request: { volumeSizeGb: 10 },
+          ...(point === 'beforeCreate'
+            ? { beforeVolumeCreate: kill }
+            : { afterVolumeStep: (step: string) => (step === point ? kill() : undefined) }),
+        }),
+        /killed/,
+      )
+      const done = await provision(id, { resume: true })
+      assert.equal(done.volume?.state, 'attached', point)
+      assert.equal(volumesOf(id).length, 1, `one volume after a kill at ${point}`)
+      assert.ok(volumeCreates(id).length <= 1, `never a second create after a kill at ${point}`)
+      assert.equal(volumesOf(id)[0]!.server, serversOf(id)[0]!.id)
+    }
+
+    // A volume with the node's name but not its label is someone else's: a conflict, never adopted.
+    declare('build-vc')
+    await client.createVolume({ name: 'build-vc', size: 10, location: 'fsn1', labels: { 'fleetkit.node_id': 'other' } })
+    await rejectsWith(provision('build-vc', { request: { volumeSizeGb: 10 } }), 'PROVIDER_NAME_CONFLICT')
+    assert.equal(volumesOf('build-vc').length, 0)
+  })
+
+  it('decommission detaches the volume and keeps it; with --delete-volume it is deleted exactly once, a failed delete retried', async () => {
+    const decommission = (nodeId: string, deleteVolume: boolean) =>
+      decommissionNode({ pool: gw.db.pool, nodeId, actor: 'test', clock, provider: () => client, deleteVolume })
+    const [kept] = volumesOf('build-vt')
+    const shown = await runFleetkit(['node', 'show', 'build-vt', '--json'], { env: { DATABASE_URL: gw.db.url } })
+    assert.equal(shown.code, 0, shown.stderr)
+    assertMatchesOutputSchema('node-show', shown.json)
+    assert.deepEqual(shown.json.result.node.volume, {
+      id: kept!.id,
+      sizeGb: 10,
+      state: 'attached',
+      linuxDevice: kept!.linux_device,
+    })
+    const keptResult = await decommission('build-vt', false)
+    assert.deepEqual(keptResult.volume, { id: kept!.id, state: 'detached', kept: true })
+    assert.equal(stub.api.volumes.get(kept!.id)?.server, null, 'detached')
+    assert.ok(stub.api.volumes.has(kept!.id), 'kept with its data')
+    assert.ok(
+      (await listEvents(gw.db.pool, { nodeId: 'build-vt' })).some(
+        (e) => e.kind === 'provider_volume_detached' && e.data.kept === true,
+      ),
+    )
+
+    const [doomed] = volumesOf('build-v')
+    stub.inject({ method: 'DELETE', path: `/volumes/${doomed!.id}`, kind: 'status', status: 503, times: 4 })
+    await rejectsWith(decommission('build-v', true), 'PROVIDER_VOLUME_DELETE_FAILED')
+    assert.ok(stub.api.volumes.has(doomed!.id), 'still there after the failed delete')
+    assert.equal((await getProvisionRow(gw.db.pool, 'build-v'))!.status, 'retired')
+    const done = await decommission('build-v', true)
+    assert.deepEqual(done.volume, { id: doomed!.id, state: 'deleted', kept: false })
+    assert.equal(stub.api.volumes.has(doomed!.id), false)
+    const deletes = stub.requests.filter((r) => r.method === 'DELETE' && r.path === `/volumes/${doomed!.id}`)
+    assert.equal(deletes.filter((r) => r.status === 204 || r.status === 200).length, 1, 'deleted exactly once')
+    const again = await decommission('build-v', true)
+    assert.equal(again.volume, undefined, 'nothing owed any more')
   })
 
   it('the CLI: an undeclared node is NODE_UNDECLARED with the YAML to add; a declared one is provisioned (--no-wait --json)', async () => {
