@@ -94,7 +94,8 @@ describe('fleetkit demo: the whole of fleetkit on loopback, and nothing left beh
 
   it('a killed run leaves its fleet; the next run removes it, runs every step to its end and leaves nothing', async () => {
     const killed = demo([])
-    await eventually('the killed run to start its agents', () => output(killed).includes('[5/11]'), {
+    // Step 5 starts the agents; once step 6 is printed they run (on a loaded machine, well after step 5's title).
+    await eventually('the killed run to start its agents', () => output(killed).includes('[6/11]'), {
       timeoutMs: 120_000,
       stop: () => (killed.exit() ? `it exited: ${output(killed)}` : undefined),
     })

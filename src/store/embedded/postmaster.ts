@@ -1,6 +1,6 @@
 // Finding a running embedded server: PostgreSQL's own postmaster.pid (the final word on
 // whether one runs) and fleetkit's server.json (which PID and port the starter saw).
-import { readFileSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -36,14 +36,26 @@ export async function readPostmasterPid(dataDir: string): Promise<PostmasterPid 
   return { pid, port: Number.isInteger(port) ? port : 0, status: (lines[7] ?? '').trim() }
 }
 
-/** A live process that is a PostgreSQL server, not another program that reused a stale PID. */
-export function isPostgresProcess(pid: number): boolean {
+/**
+ * A live process that is the PostgreSQL server of `dataDir`: not another program, nor another
+ * PostgreSQL server, that reused a stale PID (PIDs wrap at 32768 on many machines). A postmaster's
+ * working directory is its data directory; where /proc cannot tell (another OS, no permission), the
+ * process name alone decides.
+ */
+export function isPostgresProcess(pid: number, dataDir: string): boolean {
   if (!processIsAlive(pid)) return false
   if (process.platform !== 'linux') return true
   try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres')
+    if (!readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres')) return false
   } catch {
     return true
+  }
+  try {
+    return realpathSync(`/proc/${pid}/cwd`) === realpathSync(dataDir)
+  } catch (error) {
+    // Not ours to look at: the name said postgres. Gone meanwhile, or no such data directory: not it.
+    const code = (error as NodeJS.ErrnoException).code
+    return code === 'EACCES' || code === 'EPERM'
   }
 }
 
@@ -53,7 +65,7 @@ export async function findReadyServer(paths: EmbeddedServerPaths): Promise<Postm
   if (!record) return undefined
   const pm = await readPostmasterPid(paths.dataDir)
   if (!pm || pm.pid !== record.pid || pm.port !== record.port || pm.status !== 'ready') return undefined
-  return isPostgresProcess(pm.pid) ? pm : undefined
+  return isPostgresProcess(pm.pid, paths.dataDir) ? pm : undefined
 }
 
 export async function readServerRecord(path: string): Promise<ServerRecord | undefined> {

@@ -106,7 +106,7 @@ export async function inspectEmbeddedServer(stateDir: string): Promise<EmbeddedS
   const paths = embeddedServerPaths(stateDir)
   const initialised = existsSync(join(paths.dataDir, 'PG_VERSION'))
   const pm = await readPostmasterPid(paths.dataDir)
-  const running = pm !== undefined && isPostgresProcess(pm.pid) && pm.status === 'ready'
+  const running = pm !== undefined && isPostgresProcess(pm.pid, paths.dataDir) && pm.status === 'ready'
   return {
     dataDir: paths.dataDir,
     initialised,
@@ -122,8 +122,9 @@ export async function inspectEmbeddedServer(stateDir: string): Promise<EmbeddedS
  * alive: only a gone server may be started again (the gateway's health check, database-health.ts).
  */
 export async function livePostmasterPid(stateDir: string): Promise<number | undefined> {
-  const pm = await readPostmasterPid(embeddedServerPaths(stateDir).dataDir)
-  return pm !== undefined && isPostgresProcess(pm.pid) ? pm.pid : undefined
+  const { dataDir } = embeddedServerPaths(stateDir)
+  const pm = await readPostmasterPid(dataDir)
+  return pm !== undefined && isPostgresProcess(pm.pid, dataDir) ? pm.pid : undefined
 }
 
 export interface StopResult {
@@ -141,7 +142,7 @@ export async function stopEmbeddedServer(stateDir: string, options: { timeoutMs?
     async () => {
       const pm = await readPostmasterPid(paths.dataDir)
       // server.json stays: its port is reused at the next start (see startServer).
-      if (!pm || !isPostgresProcess(pm.pid)) return { wasRunning: false }
+      if (!pm || !isPostgresProcess(pm.pid, paths.dataDir)) return { wasRunning: false }
       process.kill(pm.pid, 'SIGINT')
       if (!(await waitUntilGone(pm.pid, timeoutMs))) {
         throw new FleetkitError(
@@ -171,7 +172,7 @@ async function startLocked(
   let initialised = false
   for (let attempt = 1; ; attempt++) {
     const pm = await readPostmasterPid(paths.dataDir)
-    if (pm && isPostgresProcess(pm.pid)) {
+    if (pm && isPostgresProcess(pm.pid, paths.dataDir)) {
       // A server runs (perhaps started by a process that broke a stale lock): wait for it.
       const ready = await waitUntilReady(paths.dataDir, pm.pid, undefined, timeoutMs)
       if (ready) return finish(paths, ready, password, false, initialised)

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
-import { readPostmasterPid } from '../../../src/store/embedded/postmaster.js'
+import { isPostgresProcess, readPostmasterPid } from '../../../src/store/embedded/postmaster.js'
 
 describe('readPostmasterPid', () => {
   let dir: string
@@ -44,5 +45,37 @@ describe('readPostmasterPid', () => {
       paths.filter((path) => other.includes(path)),
       [],
     )
+  })
+})
+
+describe('isPostgresProcess: the server of this data directory, not a reused PID', () => {
+  let dir: string
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-pm-'))
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('is the postgres-named process whose working directory is the data directory, and no other', async () => {
+    // A stand-in postmaster: a program named postgres…, started in its "data directory".
+    const program = join(dir, 'postgres-standin')
+    await copyFile('/bin/sleep', program)
+    await chmod(program, 0o755)
+    const ours = join(dir, 'data')
+    const theirs = join(dir, 'other-data')
+    await mkdir(ours)
+    await mkdir(theirs)
+    const server = spawn(program, ['30'], { cwd: theirs, stdio: 'ignore' })
+    const sleeper = spawn('sleep', ['30'], { cwd: ours, stdio: 'ignore' })
+    try {
+      assert.equal(isPostgresProcess(server.pid!, theirs), true)
+      assert.equal(isPostgresProcess(server.pid!, ours), false, 'another PostgreSQL server that took the stale PID')
+      assert.equal(isPostgresProcess(sleeper.pid!, ours), false, 'another program that took the stale PID')
+      assert.equal(isPostgresProcess(server.pid!, join(dir, 'gone')), false, 'a data directory that does not exist')
+    } finally {
+      server.kill('SIGKILL')
+      sleeper.kill('SIGKILL')
+    }
   })
 })
