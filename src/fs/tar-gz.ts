@@ -329,10 +329,3 @@ async function chownPath(path: string, owner: { uid: number; gid: number }): Pro
     await handle?.close()
   }
 }
-
-/** The SHA-256 of a whole file, streamed. */
-export async function sha256OfFile(path: string): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) hash.update(chunk)
-  return hash.digest('hex')
-}

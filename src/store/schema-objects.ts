@@ -62,7 +62,8 @@ export async function listTables(q: Queryable, schema: string): Promise<SchemaTa
     [schema],
   )
   const byName = new Map<string, SchemaTable>(tables.rows.map((t) => [t.name, { name: t.name, columns: [] }]))
-  for (const c of columns.rows) byName.get(c.table)?.columns.push({ name: c.name, type: c.type, generated: c.generated })
+  for (const c of columns.rows)
+    byName.get(c.table)?.columns.push({ name: c.name, type: c.type, generated: c.generated })
   const needs = new Map<string, Set<string>>([...byName.keys()].map((name) => [name, new Set<string>()]))
   for (const r of references.rows) if (r.from !== r.to && byName.has(r.to)) needs.get(r.from)?.add(r.to)
   return foreignKeyOrder([...byName.values()], needs)

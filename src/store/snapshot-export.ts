@@ -6,7 +6,7 @@ import { assertSchemaCompatible, type Migration } from './migrate.js'
 import { currentSchema, listSequences, listTables, qualified, type SchemaTable } from './schema-objects.js'
 import { withTransaction } from './transaction.js'
 
-export interface SnapshotTable extends SchemaTable {
+interface SnapshotTable extends SchemaTable {
   /** @minimum 0 */
   rows: number
 }

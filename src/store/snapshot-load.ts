@@ -4,7 +4,13 @@
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { applyMigrationsWithin, assertSchemaCompatible, loadMigrations, type Migration, MIGRATION_LOCK_KEY } from './migrate.js'
+import {
+  applyMigrationsWithin,
+  assertSchemaCompatible,
+  loadMigrations,
+  type Migration,
+  MIGRATION_LOCK_KEY,
+} from './migrate.js'
 import { sqlState } from './pg-errors.js'
 import {
   currentSchema,
@@ -107,7 +113,8 @@ async function assertSameShape(client: pg.PoolClient, schema: string, snapshot: 
   for (const name of built.keys()) if (!inSnapshot.has(name)) problems.push(`the backup lacks table ${name}`)
   const sequences = new Set(await listSequences(client, schema))
   for (const s of snapshot.sequences)
-    if (!sequences.has(s.name)) problems.push(`sequence ${s.name} does not exist at schema version ${snapshot.schemaVersion}`)
+    if (!sequences.has(s.name))
+      problems.push(`sequence ${s.name} does not exist at schema version ${snapshot.schemaVersion}`)
   if (problems.length > 0) {
     throw new FleetkitError(
       'BACKUP_INVALID',
