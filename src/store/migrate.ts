@@ -221,6 +221,10 @@ export async function applyMigrationsWithin(
 async function readApplied(
   q: Queryable,
 ): Promise<{ version: number; name: string; sha256: string | null; appliedAt: Date }[]> {
+  // Looked up first, not caught: inside a transaction (a backup's snapshot, a restore) a failed
+  // statement would abort the whole transaction.
+  const present = await q.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")
+  if (!present.rows[0]?.present) return []
   try {
     const result = await q.query<{ version: number; name: string; sha256: string | null; applied_at: Date }>(
       'SELECT version, name, sha256, applied_at FROM schema_migrations ORDER BY version',

@@ -158,6 +158,21 @@ describe('db backup and restore: the drill', function () {
     const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM nodes')
     assert.equal(rows[0].n, 0, 'nothing loaded')
 
+    // A database no fleetkit ever touched: nothing to back up (a coded refusal), and a restore builds it.
+    const empty = await freshDatabase(pg.url)
+    databases.push(empty)
+    await empty.pool.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public')
+    const nothing = await runFleetkit(['db', 'backup', '--out', join(dir, 'none.tar.gz'), '--json'], {
+      env: { DATABASE_URL: empty.url, FLEETKIT_PKI_DIR: join(dir, 'no-pki') },
+    })
+    assert.equal(nothing.json.code, 'BACKUP_INVALID', nothing.stdout)
+    const built = await runFleetkit(['db', 'restore', file, '--pki-dir', join(dir, 'built-pki'), '--json'], {
+      env: { DATABASE_URL: empty.url },
+    })
+    assert.equal(built.code, 0, built.stdout + built.stderr)
+    const { rows: kept } = await empty.pool.query("SELECT id FROM nodes WHERE id = 'keep-1'")
+    assert.equal(kept.length, 1)
+
     const forced = await runFleetkit(['db', 'restore', file, '--pki-dir', gw.pkiDir, '--force', '--json'], { env })
     assert.equal(forced.code, 0, forced.stdout + forced.stderr)
     assert.match(forced.json.result.pki.keptAside, /\.before-restore-/)
