@@ -15,6 +15,7 @@ import { SYNC_CODES } from './codes/sync.js'
 import { PROVIDER_CODES } from './codes/provider.js'
 import { PROVISION_CODES } from './codes/provision.js'
 import { DEMO_CODES } from './codes/demo.js'
+import { BACKUP_CODES } from './codes/backup.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -35,6 +36,7 @@ export const FAILURE_CODES = {
   ...PROVIDER_CODES,
   ...PROVISION_CODES,
   ...DEMO_CODES,
+  ...BACKUP_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

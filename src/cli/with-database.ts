@@ -10,8 +10,10 @@ export async function withDatabase<T>(
   stateDir: string | undefined,
   progress: (message: string) => void,
   work: (pool: pg.Pool) => Promise<T>,
+  /** `none`: connect without checking or migrating the schema (db backup and restore judge it themselves). */
+  schema?: 'none',
 ): Promise<T> {
-  const database = await openDatabase({ ...stateDirOption(stateDir), progress })
+  const database = await openDatabase({ ...stateDirOption(stateDir), progress, ...(schema ? { schema } : {}) })
   try {
     return await work(database.pool)
   } finally {

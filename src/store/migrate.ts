@@ -46,8 +46,15 @@ export interface MigrateResult {
 }
 
 const MIGRATION_FILE = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/
-/** One advisory lock key for every migrator of a database ("fleetkit" as ASCII digits). */
-const MIGRATION_LOCK_KEY = 7_020_865_311
+/** One advisory lock key for every migrator of a database ("fleetkit" as ASCII digits); a restore takes it too. */
+export const MIGRATION_LOCK_KEY = 7_020_865_311
+
+const CREATE_SCHEMA_MIGRATIONS = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version integer PRIMARY KEY,
+  name text NOT NULL,
+  sha256 text,
+  applied_at timestamptz NOT NULL DEFAULT now()
+)`
 
 /**
  * The migrations directory: beside this module (src/ under tsx, or dist/ when the build
@@ -134,12 +141,7 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
 
   await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version integer PRIMARY KEY,
-      name text NOT NULL,
-      sha256 text,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`)
+    await client.query(CREATE_SCHEMA_MIGRATIONS)
   })
 
   const applied: { version: number; name: string }[] = []
@@ -179,9 +181,50 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
   return { applied, status: await schemaStatus(pool, migrations) }
 }
 
+/**
+ * Apply the migrations numbered above `after` and up to `upTo` on `client`, inside the caller's
+ * transaction (a restore builds a backup's schema this way: all of it commits or none). The
+ * caller holds MIGRATION_LOCK_KEY. A failing migration is STATE_MIGRATION_FAILED.
+ */
+export async function applyMigrationsWithin(
+  client: Queryable,
+  migrations: Migration[],
+  range: { after: number; upTo: number },
+): Promise<{ version: number; name: string }[]> {
+  await client.query(CREATE_SCHEMA_MIGRATIONS)
+  const applied: { version: number; name: string }[] = []
+  for (const migration of migrations) {
+    if (migration.version <= range.after || migration.version > range.upTo) continue
+    await client.query('INSERT INTO schema_migrations (version, name, sha256) VALUES ($1, $2, $3)', [
+      migration.version,
+      migration.name,
+      migration.sha256,
+    ])
+    try {
+      await client.query(migration.sql)
+    } catch (error) {
+      throw new FleetkitError(
+        'STATE_MIGRATION_FAILED',
+        `migration ${pad(migration.version)}-${migration.name} failed (${sqlState(error) ?? 'no SQLSTATE'}); it was rolled back`,
+        {
+          actions: ['fleetkit db status', 'fix the cause in the database, then run the command again'],
+          data: { version: migration.version, name: migration.name, sqlstate: sqlState(error) ?? null },
+          cause: error,
+        },
+      )
+    }
+    applied.push({ version: migration.version, name: migration.name })
+  }
+  return applied
+}
+
 async function readApplied(
   q: Queryable,
 ): Promise<{ version: number; name: string; sha256: string | null; appliedAt: Date }[]> {
+  // Looked up first, not caught: inside a transaction (a backup's snapshot, a restore) a failed
+  // statement would abort the whole transaction.
+  const present = await q.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")
+  if (!present.rows[0]?.present) return []
   try {
     const result = await q.query<{ version: number; name: string; sha256: string | null; applied_at: Date }>(
       'SELECT version, name, sha256, applied_at FROM schema_migrations ORDER BY version',

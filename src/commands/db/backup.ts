@@ -1,0 +1,53 @@
+// `fleetkit db backup [--out FILE]`: the state database and the PKI directory in one file
+// (src/lifecycle/db-backup.ts).
+import { Flags } from '@oclif/core'
+
+import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { withDatabase } from '../../cli/with-database.js'
+import type { BackupResult } from '../../lifecycle/db-backup.js'
+import { resolvePkiDir } from '../../pki/pki-dir.js'
+
+export default class DbBackup extends FleetkitCommand<BackupResult> {
+  static override summary = 'Back up the state database and the PKI directory into one file (0600).'
+  static override description = `One consistent snapshot of every table (one REPEATABLE READ transaction, while gateways
+keep running), the PKI directory beside it, and a manifest with each part's SHA-256, in a gzip'd tar
+written 0600 and never over an existing file. Works for the embedded server and DATABASE_URL. The file
+holds the CA key and the secrets' hashes: keep it as you keep the CA key. docs/state.md says what a
+restore brings back and what it forgets.`
+  static override examples = [
+    '<%= config.bin %> <%= command.id %>',
+    '<%= config.bin %> <%= command.id %> --out /backups/fleet-$(date +%F).tar.gz --json',
+  ]
+  static override flags = {
+    out: Flags.string({
+      summary: 'The file to write (default fleetkit-backup-<UTC time>.tar.gz here); never overwritten.',
+      helpValue: 'FILE',
+    }),
+    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'state-dir': stateDirFlag(),
+  }
+
+  async run(): Promise<BackupResult> {
+    const { flags } = await this.parse(DbBackup)
+    const { backupState, defaultBackupName } = await import('../../lifecycle/db-backup.js')
+    const now = new Date()
+    const pkiDir = flags['pki-dir']
+      ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
+      : resolvePkiDir(envWithStateDir(flags['state-dir']))
+    const r = await this.withProgress((progress) =>
+      withDatabase(
+        flags['state-dir'],
+        progress,
+        (pool) => backupState({ pool, pkiDir, out: flags.out ?? defaultBackupName(now), now, progress }),
+        'none',
+      ),
+    )
+    const rows = r.tables.reduce((sum, t) => sum + t.rows, 0)
+    this.log(`Wrote ${r.file} (${r.bytes} bytes, mode 0600: it holds the CA key and the secrets' hashes)`)
+    this.log(`  snapshot of ${r.takenAt}, schema version ${r.schemaVersion}, ${r.tables.length} tables, ${rows} rows`)
+    this.log(`  PKI: ${r.pkiFiles.length > 0 ? r.pkiFiles.join(', ') : 'none (no PKI directory)'}`)
+    this.log(`  sha256 ${r.sha256}`)
+    return r
+  }
+}

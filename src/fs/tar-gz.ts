@@ -1,0 +1,331 @@
+// Backups as gzip-compressed ustar archives, streamed: a writer that adds files, bytes and
+// directories with each member's SHA-256, and an extractor that refuses anything but plain members.
+import { createHash } from 'node:crypto'
+import { constants, createReadStream } from 'node:fs'
+import { type FileHandle, mkdir, open } from 'node:fs/promises'
+import { once } from 'node:events'
+import { dirname, join, normalize, sep } from 'node:path'
+import { createGunzip, createGzip } from 'node:zlib'
+
+const BLOCK = 512
+
+/** One member as written or extracted: its bytes' SHA-256 and size (directories have neither). */
+export interface TarMember {
+  name: string
+  type: 'file' | 'directory'
+  mode: number
+  size: number
+  sha256: string
+}
+
+export class TarGzFormatError extends Error {}
+
+function putString(header: Buffer, offset: number, length: number, value: string): void {
+  const bytes = Buffer.from(value, 'utf8')
+  if (bytes.length > length) throw new TarGzFormatError(`tar field too long: ${value}`)
+  bytes.copy(header, offset)
+}
+
+function putOctal(header: Buffer, offset: number, length: number, value: number): void {
+  const digits = value.toString(8).padStart(length - 1, '0')
+  if (digits.length > length - 1) throw new TarGzFormatError(`tar number too large: ${value}`)
+  putString(header, offset, length, `${digits}\0`)
+}
+
+/** Splits a name into ustar's prefix (155) and name (100) fields at a slash. */
+function splitName(name: string): { prefix: string; base: string } {
+  if (Buffer.byteLength(name) <= 100) return { prefix: '', base: name }
+  for (let i = name.length - 1; i > 0; i--) {
+    if (name[i] !== '/') continue
+    const prefix = name.slice(0, i)
+    const base = name.slice(i + 1)
+    if (Buffer.byteLength(prefix) <= 155 && Buffer.byteLength(base) <= 100 && base !== '') return { prefix, base }
+  }
+  throw new TarGzFormatError(`tar name too long: ${name}`)
+}
+
+function header(entry: { name: string; mode: number; size: number; type: 'file' | 'directory'; mtime: number }) {
+  const block = Buffer.alloc(BLOCK, 0)
+  const { prefix, base } = splitName(entry.name)
+  putString(block, 0, 100, base)
+  putOctal(block, 100, 8, entry.mode & 0o7777)
+  putOctal(block, 108, 8, 0)
+  putOctal(block, 116, 8, 0)
+  putOctal(block, 124, 12, entry.size)
+  putOctal(block, 136, 12, entry.mtime)
+  block.fill(0x20, 148, 156)
+  block[156] = entry.type === 'directory' ? 0x35 : 0x30
+  putString(block, 257, 6, 'ustar\0')
+  putString(block, 263, 2, '00')
+  putOctal(block, 329, 8, 0)
+  putOctal(block, 337, 8, 0)
+  putString(block, 345, 155, prefix)
+  let sum = 0
+  for (const byte of block) sum += byte
+  putString(block, 148, 8, `${sum.toString(8).padStart(6, '0')}\0 `)
+  return block
+}
+
+export interface TarGzWriter {
+  /** Adds bytes held in memory. */
+  addBytes(name: string, data: Uint8Array, mode?: number): Promise<TarMember>
+  /**
+   * Adds a file from disk. Its size is read first; a file that shrinks while it is read is padded
+   * with zeros and one that grows is cut there (as pg_basebackup does: WAL replay repairs both).
+   */
+  addFile(name: string, path: string, mode?: number): Promise<TarMember>
+  addDirectory(name: string, mode?: number): Promise<TarMember>
+  /** Ends the archive, fsyncs and closes the file; the archive's own SHA-256 and size. */
+  finish(): Promise<{ sha256: string; size: number }>
+  /** Closes and leaves the file as it is (the caller removes it). */
+  abort(): Promise<void>
+}
+
+/** A new archive at `path` (created exclusively, `mode` 0600 by default; never an existing file). */
+export async function createTarGz(path: string, options: { mode?: number; mtime?: Date } = {}): Promise<TarGzWriter> {
+  const mode = options.mode ?? 0o600
+  const mtime = Math.floor((options.mtime ?? new Date()).getTime() / 1000)
+  const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode)
+  await handle.chmod(mode)
+  const gzip = createGzip({ level: 6 })
+  const whole = createHash('sha256')
+  let size = 0
+  let writeError: Error | undefined
+  const drained = (async () => {
+    for await (const chunk of gzip as AsyncIterable<Buffer>) {
+      whole.update(chunk)
+      size += chunk.length
+      await handle.write(chunk)
+    }
+  })().catch((error: Error) => {
+    writeError = error
+    gzip.destroy()
+  })
+  const names = new Set<string>()
+
+  async function put(data: Uint8Array): Promise<void> {
+    if (writeError) throw writeError
+    if (!gzip.write(data)) await Promise.race([once(gzip, 'drain'), drained])
+    if (writeError) throw writeError
+  }
+  async function pad(length: number): Promise<void> {
+    const rest = length % BLOCK
+    if (rest !== 0) await put(Buffer.alloc(BLOCK - rest, 0))
+  }
+  function claim(name: string): void {
+    if (names.has(name)) throw new TarGzFormatError(`two members named ${name}`)
+    names.add(name)
+  }
+
+  return {
+    async addBytes(name, data, fileMode = 0o600) {
+      claim(name)
+      await put(header({ name, mode: fileMode, size: data.length, type: 'file', mtime }))
+      await put(data)
+      await pad(data.length)
+      return {
+        name,
+        type: 'file',
+        mode: fileMode,
+        size: data.length,
+        sha256: createHash('sha256').update(data).digest('hex'),
+      }
+    },
+    async addFile(name, path, fileMode) {
+      claim(name)
+      const source = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+      try {
+        const info = await source.stat()
+        if (!info.isFile()) throw new TarGzFormatError(`${path} is not a regular file`)
+        const length = info.size
+        const memberMode = fileMode ?? info.mode & 0o7777
+        await put(header({ name, mode: memberMode, size: length, type: 'file', mtime }))
+        const hash = createHash('sha256')
+        let done = 0
+        const chunk = Buffer.alloc(1 << 20)
+        while (done < length) {
+          const want = Math.min(chunk.length, length - done)
+          const { bytesRead } = await source.read(chunk, 0, want, done)
+          const piece = bytesRead === 0 ? Buffer.alloc(want, 0) : Buffer.from(chunk.subarray(0, bytesRead))
+          hash.update(piece)
+          await put(piece)
+          done += piece.length
+        }
+        await pad(length)
+        return { name, type: 'file', mode: memberMode, size: length, sha256: hash.digest('hex') }
+      } finally {
+        await source.close()
+      }
+    },
+    async addDirectory(name, dirMode = 0o700) {
+      const dirName = name.endsWith('/') ? name : `${name}/`
+      claim(dirName)
+      await put(header({ name: dirName, mode: dirMode, size: 0, type: 'directory', mtime }))
+      return { name: dirName, type: 'directory', mode: dirMode, size: 0, sha256: '' }
+    },
+    async finish() {
+      await put(Buffer.alloc(2 * BLOCK, 0))
+      gzip.end()
+      await drained
+      if (writeError) {
+        await handle.close()
+        throw writeError
+      }
+      await handle.sync()
+      await handle.close()
+      return { sha256: whole.digest('hex'), size }
+    },
+    async abort() {
+      gzip.destroy()
+      await drained.catch(() => undefined)
+      await handle.close().catch(() => undefined)
+    },
+  }
+}
+
+function field(block: Buffer, offset: number, length: number): string {
+  const slice = block.subarray(offset, offset + length)
+  const end = slice.indexOf(0)
+  return slice.subarray(0, end === -1 ? length : end).toString('utf8')
+}
+
+function octal(block: Buffer, offset: number, length: number): number {
+  if ((block[offset]! & 0x80) !== 0) throw new TarGzFormatError('base-256 numeric fields are not accepted')
+  const text = field(block, offset, length).trim()
+  if (text === '') return 0
+  if (!/^[0-7]+$/.test(text)) throw new TarGzFormatError(`bad octal field ${JSON.stringify(text)}`)
+  return Number.parseInt(text, 8)
+}
+
+/** A member name that stays inside the extraction directory: relative, no `..`, no empty parts. */
+function safeName(name: string): string {
+  const trimmed = name.endsWith('/') ? name.slice(0, -1) : name
+  if (trimmed === '' || trimmed.startsWith('/') || trimmed.includes('\0'))
+    throw new TarGzFormatError(`unsafe member name ${JSON.stringify(name)}`)
+  const parts = trimmed.split('/')
+  if (parts.some((p) => p === '' || p === '.' || p === '..'))
+    throw new TarGzFormatError(`unsafe member name ${JSON.stringify(name)}`)
+  return normalize(parts.join(sep))
+}
+
+/** Reads exactly `length` bytes from a chunked stream, keeping what is left over. */
+class ChunkReader {
+  private buffered: Buffer[] = []
+  private available = 0
+  private done = false
+  constructor(private readonly source: AsyncIterator<Buffer>) {}
+
+  async read(length: number): Promise<Buffer | undefined> {
+    while (this.available < length && !this.done) {
+      const next = await this.source.next()
+      if (next.done) this.done = true
+      else {
+        this.buffered.push(next.value)
+        this.available += next.value.length
+      }
+    }
+    if (this.available < length) return undefined
+    const all = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered)
+    const out = all.subarray(0, length)
+    const rest = all.subarray(length)
+    this.buffered = rest.length > 0 ? [rest] : []
+    this.available = rest.length
+    return out
+  }
+}
+
+export interface ExtractOptions {
+  /** Refuse an archive with more members than this (default 100,000). */
+  maxMembers?: number
+  /** Owner of what is written (the embedded server's `postgres` user when fleetkit runs as root). */
+  owner?: { uid: number; gid: number }
+}
+
+/**
+ * Extracts `archive` into the existing directory `dest`: regular files and directories only (a
+ * link, a device, an absolute name, `..` or a duplicate throws TarGzFormatError), each file created
+ * exclusively and fsynced; returns every member with the SHA-256 of the bytes written.
+ */
+export async function extractTarGz(archive: string, dest: string, options: ExtractOptions = {}): Promise<TarMember[]> {
+  const maxMembers = options.maxMembers ?? 100_000
+  const gunzip = createGunzip()
+  const input = createReadStream(archive)
+  input.on('error', (error) => gunzip.destroy(error))
+  input.pipe(gunzip)
+  const reader = new ChunkReader((gunzip as AsyncIterable<Buffer>)[Symbol.asyncIterator]())
+  const members: TarMember[] = []
+  const seen = new Set<string>()
+  try {
+    for (;;) {
+      const block = await reader.read(BLOCK)
+      if (!block) throw new TarGzFormatError('the archive ends without its end marker')
+      if (block.every((b) => b === 0)) break
+      let sum = 0
+      for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : block[i]!
+      if (sum !== octal(block, 148, 8)) throw new TarGzFormatError('a member header is damaged (bad checksum)')
+      if (field(block, 257, 5) !== 'ustar') throw new TarGzFormatError('not a ustar archive')
+      const flag = String.fromCharCode(block[156]!)
+      const prefix = field(block, 345, 155)
+      const rawName = prefix === '' ? field(block, 0, 100) : `${prefix}/${field(block, 0, 100)}`
+      const size = octal(block, 124, 12)
+      const mode = octal(block, 100, 8) & 0o777
+      const type = flag === '5' ? 'directory' : flag === '0' || flag === '\0' ? 'file' : undefined
+      if (!type) throw new TarGzFormatError(`member ${JSON.stringify(rawName)} is not a regular file or directory`)
+      const relative = safeName(rawName)
+      const name = type === 'directory' ? `${relative.split(sep).join('/')}/` : relative.split(sep).join('/')
+      if (seen.has(name)) throw new TarGzFormatError(`two members named ${name}`)
+      seen.add(name)
+      if (members.length >= maxMembers) throw new TarGzFormatError(`more than ${maxMembers} members`)
+      const target = join(dest, relative)
+      if (type === 'directory') {
+        await mkdir(target, { recursive: true, mode: 0o700 })
+        if (options.owner) await chownPath(target, options.owner)
+        members.push({ name, type, mode, size: 0, sha256: '' })
+        continue
+      }
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 })
+      const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)
+      const hash = createHash('sha256')
+      try {
+        await handle.chmod(mode)
+        let left = size
+        while (left > 0) {
+          const piece = await reader.read(Math.min(left, 1 << 20))
+          if (!piece) throw new TarGzFormatError(`the archive ends inside ${name}`)
+          hash.update(piece)
+          await handle.write(piece)
+          left -= piece.length
+        }
+        if (options.owner) await handle.chown(options.owner.uid, options.owner.gid)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      const rest = size % BLOCK
+      if (rest !== 0 && !(await reader.read(BLOCK - rest)))
+        throw new TarGzFormatError(`the archive ends inside ${name}`)
+      members.push({ name, type, mode, size, sha256: hash.digest('hex') })
+    }
+  } catch (error) {
+    if (error instanceof TarGzFormatError) throw error
+    const code = (error as { code?: string }).code
+    // zlib's errors: not gzip, a damaged stream, a truncated one.
+    if (code?.startsWith('Z_') || code === 'ERR_ZLIB_INITIALIZATION_FAILED')
+      throw new TarGzFormatError(`not a readable gzip stream (${code})`)
+    throw error
+  } finally {
+    input.destroy()
+    gunzip.destroy()
+  }
+  return members
+}
+
+async function chownPath(path: string, owner: { uid: number; gid: number }): Promise<void> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(path, constants.O_RDONLY)
+    await handle.chown(owner.uid, owner.gid)
+  } finally {
+    await handle?.close()
+  }
+}
