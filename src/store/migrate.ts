@@ -160,19 +160,7 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
         [migration.version, migration.name, migration.sha256],
       )
       if (inserted.rowCount === 0) return 'skipped' as const
-      try {
-        await client.query(migration.sql)
-      } catch (error) {
-        throw new FleetkitError(
-          'STATE_MIGRATION_FAILED',
-          `migration ${pad(migration.version)}-${migration.name} failed (${sqlState(error) ?? 'no SQLSTATE'}); it was rolled back`,
-          {
-            actions: ['fleetkit db status', 'fix the cause in the database, then: fleetkit db migrate'],
-            data: { version: migration.version, name: migration.name, sqlstate: sqlState(error) ?? null },
-            cause: error,
-          },
-        )
-      }
+      await runMigration(client, migration, 'fleetkit db migrate')
       return 'ran' as const
     })
     if (ran === 'newer') throw newerThanCli(await schemaStatus(pool, migrations))
@@ -200,22 +188,27 @@ export async function applyMigrationsWithin(
       migration.name,
       migration.sha256,
     ])
-    try {
-      await client.query(migration.sql)
-    } catch (error) {
-      throw new FleetkitError(
-        'STATE_MIGRATION_FAILED',
-        `migration ${pad(migration.version)}-${migration.name} failed (${sqlState(error) ?? 'no SQLSTATE'}); it was rolled back`,
-        {
-          actions: ['fleetkit db status', 'fix the cause in the database, then run the command again'],
-          data: { version: migration.version, name: migration.name, sqlstate: sqlState(error) ?? null },
-          cause: error,
-        },
-      )
-    }
+    await runMigration(client, migration, 'run the command again')
     applied.push({ version: migration.version, name: migration.name })
   }
   return applied
+}
+
+/** One migration's SQL on `client` (in the caller's transaction); a failure is STATE_MIGRATION_FAILED. */
+async function runMigration(client: Queryable, migration: Migration, retry: string): Promise<void> {
+  try {
+    await client.query(migration.sql)
+  } catch (error) {
+    throw new FleetkitError(
+      'STATE_MIGRATION_FAILED',
+      `migration ${pad(migration.version)}-${migration.name} failed (${sqlState(error) ?? 'no SQLSTATE'}); it was rolled back`,
+      {
+        actions: ['fleetkit db status', `fix the cause in the database, then: ${retry}`],
+        data: { version: migration.version, name: migration.name, sqlstate: sqlState(error) ?? null },
+        cause: error,
+      },
+    )
+  }
 }
 
 async function readApplied(

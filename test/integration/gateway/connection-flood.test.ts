@@ -16,17 +16,9 @@ import { eventually } from '../../support/eventually.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+import { TEST_HOST_FACTS } from '../../support/host-facts.js'
 
-const FACTS = {
-  cpu_count: 2,
-  memory_mb: 2048,
-  data_disk_free_gb: 10,
-  kernel: '6.1.0',
-  docker_version: null,
-  agent_version: '0.1.0',
-  bridge_netfilter: true,
-  clock_skew_ms: 0,
-}
+const FACTS = TEST_HOST_FACTS
 
 interface Flooder {
   socket: TLSSocket

@@ -29,17 +29,9 @@ import {
 } from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+import { TEST_HOST_FACTS } from '../../support/host-facts.js'
 
-const FACTS = {
-  cpu_count: 2,
-  memory_mb: 2048,
-  data_disk_free_gb: 10,
-  kernel: '6.1.0',
-  docker_version: null,
-  agent_version: '0.1.0',
-  bridge_netfilter: true,
-  clock_skew_ms: 0,
-}
+const FACTS = TEST_HOST_FACTS
 const JOB_ID = '0b7c9a52-7f0e-4a55-9d1f-3f4a8e1c2b3d'
 
 function code(reply: HttpReply): string | undefined {

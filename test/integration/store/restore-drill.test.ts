@@ -20,17 +20,9 @@ import {
   type DisposablePostgres,
   type FreshDatabase,
 } from '../../support/postgres.js'
+import { TEST_HOST_FACTS } from '../../support/host-facts.js'
 
-const FACTS = {
-  cpu_count: 2,
-  memory_mb: 2048,
-  data_disk_free_gb: 10,
-  kernel: '6.1.0',
-  docker_version: null,
-  agent_version: '0.1.0',
-  bridge_netfilter: true,
-  clock_skew_ms: 0,
-}
+const FACTS = TEST_HOST_FACTS
 
 describe('db backup and restore: the drill', function () {
   this.timeout(240_000)
