@@ -1,13 +1,14 @@
 // The gateway's status page (issue 23): the data it polls from a real gateway on real PostgreSQL
 // (nodes by pool with heartbeat, capacity, certificate, checks and last sync; events; no secret),
 // its access (loopback, or a live operator certificate on the agent listener), and the page itself
-// in a real headless Chromium reacting to a drain without a reload. FLEETKIT_WRITE_SCREENSHOT=1 writes docs/images/status-page.png from the browser.
+// in a real headless Chromium reacting to a drain without a reload and to the database going away. FLEETKIT_WRITE_SCREENSHOT=1 writes docs/images/status-page.png from the browser.
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { Client } from 'pg'
 import { chromium, type Browser } from 'playwright-core'
 
 import { systemClock } from '../../../src/config/clock.js'
@@ -232,6 +233,33 @@ describe('gateway: the status page', function () {
         await page.screenshot({ path: packagePath('docs', 'images', 'status-page.png'), fullPage: true })
       }
       assert.deepEqual(errors, [])
+    })
+
+    it('says the database is away while it is, keeps polling, and recovers by itself', async () => {
+      const page = await browser!.newPage()
+      await page.goto(status())
+      await page.waitForSelector('tr[data-node="build-1"]')
+      // The database refuses the gateway (no new connections, the open ones ended): the same server
+      // keeps running for every other file, and its port stays its own.
+      const admin = new Client({ connectionString: pg.url })
+      await admin.connect()
+      const database = admin.escapeIdentifier(gw.db.name)
+      try {
+        await admin.query(`ALTER DATABASE ${database} WITH ALLOW_CONNECTIONS false`)
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [gw.db.name])
+        await page.waitForFunction(() => document.getElementById('state')?.classList.contains('down'), undefined, {
+          timeout: 60_000,
+        })
+        assert.match((await page.locator('#state').textContent()) ?? '', /503 state_unavailable/)
+        assert.equal((await get(status())).status, 200, 'the page itself needs no database')
+      } finally {
+        await admin.query(`ALTER DATABASE ${database} WITH ALLOW_CONNECTIONS true`)
+        await admin.end()
+      }
+      await page.waitForFunction(() => !document.getElementById('state')?.classList.contains('down'), undefined, {
+        timeout: 60_000,
+      })
+      assert.equal(await page.locator('tr[data-node="build-1"]').count(), 1)
     })
   })
 })
