@@ -6,6 +6,7 @@ import { Flags } from '@oclif/core'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
+import { resolvePkiDir } from '../pki/pki-dir.js'
 
 const DEFAULT_DEFINITION = './fleet.yaml'
 
@@ -82,4 +83,16 @@ export function yesFlag(
   summary = 'Confirm beforehand instead of being asked; needed without a terminal and with --json.',
 ) {
   return Flags.boolean({ char: 'y', summary, default: false })
+}
+
+/** `--pki-dir` (FLEETKIT_PKI_DIR), declared once. */
+export function pkiDirFlag() {
+  return Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' })
+}
+
+/** The PKI directory a command uses: --pki-dir (or FLEETKIT_PKI_DIR), else <state dir>/pki. */
+export function pkiDirOf(flags: { 'pki-dir'?: string | undefined; 'state-dir'?: string | undefined }): string {
+  return flags['pki-dir']
+    ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
+    : resolvePkiDir(envWithStateDir(flags['state-dir']))
 }

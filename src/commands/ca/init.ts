@@ -2,10 +2,9 @@
 // the work is src/pki/init-pki.ts, this file parses flags and prints.
 import { Flags } from '@oclif/core'
 
-import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { InitPkiResult } from '../../pki/init-pki.js'
-import { resolvePkiDir } from '../../pki/pki-dir.js'
 
 export default class CaInit extends FleetkitCommand<InitPkiResult> {
   static override summary = 'Create the CA, its trust bundle and the gateway server certificate in the PKI directory.'
@@ -21,7 +20,7 @@ FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA 
       summary: 'A DNS name or IP address the gateway answers as (repeatable; default localhost, 127.0.0.1, ::1).',
       multiple: true,
     }),
-    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
   }
 
@@ -29,9 +28,7 @@ FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA 
     const { flags } = await this.parse(CaInit)
     const { initPki } = await import('../../pki/init-pki.js')
     const result = await initPki({
-      pkiDir: flags['pki-dir']
-        ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
-        : resolvePkiDir(envWithStateDir(flags['state-dir'])),
+      pkiDir: pkiDirOf(flags),
       serverNames: flags['server-name'],
       now: new Date(),
     })

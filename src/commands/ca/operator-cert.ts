@@ -4,13 +4,12 @@ import { join } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
 
-import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { envWithStateDir, pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
 import { resolveStateDir } from '../../config/state-dir.js'
 import type { OperatorCertResult } from '../../lifecycle/operator-cert.js'
-import { resolvePkiDir } from '../../pki/pki-dir.js'
 
 export default class CaOperatorCert extends FleetkitCommand<OperatorCertResult> {
   static override summary = "Issue a client certificate for the gateway's operator API (allocations over HTTPS)."
@@ -28,7 +27,7 @@ certificate with the fleet CA and records its fingerprint: the agent listener th
       summary: 'Directory for the key and certificate (default <state dir>/operators).',
       helpValue: 'DIR',
     }),
-    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
   }
 
@@ -37,7 +36,7 @@ certificate with the fleet CA and records its fingerprint: the agent listener th
     const { issueOperatorCertificate } = await import('../../lifecycle/operator-cert.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
     const env = envWithStateDir(flags['state-dir'])
-    const pkiDir = flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(env)
+    const pkiDir = pkiDirOf(flags)
     const outDir = flags.out ?? join(resolveStateDir(env), 'operators')
     const r = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>

@@ -2,14 +2,13 @@
 // the work is src/lifecycle/ca-rotation.ts, this file parses flags and prints.
 import { Flags } from '@oclif/core'
 
-import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { systemClock } from '../../config/clock.js'
 import { sleepUnlessAborted } from '../../config/abortable-sleep.js'
 import type { CaRotateResult, RotatePhase } from '../../lifecycle/ca-rotation.js'
-import { resolvePkiDir } from '../../pki/pki-dir.js'
 
 const PHASES = ['begin', 'complete', 'abort', 'status'] as const
 
@@ -57,7 +56,7 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
       dependsOn: ['status'],
     }),
     interval: Flags.integer({ summary: 'With --wait: seconds between looks.', default: 10, min: 1 }),
-    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
   }
 
@@ -68,8 +67,7 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
       throw new FleetkitError('USAGE_INVALID', 'say which phase: --begin, --complete, --abort or --status', {
         actions: ['fleetkit ca rotate --help'],
       })
-    const env = envWithStateDir(flags['state-dir'])
-    const pkiDir = flags['pki-dir'] ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] }) : resolvePkiDir(env)
+    const pkiDir = pkiDirOf(flags)
     const { rotateCa } = await import('../../lifecycle/ca-rotation.js')
     const signal = flags.wait ? this.interruptible() : new AbortController().signal
     // The progress of opening the database ends before the work, whose own reports (--wait) follow it.

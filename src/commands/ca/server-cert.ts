@@ -2,9 +2,8 @@
 // new CA; the work is src/pki/reissue-server-certificate.ts, this file parses flags and prints.
 import { Flags } from '@oclif/core'
 
-import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { resolvePkiDir } from '../../pki/pki-dir.js'
 import type { ServerCertResult } from '../../pki/reissue-server-certificate.js'
 
 export default class CaServerCert extends FleetkitCommand<ServerCertResult> {
@@ -25,7 +24,7 @@ Agents trust the CA and the names, not the key, so none is cut off.`
       multiple: true,
     }),
     'new-key': Flags.boolean({ summary: 'Replace server.key with a new P-256 key too (the names stay unless given).' }),
-    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
   }
 
@@ -33,9 +32,7 @@ Agents trust the CA and the names, not the key, so none is cut off.`
     const { flags } = await this.parse(CaServerCert)
     const { reissueServerCertificate } = await import('../../pki/reissue-server-certificate.js')
     const result = await reissueServerCertificate({
-      pkiDir: flags['pki-dir']
-        ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
-        : resolvePkiDir(envWithStateDir(flags['state-dir'])),
+      pkiDir: pkiDirOf(flags),
       serverNames: flags['server-name'] ?? [],
       newKey: flags['new-key'],
       now: new Date(),

@@ -2,11 +2,10 @@
 // (src/lifecycle/db-backup.ts).
 import { Flags } from '@oclif/core'
 
-import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import type { BackupResult } from '../../lifecycle/db-backup.js'
-import { resolvePkiDir } from '../../pki/pki-dir.js'
 
 export default class DbBackup extends FleetkitCommand<BackupResult> {
   static override summary = 'Back up the state database and the PKI directory into one file (0600).'
@@ -24,7 +23,7 @@ restore brings back and what it forgets.`
       summary: 'The file to write (default fleetkit-backup-<UTC time>.tar.gz here); never overwritten.',
       helpValue: 'FILE',
     }),
-    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
   }
 
@@ -32,9 +31,7 @@ restore brings back and what it forgets.`
     const { flags } = await this.parse(DbBackup)
     const { backupState, defaultBackupName } = await import('../../lifecycle/db-backup.js')
     const now = new Date()
-    const pkiDir = flags['pki-dir']
-      ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
-      : resolvePkiDir(envWithStateDir(flags['state-dir']))
+    const pkiDir = pkiDirOf(flags)
     const r = await this.withProgress((progress) =>
       withDatabase(
         flags['state-dir'],

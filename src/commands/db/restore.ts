@@ -2,11 +2,10 @@
 // backup` (src/lifecycle/db-restore.ts).
 import { Args, Flags } from '@oclif/core'
 
-import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
+import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import type { RestoreResult } from '../../lifecycle/db-restore.js'
-import { resolvePkiDir } from '../../pki/pki-dir.js'
 
 export default class DbRestore extends FleetkitCommand<RestoreResult> {
   static override summary = 'Restore the state database and the PKI directory from a backup file.'
@@ -27,7 +26,7 @@ restore forgets.`
     force: Flags.boolean({
       summary: 'Replace a database or PKI directory that holds state (the PKI one is kept aside).',
     }),
-    'pki-dir': Flags.string({ summary: 'The PKI directory (default <state dir>/pki).', env: 'FLEETKIT_PKI_DIR' }),
+    'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
   }
 
@@ -35,9 +34,7 @@ restore forgets.`
     const { args, flags } = await this.parse(DbRestore)
     const { restoreState } = await import('../../lifecycle/db-restore.js')
     const { actorOf } = await import('../../lifecycle/secret-reissue.js')
-    const pkiDir = flags['pki-dir']
-      ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
-      : resolvePkiDir(envWithStateDir(flags['state-dir']))
+    const pkiDir = pkiDirOf(flags)
     const r = await this.withProgress((progress) =>
       withDatabase(
         flags['state-dir'],
