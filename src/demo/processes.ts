@@ -78,7 +78,11 @@ export async function startDemoProcess(
   })
   // The log closes once the pipes are drained, whichever of them ends last.
   child.once('close', () => log.end())
+  // Only while the leader has not been reaped: until then its PID (the group's ID) cannot be given
+  // to another process. After its exit the number may already belong to another process group
+  // (PIDs wrap at 32768 on many machines), and a signal to it would hit a stranger.
   const signalGroup = (signal: NodeJS.Signals) => {
+    if (exit) return
     try {
       process.kill(-pid, signal)
     } catch {
@@ -103,8 +107,6 @@ export async function startDemoProcess(
         await ended
         clearTimeout(timer)
       }
-      // Anything it started in its group (none expected) goes with it.
-      signalGroup('SIGKILL')
     },
   }
 }

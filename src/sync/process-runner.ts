@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process'
 
 import type { Env } from '../config/state-dir.js'
+import { leftoverGroupMembers } from '../store/embedded/process-group.js'
 
 export interface RunProcessOptions {
   env: Env
@@ -94,8 +95,10 @@ export function runProcess(
     // 'close' comes after the pipes are drained; a tool's children that kept them open are gone by then too.
     child.once('close', (exitCode) => {
       cleanUp()
-      // The leader may exit on SIGTERM before the rest of its group: finish the job.
-      if (child.pid !== undefined && (signal?.aborted || timedOut)) signalGroup(child.pid, 'SIGKILL')
+      // The leader may exit on SIGTERM before the rest of its group: finish the job, but only while
+      // members of its group remain (its reaped PID may already lead a stranger's group).
+      if (child.pid !== undefined && (signal?.aborted || timedOut) && leftoverGroupMembers(child.pid))
+        signalGroup(child.pid, 'SIGKILL')
       if (signal?.aborted) {
         reject(signal.reason)
         return

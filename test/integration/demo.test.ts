@@ -165,7 +165,8 @@ describe('fleetkit demo: the whole of fleetkit on loopback, and nothing left beh
 
   it('Ctrl-C mid-run stops every process it started, removes its directory and exits 130', async () => {
     const run = demo([])
-    await eventually('the demo to start its agents', () => run.stdout().includes('[5/11]'), {
+    // Once step 6 is printed the agents of step 5 run (on a loaded machine, well after step 5's title).
+    await eventually('the demo to start its agents', () => run.stdout().includes('[6/11]'), {
       timeoutMs: 120_000,
       stop: () => (run.exit() ? `it exited: ${output(run)}` : undefined),
     })

@@ -22,6 +22,29 @@ export function processGroupAlive(pgid: number): boolean {
   return false
 }
 
+/**
+ * Whether group `pgid` still holds processes its (reaped) leader left behind: live members, none of
+ * them a process whose own PID is `pgid`. After the leader is reaped its PID may be given to a new
+ * process, which then leads a group of that number: that group is a stranger's, never ours to signal.
+ */
+export function leftoverGroupMembers(pgid: number): boolean {
+  let members = false
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    } catch {
+      continue
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (Number(fields[2]) !== pgid || fields[0] === 'Z' || fields[0] === 'X') continue
+    if (Number(entry) === pgid) return false
+    members = true
+  }
+  return members
+}
+
 /** Blocks until group `pgid` has no live process, or `timeoutMs` passed; whether it is gone. */
 export function waitForProcessGroupEndSync(pgid: number, timeoutMs: number): boolean {
   const deadline = Date.now() + timeoutMs

@@ -3,7 +3,11 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 
-import { processGroupAlive, waitForProcessGroupEndSync } from '../../../src/store/embedded/process-group.js'
+import {
+  leftoverGroupMembers,
+  processGroupAlive,
+  waitForProcessGroupEndSync,
+} from '../../../src/store/embedded/process-group.js'
 
 describe('embedded: waiting for a killed process group', () => {
   it('sees a live group (a leader and its child), then none once SIGKILL ended it, zombies not counted', async () => {
@@ -22,6 +26,24 @@ describe('embedded: waiting for a killed process group', () => {
         // gone
       }
     }
+  })
+
+  it("leftover members: a reaped leader's group with its children in it, never a group whose leader lives", async () => {
+    const leader = spawn('sh', ['-c', 'sleep 60 & sleep 0.2'], { detached: true, stdio: 'ignore' })
+    const pgid = leader.pid!
+    try {
+      assert.equal(leftoverGroupMembers(pgid), false, 'its leader runs: not leftovers (and maybe not ours once reaped)')
+      await new Promise((resolve) => leader.once('exit', resolve))
+      assert.equal(leftoverGroupMembers(pgid), true, 'the background sleep is left in the group')
+    } finally {
+      try {
+        process.kill(-pgid, 'SIGKILL')
+      } catch {
+        // gone
+      }
+    }
+    assert.equal(waitForProcessGroupEndSync(pgid, 5000), true)
+    assert.equal(leftoverGroupMembers(pgid), false)
   })
 
   it('a group that never existed is gone', () => {
