@@ -3,7 +3,8 @@
 import type pg from 'pg'
 
 import { resolveStateDir, type Env } from '../config/state-dir.js'
-import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER } from './embedded/paths.js'
+import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER, embeddedServerPaths } from './embedded/paths.js'
+import { readServerRecordSync } from './embedded/postmaster.js'
 import { ensureEmbeddedServer } from './embedded/server.js'
 import { assertSchemaCurrent, migrate } from './migrate.js'
 import { connectFailure, isConnectionError, redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
@@ -86,6 +87,29 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   return database
 }
 
+/**
+ * The embedded pool's Client: each new connection goes to the port the server runs on now (its
+ * server.json), so a pool that outlives a restart on another port (its old one taken meanwhile:
+ * by any program, or as a connection's local port) follows it rather than knocking on a stranger's
+ * door. While no record is readable (between a death and a restart) the last port seen is used.
+ */
+function followingServerPort(base: typeof pg.Client, port: number, serverFile: string): typeof pg.Client {
+  let lastPort = port
+  return class EmbeddedClient extends base {
+    constructor(config?: string | pg.ClientConfig) {
+      lastPort = readServerRecordSync(serverFile)?.port ?? lastPort
+      super(typeof config === 'object' ? withPort(config, lastPort) : config)
+    }
+  }
+}
+
+/** A copy with every property descriptor (pg-pool keeps the password non-enumerable) and another port. */
+function withPort(config: pg.ClientConfig, port: number): pg.ClientConfig {
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(config)) as pg.ClientConfig
+  copy.port = port
+  return copy
+}
+
 async function openEmbedded(
   pgModule: typeof pg,
   base: pg.PoolConfig,
@@ -99,6 +123,7 @@ async function openEmbedded(
     const url = `postgres://${EMBEDDED_USER}:***@${EMBEDDED_HOST}:${server.port}/${EMBEDDED_DATABASE}`
     const pool = new pgModule.Pool({
       ...base,
+      Client: followingServerPort(stateClientClass(pgModule), server.port, embeddedServerPaths(stateDir).serverFile),
       host: server.host,
       port: server.port,
       user: server.user,

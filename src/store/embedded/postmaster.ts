@@ -69,8 +69,21 @@ export async function findReadyServer(paths: EmbeddedServerPaths): Promise<Postm
 }
 
 export async function readServerRecord(path: string): Promise<ServerRecord | undefined> {
+  return parseServerRecord(await readFile(path, 'utf8').catch(() => ''))
+}
+
+/** readServerRecord for a constructor (a pool's new connection): one small file, read at once. */
+export function readServerRecordSync(path: string): ServerRecord | undefined {
   try {
-    const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<ServerRecord>
+    return parseServerRecord(readFileSync(path, 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+function parseServerRecord(text: string): ServerRecord | undefined {
+  try {
+    const parsed = JSON.parse(text) as Partial<ServerRecord>
     return Number.isInteger(parsed.pid) && Number.isInteger(parsed.port) ? (parsed as ServerRecord) : undefined
   } catch {
     return undefined

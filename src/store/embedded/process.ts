@@ -19,8 +19,8 @@ import { waitUntilReady } from './readiness.js'
 export async function startServer(paths: EmbeddedServerPaths, timeoutMs: number): Promise<PostmasterPid | undefined> {
   const binaries = requireBinaries()
   const runAs = await postgresRunAs()
-  // The previous port when it is free: clients that outlive a restart (a gateway's pool)
-  // then reconnect to the restarted server without being told.
+  // The previous port when it is free, so a restart changes as little as it can; a pool that
+  // outlives it follows server.json when the port did change (database.ts followingServerPort).
   const previous = await readServerRecord(paths.serverFile)
   const port = await freePort(previous?.port).catch(() => freePort())
   const log = openSync(paths.logFile, 'a', 0o600)

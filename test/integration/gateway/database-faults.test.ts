@@ -281,51 +281,67 @@ describe('gateway faults: the embedded database dies', function () {
     const stateDir = await mkdtemp(join(tmpdir(), 'fleetkit-state-'))
     // The postgres user must reach it (mkdtemp makes it 0700).
     await chmod(stateDir, 0o755)
-    const gw = await startTestGateway({
-      postgresUrl: postgres.url,
-      mode: 'process',
-      env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir },
-    })
+    // Every stage is bounded and named, so a slow one fails with where it waited and what the gateway
+    // logged (a bare mocha timeout says neither). Waits, not limits: on the whole test command's load
+    // the first start (initdb) and the two failed probes (2 s apart) are slow.
+    const stages: string[] = []
+    const started = Date.now()
+    let gw: TestGateway | undefined
+    const stage = async <T>(what: string, limitMs: number, work: () => Promise<T>): Promise<T> => {
+      stages.push(`${what} from ${((Date.now() - started) / 1000).toFixed(1)} s`)
+      let timer: NodeJS.Timeout | undefined
+      try {
+        return await Promise.race([
+          work(),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`not done within ${limitMs / 1000} s`)), limitMs)
+          }),
+        ])
+      } catch (error) {
+        const logs = (gw?.logs ?? []).slice(-8).join('\n')
+        throw new Error(`${what}: ${(error as Error).message} (stages: ${stages.join(', ')})\n${logs}`, {
+          cause: error,
+        })
+      } finally {
+        clearTimeout(timer)
+      }
+    }
     try {
-      assert.equal((await httpGet(`${gw.metricsUrl}/healthz`)).body.database, 'up')
+      gw = await stage('gateway start', 120_000, () =>
+        startTestGateway({
+          postgresUrl: postgres.url,
+          mode: 'process',
+          env: { DATABASE_URL: '', FLEETKIT_STATE_DIR: stateDir },
+        }),
+      )
+      const running = gw
+      assert.equal((await httpGet(`${running.metricsUrl}/healthz`)).body.database, 'up')
       const { dataDir } = embeddedServerPaths(stateDir)
       const before = await readPostmasterPid(dataDir)
       assert.ok(before, 'the embedded server runs')
       process.kill(before.pid, 'SIGKILL')
-      // A wait, not a limit: on a loaded machine (the whole test command at once) the two failed probes
-      // it takes (2 s apart) and each TLS poll are slow; the gateway's own log says what it saw.
-      const down = await eventually(
-        '/healthz to report the database down',
-        async () => {
-          const reply = await httpsHealth(gw).catch(() => undefined)
-          return reply?.status === 503 ? reply : undefined
-        },
-        { timeoutMs: 90_000, intervalMs: 50 },
-      ).catch((error: Error) => {
-        throw new Error(
-          `${error.message}: ${gw.logs
-            .filter((l) => l.includes('database'))
-            .slice(-5)
-            .join('\n')}`,
-        )
-      })
+      const down = await stage('a 503 from /healthz', 90_000, () =>
+        eventually(
+          '/healthz to report the database down',
+          async () => {
+            const reply = await httpsHealth(running).catch(() => undefined)
+            return reply?.status === 503 ? reply : undefined
+          },
+          { timeoutMs: 90_000, intervalMs: 50 },
+        ),
+      )
       assert.equal(code(down), 'state_unavailable')
       assert.equal(down.body.database, 'down')
-      await eventually(
-        'the gateway to restart the embedded server',
-        async () => (await httpsHealth(gw).catch(() => undefined))?.status === 200,
-        { timeoutMs: 90_000, intervalMs: 200 },
-      ).catch((error: Error) => {
-        throw new Error(
-          `${error.message}: ${gw.logs
-            .filter((l) => l.includes('database'))
-            .slice(-5)
-            .join('\n')}`,
-        )
-      })
+      await stage('the restart (a 200 from /healthz)', 90_000, () =>
+        eventually(
+          'the gateway to restart the embedded server',
+          async () => (await httpsHealth(running).catch(() => undefined))?.status === 200,
+          { timeoutMs: 90_000, intervalMs: 200 },
+        ),
+      )
       const after = await readPostmasterPid(dataDir)
       assert.ok(after && after.pid !== before.pid, 'a new postmaster')
-      const lines = gw.logs.map((line) => JSON.parse(line) as { msg: string; level: string })
+      const lines = running.logs.map((line) => JSON.parse(line) as { msg: string; level: string })
       assert.ok(
         lines.some((l) => l.msg === 'database_restarting'),
         'the restart is logged',
@@ -334,9 +350,11 @@ describe('gateway faults: the embedded database dies', function () {
         lines.some((l) => l.msg === 'database_available'),
         'the recovery is logged',
       )
+      // SIGTERM must end it: a gateway that hangs in shutdown is one systemd kills after 90 s.
+      await stage('the gateway to exit on SIGTERM', 30_000, () => running.close())
     } finally {
-      await gw.close()
-      await stopEmbeddedServer(stateDir).catch(() => undefined)
+      if (gw?.child && gw.child.exitCode === null && gw.child.signalCode === null) gw.child.kill('SIGKILL')
+      await stage('the embedded server to stop', 60_000, () => stopEmbeddedServer(stateDir)).catch(() => undefined)
       await rm(stateDir, { recursive: true, force: true })
     }
   })

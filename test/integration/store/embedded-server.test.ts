@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createServer } from 'node:net'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -155,6 +156,25 @@ describe('the embedded PostgreSQL server (real processes)', function () {
       assert.equal(after.rows[0]?.one, 1)
     } finally {
       await db.close()
+    }
+  })
+
+  it('a pool opened before a stop follows a restart onto another port when its old one was taken meanwhile', async () => {
+    const stateDir = sharedStateDir ?? (await newStateDir())
+    const db = await openDatabase({ stateDir, databaseUrl: '', onIdleError: () => undefined })
+    const squatter = createServer()
+    try {
+      await db.pool.query('SELECT 1')
+      const oldPort = db.embedded!.port
+      await stopEmbeddedServer(stateDir)
+      await new Promise<void>((resolve, reject) => squatter.once('error', reject).listen(oldPort, '127.0.0.1', resolve))
+      const restarted = await openInChild(stateDir)
+      assert.notEqual(restarted.port, oldPort)
+      const after = await db.pool.query<{ port: number }>("SELECT current_setting('port')::int AS port")
+      assert.equal(after.rows[0]?.port, restarted.port)
+    } finally {
+      await db.close()
+      await new Promise((resolve) => squatter.close(resolve))
     }
   })
 
