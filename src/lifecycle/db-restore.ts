@@ -2,6 +2,7 @@
 // manifest read, every member's SHA-256 checked, the schema version and the targets judged, the PKI
 // staged beside its directory), then the database replaced in one transaction (snapshot-load.ts:
 // a failure changes nothing), then the staged PKI renamed into place.
+import type { PointInTimeResult } from '../store/embedded/point-in-time.js'
 import { randomBytes } from 'node:crypto'
 import { createReadStream, existsSync } from 'node:fs'
 import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises'
@@ -19,6 +20,9 @@ import { loadMigrations, type Migration } from '../store/migrate.js'
 import { currentSchema, tablesWithRows } from '../store/schema-objects.js'
 import { replaceWithSnapshot, type TableToLoad } from '../store/snapshot-load.js'
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupManifest } from './db-backup.js'
+
+/** What `db restore --json` prints: a backup file's restore, or (--to) the embedded database's to a time. */
+export type DbRestoreOutput = RestoreResult | PointInTimeResult
 
 export interface RestoreResult {
   file: string

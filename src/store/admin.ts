@@ -6,6 +6,7 @@ import { resolveStateDir, type Env } from '../config/state-dir.js'
 import { type Database, openDatabase } from './database.js'
 import { embeddedServerPaths } from './embedded/paths.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from './embedded/server.js'
+import { describeArchive, type ArchiveStatus } from './embedded/archive-status.js'
 import { migrate, schemaStatus, type SchemaStatus } from './migrate.js'
 import { countNodesByStatus, type NodeStatus } from './nodes.js'
 import { redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
@@ -106,6 +107,8 @@ export interface DatabaseStatus {
     total: number
     byStatus: Record<NodeStatus, number>
   } | null
+  /** Continuous archiving of the embedded server (absent for DATABASE_URL and a stopped server). */
+  archive?: ArchiveStatus
 }
 
 /** Which server, which schema, how many nodes; never starts the embedded server, never migrates. */
@@ -119,7 +122,11 @@ export async function describeDatabase(options: AdminOptions = {}): Promise<Data
     if (!state.running) return { server, schema: null, nodes: null }
     const db = await openDatabase({ env: { ...env, DATABASE_URL: '' }, stateDir, schema: 'none', max: 2 })
     try {
-      return { server: { ...server, url: db.url }, ...(await describeSchemaAndNodes(db)) }
+      return {
+        server: { ...server, url: db.url },
+        ...(await describeSchemaAndNodes(db)),
+        archive: await describeArchive(db.pool, stateDir, new Date()),
+      }
     } finally {
       await db.close()
     }

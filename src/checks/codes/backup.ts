@@ -1,5 +1,6 @@
 // Failure codes of `fleetkit db backup` and `fleetkit db restore` (src/lifecycle/db-backup.ts,
-// db-restore.ts; the snapshot itself in src/store/snapshot-*.ts).
+// db-restore.ts; the snapshot itself in src/store/snapshot-*.ts), and of continuous archiving and
+// the restore to a point in time (src/lifecycle/db-archive.ts, src/store/embedded/point-in-time.ts).
 import type { FailureCodeSpec } from '../failure-code-spec.js'
 
 export const BACKUP_CODES = {
@@ -25,5 +26,38 @@ export const BACKUP_CODES = {
     summary:
       'Another session (a running gateway or command) holds fleetkit tables, and the restore waited for them in vain; nothing was changed.',
     person: false,
+  },
+  ARCHIVE_NOT_EMBEDDED: {
+    summary:
+      'Continuous archiving and the restore to a time are for the embedded server; a DATABASE_URL server is archived by whoever runs it. Nothing was changed.',
+    person: true,
+    exitCode: 2,
+  },
+  ARCHIVE_DIR_INVALID: {
+    summary:
+      'The archive directory is not an absolute path of letters, digits and . _ - / (it goes into a shell command), or it cannot be made usable; nothing was changed.',
+    person: true,
+    exitCode: 2,
+  },
+  ARCHIVE_NOT_WORKING: {
+    summary:
+      'Archiving was turned on but PostgreSQL could not copy a WAL segment into the directory (its archive_command failed); the settings were put back as they were.',
+    person: true,
+  },
+  ARCHIVE_NOT_ENABLED: {
+    summary:
+      'The embedded server does not archive its WAL (fleetkit db archive enable DIR first); nothing was changed.',
+    person: true,
+    exitCode: 2,
+  },
+  PITR_NO_BASE_BACKUP: {
+    summary:
+      'The archive holds no base backup that ended at or before the time asked for (or it is damaged); nothing was changed.',
+    person: true,
+  },
+  PITR_TARGET_NOT_REACHED: {
+    summary:
+      'Replaying the archived WAL ended before the time asked for (it lies after the last archived segment, or a segment is missing); the database was put back as it was.',
+    person: true,
   },
 } as const satisfies Record<string, FailureCodeSpec>

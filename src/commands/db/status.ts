@@ -52,7 +52,34 @@ server is reported as stopped, with no schema.`
         .map(([s, n]) => `${s} ${n}`)
       this.log(`Nodes:   ${nodes.total}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`)
     }
+    if (status.archive) this.logArchive(status.archive)
     return status
+  }
+
+  private logArchive(a: NonNullable<DatabaseStatus['archive']>): void {
+    if (!a.enabled && a.dir === null) {
+      this.log('Archive: off (fleetkit db archive enable DIR)')
+      return
+    }
+    this.log(
+      `Archive: ${a.enabled ? 'on' : 'OFF'}${a.dir ? ` into ${a.dir}` : ''}, a switch at least every ${a.archiveTimeoutSeconds} s`,
+    )
+    this.log(
+      a.lastArchivedWal
+        ? `         last archived ${a.lastArchivedWal}, ${a.lastArchivedAgeSeconds ?? 0} s ago (${a.lastArchivedAt})`
+        : '         nothing archived yet',
+    )
+    if (a.lastFailedWal && (a.lastArchivedAt === null || (a.lastFailedAt ?? '') > a.lastArchivedAt))
+      this.log(
+        `         FAILING: ${a.lastFailedWal} at ${a.lastFailedAt} (${a.failedCount} failures; read the server log)`,
+      )
+    if (a.readySegments !== null && a.readySegments > 0) this.log(`         ${a.readySegments} segment(s) waiting`)
+    const last = a.baseBackups.at(-1)
+    this.log(
+      last
+        ? `         ${a.baseBackups.length} base backup(s), the last ${last.label} (restorable from ${last.stoppedAt})`
+        : '         no base backup: fleetkit db archive base-backup',
+    )
   }
 }
 

@@ -1,0 +1,30 @@
+// `fleetkit db archive base-backup`: a base backup of the running embedded server into the archive
+// directory (src/lifecycle/db-archive.ts); schedule it, a restore to a time starts from the last one before it.
+import { stateDirFlag, stateDirOption } from '../../../cli/flags.js'
+import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
+import { resolveStateDir } from '../../../config/state-dir.js'
+import type { BaseBackupManifest } from '../../../store/embedded/base-backup.js'
+
+export default class DbArchiveBaseBackup extends FleetkitCommand<BaseBackupManifest> {
+  static override summary = 'Take a base backup of the embedded server into its WAL archive directory.'
+  static override description = `PostgreSQL's own non-exclusive backup (pg_backup_start, a copy of the data directory,
+pg_backup_stop) while gateways keep running, as DIR/base/base-<time>.tar.gz with a manifest beside it
+(its SHA-256, and the time from which it can be restored). It ends once the WAL it needs is archived.
+A restore to a time replays WAL from the last base backup before that time, so a daily one keeps
+restores short.`
+  static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json']
+  static override flags = {
+    'state-dir': stateDirFlag(),
+  }
+
+  async run(): Promise<BaseBackupManifest> {
+    const { flags } = await this.parse(DbArchiveBaseBackup)
+    const { takeArchiveBaseBackup } = await import('../../../lifecycle/db-archive.js')
+    const stateDir = stateDirOption(flags['state-dir']).stateDir ?? resolveStateDir(process.env)
+    const r = await this.withProgress((progress) =>
+      takeArchiveBaseBackup({ stateDir, env: process.env, now: () => new Date(), progress }),
+    )
+    this.log(`Base backup ${r.label}: ${r.file}, ${r.bytes} bytes, ${r.files} files, restorable from ${r.stoppedAt}`)
+    return r
+  }
+}

@@ -1,0 +1,29 @@
+// `fleetkit db archive disable`: the embedded server stops archiving its WAL (src/lifecycle/db-archive.ts).
+import { stateDirFlag, stateDirOption } from '../../../cli/flags.js'
+import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
+import { resolveStateDir } from '../../../config/state-dir.js'
+import type { ArchiveDisableResult } from '../../../lifecycle/db-archive.js'
+
+export default class DbArchiveDisable extends FleetkitCommand<ArchiveDisableResult> {
+  static override summary = 'Stop archiving the embedded server WAL (the archive directory is left as it is).'
+  static override description = `Resets archive_mode and archive_command and restarts the embedded server (running
+gateways answer 503 for a moment). The archive directory keeps its segments and base backups: a restore
+to a time before now still works from it with --archive DIR. A no-op when archiving is off.`
+  static override examples = ['<%= config.bin %> <%= command.id %>']
+  static override flags = {
+    'state-dir': stateDirFlag(),
+  }
+
+  async run(): Promise<ArchiveDisableResult> {
+    const { flags } = await this.parse(DbArchiveDisable)
+    const { disableArchiving } = await import('../../../lifecycle/db-archive.js')
+    const stateDir = stateDirOption(flags['state-dir']).stateDir ?? resolveStateDir(process.env)
+    const r = await this.withProgress((progress) =>
+      disableArchiving({ stateDir, env: process.env, now: () => new Date(), progress }),
+    )
+    this.log(
+      r.changed ? `Archiving off; ${r.dir || 'the archive'} is left as it is` : 'Archiving was off: nothing changed',
+    )
+    return r
+  }
+}

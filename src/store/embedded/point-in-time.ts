@@ -1,0 +1,263 @@
+// `fleetkit db restore --to TIME` for the embedded server: the newest base backup that ended at or
+// before TIME, unpacked beside the data directory, then PostgreSQL's own archive recovery replays the
+// archived WAL up to TIME and promotes. The data directory it replaces is renamed aside, never deleted;
+// if the replay cannot reach TIME (it lies past the archive's end) the old directory is put back.
+import { appendFile, chown, mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import pg from 'pg'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { withFileLock } from '../file-lock.js'
+import { extractTarGz } from '../../fs/tar-gz.js'
+import { postgresRunAs } from '../postgres-binaries.js'
+import { recoveryProgress, resetRecoverySettings } from '../wal-archive.js'
+import { archiveLayout, checkArchiveDir, readArchiveConfig, restoreCommand } from './archive-dir.js'
+import { type BaseBackupManifest, fileSha256, listBaseBackups } from './base-backup.js'
+import {
+  EMBEDDED_DATABASE,
+  EMBEDDED_HOST,
+  EMBEDDED_USER,
+  embeddedServerPaths,
+  type EmbeddedServerPaths,
+} from './paths.js'
+import { readPasswordFile } from './password-file.js'
+import { isPostgresProcess, readPostmasterPid } from './postmaster.js'
+import { lastLogLine, startServer } from './process.js'
+import { waitUntilGone } from './readiness.js'
+import { ensureEmbeddedServer, stopEmbeddedServer } from './server.js'
+
+export interface PointInTimeResult {
+  /** @format date-time */
+  target: string
+  archiveDir: string
+  baseBackup: string
+  /** @format date-time */
+  baseBackupStoppedAt: string
+  /** The commit time of the last transaction replayed (null: none after the base backup). */
+  recoveredTo: string | null
+  /** Where the data directory that was replaced now is. */
+  keptAside: string
+}
+
+/** An ISO 8601 time with its zone (Z or ±hh:mm): a time without one would mean the machine's zone. */
+export function parseRestoreTime(text: string): Date {
+  const match = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$/.test(text.trim())
+  const date = new Date(text.trim())
+  if (!match || Number.isNaN(date.getTime())) {
+    throw new FleetkitError(
+      'USAGE_INVALID',
+      `--to ${JSON.stringify(text.slice(0, 40))} is not an ISO 8601 time with a zone`,
+      {
+        actions: ['fleetkit db restore --to 2026-12-04T09:30:00Z'],
+      },
+    )
+  }
+  return date
+}
+
+export async function restoreToTime(options: {
+  stateDir: string
+  target: Date
+  archiveDir?: string
+  now: Date
+  progress: (message: string) => void
+  timeoutMs?: number
+}): Promise<PointInTimeResult> {
+  const paths = embeddedServerPaths(options.stateDir)
+  const timeoutMs = options.timeoutMs ?? 600_000
+  if (options.target.getTime() > options.now.getTime()) {
+    throw new FleetkitError('USAGE_INVALID', `--to ${options.target.toISOString()} is in the future`, {
+      actions: ['fleetkit db restore --to a time before now'],
+    })
+  }
+  const dir = options.archiveDir ? checkArchiveDir(options.archiveDir) : (await readArchiveConfig(paths))?.dir
+  if (!dir) {
+    throw new FleetkitError('ARCHIVE_NOT_ENABLED', `no WAL archive is recorded in ${paths.root}`, {
+      actions: ['fleetkit db restore --to TIME --archive DIR (the directory fleetkit db archive enable was given)'],
+      data: { stateDir: options.stateDir },
+    })
+  }
+  const layout = archiveLayout(dir)
+  const base = await chooseBaseBackup(layout.baseDir, await listBaseBackups(layout), options.target)
+  // The server's password stays in the state directory: the backup's roles know only its hash.
+  const password = await readPasswordFile(paths.passwordFile).catch(() => {
+    throw new FleetkitError(
+      'ARCHIVE_NOT_ENABLED',
+      `${paths.passwordFile} is missing: the restored server could not be reached`,
+      {
+        actions: ['restore the state directory from a fleetkit db backup file instead (fleetkit db restore FILE)'],
+        data: { passwordFile: paths.passwordFile },
+      },
+    )
+  })
+  const runAs = await postgresRunAs()
+  const stamp = options.now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
+  const keptAside = join(paths.root, `data.before-restore-${stamp}`)
+  const staging = join(paths.root, 'data.restoring')
+
+  options.progress(`Unpacking base backup ${base.label} (ended ${base.stoppedAt})`)
+  await rm(staging, { recursive: true, force: true })
+  await mkdir(staging, { mode: 0o700 })
+  if (runAs) await chown(staging, runAs.uid, runAs.gid)
+  try {
+    await extractTarGz(join(layout.baseDir, base.file), staging, runAs ? { owner: runAs } : {})
+    await writeRecoverySettings(staging, dir, options.target, runAs)
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true })
+    throw error
+  }
+
+  options.progress('Stopping the embedded PostgreSQL server')
+  await stopEmbeddedServer(options.stateDir)
+  options.progress(`Replaying the archived WAL up to ${options.target.toISOString()}`)
+  try {
+    await withFileLock(paths.lockFile, () => swapAndRecover(paths, staging, keptAside, password, timeoutMs), {
+      timeoutMs,
+    })
+  } catch (error) {
+    // As it was: the old data directory is back in place; its server runs again.
+    await rm(staging, { recursive: true, force: true })
+    await ensureEmbeddedServer(options.stateDir).catch(() => undefined)
+    throw error
+  }
+  const server = await ensureEmbeddedServer(options.stateDir)
+  const client = new pg.Client({
+    host: EMBEDDED_HOST,
+    port: server.port,
+    user: EMBEDDED_USER,
+    password: server.password,
+    database: EMBEDDED_DATABASE,
+  })
+  await client.connect()
+  try {
+    const progress = await recoveryProgress(client)
+    await resetRecoverySettings(client)
+    return {
+      target: options.target.toISOString(),
+      archiveDir: dir,
+      baseBackup: base.label,
+      baseBackupStoppedAt: base.stoppedAt,
+      recoveredTo: progress.lastReplayedAt?.toISOString() ?? null,
+      keptAside,
+    }
+  } finally {
+    await client.end()
+  }
+}
+
+/** The newest base backup that ended at or before the target whose file is whole. */
+async function chooseBaseBackup(
+  baseDir: string,
+  backups: BaseBackupManifest[],
+  target: Date,
+): Promise<BaseBackupManifest> {
+  const candidates = backups.filter((b) => new Date(b.stoppedAt).getTime() <= target.getTime()).reverse()
+  const damaged: string[] = []
+  for (const b of candidates) {
+    const sha = await fileSha256(join(baseDir, b.file)).catch(() => '')
+    if (sha === b.sha256) return b
+    damaged.push(b.label)
+  }
+  throw new FleetkitError(
+    'PITR_NO_BASE_BACKUP',
+    backups.length === 0
+      ? `${baseDir} holds no base backup`
+      : `no whole base backup in ${baseDir} ended at or before ${target.toISOString()}${damaged.length > 0 ? ` (damaged: ${damaged.join(', ')})` : ` (the oldest ended ${backups[0]!.stoppedAt})`}`,
+    {
+      actions: ['choose a later time', 'fleetkit db status (lists the archive)'],
+      data: { baseDir, target: target.toISOString(), damaged },
+    },
+  )
+}
+
+/** recovery.signal and the settings that drive the replay; removed from the configuration once it promoted. */
+async function writeRecoverySettings(
+  dataDir: string,
+  archiveDir: string,
+  target: Date,
+  runAs: { uid: number; gid: number } | undefined,
+): Promise<void> {
+  const signal = join(dataDir, 'recovery.signal')
+  await writeFile(signal, '', { mode: 0o600 })
+  const conf = join(dataDir, 'postgresql.auto.conf')
+  const quote = (value: string) => `'${value.replaceAll("'", "''")}'`
+  await appendFile(
+    conf,
+    [
+      '# fleetkit db restore --to: removed by ALTER SYSTEM RESET once the server promoted',
+      `restore_command = ${quote(restoreCommand(archiveDir))}`,
+      // PostgreSQL's own timestamptz form: its check refuses ISO 8601's T and Z here.
+      `recovery_target_time = ${quote(target.toISOString().replace('T', ' ').replace('Z', '+00'))}`,
+      `recovery_target_action = 'promote'`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  )
+  if (runAs) {
+    await chown(signal, runAs.uid, runAs.gid)
+    await chown(conf, runAs.uid, runAs.gid)
+  }
+}
+
+/** True once the server left recovery (promoted); false when it exited or the time ran out. */
+async function promoted(
+  pid: number,
+  port: number,
+  password: string,
+  paths: EmbeddedServerPaths,
+  deadline: number,
+): Promise<boolean> {
+  while (Date.now() < deadline) {
+    if (!isPostgresProcess(pid, paths.dataDir)) return false
+    const client = new pg.Client({ host: EMBEDDED_HOST, port, user: EMBEDDED_USER, password, database: 'postgres' })
+    client.on('error', () => undefined)
+    try {
+      await client.connect()
+      if (!(await recoveryProgress(client)).inRecovery) return true
+    } catch {
+      // Starting up, or shutting down after a failed replay: the PID check above tells which.
+    } finally {
+      await client.end().catch(() => undefined)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return false
+}
+
+/** Holding the start lock: the unpacked backup becomes the data directory and recovers; on failure the old one comes back. */
+async function swapAndRecover(
+  paths: EmbeddedServerPaths,
+  staging: string,
+  keptAside: string,
+  password: string,
+  timeoutMs: number,
+): Promise<void> {
+  await rename(paths.dataDir, keptAside)
+  try {
+    await rename(staging, paths.dataDir)
+  } catch (error) {
+    await rename(keptAside, paths.dataDir)
+    throw error
+  }
+  const started = await startServer(paths, timeoutMs)
+  // Accepting connections is not done: a hot standby takes them while it still replays, and the
+  // replay may yet end short of the target (then the server exits).
+  if (started && (await promoted(started.pid, started.port, password, paths, Date.now() + timeoutMs))) return
+  const why = lastLogLine(paths.logFile)
+  // Still replaying when the time ran out: it must stop before its directory goes.
+  const pm = await readPostmasterPid(paths.dataDir)
+  if (pm && isPostgresProcess(pm.pid, paths.dataDir)) {
+    process.kill(pm.pid, 'SIGKILL')
+    await waitUntilGone(pm.pid, 30_000)
+  }
+  await rm(paths.dataDir, { recursive: true, force: true })
+  await rename(keptAside, paths.dataDir)
+  throw new FleetkitError('PITR_TARGET_NOT_REACHED', `the replay stopped before the time asked for: ${why}`, {
+    actions: ['fleetkit db status (the last archived WAL and its time)', 'fleetkit db restore --to an earlier TIME'],
+    data: { logFile: paths.logFile },
+  })
+}

@@ -1,0 +1,192 @@
+// Continuous archiving and the restore to a point in time (issue 24, item 2), on a real embedded
+// server: `db archive enable` proves the archive_command and takes a base backup; rows written after
+// it reach the archive as WAL; `db restore --to T` brings back exactly what was committed by T; a time
+// past the archive's end is refused after the replay with the database put back as it was.
+import assert from 'node:assert/strict'
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { enableArchiving } from '../../../src/lifecycle/db-archive.js'
+import { openDatabase, type Database } from '../../../src/store/database.js'
+import { restoreToTime } from '../../../src/store/embedded/point-in-time.js'
+import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
+import { appendEvent } from '../../../src/store/events.js'
+import { readArchiverStatus, switchWal } from '../../../src/store/wal-archive.js'
+import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import { eventually } from '../../support/eventually.js'
+
+const hasCode = (code: string) => (error: unknown) => (error as { code?: string }).code === code
+
+describe('continuous archiving and the restore to a point in time (real embedded PostgreSQL)', function () {
+  this.timeout(240_000)
+  let root: string
+  let stateDir: string
+  let archiveDir: string
+  const quiet = { env: {}, now: () => new Date(), progress: () => undefined }
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'fleetkit-pitr-'))
+    // The postgres user passes through (it runs the server and the archive_command).
+    await chmod(root, 0o711)
+    stateDir = join(root, 'state')
+    archiveDir = join(root, 'archive')
+  })
+  after(async () => {
+    await stopEmbeddedServer(stateDir).catch(() => undefined)
+    await rm(root, { recursive: true, force: true })
+  })
+
+  const open = () => openDatabase({ stateDir, databaseUrl: '', max: 2 })
+  async function kinds(db: Database): Promise<string[]> {
+    const { rows } = await db.pool.query<{ kind: string }>(
+      `SELECT kind FROM events WHERE kind LIKE 'pitr_%' ORDER BY id`,
+    )
+    return rows.map((r) => r.kind)
+  }
+  /** Switches the segment out and waits until the archiver has it. */
+  async function archiveNow(db: Database): Promise<void> {
+    const wal = await switchWal(db.pool)
+    await eventually('the segment to be archived', async () => {
+      const status = await readArchiverStatus(db.pool)
+      return status.lastArchivedWal !== null && status.lastArchivedWal >= wal
+    })
+  }
+
+  let target: Date
+
+  it('enable into a directory the server cannot write puts everything back as it was (ARCHIVE_NOT_WORKING)', async () => {
+    const first = await open()
+    await first.close()
+    // mkdtemp makes it 0700 and root's: the postgres user cannot pass through to the wal/ inside.
+    const closed = await mkdtemp(join(tmpdir(), 'fleetkit-closed-'))
+    try {
+      await assert.rejects(
+        enableArchiving({ ...quiet, stateDir, dir: join(closed, 'archive'), archiveTimeoutSeconds: 60 }),
+        hasCode('ARCHIVE_NOT_WORKING'),
+      )
+      const db = await open()
+      try {
+        const status = await readArchiverStatus(db.pool)
+        assert.equal(status.enabled, false)
+        assert.equal(status.archiveCommand, '(disabled)')
+        assert.deepEqual(await kinds(db), [])
+      } finally {
+        await db.close()
+      }
+      assert.ok(!(await readdir(join(stateDir, 'postgres'))).includes('archive.json'), 'nothing recorded')
+    } finally {
+      await rm(closed, { recursive: true, force: true })
+    }
+  })
+
+  it('enable proves the archive_command with a real segment, records it, and takes a base backup', async () => {
+    const cli = await runFleetkit(
+      ['db', 'archive', 'enable', archiveDir, '--archive-timeout', '60', '--state-dir', stateDir, '--json'],
+      { env: { DATABASE_URL: undefined } },
+    )
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr)
+    assertMatchesOutputSchema('db-archive-enable', cli.json)
+    const enabled = cli.json.result as Awaited<ReturnType<typeof enableArchiving>>
+    assert.equal(enabled.changed, true)
+    const wal = await readdir(join(archiveDir, 'wal'))
+    assert.ok(wal.includes(enabled.provedWith), `${enabled.provedWith} in ${wal.join(', ')}`)
+    assert.ok((await readdir(join(archiveDir, 'base'))).includes(enabled.baseBackup.file))
+    // Again with the same settings: nothing restarts, only a base backup is taken.
+    const again = await enableArchiving({ ...quiet, stateDir, dir: archiveDir, archiveTimeoutSeconds: 60 })
+    assert.equal(again.changed, false)
+    assert.notEqual(again.baseBackup.label, enabled.baseBackup.label)
+
+    const status = await runFleetkit(['db', 'status', '--json', '--state-dir', stateDir], {
+      env: { DATABASE_URL: undefined },
+    })
+    assert.equal(status.code, 0, status.stderr)
+    assertMatchesOutputSchema('db-status', status.json)
+    assert.equal(status.json.result.archive.enabled, true)
+    assert.equal(status.json.result.archive.dir, archiveDir)
+    assert.ok(status.json.result.archive.lastArchivedWal)
+    assert.equal(status.json.result.archive.baseBackups.length, 2)
+  })
+
+  it('restore --to brings back what was committed by then and nothing after', async () => {
+    const db = await open()
+    try {
+      await appendEvent(db.pool, { kind: 'pitr_before_backup' })
+      const backup = await runFleetkit(['db', 'archive', 'base-backup', '--state-dir', stateDir, '--json'], {
+        env: { DATABASE_URL: undefined },
+      })
+      assert.equal(backup.code, 0, backup.stdout + backup.stderr)
+      assertMatchesOutputSchema('db-archive-base-backup', backup.json)
+      await appendEvent(db.pool, { kind: 'pitr_kept' })
+      const { rows } = await db.pool.query<{ t: Date }>('SELECT clock_timestamp() AS t')
+      target = rows[0]!.t
+      // Commit timestamps have microseconds, a Date milliseconds: the next commit must be past the rounding.
+      await eventually('the database clock to pass the target', async () => {
+        const r = await db.pool.query<{ t: Date }>('SELECT clock_timestamp() AS t')
+        return r.rows[0]!.t.getTime() > target.getTime() + 1
+      })
+      await appendEvent(db.pool, { kind: 'pitr_lost' })
+      assert.deepEqual(await kinds(db), ['pitr_before_backup', 'pitr_kept', 'pitr_lost'])
+      await archiveNow(db)
+    } finally {
+      await db.close()
+    }
+
+    const cli = await runFleetkit(['db', 'restore', '--to', target.toISOString(), '--state-dir', stateDir, '--json'], {
+      env: { DATABASE_URL: undefined },
+    })
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr)
+    assertMatchesOutputSchema('db-restore', cli.json)
+    const restored = cli.json.result as Awaited<ReturnType<typeof restoreToTime>>
+    assert.ok(restored.recoveredTo && new Date(restored.recoveredTo) <= target)
+    assert.match(restored.keptAside, /data\.before-restore-/)
+    const after = await open()
+    try {
+      assert.deepEqual(await kinds(after), ['pitr_before_backup', 'pitr_kept'])
+      // The restored server promoted, writes, and archives on its new timeline.
+      const { rows } = await after.pool.query<{ rec: boolean }>('SELECT pg_is_in_recovery() AS rec')
+      assert.equal(rows[0]!.rec, false)
+      await appendEvent(after.pool, { kind: 'pitr_after_restore' })
+      await archiveNow(after)
+      const settings = await after.pool.query<{ n: string }>(
+        `SELECT count(*) AS n FROM pg_file_settings WHERE name IN ('restore_command', 'recovery_target_time')`,
+      )
+      assert.equal(Number(settings.rows[0]!.n), 0, 'the recovery settings left the configuration')
+    } finally {
+      await after.close()
+    }
+  })
+
+  it('a time past the archive is refused after the replay, with the database put back as it was', async () => {
+    const { rows } = await (async () => {
+      const db = await open()
+      try {
+        return await db.pool.query<{ t: Date }>('SELECT clock_timestamp() AS t')
+      } finally {
+        await db.close()
+      }
+    })()
+    await assert.rejects(
+      restoreToTime({ stateDir, target: rows[0]!.t, now: new Date(), progress: () => undefined }),
+      hasCode('PITR_TARGET_NOT_REACHED'),
+    )
+    const db = await open()
+    try {
+      assert.deepEqual(await kinds(db), ['pitr_before_backup', 'pitr_kept', 'pitr_after_restore'])
+    } finally {
+      await db.close()
+    }
+    const cli = await runFleetkit(['db', 'restore', '--to', '2026-12-04 09:30', '--state-dir', stateDir, '--json'], {
+      env: { DATABASE_URL: undefined },
+    })
+    assert.equal(cli.code, 2, cli.stderr)
+    assert.equal(cli.json.code, 'USAGE_INVALID')
+    const before = await restoreToTime({
+      stateDir,
+      target: new Date(0),
+      now: new Date(),
+      progress: () => undefined,
+    }).catch((error: unknown) => error)
+    assert.ok(hasCode('PITR_NO_BASE_BACKUP')(before))
+  })
+})
