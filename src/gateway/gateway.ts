@@ -24,6 +24,7 @@ import { LifecycleMetrics } from './lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics.js'
 import { registerPkiGauges } from './pki-metrics.js'
 import { registerSyncGauges } from './sync-metrics.js'
+import { registerArchiveGauges } from './archive-metrics.js'
 import { DatabaseHealth, type EmbeddedDatabase } from './database-health.js'
 import { AuthCacheKeeper } from './auth-cache.js'
 import { loadOrCreateTicketKeys } from './ticket-keys.js'
@@ -113,6 +114,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     onError: onMetricsQueryFailed,
   })
   registerSyncGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
+  registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
     probe: () => probeDatabase(options.pool, 5000),

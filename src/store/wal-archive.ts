@@ -96,7 +96,7 @@ export async function setArchiveSettings(
 }
 
 /** ALTER SYSTEM takes no parameters: the server quotes the value (format's %L), then runs the statement. */
-export async function alterSystem(q: Queryable, name: string, value: string): Promise<void> {
+async function alterSystem(q: Queryable, name: string, value: string): Promise<void> {
   if (!/^[a-z_]+$/.test(name)) throw new TypeError(`not a setting name: ${name}`)
   const { rows } = await q.query<{ sql: string }>(`SELECT format('ALTER SYSTEM SET ${name} = %L', $1::text) AS sql`, [
     value,

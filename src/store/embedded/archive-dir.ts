@@ -27,7 +27,7 @@ export function archiveLayout(dir: string): ArchiveLayout {
   return { dir, walDir: join(dir, 'wal'), baseDir: join(dir, 'base') }
 }
 
-export function archiveConfigFile(paths: EmbeddedServerPaths): string {
+function archiveConfigFile(paths: EmbeddedServerPaths): string {
   return join(paths.root, 'archive.json')
 }
 
