@@ -25,7 +25,7 @@ import { readPasswordFile } from './password-file.js'
 import { isPostgresProcess, readPostmasterPid } from './postmaster.js'
 import { lastLogLine, startServer } from './process.js'
 import { waitUntilGone } from './readiness.js'
-import { ensureEmbeddedServer, stopEmbeddedServer } from './server.js'
+import { ensureEmbeddedServer, stopHoldingLock } from './server.js'
 
 export interface PointInTimeResult {
   /** @format date-time */
@@ -111,9 +111,9 @@ export async function restoreToTime(options: {
     throw error
   }
 
-  options.progress('Stopping the embedded PostgreSQL server')
-  await stopEmbeddedServer(options.stateDir)
-  options.progress(`Replaying the archived WAL up to ${options.target.toISOString()}`)
+  options.progress(
+    `Stopping the embedded PostgreSQL server, replaying the archived WAL up to ${options.target.toISOString()}`,
+  )
   try {
     await withFileLock(paths.lockFile, () => swapAndRecover(paths, staging, keptAside, password, timeoutMs), {
       timeoutMs,
@@ -236,6 +236,8 @@ async function swapAndRecover(
   password: string,
   timeoutMs: number,
 ): Promise<void> {
+  // Under the start lock from the stop on: nobody (a gateway restarting its server) starts the old one meanwhile.
+  await stopHoldingLock(paths, 60_000)
   await rename(paths.dataDir, keptAside)
   try {
     await rename(staging, paths.dataDir)

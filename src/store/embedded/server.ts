@@ -137,27 +137,29 @@ export async function stopEmbeddedServer(stateDir: string, options: { timeoutMs?
   const paths = embeddedServerPaths(stateDir)
   const timeoutMs = options.timeoutMs ?? 60_000
   if (!existsSync(paths.root)) return { wasRunning: false }
-  return withFileLock(
-    paths.lockFile,
-    async () => {
-      const pm = await readPostmasterPid(paths.dataDir)
-      // server.json stays: its port is reused at the next start (see startServer).
-      if (!pm || !isPostgresProcess(pm.pid, paths.dataDir)) return { wasRunning: false }
-      process.kill(pm.pid, 'SIGINT')
-      if (!(await waitUntilGone(pm.pid, timeoutMs))) {
-        throw new FleetkitError(
-          'STATE_EMBEDDED_START_FAILED',
-          `the embedded PostgreSQL (PID ${pm.pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`,
-          {
-            actions: [`kill -QUIT ${pm.pid}`, `read ${paths.logFile}`],
-            data: { pid: pm.pid, logFile: paths.logFile },
-          },
-        )
-      }
-      return { wasRunning: true, pid: pm.pid }
-    },
-    { timeoutMs },
-  )
+  return withFileLock(paths.lockFile, () => stopHoldingLock(paths, timeoutMs), { timeoutMs })
+}
+
+/**
+ * The stop itself, for a caller that holds the start lock already (a restore that must swap the
+ * data directory before anyone, a gateway among them, can start the old server again).
+ */
+export async function stopHoldingLock(paths: EmbeddedServerPaths, timeoutMs: number): Promise<StopResult> {
+  const pm = await readPostmasterPid(paths.dataDir)
+  // server.json stays: its port is reused at the next start (see startServer).
+  if (!pm || !isPostgresProcess(pm.pid, paths.dataDir)) return { wasRunning: false }
+  process.kill(pm.pid, 'SIGINT')
+  if (!(await waitUntilGone(pm.pid, timeoutMs))) {
+    throw new FleetkitError(
+      'STATE_EMBEDDED_START_FAILED',
+      `the embedded PostgreSQL (PID ${pm.pid}) did not stop within ${Math.round(timeoutMs / 1000)} s`,
+      {
+        actions: [`kill -QUIT ${pm.pid}`, `read ${paths.logFile}`],
+        data: { pid: pm.pid, logFile: paths.logFile },
+      },
+    )
+  }
+  return { wasRunning: true, pid: pm.pid }
 }
 
 async function startLocked(
