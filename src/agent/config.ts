@@ -8,10 +8,14 @@ import { isHttpsUrl, isNodeIdOrUuid } from '../definition/grammar.js'
 export interface AgentConfig {
   configFile: string
   nodeId: string
-  /** Enrollment listener (server-auth TLS), e.g. https://gateway:8444 */
+  /** Enrollment listener (server-auth TLS), e.g. https://gateway:8444: the first of enrollUrls. */
   enrollUrl: string
-  /** Agent listener (mTLS), e.g. https://gateway:8443 */
+  /** Every enrollment listener (FLEETKIT_ENROLL_URL, comma-separated): a gateway and its replicas. */
+  enrollUrls: string[]
+  /** Agent listener (mTLS), e.g. https://gateway:8443: the first of gatewayUrls. */
   gatewayUrl: string
+  /** Every agent listener (FLEETKIT_GATEWAY_URL, comma-separated); the agent moves along them on failure. */
+  gatewayUrls: string[]
   /** The CA bundle the seed pinned; trusted until a renewal stages pkiDir/gateway-ca.pem. */
   caFile: string
   secretFile: string
@@ -31,17 +35,19 @@ export interface AgentConfig {
 }
 
 interface Setting {
-  key: keyof Omit<AgentConfig, 'configFile'>
+  key: keyof Omit<AgentConfig, 'configFile' | 'enrollUrls' | 'gatewayUrls'>
   env: string
   flag: string
   default?: string
-  kind: 'string' | 'url' | 'number' | 'node-id'
+  /** `urls`: one https URL or several comma-separated; the key holds the first, `listKey` all of them. */
+  kind: 'string' | 'urls' | 'number' | 'node-id'
+  listKey?: 'enrollUrls' | 'gatewayUrls'
 }
 
 export const SETTINGS: readonly Setting[] = [
   { key: 'nodeId', env: 'FLEETKIT_NODE_ID', flag: 'node-id', kind: 'node-id' },
-  { key: 'enrollUrl', env: 'FLEETKIT_ENROLL_URL', flag: 'enroll-url', kind: 'url' },
-  { key: 'gatewayUrl', env: 'FLEETKIT_GATEWAY_URL', flag: 'gateway-url', kind: 'url' },
+  { key: 'enrollUrl', env: 'FLEETKIT_ENROLL_URL', flag: 'enroll-url', kind: 'urls', listKey: 'enrollUrls' },
+  { key: 'gatewayUrl', env: 'FLEETKIT_GATEWAY_URL', flag: 'gateway-url', kind: 'urls', listKey: 'gatewayUrls' },
   {
     key: 'caFile',
     env: 'FLEETKIT_GATEWAY_CA_FILE',
@@ -147,6 +153,14 @@ export function loadAgentConfig(sources: ConfigSources): AgentConfig {
   for (const setting of SETTINGS) {
     const raw =
       sources.flags[setting.flag] ?? sources.env[setting.env] ?? fileValues[setting.env] ?? setting.default ?? ''
+    if (setting.listKey) {
+      const urls = [...new Set(raw.split(',').map((url) => convert(setting, url.trim(), configFile) as string))].filter(
+        (url) => url !== '',
+      )
+      config[setting.listKey] = urls
+      config[setting.key] = urls[0] ?? ''
+      continue
+    }
     config[setting.key] = convert(setting, raw.trim(), configFile)
   }
   return config as unknown as AgentConfig
@@ -165,7 +179,7 @@ function convert(setting: Setting, raw: string, configFile: string): string | nu
     return value
   }
   if (raw === '') return ''
-  if (setting.kind === 'url') {
+  if (setting.kind === 'urls') {
     let url: URL
     try {
       url = new URL(raw)
@@ -174,7 +188,9 @@ function convert(setting: Setting, raw: string, configFile: string): string | nu
     }
     // The grammar fleet.yaml's gateway URLs meet (src/definition/grammar.ts), so a seed's URL always loads.
     if (url.protocol !== 'https:' || !isHttpsUrl(raw))
-      throw invalid('must be an https:// URL (host, optional port and path; no query or credentials)')
+      throw invalid(
+        'must be an https:// URL, or several comma-separated (host, optional port and path; no query or credentials)',
+      )
     return url.origin
   }
   if (setting.kind === 'node-id' && !isNodeIdOrUuid(raw))

@@ -86,6 +86,8 @@ async function checkGateway(
   const id = 'agent:gateway'
   if (identity && config.gatewayUrl !== '') {
     const session = new AgentSession(config, identity)
+    // The gateway this node starts at (of FLEETKIT_GATEWAY_URL's list, chosen by its node ID).
+    const url = session.gateways.current
     try {
       const response = await session.call('GET', AGENT_PATHS.identity)
       const answer =
@@ -95,13 +97,13 @@ async function checkGateway(
           ? {
               id,
               status: 'pass',
-              detail: `${config.gatewayUrl} accepts certificate ${identity.serial}; node status ${answer.status}`,
+              detail: `${url} accepts certificate ${identity.serial}; node status ${answer.status}`,
             }
           : {
               id,
               status: 'fail',
               code: 'GATEWAY_UNREACHABLE',
-              detail: `${config.gatewayUrl} answered ${response.status}`,
+              detail: `${url} answered ${response.status}`,
             },
         skewMs: session.skewMs,
       }

@@ -10,6 +10,7 @@ import { readResponse } from '../protocol/read.js'
 import { removeDurably } from '../fs/atomic-file.js'
 import { explainTransportError } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
+import { urlsFrom } from './gateway-choice.js'
 import { GatewayClient } from './gateway-client.js'
 import { assertPkiDirectoryPrivate, identityStaged, stageIdentity } from './identity.js'
 import { clearPendingEnrollment, pendingKeyAndCsr } from './pending-enrollment.js'
@@ -53,11 +54,12 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
       node_id: config.nodeId,
       reason: 'a previous attempt got no answer; sending the same key',
     })
-  const client = new GatewayClient(
-    config.enrollUrl,
-    { ca: pinnedCa },
-    { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 },
-  )
+  // A gateway and its replicas: an unreachable one hands the same request (same key) to the next.
+  const urls = urlsFrom(config.enrollUrls.length > 0 ? config.enrollUrls : [config.enrollUrl], config.nodeId)
+  let which = 0
+  const clientFor = (url: string) =>
+    new GatewayClient(url, { ca: pinnedCa }, { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 })
+  let client = clientFor(urls[0]!)
   const sleep = deps.sleep ?? defaultSleep
   const maxAttempts = deps.maxAttempts ?? 8
   try {
@@ -67,7 +69,12 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
         const request: EnrollRequest = { node_id: config.nodeId, enrollment_secret: secret, csr_pem: csrPem }
         response = await client.request('POST', ENROLL_PATH, request)
       } catch (error) {
-        throw await explainTransportError(error, config.enrollUrl, [config.enrollUrl])
+        const explained = await explainTransportError(error, urls[which]!, [urls[which]!])
+        if (explained.code !== 'GATEWAY_UNREACHABLE' || which + 1 >= urls.length) throw explained
+        deps.log('warn', 'enroll_failover', { from: urls[which], to: urls[which + 1], code: explained.code })
+        client.close()
+        client = clientFor(urls[++which]!)
+        continue
       }
       if (RETRY_LATER.has(response.status) && attempt < maxAttempts) {
         // Retry-After plus jitter: a fleet booted together and shed together must not return together.

@@ -21,6 +21,7 @@ import { explainTransportError } from './clock-skew.js'
 import { GatewayClient, GatewayTransportError } from './gateway-client.js'
 import { type Identity, certificateWindow, stageIdentity } from './identity.js'
 import { generateKeyAndCsr } from './key-and-csr.js'
+import { urlsFrom } from './gateway-choice.js'
 import { probeUrls } from './session.js'
 
 /**
@@ -41,9 +42,23 @@ export async function recoverIdentity(config: AgentConfig, expired: Identity, lo
       },
     )
   }
+  // A gateway and its replicas: an unreachable one hands the recovery (a fresh challenge) to the next.
+  const urls = urlsFrom(config.enrollUrls.length > 0 ? config.enrollUrls : [config.enrollUrl], config.nodeId)
+  for (let which = 0; ; which++) {
+    try {
+      return await recoverAt(urls[which]!, config, expired, log)
+    } catch (error) {
+      const unreachable = error instanceof FleetkitError && error.code === 'GATEWAY_UNREACHABLE'
+      if (!unreachable || which + 1 >= urls.length) throw error
+      log('warn', 'recovery_failover', { from: urls[which], to: urls[which + 1] })
+    }
+  }
+}
+
+async function recoverAt(url: string, config: AgentConfig, expired: Identity, log: Logger): Promise<Identity> {
   // The enrollment listener authenticates the server only: trust what the gateway last handed over.
   const client = new GatewayClient(
-    config.enrollUrl,
+    url,
     { ca: expired.caPem },
     { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 },
   )
@@ -85,8 +100,7 @@ export async function recoverIdentity(config: AgentConfig, expired: Identity, lo
       fingerprint256: window.fingerprint256,
     }
   } catch (error) {
-    if (error instanceof GatewayTransportError)
-      throw await explainTransportError(error, config.enrollUrl, probeUrls(config))
+    if (error instanceof GatewayTransportError) throw await explainTransportError(error, url, probeUrls(config))
     throw error
   } finally {
     client.close()

@@ -27,6 +27,7 @@ import { type JobRunDeps, runJob } from './jobs.js'
 import { recoverIdentity } from './recover.js'
 import { renewCertificate } from './renew.js'
 import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
+import { failoverDelayMs } from './gateway-choice.js'
 import { AgentSession } from './session.js'
 import { adoptGatewayBundle, adoptRestagedIdentity } from './trust-refresh.js'
 import { AGENT_VERSION } from './version.js'
@@ -73,9 +74,16 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   // Checked at start, not only when a key is staged: a key in a directory others can write may
   // already be swapped, and the agent would act on it for days before its next renewal.
   await assertPkiDirectoryPrivate(config.pkiDir)
-  const session = new AgentSession(config, await loadIdentity(config.pkiDir, config.caFile), () =>
-    clock.now().getTime(),
+  const session = new AgentSession(
+    config,
+    await loadIdentity(config.pkiDir, config.caFile),
+    () => clock.now().getTime(),
+    (failover, reason) =>
+      log('warn', 'gateway_failover', { from: failover.from, to: failover.to, reason, untried: failover.untried }),
   )
+  /** After a failure that moved to a gateway not tried in this streak: a short jittered wait, not the backoff. */
+  const quickFailoverMs = () =>
+    session.lastFailover?.untried === true ? failoverDelayMs(deps.rng, config.heartbeatSeconds * 1000) : undefined
   let planned = plannedRenewalAt(session.identity.window, deps.rng)
   let plannedSerial = session.identity.serial
   let rotationPlannedFor: string | undefined
@@ -175,14 +183,16 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
           const heartbeat = await session.call('POST', AGENT_PATHS.heartbeat, request)
           reportSkew(log, heartbeat.skewMs)
           if (isRetryLaterStatus(heartbeat.status)) {
-            // Shed or the gateway's database is down: wait what it asks, plus our own jitter.
-            const waitMs = retryLaterWaitMs(
-              heartbeat.headers['retry-after'],
-              backoff,
-              config.heartbeatSeconds * 1000,
-              clock.now().getTime(),
-              deps.rng,
-            )
+            // Shed or the gateway's database is down: wait what it asks, plus our own jitter (another gateway: a moment).
+            const waitMs =
+              quickFailoverMs() ??
+              retryLaterWaitMs(
+                heartbeat.headers['retry-after'],
+                backoff,
+                config.heartbeatSeconds * 1000,
+                clock.now().getTime(),
+                deps.rng,
+              )
             log('warn', 'gateway_unavailable', {
               status: heartbeat.status,
               code: errorCodeOf(heartbeat.body) ?? null,
@@ -217,7 +227,9 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
         } catch (error) {
           const e = await namedFailure(toFleetkitError(error))
           if (FATAL.has(e.code)) throw e
-          const waitMs = UNREACHABLE.has(e.code) ? backoff.failed() : config.heartbeatSeconds * 1000
+          const waitMs = UNREACHABLE.has(e.code)
+            ? (quickFailoverMs() ?? backoff.failed())
+            : config.heartbeatSeconds * 1000
           log(LOGGED_AT_ERROR.has(e.code) ? 'error' : 'warn', 'gateway_call_failed', {
             code: e.code,
             message: e.message,

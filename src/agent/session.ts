@@ -4,6 +4,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { explainTransportError } from './clock-skew.js'
 import type { AgentConfig } from './config.js'
 import { errorCodeOf } from '../protocol/agent-routes.js'
+import { GatewayChoice } from './gateway-choice.js'
 import { type GatewayResponse, GatewayClient } from './gateway-client.js'
 import type { Identity } from './identity.js'
 
@@ -14,20 +15,31 @@ const RETIRED_CLIENT_GRACE_MS = 30_000
 function agentClient(
   config: AgentConfig,
   identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>,
-  now: () => number = Date.now,
+  now: () => number,
+  url: string,
 ): GatewayClient {
   return new GatewayClient(
-    config.gatewayUrl,
+    url,
     { ca: identity.caPem, cert: identity.certificatePem, key: identity.keyPem },
     { timeoutMs: config.requestTimeoutSeconds * 1000, now },
   )
 }
+
+/** What the last call's failure did: moved to another gateway, and whether that one is untried in this streak. */
+export type Failover = NonNullable<ReturnType<GatewayChoice['failed']>>
+
+/** Answers after which another gateway may do better: a proxy without a gateway behind it, or one that cannot serve now. */
+const FAILOVER_STATUSES = new Set([502, 503, 504])
 
 export class AgentSession {
   identity: Identity
   client: GatewayClient
   readonly config: AgentConfig
   private retired: GatewayClient[] = []
+  /** Which of the gateways (FLEETKIT_GATEWAY_URL's list) this session talks to. */
+  readonly gateways: GatewayChoice
+  /** Set by a call that failed over (a transport failure, a 502 to 504), cleared by one that did not. */
+  lastFailover: Failover | undefined
 
   /** The agent's clock in milliseconds: every client of this session measures skew against it. */
   readonly now: () => number
@@ -36,17 +48,26 @@ export class AgentSession {
     config: AgentConfig,
     identity: Identity,
     now: () => number = Date.now,
-    client: GatewayClient = agentClient(config, identity, now),
+    private readonly onFailover: (failover: Failover, reason: string) => void = () => undefined,
   ) {
     this.config = config
     this.identity = identity
     this.now = now
-    this.client = client
+    this.gateways = new GatewayChoice(gatewayUrlsOf(config), config.nodeId)
+    this.client = agentClient(config, identity, now, this.gateways.current)
   }
 
-  /** A client for another identity (a renewed or restaged one) on the same clock. */
+  /** A client for another identity (a renewed or restaged one) on the same clock and gateway. */
   clientFor(identity: Pick<Identity, 'caPem' | 'certificatePem' | 'keyPem'>): GatewayClient {
-    return agentClient(this.config, identity, this.now)
+    return agentClient(this.config, identity, this.now, this.gateways.current)
+  }
+
+  /** The current gateway failed: the next one's client takes over (requests in flight finish on the old). */
+  private failOver(reason: string): void {
+    this.lastFailover = this.gateways.failed()
+    if (!this.lastFailover) return
+    this.swap(this.identity, this.clientFor(this.identity))
+    this.onFailover(this.lastFailover, reason)
   }
 
   get skewMs(): number | undefined {
@@ -60,7 +81,17 @@ export class AgentSession {
     try {
       response = await client.request(method, path, body)
     } catch (error) {
-      throw await explainTransportError(error, this.config.gatewayUrl, probeUrls(this.config), client.lastSkewMs)
+      const explained = await explainTransportError(error, client.baseUrl, probeUrls(this.config), client.lastSkewMs)
+      // Another gateway cannot cure a clock or trust problem: only an unreachable one is left.
+      if (explained.code === 'GATEWAY_UNREACHABLE' && client === this.client) this.failOver(explained.code)
+      else this.lastFailover = undefined
+      throw explained
+    }
+    if (FAILOVER_STATUSES.has(response.status) && client === this.client) {
+      this.failOver(`http_${response.status}`)
+    } else {
+      this.lastFailover = undefined
+      if (response.status < 500) this.gateways.succeeded()
     }
     if (response.status === 401) {
       throw new FleetkitError(
@@ -99,4 +130,9 @@ export class AgentSession {
 /** Listeners whose /healthz answers without a client certificate, for reading the gateway's time. */
 export function probeUrls(config: AgentConfig): string[] {
   return [config.enrollUrl, config.gatewayUrl].filter((url) => url !== '')
+}
+
+/** FLEETKIT_GATEWAY_URL's list (a config built by hand may hold only gatewayUrl). */
+function gatewayUrlsOf(config: AgentConfig): string[] {
+  return config.gatewayUrls.length > 0 ? config.gatewayUrls : [config.gatewayUrl]
 }

@@ -96,7 +96,7 @@ export interface Definition {
   fleet: string
   /** The file is an example: documentation ranges are accepted, and commands that reach real hosts refuse it. */
   example?: boolean
-  gateway: { url: string; enrollUrl: string }
+  gateway: { url: string; enrollUrl: string; replicas?: { url: string; enrollUrl: string }[] }
   release: { url: string; publicKey: string; version: string; caFile?: string }
   operators: { cidrs: string[]; sshKeys: string[] }
   providers?: { hetzner?: { tokenEnv?: string; sshKeys?: string[]; endpoint?: string } }

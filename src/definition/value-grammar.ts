@@ -12,6 +12,8 @@ export const GRAMMAR_FIELDS: ReadonlyArray<readonly [string, GrammarName]> = [
   ['/fleet', 'dnsLabel'],
   ['/gateway/url', 'httpsUrl'],
   ['/gateway/enrollUrl', 'httpsUrl'],
+  ['/gateway/replicas/*/url', 'httpsUrl'],
+  ['/gateway/replicas/*/enrollUrl', 'httpsUrl'],
   ['/release/url', 'httpsUrl'],
   ['/release/publicKey', 'releasePublicKey'],
   ['/release/version', 'releaseVersion'],

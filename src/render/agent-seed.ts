@@ -11,6 +11,7 @@ import { fillTemplate, readTemplate } from './template.js'
 import {
   absolutePathValue,
   base64Value,
+  httpsUrlListValue,
   httpsUrlValue,
   nodeIdValue,
   pemCertificatesValue,
@@ -20,7 +21,9 @@ import {
 
 export interface AgentSeedInput {
   nodeId: string
+  /** The agent listener, or several comma-separated (the gateway, then its replicas). */
   gatewayUrl: string
+  /** The enrollment listener, or several comma-separated. */
   enrollUrl: string
   /** The gateway's CA bundle (PEM certificates), pinned by the agent until its first renewal. */
   caBundlePem: string
@@ -74,8 +77,8 @@ export function renderAgentSeed(input: AgentSeedInput): string {
 /** The enrollment script alone (what runcmd runs; tests run it in a sandbox root). */
 export function renderAgentSeedScript(input: Omit<AgentSeedInput, 'guard' | 'account'>): string {
   const nodeId = nodeIdValue('node id', input.nodeId)
-  const gatewayUrl = httpsUrlValue('gateway.url', input.gatewayUrl)
-  const enrollUrl = httpsUrlValue('gateway.enrollUrl', input.enrollUrl)
+  const gatewayUrl = httpsUrlListValue('gateway.url', input.gatewayUrl)
+  const enrollUrl = httpsUrlListValue('gateway.enrollUrl', input.enrollUrl)
   const caBundle = pemCertificatesValue('gateway CA bundle', input.caBundlePem)
   const releaseUrl = httpsUrlValue('release.url', input.releaseUrl)
   const releaseKey = base64Value('release.publicKey', input.releasePublicKey, 32)

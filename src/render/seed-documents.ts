@@ -1,5 +1,6 @@
 // The seed documents of one node, pure: the definition, the node's target and the values
 // (CA bundle, secret, host key) in, the user-data text out. No state, no files, no network.
+import { gatewayUrlLists } from '../definition/gateway-urls.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition } from '../definition/types.js'
 import { renderAgentSeed } from './agent-seed.js'
@@ -46,8 +47,8 @@ export function agentSeedDocument(
     guard: firstBootGuard(definition, target),
     releaseCaPem,
     nodeId: target.id,
-    gatewayUrl: definition.gateway.url,
-    enrollUrl: definition.gateway.enrollUrl,
+    gatewayUrl: gatewayUrlLists(definition.gateway).agent.join(','),
+    enrollUrl: gatewayUrlLists(definition.gateway).enroll.join(','),
     caBundlePem,
     releaseUrl: definition.release.url,
     releasePublicKey: definition.release.publicKey,

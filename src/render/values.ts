@@ -43,6 +43,15 @@ export function httpsUrlValue(field: string, value: unknown): string {
   return grammarValue(field, value, 'httpsUrl')
 }
 
+/** One https URL, or several comma-separated (a gateway and its replicas), each of the grammar. */
+export function httpsUrlListValue(field: string, value: unknown): string {
+  if (typeof value !== 'string') return httpsUrlValue(field, value)
+  return value
+    .split(',')
+    .map((url) => httpsUrlValue(field, url))
+    .join(',')
+}
+
 export function versionValue(field: string, value: unknown): string {
   return grammarValue(field, value, 'releaseVersion')
 }

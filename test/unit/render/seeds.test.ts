@@ -14,6 +14,7 @@ import {
   renderAgentSeed,
   renderAgentSeedScript,
 } from '../../../src/render/agent-seed.js'
+import { gatewayUrlLists } from '../../../src/definition/gateway-urls.js'
 import { firstBootGuardScript } from '../../../src/render/first-boot-guard.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { newEnrollmentSecret } from '../../../src/render/enrollment-secret.js'
@@ -131,6 +132,27 @@ describe('render: agent seed', () => {
     assert.match(seed, /^WantedBy=multi-user\.target$/m)
   })
 
+  it("writes a gateway and its replicas comma-separated, as the agent role's vars join them", () => {
+    const definition = {
+      url: 'https://gw1.example.net:8443',
+      enrollUrl: 'https://gw1.example.net:8444',
+      replicas: [
+        { url: 'https://gw2.example.net:8443', enrollUrl: 'https://gw2.example.net:8444' },
+        { url: 'https://gw1.example.net:8443', enrollUrl: 'https://gw3.example.net:8444' },
+      ],
+    }
+    const lists = gatewayUrlLists(definition)
+    assert.deepEqual(lists.agent, ['https://gw1.example.net:8443', 'https://gw2.example.net:8443'])
+    const seed = renderAgentSeedScript(
+      agentInput({ gatewayUrl: lists.agent.join(','), enrollUrl: lists.enroll.join(',') }),
+    )
+    assert.match(seed, /^FLEETKIT_GATEWAY_URL=https:\/\/gw1\.example\.net:8443,https:\/\/gw2\.example\.net:8443$/m)
+    assert.match(
+      seed,
+      /^FLEETKIT_ENROLL_URL=https:\/\/gw1\.example\.net:8444,https:\/\/gw2\.example\.net:8444,https:\/\/gw3\.example\.net:8444$/m,
+    )
+  })
+
   it('embeds the one release verifier byte for byte', () => {
     const verifier = readFileSync(packagePath('cloud-init', 'verify-release.sh'), 'utf8').trimEnd()
     assert.ok(
@@ -143,6 +165,9 @@ describe('render: agent seed', () => {
   it('refuses injected values with SEED_VALUE_INVALID before rendering anything', () => {
     const attempts: Partial<AgentSeedInput>[] = [
       { gatewayUrl: 'https://gateway.example.net/$(reboot)' },
+      { gatewayUrl: 'https://gateway.example.net,https://gw2.example.net/$(reboot)' },
+      { gatewayUrl: 'https://gateway.example.net,' },
+      { enrollUrl: 'https://enroll.example.net, https://gw2.example.net' },
       { enrollUrl: 'https://enroll.example.net/`id`' },
       { releaseUrl: "https://releases.example.net/a'b" },
       { releaseUrl: 'https://releases.example.net/a"b' },
