@@ -76,7 +76,7 @@ export interface RunningGateway {
   lifecycleMetrics: LifecycleMetrics
   /** Run one sweep tick now (tests; the timer runs one every sweepIntervalMs). */
   sweepNow(): Promise<SweepTick | 'disabled'>
-  /** Whether this gateway holds the sweep leader lock. */
+  /** Whether this gateway holds the sweep lease. */
   isSweepLeader(): boolean
   /** Write pending heartbeats now (tests; shutdown does it too). */
   flushHeartbeats(): Promise<void>
@@ -254,6 +254,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           pool,
           sweep: options.sweep,
           intervalMs: tuning.sweepIntervalMs,
+          leaseMs: tuning.sweepLeaseMs,
           logger,
           metrics: lifecycleMetrics,
         })

@@ -1,9 +1,14 @@
-// The gateway's sweeper: every sweepIntervalMs, the one gateway holding the leader lock (a
-// session advisory lock on a connection it keeps) runs the sweep it was given; the others wait.
+// The gateway's sweeper: every sweepIntervalMs, the one gateway holding the sweep lease (a row whose
+// expiry the database's clock sets, src/store/sweep-leader.ts) runs the sweep it was given; the others
+// try to take the lease at each tick and succeed only once it expired (its holder died, froze or lost
+// the database) or was released (a clean stop). The holder renews it every third of its lifetime.
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+
 import type pg from 'pg'
 
 import type { Logger } from '../log/logger.js'
-import { releaseAdvisoryLock, SWEEP_LEADER_KEY, tryAdvisoryLock } from '../store/sweep.js'
+import { claimSweepLease, releaseSweepLease } from '../store/sweep-leader.js'
 import type { LifecycleMetrics } from './lifecycle-metrics.js'
 
 /** What the gateway needs of a sweep (src/lifecycle/sweep.ts runSweep with its thresholds bound). */
@@ -18,7 +23,11 @@ export type SweepFunction = (pool: pg.Pool) => Promise<SweepOutcome>
 export type SweepTick = 'swept' | 'busy' | 'not_leader' | 'failed'
 
 export class Sweeper {
-  private leader: pg.PoolClient | undefined
+  /** This gateway in the lease row: host, PID and a random part (a restarted process is another holder). */
+  readonly holder: string
+  private leading = false
+  /** When (local monotonic ms) the lease was last claimed or renewed. */
+  private renewedAt = -Infinity
   private timer: NodeJS.Timeout | undefined
   private running: Promise<SweepTick> | undefined
   private stopped = false
@@ -28,10 +37,17 @@ export class Sweeper {
       pool: pg.Pool
       sweep: SweepFunction
       intervalMs: number
+      /** How long a lease lasts unrenewed: a dead leader's gateways take over after at most this (plus a tick). */
+      leaseMs: number
       logger: Logger
       metrics: LifecycleMetrics
+      holder?: string
+      /** Local monotonic milliseconds (renewal pacing only; expiry is the database's). */
+      nowMs?: () => number
     },
-  ) {}
+  ) {
+    this.holder = options.holder ?? `${hostname().slice(0, 120)}:${process.pid}:${randomBytes(4).toString('hex')}`
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.options.intervalMs)
@@ -39,7 +55,7 @@ export class Sweeper {
   }
 
   get isLeader(): boolean {
-    return this.leader !== undefined
+    return this.leading
   }
 
   /** One tick now (tests; the timer calls it). Never two at once. */
@@ -81,49 +97,50 @@ export class Sweeper {
     } catch (error) {
       metrics.sweeps.inc({ outcome: 'failed' })
       logger('error', 'sweep_failed', { error: (error as Error).message, retry: 'next interval' })
-      this.dropLeadership(error as Error)
+      this.dropLeadership()
       return 'failed'
     }
   }
 
-  /** Become (or stay) the leader: the lock lives as long as this connection, so a dead gateway frees it. */
+  /**
+   * Become (or stay) the leader. The holder renews every third of the lease; in between it sweeps on
+   * its own word, which is safe: a sweep also takes the sweep lock (src/store/sweep.ts), so two never
+   * run at once, and every statement of it re-checks what it changes.
+   */
   private async lead(): Promise<boolean> {
-    if (this.leader) return true
-    const client = await this.options.pool.connect()
-    try {
-      if (await tryAdvisoryLock(client, SWEEP_LEADER_KEY)) {
-        this.leader = client
-        client.on('error', (error) => this.dropLeadership(error))
-        this.options.logger('info', 'sweep_leader', { leader: true })
-        return true
-      }
-    } catch (error) {
-      client.release(error as Error)
-      throw error
+    const nowMs = this.options.nowMs ?? (() => performance.now())
+    if (this.leading && nowMs() - this.renewedAt < this.options.leaseMs / 3) return true
+    const claim = await claimSweepLease(this.options.pool, this.holder, this.options.leaseMs)
+    if (claim.leading) {
+      this.renewedAt = nowMs()
+      if (!this.leading || claim.acquired)
+        this.options.logger('info', 'sweep_leader', {
+          leader: true,
+          holder: this.holder,
+          ...(claim.previous
+            ? { previous_holder: claim.previous.holder, previous_expired_seconds: claim.previous.expiredSeconds }
+            : {}),
+        })
+      this.leading = true
+      return true
     }
-    client.release()
+    if (this.leading) this.options.logger('warn', 'sweep_leader', { leader: false, holder: this.holder })
+    this.leading = false
     return false
   }
 
-  private dropLeadership(error?: Error): void {
-    const client = this.leader
-    this.leader = undefined
-    // Destroyed, not returned: a pooled connection must not carry the leader lock to someone else.
-    client?.release(error ?? true)
+  private dropLeadership(): void {
+    // The next tick claims again (a renewal if the lease is still ours).
+    this.renewedAt = -Infinity
   }
 
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearInterval(this.timer)
     await this.running?.catch(() => undefined)
-    const client = this.leader
-    this.leader = undefined
-    if (!client) return
-    try {
-      await releaseAdvisoryLock(client, SWEEP_LEADER_KEY)
-      client.release()
-    } catch (error) {
-      client.release(error as Error)
-    }
+    if (!this.leading) return
+    this.leading = false
+    // Handed on at once; if this fails, the lease expires by itself.
+    await releaseSweepLease(this.options.pool, this.holder).catch(() => undefined)
   }
 }

@@ -46,8 +46,13 @@ export interface GatewayTuning {
   handshakeTimeoutMs: { enroll: number; agent: number }
   /** Listen queue of each TLS listener: Node's 511 overflows when thousands of agents reconnect at once. */
   listenBacklog: number
-  /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the leader lock. */
+  /** How often the sweep runs (spec: every 2 s), on the one gateway that holds the sweep lease. */
   sweepIntervalMs: number
+  /**
+   * How long the sweep lease lasts unrenewed (its holder renews every third of it): the longest a dead
+   * or cut-off leader's sweeps are missed before another gateway takes over.
+   */
+  sweepLeaseMs: number
   /** Worker threads that verify CSRs and sign certificates (default: defaultIssuanceWorkers()). */
   issuanceWorkers: number
   /** When requests are shed: in-flight limits per listener and event-loop delay levels (load-shedder.ts). */
@@ -70,6 +75,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   handshakeTimeoutMs: { enroll: 5000, agent: 30_000 },
   listenBacklog: 4096,
   sweepIntervalMs: 2000,
+  sweepLeaseMs: 10_000,
   loadShedding: DEFAULT_LOAD_SHEDDER_TUNING,
   issuanceWorkers: defaultIssuanceWorkers(),
 }

@@ -4,8 +4,6 @@ import type { Queryable } from './database.js'
 
 /** Held (session level) by whoever is sweeping right now: a gateway's tick or `fleetkit sweep`. */
 export const SWEEP_LOCK_KEY = 7_020_865_401
-/** Held for as long as a gateway lives by the one gateway that sweeps (the leader). */
-export const SWEEP_LEADER_KEY = 7_020_865_402
 
 /** What fencing writes into a job's result (spec 06). */
 const FENCED_REASON = 'target node lost; lease fenced'

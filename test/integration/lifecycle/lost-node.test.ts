@@ -308,7 +308,7 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
       )
     })
 
-    it('only one of them sweeps (the leader lock); when it stops, the other takes over', async () => {
+    it('only one of them sweeps (the sweep lease); when it stops, the other takes over', async () => {
       const ticks = [
         await gw.gateway!.sweepNow(),
         await second.sweepNow(),

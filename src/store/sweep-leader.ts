@@ -1,0 +1,74 @@
+// The sweep leader's lease: one row, its expiry set from the database's now(), so no gateway's
+// clock decides who sweeps. Claiming is one upsert: a holder renews its own lease, anyone else
+// takes it only when it expired; of gateways claiming at once, the row lock lets exactly one win.
+import type { Queryable } from './database.js'
+
+export interface SweepLeaseClaim {
+  /** This holder holds the lease now (until `expiresAt`). */
+  leading: boolean
+  /** It was someone else's (or nobody's) before this claim. */
+  acquired: boolean
+  /** Who held it before a take-over, and how long ago its lease expired or was released (seconds). */
+  previous?: { holder: string; expiredSeconds: number }
+  expiresAt?: Date
+}
+
+export async function claimSweepLease(q: Queryable, holder: string, ttlMs: number): Promise<SweepLeaseClaim> {
+  const { rows } = await q.query<{
+    expires_at: Date
+    prev_holder: string | null
+    prev_expired: string | null
+  }>(
+    `WITH prev AS (SELECT holder, expires_at FROM sweep_leader WHERE id = 1),
+     up AS (
+       INSERT INTO sweep_leader AS l (id, holder, acquired_at, renewed_at, expires_at)
+       VALUES (1, $1, now(), now(), now() + make_interval(secs => $2::double precision / 1000))
+       ON CONFLICT (id) DO UPDATE SET
+         holder = EXCLUDED.holder,
+         acquired_at = CASE WHEN l.holder = EXCLUDED.holder THEN l.acquired_at ELSE now() END,
+         renewed_at = now(),
+         expires_at = EXCLUDED.expires_at
+       WHERE l.holder = EXCLUDED.holder OR l.expires_at <= now()
+       RETURNING l.expires_at
+     )
+     SELECT up.expires_at, prev.holder AS prev_holder, extract(epoch FROM now() - prev.expires_at) AS prev_expired
+       FROM up LEFT JOIN prev ON true`,
+    [holder, ttlMs],
+  )
+  const row = rows[0]
+  if (!row) return { leading: false, acquired: false }
+  const acquired = row.prev_holder !== holder
+  return {
+    leading: true,
+    acquired,
+    expiresAt: row.expires_at,
+    ...(acquired && row.prev_holder !== null
+      ? { previous: { holder: row.prev_holder, expiredSeconds: Number(row.prev_expired) } }
+      : {}),
+  }
+}
+
+/** A clean stop hands the lease on at once: the next claim of any other gateway takes it. */
+export async function releaseSweepLease(q: Queryable, holder: string): Promise<void> {
+  await q.query(`UPDATE sweep_leader SET expires_at = renewed_at + interval '1 microsecond' WHERE holder = $1`, [
+    holder,
+  ])
+}
+
+export interface SweepLease {
+  holder: string
+  acquiredAt: Date
+  expiresAt: Date
+  /** The database's now() when read: compare expiresAt with this, not with a local clock. */
+  readAt: Date
+}
+
+export async function readSweepLease(q: Queryable): Promise<SweepLease | undefined> {
+  const { rows } = await q.query<{ holder: string; acquired_at: Date; expires_at: Date; now: Date }>(
+    'SELECT holder, acquired_at, expires_at, now() FROM sweep_leader WHERE id = 1',
+  )
+  const row = rows[0]
+  return row
+    ? { holder: row.holder, acquiredAt: row.acquired_at, expiresAt: row.expires_at, readAt: row.now }
+    : undefined
+}
