@@ -43,7 +43,12 @@ export async function serve(): Promise<void> {
   const db = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL })
   const lifted = { perSource: { burst: 100_000, perSecond: 100_000 }, global: { burst: 100_000, perSecond: 100_000 } }
   const pkiDir = process.env.BENCH_PKI_DIR!
+  // BENCH_SWEEP=1: the sweeper runs as in `fleetkit gateway serve` (the scale-out bench measures its failover).
+  const { runSweep } = await import('../../src/lifecycle/sweep.js')
+  const { DEFAULT_THRESHOLDS } = await import('../../src/lifecycle/thresholds.js')
+  const sweep = process.env.BENCH_SWEEP === '1' ? { sweep: (pool: pg.Pool) => runSweep(pool, DEFAULT_THRESHOLDS) } : {}
   const gateway = await startGateway({
+    ...sweep,
     pool: db.pool,
     pki: await loadPkiSet(pkiDir, new Date()),
     // The TLS ticket keys are kept there, as in `fleetkit gateway`: sessions resume across a restart.
@@ -85,6 +90,8 @@ export async function serve(): Promise<void> {
 export interface GatewayProcessOptions {
   /** The agent listener's port (default: any free one). */
   agentPort?: number
+  /** Run the sweeper (the sweep lease) as a served gateway does. */
+  sweep?: boolean
   /** The gateway's shipped tuning instead of the bench's (limiter lifted, no delay-based shedding). */
   defaultTuning?: boolean
 }
@@ -106,6 +113,7 @@ export async function startGatewayProcess(
         BENCH_PKI_DIR: pkiDir,
         ...(options.agentPort === undefined ? {} : { BENCH_AGENT_PORT: String(options.agentPort) }),
         ...(options.defaultTuning ? { BENCH_GATEWAY_TUNING: 'default' } : {}),
+        ...(options.sweep ? { BENCH_SWEEP: '1' } : {}),
       },
       stdio: ['pipe', 'pipe', 'inherit'],
     },
