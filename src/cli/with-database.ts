@@ -12,8 +12,15 @@ export async function withDatabase<T>(
   work: (pool: pg.Pool) => Promise<T>,
   /** `none`: connect without checking or migrating the schema (db backup and restore judge it themselves). */
   schema?: 'none',
+  /** The embedded server only, its idle connections' end not reported: the work restarts it on purpose. */
+  embedded?: 'restarts',
 ): Promise<T> {
-  const database = await openDatabase({ ...stateDirOption(stateDir), progress, ...(schema ? { schema } : {}) })
+  const database = await openDatabase({
+    ...stateDirOption(stateDir),
+    progress,
+    ...(schema ? { schema } : {}),
+    ...(embedded ? { databaseUrl: '', onIdleError: () => undefined } : {}),
+  })
   try {
     return await work(database.pool)
   } finally {

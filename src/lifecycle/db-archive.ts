@@ -6,7 +6,6 @@ import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
-import { openDatabase, type Database } from '../store/database.js'
 import {
   archiveCommand,
   archiveLayout,
@@ -25,6 +24,8 @@ import { postgresRunAs } from '../store/postgres-binaries.js'
 import { readArchiverStatus, resetArchiveSettings, setArchiveSettings, switchWal } from '../store/wal-archive.js'
 
 export interface ArchiveOptions {
+  /** The embedded server's pool (the command opens it): it follows the server across the restarts. */
+  pool: pg.Pool
   stateDir: string
   env: Env
   now: () => Date
@@ -49,7 +50,7 @@ export interface ArchiveEnableResult {
 }
 
 /** The embedded server only: a DATABASE_URL server is archived by whoever runs it. */
-function requireEmbedded(env: Env): void {
+export function requireEmbedded(env: Env): void {
   if (env.DATABASE_URL?.trim()) {
     throw new FleetkitError(
       'ARCHIVE_NOT_EMBEDDED',
@@ -57,17 +58,6 @@ function requireEmbedded(env: Env): void {
       { actions: ['unset DATABASE_URL to manage the embedded server', 'docs/scale-out.md (a managed PostgreSQL)'] },
     )
   }
-}
-
-async function openEmbedded(options: ArchiveOptions): Promise<Database> {
-  // The restarts are ours: the idle connections they end are expected, not worth a line.
-  return openDatabase({
-    stateDir: options.stateDir,
-    databaseUrl: '',
-    progress: options.progress,
-    max: 2,
-    onIdleError: () => undefined,
-  })
 }
 
 async function restart(options: ArchiveOptions): Promise<void> {
@@ -82,9 +72,9 @@ export async function enableArchiving(
   requireEmbedded(options.env)
   const dir = checkArchiveDir(options.dir)
   const paths = embeddedServerPaths(options.stateDir)
-  const database = await openEmbedded(options)
-  try {
-    const before = await readArchiverStatus(database.pool)
+  const { pool } = options
+  {
+    const before = await readArchiverStatus(pool)
     const recorded = await readArchiveConfig(paths)
     const command = archiveCommand(dir)
     const already =
@@ -95,34 +85,32 @@ export async function enableArchiving(
     await prepareArchiveDir(dir, await postgresRunAs())
     let provedWith = before.lastArchivedWal ?? ''
     if (!already) {
-      await setArchiveSettings(database.pool, {
+      await setArchiveSettings(pool, {
         archiveCommand: command,
         archiveTimeoutSeconds: options.archiveTimeoutSeconds,
       })
       await restart(options)
       try {
-        provedWith = await proveArchiving(database.pool, options)
+        provedWith = await proveArchiving(pool, options)
       } catch (error) {
         // As it was: the settings reset (or those of the directory before), the server restarted.
         if (recorded && before.enabled)
-          await setArchiveSettings(database.pool, {
+          await setArchiveSettings(pool, {
             archiveCommand: before.archiveCommand,
             archiveTimeoutSeconds: before.archiveTimeoutSeconds,
           })
-        else await resetArchiveSettings(database.pool)
+        else await resetArchiveSettings(pool)
         await restart(options)
         throw error
       }
       await writeArchiveConfig(paths, { dir, enabledAt: options.now().toISOString() })
-      await appendEvent(database.pool, {
+      await appendEvent(pool, {
         kind: 'wal_archiving_enabled',
         data: { dir, archive_timeout_seconds: options.archiveTimeoutSeconds, proved_with: provedWith },
       })
     }
-    const baseBackup = await baseBackupOn(database.pool, options, dir)
+    const baseBackup = await baseBackupOn(pool, options, dir)
     return { dir, provedWith, archiveTimeoutSeconds: options.archiveTimeoutSeconds, baseBackup, changed: !already }
-  } finally {
-    await database.close()
   }
 }
 
@@ -187,12 +175,7 @@ async function baseBackupOn(pool: pg.Pool, options: ArchiveOptions, dir: string)
 export async function takeArchiveBaseBackup(options: ArchiveOptions): Promise<BaseBackupManifest> {
   requireEmbedded(options.env)
   const config = await requireArchiveConfig(options.stateDir)
-  const database = await openEmbedded(options)
-  try {
-    return await baseBackupOn(database.pool, options, config.dir)
-  } finally {
-    await database.close()
-  }
+  return baseBackupOn(options.pool, options, config.dir)
 }
 
 async function requireArchiveConfig(stateDir: string) {
@@ -216,16 +199,14 @@ export async function disableArchiving(options: ArchiveOptions): Promise<Archive
   requireEmbedded(options.env)
   const paths = embeddedServerPaths(options.stateDir)
   const config = await readArchiveConfig(paths)
-  const database = await openEmbedded(options)
-  try {
-    const status = await readArchiverStatus(database.pool)
+  const { pool } = options
+  {
+    const status = await readArchiverStatus(pool)
     if (!status.enabled && !config) return { dir: '', changed: false }
-    await resetArchiveSettings(database.pool)
+    await resetArchiveSettings(pool)
     await restart(options)
     await removeArchiveConfig(paths)
-    await appendEvent(database.pool, { kind: 'wal_archiving_disabled', data: { dir: config?.dir ?? null } })
+    await appendEvent(pool, { kind: 'wal_archiving_disabled', data: { dir: config?.dir ?? null } })
     return { dir: config?.dir ?? '', changed: true }
-  } finally {
-    await database.close()
   }
 }

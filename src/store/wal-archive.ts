@@ -27,10 +27,8 @@ export interface ArchiverStatus {
    */
   failedCount: number
   /**
-   * Segments PostgreSQL finished and has not archived yet (their .ready files); null when this
-   * role may not list pg_wal/archive_status.
-   * @minimum 0
-   * @asType integer
+   * Segments PostgreSQL finished and has not archived yet (their .ready files, a whole number); null
+   * when this role may not list pg_wal/archive_status.
    */
   readySegments: number | null
 }

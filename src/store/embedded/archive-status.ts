@@ -8,11 +8,7 @@ import { embeddedServerPaths } from './paths.js'
 
 export interface ArchiveStatus extends ArchiverStatus {
   dir: string | null
-  /**
-   * Seconds since the last segment was archived (null: none yet).
-   * @minimum 0
-   * @asType integer
-   */
+  /** Whole seconds since the last segment was archived (null: none yet). */
   lastArchivedAgeSeconds: number | null
   baseBackups: { label: string; stoppedAt: string; bytes: number }[]
 }

@@ -37,7 +37,7 @@ describe('continuous archiving and the restore to a point in time (real embedded
     await rm(root, { recursive: true, force: true })
   })
 
-  const open = () => openDatabase({ stateDir, databaseUrl: '', max: 2 })
+  const open = () => openDatabase({ stateDir, databaseUrl: '', max: 2, onIdleError: () => undefined })
   async function kinds(db: Database): Promise<string[]> {
     const { rows } = await db.pool.query<{ kind: string }>(
       `SELECT kind FROM events WHERE kind LIKE 'pitr_%' ORDER BY id`,
@@ -61,10 +61,21 @@ describe('continuous archiving and the restore to a point in time (real embedded
     // mkdtemp makes it 0700 and root's: the postgres user cannot pass through to the wal/ inside.
     const closed = await mkdtemp(join(tmpdir(), 'fleetkit-closed-'))
     try {
-      await assert.rejects(
-        enableArchiving({ ...quiet, stateDir, dir: join(closed, 'archive'), archiveTimeoutSeconds: 60 }),
-        hasCode('ARCHIVE_NOT_WORKING'),
-      )
+      const held = await open()
+      try {
+        await assert.rejects(
+          enableArchiving({
+            ...quiet,
+            pool: held.pool,
+            stateDir,
+            dir: join(closed, 'archive'),
+            archiveTimeoutSeconds: 60,
+          }),
+          hasCode('ARCHIVE_NOT_WORKING'),
+        )
+      } finally {
+        await held.close()
+      }
       const db = await open()
       try {
         const status = await readArchiverStatus(db.pool)
@@ -93,7 +104,14 @@ describe('continuous archiving and the restore to a point in time (real embedded
     assert.ok(wal.includes(enabled.provedWith), `${enabled.provedWith} in ${wal.join(', ')}`)
     assert.ok((await readdir(join(archiveDir, 'base'))).includes(enabled.baseBackup.file))
     // Again with the same settings: nothing restarts, only a base backup is taken.
-    const again = await enableArchiving({ ...quiet, stateDir, dir: archiveDir, archiveTimeoutSeconds: 60 })
+    const held = await open()
+    const again = await enableArchiving({
+      ...quiet,
+      pool: held.pool,
+      stateDir,
+      dir: archiveDir,
+      archiveTimeoutSeconds: 60,
+    }).finally(() => held.close())
     assert.equal(again.changed, false)
     assert.notEqual(again.baseBackup.label, enabled.baseBackup.label)
 

@@ -2,6 +2,7 @@
 // directory (src/lifecycle/db-archive.ts); schedule it, a restore to a time starts from the last one before it.
 import { stateDirFlag, stateDirOption } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
+import { withDatabase } from '../../../cli/with-database.js'
 import { resolveStateDir } from '../../../config/state-dir.js'
 import type { BaseBackupManifest } from '../../../store/embedded/base-backup.js'
 
@@ -19,10 +20,18 @@ restores short.`
 
   async run(): Promise<BaseBackupManifest> {
     const { flags } = await this.parse(DbArchiveBaseBackup)
-    const { takeArchiveBaseBackup } = await import('../../../lifecycle/db-archive.js')
+    const { takeArchiveBaseBackup, requireEmbedded } = await import('../../../lifecycle/db-archive.js')
+    // Before anything opens: with DATABASE_URL there is no embedded server to start or archive.
+    requireEmbedded(process.env)
     const stateDir = stateDirOption(flags['state-dir']).stateDir ?? resolveStateDir(process.env)
     const r = await this.withProgress((progress) =>
-      takeArchiveBaseBackup({ stateDir, env: process.env, now: () => new Date(), progress }),
+      withDatabase(
+        stateDir,
+        progress,
+        (pool) => takeArchiveBaseBackup({ pool, stateDir, env: process.env, now: () => new Date(), progress }),
+        undefined,
+        'restarts',
+      ),
     )
     this.log(`Base backup ${r.label}: ${r.file}, ${r.bytes} bytes, ${r.files} files, restorable from ${r.stoppedAt}`)
     return r

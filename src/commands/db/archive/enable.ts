@@ -4,6 +4,7 @@ import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag, stateDirOption } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
+import { withDatabase } from '../../../cli/with-database.js'
 import type { ArchiveEnableResult } from '../../../lifecycle/db-archive.js'
 import { resolveStateDir } from '../../../config/state-dir.js'
 
@@ -36,17 +37,27 @@ one before the time asked for. Running it again with the same settings only take
 
   async run(): Promise<ArchiveEnableResult> {
     const { args, flags } = await this.parse(DbArchiveEnable)
-    const { enableArchiving } = await import('../../../lifecycle/db-archive.js')
+    const { enableArchiving, requireEmbedded } = await import('../../../lifecycle/db-archive.js')
+    // Before anything opens: with DATABASE_URL there is no embedded server to start or archive.
+    requireEmbedded(process.env)
     const stateDir = stateDirOption(flags['state-dir']).stateDir ?? resolveStateDir(process.env)
     const r = await this.withProgress((progress) =>
-      enableArchiving({
+      withDatabase(
         stateDir,
-        env: process.env,
-        now: () => new Date(),
         progress,
-        dir: args.dir,
-        archiveTimeoutSeconds: flags['archive-timeout'],
-      }),
+        (pool) =>
+          enableArchiving({
+            pool,
+            stateDir,
+            env: process.env,
+            now: () => new Date(),
+            progress,
+            dir: args.dir,
+            archiveTimeoutSeconds: flags['archive-timeout'],
+          }),
+        undefined,
+        'restarts',
+      ),
     )
     this.log(
       r.changed
