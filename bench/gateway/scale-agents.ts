@@ -1,6 +1,6 @@
 // One process of the scale-out bench's agents: a slice of the fleet, each agent with the agent's own
 // gateway choice (src/agent/gateway-choice.ts: the start gateway its node ID picks, a move to the next on
-// a transport failure or a 502-504 after the jittered failover wait, the backoff once every gateway failed
+// a transport failure or a 502-504 (failoverReason) after the jittered failover wait, the backoff once every gateway failed
 // in a row) and the agent's own mTLS client (src/agent/gateway-client.ts) per gateway it talks to.
 //
 // BENCH_SCALE_FILE names a JSON file { urls, caPem, keyPem, agents: [{nodeId, certificatePem}], heartbeatMs }.
@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
 
 import { Backoff, isRetryLaterStatus, retryLaterWaitMs } from '../../src/agent/backoff.js'
-import { failoverDelayMs, GatewayChoice } from '../../src/agent/gateway-choice.js'
+import { failoverDelayMs, failoverReason, GatewayChoice } from '../../src/agent/gateway-choice.js'
 import { GatewayClient } from '../../src/agent/gateway-client.js'
 import { systemRng, unitInterval } from '../../src/config/rng.js'
 import { FACTS } from './ratio-measure.js'
@@ -82,7 +82,8 @@ async function run(seconds: number, epoch: number): Promise<ScaleAgentsResult> {
         }
         const reason = typeof status === 'number' ? `HTTP ${status}` : status
         result.failures[reason] = (result.failures[reason] ?? 0) + 1
-        const moves = typeof status === 'string' || [502, 503, 504].includes(status)
+        // The agent's own decision; a transport failure is what the agent names GATEWAY_UNREACHABLE (no clock skew here).
+        const moves = failoverReason(typeof status === 'number' ? { status } : { failure: 'GATEWAY_UNREACHABLE' })
         const moved = moves ? choice.failed() : undefined
         if (moved) {
           client.close()
