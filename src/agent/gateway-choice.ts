@@ -50,10 +50,11 @@ const FAILOVER_STATUSES = new Set([502, 503, 504])
 
 /**
  * Why the agent moves to the next gateway after this outcome, or undefined to stay. Only what another
- * gateway can cure moves it: no connection (GATEWAY_UNREACHABLE) or a 502, 503 or 504. Any 4xx is an
- * answer (401, 403, 409 say the same on every gateway: they share one database), as is a 500 (a bug
- * the next gateway runs too) and a 429 (shed: the agent waits what it is told); a clock or trust
- * failure (CLOCK_SKEW, GATEWAY_CA_ROTATED) is the agent's own and follows it anywhere.
+ * gateway can cure moves it: no connection (GATEWAY_UNREACHABLE: refused, reset, timed out, or a TLS
+ * handshake that failed, since each gateway gets the PKI directory by a copy and one may still present
+ * an old certificate) or a 502, 503 or 504. Any 4xx is an answer (401, 403, 409 say the same on every
+ * gateway: they share one database), as is a 500 (a bug the next gateway runs too) and a 429 (shed:
+ * the agent waits what it is told); CLOCK_SKEW is the agent's own clock and follows it anywhere.
  */
 export function failoverReason(outcome: CallOutcome): string | undefined {
   if ('failure' in outcome) return outcome.failure === 'GATEWAY_UNREACHABLE' ? outcome.failure : undefined

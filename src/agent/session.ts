@@ -84,7 +84,7 @@ export class AgentSession {
         probeUrls(this.config, client.baseUrl),
         client.lastSkewMs,
       )
-      // Another gateway cannot cure a clock or trust problem: only an unreachable one is left.
+      // Another gateway cannot cure the agent's clock (CLOCK_SKEW); an unreachable one (or a failed handshake) it may.
       const reason = failoverReason({ failure: explained.code })
       if (reason && client === this.client) this.failOver(reason)
       else this.lastFailover = undefined
