@@ -1,6 +1,6 @@
 // One process of the scale-out bench's agents: a slice of the fleet, each agent with the agent's own
 // gateway choice (src/agent/gateway-choice.ts: the start gateway its node ID picks, a move to the next on
-// a transport failure or a 502-504 (failoverReason) after the jittered failover wait, the backoff once every gateway failed
+// a transport failure or a 502-504 after the jittered failover wait, the backoff once every gateway failed
 // in a row) and the agent's own mTLS client (src/agent/gateway-client.ts) per gateway it talks to.
 //
 // BENCH_SCALE_FILE names a JSON file { urls, caPem, keyPem, agents: [{nodeId, certificatePem}], heartbeatMs }.
