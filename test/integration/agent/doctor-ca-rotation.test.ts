@@ -144,6 +144,28 @@ describe('fleetkit-agent doctor after a CA rotation it missed', function () {
     assert.equal(check.status, 'fail', check.detail)
     assert.equal(check.code, 'GATEWAY_CA_ROTATED', check.detail)
     assert.match(check.detail, new RegExp(`the gateway at ${gw.agentUrl} presents a certificate from a CA`))
+
+    // The running agent: its first call fails at the rotated gateway and moves it to the dead one; the
+    // failure is still named from the gateway it happened at, not from the one the agent moved to.
+    const log = memoryLogger('agent', 'debug')
+    const controller = new AbortController()
+    let now = Date.now()
+    await runAgent(config, {
+      log,
+      clock: { now: () => new Date(now) },
+      rng: seededRng('missed-rotation-two'),
+      host: { root, run: fakeRunner({}) },
+      signal: controller.signal,
+      sleep: async (ms: number) => {
+        now += Math.max(ms, 0)
+        if (log.lines.some((l) => l.msg === 'gateway_call_failed' || l.msg === 'heartbeat')) controller.abort()
+        await new Promise((resolve) => setImmediate(resolve))
+      },
+    })
+    const failed = log.lines.find((l) => l.msg === 'gateway_call_failed')
+    assert.equal(failed?.code, 'GATEWAY_CA_ROTATED', JSON.stringify(log.lines.slice(-4)))
+    const moved = log.lines.find((l) => l.msg === 'gateway_failover')
+    assert.deepEqual([moved?.from, moved?.to], [gw.agentUrl, dead])
   })
 
   it('names the rotation when the agent trusts the new CA but the gateway refuses its certificate from the old one', async () => {
