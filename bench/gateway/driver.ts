@@ -45,8 +45,10 @@ export async function serve(): Promise<void> {
   const pkiDir = process.env.BENCH_PKI_DIR!
   // BENCH_SWEEP=1: the sweeper runs as in `fleetkit gateway serve` (the scale-out bench measures its failover).
   const { runSweep } = await import('../../src/lifecycle/sweep.js')
-  const { DEFAULT_THRESHOLDS } = await import('../../src/lifecycle/thresholds.js')
-  const sweep = process.env.BENCH_SWEEP === '1' ? { sweep: (pool: pg.Pool) => runSweep(pool, DEFAULT_THRESHOLDS) } : {}
+  const { loadSweepThresholds } = await import('../../src/lifecycle/thresholds.js')
+  // FLEETKIT_NODE_UNHEALTHY_AFTER / FLEETKIT_NODE_LOST_AFTER as a served gateway reads them.
+  const thresholds = loadSweepThresholds(process.env)
+  const sweep = process.env.BENCH_SWEEP === '1' ? { sweep: (pool: pg.Pool) => runSweep(pool, thresholds) } : {}
   const gateway = await startGateway({
     ...sweep,
     pool: db.pool,

@@ -3,10 +3,11 @@
 // a transport failure or a 502-504 after the jittered failover wait, the backoff once every gateway failed
 // in a row) and the agent's own mTLS client (src/agent/gateway-client.ts) per gateway it talks to.
 //
-// BENCH_SCALE_FILE names a JSON file { urls, caPem, keyPem, agents: [{nodeId, certificatePem}], heartbeatMs }.
+// BENCH_SCALE_FILE names a JSON file { urls, caPem, keyPem, agents: [{nodeId, certificatePem}], heartbeatMs, rampMs }.
 // It prints {ready}, then answers one JSON line per command on stdin:
-//   run SECONDS   every agent heartbeats every heartbeatMs (first at a random point of the first
-//                 interval) for SECONDS; the answer has every attempt's outcome and each agent's moves
+//   run SECONDS   every agent heartbeats every heartbeatMs (first at a random point of the ramp: full
+//                 mTLS handshakes are what this machine runs out of) for SECONDS; the answer has every
+//                 attempt's outcome and each agent's moves
 import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
@@ -24,6 +25,7 @@ interface Job {
   keyPem: string
   agents: { nodeId: string; certificatePem: string }[]
   heartbeatMs: number
+  rampMs: number
 }
 const job = JSON.parse(readFileSync(process.env.BENCH_SCALE_FILE!, 'utf8')) as Job
 const body = { facts: FACTS }
@@ -55,7 +57,7 @@ async function run(seconds: number, epoch: number): Promise<ScaleAgentsResult> {
       )
       /** When (ms since the epoch all workers share) this agent last moved, until its next 200. */
       let movedAt: number | undefined
-      let wait = unitInterval(systemRng) * job.heartbeatMs
+      let wait = unitInterval(systemRng) * job.rampMs
       while (performance.now() + wait < endAt) {
         await sleep(wait)
         result.attempts++
