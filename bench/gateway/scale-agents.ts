@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
 
 import { Backoff, isRetryLaterStatus, retryLaterWaitMs } from '../../src/agent/backoff.js'
-import { failoverDelayMs, GatewayChoice } from '../../src/agent/gateway-choice.js'
+import { failoverDelayMs, failoverReason, GatewayChoice } from '../../src/agent/gateway-choice.js'
 import { GatewayClient } from '../../src/agent/gateway-client.js'
 import { systemRng, unitInterval } from '../../src/config/rng.js'
 import { FACTS } from './ratio-measure.js'
@@ -84,7 +84,8 @@ async function run(seconds: number, epoch: number): Promise<ScaleAgentsResult> {
         }
         const reason = typeof status === 'number' ? `HTTP ${status}` : status
         result.failures[reason] = (result.failures[reason] ?? 0) + 1
-        const moves = typeof status === 'string' || [502, 503, 504].includes(status)
+        // The agent's own decision; a transport failure is what the agent names GATEWAY_UNREACHABLE (no clock skew here).
+        const moves = failoverReason(typeof status === 'number' ? { status } : { failure: 'GATEWAY_UNREACHABLE' })
         const moved = moves ? choice.failed() : undefined
         if (moved) {
           client.close()

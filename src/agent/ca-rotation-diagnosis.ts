@@ -88,11 +88,13 @@ export async function namingMissedRotation(
   identity: Pick<Identity, 'caPem' | 'certificatePem'>,
 ): Promise<FleetkitError> {
   if (error.code !== 'GATEWAY_UNREACHABLE') return error
+  // The gateway that failed (with several, the agent may have moved on from it since): else the first.
+  const target = typeof error.data?.target === 'string' ? error.data.target : config.gatewayUrl
   const rotated = await explainCaRotation(
     String(error.data?.transport_code ?? ''),
-    config.gatewayUrl,
+    target,
     { caPem: identity.caPem, caFile: await trustFile(config), certificatePem: identity.certificatePem },
-    probeUrls(config),
+    probeUrls(config, target),
   )
   return rotated ?? error
 }

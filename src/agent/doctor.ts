@@ -9,6 +9,7 @@ import { readResponse } from '../protocol/read.js'
 import { namingMissedRotation } from './ca-rotation-diagnosis.js'
 import { explainTransportError } from './clock-skew.js'
 import type { AgentConfig } from './config.js'
+import { urlsFrom } from './gateway-choice.js'
 import { GatewayClient } from './gateway-client.js'
 import type { Host } from './host.js'
 import {
@@ -78,44 +79,57 @@ async function looseModes(pkiDir: string): Promise<string[]> {
   return loose
 }
 
-/** With an identity: GET /v1/agent/identity over mTLS. Without: /healthz on the enrollment listener with the pinned CA. */
+/** The longest detail a check result carries (src/protocol/check-result.ts). */
+const DETAIL_MAX = 500
+
+/**
+ * With an identity: GET /v1/agent/identity over mTLS at every gateway of FLEETKIT_GATEWAY_URL, the
+ * node's start gateway first. All accept: pass; some: warn naming the others (the agent moves past
+ * them); none: fail with the start gateway's code. Without an identity: /healthz on the enrollment listener
+ * with the pinned CA.
+ */
 async function checkGateway(
   config: AgentConfig,
   identity: Identity | undefined,
 ): Promise<{ result: CheckResult; skewMs: number | undefined }> {
   const id = 'agent:gateway'
   if (identity && config.gatewayUrl !== '') {
-    const session = new AgentSession(config, identity)
-    // The gateway this node starts at (of FLEETKIT_GATEWAY_URL's list, chosen by its node ID).
-    const url = session.gateways.current
-    try {
-      const response = await session.call('GET', AGENT_PATHS.identity)
-      const answer =
-        response.status === 200 ? readResponse(readIdentityResponse, response.body, AGENT_PATHS.identity) : undefined
+    const urls = urlsFrom(config.gatewayUrls.length > 0 ? config.gatewayUrls : [config.gatewayUrl], config.nodeId)
+    const checks = await Promise.all(
+      urls.map((url) => checkAgentListener({ ...config, gatewayUrl: url, gatewayUrls: [url] }, identity)),
+    )
+    const start = checks[0]!
+    if (checks.length === 1) return start
+    const failed = checks.filter((c) => c.result.status !== 'pass')
+    const skewMs = start.skewMs ?? checks.find((c) => c.skewMs !== undefined)?.skewMs
+    if (failed.length === checks.length)
       return {
-        result: answer
-          ? {
-              id,
-              status: 'pass',
-              detail: `${url} accepts certificate ${identity.serial}; node status ${answer.status}`,
-            }
-          : {
-              id,
-              status: 'fail',
-              code: 'GATEWAY_UNREACHABLE',
-              detail: `${url} answered ${response.status}`,
-            },
-        skewMs: session.skewMs,
+        result: {
+          ...start.result,
+          detail: clip(`none of ${checks.length} gateways answers: ${checks.map((c) => c.result.detail).join('; ')}`),
+        },
+        skewMs,
       }
-    } catch (error) {
-      // A handshake that fails after a CA rotation is named as such, not as an unreachable gateway.
-      const e = await namingMissedRotation(toFleetkitError(error), config, identity)
+    if (failed.length === 0)
       return {
-        result: { id, status: 'fail', code: e.code, detail: e.message },
-        skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : session.skewMs,
+        result: {
+          id,
+          status: 'pass',
+          detail: clip(`all ${checks.length} gateways accept certificate ${identity.serial}; ${start.result.detail}`),
+        },
+        skewMs,
       }
-    } finally {
-      session.close()
+    const first = failed[0]!.result
+    return {
+      result: {
+        id,
+        status: 'warn',
+        ...(first.code ? { code: first.code } : {}),
+        detail: clip(
+          `${failed.length} of ${checks.length} gateways fail (the agent moves past them): ${failed.map((c) => c.result.detail).join('; ')}`,
+        ),
+      },
+      skewMs,
     }
   }
   if (config.enrollUrl === '')
@@ -170,6 +184,40 @@ async function checkGateway(
   } finally {
     client.close()
   }
+}
+
+/** GET /v1/agent/identity over mTLS at the one gateway of `config`. */
+async function checkAgentListener(
+  config: AgentConfig,
+  identity: Identity,
+): Promise<{ result: CheckResult; skewMs: number | undefined }> {
+  const id = 'agent:gateway'
+  const session = new AgentSession(config, identity)
+  const url = session.gateways.current
+  try {
+    const response = await session.call('GET', AGENT_PATHS.identity)
+    const answer =
+      response.status === 200 ? readResponse(readIdentityResponse, response.body, AGENT_PATHS.identity) : undefined
+    return {
+      result: answer
+        ? { id, status: 'pass', detail: `${url} accepts certificate ${identity.serial}; node status ${answer.status}` }
+        : { id, status: 'fail', code: 'GATEWAY_UNREACHABLE', detail: `${url} answered ${response.status}` },
+      skewMs: session.skewMs,
+    }
+  } catch (error) {
+    // A handshake that fails after a CA rotation is named as such, not as an unreachable gateway.
+    const e = await namingMissedRotation(toFleetkitError(error), config, identity)
+    return {
+      result: { id, status: 'fail', code: e.code, detail: e.message },
+      skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : session.skewMs,
+    }
+  } finally {
+    session.close()
+  }
+}
+
+function clip(detail: string): string {
+  return detail.length <= DETAIL_MAX ? detail : `${detail.slice(0, DETAIL_MAX - 3)}...`
 }
 
 export function formatCheckLine(result: CheckResult): string {

@@ -42,6 +42,25 @@ export class GatewayChoice {
   }
 }
 
+/** What a call to the current gateway ended with: an HTTP answer, or a transport failure's fleetkit code. */
+export type CallOutcome = { status: number } | { failure: string }
+
+/** Answers after which another gateway may do better: a proxy without a gateway behind it, or one that cannot serve now. */
+const FAILOVER_STATUSES = new Set([502, 503, 504])
+
+/**
+ * Why the agent moves to the next gateway after this outcome, or undefined to stay. Only what another
+ * gateway can cure moves it: no connection (GATEWAY_UNREACHABLE: refused, reset, timed out, or a TLS
+ * handshake that failed, since each gateway gets the PKI directory by a copy and one may still present
+ * an old certificate) or a 502, 503 or 504. Any 4xx is an answer (401, 403, 409 say the same on every
+ * gateway: they share one database), as is a 500 (a bug the next gateway runs too) and a 429 (shed:
+ * the agent waits what it is told); CLOCK_SKEW is the agent's own clock and follows it anywhere.
+ */
+export function failoverReason(outcome: CallOutcome): string | undefined {
+  if ('failure' in outcome) return outcome.failure === 'GATEWAY_UNREACHABLE' ? outcome.failure : undefined
+  return FAILOVER_STATUSES.has(outcome.status) ? `http_${outcome.status}` : undefined
+}
+
 /** The same node ID always starts at the same gateway; node IDs spread evenly over them. */
 export function startIndex(nodeId: string, count: number): number {
   return createHash('sha256').update(nodeId, 'utf8').digest().readUInt32BE(0) % count

@@ -62,7 +62,7 @@ export async function renewCertificate(session: AgentSession, log: Logger): Prom
     healthy = (await client.request('GET', '/healthz')).status === 200
   } catch (error) {
     client.close()
-    const explained = await explainTransportError(error, config.gatewayUrl, probeUrls(config))
+    const explained = await explainTransportError(error, client.baseUrl, probeUrls(config, client.baseUrl))
     throw new FleetkitError(
       'AGENT_RENEWAL_FAILED',
       `the renewed certificate ${identity.serial} failed its /healthz check: ${explained.message}`,

@@ -4,7 +4,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { explainTransportError } from './clock-skew.js'
 import type { AgentConfig } from './config.js'
 import { errorCodeOf } from '../protocol/agent-routes.js'
-import { GatewayChoice } from './gateway-choice.js'
+import { failoverReason, GatewayChoice } from './gateway-choice.js'
 import { type GatewayResponse, GatewayClient } from './gateway-client.js'
 import type { Identity } from './identity.js'
 
@@ -27,9 +27,6 @@ function agentClient(
 
 /** What the last call's failure did: moved to another gateway, and whether that one is untried in this streak. */
 export type Failover = NonNullable<ReturnType<GatewayChoice['failed']>>
-
-/** Answers after which another gateway may do better: a proxy without a gateway behind it, or one that cannot serve now. */
-const FAILOVER_STATUSES = new Set([502, 503, 504])
 
 export class AgentSession {
   identity: Identity
@@ -81,14 +78,21 @@ export class AgentSession {
     try {
       response = await client.request(method, path, body)
     } catch (error) {
-      const explained = await explainTransportError(error, client.baseUrl, probeUrls(this.config), client.lastSkewMs)
-      // Another gateway cannot cure a clock or trust problem: only an unreachable one is left.
-      if (explained.code === 'GATEWAY_UNREACHABLE' && client === this.client) this.failOver(explained.code)
+      const explained = await explainTransportError(
+        error,
+        client.baseUrl,
+        probeUrls(this.config, client.baseUrl),
+        client.lastSkewMs,
+      )
+      // Another gateway cannot cure the agent's clock (CLOCK_SKEW); an unreachable one (or a failed handshake) it may.
+      const reason = failoverReason({ failure: explained.code })
+      if (reason && client === this.client) this.failOver(reason)
       else this.lastFailover = undefined
       throw explained
     }
-    if (FAILOVER_STATUSES.has(response.status) && client === this.client) {
-      this.failOver(`http_${response.status}`)
+    const reason = failoverReason({ status: response.status })
+    if (reason && client === this.client) {
+      this.failOver(reason)
     } else {
       this.lastFailover = undefined
       if (response.status < 500) this.gateways.succeeded()
@@ -127,9 +131,12 @@ export class AgentSession {
   }
 }
 
-/** Listeners whose /healthz answers without a client certificate, for reading the gateway's time. */
-export function probeUrls(config: AgentConfig): string[] {
-  return [config.enrollUrl, config.gatewayUrl].filter((url) => url !== '')
+/**
+ * Listeners whose /healthz answers without a client certificate, for reading the gateway's time: the
+ * gateway that just failed first (with several gateways, not necessarily the first of the list).
+ */
+export function probeUrls(config: AgentConfig, current?: string): string[] {
+  return [...new Set([current ?? '', config.enrollUrl, config.gatewayUrl])].filter((url) => url !== '')
 }
 
 /** FLEETKIT_GATEWAY_URL's list (a config built by hand may hold only gatewayUrl). */

@@ -28,6 +28,8 @@ export interface GatewayConfig {
   recoveryWindowSeconds: number
   /** Event-loop delays (ms) at which load levels 1, 2 and 3 begin; undefined: delay-based shedding is off. */
   shedDelayThresholdsMs: [number, number, number] | undefined
+  /** How long the sweep lease lasts unrenewed: the longest a dead or cut-off leader's sweeps are missed. */
+  sweepLeaseSeconds: number
 }
 
 const GATEWAY_DEFAULTS = {
@@ -43,6 +45,7 @@ const GATEWAY_DEFAULTS = {
   FLEETKIT_AGENT_MAX_CONNECTIONS_PER_SOURCE: '1024',
   FLEETKIT_RECOVERY_WINDOW_SECONDS: '604800',
   FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '150,500,2000',
+  FLEETKIT_SWEEP_LEASE_SECONDS: '10',
 } as const
 
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
@@ -117,6 +120,8 @@ export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
       90 * 86400,
     ),
     shedDelayThresholdsMs: parseDelayThresholds(value('FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')),
+    // At least two sweep ticks (2 s each) and a margin, or the leader could lose it between renewals.
+    sweepLeaseSeconds: parseSeconds('FLEETKIT_SWEEP_LEASE_SECONDS', value('FLEETKIT_SWEEP_LEASE_SECONDS'), 5, 600),
   }
 }
 

@@ -46,6 +46,8 @@ export class LifecycleMetrics {
 
   constructor(pool: Queryable, onError: (query: string, error: unknown) => void) {
     collectDefaultMetrics({ register: this.registry })
+    // Every outcome from 0, so a gateway that has not swept yet shows it (FleetkitSweepStalled sums `swept`).
+    for (const outcome of ['swept', 'busy', 'not_leader', 'failed']) this.sweeps.inc({ outcome }, 0)
     const nodes = new Gauge({
       name: 'fleetkit_nodes',
       help: 'Nodes by status and pool.',

@@ -62,6 +62,7 @@ export async function serveGateway(
           ...DEFAULT_LOAD_SHEDDER_TUNING,
           delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity],
         },
+        sweepLeaseMs: config.sweepLeaseSeconds * 1000,
       },
       recoveryWindowSeconds: config.recoveryWindowSeconds,
       logger,

@@ -10,7 +10,7 @@ export default class GatewayServe extends FleetkitCommand<ServeResult> {
   static override description = `Configuration comes from the environment (see docs/gateway.md): DATABASE_URL,
 FLEETKIT_STATE_DIR, FLEETKIT_PKI_DIR, FLEETKIT_ENROLL_BIND, FLEETKIT_AGENT_BIND, FLEETKIT_METRICS_BIND,
 FLEETKIT_AGENT_CERT_LIFETIME_SECONDS, FLEETKIT_AGENT_RENEW_CHECK_SECONDS, FLEETKIT_NODE_UNHEALTHY_AFTER,
-FLEETKIT_NODE_LOST_AFTER. The sweep runs every 2 s on one gateway at a time (the sweep lease). Logs are JSON lines on stdout.
+FLEETKIT_NODE_LOST_AFTER, FLEETKIT_SWEEP_LEASE_SECONDS. The sweep runs every 2 s on one gateway at a time (the sweep lease). Logs are JSON lines on stdout.
 Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
   static override enableJsonFlag = false
   static override flags = { 'state-dir': stateDirFlag() }

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 
 import { loadAgentConfig, type AgentConfig } from '../../../src/agent/config.js'
 import { runDoctor } from '../../../src/agent/doctor.js'
+import { startIndex } from '../../../src/agent/gateway-choice.js'
 import { stageIdentity } from '../../../src/agent/identity.js'
 import { runAgent } from '../../../src/agent/run-loop.js'
 import { seededRng } from '../../../src/config/rng.js'
@@ -19,6 +20,7 @@ import { loadPkiSet } from '../../../src/pki/pki-set.js'
 import type { CheckResult } from '../../../src/protocol/check-result.js'
 import { fakeHost, fakeRunner, HEALTHY_FILES, makeFakeRoot } from '../../support/fake-host.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
+import { freePort } from '../../support/ports.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
 describe('fleetkit-agent doctor after a CA rotation it missed', function () {
@@ -47,7 +49,11 @@ describe('fleetkit-agent doctor after a CA rotation it missed', function () {
     await rm(root, { recursive: true, force: true })
   })
 
-  async function agentConfig(name: string, trustedPem: string): Promise<AgentConfig> {
+  async function agentConfig(
+    name: string,
+    trustedPem: string,
+    urls: { gateway: string; enroll: string } = { gateway: gw.agentUrl, enroll: gw.enrollUrl },
+  ): Promise<AgentConfig> {
     const pkiDir = join(dir, name)
     await stageIdentity(pkiDir, identity.keyPem, identity.certificatePem, trustedPem)
     await writeFile(join(dir, `${name}.ca.pem`), gw.caPem)
@@ -55,8 +61,8 @@ describe('fleetkit-agent doctor after a CA rotation it missed', function () {
       join(dir, `${name}.env`),
       [
         'FLEETKIT_NODE_ID=node-away',
-        `FLEETKIT_GATEWAY_URL=${gw.agentUrl}`,
-        `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
+        `FLEETKIT_GATEWAY_URL=${urls.gateway}`,
+        `FLEETKIT_ENROLL_URL=${urls.enroll}`,
         `FLEETKIT_GATEWAY_CA_FILE=${join(dir, `${name}.ca.pem`)}`,
         `FLEETKIT_AGENT_PKI_DIR=${pkiDir}`,
         `FLEETKIT_HOST_ROOT=${root}`,
@@ -123,6 +129,43 @@ describe('fleetkit-agent doctor after a CA rotation it missed', function () {
       assert.equal(failure.level, 'error')
       assert.match(String(failure.message), /the fleet's CA was rotated while this agent was away/)
     }
+  })
+
+  it('with several gateways, names the rotation from the one that failed, though the list starts at a dead one', async () => {
+    assert.ok(newCaPem, 'the rotation of the previous test')
+    // The list's first gateway is down (both listeners); this node's ID starts it at the second, the rotated one.
+    assert.equal(startIndex('node-away', 2), 1)
+    const dead = `https://127.0.0.1:${await freePort()}`
+    const config = await agentConfig('two-gateways', identity.caPem, {
+      gateway: `${dead},${gw.agentUrl}`,
+      enroll: `${dead},${gw.enrollUrl}`,
+    })
+    const check = await gatewayCheck(config)
+    assert.equal(check.status, 'fail', check.detail)
+    assert.equal(check.code, 'GATEWAY_CA_ROTATED', check.detail)
+    assert.match(check.detail, new RegExp(`the gateway at ${gw.agentUrl} presents a certificate from a CA`))
+
+    // The running agent: its first call fails at the rotated gateway and moves it to the dead one; the
+    // failure is still named from the gateway it happened at, not from the one the agent moved to.
+    const log = memoryLogger('agent', 'debug')
+    const controller = new AbortController()
+    let now = Date.now()
+    await runAgent(config, {
+      log,
+      clock: { now: () => new Date(now) },
+      rng: seededRng('missed-rotation-two'),
+      host: { root, run: fakeRunner({}) },
+      signal: controller.signal,
+      sleep: async (ms: number) => {
+        now += Math.max(ms, 0)
+        if (log.lines.some((l) => l.msg === 'gateway_call_failed' || l.msg === 'heartbeat')) controller.abort()
+        await new Promise((resolve) => setImmediate(resolve))
+      },
+    })
+    const failed = log.lines.find((l) => l.msg === 'gateway_call_failed')
+    assert.equal(failed?.code, 'GATEWAY_CA_ROTATED', JSON.stringify(log.lines.slice(-4)))
+    const moved = log.lines.find((l) => l.msg === 'gateway_failover')
+    assert.deepEqual([moved?.from, moved?.to], [gw.agentUrl, dead])
   })
 
   it('names the rotation when the agent trusts the new CA but the gateway refuses its certificate from the old one', async () => {

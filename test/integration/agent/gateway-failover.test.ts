@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { loadAgentConfig } from '../../../src/agent/config.js'
+import { runDoctor } from '../../../src/agent/doctor.js'
 import { enroll } from '../../../src/agent/enroll.js'
 import { startIndex } from '../../../src/agent/gateway-choice.js'
 import { runAgent } from '../../../src/agent/run-loop.js'
@@ -14,7 +15,7 @@ import { systemClock } from '../../../src/config/clock.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { memoryLogger } from '../../../src/log/logger.js'
 import { eventually } from '../../support/eventually.js'
-import { fakeRunner } from '../../support/fake-host.js'
+import { fakeHost, fakeRunner } from '../../support/fake-host.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { freePort } from '../../support/ports.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
@@ -26,12 +27,14 @@ describe('an agent with two gateways on one database', function () {
   let postgres: DisposablePostgres
   let first: TestGateway
   let second: TestGateway | undefined
+  let replicaUrl: string
   let dir: string
 
   before(async () => {
     postgres = await startDisposablePostgres()
     first = await startTestGateway({ postgresUrl: postgres.url })
     second = await startTestGateway({ postgresUrl: postgres.url, shared: first })
+    replicaUrl = second.agentUrl
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-failover-'))
     await writeFile(join(dir, 'gateway-ca.pem'), first.caPem)
   })
@@ -76,6 +79,19 @@ describe('an agent with two gateways on one database', function () {
     assert.deepEqual([moved?.from, moved?.to], [dead, first.enrollUrl])
   })
 
+  /** `fleetkit-agent doctor`'s agent:gateway line for the enrolled agent. */
+  async function doctorGatewayCheck() {
+    const config = loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }, flags: {} })
+    const results = await runDoctor(config, { host: fakeHost(dir, {}), now: () => new Date() })
+    return results.find((r) => r.id === 'agent:gateway')!
+  }
+
+  it('doctor asks every gateway: both accept the certificate', async () => {
+    const check = await doctorGatewayCheck()
+    assert.equal(check.status, 'pass', check.detail)
+    assert.match(check.detail, /^all 2 gateways accept certificate /)
+  })
+
   it('heartbeats through its own gateway, and through the other one once its own is gone', async () => {
     const config = loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, 'agent.env') }, flags: {} })
     const log = memoryLogger('agent', 'debug')
@@ -99,7 +115,6 @@ describe('an agent with two gateways on one database', function () {
       })
       assert.equal(log.lines.filter((l) => l.msg === 'gateway_failover').length, 0)
 
-      const replicaUrl = second!.agentUrl
       await second!.close()
       second = undefined
       const gone = Date.now()
@@ -120,5 +135,18 @@ describe('an agent with two gateways on one database', function () {
       controller.abort()
       await running
     }
+  })
+
+  it('doctor warns naming the gateway that is gone, and passes nothing off as fine', async () => {
+    assert.equal(second, undefined, 'the replica was closed by the previous test')
+    const check = await doctorGatewayCheck()
+    assert.equal(check.status, 'warn', check.detail)
+    assert.equal(check.code, 'GATEWAY_UNREACHABLE')
+    assert.match(
+      check.detail,
+      /^1 of 2 gateways fail \(the agent moves past them\): cannot reach the gateway at https:/,
+    )
+    assert.ok(check.detail.includes(`at ${replicaUrl}: `), check.detail)
+    assert.ok(!check.detail.includes(`at ${first.agentUrl}: `), check.detail)
   })
 })

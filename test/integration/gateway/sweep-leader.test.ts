@@ -1,7 +1,8 @@
 // Exactly one sweeper across gateways (issue 24, item 4): the sweep lease is a row whose expiry the
 // database's clock sets. Of gateways claiming at once exactly one leads; a leader that stops cleanly
 // hands it on at the next tick; one that dies or freezes (no release) loses it once it expired, and
-// finds out at its next tick. Real PostgreSQL; the sweeps are counted, not run.
+// finds out at its next tick. Real PostgreSQL; the sweeps are counted, not run. Then a real gateway
+// process holding the lease is killed (SIGKILL: no release) and a second gateway takes it over.
 import assert from 'node:assert/strict'
 
 import { Sweeper, type SweepFunction } from '../../../src/gateway/sweeper.js'
@@ -9,6 +10,7 @@ import { LifecycleMetrics } from '../../../src/gateway/lifecycle-metrics.js'
 import { memoryLogger } from '../../../src/log/logger.js'
 import { claimSweepLease, readSweepLease } from '../../../src/store/sweep-leader.js'
 import { eventually } from '../../support/eventually.js'
+import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import {
   type DisposablePostgres,
   type FreshDatabase,
@@ -83,19 +85,95 @@ describe('the sweep lease (real PostgreSQL)', function () {
     const b = sweeper('gw-b', 1000)
     assert.equal(await a.s.tick(), 'swept')
     // gw-a is frozen from here: no renewal, no release.
-    const frozenAt = Date.now()
+    const held = (await readSweepLease(db.pool))!
     assert.equal(await b.s.tick(), 'not_leader')
     await eventually('gw-b to take over', async () => (await b.s.tick()) === 'swept', { intervalMs: 100 })
-    const tookMs = Date.now() - frozenAt
     const taken = b.log.lines.find((l) => l.msg === 'sweep_leader' && l.leader === true)!
     assert.equal(taken.previous_holder, 'gw-a')
     assert.ok((taken.previous_expired_seconds as number) >= 0)
-    assert.ok(tookMs >= 1000, `taken over ${tookMs} ms after the freeze, before the lease ran out`)
+    // Not before gw-a's lease ran out, on the database's clock (the only one the lease knows).
+    const took = (await readSweepLease(db.pool))!
+    assert.equal(took.holder, 'gw-b')
+    assert.ok(
+      took.acquiredAt.getTime() >= held.expiresAt.getTime(),
+      `taken at ${took.acquiredAt.toISOString()}, gw-a's lease ran until ${held.expiresAt.toISOString()}`,
+    )
     // gw-a wakes: its renewal fails, it steps down and never sweeps beside gw-b.
     assert.equal(await a.s.tick(), 'not_leader')
     assert.equal(a.s.isLeader, false)
     assert.ok(a.log.lines.some((l) => l.msg === 'sweep_leader' && l.leader === false))
     assert.deepEqual(sweptBy, ['gw-a', 'gw-b'])
     await b.s.stop()
+  })
+})
+
+describe('the sweep lease across gateways, its holder killed (real gateway process, real PostgreSQL)', function () {
+  this.timeout(60_000)
+  let postgres: DisposablePostgres
+  let leader: TestGateway | undefined
+  let follower: TestGateway | undefined
+  before(async () => {
+    postgres = await startDisposablePostgres()
+  })
+  after(async () => {
+    await follower?.close()
+    await leader?.close()
+    await postgres?.stop()
+  })
+
+  it('the other gateway takes the lease at its first tick after the killed one ran out, and not before', async () => {
+    // `fleetkit gateway serve` as a process (it sweeps: the lease is its), with the shortest lease it accepts.
+    leader = await startTestGateway({
+      postgresUrl: postgres.url,
+      mode: 'process',
+      env: { FLEETKIT_SWEEP_LEASE_SECONDS: '5' },
+    })
+    const pool = leader.db.pool
+    const pid = leader.child!.pid!
+    const held = await eventually('the gateway process to hold the lease', async () => {
+      const lease = await readSweepLease(pool)
+      return lease?.holder.includes(`:${pid}:`) ? lease : undefined
+    })
+    // A second gateway on the same database and PKI, ticking only when told to.
+    follower = await startTestGateway({
+      postgresUrl: postgres.url,
+      shared: leader,
+      tuning: { sweepIntervalMs: 3_600_000, sweepLeaseMs: 5000 },
+    })
+    assert.equal(await follower.gateway!.sweepNow(), 'not_leader', 'the living holder keeps it')
+    assert.equal(follower.gateway!.isSweepLeader(), false)
+
+    const exited = new Promise((resolve) => leader!.child!.once('exit', resolve))
+    leader.child!.kill('SIGKILL')
+    await exited
+    // Nobody renews from here and nobody released it: only its expiry, on the database's clock, frees it.
+    const ticks: { tick: string; expired: boolean }[] = []
+    let oldExpiry = held.expiresAt.getTime()
+    await eventually(
+      'the second gateway to take the lease',
+      async () => {
+        const lease = (await readSweepLease(pool))!
+        const expired = lease.holder === held.holder && lease.readAt.getTime() >= lease.expiresAt.getTime()
+        if (lease.holder === held.holder) oldExpiry = Math.max(oldExpiry, lease.expiresAt.getTime())
+        const tick = await follower!.gateway!.sweepNow()
+        ticks.push({ tick, expired })
+        return tick === 'swept'
+      },
+      { intervalMs: 250, timeoutMs: 30_000 },
+    )
+    // Within the lease: a tick that began after the lease ran out took it (none waited a tick more).
+    assert.deepEqual(
+      ticks.filter((t) => t.expired && t.tick !== 'swept'),
+      [],
+      JSON.stringify(ticks),
+    )
+    // Never two at once: taken no earlier than the killed holder's last renewal ran out.
+    const taken = (await readSweepLease(pool))!
+    assert.notEqual(taken.holder, held.holder)
+    assert.equal(follower.gateway!.isSweepLeader(), true)
+    assert.ok(
+      taken.acquiredAt.getTime() >= oldExpiry,
+      `taken at ${taken.acquiredAt.toISOString()}, before ${new Date(oldExpiry).toISOString()}`,
+    )
   })
 })

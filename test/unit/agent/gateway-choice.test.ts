@@ -3,7 +3,13 @@
 import assert from 'node:assert/strict'
 
 import { loadAgentConfig } from '../../../src/agent/config.js'
-import { failoverDelayMs, GatewayChoice, startIndex, urlsFrom } from '../../../src/agent/gateway-choice.js'
+import {
+  failoverDelayMs,
+  failoverReason,
+  GatewayChoice,
+  startIndex,
+  urlsFrom,
+} from '../../../src/agent/gateway-choice.js'
 import { seededRng } from '../../../src/config/rng.js'
 
 const URLS = ['https://gw1:8443', 'https://gw2:8443', 'https://gw3:8443']
@@ -30,6 +36,16 @@ describe('GatewayChoice', () => {
     assert.equal(choice.failed()!.untried, false)
     choice.succeeded()
     assert.equal(choice.failed()!.untried, true)
+  })
+
+  it('moves only on what another gateway can cure: no connection or a 502 to 504, never a 4xx, a 500 or a clock problem', () => {
+    assert.equal(failoverReason({ failure: 'GATEWAY_UNREACHABLE' }), 'GATEWAY_UNREACHABLE')
+    for (const status of [502, 503, 504]) assert.equal(failoverReason({ status }), `http_${status}`)
+    // An answer: the same on every gateway (one database), or the agent's own problem.
+    for (const status of [200, 204, 400, 401, 403, 404, 409, 413, 429, 500])
+      assert.equal(failoverReason({ status }), undefined, `moved on ${status}`)
+    for (const failure of ['CLOCK_SKEW', 'GATEWAY_CA_ROTATED', 'AGENT_CERTIFICATE_REJECTED'])
+      assert.equal(failoverReason({ failure }), undefined, `moved on ${failure}`)
   })
 
   it('with one gateway there is nowhere to move', () => {

@@ -56,6 +56,8 @@ describe('gateway: configuration from the environment', () => {
       loadGatewayConfig({ ...base, FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '0' }).shedDelayThresholdsMs,
       undefined,
     )
+    assert.equal(loadGatewayConfig(base).sweepLeaseSeconds, 10)
+    assert.equal(loadGatewayConfig({ ...base, FLEETKIT_SWEEP_LEASE_SECONDS: '30' }).sweepLeaseSeconds, 30)
   })
 
   it('refuses bad values with GATEWAY_CONFIG_INVALID naming the variable, never echoing DATABASE_URL', () => {
@@ -68,6 +70,9 @@ describe('gateway: configuration from the environment', () => {
     refused({ FLEETKIT_RECOVERY_WINDOW_SECONDS: '-1' }, 'FLEETKIT_RECOVERY_WINDOW_SECONDS')
     refused({ FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '500,150,2000' }, 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')
     refused({ FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '150,500' }, 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')
+    // Shorter than two sweep ticks and a margin: the leader could lose it between its renewals.
+    refused({ FLEETKIT_SWEEP_LEASE_SECONDS: '4' }, 'FLEETKIT_SWEEP_LEASE_SECONDS')
+    refused({ FLEETKIT_SWEEP_LEASE_SECONDS: '10s' }, 'FLEETKIT_SWEEP_LEASE_SECONDS')
     refused({ FLEETKIT_SHED_EVENT_LOOP_DELAY_MS: '5,10,20' }, 'FLEETKIT_SHED_EVENT_LOOP_DELAY_MS')
     refused({ FLEETKIT_RECOVERY_WINDOW_SECONDS: String(91 * 86400) }, 'FLEETKIT_RECOVERY_WINDOW_SECONDS')
     refused(
