@@ -74,7 +74,11 @@ export function guardPool(pool: pg.Pool, options: GuardOptions): pg.Pool {
     options.onUnreachable(error)
     return stateUnavailable('unreachable', error)
   }
-  const guardClient = (client: pg.PoolClient): pg.PoolClient =>
+  const guardClient = (client: pg.PoolClient): pg.PoolClient => {
+    listenForErrors(client)
+    return guardedClient(client)
+  }
+  const guardedClient = (client: pg.PoolClient): pg.PoolClient =>
     new Proxy(client, {
       get(target, prop) {
         const value = Reflect.get(target, prop, target) as unknown
@@ -124,4 +128,18 @@ export function guardPool(pool: pg.Pool, options: GuardOptions): pg.Pool {
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
     },
   })
+}
+
+const listening = new WeakSet<pg.PoolClient>()
+
+/**
+ * A checked-out client has no listener of pg-pool's (that one is only on idle clients): a server that
+ * ends the connection between two statements (a shutdown, a failover) would emit an unhandled 'error'
+ * and end the process. The error is dropped here; the client's next statement fails as a lost
+ * connection (08006) and is answered 503 like any other.
+ */
+function listenForErrors(client: pg.PoolClient): void {
+  if (listening.has(client)) return
+  listening.add(client)
+  client.on('error', () => undefined)
 }

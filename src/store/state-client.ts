@@ -43,7 +43,14 @@ export function stateClientClass(pgModule: typeof pg): typeof pg.Client {
   const connect = pgModule.Client.prototype.connect as (
     callback?: (error: Error | undefined) => void,
   ) => Promise<void> | undefined
-  class StateClient extends pgModule.Client {}
+  class StateClient extends pgModule.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config)
+      // Checked out, a client has no listener of pg-pool's: a connection the server ends between two
+      // statements would be an unhandled 'error'. Its next statement fails as a lost connection instead.
+      this.on('error', () => undefined)
+    }
+  }
   Object.defineProperty(StateClient.prototype, 'query', {
     configurable: true,
     writable: true,
