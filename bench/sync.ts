@@ -8,7 +8,12 @@
 // their ratio, and with --full (every role on every node, Ansible's own work). sync enrolls each host
 // and waits for its heartbeat, so a real gateway runs here and the mirror serves the real agent.
 //
-//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen]
+//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen] [--first-only] [--profile DIR]
+//
+// --first-only is the fleet-scale first converge (issue 24): per size, fleetkit's first run on fresh
+// hosts and its no-change fast path, then plain ansible-playbook's first run on fresh hosts; the slow
+// no-change runs (--full, the probe over ansible-playbook, plain Ansible's second run) are left out.
+// --profile DIR writes plain Ansible's output with profile_tasks and profile_roles to DIR (where its time goes).
 //
 // Needs root and the test-host packages (bash scripts/install-test-deps). It borrows the test
 // suites' container hosts and release mirror (test/hosts, test/integration/roles): the only way to
@@ -47,6 +52,8 @@ const sizes = option('hosts', '1,5,10').split(',').map(Number)
 if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 50))
   throw new Error('--hosts takes whole numbers from 1 to 50, comma-separated')
 const noMitogen = process.argv.includes('--no-mitogen')
+const firstOnly = process.argv.includes('--first-only')
+const profileDir = option('profile', '')
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 const work = await mkdtemp(join(tmpdir(), 'fleetkit-bench-sync-'))
@@ -102,13 +109,22 @@ async function fleetFor(hosts: ContainerHost[], dir: string): Promise<string> {
 }
 
 // Asynchronous on purpose: the release mirror the hosts download from is served by this process.
-function timed(label: string, command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+function timed(
+  label: string,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  keep?: string,
+): Promise<number> {
   const started = performance.now()
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
+    let whole = ''
     child.stdout.on('data', (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000)
+      if (keep) whole += chunk.toString()
     })
     child.stderr.on('data', (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000)
@@ -116,6 +132,7 @@ function timed(label: string, command: string, args: string[], env: NodeJS.Proce
     child.once('error', reject)
     child.once('close', (code) => {
       const ms = performance.now() - started
+      if (keep) void writeFile(keep, whole).catch(() => undefined)
       if (code === 0) resolve(ms)
       else reject(new Error(`${label} exited ${code}:\n${output.split('\n').slice(-30).join('\n')}`))
     })
@@ -133,6 +150,7 @@ function fleetkitSync(
   hosts: ContainerHost[],
   extra: string[] = [],
   extraEnv: NodeJS.ProcessEnv = {},
+  keep?: string,
 ): Promise<number> {
   const env = {
     ...process.env,
@@ -150,10 +168,11 @@ function fleetkitSync(
     [fleetkitEntry(), 'sync', '--definition', definition, ...extra],
     env,
     dir,
+    keep,
   )
 }
 
-function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
+function plainAnsible(dir: string, hosts: ContainerHost[], profileAs?: string): Promise<number> {
   // The inventory fleetkit renders (its first run wrote it); Ansible's defaults otherwise.
   const inventory = join(dir, 'inventory.yml')
   const env: NodeJS.ProcessEnv = {
@@ -163,6 +182,9 @@ function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
     ANSIBLE_ROLES_PATH: packagePath('ansible', 'roles'),
     ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
     ANSIBLE_NOCOLOR: '1',
+    ...(profileAs
+      ? { ANSIBLE_CALLBACKS_ENABLED: 'profile_tasks,profile_roles', PROFILE_TASKS_TASK_OUTPUT_LIMIT: '40' }
+      : {}),
   }
   return timed(
     'ansible-playbook',
@@ -179,6 +201,7 @@ function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
     ],
     env,
     dir,
+    profileAs,
   )
 }
 
@@ -203,8 +226,32 @@ try {
     const a = await startHosts(n)
     const dirA = join(work, `fleetkit-${n}`)
     const defA = await fleetFor(a, dirA)
-    const fkFirst = await fleetkitSync(defA, dirA, a)
+    if (profileDir) await mkdir(profileDir, { recursive: true })
+    const fkFirst = await fleetkitSync(
+      defA,
+      dirA,
+      a,
+      [],
+      {},
+      profileDir ? join(profileDir, `fleetkit-first-${n}.txt`) : undefined,
+    )
     const fkSecond = await fleetkitSync(defA, dirA, a)
+    if (firstOnly) {
+      await Promise.all(a.map((h) => h.stop()))
+      const b = await startHosts(n)
+      const dirB = join(work, `plain-${n}`)
+      const defB = await fleetFor(b, dirB)
+      await renderInventory(defB, dirB)
+      const plFirst = await plainAnsible(dirB, b, profileDir ? join(profileDir, `plain-first-${n}.txt`) : undefined)
+      await Promise.all(b.map((h) => h.stop()))
+      const row =
+        `${n} host(s): first run fleetkit ${seconds(fkFirst)} vs ansible-playbook ${seconds(plFirst)} (${(plFirst / fkFirst).toFixed(2)}x); ` +
+        `fleetkit's no-change run (fast path) ${seconds(fkSecond)}, ${(plFirst / fkSecond).toFixed(1)}x under plain Ansible's first run ` +
+        `(its no-change run is not timed with --first-only)`
+      console.log(row)
+      rows.push(row)
+      continue
+    }
     // The same no-change run with the probe as it was before node-ssh: the fast path's before and after.
     const fkSecondAnsible = await fleetkitSync(defA, dirA, a, [], { FLEETKIT_SYNC_FINGERPRINT_VIA: 'ansible' })
     const fkFull = await fleetkitSync(defA, dirA, a, ['--full'])
