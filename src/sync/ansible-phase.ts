@@ -85,7 +85,7 @@ export function forksFor(targets: number, cores: number): number {
   return Math.max(1, Math.min(targets, Math.max(5, cores * 4), 100))
 }
 
-export function strategyName(s: Pick<SpeedSettings, 'mitogen' | 'strategy'>): string {
+function strategyName(s: Pick<SpeedSettings, 'mitogen' | 'strategy'>): string {
   return s.mitogen ? `mitogen_${s.strategy}` : s.strategy
 }
 
