@@ -8,7 +8,14 @@
 // their ratio, and with --full (every role on every node, Ansible's own work). sync enrolls each host
 // and waits for its heartbeat, so a real gateway runs here and the mirror serves the real agent.
 //
-//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen]
+//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen] [--first-only [--repeat K]] [--profile DIR]
+//
+// --first-only is the fleet-scale first converge (issue 24): per size, fleetkit's first run on fresh
+// hosts and its no-change fast path, then plain ansible-playbook's first run on fresh hosts; the slow
+// no-change runs (--full, the probe over ansible-playbook, plain Ansible's second run) are left out.
+// --repeat K runs K rounds, alternating which side goes first, with the load average beside each run,
+// and prints the median ratio: on a shared machine one pair alone measures the neighbours as much as Ansible.
+// --profile DIR writes plain Ansible's output with profile_tasks and profile_roles to DIR (where its time goes).
 //
 // Needs root and the test-host packages (bash scripts/install-test-deps). It borrows the test
 // suites' container hosts and release mirror (test/hosts, test/integration/roles): the only way to
@@ -47,6 +54,11 @@ const sizes = option('hosts', '1,5,10').split(',').map(Number)
 if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 50))
   throw new Error('--hosts takes whole numbers from 1 to 50, comma-separated')
 const noMitogen = process.argv.includes('--no-mitogen')
+const firstOnly = process.argv.includes('--first-only')
+const profileDir = option('profile', '')
+const repeat = Number(option('repeat', '1'))
+if (!Number.isInteger(repeat) || repeat < 1 || repeat > 10)
+  throw new Error('--repeat takes a whole number from 1 to 10')
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 const work = await mkdtemp(join(tmpdir(), 'fleetkit-bench-sync-'))
@@ -102,13 +114,22 @@ async function fleetFor(hosts: ContainerHost[], dir: string): Promise<string> {
 }
 
 // Asynchronous on purpose: the release mirror the hosts download from is served by this process.
-function timed(label: string, command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+function timed(
+  label: string,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  keep?: string,
+): Promise<number> {
   const started = performance.now()
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
+    let whole = ''
     child.stdout.on('data', (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000)
+      if (keep) whole += chunk.toString()
     })
     child.stderr.on('data', (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000)
@@ -116,6 +137,7 @@ function timed(label: string, command: string, args: string[], env: NodeJS.Proce
     child.once('error', reject)
     child.once('close', (code) => {
       const ms = performance.now() - started
+      if (keep) void writeFile(keep, whole).catch(() => undefined)
       if (code === 0) resolve(ms)
       else reject(new Error(`${label} exited ${code}:\n${output.split('\n').slice(-30).join('\n')}`))
     })
@@ -133,6 +155,7 @@ function fleetkitSync(
   hosts: ContainerHost[],
   extra: string[] = [],
   extraEnv: NodeJS.ProcessEnv = {},
+  keep?: string,
 ): Promise<number> {
   const env = {
     ...process.env,
@@ -150,10 +173,11 @@ function fleetkitSync(
     [fleetkitEntry(), 'sync', '--definition', definition, ...extra],
     env,
     dir,
+    keep,
   )
 }
 
-function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
+function plainAnsible(dir: string, hosts: ContainerHost[], profileAs?: string): Promise<number> {
   // The inventory fleetkit renders (its first run wrote it); Ansible's defaults otherwise.
   const inventory = join(dir, 'inventory.yml')
   const env: NodeJS.ProcessEnv = {
@@ -163,6 +187,9 @@ function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
     ANSIBLE_ROLES_PATH: packagePath('ansible', 'roles'),
     ANSIBLE_PRIVATE_KEY_FILE: hosts[0]!.operator.privateKeyFile,
     ANSIBLE_NOCOLOR: '1',
+    ...(profileAs
+      ? { ANSIBLE_CALLBACKS_ENABLED: 'profile_tasks,profile_roles', PROFILE_TASKS_TASK_OUTPUT_LIMIT: '40' }
+      : {}),
   }
   return timed(
     'ansible-playbook',
@@ -179,6 +206,7 @@ function plainAnsible(dir: string, hosts: ContainerHost[]): Promise<number> {
     ],
     env,
     dir,
+    profileAs,
   )
 }
 
@@ -191,6 +219,61 @@ async function renderInventory(definition: string, dir: string): Promise<void> {
   )
 }
 
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')
+
+/**
+ * One round of the fleet-scale first converge: fleetkit's first run and its no-change fast path on N fresh
+ * hosts, plain ansible-playbook's first run on N other fresh hosts; the load average beside each run.
+ */
+async function firstConvergeRound(
+  n: number,
+  round: number,
+  plainFirst: boolean,
+): Promise<{ ratio: number; row: string }> {
+  if (profileDir) await mkdir(profileDir, { recursive: true })
+  const keep = (side: string) => (profileDir ? join(profileDir, `${side}-first-${n}-r${round}.txt`) : undefined)
+  const fleetkitSide = async () => {
+    const hosts = await startHosts(n)
+    const dir = join(work, `fleetkit-${n}-r${round}`)
+    const definition = await fleetFor(hosts, dir)
+    const before = load()
+    const first = await fleetkitSync(definition, dir, hosts, [], {}, keep('fleetkit'))
+    const after = load()
+    const fast = await fleetkitSync(definition, dir, hosts)
+    await Promise.all(hosts.map((h) => h.stop()))
+    return { first, fast, before, after }
+  }
+  const plainSide = async () => {
+    const hosts = await startHosts(n)
+    const dir = join(work, `plain-${n}-r${round}`)
+    await fleetFor(hosts, dir).then((definition) => renderInventory(definition, dir))
+    const before = load()
+    const first = await plainAnsible(dir, hosts, keep('plain'))
+    const after = load()
+    await Promise.all(hosts.map((h) => h.stop()))
+    return { first, before, after }
+  }
+  let fk, pl
+  if (plainFirst) {
+    pl = await plainSide()
+    fk = await fleetkitSide()
+  } else {
+    fk = await fleetkitSide()
+    pl = await plainSide()
+  }
+  const ratio = pl.first / fk.first
+  const row =
+    `${n} host(s), round ${round} (${plainFirst ? 'plain Ansible' : 'fleetkit'} first): first run fleetkit ${seconds(fk.first)} ` +
+    `(load ${fk.before} -> ${fk.after}) vs ansible-playbook ${seconds(pl.first)} (load ${pl.before} -> ${pl.after}): ${ratio.toFixed(2)}x; ` +
+    `fleetkit's no-change run (fast path) ${seconds(fk.fast)}, ${(pl.first / fk.fast).toFixed(1)}x under plain Ansible's first run ` +
+    `(plain Ansible's no-change run is not timed with --first-only)`
+  console.log(row)
+  return { ratio, row }
+}
+
 const rows: string[] = []
 try {
   console.log(
@@ -199,6 +282,24 @@ try {
       .join(' ')}; mitogen ${noMitogen ? 'off' : 'on when installed'}`,
   )
   for (const n of sizes) {
+    if (firstOnly) {
+      const ratios: number[] = []
+      for (let round = 1; round <= repeat; round++) {
+        // Alternate which side goes first: the machine's other load then falls on both.
+        const r = await firstConvergeRound(n, round, round % 2 === 0)
+        ratios.push(r.ratio)
+        rows.push(r.row)
+      }
+      if (repeat > 1) {
+        const sorted = [...ratios].sort((x, y) => x - y)
+        const mid = sorted.length / 2
+        const median = sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+        console.log(
+          `${n} host(s): first run, median ratio over ${repeat} rounds ${median.toFixed(2)}x (${ratios.map((x) => x.toFixed(2)).join(', ')})`,
+        )
+      }
+      continue
+    }
     // fleetkit: first run on fresh hosts, then the no-change run.
     const a = await startHosts(n)
     const dirA = join(work, `fleetkit-${n}`)

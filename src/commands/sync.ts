@@ -24,8 +24,9 @@ Exit codes: 0 every node converged; 20 SYNC_CANARY_FAILED; 21 SYNC_PARTIAL_FAILU
 change rolled back); 22 SYNC_NODES_UNREACHABLE; 23 SYNC_IN_PROGRESS; 24 SYNC_PLAN_STALE; 2 a refused input
 (SYNC_REF_INVALID, SYNC_RUN_UNKNOWN, SYNC_TARGET_UNKNOWN, SYNC_NO_TARGETS); 130/143 interrupted (resume it with --resume RUN).
 
-Speed: SSH multiplexing (ControlPersist), pipelining, forks sized to the fleet, a fact cache, and the mitogen
-strategy when Debian's ansible-mitogen is installed (--no-mitogen or FLEETKIT_SYNC_MITOGEN=0 turn it off).
+Speed: SSH multiplexing (ControlPersist), pipelining, forks sized to the fleet and the controller's cores, a fact
+cache, the free strategy (each host at its own pace; FLEETKIT_SYNC_STRATEGY=linear for lock-step), through mitogen
+when Debian's ansible-mitogen is installed (--no-mitogen or FLEETKIT_SYNC_MITOGEN=0 turn it off).
 ANSIBLE_PRIVATE_KEY_FILE names the SSH key when it is not your default.
 
 No-change fast path: after a full converge fleetkit records each node's fingerprint (a digest of every

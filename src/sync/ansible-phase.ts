@@ -15,6 +15,8 @@ const MITOGEN_DIR = '/usr/lib/python3/dist-packages/ansible_mitogen'
 
 export interface SpeedSettings {
   mitogen: boolean
+  /** free: each host runs its tasks in order without waiting for the others at every task. */
+  strategy: 'free' | 'linear'
   forks: number
   pipelining: true
   controlPersist: string
@@ -49,29 +51,46 @@ export interface PhaseResult {
   outputTail: string
 }
 
-/** Mitogen when Debian's ansible-mitogen is installed, unless turned off (--no-mitogen, FLEETKIT_SYNC_MITOGEN=0). */
+/**
+ * Mitogen when Debian's ansible-mitogen is installed, unless turned off (--no-mitogen, FLEETKIT_SYNC_MITOGEN=0).
+ * The free strategy unless FLEETKIT_SYNC_STRATEGY=linear: no role orders work across hosts (no run_once,
+ * delegate_to or hostvars of another host), so a host need not wait for the slowest at every task.
+ */
 export function speedSettings(options: {
   targets: number
   noMitogen: boolean
   env: Env
   stateDir: string
   mitogenDir?: string
+  cores?: number
 }): SpeedSettings {
   const off =
     options.noMitogen || options.env.FLEETKIT_SYNC_MITOGEN === '0' || options.env.FLEETKIT_SYNC_MITOGEN === 'false'
-  // Forks are mostly waiting on SSH, so more than the cores; never more than the hosts.
-  const forks = Math.max(1, Math.min(options.targets, Math.max(10, cpus().length * 10), 100))
   return {
     mitogen: !off && existsSync(options.mitogenDir ?? MITOGEN_DIR),
-    forks,
+    strategy: options.env.FLEETKIT_SYNC_STRATEGY === 'linear' ? 'linear' : 'free',
+    forks: forksFor(options.targets, options.cores ?? cpus().length),
     pipelining: true,
     controlPersist: '120s',
     factCache: join(options.stateDir, 'ansible', 'facts'),
   }
 }
 
+/**
+ * Workers at once: every task costs the controller a forked worker and its templating (0.1 to 0.15 s of
+ * CPU), so past a few per core more forks only queue on the controller's cores; at least Ansible's 5, never
+ * more than the hosts (docs/performance.md, "Fleet-scale first converge").
+ */
+export function forksFor(targets: number, cores: number): number {
+  return Math.max(1, Math.min(targets, Math.max(5, cores * 4), 100))
+}
+
+function strategyName(s: Pick<SpeedSettings, 'mitogen' | 'strategy'>): string {
+  return s.mitogen ? `mitogen_${s.strategy}` : s.strategy
+}
+
 export function describeSpeed(s: SpeedSettings): string {
-  return `strategy ${s.mitogen ? 'mitogen_linear (ansible-mitogen)' : 'linear (ssh)'}, forks ${s.forks}, pipelining on, SSH ControlPersist ${s.controlPersist}, fact cache ${s.factCache}`
+  return `strategy ${strategyName(s)} (${s.mitogen ? 'ansible-mitogen' : 'ssh'}), forks ${s.forks}, pipelining on, SSH ControlPersist ${s.controlPersist}, fact cache ${s.factCache}`
 }
 
 /** Variables a playbook must not see: the state's URL and provider tokens. */
@@ -103,9 +122,8 @@ function ansibleEnv(
     ANSIBLE_CACHE_PLUGIN: 'jsonfile',
     ANSIBLE_CACHE_PLUGIN_CONNECTION: speed.factCache,
     ANSIBLE_CACHE_PLUGIN_TIMEOUT: '86400',
-    ...(speed.mitogen
-      ? { ANSIBLE_STRATEGY_PLUGINS: join(MITOGEN_DIR, 'plugins', 'strategy'), ANSIBLE_STRATEGY: 'mitogen_linear' }
-      : {}),
+    ANSIBLE_STRATEGY: strategyName(speed),
+    ...(speed.mitogen ? { ANSIBLE_STRATEGY_PLUGINS: join(MITOGEN_DIR, 'plugins', 'strategy') } : {}),
   }
 }
 

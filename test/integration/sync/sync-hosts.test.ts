@@ -208,7 +208,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
     assert.equal((await getNode(db.pool, canary))?.status, 'provisioning', 'a worker seed installs no agent')
     const human = await runFleetkit(['sync', '--definition', fleetPath(), '--ref', shas.A!], { env, timeout: 900_000 })
     assert.equal(human.code, 0, human.stderr + human.stdout)
-    assert.match(human.stdout, /strategy mitogen_linear \(ansible-mitogen\), forks 3, pipelining on/)
+    assert.match(human.stdout, /strategy mitogen_free \(ansible-mitogen\), forks 3, pipelining on/)
     assert.match(human.stdout, new RegExp(`Canary ${canary} goes first`))
     const lines = human.stdout.split('\n')
     const canaryLine = lines.findIndex((l) => l.startsWith(`${canary} (canary): changed`))
@@ -322,7 +322,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
       ['sync', '--definition', fleetPath(), '--ref', sha, '--tags', 'br_netfilter', '--dry-run'],
       { env, timeout: 600_000 },
     )
-    assert.match(human.stdout, /^Ansible: strategy mitogen_linear \(ansible-mitogen\), forks 3, pipelining on/m)
+    assert.match(human.stdout, /^Ansible: strategy mitogen_free \(ansible-mitogen\), forks 3, pipelining on/m)
     assert.match(
       human.stdout,
       new RegExp(`Plan ${planHash} \\(apply it with: fleetkit sync --ref ${sha} --plan-hash ${planHash}\\)`),
