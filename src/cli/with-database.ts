@@ -3,7 +3,9 @@
 // lifecycle functions take it and never open or close one themselves.
 import type pg from 'pg'
 
+import { resolveStateDir } from '../config/state-dir.js'
 import { openDatabase } from '../store/database.js'
+import { requireEmbedded } from '../store/embedded/archive-dir.js'
 import { stateDirOption } from './flags.js'
 
 export async function withDatabase<T>(
@@ -26,4 +28,35 @@ export async function withDatabase<T>(
   } finally {
     await database.close()
   }
+}
+
+/** What a command that restarts the embedded server (db archive) hands its work. */
+export interface EmbeddedWork {
+  pool: pg.Pool
+  stateDir: string
+  env: NodeJS.ProcessEnv
+  now: () => Date
+  progress: (message: string) => void
+}
+
+/**
+ * The embedded server's pool for a command that restarts it (`db archive`): DATABASE_URL refused
+ * before anything opens, the state directory resolved, the restarts' dropped idle connections quiet.
+ */
+export async function withRestartableEmbedded<T>(
+  stateDirFlagValue: string | undefined,
+  withProgress: <R>(work: (progress: (message: string) => void) => Promise<R>) => Promise<R>,
+  work: (context: EmbeddedWork) => Promise<T>,
+): Promise<T> {
+  requireEmbedded(process.env)
+  const stateDir = stateDirOption(stateDirFlagValue).stateDir ?? resolveStateDir(process.env)
+  return withProgress((progress) =>
+    withDatabase(
+      stateDir,
+      progress,
+      (pool) => work({ pool, stateDir, env: process.env, now: () => new Date(), progress }),
+      undefined,
+      'restarts',
+    ),
+  )
 }

@@ -7,6 +7,7 @@ import type pg from 'pg'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 import {
+  requireEmbedded,
   archiveCommand,
   archiveLayout,
   checkArchiveDir,
@@ -47,17 +48,6 @@ export interface ArchiveEnableResult {
   baseBackup: BaseBackupManifest
   /** False when archiving was on into this directory already (only a base backup was taken). */
   changed: boolean
-}
-
-/** The embedded server only: a DATABASE_URL server is archived by whoever runs it. */
-export function requireEmbedded(env: Env): void {
-  if (env.DATABASE_URL?.trim()) {
-    throw new FleetkitError(
-      'ARCHIVE_NOT_EMBEDDED',
-      'DATABASE_URL is set: continuous archiving is for the embedded server; archive that server with its own tools',
-      { actions: ['unset DATABASE_URL to manage the embedded server', 'docs/scale-out.md (a managed PostgreSQL)'] },
-    )
-  }
 }
 
 async function restart(options: ArchiveOptions): Promise<void> {

@@ -116,3 +116,14 @@ export async function prepareArchiveDir(dir: string, runAs: UnixIds | undefined)
   }
   return layout
 }
+
+/** The embedded server only: a DATABASE_URL server is archived by whoever runs it. */
+export function requireEmbedded(env: Record<string, string | undefined>): void {
+  if (env.DATABASE_URL?.trim()) {
+    throw new FleetkitError(
+      'ARCHIVE_NOT_EMBEDDED',
+      'DATABASE_URL is set: continuous archiving is for the embedded server; archive that server with its own tools',
+      { actions: ['unset DATABASE_URL to manage the embedded server', 'docs/scale-out.md (a managed PostgreSQL)'] },
+    )
+  }
+}

@@ -207,4 +207,24 @@ describe('continuous archiving and the restore to a point in time (real embedded
     }).catch((error: unknown) => error)
     assert.ok(hasCode('PITR_NO_BASE_BACKUP')(before))
   })
+
+  it('disable turns archiving off and keeps the archive; with DATABASE_URL every archive command is refused first', async () => {
+    const off = await runFleetkit(['db', 'archive', 'disable', '--state-dir', stateDir, '--json'], {
+      env: { DATABASE_URL: undefined },
+    })
+    assert.equal(off.code, 0, off.stdout + off.stderr)
+    assertMatchesOutputSchema('db-archive-disable', off.json)
+    assert.equal(off.json.result.changed, true)
+    const db = await open()
+    try {
+      assert.equal((await readArchiverStatus(db.pool)).enabled, false)
+    } finally {
+      await db.close()
+    }
+    assert.ok((await readdir(join(archiveDir, 'base'))).length > 0, 'the archive stays')
+    const refused = await runFleetkit(['db', 'archive', 'enable', archiveDir, '--state-dir', stateDir, '--json'], {
+      env: { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' },
+    })
+    assert.equal(refused.json.code, 'ARCHIVE_NOT_EMBEDDED', refused.stdout + refused.stderr)
+  })
 })

@@ -1,9 +1,8 @@
 // `fleetkit db archive base-backup`: a base backup of the running embedded server into the archive
 // directory (src/lifecycle/db-archive.ts); schedule it, a restore to a time starts from the last one before it.
-import { stateDirFlag, stateDirOption } from '../../../cli/flags.js'
+import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
-import { withDatabase } from '../../../cli/with-database.js'
-import { resolveStateDir } from '../../../config/state-dir.js'
+import { withRestartableEmbedded } from '../../../cli/with-database.js'
 import type { BaseBackupManifest } from '../../../store/embedded/base-backup.js'
 
 export default class DbArchiveBaseBackup extends FleetkitCommand<BaseBackupManifest> {
@@ -20,18 +19,9 @@ restores short.`
 
   async run(): Promise<BaseBackupManifest> {
     const { flags } = await this.parse(DbArchiveBaseBackup)
-    const { takeArchiveBaseBackup, requireEmbedded } = await import('../../../lifecycle/db-archive.js')
-    // Before anything opens: with DATABASE_URL there is no embedded server to start or archive.
-    requireEmbedded(process.env)
-    const stateDir = stateDirOption(flags['state-dir']).stateDir ?? resolveStateDir(process.env)
-    const r = await this.withProgress((progress) =>
-      withDatabase(
-        stateDir,
-        progress,
-        (pool) => takeArchiveBaseBackup({ pool, stateDir, env: process.env, now: () => new Date(), progress }),
-        undefined,
-        'restarts',
-      ),
+    const { takeArchiveBaseBackup } = await import('../../../lifecycle/db-archive.js')
+    const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
+      takeArchiveBaseBackup(context),
     )
     this.log(`Base backup ${r.label}: ${r.file}, ${r.bytes} bytes, ${r.files} files, restorable from ${r.stoppedAt}`)
     return r

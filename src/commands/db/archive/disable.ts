@@ -1,8 +1,7 @@
 // `fleetkit db archive disable`: the embedded server stops archiving its WAL (src/lifecycle/db-archive.ts).
-import { stateDirFlag, stateDirOption } from '../../../cli/flags.js'
+import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
-import { withDatabase } from '../../../cli/with-database.js'
-import { resolveStateDir } from '../../../config/state-dir.js'
+import { withRestartableEmbedded } from '../../../cli/with-database.js'
 import type { ArchiveDisableResult } from '../../../lifecycle/db-archive.js'
 
 export default class DbArchiveDisable extends FleetkitCommand<ArchiveDisableResult> {
@@ -17,18 +16,9 @@ to a time before now still works from it with --archive DIR. A no-op when archiv
 
   async run(): Promise<ArchiveDisableResult> {
     const { flags } = await this.parse(DbArchiveDisable)
-    const { disableArchiving, requireEmbedded } = await import('../../../lifecycle/db-archive.js')
-    // Before anything opens: with DATABASE_URL there is no embedded server to start or archive.
-    requireEmbedded(process.env)
-    const stateDir = stateDirOption(flags['state-dir']).stateDir ?? resolveStateDir(process.env)
-    const r = await this.withProgress((progress) =>
-      withDatabase(
-        stateDir,
-        progress,
-        (pool) => disableArchiving({ pool, stateDir, env: process.env, now: () => new Date(), progress }),
-        undefined,
-        'restarts',
-      ),
+    const { disableArchiving } = await import('../../../lifecycle/db-archive.js')
+    const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
+      disableArchiving(context),
     )
     this.log(
       r.changed ? `Archiving off; ${r.dir || 'the archive'} is left as it is` : 'Archiving was off: nothing changed',

@@ -2,11 +2,10 @@
 // and a first base backup is taken there (src/lifecycle/db-archive.ts).
 import { Args, Flags } from '@oclif/core'
 
-import { stateDirFlag, stateDirOption } from '../../../cli/flags.js'
+import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
-import { withDatabase } from '../../../cli/with-database.js'
+import { withRestartableEmbedded } from '../../../cli/with-database.js'
 import type { ArchiveEnableResult } from '../../../lifecycle/db-archive.js'
-import { resolveStateDir } from '../../../config/state-dir.js'
 
 export default class DbArchiveEnable extends FleetkitCommand<ArchiveEnableResult> {
   static override summary = 'Archive the embedded server WAL into a directory and take a first base backup there.'
@@ -37,27 +36,9 @@ one before the time asked for. Running it again with the same settings only take
 
   async run(): Promise<ArchiveEnableResult> {
     const { args, flags } = await this.parse(DbArchiveEnable)
-    const { enableArchiving, requireEmbedded } = await import('../../../lifecycle/db-archive.js')
-    // Before anything opens: with DATABASE_URL there is no embedded server to start or archive.
-    requireEmbedded(process.env)
-    const stateDir = stateDirOption(flags['state-dir']).stateDir ?? resolveStateDir(process.env)
-    const r = await this.withProgress((progress) =>
-      withDatabase(
-        stateDir,
-        progress,
-        (pool) =>
-          enableArchiving({
-            pool,
-            stateDir,
-            env: process.env,
-            now: () => new Date(),
-            progress,
-            dir: args.dir,
-            archiveTimeoutSeconds: flags['archive-timeout'],
-          }),
-        undefined,
-        'restarts',
-      ),
+    const { enableArchiving } = await import('../../../lifecycle/db-archive.js')
+    const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
+      enableArchiving({ ...context, dir: args.dir, archiveTimeoutSeconds: flags['archive-timeout'] }),
     )
     this.log(
       r.changed
