@@ -28,6 +28,24 @@ Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
     const env = envWithStateDir(flags['state-dir'])
     // Checked before anything starts: a bad threshold refuses to serve rather than sweep wrongly.
     const thresholds = loadSweepThresholds(env)
-    return serveGateway({ env, sweep: (pool) => runSweep(pool, thresholds) })
+    const result = await serveGateway({ env, sweep: (pool) => runSweep(pool, thresholds) })
+    exitIfStillRunning()
+    return result
   }
+}
+
+/**
+ * Once the gateway has stopped, the process ends when nothing is left to run. Should something still
+ * hold it open (seen under heavy load after the gateway had restarted its embedded server), a supervisor
+ * would wait and then kill it: after 5 s it exits by itself, naming what was left. The timer is unref'd,
+ * so a process that drains exits at once, as always.
+ */
+function exitIfStillRunning(): void {
+  setTimeout(() => {
+    const left = process.getActiveResourcesInfo().filter((r) => r !== 'Timeout')
+    process.stdout.write(
+      `${JSON.stringify({ level: 'warn', time: new Date().toISOString(), component: 'gateway', msg: 'exit_forced', left })}\n`,
+    )
+    process.exit(0)
+  }, 5000).unref()
 }
