@@ -63,45 +63,43 @@ export async function enableArchiving(
   const dir = checkArchiveDir(options.dir)
   const paths = embeddedServerPaths(options.stateDir)
   const { pool } = options
-  {
-    const before = await readArchiverStatus(pool)
-    const recorded = await readArchiveConfig(paths)
-    const command = archiveCommand(dir)
-    const already =
-      recorded?.dir === dir &&
-      before.enabled &&
-      before.archiveCommand === command &&
-      before.archiveTimeoutSeconds === options.archiveTimeoutSeconds
-    await prepareArchiveDir(dir, await postgresRunAs())
-    let provedWith = before.lastArchivedWal ?? ''
-    if (!already) {
-      await setArchiveSettings(pool, {
-        archiveCommand: command,
-        archiveTimeoutSeconds: options.archiveTimeoutSeconds,
-      })
+  const before = await readArchiverStatus(pool)
+  const recorded = await readArchiveConfig(paths)
+  const command = archiveCommand(dir)
+  const already =
+    recorded?.dir === dir &&
+    before.enabled &&
+    before.archiveCommand === command &&
+    before.archiveTimeoutSeconds === options.archiveTimeoutSeconds
+  await prepareArchiveDir(dir, await postgresRunAs())
+  let provedWith = before.lastArchivedWal ?? ''
+  if (!already) {
+    await setArchiveSettings(pool, {
+      archiveCommand: command,
+      archiveTimeoutSeconds: options.archiveTimeoutSeconds,
+    })
+    await restart(options)
+    try {
+      provedWith = await proveArchiving(pool, options)
+    } catch (error) {
+      // As it was: the settings reset (or those of the directory before), the server restarted.
+      if (recorded && before.enabled)
+        await setArchiveSettings(pool, {
+          archiveCommand: before.archiveCommand,
+          archiveTimeoutSeconds: before.archiveTimeoutSeconds,
+        })
+      else await resetArchiveSettings(pool)
       await restart(options)
-      try {
-        provedWith = await proveArchiving(pool, options)
-      } catch (error) {
-        // As it was: the settings reset (or those of the directory before), the server restarted.
-        if (recorded && before.enabled)
-          await setArchiveSettings(pool, {
-            archiveCommand: before.archiveCommand,
-            archiveTimeoutSeconds: before.archiveTimeoutSeconds,
-          })
-        else await resetArchiveSettings(pool)
-        await restart(options)
-        throw error
-      }
-      await writeArchiveConfig(paths, { dir, enabledAt: options.now().toISOString() })
-      await appendEvent(pool, {
-        kind: 'wal_archiving_enabled',
-        data: { dir, archive_timeout_seconds: options.archiveTimeoutSeconds, proved_with: provedWith },
-      })
+      throw error
     }
-    const baseBackup = await baseBackupOn(pool, options, dir)
-    return { dir, provedWith, archiveTimeoutSeconds: options.archiveTimeoutSeconds, baseBackup, changed: !already }
+    await writeArchiveConfig(paths, { dir, enabledAt: options.now().toISOString() })
+    await appendEvent(pool, {
+      kind: 'wal_archiving_enabled',
+      data: { dir, archive_timeout_seconds: options.archiveTimeoutSeconds, proved_with: provedWith },
+    })
   }
+  const baseBackup = await baseBackupOn(pool, options, dir)
+  return { dir, provedWith, archiveTimeoutSeconds: options.archiveTimeoutSeconds, baseBackup, changed: !already }
 }
 
 /** A segment switched out now must be archived (or its failure seen) within the wait. */
@@ -190,13 +188,11 @@ export async function disableArchiving(options: ArchiveOptions): Promise<Archive
   const paths = embeddedServerPaths(options.stateDir)
   const config = await readArchiveConfig(paths)
   const { pool } = options
-  {
-    const status = await readArchiverStatus(pool)
-    if (!status.enabled && !config) return { dir: '', changed: false }
-    await resetArchiveSettings(pool)
-    await restart(options)
-    await removeArchiveConfig(paths)
-    await appendEvent(pool, { kind: 'wal_archiving_disabled', data: { dir: config?.dir ?? null } })
-    return { dir: config?.dir ?? '', changed: true }
-  }
+  const status = await readArchiverStatus(pool)
+  if (!status.enabled && !config) return { dir: '', changed: false }
+  await resetArchiveSettings(pool)
+  await restart(options)
+  await removeArchiveConfig(paths)
+  await appendEvent(pool, { kind: 'wal_archiving_disabled', data: { dir: config?.dir ?? null } })
+  return { dir: config?.dir ?? '', changed: true }
 }

@@ -125,13 +125,7 @@ export async function restoreToTime(options: {
     throw error
   }
   const server = await ensureEmbeddedServer(options.stateDir)
-  const client = new pg.Client({
-    host: EMBEDDED_HOST,
-    port: server.port,
-    user: EMBEDDED_USER,
-    password: server.password,
-    database: EMBEDDED_DATABASE,
-  })
+  const client = embeddedClient(server.port, server.password)
   await client.connect()
   try {
     const progress = await recoveryProgress(client)
@@ -203,6 +197,19 @@ async function writeRecoverySettings(
   }
 }
 
+/** A connection of its own to the restored server's fleetkit database (not the pool: it is being replaced). */
+function embeddedClient(port: number, password: string): pg.Client {
+  const client = new pg.Client({
+    host: EMBEDDED_HOST,
+    port,
+    user: EMBEDDED_USER,
+    password,
+    database: EMBEDDED_DATABASE,
+  })
+  client.on('error', () => undefined)
+  return client
+}
+
 /** True once the server left recovery (promoted); false when it exited or the time ran out. */
 async function promoted(
   pid: number,
@@ -213,8 +220,7 @@ async function promoted(
 ): Promise<boolean> {
   while (Date.now() < deadline) {
     if (!isPostgresProcess(pid, paths.dataDir)) return false
-    const client = new pg.Client({ host: EMBEDDED_HOST, port, user: EMBEDDED_USER, password, database: 'postgres' })
-    client.on('error', () => undefined)
+    const client = embeddedClient(port, password)
     try {
       await client.connect()
       if (!(await recoveryProgress(client)).inRecovery) return true
