@@ -219,6 +219,11 @@ async function renderInventory(definition: string, dir: string): Promise<void> {
   )
 }
 
+function parkNode(node: string, dir: string): void {
+  const env = { ...process.env, DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: join(dir, 'state') }
+  execFileSync(process.execPath, [fleetkitEntry(), 'node', 'park', node], { env, stdio: 'ignore' })
+}
+
 const load = () =>
   loadavg()
     .map((x) => x.toFixed(1))
@@ -244,6 +249,8 @@ async function firstConvergeRound(
     const after = load()
     const fast = await fleetkitSync(definition, dir, hosts)
     await Promise.all(hosts.map((h) => h.stop()))
+    // The state is shared by the rounds: parked, these nodes (their hosts gone) are no later round's targets.
+    for (const h of hosts) parkNode(h.name, dir)
     return { first, fast, before, after }
   }
   const plainSide = async () => {

@@ -1,5 +1,5 @@
 // Coming back after an absence longer than the certificate's lifetime: ask the enrollment
-// listener for a challenge, sign it with the key of the expired certificate, stage the new identity.
+// listener for a challenge, sign it and the new key's CSR with the key of the expired certificate, stage the new identity.
 import { sign } from 'node:crypto'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -14,6 +14,7 @@ import {
   readRecoverChallengeResponse,
   readRecoverResponse,
 } from '../protocol/recovery.js'
+import { recoverySignedBytes } from '../pki/recovery-signature.js'
 import type { AgentConfig } from './config.js'
 import { joinBundles, matchesKey } from './enroll.js'
 import { isRetryLaterStatus } from './backoff.js'
@@ -67,16 +68,18 @@ async function recoverAt(url: string, config: AgentConfig, expired: Identity, lo
     const asked = await client.request('POST', RECOVER_CHALLENGE_PATH, challengeRequest)
     if (asked.status !== 200) throw refusal(asked.status, asked.body, expired, asked.headers['retry-after'])
     const { challenge } = readResponse(readRecoverChallengeResponse, asked.body, RECOVER_CHALLENGE_PATH)
-    const signature = sign('sha256', Buffer.from(challenge, 'utf8'), {
+    const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
+    // The signature covers the CSR too: it is good for this new key only.
+    const signature = sign('sha256', recoverySignedBytes(challenge, csrPem, 2), {
       key: expired.keyPem,
       dsaEncoding: 'der',
     }).toString('base64')
-    const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
     const request: RecoverRequest = {
       node_id: config.nodeId,
       challenge,
       certificate_pem: expired.certificatePem,
       signature,
+      signature_version: 2,
       csr_pem: csrPem,
     }
     const answered = await client.request('POST', RECOVER_PATH, request)

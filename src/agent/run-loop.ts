@@ -12,7 +12,7 @@ import {
 } from '../protocol/agent-routes.js'
 import { readResponse } from '../protocol/read.js'
 import type { Clock } from '../config/clock.js'
-import { type Rng, unitInterval } from '../config/rng.js'
+import type { Rng } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
 import { Backoff, isRetryLaterStatus, jitteredRetryMs, retryLaterWaitMs } from './backoff.js'
 import { SKEW_FAIL_MS } from './clock-skew.js'
@@ -25,11 +25,10 @@ import { assertPkiDirectoryPrivate, loadIdentity } from './identity.js'
 import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
 import { type JobRunDeps, runJob } from './jobs.js'
 import { recoverIdentity } from './recover.js'
-import { renewCertificate } from './renew.js'
-import { nextRenewalCheckAt, plannedRenewalAt, renewalDecision } from './renewal-schedule.js'
+import { FATAL, RenewalPlanner } from './renewal-planner.js'
 import { failoverDelayMs } from './gateway-choice.js'
 import { AgentSession } from './session.js'
-import { adoptGatewayBundle, adoptRestagedIdentity } from './trust-refresh.js'
+import { adoptGatewayBundle } from './trust-refresh.js'
 import { AGENT_VERSION } from './version.js'
 import { sleepUnlessAborted } from '../config/abortable-sleep.js'
 
@@ -49,15 +48,6 @@ export interface RunDeps {
 const UNREACHABLE = new Set(['GATEWAY_UNREACHABLE', 'GATEWAY_CA_ROTATED', 'CLOCK_SKEW'])
 /** Failures that retrying cannot end (the clock, trust): logged at error, not warn. */
 const LOGGED_AT_ERROR = new Set(['CLOCK_SKEW', 'GATEWAY_CA_ROTATED'])
-/** Codes after which retrying in this process cannot help: exit, systemd restarts from the staged files. */
-const FATAL = new Set([
-  'AGENT_CERTIFICATE_REJECTED',
-  'CERTIFICATE_EXPIRED',
-  'IDENTITY_MISSING',
-  'IDENTITY_INVALID',
-  'AGENT_CONFIG_INVALID',
-  'AGENT_KEY_PERMISSIONS',
-])
 const DOCKER_PROBE_INTERVAL_MS = 600_000
 
 export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void> {
@@ -84,14 +74,9 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   /** After a failure that moved to a gateway not tried in this streak: a short jittered wait, not the backoff. */
   const quickFailoverMs = () =>
     session.lastFailover?.untried === true ? failoverDelayMs(deps.rng, config.heartbeatSeconds * 1000) : undefined
-  let planned = plannedRenewalAt(session.identity.window, deps.rng)
-  let plannedSerial = session.identity.serial
-  let rotationPlannedFor: string | undefined
+  const renewal = new RenewalPlanner(session, config, log, clock, deps.rng)
   /** The gateway bundle digest last fetched, so a bundle that cannot be used is not fetched every beat. */
   let bundleTried: string | undefined
-  let nextRenewCheck = clock.now().getTime()
-  /** After a shed renewal: the earliest next attempt (Retry-After plus jitter). */
-  let renewNotBefore = 0
   let nextBeat = clock.now().getTime()
   let dockerVersion: string | null = null
   let dockerProbedAt = -Infinity
@@ -103,7 +88,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     version: AGENT_VERSION,
     pid: process.pid,
     serial: session.identity.serial,
-    renew_at: planned.toISOString(),
+    renew_at: renewal.planned.toISOString(),
   })
 
   const checkContext = (): CheckContext => ({
@@ -126,46 +111,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
         continue
       }
 
-      if (now.getTime() >= nextRenewCheck) {
-        await adoptRestagedIdentity(session, config, log)
-        if (plannedSerial !== session.identity.serial) {
-          planned = plannedRenewalAt(session.identity.window, deps.rng)
-          plannedSerial = session.identity.serial
-        }
-        // Judge "due" on the gateway's clock: it is the one that says renewal_not_due.
-        const gatewayNow = new Date(now.getTime() + (session.skewMs ?? 0))
-        const decision = renewalDecision(gatewayNow, session.identity.window, planned)
-        if (decision !== 'wait') {
-          try {
-            const outcome = await renewCertificate(session, log)
-            if (outcome.outcome === 'renewed') {
-              planned = plannedRenewalAt(session.identity.window, deps.rng)
-              plannedSerial = session.identity.serial
-              log('info', 'renewal_planned', { serial: plannedSerial, renew_at: planned.toISOString() })
-            }
-          } catch (error) {
-            const e = toFleetkitError(error)
-            if (FATAL.has(e.code) || e.data?.staged === true) throw e
-            // Shed (429/503): not before Retry-After plus jitter, even when urgent.
-            const retryAfter = e.data?.retry_after as string | string[] | undefined
-            renewNotBefore =
-              retryAfter === undefined
-                ? 0
-                : clock.now().getTime() + jitteredRetryMs(retryAfter, 1, clock.now().getTime(), deps.rng)
-            log('warn', 'renewal_failed', {
-              code: e.code,
-              message: e.message,
-              decision,
-              ...(renewNotBefore > 0 ? { retry_in_ms: renewNotBefore - clock.now().getTime() } : {}),
-            })
-          }
-        }
-        nextRenewCheck = Math.max(
-          nextRenewalCheckAt(clock.now(), session.identity.window, config.renewCheckSeconds * 1000).getTime(),
-          renewNotBefore,
-        )
-        renewNotBefore = 0
-      }
+      if (now.getTime() >= renewal.nextCheck) await renewal.step(now)
 
       if (clock.now().getTime() >= nextBeat) {
         if (clock.now().getTime() - dockerProbedAt >= DOCKER_PROBE_INTERVAL_MS) {
@@ -210,7 +156,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
               node_status: answer?.node_status ?? null,
               skew_ms: heartbeat.skewMs ?? null,
             })
-            if (answer?.renewal_due === true) planRotationRenewal()
+            if (answer?.renewal_due === true) renewal.planRotationRenewal()
             if (
               answer?.trust_bundle_sha256 !== undefined &&
               answer.trust_bundle_sha256 !== bundleTried &&
@@ -240,7 +186,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
         }
       }
 
-      await sleep(Math.min(nextBeat, nextRenewCheck) - clock.now().getTime(), signal)
+      await sleep(Math.min(nextBeat, renewal.nextCheck) - clock.now().getTime(), signal)
     }
   } finally {
     if (running) await running.promise.catch(() => {})
@@ -262,19 +208,6 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   }
 
   /**
-   * The gateway issues from a new CA (a rotation began): renew at a random point of the next check
-   * interval, once per certificate, so a fleet told in the same second does not renew in one burst.
-   */
-  function planRotationRenewal(): void {
-    if (rotationPlannedFor === session.identity.serial) return
-    rotationPlannedFor = session.identity.serial
-    const at = clock.now().getTime() + Math.floor(unitInterval(deps.rng) * config.renewCheckSeconds * 1000)
-    if (at < planned.getTime()) planned = new Date(at)
-    nextRenewCheck = Math.min(nextRenewCheck, at)
-    log('info', 'rotation_renewal_planned', { serial: session.identity.serial, renew_at: new Date(at).toISOString() })
-  }
-
-  /**
    * The certificate expired: recover by a signed challenge. Refusals (past the window, retired or
    * lost) are fatal: only a new secret helps. An unreachable gateway is retried on the backoff.
    */
@@ -283,8 +216,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     try {
       const identity = await recoverIdentity(config, expired, log)
       session.swap(identity, session.clientFor(identity))
-      planned = plannedRenewalAt(identity.window, deps.rng)
-      plannedSerial = identity.serial
+      renewal.replan()
       nextBeat = clock.now().getTime()
     } catch (error) {
       const e = toFleetkitError(error)

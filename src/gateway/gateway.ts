@@ -3,10 +3,8 @@
 // and a graceful close that stops listening, drains requests and flushes heartbeats.
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
 import type pg from 'pg'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock, type Clock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
 import { liveIssuerFingerprints } from '../store/ca-rotations.js'
@@ -14,7 +12,7 @@ import { recordHeartbeats } from '../store/heartbeats.js'
 import { AgentAuthenticator } from './agent-auth.js'
 import { agentRoutes } from './agent-routes.js'
 import type { BindAddress } from './config.js'
-import { formatBind } from './config.js'
+import { clientAuthOf, closeServer, listen, tlsOf } from './listeners.js'
 import { enrollRoutes } from './enroll-route.js'
 import type { GatewayContext } from './gateway-context.js'
 import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
@@ -297,49 +295,4 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await issuer.close()
     throw error
   }
-}
-
-function tlsOf(set: PkiSet): { key: string; cert: string } {
-  return { key: set.server.privateKeyPem, cert: set.server.certificatePem }
-}
-
-function clientAuthOf(set: PkiSet): { ca: string; requestCert: true; rejectUnauthorized: true } {
-  return { ca: set.bundlePem, requestCert: true, rejectUnauthorized: true }
-}
-
-function listen(
-  server: Server | HttpsServer,
-  bind: BindAddress,
-  variable: string,
-  backlog = 511,
-): Promise<BindAddress> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      reject(
-        new FleetkitError(
-          'GATEWAY_BIND_FAILED',
-          `cannot listen on ${formatBind(bind)} (${variable}): ${error.code ?? error.message}`,
-          {
-            actions: [`ss -ltnp 'sport = :${bind.port}'`, `set ${variable} to a free address of this host`],
-            data: { variable, address: formatBind(bind), errno: error.code },
-          },
-        ),
-      )
-    }
-    server.once('error', onError)
-    server.listen({ port: bind.port, host: bind.host, backlog }, () => {
-      server.off('error', onError)
-      const address = server.address() as AddressInfo
-      resolve({ host: address.address, port: address.port })
-    })
-  })
-}
-
-async function closeServer(server: Server | HttpsServer): Promise<void> {
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve())
-    server.closeIdleConnections()
-    // Requests still running after 5 s are cut off: shutdown must finish.
-    setTimeout(() => server.closeAllConnections(), 5000).unref()
-  })
 }

@@ -12,6 +12,7 @@ import {
   readRecoverChallengeRequest,
   readRecoverRequest,
 } from '../protocol/recovery.js'
+import { recoverySignedBytes } from '../pki/recovery-signature.js'
 import { readRequest } from '../protocol/read.js'
 import { findCertificateByFingerprint, insertNodeCertificate, revokeNodeCertificates } from '../store/certificates.js'
 import { withTransaction } from '../store/database.js'
@@ -86,8 +87,11 @@ async function recover(g: GatewayContext, ctx: RequestContext): Promise<RecoverR
   const presented = await findCertificateByFingerprint(g.pool, fingerprint)
   if (!presented || presented.nodeId !== nodeId || presented.purpose !== 'agent')
     throw refused(g, nodeId, 'certificate')
-  if (!challengeSignedBy(request.certificate_pem, request.challenge, request.signature))
-    throw refused(g, nodeId, 'signature')
+  const signatureVersion = request.signature_version ?? 1
+  const signed = recoverySignedBytes(request.challenge, request.csr_pem, signatureVersion)
+  if (!challengeSignedBy(request.certificate_pem, signed, request.signature)) throw refused(g, nodeId, 'signature')
+  // An agent from before version 2 signed the challenge alone: still accepted, so it can come back, and said.
+  if (signatureVersion === 1) g.logger('warn', 'recovery_signature_unbound', { node_id: nodeId })
   if (presented.revokedAt !== null || (await latestAgentCertificateId(g.pool, nodeId)) !== presented.id)
     throw refused(g, nodeId, 'not_latest')
   if (!(RECOVERABLE_STATUSES as readonly string[]).includes(presented.nodeStatus))
@@ -142,6 +146,7 @@ async function recover(g: GatewayContext, ctx: RequestContext): Promise<RecoverR
         replaces_serial: presented.serial,
         expired_seconds: expiredSeconds,
         recovery: claims.counter + 1,
+        signature: signatureVersion === 2 ? 'challenge_and_csr' : 'challenge_only',
       },
     })
     return cert

@@ -9,12 +9,11 @@ import {
   findLostCandidates,
   markSilentNodesUnhealthy,
   reclaimLostNode,
-  releaseAdvisoryLock,
   SWEEP_LOCK_KEY,
-  tryAdvisoryLock,
   type LostReclamation,
   type UnhealthyTransition,
 } from '../store/sweep.js'
+import { releaseAdvisoryLock, tryAdvisoryLock } from '../store/advisory-lock.js'
 import type { SweepThresholds } from './thresholds.js'
 
 export interface SweepResult {

@@ -63,16 +63,11 @@ export function readChallenge(serverKeyPem: string, challenge: string, now: Date
   return { nodeId: Buffer.from(parts[1]!, 'base64url').toString('utf8'), counter, expiresAt }
 }
 
-/** Whether `signatureBase64` is the certificate key's ECDSA-SHA256 signature of the challenge. */
-export function challengeSignedBy(certificatePem: string, challenge: string, signatureBase64: string): boolean {
+/** Whether `signatureBase64` is the certificate key's ECDSA-SHA256 signature of `signed`. */
+export function challengeSignedBy(certificatePem: string, signed: Buffer, signatureBase64: string): boolean {
   try {
     const key = createPublicKey(new X509Certificate(certificatePem).publicKey.export({ format: 'pem', type: 'spki' }))
-    return verify(
-      'sha256',
-      Buffer.from(challenge, 'utf8'),
-      { key, dsaEncoding: 'der' },
-      Buffer.from(signatureBase64, 'base64'),
-    )
+    return verify('sha256', signed, { key, dsaEncoding: 'der' }, Buffer.from(signatureBase64, 'base64'))
   } catch {
     return false
   }

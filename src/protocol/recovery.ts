@@ -1,7 +1,7 @@
 // Recovery of a node whose certificate expired (spec 05 "A node that was away can come back"), on
 // the enrollment listener: a challenge, then the challenge signed with the key of the expired certificate.
 import { NODE_ID_MAX } from './enrollment.js'
-import { field, readCertificatePem, readObject, readString, readTime } from './wire-format.js'
+import { field, readCertificatePem, readInteger, readObject, readString, readTime } from './wire-format.js'
 
 export const RECOVER_CHALLENGE_PATH = '/v1/recover/challenge'
 export const RECOVER_PATH = '/v1/recover'
@@ -21,8 +21,12 @@ export interface RecoverRequest {
   challenge: string
   /** The node's latest certificate (expired), whose key signed the challenge. */
   certificate_pem: string
-  /** ECDSA-SHA256 signature (DER, base64) of the challenge's UTF-8 bytes. */
+  /**
+   * ECDSA-SHA256 signature (DER, base64) of src/pki/recovery-signature.ts recoverySignedBytes: with
+   * signature_version 2 the challenge and the CSR's digest, without it (agents before 2) the challenge alone.
+   */
   signature: string
+  signature_version?: 2
   /** A CSR for the node's new key (checked by src/pki/csr.ts). */
   csr_pem: string
 }
@@ -65,6 +69,9 @@ export function readRecoverRequest(value: unknown): RecoverRequest {
     certificate_pem: readCertificatePem(field(o, 'certificate_pem'), 'certificate_pem'),
     signature: readString(field(o, 'signature'), 'signature', { max: 404, pattern: BASE64, expected: 'base64' }),
     csr_pem: readString(field(o, 'csr_pem'), 'csr_pem', { min: 0, max: 64 * 1024 }),
+    ...(field(o, 'signature_version') === undefined
+      ? {}
+      : { signature_version: readInteger(field(o, 'signature_version'), 'signature_version', 2, 2) as 2 }),
   }
 }
 

@@ -11,15 +11,6 @@ const FENCED_REASON = 'target node lost; lease fenced'
 /** Silence, in SQL: from the later of the last heartbeat and an unpark; a node never heard from counts from its creation. */
 const SILENT_SINCE = 'COALESCE(GREATEST(n.last_seen_at, n.unparked_at), n.created_at)'
 
-export async function tryAdvisoryLock(q: Queryable, key: number): Promise<boolean> {
-  const { rows } = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key])
-  return rows[0]!.ok
-}
-
-export async function releaseAdvisoryLock(q: Queryable, key: number): Promise<void> {
-  await q.query('SELECT pg_advisory_unlock($1)', [key])
-}
-
 export interface UnhealthyTransition {
   nodeId: string
   /**

@@ -57,15 +57,6 @@ export interface NewSyncRun extends Pick<
   nodes: { nodeId: string; phase: SyncPhase; state: NodeSyncState; message?: string }[]
 }
 
-export async function tryAdvisoryLock(q: Queryable, key: number): Promise<boolean> {
-  const { rows } = await q.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key])
-  return rows[0]!.ok
-}
-
-export async function releaseAdvisoryLock(q: Queryable, key: number): Promise<void> {
-  await q.query('SELECT pg_advisory_unlock($1)', [key])
-}
-
 const RUN_COLUMNS =
   'id, kind, revision, definition_sha256, plan_hash, plan, started_by, pid, ansible_pid, status, outcome, started_at, finished_at, attempts'
 

@@ -24,6 +24,18 @@ export interface HostFingerprint {
   items: Record<string, string>
 }
 
+/**
+ * The name of site.yml's post task: the last thing a host runs in the play, after its handlers. Under
+ * the free strategy each host ends on its own; sync starts that host's enrollment hand-off when it
+ * sees this task's `ok` rather than after the slowest host of the phase.
+ */
+export const PLAY_END_TASK = 'fleetkit: play ended on this host'
+
+/** The host an event says has ended its play, if it says that. */
+export function playEndedOn(e: AnsibleEvent): string | null {
+  return e.event === 'ok' && e.task === PLAY_END_TASK && typeof e.host === 'string' ? e.host : null
+}
+
 export interface HostResult {
   host: string
   tasksOk: number

@@ -1,5 +1,5 @@
 // `fleetkit sync`, `--dry-run` and `fleetkit drift`: plan, lock, ledger, the canary phase (handed to
-// the next reachable node of its pool when the canary is unreachable), the fleet phase, canary proofs.
+// the next reachable node of its pool when the canary is unreachable), the fleet phase (run-hosts.ts), canary proofs.
 import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
@@ -17,24 +17,21 @@ import {
   contentConvergedBefore,
   finishSyncRun,
   listSyncNodes,
-  releaseAdvisoryLock,
-  setSyncAnsiblePid,
   setSyncNode,
   SYNC_LOCK_KEY,
-  tryAdvisoryLock,
 } from '../store/sync-ledger.js'
-import { type AnsibleEvent, judgeHost } from './host-results.js'
-import { describeSpeed, runPhase, speedSettings } from './ansible-phase.js'
+import { releaseAdvisoryLock, tryAdvisoryLock } from '../store/advisory-lock.js'
+import { describeSpeed, speedSettings } from './ansible-phase.js'
 import { openRun, readSource, resumableOnInterrupt } from './run-open.js'
 import { type FingerprintContext, fingerprintInputHash, recordFingerprints } from './fingerprint.js'
 import type { RunContext, SyncOptions } from './run-context.js'
 import { checkHostKeys, guarded, recordProofs, skipUnchanged } from './run-steps.js'
-import { agentRoleRuns, ensureAgentHeartbeating } from './enrollment.js'
+import { runHosts } from './run-hosts.js'
 import { sshTargets } from './ssh-targets.js'
 import { buildSyncPlan, nextCanary } from './plan.js'
 import { withResumeScope } from './resume-scope.js'
 import { inProgressError, staleError } from './run-ownership.js'
-import { FINAL_OK, formatNodeLine, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
+import { FINAL_OK, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
 
 export type { SyncOptions } from './run-context.js'
 
@@ -156,106 +153,6 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
     // A connection that failed may still hold the session lock: never hand it back to the pool.
     lockClient?.release(broken instanceof FleetkitError ? undefined : broken)
   }
-}
-
-async function runHosts(
-  ctx: RunContext,
-  hosts: string[],
-  label: string,
-): Promise<Map<string, ReturnType<typeof judgeHost>>> {
-  const { options, run } = ctx
-  const { pool } = options
-  for (const h of hosts) await setSyncNode(pool, run.id, h, { state: 'running' })
-  let tasks = 0
-  const onEvent = (e: AnsibleEvent) => {
-    if (e.event === 'task_start') {
-      tasks += 1
-      options.progress?.(`${label}: task ${tasks}, ${e.role ? `${e.role}: ` : ''}${e.task ?? ''}`)
-    } else if ((e.event === 'failed' && !e.ignored) || e.event === 'unreachable') {
-      options.report?.(`${e.host}: ${e.event} at ${e.role ? `${e.role}: ` : ''}${e.task ?? ''}`)
-    }
-  }
-  // Nodes the pinned host-key check refused run no task: their judgement is already made.
-  const reached = hosts.filter((h) => !ctx.refused.has(h))
-  const phase =
-    reached.length === 0
-      ? { hosts: new Map<string, never>(), outputTail: '' }
-      : await runPhase({
-          workDir: ctx.workDir,
-          inventoryPath: ctx.inventoryPath,
-          playbook: ctx.plan.playbook,
-          hosts: reached,
-          label: `${label}-${run.attempts}`,
-          check: ctx.check,
-          tags: ctx.plan.tags,
-          extraVarsFile: ctx.extraVarsFile,
-          speed: ctx.speed,
-          env: options.env,
-          signal: options.signal,
-          onSpawn: (pid) => void setSyncAnsiblePid(pool, run.id, pid).catch(() => undefined),
-          onEvent,
-        })
-  if (reached.length > 0) await setSyncAnsiblePid(pool, run.id, null)
-  const judged = new Map<string, ReturnType<typeof judgeHost>>()
-  for (const h of hosts) {
-    const result = phase.hosts.get(h)
-    const judgement = ctx.refused.get(h) ?? judgeHost(result)
-    if (!result && !ctx.refused.has(h) && phase.outputTail)
-      judgement.message = `${judgement.message}: ${phase.outputTail
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .slice(-2)
-        .join(' ')
-        .slice(0, 400)}`
-    judged.set(h, judgement)
-  }
-  // Converged only with its agent heartbeating: the roles installed it, the hand-off enrolls it (all at once).
-  if (agentRoleRuns(ctx)) {
-    await Promise.all(
-      hosts
-        .filter((h) => FINAL_OK.has(judged.get(h)!.state))
-        .map(async (h) => {
-          const agent = await ensureAgentHeartbeating(ctx, h)
-          if (agent.judgement) judged.set(h, agent.judgement)
-          else if (agent.enrolled) ctx.enrolled.push(h)
-        }),
-    )
-  }
-  for (const h of hosts) {
-    const result = phase.hosts.get(h)
-    const judgement = judged.get(h)!
-    if (!ctx.check && FINAL_OK.has(judgement.state)) ctx.converged.set(h, result?.resources ?? [])
-    else if (!ctx.check) ctx.notConverged.push(h)
-    const target = ctx.plan.targets.find((t) => t.id === h)
-    await setSyncNode(pool, run.id, h, {
-      state: judgement.state,
-      code: judgement.code,
-      message: judgement.message,
-      tasksOk: result?.tasksOk ?? 0,
-      tasksChanged: result?.tasksChanged ?? 0,
-      tasksFailed: result?.tasksFailed ?? 0,
-      changes: result?.changes ?? {},
-      ...(FINAL_OK.has(judgement.state) && !ctx.check
-        ? { appliedRevision: ctx.plan.revision, agentVersion: target?.agentVersion ?? null }
-        : {}),
-    })
-    options.report?.(
-      formatNodeLine(
-        {
-          node: h,
-          phase: label === 'canary' ? 'canary' : 'fleet',
-          state: judgement.state,
-          code: judgement.code,
-          runbook: null,
-          message: judgement.message,
-          tasks: { ok: result?.tasksOk ?? 0, changed: result?.tasksChanged ?? 0, failed: result?.tasksFailed ?? 0 },
-          changes: result?.changes ?? {},
-        },
-        ctx.check,
-      ),
-    )
-  }
-  return judged
 }
 
 async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<SyncReport> {

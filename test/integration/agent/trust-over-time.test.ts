@@ -2,14 +2,18 @@
 // rotation while agents heartbeat and lease (same PIDs, no failed request), an abort agents never
 // notice, and recovery of an agent that was away longer than its certificate lived.
 import assert from 'node:assert/strict'
-import { X509Certificate } from 'node:crypto'
+import { sign, X509Certificate } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { GatewayClient } from '../../../src/agent/gateway-client.js'
 import { stageIdentity } from '../../../src/agent/identity.js'
+import { generateKeyAndCsr } from '../../../src/agent/key-and-csr.js'
 import { certificateFingerprintSha256 } from '../../../src/pki/fingerprint.js'
 import { bundleFingerprints } from '../../../src/pki/trust-bundle.js'
+import { recoverySignedBytes } from '../../../src/pki/recovery-signature.js'
+import { RECOVER_CHALLENGE_PATH, RECOVER_PATH } from '../../../src/protocol/recovery.js'
 import { listNodeCertificates } from '../../../src/store/certificates.js'
 import { createJob, getJob } from '../../../src/store/jobs.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
@@ -358,6 +362,47 @@ describe('trust over time with real agents', function () {
       assert.notEqual(stopped.code, 0)
       assert.match(retired.process.stderr(), /RECOVERY_REFUSED/)
       assert.equal((await listNodeCertificates(gw.db.pool, 'away-3')).length, 1, 'nothing issued')
+    })
+
+    it('a signature is good for the CSR it signed only; an agent from before that (challenge alone) still recovers', async () => {
+      clock.offsetMs = -2 * 3600_000
+      await gw.declareNode('away-4')
+      const expired = await gw.enroll('away-4', await gw.issueSecret('away-4'))
+      clock.offsetMs = 0
+      const client = new GatewayClient(gw.enrollUrl, { ca: gw.caPem }, { timeoutMs: 10_000, maxSockets: 1 })
+      try {
+        const attempt = async (csrSigned: string, csrSent: string, version: 1 | 2) => {
+          const asked = await client.request('POST', RECOVER_CHALLENGE_PATH, { node_id: 'away-4' })
+          const { challenge } = asked.body as { challenge: string }
+          const signature = sign('sha256', recoverySignedBytes(challenge, csrSigned, version), {
+            key: expired.keyPem,
+            dsaEncoding: 'der',
+          }).toString('base64')
+          return client.request('POST', RECOVER_PATH, {
+            node_id: 'away-4',
+            challenge,
+            certificate_pem: expired.certificatePem,
+            signature,
+            csr_pem: csrSent,
+            ...(version === 2 ? { signature_version: 2 } : {}),
+          })
+        }
+        const mine = await generateKeyAndCsr('away-4')
+        const theirs = await generateKeyAndCsr('away-4')
+        const swapped = await attempt(mine.csrPem, theirs.csrPem, 2)
+        assert.equal(swapped.status, 401, JSON.stringify(swapped.body))
+        assert.equal((await listNodeCertificates(gw.db.pool, 'away-4')).length, 1, 'nothing issued for the swapped CSR')
+
+        const older = await attempt(mine.csrPem, mine.csrPem, 1)
+        assert.equal(older.status, 200, JSON.stringify(older.body))
+        const { rows } = await gw.db.pool.query(
+          `SELECT data FROM events WHERE kind = 'node_recovered' AND node_id = 'away-4'`,
+        )
+        assert.equal(rows.length, 1)
+        assert.equal(rows[0].data.signature, 'challenge_only')
+      } finally {
+        client.close()
+      }
     })
   })
 })

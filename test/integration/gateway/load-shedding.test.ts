@@ -275,7 +275,8 @@ describe('gateway load shedding (overload signal injected)', function () {
           `FLEETKIT_AGENT_PKI_DIR=${join(dir, 'pki')}`,
           `FLEETKIT_HOST_ROOT=${dir}`,
           'FLEETKIT_AGENT_HEARTBEAT_SECONDS=1',
-          'FLEETKIT_AGENT_RENEW_CHECK_SECONDS=10',
+          // The next check after a failure comes at most this long after it: before the certificate's end (9 s left).
+          'FLEETKIT_AGENT_RENEW_CHECK_SECONDS=4',
           '',
         ].join('\n'),
       )
@@ -312,6 +313,10 @@ describe('gateway load shedding (overload signal injected)', function () {
       assert.ok(
         Date.parse(renewed.time as string) - Date.parse(failed.time as string) >= 2500,
         'the retry waited the Retry-After and its jitter',
+      )
+      assert.ok(
+        !log.lines.some((line) => line.msg === 'identity_recovered'),
+        'renewed before the certificate ran out (no recovery needed)',
       )
       const shedBeat = log.lines.find((line) => line.msg === 'gateway_unavailable')
       assert.equal(shedBeat?.code, 'gateway_overloaded', 'the shed heartbeat is logged at warn with its code')

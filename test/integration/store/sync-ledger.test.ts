@@ -11,13 +11,12 @@ import {
   lastFinishedSync,
   listSyncNodes,
   listUnfinishedSyncRuns,
-  releaseAdvisoryLock,
   resumeSyncRun,
   setSyncNode,
   SYNC_LOCK_KEY,
-  tryAdvisoryLock,
   type NewSyncRun,
 } from '../../../src/store/sync-ledger.js'
+import { releaseAdvisoryLock, tryAdvisoryLock } from '../../../src/store/advisory-lock.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 
 const REV_A = 'a'.repeat(40)

@@ -14,8 +14,8 @@ import {
   getSyncRun,
   listUnfinishedSyncRuns,
   SYNC_LOCK_KEY,
-  tryAdvisoryLock,
 } from '../../../src/store/sync-ledger.js'
+import { tryAdvisoryLock } from '../../../src/store/advisory-lock.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { eventually } from '../../support/eventually.js'

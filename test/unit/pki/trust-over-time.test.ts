@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { generateKeyPairSync, sign } from 'node:crypto'
+import { createPrivateKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto'
 
 import { planRotationAbort, planRotationBegin, planRotationCompletion, signedBy } from '../../../src/pki/ca-rotation.js'
 import { createCertificateAuthority, loadIssuingCa } from '../../../src/pki/certificate-authority.js'
@@ -11,6 +11,7 @@ import {
   issueChallenge,
   readChallenge,
 } from '../../../src/pki/recovery-challenge.js'
+import { recoverySignedBytes } from '../../../src/pki/recovery-signature.js'
 import { issueServerCertificate, serverCertificateNames } from '../../../src/pki/server-certificate.js'
 import { bundleFingerprints, buildTrustBundle } from '../../../src/pki/trust-bundle.js'
 import { readHeartbeatResponse } from '../../../src/protocol/agent-routes.js'
@@ -113,7 +114,7 @@ describe('pki: recovery challenges', () => {
     )
   })
 
-  it('accepts a signature by the certificate key only', async () => {
+  it('accepts a signature by the certificate key only, over the challenge and the CSR it asks for', async () => {
     const created = await createCertificateAuthority({ now: NOW })
     const ca = await loadIssuingCa(created.certificatePem, created.privateKeyPem)
     const node = generateKeyPairSync('ec', { namedCurve: 'P-256' })
@@ -127,12 +128,30 @@ describe('pki: recovery challenges', () => {
       lifetimeSeconds: 60,
     })
     const { challenge } = issueChallenge(serverKey, { nodeId: 'node-1', counter: 0, now: NOW })
-    const good = sign('sha256', Buffer.from(challenge), { key: node.privateKey, dsaEncoding: 'der' }).toString('base64')
-    const bad = sign('sha256', Buffer.from(challenge), { key: otherKey, dsaEncoding: 'der' }).toString('base64')
-    assert.equal(challengeSignedBy(cert.certificatePem, challenge, good), true)
-    assert.equal(challengeSignedBy(cert.certificatePem, challenge, bad), false)
-    assert.equal(challengeSignedBy(cert.certificatePem, `${challenge}x`, good), false)
-    assert.equal(challengeSignedBy(cert.certificatePem, challenge, 'AAAA'), false)
+    const signed = (csr: string, version: 1 | 2) => recoverySignedBytes(challenge, csr, version)
+    const signature = (bytes: Buffer, key: KeyObject) =>
+      sign('sha256', bytes, { key, dsaEncoding: 'der' }).toString('base64')
+    const good = signature(signed('CSR A', 2), node.privateKey)
+    assert.equal(challengeSignedBy(cert.certificatePem, signed('CSR A', 2), good), true)
+    assert.equal(challengeSignedBy(cert.certificatePem, signed('CSR B', 2), good), false, 'another CSR')
+    assert.equal(challengeSignedBy(cert.certificatePem, signed('CSR A', 1), good), false, 'the challenge alone')
+    assert.equal(
+      challengeSignedBy(
+        cert.certificatePem,
+        signed('CSR A', 2),
+        signature(signed('CSR A', 2), createPrivateKey(otherKey)),
+      ),
+      false,
+    )
+    assert.equal(
+      challengeSignedBy(cert.certificatePem, recoverySignedBytes(`${challenge}x`, 'CSR A', 2), good),
+      false,
+      'another challenge',
+    )
+    assert.equal(challengeSignedBy(cert.certificatePem, signed('CSR A', 2), 'AAAA'), false)
+    // Version 1 (agents before 2): the challenge's bytes alone, whatever the CSR.
+    const old = signature(Buffer.from(challenge, 'utf8'), node.privateKey)
+    assert.equal(challengeSignedBy(cert.certificatePem, signed('any CSR', 1), old), true)
   })
 })
 

@@ -36,12 +36,17 @@ describe('protocol: what the agent bundle carries', () => {
     assert.ok(closureOf(graph, entries).has('checks/failure-codes.ts'), 'the registry is part of the contract')
   })
 
-  it('the agent bundle reaches only src/agent, protocol, the pure checks, config, log, fs and three pure modules', () => {
-    // pki/trust-bundle-digest.ts (node:crypto only), pki/pem.ts and definition/grammar.ts (no imports) are
-    // shared with the CLI on purpose: one digest, one PEM reader and one grammar on both ends. Nothing may reach package-root.ts:
+  it('the agent bundle reaches only src/agent, protocol, the pure checks, config, log, fs and four pure modules', () => {
+    // pki/trust-bundle-digest.ts and pki/recovery-signature.ts (node:crypto only), pki/pem.ts and definition/grammar.ts
+    // (no imports) are shared with the CLI on purpose: one digest, one signed message, one PEM reader and one grammar on both ends. Nothing may reach package-root.ts:
     // the bundle is one file, with no schema/ or docs/ beside it.
     const allowedFolders = new Set(['agent', 'protocol', 'config', 'log', 'fs'])
-    const allowedModules = new Set(['pki/trust-bundle-digest.ts', 'pki/pem.ts', 'definition/grammar.ts'])
+    const allowedModules = new Set([
+      'pki/trust-bundle-digest.ts',
+      'pki/recovery-signature.ts',
+      'pki/pem.ts',
+      'definition/grammar.ts',
+    ])
     const reached = closureOf(graph, ['agent/main.ts'])
     assert.ok(reached.has('agent/run-loop.ts'), 'the closure follows imports')
     for (const module of reached) {

@@ -2,13 +2,38 @@
 // a role's own failure code, an unreachable host, changed and converged.
 import assert from 'node:assert/strict'
 
-import { foldHostResults, judgeHost, leadingCode, parseEventLines } from '../../../src/sync/host-results.js'
+import { readFileSync } from 'node:fs'
+
+import { parse } from 'yaml'
+
+import {
+  foldHostResults,
+  judgeHost,
+  leadingCode,
+  parseEventLines,
+  PLAY_END_TASK,
+  playEndedOn,
+} from '../../../src/sync/host-results.js'
+import { packagePath } from '../../../src/package-root.js'
 import { formatDriftTable } from '../../../src/sync/drift-table.js'
 import { outcomeError, type SyncReport } from '../../../src/sync/sync-report.js'
 
 const line = (o: object) => `${JSON.stringify(o)}\n`
 
 describe('sync host results', () => {
+  it("knows a host's end of play from site.yml's own post task, which runs under every --tags", () => {
+    const plays = parse(readFileSync(packagePath('ansible', 'playbooks', 'site.yml'), 'utf8')) as {
+      post_tasks?: { name: string; tags?: string[] }[]
+    }[]
+    const last = plays[0]!.post_tasks?.at(-1)
+    assert.equal(last?.name, PLAY_END_TASK)
+    assert.deepEqual(last?.tags, ['always'])
+    assert.equal(playEndedOn({ event: 'ok', host: 'web-1', task: PLAY_END_TASK }), 'web-1')
+    assert.equal(playEndedOn({ event: 'skipped', host: 'web-1', task: PLAY_END_TASK }), null)
+    assert.equal(playEndedOn({ event: 'ok', host: 'web-1', task: 'Install the agent unit' }), null)
+    assert.equal(playEndedOn({ event: 'task_start', task: PLAY_END_TASK }), null)
+  })
+
   it('keeps a torn last line for the next read and skips lines that are not JSON', () => {
     const first = parseEventLines(line({ event: 'ok', host: 'a' }) + 'warning: not json\n{"event":"ok","ho')
     assert.equal(first.events.length, 1)
