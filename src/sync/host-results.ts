@@ -29,7 +29,7 @@ export interface HostFingerprint {
  * the free strategy each host ends on its own; sync starts that host's enrollment hand-off when it
  * sees this task's `ok` rather than after the slowest host of the phase.
  */
-export const PLAY_END_TASK = 'fleetkit: play ended on this host'
+export const PLAY_END_TASK = 'Mark the end of the play on this host'
 
 /** The host an event says has ended its play, if it says that. */
 export function playEndedOn(e: AnsibleEvent): string | null {
