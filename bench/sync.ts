@@ -8,7 +8,7 @@
 // their ratio, and with --full (every role on every node, Ansible's own work). sync enrolls each host
 // and waits for its heartbeat, so a real gateway runs here and the mirror serves the real agent.
 //
-//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen] [--first-only [--repeat K]] [--profile DIR]
+//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen] [--first-only [--repeat K] [--only fleetkit]] [--profile DIR]
 //
 // --first-only is the fleet-scale first converge (issue 24): per size, fleetkit's first run on fresh
 // hosts and its no-change fast path, then plain ansible-playbook's first run on fresh hosts; the slow
@@ -57,6 +57,8 @@ const noMitogen = process.argv.includes('--no-mitogen')
 const firstOnly = process.argv.includes('--first-only')
 const profileDir = option('profile', '')
 const repeat = Number(option('repeat', '1'))
+// --only fleetkit: fleetkit's side alone (trying a setting against the plain Ansible figures already printed).
+const fleetkitOnly = option('only', '') === 'fleetkit'
 if (!Number.isInteger(repeat) || repeat < 1 || repeat > 10)
   throw new Error('--repeat takes a whole number from 1 to 10')
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
@@ -264,6 +266,12 @@ async function firstConvergeRound(
     return { first, before, after }
   }
   let fk, pl
+  if (fleetkitOnly) {
+    fk = await fleetkitSide()
+    const row = `${n} host(s), round ${round}: first run fleetkit ${seconds(fk.first)} (load ${fk.before} -> ${fk.after}); fast path ${seconds(fk.fast)}`
+    console.log(row)
+    return { ratio: NaN, row }
+  }
   if (plainFirst) {
     pl = await plainSide()
     fk = await fleetkitSide()

@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { dirname, join, normalize, sep } from 'node:path'
 import { createGunzip, createGzip } from 'node:zlib'
 
-const BLOCK = 512
+import { BLOCK, TarFormatError, ustarHeader } from './ustar.js'
 
 /** One member as written or extracted: its bytes' SHA-256 and size (directories have neither). */
 export interface TarMember {
@@ -16,54 +16,6 @@ export interface TarMember {
   mode: number
   size: number
   sha256: string
-}
-
-export class TarGzFormatError extends Error {}
-
-function putString(header: Buffer, offset: number, length: number, value: string): void {
-  const bytes = Buffer.from(value, 'utf8')
-  if (bytes.length > length) throw new TarGzFormatError(`tar field too long: ${value}`)
-  bytes.copy(header, offset)
-}
-
-function putOctal(header: Buffer, offset: number, length: number, value: number): void {
-  const digits = value.toString(8).padStart(length - 1, '0')
-  if (digits.length > length - 1) throw new TarGzFormatError(`tar number too large: ${value}`)
-  putString(header, offset, length, `${digits}\0`)
-}
-
-/** Splits a name into ustar's prefix (155) and name (100) fields at a slash. */
-function splitName(name: string): { prefix: string; base: string } {
-  if (Buffer.byteLength(name) <= 100) return { prefix: '', base: name }
-  for (let i = name.length - 1; i > 0; i--) {
-    if (name[i] !== '/') continue
-    const prefix = name.slice(0, i)
-    const base = name.slice(i + 1)
-    if (Buffer.byteLength(prefix) <= 155 && Buffer.byteLength(base) <= 100 && base !== '') return { prefix, base }
-  }
-  throw new TarGzFormatError(`tar name too long: ${name}`)
-}
-
-function header(entry: { name: string; mode: number; size: number; type: 'file' | 'directory'; mtime: number }) {
-  const block = Buffer.alloc(BLOCK, 0)
-  const { prefix, base } = splitName(entry.name)
-  putString(block, 0, 100, base)
-  putOctal(block, 100, 8, entry.mode & 0o7777)
-  putOctal(block, 108, 8, 0)
-  putOctal(block, 116, 8, 0)
-  putOctal(block, 124, 12, entry.size)
-  putOctal(block, 136, 12, entry.mtime)
-  block.fill(0x20, 148, 156)
-  block[156] = entry.type === 'directory' ? 0x35 : 0x30
-  putString(block, 257, 6, 'ustar\0')
-  putString(block, 263, 2, '00')
-  putOctal(block, 329, 8, 0)
-  putOctal(block, 337, 8, 0)
-  putString(block, 345, 155, prefix)
-  let sum = 0
-  for (const byte of block) sum += byte
-  putString(block, 148, 8, `${sum.toString(8).padStart(6, '0')}\0 `)
-  return block
 }
 
 export interface TarGzWriter {
@@ -113,14 +65,14 @@ export async function createTarGz(path: string, options: { mode?: number; mtime?
     if (rest !== 0) await put(Buffer.alloc(BLOCK - rest, 0))
   }
   function claim(name: string): void {
-    if (names.has(name)) throw new TarGzFormatError(`two members named ${name}`)
+    if (names.has(name)) throw new TarFormatError(`two members named ${name}`)
     names.add(name)
   }
 
   return {
     async addBytes(name, data, fileMode = 0o600) {
       claim(name)
-      await put(header({ name, mode: fileMode, size: data.length, type: 'file', mtime }))
+      await put(ustarHeader({ name, mode: fileMode, size: data.length, type: 'file', mtime }))
       await put(data)
       await pad(data.length)
       return {
@@ -136,10 +88,10 @@ export async function createTarGz(path: string, options: { mode?: number; mtime?
       const source = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
       try {
         const info = await source.stat()
-        if (!info.isFile()) throw new TarGzFormatError(`${path} is not a regular file`)
+        if (!info.isFile()) throw new TarFormatError(`${path} is not a regular file`)
         const length = info.size
         const memberMode = fileMode ?? info.mode & 0o7777
-        await put(header({ name, mode: memberMode, size: length, type: 'file', mtime }))
+        await put(ustarHeader({ name, mode: memberMode, size: length, type: 'file', mtime }))
         const hash = createHash('sha256')
         let done = 0
         const chunk = Buffer.alloc(1 << 20)
@@ -160,7 +112,7 @@ export async function createTarGz(path: string, options: { mode?: number; mtime?
     async addDirectory(name, dirMode = 0o700) {
       const dirName = name.endsWith('/') ? name : `${name}/`
       claim(dirName)
-      await put(header({ name: dirName, mode: dirMode, size: 0, type: 'directory', mtime }))
+      await put(ustarHeader({ name: dirName, mode: dirMode, size: 0, type: 'directory', mtime }))
       return { name: dirName, type: 'directory', mode: dirMode, size: 0, sha256: '' }
     },
     async finish() {
@@ -190,10 +142,10 @@ function field(block: Buffer, offset: number, length: number): string {
 }
 
 function octal(block: Buffer, offset: number, length: number): number {
-  if ((block[offset]! & 0x80) !== 0) throw new TarGzFormatError('base-256 numeric fields are not accepted')
+  if ((block[offset]! & 0x80) !== 0) throw new TarFormatError('base-256 numeric fields are not accepted')
   const text = field(block, offset, length).trim()
   if (text === '') return 0
-  if (!/^[0-7]+$/.test(text)) throw new TarGzFormatError(`bad octal field ${JSON.stringify(text)}`)
+  if (!/^[0-7]+$/.test(text)) throw new TarFormatError(`bad octal field ${JSON.stringify(text)}`)
   return Number.parseInt(text, 8)
 }
 
@@ -201,10 +153,10 @@ function octal(block: Buffer, offset: number, length: number): number {
 function safeName(name: string): string {
   const trimmed = name.endsWith('/') ? name.slice(0, -1) : name
   if (trimmed === '' || trimmed.startsWith('/') || trimmed.includes('\0'))
-    throw new TarGzFormatError(`unsafe member name ${JSON.stringify(name)}`)
+    throw new TarFormatError(`unsafe member name ${JSON.stringify(name)}`)
   const parts = trimmed.split('/')
   if (parts.some((p) => p === '' || p === '.' || p === '..'))
-    throw new TarGzFormatError(`unsafe member name ${JSON.stringify(name)}`)
+    throw new TarFormatError(`unsafe member name ${JSON.stringify(name)}`)
   return normalize(parts.join(sep))
 }
 
@@ -243,7 +195,7 @@ export interface ExtractOptions {
 
 /**
  * Extracts `archive` into the existing directory `dest`: regular files and directories only (a
- * link, a device, an absolute name, `..` or a duplicate throws TarGzFormatError), each file created
+ * link, a device, an absolute name, `..` or a duplicate throws TarFormatError), each file created
  * exclusively and fsynced; returns every member with the SHA-256 of the bytes written.
  */
 export async function extractTarGz(archive: string, dest: string, options: ExtractOptions = {}): Promise<TarMember[]> {
@@ -258,24 +210,24 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
   try {
     for (;;) {
       const block = await reader.read(BLOCK)
-      if (!block) throw new TarGzFormatError('the archive ends without its end marker')
+      if (!block) throw new TarFormatError('the archive ends without its end marker')
       if (block.every((b) => b === 0)) break
       let sum = 0
       for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : block[i]!
-      if (sum !== octal(block, 148, 8)) throw new TarGzFormatError('a member header is damaged (bad checksum)')
-      if (field(block, 257, 5) !== 'ustar') throw new TarGzFormatError('not a ustar archive')
+      if (sum !== octal(block, 148, 8)) throw new TarFormatError('a member header is damaged (bad checksum)')
+      if (field(block, 257, 5) !== 'ustar') throw new TarFormatError('not a ustar archive')
       const flag = String.fromCharCode(block[156]!)
       const prefix = field(block, 345, 155)
       const rawName = prefix === '' ? field(block, 0, 100) : `${prefix}/${field(block, 0, 100)}`
       const size = octal(block, 124, 12)
       const mode = octal(block, 100, 8) & 0o777
       const type = flag === '5' ? 'directory' : flag === '0' || flag === '\0' ? 'file' : undefined
-      if (!type) throw new TarGzFormatError(`member ${JSON.stringify(rawName)} is not a regular file or directory`)
+      if (!type) throw new TarFormatError(`member ${JSON.stringify(rawName)} is not a regular file or directory`)
       const relative = safeName(rawName)
       const name = type === 'directory' ? `${relative.split(sep).join('/')}/` : relative.split(sep).join('/')
-      if (seen.has(name)) throw new TarGzFormatError(`two members named ${name}`)
+      if (seen.has(name)) throw new TarFormatError(`two members named ${name}`)
       seen.add(name)
-      if (members.length >= maxMembers) throw new TarGzFormatError(`more than ${maxMembers} members`)
+      if (members.length >= maxMembers) throw new TarFormatError(`more than ${maxMembers} members`)
       const target = join(dest, relative)
       if (type === 'directory') {
         await mkdir(target, { recursive: true, mode: 0o700 })
@@ -291,7 +243,7 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
         let left = size
         while (left > 0) {
           const piece = await reader.read(Math.min(left, 1 << 20))
-          if (!piece) throw new TarGzFormatError(`the archive ends inside ${name}`)
+          if (!piece) throw new TarFormatError(`the archive ends inside ${name}`)
           hash.update(piece)
           await handle.write(piece)
           left -= piece.length
@@ -303,15 +255,15 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
       }
       const rest = size % BLOCK
       if (rest !== 0 && !(await reader.read(BLOCK - rest)))
-        throw new TarGzFormatError(`the archive ends inside ${name}`)
+        throw new TarFormatError(`the archive ends inside ${name}`)
       members.push({ name, type, mode, size, sha256: hash.digest('hex') })
     }
   } catch (error) {
-    if (error instanceof TarGzFormatError) throw error
+    if (error instanceof TarFormatError) throw error
     const code = (error as { code?: string }).code
     // zlib's errors: not gzip, a damaged stream, a truncated one.
     if (code?.startsWith('Z_') || code === 'ERR_ZLIB_INITIALIZATION_FAILED')
-      throw new TarGzFormatError(`not a readable gzip stream (${code})`)
+      throw new TarFormatError(`not a readable gzip stream (${code})`)
     throw error
   } finally {
     input.destroy()

@@ -14,7 +14,8 @@ import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { syncDirectory } from '../fs/atomic-file.js'
-import { extractTarGz, TarGzFormatError, type TarMember } from '../fs/tar-gz.js'
+import { extractTarGz, type TarMember } from '../fs/tar-gz.js'
+import { TarFormatError } from '../fs/ustar.js'
 import { appendEvent } from '../store/events.js'
 import { loadMigrations, type Migration } from '../store/migrate.js'
 import { currentSchema, tablesWithRows } from '../store/schema-objects.js'
@@ -125,7 +126,7 @@ export async function restoreState(options: {
     try {
       members = await extractTarGz(file, work)
     } catch (error) {
-      if (error instanceof TarGzFormatError) throw invalid(file, error.message, error)
+      if (error instanceof TarFormatError) throw invalid(file, error.message, error)
       throw error
     }
     const manifest = await readManifest(file, work, members)

@@ -1,6 +1,7 @@
 // Lists the entries of an uncompressed tar archive (ustar, pax and GNU long names) without
 // extracting anything, so a release can be judged by what it holds before a byte is written.
-const BLOCK = 512
+import { BLOCK, TarFormatError } from '../fs/ustar.js'
+
 
 type TarEntryType = 'file' | 'hardlink' | 'symlink' | 'directory' | 'other'
 
@@ -17,7 +18,6 @@ export interface TarEntry {
   dataOffset: number
 }
 
-export class TarFormatError extends Error {}
 
 function field(block: Buffer, offset: number, length: number): string {
   const slice = block.subarray(offset, offset + length)

@@ -16,7 +16,8 @@ import {
 import { type ReleaseSource, describeSource, readReleaseFile } from './release-source.js'
 import { parseSha256Sums, sha256Hex } from './sha256sums.js'
 import { verifySumsSignature } from './signature.js'
-import { type TarEntry, TarFormatError, listTarEntries } from './tar-reader.js'
+import { TarFormatError } from '../fs/ustar.js'
+import { type TarEntry, listTarEntries } from './tar-reader.js'
 import { OutputTooLargeError, zstdDecompress } from './zstd.js'
 
 export const DEFAULT_MAX_ARCHIVE_BYTES = 256 * 1024 * 1024

@@ -19,7 +19,8 @@ export const SYNC_SECRET_TTL_MS = 10 * 60_000
 /** A heartbeat this recent means an enrolled agent is running (it beats every 15 s by default). */
 const FRESH_HEARTBEAT_SECONDS = 60
 const DEFAULT_WAIT_SECONDS = 120
-const POLL_MS = 1_000
+// A first heartbeat comes within a second or two of the restart: a short poll keeps the wait, which the canary makes everyone pay, short.
+const POLL_MS = 250
 
 /** Statuses whose agent enrolled (lifecycle/secret-reissue.ts): sync never gives them a new secret. */
 const ENROLLED: ReadonlySet<string> = new Set(['active', 'unhealthy', 'draining', 'lost'])

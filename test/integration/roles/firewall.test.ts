@@ -73,7 +73,13 @@ describe('firewall role on container hosts', function () {
     })
 
   const converge = (
-    extra: { check?: boolean; limit?: string; inventory?: Inventory; vars?: Record<string, unknown> } = {},
+    extra: {
+      check?: boolean
+      limit?: string
+      inventory?: Inventory
+      vars?: Record<string, unknown>
+      tags?: string[]
+    } = {},
   ) =>
     runRoles({
       inventory: extra.inventory ?? inventory,
@@ -81,6 +87,7 @@ describe('firewall role on container hosts', function () {
       check: extra.check,
       diff: extra.check,
       limit: extra.limit,
+      tags: extra.tags,
       extraVars: { ...TEST_HARNESS_VARS, ...extra.vars },
     })
 
@@ -200,11 +207,13 @@ describe('firewall role on container hosts', function () {
       join(dir, 'lockout'),
       hostVars(['10.231.254.0/24'], { firewall_confirm_timeout: CONFIRM_TIMEOUT }),
     )
-    // A 10 s connection timeout (ansible.cfg says 20): the short deadline must exceed twice it.
+    // A 10 s connection timeout (ansible.cfg says 20): the short deadline must exceed twice it. Under
+    // --tags firewall, as `fleetkit sync --tags firewall` runs it: the rollback's steps run under any tags.
     const result = await converge({
       inventory: lockout,
       limit: plain.name,
       vars: { ansible_timeout: 10, ansible_ssh_timeout: 10 },
+      tags: ['firewall'],
     })
 
     assert.notEqual(result.code, 0, describeRun(result))

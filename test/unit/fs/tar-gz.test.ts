@@ -7,7 +7,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { createTarGz, extractTarGz, TarGzFormatError } from '../../../src/fs/tar-gz.js'
+import { createTarGz, extractTarGz } from '../../../src/fs/tar-gz.js'
+import { TarFormatError } from '../../../src/fs/ustar.js'
 
 describe('fs: the backup archive (tar.gz)', () => {
   let dir: string
@@ -52,7 +53,7 @@ describe('fs: the backup archive (tar.gz)', () => {
       execFileSync('tar', make(dir))
       const out = join(dir, 'out')
       await mkdir(out)
-      await assert.rejects(extractTarGz(join(dir, 'x.tar.gz'), out), TarGzFormatError)
+      await assert.rejects(extractTarGz(join(dir, 'x.tar.gz'), out), TarFormatError)
       assert.equal(existsSync(join(out, 'link')), false)
     })
   }
@@ -61,6 +62,6 @@ describe('fs: the backup archive (tar.gz)', () => {
     await writeFile(join(dir, 'x.tar.gz'), 'not an archive at all')
     const out = join(dir, 'out')
     await mkdir(out)
-    await assert.rejects(extractTarGz(join(dir, 'x.tar.gz'), out), TarGzFormatError)
+    await assert.rejects(extractTarGz(join(dir, 'x.tar.gz'), out), TarFormatError)
   })
 })

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { type TarEntry, TarFormatError, listTarEntries } from '../../../src/release/tar-reader.js'
-import { singleFileTar, ustarHeader } from '../../../src/release/tar-writer.js'
+import { TarFormatError, ustarHeader } from '../../../src/fs/ustar.js'
+import { type TarEntry, listTarEntries } from '../../../src/release/tar-reader.js'
+import { singleFileTar } from '../../../src/release/tar-writer.js'
 import { checkArchiveEntries } from '../../../src/release/verify-release.js'
 
 function entry(over: Partial<TarEntry>): TarEntry {
@@ -45,10 +47,17 @@ describe('single-file tar', () => {
     assert.deepEqual(tar.subarray(only!.dataOffset, only!.dataOffset + only!.size), content)
   })
 
-  it('is byte-identical for the same input', () => {
+  it('is byte-identical for the same input, and to what earlier versions wrote', () => {
     const one = singleFileTar({ name: 'fleetkit-agent', mode: 0o755, mtime: 0, content })
     const two = singleFileTar({ name: 'fleetkit-agent', mode: 0o755, mtime: 0, content: Buffer.from(content) })
     assert.ok(one.equals(two))
+    // A release's digest is pinned by every host that installed it: the bytes never change between versions.
+    const digest = (tar: Buffer) => createHash('sha256').update(tar).digest('hex')
+    assert.equal(digest(one), '65ede6ae66f5370e25f7f9d42e27946a9d7c2443786a52f040b688852a996e06')
+    assert.equal(
+      digest(singleFileTar({ name: 'fleetkit-agent', mode: 0o755, mtime: 1_700_000_000, content })),
+      '8843dcbc36c03a1a8376d9496cb6e493127f0d70e2f0bcc561089e668ed7fce6',
+    )
   })
 
   it('refuses a header whose checksum is wrong', () => {
@@ -58,7 +67,7 @@ describe('single-file tar', () => {
   })
 
   it('reads a symlink entry as a symlink', () => {
-    const header = ustarHeader({ name: 'fleetkit-agent', mode: 0o777, mtime: 0, size: 0 })
+    const header = ustarHeader({ name: 'fleetkit-agent', mode: 0o777, mtime: 0, size: 0, type: 'file', rootNames: true })
     header[156] = '2'.charCodeAt(0)
     // Recompute the checksum after changing the type flag.
     header.fill(0x20, 148, 156)
