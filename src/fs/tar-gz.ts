@@ -254,8 +254,7 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
         await handle.close()
       }
       const rest = size % BLOCK
-      if (rest !== 0 && !(await reader.read(BLOCK - rest)))
-        throw new TarFormatError(`the archive ends inside ${name}`)
+      if (rest !== 0 && !(await reader.read(BLOCK - rest))) throw new TarFormatError(`the archive ends inside ${name}`)
       members.push({ name, type, mode, size, sha256: hash.digest('hex') })
     }
   } catch (error) {

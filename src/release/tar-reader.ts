@@ -2,7 +2,6 @@
 // extracting anything, so a release can be judged by what it holds before a byte is written.
 import { BLOCK, TarFormatError } from '../fs/ustar.js'
 
-
 type TarEntryType = 'file' | 'hardlink' | 'symlink' | 'directory' | 'other'
 
 export interface TarEntry {
@@ -17,7 +16,6 @@ export interface TarEntry {
   /** Offset of the entry's data in the archive. */
   dataOffset: number
 }
-
 
 function field(block: Buffer, offset: number, length: number): string {
   const slice = block.subarray(offset, offset + length)

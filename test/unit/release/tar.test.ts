@@ -67,7 +67,14 @@ describe('single-file tar', () => {
   })
 
   it('reads a symlink entry as a symlink', () => {
-    const header = ustarHeader({ name: 'fleetkit-agent', mode: 0o777, mtime: 0, size: 0, type: 'file', rootNames: true })
+    const header = ustarHeader({
+      name: 'fleetkit-agent',
+      mode: 0o777,
+      mtime: 0,
+      size: 0,
+      type: 'file',
+      rootNames: true,
+    })
     header[156] = '2'.charCodeAt(0)
     // Recompute the checksum after changing the type flag.
     header.fill(0x20, 148, 156)
