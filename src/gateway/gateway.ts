@@ -3,98 +3,43 @@
 // and a graceful close that stops listening, drains requests and flushes heartbeats.
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
-import type pg from 'pg'
 
-import { systemClock, type Clock } from '../config/clock.js'
+import { systemClock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
 import { liveIssuerFingerprints } from '../store/ca-rotations.js'
 import { recordHeartbeats } from '../store/heartbeats.js'
 import { AgentAuthenticator } from './agent-auth.js'
 import { agentRoutes } from './agent-routes.js'
-import type { BindAddress } from './config.js'
 import { clientAuthOf, closeServer, listen, tlsOf } from './listeners.js'
 import { enrollRoutes } from './enroll-route.js'
 import type { GatewayContext } from './gateway-context.js'
 import { HeartbeatCoalescer } from './heartbeat-coalescer.js'
 import { errorText, requestHandler, serveMetrics } from './request-handler.js'
-import { createLogger, type Logger } from '../log/logger.js'
+import { createLogger } from '../log/logger.js'
 import { LifecycleMetrics } from './lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics.js'
 import { registerPkiGauges } from './pki-metrics.js'
 import { registerSyncGauges } from './sync-metrics.js'
 import { registerArchiveGauges } from './archive-metrics.js'
-import { DatabaseHealth, type EmbeddedDatabase } from './database-health.js'
+import { DatabaseHealth } from './database-health.js'
 import { AuthCacheKeeper } from './auth-cache.js'
-import { loadOrCreateTicketKeys } from './ticket-keys.js'
+import { TicketKeyKeeper } from './ticket-keys.js'
 import { limitConnections } from './connection-limits.js'
 import { guardPool } from './state-guard.js'
 import { IssuancePool } from './issuance-pool.js'
-import { LoadShedder, type LoadLevel, logLevelChange } from './load-shedder.js'
-import { DEFAULT_TUNING, type GatewayTuning } from './tuning.js'
+import { LoadShedder, logLevelChange } from './load-shedder.js'
+import { DEFAULT_TUNING } from './tuning.js'
+import type { GatewayOptions, RunningGateway } from './gateway-types.js'
 import { probeDatabase } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
 import { PkiReloader } from './pki-reloader.js'
 import { DEFAULT_RECOVERY_WINDOW_SECONDS, recoverRoutes } from './recover-route.js'
 import { Router } from './router.js'
 import { RateLimiter } from './token-bucket.js'
-import { Sweeper, type SweepFunction, type SweepTick } from './sweeper.js'
+import { Sweeper } from './sweeper.js'
 
 export { DEFAULT_TUNING, type GatewayTuning } from './tuning.js'
-
-export interface GatewayOptions {
-  pool: pg.Pool
-  pki: PkiSet
-  /** Where `pki` was loaded from; when set, the directory is watched and a changed set hot-reloaded. */
-  pkiDir?: string
-  enrollBind: BindAddress
-  agentBind: BindAddress
-  /** Omit for no metrics listener. */
-  metricsBind?: BindAddress
-  agentCertLifetimeSeconds: number
-  /** Default 7 days (spec 05). */
-  recoveryWindowSeconds?: number
-  clock?: Clock
-  logger?: Logger
-  tuning?: Partial<GatewayTuning>
-  /** The embedded database, started again when its postmaster died (serve passes it for the embedded default). */
-  embeddedDatabase?: EmbeddedDatabase
-  /** Fault injection: runs right after an enrollment committed, before its answer is sent. */
-  afterEnrollmentCommit?: () => void
-  /** The sweep (src/lifecycle/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
-  sweep?: SweepFunction
-  /** The overload signal (event-loop delay in ms) the shedder samples; tests inject one. Default: perf_hooks. */
-  eventLoopDelayMs?: () => number
-}
-
-export interface RunningGateway {
-  enrollAddress: BindAddress
-  agentAddress: BindAddress
-  metricsAddress: BindAddress | undefined
-  metrics: GatewayMetrics
-  lifecycleMetrics: LifecycleMetrics
-  /** Run one sweep tick now (tests; the timer runs one every sweepIntervalMs). */
-  sweepNow(): Promise<SweepTick | 'disabled'>
-  /** Whether this gateway holds the sweep lease. */
-  isSweepLeader(): boolean
-  /** Write pending heartbeats now (tests; shutdown does it too). */
-  flushHeartbeats(): Promise<void>
-  /** Serve with a new PKI set (already loaded and self-tested) from the next handshake on. */
-  replacePkiSet(set: PkiSet): void
-  currentPkiSet(): PkiSet
-  /** Re-read every cached certificate row now; returns how many were dropped (tests; a timer does it). */
-  recheckAuthCache(): Promise<number>
-  /** Probe the database now (tests; the timer does it every databaseCheckMs). */
-  checkDatabase(): Promise<void>
-  /** Whether the last probe (or request) found the database answering. */
-  databaseAvailable(): boolean
-  /** Sample the overload signal now and return the load level (tests; the timer does it every loadShedding.sampleMs). */
-  sampleLoad(): LoadLevel
-  /** Requests in progress on a listener now. */
-  inFlight(listener: 'enroll' | 'agent'): number
-  /** Re-read the PKI directory now (tests; the timer does it every pkiReloadMs). */
-  reloadPki(): Promise<'unchanged' | 'replaced' | 'kept' | 'disabled'>
-  close(): Promise<void>
-}
+export type { RunningGateway } from './gateway-types.js'
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const tuning = { ...DEFAULT_TUNING, ...options.tuning }
@@ -166,16 +111,26 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
 
   // Kept with the PKI, so sessions resume across a restart and across gateways sharing the directory.
-  const ticketKeys = options.pkiDir ? { ticketKeys: await loadOrCreateTicketKeys(options.pkiDir) } : {}
+  const tickets = options.pkiDir
+    ? await TicketKeyKeeper.open({
+        pkiDir: options.pkiDir,
+        logger,
+        intervalMs: tuning.pkiReloadMs,
+        apply: (keys) => {
+          for (const server of [enrollServer, agentServer]) server.setTicketKeys(keys)
+        },
+      })
+    : undefined
+  const ticketKeys = () => (tickets ? { ticketKeys: tickets.current } : {})
   const enrollServer = createHttpsServer(
-    { ...tlsOf(pki), ...ticketKeys, minVersion: 'TLSv1.2', handshakeTimeout: tuning.handshakeTimeoutMs.enroll },
+    { ...tlsOf(pki), ...ticketKeys(), minVersion: 'TLSv1.2', handshakeTimeout: tuning.handshakeTimeoutMs.enroll },
     requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g),
   )
   const agentServer = createHttpsServer(
     {
       ...tlsOf(pki),
       ...clientAuthOf(pki),
-      ...ticketKeys,
+      ...ticketKeys(),
       minVersion: 'TLSv1.2',
       handshakeTimeout: tuning.handshakeTimeoutMs.agent,
     },
@@ -231,8 +186,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await authCache.start()
     const replacePkiSet = (set: PkiSet) => {
       pki = set
-      enrollServer.setSecureContext({ ...tlsOf(set), ...ticketKeys, minVersion: 'TLSv1.2' })
-      agentServer.setSecureContext({ ...tlsOf(set), ...clientAuthOf(set), ...ticketKeys, minVersion: 'TLSv1.2' })
+      enrollServer.setSecureContext({ ...tlsOf(set), ...ticketKeys(), minVersion: 'TLSv1.2' })
+      agentServer.setSecureContext({ ...tlsOf(set), ...clientAuthOf(set), ...ticketKeys(), minVersion: 'TLSv1.2' })
       logger('info', 'pki_set_replaced', { ca_sha256: set.ca.fingerprintSha256, bundle: set.bundleFingerprints })
     }
     const reloader = options.pkiDir
@@ -247,6 +202,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         })
       : undefined
     reloader?.start()
+    tickets?.start()
     const sweeper = options.sweep
       ? new Sweeper({
           pool,
@@ -276,9 +232,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       sampleLoad: () => shedder.sample(),
       inFlight: (listener) => shedder.inFlightOf(listener),
       reloadPki: async () => (reloader ? reloader.check() : 'disabled'),
+      reloadTicketKeys: async () => (tickets ? tickets.check() : 'disabled'),
       close() {
         closing ??= (async () => {
           reloader?.stop()
+          tickets?.stop()
           database.stop()
           shedder.stop()
           await authCache.stop()

@@ -1,15 +1,25 @@
 // The TLS session ticket keys, kept with the PKI: every gateway reading the same PKI directory
 // (or one restarted) decrypts the tickets the others issued, so a reconnect storm after a
 // restart costs resumed handshakes instead of full ones, and agents resume their sessions.
+// `fleetkit gateway rotate-ticket-keys` replaces them (forward secrecy for resumed sessions); each
+// running gateway reads the file again every PKI reload interval and serves the new keys from then on.
 import { randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { open, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+
+import type { Logger } from '../log/logger.js'
+import { readPkiDirectory } from '../pki/pki-files.js'
 
 /** Node's ticketKeys: 16 bytes name, 16 bytes HMAC secret, 16 bytes AES key. */
 const TICKET_KEYS_BYTES = 48
 
 export function ticketKeysPath(pkiDir: string): string {
   return join(pkiDir, 'tls-ticket-keys')
+}
+
+/** The keys' name (the first 16 bytes, which every ticket carries in the clear): what a log line may show. */
+function ticketKeyName(keys: Buffer): string {
+  return keys.subarray(0, 16).toString('hex')
 }
 
 /**
@@ -33,5 +43,92 @@ export async function loadOrCreateTicketKeys(pkiDir: string): Promise<Buffer> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
+  }
+}
+
+export interface TicketKeyRotation {
+  path: string
+  /** The new keys' name (hex): gateways log it as they take the keys up (`ticket_keys_replaced`). */
+  keyName: string
+}
+
+/**
+ * New keys, written beside the file (0600, flushed) and renamed over it: a gateway reading at any
+ * moment reads the old keys or the new ones, never half of either.
+ */
+export async function rotateTicketKeys(pkiDir: string): Promise<TicketKeyRotation> {
+  // The directory a gateway serves from (CA_MISSING, PKI_DIR_PERMISSIONS ... otherwise), not a stray one.
+  await readPkiDirectory(pkiDir)
+  const path = ticketKeysPath(pkiDir)
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  const keys = randomBytes(TICKET_KEYS_BYTES)
+  const handle = await open(temporary, 'wx', 0o600)
+  try {
+    await handle.writeFile(keys)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  try {
+    await rename(temporary, path)
+  } catch (error) {
+    await rm(temporary, { force: true })
+    throw error
+  }
+  return { path, keyName: ticketKeyName(keys) }
+}
+
+/** Serves the keys of the file: read at start, read again on each check, applied when they changed. */
+export class TicketKeyKeeper {
+  private timer: ReturnType<typeof setInterval> | undefined
+  /** The refusal last logged (a file of the wrong size, an unreadable file), so each is logged once. */
+  private refused: string | undefined
+
+  private constructor(
+    private readonly options: { pkiDir: string; logger: Logger; apply: (keys: Buffer) => void; intervalMs: number },
+    public current: Buffer,
+  ) {}
+
+  static async open(options: {
+    pkiDir: string
+    logger: Logger
+    apply: (keys: Buffer) => void
+    intervalMs: number
+  }): Promise<TicketKeyKeeper> {
+    return new TicketKeyKeeper(options, await loadOrCreateTicketKeys(options.pkiDir))
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.check(), this.options.intervalMs)
+    this.timer.unref()
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+  }
+
+  /** Reads the file once: 'replaced' when it holds other keys, 'kept' when it cannot be used. */
+  async check(): Promise<'unchanged' | 'replaced' | 'kept'> {
+    const path = ticketKeysPath(this.options.pkiDir)
+    let keys: Buffer
+    try {
+      keys = await readFile(path)
+      if (keys.length !== TICKET_KEYS_BYTES)
+        throw new Error(`${path} holds ${keys.length} bytes, not ${TICKET_KEYS_BYTES}`)
+    } catch (error) {
+      const message = (error as Error).message
+      if (message !== this.refused) {
+        this.refused = message
+        this.options.logger('warn', 'ticket_keys_not_loaded', { kept: 'the running keys', error: message })
+      }
+      return 'kept'
+    }
+    this.refused = undefined
+    if (keys.equals(this.current)) return 'unchanged'
+    this.current = keys
+    this.options.apply(keys)
+    this.options.logger('info', 'ticket_keys_replaced', { key_name: ticketKeyName(keys) })
+    return 'replaced'
   }
 }
