@@ -37,7 +37,8 @@ provision), SERVER the Hetzner Cloud server id, VOLUME the volume of --volume (i
 
   async run(): Promise<NodeListResult> {
     const { flags } = await this.parse(NodeList)
-    const { nodeList, formatNodeTable } = await import('../../lifecycle/fleet-view.js')
+    const { nodeList } = await import('../../lifecycle/fleet-view.js')
+    const { formatNodeTable } = await import('../../lifecycle/fleet-table.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         nodeList(pool, {

@@ -22,7 +22,8 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
 
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
-    const { nodeShow, age, describeProvision } = await import('../../lifecycle/fleet-view.js')
+    const { nodeShow } = await import('../../lifecycle/fleet-view.js')
+    const { age, describeProvision } = await import('../../lifecycle/fleet-table.js')
     const r = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) => nodeShow(pool, args.node, { events: flags.events })),
     )

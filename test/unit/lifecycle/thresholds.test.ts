@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { parseSince } from '../../../src/lifecycle/fleet-events.js'
-import { age } from '../../../src/lifecycle/fleet-view.js'
+import { age } from '../../../src/lifecycle/fleet-table.js'
 import { DEFAULT_THRESHOLDS, loadSweepThresholds } from '../../../src/lifecycle/thresholds.js'
 
 describe('lifecycle: sweep thresholds, --since, ages', () => {
