@@ -1,6 +1,8 @@
 // How `fleetkit node list` and `node show` print the fleet view (src/lifecycle/fleet-view.ts builds it)
 // on a terminal: the node table, a node's provisioning, ages.
-import type { NodeListResult, NodeSummary } from './fleet-view.js'
+import type { NodeListResult } from './fleet-view.js'
+
+type NodeSummary = NodeListResult['nodes'][number]
 
 /** `enrolled, server 4711, volume 4712 (50 GB, attached as /dev/...)`: what node show prints of it. */
 export function describeProvision(n: NodeSummary): string {

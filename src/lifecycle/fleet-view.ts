@@ -7,7 +7,7 @@ import { type FleetFilter, type FleetNode, listFleet, listRecentJobs, listRecent
 import { NODE_STATUSES, type NodeStatus, type ProvisionState, type VolumeState } from '../store/nodes.js'
 import { unknownNode } from './node-transition.js'
 
-export interface NodeSummary {
+interface NodeSummary {
   /** @minLength 1 */
   id: string
   pool: string

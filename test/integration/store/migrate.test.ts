@@ -12,6 +12,7 @@ import {
   type Migration,
   schemaStatus,
 } from '../../../src/store/migrate.js'
+import { eventually } from '../../support/eventually.js'
 import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
 
 /** An empty database on the disposable server (not cloned from the migrated template). */
@@ -28,6 +29,17 @@ async function emptyDatabase(
     pool,
     drop: async () => {
       await pool.end()
+      // pg's Pool.end() resolves once its clients are told to end, not once their sessions are gone: a
+      // forced drop could end a session still closing, whose client then has no 'error' listener left.
+      await eventually(
+        `the sessions of ${name} closed`,
+        async () =>
+          Number(
+            (await runSql(server.url, 'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name])).rows[0]
+              .n,
+          ) === 0,
+        { timeoutMs: 10_000 },
+      )
       await runSql(server.url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     },
   }
