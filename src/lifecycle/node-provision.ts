@@ -27,6 +27,7 @@ import { stateConflict } from './node-transition.js'
 import { type CreateOutcome, createStep } from './provision-create.js'
 import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'
 import { volumeStep } from './provision-volume.js'
+import { expired, result, waitTimeout } from './provision-result.js'
 import type { SeedFiles } from './seed-files.js'
 import type { VolumeState } from '../store/nodes.js'
 
@@ -262,54 +263,4 @@ async function waitEnrolled(options: ProvisionOptions, progress: (m: string) => 
     progress(`waiting for ${nodeId} to enroll (secret valid until ${new Date(expiresAt).toISOString()})`)
     await options.sleep(options.pollMs ?? 2000)
   }
-}
-
-function result(row: ProvisionRow, outcome: Partial<CreateOutcome> & { volumeAdopted?: boolean }): ProvisionResult {
-  return {
-    node: row.id,
-    pool: row.pool,
-    state: row.provisionState === 'enrolled' ? 'enrolled' : 'awaiting_enrollment',
-    serverId: row.providerServerId === null ? null : Number(row.providerServerId),
-    region: row.region,
-    serverType: row.serverType,
-    image: row.image,
-    publicIpv4: row.publicIpv4,
-    publicIpv6: row.publicIpv6,
-    firewallId: outcome.firewallId ?? null,
-    adopted: outcome.adopted ?? false,
-    placementMoves: outcome.moves ?? [],
-    capacity: { cpu: row.capacityCpu, memoryMib: row.capacityMemoryMib, diskGib: row.capacityDiskGib },
-    volume:
-      row.volumeState === null || row.volumeSizeGb === null
-        ? null
-        : {
-            id: row.providerVolumeId === null ? null : Number(row.providerVolumeId),
-            sizeGb: row.volumeSizeGb,
-            state: row.volumeState,
-            linuxDevice: row.volumeLinuxDevice,
-            adopted: outcome.volumeAdopted ?? false,
-          },
-    secretExpiresAt: row.enrollmentSecretExpiresAt?.toISOString() ?? null,
-  }
-}
-
-function waitTimeout(nodeId: string, what: string): FleetkitError {
-  return new FleetkitError('PROVISION_WAIT_TIMEOUT', `stopped waiting for ${what}; the run stays open`, {
-    actions: [`fleetkit node provision --resume ${nodeId}`, `fleetkit node show ${nodeId}`],
-    data: { node: nodeId },
-  })
-}
-
-function expired(nodeId: string, row: ProvisionRow): FleetkitError {
-  return new FleetkitError(
-    'ENROLLMENT_EXPIRED',
-    `the enrollment secret of ${nodeId} expired before its agent enrolled: the node is failed and its server is left for inspection`,
-    {
-      actions: [
-        `fleetkit node decommission ${nodeId}   (retires it and deletes its server)`,
-        `fleetkit node provision NEW-ID`,
-      ],
-      data: { node: nodeId, serverId: row.providerServerId },
-    },
-  )
 }
