@@ -3,7 +3,8 @@
 import { readFile, stat } from 'node:fs/promises'
 
 import { toFleetkitError } from '../checks/fleetkit-error.js'
-import { AGENT_PATHS, readIdentityResponse } from '../protocol/agent-routes.js'
+import { AGENT_PATHS } from '../protocol/agent-routes.js'
+import { readIdentityResponse } from '../protocol/renewal.js'
 import type { CheckResult } from '../protocol/check-result.js'
 import { readResponse } from '../protocol/read.js'
 import { namingMissedRotation } from './ca-rotation-diagnosis.js'

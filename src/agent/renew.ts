@@ -2,7 +2,8 @@
 // certificate and the returned bundle, then prove the new identity on /healthz and swap it in.
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Logger } from '../log/logger.js'
-import { AGENT_PATHS, type RenewRequest, errorCodeOf, readRenewResponse } from '../protocol/agent-routes.js'
+import { AGENT_PATHS, errorCodeOf } from '../protocol/agent-routes.js'
+import { type RenewRequest, readRenewResponse } from '../protocol/renewal.js'
 import { readResponse } from '../protocol/read.js'
 import { isRetryLaterStatus } from './backoff.js'
 import { explainTransportError } from './clock-skew.js'

@@ -10,20 +10,22 @@ import {
   CLEANUP_LIST_MAX,
   type HealthResponse,
   type HeartbeatResponse,
-  type IdentityResponse,
   type JobCompleteResponse,
   type JobHeartbeatResponse,
   type LeaseResponse,
   type NodeLostBody,
   type NodeNotActiveBody,
-  type RenewalNotDueBody,
-  type RenewResponse,
   readHeartbeatRequest,
   readJobCompleteRequest,
   readJobHeartbeatRequest,
   readLeaseRequest,
-  readRenewRequest,
 } from '../protocol/agent-routes.js'
+import {
+  type IdentityResponse,
+  type RenewalNotDueBody,
+  type RenewResponse,
+  readRenewRequest,
+} from '../protocol/renewal.js'
 import { readRequest } from '../protocol/read.js'
 import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
 import { insertNodeCertificate } from '../store/certificates.js'

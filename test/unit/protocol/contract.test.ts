@@ -6,13 +6,12 @@ import {
   errorCodeOf,
   jobPath,
   readHeartbeatRequest,
-  readIdentityResponse,
   readJobCompleteRequest,
   readJobHeartbeatRequest,
   readLeaseResponse,
   readNodeLostBody,
-  readRenewResponse,
 } from '../../../src/protocol/agent-routes.js'
+import { readIdentityResponse, readRenewResponse } from '../../../src/protocol/renewal.js'
 import { readChecksJobResult } from '../../../src/protocol/check-result.js'
 import { readEnrollRequest, readEnrollResponse } from '../../../src/protocol/enrollment.js'
 import { readRequest, readResponse } from '../../../src/protocol/read.js'
