@@ -1,12 +1,15 @@
 // The Hetzner Cloud API client provisioning uses: servers, server types, locations, images, SSH
-// keys, firewalls, placement groups, volumes and actions; every list followed through its pages.
+// keys, firewalls, placement groups, volumes and actions; every list followed through its pages (hetzner-pages.ts).
+import { setTimeout as delay } from 'node:timers/promises'
+
 import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
 import { type Clock, systemClock } from '../config/clock.js'
 import { type Rng, systemRng } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
 import { type ApiToken, apiTokenFromEnv } from './api-token.js'
 import { pollActions } from './hetzner-actions.js'
-import { type CallOptions, HetznerTransport } from './hetzner-transport.js'
+import { HetznerTransport } from './hetzner-transport.js'
+import { listAll, post } from './hetzner-pages.js'
 import type {
   Action,
   CreateServerRequest,
@@ -30,9 +33,6 @@ import { memoryRateBudget, type RateBudget } from './rate-budget.js'
 /** The label every fleetkit server carries: how a create whose answer was lost is found again. */
 const NODE_ID_LABEL = 'fleetkit.node_id'
 
-/** The API's largest page. */
-const PER_PAGE = 50
-
 export interface HetznerClientOptions {
   /** The environment the token is read from (process.env by default). */
   env?: NodeJS.ProcessEnv
@@ -55,18 +55,12 @@ export interface ListFilter {
   name?: string
 }
 
-interface Page {
-  meta?: { pagination?: { next_page?: number | null } }
-}
-
-const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
 export class HetznerClient {
   private readonly transport: HetznerTransport
   private readonly sleep: (ms: number) => Promise<void>
 
   constructor(options: HetznerClientOptions = {}, token?: ApiToken) {
-    this.sleep = options.sleep ?? realSleep
+    this.sleep = options.sleep ?? ((ms) => delay(ms))
     this.transport = new HetznerTransport({
       token: token ?? apiTokenFromEnv(options.env ?? process.env, options.tokenEnv),
       budget: options.budget ?? memoryRateBudget(),
@@ -84,7 +78,7 @@ export class HetznerClient {
   // Servers
 
   listServers(filter: ListFilter & { status?: string } = {}): Promise<Server[]> {
-    return this.listAll<Server>('/servers', 'servers', {
+    return listAll<Server>(this.transport, '/servers', 'servers', {
       label_selector: filter.labelSelector,
       name: filter.name,
       status: filter.status,
@@ -143,7 +137,10 @@ export class HetznerClient {
   // Volumes
 
   listVolumes(filter: ListFilter = {}): Promise<Volume[]> {
-    return this.listAll<Volume>('/volumes', 'volumes', { label_selector: filter.labelSelector, name: filter.name })
+    return listAll<Volume>(this.transport, '/volumes', 'volumes', {
+      label_selector: filter.labelSelector,
+      name: filter.name,
+    })
   }
 
   /** The volume, or undefined when it does not exist (404). */
@@ -165,7 +162,8 @@ export class HetznerClient {
       )
     }
     try {
-      const body = await this.post<{ volume: Volume; action: Action; next_actions?: Action[] }>(
+      const body = await post<{ volume: Volume; action: Action; next_actions?: Action[] }>(
+        this.transport,
         '/volumes',
         request,
         false,
@@ -186,11 +184,11 @@ export class HetznerClient {
   /** Attaches a detached volume to a server in its location (`automount` false: the data_volume role mounts it). */
   async attachVolume(id: number, serverId: number, automount = false): Promise<Action> {
     const path = `/volumes/${id}/actions/attach`
-    return (await this.post<{ action: Action }>(path, { server: serverId, automount }, false)).action
+    return (await post<{ action: Action }>(this.transport, path, { server: serverId, automount }, false)).action
   }
 
   async detachVolume(id: number): Promise<Action> {
-    return (await this.post<{ action: Action }>(`/volumes/${id}/actions/detach`, {}, false)).action
+    return (await post<{ action: Action }>(this.transport, `/volumes/${id}/actions/detach`, {}, false)).action
   }
 
   /** Deletes a detached volume (204); a volume already gone (404) counts as deleted, so running it again is safe. */
@@ -201,15 +199,15 @@ export class HetznerClient {
   // Catalogue
 
   listServerTypes(filter: { name?: string } = {}): Promise<ServerType[]> {
-    return this.listAll<ServerType>('/server_types', 'server_types', { name: filter.name })
+    return listAll<ServerType>(this.transport, '/server_types', 'server_types', { name: filter.name })
   }
 
   listLocations(filter: { name?: string } = {}): Promise<Location[]> {
-    return this.listAll<Location>('/locations', 'locations', { name: filter.name })
+    return listAll<Location>(this.transport, '/locations', 'locations', { name: filter.name })
   }
 
   listImages(filter: ListFilter & { type?: string; architecture?: 'x86' | 'arm' } = {}): Promise<Image[]> {
-    return this.listAll<Image>('/images', 'images', {
+    return listAll<Image>(this.transport, '/images', 'images', {
       label_selector: filter.labelSelector,
       name: filter.name,
       type: filter.type,
@@ -220,17 +218,20 @@ export class HetznerClient {
   // SSH keys
 
   listSshKeys(filter: ListFilter = {}): Promise<SshKey[]> {
-    return this.listAll<SshKey>('/ssh_keys', 'ssh_keys', { label_selector: filter.labelSelector, name: filter.name })
+    return listAll<SshKey>(this.transport, '/ssh_keys', 'ssh_keys', {
+      label_selector: filter.labelSelector,
+      name: filter.name,
+    })
   }
 
   async createSshKey(request: { name: string; public_key: string; labels?: Labels }): Promise<SshKey> {
-    return (await this.post<{ ssh_key: SshKey }>('/ssh_keys', request, false)).ssh_key
+    return (await post<{ ssh_key: SshKey }>(this.transport, '/ssh_keys', request, false)).ssh_key
   }
 
   // Firewalls
 
   listFirewalls(filter: ListFilter = {}): Promise<Firewall[]> {
-    return this.listAll<Firewall>('/firewalls', 'firewalls', {
+    return listAll<Firewall>(this.transport, '/firewalls', 'firewalls', {
       label_selector: filter.labelSelector,
       name: filter.name,
     })
@@ -242,24 +243,25 @@ export class HetznerClient {
     rules?: FirewallRule[]
     apply_to?: FirewallResource[]
   }): Promise<{ firewall: Firewall; actions: Action[] }> {
-    const body = await this.post<{ firewall: Firewall; actions?: Action[] }>('/firewalls', request, false)
+    const body = await post<{ firewall: Firewall; actions?: Action[] }>(this.transport, '/firewalls', request, false)
     return { firewall: body.firewall, actions: body.actions ?? [] }
   }
 
   /** Replaces every rule with `rules` (the whole desired set): the same call twice is the same firewall. */
   async setFirewallRules(id: number, rules: FirewallRule[]): Promise<Action[]> {
-    return (await this.post<{ actions: Action[] }>(`/firewalls/${id}/actions/set_rules`, { rules }, true)).actions
+    return (await post<{ actions: Action[] }>(this.transport, `/firewalls/${id}/actions/set_rules`, { rules }, true))
+      .actions
   }
 
   async applyFirewall(id: number, applyTo: FirewallResource[]): Promise<Action[]> {
     const path = `/firewalls/${id}/actions/apply_to_resources`
-    return (await this.post<{ actions: Action[] }>(path, { apply_to: applyTo }, false)).actions
+    return (await post<{ actions: Action[] }>(this.transport, path, { apply_to: applyTo }, false)).actions
   }
 
   // Placement groups
 
   listPlacementGroups(filter: ListFilter = {}): Promise<PlacementGroup[]> {
-    return this.listAll<PlacementGroup>('/placement_groups', 'placement_groups', {
+    return listAll<PlacementGroup>(this.transport, '/placement_groups', 'placement_groups', {
       label_selector: filter.labelSelector,
       name: filter.name,
     })
@@ -267,7 +269,8 @@ export class HetznerClient {
 
   async createPlacementGroup(request: { name: string; labels?: Labels }): Promise<PlacementGroup> {
     const body = { ...request, type: 'spread' }
-    return (await this.post<{ placement_group: PlacementGroup }>('/placement_groups', body, false)).placement_group
+    return (await post<{ placement_group: PlacementGroup }>(this.transport, '/placement_groups', body, false))
+      .placement_group
   }
 
   // Actions
@@ -277,7 +280,7 @@ export class HetznerClient {
     const actions: Action[] = []
     for (let i = 0; i < ids.length; i += ACTIONS_PER_CALL) {
       const batch = ids.slice(i, i + ACTIONS_PER_CALL)
-      actions.push(...(await this.listAll<Action>('/actions', 'actions', { id: batch })))
+      actions.push(...(await listAll<Action>(this.transport, '/actions', 'actions', { id: batch })))
     }
     return actions
   }
@@ -292,34 +295,6 @@ export class HetznerClient {
   ): Promise<Action[]> {
     return pollActions((batch) => this.getActions(batch), this.sleep, ids, options)
   }
-
-  // The plumbing
-
-  private async post<T>(path: string, body: unknown, idempotent: boolean): Promise<T> {
-    const answer = await this.transport.call<T>('POST', path, { body, idempotent })
-    if (answer === undefined)
-      throw new FleetkitError('PROVIDER_ERROR', `Hetzner Cloud answered POST ${path} without a body`)
-    return answer
-  }
-
-  /** Every page of a list: page, per_page and meta.pagination.next_page. */
-  private async listAll<T>(path: string, key: string, query: CallOptions['query'] = {}): Promise<T[]> {
-    const items: T[] = []
-    let page: number | null | undefined = 1
-    while (page) {
-      const body: (Page & Record<string, unknown>) | undefined = await this.transport.call<
-        Page & Record<string, unknown>
-      >('GET', path, { query: { ...query, page, per_page: PER_PAGE }, idempotent: true })
-      const list = body?.[key]
-      if (!Array.isArray(list))
-        throw new FleetkitError('PROVIDER_ERROR', `Hetzner Cloud answered GET ${path} without ${key}`)
-      items.push(...(list as T[]))
-      const next: number | null | undefined = body?.meta?.pagination?.next_page
-      page = next && next > page ? next : null
-    }
-    return items
-  }
 }
 
-/** hcloud-go asks for 25 actions a call: a query string every proxy accepts. */
-const ACTIONS_PER_CALL = 25
+const ACTIONS_PER_CALL = 25 // as hcloud-go asks: a query string every proxy accepts
