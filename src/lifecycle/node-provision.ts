@@ -27,9 +27,8 @@ import { stateConflict } from './node-transition.js'
 import { type CreateOutcome, createStep } from './provision-create.js'
 import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'
 import { volumeStep } from './provision-volume.js'
-import { expired, result, waitTimeout } from './provision-result.js'
+import { expired, type ProvisionResult, result, waitTimeout } from './provision-result.js'
 import type { SeedFiles } from './seed-files.js'
-import type { VolumeState } from '../store/nodes.js'
 
 export interface ProvisionOptions {
   pool: pg.Pool
@@ -55,51 +54,6 @@ export interface ProvisionOptions {
   beforeCreate?: () => Promise<void> | void
   beforeVolumeCreate?: () => Promise<void> | void
   afterVolumeStep?: (step: 'created' | 'attached') => Promise<void> | void
-}
-
-export interface ProvisionResult {
-  /** @pattern ^[a-z0-9][a-z0-9-]{0,62}$ */
-  node: string
-  pool: string
-  state: 'awaiting_enrollment' | 'enrolled'
-  serverId: number | null
-  region: string | null
-  serverType: string | null
-  image: string | null
-  publicIpv4: string | null
-  publicIpv6: string | null
-  /** The pool firewall attached in the create request (null when this run created nothing). */
-  firewallId: number | null
-  /** True when the server was found by its fleetkit.node_id label instead of created by this run. */
-  adopted: boolean
-  /** resource_unavailable moves from one (region, type) candidate to the next. */
-  placementMoves: { from: { region: string; type: string }; to: { region: string; type: string } }[]
-  capacity: { cpu: number | null; memoryMib: number | null; diskGib: number | null }
-  /** The Hetzner volume of `--volume SIZE`: the device the data_volume role formats and mounts. */
-  volume: {
-    /**
-     * Null until the provider created it.
-     * @asType integer
-     * @nullable
-     */
-    id: number | null
-    /**
-     * @minimum 10
-     * @maximum 10240
-     * @asType integer
-     */
-    sizeGb: number
-    state: VolumeState
-    /** @pattern ^/dev/ */
-    linuxDevice: string | null
-    /** True when this run found it by its fleetkit.node_id label instead of creating it. */
-    adopted: boolean
-  } | null
-  /**
-   * When the enrollment secret expires (the secret itself is never reported).
-   * @format date-time
-   */
-  secretExpiresAt: string | null
 }
 
 const DEFAULT_SECRET_TTL_MS = 15 * 60_000

@@ -5,7 +5,8 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition, NodeDeclaration } from '../definition/types.js'
 import { getProvisionRow } from '../store/provisioning.js'
 import { type DrainResult, drainNode } from './node-drain.js'
-import { type ProvisionOptions, type ProvisionResult, provisionNode } from './node-provision.js'
+import { type ProvisionOptions, provisionNode } from './node-provision.js'
+import type { ProvisionResult } from './provision-result.js'
 import { unknownNode } from './node-transition.js'
 
 export interface ReplaceResult {

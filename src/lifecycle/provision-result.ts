@@ -1,9 +1,54 @@
 // What `fleetkit node provision` reports from its row (src/lifecycle/node-provision.ts runs the steps),
 // and the coded ends of its waits.
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import type { VolumeState } from '../store/nodes.js'
 import type { ProvisionRow } from '../store/provisioning.js'
-import type { ProvisionResult } from './node-provision.js'
 import type { CreateOutcome } from './provision-create.js'
+
+export interface ProvisionResult {
+  /** @pattern ^[a-z0-9][a-z0-9-]{0,62}$ */
+  node: string
+  pool: string
+  state: 'awaiting_enrollment' | 'enrolled'
+  serverId: number | null
+  region: string | null
+  serverType: string | null
+  image: string | null
+  publicIpv4: string | null
+  publicIpv6: string | null
+  /** The pool firewall attached in the create request (null when this run created nothing). */
+  firewallId: number | null
+  /** True when the server was found by its fleetkit.node_id label instead of created by this run. */
+  adopted: boolean
+  /** resource_unavailable moves from one (region, type) candidate to the next. */
+  placementMoves: { from: { region: string; type: string }; to: { region: string; type: string } }[]
+  capacity: { cpu: number | null; memoryMib: number | null; diskGib: number | null }
+  /** The Hetzner volume of `--volume SIZE`: the device the data_volume role formats and mounts. */
+  volume: {
+    /**
+     * Null until the provider created it.
+     * @asType integer
+     * @nullable
+     */
+    id: number | null
+    /**
+     * @minimum 10
+     * @maximum 10240
+     * @asType integer
+     */
+    sizeGb: number
+    state: VolumeState
+    /** @pattern ^/dev/ */
+    linuxDevice: string | null
+    /** True when this run found it by its fleetkit.node_id label instead of creating it. */
+    adopted: boolean
+  } | null
+  /**
+   * When the enrollment secret expires (the secret itself is never reported).
+   * @format date-time
+   */
+  secretExpiresAt: string | null
+}
 
 export function result(
   row: ProvisionRow,

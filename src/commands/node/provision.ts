@@ -9,7 +9,7 @@ import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { loadDefinition } from '../../definition/load.js'
-import type { ProvisionResult } from '../../lifecycle/node-provision.js'
+import type { ProvisionResult } from '../../lifecycle/provision-result.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
 
 const list = (text: string | undefined) =>
