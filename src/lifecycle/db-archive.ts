@@ -2,6 +2,8 @@
 // what `db status` says of it. Turning it on is proved before it is recorded: the server restarts
 // with the settings, a WAL segment is switched out and must arrive in the directory; if it does not,
 // the settings are put back and the server restarted as it was. Then the first base backup is taken.
+import { stat } from 'node:fs/promises'
+
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -9,6 +11,7 @@ import type { Env } from '../config/state-dir.js'
 import {
   requireEmbedded,
   archiveCommand,
+  withArchiveAdminLock,
   archiveLayout,
   checkArchiveDir,
   prepareArchiveDir,
@@ -16,6 +19,7 @@ import {
   removeArchiveConfig,
   writeArchiveConfig,
 } from '../store/embedded/archive-dir.js'
+import { type ArchivePruneResult, pruneArchive } from '../store/embedded/archive-prune.js'
 import { baseBackupLabel, type BaseBackupManifest, takeBaseBackup } from '../store/embedded/base-backup.js'
 import { embeddedServerPaths } from '../store/embedded/paths.js'
 import { lastLogLine } from '../store/embedded/process.js'
@@ -56,10 +60,21 @@ async function restart(options: ArchiveOptions): Promise<void> {
   await ensureEmbeddedServer(options.stateDir)
 }
 
-export async function enableArchiving(
+/** Enable, disable, base-backup and restore --to run one at a time (each restarts or reads the server's archiving). */
+function oneAtATime<T>(options: ArchiveOptions, fn: () => Promise<T>): Promise<T> {
+  requireEmbedded(options.env)
+  return withArchiveAdminLock(embeddedServerPaths(options.stateDir), options.progress, fn)
+}
+
+export function enableArchiving(
   options: ArchiveOptions & { dir: string; archiveTimeoutSeconds: number },
 ): Promise<ArchiveEnableResult> {
-  requireEmbedded(options.env)
+  return oneAtATime(options, () => enableLocked(options))
+}
+
+async function enableLocked(
+  options: ArchiveOptions & { dir: string; archiveTimeoutSeconds: number },
+): Promise<ArchiveEnableResult> {
   const dir = checkArchiveDir(options.dir)
   const paths = embeddedServerPaths(options.stateDir)
   const { pool } = options
@@ -160,10 +175,11 @@ async function baseBackupOn(pool: pg.Pool, options: ArchiveOptions, dir: string)
   }
 }
 
-export async function takeArchiveBaseBackup(options: ArchiveOptions): Promise<BaseBackupManifest> {
-  requireEmbedded(options.env)
-  const config = await requireArchiveConfig(options.stateDir)
-  return baseBackupOn(options.pool, options, config.dir)
+export function takeArchiveBaseBackup(options: ArchiveOptions): Promise<BaseBackupManifest> {
+  return oneAtATime(options, async () => {
+    const config = await requireArchiveConfig(options.stateDir)
+    return baseBackupOn(options.pool, options, config.dir)
+  })
 }
 
 async function requireArchiveConfig(stateDir: string) {
@@ -183,8 +199,11 @@ export interface ArchiveDisableResult {
 }
 
 /** Archiving off (a restart); the directory and what it holds stay. */
-export async function disableArchiving(options: ArchiveOptions): Promise<ArchiveDisableResult> {
-  requireEmbedded(options.env)
+export function disableArchiving(options: ArchiveOptions): Promise<ArchiveDisableResult> {
+  return oneAtATime(options, () => disableLocked(options))
+}
+
+async function disableLocked(options: ArchiveOptions): Promise<ArchiveDisableResult> {
   const paths = embeddedServerPaths(options.stateDir)
   const config = await readArchiveConfig(paths)
   const { pool } = options
@@ -195,4 +214,31 @@ export async function disableArchiving(options: ArchiveOptions): Promise<Archive
   await removeArchiveConfig(paths)
   await appendEvent(pool, { kind: 'wal_archiving_disabled', data: { dir: config?.dir ?? null } })
   return { dir: config?.dir ?? '', changed: true }
+}
+
+/**
+ * `db archive prune`: the archive named by --archive, or the one recorded; files only, so it works
+ * with the server down (a full disk, often why one prunes, may have stopped it).
+ */
+export async function pruneArchiveOf(options: {
+  stateDir: string
+  env: Env
+  archiveDir?: string
+  keep: number
+  dryRun: boolean
+  progress: (message: string) => void
+}): Promise<ArchivePruneResult> {
+  requireEmbedded(options.env)
+  const dir = options.archiveDir
+    ? checkArchiveDir(options.archiveDir)
+    : (await requireArchiveConfig(options.stateDir)).dir
+  const layout = archiveLayout(dir)
+  const info = await stat(layout.baseDir).catch(() => undefined)
+  if (!info?.isDirectory()) {
+    throw new FleetkitError('ARCHIVE_DIR_INVALID', `${dir} is not a WAL archive (no base/ directory in it)`, {
+      actions: ['fleetkit db status (shows the archive directory)', 'fleetkit db archive prune --archive DIR'],
+      data: { dir },
+    })
+  }
+  return pruneArchive({ layout, keep: options.keep, dryRun: options.dryRun, progress: options.progress })
 }

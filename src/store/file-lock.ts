@@ -7,6 +7,8 @@ export interface FileLockOptions {
   pollMs?: number
   /** Whether a PID is a live process; injectable for tests. */
   isAlive?: (pid: number) => boolean
+  /** Called once, when the lock is first seen held by a live process: a caller says what it waits for. */
+  onWait?: (holder: number) => void
 }
 
 export function processIsAlive(pid: number): boolean {
@@ -48,6 +50,7 @@ async function acquire(path: string, options: FileLockOptions): Promise<string> 
   const isAlive = options.isAlive ?? processIsAlive
   const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2)}\n`
   const deadline = Date.now() + timeoutMs
+  let told = false
   for (;;) {
     try {
       await writeFile(path, token, { flag: 'wx', mode: 0o600 })
@@ -74,6 +77,10 @@ async function acquire(path: string, options: FileLockOptions): Promise<string> 
         if (again === held) await unlink(path).catch(() => undefined)
         continue
       }
+    }
+    if (!told && Number.isInteger(holder) && holder > 0) {
+      told = true
+      options.onWait?.(holder)
     }
     if (Date.now() > deadline) throw new LockTimeoutError(path, Number.isInteger(holder) ? holder : undefined)
     await new Promise((resolve) => setTimeout(resolve, pollMs))

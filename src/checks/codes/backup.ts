@@ -50,6 +50,11 @@ export const BACKUP_CODES = {
     person: true,
     exitCode: 2,
   },
+  ARCHIVE_BUSY: {
+    summary:
+      'Another fleetkit command (a restore to a time, a prune, an archive enable, disable or base backup) held the archive or its server longer than this one waits; nothing was changed.',
+    person: false,
+  },
   PITR_NO_BASE_BACKUP: {
     summary:
       'The archive holds no base backup that ended at or before the time asked for (or it is damaged); nothing was changed.',

@@ -6,6 +6,7 @@ import { chown, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/pro
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { type FileLockOptions, LockTimeoutError, withFileLock } from '../file-lock.js'
 import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
 
@@ -25,6 +26,48 @@ export interface ArchiveLayout {
 
 export function archiveLayout(dir: string): ArchiveLayout {
   return { dir, walDir: join(dir, 'wal'), baseDir: join(dir, 'base') }
+}
+
+/**
+ * Runs `fn` holding the archive's lock (`DIR/archive.lock`, broken when its holder died): a prune and a
+ * restore to a time never run over the same archive at once. ARCHIVE_BUSY after `timeoutMs`.
+ */
+export async function withArchiveLock<T>(layout: ArchiveLayout, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  // No directory, nothing in it to guard: `fn` says what is missing (no base backup).
+  if (!(await stat(layout.dir).catch(() => undefined))?.isDirectory()) return fn()
+  return lockOrBusy(join(layout.dir, 'archive.lock'), `the archive ${layout.dir}`, fn, { timeoutMs })
+}
+
+/**
+ * Runs `fn` holding `<state>/postgres/archive-admin.lock`: the commands that change how the embedded
+ * server archives or restart it (enable, disable, base-backup, restore --to) run one at a time; a
+ * second one says whom it waits for and waits up to 15 minutes (a base backup can take minutes).
+ */
+export function withArchiveAdminLock<T>(
+  paths: EmbeddedServerPaths,
+  progress: (message: string) => void,
+  fn: () => Promise<T>,
+): Promise<T> {
+  return lockOrBusy(join(paths.root, 'archive-admin.lock'), `the embedded server's archiving in ${paths.root}`, fn, {
+    timeoutMs: 15 * 60_000,
+    onWait: (pid) => progress(`Waiting for another fleetkit db archive or restore command (PID ${pid}) to finish`),
+  })
+}
+
+async function lockOrBusy<T>(path: string, what: string, fn: () => Promise<T>, options: FileLockOptions): Promise<T> {
+  try {
+    return await withFileLock(path, fn, options)
+  } catch (error) {
+    if (!(error instanceof LockTimeoutError)) throw error
+    throw new FleetkitError(
+      'ARCHIVE_BUSY',
+      `another fleetkit command${error.holder ? ` (PID ${error.holder})` : ''} is using ${what}; nothing was changed`,
+      {
+        actions: ['run it again once the other command has finished (ps -p PID)'],
+        data: { lock: path, holder: error.holder ?? null },
+      },
+    )
+  }
 }
 
 function archiveConfigFile(paths: EmbeddedServerPaths): string {

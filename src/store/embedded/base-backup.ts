@@ -76,13 +76,11 @@ export async function takeBaseBackup(options: {
   label: string
   progress: (message: string) => void
 }): Promise<BaseBackupManifest> {
-  const { client, dataDir, layout, label } = options
+  const { client, dataDir, layout } = options
+  const { label, partial, tar } = await openBackupFile(layout, options.label)
   const file = `${label}.tar.gz`
-  const partial = join(layout.baseDir, `${file}.part`)
-  await rm(partial, { force: true })
-  const started = await startBaseBackup(client, label)
-  const tar = await createTarGz(partial)
   try {
+    const started = await startBaseBackup(client, label)
     options.progress(`Copying the data directory ${dataDir}`)
     const files = await copyTree(tar, dataDir, '')
     const stopped = await stopBaseBackup(client)
@@ -115,6 +113,28 @@ export async function takeBaseBackup(options: {
     // A session that ends aborts its backup too; this says so at once.
     await client.query('SELECT pg_backup_stop(false)').catch(() => undefined)
     throw error
+  }
+}
+
+/**
+ * The backup's partial file, created exclusively under the first free label: `label`, then `label-2`...
+ * Two base backups begun in the same second (two operators, a timer and a person) never share a file,
+ * and a partial file a crash left is never reused (a prune removes it once it is older than what it keeps).
+ */
+async function openBackupFile(
+  layout: ArchiveLayout,
+  label: string,
+): Promise<{ label: string; partial: string; tar: Awaited<ReturnType<typeof createTarGz>> }> {
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? label : `${label}-${n}`
+    const taken = async (name: string) => (await lstat(join(layout.baseDir, name)).catch(() => undefined)) !== undefined
+    if ((await taken(`${candidate}.tar.gz`)) || (await taken(`${candidate}.json`))) continue
+    const partial = join(layout.baseDir, `${candidate}.tar.gz.part`)
+    try {
+      return { label: candidate, partial, tar: await createTarGz(partial) }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 100) throw error
+    }
   }
 }
 

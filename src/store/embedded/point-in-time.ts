@@ -12,7 +12,15 @@ import { withFileLock } from '../file-lock.js'
 import { extractTarGz } from '../../fs/tar-gz.js'
 import { postgresRunAs } from '../postgres-binaries.js'
 import { recoveryProgress, resetRecoverySettings } from '../wal-archive.js'
-import { archiveLayout, checkArchiveDir, readArchiveConfig, restoreCommand } from './archive-dir.js'
+import {
+  archiveLayout,
+  type ArchiveLayout,
+  checkArchiveDir,
+  readArchiveConfig,
+  restoreCommand,
+  withArchiveAdminLock,
+  withArchiveLock,
+} from './archive-dir.js'
 import { type BaseBackupManifest, fileSha256, listBaseBackups } from './base-backup.js'
 import {
   EMBEDDED_DATABASE,
@@ -79,7 +87,6 @@ export async function restoreToTime(options: {
     })
   }
   const layout = archiveLayout(dir)
-  const base = await chooseBaseBackup(layout.baseDir, await listBaseBackups(layout), options.target)
   // The server's password stays in the state directory: the backup's roles know only its hash.
   const password = await readPasswordFile(paths.passwordFile).catch(() => {
     throw new FleetkitError(
@@ -91,6 +98,22 @@ export async function restoreToTime(options: {
       },
     )
   })
+  // One archive command at a time on this server; a prune of the archive waits until the replay is done
+  // (it could remove the base backup or WAL in use).
+  return withArchiveAdminLock(paths, options.progress, () =>
+    withArchiveLock(layout, 60_000, () => restoreFromArchive(paths, layout, password, options, timeoutMs)),
+  )
+}
+
+async function restoreFromArchive(
+  paths: EmbeddedServerPaths,
+  layout: ArchiveLayout,
+  password: string,
+  options: { stateDir: string; target: Date; now: Date; progress: (message: string) => void },
+  timeoutMs: number,
+): Promise<PointInTimeResult> {
+  const dir = layout.dir
+  const base = await chooseBaseBackup(layout.baseDir, await listBaseBackups(layout), options.target)
   const runAs = await postgresRunAs()
   const stamp = options.now
     .toISOString()

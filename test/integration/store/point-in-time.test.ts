@@ -3,11 +3,12 @@
 // it reach the archive as WAL; `db restore --to T` brings back exactly what was committed by T; a time
 // past the archive's end is refused after the replay with the database put back as it was.
 import assert from 'node:assert/strict'
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { enableArchiving } from '../../../src/lifecycle/db-archive.js'
+import { enableArchiving, takeArchiveBaseBackup } from '../../../src/lifecycle/db-archive.js'
+import { fileSha256 } from '../../../src/store/embedded/base-backup.js'
 import { openDatabase, type Database } from '../../../src/store/database.js'
 import { restoreToTime } from '../../../src/store/embedded/point-in-time.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
@@ -206,6 +207,55 @@ describe('continuous archiving and the restore to a point in time (real embedded
       progress: () => undefined,
     }).catch((error: unknown) => error)
     assert.ok(hasCode('PITR_NO_BASE_BACKUP')(before))
+  })
+
+  it('prune --keep 1 removes the older base backup and the WAL before the kept start (as PostgreSQL names it); earlier times are refused', async () => {
+    // Two base backups begun in the same second (two operators): each its own file, both whole.
+    const db = await open()
+    const sameSecond = { ...quiet, now: () => new Date('2026-12-04T03:00:00Z'), pool: db.pool, stateDir }
+    const both = await Promise.all([takeArchiveBaseBackup(sameSecond), takeArchiveBaseBackup(sameSecond)]).finally(() =>
+      db.close(),
+    )
+    assert.deepEqual(both.map((b) => b.label).sort(), ['base-20261204T030000Z', 'base-20261204T030000Z-2'])
+    for (const b of both) assert.equal(await fileSha256(join(archiveDir, 'base', b.file)), b.sha256)
+    const walBefore = await readdir(join(archiveDir, 'wal'))
+    const dry = await runFleetkit(
+      ['db', 'archive', 'prune', '--keep', '1', '--dry-run', '--state-dir', stateDir, '--json'],
+      {
+        env: { DATABASE_URL: undefined },
+      },
+    )
+    assert.equal(dry.code, 0, dry.stdout + dry.stderr)
+    assertMatchesOutputSchema('db-archive-prune', dry.json)
+    assert.deepEqual(await readdir(join(archiveDir, 'wal')), walBefore, 'a dry run removes nothing')
+    const cli = await runFleetkit(['db', 'archive', 'prune', '--keep', '1', '--state-dir', stateDir, '--json'], {
+      env: { DATABASE_URL: undefined },
+    })
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr)
+    const r = cli.json.result as { kept: string[]; removed: string[]; oldestKeptWal: string; removedWalFiles: number }
+    assert.deepEqual({ ...cli.json.result, dryRun: true }, dry.json.result)
+    assert.equal(r.removed.length, 4, 'two at enable, one before the restore, one of the same second')
+    assert.equal(r.kept.length, 1)
+    assert.ok(r.removedWalFiles > 0)
+    const base = (await readdir(join(archiveDir, 'base'))).sort()
+    assert.deepEqual(base, [`${r.kept[0]}.json`, `${r.kept[0]}.tar.gz`])
+    const wal = await readdir(join(archiveDir, 'wal'))
+    // PostgreSQL archived the kept backup's history file under its start segment's name: ours agrees.
+    const history = wal.filter((name) => name.endsWith('.backup')).sort()
+    assert.ok(history.length >= 1, wal.join(' '))
+    assert.equal(history[0]!.slice(8, 24), r.oldestKeptWal)
+    for (const name of wal.filter((n) => /^[0-9A-F]{24}$/.test(n))) assert.ok(name.slice(8) >= r.oldestKeptWal, name)
+    assert.ok(wal.includes('00000002.history'), 'the timeline history stays')
+    const kept = JSON.parse(await readFile(join(archiveDir, 'base', `${r.kept[0]}.json`), 'utf8')) as {
+      stoppedAt: string
+    }
+    const earlier = await restoreToTime({
+      stateDir,
+      target: new Date(new Date(kept.stoppedAt).getTime() - 1),
+      now: new Date(),
+      progress: () => undefined,
+    }).catch((error: unknown) => error)
+    assert.ok(hasCode('PITR_NO_BASE_BACKUP')(earlier))
   })
 
   it('disable turns archiving off and keeps the archive; with DATABASE_URL every archive command is refused first', async () => {

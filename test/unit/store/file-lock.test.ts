@@ -76,17 +76,19 @@ describe('withFileLock', () => {
     assert.equal(ran, true)
   })
 
-  it('times out on a lock held by a live process', async () => {
+  it('times out on a lock held by a live process, having said once whom it waits for', async () => {
     const path = join(dir, 'lock')
     await writeFile(path, `${process.pid} 0 other\n`)
+    const waitedFor: number[] = []
     await assert.rejects(
-      withFileLock(path, async () => true, { timeoutMs: 100, pollMs: 10 }),
+      withFileLock(path, async () => true, { timeoutMs: 100, pollMs: 10, onWait: (pid) => waitedFor.push(pid) }),
       (error: unknown) => {
         assert.ok(error instanceof LockTimeoutError)
         assert.equal(error.holder, process.pid)
         return true
       },
     )
+    assert.deepEqual(waitedFor, [process.pid])
     // Someone else's lock is never removed.
     assert.ok(existsSync(path))
   })
