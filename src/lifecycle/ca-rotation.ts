@@ -6,6 +6,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Clock } from '../config/clock.js'
 import { planRotationAbort, planRotationBegin, planRotationCompletion } from '../pki/ca-rotation.js'
 import { certificateFingerprintSha256 } from '../pki/fingerprint.js'
+import { withPkiLock } from '../pki/pki-lock.js'
 import { buildPkiSet } from '../pki/pki-set.js'
 import {
   readArchivedCa,
@@ -48,12 +49,13 @@ export interface RotateOptions {
 export async function rotateCa(options: RotateOptions): Promise<CaRotateResult> {
   const { pool } = options
   switch (options.phase) {
+    // Each phase rewrites the PKI directory: one PKI command at a time on it (src/pki/pki-lock.ts).
     case 'begin':
-      return begin(pool, options)
+      return withPkiLock(options.pkiDir, () => begin(pool, options))
     case 'complete':
-      return complete(pool, options)
+      return withPkiLock(options.pkiDir, () => complete(pool, options))
     case 'abort':
-      return abort(pool, options)
+      return withPkiLock(options.pkiDir, () => abort(pool, options))
     case 'status':
       return statusUntilReady(pool, options)
   }

@@ -13,6 +13,7 @@ import type pg from 'pg'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { syncDirectory } from '../fs/atomic-file.js'
 import { createTarGz, type TarMember } from '../fs/tar-gz.js'
+import { withPkiLock } from '../pki/pki-lock.js'
 import { exportSnapshot, type SnapshotSequence } from '../store/snapshot-export.js'
 import type { TableColumn } from '../store/schema-objects.js'
 
@@ -113,14 +114,18 @@ export async function backupState(options: {
         tables.push({ name: table.name, columns: table.columns, rows: table.rows, member, sha256: added.sha256 })
       }
       if (existsSync(options.pkiDir)) {
-        for (const name of (await readdir(options.pkiDir)).sort()) {
-          const path = join(options.pkiDir, name)
-          const info = await stat(path)
-          // Plain files only: a half-written temp file (`.name.hex.tmp`) is not the PKI.
-          if (!info.isFile() || name.startsWith('.')) continue
-          const added = await archive.addFile(`pki/${name}`, path, info.mode & 0o777)
-          pki.push({ member: added.name, sha256: added.sha256, mode: info.mode & 0o777 })
-        }
+        // Under the PKI lock: a `ca rotate` or `ca server-cert` running now never leaves a set half renamed here.
+        await withPkiLock(options.pkiDir, async () => {
+          for (const name of (await readdir(options.pkiDir)).sort()) {
+            // Plain files only: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
+            if (name.startsWith('.')) continue
+            const path = join(options.pkiDir, name)
+            const info = await stat(path)
+            if (!info.isFile()) continue
+            const added = await archive.addFile(`pki/${name}`, path, info.mode & 0o777)
+            pki.push({ member: added.name, sha256: added.sha256, mode: info.mode & 0o777 })
+          }
+        })
       }
       const manifest: BackupManifest = {
         format: BACKUP_FORMAT,

@@ -12,6 +12,7 @@ import {
   removeStaleTempFiles,
   writePkiFiles,
 } from './pki-files.js'
+import { withPkiLock } from './pki-lock.js'
 import { DEFAULT_SERVER_NAMES, isValidServerName, issueServerCertificate } from './server-certificate.js'
 import { buildTrustBundle } from './trust-bundle.js'
 
@@ -45,6 +46,10 @@ export async function initPki(options: {
       { actions: ['fleetkit ca init --help'] },
     )
   }
+  return withPkiLock(pkiDir, () => initLocked(pkiDir, serverNames, now), { create: true })
+}
+
+async function initLocked(pkiDir: string, serverNames: string[], now: Date): Promise<InitPkiResult> {
   // A killed earlier run's temp files may hold a private key; its half-written set gets the one advice.
   await removeStaleTempFiles(pkiDir)
   await assertNoKeyWithoutCertificate(pkiDir)

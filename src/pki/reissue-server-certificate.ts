@@ -7,6 +7,7 @@ import { loadIssuingCa } from './certificate-authority.js'
 import { resignServerCertificate, signedBy } from './ca-rotation.js'
 import { generateP256KeyPair, privateKeyToPem } from './keys.js'
 import { buildPkiSet } from './pki-set.js'
+import { withPkiLock } from './pki-lock.js'
 import { PKI_FILE_NAMES, readArchivedCa, readPkiDirectory, removeStaleTempFiles, writePkiFiles } from './pki-files.js'
 import { isValidServerName, serverCertificateNames } from './server-certificate.js'
 
@@ -52,6 +53,10 @@ export async function reissueServerCertificate(options: {
       { actions: ['fleetkit ca server-cert --help'] },
     )
   }
+  return withPkiLock(pkiDir, () => reissueLocked(pkiDir, names, newKey, now))
+}
+
+async function reissueLocked(pkiDir: string, names: string[], newKey: boolean, now: Date): Promise<ServerCertResult> {
   const removedTempFiles = await removeStaleTempFiles(pkiDir)
   const files = await readPkiDirectory(pkiDir)
   const set = await buildPkiSet(pkiDir, files, now)

@@ -8,6 +8,11 @@ export const PKI_CODES = {
     person: true,
   },
   CA_EXISTS: { summary: 'The PKI directory already holds a CA; fleetkit ca init never overwrites one.', person: false },
+  PKI_BUSY: {
+    summary:
+      'Another fleetkit command (ca init, ca rotate, ca server-cert, db backup) held the PKI directory longer than this one waits; nothing was changed.',
+    person: false,
+  },
   CA_MISSING: { summary: 'The PKI directory lacks the CA, bundle or server certificate files.', person: false },
   PKI_INVALID: {
     summary: 'The PKI files exist but do not form a usable set (bad parse, key mismatch, expired, CA not in bundle).',

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
-import { chmod, chown, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { withPkiLock } from '../../../src/pki/pki-lock.js'
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
@@ -48,6 +49,51 @@ describe('fleetkit ca init', function () {
     const set = await loadPkiSet(pkiDir, new Date())
     assert.equal(set.ca.fingerprintSha256, result.caFingerprintSha256)
     assert.deepEqual(set.bundleFingerprints, [result.caFingerprintSha256])
+  })
+
+  it('two operators at once: of four concurrent ca init one writes a whole set, the others get CA_EXISTS', async () => {
+    const pkiDir = join(dir, 'raced')
+    const runs = await Promise.all([1, 2, 3, 4].map(() => caInit(pkiDir)))
+    const codes = runs.map((r) => (r.code === 0 ? 'ok' : (r.json.code as string))).sort()
+    assert.deepEqual(codes, ['CA_EXISTS', 'CA_EXISTS', 'CA_EXISTS', 'ok'], runs.map((r) => r.stderr).join('\n'))
+    const winner = runs.find((r) => r.code === 0)!.json.result as { caFingerprintSha256: string }
+    // The set is one run's: the key belongs to the certificate, the server certificate to the CA.
+    const set = await loadPkiSet(pkiDir, new Date())
+    assert.equal(set.ca.fingerprintSha256, winner.caFingerprintSha256)
+    assert.deepEqual((await readdir(pkiDir)).sort(), ['ca-bundle.pem', 'ca.key', 'ca.pem', 'server.key', 'server.pem'])
+  })
+
+  it('a PKI command waits for another holding the directory, and gives up with PKI_BUSY changing nothing', async () => {
+    const pkiDir = join(dir, 'raced')
+    const before = await readFile(join(pkiDir, 'server.pem'), 'utf8')
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let holding!: () => void
+    const taken = new Promise<void>((resolve) => (holding = resolve))
+    const holder = withPkiLock(pkiDir, async () => {
+      holding()
+      await held
+    })
+    await taken
+    try {
+      await assert.rejects(
+        withPkiLock(pkiDir, async () => assert.fail('ran while the lock was held'), { timeoutMs: 200 }),
+        (error: unknown) => error instanceof FleetkitError && error.code === 'PKI_BUSY',
+      )
+      // A whole command waits: it finishes once the holder is done.
+      const waiting = runFleetkit(['ca', 'server-cert', '--server-name', 'gw2.test', '--json'], {
+        env: { FLEETKIT_PKI_DIR: pkiDir },
+      })
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      assert.equal(await readFile(join(pkiDir, 'server.pem'), 'utf8'), before, 'nothing written while held')
+      release()
+      const done = await waiting
+      assert.equal(done.code, 0, done.stdout + done.stderr)
+      assert.deepEqual(done.json.result.serverNames, ['gw2.test'])
+    } finally {
+      release()
+      await holder
+    }
   })
 
   it('refuses to overwrite an existing CA with CA_EXISTS (envelope matches the schema) and leaves it unchanged', async () => {

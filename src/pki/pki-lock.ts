@@ -1,0 +1,36 @@
+// One PKI command at a time on a PKI directory: `ca init`, `ca rotate` (each phase), `ca server-cert` and
+// `db backup`'s copy of the PKI take `<pki>/.pki.lock`. Without it two of them at once could delete each
+// other's temp files as stale (each removes a killed run's before it writes) or interleave their renames
+// (a CA key of one run beside the certificate of the other); a backup could copy a set half renamed.
+// Readers that only load the set (the gateway, every 2 s) need no lock: each file is renamed whole.
+import { mkdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../checks/fleetkit-error.js'
+import { LockTimeoutError, withFileLock } from '../store/file-lock.js'
+
+/** A dot name: `db backup` and `db restore`'s emptiness check leave dot files out, as they do temp files. */
+export const PKI_LOCK_NAME = '.pki.lock'
+
+export async function withPkiLock<T>(
+  pkiDir: string,
+  fn: () => Promise<T>,
+  options: { create?: boolean; timeoutMs?: number } = {},
+): Promise<T> {
+  if (options.create) await mkdir(pkiDir, { recursive: true, mode: 0o700 })
+  // No directory, nothing to guard: `fn` reports what is missing (CA_MISSING).
+  else if (!(await stat(pkiDir).catch(() => undefined))?.isDirectory()) return fn()
+  try {
+    return await withFileLock(join(pkiDir, PKI_LOCK_NAME), fn, { timeoutMs: options.timeoutMs ?? 30_000 })
+  } catch (error) {
+    if (!(error instanceof LockTimeoutError)) throw error
+    throw new FleetkitError(
+      'PKI_BUSY',
+      `another fleetkit command${error.holder ? ` (PID ${error.holder})` : ''} is changing the PKI in ${pkiDir}; nothing was changed`,
+      {
+        actions: ['run it again once the other command has finished (ps -p PID)'],
+        data: { pkiDir, holder: error.holder ?? null },
+      },
+    )
+  }
+}
