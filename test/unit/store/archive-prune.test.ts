@@ -55,18 +55,21 @@ describe('db archive prune', () => {
     const b1 = await backup(1, '0/2000028')
     const b2 = await backup(2, '0/5000060')
     const b3 = await backup(3, '0/9000028')
-    await wal(
+    const before = [
       '000000010000000000000002',
       '000000010000000000000002.00000028.backup',
       '000000010000000000000004',
       '000000010000000000000004.part',
+    ]
+    const after = [
       '000000010000000000000005',
       '000000010000000000000005.00000060.backup',
       '000000010000000000000009',
       '00000002.history',
       '000000020000000000000006.partial',
       '00000002000000000000000A',
-    )
+    ]
+    await wal(...before, ...after)
     // What an interrupted base backup left, older and newer than the oldest kept.
     await writeFile(join(layout.baseDir, 'base-20261201T120000Z.tar.gz'), 'orphan')
     await writeFile(join(layout.baseDir, 'base-20261204T030000Z.tar.gz.part'), 'in progress')
@@ -82,14 +85,7 @@ describe('db archive prune', () => {
 
     const done = await pruneArchive({ layout, keep: 2, dryRun: false, progress: quiet })
     assert.deepEqual({ ...done, dryRun: true }, dry)
-    assert.deepEqual(await list(layout.walDir), [
-      '000000010000000000000005',
-      '000000010000000000000005.00000060.backup',
-      '000000010000000000000009',
-      '00000002.history',
-      '000000020000000000000006.partial',
-      '00000002000000000000000A',
-    ])
+    assert.deepEqual(await list(layout.walDir), after)
     assert.deepEqual(await list(layout.baseDir), [
       `${b2}.json`,
       `${b2}.tar.gz`,
