@@ -14,7 +14,7 @@ export {
   runPlaybook,
   writeInventory,
 } from './ansible.js'
-export { BRIDGE, OPERATOR_ADDRESS, PREFIX_LENGTH, probeTcp, strangerAddress } from './network.js'
+export { BRIDGE, ensureBridge, OPERATOR_ADDRESS, PREFIX_LENGTH, probeTcp, strangerAddress } from './network.js'
 export { startListener, stopListener } from './listener.js'
 export { assertHostsAvailable, missingForHosts } from './requirements.js'
 export { runningHosts, stopAllHosts } from './registry.js'

@@ -6,7 +6,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { type Server, createServer } from 'node:https'
 import { join, normalize } from 'node:path'
 
-import { OPERATOR_ADDRESS } from '../../hosts/index.js'
+import { ensureBridge, OPERATOR_ADDRESS } from '../../hosts/index.js'
 import { runFleetkit } from '../../support/cli.js'
 import { runProcessOk } from '../../support/process.js'
 
@@ -127,6 +127,8 @@ export async function startReleaseMirror(
       )
     },
   )
+  // The operator address lives on the test bridge: on a fresh machine this may be the first host suite to need it.
+  await ensureBridge()
   const port = await new Promise<number>((resolve, reject) => {
     server.once('error', reject)
     server.listen(0, OPERATOR_ADDRESS, () => {
