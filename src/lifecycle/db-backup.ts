@@ -115,17 +115,21 @@ export async function backupState(options: {
       }
       if (existsSync(options.pkiDir)) {
         // Under the PKI lock: a `ca rotate` or `ca server-cert` running now never leaves a set half renamed here.
-        await withPkiLock(options.pkiDir, async () => {
-          for (const name of (await readdir(options.pkiDir)).sort()) {
-            // Plain files only: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
-            if (name.startsWith('.')) continue
-            const path = join(options.pkiDir, name)
-            const info = await stat(path)
-            if (!info.isFile()) continue
-            const added = await archive.addFile(`pki/${name}`, path, info.mode & 0o777)
-            pki.push({ member: added.name, sha256: added.sha256, mode: info.mode & 0o777 })
-          }
-        })
+        await withPkiLock(
+          options.pkiDir,
+          async () => {
+            for (const name of (await readdir(options.pkiDir)).sort()) {
+              // Plain files only: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
+              if (name.startsWith('.')) continue
+              const path = join(options.pkiDir, name)
+              const info = await stat(path)
+              if (!info.isFile()) continue
+              const added = await archive.addFile(`pki/${name}`, path, info.mode & 0o777)
+              pki.push({ member: added.name, sha256: added.sha256, mode: info.mode & 0o777 })
+            }
+          },
+          { readOnly: true },
+        )
       }
       const manifest: BackupManifest = {
         format: BACKUP_FORMAT,
