@@ -29,9 +29,10 @@ function rotate(gw: TestGateway, ...args: string[]): Promise<CliRun> {
   })
 }
 
+/** The PKI directory's files and their digests (dot files, the PKI lock among them, are not the PKI). */
 async function snapshot(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {}
-  for (const name of (await readdir(dir)).sort())
+  for (const name of (await readdir(dir)).filter((n) => !n.startsWith('.')).sort())
     out[name] = createHash('sha256')
       .update(await readFile(join(dir, name)))
       .digest('hex')

@@ -50,6 +50,8 @@ describe('gateway: operations', function () {
     it('sheds enrollment load per source with 429 and Retry-After, counted in metrics', async () => {
       gw = await startTestGateway({
         postgresUrl: server.url,
+        // A clock that stands still: no token refills between the requests, however slow the machine.
+        clock: fixedClock(new Date()),
         tuning: { enrollRate: { perSource: { burst: 3, perSecond: 0.1 }, global: { burst: 100, perSecond: 100 } } },
       })
       const statuses: number[] = []

@@ -97,7 +97,9 @@ describe('gateway: TLS sessions survive a restart', function () {
         (rotated.json as { result: { keyName: string } }).result.keyName,
         after.subarray(0, 16).toString('hex'),
       )
-      assert.equal(await gateway.reloadTicketKeys(), 'replaced')
+      // The gateway's own 2 s reload may have taken the new keys up already: either way they are in use now
+      // (the resumptions below tell), and a second reload finds nothing new.
+      assert.ok(['replaced', 'unchanged'].includes(await gateway.reloadTicketKeys()))
       assert.equal(await gateway.reloadTicketKeys(), 'unchanged')
 
       assert.deepEqual(await get(gw.agentUrl, agent), { status: 200, resumed: false }, 'the old ticket is refused')
