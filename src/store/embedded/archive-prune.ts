@@ -22,7 +22,7 @@ export interface ArchivePruneResult {
   removed: string[]
   /** Base backups newer than the oldest kept whose file is missing or fails its SHA-256: not counted toward --keep, kept. */
   damaged: string[]
-  /** The first WAL segment position kept (timeline left out); null when no WAL is removed. */
+  /** The first WAL segment position kept (timeline left out); null when there are fewer whole base backups than --keep (nothing removed). */
   oldestKeptWal: string | null
   /**
    * @minimum 0
@@ -40,8 +40,10 @@ export interface ArchivePruneResult {
 const SEGMENT_BYTES = 16 * 1024 * 1024
 
 /** The log and segment part of a WAL file name (its position, the timeline left out) holding an LSN such as 0/2000028. */
+const LSN = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/
+
 export function walPositionOf(lsn: string): string {
-  const match = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/.exec(lsn)
+  const match = LSN.exec(lsn)
   if (!match) throw new TypeError(`not an LSN: ${lsn}`)
   const log = Number.parseInt(match[1]!, 16)
   const segment = Math.floor(Number.parseInt(match[2]!, 16) / SEGMENT_BYTES)
@@ -137,7 +139,8 @@ async function newestWhole(
   for (const b of [...backups].reverse()) {
     if (whole.length === keep) break
     const sha = await fileSha256(join(layout.baseDir, b.file)).catch(() => '')
-    if (sha === b.sha256 && typeof b.startLsn === 'string') whole.push(b)
+    // A manifest whose start is not an LSN cannot say which WAL it needs: damaged, as a bad file is.
+    if (sha === b.sha256 && typeof b.startLsn === 'string' && LSN.test(b.startLsn)) whole.push(b)
     else damaged.push(b)
   }
   return { whole, damaged }
