@@ -126,7 +126,7 @@ async function rotateOnce(
   ctx: BenchContext & { pkiDir: string; env: Record<string, string> },
 ): Promise<RunResult> {
   const { generateKeyAndCsr } = await import('../src/agent/key-and-csr.js')
-  const { rotateCa } = await import('../src/lifecycle/ca-rotation.js')
+  const { rotateCa } = await import('../src/lifecycle/ca/ca-rotation.js')
   const { systemClock } = await import('../src/config/clock.js')
   const fleet = await buildFleet(count, `rot-${count}`, ctx)
   const checkSeconds = Math.max(5, Math.ceil(count / options.renewalsPerSecond))

@@ -9,8 +9,8 @@
 // on the database's clock, which is the only clock the sweep reads.
 import { performance } from 'node:perf_hooks'
 
-import { runSweep } from '../src/lifecycle/sweep.js'
-import { DEFAULT_THRESHOLDS } from '../src/lifecycle/thresholds.js'
+import { runSweep } from '../src/lifecycle/node/sweep.js'
+import { DEFAULT_THRESHOLDS } from '../src/lifecycle/node/thresholds.js'
 import { reserveAllocation } from '../src/store/allocations.js'
 import { recordHeartbeats } from '../src/store/heartbeats.js'
 import { createJob } from '../src/store/jobs.js'

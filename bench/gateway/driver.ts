@@ -44,8 +44,8 @@ export async function serve(): Promise<void> {
   const lifted = { perSource: { burst: 100_000, perSecond: 100_000 }, global: { burst: 100_000, perSecond: 100_000 } }
   const pkiDir = process.env.BENCH_PKI_DIR!
   // BENCH_SWEEP=1: the sweeper runs as in `fleetkit gateway serve` (the scale-out bench measures its failover).
-  const { runSweep } = await import('../../src/lifecycle/sweep.js')
-  const { loadSweepThresholds } = await import('../../src/lifecycle/thresholds.js')
+  const { runSweep } = await import('../../src/lifecycle/node/sweep.js')
+  const { loadSweepThresholds } = await import('../../src/lifecycle/node/thresholds.js')
   // FLEETKIT_NODE_UNHEALTHY_AFTER / FLEETKIT_NODE_LOST_AFTER as a served gateway reads them.
   const thresholds = loadSweepThresholds(process.env)
   const sweep = process.env.BENCH_SWEEP === '1' ? { sweep: (pool: pg.Pool) => runSweep(pool, thresholds) } : {}

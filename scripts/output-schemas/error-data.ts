@@ -29,7 +29,7 @@ export interface SyncErrorData {
   report?: SyncReport
 }
 
-/** data of a failed `node check` (src/lifecycle/node-check.ts): the node, its checks job and what the job reported. */
+/** data of a failed `node check` (src/lifecycle/node/node-check.ts): the node, its checks job and what the job reported. */
 export interface NodeCheckErrorData {
   nodeId?: string
   /** @format uuid */

@@ -1,4 +1,4 @@
-// `fleetkit events`: the fleet's event log (src/lifecycle/fleet-events.ts), filtered, and
+// `fleetkit events`: the fleet's event log (src/lifecycle/view/fleet-events.ts), filtered, and
 // followed with --follow until Ctrl-C.
 import { Flags } from '@oclif/core'
 
@@ -7,7 +7,7 @@ import { stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { withDatabase } from '../cli/with-database.js'
 import { systemClock } from '../config/clock.js'
-import type { FleetEvent } from '../lifecycle/fleet-events.js'
+import type { FleetEvent } from '../lifecycle/view/fleet-events.js'
 
 export interface EventsResult {
   events: FleetEvent[]
@@ -40,7 +40,7 @@ it (COMMAND_INTERRUPTED on Ctrl-C, or the failure's code).`
 
   async run(): Promise<EventsResult> {
     const { flags } = await this.parse(Events)
-    const { fleetEvents, followEvents, formatEvent, parseSince } = await import('../lifecycle/fleet-events.js')
+    const { fleetEvents, followEvents, formatEvent, parseSince } = await import('../lifecycle/view/fleet-events.js')
     const since = flags.since === undefined ? undefined : parseSince(flags.since, systemClock.now())
     if (flags.since !== undefined && !since) {
       throw new FleetkitError(

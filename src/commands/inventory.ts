@@ -1,5 +1,5 @@
 // `fleetkit inventory`: write the Ansible inventory and its pinned known_hosts from the definition
-// and the state (src/lifecycle/inventory-files.ts); "--output -" prints the inventory.
+// and the state (src/lifecycle/seed/inventory-files.ts); "--output -" prints the inventory.
 import { dirname } from 'node:path'
 
 import { Flags } from '@oclif/core'
@@ -10,7 +10,7 @@ import { streamSink } from '../cli/stdout-sink.js'
 import { withDatabase } from '../cli/with-database.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { loadDefinition } from '../definition/load.js'
-import type { WriteInventoryResult } from '../lifecycle/inventory-files.js'
+import type { WriteInventoryResult } from '../lifecycle/seed/inventory-files.js'
 
 export default class Inventory extends FleetkitCommand<WriteInventoryResult> {
   static override summary =
@@ -39,7 +39,7 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
     if (toStdout && this.jsonEnabled())
       throw new FleetkitError('USAGE_INVALID', '--output - and --json both want stdout; pass --output FILE with --json')
     const definition = await loadDefinition(flags.definition)
-    const { readStateNodes, writeInventory } = await import('../lifecycle/inventory-files.js')
+    const { readStateNodes, writeInventory } = await import('../lifecycle/seed/inventory-files.js')
     // The database is opened once, read, and closed before anything is written.
     const stateNodes = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, readStateNodes))
     const result = await writeInventory({

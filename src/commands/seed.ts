@@ -1,5 +1,5 @@
 // `fleetkit seed`: render a node's first-boot user-data and register it in the state
-// (src/lifecycle/seed-node.ts); render and stage first, commit, then put the seed in place.
+// (src/lifecycle/seed/seed-node.ts); render and stage first, commit, then put the seed in place.
 import { dirname } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
@@ -12,7 +12,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
 import { loadDefinition } from '../definition/load.js'
 import { systemRng } from '../config/rng.js'
-import type { SeedKind, SeedNodeResult } from '../lifecycle/seed-node.js'
+import type { SeedKind, SeedNodeResult } from '../lifecycle/seed/seed-node.js'
 import { parseSecretTtl } from '../render/ttl.js'
 
 export default class Seed extends FleetkitCommand<SeedNodeResult> {
@@ -91,8 +91,8 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
       )
     }
     const definition = await loadDefinition(flags.definition)
-    const { seedNode } = await import('../lifecycle/seed-node.js')
-    const { readSeedFiles } = await import('../lifecycle/seed-files.js')
+    const { seedNode } = await import('../lifecycle/seed/seed-node.js')
+    const { readSeedFiles } = await import('../lifecycle/seed/seed-files.js')
     const env = envWithStateDir(flags['state-dir'])
     const files = await readSeedFiles(flags.kind as SeedKind, env, definition, dirname(flags.definition))
     const result = await this.withProgress((progress) =>

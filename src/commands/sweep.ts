@@ -1,8 +1,8 @@
-// `fleetkit sweep`: one sweep by hand, the one the gateway runs every 2 s (src/lifecycle/sweep.ts).
+// `fleetkit sweep`: one sweep by hand, the one the gateway runs every 2 s (src/lifecycle/node/sweep.ts).
 import { stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { withDatabase } from '../cli/with-database.js'
-import type { SweepResult } from '../lifecycle/sweep.js'
+import type { SweepResult } from '../lifecycle/node/sweep.js'
 
 export default class Sweep extends FleetkitCommand<SweepResult> {
   static override summary =
@@ -21,8 +21,8 @@ new secret with --reissue; decommission retires them). If another sweep (a gatew
 
   async run(): Promise<SweepResult> {
     const { flags } = await this.parse(Sweep)
-    const { runSweep } = await import('../lifecycle/sweep.js')
-    const { loadSweepThresholds } = await import('../lifecycle/thresholds.js')
+    const { runSweep } = await import('../lifecycle/node/sweep.js')
+    const { loadSweepThresholds } = await import('../lifecycle/node/thresholds.js')
     const thresholds = loadSweepThresholds(process.env)
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) => runSweep(pool, thresholds)),

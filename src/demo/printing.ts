@@ -1,8 +1,8 @@
 // How the demo shows what happens: numbered steps, indented lines, and after each step the fleet as
 // `fleetkit node list` prints it and the events since the last step as `fleetkit events` prints them.
-import { fleetEvents, formatEvent } from '../lifecycle/fleet-events.js'
-import { formatNodeTable } from '../lifecycle/fleet-table.js'
-import { nodeList, type NodeListResult } from '../lifecycle/fleet-view.js'
+import { fleetEvents, formatEvent } from '../lifecycle/view/fleet-events.js'
+import { formatNodeTable } from '../lifecycle/view/fleet-table.js'
+import { nodeList, type NodeListResult } from '../lifecycle/view/fleet-view.js'
 import type { Queryable } from '../store/database.js'
 
 export interface DemoPrinter {

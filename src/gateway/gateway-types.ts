@@ -32,7 +32,7 @@ export interface GatewayOptions {
   embeddedDatabase?: EmbeddedDatabase
   /** Fault injection: runs right after an enrollment committed, before its answer is sent. */
   afterEnrollmentCommit?: () => void
-  /** The sweep (src/lifecycle/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
+  /** The sweep (src/lifecycle/node/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
   sweep?: SweepFunction
   /** The overload signal (event-loop delay in ms) the shedder samples; tests inject one. Default: perf_hooks. */
   eventLoopDelayMs?: () => number

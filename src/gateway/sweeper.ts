@@ -11,7 +11,7 @@ import type { Logger } from '../log/logger.js'
 import { claimSweepLease, releaseSweepLease } from '../store/sweep-leader.js'
 import type { LifecycleMetrics } from './lifecycle-metrics.js'
 
-/** What the gateway needs of a sweep (src/lifecycle/sweep.ts runSweep with its thresholds bound). */
+/** What the gateway needs of a sweep (src/lifecycle/node/sweep.ts runSweep with its thresholds bound). */
 interface SweepOutcome {
   swept: boolean
   unhealthy: { nodeId: string }[]

@@ -22,7 +22,7 @@ const DEFAULT_WAIT_SECONDS = 120
 // A first heartbeat comes within a second or two of the restart: a short poll keeps the wait, which the canary makes everyone pay, short.
 const POLL_MS = 250
 
-/** Statuses whose agent enrolled (lifecycle/secret-reissue.ts): sync never gives them a new secret. */
+/** Statuses whose agent enrolled (lifecycle/node/secret-reissue.ts): sync never gives them a new secret. */
 const ENROLLED: ReadonlySet<string> = new Set(['active', 'unhealthy', 'draining', 'lost'])
 
 /** Whether the run installs the agent on the node: a full run, or --tags naming the agent role. */

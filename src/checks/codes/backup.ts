@@ -1,6 +1,6 @@
-// Failure codes of `fleetkit db backup` and `fleetkit db restore` (src/lifecycle/db-backup.ts,
+// Failure codes of `fleetkit db backup` and `fleetkit db restore` (src/lifecycle/state/db-backup.ts,
 // db-restore.ts; the snapshot itself in src/store/snapshot-*.ts), and of continuous archiving and
-// the restore to a point in time (src/lifecycle/db-archive.ts, src/store/embedded/point-in-time.ts).
+// the restore to a point in time (src/lifecycle/state/db-archive.ts, src/store/embedded/point-in-time.ts).
 import type { FailureCodeSpec } from '../failure-code-spec.js'
 
 export const BACKUP_CODES = {

@@ -1,5 +1,5 @@
 // Failure codes of provisioning, replacing and deleting provider servers and volumes (spec 06;
-// src/lifecycle/node-provision.ts, provision-volume.ts, node-replace.ts, provider-delete.ts,
+// src/lifecycle/provision/node-provision.ts, provision-volume.ts, node-replace.ts, provider-delete.ts,
 // volume-release.ts; docs/runbooks.md "Provisioning").
 import type { FailureCodeSpec } from '../failure-code-spec.js'
 

@@ -1,10 +1,10 @@
-// `fleetkit alloc list`: allocations, active by default (src/lifecycle/allocations.ts).
+// `fleetkit alloc list`: allocations, active by default (src/lifecycle/node/allocations.ts).
 import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { AllocationView } from '../../lifecycle/allocations.js'
+import type { AllocationView } from '../../lifecycle/node/allocations.js'
 
 export interface AllocListResult {
   allocations: AllocationView[]
@@ -30,7 +30,7 @@ export default class AllocList extends FleetkitCommand<AllocListResult> {
 
   async run(): Promise<AllocListResult> {
     const { flags } = await this.parse(AllocList)
-    const { list, formatAllocation } = await import('../../lifecycle/allocations.js')
+    const { list, formatAllocation } = await import('../../lifecycle/node/allocations.js')
     const allocations = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         list(pool, {

@@ -1,10 +1,10 @@
-// `fleetkit alloc release ID`: release one active allocation (src/lifecycle/allocations.ts).
+// `fleetkit alloc release ID`: release one active allocation (src/lifecycle/node/allocations.ts).
 import { Args } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { AllocationView } from '../../lifecycle/allocations.js'
+import type { AllocationView } from '../../lifecycle/node/allocations.js'
 
 export default class AllocRelease extends FleetkitCommand<AllocationView> {
   static override summary =
@@ -15,8 +15,8 @@ export default class AllocRelease extends FleetkitCommand<AllocationView> {
 
   async run(): Promise<AllocationView> {
     const { args, flags } = await this.parse(AllocRelease)
-    const { release } = await import('../../lifecycle/allocations.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { release } = await import('../../lifecycle/node/allocations.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const a = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) => release(pool, args.id, actorOf(process.env))),
     )

@@ -1,10 +1,10 @@
-// `fleetkit alloc reserve`: reserve capacity on a schedulable node (src/lifecycle/allocations.ts).
+// `fleetkit alloc reserve`: reserve capacity on a schedulable node (src/lifecycle/node/allocations.ts).
 import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { AllocationView } from '../../lifecycle/allocations.js'
+import type { AllocationView } from '../../lifecycle/node/allocations.js'
 
 export default class AllocReserve extends FleetkitCommand<AllocationView> {
   static override summary = 'Reserve capacity on a node for an owner (a CI scheduler, an application platform).'
@@ -24,8 +24,8 @@ ALLOCATION_OVER_CAPACITY when the node's capacity less its active allocations ca
 
   async run(): Promise<AllocationView> {
     const { flags } = await this.parse(AllocReserve)
-    const { reserve, formatAllocation } = await import('../../lifecycle/allocations.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { reserve, formatAllocation } = await import('../../lifecycle/node/allocations.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const { FleetkitError } = await import('../../checks/fleetkit-error.js')
     const cpu = Number(flags.cpu)
     if (!/^\d{1,6}(\.\d{1,2})?$/.test(flags.cpu) || !Number.isFinite(cpu))

@@ -1,5 +1,5 @@
 // `fleetkit ca operator-cert NAME`: a client certificate for the gateway's operator API
-// (src/lifecycle/operator-cert.ts).
+// (src/lifecycle/ca/operator-cert.ts).
 import { join } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
@@ -9,7 +9,7 @@ import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
 import { resolveStateDir } from '../../config/state-dir.js'
-import type { OperatorCertResult } from '../../lifecycle/operator-cert.js'
+import type { OperatorCertResult } from '../../lifecycle/ca/operator-cert.js'
 
 export default class CaOperatorCert extends FleetkitCommand<OperatorCertResult> {
   static override summary = "Issue a client certificate for the gateway's operator API (allocations over HTTPS)."
@@ -33,8 +33,8 @@ certificate with the fleet CA and records its fingerprint: the agent listener th
 
   async run(): Promise<OperatorCertResult> {
     const { args, flags } = await this.parse(CaOperatorCert)
-    const { issueOperatorCertificate } = await import('../../lifecycle/operator-cert.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { issueOperatorCertificate } = await import('../../lifecycle/ca/operator-cert.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const env = envWithStateDir(flags['state-dir'])
     const pkiDir = pkiDirOf(flags)
     const outDir = flags.out ?? join(resolveStateDir(env), 'operators')

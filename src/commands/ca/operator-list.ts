@@ -5,7 +5,7 @@ import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
-import type { OperatorListResult } from '../../lifecycle/operator-revoke.js'
+import type { OperatorListResult } from '../../lifecycle/ca/operator-revoke.js'
 
 export default class CaOperatorList extends FleetkitCommand<OperatorListResult> {
   static override summary = 'List operator client certificates: name, serial, expiry, live, expired or revoked.'
@@ -20,7 +20,7 @@ export default class CaOperatorList extends FleetkitCommand<OperatorListResult> 
 
   async run(): Promise<OperatorListResult> {
     const { flags } = await this.parse(CaOperatorList)
-    const { listOperators } = await import('../../lifecycle/operator-revoke.js')
+    const { listOperators } = await import('../../lifecycle/ca/operator-revoke.js')
     const r = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         listOperators({ pool, ...(flags.name === undefined ? {} : { name: flags.name }), now: systemClock.now() }),

@@ -1,12 +1,12 @@
 // `fleetkit ca operator-revoke NAME [--serial S]`: end an operator certificate's access to the
-// operator API (src/lifecycle/operator-revoke.ts).
+// operator API (src/lifecycle/ca/operator-revoke.ts).
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
-import type { OperatorRevokeResult } from '../../lifecycle/operator-revoke.js'
+import type { OperatorRevokeResult } from '../../lifecycle/ca/operator-revoke.js'
 
 export default class CaOperatorRevoke extends FleetkitCommand<OperatorRevokeResult> {
   static override summary =
@@ -27,8 +27,8 @@ operator_refused). OPERATOR_CERT_UNKNOWN when NAME has no live certificate (noth
 
   async run(): Promise<OperatorRevokeResult> {
     const { args, flags } = await this.parse(CaOperatorRevoke)
-    const { revokeOperatorCertificate } = await import('../../lifecycle/operator-revoke.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { revokeOperatorCertificate } = await import('../../lifecycle/ca/operator-revoke.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const r = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         revokeOperatorCertificate({

@@ -1,5 +1,5 @@
 // `fleetkit ca rotate`: the two-phase CA rotation (begin, complete, abort, status) of spec 05;
-// the work is src/lifecycle/ca-rotation.ts, this file parses flags and prints.
+// the work is src/lifecycle/ca/ca-rotation.ts, this file parses flags and prints.
 import { Flags } from '@oclif/core'
 
 import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
@@ -8,7 +8,7 @@ import { withDatabase } from '../../cli/with-database.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { systemClock } from '../../config/clock.js'
 import { sleepUnlessAborted } from '../../config/abortable-sleep.js'
-import type { CaRotateResult, RotatePhase } from '../../lifecycle/ca-rotation.js'
+import type { CaRotateResult, RotatePhase } from '../../lifecycle/ca/ca-rotation.js'
 
 const PHASES = ['begin', 'complete', 'abort', 'status'] as const
 
@@ -68,7 +68,7 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
         actions: ['fleetkit ca rotate --help'],
       })
     const pkiDir = pkiDirOf(flags)
-    const { rotateCa } = await import('../../lifecycle/ca-rotation.js')
+    const { rotateCa } = await import('../../lifecycle/ca/ca-rotation.js')
     const signal = flags.wait ? this.interruptible() : new AbortController().signal
     // The progress of opening the database ends before the work, whose own reports (--wait) follow it.
     const opening = this.progress()

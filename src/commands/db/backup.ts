@@ -1,11 +1,11 @@
 // `fleetkit db backup [--out FILE]`: the state database and the PKI directory in one file
-// (src/lifecycle/db-backup.ts).
+// (src/lifecycle/state/db-backup.ts).
 import { Flags } from '@oclif/core'
 
 import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { BackupResult } from '../../lifecycle/db-backup.js'
+import type { BackupResult } from '../../lifecycle/state/db-backup.js'
 
 export default class DbBackup extends FleetkitCommand<BackupResult> {
   static override summary = 'Back up the state database and the PKI directory into one file (0600).'
@@ -29,7 +29,7 @@ restore brings back and what it forgets.`
 
   async run(): Promise<BackupResult> {
     const { flags } = await this.parse(DbBackup)
-    const { backupState, defaultBackupName } = await import('../../lifecycle/db-backup.js')
+    const { backupState, defaultBackupName } = await import('../../lifecycle/state/db-backup.js')
     const now = new Date()
     const pkiDir = pkiDirOf(flags)
     const r = await this.withProgress((progress) =>

@@ -1,5 +1,5 @@
 // `fleetkit db restore FILE [--force]`: the state database and PKI directory from `fleetkit db
-// backup` (src/lifecycle/db-restore.ts); `fleetkit db restore --to TIME`: the embedded server's
+// backup` (src/lifecycle/state/db-restore.ts); `fleetkit db restore --to TIME`: the embedded server's
 // database as it was at TIME, from its WAL archive (src/store/embedded/point-in-time.ts).
 import { Args, Flags } from '@oclif/core'
 
@@ -8,7 +8,7 @@ import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { resolveStateDir } from '../../config/state-dir.js'
-import type { DbRestoreOutput } from '../../lifecycle/db-restore.js'
+import type { DbRestoreOutput } from '../../lifecycle/state/db-restore.js'
 
 export default class DbRestore extends FleetkitCommand<DbRestoreOutput> {
   static override summary =
@@ -59,8 +59,8 @@ touched.`
     }
     if (flags.to !== undefined) return this.toTime(flags.to, flags.archive, flags['state-dir'])
     const file = args.file!
-    const { restoreState } = await import('../../lifecycle/db-restore.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { restoreState } = await import('../../lifecycle/state/db-restore.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const pkiDir = pkiDirOf(flags)
     const r = await this.withProgress((progress) =>
       withDatabase(

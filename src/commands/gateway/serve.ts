@@ -23,8 +23,8 @@ Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
   async run(): Promise<ServeResult> {
     const { flags } = await this.parse(GatewayServe)
     const { serveGateway } = await import('../../gateway/serve.js')
-    const { runSweep } = await import('../../lifecycle/sweep.js')
-    const { loadSweepThresholds } = await import('../../lifecycle/thresholds.js')
+    const { runSweep } = await import('../../lifecycle/node/sweep.js')
+    const { loadSweepThresholds } = await import('../../lifecycle/node/thresholds.js')
     const env = envWithStateDir(flags['state-dir'])
     // Checked before anything starts: a bad threshold refuses to serve rather than sweep wrongly.
     const thresholds = loadSweepThresholds(env)

@@ -1,11 +1,11 @@
 // `fleetkit node admit NODE`: make an active, recently heard-from node with capacity schedulable
-// (src/lifecycle/node-admit.ts); --definition records its capacity from fleet.yaml first.
+// (src/lifecycle/node/node-admit.ts); --definition records its capacity from fleet.yaml first.
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { TransitionResult } from '../../lifecycle/node-transition.js'
+import type { TransitionResult } from '../../lifecycle/node/node-transition.js'
 
 export default class NodeAdmit extends FleetkitCommand<TransitionResult> {
   static override summary =
@@ -31,9 +31,9 @@ draining node is taken back with node undrain first (active again, its checks ca
 
   async run(): Promise<TransitionResult> {
     const { args, flags } = await this.parse(NodeAdmit)
-    const { admitNode } = await import('../../lifecycle/node-admit.js')
-    const { capacityFromDefinition } = await import('../../lifecycle/node-capacity.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { admitNode } = await import('../../lifecycle/node/node-admit.js')
+    const { capacityFromDefinition } = await import('../../lifecycle/node/node-capacity.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const capacity = flags.definition ? await capacityFromDefinition(flags.definition, args.node) : undefined
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>

@@ -1,11 +1,11 @@
 // `fleetkit node check`: run the host checks on a node through its agent and print each result
-// (src/lifecycle/node-check.ts); an interrupt withdraws the queued job.
+// (src/lifecycle/node/node-check.ts); an interrupt withdraws the queued job.
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { systemClock } from '../../config/clock.js'
-import type { NodeCheckResult } from '../../lifecycle/node-check.js'
+import type { NodeCheckResult } from '../../lifecycle/node/node-check.js'
 
 export default class NodeCheck extends FleetkitCommand<NodeCheckResult> {
   static override summary = "Run the host check suite on a node through its agent and print each check's result."
@@ -27,7 +27,7 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
   async run(): Promise<NodeCheckResult> {
     const { args, flags } = await this.parse(NodeCheck)
     const { openDatabase } = await import('../../store/database.js')
-    const { runNodeCheck, formatCheck } = await import('../../lifecycle/node-check.js')
+    const { runNodeCheck, formatCheck } = await import('../../lifecycle/node/node-check.js')
     // The first Ctrl-C or SIGTERM withdraws the job and ends the command; a second one exits at once.
     const interrupt = this.interruptible()
     const database = await this.withProgress((progress) =>

@@ -1,12 +1,12 @@
 // `fleetkit node decommission NODE [--wait S]`: retire a node, revoking every certificate, once
-// it holds no allocations or live leases (src/lifecycle/node-decommission.ts).
+// it holds no allocations or live leases (src/lifecycle/node/node-decommission.ts).
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag, yesFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
-import type { DecommissionResult } from '../../lifecycle/node-decommission.js'
+import type { DecommissionResult } from '../../lifecycle/node/node-decommission.js'
 
 export default class NodeDecommission extends FleetkitCommand<DecommissionResult> {
   static override summary =
@@ -49,8 +49,8 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
 
   async run(): Promise<DecommissionResult> {
     const { args, flags } = await this.parse(NodeDecommission)
-    const { decommissionNode } = await import('../../lifecycle/node-decommission.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { decommissionNode } = await import('../../lifecycle/node/node-decommission.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const { providerClient } = await import('../../provider/provider-client.js')
     const signal = this.interruptible()
     const result = await this.withProgress((progress) =>

@@ -1,12 +1,12 @@
 // `fleetkit node drain NODE [--wait S]`: no new leases or reservations; jobs it holds finish
-// (src/lifecycle/node-drain.ts).
+// (src/lifecycle/node/node-drain.ts).
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
-import type { DrainResult } from '../../lifecycle/node-drain.js'
+import type { DrainResult } from '../../lifecycle/node/node-drain.js'
 
 export default class NodeDrain extends FleetkitCommand<DrainResult> {
   static override summary =
@@ -26,8 +26,8 @@ node undrain takes it back (active, not schedulable), node admit then schedules 
 
   async run(): Promise<DrainResult> {
     const { args, flags } = await this.parse(NodeDrain)
-    const { drainNode } = await import('../../lifecycle/node-drain.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { drainNode } = await import('../../lifecycle/node/node-drain.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const signal = this.interruptible()
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>

@@ -1,11 +1,11 @@
 // `fleetkit node list`: every node with its status, pool, region, heartbeat age, agent version,
-// certificate expiry and capacity reserved of total (src/lifecycle/fleet-view.ts).
+// certificate expiry and capacity reserved of total (src/lifecycle/view/fleet-view.ts).
 import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { NodeListResult } from '../../lifecycle/fleet-view.js'
+import type { NodeListResult } from '../../lifecycle/view/fleet-view.js'
 import { NODE_STATUSES, type NodeStatus } from '../../store/nodes.js'
 
 export default class NodeList extends FleetkitCommand<NodeListResult> {
@@ -37,8 +37,8 @@ provision), SERVER the Hetzner Cloud server id, VOLUME the volume of --volume (i
 
   async run(): Promise<NodeListResult> {
     const { flags } = await this.parse(NodeList)
-    const { nodeList } = await import('../../lifecycle/fleet-view.js')
-    const { formatNodeTable } = await import('../../lifecycle/fleet-table.js')
+    const { nodeList } = await import('../../lifecycle/view/fleet-view.js')
+    const { formatNodeTable } = await import('../../lifecycle/view/fleet-table.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         nodeList(pool, {

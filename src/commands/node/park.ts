@@ -1,10 +1,10 @@
-// `fleetkit node park NODE` (src/lifecycle/node-park.ts).
+// `fleetkit node park NODE` (src/lifecycle/node/node-park.ts).
 import { Args } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { TransitionResult } from '../../lifecycle/node-transition.js'
+import type { TransitionResult } from '../../lifecycle/node/node-transition.js'
 
 export default class NodePark extends FleetkitCommand<TransitionResult> {
   static override summary =
@@ -18,8 +18,8 @@ export default class NodePark extends FleetkitCommand<TransitionResult> {
 
   async run(): Promise<TransitionResult> {
     const { args, flags } = await this.parse(NodePark)
-    const { parkNode } = await import('../../lifecycle/node-park.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { parkNode } = await import('../../lifecycle/node/node-park.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         parkNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),

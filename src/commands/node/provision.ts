@@ -1,5 +1,5 @@
 // `fleetkit node provision NODE` and `--resume NODE`: create the node's Hetzner Cloud server from
-// its agent seed and wait for its enrollment, durably (src/lifecycle/node-provision.ts).
+// its agent seed and wait for its enrollment, durably (src/lifecycle/provision/node-provision.ts).
 import { dirname } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
@@ -9,7 +9,7 @@ import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { loadDefinition } from '../../definition/load.js'
-import type { ProvisionResult } from '../../lifecycle/provision-result.js'
+import type { ProvisionResult } from '../../lifecycle/provision/provision-result.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
 
 const list = (text: string | undefined) =>
@@ -55,9 +55,9 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
 
   async run(): Promise<ProvisionResult> {
     const { args, flags } = await this.parse(NodeProvision)
-    const { provisionNode } = await import('../../lifecycle/node-provision.js')
-    const { declaredNode, parseVolumeSize, parseWait } = await import('../../lifecycle/provision-plan.js')
-    const { readSeedFiles } = await import('../../lifecycle/seed-files.js')
+    const { provisionNode } = await import('../../lifecycle/provision/node-provision.js')
+    const { declaredNode, parseVolumeSize, parseWait } = await import('../../lifecycle/provision/provision-plan.js')
+    const { readSeedFiles } = await import('../../lifecycle/seed/seed-files.js')
     const { provisionRuntime } = await import('../../cli/provision-runtime.js')
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
     const waitMs = flags['no-wait'] ? 0 : parseWait(flags.wait)

@@ -1,5 +1,5 @@
 // `fleetkit node replace NODE [--as NEW]`: a like-for-like node provisioned and enrolled, then the
-// old one drained (src/lifecycle/node-replace.ts).
+// old one drained (src/lifecycle/provision/node-replace.ts).
 import { dirname } from 'node:path'
 
 import { Args, Flags } from '@oclif/core'
@@ -8,7 +8,7 @@ import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { loadDefinition } from '../../definition/load.js'
-import type { ReplaceResult } from '../../lifecycle/node-replace.js'
+import type { ReplaceResult } from '../../lifecycle/provision/node-replace.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
 
 export default class NodeReplace extends FleetkitCommand<ReplaceResult> {
@@ -29,10 +29,10 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
 
   async run(): Promise<ReplaceResult> {
     const { args, flags } = await this.parse(NodeReplace)
-    const { replaceNode } = await import('../../lifecycle/node-replace.js')
-    const { parseWait } = await import('../../lifecycle/provision-plan.js')
-    const { readSeedFiles } = await import('../../lifecycle/seed-files.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { replaceNode } = await import('../../lifecycle/provision/node-replace.js')
+    const { parseWait } = await import('../../lifecycle/provision/provision-plan.js')
+    const { readSeedFiles } = await import('../../lifecycle/seed/seed-files.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const { provisionRuntime } = await import('../../cli/provision-runtime.js')
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
     const waitMs = parseWait(flags.wait)

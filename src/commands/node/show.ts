@@ -1,11 +1,11 @@
 // `fleetkit node show NODE`: one node's facts, certificates, recent jobs, active allocations
-// and last events (src/lifecycle/fleet-view.ts).
+// and last events (src/lifecycle/view/fleet-view.ts).
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { NodeShowResult } from '../../lifecycle/fleet-view.js'
+import type { NodeShowResult } from '../../lifecycle/view/fleet-view.js'
 
 export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   static override summary =
@@ -22,8 +22,8 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
 
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
-    const { nodeShow } = await import('../../lifecycle/fleet-view.js')
-    const { age, describeProvision } = await import('../../lifecycle/fleet-table.js')
+    const { nodeShow } = await import('../../lifecycle/view/fleet-view.js')
+    const { age, describeProvision } = await import('../../lifecycle/view/fleet-table.js')
     const r = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) => nodeShow(pool, args.node, { events: flags.events })),
     )

@@ -1,5 +1,5 @@
 // `fleetkit node token`: issue a node a single-use enrollment secret and print it once
-// (src/lifecycle/node-token.ts); printed only after its hash is stored, refused past provisioning without --reissue.
+// (src/lifecycle/node/node-token.ts); printed only after its hash is stored, refused past provisioning without --reissue.
 import { Args, Flags } from '@oclif/core'
 
 import { definitionFlag, envWithStateDir, stateDirFlag, yesFlag } from '../../cli/flags.js'
@@ -8,7 +8,7 @@ import { streamSink } from '../../cli/stdout-sink.js'
 import { withDatabase } from '../../cli/with-database.js'
 import { systemClock } from '../../config/clock.js'
 import { loadDefinition } from '../../definition/load.js'
-import type { NodeTokenResult } from '../../lifecycle/node-token.js'
+import type { NodeTokenResult } from '../../lifecycle/node/node-token.js'
 import { systemRng } from '../../config/rng.js'
 import { parseSecretTtl } from '../../render/ttl.js'
 
@@ -46,7 +46,7 @@ A reissue to an enrolled node cannot be undone (whoever holds the secret can rep
   async run(): Promise<NodeTokenResult> {
     const { args, flags } = await this.parse(NodeToken)
     const ttlMs = parseSecretTtl(flags.ttl)
-    const { issueNodeToken } = await import('../../lifecycle/node-token.js')
+    const { issueNodeToken } = await import('../../lifecycle/node/node-token.js')
     const { outputLostAfterCommit } = await import('../../lifecycle/output-sink.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>

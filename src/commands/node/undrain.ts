@@ -1,11 +1,11 @@
 // `fleetkit node undrain NODE`: a draining node back in service, active but not schedulable
-// until `node admit` (src/lifecycle/node-drain.ts).
+// until `node admit` (src/lifecycle/node/node-drain.ts).
 import { Args } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { withDatabase } from '../../cli/with-database.js'
-import type { TransitionResult } from '../../lifecycle/node-transition.js'
+import type { TransitionResult } from '../../lifecycle/node/node-transition.js'
 
 export default class NodeUndrain extends FleetkitCommand<TransitionResult> {
   static override summary =
@@ -24,8 +24,8 @@ comes back with node unpark, a lost one with node admit once it heartbeats.`
 
   async run(): Promise<TransitionResult> {
     const { args, flags } = await this.parse(NodeUndrain)
-    const { undrainNode } = await import('../../lifecycle/node-drain.js')
-    const { actorOf } = await import('../../lifecycle/secret-reissue.js')
+    const { undrainNode } = await import('../../lifecycle/node/node-drain.js')
+    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         undrainNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),

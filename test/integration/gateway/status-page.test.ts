@@ -12,7 +12,7 @@ import { Client } from 'pg'
 import { chromium, type Browser } from 'playwright-core'
 
 import { systemClock } from '../../../src/config/clock.js'
-import { drainNode } from '../../../src/lifecycle/node-drain.js'
+import { drainNode } from '../../../src/lifecycle/node/node-drain.js'
 import { packagePath } from '../../../src/package-root.js'
 import { reserveAllocation } from '../../../src/store/allocations.js'
 import { appendEvent } from '../../../src/store/events.js'

@@ -7,7 +7,7 @@ import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { enableArchiving, takeArchiveBaseBackup } from '../../../src/lifecycle/db-archive.js'
+import { enableArchiving, takeArchiveBaseBackup } from '../../../src/lifecycle/state/db-archive.js'
 import { fileSha256 } from '../../../src/store/embedded/base-backup.js'
 import { openDatabase, type Database } from '../../../src/store/database.js'
 import { restoreToTime } from '../../../src/store/embedded/point-in-time.js'

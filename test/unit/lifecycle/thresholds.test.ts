@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 
-import { parseSince } from '../../../src/lifecycle/fleet-events.js'
-import { age } from '../../../src/lifecycle/fleet-table.js'
-import { DEFAULT_THRESHOLDS, loadSweepThresholds } from '../../../src/lifecycle/thresholds.js'
+import { parseSince } from '../../../src/lifecycle/view/fleet-events.js'
+import { age } from '../../../src/lifecycle/view/fleet-table.js'
+import { DEFAULT_THRESHOLDS, loadSweepThresholds } from '../../../src/lifecycle/node/thresholds.js'
 
 describe('lifecycle: sweep thresholds, --since, ages', () => {
   it('defaults to 90 s unhealthy and 300 s lost; reads both variables', () => {

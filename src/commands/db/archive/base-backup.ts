@@ -1,5 +1,5 @@
 // `fleetkit db archive base-backup`: a base backup of the running embedded server into the archive
-// directory (src/lifecycle/db-archive.ts); schedule it, a restore to a time starts from the last one before it.
+// directory (src/lifecycle/state/db-archive.ts); schedule it, a restore to a time starts from the last one before it.
 import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
 import { withRestartableEmbedded } from '../../../cli/with-database.js'
@@ -19,7 +19,7 @@ restores short.`
 
   async run(): Promise<BaseBackupManifest> {
     const { flags } = await this.parse(DbArchiveBaseBackup)
-    const { takeArchiveBaseBackup } = await import('../../../lifecycle/db-archive.js')
+    const { takeArchiveBaseBackup } = await import('../../../lifecycle/state/db-archive.js')
     const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
       takeArchiveBaseBackup(context),
     )

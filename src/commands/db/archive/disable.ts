@@ -1,8 +1,8 @@
-// `fleetkit db archive disable`: the embedded server stops archiving its WAL (src/lifecycle/db-archive.ts).
+// `fleetkit db archive disable`: the embedded server stops archiving its WAL (src/lifecycle/state/db-archive.ts).
 import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
 import { withRestartableEmbedded } from '../../../cli/with-database.js'
-import type { ArchiveDisableResult } from '../../../lifecycle/db-archive.js'
+import type { ArchiveDisableResult } from '../../../lifecycle/state/db-archive.js'
 
 export default class DbArchiveDisable extends FleetkitCommand<ArchiveDisableResult> {
   static override summary = 'Stop archiving the embedded server WAL (the archive directory is left as it is).'
@@ -16,7 +16,7 @@ to a time before now still works from it with --archive DIR. A no-op when archiv
 
   async run(): Promise<ArchiveDisableResult> {
     const { flags } = await this.parse(DbArchiveDisable)
-    const { disableArchiving } = await import('../../../lifecycle/db-archive.js')
+    const { disableArchiving } = await import('../../../lifecycle/state/db-archive.js')
     const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
       disableArchiving(context),
     )

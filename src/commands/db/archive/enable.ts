@@ -1,11 +1,11 @@
 // `fleetkit db archive enable DIR`: the embedded server archives every finished WAL segment into DIR
-// and a first base backup is taken there (src/lifecycle/db-archive.ts).
+// and a first base backup is taken there (src/lifecycle/state/db-archive.ts).
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
 import { withRestartableEmbedded } from '../../../cli/with-database.js'
-import type { ArchiveEnableResult } from '../../../lifecycle/db-archive.js'
+import type { ArchiveEnableResult } from '../../../lifecycle/state/db-archive.js'
 
 export default class DbArchiveEnable extends FleetkitCommand<ArchiveEnableResult> {
   static override summary = 'Archive the embedded server WAL into a directory and take a first base backup there.'
@@ -36,7 +36,7 @@ one before the time asked for. Running it again with the same settings only take
 
   async run(): Promise<ArchiveEnableResult> {
     const { args, flags } = await this.parse(DbArchiveEnable)
-    const { enableArchiving } = await import('../../../lifecycle/db-archive.js')
+    const { enableArchiving } = await import('../../../lifecycle/state/db-archive.js')
     const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
       enableArchiving({ ...context, dir: args.dir, archiveTimeoutSeconds: flags['archive-timeout'] }),
     )

@@ -35,7 +35,7 @@ Needs only the files, not the server; waits for a restore to a time that is read
 
   async run(): Promise<ArchivePruneResult> {
     const { flags } = await this.parse(DbArchivePrune)
-    const { pruneArchiveOf } = await import('../../../lifecycle/db-archive.js')
+    const { pruneArchiveOf } = await import('../../../lifecycle/state/db-archive.js')
     const stateDir = flags['state-dir']?.trim() ? flags['state-dir'] : resolveStateDir(process.env)
     const r = await this.withProgress((progress) =>
       pruneArchiveOf({

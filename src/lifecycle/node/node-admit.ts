@@ -1,0 +1,114 @@
+// `fleetkit node admit NODE`: make a node schedulable only if it is active (or a lost node that
+// is talking again), heartbeated within 60 s on the database's clock, not failing its checks,
+// and with capacity. Every condition is checked before anything is written.
+import type pg from 'pg'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { appendEvent } from '../../store/events.js'
+import { latestChecksJob, recordNodeCapacity, writeNodeLifecycle } from '../../store/node-lifecycle.js'
+import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
+import { ADMIT_FRESH_SECONDS } from './thresholds.js'
+
+export interface AdmitOptions {
+  pool: pg.Pool
+  nodeId: string
+  actor: string
+  /** Capacity from the definition (maxCapacity, else the server type less the host reserve), recorded before the check. */
+  capacity?: { cpu: number; memoryMib: number; diskGib: number }
+}
+
+export async function admitNode(options: AdmitOptions): Promise<TransitionResult> {
+  const { nodeId } = options
+  return withLockedNode(options.pool, nodeId, async (client, node) => {
+    const returning =
+      node.status === 'lost' && node.lastSeenAt !== null && node.lostAt !== null && node.lastSeenAt > node.lostAt
+    if (node.status !== 'active' && !returning) {
+      throw stateConflict(
+        node,
+        'admit',
+        ['active', 'lost (heard from since it was lost)'],
+        node.status === 'unhealthy'
+          ? `fleetkit-agent doctor (on ${nodeId})`
+          : node.status === 'draining'
+            ? `fleetkit node undrain ${nodeId}   (back to active; then admit it)`
+            : node.status === 'parked'
+              ? `fleetkit node unpark ${nodeId}`
+              : undefined,
+      )
+    }
+    if (node.silentSeconds === null || node.silentSeconds > ADMIT_FRESH_SECONDS) {
+      const when =
+        node.silentSeconds === null ? 'never heartbeated' : `last heartbeated ${Math.round(node.silentSeconds)} s ago`
+      throw new FleetkitError(
+        'NODE_SILENT',
+        `cannot admit ${nodeId}: it ${when} (admit needs a heartbeat within ${ADMIT_FRESH_SECONDS} s)`,
+        {
+          actions: [`fleetkit-agent doctor (on ${nodeId})`, `fleetkit node show ${nodeId}`],
+          data: {
+            nodeId,
+            silentSeconds: node.silentSeconds === null ? null : Math.round(node.silentSeconds),
+            limitSeconds: ADMIT_FRESH_SECONDS,
+          },
+        },
+      )
+    }
+    const checks = await latestChecksJob(client, nodeId)
+    const failing = checks ? failingChecks(checks) : []
+    if (failing.length > 0) {
+      throw new FleetkitError(
+        'NODE_CHECKS_FAILING',
+        `cannot admit ${nodeId}: its latest host checks failed (${failing.join(', ')})`,
+        {
+          actions: [`fleetkit node check ${nodeId}`, 'fleetkit checks'],
+          data: { nodeId, jobId: checks!.id, failing },
+        },
+      )
+    }
+    const capacity =
+      options.capacity ??
+      (node.capacityCpu === null || node.capacityMemoryMib === null || node.capacityDiskGib === null
+        ? undefined
+        : { cpu: node.capacityCpu, memoryMib: node.capacityMemoryMib, diskGib: node.capacityDiskGib })
+    if (!capacity || capacity.cpu <= 0 || capacity.memoryMib <= 0 || capacity.diskGib <= 0) {
+      throw new FleetkitError('NODE_CAPACITY_UNKNOWN', `cannot admit ${nodeId}: no capacity is recorded for it`, {
+        actions: [
+          `fleetkit node admit ${nodeId} --definition fleet.yaml (with maxCapacity or a serverType for the node)`,
+        ],
+        data: { nodeId, capacity: capacity ?? null },
+      })
+    }
+    if (options.capacity) await recordNodeCapacity(client, nodeId, options.capacity)
+    const after = await writeNodeLifecycle(client, nodeId, {
+      status: 'active',
+      schedulable: true,
+      clearLost: returning,
+    })
+    const result = transition(
+      node,
+      'admit',
+      after,
+      `${nodeId}: admitted, schedulable with cpu ${capacity.cpu}, memory ${capacity.memoryMib} MiB, disk ${capacity.diskGib} GiB${returning ? ' (back from lost)' : ''}`,
+    )
+    if (result.changed || options.capacity) {
+      await appendEvent(client, {
+        kind: 'node_admitted',
+        nodeId,
+        data: {
+          from: node.status,
+          capacity: { cpu: capacity.cpu, memory_mib: capacity.memoryMib, disk_gib: capacity.diskGib },
+          actor: options.actor,
+        },
+      })
+    } else {
+      result.message = `${nodeId}: already admitted; nothing changed`
+    }
+    return result
+  })
+}
+
+/** Check IDs that failed in a finished checks job, or the job itself when it failed. */
+function failingChecks(job: { status: string; result: Record<string, unknown> | null }): string[] {
+  if (job.status === 'failed') return ['job failed']
+  const checks = Array.isArray(job.result?.checks) ? (job.result.checks as { id?: unknown; status?: unknown }[]) : []
+  return checks.filter((c) => c.status === 'fail').map((c) => String(c.id).slice(0, 64))
+}

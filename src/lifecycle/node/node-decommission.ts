@@ -1,0 +1,183 @@
+// `fleetkit node decommission NODE [--wait S]`: refused while the node holds active allocations
+// or live leases (waited for with --wait); then, in one transaction holding the node row FOR
+// UPDATE: check again, revoke every certificate, fail its queued jobs, set `retired`.
+// Only after that commit are its provider volume detached (kept, or deleted with --delete-volume:
+// volume-release.ts) and its server deleted (provider-delete.ts), a failed step retried by running
+// it again; rows, certificates and events are kept.
+import type pg from 'pg'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { Clock } from '../../config/clock.js'
+import { revokeNodeCertificates } from '../../store/certificates.js'
+import { appendEvent } from '../../store/events.js'
+import { failQueuedJobs, nodeHoldings, writeNodeLifecycle } from '../../store/node-lifecycle.js'
+import { getProvisionRow, markDeletePending } from '../../store/provisioning.js'
+import {
+  type Confirm,
+  stateConflict,
+  transition,
+  type TransitionResult,
+  unknownNode,
+  withLockedNode,
+} from './node-transition.js'
+import { deleteProviderServer, owesProviderDelete, type ProviderFactory, tokenError } from './provider-delete.js'
+import { waitFor, type WaitOptions } from '../wait.js'
+import { deleteNodeVolume, detachNodeVolume, owesVolumeRelease, type VolumeRelease } from './volume-release.js'
+
+export interface DecommissionResult extends TransitionResult {
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  revokedCertificates: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  failedQueuedJobs: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  waitedSeconds?: number
+  /** The provider servers deleted by this run (by recorded ID, else by the node's label); absent when none was owed. */
+  deletedServers?: number[]
+  /** The node's provider volume this run detached (kept unless --delete-volume) or deleted; absent when none was owed. */
+  volume?: VolumeRelease
+}
+
+const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
+
+export async function decommissionNode(
+  options: {
+    pool: pg.Pool
+    nodeId: string
+    actor: string
+    clock: Clock
+    waitSeconds?: number
+    /** Asked before a node is retired (not for one already retired): the id is never usable again. */
+    confirm?: Confirm
+    /** The Hetzner client, built only for a node with a server to delete (PROVIDER_TOKEN_MISSING before any change). */
+    provider?: ProviderFactory
+    /** Delete the node's volume once detached (its data is gone); without it the volume is kept. */
+    deleteVolume?: boolean
+    /** How often provider actions (the volume's detach) are polled. */
+    actionPollMs?: number
+  } & WaitOptions,
+): Promise<DecommissionResult> {
+  const { pool, nodeId } = options
+  const before = await getProvisionRow(pool, nodeId)
+  if (!before) throw await unknownNode(pool, nodeId)
+  if (!(DECOMMISSIONABLE as readonly string[]).includes(before.status))
+    throw stateConflict(before, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
+  const deleteVolume = options.deleteVolume ?? false
+  // The token before anything changes: a node with a server or volume to release is refused without one.
+  let hetzner: ReturnType<ProviderFactory> | undefined
+  if (owesProviderDelete(before) || owesVolumeRelease(before, deleteVolume)) {
+    try {
+      if (!options.provider) throw new FleetkitError('PROVIDER_TOKEN_MISSING', 'no provider client', { data: {} })
+      hetzner = options.provider()
+    } catch (error) {
+      throw tokenError(nodeId, error)
+    }
+  }
+  const deletesData = deleteVolume && before.providerVolumeId !== null && owesVolumeRelease(before, true)
+  if ((before.status !== 'retired' || deletesData) && options.confirm) {
+    const retire =
+      before.status === 'retired'
+        ? `${nodeId} is retired`
+        : `retire ${nodeId} (${before.status}): every certificate of it is revoked, its queued jobs fail, and the id ${nodeId} can never be enrolled again`
+    await options.confirm({
+      what: `${retire}${deletesData ? `; its volume ${before.providerVolumeId} is deleted with all its data` : ''}`,
+      command: `fleetkit node decommission ${nodeId}${deleteVolume ? ' --delete-volume' : ''} --yes`,
+      data: { nodeId, status: before.status, ...(deletesData ? { volumeId: Number(before.providerVolumeId) } : {}) },
+    })
+  }
+  let waitedSeconds: number | undefined
+  if (options.waitSeconds !== undefined) {
+    const started = options.clock.now().getTime()
+    await waitFor({
+      ...options,
+      timeoutSeconds: options.waitSeconds,
+      probe: () => nodeHoldings(pool, nodeId),
+      done: (h) => h.activeAllocations.length === 0 && h.liveLeases.length === 0,
+    })
+    waitedSeconds = Math.round((options.clock.now().getTime() - started) / 1000)
+  }
+  const retired = await withLockedNode(pool, nodeId, async (client, node) => {
+    if (!(DECOMMISSIONABLE as readonly string[]).includes(node.status))
+      throw stateConflict(node, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
+    // Checked again under the row lock: a reservation cannot slip in between the check and the retirement.
+    const holdings = await nodeHoldings(client, nodeId)
+    if (holdings.activeAllocations.length > 0 || holdings.liveLeases.length > 0) {
+      const message = `cannot decommission ${nodeId}: ${holdings.activeAllocations.length} active allocation(s) and ${holdings.liveLeases.length} live lease(s)`
+      const details = {
+        actions: [
+          `fleetkit alloc list --node ${nodeId}`,
+          'fleetkit alloc release ID (by its owner)',
+          `fleetkit node decommission ${nodeId} --wait 600`,
+        ],
+        data: { nodeId, activeAllocations: holdings.activeAllocations, liveLeases: holdings.liveLeases },
+      }
+      if (waitedSeconds !== undefined)
+        throw new FleetkitError('NODE_WAIT_TIMEOUT', `${message} after waiting ${waitedSeconds} s`, details)
+      throw new FleetkitError('NODE_HAS_ALLOCATIONS', message, details)
+    }
+    const revoked = await revokeNodeCertificates(client, nodeId, node.dbNow)
+    const failed = await failQueuedJobs(client, nodeId, 'node decommissioned')
+    if (owesProviderDelete(before)) await markDeletePending(client, nodeId)
+    const after = await writeNodeLifecycle(client, nodeId, {
+      status: 'retired',
+      schedulable: false,
+      retired: node.status !== 'retired',
+    })
+    const t = transition(
+      node,
+      'decommission',
+      after,
+      node.status === 'retired'
+        ? `${nodeId}: already retired${revoked > 0 ? `; revoked ${revoked} certificate(s) left live` : '; nothing changed'}`
+        : `${nodeId}: retired (was ${node.status}); revoked ${revoked} certificate(s), failed ${failed} queued job(s); its agent is refused from now on`,
+    )
+    if (t.changed || revoked > 0)
+      await appendEvent(client, {
+        kind: 'node_retired',
+        nodeId,
+        data: { from: node.status, revoked_certificates: revoked, failed_queued_jobs: failed, actor: options.actor },
+      })
+    return {
+      ...t,
+      changed: t.changed || revoked > 0,
+      revokedCertificates: revoked,
+      failedQueuedJobs: failed,
+      ...(waitedSeconds === undefined ? {} : { waitedSeconds }),
+    }
+  })
+  if (!hetzner) return retired
+  // After the commit, each step recorded as it succeeds: the volume detached first, then the server
+  // deleted (PROVIDER_DELETE_FAILED leaves it pending), then with --delete-volume the volume deleted.
+  let result: DecommissionResult = retired
+  let row = (await getProvisionRow(pool, nodeId))!
+  let volume: VolumeRelease | undefined
+  if (owesVolumeRelease(row, deleteVolume))
+    volume = await detachNodeVolume(pool, hetzner, row, {
+      deleteVolume,
+      ...(options.actionPollMs === undefined ? {} : { pollMs: options.actionPollMs }),
+    })
+  row = (await getProvisionRow(pool, nodeId))!
+  if (owesProviderDelete(row)) {
+    const { serverIds } = await deleteProviderServer(pool, hetzner, row)
+    result = {
+      ...result,
+      deletedServers: serverIds,
+      message: `${result.message}; deleted server ${serverIds.join(', ') || '(none left)'}`,
+    }
+  }
+  if (deleteVolume && row.volumeState === 'detached') volume = await deleteNodeVolume(pool, hetzner, row)
+  if (!volume) return result
+  const said =
+    volume.state === 'deleted'
+      ? `volume ${volume.id} deleted`
+      : `volume ${volume.id} detached and kept (fleetkit node decommission ${nodeId} --delete-volume deletes it)`
+  return { ...result, volume, message: `${result.message}; ${said}` }
+}

@@ -1,0 +1,105 @@
+// `fleetkit node token`: a fresh single-use enrollment secret for a node enrolled by hand.
+// It replaces the previous one; only its SHA-256 is stored, the clear value is handed out once.
+import type pg from 'pg'
+
+import type { Clock } from '../../config/clock.js'
+import type { Env } from '../../config/state-dir.js'
+import type { Definition } from '../../definition/types.js'
+import type { Rng } from '../../config/rng.js'
+import { newEnrollmentSecret } from '../../render/enrollment-secret.js'
+import { nodeTarget } from '../../render/seed-documents.js'
+import { withTransaction } from '../../store/database.js'
+import { lockNodeSecretState } from '../../store/enrollment-secrets.js'
+import { getNode } from '../../store/nodes.js'
+import type { Confirm } from './node-transition.js'
+import {
+  actorOf,
+  applySecretPlan,
+  planSecret,
+  reissueAtStake,
+  replanLocked,
+  type SecretHolder,
+} from './secret-reissue.js'
+
+export interface NodeTokenOptions {
+  /** The command's pool: this function runs one transaction on it and never opens or closes it. */
+  pool: pg.Pool
+  nodeId: string
+  ttlMs: number
+  /** A new secret for a node past provisioning, on purpose (recorded as secret_reissued). */
+  reissue?: boolean
+  /** Asked before a secret is reissued to an enrolled node (its agent can be replaced by whoever holds it). */
+  confirm?: Confirm
+  /** Read only when the node is not in the state yet (a declared node enrolled by hand). */
+  loadDefinition: () => Promise<Definition>
+  env: Env
+  clock: Clock
+  rng: Rng
+}
+
+export interface NodeTokenResult {
+  /** @minLength 1 */
+  node: string
+  /**
+   * The clear secret: printed once, by design; the state keeps only its SHA-256.
+   * @pattern ^[0-9a-f]{64}$
+   */
+  secret: string
+  /** @format date-time */
+  expiresAt: string
+  /** True when the node was registered by this call (declared, not in the state before). */
+  registered: boolean
+  /** True when --reissue gave a node past provisioning a new secret. */
+  reissued: boolean
+}
+
+/**
+ * Plans, then stores the secret's hash in one transaction holding the node's lock, and returns
+ * the clear secret only once that transaction committed: the caller prints it after, so a secret
+ * that is printed is always the one stored. Of concurrent runs for one node exactly one stores;
+ * each other is refused with its code (NODE_SECRET_PENDING, or NODE_CHANGED_CONCURRENTLY for a
+ * reissue) and has nothing to print.
+ */
+export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTokenResult> {
+  const { pool, nodeId } = options
+  const retry = `fleetkit node token ${nodeId}`
+  const reissue = options.reissue === true
+  const row = await getNode(pool, nodeId)
+  const seen: SecretHolder | undefined = row
+    ? { status: row.status, secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt }
+    : undefined
+  // Refused before anything else is read; planned again under the lock.
+  const first = planSecret(nodeId, seen, reissue, retry, options.clock.now())
+  if (first.mode === 'reissue-enrolled' && options.confirm) {
+    await options.confirm({
+      what: reissueAtStake(nodeId, first.previousStatus),
+      command: `${retry} --reissue --yes`,
+      data: { node: nodeId, status: first.previousStatus },
+    })
+  }
+  const target = row ? { id: row.id, pool: row.pool } : nodeTarget(await options.loadDefinition(), nodeId, undefined)
+  const secret = newEnrollmentSecret(options.rng)
+  const now = options.clock.now()
+  const expiresAt = new Date(now.getTime() + options.ttlMs)
+  const plan = await withTransaction(pool, async (client) => {
+    const locked = await lockNodeSecretState(client, target.id)
+    const current = replanLocked(target.id, seen, locked, reissue, retry, options.clock.now())
+    await applySecretPlan(client, {
+      plan: current,
+      node: target,
+      secretSha256: secret.sha256,
+      expiresAt,
+      actor: actorOf(options.env),
+      via: 'node token',
+      now,
+    })
+    return current
+  })
+  return {
+    node: target.id,
+    secret: secret.secret,
+    expiresAt: expiresAt.toISOString(),
+    registered: plan.previousStatus === null,
+    reissued: plan.mode !== 'provision',
+  }
+}

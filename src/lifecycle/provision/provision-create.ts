@@ -1,0 +1,160 @@
+// Step `pending` of `fleetkit node provision`: converge the pool firewall, then either adopt the
+// server that already carries the node's label (a create whose answer was lost, a killed run) or
+// create one, the intent (secret hash, candidate, capacity) committed before each create request.
+import type pg from 'pg'
+
+import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
+import type { Clock } from '../../config/clock.js'
+import type { Rng } from '../../config/rng.js'
+import type { HostPolicy } from '../../definition/host-policy.js'
+import type { Definition } from '../../definition/types.js'
+import type { HetznerClient } from '../../provider/hetzner.js'
+import type { Server } from '../../provider/hetzner-types.js'
+import { convergePoolFirewall, firewallName, poolFirewallRules } from '../../provider/pool-firewall.js'
+import { withTransaction } from '../../store/database.js'
+import { issueEnrollmentSecret } from '../../store/enrollment-secrets.js'
+import { appendEvent } from '../../store/events.js'
+import { setNodeHostKey } from '../../store/nodes.js'
+import { type ProvisionRow, recordCreateIntent, recordServer } from '../../store/provisioning.js'
+import { capacityOf } from './provision-plan.js'
+import { renderProvisionSeed } from './provision-seed.js'
+import type { SeedFiles } from '../seed/seed-files.js'
+
+export const NODE_ID_LABEL = 'fleetkit.node_id'
+
+/** The labels of everything provisioned for a node (its server, its volume): how a lost create is found. */
+export function nodeLabels(definition: Definition, nodeId: string, pool: string): Record<string, string> {
+  return { [NODE_ID_LABEL]: nodeId, 'fleetkit.fleet': definition.fleet, 'fleetkit.pool': pool }
+}
+
+export interface CreateContext {
+  pool: pg.Pool
+  client: HetznerClient
+  definition: Definition
+  files: SeedFiles
+  policy: HostPolicy
+  clock: Clock
+  rng: Rng
+  secretTtlMs: number
+  progress: (message: string) => void
+  /** Test hook: runs after the create intent committed, before the create request (a kill there). */
+  beforeCreate?: () => Promise<void> | void
+}
+
+export interface CreateOutcome {
+  serverId: number
+  firewallId: number
+  /** The server existed already (found by its fleetkit.node_id label) and was adopted. */
+  adopted: boolean
+  /** Candidates left behind on resource_unavailable. */
+  moves: { from: { region: string; type: string }; to: { region: string; type: string } }[]
+}
+
+export async function createStep(ctx: CreateContext, row: ProvisionRow): Promise<CreateOutcome> {
+  const { client, definition, pool } = ctx
+  const nodeId = row.id
+  const plan = row.plan!
+  const poolDef = definition.pools[row.pool]
+  ctx.progress(`converging the provider firewall ${firewallName(row.pool)}`)
+  const rules = poolFirewallRules(definition.operators.cidrs, poolDef?.ingress === true)
+  const firewall = await convergePoolFirewall(client, definition.fleet, row.pool, rules)
+
+  ctx.progress(`looking for a server labelled ${NODE_ID_LABEL}=${nodeId}`)
+  const [ours] = await client.listServers({ labelSelector: `${NODE_ID_LABEL}=${nodeId}` })
+  if (ours) {
+    await adopt(pool, nodeId, ours, 'found by its label before creating')
+    return { serverId: ours.id, firewallId: firewall.id, adopted: true, moves: [] }
+  }
+  const [holder] = await client.listServers({ name: nodeId })
+  if (holder) throw nameConflict(nodeId, holder)
+
+  const placementGroup = plan.placementGroup ? await placementGroupId(ctx, plan.placementGroup) : undefined
+  const types = new Map((await client.listServerTypes()).map((t) => [t.name, t]))
+  const seed = renderProvisionSeed(definition, nodeId, ctx.files, ctx.rng)
+  const sshKeys = definition.providers?.hetzner?.sshKeys ?? []
+  const moves: CreateOutcome['moves'] = []
+  for (let i = plan.attempt; i < plan.candidates.length; i++) {
+    const candidate = plan.candidates[i]!
+    const type = types.get(candidate.type)
+    if (!type) throw new FleetkitError('PROVISION_INPUT_INVALID', `server type ${candidate.type} no longer exists`)
+    const expiresAt = new Date(ctx.clock.now().getTime() + ctx.secretTtlMs)
+    // The intent first: a kill after this and before the answer is found again by the label.
+    await withTransaction(pool, async (q) => {
+      await issueEnrollmentSecret(q, nodeId, seed.secretSha256, expiresAt)
+      if (seed.hostKeyPublic) await setNodeHostKey(q, nodeId, seed.hostKeyPublic)
+      await recordCreateIntent(q, nodeId, { attempt: i, ...candidate, capacity: capacityOf(type, ctx.policy) })
+      await appendEvent(q, {
+        kind: 'provision_create_requested',
+        nodeId,
+        data: { region: candidate.region, type: candidate.type, image: plan.image, attempt: i },
+      })
+    })
+    await ctx.beforeCreate?.()
+    ctx.progress(`creating server ${nodeId} (${candidate.type} in ${candidate.region}, ${plan.image})`)
+    try {
+      const created = await client.createServer({
+        name: nodeId,
+        server_type: candidate.type,
+        image: plan.image,
+        location: candidate.region,
+        ...(sshKeys.length > 0 ? { ssh_keys: sshKeys } : {}),
+        user_data: seed.userData,
+        labels: nodeLabels(definition, nodeId, row.pool),
+        firewalls: [{ firewall: firewall.id }],
+        ...(placementGroup === undefined ? {} : { placement_group: placementGroup }),
+        start_after_create: true,
+      })
+      if (created.adopted) await adopt(pool, nodeId, created.server, 'found by its label after an ambiguous create')
+      else
+        await withTransaction(pool, async (q) => {
+          await recordServer(q, nodeId, 'server_requested', { serverId: created.server.id })
+          await appendEvent(q, {
+            kind: 'provision_server_created',
+            nodeId,
+            data: { server_id: created.server.id, region: candidate.region, type: candidate.type },
+          })
+        })
+      return { serverId: created.server.id, firewallId: firewall.id, adopted: created.adopted, moves }
+    } catch (error) {
+      const next = plan.candidates[i + 1]
+      if (!isFleetkitError(error) || error.code !== 'PROVIDER_TYPE_UNAVAILABLE' || !next) throw error
+      moves.push({ from: candidate, to: next })
+      ctx.progress(`${candidate.type} is unavailable in ${candidate.region}: trying ${next.type} in ${next.region}`)
+      await appendEvent(pool, {
+        kind: 'provision_placement_moved',
+        nodeId,
+        data: { from: candidate, to: next, provider_code: 'resource_unavailable' },
+      })
+    }
+  }
+  throw new Error('createStep: no candidate left') // unreachable: the last candidate's failure is thrown
+}
+
+async function adopt(pool: pg.Pool, nodeId: string, server: Server, how: string): Promise<void> {
+  if (server.labels[NODE_ID_LABEL] !== nodeId) throw nameConflict(nodeId, server)
+  await withTransaction(pool, async (q) => {
+    await recordServer(q, nodeId, 'server_requested', { serverId: server.id })
+    await appendEvent(q, { kind: 'provision_server_adopted', nodeId, data: { server_id: server.id, how } })
+  })
+}
+
+function nameConflict(nodeId: string, server: Server): FleetkitError {
+  return new FleetkitError(
+    'PROVIDER_NAME_CONFLICT',
+    `a server named ${nodeId} (id ${server.id}) exists without the label ${NODE_ID_LABEL}=${nodeId}: it is not this node's and is never adopted; nothing was created`,
+    {
+      actions: [
+        `rename or delete server ${server.id} in the Hetzner Cloud console if it is unused`,
+        `or provision under another node id`,
+      ],
+      data: { node: nodeId, serverId: server.id },
+    },
+  )
+}
+
+async function placementGroupId(ctx: CreateContext, name: string): Promise<number> {
+  const [existing] = await ctx.client.listPlacementGroups({ name })
+  if (existing) return existing.id
+  const created = await ctx.client.createPlacementGroup({ name, labels: { 'fleetkit.fleet': ctx.definition.fleet } })
+  return created.id
+}

@@ -1,0 +1,170 @@
+// `fleetkit db backup`: the state database as one consistent logical snapshot (every table read in
+// one REPEATABLE READ transaction: the embedded server ships no pg_dump, and a managed PostgreSQL
+// may not let us run one), and the PKI directory beside it, in one gzip'd tar written 0600 and
+// renamed into place only when whole. manifest.json, the last member, names every other member's
+// SHA-256: restore verifies them all before it changes anything.
+import { randomBytes } from 'node:crypto'
+import { createWriteStream, existsSync } from 'node:fs'
+import { link, mkdir, mkdtemp, readdir, rm, stat, unlink } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+
+import type pg from 'pg'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { syncDirectory } from '../../fs/atomic-file.js'
+import { createTarGz, type TarMember } from '../../fs/tar-gz.js'
+import { withPkiLock } from '../../pki/pki-lock.js'
+import { exportSnapshot, type SnapshotSequence } from '../../store/snapshot-export.js'
+import type { TableColumn } from '../../store/schema-objects.js'
+
+export const BACKUP_FORMAT = 'fleetkit-backup'
+export const BACKUP_FORMAT_VERSION = 1
+
+export interface BackupManifest {
+  format: typeof BACKUP_FORMAT
+  formatVersion: number
+  createdAt: string
+  /** The snapshot's instant on the database's clock. */
+  takenAt: string
+  schemaVersion: number
+  postgresVersion: string
+  tables: { name: string; columns: TableColumn[]; rows: number; member: string; sha256: string }[]
+  sequences: SnapshotSequence[]
+  /** The PKI directory's files (the CA key among them); empty when there was none. */
+  pki: { member: string; sha256: string; mode: number }[]
+}
+
+export interface BackupResult {
+  file: string
+  /** @pattern ^[0-9a-f]{64}$ */
+  sha256: string
+  /** @minimum 0 */
+  bytes: number
+  /** Always 0600: the file holds the CA key and the secrets' hashes. */
+  mode: '0600'
+  /** @format date-time */
+  takenAt: string
+  schemaVersion: number
+  tables: { name: string; rows: number }[]
+  /** The PKI directory's files included; empty when it did not exist. */
+  pkiFiles: string[]
+}
+
+function backupExists(file: string): FleetkitError {
+  return new FleetkitError(
+    'BACKUP_OUTPUT_EXISTS',
+    `${file} exists; a backup never overwrites a file, nothing was written`,
+    {
+      actions: [`fleetkit db backup --out ${file}.new`, `mv ${file} ${file}.old`],
+      data: { file },
+    },
+  )
+}
+
+/** The default name: fleetkit-backup-<UTC time>.tar.gz in the working directory. */
+export function defaultBackupName(now: Date): string {
+  return `fleetkit-backup-${now
+    .toISOString()
+    .replace(/[:.]/g, '')
+    .replace(/\d{3}Z$/, 'Z')}.tar.gz`
+}
+
+export async function backupState(options: {
+  pool: pg.Pool
+  pkiDir: string
+  out: string
+  now: Date
+  progress?: (message: string) => void
+}): Promise<BackupResult> {
+  const file = resolve(options.out)
+  const progress = options.progress ?? (() => {})
+  if (existsSync(file)) throw backupExists(file)
+  await mkdir(dirname(file), { recursive: true })
+  // Rows go to private temp files first (a tar member needs its size up front), beside the output.
+  const work = await mkdtemp(join(dirname(file), `.${basename(file)}.`))
+  const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`)
+  try {
+    const streams = new Map<string, ReturnType<typeof createWriteStream>>()
+    progress('reading the state in one consistent snapshot')
+    const snapshot = await exportSnapshot(options.pool, async (table, lines) => {
+      let out = streams.get(table)
+      if (!out) {
+        out = createWriteStream(join(work, `${table}.jsonl`), { mode: 0o600 })
+        streams.set(table, out)
+      }
+      if (!out.write(`${lines.join('\n')}\n`)) await new Promise<void>((r) => out.once('drain', () => r()))
+    })
+    for (const out of streams.values()) await new Promise<void>((r, j) => out.end((e?: Error) => (e ? j(e) : r())))
+    if (snapshot.schemaVersion === null) {
+      throw new FleetkitError('BACKUP_INVALID', 'the database holds no fleetkit schema: nothing to back up', {
+        actions: ['fleetkit db status'],
+      })
+    }
+    progress(`writing ${file}`)
+    const archive = await createTarGz(temp, { mode: 0o600, mtime: options.now })
+    const tables: BackupManifest['tables'] = []
+    const pki: BackupManifest['pki'] = []
+    try {
+      for (const table of snapshot.tables) {
+        const path = join(work, `${table.name}.jsonl`)
+        const member = `db/${table.name}.jsonl`
+        const added: TarMember = existsSync(path)
+          ? await archive.addFile(member, path)
+          : await archive.addBytes(member, new Uint8Array())
+        tables.push({ name: table.name, columns: table.columns, rows: table.rows, member, sha256: added.sha256 })
+      }
+      if (existsSync(options.pkiDir)) {
+        // Under the PKI lock: a `ca rotate` or `ca server-cert` running now never leaves a set half renamed here.
+        await withPkiLock(
+          options.pkiDir,
+          async () => {
+            for (const name of (await readdir(options.pkiDir)).sort()) {
+              // Plain files only: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
+              if (name.startsWith('.')) continue
+              const path = join(options.pkiDir, name)
+              const info = await stat(path)
+              if (!info.isFile()) continue
+              const added = await archive.addFile(`pki/${name}`, path, info.mode & 0o777)
+              pki.push({ member: added.name, sha256: added.sha256, mode: info.mode & 0o777 })
+            }
+          },
+          { readOnly: true },
+        )
+      }
+      const manifest: BackupManifest = {
+        format: BACKUP_FORMAT,
+        formatVersion: BACKUP_FORMAT_VERSION,
+        createdAt: options.now.toISOString(),
+        takenAt: snapshot.takenAt.toISOString(),
+        schemaVersion: snapshot.schemaVersion,
+        postgresVersion: snapshot.postgresVersion,
+        tables,
+        sequences: snapshot.sequences,
+        pki,
+      }
+      await archive.addBytes('manifest.json', Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`))
+    } catch (error) {
+      await archive.abort()
+      throw error
+    }
+    const whole = await archive.finish()
+    // link() fails if the name exists: a backup written meanwhile by another process is never replaced.
+    await link(temp, file).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'EEXIST' ? backupExists(file) : error
+    })
+    await syncDirectory(dirname(file))
+    return {
+      file,
+      sha256: whole.sha256,
+      bytes: whole.size,
+      mode: '0600',
+      takenAt: snapshot.takenAt.toISOString(),
+      schemaVersion: snapshot.schemaVersion,
+      tables: tables.map((t) => ({ name: t.name, rows: t.rows })),
+      pkiFiles: pki.map((p) => p.member.slice('pki/'.length)),
+    }
+  } finally {
+    await unlink(temp).catch(() => undefined)
+    await rm(work, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,218 @@
+// `fleetkit db restore FILE`: everything that can fail first (the archive extracted privately, its
+// manifest read, every member's SHA-256 checked, the schema version and the targets judged, the PKI
+// staged beside its directory), then the database replaced in one transaction (snapshot-load.ts:
+// a failure changes nothing), then the staged PKI renamed into place.
+import type { PointInTimeResult } from '../../store/embedded/point-in-time.js'
+import { randomBytes } from 'node:crypto'
+import { createReadStream, existsSync } from 'node:fs'
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+
+import type pg from 'pg'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { syncDirectory } from '../../fs/atomic-file.js'
+import { extractTarGz, type TarMember } from '../../fs/tar-gz.js'
+import { TarFormatError } from '../../fs/ustar.js'
+import { appendEvent } from '../../store/events.js'
+import { loadMigrations, type Migration } from '../../store/migrate.js'
+import { currentSchema, tablesWithRows } from '../../store/schema-objects.js'
+import { replaceWithSnapshot, type TableToLoad } from '../../store/snapshot-load.js'
+import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupManifest } from './db-backup.js'
+
+/** What `db restore --json` prints: a backup file's restore, or (--to) the embedded database's to a time. */
+export type DbRestoreOutput = RestoreResult | PointInTimeResult
+
+export interface RestoreResult {
+  file: string
+  /** @format date-time */
+  takenAt: string
+  /** The backup's schema version, and the one after the migrations this fleetkit applied. */
+  backupSchemaVersion: number
+  schemaVersion: number
+  migrated: { version: number; name: string }[]
+  tables: { name: string; rows: number }[]
+  pki: {
+    restored: boolean
+    dir: string
+    /** Where the PKI directory that was there went (--force); null when there was none. */
+    keptAside: string | null
+  }
+}
+
+function invalid(file: string, why: string, cause?: unknown): FleetkitError {
+  return new FleetkitError(
+    'BACKUP_INVALID',
+    `${file} is not a fleetkit backup this fleetkit can restore: ${why}; nothing was changed`,
+    {
+      actions: ['restore a file written by fleetkit db backup, unchanged (copy it again if it was damaged in transit)'],
+      data: { file, problem: why },
+      ...(cause === undefined ? {} : { cause }),
+    },
+  )
+}
+
+async function readManifest(file: string, dir: string, members: TarMember[]): Promise<BackupManifest> {
+  if (!members.some((m) => m.name === 'manifest.json')) throw invalid(file, 'it has no manifest.json')
+  let manifest: BackupManifest
+  try {
+    manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as BackupManifest
+  } catch (error) {
+    throw invalid(file, 'its manifest.json is not JSON', error)
+  }
+  if (manifest?.format !== BACKUP_FORMAT || manifest.formatVersion !== BACKUP_FORMAT_VERSION)
+    throw invalid(file, `its format is not ${BACKUP_FORMAT} version ${BACKUP_FORMAT_VERSION}`)
+  if (!Number.isInteger(manifest.schemaVersion) || !Array.isArray(manifest.tables) || !Array.isArray(manifest.pki))
+    throw invalid(file, 'its manifest lacks the schema version, the tables or the PKI list')
+  // Every member the manifest names is there with its checksum, and nothing else is.
+  const extracted = new Map(members.filter((m) => m.type === 'file').map((m) => [m.name, m.sha256]))
+  const listed = [...manifest.tables.map((t) => [t.member, t.sha256]), ...manifest.pki.map((p) => [p.member, p.sha256])]
+  for (const [member, sha256] of listed) {
+    if (!extracted.has(member!)) throw invalid(file, `member ${member} is missing`)
+    if (extracted.get(member!) !== sha256) throw invalid(file, `member ${member} does not match its checksum`)
+  }
+  const named = new Set(['manifest.json', ...listed.map(([member]) => member!)])
+  const extra = [...extracted.keys()].find((name) => !named.has(name))
+  if (extra !== undefined) throw invalid(file, `member ${extra} is not in its manifest`)
+  if (manifest.pki.some((p) => !/^pki\/[A-Za-z0-9][A-Za-z0-9._-]*$/.test(p.member)))
+    throw invalid(file, 'a PKI member has a name a PKI file cannot have')
+  return manifest
+}
+
+/** A table's JSON lines in batches, read from the extracted member. */
+function batchesOf(path: string, size = 2000): () => AsyncIterable<string[]> {
+  return async function* () {
+    const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity })
+    let batch: string[] = []
+    for await (const line of lines) {
+      if (line === '') continue
+      batch.push(line)
+      if (batch.length >= size) {
+        yield batch
+        batch = []
+      }
+    }
+    if (batch.length > 0) yield batch
+  }
+}
+
+async function hasFiles(dir: string): Promise<boolean> {
+  return existsSync(dir) && (await readdir(dir)).some((name) => !name.startsWith('.'))
+}
+
+export async function restoreState(options: {
+  pool: pg.Pool
+  file: string
+  pkiDir: string
+  /** Replace a database or PKI directory that holds state (the PKI one is kept aside, renamed). */
+  force: boolean
+  actor: string
+  now: Date
+  migrations?: Migration[]
+  progress?: (message: string) => void
+}): Promise<RestoreResult> {
+  const file = resolve(options.file)
+  const progress = options.progress ?? (() => {})
+  if (!existsSync(file)) throw invalid(file, 'there is no such file')
+  const migrations = options.migrations ?? (await loadMigrations())
+  const latest = migrations.reduce((top, m) => Math.max(top, m.version), 0)
+  const work = await mkdtemp(join(tmpdir(), 'fleetkit-restore-'))
+  const staged = `${options.pkiDir}.restore-${randomBytes(6).toString('hex')}`
+  try {
+    progress(`reading ${file}`)
+    let members: TarMember[]
+    try {
+      members = await extractTarGz(file, work)
+    } catch (error) {
+      if (error instanceof TarFormatError) throw invalid(file, error.message, error)
+      throw error
+    }
+    const manifest = await readManifest(file, work, members)
+    if (manifest.schemaVersion > latest) {
+      throw new FleetkitError(
+        'RESTORE_SCHEMA_NEWER',
+        `${file} was taken at schema version ${manifest.schemaVersion}; this fleetkit knows up to ${latest}: restore it with that fleetkit or a newer one; nothing was changed`,
+        {
+          actions: ['npm install -g fleetkit@latest (or the version that took it)'],
+          data: { file, schemaVersion: manifest.schemaVersion, latest },
+        },
+      )
+    }
+    const busy = await tablesWithRows(options.pool, await currentSchema(options.pool))
+    const pkiThere = manifest.pki.length > 0 && (await hasFiles(options.pkiDir))
+    if (!options.force && (busy.length > 0 || pkiThere)) {
+      const what = [
+        busy.length > 0 ? `the database holds state (${busy.slice(0, 4).join(', ')})` : '',
+        pkiThere ? `${options.pkiDir} holds a PKI` : '',
+      ]
+        .filter(Boolean)
+        .join(' and ')
+      throw new FleetkitError(
+        'RESTORE_TARGET_NOT_EMPTY',
+        `${what}; a restore replaces it only with --force; nothing was changed`,
+        {
+          actions: [`fleetkit db backup   (keep what is there first)`, `fleetkit db restore ${file} --force`],
+          data: { tables: busy, pkiDir: pkiThere ? options.pkiDir : null },
+        },
+      )
+    }
+    if (manifest.pki.length > 0) {
+      progress(`staging the PKI beside ${options.pkiDir}`)
+      await mkdir(dirname(options.pkiDir), { recursive: true })
+      await mkdir(staged, { mode: 0o700 })
+      for (const p of manifest.pki) {
+        const target = join(staged, p.member.slice('pki/'.length))
+        await copyFile(join(work, p.member), target)
+        await chmod(target, p.mode & 0o777)
+      }
+    }
+    progress(`replacing the database with the snapshot of ${manifest.takenAt} (one transaction)`)
+    const loaded = await replaceWithSnapshot(
+      options.pool,
+      {
+        schemaVersion: manifest.schemaVersion,
+        sequences: manifest.sequences,
+        tables: manifest.tables.map((t): TableToLoad => ({
+          name: t.name,
+          columns: t.columns,
+          rows: t.rows,
+          batches: batchesOf(join(work, t.member)),
+        })),
+      },
+      { migrations },
+    )
+    let keptAside: string | null = null
+    if (manifest.pki.length > 0) {
+      if (existsSync(options.pkiDir)) {
+        keptAside = `${options.pkiDir}.before-restore-${options.now.toISOString().replace(/[:.]/g, '')}`
+        await rename(options.pkiDir, keptAside)
+      }
+      await rename(staged, options.pkiDir)
+      await syncDirectory(dirname(options.pkiDir))
+    }
+    await appendEvent(options.pool, {
+      kind: 'state_restored',
+      data: {
+        taken_at: manifest.takenAt,
+        backup_schema_version: manifest.schemaVersion,
+        schema_version: loaded.schemaVersion,
+        pki_restored: manifest.pki.length > 0,
+        actor: options.actor,
+      },
+    })
+    return {
+      file,
+      takenAt: manifest.takenAt,
+      backupSchemaVersion: manifest.schemaVersion,
+      schemaVersion: loaded.schemaVersion,
+      migrated: loaded.migrated,
+      tables: loaded.tables,
+      pki: { restored: manifest.pki.length > 0, dir: options.pkiDir, keptAside },
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true })
+    await rm(staged, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,75 @@
+// How `fleetkit node list` and `node show` print the fleet view (src/lifecycle/view/fleet-view.ts builds it)
+// on a terminal: the node table, a node's provisioning, ages.
+import type { NodeListResult } from './fleet-view.js'
+
+type NodeSummary = NodeListResult['nodes'][number]
+
+/** `enrolled, server 4711, volume 4712 (50 GB, attached as /dev/...)`: what node show prints of it. */
+export function describeProvision(n: NodeSummary): string {
+  if (n.provisionState === null && n.serverId === null) return 'not provisioned by fleetkit'
+  const parts = [n.provisionState ?? '-']
+  if (n.serverId !== null) parts.push(`server ${n.serverId}`)
+  if (n.volume)
+    parts.push(
+      `volume ${n.volume.id ?? '(not created)'} (${n.volume.sizeGb} GB, ${n.volume.state}${n.volume.linuxDevice ? ` as ${n.volume.linuxDevice}` : ''})`,
+    )
+  return parts.join(', ')
+}
+
+/** One table line per node; a lost node also gets a line with its reclamation. */
+export function formatNodeTable(result: NodeListResult): string[] {
+  const header = [
+    'NODE',
+    'POOL',
+    'REGION',
+    'STATUS',
+    'SCHED',
+    'HEARTBEAT',
+    'AGENT',
+    'CERT EXPIRES',
+    'CPU',
+    'MEM MiB',
+    'DISK GiB',
+    'PROVISION',
+    'SERVER',
+    'VOLUME',
+  ]
+  const rows = result.nodes.map((n) => [
+    n.id,
+    n.pool,
+    n.region ?? '-',
+    n.status,
+    n.schedulable ? 'yes' : 'no',
+    n.heartbeatAgeSeconds === null ? 'never' : `${age(n.heartbeatAgeSeconds)} ago`,
+    n.agentVersion ?? '-',
+    n.certificateNotAfter?.slice(0, 16).replace('T', ' ') ?? '-',
+    `${n.reserved.cpu}/${n.capacity.cpu ?? '?'}`,
+    `${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'}`,
+    `${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'}`,
+    n.provisionState ?? '-',
+    n.serverId === null ? '-' : String(n.serverId),
+    n.volume ? `${n.volume.id ?? '?'} ${n.volume.sizeGb}GB ${n.volume.state}` : '-',
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd()
+  const out = [line(header)]
+  result.nodes.forEach((n, i) => {
+    out.push(line(rows[i]!))
+    if (n.lost)
+      out.push(
+        `  lost ${n.lost.lostAt ?? '?'} after ${n.lost.silentSeconds ?? '?'} s silent: ${n.lost.fencedJobs} job(s) fenced, ${n.lost.releasedAllocations} allocation(s) released`,
+      )
+  })
+  return out
+}
+
+export function age(seconds: number): string {
+  if (seconds < 120) return `${seconds}s`
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)}h`
+  return `${Math.round(seconds / 86400)}d`
+}

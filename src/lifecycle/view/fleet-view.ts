@@ -1,0 +1,292 @@
+// `fleetkit node list` and `node show`: the fleet as an operator sees it, read from the state
+// database (heartbeat ages on the database's clock), shaped for --json and for a table.
+import type { Queryable } from '../../store/database.js'
+import { listNodeCertificates } from '../../store/certificates.js'
+import { listAllocations } from '../../store/allocations.js'
+import { type FleetFilter, type FleetNode, listFleet, listRecentJobs, listRecentNodeEvents } from '../../store/fleet.js'
+import { NODE_STATUSES, type NodeStatus, type ProvisionState, type VolumeState } from '../../store/nodes.js'
+import { unknownNode } from '../node/node-transition.js'
+
+interface NodeSummary {
+  /** @minLength 1 */
+  id: string
+  pool: string
+  region: string | null
+  status: NodeStatus
+  schedulable: boolean
+  /** `node provision`'s step; null for a node it did not provision (seeded, declared). */
+  provisionState: ProvisionState | null
+  /**
+   * The node's Hetzner Cloud server, once created.
+   * @asType integer
+   * @nullable
+   */
+  serverId: number | null
+  /** The Hetzner volume `node provision --volume` made for it; null without one. */
+  volume: {
+    /**
+     * Null until the provider created it.
+     * @asType integer
+     * @nullable
+     */
+    id: number | null
+    /** @asType integer */
+    sizeGb: number
+    state: VolumeState
+    /** @pattern ^/dev/ */
+    linuxDevice: string | null
+  } | null
+  /**
+   * @minimum 0
+   * @asType integer
+   * @nullable
+   */
+  heartbeatAgeSeconds: number | null
+  agentVersion: string | null
+  /** @format date-time */
+  certificateNotAfter: string | null
+  capacity: {
+    cpu: number | null
+    /**
+     * @asType integer
+     * @nullable
+     */
+    memoryMib: number | null
+    /**
+     * @asType integer
+     * @nullable
+     */
+    diskGib: number | null
+  }
+  reserved: {
+    /** @minimum 0 */
+    cpu: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    memoryMib: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    diskGib: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    allocations: number
+  }
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  liveLeases: number
+  /** A lost node's reclamation: when, how long it was silent, what was fenced and released. */
+  lost: {
+    /** @format date-time */
+    lostAt: string | null
+    silentSeconds: number | null
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    fencedJobs: number
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    releasedAllocations: number
+  } | null
+}
+
+export interface NodeListResult {
+  nodes: NodeSummary[]
+  counts: Record<NodeStatus, number>
+}
+
+export async function nodeList(pool: Queryable, filter: FleetFilter = {}): Promise<NodeListResult> {
+  const rows = await listFleet(pool, filter)
+  const counts = Object.fromEntries(NODE_STATUSES.map((s) => [s, 0])) as Record<NodeStatus, number>
+  for (const row of rows) counts[row.status] += 1
+  return { nodes: rows.map(summary), counts }
+}
+
+function summary(n: FleetNode): NodeSummary {
+  const lost = n.lostReclamation
+  return {
+    id: n.id,
+    pool: n.pool,
+    region: n.region,
+    status: n.status,
+    schedulable: n.schedulable,
+    provisionState: n.provisionState,
+    serverId: n.providerServerId === null ? null : Number(n.providerServerId),
+    volume:
+      n.volumeState === null || n.volumeSizeGb === null
+        ? null
+        : {
+            id: n.providerVolumeId === null ? null : Number(n.providerVolumeId),
+            sizeGb: n.volumeSizeGb,
+            state: n.volumeState,
+            linuxDevice: n.volumeLinuxDevice,
+          },
+    heartbeatAgeSeconds: n.heartbeatAgeSeconds,
+    agentVersion: n.hostAgentVersion,
+    certificateNotAfter: n.certificateNotAfter?.toISOString() ?? null,
+    capacity: { cpu: n.capacityCpu, memoryMib: n.capacityMemoryMib, diskGib: n.capacityDiskGib },
+    reserved: n.reserved,
+    liveLeases: n.liveLeases,
+    lost:
+      n.status !== 'lost'
+        ? null
+        : {
+            lostAt: n.lostAt?.toISOString() ?? null,
+            silentSeconds: typeof lost?.silent_seconds === 'number' ? lost.silent_seconds : null,
+            fencedJobs: Number(lost?.fenced_jobs ?? 0),
+            releasedAllocations: Number(lost?.released_allocations ?? 0),
+          },
+  }
+}
+
+export interface NodeShowResult {
+  node: NodeSummary & {
+    facts: {
+      /**
+       * @asType integer
+       * @nullable
+       */
+      cpuCount: number | null
+      /**
+       * @asType integer
+       * @nullable
+       */
+      memoryMb: number | null
+      dataDiskFreeGb: number | null
+      kernel: string | null
+      dockerVersion: string | null
+      bridgeNetfilter: boolean | null
+      /**
+       * @asType integer
+       * @nullable
+       */
+      clockSkewMs: number | null
+      /** @format date-time */
+      factsAt: string | null
+    }
+    /** @format date-time */
+    lastSeenAt: string | null
+    /** @format date-time */
+    lostAt: string | null
+    /** @format date-time */
+    retiredAt: string | null
+    /** @format date-time */
+    createdAt: string
+  }
+  certificates: {
+    /** @pattern ^[0-9a-f]{1,40}$ */
+    serial: string
+    /** @format date-time */
+    notBefore: string
+    /** @format date-time */
+    notAfter: string
+    revoked: boolean
+    /** @format date-time */
+    firstUsedAt: string | null
+  }[]
+  jobs: {
+    /** @format uuid */
+    id: string
+    kind: string
+    /** @pattern ^(queued|leased|succeeded|failed)$ */
+    status: string
+    /**
+     * @minimum 0
+     * @asType integer
+     */
+    attempts: number
+    fenced: boolean
+    /** @format date-time */
+    updatedAt: string
+  }[]
+  allocations: {
+    /** @format uuid */
+    id: string
+    owner: string
+    cpu: number
+    /** @asType integer */
+    memoryMib: number
+    /** @asType integer */
+    diskGib: number
+    /** @const "active" */
+    status: string
+  }[]
+  events: {
+    /**
+     * @minimum 1
+     * @asType integer
+     */
+    id: number
+    /** @format date-time */
+    at: string
+    /** @pattern ^[a-z][a-z0-9_]{0,63}$ */
+    kind: string
+    data: Record<string, unknown>
+  }[]
+}
+
+export async function nodeShow(
+  pool: Queryable,
+  nodeId: string,
+  options: { events?: number; jobs?: number } = {},
+): Promise<NodeShowResult> {
+  const [n] = await listFleet(pool, { nodeId })
+  if (!n) throw await unknownNode(pool, nodeId)
+  const certificates = await listNodeCertificates(pool, nodeId)
+  const jobs = await listRecentJobs(pool, nodeId, options.jobs ?? 10)
+  const allocations = await listAllocations(pool, { nodeId, status: 'active' })
+  const events = await listRecentNodeEvents(pool, nodeId, options.events ?? 10)
+  return {
+    node: {
+      ...summary(n),
+      facts: {
+        cpuCount: n.hostCpuCount,
+        memoryMb: n.hostMemoryMb,
+        dataDiskFreeGb: n.hostDataDiskFreeGb,
+        kernel: n.hostKernel,
+        dockerVersion: n.hostDockerVersion,
+        bridgeNetfilter: n.hostBridgeNetfilter,
+        clockSkewMs: n.hostClockSkewMs,
+        factsAt: n.hostFactsAt?.toISOString() ?? null,
+      },
+      lastSeenAt: n.lastSeenAt?.toISOString() ?? null,
+      lostAt: n.lostAt?.toISOString() ?? null,
+      retiredAt: n.retiredAt?.toISOString() ?? null,
+      createdAt: n.createdAt.toISOString(),
+    },
+    certificates: certificates.map((c) => ({
+      serial: c.serial,
+      notBefore: c.notBefore.toISOString(),
+      notAfter: c.notAfter.toISOString(),
+      revoked: c.revokedAt !== null,
+      firstUsedAt: c.firstUsedAt?.toISOString() ?? null,
+    })),
+    jobs: jobs.map((j) => ({
+      id: j.id,
+      kind: j.kind,
+      status: j.status,
+      attempts: j.attempts,
+      fenced: j.fenced,
+      updatedAt: j.updatedAt.toISOString(),
+    })),
+    allocations: allocations.map((a) => ({
+      id: a.id,
+      owner: a.owner,
+      cpu: a.cpu,
+      memoryMib: a.memoryMib,
+      diskGib: a.diskGib,
+      status: a.status,
+    })),
+    events: events.map((e) => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, data: e.data })),
+  }
+}
