@@ -1,6 +1,6 @@
 // What `node provision` and `node replace` hand the lifecycle besides their own inputs: the provider
 // client on the state's shared rate budget, the host policy, and the real clock, rng and sleep.
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import { type Clock, systemClock } from '../config/clock.js'
 import { type Rng, systemRng } from '../config/rng.js'
@@ -17,7 +17,11 @@ export interface ProvisionRuntime {
   sleep: (ms: number) => Promise<void>
 }
 
-export function provisionRuntime(pool: pg.Pool, definition: Definition, apiUrl: string | undefined): ProvisionRuntime {
+export function provisionRuntime(
+  pool: StatePool,
+  definition: Definition,
+  apiUrl: string | undefined,
+): ProvisionRuntime {
   return {
     client: providerClient(pool, definition, { env: process.env, ...(apiUrl ? { apiUrl } : {}) }),
     policy: loadHostPolicy(),

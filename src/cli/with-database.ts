@@ -1,7 +1,7 @@
 // The state database for one command: opened once (the embedded server started, with progress on
 // a terminal), handed to the work, and closed whatever happens. The one owner of the pool: the
 // lifecycle functions take it and never open or close one themselves.
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import { resolveStateDir } from '../config/state-dir.js'
 import { openDatabase } from '../store/database.js'
@@ -11,7 +11,7 @@ import { stateDirOption } from './flags.js'
 export async function withDatabase<T>(
   stateDir: string | undefined,
   progress: (message: string) => void,
-  work: (pool: pg.Pool) => Promise<T>,
+  work: (pool: StatePool) => Promise<T>,
   /** `none`: connect without checking or migrating the schema (db backup and restore judge it themselves). */
   schema?: 'none',
   /** The embedded server only, its idle connections' end not reported: the work restarts it on purpose. */
@@ -32,7 +32,7 @@ export async function withDatabase<T>(
 
 /** What a command that restarts the embedded server (db archive) hands its work. */
 export interface EmbeddedWork {
-  pool: pg.Pool
+  pool: StatePool
   stateDir: string
   env: NodeJS.ProcessEnv
   now: () => Date

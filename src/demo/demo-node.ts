@@ -6,7 +6,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 import { parse } from 'yaml'
 
 import { systemClock } from '../config/clock.js'
@@ -32,7 +32,7 @@ export interface NodeSandbox {
 }
 
 export interface ProvisionContext {
-  pool: pg.Pool
+  pool: StatePool
   definition: Definition
   files: SeedFiles
   client: HetznerClient

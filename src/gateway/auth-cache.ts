@@ -2,7 +2,7 @@
 // long, a revocation or status change announced on PostgreSQL's fleetkit_auth channel drops the
 // node's rows at once, and a periodic re-read of every cached row is the safety net. Once listening,
 // it reads every live certificate into the cache, so a reconnect storm after a restart reads no row per agent.
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import type { Logger } from '../log/logger.js'
 import { type AuthListener, listenForAuthChanges, readCertificateAuthStates } from '../store/auth-notifications.js'
@@ -11,9 +11,9 @@ import type { AgentAuthenticator } from './agent-auth.js'
 export interface AuthCacheOptions {
   auth: AgentAuthenticator
   /** The raw pool: the LISTEN connection is made from its settings, outside it. */
-  rawPool: pg.Pool
+  rawPool: StatePool
   /** The guarded pool for the re-check reads. */
-  pool: pg.Pool
+  pool: StatePool
   logger: Logger
   /** How long rows are cached while announcements are heard. */
   cacheMs: number

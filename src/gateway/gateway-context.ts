@@ -1,6 +1,6 @@
 // What every route handler shares: the pool, the clock, the current PKI set, the
 // limits and counters. One object, built once by startGateway.
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import type { Clock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
@@ -16,7 +16,7 @@ import type { RateLimiter } from './token-bucket.js'
 
 export interface GatewayContext {
   /** The guarded pool: database failures throw STATE_UNAVAILABLE (state-guard.ts). */
-  pool: pg.Pool
+  pool: StatePool
   database: DatabaseHealth
   clock: Clock
   logger: Logger

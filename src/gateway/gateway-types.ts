@@ -1,6 +1,6 @@
 // What startGateway takes and what it returns: the options of one gateway process and the handle
 // that tests, benches and `fleetkit gateway serve` hold (src/gateway/gateway.ts builds it).
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import type { Clock } from '../config/clock.js'
 import type { Logger } from '../log/logger.js'
@@ -14,7 +14,7 @@ import type { SweepFunction, SweepTick } from './sweeper.js'
 import type { GatewayTuning } from './tuning.js'
 
 export interface GatewayOptions {
-  pool: pg.Pool
+  pool: StatePool
   pki: PkiSet
   /** Where `pki` was loaded from; when set, the directory is watched and a changed set hot-reloaded. */
   pkiDir?: string

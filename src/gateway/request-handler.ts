@@ -13,7 +13,7 @@ import type { ListenerName } from './load-shedder.js'
 import { labelKey } from './metrics.js'
 import type { AgentIdentity } from './agent-auth.js'
 import type { RequestContext, Router } from './router.js'
-import { STATE_RETRY_AFTER_SECONDS, stateUnavailable } from './state-guard.js'
+import { STATE_RETRY_AFTER_SECONDS, stateUnavailable } from '../store/state-guard.js'
 
 export function errorText(error: unknown): string {
   const e = error as { code?: string; message?: string }

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import type { Logger } from '../log/logger.js'
 import { claimSweepLease, releaseSweepLease } from '../store/sweep-leader.js'
@@ -18,7 +18,7 @@ interface SweepOutcome {
   lost: { nodeId: string; fencedJobs: number; releasedAllocations: number }[]
   durationMs: number
 }
-export type SweepFunction = (pool: pg.Pool) => Promise<SweepOutcome>
+export type SweepFunction = (pool: StatePool) => Promise<SweepOutcome>
 
 export type SweepTick = 'swept' | 'busy' | 'not_leader' | 'failed'
 
@@ -34,7 +34,7 @@ export class Sweeper {
 
   constructor(
     private readonly options: {
-      pool: pg.Pool
+      pool: StatePool
       sweep: SweepFunction
       intervalMs: number
       /** How long a lease lasts unrenewed: a dead leader's gateways take over after at most this (plus a tick). */

@@ -1,7 +1,7 @@
 // `fleetkit provider check`: proves the token and the API URL work before anything is provisioned
 // (two reads: locations and server types), so a first live run fails on its first step, not mid-way.
 // It takes from the project's budget shared through the state, and reports what is left of it.
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import type { Clock } from '../config/clock.js'
 import { readRateLimit } from '../store/provider-rate-limits.js'
@@ -34,7 +34,7 @@ export interface ProviderCheckOptions {
   tokenEnv?: string
   baseUrl?: string
   /** The state: the project's budget is shared there with every other fleetkit process. */
-  pool: pg.Pool
+  pool: StatePool
   clock?: Clock
 }
 

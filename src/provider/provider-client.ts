@@ -1,7 +1,7 @@
 // The Hetzner client a provisioning command uses: the token from the variable the definition's
 // providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), the API URL from --api-url /
 // HETZNER_API_URL, else the definition's endpoint, else the public API; the budget shared through the state.
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import type { Definition } from '../definition/types.js'
 import { apiTokenFromEnv, DEFAULT_TOKEN_ENV } from './api-token.js'
@@ -9,7 +9,7 @@ import { HetznerClient, type HetznerClientOptions } from './hetzner.js'
 import { sharedRateBudget } from './shared-rate-budget.js'
 
 export function providerClient(
-  pool: pg.Pool,
+  pool: StatePool,
   definition: Definition | undefined,
   options: { env: NodeJS.ProcessEnv; apiUrl?: string; tokenEnv?: string } & Omit<
     HetznerClientOptions,

@@ -1,12 +1,12 @@
 // The rate budget shared through the state database: every process of a project takes from one
 // row (the API's limit is per project), with the same rule as the in-memory budget.
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import { updateRateLimit } from '../store/provider-rate-limits.js'
 import { initialBudgetState, observeBudget, type RateBudget, takeFromBudget } from './rate-budget.js'
 
 /** The Hetzner Cloud budget of the project whose token `projectKey` names (ApiToken.budgetKey()). */
-export function sharedRateBudget(pool: pg.Pool, projectKey: string): RateBudget {
+export function sharedRateBudget(pool: StatePool, projectKey: string): RateBudget {
   const key = { provider: 'hetzner', projectKey }
   const initial = initialBudgetState()
   return {

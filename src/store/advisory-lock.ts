@@ -1,6 +1,6 @@
 // Session-level advisory locks: held by the connection that took them until it lets go or ends, so a
 // crashed holder frees its lock with its connection. `fleetkit sync` and `fleetkit sweep` hold one each.
-import type { Queryable } from './database.js'
+import { type Queryable, type StatePool, type StateTransaction, withSession } from './transaction.js'
 
 /** Takes the lock if nobody holds it; false at once when another session does. */
 export async function tryAdvisoryLock(q: Queryable, key: number): Promise<boolean> {
@@ -10,4 +10,23 @@ export async function tryAdvisoryLock(q: Queryable, key: number): Promise<boolea
 
 export async function releaseAdvisoryLock(q: Queryable, key: number): Promise<void> {
   await q.query('SELECT pg_advisory_unlock($1)', [key])
+}
+
+/**
+ * Run `fn` holding session lock `key` on a connection of its own (the lock lives as long as that
+ * session, so a crashed holder frees it): `{ locked: false }` at once when another session holds it.
+ */
+export async function withSessionLock<T>(
+  pool: StatePool,
+  key: number,
+  fn: (session: StateTransaction) => Promise<T>,
+): Promise<{ locked: true; value: T } | { locked: false }> {
+  return withSession(pool, async (session) => {
+    if (!(await tryAdvisoryLock(session, key))) return { locked: false as const }
+    try {
+      return { locked: true as const, value: await fn(session) }
+    } finally {
+      await releaseAdvisoryLock(session, key)
+    }
+  })
 }

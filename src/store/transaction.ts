@@ -5,6 +5,16 @@ import type pg from 'pg'
 /** What every store function takes: a pool or a checked-out client (inside a transaction). */
 export type Queryable = Pick<pg.Pool, 'query'>
 
+/**
+ * The state database as every layer above the store holds it: opened by a command (or the gateway),
+ * handed down, and given to store functions. Only src/store runs statements on it (the layer test
+ * refuses `pg` and `.query(` anywhere else), so every statement of fleetkit is in this folder.
+ */
+export type StatePool = pg.Pool
+
+/** One checked-out connection inside withTransaction (or a session the store opened), for store functions. */
+export type StateTransaction = pg.PoolClient
+
 export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable'
 }
@@ -14,8 +24,8 @@ export interface TransactionOptions {
  * ROLLBACK when it throws (the error is rethrown), the client released either way.
  */
 export async function withTransaction<T>(
-  pool: pg.Pool,
-  fn: (client: pg.PoolClient) => Promise<T>,
+  pool: StatePool,
+  fn: (client: StateTransaction) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
   const client = await pool.connect()
@@ -32,6 +42,24 @@ export async function withTransaction<T>(
       // A client that cannot roll back is not returned to the pool.
       broken = rollbackError as Error
     }
+    throw error
+  } finally {
+    client.release(broken)
+  }
+}
+
+/**
+ * Run `fn` on one checked-out connection of its own, outside a transaction: for what is bound to a
+ * session (a session advisory lock, pg_backup_start/stop). A connection that failed under `fn` may
+ * still hold session state, so it is closed rather than handed back to the pool.
+ */
+export async function withSession<T>(pool: StatePool, fn: (session: StateTransaction) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  let broken: Error | undefined
+  try {
+    return await fn(client)
+  } catch (error) {
+    broken = error as Error
     throw error
   } finally {
     client.release(broken)

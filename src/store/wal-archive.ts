@@ -3,7 +3,7 @@
 // archiver's progress, and the non-exclusive base backup API (pg_backup_start/pg_backup_stop, one session).
 import type pg from 'pg'
 
-import type { Queryable } from './database.js'
+import { type Queryable, type StatePool, type StateTransaction, withSession } from './transaction.js'
 
 /** What PostgreSQL's archiver says: its settings, its last success and failure, the WAL still waiting. */
 export interface ArchiverStatus {
@@ -166,4 +166,20 @@ export async function recoveryProgress(q: Queryable): Promise<{ inRecovery: bool
     'SELECT pg_is_in_recovery() AS rec, pg_last_xact_replay_timestamp() AS at',
   )
   return { inRecovery: rows[0]!.rec, lastReplayedAt: rows[0]!.at }
+}
+
+/** A checkpoint writes WAL, so a switch right after it has a segment to end even on an idle server. */
+export async function checkpoint(q: Queryable): Promise<void> {
+  await q.query('CHECKPOINT')
+}
+
+/**
+ * A session of its own for a base backup (pg_backup_start and stop must run on one connection), its
+ * statements bounded: pg_backup_stop waits for the archive, and a stalled archiver must end it, not hang it.
+ */
+export function withBackupSession<T>(pool: StatePool, fn: (session: StateTransaction) => Promise<T>): Promise<T> {
+  return withSession(pool, async (session) => {
+    await session.query(`SET statement_timeout = '300s'`)
+    return fn(session)
+  })
 }

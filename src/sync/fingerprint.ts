@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import type { Env } from '../config/state-dir.js'
 import { sha256Hex } from '../pki/fingerprint.js'
@@ -26,7 +26,7 @@ import type { SshTarget } from './ssh-client.js'
 export const FINGERPRINT_MAX_AGE_MS = 24 * 60 * 60_000
 
 export interface FingerprintContext {
-  pool: pg.Pool
+  pool: StatePool
   runId: number
   attempt: number
   workDir: string

@@ -1,6 +1,6 @@
 // What one sync run carries between its steps: the command's options and the run's plan, ledger
 // row, files and speed settings (sync-run.ts builds it; run-steps.ts and sync-run.ts use it).
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import type { Clock } from '../config/clock.js'
 import type { Definition } from '../definition/types.js'
@@ -26,7 +26,7 @@ export interface SyncOptions {
   /** Run every node in full even when its fingerprint is unchanged (src/sync/fingerprint.ts). */
   full?: boolean
   env: Env
-  pool: pg.Pool
+  pool: StatePool
   signal?: AbortSignal
   /** A line per node as its state is known, and notes (the canary handed over, mitogen). */
   report?: (line: string) => void

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { hostname, userInfo } from 'node:os'
 
-import type pg from 'pg'
+import type { StatePool } from '../store/transaction.js'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { listUnfinishedSyncRuns } from '../store/sync-ledger.js'
@@ -35,7 +35,7 @@ export function endOrphan(pid: number | null): boolean {
   return true
 }
 
-export async function inProgressError(pool: pg.Pool): Promise<FleetkitError> {
+export async function inProgressError(pool: StatePool): Promise<FleetkitError> {
   const holder = (await listUnfinishedSyncRuns(pool))[0]
   const by = holder
     ? `run ${holder.id}, started by ${holder.startedBy} (pid ${holder.pid}) at ${holder.startedAt.toISOString()}`

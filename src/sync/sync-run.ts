@@ -20,7 +20,7 @@ import {
   setSyncNode,
   SYNC_LOCK_KEY,
 } from '../store/sync-ledger.js'
-import { releaseAdvisoryLock, tryAdvisoryLock } from '../store/advisory-lock.js'
+import { withSessionLock } from '../store/advisory-lock.js'
 import { describeSpeed, speedSettings } from './ansible-phase.js'
 import { openRun, readSource, resumableOnInterrupt } from './run-open.js'
 import { type FingerprintContext, fingerprintInputHash, recordFingerprints } from './fingerprint.js'
@@ -75,84 +75,75 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
   const speed = speedSettings({ targets: plan.targets.length, noMitogen: options.noMitogen ?? false, env, stateDir })
   report(`Ansible: ${describeSpeed(speed)}.`)
 
-  // Only an applying sync takes the lock: check mode changes nothing that another sync could race.
-  const lockClient = mode === 'apply' ? await pool.connect() : undefined
-  let broken: Error | undefined
-  try {
-    if (lockClient && !(await tryAdvisoryLock(lockClient, SYNC_LOCK_KEY))) throw await inProgressError(pool)
-    try {
-      const run = await openRun(options, plan)
-      const workDir = join(stateDir, 'sync', `run-${run.id}`)
-      await mkdir(workDir, { recursive: true, mode: 0o700 })
-      const inventoryPath = join(workDir, 'inventory.yml')
-      const rendered = renderInventory({
-        definition: source.definition,
-        stateNodes: stateRows,
-        hostPolicy: loadHostPolicy(),
-        knownHostsPath: join(workDir, 'known_hosts'),
-        releaseCaPem,
-      })
-      await writeFile(join(workDir, 'known_hosts'), rendered.knownHosts, { mode: 0o600 })
-      await writeFile(inventoryPath, rendered.yaml, { mode: 0o600 })
-      await appendEvent(pool, {
-        kind: 'sync_run_started',
-        data: {
-          run_id: run.id,
-          kind: run.kind,
-          revision: plan.revision,
-          plan_hash: plan.hash,
-          started_by: run.startedBy,
-          resumed: options.resume !== undefined,
-        },
-      })
-      const targets = sshTargets(
-        source.definition,
-        stateRows,
-        plan.targets.map((t) => t.id),
-      )
-      const fingerprint: FingerprintContext = {
-        targets,
-        // The probe before node-ssh (one ansible-playbook over fingerprint.yml): bench/sync.ts measures both.
-        via: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
-        pool,
-        runId: run.id,
-        attempt: run.attempts,
-        workDir,
-        inventoryPath,
-        speed,
-        env,
-        signal: options.signal,
-        inputHash: fingerprintInputHash(plan.contentHash, rendered.convergeInputs, rendered.knownHosts, workDir),
-      }
-      const context: RunContext = {
-        options,
-        plan,
-        run,
-        workDir,
-        inventoryPath,
-        extraVarsFile,
-        speed,
-        check,
-        clock: options.clock ?? systemClock,
-        fingerprint,
-        definition: source.definition,
-        sshTargets: targets,
-        refused: new Map(),
-        enrolled: [],
-        converged: new Map(),
-        notConverged: [],
-      }
-      return await resumableOnInterrupt(run, () => execute(context, stateRows))
-    } finally {
-      if (lockClient) await releaseAdvisoryLock(lockClient, SYNC_LOCK_KEY)
+  const start = async (): Promise<SyncReport> => {
+    const run = await openRun(options, plan)
+    const workDir = join(stateDir, 'sync', `run-${run.id}`)
+    await mkdir(workDir, { recursive: true, mode: 0o700 })
+    const inventoryPath = join(workDir, 'inventory.yml')
+    const rendered = renderInventory({
+      definition: source.definition,
+      stateNodes: stateRows,
+      hostPolicy: loadHostPolicy(),
+      knownHostsPath: join(workDir, 'known_hosts'),
+      releaseCaPem,
+    })
+    await writeFile(join(workDir, 'known_hosts'), rendered.knownHosts, { mode: 0o600 })
+    await writeFile(inventoryPath, rendered.yaml, { mode: 0o600 })
+    await appendEvent(pool, {
+      kind: 'sync_run_started',
+      data: {
+        run_id: run.id,
+        kind: run.kind,
+        revision: plan.revision,
+        plan_hash: plan.hash,
+        started_by: run.startedBy,
+        resumed: options.resume !== undefined,
+      },
+    })
+    const targets = sshTargets(
+      source.definition,
+      stateRows,
+      plan.targets.map((t) => t.id),
+    )
+    const fingerprint: FingerprintContext = {
+      targets,
+      // The probe before node-ssh (one ansible-playbook over fingerprint.yml): bench/sync.ts measures both.
+      via: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
+      pool,
+      runId: run.id,
+      attempt: run.attempts,
+      workDir,
+      inventoryPath,
+      speed,
+      env,
+      signal: options.signal,
+      inputHash: fingerprintInputHash(plan.contentHash, rendered.convergeInputs, rendered.knownHosts, workDir),
     }
-  } catch (error) {
-    broken = error as Error
-    throw error
-  } finally {
-    // A connection that failed may still hold the session lock: never hand it back to the pool.
-    lockClient?.release(broken instanceof FleetkitError ? undefined : broken)
+    const context: RunContext = {
+      options,
+      plan,
+      run,
+      workDir,
+      inventoryPath,
+      extraVarsFile,
+      speed,
+      check,
+      clock: options.clock ?? systemClock,
+      fingerprint,
+      definition: source.definition,
+      sshTargets: targets,
+      refused: new Map(),
+      enrolled: [],
+      converged: new Map(),
+      notConverged: [],
+    }
+    return await resumableOnInterrupt(run, () => execute(context, stateRows))
   }
+  // Only an applying sync takes the lock: check mode changes nothing that another sync could race.
+  if (mode !== 'apply') return start()
+  const locked = await withSessionLock(pool, SYNC_LOCK_KEY, start)
+  if (!locked.locked) throw await inProgressError(pool)
+  return locked.value
 }
 
 async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<SyncReport> {

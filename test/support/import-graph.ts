@@ -145,6 +145,55 @@ export function layerViolations(graph: ModuleGraph, layers: readonly (readonly s
   return violations.sort()
 }
 
+/** The folder that alone may hold the database driver and run statements: every SQL statement of src/ is there. */
+export const DATABASE_OWNER = 'store'
+
+/** The driver packages only DATABASE_OWNER may import (the driver itself and its pg-* parts). */
+function isDriver(specifier: string): boolean {
+  return specifier === 'pg' || specifier.startsWith('pg/') || /^pg-[a-z-]+$/.test(specifier)
+}
+
+/** Every import of the database driver from a module outside the owner folder, one line each. */
+export function driverImports(graph: ModuleGraph, owner = DATABASE_OWNER): string[] {
+  const found: string[] = []
+  for (const [module, imports] of graph.modules) {
+    if (folderOf(module) === owner) continue
+    for (const { specifier, line } of imports)
+      if (isDriver(specifier)) found.push(`${module}:${line} imports ${specifier}: only src/${owner} holds the driver`)
+  }
+  return found.sort()
+}
+
+/** The lines of one source text that call a method named `query` (a statement run), comments and strings aside. */
+export function queryCallLines(text: string, fileName = 'module.ts'): number[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
+  const lines: number[] = []
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isCallExpression(node) &&
+      (ts.isPropertyAccessExpression(node.expression) || ts.isPropertyAccessChain(node.expression)) &&
+      node.expression.name.text === 'query'
+    )
+      lines.push(source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1)
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return lines
+}
+
+/** Every `.query(` call in a module of `srcDir` outside the owner folder, as `module:line`. */
+export function statementsOutsideOwner(srcDir: string, owner = DATABASE_OWNER): string[] {
+  return sourceFiles(srcDir)
+    .map((file) => relative(srcDir, file))
+    .filter((module) => folderOf(module) !== owner)
+    .flatMap((module) =>
+      queryCallLines(readFileSync(join(srcDir, module), 'utf8'), module).map(
+        (line) => `${module}:${line} runs a statement: SQL lives in src/${owner}`,
+      ),
+    )
+    .sort()
+}
+
 /** The import cycles among modules of src/ (strongly connected components), each as its sorted modules. */
 export function importCycles(graph: ModuleGraph): string[][] {
   // Tarjan's algorithm; recursive, which is fine at src/'s few hundred modules.

@@ -3,13 +3,16 @@ import { readFileSync } from 'node:fs'
 
 import {
   closureOf,
+  driverImports,
   formatLayers,
   importCycles,
   layerViolations,
   type ModuleGraph,
   moduleGraph,
   parseImports,
+  queryCallLines,
   SRC_LAYERS,
+  statementsOutsideOwner,
 } from '../support/import-graph.js'
 import { packagePath } from '../../src/package-root.js'
 
@@ -40,6 +43,11 @@ describe('layers: what each folder of src/ may import', () => {
 
   it('no import cycles between modules', () => {
     assert.deepEqual(importCycles(graph), [])
+  })
+
+  it('the store owns the database: no module outside src/store imports the driver or runs a statement', () => {
+    assert.deepEqual(driverImports(graph), [])
+    assert.deepEqual(statementsOutsideOwner(packagePath('src')), [])
   })
 
   it('every import() names its module as a literal, so this test sees it', () => {
@@ -123,6 +131,34 @@ describe('layers: what each folder of src/ may import', () => {
         ['./a.js', './b.js', './c.js', './d.js'],
       )
       assert.deepEqual(parsed.computed, [7])
+    })
+
+    it('refuses the driver outside the store, in any form of import, and accepts it inside', () => {
+      const g = graphOf({
+        'store/pool.ts': ['pg'],
+        'lifecycle/a.ts': ['pg'],
+        'gateway/b.ts': ['pg-protocol'],
+        'sync/c.ts': ['pg-pool'],
+        'cli/d.ts': ['pino'],
+      })
+      assert.deepEqual(driverImports(g), [
+        'gateway/b.ts:1 imports pg-protocol: only src/store holds the driver',
+        'lifecycle/a.ts:1 imports pg: only src/store holds the driver',
+        'sync/c.ts:1 imports pg-pool: only src/store holds the driver',
+      ])
+    })
+
+    it('sees a statement run as a call of .query (also optional and multi-line), not one in a comment or string', () => {
+      const text = [
+        "await pool.query('CHECKPOINT')",
+        '// pool.query(x) in a comment',
+        "const s = 'client.query(y)'",
+        'await client?.query(',
+        '  sql,',
+        ')',
+        'await queryable(1)',
+      ].join('\n')
+      assert.deepEqual(queryCallLines(text), [1, 4])
     })
 
     it('a real violation fails the check (store importing gateway)', () => {

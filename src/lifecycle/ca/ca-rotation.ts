@@ -1,6 +1,6 @@
 // `fleetkit ca rotate`: the phases of a CA rotation (begin, complete, abort, status) against the
 // PKI directory and the state, each under the exclusive issuance lock so no certificate is issued mid-phase.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -32,7 +32,7 @@ export type { CaRotateResult, RotatePhase } from './ca-rotation-report.js'
 
 export interface RotateOptions {
   /** The command's pool: each phase runs its transactions on it; it is never opened or closed here. */
-  pool: pg.Pool
+  pool: StatePool
   phase: RotatePhase
   pkiDir: string
   clock: Clock
@@ -61,7 +61,7 @@ export async function rotateCa(options: RotateOptions): Promise<CaRotateResult> 
   }
 }
 
-type Pool = pg.Pool
+type Pool = StatePool
 
 /** Run a phase in one transaction holding the issuance lock exclusively (waits for issuance in flight). */
 async function locked<T>(pool: Pool, work: (client: Queryable) => Promise<T>): Promise<T> {

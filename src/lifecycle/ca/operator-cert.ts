@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -44,7 +44,7 @@ export function checkOperatorName(name: string, example: string): void {
 }
 
 export async function issueOperatorCertificate(options: {
-  pool: pg.Pool
+  pool: StatePool
   pkiDir: string
   outDir: string
   name: string

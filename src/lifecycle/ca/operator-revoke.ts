@@ -1,7 +1,7 @@
 // `fleetkit ca operator-revoke NAME` and `ca operator-list`: an operator certificate stops opening
 // the operator API at once (the gateway looks each request's fingerprint up in the state), and
 // the revocation is an event naming who did it.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { withTransaction } from '../../store/database.js'
@@ -48,7 +48,7 @@ function view(row: OperatorCertificateRow, now: Date): OperatorCertificateView {
 const SERIAL = /^[0-9a-f]{1,40}$/
 
 export async function revokeOperatorCertificate(options: {
-  pool: pg.Pool
+  pool: StatePool
   name: string
   serial?: string
   actor: string
@@ -81,7 +81,11 @@ export async function revokeOperatorCertificate(options: {
   return { revoked: revoked.map((r) => view(r, options.now)) }
 }
 
-export async function listOperators(options: { pool: pg.Pool; name?: string; now: Date }): Promise<OperatorListResult> {
+export async function listOperators(options: {
+  pool: StatePool
+  name?: string
+  now: Date
+}): Promise<OperatorListResult> {
   if (options.name !== undefined) checkOperatorName(options.name, 'fleetkit ca operator-list --name alice')
   const rows = await listOperatorCertificates(options.pool, options.name === undefined ? {} : { name: options.name })
   return { certificates: rows.map((r) => view(r, options.now)) }

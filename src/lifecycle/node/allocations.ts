@@ -1,6 +1,6 @@
 // `fleetkit alloc reserve | release | list`: capacity reservations on schedulable nodes; the
 // rule itself (node locked, capacity summed) is the store's, shared with the operator API.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import {
   type AllocationRow,
@@ -41,13 +41,13 @@ function viewAllocation(a: AllocationRow): AllocationView {
 }
 
 export async function reserve(
-  pool: pg.Pool,
+  pool: StatePool,
   request: { nodeId: string; owner: string; cpu: number; memoryMib: number; diskGib: number; actor: string },
 ): Promise<AllocationView> {
   return viewAllocation(await reserveAllocation(pool, request))
 }
 
-export async function release(pool: pg.Pool, id: string, actor: string): Promise<AllocationView> {
+export async function release(pool: StatePool, id: string, actor: string): Promise<AllocationView> {
   return viewAllocation(await releaseAllocationById(pool, id, actor))
 }
 

@@ -1,7 +1,7 @@
 // `fleetkit node admit NODE`: make a node schedulable only if it is active (or a lost node that
 // is talking again), heartbeated within 60 s on the database's clock, not failing its checks,
 // and with capacity. Every condition is checked before anything is written.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { appendEvent } from '../../store/events.js'
@@ -10,7 +10,7 @@ import { stateConflict, transition, type TransitionResult, withLockedNode } from
 import { ADMIT_FRESH_SECONDS } from './thresholds.js'
 
 export interface AdmitOptions {
-  pool: pg.Pool
+  pool: StatePool
   nodeId: string
   actor: string
   /** Capacity from the definition (maxCapacity, else the server type less the host reserve), recorded before the check. */

@@ -4,7 +4,7 @@
 // Only after that commit are its provider volume detached (kept, or deleted with --delete-volume:
 // volume-release.ts) and its server deleted (provider-delete.ts), a failed step retried by running
 // it again; rows, certificates and events are kept.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -50,7 +50,7 @@ const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired
 
 export async function decommissionNode(
   options: {
-    pool: pg.Pool
+    pool: StatePool
     nodeId: string
     actor: string
     clock: Clock

@@ -1,6 +1,6 @@
 // `fleetkit node drain NODE [--wait S]`: no new leases (403) and no new reservations while the
 // jobs it holds finish and report; with --wait, until no lease on it is live. `node undrain` takes it back.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -22,7 +22,7 @@ export interface DrainResult extends TransitionResult {
 const DRAINABLE = ['active', 'unhealthy', 'draining'] as const
 
 export async function drainNode(
-  options: { pool: pg.Pool; nodeId: string; actor: string; clock: Clock; waitSeconds?: number } & WaitOptions,
+  options: { pool: StatePool; nodeId: string; actor: string; clock: Clock; waitSeconds?: number } & WaitOptions,
 ): Promise<DrainResult> {
   const { pool, nodeId } = options
   const result = await withLockedNode(pool, nodeId, async (client, node) => {
@@ -77,7 +77,7 @@ export async function drainNode(
  * guards (fresh heartbeat, passing checks, capacity): undrain never schedules on its own.
  */
 export async function undrainNode(options: {
-  pool: pg.Pool
+  pool: StatePool
   nodeId: string
   actor: string
 }): Promise<TransitionResult> {

@@ -1,6 +1,6 @@
 // `fleetkit node park NODE` / `unpark NODE`: take a node out of sync, scheduling and lost
 // detection without losing its identity (certificates stay), and bring it back where it was.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { hasAgentCertificate } from '../../store/certificates.js'
 import { appendEvent } from '../../store/events.js'
@@ -10,7 +10,7 @@ import { stateConflict, transition, type TransitionResult, withLockedNode } from
 
 const PARKABLE = ['provisioning', 'active', 'unhealthy', 'draining', 'lost', 'failed', 'parked'] as const
 
-export async function parkNode(options: { pool: pg.Pool; nodeId: string; actor: string }): Promise<TransitionResult> {
+export async function parkNode(options: { pool: StatePool; nodeId: string; actor: string }): Promise<TransitionResult> {
   const { nodeId } = options
   return withLockedNode(options.pool, nodeId, async (client, node) => {
     if (!(PARKABLE as readonly string[]).includes(node.status)) throw stateConflict(node, 'park', PARKABLE)
@@ -30,7 +30,11 @@ export async function parkNode(options: { pool: pg.Pool; nodeId: string; actor: 
   })
 }
 
-export async function unparkNode(options: { pool: pg.Pool; nodeId: string; actor: string }): Promise<TransitionResult> {
+export async function unparkNode(options: {
+  pool: StatePool
+  nodeId: string
+  actor: string
+}): Promise<TransitionResult> {
   const { nodeId } = options
   return withLockedNode(options.pool, nodeId, async (client, node) => {
     if (node.status !== 'parked') throw stateConflict(node, 'unpark', ['parked'])

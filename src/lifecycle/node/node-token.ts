@@ -1,6 +1,6 @@
 // `fleetkit node token`: a fresh single-use enrollment secret for a node enrolled by hand.
 // It replaces the previous one; only its SHA-256 is stored, the clear value is handed out once.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import type { Clock } from '../../config/clock.js'
 import type { Env } from '../../config/state-dir.js'
@@ -23,7 +23,7 @@ import {
 
 export interface NodeTokenOptions {
   /** The command's pool: this function runs one transaction on it and never opens or closes it. */
-  pool: pg.Pool
+  pool: StatePool
   nodeId: string
   ttlMs: number
   /** A new secret for a node past provisioning, on purpose (recorded as secret_reissued). */

@@ -1,6 +1,6 @@
 // What every lifecycle command shares: the node locked in a transaction, a coded refusal for
 // an unknown node or a status the command does not apply to, and the result every command prints.
-import type pg from 'pg'
+import type { StatePool, StateTransaction } from '../../store/transaction.js'
 
 import type { FailureCode } from '../../checks/failure-codes.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -42,9 +42,9 @@ export type Confirm = (request: {
 
 /** Run `fn` with the node row locked FOR UPDATE; NODE_UNKNOWN when there is no such node. */
 export async function withLockedNode<T>(
-  pool: pg.Pool,
+  pool: StatePool,
   nodeId: string,
-  fn: (client: pg.PoolClient, node: LockedNode) => Promise<T>,
+  fn: (client: StateTransaction, node: LockedNode) => Promise<T>,
 ): Promise<T> {
   return withTransaction(pool, async (client) => {
     const node = await lockNode(client, nodeId)

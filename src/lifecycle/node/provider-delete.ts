@@ -2,7 +2,7 @@
 // delete the node's server by its recorded ID, else by its fleetkit.node_id label. The delete is
 // owed durably (provider_delete_pending, set in the retiring transaction) until it succeeded, so
 // running decommission again retries one that failed; a server already gone counts as deleted.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
 import type { HetznerClient } from '../../provider/hetzner.js'
@@ -20,7 +20,7 @@ export function owesProviderDelete(row: ProvisionRow): boolean {
 }
 
 export async function deleteProviderServer(
-  pool: pg.Pool,
+  pool: StatePool,
   client: HetznerClient,
   row: ProvisionRow,
 ): Promise<{ serverIds: number[] }> {

@@ -1,7 +1,7 @@
 // The sweep (spec 06): silent nodes become unhealthy, then lost (jobs fenced, allocations
 // released, one node_lost event each), and provisioning nodes whose enrollment secret expired
 // unused become failed. Run by `fleetkit sweep` and by the gateway's sweeper.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import {
   type ExpiredEnrollment,
@@ -13,7 +13,7 @@ import {
   type LostReclamation,
   type UnhealthyTransition,
 } from '../../store/sweep.js'
-import { releaseAdvisoryLock, tryAdvisoryLock } from '../../store/advisory-lock.js'
+import { withSessionLock } from '../../store/advisory-lock.js'
 import type { SweepThresholds } from './thresholds.js'
 
 export interface SweepResult {
@@ -52,47 +52,36 @@ export interface SweepResult {
  * sweeper frees it). Each loss is its own single-statement transaction: one failure leaves the others.
  */
 export async function runSweep(
-  pool: Pick<pg.Pool, 'connect'>,
+  pool: StatePool,
   thresholds: SweepThresholds,
   now: () => number = () => performance.now(),
 ): Promise<SweepResult> {
   const started = now()
-  const client = await pool.connect()
-  let broken: Error | undefined
-  try {
-    if (!(await tryAdvisoryLock(client, SWEEP_LOCK_KEY))) {
-      return { swept: false, unhealthy: [], lost: [], failed: [], thresholds, durationMs: now() - started }
+  const outcome = await withSessionLock(pool, SWEEP_LOCK_KEY, async (session) => {
+    const lost: LostReclamation[] = []
+    for (const nodeId of await findLostCandidates(session, thresholds.lostAfterSeconds)) {
+      const reclaimed = await reclaimLostNode(session, nodeId, thresholds.lostAfterSeconds)
+      if (reclaimed) lost.push(reclaimed)
     }
-    try {
-      const lost: LostReclamation[] = []
-      for (const nodeId of await findLostCandidates(client, thresholds.lostAfterSeconds)) {
-        const reclaimed = await reclaimLostNode(client, nodeId, thresholds.lostAfterSeconds)
-        if (reclaimed) lost.push(reclaimed)
-      }
-      const unhealthy = await markSilentNodesUnhealthy(client, thresholds.unhealthyAfterSeconds)
-      const failed = await failExpiredEnrollments(client)
-      return {
-        swept: true,
-        unhealthy,
-        failed,
-        lost: lost.map((l) => ({
-          nodeId: l.nodeId,
-          lostAt: l.lostAt.toISOString(),
-          silentSeconds: l.silentSeconds,
-          fencedJobs: l.fencedJobs.length,
-          releasedAllocations: l.releasedAllocations.length,
-        })),
-        thresholds,
-        durationMs: now() - started,
-      }
-    } finally {
-      await releaseAdvisoryLock(client, SWEEP_LOCK_KEY)
-    }
-  } catch (error) {
-    broken = error as Error
-    throw error
-  } finally {
-    // A connection that failed mid-sweep may still hold the session lock: never hand it back to the pool.
-    client.release(broken)
+    const unhealthy = await markSilentNodesUnhealthy(session, thresholds.unhealthyAfterSeconds)
+    const failed = await failExpiredEnrollments(session)
+    return { lost, unhealthy, failed }
+  })
+  if (!outcome.locked)
+    return { swept: false, unhealthy: [], lost: [], failed: [], thresholds, durationMs: now() - started }
+  const { lost, unhealthy, failed } = outcome.value
+  return {
+    swept: true,
+    unhealthy,
+    failed,
+    lost: lost.map((l) => ({
+      nodeId: l.nodeId,
+      lostAt: l.lostAt.toISOString(),
+      silentSeconds: l.silentSeconds,
+      fencedJobs: l.fencedJobs.length,
+      releasedAllocations: l.releasedAllocations.length,
+    })),
+    thresholds,
+    durationMs: now() - started,
   }
 }

@@ -1,7 +1,7 @@
 // The volume half of `fleetkit node decommission`: after the retirement committed, detach the node's
 // volume (action polled) and keep it, or with --delete-volume delete it once detached. What is left to
 // do is the row's volume_state (migration 0012), so running decommission again retries a failed step.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
 import type { HetznerClient } from '../../provider/hetzner.js'
@@ -35,7 +35,7 @@ export function owesVolumeRelease(row: ProvisionRow, deleteVolume: boolean): boo
  * Undefined when the volume was only requested and the provider never made it.
  */
 export async function detachNodeVolume(
-  pool: pg.Pool,
+  pool: StatePool,
   client: HetznerClient,
   row: ProvisionRow,
   options: { deleteVolume: boolean; pollMs?: number },
@@ -96,7 +96,7 @@ export async function detachNodeVolume(
 
 /** Deletes the node's detached volume; one already gone counts as deleted. */
 export async function deleteNodeVolume(
-  pool: pg.Pool,
+  pool: StatePool,
   client: HetznerClient,
   row: ProvisionRow,
 ): Promise<VolumeRelease> {

@@ -4,7 +4,7 @@
 // attached with steps of their own, provision-volume.ts; addresses recorded) ->
 // enrolled (the gateway consumed the secret), or failed when the secret expires first. Every step
 // is committed before the next side effect, so a kill at any point and --resume ends with one server.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -31,7 +31,7 @@ import { expired, type ProvisionResult, result, waitTimeout } from './provision-
 import type { SeedFiles } from '../seed/seed-files.js'
 
 export interface ProvisionOptions {
-  pool: pg.Pool
+  pool: StatePool
   nodeId: string
   definition: Definition
   files: SeedFiles

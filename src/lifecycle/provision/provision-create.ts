@@ -1,7 +1,7 @@
 // Step `pending` of `fleetkit node provision`: converge the pool firewall, then either adopt the
 // server that already carries the node's label (a create whose answer was lost, a killed run) or
 // create one, the intent (secret hash, candidate, capacity) committed before each create request.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -28,7 +28,7 @@ export function nodeLabels(definition: Definition, nodeId: string, pool: string)
 }
 
 export interface CreateContext {
-  pool: pg.Pool
+  pool: StatePool
   client: HetznerClient
   definition: Definition
   files: SeedFiles
@@ -130,7 +130,7 @@ export async function createStep(ctx: CreateContext, row: ProvisionRow): Promise
   throw new Error('createStep: no candidate left') // unreachable: the last candidate's failure is thrown
 }
 
-async function adopt(pool: pg.Pool, nodeId: string, server: Server, how: string): Promise<void> {
+async function adopt(pool: StatePool, nodeId: string, server: Server, how: string): Promise<void> {
   if (server.labels[NODE_ID_LABEL] !== nodeId) throw nameConflict(nodeId, server)
   await withTransaction(pool, async (q) => {
     await recordServer(q, nodeId, 'server_requested', { serverId: server.id })

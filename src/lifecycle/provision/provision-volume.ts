@@ -2,7 +2,7 @@
 // already carries the node's label (a create whose answer was lost) or create one in the server's
 // location, the intent committed before the request; then attach it and poll the action. Each step is
 // recorded (migration 0012) and is an event, so a kill at any point and --resume end with one volume.
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -16,7 +16,7 @@ import { recordVolumeAttached, recordVolumeCreated, recordVolumeIntent } from '.
 import { NODE_ID_LABEL, nodeLabels } from './provision-create.js'
 
 export interface VolumeStepContext {
-  pool: pg.Pool
+  pool: StatePool
   client: HetznerClient
   definition: Definition
   clock: Clock
@@ -91,7 +91,7 @@ async function createOrAdopt(
   return { id: created.volume.id, adopted: false }
 }
 
-async function adopt(pool: pg.Pool, nodeId: string, volume: Volume, how: string): Promise<void> {
+async function adopt(pool: StatePool, nodeId: string, volume: Volume, how: string): Promise<void> {
   await withTransaction(pool, async (q) => {
     await recordVolumeCreated(q, nodeId, { id: volume.id, linuxDevice: volume.linux_device })
     await appendEvent(q, {

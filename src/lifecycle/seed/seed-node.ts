@@ -4,7 +4,7 @@
 import { chmod, mkdir, rename, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { isFleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -38,7 +38,7 @@ export type { SeedKind } from '../../render/seed-documents.js'
 
 export interface SeedNodeOptions {
   /** The command's pool: this function runs one transaction on it and never opens or closes it. */
-  pool: pg.Pool
+  pool: StatePool
   nodeId: string
   kind: SeedKind
   definition: Definition

@@ -4,7 +4,7 @@
 // the settings are put back and the server restarted as it was. Then the first base backup is taken.
 import { stat } from 'node:fs/promises'
 
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Env } from '../../config/state-dir.js'
@@ -26,11 +26,18 @@ import { lastLogLine } from '../../store/embedded/process.js'
 import { ensureEmbeddedServer, stopEmbeddedServer } from '../../store/embedded/server.js'
 import { appendEvent } from '../../store/events.js'
 import { postgresRunAs } from '../../store/postgres-binaries.js'
-import { readArchiverStatus, resetArchiveSettings, setArchiveSettings, switchWal } from '../../store/wal-archive.js'
+import {
+  checkpoint,
+  readArchiverStatus,
+  resetArchiveSettings,
+  setArchiveSettings,
+  switchWal,
+  withBackupSession,
+} from '../../store/wal-archive.js'
 
 export interface ArchiveOptions {
   /** The embedded server's pool (the command opens it): it follows the server across the restarts. */
-  pool: pg.Pool
+  pool: StatePool
   stateDir: string
   env: Env
   now: () => Date
@@ -118,10 +125,9 @@ async function enableLocked(
 }
 
 /** A segment switched out now must be archived (or its failure seen) within the wait. */
-async function proveArchiving(pool: pg.Pool, options: ArchiveOptions): Promise<string> {
+async function proveArchiving(pool: StatePool, options: ArchiveOptions): Promise<string> {
   const sleep = options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)))
-  // A checkpoint writes WAL, so the switch has a segment to end even on an idle server.
-  await pool.query('CHECKPOINT')
+  await checkpoint(pool)
   const failedBefore = (await readArchiverStatus(pool)).failedCount
   const wal = await switchWal(pool)
   const deadline = options.now().getTime() + (options.archiveWaitMs ?? 30_000)
@@ -147,32 +153,22 @@ async function proveArchiving(pool: pg.Pool, options: ArchiveOptions): Promise<s
   }
 }
 
-/** A base backup needs its own session (start and stop on one connection) and a bounded wait for the archive. */
-async function baseBackupOn(pool: pg.Pool, options: ArchiveOptions, dir: string): Promise<BaseBackupManifest> {
-  const layout = archiveLayout(dir)
-  const client = await pool.connect()
-  let broken = false
-  try {
-    // pg_backup_stop waits for the archive; a stalled archiver must end it, not hang it.
-    await client.query(`SET statement_timeout = '300s'`)
+/** A base backup on a session of its own, its event written on that session. */
+function baseBackupOn(pool: StatePool, options: ArchiveOptions, dir: string): Promise<BaseBackupManifest> {
+  return withBackupSession(pool, async (session) => {
     const manifest = await takeBaseBackup({
-      client,
+      client: session,
       dataDir: embeddedServerPaths(options.stateDir).dataDir,
-      layout,
+      layout: archiveLayout(dir),
       label: baseBackupLabel(options.now()),
       progress: options.progress,
     })
-    await appendEvent(client, {
+    await appendEvent(session, {
       kind: 'base_backup_taken',
       data: { label: manifest.label, dir, bytes: manifest.bytes, stopped_at: manifest.stoppedAt },
     })
     return manifest
-  } catch (error) {
-    broken = true
-    throw error
-  } finally {
-    client.release(broken)
-  }
+  })
 }
 
 export function takeArchiveBaseBackup(options: ArchiveOptions): Promise<BaseBackupManifest> {

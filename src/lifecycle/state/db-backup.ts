@@ -8,7 +8,7 @@ import { createWriteStream, existsSync } from 'node:fs'
 import { link, mkdir, mkdtemp, readdir, rm, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
@@ -70,7 +70,7 @@ export function defaultBackupName(now: Date): string {
 }
 
 export async function backupState(options: {
-  pool: pg.Pool
+  pool: StatePool
   pkiDir: string
   out: string
   now: Date

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 
-import type pg from 'pg'
+import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
@@ -103,7 +103,7 @@ async function hasFiles(dir: string): Promise<boolean> {
 }
 
 export async function restoreState(options: {
-  pool: pg.Pool
+  pool: StatePool
   file: string
   pkiDir: string
   /** Replace a database or PKI directory that holds state (the PKI one is kept aside, renamed). */

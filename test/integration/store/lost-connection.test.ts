@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 
 import pg from 'pg'
 
-import { guardPool } from '../../../src/gateway/state-guard.js'
+import { guardPool } from '../../../src/store/state-guard.js'
 import { stateClientClass } from '../../../src/store/state-client.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 

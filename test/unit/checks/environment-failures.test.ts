@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 
 import { toFleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { isQueryUnavailable } from '../../../src/gateway/state-guard.js'
+import { isQueryUnavailable } from '../../../src/store/state-guard.js'
 import { connectFailure } from '../../../src/store/pg-errors.js'
 import { asConnectFailure, asConnectionFailure } from '../../../src/store/state-client.js'
 

@@ -3,7 +3,7 @@
 import type pg from 'pg'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { describeSqlState, isConnectionError, isServerFailure, sqlState } from '../store/pg-errors.js'
+import { describeSqlState, isConnectionError, isServerFailure, sqlState } from './pg-errors.js'
 
 /** Seconds an agent is told to wait when the database is unavailable. */
 export const STATE_RETRY_AFTER_SECONDS = 5
