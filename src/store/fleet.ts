@@ -5,6 +5,13 @@ import type { EventRow } from './events.js'
 import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from './nodes.js'
 
 export interface FleetNode extends NodeRow {
+  /**
+   * Whether jobs and reservations may land on the node now: admitted (`node admit`) and active. An
+   * unhealthy node keeps its admission (it resumes when healthy) but is not schedulable meanwhile.
+   */
+  schedulable: boolean
+  /** The admission itself, as `node admit` set it and a drain, a loss or a retirement took it away. */
+  admitted: boolean
   /** Seconds since the last heartbeat, on the database's clock; null when never heard from. */
   heartbeatAgeSeconds: number | null
   /** Seconds of silence as the sweep counts it (the later of last heartbeat and unpark). */
@@ -22,6 +29,7 @@ export interface FleetFilter {
   status?: NodeStatus[]
   pool?: string
   region?: string
+  /** Schedulable now: admitted and active (FleetNode.schedulable). */
   schedulable?: boolean
   nodeId?: string
 }
@@ -44,7 +52,7 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
        LEFT JOIN (SELECT node_id, sum(cpu) AS cpu, sum(memory_mib) AS memory, sum(disk_gib) AS disk, count(*) AS n
                     FROM allocations WHERE status = 'active' GROUP BY node_id) a ON a.node_id = n.id
       WHERE ($1::text[] IS NULL OR n.status = ANY($1)) AND ($2::text IS NULL OR n.pool = $2)
-        AND ($3::text IS NULL OR n.region = $3) AND ($4::boolean IS NULL OR n.schedulable = $4) AND ($5::text IS NULL OR n.id = $5)
+        AND ($3::text IS NULL OR n.region = $3) AND ($4::boolean IS NULL OR (n.schedulable AND n.status = 'active') = $4) AND ($5::text IS NULL OR n.id = $5)
       ORDER BY n.pool, n.id`,
     [
       filter.status ?? null,
@@ -56,6 +64,8 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
   )
   return rows.map((r: Raw) => ({
     ...toNode(r),
+    admitted: r.schedulable as boolean,
+    schedulable: (r.schedulable as boolean) && r.status === 'active',
     heartbeatAgeSeconds: r.heartbeat_age === null ? null : Math.max(0, Math.round(Number(r.heartbeat_age))),
     silentSeconds: Math.max(0, Math.round(Number(r.silent))),
     certificateNotAfter: (r.cert_not_after as Date | null) ?? null,

@@ -13,7 +13,10 @@ interface NodeSummary {
   pool: string
   region: string | null
   status: NodeStatus
+  /** Jobs and reservations may land on it now: admitted and active (an unhealthy node is not). */
   schedulable: boolean
+  /** Admitted by `node admit` (kept while unhealthy; a drain, a loss or a retirement ends it). */
+  admitted: boolean
   /** `node provision`'s step; null for a node it did not provision (seeded, declared). */
   provisionState: ProvisionState | null
   /**
@@ -120,6 +123,7 @@ function summary(n: FleetNode): NodeSummary {
     region: n.region,
     status: n.status,
     schedulable: n.schedulable,
+    admitted: n.admitted,
     provisionState: n.provisionState,
     serverId: n.providerServerId === null ? null : Number(n.providerServerId),
     volume:

@@ -382,6 +382,17 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     })
     assert.match(human.stdout, /^NODE +POOL/m)
     assert.match(human.stdout, /cap-1 .* 1\.5\/2 +2048\/4096 +10\/40/)
+    // An admitted node that turns unhealthy keeps its admission but is not schedulable meanwhile.
+    await setNodeStatus(gw.db.pool, 'cap-1', 'unhealthy')
+    const sick = (await cli(['node', 'list'])).json.result.nodes.find((n: { id: string }) => n.id === 'cap-1')
+    assert.deepEqual([sick.status, sick.schedulable, sick.admitted], ['unhealthy', false, true])
+    const schedulable = await cli(['node', 'list', '--schedulable'])
+    assert.ok(!schedulable.json.result.nodes.some((n: { id: string }) => n.id === 'cap-1'))
+    await setNodeStatus(gw.db.pool, 'cap-1', 'active')
+    const back = (await cli(['node', 'list', '--schedulable'])).json.result.nodes.find(
+      (n: { id: string }) => n.id === 'cap-1',
+    )
+    assert.deepEqual([back.status, back.schedulable, back.admitted], ['active', true, true])
     const show = await cli(['node', 'show', 'dec-1'])
     assertMatchesOutputSchema('node-show', show.json)
     assert.ok(show.json.result.certificates.every((c: { revoked: boolean }) => c.revoked))
