@@ -14,6 +14,7 @@ import { enroll } from './enroll.js'
 import type { Host } from './host.js'
 import { loadIdentity } from './identity.js'
 import { renewCertificate } from './renew.js'
+import { IDENTITY_REFUSED_EXIT, identityRefusalLog, isIdentityRefusal } from './identity-refusal.js'
 import { runAgent } from './run-loop.js'
 import { AgentSession } from './session.js'
 import { AGENT_VERSION } from './version.js'
@@ -95,7 +96,18 @@ async function runUntilSignal(config: AgentConfig, host: Host, log: Logger): Pro
   }
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
-  await runAgent(config, { log, clock: systemClock, rng: systemRng, host, signal: controller.signal })
+  try {
+    await runAgent(config, { log, clock: systemClock, rng: systemRng, host, signal: controller.signal })
+  } catch (error) {
+    const e = toFleetkitError(error)
+    if (!isIdentityRefusal(e)) throw e
+    // Logged once: systemd does not restart this exit status (fleetkit-agent.service), so nothing repeats it.
+    log('error', 'agent_identity_refused', identityRefusalLog(config.nodeId, e))
+    process.stderr.write(
+      `Error (${e.code}): ${e.message}\nTry this:\n${e.actions.map((action) => `  ${action}\n`).join('')}`,
+    )
+    return IDENTITY_REFUSED_EXIT
+  }
   return 0
 }
 

@@ -137,6 +137,9 @@ EnvironmentFile=/etc/fleetkit/agent.env
 ExecStart=/usr/local/bin/fleetkit-agent run
 Restart=always
 RestartSec=5
+# The gateway refused the node's identity (src/agent/identity-refusal.ts): a restart cannot change that,
+# a new secret does (fleetkit sync restarts the agent when it hands one over).
+RestartPreventExitStatus=77
 NoNewPrivileges=yes
 ProtectSystem=strict
 ProtectHome=yes

@@ -18,6 +18,7 @@ import { HEALTHY_FILES, makeFakeRoot } from '../../support/fake-host.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
 import { eventually } from '../../support/eventually.js'
 import { type RunningProcess, runProcess, runProcessOk, startProcess } from '../../support/process.js'
+import { IDENTITY_REFUSED_EXIT } from '../../../src/agent/identity-refusal.js'
 
 /** The Node.js that runs the bundle: this one, or another (e.g. Node 18, as Ubuntu 24.04 ships) named by FLEETKIT_AGENT_TEST_NODE. */
 const agentNode = process.env.FLEETKIT_AGENT_TEST_NODE || process.execPath
@@ -250,7 +251,7 @@ describe('fleetkit-agent against a real gateway and PostgreSQL', function () {
       timeoutMs: 30_000,
     })
     assert.ok(!stale.timedOut, 'the agent kept running with a revoked certificate')
-    assert.equal(stale.code, 1)
+    assert.equal(stale.code, IDENTITY_REFUSED_EXIT, 'an exit status systemd does not restart')
     assert.match(stale.stderr, /^Error \(AGENT_CERTIFICATE_REJECTED\): the gateway refused certificate serial/m)
   })
 

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
+import { IDENTITY_REFUSED_EXIT } from '../../../src/agent/identity-refusal.js'
 import { AGENT_SERVICE_ACCOUNT } from '../../../src/definition/rules/ssh-user-not-service-account.js'
 import { DATA_MOUNT_CONDITION_PREFIX, NO_DATA_MOUNT_CONDITION } from '../../../src/render/agent-seed.js'
 
@@ -19,6 +20,15 @@ describe('render: the agent seed and the agent role agree', () => {
   it('fills the unit placeholder with the same text as ansible/roles/agent/vars/main.yml', () => {
     assert.equal(roleVars.__agent_mount_condition_none, NO_DATA_MOUNT_CONDITION)
     assert.equal(roleVars.__agent_mount_condition_mount, DATA_MOUNT_CONDITION_PREFIX)
+  })
+
+  it('the unit does not restart the agent on the exit status of a refused identity, and restarts it on any other', () => {
+    const unit = readFileSync(packagePath('cloud-init', 'fleetkit-agent.service.tmpl'), 'utf8')
+    assert.match(unit, /^Restart=always$/m)
+    assert.deepEqual(
+      [...unit.matchAll(/^RestartPreventExitStatus=(.*)$/gm)].map((m) => m[1]),
+      [String(IDENTITY_REFUSED_EXIT)],
+    )
   })
 
   it('the role reads the templates the seed embeds', () => {
