@@ -41,6 +41,18 @@ const LINTERS: Linter[] = [
     ],
     leavesOut: ['features/fixtures/shell-code-without-runbook/cloud-init/install.sh'],
   },
+  {
+    script: 'lint-python',
+    tool: 'pyflakes3',
+    violation: { name: 'bad.py', text: 'import os\n', finding: /'os' imported but unused/ },
+    clean: { name: 'good.py', text: 'import os\n\nprint(os.sep)\n' },
+    finds: [
+      'ansible/callback_plugins/fleetkit_events.py',
+      'ansible/playbooks/library/fleetkit_fingerprint.py',
+      'ansible/roles/sshd/filter_plugins/sshd_effective.py',
+    ],
+    leavesOut: ['features/fixtures/role-change-unfingerprinted/ansible/callback_plugins/fleetkit_events.py'],
+  },
 ]
 
 /** The absolute path of COMMAND on this process's PATH, or undefined. */
