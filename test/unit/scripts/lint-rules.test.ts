@@ -1,6 +1,7 @@
-// The lint scripts `npm run lint` runs beside eslint: each fails a file that breaks its rule and
-// passes one that keeps it, finds its files in the checkout by name and first line, and fails
-// with one line when its tool is missing, so a machine without the tool never passes in silence.
+// The lint scripts `npm run lint` runs after eslint, Prettier and knip. lint-shell and lint-python each
+// fail a file that breaks their rule and pass one that keeps it, and find their files in the checkout by
+// name and first line; every lint script fails with one line when its tool is missing, so a machine
+// without the tool never passes in silence.
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -67,6 +68,21 @@ describe('lint scripts: each rule fails a violation', function () {
   this.timeout(30_000)
   let dir: string
 
+  /** Runs scripts/SCRIPT with a PATH that holds what it needs before it looks for its tool, and not the tool. */
+  async function runWithoutTools(script: string) {
+    const bin = join(dir, `bin-${script}`)
+    mkdirSync(bin)
+    const dirname = onPath('dirname')
+    assert.ok(dirname, 'dirname is not on PATH')
+    symlinkSync(dirname, join(bin, 'dirname'))
+    const bash = onPath('bash')
+    assert.ok(bash, 'bash is not on PATH')
+    return runProcess(bash, [packagePath('scripts', script), join(dir, 'any')], {
+      env: overlayEnv({ PATH: bin }),
+      timeoutMs: 20_000,
+    })
+  }
+
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'fleetkit-lint-rules-'))
   })
@@ -103,22 +119,19 @@ describe('lint scripts: each rule fails a violation', function () {
       })
 
       it(`fails with one line when ${linter.tool} is missing`, async () => {
-        // A PATH with what the script needs before it looks for the tool, and not the tool.
-        const bin = join(dir, `bin-${linter.script}`)
-        mkdirSync(bin)
-        const dirname = onPath('dirname')
-        assert.ok(dirname, 'dirname is not on PATH')
-        symlinkSync(dirname, join(bin, 'dirname'))
-        const bash = onPath('bash')
-        assert.ok(bash, 'bash is not on PATH')
-        const result = await runProcess(bash, [packagePath('scripts', linter.script), join(dir, 'any')], {
-          env: overlayEnv({ PATH: bin }),
-          timeoutMs: 20_000,
-        })
+        const result = await runWithoutTools(linter.script)
         assert.equal(result.code, 1)
         assert.equal(result.stdout, '')
         assert.match(result.stderr, new RegExp(`^${linter.script}: ${linter.tool} is not installed \\(.*\\)\\n$`))
       })
     })
   }
+
+  // ansible-lint is no new rule (the lint step ran it before): only its missing binary is proven here.
+  it('scripts/lint-ansible fails with one line when ansible-lint is missing', async () => {
+    const result = await runWithoutTools('lint-ansible')
+    assert.equal(result.code, 1)
+    assert.equal(result.stdout, '')
+    assert.match(result.stderr, /^lint-ansible: ansible-lint is not installed \(.*\)\n$/)
+  })
 })
