@@ -31,7 +31,7 @@ setup_file() {
   export SEED_RELEASE_PUBLIC_KEY SEED_CA_FILE="$SUITE/ca.pem" SEED_RELEASE_URL=https://releases.test/fleetkit SEED_RELEASE_VERSION=1.2.3
   (cd "$RELEASE_HELPERS_REPO" && node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed.sh"
   (cd "$RELEASE_HELPERS_REPO" && SEED_RELEASE_CA_FILE="$SUITE/ca.pem" node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed-private-mirror.sh"
-  (cd "$RELEASE_HELPERS_REPO" && SEED_DATA_MOUNT= node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed-no-volume.sh"
+  (cd "$RELEASE_HELPERS_REPO" && SEED_DATA_MOUNT='' node --import tsx test/support/render-agent-seed.ts) >"$SUITE/seed-no-volume.sh"
 }
 
 setup() {
@@ -51,6 +51,7 @@ setup() {
     chmod 0755 "$BIN/$cmd"
   done
   # runuser -u USER -- CMD...: logged, then CMD runs as this user.
+  # shellcheck disable=SC2016 # $* and $1 are the stub's own, expanded when it runs
   printf '#!/bin/bash\necho "runuser $*" >>"%s"\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n' "$LOG" >"$BIN/runuser"
   chmod 0755 "$BIN/runuser"
 }
@@ -123,6 +124,7 @@ refute_installed() {
   openssl_sign "$WWW/fleetkit/1.2.3" "$SUITE/keys/foreign.key"
   run_seed
   assert_failure
+  # shellcheck disable=SC2154 # bats' run --separate-stderr (run_seed) sets stderr
   [[ $stderr == *RELEASE_SIGNATURE_INVALID* ]] || fail "expected RELEASE_SIGNATURE_INVALID, stderr: $stderr"
   refute_installed
 }

@@ -71,6 +71,7 @@ assert_refused() {
   local code=$1 status=$2
   assert_failure "$status"
   assert_output ''
+  # shellcheck disable=SC2154 # bats' run --separate-stderr sets stderr
   [[ $stderr == "$code: "* ]] || fail "stderr is not '$code: ...': $stderr"
   assert_previous_untouched
 }
@@ -267,6 +268,7 @@ $RELEASE_TEST_BASE_URL/1.2.3/fleetkit-agent-1.2.3-linux-amd64.tar.zst"
   install_previous
   : >"$BATS_TEST_TMPDIR/curl.log"
   local bad
+  # shellcheck disable=SC2016 # the $(...) and backquotes are the refused input, never expanded
   for bad in '1.2.3$(touch /tmp/pwned)' '1.2.3;id' '1.2.3 ' '`id`' '1.2' '1.2.3/../1.1.0'; do
     run --separate-stderr verify_release --version "$bad"
     assert_refused RELEASE_INPUT_INVALID 10
@@ -276,6 +278,7 @@ $RELEASE_TEST_BASE_URL/1.2.3/fleetkit-agent-1.2.3-linux-amd64.tar.zst"
 
 @test "verify-release: refuses a base URL that is not plain https" {
   local bad
+  # shellcheck disable=SC2016 # the $(id) is the refused input, never expanded
   for bad in http://releases.test/fleetkit 'https://releases.test/$(id)' 'https://user:pw@releases.test/' 'https://releases.test/a?b=c'; do
     run --separate-stderr "$VERIFIER" --base-url "$bad" --version 1.2.3 --arch amd64 --public-key "$KEYS/release.pub" --target "$TARGET"
     assert_failure 10
