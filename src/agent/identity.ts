@@ -6,6 +6,7 @@ import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { commitStaged, syncDirectory, writeFileAtomic, writeStaged } from '../fs/atomic-file.js'
+import { assertPrivateDirectory } from '../fs/private-directory.js'
 import { readPrivateKeyFile } from '../fs/private-key-file.js'
 
 export interface IdentityPaths {
@@ -91,27 +92,21 @@ export async function stageIdentity(
  * a link where the next key is staged. A missing directory is fine (it is created 0700).
  */
 export async function assertPkiDirectoryPrivate(pkiDir: string): Promise<void> {
-  let mode: number
-  try {
-    mode = (await stat(pkiDir)).mode
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-    throw error
-  }
-  if ((mode & 0o022) !== 0) {
-    const shown = (mode & 0o777).toString(8).padStart(4, '0')
-    throw new FleetkitError(
-      'AGENT_CONFIG_INVALID',
-      `the agent PKI directory ${pkiDir} is writable by group or others (mode ${shown}); refusing to keep a key there`,
-      {
-        actions: [
-          `chmod 0700 ${pkiDir}`,
-          "or set FLEETKIT_AGENT_PKI_DIR to a directory only the agent's user can write",
-        ],
-        data: { setting: 'FLEETKIT_AGENT_PKI_DIR', path: pkiDir, mode: shown },
-      },
-    )
-  }
+  await assertPrivateDirectory(
+    pkiDir,
+    (shown) =>
+      new FleetkitError(
+        'AGENT_CONFIG_INVALID',
+        `the agent PKI directory ${pkiDir} is writable by group or others (mode ${shown}); refusing to keep a key there`,
+        {
+          actions: [
+            `chmod 0700 ${pkiDir}`,
+            "or set FLEETKIT_AGENT_PKI_DIR to a directory only the agent's user can write",
+          ],
+          data: { setting: 'FLEETKIT_AGENT_PKI_DIR', path: pkiDir, mode: shown },
+        },
+      ),
+  )
 }
 
 /**

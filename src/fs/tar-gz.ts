@@ -4,10 +4,11 @@ import { createHash } from 'node:crypto'
 import { constants, createReadStream } from 'node:fs'
 import { type FileHandle, mkdir, open } from 'node:fs/promises'
 import { once } from 'node:events'
-import { dirname, join, normalize, sep } from 'node:path'
+import { dirname, join } from 'node:path'
 import { createGunzip, createGzip } from 'node:zlib'
 
 import { BLOCK, TarFormatError, ustarHeader } from './ustar.js'
+import { isEndBlock, readUstarHeader, safeMemberName } from './ustar-reader.js'
 
 /** One member as written or extracted: its bytes' SHA-256 and size (directories have neither). */
 export interface TarMember {
@@ -135,36 +136,13 @@ export async function createTarGz(path: string, options: { mode?: number; mtime?
   }
 }
 
-function field(block: Buffer, offset: number, length: number): string {
-  const slice = block.subarray(offset, offset + length)
-  const end = slice.indexOf(0)
-  return slice.subarray(0, end === -1 ? length : end).toString('utf8')
-}
-
-function octal(block: Buffer, offset: number, length: number): number {
-  if ((block[offset]! & 0x80) !== 0) throw new TarFormatError('base-256 numeric fields are not accepted')
-  const text = field(block, offset, length).trim()
-  if (text === '') return 0
-  if (!/^[0-7]+$/.test(text)) throw new TarFormatError(`bad octal field ${JSON.stringify(text)}`)
-  return Number.parseInt(text, 8)
-}
-
-/** A member name that stays inside the extraction directory: relative, no `..`, no empty parts. */
-function safeName(name: string): string {
-  const trimmed = name.endsWith('/') ? name.slice(0, -1) : name
-  if (trimmed === '' || trimmed.startsWith('/') || trimmed.includes('\0'))
-    throw new TarFormatError(`unsafe member name ${JSON.stringify(name)}`)
-  const parts = trimmed.split('/')
-  if (parts.some((p) => p === '' || p === '.' || p === '..'))
-    throw new TarFormatError(`unsafe member name ${JSON.stringify(name)}`)
-  return normalize(parts.join(sep))
-}
-
 /** Reads exactly `length` bytes from a chunked stream, keeping what is left over. */
 class ChunkReader {
   private buffered: Buffer[] = []
   private available = 0
   private done = false
+  /** Bytes handed out so far: where the next read starts in the uncompressed archive. */
+  consumed = 0
   constructor(private readonly source: AsyncIterator<Buffer>) {}
 
   async read(length: number): Promise<Buffer | undefined> {
@@ -182,6 +160,7 @@ class ChunkReader {
     const rest = all.subarray(length)
     this.buffered = rest.length > 0 ? [rest] : []
     this.available = rest.length
+    this.consumed += length
     return out
   }
 }
@@ -211,20 +190,16 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
     for (;;) {
       const block = await reader.read(BLOCK)
       if (!block) throw new TarFormatError('the archive ends without its end marker')
-      if (block.every((b) => b === 0)) break
-      let sum = 0
-      for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : block[i]!
-      if (sum !== octal(block, 148, 8)) throw new TarFormatError('a member header is damaged (bad checksum)')
-      if (field(block, 257, 5) !== 'ustar') throw new TarFormatError('not a ustar archive')
-      const flag = String.fromCharCode(block[156]!)
-      const prefix = field(block, 345, 155)
-      const rawName = prefix === '' ? field(block, 0, 100) : `${prefix}/${field(block, 0, 100)}`
-      const size = octal(block, 124, 12)
-      const mode = octal(block, 100, 8) & 0o777
+      if (isEndBlock(block)) break
+      const header = readUstarHeader(block, reader.consumed - BLOCK)
+      if (header.format === 'v7') throw new TarFormatError('not a ustar archive')
+      const { typeflag: flag, name: rawName, size } = header
+      const mode = header.mode & 0o777
+      // Only the two member kinds fleetkit writes; extension headers ('x', 'L') are refused too.
       const type = flag === '5' ? 'directory' : flag === '0' || flag === '\0' ? 'file' : undefined
       if (!type) throw new TarFormatError(`member ${JSON.stringify(rawName)} is not a regular file or directory`)
-      const relative = safeName(rawName)
-      const name = type === 'directory' ? `${relative.split(sep).join('/')}/` : relative.split(sep).join('/')
+      const relative = safeMemberName(rawName)
+      const name = type === 'directory' ? `${relative}/` : relative
       if (seen.has(name)) throw new TarFormatError(`two members named ${name}`)
       seen.add(name)
       if (members.length >= maxMembers) throw new TarFormatError(`more than ${maxMembers} members`)

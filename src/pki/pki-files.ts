@@ -5,6 +5,7 @@ import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
+import { assertPrivateDirectory } from '../fs/private-directory.js'
 import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
 
 export const PKI_FILE_NAMES = {
@@ -85,27 +86,21 @@ async function readPrivateKeyFile(path: string, uid: number | undefined = curren
  * `ca-bundle.pem`, which seeds pin and agents trust, and so stand in for the gateway.
  */
 export async function assertPkiDirectoryPrivate(dir: string): Promise<void> {
-  let mode: number
-  try {
-    mode = (await stat(dir)).mode & 0o7777
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-    throw error
-  }
-  if ((mode & 0o022) !== 0) {
-    const shown = (mode & 0o777).toString(8).padStart(4, '0')
-    throw new FleetkitError(
-      'CA_KEY_PERMISSIONS',
-      `the PKI directory ${dir} is writable by group or others (mode ${shown}); refusing to use it`,
-      {
-        actions: [
-          `chmod 0700 ${dir}`,
-          'if others may have changed ca-bundle.pem or the keys, treat the CA as compromised and create a new PKI',
-        ],
-        data: { path: dir, mode: shown },
-      },
-    )
-  }
+  await assertPrivateDirectory(
+    dir,
+    (shown) =>
+      new FleetkitError(
+        'CA_KEY_PERMISSIONS',
+        `the PKI directory ${dir} is writable by group or others (mode ${shown}); refusing to use it`,
+        {
+          actions: [
+            `chmod 0700 ${dir}`,
+            'if others may have changed ca-bundle.pem or the keys, treat the CA as compromised and create a new PKI',
+          ],
+          data: { path: dir, mode: shown },
+        },
+      ),
+  )
 }
 
 async function present(path: string): Promise<boolean> {

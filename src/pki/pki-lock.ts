@@ -7,7 +7,7 @@ import { access, constants, mkdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { LockTimeoutError, withFileLock } from '../store/file-lock.js'
+import { LockTimeoutError, withFileLock } from '../fs/file-lock.js'
 
 /** A dot name: `db backup` and `db restore`'s emptiness check leave dot files out, as they do temp files. */
 const PKI_LOCK_NAME = '.pki.lock'

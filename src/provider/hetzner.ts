@@ -2,11 +2,12 @@
 // keys, firewalls, placement groups, volumes and actions; every list followed through its pages (hetzner-pages.ts).
 import { setTimeout as delay } from 'node:timers/promises'
 
-import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
+import { FleetkitError } from '../checks/fleetkit-error.js'
 import { type Clock, systemClock } from '../config/clock.js'
 import { type Rng, systemRng } from '../config/rng.js'
 import type { Logger } from '../log/logger.js'
 import { type ApiToken, apiTokenFromEnv } from './api-token.js'
+import { type AdoptableKind, createOrAdopt, findOwn } from './create-or-adopt.js'
 import { pollActions } from './hetzner-actions.js'
 import { HetznerTransport } from './hetzner-transport.js'
 import { listAll, post } from './hetzner-pages.js'
@@ -29,9 +30,6 @@ import type {
   Volume,
 } from './hetzner-types.js'
 import { memoryRateBudget, type RateBudget } from './rate-budget.js'
-
-/** The label every fleetkit server carries: how a create whose answer was lost is found again. */
-const NODE_ID_LABEL = 'fleetkit.node_id'
 
 export interface HetznerClientOptions {
   /** The environment the token is read from (process.env by default). */
@@ -58,6 +56,8 @@ export interface ListFilter {
 export class HetznerClient {
   private readonly transport: HetznerTransport
   private readonly sleep: (ms: number) => Promise<void>
+  private readonly serverKind: AdoptableKind<Server> = { kind: 'server', list: (filter) => this.listServers(filter) }
+  private readonly volumeKind: AdoptableKind<Volume> = { kind: 'volume', list: (filter) => this.listVolumes(filter) }
 
   constructor(options: HetznerClientOptions = {}, token?: ApiToken) {
     this.sleep = options.sleep ?? ((ms) => delay(ms))
@@ -92,40 +92,33 @@ export class HetznerClient {
   }
 
   /**
-   * Creates a server, sent once. After an ambiguous failure (5xx, timeout, broken connection) the
-   * server may exist: it is looked up by its fleetkit.node_id label and adopted if found, else the
-   * failure is thrown. A uniqueness_error on the name adopts the holder only when it carries our label.
+   * Creates a server, sent once (create-or-adopt.ts): after an ambiguous failure the server carrying
+   * the node's labels is adopted if found; after a uniqueness_error the holder of the name is adopted
+   * only when it carries them (a concurrent run's), else PROVIDER_NAME_CONFLICT names it.
    */
-  async createServer(request: CreateServerRequest): Promise<CreateServerResult> {
-    const nodeId = request.labels[NODE_ID_LABEL]
-    if (!nodeId) {
-      throw new FleetkitError(
-        'INTERNAL_ERROR',
-        `createServer needs the ${NODE_ID_LABEL} label to recover a lost answer`,
-      )
-    }
-    try {
-      const body = await this.transport.call<{ server: Server; action: Action; next_actions: Action[] }>(
-        'POST',
-        '/servers',
-        { body: request, idempotent: false },
-      )
-      if (!body) throw new FleetkitError('PROVIDER_ERROR', 'Hetzner Cloud answered POST /servers without a body')
-      return { server: body.server, action: body.action, next_actions: body.next_actions ?? [], adopted: false }
-    } catch (error) {
-      if (!isFleetkitError(error)) throw error
-      const ambiguous = error.code === 'PROVIDER_UNAVAILABLE' && error.data?.ambiguous === true
-      if (!ambiguous && error.code !== 'PROVIDER_NAME_CONFLICT') throw error
-      const found = await this.serverOfNode(nodeId, request.name)
-      if (found) return { server: found, next_actions: [], adopted: true }
-      throw error
-    }
+  createServer(request: CreateServerRequest): Promise<CreateServerResult> {
+    return createOrAdopt<Server, CreateServerResult>(
+      this.serverKind,
+      request,
+      async () => {
+        const body = await this.transport.call<{ server: Server; action: Action; next_actions: Action[] }>(
+          'POST',
+          '/servers',
+          { body: request, idempotent: false },
+        )
+        if (!body) throw new FleetkitError('PROVIDER_ERROR', 'Hetzner Cloud answered POST /servers without a body')
+        return { server: body.server, action: body.action, next_actions: body.next_actions ?? [], adopted: false }
+      },
+      (server) => ({ server, next_actions: [], adopted: true }),
+    )
   }
 
-  /** The server carrying fleetkit.node_id=`nodeId` (and, when given, that name). */
-  private async serverOfNode(nodeId: string, name?: string): Promise<Server | undefined> {
-    const servers = await this.listServers({ labelSelector: `${NODE_ID_LABEL}=${nodeId}` })
-    return servers.find((server) => name === undefined || server.name === name)
+  /**
+   * The node's server before a create: found by its labels, or holding its name with them. Undefined
+   * when no server has the name; PROVIDER_NAME_CONFLICT when one without the node's labels has it.
+   */
+  findOwnServer(name: string, labels: Labels): Promise<Server | undefined> {
+    return findOwn(this.serverKind, { name, labels })
   }
 
   /** Deletes a server; undefined when it was already gone (404), so running it again is safe. */
@@ -149,36 +142,27 @@ export class HetznerClient {
     return body?.volume
   }
 
-  /**
-   * Creates a volume, sent once. As for a server: after an ambiguous failure, or a uniqueness_error
-   * on its name, the volume carrying its fleetkit.node_id label (and that name) is adopted if found.
-   */
-  async createVolume(request: CreateVolumeRequest): Promise<CreateVolumeResult> {
-    const nodeId = request.labels[NODE_ID_LABEL]
-    if (!nodeId) {
-      throw new FleetkitError(
-        'INTERNAL_ERROR',
-        `createVolume needs the ${NODE_ID_LABEL} label to recover a lost answer`,
-      )
-    }
-    try {
-      const body = await post<{ volume: Volume; action: Action; next_actions?: Action[] }>(
-        this.transport,
-        '/volumes',
-        request,
-        false,
-      )
-      return { volume: body.volume, action: body.action, next_actions: body.next_actions ?? [], adopted: false }
-    } catch (error) {
-      if (!isFleetkitError(error)) throw error
-      const ambiguous = error.code === 'PROVIDER_UNAVAILABLE' && error.data?.ambiguous === true
-      if (!ambiguous && error.code !== 'PROVIDER_NAME_CONFLICT') throw error
-      const [found] = (await this.listVolumes({ labelSelector: `${NODE_ID_LABEL}=${nodeId}` })).filter(
-        (volume) => volume.name === request.name,
-      )
-      if (found) return { volume: found, next_actions: [], adopted: true }
-      throw error
-    }
+  /** Creates a volume, sent once; a lost answer or a name conflict is resolved as for a server. */
+  createVolume(request: CreateVolumeRequest): Promise<CreateVolumeResult> {
+    return createOrAdopt<Volume, CreateVolumeResult>(
+      this.volumeKind,
+      request,
+      async () => {
+        const body = await post<{ volume: Volume; action: Action; next_actions?: Action[] }>(
+          this.transport,
+          '/volumes',
+          request,
+          false,
+        )
+        return { volume: body.volume, action: body.action, next_actions: body.next_actions ?? [], adopted: false }
+      },
+      (volume) => ({ volume, next_actions: [], adopted: true }),
+    )
+  }
+
+  /** The node's volume before a create, as `findOwnServer` finds its server. */
+  findOwnVolume(name: string, labels: Labels): Promise<Volume | undefined> {
+    return findOwn(this.volumeKind, { name, labels })
   }
 
   /** Attaches a detached volume to a server in its location (`automount` false: the data_volume role mounts it). */

@@ -6,7 +6,7 @@ import { chown, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/pro
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { type FileLockOptions, LockTimeoutError, withFileLock } from '../file-lock.js'
+import { type FileLockOptions, LockTimeoutError, withFileLock } from '../../fs/file-lock.js'
 import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
 

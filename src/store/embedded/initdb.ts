@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { packagePath } from '../../package-root.js'
-import { processIsAlive } from '../file-lock.js'
+import { processIsAlive } from '../../fs/file-lock.js'
 import { postgresRunAs } from '../postgres-binaries.js'
 import { EMBEDDED_USER, type EmbeddedServerPaths } from './paths.js'
 import { waitForProcessGroupEndSync } from './process-group.js'

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { withFileLock } from '../file-lock.js'
+import { withFileLock } from '../../fs/file-lock.js'
 import { extractTarGz } from '../../fs/tar-gz.js'
 import { postgresRunAs } from '../postgres-binaries.js'
 import { recoveryProgress, resetRecoverySettings } from '../wal-archive.js'

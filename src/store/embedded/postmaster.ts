@@ -4,7 +4,7 @@ import { readFileSync, realpathSync } from 'node:fs'
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import { processIsAlive } from '../file-lock.js'
+import { processIsAlive } from '../../fs/file-lock.js'
 import type { EmbeddedServerPaths } from './paths.js'
 
 export interface PostmasterPid {

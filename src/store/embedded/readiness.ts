@@ -1,6 +1,6 @@
 // Waiting on the embedded server's process: until postmaster.pid says it is ready, or until
 // it is gone. Polls the files PostgreSQL itself writes; there is no event to wait on.
-import { processIsAlive } from '../file-lock.js'
+import { processIsAlive } from '../../fs/file-lock.js'
 import { type PostmasterPid, readPostmasterPid } from './postmaster.js'
 
 /** The server `pid` once its postmaster.pid says ready; undefined when it exits or the time is up. */

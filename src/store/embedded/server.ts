@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { LockTimeoutError, withFileLock } from '../file-lock.js'
+import { LockTimeoutError, withFileLock } from '../../fs/file-lock.js'
 import { connectFailure } from '../pg-errors.js'
 import { embeddedBinaries, postgresRunAs } from '../postgres-binaries.js'
 import { initialiseDataDir, removeInitLeftovers } from './initdb.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 
-import { processIsAlive } from '../../../src/store/file-lock.js'
+import { processIsAlive } from '../../../src/fs/file-lock.js'
 import { embeddedBinaries, systemBinaries } from '../../../src/store/postgres-binaries.js'
 import { freshDatabase, runSql, startDisposablePostgres } from '../../support/postgres.js'
 

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../../src/store/database.js'
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded/server.js'
-import { processIsAlive } from '../../../src/store/file-lock.js'
+import { processIsAlive } from '../../../src/fs/file-lock.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, runProcessOk } from '../../support/process.js'
 

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { LockTimeoutError, processIsAlive, withFileLock } from '../../../src/store/file-lock.js'
+import { LockTimeoutError, processIsAlive, withFileLock } from '../../../src/fs/file-lock.js'
 import { eventually } from '../../support/eventually.js'
 
 describe('withFileLock', () => {

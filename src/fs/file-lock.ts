@@ -1,5 +1,5 @@
-// A cross-process lock on one file: created with O_EXCL and holding the owner's PID,
-// so a lock left by a dead process is detected and broken. Guards starting the embedded server.
+// A cross-process lock on one file, created with O_EXCL and holding the owner's PID so a dead owner's
+// lock is broken. In src/fs because the PKI writers need it too, and src/pki may not touch the store.
 import { readFile, stat, unlink, writeFile } from 'node:fs/promises'
 
 export interface FileLockOptions {
