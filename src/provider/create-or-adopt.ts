@@ -4,7 +4,12 @@ import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
 import type { Labels } from './hetzner-types.js'
 
 /** The label every fleetkit server and volume carries: how a create whose answer was lost is found again. */
-const NODE_ID_LABEL = 'fleetkit.node_id'
+export const NODE_ID_LABEL = 'fleetkit.node_id'
+
+/** The labels of everything provisioned for a node (its server, its volume): whose it is, in which fleet and pool. */
+export function nodeLabels(fleet: string, nodeId: string, pool: string): Labels {
+  return { [NODE_ID_LABEL]: nodeId, 'fleetkit.fleet': fleet, 'fleetkit.pool': pool }
+}
 
 interface Labelled {
   id: number

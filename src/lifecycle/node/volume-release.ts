@@ -14,7 +14,7 @@ import {
   recordVolumeDetached,
 } from '../../store/provider-volumes.js'
 import type { ProvisionRow } from '../../store/provisioning.js'
-import { NODE_ID_LABEL } from '../provision/provision-create.js'
+import { NODE_ID_LABEL } from '../../provider/create-or-adopt.js'
 
 export interface VolumeRelease {
   /** @asType integer */

@@ -8,6 +8,7 @@ import type { Clock } from '../../config/clock.js'
 import type { Rng } from '../../config/rng.js'
 import type { HostPolicy } from '../../definition/host-policy.js'
 import type { Definition } from '../../definition/types.js'
+import { NODE_ID_LABEL, nodeLabels } from '../../provider/create-or-adopt.js'
 import type { HetznerClient } from '../../provider/hetzner.js'
 import type { Server } from '../../provider/hetzner-types.js'
 import { convergePoolFirewall, firewallName, poolFirewallRules } from '../../provider/pool-firewall.js'
@@ -19,13 +20,6 @@ import { type ProvisionRow, recordCreateIntent, recordServer } from '../../store
 import { capacityOf } from './provision-plan.js'
 import { renderProvisionSeed } from './provision-seed.js'
 import type { SeedFiles } from '../seed/seed-files.js'
-
-export const NODE_ID_LABEL = 'fleetkit.node_id'
-
-/** The labels of everything provisioned for a node (its server, its volume): how a lost create is found. */
-export function nodeLabels(definition: Definition, nodeId: string, pool: string): Record<string, string> {
-  return { [NODE_ID_LABEL]: nodeId, 'fleetkit.fleet': definition.fleet, 'fleetkit.pool': pool }
-}
 
 export interface CreateContext {
   pool: StatePool
@@ -59,14 +53,14 @@ export async function createStep(ctx: CreateContext, row: ProvisionRow): Promise
   const rules = poolFirewallRules(definition.operators.cidrs, poolDef?.ingress === true)
   const firewall = await convergePoolFirewall(client, definition.fleet, row.pool, rules)
 
+  const labels = nodeLabels(definition.fleet, nodeId, row.pool)
   ctx.progress(`looking for a server labelled ${NODE_ID_LABEL}=${nodeId}`)
-  const [ours] = await client.listServers({ labelSelector: `${NODE_ID_LABEL}=${nodeId}` })
+  // Ours by its labels, or holding its name with them (a concurrent run's); a stranger holding it is a conflict.
+  const ours = await client.findOwnServer(nodeId, labels)
   if (ours) {
-    await adopt(pool, nodeId, ours, 'found by its label before creating')
+    await adopt(pool, nodeId, ours, 'found by its labels before creating')
     return { serverId: ours.id, firewallId: firewall.id, adopted: true, moves: [] }
   }
-  const [holder] = await client.listServers({ name: nodeId })
-  if (holder) throw nameConflict(nodeId, holder)
 
   const placementGroup = plan.placementGroup ? await placementGroupId(ctx, plan.placementGroup) : undefined
   const types = new Map((await client.listServerTypes()).map((t) => [t.name, t]))
@@ -99,7 +93,7 @@ export async function createStep(ctx: CreateContext, row: ProvisionRow): Promise
         location: candidate.region,
         ...(sshKeys.length > 0 ? { ssh_keys: sshKeys } : {}),
         user_data: seed.userData,
-        labels: nodeLabels(definition, nodeId, row.pool),
+        labels,
         firewalls: [{ firewall: firewall.id }],
         ...(placementGroup === undefined ? {} : { placement_group: placementGroup }),
         start_after_create: true,
@@ -131,25 +125,10 @@ export async function createStep(ctx: CreateContext, row: ProvisionRow): Promise
 }
 
 async function adopt(pool: StatePool, nodeId: string, server: Server, how: string): Promise<void> {
-  if (server.labels[NODE_ID_LABEL] !== nodeId) throw nameConflict(nodeId, server)
   await withTransaction(pool, async (q) => {
     await recordServer(q, nodeId, 'server_requested', { serverId: server.id })
     await appendEvent(q, { kind: 'provision_server_adopted', nodeId, data: { server_id: server.id, how } })
   })
-}
-
-function nameConflict(nodeId: string, server: Server): FleetkitError {
-  return new FleetkitError(
-    'PROVIDER_NAME_CONFLICT',
-    `a server named ${nodeId} (id ${server.id}) exists without the label ${NODE_ID_LABEL}=${nodeId}: it is not this node's and is never adopted; nothing was created`,
-    {
-      actions: [
-        `rename or delete server ${server.id} in the Hetzner Cloud console if it is unused`,
-        `or provision under another node id`,
-      ],
-      data: { node: nodeId, serverId: server.id },
-    },
-  )
 }
 
 async function placementGroupId(ctx: CreateContext, name: string): Promise<number> {

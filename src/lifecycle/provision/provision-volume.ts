@@ -13,7 +13,7 @@ import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
 import type { ProvisionRow } from '../../store/provisioning.js'
 import { recordVolumeAttached, recordVolumeCreated, recordVolumeIntent } from '../../store/provider-volumes.js'
-import { NODE_ID_LABEL, nodeLabels } from './provision-create.js'
+import { NODE_ID_LABEL, nodeLabels } from '../../provider/create-or-adopt.js'
 
 export interface VolumeStepContext {
   pool: StatePool
@@ -56,10 +56,11 @@ async function createOrAdopt(
 ): Promise<{ id: number; adopted: boolean }> {
   const { client, pool } = ctx
   const nodeId = row.id
+  const labels = nodeLabels(ctx.definition.fleet, nodeId, row.pool)
   ctx.progress(`looking for a volume labelled ${NODE_ID_LABEL}=${nodeId}`)
-  const [ours] = await client.listVolumes({ labelSelector: `${NODE_ID_LABEL}=${nodeId}` })
+  const ours = await client.findOwnVolume(nodeId, labels)
   if (ours) {
-    await adopt(pool, nodeId, ours, 'found by its label before creating')
+    await adopt(pool, nodeId, ours, 'found by its labels before creating')
     return { id: ours.id, adopted: true }
   }
   const location = server.datacenter.location.name
@@ -74,7 +75,7 @@ async function createOrAdopt(
     name: nodeId,
     size,
     location,
-    labels: nodeLabels(ctx.definition, nodeId, row.pool),
+    labels,
   })
   if (created.adopted) {
     await adopt(pool, nodeId, created.volume, 'found by its label after an ambiguous create')
