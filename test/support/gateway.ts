@@ -17,7 +17,8 @@
 //   gw.stderr                                       // process mode: stderr chunks so far
 //   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
 // Options: agentCertLifetimeSeconds, clock, tuning (in-process), eventLoopDelayMs (in-process), env (extra env, process mode), serverNames,
-// pool (in-process: a pool of your own on the fresh database, given db), shared (another gateway's db and PKI).
+// pool (in-process: a pool of your own on the fresh database, given db), shared (another gateway's db and PKI),
+// crashAfterEnrollCommit (process mode: a gateway that dies right after an enrollment committed).
 import 'reflect-metadata'
 import type pg from 'pg'
 import type { ChildProcess } from 'node:child_process'
@@ -102,6 +103,11 @@ export interface TestGatewayOptions {
   pool?: (db: FreshDatabase) => pg.Pool
   /** Process mode: a command the gateway runs under, e.g. ['prlimit', '--nofile=1024:1024', '--']. */
   wrapper?: string[]
+  /**
+   * Process mode: run test/support/crashing-gateway.ts instead of `fleetkit gateway serve`, a gateway
+   * that dies (SIGKILL) right after an enrollment committed, before its answer is sent.
+   */
+  crashAfterEnrollCommit?: boolean
   /** In-process: the overload signal (event-loop delay, ms) the gateway's load shedder samples. */
   eventLoopDelayMs?: () => number
   /** Serve the database and PKI directory of this gateway (a second gateway, or one after a crash); close() leaves them. */
@@ -181,7 +187,13 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         },
         logs,
         stderr,
-        options.wrapper ?? [],
+        [
+          ...(options.wrapper ?? []),
+          process.execPath,
+          ...(options.crashAfterEnrollCommit
+            ? ['--import', 'tsx', packagePath('test', 'support', 'crashing-gateway.ts')]
+            : [fleetkitEntry(), 'gateway', 'serve']),
+        ],
       )
       child = started.child
       ports = started.ports
@@ -304,9 +316,8 @@ async function spawnGateway(
   env: NodeJS.ProcessEnv,
   logs: string[],
   stderr: string[],
-  wrapper: string[],
+  command: string[],
 ): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
-  const command = [...wrapper, process.execPath, fleetkitEntry(), 'gateway', 'serve']
   const gateway = startProcess(command[0]!, command.slice(1), { env, cwd: packagePath() })
   gateway.child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
   const ports: Partial<Record<'enroll' | 'agent' | 'metrics', number>> = {}
