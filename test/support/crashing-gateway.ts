@@ -5,7 +5,7 @@
 import 'reflect-metadata'
 
 import { formatBind, loadGatewayConfig } from '../../src/gateway/config.js'
-import { startGateway } from '../../src/gateway/gateway.js'
+import { startGatewayWithControls } from '../../src/gateway/gateway.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load-shedder.js'
 import { createLogger } from '../../src/log/logger.js'
 import { loadPkiSet } from '../../src/pki/pki-set.js'
@@ -15,27 +15,29 @@ const logger = createLogger({ component: 'gateway', env: process.env })
 const config = loadGatewayConfig(process.env)
 const pki = await loadPkiSet(config.pkiDir, new Date())
 const database = await openDatabase({ databaseUrl: config.databaseUrl ?? '', stateDir: config.stateDir })
-const gateway = await startGateway({
-  pool: database.pool,
-  pki,
-  pkiDir: config.pkiDir,
-  enrollBind: config.enrollBind,
-  agentBind: config.agentBind,
-  metricsBind: config.metricsBind,
-  agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
-  // As `fleetkit gateway serve` tunes it from the same variables (the test turns delay-based shedding off).
-  tuning: {
-    enrollConnections: config.enrollConnections,
-    agentConnections: config.agentConnections,
-    loadShedding: {
-      ...DEFAULT_LOAD_SHEDDER_TUNING,
-      delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity],
+const gateway = await startGatewayWithControls(
+  {
+    pool: database.pool,
+    pki,
+    pkiDir: config.pkiDir,
+    enrollBind: config.enrollBind,
+    agentBind: config.agentBind,
+    metricsBind: config.metricsBind,
+    agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
+    // As `fleetkit gateway serve` tunes it from the same variables (the test turns delay-based shedding off).
+    tuning: {
+      enrollConnections: config.enrollConnections,
+      agentConnections: config.agentConnections,
+      loadShedding: {
+        ...DEFAULT_LOAD_SHEDDER_TUNING,
+        delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity],
+      },
     },
+    recoveryWindowSeconds: config.recoveryWindowSeconds,
+    logger,
   },
-  recoveryWindowSeconds: config.recoveryWindowSeconds,
-  logger,
-  afterEnrollmentCommit: () => process.kill(process.pid, 'SIGKILL'),
-})
+  { afterEnrollmentCommit: () => process.kill(process.pid, 'SIGKILL') },
+)
 logger('info', 'listening', { listener: 'enroll', address: formatBind(gateway.enrollAddress) })
 logger('info', 'listening', { listener: 'agent', address: formatBind(gateway.agentAddress) })
 logger('info', 'listening', { listener: 'metrics', address: formatBind(gateway.metricsAddress!) })

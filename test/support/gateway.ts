@@ -30,7 +30,8 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
 import { systemClock, type Clock } from '../../src/config/clock.js'
-import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js'
+import type { GatewayWithControls } from '../../src/gateway/controls.js'
+import type { GatewayTuning } from '../../src/gateway/gateway.js'
 import type { SweepFunction } from '../../src/gateway/sweeper.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load-shedder.js'
 import { runSweep } from '../../src/lifecycle/node/sweep.js'
@@ -70,7 +71,8 @@ export interface TestGateway {
   caPem: string
   db: FreshDatabase
   clock: Clock
-  gateway?: RunningGateway
+  /** In-process: the gateway with its controls (src/gateway/controls.ts): run a timer's work now, read its state. */
+  gateway?: GatewayWithControls
   child?: ChildProcess
   logs: string[]
   /** Process mode: what the gateway wrote on stderr so far. */
@@ -141,27 +143,29 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const lifetime = options.agentCertLifetimeSeconds ?? 86400
   const logs: string[] = []
   const stderr: string[] = []
-  let gateway: RunningGateway | undefined
+  let gateway: GatewayWithControls | undefined
   let child: ChildProcess | undefined
   let ports: { enroll: number; agent: number; metrics: number }
   try {
     if (mode === 'in-process') {
-      const { startGateway } = await import('../../src/gateway/gateway.js')
+      const { startGatewayWithControls } = await import('../../src/gateway/gateway.js')
       const any = { host: '127.0.0.1', port: 0 }
-      gateway = await startGateway({
-        pool: options.pool?.(db) ?? db.pool,
-        pki: await loadPkiSet(pkiDir, clock.now()),
-        pkiDir,
-        enrollBind: any,
-        agentBind: any,
-        metricsBind: any,
-        agentCertLifetimeSeconds: lifetime,
-        clock,
-        logger: silentLogger,
-        tuning: { ...TEST_TUNING, ...options.tuning },
-        ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
-        ...(options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {}),
-      })
+      gateway = await startGatewayWithControls(
+        {
+          pool: options.pool?.(db) ?? db.pool,
+          pki: await loadPkiSet(pkiDir, clock.now()),
+          pkiDir,
+          enrollBind: any,
+          agentBind: any,
+          metricsBind: any,
+          agentCertLifetimeSeconds: lifetime,
+          clock,
+          logger: silentLogger,
+          tuning: { ...TEST_TUNING, ...options.tuning },
+          ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
+        },
+        options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {},
+      )
       ports = {
         enroll: gateway.enrollAddress.port,
         agent: gateway.agentAddress.port,
