@@ -57,6 +57,8 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
           limit: flags.limit,
           tags: flags.tags,
           noMitogen: !flags.mitogen,
+          // Test harnesses only (docs/operations.md): the container hosts' vars, as sync passes them.
+          extraVarsFile: process.env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
           env: envWithStateDir(flags['state-dir']),
           pool,
           signal,

@@ -102,6 +102,9 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
           resume: flags.resume,
           noMitogen: !flags.mitogen,
           full: flags.full,
+          // Test harnesses and bench/sync.ts only (docs/operations.md): not flags, never set in production.
+          extraVarsFile: env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
+          fingerprintVia: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
           env,
           pool,
           signal,

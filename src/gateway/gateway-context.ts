@@ -1,5 +1,5 @@
 // What every route handler shares: the pool, the clock, the current PKI set, the
-// limits and counters. One object, built once by startGateway.
+// limits and counters. One object, built once by startGatewayWithControls.
 import type { StatePool } from '../store/transaction.js'
 
 import type { Clock } from '../config/clock.js'
@@ -37,6 +37,6 @@ export interface GatewayContext {
   issuer: IssuancePool
   /** Admits or sheds each routed request (503 GATEWAY_OVERLOADED) before any work. */
   shedder: LoadShedder
-  /** Fault injection for tests: runs right after an enrollment committed, before the answer is sent. */
+  /** A test's hook (controls.ts): runs right after an enrollment committed, before the answer is sent. */
   afterEnrollmentCommit?: () => void
 }

@@ -1,6 +1,7 @@
 // The running gateway: the enrollment listener (server-auth TLS), the agent listener
 // (mTLS + certificate rows), the loopback metrics listener, the heartbeat coalescer,
-// and a graceful close that stops listening, drains requests and flushes heartbeats.
+// and a graceful close that stops listening, drains requests and flushes heartbeats. The product
+// and the benches hold only its addresses and close (startGateway); tests the controls too.
 import { createServer as createHttpServer, type Server } from 'node:http'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
 
@@ -30,6 +31,7 @@ import { IssuancePool } from './issuance-pool.js'
 import { LoadShedder, logLevelChange } from './load-shedder.js'
 import { DEFAULT_TUNING } from './tuning.js'
 import type { GatewayOptions, RunningGateway } from './gateway-types.js'
+import type { GatewayHooks, GatewayWithControls } from './controls.js'
 import { probeDatabase } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './operator-routes.js'
 import { PkiReloader } from './pki-reloader.js'
@@ -41,7 +43,25 @@ import { Sweeper } from './sweeper.js'
 export { DEFAULT_TUNING, type GatewayTuning } from './tuning.js'
 export type { RunningGateway } from './gateway-types.js'
 
+/** The gateway `fleetkit gateway serve` runs: no hooks, and a handle of its addresses and close only. */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const gateway = await startGatewayWithControls(options)
+  return {
+    enrollAddress: gateway.enrollAddress,
+    agentAddress: gateway.agentAddress,
+    metricsAddress: gateway.metricsAddress,
+    close: () => gateway.close(),
+  }
+}
+
+/**
+ * The same gateway with the test entry's extras: `hooks` injected (controls.ts), and a handle that
+ * also runs each timer's work now and reads its state back. Tests only: the benches need neither.
+ */
+export async function startGatewayWithControls(
+  options: GatewayOptions,
+  hooks: GatewayHooks = {},
+): Promise<GatewayWithControls> {
   const tuning = { ...DEFAULT_TUNING, ...options.tuning }
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? createLogger({ component: 'gateway' })
@@ -85,7 +105,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   })
   const shedder = new LoadShedder({
     tuning: tuning.loadShedding,
-    ...(options.eventLoopDelayMs ? { delayMs: options.eventLoopDelayMs } : {}),
+    ...(hooks.eventLoopDelayMs ? { delayMs: hooks.eventLoopDelayMs } : {}),
     onLevel: logLevelChange(logger),
     onShed: (listener, priority, reason) => metrics.requestsShed.inc({ listener, priority, reason }),
   })
@@ -107,7 +127,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     renewLimiter: new RateLimiter(tuning.renewRate, nowMs),
     shedder,
     issuer,
-    ...(options.afterEnrollmentCommit ? { afterEnrollmentCommit: options.afterEnrollmentCommit } : {}),
+    ...(hooks.afterEnrollmentCommit ? { afterEnrollmentCommit: hooks.afterEnrollmentCommit } : {}),
   }
 
   // Kept with the PKI, so sessions resume across a restart and across gateways sharing the directory.

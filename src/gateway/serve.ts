@@ -1,6 +1,5 @@
 // `fleetkit gateway serve` as a library function: configuration from the environment,
 // the database, the PKI set, the listeners; runs until a signal, then shuts down cleanly.
-import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Env } from '../config/state-dir.js'
 import type { GatewayConfig } from './config.js'
 import { formatBind, loadGatewayConfig } from './config.js'
@@ -78,7 +77,6 @@ export async function serveGateway(
             },
           }
         : {}),
-      ...faultInjection(env, logger),
       ...(options.sweep ? { sweep: options.sweep } : {}),
     })
   } catch (error) {
@@ -109,26 +107,4 @@ export async function serveGateway(
   await database.close()
   logger('info', 'stopped', { signal: stoppedBy })
   return { stoppedBy }
-}
-
-/**
- * FLEETKIT_GATEWAY_FAULT=crash-after-enroll-commit makes the process die (SIGKILL, no cleanup)
- * right after an enrollment committed and before its answer is sent: the fault the idempotent
- * enrollment retry exists for, reproduced exactly by the tests. Unset in any real deployment.
- */
-function faultInjection(env: Env, logger: Logger): { afterEnrollmentCommit?: () => void } {
-  const fault = env.FLEETKIT_GATEWAY_FAULT?.trim()
-  if (!fault) return {}
-  if (fault !== 'crash-after-enroll-commit') {
-    throw new FleetkitError(
-      'GATEWAY_CONFIG_INVALID',
-      `FLEETKIT_GATEWAY_FAULT ${JSON.stringify(fault.slice(0, 40))} is not a fault this gateway knows (crash-after-enroll-commit)`,
-      {
-        actions: ['unset FLEETKIT_GATEWAY_FAULT: it is for fault tests only'],
-        data: { variable: 'FLEETKIT_GATEWAY_FAULT' },
-      },
-    )
-  }
-  logger('warn', 'fault_injection_armed', { fault })
-  return { afterEnrollmentCommit: () => process.kill(process.pid, 'SIGKILL') }
 }

@@ -57,7 +57,7 @@ export interface PlanInput {
   playbook?: string
   /** Defaults to fleetkit's own ansible/ folder. */
   ansibleDir?: string
-  /** sha256 of the extra-vars file a harness passes (FLEETKIT_SYNC_EXTRA_VARS_FILE): it changes what runs. */
+  /** sha256 of the extra-vars file a harness passes (runSync's extraVarsFile): it changes what runs. */
   extraVarsSha256?: string
   /** sha256 of release.caFile's content (a private mirror's CA), which the inventory carries. */
   releaseCaSha256?: string

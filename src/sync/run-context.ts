@@ -25,6 +25,13 @@ export interface SyncOptions {
   noMitogen?: boolean
   /** Run every node in full even when its fingerprint is unchanged (src/sync/fingerprint.ts). */
   full?: boolean
+  /**
+   * A JSON or YAML file passed to every ansible-playbook as `-e @FILE`; its hash is part of the plan.
+   * Test harnesses only (the container hosts' vars, a private mirror's CA): the command reads it.
+   */
+  extraVarsFile?: string
+  /** How the no-change fast path reads fingerprints: over node-ssh (default) or one fingerprint.yml run (bench/sync.ts). */
+  fingerprintVia?: 'ssh' | 'ansible'
   env: Env
   pool: StatePool
   signal?: AbortSignal

@@ -45,7 +45,7 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
   const options = await withResumeScope(given)
   const source = await readSource(options)
   const stateRows = await listNodes(pool)
-  const extraVarsFile = env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined
+  const { extraVarsFile } = options
   // release.caFile is read from the operator's disk, as `fleetkit inventory` does; its content is part of the plan.
   const releaseCaPem = await readReleaseCa(source.definition, dirname(options.definitionPath))
   const plan = buildSyncPlan({
@@ -108,7 +108,7 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
     const fingerprint: FingerprintContext = {
       targets,
       // The probe before node-ssh (one ansible-playbook over fingerprint.yml): bench/sync.ts measures both.
-      via: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
+      via: options.fingerprintVia ?? 'ssh',
       pool,
       runId: run.id,
       attempt: run.attempts,

@@ -17,7 +17,8 @@
 //   gw.stderr                                       // process mode: stderr chunks so far
 //   await gw.close()                                // stops the gateway, drops the database, removes the PKI dir
 // Options: agentCertLifetimeSeconds, clock, tuning (in-process), eventLoopDelayMs (in-process), env (extra env, process mode), serverNames,
-// pool (in-process: a pool of your own on the fresh database, given db), shared (another gateway's db and PKI).
+// pool (in-process: a pool of your own on the fresh database, given db), shared (another gateway's db and PKI),
+// crashAfterEnrollCommit (process mode: a gateway that dies right after an enrollment committed).
 import 'reflect-metadata'
 import type pg from 'pg'
 import type { ChildProcess } from 'node:child_process'
@@ -29,7 +30,8 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
 import { systemClock, type Clock } from '../../src/config/clock.js'
-import type { RunningGateway, GatewayTuning } from '../../src/gateway/gateway.js'
+import type { GatewayWithControls } from '../../src/gateway/controls.js'
+import type { GatewayTuning } from '../../src/gateway/gateway.js'
 import type { SweepFunction } from '../../src/gateway/sweeper.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load-shedder.js'
 import { runSweep } from '../../src/lifecycle/node/sweep.js'
@@ -69,7 +71,8 @@ export interface TestGateway {
   caPem: string
   db: FreshDatabase
   clock: Clock
-  gateway?: RunningGateway
+  /** In-process: the gateway with its controls (src/gateway/controls.ts): run a timer's work now, read its state. */
+  gateway?: GatewayWithControls
   child?: ChildProcess
   logs: string[]
   /** Process mode: what the gateway wrote on stderr so far. */
@@ -102,6 +105,11 @@ export interface TestGatewayOptions {
   pool?: (db: FreshDatabase) => pg.Pool
   /** Process mode: a command the gateway runs under, e.g. ['prlimit', '--nofile=1024:1024', '--']. */
   wrapper?: string[]
+  /**
+   * Process mode: run test/support/crashing-gateway.ts instead of `fleetkit gateway serve`, a gateway
+   * that dies (SIGKILL) right after an enrollment committed, before its answer is sent.
+   */
+  crashAfterEnrollCommit?: boolean
   /** In-process: the overload signal (event-loop delay, ms) the gateway's load shedder samples. */
   eventLoopDelayMs?: () => number
   /** Serve the database and PKI directory of this gateway (a second gateway, or one after a crash); close() leaves them. */
@@ -135,27 +143,29 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const lifetime = options.agentCertLifetimeSeconds ?? 86400
   const logs: string[] = []
   const stderr: string[] = []
-  let gateway: RunningGateway | undefined
+  let gateway: GatewayWithControls | undefined
   let child: ChildProcess | undefined
   let ports: { enroll: number; agent: number; metrics: number }
   try {
     if (mode === 'in-process') {
-      const { startGateway } = await import('../../src/gateway/gateway.js')
+      const { startGatewayWithControls } = await import('../../src/gateway/gateway.js')
       const any = { host: '127.0.0.1', port: 0 }
-      gateway = await startGateway({
-        pool: options.pool?.(db) ?? db.pool,
-        pki: await loadPkiSet(pkiDir, clock.now()),
-        pkiDir,
-        enrollBind: any,
-        agentBind: any,
-        metricsBind: any,
-        agentCertLifetimeSeconds: lifetime,
-        clock,
-        logger: silentLogger,
-        tuning: { ...TEST_TUNING, ...options.tuning },
-        ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
-        ...(options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {}),
-      })
+      gateway = await startGatewayWithControls(
+        {
+          pool: options.pool?.(db) ?? db.pool,
+          pki: await loadPkiSet(pkiDir, clock.now()),
+          pkiDir,
+          enrollBind: any,
+          agentBind: any,
+          metricsBind: any,
+          agentCertLifetimeSeconds: lifetime,
+          clock,
+          logger: silentLogger,
+          tuning: { ...TEST_TUNING, ...options.tuning },
+          ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
+        },
+        options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {},
+      )
       ports = {
         enroll: gateway.enrollAddress.port,
         agent: gateway.agentAddress.port,
@@ -181,7 +191,13 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         },
         logs,
         stderr,
-        options.wrapper ?? [],
+        [
+          ...(options.wrapper ?? []),
+          process.execPath,
+          ...(options.crashAfterEnrollCommit
+            ? ['--import', 'tsx', packagePath('test', 'support', 'crashing-gateway.ts')]
+            : [fleetkitEntry(), 'gateway', 'serve']),
+        ],
       )
       child = started.child
       ports = started.ports
@@ -304,9 +320,8 @@ async function spawnGateway(
   env: NodeJS.ProcessEnv,
   logs: string[],
   stderr: string[],
-  wrapper: string[],
+  command: string[],
 ): Promise<{ child: ChildProcess; ports: { enroll: number; agent: number; metrics: number } }> {
-  const command = [...wrapper, process.execPath, fleetkitEntry(), 'gateway', 'serve']
   const gateway = startProcess(command[0]!, command.slice(1), { env, cwd: packagePath() })
   gateway.child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
   const ports: Partial<Record<'enroll' | 'agent' | 'metrics', number>> = {}

@@ -41,7 +41,7 @@ describe('gateway faults: killed right after an enrollment committed', function 
     const crashing = await startTestGateway({
       postgresUrl: postgres.url,
       mode: 'process',
-      env: { FLEETKIT_GATEWAY_FAULT: 'crash-after-enroll-commit' },
+      crashAfterEnrollCommit: true,
     })
     let second: TestGateway | undefined
     try {

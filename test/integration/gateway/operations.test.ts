@@ -8,7 +8,8 @@ import { connect } from 'node:tls'
 import pg from 'pg'
 
 import { fixedClock } from '../../../src/config/clock.js'
-import { startGateway, type RunningGateway } from '../../../src/gateway/gateway.js'
+import type { GatewayWithControls } from '../../../src/gateway/controls.js'
+import { startGatewayWithControls } from '../../../src/gateway/gateway.js'
 import { silentLogger } from '../../../src/log/logger.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
@@ -153,7 +154,7 @@ describe('gateway: operations', function () {
 
   describe('two gateways on one database', () => {
     let gw: TestGateway
-    let second: RunningGateway
+    let second: GatewayWithControls
     let secondPool: pg.Pool
     const clock2 = fixedClock(new Date())
     before(async () => {
@@ -162,7 +163,7 @@ describe('gateway: operations', function () {
       gw = await startTestGateway({ postgresUrl: server.url, sweep: null, tuning: { heartbeatFlushMs: 3_600_000 } })
       secondPool = new pg.Pool({ connectionString: gw.db.url, max: 10 })
       const any = { host: '127.0.0.1', port: 0 }
-      second = await startGateway({
+      second = await startGatewayWithControls({
         pool: secondPool,
         pki: await loadPkiSet(gw.pkiDir, new Date()),
         enrollBind: any,

@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { Agent, request } from 'node:https'
 import type { TLSSocket } from 'node:tls'
 
-import { startGateway, type RunningGateway } from '../../../src/gateway/gateway.js'
+import type { GatewayWithControls } from '../../../src/gateway/controls.js'
+import { startGatewayWithControls } from '../../../src/gateway/gateway.js'
 import { ticketKeysPath } from '../../../src/gateway/ticket-keys.js'
 import { silentLogger } from '../../../src/log/logger.js'
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
@@ -33,7 +34,7 @@ describe('gateway: TLS sessions survive a restart', function () {
   this.timeout(120_000)
   let postgres: DisposablePostgres
   let gw: TestGateway
-  let restarted: RunningGateway | undefined
+  let restarted: GatewayWithControls | undefined
   before(async () => {
     postgres = await startDisposablePostgres()
     gw = await startTestGateway({ postgresUrl: postgres.url })
@@ -62,7 +63,7 @@ describe('gateway: TLS sessions survive a restart', function () {
 
     await gw.gateway!.close()
     const port = Number(new URL(gw.agentUrl).port)
-    restarted = await startGateway({
+    restarted = await startGatewayWithControls({
       pool: gw.db.pool,
       pki: await loadPkiSet(gw.pkiDir, new Date()),
       pkiDir: gw.pkiDir,

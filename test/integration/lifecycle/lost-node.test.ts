@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import pg from 'pg'
 
 import { fixedClock } from '../../../src/config/clock.js'
-import { startGateway, type RunningGateway } from '../../../src/gateway/gateway.js'
+import type { GatewayWithControls } from '../../../src/gateway/controls.js'
+import { startGatewayWithControls } from '../../../src/gateway/gateway.js'
 import { runSweep } from '../../../src/lifecycle/node/sweep.js'
 import { silentLogger } from '../../../src/log/logger.js'
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
@@ -229,7 +230,7 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
 
   describe('two gateways on one database, clocks skewed by minutes', () => {
     let gw: TestGateway
-    let second: RunningGateway
+    let second: GatewayWithControls
     let secondPool: pg.Pool
     // The first gateway runs 7 minutes fast, the second 6 minutes slow.
     const fast = fixedClock(new Date(Date.now() + 7 * 60_000))
@@ -238,7 +239,7 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
       gw = await startTestGateway({ postgresUrl: postgres.url, clock: fast, tuning: { sweepIntervalMs: 3_600_000 } })
       secondPool = new pg.Pool({ connectionString: gw.db.url, max: 10 })
       const any = { host: '127.0.0.1', port: 0 }
-      second = await startGateway({
+      second = await startGatewayWithControls({
         pool: secondPool,
         pki: await loadPkiSet(gw.pkiDir, new Date()),
         enrollBind: any,

@@ -181,6 +181,26 @@ describe('fleetkit sync: refusals before anything runs', function () {
     assert.match(run.json.actions.join('\n'), /fleetkit sync --plan-hash [0-9a-f]{64}/)
   })
 
+  it("a harness's FLEETKIT_SYNC_EXTRA_VARS_FILE is part of the plan: the command hands it to the run", async () => {
+    const planWith = async (vars: string | undefined) => {
+      const run = await runFleetkit(
+        ['sync', '--definition', fleet, '--ref', sha, '--plan-hash', '0'.repeat(64), '--json'],
+        { env: { ...env, FLEETKIT_SYNC_EXTRA_VARS_FILE: vars } },
+      )
+      assert.equal(run.json.code, 'SYNC_PLAN_STALE', run.stdout)
+      return (run.json.data as { current: string }).current
+    }
+    const varsFile = join(dir, 'harness-vars.json')
+    await writeFile(varsFile, JSON.stringify({ preflight_allow_container: true }))
+    const bare = await planWith(undefined)
+    const withVars = await planWith(varsFile)
+    assert.notEqual(withVars, bare, 'the file is in the plan')
+    assert.equal(await planWith(` ${varsFile} `), withVars, 'the same file, however it is spaced')
+    assert.equal(await planWith(''), bare, 'empty is unset')
+    await writeFile(varsFile, JSON.stringify({ preflight_allow_container: false }))
+    assert.notEqual(await planWith(varsFile), withVars, 'its content, not its name')
+  })
+
   it("Ctrl-C names `fleetkit sync --resume RUN` and exits 130; --resume reuses the run's --limit and --tags, and refuses others", async () => {
     // A stand-in ansible-playbook: records its command line, then holds (the first call) or fails at once.
     const bin = join(dir, 'fake-bin')
