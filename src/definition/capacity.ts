@@ -25,6 +25,11 @@ export function nodeCapacity(node: NodeDeclaration, definition: Definition, poli
   }
 }
 
+/** The machine an offer needs: `capacity` plus the host reserve (what sizing.minimum is compared with). */
+export function withHostReserve(capacity: Capacity, policy: HostPolicy): Capacity {
+  return addCapacity(capacity, policy.reserve)
+}
+
 export function addCapacity(a: Capacity, b: Capacity): Capacity {
   // cpu may be fractional (0.5 vCPU); round away binary noise such as 0.1 + 0.2.
   return {
