@@ -81,7 +81,8 @@ export function generateDefinition(nodes = NODES, pools = POOLS): string {
       hostKey: hostKey(i),
       // Not under fleetkit's own /var/lib/fleetkit (DATA_VOLUME_MOUNT_RESERVED).
       dataVolume: { device: '/dev/sdb', filesystem: 'xfs', mountPoint: '/srv/data' },
-      maxCapacity: { cpu: 4, memoryMiB: 8192, diskGiB: 80 },
+      // The pools' cx32 less the host reserve of policy/host-policy.yaml: all a node may offer.
+      maxCapacity: { cpu: 3.5, memoryMiB: 7168, diskGiB: 60 },
     })),
     canary: 'node-1',
   }

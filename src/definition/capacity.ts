@@ -1,6 +1,6 @@
 // Capacity arithmetic shared by the capacity rule, the transition rules and the summary:
-// what a node reserves against its pool (maxCapacity, else its server type minus the host reserve).
-import { findServerType, type HostPolicy } from './host-policy.js'
+// what a node offers its pool (maxCapacity, else its server type less the host reserve).
+import { findServerType, type HostPolicy, type ServerTypeSize } from './host-policy.js'
 import type { Capacity, Definition, NodeDeclaration, NodeDeclaredState } from './types.js'
 
 export const CAPACITY_DIMENSIONS = ['cpu', 'memoryMiB', 'diskGiB'] as const
@@ -12,17 +12,43 @@ export function reservesCapacity(state: NodeDeclaredState): boolean {
   return state !== 'disabled'
 }
 
-/** What the node offers its pool, or undefined when neither maxCapacity nor a known server type says. */
-export function nodeCapacity(node: NodeDeclaration, definition: Definition, policy: HostPolicy): Capacity | undefined {
-  if (node.maxCapacity) return node.maxCapacity
-  const typeName = node.serverType ?? definition.pools[node.pool]?.serverType
-  const size = typeName === undefined ? undefined : findServerType(policy, typeName)
-  if (!size) return undefined
+/** The node's server type (its own, else its pool's) and its size, when the policy knows it. */
+export function nodeServerType(
+  node: NodeDeclaration,
+  definition: Definition,
+  policy: HostPolicy,
+): { name: string; size: ServerTypeSize } | undefined {
+  const name = node.serverType ?? definition.pools[node.pool]?.serverType
+  const size = name === undefined ? undefined : findServerType(policy, name)
+  return name === undefined || size === undefined ? undefined : { name, size }
+}
+
+/**
+ * What a machine of this size offers jobs: its size less the host reserve it keeps for itself. The one
+ * place this is worked out: a node's default capacity and the ceiling validate puts on maxCapacity.
+ */
+export function serverTypeOffer(
+  size: Pick<ServerTypeSize, 'cores' | 'memoryMiB' | 'diskGiB'>,
+  policy: HostPolicy,
+): Capacity {
   return {
-    cpu: Math.max(0, size.cores - policy.reserve.cpu),
+    // cpu may be fractional (0.5 vCPU); round away binary noise such as 4 - 0.1.
+    cpu: Math.max(0, Math.round((size.cores - policy.reserve.cpu) * 1000) / 1000),
     memoryMiB: Math.max(0, size.memoryMiB - policy.reserve.memoryMiB),
     diskGiB: Math.max(0, size.diskGiB - policy.reserve.diskGiB),
   }
+}
+
+/** What the node offers its pool, or undefined when neither maxCapacity nor a known server type says. */
+export function nodeCapacity(node: NodeDeclaration, definition: Definition, policy: HostPolicy): Capacity | undefined {
+  if (node.maxCapacity) return node.maxCapacity
+  const type = nodeServerType(node, definition, policy)
+  return type === undefined ? undefined : serverTypeOffer(type.size, policy)
+}
+
+/** The machine an offer needs: `capacity` plus the host reserve (what sizing.minimum is compared with). */
+export function withHostReserve(capacity: Capacity, policy: HostPolicy): Capacity {
+  return addCapacity(capacity, policy.reserve)
 }
 
 export function addCapacity(a: Capacity, b: Capacity): Capacity {

@@ -53,7 +53,10 @@ export const DEFINITION_CODES = {
     summary: "A docker network base overlaps the nodes' addresses, the operator CIDRs or Docker's default bridge.",
     person: true,
   },
-  NODE_CAPACITY_ABOVE_SERVER_TYPE: { summary: "A node's maxCapacity is above what its server type has.", person: true },
+  NODE_CAPACITY_ABOVE_SERVER_TYPE: {
+    summary: "A node's maxCapacity is above what its server type offers after the host reserve.",
+    person: true,
+  },
   NODE_REGION_OUTSIDE_POOL: { summary: "A node's region is not one of its pool's regions.", person: true },
   SERVER_TYPE_ARCHITECTURE_MISMATCH: {
     summary: "A node's server type has another CPU architecture than its pool's.",

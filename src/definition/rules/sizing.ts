@@ -1,5 +1,8 @@
 // Rule: no node or server type is smaller than policy/host-policy.yaml sizing.minimum
 // (cpu, memory, root disk); a smaller host cannot run the agent, Docker and a job.
+// The minimum is a machine's size, and maxCapacity what a node offers jobs after the host reserve,
+// so a maxCapacity is judged by the machine it needs: itself plus the reserve.
+import { withHostReserve } from '../capacity.js'
 import { findServerType, type HostPolicy } from '../host-policy.js'
 import { pointer } from '../json-pointer.js'
 import type { DefinitionError } from '../types.js'
@@ -44,15 +47,20 @@ export const sizesAtLeastMinimum: DefinitionRule = ({ definition, policy }) => {
     checkType(pointer('nodes', index, 'serverType'), `node "${node.id}"`, node.serverType)
     const cap = node.maxCapacity
     if (!cap) continue
-    const short = shortfalls({ cpu: cap.cpu, memoryMiB: cap.memoryMiB, diskMiB: cap.diskGiB * 1024 }, policy)
+    const machine = withHostReserve(cap, policy)
+    const short = shortfalls(
+      { cpu: machine.cpu, memoryMiB: machine.memoryMiB, diskMiB: machine.diskGiB * 1024 },
+      policy,
+    )
     if (short.length === 0) continue
+    const reserve = policy.reserve
     errors.push(
       semanticError({
         code: 'NODE_SIZE_BELOW_MINIMUM',
         path: pointer('nodes', index, 'maxCapacity'),
         expected,
         actual: cap,
-        message: `node "${node.id}" maxCapacity is below the host policy minimum: ${short.join(', ')}`,
+        message: `node "${node.id}" maxCapacity plus the host reserve (cpu ${reserve.cpu}, memoryMiB ${reserve.memoryMiB}, diskGiB ${reserve.diskGiB}) is below the host policy minimum: ${short.join(', ')}`,
       }),
     )
   }

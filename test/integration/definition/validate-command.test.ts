@@ -44,7 +44,7 @@ describe('fleetkit validate (the real command)', function () {
       [run.json.result.fleet, run.json.result.pools, run.json.result.nodes.total, run.json.result.canary],
       ['example', 3, 6, 'build-1'],
     )
-    assert.deepEqual(run.json.result.capacity.reserved, { cpu: 14, memoryMiB: 31744, diskGiB: 300 })
+    assert.deepEqual(run.json.result.capacity.reserved, { cpu: 11.5, memoryMiB: 27648, diskGiB: 220 })
     assert.equal(run.json.result.example, true)
   })
 

@@ -115,7 +115,9 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     assert.equal(run.code, 0, run.stdout + run.stderr)
     assertMatchesOutputSchema('node-admit', run.json)
     assert.equal(run.json.result.schedulable, true)
-    assert.equal((await getNode(gw.db.pool, 'build-1'))!.capacityMemoryMib, 8192)
+    // valid.yaml: build-1 offers its cx32 less the host reserve.
+    const node = (await getNode(gw.db.pool, 'build-1'))!
+    assert.deepEqual([node.capacityCpu, node.capacityMemoryMib, node.capacityDiskGib], [3.5, 7168, 60])
     const refused = await cli(['node', 'admit', 'nobody'])
     assert.equal(refused.json.code, 'NODE_UNKNOWN')
     assertMatchesOutputSchema('node-admit', refused.json)

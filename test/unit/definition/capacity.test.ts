@@ -14,19 +14,19 @@ const buildNode = (id: string, state: NodeDeclaration['state'], cpu: number): No
 
 describe('rule: capacity within the pool budget (POOL_CAPACITY_EXCEEDED, NODE_CAPACITY_UNDECLARED)', () => {
   it('accepts reservations exactly at the budget', () => {
-    const d = validDefinition() // build budget cpu 8; build-1 reserves 4
-    d.nodes.push(buildNode('build-2', 'active', 4))
+    const d = validDefinition() // build budget cpu 8; build-1 reserves 3.5 (a cx32 less the host reserve)
+    d.nodes.push(buildNode('build-2', 'active', 3.5), buildNode('build-3', 'active', 1))
     assert.deepEqual(capacityWithinBudget(ruleContext(d)), [])
   })
 
   it('counts active and drained nodes, names the pool, the sum and the budget', () => {
     const d = validDefinition()
-    d.nodes.push(buildNode('build-2', 'drained', 4), buildNode('build-3', 'active', 0.5))
+    d.nodes.push(buildNode('build-2', 'drained', 3.5), buildNode('build-3', 'active', 1.5))
     const errors = capacityWithinBudget(ruleContext(d))
     assert.equal(errors.length, 1)
     const e = errors[0]!
     assert.deepEqual([e.code, e.path], ['POOL_CAPACITY_EXCEEDED', '/pools/build/capacityBudget'])
-    assert.deepEqual(e.actual, { cpu: 8.5, memoryMiB: 16384, diskGiB: 160 })
+    assert.deepEqual(e.actual, { cpu: 8.5, memoryMiB: 15360, diskGiB: 140 })
     assert.deepEqual(e.expected, { cpu: 8, memoryMiB: 16384, diskGiB: 200 })
     assert.match(e.message, /pool "build": 3 active\/drained nodes reserve cpu 8\.5.*budget cpu 8.*\(cpu 8\.5 > 8\)$/)
   })

@@ -24,11 +24,11 @@ const POLICY: HostPolicy = {
 
 /**
  * pool build (cx32, budget cpu 8 / 16384 MiB / 200 GiB):
- *   build-1 active,   maxCapacity 4 / 8192 / 80
- *   build-2 drained,  no maxCapacity: cx32 minus the reserve = 3.5 / 7168 / 70
+ *   build-1 active,   maxCapacity 3.5 / 7168 / 60
+ *   build-2 drained,  no maxCapacity: cx32 minus this policy's reserve = 3.5 / 7168 / 70
  *   build-3 disabled, maxCapacity 8 / 16384 / 160 (reserves nothing)
  * pool database (cx22, budget cpu 4 / 8192 MiB / 100 GiB):
- *   db-1 active, maxCapacity 2 / 4096 / 40
+ *   db-1 active, maxCapacity 1.5 / 3072 / 20
  */
 function smallFleet(): Definition {
   const definition = validDefinition()
@@ -55,17 +55,17 @@ describe('the explanation of a valid fleet', () => {
     assert.deepEqual(
       summary.byPool.map((p) => ({ pool: p.pool, nodes: p.nodes, reserved: p.reserved, budget: p.budget })),
       [
-        // 4 + 3.5 = 7.5 cpu, 8192 + 7168 = 15360 MiB, 80 + 70 = 150 GiB; build-3 (disabled) adds nothing.
+        // 3.5 + 3.5 = 7 cpu, 7168 + 7168 = 14336 MiB, 60 + 70 = 130 GiB; build-3 (disabled) adds nothing.
         {
           pool: 'build',
           nodes: { active: 1, drained: 1, disabled: 1 },
-          reserved: { cpu: 7.5, memoryMiB: 15360, diskGiB: 150 },
+          reserved: { cpu: 7, memoryMiB: 14336, diskGiB: 130 },
           budget: { cpu: 8, memoryMiB: 16384, diskGiB: 200 },
         },
         {
           pool: 'database',
           nodes: { active: 1, drained: 0, disabled: 0 },
-          reserved: { cpu: 2, memoryMiB: 4096, diskGiB: 40 },
+          reserved: { cpu: 1.5, memoryMiB: 3072, diskGiB: 20 },
           budget: { cpu: 4, memoryMiB: 8192, diskGiB: 100 },
         },
       ],
@@ -77,16 +77,16 @@ describe('the explanation of a valid fleet', () => {
     assert.deepEqual(summary.nodes, { total: 4, active: 2, drained: 1, disabled: 1 })
     assert.deepEqual(summary.capacity, {
       budget: { cpu: 12, memoryMiB: 24576, diskGiB: 300 },
-      reserved: { cpu: 9.5, memoryMiB: 19456, diskGiB: 190 },
+      reserved: { cpu: 8.5, memoryMiB: 17408, diskGiB: 150 },
     })
   })
 
   it('prints a line per pool, then the canary', () => {
     const lines = formatPoolLines(summarize(smallFleet(), POLICY, extra))
     assert.deepEqual(lines, [
-      '  pool build (role build, cx32): 1 active, 1 drained, 1 disabled; reserves cpu 7.5/8, memory 15360/16384 MiB, disk 150/200 GiB; ' +
+      '  pool build (role build, cx32): 1 active, 1 drained, 1 disabled; reserves cpu 7/8, memory 14336/16384 MiB, disk 130/200 GiB; ' +
         'containers on /24 networks from 10.210.0.0/16',
-      '  pool database (role database, cx22): 1 active, 0 drained, 0 disabled; reserves cpu 2/4, memory 4096/8192 MiB, disk 40/100 GiB',
+      '  pool database (role database, cx22): 1 active, 0 drained, 0 disabled; reserves cpu 1.5/4, memory 3072/8192 MiB, disk 20/100 GiB',
       '  canary: build-1 proves a new revision before the rest',
     ])
   })
@@ -99,7 +99,7 @@ describe('the explanation of a valid fleet', () => {
     assert.equal(
       lines[1],
       '  pool database (role database, ingress 80/443, cx22 in fsn1/nbg1): 1 active, 0 drained, 0 disabled; ' +
-        'reserves cpu 2/4, memory 4096/8192 MiB, disk 40/100 GiB',
+        'reserves cpu 1.5/4, memory 3072/8192 MiB, disk 20/100 GiB',
     )
     assert.equal(lines.at(-1), '  canary: none declared (sync picks the first reachable node)')
   })

@@ -6,17 +6,25 @@ import { sizesAtLeastMinimum } from '../../../src/definition/rules/sizing.js'
 import { ruleContext, validDefinition } from '../../support/definition-fixture.js'
 
 describe('rule: sizes at least the host policy minimum (NODE_SIZE_BELOW_MINIMUM)', () => {
-  it('accepts a node exactly at the minimum (2 cpu, 3584 MiB, 20 GiB)', () => {
+  // sizing.minimum is a machine (2 cpu, 3584 MiB, 20 GiB root disk); maxCapacity is what the node offers
+  // after the host reserve (0.5 cpu, 1024 MiB, 20 GiB), so the machine it needs is maxCapacity plus the reserve.
+  it('accepts a node whose maxCapacity plus the host reserve is exactly the minimum (1.5 cpu, 2560 MiB)', () => {
     const d = validDefinition()
-    d.nodes[1]!.maxCapacity = { cpu: 2, memoryMiB: 3584, diskGiB: 20 }
+    // Disk: the minimum less the reserve is 0 GiB, which the schema does not allow; 1 GiB is the least.
+    d.nodes[1]!.maxCapacity = { cpu: 1.5, memoryMiB: 2560, diskGiB: 1 }
     assert.deepEqual(sizesAtLeastMinimum(ruleContext(d)), [])
   })
 
-  it('refuses a node below the minimum in each dimension, naming each', () => {
+  it('accepts a whole cx22 less the reserve, as provisioning records it (1.5 cpu, 3072 MiB, 20 GiB)', () => {
+    const d = validDefinition()
+    d.nodes[1]!.maxCapacity = { cpu: 1.5, memoryMiB: 3072, diskGiB: 20 }
+    assert.deepEqual(sizesAtLeastMinimum(ruleContext(d)), [])
+  })
+
+  it('refuses a node whose maxCapacity plus the reserve is below the minimum, naming each dimension', () => {
     for (const [cap, what] of [
-      [{ cpu: 1.5, memoryMiB: 4096, diskGiB: 40 }, /cpu 1\.5 < 2/],
-      [{ cpu: 2, memoryMiB: 3583, diskGiB: 40 }, /memoryMiB 3583 < 3584/],
-      [{ cpu: 2, memoryMiB: 4096, diskGiB: 19 }, /disk 19456 MiB < 20480 MiB/],
+      [{ cpu: 1.4, memoryMiB: 3072, diskGiB: 20 }, /cpu 1\.9 < 2$/],
+      [{ cpu: 1.5, memoryMiB: 2559, diskGiB: 20 }, /memoryMiB 3583 < 3584$/],
     ] as const) {
       const d = validDefinition()
       d.nodes[1]!.maxCapacity = { ...cap }
@@ -25,8 +33,25 @@ describe('rule: sizes at least the host policy minimum (NODE_SIZE_BELOW_MINIMUM)
         errors.map((e) => [e.code, e.path]),
         [['NODE_SIZE_BELOW_MINIMUM', '/nodes/1/maxCapacity']],
       )
+      assert.match(errors[0]!.message, /maxCapacity plus the host reserve \(cpu 0\.5, memoryMiB 1024, diskGiB 20\)/)
       assert.match(errors[0]!.message, what)
     }
+  })
+
+  it('refuses a disk below the minimum once the reserve is added (a policy keeping 10 GiB)', () => {
+    // The real reserve (20 GiB) alone reaches the minimum root disk, so a smaller reserve shows the disk side.
+    const d = validDefinition()
+    d.nodes[1]!.maxCapacity = { cpu: 1.5, memoryMiB: 3072, diskGiB: 9 }
+    const context = ruleContext(d)
+    const policy = { ...context.policy, reserve: { ...context.policy.reserve, diskGiB: 10 } }
+    const errors = sizesAtLeastMinimum({ ...context, policy })
+    assert.deepEqual(
+      errors.map((e) => [e.code, e.path]),
+      [['NODE_SIZE_BELOW_MINIMUM', '/nodes/1/maxCapacity']],
+    )
+    assert.match(errors[0]!.message, /disk 19456 MiB < 20480 MiB$/)
+    d.nodes[1]!.maxCapacity = { cpu: 1.5, memoryMiB: 3072, diskGiB: 10 }
+    assert.deepEqual(sizesAtLeastMinimum({ ...context, policy }), [])
   })
 
   it('refuses a pool or node server type below the minimum (cx11, cpx11) and accepts cx22', () => {

@@ -48,7 +48,7 @@ describe('transitions (definition:transition)', () => {
   describe('shrinking a budget (TRANSITION_BUDGET_SHRINK_UNSAFE)', () => {
     it('is safe down to what the nodes reserve', async () => {
       const current = validDefinition()
-      current.pools.build!.capacityBudget = { cpu: 4, memoryMiB: 8192, diskGiB: 80 } // build-1 reserves exactly this
+      current.pools.build!.capacityBudget = { cpu: 3.5, memoryMiB: 7168, diskGiB: 60 } // build-1 reserves exactly this
       assert.deepEqual(await check(validDefinition(), current), [])
     })
     it('counts a node disabled in the same change while it still holds work', async () => {
@@ -57,16 +57,16 @@ describe('transitions (definition:transition)', () => {
         id: 'build-2',
         pool: 'build',
         state: 'active',
-        maxCapacity: { cpu: 4, memoryMiB: 8192, diskGiB: 80 },
+        maxCapacity: { cpu: 3.5, memoryMiB: 7168, diskGiB: 60 },
       })
       const current = validDefinition()
       current.nodes.push({
         id: 'build-2',
         pool: 'build',
         state: 'disabled',
-        maxCapacity: { cpu: 4, memoryMiB: 8192, diskGiB: 80 },
+        maxCapacity: { cpu: 3.5, memoryMiB: 7168, diskGiB: 60 },
       })
-      current.pools.build!.capacityBudget = { cpu: 4, memoryMiB: 8192, diskGiB: 80 }
+      current.pools.build!.capacityBudget = { cpu: 3.5, memoryMiB: 7168, diskGiB: 60 }
       assert.deepEqual(await check(previous, current, facts({ leases: { 'build-2': 1 } })), [
         ['TRANSITION_BUDGET_SHRINK_UNSAFE', '/pools/build/capacityBudget', 'definition:transition'],
       ])
