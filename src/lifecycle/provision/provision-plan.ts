@@ -2,6 +2,7 @@
 // node's declaration (refused with the YAML to add when fleet.yaml lacks it), the candidate
 // (region, type) pairs in order, the image, and their validation against the provider's catalogue.
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { serverTypeOffer } from '../../definition/capacity.js'
 import type { HostPolicy } from '../../definition/host-policy.js'
 import type { Definition, NodeDeclaration } from '../../definition/types.js'
 import type { HetznerClient } from '../../provider/hetzner.js'
@@ -111,11 +112,12 @@ export async function validatePlan(
 
 /** The server type's size less the host reserve of policy/host-policy.yaml. */
 export function capacityOf(type: ServerType, policy: HostPolicy): { cpu: number; memoryMib: number; diskGib: number } {
-  return {
-    cpu: Math.max(0, type.cores - policy.reserve.cpu),
-    memoryMib: Math.max(0, Math.round(type.memory * 1024) - policy.reserve.memoryMiB),
-    diskGib: Math.max(0, type.disk - policy.reserve.diskGiB),
-  }
+  // The provider's figures (memory in GB) in the policy's units, less the reserve: what validate allows too.
+  const offer = serverTypeOffer(
+    { cores: type.cores, memoryMiB: Math.round(type.memory * 1024), diskGiB: type.disk },
+    policy,
+  )
+  return { cpu: offer.cpu, memoryMib: offer.memoryMiB, diskGib: offer.diskGiB }
 }
 
 /** `--wait`: 30s, 10m, 2h; 0 never waits. */
