@@ -47,6 +47,7 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
     const { runSync } = await import('../sync/sync-run.js')
     const { outcomeError } = await import('../sync/sync-report.js')
     const { withDatabase } = await import('../cli/with-database.js')
+    const { actorOf } = await import('../cli/actor.js')
     const signal = this.interruptible()
     const report = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
@@ -58,6 +59,7 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
           tags: flags.tags,
           noMitogen: !flags.mitogen,
           env: envWithStateDir(flags['state-dir']),
+          who: actorOf(process.env),
           pool,
           signal,
           progress,

@@ -93,6 +93,7 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
     const definition = await loadDefinition(flags.definition)
     const { seedNode } = await import('../lifecycle/seed/seed-node.js')
     const { readSeedFiles } = await import('../lifecycle/seed/seed-files.js')
+    const { actorOf } = await import('../cli/actor.js')
     const env = envWithStateDir(flags['state-dir'])
     const files = await readSeedFiles(flags.kind as SeedKind, env, definition, dirname(flags.definition))
     const result = await this.withProgress((progress) =>
@@ -110,6 +111,7 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
           rekey: flags.rekey,
           confirm: this.confirmation(flags.yes),
           env,
+          actor: actorOf(process.env),
           clock: systemClock,
           rng: systemRng,
           files,

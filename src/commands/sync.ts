@@ -88,6 +88,8 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
     const { SYNC_SECRET_TTL_MS } = await import('../sync/enrollment.js')
     const { systemClock } = await import('../config/clock.js')
     const { systemRng } = await import('../config/rng.js')
+    const { actorOf } = await import('../cli/actor.js')
+    const actor = actorOf(process.env)
     const signal = this.interruptible()
     const check = flags['dry-run']
     const report = await this.withProgress((progress) =>
@@ -103,6 +105,7 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
           noMitogen: !flags.mitogen,
           full: flags.full,
           env,
+          who: actor,
           pool,
           signal,
           progress,
@@ -116,7 +119,7 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
                 reissue,
                 ttlMs: SYNC_SECRET_TTL_MS,
                 loadDefinition: () => Promise.resolve(definition),
-                env,
+                actor,
                 clock: systemClock,
                 rng: systemRng,
               }),

@@ -16,7 +16,7 @@ export default class AllocRelease extends FleetkitCommand<AllocationView> {
   async run(): Promise<AllocationView> {
     const { args, flags } = await this.parse(AllocRelease)
     const { release } = await import('../../lifecycle/node/allocations.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const a = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) => release(pool, args.id, actorOf(process.env))),
     )

@@ -25,7 +25,7 @@ ALLOCATION_OVER_CAPACITY when the node's capacity less its active allocations ca
   async run(): Promise<AllocationView> {
     const { flags } = await this.parse(AllocReserve)
     const { reserve, formatAllocation } = await import('../../lifecycle/node/allocations.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const { FleetkitError } = await import('../../checks/fleetkit-error.js')
     const cpu = Number(flags.cpu)
     if (!/^\d{1,6}(\.\d{1,2})?$/.test(flags.cpu) || !Number.isFinite(cpu))

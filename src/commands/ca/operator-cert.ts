@@ -34,7 +34,7 @@ certificate with the fleet CA and records its fingerprint: the agent listener th
   async run(): Promise<OperatorCertResult> {
     const { args, flags } = await this.parse(CaOperatorCert)
     const { issueOperatorCertificate } = await import('../../lifecycle/ca/operator-cert.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const env = envWithStateDir(flags['state-dir'])
     const pkiDir = pkiDirOf(flags)
     const outDir = flags.out ?? join(resolveStateDir(env), 'operators')

@@ -28,7 +28,7 @@ operator_refused). OPERATOR_CERT_UNKNOWN when NAME has no live certificate (noth
   async run(): Promise<OperatorRevokeResult> {
     const { args, flags } = await this.parse(CaOperatorRevoke)
     const { revokeOperatorCertificate } = await import('../../lifecycle/ca/operator-revoke.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const r = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         revokeOperatorCertificate({

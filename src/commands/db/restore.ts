@@ -60,7 +60,7 @@ touched.`
     if (flags.to !== undefined) return this.toTime(flags.to, flags.archive, flags['state-dir'])
     const file = args.file!
     const { restoreState } = await import('../../lifecycle/state/db-restore.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const pkiDir = pkiDirOf(flags)
     const r = await this.withProgress((progress) =>
       withDatabase(

@@ -33,7 +33,7 @@ draining node is taken back with node undrain first (active again, its checks ca
     const { args, flags } = await this.parse(NodeAdmit)
     const { admitNode } = await import('../../lifecycle/node/node-admit.js')
     const { capacityFromDefinition } = await import('../../lifecycle/node/node-capacity.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const capacity = flags.definition ? await capacityFromDefinition(flags.definition, args.node) : undefined
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>

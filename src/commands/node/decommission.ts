@@ -50,7 +50,7 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
   async run(): Promise<DecommissionResult> {
     const { args, flags } = await this.parse(NodeDecommission)
     const { decommissionNode } = await import('../../lifecycle/node/node-decommission.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const { providerClient } = await import('../../provider/provider-client.js')
     const signal = this.interruptible()
     const result = await this.withProgress((progress) =>

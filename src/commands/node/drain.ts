@@ -27,7 +27,7 @@ node undrain takes it back (active, not schedulable), node admit then schedules 
   async run(): Promise<DrainResult> {
     const { args, flags } = await this.parse(NodeDrain)
     const { drainNode } = await import('../../lifecycle/node/node-drain.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const signal = this.interruptible()
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>

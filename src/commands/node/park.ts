@@ -19,7 +19,7 @@ export default class NodePark extends FleetkitCommand<TransitionResult> {
   async run(): Promise<TransitionResult> {
     const { args, flags } = await this.parse(NodePark)
     const { parkNode } = await import('../../lifecycle/node/node-park.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         parkNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),

@@ -32,7 +32,7 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
     const { replaceNode } = await import('../../lifecycle/provision/node-replace.js')
     const { parseWait } = await import('../../lifecycle/provision/provision-plan.js')
     const { readSeedFiles } = await import('../../lifecycle/seed/seed-files.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const { provisionRuntime } = await import('../../cli/provision-runtime.js')
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
     const waitMs = parseWait(flags.wait)

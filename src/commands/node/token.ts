@@ -2,7 +2,7 @@
 // (src/lifecycle/node/node-token.ts); printed only after its hash is stored, refused past provisioning without --reissue.
 import { Args, Flags } from '@oclif/core'
 
-import { definitionFlag, envWithStateDir, stateDirFlag, yesFlag } from '../../cli/flags.js'
+import { definitionFlag, stateDirFlag, yesFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { streamSink } from '../../cli/stdout-sink.js'
 import { withDatabase } from '../../cli/with-database.js'
@@ -48,6 +48,7 @@ A reissue to an enrolled node cannot be undone (whoever holds the secret can rep
     const ttlMs = parseSecretTtl(flags.ttl)
     const { issueNodeToken } = await import('../../lifecycle/node/node-token.js')
     const { outputLostAfterCommit } = await import('../../lifecycle/output-sink.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         issueNodeToken({
@@ -57,7 +58,7 @@ A reissue to an enrolled node cannot be undone (whoever holds the secret can rep
           reissue: flags.reissue,
           confirm: this.confirmation(flags.yes),
           loadDefinition: () => loadDefinition(flags.definition),
-          env: envWithStateDir(flags['state-dir']),
+          actor: actorOf(process.env),
           clock: systemClock,
           rng: systemRng,
         }),

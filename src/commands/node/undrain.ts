@@ -25,7 +25,7 @@ comes back with node unpark, a lost one with node admit once it heartbeats.`
   async run(): Promise<TransitionResult> {
     const { args, flags } = await this.parse(NodeUndrain)
     const { undrainNode } = await import('../../lifecycle/node/node-drain.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         undrainNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),

@@ -19,7 +19,7 @@ export default class NodeUnpark extends FleetkitCommand<TransitionResult> {
   async run(): Promise<TransitionResult> {
     const { args, flags } = await this.parse(NodeUnpark)
     const { unparkNode } = await import('../../lifecycle/node/node-park.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
+    const { actorOf } = await import('../../cli/actor.js')
     const result = await this.withProgress((progress) =>
       withDatabase(flags['state-dir'], progress, (pool) =>
         unparkNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),
