@@ -4,7 +4,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { TransitionResult } from '../../lifecycle/node/node-transition.js'
 
 export default class NodeAdmit extends FleetkitCommand<TransitionResult> {
@@ -33,12 +32,9 @@ draining node is taken back with node undrain first (active again, its checks ca
     const { args, flags } = await this.parse(NodeAdmit)
     const { admitNode } = await import('../../lifecycle/node/node-admit.js')
     const { capacityFromDefinition } = await import('../../lifecycle/node/node-capacity.js')
-    const { actorOf } = await import('../../cli/actor.js')
     const capacity = flags.definition ? await capacityFromDefinition(flags.definition, args.node) : undefined
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        admitNode({ pool, nodeId: args.node, actor: actorOf(process.env), ...(capacity ? { capacity } : {}) }),
-      ),
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) =>
+      admitNode({ pool, nodeId: args.node, actor, ...(capacity ? { capacity } : {}) }),
     )
     this.log(result.message)
     return result

@@ -4,8 +4,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
 import type { DrainResult } from '../../lifecycle/node/node-drain.js'
 
 export default class NodeDrain extends FleetkitCommand<DrainResult> {
@@ -27,19 +25,17 @@ node undrain takes it back (active, not schedulable), node admit then schedules 
   async run(): Promise<DrainResult> {
     const { args, flags } = await this.parse(NodeDrain)
     const { drainNode } = await import('../../lifecycle/node/node-drain.js')
-    const { actorOf } = await import('../../cli/actor.js')
-    const signal = this.interruptible()
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
+    const result = await this.withState(
+      { stateDir: flags['state-dir'], interruptible: true },
+      ({ pool, actor, clock, signal }) =>
         drainNode({
           pool,
           nodeId: args.node,
-          actor: actorOf(process.env),
-          clock: systemClock,
+          actor,
+          clock,
           signal,
           ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }),
         }),
-      ),
     )
     this.log(result.message)
     if (result.waitedSeconds !== undefined) this.log(`${result.nodeId}: no live leases after ${result.waitedSeconds} s`)

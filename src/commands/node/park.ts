@@ -3,7 +3,6 @@ import { Args } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { TransitionResult } from '../../lifecycle/node/node-transition.js'
 
 export default class NodePark extends FleetkitCommand<TransitionResult> {
@@ -19,11 +18,8 @@ export default class NodePark extends FleetkitCommand<TransitionResult> {
   async run(): Promise<TransitionResult> {
     const { args, flags } = await this.parse(NodePark)
     const { parkNode } = await import('../../lifecycle/node/node-park.js')
-    const { actorOf } = await import('../../cli/actor.js')
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        parkNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),
-      ),
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) =>
+      parkNode({ pool, nodeId: args.node, actor }),
     )
     this.log(result.message)
     return result

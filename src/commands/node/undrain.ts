@@ -4,7 +4,6 @@ import { Args } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { TransitionResult } from '../../lifecycle/node/node-transition.js'
 
 export default class NodeUndrain extends FleetkitCommand<TransitionResult> {
@@ -25,11 +24,8 @@ comes back with node unpark, a lost one with node admit once it heartbeats.`
   async run(): Promise<TransitionResult> {
     const { args, flags } = await this.parse(NodeUndrain)
     const { undrainNode } = await import('../../lifecycle/node/node-drain.js')
-    const { actorOf } = await import('../../cli/actor.js')
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        undrainNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),
-      ),
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) =>
+      undrainNode({ pool, nodeId: args.node, actor }),
     )
     this.log(result.message)
     return result
