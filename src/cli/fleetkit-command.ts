@@ -1,11 +1,15 @@
 // The base of every fleetkit command: --json on every command that reports, one error
-// envelope ({code, message, exitCode, actions, data}) for all failures, progress and clean interruption.
+// envelope ({code, message, exitCode, actions, data}) for all failures, and the operator context
+// (actor, clock, abort signal, progress, the state database) handed to a command's work in one call.
 import { Command, Errors, Flags, ux } from '@oclif/core'
 
 import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
+import { systemClock } from '../config/clock.js'
+import { actorOf } from './actor.js'
 import { type Confirm, confirmer } from './confirm.js'
 import { type ErrorEnvelope, errorEnvelope, humanErrorLines } from './error-output.js'
 import { type Interruption, interruptedExitCode, onInterrupt } from './interrupt.js'
+import type { OperatorContext, OperatorOptions, StateContext, StateOptions } from './operator-context.js'
 import { createProgress, type Progress } from './progress.js'
 import { streamSink } from './stdout-sink.js'
 import { isParseError, usageError } from './usage-error.js'
@@ -24,7 +28,7 @@ export abstract class FleetkitCommand<T> extends Command {
   }
 
   private interruption: Interruption | undefined
-  /** The progress of the running withProgress, ended before a question is asked. */
+  /** The progress of the running withOperator, ended before a question is asked. */
   private currentProgress: Progress | undefined
 
   /**
@@ -52,26 +56,53 @@ export abstract class FleetkitCommand<T> extends Command {
     return undefined
   }
 
-  /** A reporter for long steps: writes to stderr on a terminal, never under --json. */
-  protected progress(): Progress {
-    return createProgress({ enabled: !this.jsonEnabled() })
-  }
-
   /**
-   * Runs `work` with a progress callback (a library's `progress?: (message) => void`): each message
-   * starts a step line on a terminal; the last step ends as done, or as failed when `work` throws.
+   * Runs `work` with the operator context: who acts (actor.ts), the clock, the abort signal
+   * (see OperatorOptions.interruptible) and a progress callback, whose steps are lines on a terminal
+   * and nothing under --json; the last step ends as done, or as failed when `work` throws.
+   * For work that needs no state; withState opens it too.
    */
-  protected async withProgress<R>(work: (progress: (message: string) => void) => Promise<R>): Promise<R> {
-    const progress = this.progress()
+  protected async withOperator<R>(
+    options: OperatorOptions,
+    work: (context: OperatorContext) => Promise<R>,
+  ): Promise<R> {
+    const signal = options.interruptible ? this.interruptible() : new AbortController().signal
+    const progress = createProgress({ enabled: !this.jsonEnabled() })
     this.currentProgress = progress
     try {
-      const result = await work(progress.step)
+      const result = await work({
+        actor: actorOf(process.env),
+        clock: systemClock,
+        signal,
+        progress: Object.assign((message: string) => progress.step(message), { done: () => progress.done() }),
+      })
       progress.done()
       return result
     } catch (error) {
       progress.fail()
       throw error
     }
+  }
+
+  /**
+   * withOperator with the state database: opened once (the embedded server started as a progress
+   * step), its pool handed to `work`, closed whatever happens. The one way a command opens the state
+   * (test/unit/lifecycle/pool-owner.test.ts).
+   */
+  protected async withState<R>(options: StateOptions, work: (context: StateContext) => Promise<R>): Promise<R> {
+    // Loaded here, not at the top of the module: a command that needs no state, and `fleetkit --help`, never load pg.
+    const { withDatabase } = await import('./with-database.js')
+    return this.withOperator(options, (context) =>
+      withDatabase(
+        {
+          stateDir: options.stateDir,
+          progress: context.progress,
+          ...(options.schema ? { schema: options.schema } : {}),
+          ...(options.embedded ? { embedded: options.embedded } : {}),
+        },
+        (pool, stateDir) => work({ ...context, pool, stateDir }),
+      ),
+    )
   }
 
   /**

@@ -38,6 +38,8 @@ run) every process it started is stopped and its directory removed. Needs \`npm 
     const { runDemo } = await import('../demo/run-demo.js')
     const { DEMO_STEPS } = await import('../demo/steps.js')
     const { createPrinter } = await import('../demo/printing.js')
+    // Not withOperator or withState: the demo starts its own state, gateway and agents in a directory
+    // of its own, and prints its own steps (demo/printing.ts); it needs only the interruption.
     const signal = this.interruptible()
     // Under --json the steps go to stderr: stdout holds the one summary document.
     const write = this.jsonEnabled()

@@ -46,10 +46,9 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
     const { flags } = await this.parse(Drift)
     const { runSync } = await import('../sync/sync-run.js')
     const { outcomeError } = await import('../sync/sync-report.js')
-    const { withDatabase } = await import('../cli/with-database.js')
-    const signal = this.interruptible()
-    const report = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
+    const report = await this.withState(
+      { stateDir: flags['state-dir'], interruptible: true },
+      ({ pool, actor, clock, signal, progress }) =>
         runSync({
           mode: 'drift',
           definitionPath: flags.definition,
@@ -60,12 +59,13 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
           // Test harnesses only (docs/operations.md): the container hosts' vars, as sync passes them.
           extraVarsFile: process.env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
           env: envWithStateDir(flags['state-dir']),
+          who: actor,
+          clock,
           pool,
           signal,
           progress,
           report: () => undefined,
         }),
-      ),
     )
     const { formatDriftTable } = await import('../sync/drift-table.js')
     for (const line of formatDriftTable(report)) this.log(line)

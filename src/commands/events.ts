@@ -5,7 +5,6 @@ import { Flags } from '@oclif/core'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
-import { withDatabase } from '../cli/with-database.js'
 import { systemClock } from '../config/clock.js'
 import type { FleetEvent } from '../lifecycle/view/fleet-events.js'
 
@@ -55,22 +54,16 @@ it (COMMAND_INTERRUPTED on Ctrl-C, or the failure's code).`
       ...(since ? { since } : {}),
       limit: flags.limit,
     }
-    const signal = flags.follow ? this.interruptible() : undefined
-    return this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, async (pool) => {
-        const events = await fleetEvents(pool, query)
-        const print = (e: FleetEvent) =>
-          signal && this.jsonEnabled() ? process.stdout.write(`${JSON.stringify(e)}\n`) : this.log(formatEvent(e))
-        for (const e of events) print(e)
-        if (!signal) return { events }
-        await followEvents(pool, { ...query, afterId: events.at(-1)?.id ?? 0 }, print, {
-          clock: systemClock,
-          signal,
-          pollMs: 1000,
-        })
-        // followEvents ends only when Ctrl-C or SIGTERM aborted it: the command ends as interrupted (130/143).
-        throw signal.reason
-      }),
-    )
+    const follow = flags.follow
+    return this.withState({ stateDir: flags['state-dir'], interruptible: follow }, async ({ pool, clock, signal }) => {
+      const events = await fleetEvents(pool, query)
+      const print = (e: FleetEvent) =>
+        follow && this.jsonEnabled() ? process.stdout.write(`${JSON.stringify(e)}\n`) : this.log(formatEvent(e))
+      for (const e of events) print(e)
+      if (!follow) return { events }
+      await followEvents(pool, { ...query, afterId: events.at(-1)?.id ?? 0 }, print, { clock, signal, pollMs: 1000 })
+      // followEvents ends only when Ctrl-C or SIGTERM aborted it: the command ends as interrupted (130/143).
+      throw signal.reason
+    })
   }
 }

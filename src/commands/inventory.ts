@@ -7,7 +7,6 @@ import { Flags } from '@oclif/core'
 import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { streamSink } from '../cli/stdout-sink.js'
-import { withDatabase } from '../cli/with-database.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { loadDefinition } from '../definition/load.js'
 import type { WriteInventoryResult } from '../lifecycle/seed/inventory-files.js'
@@ -41,7 +40,7 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
     const definition = await loadDefinition(flags.definition)
     const { readStateNodes, writeInventory } = await import('../lifecycle/seed/inventory-files.js')
     // The database is opened once, read, and closed before anything is written.
-    const stateNodes = await this.withProgress((progress) => withDatabase(flags['state-dir'], progress, readStateNodes))
+    const stateNodes = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) => readStateNodes(pool))
     const result = await writeInventory({
       definition,
       outputPath: flags.output,

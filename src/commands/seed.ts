@@ -7,9 +7,7 @@ import { Args, Flags } from '@oclif/core'
 import { definitionFlag, envWithStateDir, stateDirFlag, yesFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import { streamSink } from '../cli/stdout-sink.js'
-import { withDatabase } from '../cli/with-database.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { systemClock } from '../config/clock.js'
 import { loadDefinition } from '../definition/load.js'
 import { systemRng } from '../config/rng.js'
 import type { SeedKind, SeedNodeResult } from '../lifecycle/seed/seed-node.js'
@@ -95,26 +93,25 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
     const { readSeedFiles } = await import('../lifecycle/seed/seed-files.js')
     const env = envWithStateDir(flags['state-dir'])
     const files = await readSeedFiles(flags.kind as SeedKind, env, definition, dirname(flags.definition))
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        seedNode({
-          pool,
-          nodeId: args.node,
-          kind: flags.kind as SeedKind,
-          definition,
-          ttlMs,
-          autoinstall: flags.autoinstall,
-          output: flags.output,
-          stdout: toStdout ? streamSink(process.stdout) : undefined,
-          reissue: flags.reissue,
-          rekey: flags.rekey,
-          confirm: this.confirmation(flags.yes),
-          env,
-          clock: systemClock,
-          rng: systemRng,
-          files,
-        }),
-      ),
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor, clock }) =>
+      seedNode({
+        pool,
+        nodeId: args.node,
+        kind: flags.kind as SeedKind,
+        definition,
+        ttlMs,
+        autoinstall: flags.autoinstall,
+        output: flags.output,
+        stdout: toStdout ? streamSink(process.stdout) : undefined,
+        reissue: flags.reissue,
+        rekey: flags.rekey,
+        confirm: this.confirmation(flags.yes),
+        env,
+        actor,
+        clock,
+        rng: systemRng,
+        files,
+      }),
     )
     if (toStdout) {
       if (result.rekeyed)

@@ -1,7 +1,6 @@
 // `fleetkit sweep`: one sweep by hand, the one the gateway runs every 2 s (src/lifecycle/node/sweep.ts).
 import { stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
-import { withDatabase } from '../cli/with-database.js'
 import type { SweepResult } from '../lifecycle/node/sweep.js'
 
 export default class Sweep extends FleetkitCommand<SweepResult> {
@@ -24,9 +23,7 @@ new secret with --reissue; decommission retires them). If another sweep (a gatew
     const { runSweep } = await import('../lifecycle/node/sweep.js')
     const { loadSweepThresholds } = await import('../lifecycle/node/thresholds.js')
     const thresholds = loadSweepThresholds(process.env)
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) => runSweep(pool, thresholds)),
-    )
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) => runSweep(pool, thresholds))
     if (!result.swept) {
       this.log('Another sweep holds the lock (a gateway is sweeping): nothing done.')
       return result

@@ -82,16 +82,14 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
     const env = envWithStateDir(flags['state-dir'])
     const { runSync } = await import('../sync/sync-run.js')
     const { outcomeError, formatNodeLine } = await import('../sync/sync-report.js')
-    const { withDatabase } = await import('../cli/with-database.js')
     const { issueNodeToken } = await import('../lifecycle/node/node-token.js')
     const { readGatewayCaBundle } = await import('../lifecycle/seed/seed-files.js')
     const { SYNC_SECRET_TTL_MS } = await import('../sync/enrollment.js')
-    const { systemClock } = await import('../config/clock.js')
     const { systemRng } = await import('../config/rng.js')
-    const signal = this.interruptible()
     const check = flags['dry-run']
-    const report = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
+    const report = await this.withState(
+      { stateDir: flags['state-dir'], interruptible: true },
+      ({ pool, actor, clock, signal, progress }) =>
         runSync({
           mode: check ? 'dry-run' : 'apply',
           definitionPath: flags.definition,
@@ -106,6 +104,8 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
           extraVarsFile: env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
           fingerprintVia: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
           env,
+          who: actor,
+          clock,
           pool,
           signal,
           progress,
@@ -119,14 +119,13 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
                 reissue,
                 ttlMs: SYNC_SECRET_TTL_MS,
                 loadDefinition: () => Promise.resolve(definition),
-                env,
-                clock: systemClock,
+                actor,
+                clock,
                 rng: systemRng,
               }),
             gatewayCa: () => readGatewayCaBundle(env),
           },
         }),
-      ),
     )
     for (const n of report.nodes.filter((x) => x.state === 'not_attempted' || x.state === 'skipped'))
       this.log(formatNodeLine(n, check))

@@ -103,8 +103,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     const { assertAnsibleValid } = await import('../sync/ansible-check.js')
     const { loadHostPolicy } = await import('../definition/host-policy.js')
     // Ctrl-C or SIGTERM from here on ends ansible and removes its temporary directory; exit 130/143.
-    const signal = this.interruptible()
-    const ansible = await this.withProgress((progress) =>
+    const ansible = await this.withOperator({ interruptible: true }, ({ signal, progress }) =>
       assertAnsibleValid(definition, loadHostPolicy(), process.env, undefined, { signal, progress }),
     )
     this.log(`Ansible: the inventory loads and ${ansible.playbooks.length} playbooks pass --syntax-check.`)

@@ -3,7 +3,6 @@ import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { AllocationView } from '../../lifecycle/node/allocations.js'
 
 export interface AllocListResult {
@@ -31,14 +30,12 @@ export default class AllocList extends FleetkitCommand<AllocListResult> {
   async run(): Promise<AllocListResult> {
     const { flags } = await this.parse(AllocList)
     const { list, formatAllocation } = await import('../../lifecycle/node/allocations.js')
-    const allocations = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        list(pool, {
-          ...(flags.node ? { nodeId: flags.node } : {}),
-          ...(flags.owner ? { owner: flags.owner } : {}),
-          ...(flags.all ? {} : { status: flags.status as 'active' | 'released' }),
-        }),
-      ),
+    const allocations = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
+      list(pool, {
+        ...(flags.node ? { nodeId: flags.node } : {}),
+        ...(flags.owner ? { owner: flags.owner } : {}),
+        ...(flags.all ? {} : { status: flags.status as 'active' | 'released' }),
+      }),
     )
     if (allocations.length === 0) this.log('No allocations match.')
     for (const a of allocations) this.log(formatAllocation(a))

@@ -3,7 +3,6 @@ import { Args } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { AllocationView } from '../../lifecycle/node/allocations.js'
 
 export default class AllocRelease extends FleetkitCommand<AllocationView> {
@@ -16,10 +15,7 @@ export default class AllocRelease extends FleetkitCommand<AllocationView> {
   async run(): Promise<AllocationView> {
     const { args, flags } = await this.parse(AllocRelease)
     const { release } = await import('../../lifecycle/node/allocations.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
-    const a = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) => release(pool, args.id, actorOf(process.env))),
-    )
+    const a = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) => release(pool, args.id, actor))
     this.log(`Released ${a.id} on ${a.nodeId} (owner ${a.owner})`)
     return a
   }

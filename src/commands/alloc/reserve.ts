@@ -3,7 +3,6 @@ import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { AllocationView } from '../../lifecycle/node/allocations.js'
 
 export default class AllocReserve extends FleetkitCommand<AllocationView> {
@@ -25,7 +24,6 @@ ALLOCATION_OVER_CAPACITY when the node's capacity less its active allocations ca
   async run(): Promise<AllocationView> {
     const { flags } = await this.parse(AllocReserve)
     const { reserve, formatAllocation } = await import('../../lifecycle/node/allocations.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const { FleetkitError } = await import('../../checks/fleetkit-error.js')
     const cpu = Number(flags.cpu)
     if (!/^\d{1,6}(\.\d{1,2})?$/.test(flags.cpu) || !Number.isFinite(cpu))
@@ -38,17 +36,15 @@ ALLOCATION_OVER_CAPACITY when the node's capacity less its active allocations ca
       throw new FleetkitError('USAGE_INVALID', '--owner is 1 to 256 printable characters', {
         actions: ['fleetkit help alloc reserve'],
       })
-    const a = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        reserve(pool, {
-          nodeId: flags.node,
-          owner: flags.owner,
-          cpu,
-          memoryMib: flags.memory,
-          diskGib: flags.disk,
-          actor: actorOf(process.env),
-        }),
-      ),
+    const a = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) =>
+      reserve(pool, {
+        nodeId: flags.node,
+        owner: flags.owner,
+        cpu,
+        memoryMib: flags.memory,
+        diskGib: flags.disk,
+        actor,
+      }),
     )
     this.log(
       `Reserved ${a.id} on ${a.nodeId} for ${a.owner}: cpu ${a.cpu}, memory ${a.memoryMib} MiB, disk ${a.diskGib} GiB`,

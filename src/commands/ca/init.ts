@@ -27,11 +27,9 @@ FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA 
   async run(): Promise<InitPkiResult> {
     const { flags } = await this.parse(CaInit)
     const { initPki } = await import('../../pki/init-pki.js')
-    const result = await initPki({
-      pkiDir: pkiDirOf(flags),
-      serverNames: flags['server-name'],
-      now: new Date(),
-    })
+    const result = await this.withOperator({}, ({ clock }) =>
+      initPki({ pkiDir: pkiDirOf(flags), serverNames: flags['server-name'], now: clock.now() }),
+    )
     this.log(`Created a CA in ${result.pkiDir}`)
     this.log(`  CA SHA-256:     ${result.caFingerprintSha256}`)
     this.log(`  CA valid until: ${result.caNotAfter}`)

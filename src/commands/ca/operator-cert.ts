@@ -6,8 +6,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { envWithStateDir, pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
 import { resolveStateDir } from '../../config/state-dir.js'
 import type { OperatorCertResult } from '../../lifecycle/ca/operator-cert.js'
 
@@ -34,22 +32,11 @@ certificate with the fleet CA and records its fingerprint: the agent listener th
   async run(): Promise<OperatorCertResult> {
     const { args, flags } = await this.parse(CaOperatorCert)
     const { issueOperatorCertificate } = await import('../../lifecycle/ca/operator-cert.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const env = envWithStateDir(flags['state-dir'])
     const pkiDir = pkiDirOf(flags)
     const outDir = flags.out ?? join(resolveStateDir(env), 'operators')
-    const r = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        issueOperatorCertificate({
-          pool,
-          pkiDir,
-          outDir,
-          name: args.name,
-          lifetimeDays: flags.days,
-          actor: actorOf(process.env),
-          clock: systemClock,
-        }),
-      ),
+    const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor, clock }) =>
+      issueOperatorCertificate({ pool, pkiDir, outDir, name: args.name, lifetimeDays: flags.days, actor, clock }),
     )
     this.log(`Issued operator certificate ${r.serial} for ${r.name}, valid until ${r.notAfter}`)
     this.log(`  key:         ${r.keyFile} (0600)`)

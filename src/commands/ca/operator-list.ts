@@ -3,8 +3,6 @@ import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
 import type { OperatorListResult } from '../../lifecycle/ca/operator-revoke.js'
 
 export default class CaOperatorList extends FleetkitCommand<OperatorListResult> {
@@ -21,10 +19,8 @@ export default class CaOperatorList extends FleetkitCommand<OperatorListResult> 
   async run(): Promise<OperatorListResult> {
     const { flags } = await this.parse(CaOperatorList)
     const { listOperators } = await import('../../lifecycle/ca/operator-revoke.js')
-    const r = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        listOperators({ pool, ...(flags.name === undefined ? {} : { name: flags.name }), now: systemClock.now() }),
-      ),
+    const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, clock }) =>
+      listOperators({ pool, ...(flags.name === undefined ? {} : { name: flags.name }), now: clock.now() }),
     )
     if (r.certificates.length === 0) this.log('No operator certificates.')
     for (const c of r.certificates)

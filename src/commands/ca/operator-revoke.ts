@@ -4,8 +4,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
 import type { OperatorRevokeResult } from '../../lifecycle/ca/operator-revoke.js'
 
 export default class CaOperatorRevoke extends FleetkitCommand<OperatorRevokeResult> {
@@ -28,17 +26,14 @@ operator_refused). OPERATOR_CERT_UNKNOWN when NAME has no live certificate (noth
   async run(): Promise<OperatorRevokeResult> {
     const { args, flags } = await this.parse(CaOperatorRevoke)
     const { revokeOperatorCertificate } = await import('../../lifecycle/ca/operator-revoke.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
-    const r = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        revokeOperatorCertificate({
-          pool,
-          name: args.name,
-          ...(flags.serial === undefined ? {} : { serial: flags.serial }),
-          actor: actorOf(process.env),
-          now: systemClock.now(),
-        }),
-      ),
+    const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor, clock }) =>
+      revokeOperatorCertificate({
+        pool,
+        name: args.name,
+        ...(flags.serial === undefined ? {} : { serial: flags.serial }),
+        actor,
+        now: clock.now(),
+      }),
     )
     for (const c of r.revoked)
       this.log(`Revoked operator certificate ${c.serial} of ${c.name} (valid until ${c.notAfter})`)

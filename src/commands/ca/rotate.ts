@@ -4,9 +4,7 @@ import { Flags } from '@oclif/core'
 
 import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { systemClock } from '../../config/clock.js'
 import { sleepUnlessAborted } from '../../config/abortable-sleep.js'
 import type { CaRotateResult, RotatePhase } from '../../lifecycle/ca/ca-rotation.js'
 
@@ -69,32 +67,30 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
       })
     const pkiDir = pkiDirOf(flags)
     const { rotateCa } = await import('../../lifecycle/ca/ca-rotation.js')
-    const signal = flags.wait ? this.interruptible() : new AbortController().signal
-    // The progress of opening the database ends before the work, whose own reports (--wait) follow it.
-    const opening = this.progress()
-    const result = await withDatabase(flags['state-dir'], opening.step, (pool) => {
-      opening.done()
-      return rotateCa({
-        pool,
-        phase,
-        pkiDir,
-        clock: systemClock,
-        dryRun: flags['dry-run'],
-        ...(flags.wait
-          ? {
-              wait: {
-                intervalMs: flags.interval * 1000,
-                signal,
-                sleep: sleepUnlessAborted,
-                onProgress: (r: CaRotateResult) => this.reportProgress(r),
-              },
-            }
-          : {}),
-      })
-    }).catch((error: unknown) => {
-      opening.fail()
-      throw error
-    })
+    const result = await this.withState(
+      { stateDir: flags['state-dir'], interruptible: flags.wait },
+      ({ pool, clock, signal, progress }) => {
+        // The progress of opening the database ends before the work, whose own reports (--wait) follow it.
+        progress.done()
+        return rotateCa({
+          pool,
+          phase,
+          pkiDir,
+          clock,
+          dryRun: flags['dry-run'],
+          ...(flags.wait
+            ? {
+                wait: {
+                  intervalMs: flags.interval * 1000,
+                  signal,
+                  sleep: sleepUnlessAborted,
+                  onProgress: (r: CaRotateResult) => this.reportProgress(r),
+                },
+              }
+            : {}),
+        })
+      },
+    )
     this.print(result)
     return result
   }

@@ -31,12 +31,14 @@ Agents trust the CA and the names, not the key, so none is cut off.`
   async run(): Promise<ServerCertResult> {
     const { flags } = await this.parse(CaServerCert)
     const { reissueServerCertificate } = await import('../../pki/reissue-server-certificate.js')
-    const result = await reissueServerCertificate({
-      pkiDir: pkiDirOf(flags),
-      serverNames: flags['server-name'] ?? [],
-      newKey: flags['new-key'],
-      now: new Date(),
-    })
+    const result = await this.withOperator({}, ({ clock }) =>
+      reissueServerCertificate({
+        pkiDir: pkiDirOf(flags),
+        serverNames: flags['server-name'] ?? [],
+        newKey: flags['new-key'],
+        now: clock.now(),
+      }),
+    )
     if (result.newKey) this.log(`Replaced ${result.pkiDir}/server.key with a new key (0600).`)
     this.log(
       `Re-issued ${result.pkiDir}/server.pem for ${result.serverNames.join(', ')} (was ${result.previousServerNames.join(', ')}), valid until ${result.serverNotAfter}`,

@@ -4,7 +4,6 @@ import { Flags } from '@oclif/core'
 
 import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { BackupResult } from '../../lifecycle/state/db-backup.js'
 
 export default class DbBackup extends FleetkitCommand<BackupResult> {
@@ -30,16 +29,11 @@ restore brings back and what it forgets.`
   async run(): Promise<BackupResult> {
     const { flags } = await this.parse(DbBackup)
     const { backupState, defaultBackupName } = await import('../../lifecycle/state/db-backup.js')
-    const now = new Date()
     const pkiDir = pkiDirOf(flags)
-    const r = await this.withProgress((progress) =>
-      withDatabase(
-        flags['state-dir'],
-        progress,
-        (pool) => backupState({ pool, pkiDir, out: flags.out ?? defaultBackupName(now), now, progress }),
-        'none',
-      ),
-    )
+    const r = await this.withState({ stateDir: flags['state-dir'], schema: 'none' }, ({ pool, clock, progress }) => {
+      const now = clock.now()
+      return backupState({ pool, pkiDir, out: flags.out ?? defaultBackupName(now), now, progress })
+    })
     const rows = r.tables.reduce((sum, t) => sum + t.rows, 0)
     this.log(`Wrote ${r.file} (${r.bytes} bytes, mode 0600: it holds the CA key and the secrets' hashes)`)
     this.log(`  snapshot of ${r.takenAt}, schema version ${r.schemaVersion}, ${r.tables.length} tables, ${rows} rows`)

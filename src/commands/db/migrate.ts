@@ -20,7 +20,8 @@ On a terminal, a first start shows its steps on stderr.`
   async run(): Promise<MigrationReport> {
     const { flags } = await this.parse(DbMigrate)
     const { migrateDatabase } = await import('../../store/admin.js')
-    const report = await this.withProgress((progress) =>
+    // migrateDatabase opens the state itself, without a schema check, to change it: not withState.
+    const report = await this.withOperator({}, ({ progress }) =>
       migrateDatabase({ ...stateDirOption(flags['state-dir']), progress }),
     )
     this.log(`Server: ${report.server.source === 'embedded' ? 'embedded' : 'DATABASE_URL'} ${report.server.url}`)

@@ -5,7 +5,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { resolveStateDir } from '../../config/state-dir.js'
 import type { DbRestoreOutput } from '../../lifecycle/state/db-restore.js'
@@ -60,24 +59,11 @@ touched.`
     if (flags.to !== undefined) return this.toTime(flags.to, flags.archive, flags['state-dir'])
     const file = args.file!
     const { restoreState } = await import('../../lifecycle/state/db-restore.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const pkiDir = pkiDirOf(flags)
-    const r = await this.withProgress((progress) =>
-      withDatabase(
-        flags['state-dir'],
-        progress,
-        (pool) =>
-          restoreState({
-            pool,
-            file,
-            pkiDir,
-            force: flags.force,
-            actor: actorOf(process.env),
-            now: new Date(),
-            progress,
-          }),
-        'none',
-      ),
+    const r = await this.withState(
+      { stateDir: flags['state-dir'], schema: 'none' },
+      ({ pool, actor, clock, progress }) =>
+        restoreState({ pool, file, pkiDir, force: flags.force, actor, now: clock.now(), progress }),
     )
     const rows = r.tables.reduce((sum, t) => sum + t.rows, 0)
     this.log(
@@ -99,14 +85,9 @@ touched.`
       })
     }
     const stateDir = stateDirFlagValue?.trim() ? stateDirFlagValue : resolveStateDir(process.env)
-    const r = await this.withProgress((progress) =>
-      restoreToTime({
-        stateDir,
-        target,
-        ...(archive ? { archiveDir: archive } : {}),
-        now: new Date(),
-        progress,
-      }),
+    // The embedded server is stopped and its data directory replaced: no pool to hand out, so not withState.
+    const r = await this.withOperator({}, ({ clock, progress }) =>
+      restoreToTime({ stateDir, target, ...(archive ? { archiveDir: archive } : {}), now: clock.now(), progress }),
     )
     this.log(`Restored the embedded database to ${r.target} from base backup ${r.baseBackup} and ${r.archiveDir}/wal`)
     this.log(`  last transaction replayed: ${r.recoveredTo ?? 'none after the base backup'}`)

@@ -28,6 +28,9 @@ Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
     const env = envWithStateDir(flags['state-dir'])
     // Checked before anything starts: a bad threshold refuses to serve rather than sweep wrongly.
     const thresholds = loadSweepThresholds(env)
+    // Not withState: a server owns its pool for its whole life (its listeners, the sweeper, the PKI
+    // reload share it), stops on SIGTERM/SIGINT by draining (src/gateway/serve.ts) and logs JSON lines,
+    // not step lines; the one-step context of a command (opened, worked, closed) does not fit it.
     const result = await serveGateway({ env, sweep: (pool) => runSweep(pool, thresholds) })
     exitIfStillRunning()
     return result

@@ -2,9 +2,8 @@
 // (src/lifecycle/node/node-check.ts); an interrupt withdraws the queued job.
 import { Args, Flags } from '@oclif/core'
 
-import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
+import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { systemClock } from '../../config/clock.js'
 import type { NodeCheckResult } from '../../lifecycle/node/node-check.js'
 
 export default class NodeCheck extends FleetkitCommand<NodeCheckResult> {
@@ -26,36 +25,34 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
 
   async run(): Promise<NodeCheckResult> {
     const { args, flags } = await this.parse(NodeCheck)
-    const { openDatabase } = await import('../../store/database.js')
     const { runNodeCheck, formatCheck } = await import('../../lifecycle/node/node-check.js')
     // The first Ctrl-C or SIGTERM withdraws the job and ends the command; a second one exits at once.
-    const interrupt = this.interruptible()
-    const database = await this.withProgress((progress) =>
-      openDatabase({ ...stateDirOption(flags['state-dir']), progress }),
+    const result = await this.withState(
+      { stateDir: flags['state-dir'], interruptible: true },
+      ({ pool, clock, signal, progress }) => {
+        // The database is open: the job's own lines (on stderr) follow, without a step line redrawn between them.
+        progress.done()
+        return runNodeCheck({
+          pool,
+          nodeId: args.node,
+          timeoutSeconds: flags.timeout,
+          clock,
+          signal,
+          onProgress: (p) => {
+            if (this.jsonEnabled()) return
+            const state =
+              p.status === 'queued'
+                ? 'queued, waiting for the agent'
+                : p.status === 'leased'
+                  ? `running on the node (attempt ${p.attempts})`
+                  : p.status
+            process.stderr.write(`[${p.waitedSeconds}s] job ${p.jobId}: ${state}\n`)
+          },
+        })
+      },
     )
-    try {
-      const result = await runNodeCheck({
-        pool: database.pool,
-        nodeId: args.node,
-        timeoutSeconds: flags.timeout,
-        clock: systemClock,
-        signal: interrupt,
-        onProgress: (p) => {
-          if (this.jsonEnabled()) return
-          const state =
-            p.status === 'queued'
-              ? 'queued, waiting for the agent'
-              : p.status === 'leased'
-                ? `running on the node (attempt ${p.attempts})`
-                : p.status
-          process.stderr.write(`[${p.waitedSeconds}s] job ${p.jobId}: ${state}\n`)
-        },
-      })
-      for (const check of result.checks) this.log(formatCheck(check))
-      this.log(`${result.nodeId}: ${result.checks.length} checks, none failed`)
-      return result
-    } finally {
-      await database.close()
-    }
+    for (const check of result.checks) this.log(formatCheck(check))
+    this.log(`${result.nodeId}: ${result.checks.length} checks, none failed`)
+    return result
   }
 }

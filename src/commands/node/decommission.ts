@@ -4,8 +4,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag, yesFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
 import type { DecommissionResult } from '../../lifecycle/node/node-decommission.js'
 
 export default class NodeDecommission extends FleetkitCommand<DecommissionResult> {
@@ -50,16 +48,15 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
   async run(): Promise<DecommissionResult> {
     const { args, flags } = await this.parse(NodeDecommission)
     const { decommissionNode } = await import('../../lifecycle/node/node-decommission.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const { providerClient } = await import('../../provider/provider-client.js')
-    const signal = this.interruptible()
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
+    const result = await this.withState(
+      { stateDir: flags['state-dir'], interruptible: true },
+      ({ pool, actor, clock, signal }) =>
         decommissionNode({
           pool,
           nodeId: args.node,
-          actor: actorOf(process.env),
-          clock: systemClock,
+          actor,
+          clock,
           signal,
           confirm: this.confirmation(flags.yes),
           deleteVolume: flags['delete-volume'],
@@ -71,7 +68,6 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
             }),
           ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }),
         }),
-      ),
     )
     this.log(result.message)
     return result

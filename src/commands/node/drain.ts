@@ -1,48 +1,30 @@
 // `fleetkit node drain NODE [--wait S]`: no new leases or reservations; jobs it holds finish
 // (src/lifecycle/node/node-drain.ts).
-import { Args, Flags } from '@oclif/core'
+import { Flags } from '@oclif/core'
 
-import { stateDirFlag } from '../../cli/flags.js'
-import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
+import { transitionCommand } from '../../cli/transition-command.js'
 import type { DrainResult } from '../../lifecycle/node/node-drain.js'
 
-export default class NodeDrain extends FleetkitCommand<DrainResult> {
-  static override summary =
-    'Drain a node: not schedulable, leases refused (403), while completions of jobs it holds still land.'
-  static override description = `Reports the node's active allocations and live leases. With --wait, waits until no lease on
+const ownFlags = {
+  wait: Flags.integer({ summary: 'Seconds to wait for its live leases to end.', min: 1, max: 86400 }),
+}
+
+export default transitionCommand<DrainResult, typeof ownFlags>({
+  summary: 'Drain a node: not schedulable, leases refused (403), while completions of jobs it holds still land.',
+  description: `Reports the node's active allocations and live leases. With --wait, waits until no lease on
 it is live (NODE_WAIT_TIMEOUT after that many seconds). Applies to active, unhealthy and draining nodes.
-node undrain takes it back (active, not schedulable), node admit then schedules it again.`
-  static override examples = [
+node undrain takes it back (active, not schedulable), node admit then schedules it again.`,
+  examples: [
     '<%= config.bin %> <%= command.id %> build-01',
     '<%= config.bin %> <%= command.id %> build-01 --wait 600 --json',
-  ]
-  static override args = { node: Args.string({ description: 'node id', required: true }) }
-  static override flags = {
-    wait: Flags.integer({ summary: 'Seconds to wait for its live leases to end.', min: 1, max: 86400 }),
-    'state-dir': stateDirFlag(),
-  }
-
-  async run(): Promise<DrainResult> {
-    const { args, flags } = await this.parse(NodeDrain)
+  ],
+  flags: ownFlags,
+  // Ctrl-C during --wait ends the wait (the node stays draining) and the command exits 130.
+  interruptible: true,
+  load: async (flags) => {
     const { drainNode } = await import('../../lifecycle/node/node-drain.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
-    const signal = this.interruptible()
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        drainNode({
-          pool,
-          nodeId: args.node,
-          actor: actorOf(process.env),
-          clock: systemClock,
-          signal,
-          ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }),
-        }),
-      ),
-    )
-    this.log(result.message)
-    if (result.waitedSeconds !== undefined) this.log(`${result.nodeId}: no live leases after ${result.waitedSeconds} s`)
-    return result
-  }
-}
+    return (input) => drainNode({ ...input, ...(flags.wait === undefined ? {} : { waitSeconds: flags.wait }) })
+  },
+  more: (result) =>
+    result.waitedSeconds === undefined ? [] : [`${result.nodeId}: no live leases after ${result.waitedSeconds} s`],
+})

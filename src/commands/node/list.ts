@@ -4,7 +4,6 @@ import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { NodeListResult } from '../../lifecycle/view/fleet-view.js'
 import { NODE_STATUSES, type NodeStatus } from '../../store/nodes.js'
 
@@ -39,15 +38,13 @@ provision), SERVER the Hetzner Cloud server id, VOLUME the volume of --volume (i
     const { flags } = await this.parse(NodeList)
     const { nodeList } = await import('../../lifecycle/view/fleet-view.js')
     const { formatNodeTable } = await import('../../lifecycle/view/fleet-table.js')
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        nodeList(pool, {
-          ...(flags.status ? { status: flags.status as NodeStatus[] } : {}),
-          ...(flags.pool ? { pool: flags.pool } : {}),
-          ...(flags.region ? { region: flags.region } : {}),
-          ...(flags.schedulable === undefined ? {} : { schedulable: flags.schedulable }),
-        }),
-      ),
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
+      nodeList(pool, {
+        ...(flags.status ? { status: flags.status as NodeStatus[] } : {}),
+        ...(flags.pool ? { pool: flags.pool } : {}),
+        ...(flags.region ? { region: flags.region } : {}),
+        ...(flags.schedulable === undefined ? {} : { schedulable: flags.schedulable }),
+      }),
     )
     if (result.nodes.length === 0) this.log('No nodes match.')
     else for (const line of formatNodeTable(result)) this.log(line)

@@ -7,7 +7,6 @@ import { Args, Flags } from '@oclif/core'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { ProvisionResult } from '../../lifecycle/provision/provision-result.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
@@ -74,26 +73,24 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
     const files = await readSeedFiles('agent', env, definition, dirname(flags.definition))
     const regions = list(flags.region)
     const types = list(flags.type)
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        provisionNode({
-          pool,
-          nodeId: args.node,
-          definition,
-          files,
-          ...provisionRuntime(pool, definition, flags['api-url']),
-          request: {
-            ...(regions ? { regions } : {}),
-            ...(types ? { types } : {}),
-            ...(flags.image ? { image: flags.image } : {}),
-            ...(flags['placement-group'] ? { placementGroup: flags['placement-group'] } : {}),
-            ...(volumeSizeGb === undefined ? {} : { volumeSizeGb }),
-          },
-          resume: flags.resume,
-          waitMs,
-          progress,
-        }),
-      ),
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, progress }) =>
+      provisionNode({
+        pool,
+        nodeId: args.node,
+        definition,
+        files,
+        ...provisionRuntime(pool, definition, flags['api-url']),
+        request: {
+          ...(regions ? { regions } : {}),
+          ...(types ? { types } : {}),
+          ...(flags.image ? { image: flags.image } : {}),
+          ...(flags['placement-group'] ? { placementGroup: flags['placement-group'] } : {}),
+          ...(volumeSizeGb === undefined ? {} : { volumeSizeGb }),
+        },
+        resume: flags.resume,
+        waitMs,
+        progress,
+      }),
     )
     this.log(
       `${result.node}: ${result.state}; server ${result.serverId} (${result.serverType} in ${result.region}, ${result.image})${result.publicIpv4 ? ` at ${result.publicIpv4}` : ''}`,

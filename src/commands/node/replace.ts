@@ -6,7 +6,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { ReplaceResult } from '../../lifecycle/provision/node-replace.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
@@ -32,7 +31,6 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
     const { replaceNode } = await import('../../lifecycle/provision/node-replace.js')
     const { parseWait } = await import('../../lifecycle/provision/provision-plan.js')
     const { readSeedFiles } = await import('../../lifecycle/seed/seed-files.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const { provisionRuntime } = await import('../../cli/provision-runtime.js')
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
     const waitMs = parseWait(flags.wait)
@@ -40,20 +38,18 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
     apiTokenFromEnv(process.env, definition.providers?.hetzner?.tokenEnv ?? DEFAULT_TOKEN_ENV)
     const env = envWithStateDir(flags['state-dir'])
     const files = await readSeedFiles('agent', env, definition, dirname(flags.definition))
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        replaceNode({
-          pool,
-          oldId: args.node,
-          ...(flags.as ? { newId: flags.as } : {}),
-          actor: actorOf(process.env),
-          definition,
-          files,
-          ...provisionRuntime(pool, definition, flags['api-url']),
-          waitMs,
-          progress,
-        }),
-      ),
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor, progress }) =>
+      replaceNode({
+        pool,
+        oldId: args.node,
+        ...(flags.as ? { newId: flags.as } : {}),
+        actor,
+        definition,
+        files,
+        ...provisionRuntime(pool, definition, flags['api-url']),
+        waitMs,
+        progress,
+      }),
     )
     this.log(
       `${result.replacement.node} (server ${result.replacement.serverId}) replaces ${result.replaced}: ${result.drain.message}`,

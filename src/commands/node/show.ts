@@ -4,7 +4,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { NodeShowResult } from '../../lifecycle/view/fleet-view.js'
 
 export default class NodeShow extends FleetkitCommand<NodeShowResult> {
@@ -24,8 +23,8 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
     const { nodeShow } = await import('../../lifecycle/view/fleet-view.js')
     const { age, describeProvision } = await import('../../lifecycle/view/fleet-table.js')
-    const r = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) => nodeShow(pool, args.node, { events: flags.events })),
+    const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
+      nodeShow(pool, args.node, { events: flags.events }),
     )
     const n = r.node
     this.log(`${n.id}  pool ${n.pool}  region ${n.region ?? '-'}  ${n.status}${n.schedulable ? ', schedulable' : ''}`)

@@ -2,11 +2,9 @@
 // (src/lifecycle/node/node-token.ts); printed only after its hash is stored, refused past provisioning without --reissue.
 import { Args, Flags } from '@oclif/core'
 
-import { definitionFlag, envWithStateDir, stateDirFlag, yesFlag } from '../../cli/flags.js'
+import { definitionFlag, stateDirFlag, yesFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { streamSink } from '../../cli/stdout-sink.js'
-import { withDatabase } from '../../cli/with-database.js'
-import { systemClock } from '../../config/clock.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { NodeTokenResult } from '../../lifecycle/node/node-token.js'
 import { systemRng } from '../../config/rng.js'
@@ -48,20 +46,18 @@ A reissue to an enrolled node cannot be undone (whoever holds the secret can rep
     const ttlMs = parseSecretTtl(flags.ttl)
     const { issueNodeToken } = await import('../../lifecycle/node/node-token.js')
     const { outputLostAfterCommit } = await import('../../lifecycle/output-sink.js')
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        issueNodeToken({
-          pool,
-          nodeId: args.node,
-          ttlMs,
-          reissue: flags.reissue,
-          confirm: this.confirmation(flags.yes),
-          loadDefinition: () => loadDefinition(flags.definition),
-          env: envWithStateDir(flags['state-dir']),
-          clock: systemClock,
-          rng: systemRng,
-        }),
-      ),
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor, clock }) =>
+      issueNodeToken({
+        pool,
+        nodeId: args.node,
+        ttlMs,
+        reissue: flags.reissue,
+        confirm: this.confirmation(flags.yes),
+        loadDefinition: () => loadDefinition(flags.definition),
+        actor,
+        clock,
+        rng: systemRng,
+      }),
     )
     // Committed: this secret is the node's. Printed now, once; a failed print says how to replace it.
     try {

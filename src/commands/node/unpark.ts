@@ -1,31 +1,10 @@
 // `fleetkit node unpark NODE` (src/lifecycle/node/node-park.ts).
-import { Args } from '@oclif/core'
-
-import { stateDirFlag } from '../../cli/flags.js'
-import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
+import { transitionCommand } from '../../cli/transition-command.js'
 import type { TransitionResult } from '../../lifecycle/node/node-transition.js'
 
-export default class NodeUnpark extends FleetkitCommand<TransitionResult> {
-  static override summary =
-    'Unpark a node: back to the status it was parked from, its silence counted from now; admit it to schedule again.'
-  static override examples = [
-    '<%= config.bin %> <%= command.id %> build-01',
-    '<%= config.bin %> <%= command.id %> build-01 --json',
-  ]
-  static override args = { node: Args.string({ description: 'node id', required: true }) }
-  static override flags = { 'state-dir': stateDirFlag() }
-
-  async run(): Promise<TransitionResult> {
-    const { args, flags } = await this.parse(NodeUnpark)
-    const { unparkNode } = await import('../../lifecycle/node/node-park.js')
-    const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) =>
-        unparkNode({ pool, nodeId: args.node, actor: actorOf(process.env) }),
-      ),
-    )
-    this.log(result.message)
-    return result
-  }
-}
+export default transitionCommand<TransitionResult>({
+  summary:
+    'Unpark a node: back to the status it was parked from, its silence counted from now; admit it to schedule again.',
+  examples: ['<%= config.bin %> <%= command.id %> build-01', '<%= config.bin %> <%= command.id %> build-01 --json'],
+  load: async () => (await import('../../lifecycle/node/node-park.js')).unparkNode,
+})

@@ -3,7 +3,6 @@ import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import { withDatabase } from '../../cli/with-database.js'
 import type { ProviderCheckResult } from '../../provider/provider-check.js'
 
 export default class ProviderCheck extends FleetkitCommand<ProviderCheckResult> {
@@ -40,12 +39,10 @@ fleetkit process; the check reports what is left of it.`
     const { apiTokenFromEnv } = await import('../../provider/api-token.js')
     // Before the state opens: a missing token fails at once.
     const token = apiTokenFromEnv(process.env, flags['token-env'])
-    const result = await this.withProgress((progress) =>
-      withDatabase(flags['state-dir'], progress, (pool) => {
-        progress(`asking ${flags['api-url']}`)
-        return checkProvider({ token, tokenEnv: flags['token-env'], baseUrl: flags['api-url'], pool })
-      }),
-    )
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, progress }) => {
+      progress(`asking ${flags['api-url']}`)
+      return checkProvider({ token, tokenEnv: flags['token-env'], baseUrl: flags['api-url'], pool })
+    })
     this.log(`${result.apiUrl} answers with the token in ${result.tokenEnv}`)
     this.log(`locations: ${result.locations.join(', ')}`)
     this.log(`server types: ${result.serverTypes.map((t) => `${t.name} (${t.architecture})`).join(', ')}`)

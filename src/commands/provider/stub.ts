@@ -43,6 +43,8 @@ one line, the startup document, then on Ctrl-C the COMMAND_INTERRUPTED envelope 
   async run(): Promise<StubStartup> {
     const { flags } = await this.parse(ProviderStub)
     const { startHetznerStub } = await import('../../provider/hetzner-stub.js')
+    // Not withOperator: a server that runs until it is stopped, with no steps to report and no actor or
+    // clock to hand on; it needs only the interruption.
     const signal = this.interruptible()
     const stub = await startHetznerStub({ port: flags.port })
     try {

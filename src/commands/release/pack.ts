@@ -36,7 +36,7 @@ export default class ReleasePack extends FleetkitCommand<PackResult> {
   async run(): Promise<PackResult> {
     const { flags } = await this.parse(ReleasePack)
     const outputDir = flags.output ?? join('release', flags.version)
-    const result = await this.withProgress((progress) =>
+    const result = await this.withOperator({}, ({ progress }) =>
       packRelease({ version: flags.version, inputDir: flags.input, outputDir, progress }),
     )
     for (const archive of result.archives) this.log(`${archive.sha256}  ${archive.name}`)

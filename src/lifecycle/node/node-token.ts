@@ -3,7 +3,6 @@
 import type { StatePool } from '../../store/transaction.js'
 
 import type { Clock } from '../../config/clock.js'
-import type { Env } from '../../config/state-dir.js'
 import type { Definition } from '../../definition/types.js'
 import type { Rng } from '../../config/rng.js'
 import { newEnrollmentSecret } from '../../render/enrollment-secret.js'
@@ -12,14 +11,7 @@ import { withTransaction } from '../../store/database.js'
 import { lockNodeSecretState } from '../../store/enrollment-secrets.js'
 import { getNode } from '../../store/nodes.js'
 import type { Confirm } from './node-transition.js'
-import {
-  actorOf,
-  applySecretPlan,
-  planSecret,
-  reissueAtStake,
-  replanLocked,
-  type SecretHolder,
-} from './secret-reissue.js'
+import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from './secret-reissue.js'
 
 export interface NodeTokenOptions {
   /** The command's pool: this function runs one transaction on it and never opens or closes it. */
@@ -32,7 +24,8 @@ export interface NodeTokenOptions {
   confirm?: Confirm
   /** Read only when the node is not in the state yet (a declared node enrolled by hand). */
   loadDefinition: () => Promise<Definition>
-  env: Env
+  /** Who asks, recorded in the secret's event: the command's actor (src/cli/actor.ts). */
+  actor: string
   clock: Clock
   rng: Rng
 }
@@ -89,7 +82,7 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
       node: target,
       secretSha256: secret.sha256,
       expiresAt,
-      actor: actorOf(options.env),
+      actor: options.actor,
       via: 'node token',
       now,
     })

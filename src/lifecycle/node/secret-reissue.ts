@@ -1,7 +1,6 @@
 // Whether a node may get a new enrollment secret, and how: the ordinary way (new or still
 // provisioning) or reissued on purpose (--reissue), which never strands an enrolled agent.
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import type { Env } from '../../config/state-dir.js'
 import { appendEvent } from '../../store/events.js'
 import type { Queryable } from '../../store/database.js'
 import { clearSecretReissued, issueEnrollmentSecret, reissueEnrollmentSecret } from '../../store/enrollment-secrets.js'
@@ -134,7 +133,7 @@ export interface ApplySecretInput {
   node: { id: string; pool: string; region?: string; serverType?: string }
   secretSha256: Buffer
   expiresAt: Date
-  /** Who asked (actorOf) and through which command, for the secret_reissued event. */
+  /** Who asked (the command's actor, src/cli/actor.ts) and through which command, for the secret_reissued event. */
   actor: string
   via: 'seed' | 'node token'
   now: Date
@@ -177,13 +176,4 @@ export async function applySecretPlan(client: Queryable, input: ApplySecretInput
  */
 export function reissueAtStake(nodeId: string, status: string): string {
   return `give ${nodeId} (${status}, enrolled) a new enrollment secret: whoever holds it can enroll as ${nodeId}, and that enrollment revokes the certificate its agent uses now`
-}
-
-/** Who runs the command, for events: FLEETKIT_ACTOR (set by automation), else the login name. */
-export function actorOf(env: Env): string {
-  const name = env.FLEETKIT_ACTOR?.trim() || env.USER?.trim() || env.LOGNAME?.trim() || 'unknown'
-  // eslint-disable-next-line no-control-regex
-  return Array.from(name.replace(/[\u0000-\u001f\u007f]/g, ' '))
-    .slice(0, 64)
-    .join('')
 }

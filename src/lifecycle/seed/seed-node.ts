@@ -25,14 +25,7 @@ import { outputLostAfterCommit, outputWriteFailed, type Sink } from '../output-s
 import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } from './pending-seed.js'
 import { assertRekeyAllowed, pinSeedHostKey, shortKey } from './seed-host-key.js'
 import type { SeedFiles } from './seed-files.js'
-import {
-  actorOf,
-  applySecretPlan,
-  planSecret,
-  reissueAtStake,
-  replanLocked,
-  type SecretHolder,
-} from '../node/secret-reissue.js'
+import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from '../node/secret-reissue.js'
 
 export type { SeedKind } from '../../render/seed-documents.js'
 
@@ -59,6 +52,8 @@ export interface SeedNodeOptions {
    */
   confirm?: Confirm
   env: Env
+  /** Who seeds, recorded in the secret's and the host key's events: the command's actor (src/cli/actor.ts). */
+  actor: string
   clock: Clock
   rng: Rng
   /** The local files an agent seed embeds, read by `readSeedFiles` before the database is opened. */
@@ -122,7 +117,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
   const row = await getNode(pool, options.nodeId)
   const target = nodeTarget(definition, options.nodeId, row)
   const now = clock.now()
-  const actor = actorOf(options.env)
+  const actor = options.actor
   const confirm = options.confirm
   const yes = `${retry}${options.reissue ? ' --reissue' : ''}${options.rekey ? ' --rekey' : ''} --yes`
   // The pending seed of the other kind this run may replace: asked about once, before anything is written.

@@ -40,7 +40,7 @@ describe('schema/output: generated from the result types', function () {
       const words = /^fleetkit ([a-z][a-z -]*?) (?:--json|[A-Z]+ --json)/.exec(entry.title)?.[1]?.split(' ')
       assert.ok(words, `${name}: its title names no command`)
       const command = readFileSync(join(packageRoot, 'src', 'commands', ...words) + '.ts', 'utf8')
-      const returned = /extends FleetkitCommand<(\w+)>/.exec(command)?.[1]
+      const returned = /(?:extends FleetkitCommand|transitionCommand)<(\w+)[,>]/.exec(command)?.[1]
       assert.equal(
         entry.result.split('#')[1],
         returned,

@@ -2,7 +2,6 @@
 // directory (src/lifecycle/state/db-archive.ts); schedule it, a restore to a time starts from the last one before it.
 import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
-import { withRestartableEmbedded } from '../../../cli/with-database.js'
 import type { BaseBackupManifest } from '../../../store/embedded/base-backup.js'
 
 export default class DbArchiveBaseBackup extends FleetkitCommand<BaseBackupManifest> {
@@ -20,8 +19,8 @@ restores short.`
   async run(): Promise<BaseBackupManifest> {
     const { flags } = await this.parse(DbArchiveBaseBackup)
     const { takeArchiveBaseBackup } = await import('../../../lifecycle/state/db-archive.js')
-    const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
-      takeArchiveBaseBackup(context),
+    const r = await this.withState({ stateDir: flags['state-dir'], embedded: 'restarts' }, (context) =>
+      takeArchiveBaseBackup({ ...context, env: process.env, now: () => context.clock.now() }),
     )
     this.log(`Base backup ${r.label}: ${r.file}, ${r.bytes} bytes, ${r.files} files, restorable from ${r.stoppedAt}`)
     return r

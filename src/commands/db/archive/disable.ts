@@ -1,7 +1,6 @@
 // `fleetkit db archive disable`: the embedded server stops archiving its WAL (src/lifecycle/state/db-archive.ts).
 import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
-import { withRestartableEmbedded } from '../../../cli/with-database.js'
 import type { ArchiveDisableResult } from '../../../lifecycle/state/db-archive.js'
 
 export default class DbArchiveDisable extends FleetkitCommand<ArchiveDisableResult> {
@@ -17,8 +16,8 @@ to a time before now still works from it with --archive DIR. A no-op when archiv
   async run(): Promise<ArchiveDisableResult> {
     const { flags } = await this.parse(DbArchiveDisable)
     const { disableArchiving } = await import('../../../lifecycle/state/db-archive.js')
-    const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
-      disableArchiving(context),
+    const r = await this.withState({ stateDir: flags['state-dir'], embedded: 'restarts' }, (context) =>
+      disableArchiving({ ...context, env: process.env, now: () => context.clock.now() }),
     )
     this.log(
       r.changed ? `Archiving off; ${r.dir || 'the archive'} is left as it is` : 'Archiving was off: nothing changed',

@@ -4,7 +4,6 @@ import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
-import { withRestartableEmbedded } from '../../../cli/with-database.js'
 import type { ArchiveEnableResult } from '../../../lifecycle/state/db-archive.js'
 
 export default class DbArchiveEnable extends FleetkitCommand<ArchiveEnableResult> {
@@ -37,8 +36,14 @@ one before the time asked for. Running it again with the same settings only take
   async run(): Promise<ArchiveEnableResult> {
     const { args, flags } = await this.parse(DbArchiveEnable)
     const { enableArchiving } = await import('../../../lifecycle/state/db-archive.js')
-    const r = await withRestartableEmbedded(flags['state-dir'], this.withProgress.bind(this), (context) =>
-      enableArchiving({ ...context, dir: args.dir, archiveTimeoutSeconds: flags['archive-timeout'] }),
+    const r = await this.withState({ stateDir: flags['state-dir'], embedded: 'restarts' }, (context) =>
+      enableArchiving({
+        ...context,
+        env: process.env,
+        now: () => context.clock.now(),
+        dir: args.dir,
+        archiveTimeoutSeconds: flags['archive-timeout'],
+      }),
     )
     this.log(
       r.changed

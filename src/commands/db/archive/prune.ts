@@ -37,7 +37,8 @@ Needs only the files, not the server; waits for a restore to a time that is read
     const { flags } = await this.parse(DbArchivePrune)
     const { pruneArchiveOf } = await import('../../../lifecycle/state/db-archive.js')
     const stateDir = flags['state-dir']?.trim() ? flags['state-dir'] : resolveStateDir(process.env)
-    const r = await this.withProgress((progress) =>
+    // Files only, in the archive directory: the state database is not opened.
+    const r = await this.withOperator({}, ({ progress }) =>
       pruneArchiveOf({
         stateDir,
         env: process.env,
