@@ -19,9 +19,9 @@ const systemHost: ActorHost = {
 }
 
 /**
- * FLEETKIT_ACTOR when set (automation names itself), else `user@host`: the user from $USER, else
- * $LOGNAME, else the account of the process (`uid N` when it has no name), so a cron job or a
- * container without $USER is still someone. Control characters become spaces; at most 64 characters.
+ * FLEETKIT_ACTOR when set (automation names itself), else `user@host`: the user from $SUDO_USER (the
+ * person behind `sudo fleetkit ...`, not root), else $USER, else $LOGNAME, else the account of the
+ * process (`uid N` when it has no name), so a cron job or a container without $USER is still someone. Control characters become spaces; at most 64 characters.
  */
 export function actorOf(env: Env = process.env, host: ActorHost = systemHost): string {
   const named = env.FLEETKIT_ACTOR?.trim()
@@ -29,7 +29,7 @@ export function actorOf(env: Env = process.env, host: ActorHost = systemHost): s
 }
 
 function userOf(env: Env, host: ActorHost): string {
-  const fromEnv = env.USER?.trim() || env.LOGNAME?.trim()
+  const fromEnv = env.SUDO_USER?.trim() || env.USER?.trim() || env.LOGNAME?.trim()
   if (fromEnv) return fromEnv
   try {
     const name = host.userName().trim()

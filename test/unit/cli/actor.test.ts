@@ -16,6 +16,8 @@ describe('cli: actorOf', () => {
   it('else user@host, the user from $USER, else $LOGNAME', () => {
     assert.equal(actorOf({ USER: 'alice', LOGNAME: 'bob' }, host()), 'alice@ops-1')
     assert.equal(actorOf({ LOGNAME: 'bob' }, host()), 'bob@ops-1')
+    // `sudo fleetkit ...` runs with USER=root: the person is SUDO_USER.
+    assert.equal(actorOf({ SUDO_USER: 'carol', USER: 'root', LOGNAME: 'root' }, host()), 'carol@ops-1')
     assert.equal(actorOf({ FLEETKIT_ACTOR: ' ', USER: ' ', LOGNAME: 'bob' }, host()), 'bob@ops-1')
   })
 
