@@ -7,6 +7,7 @@ import { Args, Flags } from '@oclif/core'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { assertNotExample } from '../../definition/example-guard.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { ProvisionResult } from '../../lifecycle/provision/provision-result.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
@@ -67,6 +68,8 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
       })
     const definition = await loadDefinition(flags.definition)
     declaredNode(definition, args.node)
+    // Documentation addresses and placeholder keys must never reach a provider.
+    assertNotExample(definition, 'fleetkit node provision')
     // Before the state opens: a missing token fails at once.
     apiTokenFromEnv(process.env, definition.providers?.hetzner?.tokenEnv ?? DEFAULT_TOKEN_ENV)
     const env = envWithStateDir(flags['state-dir'])

@@ -6,6 +6,7 @@ import { Args, Flags } from '@oclif/core'
 
 import { envWithStateDir } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { assertNotExample } from '../../definition/example-guard.js'
 import { loadDefinition } from '../../definition/load.js'
 import type { ReplaceResult } from '../../lifecycle/provision/node-replace.js'
 import { provisionCommonFlags } from '../../cli/provision-flags.js'
@@ -35,6 +36,8 @@ interrupted replacement. Then declare NEW in fleet.yaml and decommission NODE on
     const { apiTokenFromEnv, DEFAULT_TOKEN_ENV } = await import('../../provider/api-token.js')
     const waitMs = parseWait(flags.wait)
     const definition = await loadDefinition(flags.definition)
+    // Documentation addresses and placeholder keys must never reach a provider.
+    assertNotExample(definition, 'fleetkit node replace')
     apiTokenFromEnv(process.env, definition.providers?.hetzner?.tokenEnv ?? DEFAULT_TOKEN_ENV)
     const env = envWithStateDir(flags['state-dir'])
     const files = await readSeedFiles('agent', env, definition, dirname(flags.definition))

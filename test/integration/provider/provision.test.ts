@@ -489,6 +489,19 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       assert.match(ghost.json.message, /nodes:\n {2}- id: ghost-1\n {4}pool: build/)
       assertMatchesOutputSchema('node-provision', ghost.json)
 
+      // An example definition never reaches a provider: refused before a request, for provision and replace.
+      const exampleFile = join(dir, 'example.yaml')
+      await writeFile(exampleFile, stringify({ ...fleet, example: true }))
+      const before = live.requests.length
+      for (const command of [
+        ['node', 'provision', 'build-cli'],
+        ['node', 'replace', 'build-cli'],
+      ]) {
+        const refused = await runFleetkit([...command, '--definition', exampleFile, '--json'], { env })
+        assert.equal(refused.json.code, 'DEFINITION_IS_EXAMPLE', refused.stderr)
+      }
+      assert.equal(live.requests.length, before, 'no request reached the provider')
+
       const run = await runFleetkit(
         ['node', 'provision', 'build-cli', '--definition', file, '--region', 'nbg1', '--no-wait', '--json'],
         { env },
