@@ -216,14 +216,14 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
     })
 
     /** RUNS calls of `call` while this test holds the node's row lock, released once all wait on it. */
-    async function raceCalls(call: () => Promise<TransitionResult>): Promise<TransitionResult[]> {
+    async function raceCalls(call: () => Promise<TransitionResult>, id = node): Promise<TransitionResult[]> {
       const client = await db.pool.connect()
       let results: Promise<TransitionResult>[]
       try {
         await client.query('BEGIN')
-        await lockNode(client, node)
+        await lockNode(client, id)
         // Heard from just now (admit wants a heartbeat within 60 s on the database's clock).
-        await client.query('UPDATE nodes SET last_seen_at = clock_timestamp() WHERE id = $1', [node])
+        await client.query('UPDATE nodes SET last_seen_at = clock_timestamp() WHERE id = $1', [id])
         results = Array.from({ length: RUNS }, call)
         await eventually(`all ${RUNS} calls waiting on the node's lock`, async () =>
           (await waitingOnLocks()) >= RUNS ? true : undefined,
@@ -234,6 +234,23 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
       }
       return Promise.all(results)
     }
+
+    it('node admit --definition (a capacity to record): one admits and records it, 19 find it done and write nothing', async () => {
+      const id = 'race-2'
+      const capacity = { cpu: 8, memoryMib: 16384, diskGib: 160 }
+      await upsertDeclaredNode(db.pool, { id, pool: 'build', status: 'active' })
+      await setNodeStatus(db.pool, id, 'active')
+      const results = await raceCalls(() => admitNode({ pool: calls, nodeId: id, actor: 'race', capacity }), id)
+      assert.equal(results.filter((r) => r.changed).length, 1, 'exactly one changed it')
+      for (const r of results.filter((r) => !r.changed)) assert.match(r.message, /already admitted .*nothing changed/)
+      assert.ok(results.every((r) => r.to === 'active' && r.schedulable))
+      assert.equal(await events(id, 'node_admitted'), 1)
+      // Admitted again from a definition whose capacity changed: recorded, and that is one more admission.
+      const bigger = await admitNode({ pool: calls, nodeId: id, actor: 'race', capacity: { ...capacity, cpu: 16 } })
+      assert.equal(bigger.changed, true)
+      assert.match(bigger.message, /capacity is now cpu 16/)
+      assert.equal(await events(id, 'node_admitted'), 2)
+    })
 
     const clock = systemClock
     for (const [action, event, to, call] of [
