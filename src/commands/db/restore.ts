@@ -62,22 +62,17 @@ touched.`
     const { restoreState } = await import('../../lifecycle/state/db-restore.js')
     const { actorOf } = await import('../../lifecycle/node/secret-reissue.js')
     const pkiDir = pkiDirOf(flags)
+    // The database is opened (the embedded server started) only once the file passed its checks.
     const r = await this.withProgress((progress) =>
-      withDatabase(
-        flags['state-dir'],
+      restoreState({
+        withPool: (work) => withDatabase(flags['state-dir'], progress, work, 'none'),
+        file,
+        pkiDir,
+        force: flags.force,
+        actor: actorOf(process.env),
+        now: new Date(),
         progress,
-        (pool) =>
-          restoreState({
-            pool,
-            file,
-            pkiDir,
-            force: flags.force,
-            actor: actorOf(process.env),
-            now: new Date(),
-            progress,
-          }),
-        'none',
-      ),
+      }),
     )
     const rows = r.tables.reduce((sum, t) => sum + t.rows, 0)
     this.log(
