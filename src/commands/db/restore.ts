@@ -105,7 +105,7 @@ touched.`
     )
     this.log(`Restored the embedded database to ${r.target} from base backup ${r.baseBackup} and ${r.archiveDir}/wal`)
     this.log(`  last transaction replayed: ${r.recoveredTo ?? 'none after the base backup'}`)
-    this.log(`  the data directory it replaced: ${r.keptAside}`)
+    this.log(`  the data directory it replaced: ${r.keptAside ?? 'none (there was none)'}`)
     this.log('What a restore forgets: docs/state.md. Start the gateways again.')
     return r
   }
