@@ -9,7 +9,13 @@ import { actorOf } from './actor.js'
 import { type Confirm, confirmer } from './confirm.js'
 import { type ErrorEnvelope, errorEnvelope, humanErrorLines } from './error-output.js'
 import { type Interruption, interruptedExitCode, onInterrupt } from './interrupt.js'
-import type { OperatorContext, OperatorOptions, StateContext, StateOptions } from './operator-context.js'
+import type {
+  DeferredStateContext,
+  OperatorContext,
+  OperatorOptions,
+  StateContext,
+  StateOptions,
+} from './operator-context.js'
 import { createProgress, type Progress } from './progress.js'
 import { streamSink } from './stdout-sink.js'
 import { isParseError, usageError } from './usage-error.js'
@@ -102,6 +108,32 @@ export abstract class FleetkitCommand<T> extends Command {
         },
         (pool, stateDir) => work({ ...context, pool, stateDir }),
       ),
+    )
+  }
+
+  /**
+   * withState whose database opens only when the work asks (`withPool`), at most once per call of it:
+   * for a command that checks everything that can fail before it may start a server.
+   */
+  protected async withDeferredState<R>(
+    options: StateOptions,
+    work: (context: DeferredStateContext) => Promise<R>,
+  ): Promise<R> {
+    const { withDatabase } = await import('./with-database.js')
+    return this.withOperator(options, (context) =>
+      work({
+        ...context,
+        withPool: (inner) =>
+          withDatabase(
+            {
+              stateDir: options.stateDir,
+              progress: context.progress,
+              ...(options.schema ? { schema: options.schema } : {}),
+              ...(options.embedded ? { embedded: options.embedded } : {}),
+            },
+            inner,
+          ),
+      }),
     )
   }
 

@@ -44,3 +44,11 @@ export interface StateContext extends OperatorContext {
   /** The state directory: --state-dir, else FLEETKIT_STATE_DIR, else the default. */
   stateDir: string
 }
+
+export interface DeferredStateContext extends OperatorContext {
+  /**
+   * Opens the state database (starting the embedded server) only when called, for work that must
+   * judge its input first: a refused `db restore FILE` starts no server and creates nothing.
+   */
+  withPool<T>(work: (pool: StatePool, stateDir: string) => Promise<T>): Promise<T>
+}

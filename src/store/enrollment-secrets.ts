@@ -17,7 +17,7 @@ export async function issueEnrollmentSecret(
   assertSha256(secretSha256)
   const result = await q.query(
     `UPDATE nodes SET enrollment_secret_sha256 = $2, enrollment_secret_expires_at = $3, enrollment_secret_used_at = NULL,
-       status = 'provisioning', schedulable = false, updated_at = now()
+       enrollment_secret_issued_at = clock_timestamp(), status = 'provisioning', schedulable = false, updated_at = now()
      WHERE id = $1
      RETURNING ${NODE_COLUMNS}`,
     [nodeId, secretSha256, expiresAt],
@@ -61,6 +61,8 @@ export interface NodeSecretState {
   /** The pending secret's expiry and use (the hash itself is never read back). */
   secretExpiresAt: Date | null
   secretUsedAt: Date | null
+  /** When the pending secret was stored, on the database's clock (null: before migration 0014, or none). */
+  secretIssuedAt: Date | null
 }
 
 /** The advisory lock space of a node's secret and host key (two-int form: 'fk' 's'), apart from every bigint key. */
@@ -79,8 +81,10 @@ export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise
     host_key_public: string | null
     enrollment_secret_expires_at: Date | null
     enrollment_secret_used_at: Date | null
+    enrollment_secret_issued_at: Date | null
   }>(
-    'SELECT status, host_key_public, enrollment_secret_expires_at, enrollment_secret_used_at FROM nodes WHERE id = $1 FOR UPDATE',
+    `SELECT status, host_key_public, enrollment_secret_expires_at, enrollment_secret_used_at, enrollment_secret_issued_at
+       FROM nodes WHERE id = $1 FOR UPDATE`,
     [nodeId],
   )
   const row = result.rows[0]
@@ -90,8 +94,22 @@ export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise
         hostKeyPublic: row.host_key_public,
         secretExpiresAt: row.enrollment_secret_expires_at,
         secretUsedAt: row.enrollment_secret_used_at,
+        secretIssuedAt: row.enrollment_secret_issued_at,
       }
     : undefined
+}
+
+/**
+ * `at`, a time on the caller's clock (when its command started), moved onto the DATABASE's clock by the
+ * offset between the two measured now (`localNow`: the caller's clock just before this statement), as
+ * recordHeartbeats does: a secret's issue time is compared with it, and an operator's clock may be off.
+ */
+export async function onDatabaseClock(q: Queryable, at: Date, localNow: Date): Promise<Date> {
+  const { rows } = await q.query<{ at: Date }>('SELECT $1::timestamptz + (clock_timestamp() - $2::timestamptz) AS at', [
+    at,
+    localNow,
+  ])
+  return rows[0]!.at
 }
 
 /**
@@ -109,7 +127,7 @@ export async function reissueEnrollmentSecret(
   assertSha256(secretSha256)
   const result = await q.query(
     `UPDATE nodes SET enrollment_secret_sha256 = $2, enrollment_secret_expires_at = $3, enrollment_secret_used_at = NULL,
-       enrollment_secret_reissued = true, updated_at = now()
+       enrollment_secret_issued_at = clock_timestamp(), enrollment_secret_reissued = true, updated_at = now()
      WHERE id = $1`,
     [nodeId, secretSha256, expiresAt],
   )

@@ -60,10 +60,11 @@ touched.`
     const file = args.file!
     const { restoreState } = await import('../../lifecycle/state/db-restore.js')
     const pkiDir = pkiDirOf(flags)
-    const r = await this.withState(
+    // The database is opened (the embedded server started) only once the file passed its checks.
+    const r = await this.withDeferredState(
       { stateDir: flags['state-dir'], schema: 'none' },
-      ({ pool, actor, clock, progress }) =>
-        restoreState({ pool, file, pkiDir, force: flags.force, actor, now: clock.now(), progress }),
+      ({ withPool, actor, clock, progress }) =>
+        restoreState({ withPool, file, pkiDir, force: flags.force, actor, now: clock.now(), progress }),
     )
     const rows = r.tables.reduce((sum, t) => sum + t.rows, 0)
     this.log(
@@ -91,7 +92,7 @@ touched.`
     )
     this.log(`Restored the embedded database to ${r.target} from base backup ${r.baseBackup} and ${r.archiveDir}/wal`)
     this.log(`  last transaction replayed: ${r.recoveredTo ?? 'none after the base backup'}`)
-    this.log(`  the data directory it replaced: ${r.keptAside}`)
+    this.log(`  the data directory it replaced: ${r.keptAside ?? 'none (there was none)'}`)
     this.log('What a restore forgets: docs/state.md. Start the gateways again.')
     return r
   }

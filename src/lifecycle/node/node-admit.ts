@@ -77,7 +77,22 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
         data: { nodeId, capacity: capacity ?? null },
       })
     }
-    if (options.capacity) await recordNodeCapacity(client, nodeId, options.capacity)
+    // Already admitted with this capacity: a second run (or one of several at once, each waiting on
+    // the row lock) finds the node where it wanted it and writes nothing, not even an event.
+    const recorded = { cpu: node.capacityCpu, memoryMib: node.capacityMemoryMib, diskGib: node.capacityDiskGib }
+    const newCapacity =
+      options.capacity !== undefined &&
+      (recorded.cpu !== capacity.cpu ||
+        recorded.memoryMib !== capacity.memoryMib ||
+        recorded.diskGib !== capacity.diskGib)
+    const shown = `cpu ${capacity.cpu}, memory ${capacity.memoryMib} MiB, disk ${capacity.diskGib} GiB`
+    if (node.status === 'active' && node.schedulable && !returning && !newCapacity) {
+      return {
+        ...transition(node, 'admit', node, ''),
+        message: `${nodeId}: already admitted (${shown}); nothing changed`,
+      }
+    }
+    if (newCapacity) await recordNodeCapacity(client, nodeId, capacity)
     const after = await writeNodeLifecycle(client, nodeId, {
       status: 'active',
       schedulable: true,
@@ -87,21 +102,21 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
       node,
       'admit',
       after,
-      `${nodeId}: admitted, schedulable with cpu ${capacity.cpu}, memory ${capacity.memoryMib} MiB, disk ${capacity.diskGib} GiB${returning ? ' (back from lost)' : ''}`,
+      node.schedulable && node.status === 'active'
+        ? `${nodeId}: already admitted; its capacity is now ${shown}`
+        : `${nodeId}: admitted, schedulable with ${shown}${returning ? ' (back from lost)' : ''}`,
     )
-    if (result.changed || options.capacity) {
-      await appendEvent(client, {
-        kind: 'node_admitted',
-        nodeId,
-        data: {
-          from: node.status,
-          capacity: { cpu: capacity.cpu, memory_mib: capacity.memoryMib, disk_gib: capacity.diskGib },
-          actor: options.actor,
-        },
-      })
-    } else {
-      result.message = `${nodeId}: already admitted; nothing changed`
-    }
+    // A new capacity of an admitted node is a change too: written, and recorded as an admission.
+    result.changed = true
+    await appendEvent(client, {
+      kind: 'node_admitted',
+      nodeId,
+      data: {
+        from: node.status,
+        capacity: { cpu: capacity.cpu, memory_mib: capacity.memoryMib, disk_gib: capacity.diskGib },
+        actor: options.actor,
+      },
+    })
     return result
   })
 }

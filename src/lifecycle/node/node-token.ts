@@ -8,7 +8,7 @@ import type { Rng } from '../../config/rng.js'
 import { newEnrollmentSecret } from '../../render/enrollment-secret.js'
 import { nodeTarget } from '../../render/seed-documents.js'
 import { withTransaction } from '../../store/database.js'
-import { lockNodeSecretState } from '../../store/enrollment-secrets.js'
+import { lockNodeSecretState, onDatabaseClock } from '../../store/enrollment-secrets.js'
 import { getNode } from '../../store/nodes.js'
 import type { Confirm } from './node-transition.js'
 import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from './secret-reissue.js'
@@ -28,6 +28,11 @@ export interface NodeTokenOptions {
   actor: string
   clock: Clock
   rng: Rng
+  /**
+   * When the operator's command started, on `clock`'s time (default: this process's start). A reissue
+   * is refused when another run stored a secret after it: the two ran at once, and the other's is kept.
+   */
+  startedAt?: Date
 }
 
 export interface NodeTokenResult {
@@ -51,7 +56,9 @@ export interface NodeTokenResult {
  * the clear secret only once that transaction committed: the caller prints it after, so a secret
  * that is printed is always the one stored. Of concurrent runs for one node exactly one stores;
  * each other is refused with its code (NODE_SECRET_PENDING, or NODE_CHANGED_CONCURRENTLY for a
- * reissue) and has nothing to print.
+ * reissue) and has nothing to print. Runs are concurrent when one stored its secret after another
+ * started, however late the other read the node (processes start unevenly: the last may read after
+ * the first committed).
  */
 export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTokenResult> {
   const { pool, nodeId } = options
@@ -76,7 +83,12 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
   const expiresAt = new Date(now.getTime() + options.ttlMs)
   const plan = await withTransaction(pool, async (client) => {
     const locked = await lockNodeSecretState(client, target.id)
-    const current = replanLocked(target.id, seen, locked, reissue, retry, options.clock.now())
+    const startedAt = await onDatabaseClock(
+      client,
+      options.startedAt ?? new Date(performance.timeOrigin),
+      options.clock.now(),
+    )
+    const current = replanLocked(target.id, seen, locked, reissue, retry, options.clock.now(), startedAt)
     await applySecretPlan(client, {
       plan: current,
       node: target,

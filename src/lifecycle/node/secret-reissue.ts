@@ -90,18 +90,24 @@ export function planSecret(
  * The plan again, under the row lock, against the node as it is now (`locked`); `seen` is what
  * the first plan read. Without --reissue the plan itself refuses what another run did meanwhile
  * (its secret is pending: NODE_SECRET_PENDING). A reissue would replace anything, so it replaces
- * only what this run saw: when another run changed the secret or the status in between, this one
- * is refused (NODE_CHANGED_CONCURRENTLY) and stores nothing, so of N reissues at once one wins.
+ * only what this run could have known: when another run changed the secret or the status between
+ * this one's read and its lock, or stored a secret after this run started (`startedAt`, on the
+ * database's clock: a run that read late, after another started at the same time committed), this
+ * one is refused (NODE_CHANGED_CONCURRENTLY) and stores nothing, so of N reissues at once one wins.
+ * A reissue started after the last secret was stored (the operator lost it again) replaces it.
  */
 export function replanLocked(
   nodeId: string,
   seen: SecretHolder | undefined,
-  locked: SecretHolder | undefined,
+  locked: (SecretHolder & { secretIssuedAt?: Date | null }) | undefined,
   reissue: boolean,
   retry: string,
   now: Date,
+  startedAt?: Date,
 ): SecretPlan {
-  if (reissue && !sameSecretHolder(seen, locked))
+  const issuedSinceStart =
+    startedAt !== undefined && locked?.secretIssuedAt != null && locked.secretIssuedAt.getTime() > startedAt.getTime()
+  if (reissue && (issuedSinceStart || !sameSecretHolder(seen, locked)))
     throw changedConcurrently(nodeId, 'enrollment secret', `${retry} --reissue`)
   return planSecret(nodeId, locked, reissue, retry, now)
 }

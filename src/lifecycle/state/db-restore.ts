@@ -1,7 +1,8 @@
 // `fleetkit db restore FILE`: everything that can fail first (the archive extracted privately, its
-// manifest read, every member's SHA-256 checked, the schema version and the targets judged, the PKI
-// staged beside its directory), then the database replaced in one transaction (snapshot-load.ts:
-// a failure changes nothing), then the staged PKI renamed into place.
+// manifest read, every member's SHA-256 checked, the schema version and the PKI target judged, all
+// before the database is opened, so a refused file starts no server), then the database judged, the
+// PKI staged beside its directory, the database replaced in one transaction (snapshot-load.ts: a
+// failure changes nothing), then the staged PKI renamed into place.
 import type { PointInTimeResult } from '../../store/embedded/point-in-time.js'
 import { randomBytes } from 'node:crypto'
 import { createReadStream, existsSync } from 'node:fs'
@@ -98,12 +99,29 @@ function batchesOf(path: string, size = 2000): () => AsyncIterable<string[]> {
   }
 }
 
+/** A target that holds state: the tables with rows (null: not looked at) or the PKI directory (null: empty). */
+function targetNotEmpty(file: string, tables: string[] | null, pkiDir: string | null): FleetkitError {
+  const what = pkiDir ? `${pkiDir} holds a PKI` : `the database holds state (${(tables ?? []).slice(0, 4).join(', ')})`
+  return new FleetkitError(
+    'RESTORE_TARGET_NOT_EMPTY',
+    `${what}; a restore replaces it only with --force; nothing was changed`,
+    {
+      actions: [`fleetkit db backup   (keep what is there first)`, `fleetkit db restore ${file} --force`],
+      data: { tables, pkiDir },
+    },
+  )
+}
+
 async function hasFiles(dir: string): Promise<boolean> {
   return existsSync(dir) && (await readdir(dir)).some((name) => !name.startsWith('.'))
 }
 
 export async function restoreState(options: {
-  pool: StatePool
+  /**
+   * Opens the target database, runs `work` on it and closes it. Called only once the file and the PKI
+   * target passed their checks: opening the embedded database starts its server (and creates it).
+   */
+  withPool: <T>(work: (pool: StatePool) => Promise<T>) => Promise<T>
   file: string
   pkiDir: string
   /** Replace a database or PKI directory that holds state (the PKI one is kept aside, renamed). */
@@ -140,77 +158,66 @@ export async function restoreState(options: {
         },
       )
     }
-    const busy = await tablesWithRows(options.pool, await currentSchema(options.pool))
+    // The PKI target is judged before the database is opened: a refusal here starts no server.
     const pkiThere = manifest.pki.length > 0 && (await hasFiles(options.pkiDir))
-    if (!options.force && (busy.length > 0 || pkiThere)) {
-      const what = [
-        busy.length > 0 ? `the database holds state (${busy.slice(0, 4).join(', ')})` : '',
-        pkiThere ? `${options.pkiDir} holds a PKI` : '',
-      ]
-        .filter(Boolean)
-        .join(' and ')
-      throw new FleetkitError(
-        'RESTORE_TARGET_NOT_EMPTY',
-        `${what}; a restore replaces it only with --force; nothing was changed`,
+    if (!options.force && pkiThere) throw targetNotEmpty(file, null, options.pkiDir)
+    return await options.withPool(async (pool) => {
+      const busy = await tablesWithRows(pool, await currentSchema(pool))
+      if (!options.force && busy.length > 0) throw targetNotEmpty(file, busy, null)
+      if (manifest.pki.length > 0) {
+        progress(`staging the PKI beside ${options.pkiDir}`)
+        await mkdir(dirname(options.pkiDir), { recursive: true })
+        await mkdir(staged, { mode: 0o700 })
+        for (const p of manifest.pki) {
+          const target = join(staged, p.member.slice('pki/'.length))
+          await copyFile(join(work, p.member), target)
+          await chmod(target, p.mode & 0o777)
+        }
+      }
+      progress(`replacing the database with the snapshot of ${manifest.takenAt} (one transaction)`)
+      const loaded = await replaceWithSnapshot(
+        pool,
         {
-          actions: [`fleetkit db backup   (keep what is there first)`, `fleetkit db restore ${file} --force`],
-          data: { tables: busy, pkiDir: pkiThere ? options.pkiDir : null },
+          schemaVersion: manifest.schemaVersion,
+          sequences: manifest.sequences,
+          tables: manifest.tables.map((t): TableToLoad => ({
+            name: t.name,
+            columns: t.columns,
+            rows: t.rows,
+            batches: batchesOf(join(work, t.member)),
+          })),
         },
+        { migrations },
       )
-    }
-    if (manifest.pki.length > 0) {
-      progress(`staging the PKI beside ${options.pkiDir}`)
-      await mkdir(dirname(options.pkiDir), { recursive: true })
-      await mkdir(staged, { mode: 0o700 })
-      for (const p of manifest.pki) {
-        const target = join(staged, p.member.slice('pki/'.length))
-        await copyFile(join(work, p.member), target)
-        await chmod(target, p.mode & 0o777)
+      let keptAside: string | null = null
+      if (manifest.pki.length > 0) {
+        if (existsSync(options.pkiDir)) {
+          keptAside = `${options.pkiDir}.before-restore-${options.now.toISOString().replace(/[:.]/g, '')}`
+          await rename(options.pkiDir, keptAside)
+        }
+        await rename(staged, options.pkiDir)
+        await syncDirectory(dirname(options.pkiDir))
       }
-    }
-    progress(`replacing the database with the snapshot of ${manifest.takenAt} (one transaction)`)
-    const loaded = await replaceWithSnapshot(
-      options.pool,
-      {
-        schemaVersion: manifest.schemaVersion,
-        sequences: manifest.sequences,
-        tables: manifest.tables.map((t): TableToLoad => ({
-          name: t.name,
-          columns: t.columns,
-          rows: t.rows,
-          batches: batchesOf(join(work, t.member)),
-        })),
-      },
-      { migrations },
-    )
-    let keptAside: string | null = null
-    if (manifest.pki.length > 0) {
-      if (existsSync(options.pkiDir)) {
-        keptAside = `${options.pkiDir}.before-restore-${options.now.toISOString().replace(/[:.]/g, '')}`
-        await rename(options.pkiDir, keptAside)
+      await appendEvent(pool, {
+        kind: 'state_restored',
+        data: {
+          taken_at: manifest.takenAt,
+          backup_schema_version: manifest.schemaVersion,
+          schema_version: loaded.schemaVersion,
+          pki_restored: manifest.pki.length > 0,
+          actor: options.actor,
+        },
+      })
+      return {
+        file,
+        takenAt: manifest.takenAt,
+        backupSchemaVersion: manifest.schemaVersion,
+        schemaVersion: loaded.schemaVersion,
+        migrated: loaded.migrated,
+        tables: loaded.tables,
+        pki: { restored: manifest.pki.length > 0, dir: options.pkiDir, keptAside },
       }
-      await rename(staged, options.pkiDir)
-      await syncDirectory(dirname(options.pkiDir))
-    }
-    await appendEvent(options.pool, {
-      kind: 'state_restored',
-      data: {
-        taken_at: manifest.takenAt,
-        backup_schema_version: manifest.schemaVersion,
-        schema_version: loaded.schemaVersion,
-        pki_restored: manifest.pki.length > 0,
-        actor: options.actor,
-      },
     })
-    return {
-      file,
-      takenAt: manifest.takenAt,
-      backupSchemaVersion: manifest.schemaVersion,
-      schemaVersion: loaded.schemaVersion,
-      migrated: loaded.migrated,
-      tables: loaded.tables,
-      pki: { restored: manifest.pki.length > 0, dir: options.pkiDir, keptAside },
-    }
   } finally {
     await rm(work, { recursive: true, force: true })
     await rm(staged, { recursive: true, force: true })

@@ -2,6 +2,7 @@
 // before TIME, unpacked beside the data directory, then PostgreSQL's own archive recovery replays the
 // archived WAL up to TIME and promotes. The data directory it replaces is renamed aside, never deleted;
 // if the replay cannot reach TIME (it lies past the archive's end) the old directory is put back.
+import { existsSync } from 'node:fs'
 import { appendFile, chown, mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -30,6 +31,7 @@ import {
   type EmbeddedServerPaths,
 } from './paths.js'
 import { readPasswordFile } from './password-file.js'
+import { prepareDirectories } from './permissions.js'
 import { isPostgresProcess, readPostmasterPid } from './postmaster.js'
 import { lastLogLine, startServer } from './process.js'
 import { waitUntilGone } from './readiness.js'
@@ -44,8 +46,8 @@ export interface PointInTimeResult {
   baseBackupStoppedAt: string
   /** The commit time of the last transaction replayed (null: none after the base backup). */
   recoveredTo: string | null
-  /** Where the data directory that was replaced now is. */
-  keptAside: string
+  /** Where the data directory that was replaced now is; null when there was none (a state directory rebuilt). */
+  keptAside: string | null
 }
 
 /** An ISO 8601 time with its zone (Z or ±hh:mm): a time without one would mean the machine's zone. */
@@ -115,6 +117,8 @@ async function restoreFromArchive(
   const dir = layout.dir
   const base = await chooseBaseBackup(layout.baseDir, await listBaseBackups(layout), options.target)
   const runAs = await postgresRunAs()
+  // A state directory rebuilt by hand (its password copied, nothing else) gets the modes the server needs.
+  await prepareDirectories(paths, runAs)
   const stamp = options.now
     .toISOString()
     .replace(/[-:]/g, '')
@@ -137,14 +141,18 @@ async function restoreFromArchive(
   options.progress(
     `Stopping the embedded PostgreSQL server, replaying the archived WAL up to ${options.target.toISOString()}`,
   )
+  let replaced: string | null
   try {
-    await withFileLock(paths.lockFile, () => swapAndRecover(paths, staging, keptAside, password, timeoutMs), {
-      timeoutMs,
-    })
+    replaced = await withFileLock(
+      paths.lockFile,
+      () => swapAndRecover(paths, staging, keptAside, password, timeoutMs),
+      { timeoutMs },
+    )
   } catch (error) {
-    // As it was: the old data directory is back in place; its server runs again.
+    // As it was: the old data directory is back in place and its server runs again; with none before,
+    // none now (starting one would create an empty database).
     await rm(staging, { recursive: true, force: true })
-    await ensureEmbeddedServer(options.stateDir).catch(() => undefined)
+    if (existsSync(paths.dataDir)) await ensureEmbeddedServer(options.stateDir).catch(() => undefined)
     throw error
   }
   const server = await ensureEmbeddedServer(options.stateDir)
@@ -159,7 +167,7 @@ async function restoreFromArchive(
       baseBackup: base.label,
       baseBackupStoppedAt: base.stoppedAt,
       recoveredTo: progress.lastReplayedAt?.toISOString() ?? null,
-      keptAside,
+      keptAside: replaced,
     }
   } finally {
     await client.end()
@@ -257,27 +265,32 @@ async function promoted(
   return false
 }
 
-/** Holding the start lock: the unpacked backup becomes the data directory and recovers; on failure the old one comes back. */
+/**
+ * Holding the start lock: the unpacked backup becomes the data directory and recovers; on failure the
+ * old one comes back. Returns where the old one went, or null when there was none (a state directory
+ * rebuilt on a new machine: then a failure leaves none either).
+ */
 async function swapAndRecover(
   paths: EmbeddedServerPaths,
   staging: string,
   keptAside: string,
   password: string,
   timeoutMs: number,
-): Promise<void> {
+): Promise<string | null> {
   // Under the start lock from the stop on: nobody (a gateway restarting its server) starts the old one meanwhile.
   await stopHoldingLock(paths, 60_000)
-  await rename(paths.dataDir, keptAside)
+  const aside = existsSync(paths.dataDir) ? keptAside : null
+  if (aside) await rename(paths.dataDir, aside)
   try {
     await rename(staging, paths.dataDir)
   } catch (error) {
-    await rename(keptAside, paths.dataDir)
+    if (aside) await rename(aside, paths.dataDir)
     throw error
   }
   const started = await startServer(paths, timeoutMs)
   // Accepting connections is not done: a hot standby takes them while it still replays, and the
   // replay may yet end short of the target (then the server exits).
-  if (started && (await promoted(started.pid, started.port, password, paths, Date.now() + timeoutMs))) return
+  if (started && (await promoted(started.pid, started.port, password, paths, Date.now() + timeoutMs))) return aside
   const why = lastLogLine(paths.logFile)
   // Still replaying when the time ran out: it must stop before its directory goes.
   const pm = await readPostmasterPid(paths.dataDir)
@@ -286,7 +299,7 @@ async function swapAndRecover(
     await waitUntilGone(pm.pid, 30_000)
   }
   await rm(paths.dataDir, { recursive: true, force: true })
-  await rename(keptAside, paths.dataDir)
+  if (aside) await rename(aside, paths.dataDir)
   throw new FleetkitError('PITR_TARGET_NOT_REACHED', `the replay stopped before the time asked for: ${why}`, {
     actions: ['fleetkit db status (the last archived WAL and its time)', 'fleetkit db restore --to an earlier TIME'],
     data: { logFile: paths.logFile },

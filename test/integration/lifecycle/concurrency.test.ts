@@ -1,6 +1,7 @@
-// Two operators at once (issue 20, item 1): 20 real CLI processes of seed, node token and node
-// token --reissue for one node (20 concurrent calls of admit, drain and decommission), released
-// together, so each has read the node before any of them writes. Of the 20 exactly one
+// Two operators at once (issue 20, item 1; issue 36, item 6): 20 real CLI processes of seed, node token
+// and node token --reissue for one node (20 concurrent calls of admit, drain and decommission), released
+// together, so each has read the node before any of them writes; and 20 reissues not held, which read
+// it unevenly, some after the winner committed. Of the 20 exactly one
 // changes the state; each other exits with a stated outcome; every stdout is exactly one --json
 // document; and the one secret printed (or written into the seed) is the one whose hash is stored.
 // The race is forced, not hoped for: the test holds the node's lock (the product's own
@@ -179,6 +180,30 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
     assert.equal(await events('app-1', 'secret_reissued'), 1)
   })
 
+  it('node token --reissue, 20 processes started together but not held: they read the node unevenly, still one wins', async () => {
+    // No lock held: processes start unevenly on a loaded machine, so most read the node after the
+    // first committed (the fault-injection run: 4 or 5 of 8 printed a secret, only the last worked).
+    // Each started before the winner stored its secret, so each is refused all the same.
+    await upsertDeclaredNode(db.pool, { id: 'app-3', pool: 'build', status: 'active' })
+    await setNodeStatus(db.pool, 'app-3', 'active')
+    const args = ['node', 'token', 'app-3', '--reissue', '--yes', ...EXAMPLE, '--json']
+    const runs = await Promise.all(Array.from({ length: RUNS }, () => runFleetkit(args, { env, timeout: 500_000 })))
+    const { winners, refused } = outcomes(runs)
+    assert.equal(winners.length, 1, JSON.stringify([...refused]))
+    assert.deepEqual([...refused], [['NODE_CHANGED_CONCURRENTLY', RUNS - 1]])
+    for (const run of runs) if (run !== winners[0]) assert.doesNotMatch(run.stdout + run.stderr, /[0-9a-f]{64}/)
+    const first = (JSON.parse(winners[0]!.stdout).result as { secret: string }).secret
+    assert.equal(await storedHash('app-3'), sha256(first), 'the secret printed is the one stored')
+    assert.equal(await events('app-3', 'secret_reissued'), 1)
+    // Run again once that one finished (its secret lost): it replaces it.
+    const again = await runFleetkit(args, { env })
+    assert.equal(again.code, 0, again.stdout + again.stderr)
+    const second = (again.json.result as { secret: string }).secret
+    assert.notEqual(second, first)
+    assert.equal(await storedHash('app-3'), sha256(second))
+    assert.equal(await events('app-3', 'secret_reissued'), 2)
+  })
+
   it('seed --kind agent: one registers the node and writes the seed holding the stored secret; 19 are refused and leave no file', async () => {
     const runs = await race(['seed', 'app-2', '--kind', 'agent', '--rekey', ...EXAMPLE], (client) =>
       lockNodeSecretState(client, 'app-2'),
@@ -216,14 +241,14 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
     })
 
     /** RUNS calls of `call` while this test holds the node's row lock, released once all wait on it. */
-    async function raceCalls(call: () => Promise<TransitionResult>): Promise<TransitionResult[]> {
+    async function raceCalls(call: () => Promise<TransitionResult>, id = node): Promise<TransitionResult[]> {
       const client = await db.pool.connect()
       let results: Promise<TransitionResult>[]
       try {
         await client.query('BEGIN')
-        await lockNode(client, node)
+        await lockNode(client, id)
         // Heard from just now (admit wants a heartbeat within 60 s on the database's clock).
-        await client.query('UPDATE nodes SET last_seen_at = clock_timestamp() WHERE id = $1', [node])
+        await client.query('UPDATE nodes SET last_seen_at = clock_timestamp() WHERE id = $1', [id])
         results = Array.from({ length: RUNS }, call)
         await eventually(`all ${RUNS} calls waiting on the node's lock`, async () =>
           (await waitingOnLocks()) >= RUNS ? true : undefined,
@@ -234,6 +259,23 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
       }
       return Promise.all(results)
     }
+
+    it('node admit --definition (a capacity to record): one admits and records it, 19 find it done and write nothing', async () => {
+      const id = 'race-2'
+      const capacity = { cpu: 8, memoryMib: 16384, diskGib: 160 }
+      await upsertDeclaredNode(db.pool, { id, pool: 'build', status: 'active' })
+      await setNodeStatus(db.pool, id, 'active')
+      const results = await raceCalls(() => admitNode({ pool: calls, nodeId: id, actor: 'race', capacity }), id)
+      assert.equal(results.filter((r) => r.changed).length, 1, 'exactly one changed it')
+      for (const r of results.filter((r) => !r.changed)) assert.match(r.message, /already admitted .*nothing changed/)
+      assert.ok(results.every((r) => r.to === 'active' && r.schedulable))
+      assert.equal(await events(id, 'node_admitted'), 1)
+      // Admitted again from a definition whose capacity changed: recorded, and that is one more admission.
+      const bigger = await admitNode({ pool: calls, nodeId: id, actor: 'race', capacity: { ...capacity, cpu: 16 } })
+      assert.equal(bigger.changed, true)
+      assert.match(bigger.message, /capacity is now cpu 16/)
+      assert.equal(await events(id, 'node_admitted'), 2)
+    })
 
     const clock = systemClock
     for (const [action, event, to, call] of [

@@ -9,6 +9,7 @@ import {
   consumeEnrollmentSecret,
   issueEnrollmentSecret,
   lockNodeSecretState,
+  onDatabaseClock,
   reissueEnrollmentSecret,
 } from '../../../src/store/enrollment-secrets.js'
 import { getNode, setNodeHostKey, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
@@ -90,7 +91,28 @@ describe('node secrets: reissue (real PostgreSQL)', function () {
     )
     // The second secret was issued and used above: the plan reads both times, never the hash.
     assert.ok(state?.secretExpiresAt instanceof Date && state.secretUsedAt instanceof Date, JSON.stringify(state))
-    assert.deepEqual(Object.keys(state!).sort(), ['hostKeyPublic', 'secretExpiresAt', 'secretUsedAt', 'status'])
+    // ... and when it was stored, on the database's clock (a reissue started before it is refused).
+    assert.ok(state?.secretIssuedAt instanceof Date, JSON.stringify(state))
+    assert.deepEqual(Object.keys(state!).sort(), [
+      'hostKeyPublic',
+      'secretExpiresAt',
+      'secretIssuedAt',
+      'secretUsedAt',
+      'status',
+    ])
     assert.equal(await withTransaction(db.pool, (client) => lockNodeSecretState(client, 'nobody')), undefined)
+  })
+
+  it('onDatabaseClock moves a time on a skewed caller clock onto the database clock', async () => {
+    const { rows } = await db.pool.query<{ now: Date }>('SELECT clock_timestamp() AS now')
+    const skew = 3_600_000
+    const localNow = new Date(Date.now() + skew)
+    const started = new Date(localNow.getTime() - 5_000)
+    const moved = await onDatabaseClock(db.pool, started, localNow)
+    const expected = rows[0]!.now.getTime() - 5_000
+    assert.ok(
+      Math.abs(moved.getTime() - expected) < 1_000,
+      `${moved.toISOString()} vs ${new Date(expected).toISOString()}`,
+    )
   })
 })

@@ -3,7 +3,8 @@
 // it reach the archive as WAL; `db restore --to T` brings back exactly what was committed by T; a time
 // past the archive's end is refused after the replay with the database put back as it was.
 import assert from 'node:assert/strict'
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -158,7 +159,7 @@ describe('continuous archiving and the restore to a point in time (real embedded
     assertMatchesOutputSchema('db-restore', cli.json)
     const restored = cli.json.result as Awaited<ReturnType<typeof restoreToTime>>
     assert.ok(restored.recoveredTo && new Date(restored.recoveredTo) <= target)
-    assert.match(restored.keptAside, /data\.before-restore-/)
+    assert.match(restored.keptAside ?? '', /data\.before-restore-/)
     const after = await open()
     try {
       assert.deepEqual(await kinds(after), ['pitr_before_backup', 'pitr_kept'])
@@ -207,6 +208,39 @@ describe('continuous archiving and the restore to a point in time (real embedded
       progress: () => undefined,
     }).catch((error: unknown) => error)
     assert.ok(hasCode('PITR_NO_BASE_BACKUP')(before))
+  })
+
+  it('restore --to into a state directory rebuilt as docs/state.md says: the password copied, --archive DIR', async () => {
+    // A new machine: nothing of the old state directory but postgres/password (the base backup's
+    // roles know only its hash), no data directory, no archive.json.
+    const rebuilt = join(root, 'rebuilt')
+    await mkdir(join(rebuilt, 'postgres'), { recursive: true, mode: 0o700 })
+    await copyFile(join(stateDir, 'postgres', 'password'), join(rebuilt, 'postgres', 'password'))
+    try {
+      // Past the archive's end: refused after the replay, and with no data directory before, none after
+      // (no empty database started in its place).
+      const past = await runFleetkit(
+        ['db', 'restore', '--to', new Date().toISOString(), '--archive', archiveDir, '--state-dir', rebuilt, '--json'],
+        { env: { DATABASE_URL: undefined } },
+      )
+      assert.equal(past.json.code, 'PITR_TARGET_NOT_REACHED', past.stdout + past.stderr)
+      assert.ok(!existsSync(join(rebuilt, 'postgres', 'data')), 'no data directory left or made')
+      const cli = await runFleetkit(
+        ['db', 'restore', '--to', target.toISOString(), '--archive', archiveDir, '--state-dir', rebuilt, '--json'],
+        { env: { DATABASE_URL: undefined } },
+      )
+      assert.equal(cli.code, 0, cli.stdout + cli.stderr)
+      assertMatchesOutputSchema('db-restore', cli.json)
+      assert.equal(cli.json.result.keptAside, null, 'there was no data directory to keep aside')
+      const db = await openDatabase({ stateDir: rebuilt, databaseUrl: '', max: 1, onIdleError: () => undefined })
+      try {
+        assert.deepEqual(await kinds(db), ['pitr_before_backup', 'pitr_kept'])
+      } finally {
+        await db.close()
+      }
+    } finally {
+      await stopEmbeddedServer(rebuilt).catch(() => undefined)
+    }
   })
 
   it('prune --keep 1 removes the older base backup and the WAL before the kept start (as PostgreSQL names it); earlier times are refused', async () => {

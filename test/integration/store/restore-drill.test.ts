@@ -150,6 +150,26 @@ describe('db backup and restore: the drill', function () {
     const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM nodes')
     assert.equal(rows[0].n, 0, 'nothing loaded')
 
+    // Into the embedded server of an empty state directory: every refusal the file or the PKI target
+    // earns comes before the database is opened, so no server starts and no data directory is made.
+    const emptyState = join(dir, 'empty-state')
+    for (const [backup, pki, code] of [
+      [damaged, join(dir, 'never'), 'BACKUP_INVALID'],
+      [join(dir, 'no-such-backup.tar.gz'), join(dir, 'never'), 'BACKUP_INVALID'],
+      [file, gw.pkiDir, 'RESTORE_TARGET_NOT_EMPTY'],
+    ] as const) {
+      const embedded = await runFleetkit(
+        ['db', 'restore', backup, '--pki-dir', pki, '--state-dir', emptyState, '--json'],
+        {
+          env: { DATABASE_URL: undefined },
+        },
+      )
+      assert.equal(embedded.json.code, code, embedded.stdout + embedded.stderr)
+      assert.notEqual(embedded.code, 0)
+      assert.equal(existsSync(emptyState), false, `${code}: the target state directory is left as it was (none)`)
+      assert.equal(existsSync(join(dir, 'never')), false, 'no PKI directory made')
+    }
+
     // A database no fleetkit ever touched: nothing to back up (a coded refusal), and a restore builds it.
     const empty = await freshDatabase(pg.url)
     databases.push(empty)
