@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 
-import { loadOrCreateTicketKeys } from '../../src/gateway/ticket-keys.js'
+import { loadOrCreateTicketKeys } from '../../src/gateway/tls/ticket-keys.js'
 
 const pkiDir = process.env.BENCH_PKI_DIR!
 const [key, cert, ca] = await Promise.all(

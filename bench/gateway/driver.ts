@@ -39,7 +39,7 @@ export async function serve(): Promise<void> {
   const { startGateway, DEFAULT_TUNING } = await import('../../src/gateway/gateway.js')
   const { loadPkiSet } = await import('../../src/pki/pki-set.js')
   const { silentLogger } = await import('../../src/log/logger.js')
-  const { DEFAULT_LOAD_SHEDDER_TUNING } = await import('../../src/gateway/load-shedder.js')
+  const { DEFAULT_LOAD_SHEDDER_TUNING } = await import('../../src/gateway/load/load-shedder.js')
   const db = await openDatabase({ databaseUrl: process.env.BENCH_DATABASE_URL })
   const lifted = { perSource: { burst: 100_000, perSecond: 100_000 }, global: { burst: 100_000, perSecond: 100_000 } }
   const pkiDir = process.env.BENCH_PKI_DIR!

@@ -2,9 +2,9 @@
 // state read back, and the hooks a test injects. Only startGatewayWithControls (gateway.ts) gives them.
 import type { PkiSet } from '../pki/pki-set.js'
 import type { RunningGateway } from './gateway-types.js'
-import type { LifecycleMetrics } from './lifecycle-metrics.js'
-import type { LoadLevel } from './load-shedder.js'
-import type { GatewayMetrics } from './metrics.js'
+import type { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
+import type { LoadLevel } from './load/load-shedder.js'
+import type { GatewayMetrics } from './metrics/metrics.js'
 import type { SweepTick } from './sweeper.js'
 
 /** What a test injects into a gateway; `fleetkit gateway serve` passes none (startGateway). */

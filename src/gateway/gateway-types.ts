@@ -6,7 +6,7 @@ import type { Clock } from '../config/clock.js'
 import type { Logger } from '../log/logger.js'
 import type { PkiSet } from '../pki/pki-set.js'
 import type { BindAddress } from './config.js'
-import type { EmbeddedDatabase } from './database-health.js'
+import type { EmbeddedDatabase } from './load/database-health.js'
 import type { SweepFunction } from './sweeper.js'
 import type { GatewayTuning } from './tuning.js'
 

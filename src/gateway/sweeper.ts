@@ -9,7 +9,7 @@ import type { StatePool } from '../store/transaction.js'
 
 import type { Logger } from '../log/logger.js'
 import { claimSweepLease, releaseSweepLease } from '../store/sweep-leader.js'
-import type { LifecycleMetrics } from './lifecycle-metrics.js'
+import type { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
 
 /** What the gateway needs of a sweep (src/lifecycle/node/sweep.ts runSweep with its thresholds bound). */
 interface SweepOutcome {

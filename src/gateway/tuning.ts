@@ -1,9 +1,9 @@
 // The gateway's tuning: intervals, caches, rate limits, connection caps and load shedding, with the
 // defaults spec 05 gives; tests and the bench override parts of it (startGateway's `tuning`).
-import { defaultIssuanceWorkers } from './issuance-pool.js'
-import { DEFAULT_LOAD_SHEDDER_TUNING, type LoadShedderTuning } from './load-shedder.js'
-import type { ConnectionLimits, SourceLimits } from './connection-limits.js'
-import type { RateLimiterOptions } from './token-bucket.js'
+import { defaultIssuanceWorkers } from './issuance/issuance-pool.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING, type LoadShedderTuning } from './load/load-shedder.js'
+import type { ConnectionLimits, SourceLimits } from './tls/connection-limits.js'
+import type { RateLimiterOptions } from './load/token-bucket.js'
 
 export interface GatewayTuning {
   /** Interval of heartbeat batch writes (spec: at most about one per second). */

@@ -18,7 +18,7 @@ export interface IssuingCa {
   certificatePem: string
   certificate: x509.X509Certificate
   signingKey: CryptoKey
-  /** The key's PEM text, kept so issuance workers (src/gateway/issuance-pool.ts) can load the same CA once each. */
+  /** The key's PEM text, kept so issuance workers (src/gateway/issuance/issuance-pool.ts) can load the same CA once each. */
   privateKeyPem: string
   fingerprintSha256: string
 }

@@ -6,7 +6,7 @@ import 'reflect-metadata'
 
 import { formatBind, loadGatewayConfig } from '../../src/gateway/config.js'
 import { startGatewayWithControls } from '../../src/gateway/gateway.js'
-import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load-shedder.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load/load-shedder.js'
 import { createLogger } from '../../src/log/logger.js'
 import { loadPkiSet } from '../../src/pki/pki-set.js'
 import { openDatabase } from '../../src/store/database.js'

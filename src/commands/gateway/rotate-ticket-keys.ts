@@ -1,8 +1,8 @@
 // `fleetkit gateway rotate-ticket-keys`: new TLS session ticket keys in the PKI directory
-// (src/gateway/ticket-keys.ts); running gateways take them up at their next PKI reload.
+// (src/gateway/tls/ticket-keys.ts); running gateways take them up at their next PKI reload.
 import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import type { TicketKeyRotation } from '../../gateway/ticket-keys.js'
+import type { TicketKeyRotation } from '../../gateway/tls/ticket-keys.js'
 
 export default class GatewayRotateTicketKeys extends FleetkitCommand<TicketKeyRotation> {
   static override summary = 'Replace the TLS session ticket keys every gateway sharing the PKI directory uses.'
@@ -20,7 +20,7 @@ a restart; gateways on other machines need the same file.`
 
   async run(): Promise<TicketKeyRotation> {
     const { flags } = await this.parse(GatewayRotateTicketKeys)
-    const { rotateTicketKeys } = await import('../../gateway/ticket-keys.js')
+    const { rotateTicketKeys } = await import('../../gateway/tls/ticket-keys.js')
     const rotation = await rotateTicketKeys(pkiDirOf(flags))
     this.log(`New TLS session ticket keys in ${rotation.path} (key name ${rotation.keyName})`)
     this.log('Running gateways take them up at their next PKI reload (ticket_keys_replaced in their log).')

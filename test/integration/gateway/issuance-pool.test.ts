@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { IssuancePool } from '../../../src/gateway/issuance-pool.js'
+import { IssuancePool } from '../../../src/gateway/issuance/issuance-pool.js'
 import { ephemeralCa, makeCsr, nodeKey, run, tamperSignature } from '../../support/pki.js'
 
 describe('issuance worker pool', function () {

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 
-import { agentRoutes } from '../../../src/gateway/agent-routes.js'
-import { enrollRoutes } from '../../../src/gateway/enroll-route.js'
+import { agentRoutes } from '../../../src/gateway/routes/agent-routes.js'
+import { enrollRoutes } from '../../../src/gateway/routes/enroll-route.js'
 import { createJob } from '../../../src/store/jobs.js'
 import {
   httpsJson,

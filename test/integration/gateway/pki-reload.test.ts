@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { connect } from 'node:tls'
 
 import { systemClock } from '../../../src/config/clock.js'
-import { PkiReloader } from '../../../src/gateway/pki-reloader.js'
+import { PkiReloader } from '../../../src/gateway/tls/pki-reloader.js'
 import type { Logger } from '../../../src/log/logger.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 import { liveIssuerFingerprints } from '../../../src/store/ca-rotations.js'

@@ -11,7 +11,7 @@ import type { TLSSocket } from 'node:tls'
 
 import type { GatewayWithControls } from '../../../src/gateway/controls.js'
 import { startGatewayWithControls } from '../../../src/gateway/gateway.js'
-import { ticketKeysPath } from '../../../src/gateway/ticket-keys.js'
+import { ticketKeysPath } from '../../../src/gateway/tls/ticket-keys.js'
 import { silentLogger } from '../../../src/log/logger.js'
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'

@@ -3,7 +3,7 @@
 // the look-up of many fingerprints in one query.
 import assert from 'node:assert/strict'
 
-import { AUTHENTICATED_STATUSES } from '../../../src/gateway/agent-auth.js'
+import { AUTHENTICATED_STATUSES } from '../../../src/gateway/auth/agent-auth.js'
 import {
   findCertificatesByFingerprints,
   insertNodeCertificate,

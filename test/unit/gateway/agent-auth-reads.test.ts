@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import type { TLSSocket } from 'node:tls'
 
-import { AgentAuthenticator, peerFingerprint } from '../../../src/gateway/agent-auth.js'
+import { AgentAuthenticator, peerFingerprint } from '../../../src/gateway/auth/agent-auth.js'
 import type { Queryable } from '../../../src/store/database.js'
 
 const NOW = new Date('2026-12-01T12:00:00Z')

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict'
 
 import type pg from 'pg'
 
-import type { AgentAuthenticator } from '../../../src/gateway/agent-auth.js'
-import { AuthCacheKeeper } from '../../../src/gateway/auth-cache.js'
+import type { AgentAuthenticator } from '../../../src/gateway/auth/agent-auth.js'
+import { AuthCacheKeeper } from '../../../src/gateway/auth/auth-cache.js'
 import type { PresentedCertificate } from '../../../src/store/certificates.js'
 
 const NOT_AFTER = new Date('2026-12-02T00:00:00Z')

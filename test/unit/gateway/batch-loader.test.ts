@@ -3,7 +3,7 @@
 // only the asks of its own chunk.
 import assert from 'node:assert/strict'
 
-import { BatchLoader } from '../../../src/gateway/batch-loader.js'
+import { BatchLoader } from '../../../src/gateway/load/batch-loader.js'
 
 /** A loader over `values` that records every batch it was asked for. */
 function recording(values: Record<string, number>, maxBatch?: number) {

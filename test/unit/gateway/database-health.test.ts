@@ -3,7 +3,7 @@
 // postmaster that is gone is restarted (database_restarting). Liveness and the probe are injected.
 import assert from 'node:assert/strict'
 
-import { DatabaseHealth, type EmbeddedDatabase } from '../../../src/gateway/database-health.js'
+import { DatabaseHealth, type EmbeddedDatabase } from '../../../src/gateway/load/database-health.js'
 
 const TIMEOUT = new Error('Connection terminated due to connection timeout')
 

@@ -8,7 +8,7 @@ import {
   ensureDescriptorBudget,
   parseOpenFilesLimit,
   type OpenFilesLimit,
-} from '../../../src/gateway/descriptor-limit.js'
+} from '../../../src/gateway/tls/descriptor-limit.js'
 import { loadGatewayConfig } from '../../../src/gateway/config.js'
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units

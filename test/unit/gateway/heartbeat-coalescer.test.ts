@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 
-import { HeartbeatCoalescer } from '../../../src/gateway/heartbeat-coalescer.js'
+import { HeartbeatCoalescer } from '../../../src/gateway/load/heartbeat-coalescer.js'
 import { type Heartbeat, mergeHeartbeat } from '../../../src/store/heartbeats.js'
 
 function manualTimer() {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { errorReply, withServerTime } from '../../../src/gateway/http.js'
-import { Router } from '../../../src/gateway/router.js'
+import { errorReply, withServerTime } from '../../../src/gateway/routes/http.js'
+import { Router } from '../../../src/gateway/routes/router.js'
 
 describe('gateway: router', () => {
   const handler = async () => ({})

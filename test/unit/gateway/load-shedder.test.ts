@@ -5,8 +5,8 @@ import assert from 'node:assert/strict'
 import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { jitteredRetryMs } from '../../../src/agent/backoff.js'
 import { unitIntervalSequence } from '../../../src/config/rng.js'
-import { errorReply } from '../../../src/gateway/http.js'
-import { DEFAULT_LOAD_SHEDDER_TUNING, LoadShedder } from '../../../src/gateway/load-shedder.js'
+import { errorReply } from '../../../src/gateway/routes/http.js'
+import { DEFAULT_LOAD_SHEDDER_TUNING, LoadShedder } from '../../../src/gateway/load/load-shedder.js'
 
 function shedderWith(delays: number[], maxInFlight = { enroll: 10, agent: 10 }) {
   let i = 0

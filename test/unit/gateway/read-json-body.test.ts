@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 
-import { errorReply, readJsonBody } from '../../../src/gateway/http.js'
+import { errorReply, readJsonBody } from '../../../src/gateway/routes/http.js'
 import { eventually } from '../../support/eventually.js'
 
 /** Polls (no listener on the body, which would start reading it) until the request is complete. */

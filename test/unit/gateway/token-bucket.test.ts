@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 
-import { RateLimiter, TokenBucket } from '../../../src/gateway/token-bucket.js'
+import { RateLimiter, TokenBucket } from '../../../src/gateway/load/token-bucket.js'
 
 describe('gateway: token bucket', () => {
   it('allows the burst at once, then one token per 1/perSecond, and says how long to wait', () => {

@@ -2,7 +2,7 @@
 // debug, and secret-named fields redacted before a line is written.
 import assert from 'node:assert/strict'
 
-import { requestLogLevel } from '../../../src/gateway/request-handler.js'
+import { requestLogLevel } from '../../../src/gateway/routes/request-handler.js'
 import { createLogger, logEnabled, logLevelFromEnv, silentLogger } from '../../../src/log/logger.js'
 
 const AT = new Date('2026-01-01T00:00:00Z')

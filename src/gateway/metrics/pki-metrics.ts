@@ -2,10 +2,10 @@
 // set, so a hot reload shows at once), and an open CA rotation with where the fleet stands on it (the state).
 import { Gauge, type Registry } from 'prom-client'
 
-import type { Clock } from '../config/clock.js'
-import type { PkiSet } from '../pki/pki-set.js'
-import { latestRotation, rotationProgress } from '../store/ca-rotations.js'
-import type { Queryable } from '../store/database.js'
+import type { Clock } from '../../config/clock.js'
+import type { PkiSet } from '../../pki/pki-set.js'
+import { latestRotation, rotationProgress } from '../../store/ca-rotations.js'
+import type { Queryable } from '../../store/database.js'
 import { collectTogether } from './scrape-gauges.js'
 
 export interface PkiGaugeSources {

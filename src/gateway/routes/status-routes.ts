@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http'
 import { readFileSync } from 'node:fs'
 
-import { packagePath } from '../package-root.js'
+import { packagePath } from '../../package-root.js'
 import type { GatewayContext } from './gateway-context.js'
 import { RawReply } from './http.js'
 import type { Route } from './router.js'

@@ -3,8 +3,8 @@
 // scrape time, and prom-client's process and Node.js runtime defaults.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
-import type { Queryable } from '../store/database.js'
-import { fleetGauges, soonestCertificateExpiryByPool } from '../store/fleet.js'
+import type { Queryable } from '../../store/database.js'
+import { fleetGauges, soonestCertificateExpiryByPool } from '../../store/fleet.js'
 import { collectTogether } from './scrape-gauges.js'
 
 export class LifecycleMetrics {

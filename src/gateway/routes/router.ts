@@ -2,9 +2,9 @@
 // with the route's name (its pattern) used in logs and metrics instead of the raw path.
 import type { IncomingMessage } from 'node:http'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import type { AgentIdentity } from './agent-auth.js'
-import type { ShedPriority } from './load-shedder.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { AgentIdentity } from '../auth/agent-auth.js'
+import type { ShedPriority } from '../load/load-shedder.js'
 
 export interface RequestContext {
   req: IncomingMessage

@@ -4,10 +4,10 @@ import type { Server } from 'node:http'
 import type { Server as HttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import type { PkiSet } from '../pki/pki-set.js'
-import type { BindAddress } from './config.js'
-import { formatBind } from './config.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { PkiSet } from '../../pki/pki-set.js'
+import type { BindAddress } from '../config.js'
+import { formatBind } from '../config.js'
 
 export function tlsOf(set: PkiSet): { key: string; cert: string } {
   return { key: set.server.privateKeyPem, cert: set.server.certificatePem }

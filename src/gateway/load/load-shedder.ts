@@ -2,8 +2,8 @@
 // with Retry-After instead of queueing work it cannot finish in time. Enrollment goes first, heartbeats and renewals last.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import type { Logger } from '../log/logger.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { Logger } from '../../log/logger.js'
 
 /** Which requests go first when the gateway is busy: `first` (enrollment, recovery), `last` (heartbeats, renewals, /healthz). */
 export type ShedPriority = 'first' | 'normal' | 'last'

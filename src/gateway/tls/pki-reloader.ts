@@ -1,12 +1,12 @@
 // PKI hot reload: the gateway re-reads its PKI directory every interval; a changed set is
 // loaded whole and self-tested before it replaces the running one, and a half-written, broken
 // or foreign set (one that no longer trusts a live certificate's CA) is logged and ignored.
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import type { Clock } from '../config/clock.js'
-import { buildPkiSet, type PkiSet } from '../pki/pki-set.js'
-import { readPkiDirectory } from '../pki/pki-files.js'
-import { sha256Hex } from '../pki/fingerprint.js'
-import type { Logger } from '../log/logger.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { Clock } from '../../config/clock.js'
+import { buildPkiSet, type PkiSet } from '../../pki/pki-set.js'
+import { readPkiDirectory } from '../../pki/pki-files.js'
+import { sha256Hex } from '../../pki/fingerprint.js'
+import type { Logger } from '../../log/logger.js'
 
 export type ReloadOutcome = 'unchanged' | 'replaced' | 'kept'
 

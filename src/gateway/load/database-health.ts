@@ -5,7 +5,7 @@
 // postmaster answers late, and restarting it turns a slow moment into seconds of 503s. So the
 // embedded server is restarted only when its postmaster is gone (the PID in postmaster.pid is not a
 // live postgres process); a live one that does not answer is load, shed with 503 + Retry-After.
-import type { Logger } from '../log/logger.js'
+import type { Logger } from '../../log/logger.js'
 
 /** The embedded server the gateway may restart (undefined for DATABASE_URL: someone else runs it). */
 export interface EmbeddedDatabase {

@@ -2,10 +2,10 @@
 // issuance with @peculiar/x509, off the gateway's event loop. Each CA is parsed once per worker.
 import { parentPort } from 'node:worker_threads'
 
-import { issueClientCertificate } from '../pki/client-certificate.js'
-import { loadIssuingCa, type IssuingCa } from '../pki/certificate-authority.js'
-import { checkCertificateRequest } from '../pki/csr.js'
-import { x509 } from '../pki/x509-provider.js'
+import { issueClientCertificate } from '../../pki/client-certificate.js'
+import { loadIssuingCa, type IssuingCa } from '../../pki/certificate-authority.js'
+import { checkCertificateRequest } from '../../pki/csr.js'
+import { x509 } from '../../pki/x509-provider.js'
 import type { IssuanceReply, IssuanceTask } from './issuance-pool.js'
 
 /** CAs loaded so far by fingerprint: one during normal running, two during a rotation. */

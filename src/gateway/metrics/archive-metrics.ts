@@ -3,8 +3,8 @@
 // pg_stat_archiver at scrape time. Absent values stay absent (never archived, no right to look).
 import { Gauge, type Registry } from 'prom-client'
 
-import type { Queryable } from '../store/database.js'
-import { readArchiverStatus } from '../store/wal-archive.js'
+import type { Queryable } from '../../store/database.js'
+import { readArchiverStatus } from '../../store/wal-archive.js'
 import { collectTogether } from './scrape-gauges.js'
 
 export function registerArchiveGauges(

@@ -2,8 +2,8 @@
 // that always carry server_time, and the HTTP status of each refusal code.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
-import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
-import type { FailureCode } from '../checks/failure-codes.js'
+import { FleetkitError, toFleetkitError } from '../../checks/fleetkit-error.js'
+import type { FailureCode } from '../../checks/failure-codes.js'
 
 const MAX_BODY_BYTES = 64 * 1024
 

@@ -1,16 +1,16 @@
 // POST /v1/enroll (spec 05 "Enrollment"): CSR checked before the secret, one conditional
 // UPDATE consumes the secret, and the certificate is issued and stored in that same transaction;
 // the same secret and key again (a lost answer) get that certificate back.
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import { sha256Hex } from '../pki/fingerprint.js'
-import type { HealthResponse } from '../protocol/agent-routes.js'
-import { ENROLL_PATH, type EnrollResponse, readEnrollRequest } from '../protocol/enrollment.js'
-import { readRequest } from '../protocol/read.js'
-import { findEnrollmentReplay, insertNodeCertificate, revokeNodeCertificates } from '../store/certificates.js'
-import { withTransaction } from '../store/database.js'
-import { lockIssuance } from '../store/issuance-guard.js'
-import { appendEvent } from '../store/events.js'
-import { consumeEnrollmentSecret } from '../store/enrollment-secrets.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { sha256Hex } from '../../pki/fingerprint.js'
+import type { HealthResponse } from '../../protocol/agent-routes.js'
+import { ENROLL_PATH, type EnrollResponse, readEnrollRequest } from '../../protocol/enrollment.js'
+import { readRequest } from '../../protocol/read.js'
+import { findEnrollmentReplay, insertNodeCertificate, revokeNodeCertificates } from '../../store/certificates.js'
+import { withTransaction } from '../../store/database.js'
+import { lockIssuance } from '../../store/issuance-guard.js'
+import { appendEvent } from '../../store/events.js'
+import { consumeEnrollmentSecret } from '../../store/enrollment-secrets.js'
 import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto'
 import { open, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import type { Logger } from '../log/logger.js'
-import { readPkiDirectory } from '../pki/pki-files.js'
+import type { Logger } from '../../log/logger.js'
+import { readPkiDirectory } from '../../pki/pki-files.js'
 
 /** Node's ticketKeys: 16 bytes name, 16 bytes HMAC secret, 16 bytes AES key. */
 const TICKET_KEYS_BYTES = 48

@@ -10,8 +10,8 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import type { Logger } from '../log/logger.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { Logger } from '../../log/logger.js'
 
 export interface OpenFilesLimit {
   soft: number

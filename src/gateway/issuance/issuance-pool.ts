@@ -5,9 +5,9 @@ import { availableParallelism } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 
-import type { IssuingCa } from '../pki/certificate-authority.js'
-import type { IssuedCertificate } from '../pki/client-certificate.js'
-import { csrShapeProblem } from '../pki/csr.js'
+import type { IssuingCa } from '../../pki/certificate-authority.js'
+import type { IssuedCertificate } from '../../pki/client-certificate.js'
+import { csrShapeProblem } from '../../pki/csr.js'
 
 export type IssuanceTask =
   | { id: number; kind: 'ping' }

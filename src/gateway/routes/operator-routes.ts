@@ -4,10 +4,15 @@
 import type { IncomingMessage } from 'node:http'
 import type { TLSSocket } from 'node:tls'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import { derFingerprintSha256 } from '../pki/fingerprint.js'
-import { type AllocationRow, listAllocations, releaseAllocationById, reserveAllocation } from '../store/allocations.js'
-import { findLiveOperatorCertificate } from '../store/operator-certificates.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { derFingerprintSha256 } from '../../pki/fingerprint.js'
+import {
+  type AllocationRow,
+  listAllocations,
+  releaseAllocationById,
+  reserveAllocation,
+} from '../../store/allocations.js'
+import { findLiveOperatorCertificate } from '../../store/operator-certificates.js'
 import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 import { statusRoutes } from './status-routes.js'

@@ -2,10 +2,10 @@
 // long, a revocation or status change announced on PostgreSQL's fleetkit_auth channel drops the
 // node's rows at once, and a periodic re-read of every cached row is the safety net. Once listening,
 // it reads every live certificate into the cache, so a reconnect storm after a restart reads no row per agent.
-import type { StatePool } from '../store/transaction.js'
+import type { StatePool } from '../../store/transaction.js'
 
-import type { Logger } from '../log/logger.js'
-import { type AuthListener, listenForAuthChanges, readCertificateAuthStates } from '../store/auth-notifications.js'
+import type { Logger } from '../../log/logger.js'
+import { type AuthListener, listenForAuthChanges, readCertificateAuthStates } from '../../store/auth-notifications.js'
 import type { AgentAuthenticator } from './agent-auth.js'
 
 export interface AuthCacheOptions {

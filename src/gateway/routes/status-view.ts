@@ -2,10 +2,10 @@
 // operator looks at first, the gateway's own request rate and latency, and the newest events.
 // Every field is chosen here, by name: nothing of a row reaches the page that is not listed (no
 // key, hash, token or secret is ever among them).
-import type { Queryable } from '../store/database.js'
-import { type FleetNode, listFleet } from '../store/fleet.js'
-import { lastSyncPerNode, latestCheckSummaries, latestEvents } from '../store/status-view.js'
-import type { GatewayMetrics } from './metrics.js'
+import type { Queryable } from '../../store/database.js'
+import { type FleetNode, listFleet } from '../../store/fleet.js'
+import { lastSyncPerNode, latestCheckSummaries, latestEvents } from '../../store/status-view.js'
+import type { GatewayMetrics } from '../metrics/metrics.js'
 
 interface StatusNode {
   id: string

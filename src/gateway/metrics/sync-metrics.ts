@@ -2,8 +2,8 @@
 // as a label) and its nodes by state, read from the state at scrape time.
 import { Gauge, type Registry } from 'prom-client'
 
-import type { Queryable } from '../store/database.js'
-import { lastFinishedSync } from '../store/sync-ledger.js'
+import type { Queryable } from '../../store/database.js'
+import { lastFinishedSync } from '../../store/sync-ledger.js'
 import { collectTogether } from './scrape-gauges.js'
 
 export function registerSyncGauges(

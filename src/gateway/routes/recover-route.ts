@@ -1,9 +1,9 @@
 // Recovery on the enrollment listener (spec 05 "A node that was away can come back"): a node whose
 // latest certificate expired within the recovery window proves possession of its key by signing a
 // gateway challenge and gets a new certificate. Rate limited like enrollment; retired and lost nodes never.
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import { certificateFingerprintSha256 } from '../pki/fingerprint.js'
-import { challengeSignedBy, issueChallenge, readChallenge } from '../pki/recovery-challenge.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { certificateFingerprintSha256 } from '../../pki/fingerprint.js'
+import { challengeSignedBy, issueChallenge, readChallenge } from '../../pki/recovery-challenge.js'
 import {
   RECOVER_CHALLENGE_PATH,
   RECOVER_PATH,
@@ -11,20 +11,24 @@ import {
   type RecoverResponse,
   readRecoverChallengeRequest,
   readRecoverRequest,
-} from '../protocol/recovery.js'
-import { recoverySignedBytes } from '../pki/recovery-signature.js'
-import { readRequest } from '../protocol/read.js'
-import { findCertificateByFingerprint, insertNodeCertificate, revokeNodeCertificates } from '../store/certificates.js'
-import { withTransaction } from '../store/database.js'
-import { appendEvent } from '../store/events.js'
+} from '../../protocol/recovery.js'
+import { recoverySignedBytes } from '../../pki/recovery-signature.js'
+import { readRequest } from '../../protocol/read.js'
+import {
+  findCertificateByFingerprint,
+  insertNodeCertificate,
+  revokeNodeCertificates,
+} from '../../store/certificates.js'
+import { withTransaction } from '../../store/database.js'
+import { appendEvent } from '../../store/events.js'
 import {
   consumeRecoveryCounter,
   latestAgentCertificateId,
   readRecoveryCounter,
   RECOVERABLE_STATUSES,
-} from '../store/recovery.js'
+} from '../../store/recovery.js'
 import type { GatewayContext } from './gateway-context.js'
-import { lockIssuance } from '../store/issuance-guard.js'
+import { lockIssuance } from '../../store/issuance-guard.js'
 import type { RequestContext, Route } from './router.js'
 
 export const DEFAULT_RECOVERY_WINDOW_SECONDS = 7 * 86400

@@ -3,17 +3,17 @@
 // that may connect. Rows are cached per fingerprint; revocations anywhere evict (auth-cache.ts).
 import type { TLSSocket } from 'node:tls'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import { derFingerprintSha256 } from '../pki/fingerprint.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { derFingerprintSha256 } from '../../pki/fingerprint.js'
 import {
   findCertificatesByFingerprints,
   listLiveCertificates,
   markFirstUseAndRevokeOlder,
   type PresentedCertificate,
-} from '../store/certificates.js'
-import type { Queryable } from '../store/database.js'
-import { appendEvent } from '../store/events.js'
-import { BatchLoader } from './batch-loader.js'
+} from '../../store/certificates.js'
+import type { Queryable } from '../../store/database.js'
+import { appendEvent } from '../../store/events.js'
+import { BatchLoader } from '../load/batch-loader.js'
 
 /** Node statuses whose agents may authenticate (each route then decides what they may do). */
 export const AUTHENTICATED_STATUSES = new Set(['active', 'unhealthy', 'draining', 'lost'])

@@ -1,18 +1,18 @@
 // What every route handler shares: the pool, the clock, the current PKI set, the
 // limits and counters. One object, built once by startGatewayWithControls.
-import type { StatePool } from '../store/transaction.js'
+import type { StatePool } from '../../store/transaction.js'
 
-import type { Clock } from '../config/clock.js'
-import type { PkiSet } from '../pki/pki-set.js'
-import type { AgentAuthenticator } from './agent-auth.js'
-import type { DatabaseHealth } from './database-health.js'
-import type { HeartbeatCoalescer } from './heartbeat-coalescer.js'
-import type { IssuancePool } from './issuance-pool.js'
-import type { LoadShedder } from './load-shedder.js'
-import type { Logger } from '../log/logger.js'
-import type { LifecycleMetrics } from './lifecycle-metrics.js'
-import type { GatewayMetrics } from './metrics.js'
-import type { RateLimiter } from './token-bucket.js'
+import type { Clock } from '../../config/clock.js'
+import type { PkiSet } from '../../pki/pki-set.js'
+import type { AgentAuthenticator } from '../auth/agent-auth.js'
+import type { DatabaseHealth } from '../load/database-health.js'
+import type { HeartbeatCoalescer } from '../load/heartbeat-coalescer.js'
+import type { IssuancePool } from '../issuance/issuance-pool.js'
+import type { LoadShedder } from '../load/load-shedder.js'
+import type { Logger } from '../../log/logger.js'
+import type { LifecycleMetrics } from '../metrics/lifecycle-metrics.js'
+import type { GatewayMetrics } from '../metrics/metrics.js'
+import type { RateLimiter } from '../load/token-bucket.js'
 
 export interface GatewayContext {
   /** The guarded pool: database failures throw STATE_UNAVAILABLE (state-guard.ts). */

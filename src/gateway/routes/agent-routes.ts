@@ -2,9 +2,9 @@
 // lease tokens, certificate renewal and identity. Authentication happens before these run.
 import { randomBytes } from 'node:crypto'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import { sha256Hex } from '../pki/fingerprint.js'
-import { isRenewalDue, renewalDueAt } from '../pki/renewal.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { sha256Hex } from '../../pki/fingerprint.js'
+import { isRenewalDue, renewalDueAt } from '../../pki/renewal.js'
 import {
   AGENT_PATHS,
   CLEANUP_LIST_MAX,
@@ -19,23 +19,23 @@ import {
   readJobCompleteRequest,
   readJobHeartbeatRequest,
   readLeaseRequest,
-} from '../protocol/agent-routes.js'
+} from '../../protocol/agent-routes.js'
 import {
   type IdentityResponse,
   type RenewalNotDueBody,
   type RenewResponse,
   readRenewRequest,
-} from '../protocol/renewal.js'
-import { readRequest } from '../protocol/read.js'
-import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
-import { insertNodeCertificate } from '../store/certificates.js'
-import { withTransaction } from '../store/database.js'
-import { lockIssuance } from '../store/issuance-guard.js'
-import { appendEvent } from '../store/events.js'
-import { completeJob, extendJobLease, failExhaustedJobs, leaseNextJob } from '../store/jobs.js'
-import { listCleanupJobIds, restoreUnhealthyNode } from '../store/sweep.js'
-import { getNode } from '../store/nodes.js'
-import type { AgentIdentity } from './agent-auth.js'
+} from '../../protocol/renewal.js'
+import { readRequest } from '../../protocol/read.js'
+import { trustBundleDigest } from '../../pki/trust-bundle-digest.js'
+import { insertNodeCertificate } from '../../store/certificates.js'
+import { withTransaction } from '../../store/database.js'
+import { lockIssuance } from '../../store/issuance-guard.js'
+import { appendEvent } from '../../store/events.js'
+import { completeJob, extendJobLease, failExhaustedJobs, leaseNextJob } from '../../store/jobs.js'
+import { listCleanupJobIds, restoreUnhealthyNode } from '../../store/sweep.js'
+import { getNode } from '../../store/nodes.js'
+import type { AgentIdentity } from '../auth/agent-auth.js'
 import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 
