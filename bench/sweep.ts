@@ -11,11 +11,11 @@ import { performance } from 'node:perf_hooks'
 
 import { runSweep } from '../src/lifecycle/node/sweep.js'
 import { DEFAULT_THRESHOLDS } from '../src/lifecycle/node/thresholds.js'
-import { reserveAllocation } from '../src/store/allocations.js'
-import { recordHeartbeats } from '../src/store/heartbeats.js'
-import { createJob } from '../src/store/jobs.js'
-import { recordNodeCapacity } from '../src/store/node-lifecycle.js'
-import { upsertDeclaredNode } from '../src/store/nodes.js'
+import { reserveAllocation } from '../src/store/scheduling/allocations.js'
+import { recordHeartbeats } from '../src/store/nodes/heartbeats.js'
+import { createJob } from '../src/store/scheduling/jobs.js'
+import { recordNodeCapacity } from '../src/store/nodes/node-lifecycle.js'
+import { upsertDeclaredNode } from '../src/store/nodes/nodes.js'
 import { startBenchPostgres } from './gateway/postgres.js'
 
 function option(name: string, fallback: number): number {

@@ -107,8 +107,8 @@ export interface Fleet {
 
 export async function buildFleet(count: number, prefix: string, ctx: BenchContext): Promise<Fleet> {
   const started = performance.now()
-  const { upsertDeclaredNode, setNodeStatus } = await import('../../src/store/nodes.js')
-  const { insertNodeCertificate } = await import('../../src/store/certificates.js')
+  const { upsertDeclaredNode, setNodeStatus } = await import('../../src/store/nodes/nodes.js')
+  const { insertNodeCertificate } = await import('../../src/store/pki/certificates.js')
   const { issueClientCertificate } = await import('../../src/pki/client-certificate.js')
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`)
   const certificates: string[] = new Array(count)
@@ -281,8 +281,8 @@ export interface EnrollResult {
 
 /** Real POST /v1/enroll: CSR check, one conditional UPDATE, issuance, insert, event. 32 clients at once. */
 export async function enrollments(ctx: BenchContext, count: number): Promise<EnrollResult> {
-  const { upsertDeclaredNode } = await import('../../src/store/nodes.js')
-  const { issueEnrollmentSecret } = await import('../../src/store/enrollment-secrets.js')
+  const { upsertDeclaredNode } = await import('../../src/store/nodes/nodes.js')
+  const { issueEnrollmentSecret } = await import('../../src/store/nodes/enrollment-secrets.js')
   const { x509 } = await import('../../src/pki/x509-provider.js')
   const ids = Array.from({ length: count }, (_, i) => `bench-enroll-${String(i).padStart(5, '0')}`)
   const prepared: { nodeId: string; secret: string; csrPem: string }[] = new Array(count)

@@ -3,7 +3,7 @@
 // the product's own types; generate-output-schemas.ts reads them through schema/output-types.json.
 import type { DefinitionError } from '../../src/definition/types.js'
 import type { CheckResult } from '../../src/protocol/check-result.js'
-import type { JobStatus } from '../../src/store/jobs.js'
+import type { JobStatus } from '../../src/store/scheduling/jobs.js'
 import type { SyncReport } from '../../src/sync/sync-report.js'
 
 /** data of DEFINITION_INVALID / DEFINITION_UNREADABLE (definitionErrorsToFleetkitError in src/definition/load.ts). */

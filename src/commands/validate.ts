@@ -13,7 +13,7 @@ import {
 } from '../definition/validate-fleet.js'
 import { formatFinding } from '../definition/sync-reachability.js'
 import type { AnsibleSummary } from '../sync/ansible-check.js'
-import type { OpenedTransitionFacts } from '../store/open-transition-facts.js'
+import type { OpenedTransitionFacts } from '../store/scheduling/open-transition-facts.js'
 
 export type ValidateResult = FleetSummary & { ansible?: AnsibleSummary }
 
@@ -59,7 +59,7 @@ export default class Validate extends FleetkitCommand<ValidateResult> {
     // starting one. Loaded only then: `fleetkit validate` alone never loads pg.
     let state: OpenedTransitionFacts | undefined
     if (flags.since !== undefined) {
-      const { openTransitionFacts } = await import('../store/open-transition-facts.js')
+      const { openTransitionFacts } = await import('../store/scheduling/open-transition-facts.js')
       state = await openTransitionFacts(flags['state-dir'] ? { stateDir: flags['state-dir'] } : {})
       this.log(
         `Transition facts: ${state.description}${state.source === 'none' ? '; allocations, leases and canary runs are not checked' : ''}.`,

@@ -7,8 +7,8 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 
 import { systemClock } from '../config/clock.js'
 import type { PkiSet } from '../pki/pki-set.js'
-import { liveIssuerFingerprints } from '../store/ca-rotations.js'
-import { recordHeartbeats } from '../store/heartbeats.js'
+import { liveIssuerFingerprints } from '../store/pki/ca-rotations.js'
+import { recordHeartbeats } from '../store/nodes/heartbeats.js'
 import { AgentAuthenticator } from './auth/agent-auth.js'
 import { agentRoutes } from './routes/agent-routes.js'
 import { clientAuthOf, closeServer, listen, tlsOf } from './tls/listeners.js'

@@ -1,5 +1,5 @@
 // The gateway's sweeper: every sweepIntervalMs, the one gateway holding the sweep lease (a row whose
-// expiry the database's clock sets, src/store/sweep-leader.ts) runs the sweep it was given; the others
+// expiry the database's clock sets, src/store/nodes/sweep-leader.ts) runs the sweep it was given; the others
 // try to take the lease at each tick and succeed only once it expired (its holder died, froze or lost
 // the database) or was released (a clean stop). The holder renews it every third of its lifetime.
 import { randomBytes } from 'node:crypto'
@@ -8,7 +8,7 @@ import { hostname } from 'node:os'
 import type { StatePool } from '../store/transaction.js'
 
 import type { Logger } from '../log/logger.js'
-import { claimSweepLease, releaseSweepLease } from '../store/sweep-leader.js'
+import { claimSweepLease, releaseSweepLease } from '../store/nodes/sweep-leader.js'
 import type { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
 
 /** What the gateway needs of a sweep (src/lifecycle/node/sweep.ts runSweep with its thresholds bound). */
@@ -104,7 +104,7 @@ export class Sweeper {
 
   /**
    * Become (or stay) the leader. The holder renews every third of the lease; in between it sweeps on
-   * its own word, which is safe: a sweep also takes the sweep lock (src/store/sweep.ts), so two never
+   * its own word, which is safe: a sweep also takes the sweep lock (src/store/nodes/sweep.ts), so two never
    * run at once, and every statement of it re-checks what it changes.
    */
   private async lead(): Promise<boolean> {

@@ -4,7 +4,7 @@
 import type { StatePool } from '../store/transaction.js'
 
 import type { Clock } from '../config/clock.js'
-import { readRateLimit } from '../store/provider-rate-limits.js'
+import { readRateLimit } from '../store/provider/provider-rate-limits.js'
 import { type ApiToken, DEFAULT_TOKEN_ENV } from './api-token.js'
 import { HetznerClient } from './hetzner.js'
 import { DEFAULT_HETZNER_API_URL } from './hetzner-transport.js'

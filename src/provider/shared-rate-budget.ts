@@ -2,7 +2,7 @@
 // row (the API's limit is per project), with the same rule as the in-memory budget.
 import type { StatePool } from '../store/transaction.js'
 
-import { updateRateLimit } from '../store/provider-rate-limits.js'
+import { updateRateLimit } from '../store/provider/provider-rate-limits.js'
 import { initialBudgetState, observeBudget, type RateBudget, takeFromBudget } from './rate-budget.js'
 
 /** The Hetzner Cloud budget of the project whose token `projectKey` names (ApiToken.budgetKey()). */

@@ -15,7 +15,7 @@ import {
   sshPublicKeyValue,
 } from './values.js'
 
-/** The part of a state row the inventory reads (src/store/nodes.ts NodeRow has more). */
+/** The part of a state row the inventory reads (src/store/nodes/nodes.ts NodeRow has more). */
 export interface InventoryStateNode {
   id: string
   pool: string

@@ -8,7 +8,7 @@ import { embeddedServerPaths } from './embedded/paths.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from './embedded/server.js'
 import { describeArchive, type ArchiveStatus } from './embedded/archive-status.js'
 import { migrate, schemaStatus, type SchemaStatus } from './migrate.js'
-import { countNodesByStatus, type NodeStatus } from './nodes.js'
+import { countNodesByStatus, type NodeStatus } from './nodes/nodes.js'
 import { redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
 
 export interface AdminOptions {

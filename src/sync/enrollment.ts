@@ -1,7 +1,7 @@
 // After the roles installed the agent: a node whose agent holds no live certificate gets a single-use
 // secret (issued as `fleetkit node token` issues it: options.enrollment) and the gateway CA over the pinned SSH session,
 // its agent is restarted, and sync waits for its heartbeat. A node is converged only when it heartbeats.
-import { readAgentLiveness, type AgentLiveness } from '../store/agent-liveness.js'
+import { readAgentLiveness, type AgentLiveness } from '../store/nodes/agent-liveness.js'
 import { appendEvent } from '../store/events.js'
 import type { NodeJudgement } from './host-results.js'
 import type { RunContext } from './run-context.js'

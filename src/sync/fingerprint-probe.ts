@@ -6,7 +6,7 @@ import { parse } from 'yaml'
 
 import type { Env } from '../config/state-dir.js'
 import { packagePath } from '../package-root.js'
-import type { ManagedResource } from '../store/node-fingerprints.js'
+import type { ManagedResource } from '../store/sync/node-fingerprints.js'
 import type { HostFingerprint } from './host-results.js'
 import { openPinned, type SshTarget } from './ssh-client.js'
 

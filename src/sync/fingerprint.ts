@@ -16,7 +16,7 @@ import {
   type ManagedResource,
   type NodeFingerprintRow,
   recordNodeFingerprint,
-} from '../store/node-fingerprints.js'
+} from '../store/sync/node-fingerprints.js'
 import type { HostFingerprint } from './host-results.js'
 import { runPhase, type SpeedSettings } from './ansible-phase.js'
 import { probeOverSsh } from './fingerprint-probe.js'

@@ -1,8 +1,8 @@
 // Folds the fleetkit_events callback's JSON lines (ansible/callback_plugins) into one result per
 // host, and judges each: converged, changed, failed (with its code), unreachable or rolled back.
 import { isFailureCode } from '../checks/failure-codes.js'
-import type { ManagedResource } from '../store/node-fingerprints.js'
-import type { NodeSyncState } from '../store/sync-ledger.js'
+import type { ManagedResource } from '../store/sync/node-fingerprints.js'
+import type { NodeSyncState } from '../store/sync/sync-ledger.js'
 
 export interface AnsibleEvent {
   event: 'task_start' | 'ok' | 'failed' | 'unreachable' | 'skipped' | 'stats'

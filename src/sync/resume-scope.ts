@@ -1,7 +1,7 @@
 // What `fleetkit sync --resume RUN` runs: the run's own --limit and --tags (stored with its plan),
 // so an operator who does not repeat them resumes the same plan; different ones are refused.
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { getSyncRun, type SyncRunRow } from '../store/sync-ledger.js'
+import { getSyncRun, type SyncRunRow } from '../store/sync/sync-ledger.js'
 import type { SyncOptions } from './run-context.js'
 
 export interface RunScope {

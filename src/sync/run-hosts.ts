@@ -1,7 +1,7 @@
 // One phase of a sync run (the canary, the fleet, or check mode's every node): the ledger's `running`,
 // Ansible over the phase's hosts, each host's judgement, its agent's enrollment hand-off and first
 // heartbeat, and the ledger's final row per host with its report line.
-import { setSyncAnsiblePid, setSyncNode } from '../store/sync-ledger.js'
+import { setSyncAnsiblePid, setSyncNode } from '../store/sync/sync-ledger.js'
 import { type PhaseResult, runPhase } from './ansible-phase.js'
 import { agentRoleRuns, ensureAgentHeartbeating } from './enrollment.js'
 import { type AnsibleEvent, type HostResult, judgeHost, type NodeJudgement, playEndedOn } from './host-results.js'

@@ -9,7 +9,7 @@ import {
   resumeSyncRun,
   type SyncRunKind,
   type SyncRunRow,
-} from '../store/sync-ledger.js'
+} from '../store/sync/sync-ledger.js'
 import { readDefinitionSource } from './definition-source.js'
 import type { SyncPlan } from './plan.js'
 import { normalise, resumable } from './resume-scope.js'

@@ -7,7 +7,7 @@ import { hostname, userInfo } from 'node:os'
 import type { StatePool } from '../store/transaction.js'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { listUnfinishedSyncRuns } from '../store/sync-ledger.js'
+import { listUnfinishedSyncRuns } from '../store/sync/sync-ledger.js'
 
 export function who(): string {
   try {

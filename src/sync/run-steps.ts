@@ -1,8 +1,8 @@
 // Steps of a sync run beside its phases: the pinned host-key check and the fingerprint fast path before
 // them (src/sync/fingerprint.ts) and the canary's proofs after it (agent version, image) that `validate --since applied` reads.
-import type { NodeRow } from '../store/nodes.js'
-import { setSyncNode } from '../store/sync-ledger.js'
-import { recordCanaryProof } from '../store/transition-facts.js'
+import type { NodeRow } from '../store/nodes/nodes.js'
+import { setSyncNode } from '../store/sync/sync-ledger.js'
+import { recordCanaryProof } from '../store/scheduling/transition-facts.js'
 import { agentHeartbeating, agentRoleRuns } from './enrollment.js'
 import { findUnchanged, type FingerprintSummary } from './fingerprint.js'
 import { checkPinnedHostKey } from './ssh-client.js'

@@ -1,7 +1,7 @@
 // Where sync's direct SSH steps dial each node: the same address, user, port and pinned key the
 // rendered inventory gives Ansible (src/render/inventory.ts), so both ways reach the same host.
 import type { Definition } from '../definition/types.js'
-import type { NodeRow } from '../store/nodes.js'
+import type { NodeRow } from '../store/nodes/nodes.js'
 import type { SshTarget } from './ssh-client.js'
 
 /** The SSH target of each node in `ids`: the declaration first, then the state (as the inventory reads them). */

@@ -1,7 +1,7 @@
 // What a sync, dry run or drift run reports: the per-node lines, the outcome of a finished run and
 // the coded error it maps to (src/sync/sync-run.ts runs it; the commands print it).
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import type { NodeSyncState, SyncNodeRow, SyncOutcome, SyncRunKind } from '../store/sync-ledger.js'
+import type { NodeSyncState, SyncNodeRow, SyncOutcome, SyncRunKind } from '../store/sync/sync-ledger.js'
 import type { FingerprintSummary } from './fingerprint.js'
 
 export type SyncMode = 'apply' | 'dry-run' | 'drift'

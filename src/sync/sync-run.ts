@@ -12,14 +12,14 @@ import { loadHostPolicy } from '../definition/host-policy.js'
 import { readReleaseCa } from '../render/release-ca.js'
 import { renderInventory } from '../render/inventory.js'
 import { appendEvent } from '../store/events.js'
-import { listNodes, type NodeRow } from '../store/nodes.js'
+import { listNodes, type NodeRow } from '../store/nodes/nodes.js'
 import {
   contentConvergedBefore,
   finishSyncRun,
   listSyncNodes,
   setSyncNode,
   SYNC_LOCK_KEY,
-} from '../store/sync-ledger.js'
+} from '../store/sync/sync-ledger.js'
 import { withSessionLock } from '../store/advisory-lock.js'
 import { describeSpeed, speedSettings } from './ansible-phase.js'
 import { openRun, readSource, resumableOnInterrupt } from './run-open.js'

@@ -5,7 +5,7 @@ import { Flags } from '@oclif/core'
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { NodeListResult } from '../../lifecycle/view/fleet-view.js'
-import { NODE_STATUSES, type NodeStatus } from '../../store/nodes.js'
+import { NODE_STATUSES, type NodeStatus } from '../../store/nodes/nodes.js'
 
 export default class NodeList extends FleetkitCommand<NodeListResult> {
   static override summary =

@@ -10,7 +10,7 @@ import {
   listLiveCertificates,
   markFirstUseAndRevokeOlder,
   type PresentedCertificate,
-} from '../../store/certificates.js'
+} from '../../store/pki/certificates.js'
 import type { Queryable } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
 import { BatchLoader } from '../load/batch-loader.js'

@@ -5,7 +5,11 @@
 import type { StatePool } from '../../store/transaction.js'
 
 import type { Logger } from '../../log/logger.js'
-import { type AuthListener, listenForAuthChanges, readCertificateAuthStates } from '../../store/auth-notifications.js'
+import {
+  type AuthListener,
+  listenForAuthChanges,
+  readCertificateAuthStates,
+} from '../../store/pki/auth-notifications.js'
 import type { AgentAuthenticator } from './agent-auth.js'
 
 export interface AuthCacheOptions {

@@ -1,6 +1,6 @@
 // Heartbeats coalesced in memory and written in batches: the latest beat per node is
 // kept, and one write transaction per interval carries them all (spec 05 "cheap heartbeats").
-import { type Heartbeat, mergeHeartbeat } from '../../store/heartbeats.js'
+import { type Heartbeat, mergeHeartbeat } from '../../store/nodes/heartbeats.js'
 
 export interface CoalescerOptions {
   /** Writes one batch; one transaction for the whole batch. */

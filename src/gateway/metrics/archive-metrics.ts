@@ -4,7 +4,7 @@
 import { Gauge, type Registry } from 'prom-client'
 
 import type { Queryable } from '../../store/database.js'
-import { readArchiverStatus } from '../../store/wal-archive.js'
+import { readArchiverStatus } from '../../store/backup/wal-archive.js'
 import { collectTogether } from './scrape-gauges.js'
 
 export function registerArchiveGauges(

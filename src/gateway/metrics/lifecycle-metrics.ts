@@ -4,7 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 import type { Queryable } from '../../store/database.js'
-import { fleetGauges, soonestCertificateExpiryByPool } from '../../store/fleet.js'
+import { fleetGauges, soonestCertificateExpiryByPool } from '../../store/view/fleet.js'
 import { collectTogether } from './scrape-gauges.js'
 
 export class LifecycleMetrics {

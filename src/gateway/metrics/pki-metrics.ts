@@ -4,7 +4,7 @@ import { Gauge, type Registry } from 'prom-client'
 
 import type { Clock } from '../../config/clock.js'
 import type { PkiSet } from '../../pki/pki-set.js'
-import { latestRotation, rotationProgress } from '../../store/ca-rotations.js'
+import { latestRotation, rotationProgress } from '../../store/pki/ca-rotations.js'
 import type { Queryable } from '../../store/database.js'
 import { collectTogether } from './scrape-gauges.js'
 

@@ -3,7 +3,7 @@
 import { Gauge, type Registry } from 'prom-client'
 
 import type { Queryable } from '../../store/database.js'
-import { lastFinishedSync } from '../../store/sync-ledger.js'
+import { lastFinishedSync } from '../../store/sync/sync-ledger.js'
 import { collectTogether } from './scrape-gauges.js'
 
 export function registerSyncGauges(

@@ -11,8 +11,8 @@ import {
   listAllocations,
   releaseAllocationById,
   reserveAllocation,
-} from '../../store/allocations.js'
-import { findLiveOperatorCertificate } from '../../store/operator-certificates.js'
+} from '../../store/scheduling/allocations.js'
+import { findLiveOperatorCertificate } from '../../store/pki/operator-certificates.js'
 import type { GatewayContext } from './gateway-context.js'
 import type { RequestContext, Route } from './router.js'
 import { statusRoutes } from './status-routes.js'

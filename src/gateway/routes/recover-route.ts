@@ -18,7 +18,7 @@ import {
   findCertificateByFingerprint,
   insertNodeCertificate,
   revokeNodeCertificates,
-} from '../../store/certificates.js'
+} from '../../store/pki/certificates.js'
 import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
 import {
@@ -26,9 +26,9 @@ import {
   latestAgentCertificateId,
   readRecoveryCounter,
   RECOVERABLE_STATUSES,
-} from '../../store/recovery.js'
+} from '../../store/nodes/recovery.js'
 import type { GatewayContext } from './gateway-context.js'
-import { lockIssuance } from '../../store/issuance-guard.js'
+import { lockIssuance } from '../../store/pki/issuance-guard.js'
 import type { RequestContext, Route } from './router.js'
 
 export const DEFAULT_RECOVERY_WINDOW_SECONDS = 7 * 86400

@@ -3,8 +3,8 @@
 // Every field is chosen here, by name: nothing of a row reaches the page that is not listed (no
 // key, hash, token or secret is ever among them).
 import type { Queryable } from '../../store/database.js'
-import { type FleetNode, listFleet } from '../../store/fleet.js'
-import { lastSyncPerNode, latestCheckSummaries, latestEvents } from '../../store/status-view.js'
+import { type FleetNode, listFleet } from '../../store/view/fleet.js'
+import { lastSyncPerNode, latestCheckSummaries, latestEvents } from '../../store/view/status-view.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 
 interface StatusNode {

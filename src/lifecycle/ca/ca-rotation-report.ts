@@ -2,7 +2,7 @@
 // coded refusals of its phases; src/lifecycle/ca/ca-rotation.ts runs the phases.
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { NewPkiFile } from '../../pki/pki-files.js'
-import type { CaRotationRow, NodeOnOldCa, RotationProgress } from '../../store/ca-rotations.js'
+import type { CaRotationRow, NodeOnOldCa, RotationProgress } from '../../store/pki/ca-rotations.js'
 
 export type RotatePhase = 'begin' | 'complete' | 'abort' | 'status'
 

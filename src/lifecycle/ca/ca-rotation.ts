@@ -15,7 +15,7 @@ import {
   removeStaleTempFiles,
   writePkiFiles,
 } from '../../pki/pki-files.js'
-import * as store from '../../store/ca-rotations.js'
+import * as store from '../../store/pki/ca-rotations.js'
 import { type Queryable, withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
 import {

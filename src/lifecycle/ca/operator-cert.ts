@@ -12,10 +12,10 @@ import { issueClientCertificate } from '../../pki/client-certificate.js'
 import { generateP256KeyPair, privateKeyToPem } from '../../pki/keys.js'
 import { loadPkiSet } from '../../pki/pki-set.js'
 import { crypto, x509 } from '../../pki/x509-provider.js'
-import { lockIssuance } from '../../store/issuance-guard.js'
+import { lockIssuance } from '../../store/pki/issuance-guard.js'
 import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
-import { insertOperatorCertificate } from '../../store/operator-certificates.js'
+import { insertOperatorCertificate } from '../../store/pki/operator-certificates.js'
 
 const OPERATOR_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/
 

@@ -10,7 +10,7 @@ import {
   listOperatorCertificates,
   type OperatorCertificateRow,
   revokeOperatorCertificates,
-} from '../../store/operator-certificates.js'
+} from '../../store/pki/operator-certificates.js'
 import { checkOperatorName } from './operator-cert.js'
 
 interface OperatorCertificateView {

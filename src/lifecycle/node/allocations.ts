@@ -7,7 +7,7 @@ import {
   listAllocations,
   releaseAllocationById,
   reserveAllocation,
-} from '../../store/allocations.js'
+} from '../../store/scheduling/allocations.js'
 import type { Queryable } from '../../store/database.js'
 
 export interface AllocationView {

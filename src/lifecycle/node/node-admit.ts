@@ -5,7 +5,7 @@ import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { appendEvent } from '../../store/events.js'
-import { latestChecksJob, recordNodeCapacity, writeNodeLifecycle } from '../../store/node-lifecycle.js'
+import { latestChecksJob, recordNodeCapacity, writeNodeLifecycle } from '../../store/nodes/node-lifecycle.js'
 import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
 import { ADMIT_FRESH_SECONDS } from './thresholds.js'
 

@@ -8,10 +8,10 @@ import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
-import { revokeNodeCertificates } from '../../store/certificates.js'
+import { revokeNodeCertificates } from '../../store/pki/certificates.js'
 import { appendEvent } from '../../store/events.js'
-import { failQueuedJobs, nodeHoldings, writeNodeLifecycle } from '../../store/node-lifecycle.js'
-import { getProvisionRow, markDeletePending } from '../../store/provisioning.js'
+import { failQueuedJobs, nodeHoldings, writeNodeLifecycle } from '../../store/nodes/node-lifecycle.js'
+import { getProvisionRow, markDeletePending } from '../../store/provider/provisioning.js'
 import {
   type Confirm,
   stateConflict,

@@ -5,7 +5,7 @@ import type { StatePool } from '../../store/transaction.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
 import { appendEvent } from '../../store/events.js'
-import { nodeHoldings, writeNodeLifecycle } from '../../store/node-lifecycle.js'
+import { nodeHoldings, writeNodeLifecycle } from '../../store/nodes/node-lifecycle.js'
 import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
 import { waitFor, type WaitOptions } from '../wait.js'
 

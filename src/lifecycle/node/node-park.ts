@@ -2,10 +2,10 @@
 // detection without losing its identity (certificates stay), and bring it back where it was.
 import type { StatePool } from '../../store/transaction.js'
 
-import { hasAgentCertificate } from '../../store/certificates.js'
+import { hasAgentCertificate } from '../../store/pki/certificates.js'
 import { appendEvent } from '../../store/events.js'
-import { writeNodeLifecycle } from '../../store/node-lifecycle.js'
-import type { NodeStatus } from '../../store/nodes.js'
+import { writeNodeLifecycle } from '../../store/nodes/node-lifecycle.js'
+import type { NodeStatus } from '../../store/nodes/nodes.js'
 import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
 
 const PARKABLE = ['provisioning', 'active', 'unhealthy', 'draining', 'lost', 'failed', 'parked'] as const

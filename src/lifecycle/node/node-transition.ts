@@ -6,8 +6,8 @@ import type { FailureCode } from '../../checks/failure-codes.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { nearestNames } from '../../definition/did-you-mean.js'
 import { type Queryable, withTransaction } from '../../store/database.js'
-import { lockNode } from '../../store/node-lifecycle.js'
-import { listNodeIds, type NodeRow, type NodeStatus } from '../../store/nodes.js'
+import { lockNode } from '../../store/nodes/node-lifecycle.js'
+import { listNodeIds, type NodeRow, type NodeStatus } from '../../store/nodes/nodes.js'
 
 export type LockedNode = NonNullable<Awaited<ReturnType<typeof lockNode>>>
 

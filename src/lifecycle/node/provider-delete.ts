@@ -8,7 +8,7 @@ import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
 import type { HetznerClient } from '../../provider/hetzner.js'
 import { appendEvent } from '../../store/events.js'
 import { withTransaction } from '../../store/database.js'
-import { markServerDeleted, type ProvisionRow } from '../../store/provisioning.js'
+import { markServerDeleted, type ProvisionRow } from '../../store/provider/provisioning.js'
 import { NODE_ID_LABEL } from '../../provider/create-or-adopt.js'
 
 /** Builds the client when a provider-managed node needs it; throws PROVIDER_TOKEN_MISSING without a token. */

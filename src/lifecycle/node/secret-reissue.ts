@@ -3,8 +3,12 @@
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { appendEvent } from '../../store/events.js'
 import type { Queryable } from '../../store/database.js'
-import { clearSecretReissued, issueEnrollmentSecret, reissueEnrollmentSecret } from '../../store/enrollment-secrets.js'
-import { upsertDeclaredNode } from '../../store/nodes.js'
+import {
+  clearSecretReissued,
+  issueEnrollmentSecret,
+  reissueEnrollmentSecret,
+} from '../../store/nodes/enrollment-secrets.js'
+import { upsertDeclaredNode } from '../../store/nodes/nodes.js'
 
 /** Statuses whose agent holds a live certificate: a reissue keeps it until the new enrollment. */
 const ENROLLED_STATUSES: ReadonlySet<string> = new Set(['active', 'unhealthy', 'draining', 'lost'])

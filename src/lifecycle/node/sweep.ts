@@ -12,7 +12,7 @@ import {
   SWEEP_LOCK_KEY,
   type LostReclamation,
   type UnhealthyTransition,
-} from '../../store/sweep.js'
+} from '../../store/nodes/sweep.js'
 import { withSessionLock } from '../../store/advisory-lock.js'
 import type { SweepThresholds } from './thresholds.js'
 

@@ -12,8 +12,8 @@ import {
   recordVolumeCreated,
   recordVolumeDeleted,
   recordVolumeDetached,
-} from '../../store/provider-volumes.js'
-import type { ProvisionRow } from '../../store/provisioning.js'
+} from '../../store/provider/provider-volumes.js'
+import type { ProvisionRow } from '../../store/provider/provisioning.js'
 import { NODE_ID_LABEL } from '../../provider/create-or-adopt.js'
 
 export interface VolumeRelease {

@@ -22,7 +22,7 @@ import {
   type ProvisionStep,
   recordServer,
   startProvisioning,
-} from '../../store/provisioning.js'
+} from '../../store/provider/provisioning.js'
 import { stateConflict } from '../node/node-transition.js'
 import { type CreateOutcome, createStep } from './provision-create.js'
 import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'

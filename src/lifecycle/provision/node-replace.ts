@@ -3,7 +3,7 @@
 // node's enrollment, then drain the old one. Running it again resumes the replacement's provisioning.
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Definition, NodeDeclaration } from '../../definition/types.js'
-import { getProvisionRow } from '../../store/provisioning.js'
+import { getProvisionRow } from '../../store/provider/provisioning.js'
 import { type DrainResult, drainNode } from '../node/node-drain.js'
 import { type ProvisionOptions, provisionNode } from './node-provision.js'
 import type { ProvisionResult } from './provision-result.js'

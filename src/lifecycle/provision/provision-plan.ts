@@ -7,7 +7,7 @@ import type { HostPolicy } from '../../definition/host-policy.js'
 import type { Definition, NodeDeclaration } from '../../definition/types.js'
 import type { HetznerClient } from '../../provider/hetzner.js'
 import type { ServerType } from '../../provider/hetzner-types.js'
-import type { ProvisionPlan } from '../../store/provisioning.js'
+import type { ProvisionPlan } from '../../store/provider/provisioning.js'
 
 export interface PlanRequest {
   regions?: string[]

@@ -1,8 +1,8 @@
 // What `fleetkit node provision` reports from its row (src/lifecycle/provision/node-provision.ts runs the steps),
 // and the coded ends of its waits.
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import type { VolumeState } from '../../store/nodes.js'
-import type { ProvisionRow } from '../../store/provisioning.js'
+import type { VolumeState } from '../../store/nodes/nodes.js'
+import type { ProvisionRow } from '../../store/provider/provisioning.js'
 import type { CreateOutcome } from './provision-create.js'
 
 export interface ProvisionResult {

@@ -11,8 +11,8 @@ import type { HetznerClient } from '../../provider/hetzner.js'
 import type { Server, Volume } from '../../provider/hetzner-types.js'
 import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
-import type { ProvisionRow } from '../../store/provisioning.js'
-import { recordVolumeAttached, recordVolumeCreated, recordVolumeIntent } from '../../store/provider-volumes.js'
+import type { ProvisionRow } from '../../store/provider/provisioning.js'
+import { recordVolumeAttached, recordVolumeCreated, recordVolumeIntent } from '../../store/provider/provider-volumes.js'
 import { NODE_ID_LABEL, nodeLabels } from '../../provider/create-or-adopt.js'
 
 export interface VolumeStepContext {

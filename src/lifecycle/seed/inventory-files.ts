@@ -10,7 +10,7 @@ import { loadHostPolicy } from '../../definition/host-policy.js'
 import type { Definition } from '../../definition/types.js'
 import { type InventoryStateNode, renderInventory } from '../../render/inventory.js'
 import type { Queryable } from '../../store/database.js'
-import { listNodes } from '../../store/nodes.js'
+import { listNodes } from '../../store/nodes/nodes.js'
 import { outputWriteFailed, type Sink } from '../output-sink.js'
 import { readReleaseCa } from '../../render/release-ca.js'
 

@@ -5,7 +5,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { SeedKind } from '../../render/seed-documents.js'
 import type { Queryable } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
-import { setNodeHostKey } from '../../store/nodes.js'
+import { setNodeHostKey } from '../../store/nodes/nodes.js'
 import { changedConcurrently } from '../node/secret-reissue.js'
 
 /** A public key's type and the start of its base64, enough to tell keys apart in a message. */

@@ -33,7 +33,7 @@ import {
   setArchiveSettings,
   switchWal,
   withBackupSession,
-} from '../../store/wal-archive.js'
+} from '../../store/backup/wal-archive.js'
 
 export interface ArchiveOptions {
   /** The embedded server's pool (the command opens it): it follows the server across the restarts. */

@@ -14,8 +14,8 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
 import { createTarGz, type TarMember } from '../../fs/tar-gz.js'
 import { withPkiLock } from '../../pki/pki-lock.js'
-import { exportSnapshot, type SnapshotSequence } from '../../store/snapshot-export.js'
-import type { TableColumn } from '../../store/schema-objects.js'
+import { exportSnapshot, type SnapshotSequence } from '../../store/backup/snapshot-export.js'
+import type { TableColumn } from '../../store/backup/schema-objects.js'
 
 export const BACKUP_FORMAT = 'fleetkit-backup'
 export const BACKUP_FORMAT_VERSION = 1

@@ -19,8 +19,8 @@ import { extractTarGz, type TarMember } from '../../fs/tar-gz.js'
 import { TarFormatError } from '../../fs/ustar.js'
 import { appendEvent } from '../../store/events.js'
 import { loadMigrations, type Migration } from '../../store/migrate.js'
-import { currentSchema, tablesWithRows } from '../../store/schema-objects.js'
-import { replaceWithSnapshot, type TableToLoad } from '../../store/snapshot-load.js'
+import { currentSchema, tablesWithRows } from '../../store/backup/schema-objects.js'
+import { replaceWithSnapshot, type TableToLoad } from '../../store/backup/snapshot-load.js'
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupManifest } from './db-backup.js'
 
 /** What `db restore --json` prints: a backup file's restore, or (--to) the embedded database's to a time. */

@@ -1,10 +1,16 @@
 // `fleetkit node list` and `node show`: the fleet as an operator sees it, read from the state
 // database (heartbeat ages on the database's clock), shaped for --json and for a table.
 import type { Queryable } from '../../store/database.js'
-import { listNodeCertificates } from '../../store/certificates.js'
-import { listAllocations } from '../../store/allocations.js'
-import { type FleetFilter, type FleetNode, listFleet, listRecentJobs, listRecentNodeEvents } from '../../store/fleet.js'
-import { NODE_STATUSES, type NodeStatus, type ProvisionState, type VolumeState } from '../../store/nodes.js'
+import { listNodeCertificates } from '../../store/pki/certificates.js'
+import { listAllocations } from '../../store/scheduling/allocations.js'
+import {
+  type FleetFilter,
+  type FleetNode,
+  listFleet,
+  listRecentJobs,
+  listRecentNodeEvents,
+} from '../../store/view/fleet.js'
+import { NODE_STATUSES, type NodeStatus, type ProvisionState, type VolumeState } from '../../store/nodes/nodes.js'
 import { unknownNode } from '../node/node-transition.js'
 
 interface NodeSummary {

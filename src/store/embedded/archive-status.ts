@@ -1,7 +1,7 @@
 // What `db status` (and the gateway's gauges' reader) says of continuous archiving: PostgreSQL's
 // archiver and the archive directory's base backups.
 import type { Queryable } from '../database.js'
-import { readArchiverStatus, type ArchiverStatus } from '../wal-archive.js'
+import { readArchiverStatus, type ArchiverStatus } from '../backup/wal-archive.js'
 import { archiveLayout, readArchiveConfig } from './archive-dir.js'
 import { listBaseBackups } from './base-backup.js'
 import { embeddedServerPaths } from './paths.js'

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import type pg from 'pg'
 
 import { createTarGz } from '../../fs/tar-gz.js'
-import { startBaseBackup, stopBaseBackup } from '../wal-archive.js'
+import { startBaseBackup, stopBaseBackup } from '../backup/wal-archive.js'
 import type { ArchiveLayout } from './archive-dir.js'
 
 export interface BaseBackupManifest {

@@ -12,7 +12,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { withFileLock } from '../../fs/file-lock.js'
 import { extractTarGz } from '../../fs/tar-gz.js'
 import { postgresRunAs } from '../postgres-binaries.js'
-import { recoveryProgress, resetRecoverySettings } from '../wal-archive.js'
+import { recoveryProgress, resetRecoverySettings } from '../backup/wal-archive.js'
 import {
   archiveLayout,
   type ArchiveLayout,

@@ -6,8 +6,8 @@ import { join } from 'node:path'
 
 import { failureCodeSpec } from '../../../src/checks/failure-codes.js'
 import { packagePath } from '../../../src/package-root.js'
-import { upsertDeclaredNode } from '../../../src/store/nodes.js'
-import { recordCanaryProof } from '../../../src/store/transition-facts.js'
+import { upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
+import { recordCanaryProof } from '../../../src/store/scheduling/transition-facts.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { freePort } from '../../support/ports.js'
 import {

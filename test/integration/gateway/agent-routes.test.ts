@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 
 import { fixedClock } from '../../../src/config/clock.js'
-import { listNodeCertificates } from '../../../src/store/certificates.js'
-import { createJob, getJob } from '../../../src/store/jobs.js'
-import { getNode, setNodeStatus } from '../../../src/store/nodes.js'
+import { listNodeCertificates } from '../../../src/store/pki/certificates.js'
+import { createJob, getJob } from '../../../src/store/scheduling/jobs.js'
+import { getNode, setNodeStatus } from '../../../src/store/nodes/nodes.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'

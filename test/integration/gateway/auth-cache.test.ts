@@ -4,8 +4,8 @@
 // caught by the periodic re-check.
 import assert from 'node:assert/strict'
 
-import { revokeNodeCertificates } from '../../../src/store/certificates.js'
-import { setNodeStatus } from '../../../src/store/nodes.js'
+import { revokeNodeCertificates } from '../../../src/store/pki/certificates.js'
+import { setNodeStatus } from '../../../src/store/nodes/nodes.js'
 import { eventually } from '../../support/eventually.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'

@@ -8,7 +8,7 @@ import { connect } from 'node:tls'
 
 import { certificateFingerprintSha256 } from '../../../src/pki/fingerprint.js'
 import { bundleFingerprints } from '../../../src/pki/trust-bundle.js'
-import { ISSUANCE_LOCK_KEY, listNodeCertificates } from '../../../src/store/certificates.js'
+import { ISSUANCE_LOCK_KEY, listNodeCertificates } from '../../../src/store/pki/certificates.js'
 import { listEvents } from '../../../src/store/events.js'
 import { assertMatchesOutputSchema, type CliRun, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:tls'
 
-import { listNodeCertificates } from '../../../src/store/certificates.js'
-import { getNode } from '../../../src/store/nodes.js'
+import { listNodeCertificates } from '../../../src/store/pki/certificates.js'
+import { getNode } from '../../../src/store/nodes/nodes.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey, tamperSignature } from '../../support/pki.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { initPki } from '../../../src/pki/init-pki.js'
-import { getNode } from '../../../src/store/nodes.js'
+import { getNode } from '../../../src/store/nodes/nodes.js'
 import { type CliRun, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { freshDatabase, startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 
 import { agentRoutes } from '../../../src/gateway/routes/agent-routes.js'
 import { enrollRoutes } from '../../../src/gateway/routes/enroll-route.js'
-import { createJob } from '../../../src/store/jobs.js'
+import { createJob } from '../../../src/store/scheduling/jobs.js'
 import {
   httpsJson,
   startTestGateway,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 
 import { packagePath } from '../../../src/package-root.js'
-import { completeJob, getJob } from '../../../src/store/jobs.js'
+import { completeJob, getJob } from '../../../src/store/scheduling/jobs.js'
 import { assertMatchesOutputSchema, type CliRun, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'

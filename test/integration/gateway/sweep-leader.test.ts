@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { Sweeper, type SweepFunction } from '../../../src/gateway/sweeper.js'
 import { LifecycleMetrics } from '../../../src/gateway/metrics/lifecycle-metrics.js'
 import { memoryLogger } from '../../../src/log/logger.js'
-import { claimSweepLease, readSweepLease } from '../../../src/store/sweep-leader.js'
+import { claimSweepLease, readSweepLease } from '../../../src/store/nodes/sweep-leader.js'
 import { eventually } from '../../support/eventually.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import {

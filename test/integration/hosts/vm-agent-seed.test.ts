@@ -14,8 +14,8 @@ import { join } from 'node:path'
 import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
-import { listNodeCertificates } from '../../../src/store/certificates.js'
-import { getNode } from '../../../src/store/nodes.js'
+import { listNodeCertificates } from '../../../src/store/pki/certificates.js'
+import { getNode } from '../../../src/store/nodes/nodes.js'
 import {
   GUEST_HOST_ADDRESS,
   type Inventory,

@@ -8,8 +8,8 @@ import { X509Certificate } from 'node:crypto'
 
 import { systemClock } from '../../../src/config/clock.js'
 import { rotateCa } from '../../../src/lifecycle/ca/ca-rotation.js'
-import { latestRotation } from '../../../src/store/ca-rotations.js'
-import { createSyncRun, finishSyncRun, getSyncRun, setSyncNode } from '../../../src/store/sync-ledger.js'
+import { latestRotation } from '../../../src/store/pki/ca-rotations.js'
+import { createSyncRun, finishSyncRun, getSyncRun, setSyncNode } from '../../../src/store/sync/sync-ledger.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 

@@ -9,7 +9,7 @@ import { ApiToken } from '../../../src/provider/api-token.js'
 import { HetznerClient } from '../../../src/provider/hetzner.js'
 import { type HetznerStub, startHetznerStub } from '../../../src/provider/hetzner-stub.js'
 import { sharedRateBudget } from '../../../src/provider/shared-rate-budget.js'
-import { readRateLimit } from '../../../src/store/provider-rate-limits.js'
+import { readRateLimit } from '../../../src/store/provider/provider-rate-limits.js'
 import { hetznerTimeline } from '../../support/hetzner-timeline.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 

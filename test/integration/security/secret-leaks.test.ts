@@ -14,7 +14,7 @@ import { parse } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { initPki } from '../../../src/pki/init-pki.js'
-import { createJob } from '../../../src/store/jobs.js'
+import { createJob } from '../../../src/store/scheduling/jobs.js'
 import { copyAgentBundle } from '../../support/agent-bundle.js'
 import { agentSeedScriptOf } from '../../support/agent-seed-script.js'
 import { type CliRun, runFleetkit } from '../../support/cli.js'

@@ -1,4 +1,4 @@
-// The certificate rows the gateway reads in bulk (src/store/certificates.ts): the warm-up's pages of
+// The certificate rows the gateway reads in bulk (src/store/pki/certificates.ts): the warm-up's pages of
 // live certificates (not revoked, not expired, of a node that may connect) in fingerprint order, and
 // the look-up of many fingerprints in one query.
 import assert from 'node:assert/strict'
@@ -9,9 +9,9 @@ import {
   insertNodeCertificate,
   listLiveCertificates,
   revokeNodeCertificates,
-} from '../../../src/store/certificates.js'
-import { rotationProgress } from '../../../src/store/ca-rotations.js'
-import { type NodeStatus, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
+} from '../../../src/store/pki/certificates.js'
+import { rotationProgress } from '../../../src/store/pki/ca-rotations.js'
+import { type NodeStatus, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import {
   type DisposablePostgres,
   type FreshDatabase,

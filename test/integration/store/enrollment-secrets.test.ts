@@ -1,4 +1,4 @@
-// A reissued enrollment secret (src/store/enrollment-secrets.ts): stored beside an enrolled node's
+// A reissued enrollment secret (src/store/nodes/enrollment-secrets.ts): stored beside an enrolled node's
 // status, consumable by that node once, and never a way around "provisioning" for other secrets.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
@@ -11,8 +11,8 @@ import {
   lockNodeSecretState,
   onDatabaseClock,
   reissueEnrollmentSecret,
-} from '../../../src/store/enrollment-secrets.js'
-import { getNode, setNodeHostKey, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes.js'
+} from '../../../src/store/nodes/enrollment-secrets.js'
+import { getNode, setNodeHostKey, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import {
   type DisposablePostgres,
   type FreshDatabase,

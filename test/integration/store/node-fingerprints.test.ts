@@ -6,8 +6,8 @@ import {
   forgetNodeFingerprints,
   getNodeFingerprints,
   recordNodeFingerprint,
-} from '../../../src/store/node-fingerprints.js'
-import { createSyncRun } from '../../../src/store/sync-ledger.js'
+} from '../../../src/store/sync/node-fingerprints.js'
+import { createSyncRun } from '../../../src/store/sync/sync-ledger.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 
 describe('store: node fingerprints', function () {

@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto'
 import { withTransaction } from '../../../src/store/database.js'
 import { appendEvent, listEvents } from '../../../src/store/events.js'
 import { HOST_FACT_STRING_MAX } from '../../../src/protocol/host-facts.js'
-import { consumeEnrollmentSecret, issueEnrollmentSecret } from '../../../src/store/enrollment-secrets.js'
-import { recordHeartbeats } from '../../../src/store/heartbeats.js'
+import { consumeEnrollmentSecret, issueEnrollmentSecret } from '../../../src/store/nodes/enrollment-secrets.js'
+import { recordHeartbeats } from '../../../src/store/nodes/heartbeats.js'
 import {
   countNodesByStatus,
   getNode,
@@ -13,7 +13,7 @@ import {
   setNodeHostKey,
   setNodeStatus,
   upsertDeclaredNode,
-} from '../../../src/store/nodes.js'
+} from '../../../src/store/nodes/nodes.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest()

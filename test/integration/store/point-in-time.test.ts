@@ -14,7 +14,7 @@ import { openDatabase, type Database } from '../../../src/store/database.js'
 import { restoreToTime } from '../../../src/store/embedded/point-in-time.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { appendEvent } from '../../../src/store/events.js'
-import { readArchiverStatus, switchWal } from '../../../src/store/wal-archive.js'
+import { readArchiverStatus, switchWal } from '../../../src/store/backup/wal-archive.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { appendEvent, listEvents } from '../../../src/store/events.js'
-import { createSyncRun, finishSyncRun, getSyncRun } from '../../../src/store/sync-ledger.js'
+import { createSyncRun, finishSyncRun, getSyncRun } from '../../../src/store/sync/sync-ledger.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { makeCsr, nodeKey } from '../../support/pki.js'

@@ -15,7 +15,7 @@ import {
   setSyncNode,
   SYNC_LOCK_KEY,
   type NewSyncRun,
-} from '../../../src/store/sync-ledger.js'
+} from '../../../src/store/sync/sync-ledger.js'
 import { releaseAdvisoryLock, tryAdvisoryLock } from '../../../src/store/advisory-lock.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 

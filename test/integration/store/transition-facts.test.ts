@@ -5,8 +5,8 @@ import { fixedClock } from '../../../src/config/clock.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import { checkTransitions } from '../../../src/definition/transitions/check-transitions.js'
 import type { Definition } from '../../../src/definition/types.js'
-import { completeJob, createJob, leaseNextJob } from '../../../src/store/jobs.js'
-import { upsertDeclaredNode } from '../../../src/store/nodes.js'
+import { completeJob, createJob, leaseNextJob } from '../../../src/store/scheduling/jobs.js'
+import { upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import {
   countActiveAllocations,
   countLiveLeases,
@@ -14,7 +14,7 @@ import {
   isCanaryProven,
   recordCanaryProof,
   storeTransitionFacts,
-} from '../../../src/store/transition-facts.js'
+} from '../../../src/store/scheduling/transition-facts.js'
 import {
   type DisposablePostgres,
   type FreshDatabase,

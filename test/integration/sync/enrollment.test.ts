@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict'
 
 import { fixedClock } from '../../../src/config/clock.js'
-import { recordHeartbeats } from '../../../src/store/heartbeats.js'
-import { insertNodeCertificate } from '../../../src/store/certificates.js'
-import { upsertDeclaredNode } from '../../../src/store/nodes.js'
+import { recordHeartbeats } from '../../../src/store/nodes/heartbeats.js'
+import { insertNodeCertificate } from '../../../src/store/pki/certificates.js'
+import { upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import { ensureAgentHeartbeating } from '../../../src/sync/enrollment.js'
 import type { RunContext } from '../../../src/sync/run-context.js'
 import {

@@ -16,9 +16,9 @@ import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { listEvents } from '../../../src/store/events.js'
-import { getNode } from '../../../src/store/nodes.js'
-import { getSyncRun, listSyncNodes } from '../../../src/store/sync-ledger.js'
-import { getCanaryProof } from '../../../src/store/transition-facts.js'
+import { getNode } from '../../../src/store/nodes/nodes.js'
+import { getSyncRun, listSyncNodes } from '../../../src/store/sync/sync-ledger.js'
+import { getCanaryProof } from '../../../src/store/scheduling/transition-facts.js'
 import {
   type ContainerHost,
   type HostRelease,
@@ -600,12 +600,12 @@ describe('fleetkit sync and drift on three container hosts', function () {
   })
 
   async function lastApplied() {
-    const { lastAppliedRevision } = await import('../../../src/store/sync-ledger.js')
+    const { lastAppliedRevision } = await import('../../../src/store/sync/sync-ledger.js')
     return lastAppliedRevision(db.pool)
   }
 
   async function latestRunning(): Promise<number | undefined> {
-    const { listUnfinishedSyncRuns } = await import('../../../src/store/sync-ledger.js')
+    const { listUnfinishedSyncRuns } = await import('../../../src/store/sync/sync-ledger.js')
     return (await listUnfinishedSyncRuns(db.pool))[0]?.id
   }
 })

@@ -14,7 +14,7 @@ import {
   getSyncRun,
   listUnfinishedSyncRuns,
   SYNC_LOCK_KEY,
-} from '../../../src/store/sync-ledger.js'
+} from '../../../src/store/sync/sync-ledger.js'
 import { tryAdvisoryLock } from '../../../src/store/advisory-lock.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { validDefinition } from '../../support/definition-fixture.js'

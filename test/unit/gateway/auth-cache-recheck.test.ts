@@ -7,7 +7,7 @@ import type pg from 'pg'
 
 import type { AgentAuthenticator } from '../../../src/gateway/auth/agent-auth.js'
 import { AuthCacheKeeper } from '../../../src/gateway/auth/auth-cache.js'
-import type { PresentedCertificate } from '../../../src/store/certificates.js'
+import type { PresentedCertificate } from '../../../src/store/pki/certificates.js'
 
 const NOT_AFTER = new Date('2026-12-02T00:00:00Z')
 

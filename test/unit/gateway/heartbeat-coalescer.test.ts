@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { HeartbeatCoalescer } from '../../../src/gateway/load/heartbeat-coalescer.js'
-import { type Heartbeat, mergeHeartbeat } from '../../../src/store/heartbeats.js'
+import { type Heartbeat, mergeHeartbeat } from '../../../src/store/nodes/heartbeats.js'
 
 function manualTimer() {
   let tick: (() => void) | undefined

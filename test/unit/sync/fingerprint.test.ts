@@ -8,7 +8,7 @@ import {
   fingerprintInputHash,
   probeCandidates,
 } from '../../../src/sync/fingerprint.js'
-import type { NodeFingerprintRow } from '../../../src/store/node-fingerprints.js'
+import type { NodeFingerprintRow } from '../../../src/store/sync/node-fingerprints.js'
 import type { RunContext } from '../../../src/sync/run-context.js'
 import { guarded } from '../../../src/sync/run-steps.js'
 

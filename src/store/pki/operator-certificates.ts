@@ -1,6 +1,6 @@
 // Operator client certificates (`fleetkit ca operator-cert`): stored by fingerprint so the
 // operator API can refuse a revoked or unknown one.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 export interface OperatorCertificateRow {
   id: string

@@ -1,6 +1,6 @@
 // The node lifecycle's writes: admit, drain, decommission, park and unpark, each one
 // conditional UPDATE (or a FOR UPDATE transaction step) plus its event; rules are in src/lifecycle/.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from './nodes.js'
 
 /** The node row locked FOR UPDATE, with its silence on the database's clock. Call inside a transaction. */

@@ -1,7 +1,7 @@
 // The sweep leader's lease: one row, its expiry set from the database's now(), so no gateway's
 // clock decides who sweeps. Claiming is one upsert: a holder renews its own lease, anyone else
 // takes it only when it expired; of gateways claiming at once, the row lock lets exactly one win.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 export interface SweepLeaseClaim {
   /** This holder holds the lease now (until `expiresAt`). */

@@ -3,7 +3,7 @@
 // node's cached certificate rows. Also the bulk re-read its periodic safety-net check uses.
 import type pg from 'pg'
 
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 const AUTH_CHANNEL = 'fleetkit_auth'
 

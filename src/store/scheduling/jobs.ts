@@ -1,6 +1,6 @@
 // Jobs the gateway leases to agents: one node each, a random lease token of which only
 // the SHA-256 is stored, conditional updates so a stale token or fenced node writes nothing.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 export type JobStatus = 'queued' | 'leased' | 'succeeded' | 'failed'
 

@@ -1,7 +1,7 @@
 // The volume columns of the nodes table (migration 0012): the Hetzner volume `node provision
 // --volume SIZE` creates and attaches, and `node decommission` detaches (and deletes with
 // --delete-volume). Each step is written before the next request, so a rerun continues it.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 /** Before the create request: a lost answer is then looked up by the node's label, never sent twice. */
 export async function recordVolumeIntent(q: Queryable, nodeId: string): Promise<void> {

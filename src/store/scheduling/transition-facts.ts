@@ -1,8 +1,8 @@
 // What `fleetkit validate --since` asks the state: a node's active allocations and live job
 // leases, and whether a canary run proved an image or agent version (recorded here by sync).
-import type { Clock } from '../config/clock.js'
-import type { TransitionFacts } from '../definition/transitions/facts.js'
-import type { Queryable } from './database.js'
+import type { Clock } from '../../config/clock.js'
+import type { TransitionFacts } from '../../definition/transitions/facts.js'
+import type { Queryable } from '../database.js'
 
 export type CanaryProofKind = 'image' | 'agentVersion'
 

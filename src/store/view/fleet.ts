@@ -1,8 +1,8 @@
 // The fleet as operators see it: each node with its heartbeat age (on the database's clock),
 // certificate expiry, capacity reserved by active allocations, and a lost node's reclamation.
-import type { Queryable } from './database.js'
-import type { EventRow } from './events.js'
-import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from './nodes.js'
+import type { Queryable } from '../database.js'
+import type { EventRow } from '../events.js'
+import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from '../nodes/nodes.js'
 
 export interface FleetNode extends NodeRow {
   /**

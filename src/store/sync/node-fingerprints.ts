@@ -1,6 +1,6 @@
 // Each node's fingerprint after its last full converge (migration 0009): what the next sync's probe
 // reads and compares. Written only after a full run converged the node; dropped when one did not.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 /** Something a role manages on a host, as the fleetkit_events callback reports it: a path, unit, package ... */
 export interface ManagedResource {

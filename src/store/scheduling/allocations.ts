@@ -2,9 +2,9 @@
 // cannot both fit the last capacity), release, list. The refusal rules live in src/lifecycle/.
 import type { Pool } from 'pg'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
-import { type Queryable, withTransaction } from './database.js'
-import { appendEvent } from './events.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { type Queryable, withTransaction } from '../database.js'
+import { appendEvent } from '../events.js'
 
 export interface AllocationRow {
   id: string

@@ -1,6 +1,6 @@
 // The sync ledger's SQL (migration 0008): one row per sync, dry run or drift check and one per
 // node of it; the fleet-wide sync lock; the revision the last complete sync applied.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 /** Held (session level) by the one `fleetkit sync` running against this fleet's state. */
 export const SYNC_LOCK_KEY = 7_020_865_410

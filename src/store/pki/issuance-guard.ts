@@ -2,10 +2,10 @@
 // in memory must not be one a rotation retired (aborted new CA, completed old CA). In the store:
 // the gateway's routes and the CLI's operator certificates (src/lifecycle) both issue, and it is
 // a lock and a query; the CA is named by its fingerprint, so the store needs nothing of src/pki.
-import { FleetkitError } from '../checks/fleetkit-error.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { issuingCaRetired } from './ca-rotations.js'
 import { takeIssuanceLockShared } from './certificates.js'
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 /** Seconds an agent waits before retrying: the PKI reload runs every 2 s. */
 const RETRY_AFTER_SECONDS = 3

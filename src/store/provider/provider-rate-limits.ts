@@ -3,7 +3,7 @@
 // (given as a function: the rule lives in src/provider/) and writes it back in one transaction.
 import type pg from 'pg'
 
-import { type Queryable, withTransaction } from './transaction.js'
+import { type Queryable, withTransaction } from '../transaction.js'
 
 /** One project's budget, as src/provider/rate-budget.ts keeps it (times in ms since the epoch). */
 export interface RateLimitRow {

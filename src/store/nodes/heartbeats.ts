@@ -2,8 +2,8 @@
 // (the gateway's coalescer and the batch writer both use it) and the one-statement batch write.
 // The facts are the protocol's (src/protocol, a layer below): the store writes what the wire carries,
 // bounded by the same function the gateway reads them with, so the two cannot disagree on a bound.
-import { type HostFacts, boundHostFacts } from '../protocol/host-facts.js'
-import type { Queryable } from './database.js'
+import { type HostFacts, boundHostFacts } from '../../protocol/host-facts.js'
+import type { Queryable } from '../database.js'
 
 export interface Heartbeat {
   nodeId: string

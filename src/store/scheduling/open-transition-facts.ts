@@ -1,11 +1,11 @@
 // Where `fleetkit validate --since` reads its transition facts: the state database when one is
 // reachable without starting anything (DATABASE_URL, or the embedded server already running).
-import { systemClock, type Clock } from '../config/clock.js'
-import { resolveStateDir, type Env } from '../config/state-dir.js'
-import { NO_STATE_FACTS, type TransitionFacts, type TransitionFactsSource } from '../definition/transitions/facts.js'
-import { openDatabase } from './database.js'
-import { inspectEmbeddedServer } from './embedded/server.js'
-import { lastAppliedRevision } from './sync-ledger.js'
+import { systemClock, type Clock } from '../../config/clock.js'
+import { resolveStateDir, type Env } from '../../config/state-dir.js'
+import { NO_STATE_FACTS, type TransitionFacts, type TransitionFactsSource } from '../../definition/transitions/facts.js'
+import { openDatabase } from '../database.js'
+import { inspectEmbeddedServer } from '../embedded/server.js'
+import { lastAppliedRevision } from '../sync/sync-ledger.js'
 import { storeTransitionFacts } from './transition-facts.js'
 
 export interface OpenTransitionFactsOptions {

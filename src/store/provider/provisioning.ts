@@ -1,7 +1,7 @@
 // The provisioning columns of the nodes table (spec 06 "fleetkit node provision"): the durable step,
 // the plan a --resume continues, the server it created, and the provider delete a decommission owes.
-import type { Queryable } from './database.js'
-import { NODE_COLUMNS, type NodeRow, toNode } from './nodes.js'
+import type { Queryable } from '../database.js'
+import { NODE_COLUMNS, type NodeRow, toNode } from '../nodes/nodes.js'
 
 export type ProvisionStep = 'pending' | 'server_requested' | 'awaiting_enrollment' | 'enrolled' | 'failed'
 

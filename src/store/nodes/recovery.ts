@@ -1,6 +1,6 @@
 // The state a recovery reads and changes: the node's recovery counter (each value used once)
 // and which certificate is the node's latest.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 /** Node statuses that may recover by a signed challenge; retired and lost nodes never do. */
 export const RECOVERABLE_STATUSES = ['active', 'unhealthy', 'draining'] as const

@@ -1,6 +1,6 @@
 // The sweep's SQL: silent nodes become unhealthy, then lost, judged on the DATABASE's clock
 // (now()), never a gateway's; a loss fences jobs, releases allocations and writes one event.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 /** Held (session level) by whoever is sweeping right now: a gateway's tick or `fleetkit sweep`. */
 export const SWEEP_LOCK_KEY = 7_020_865_401

@@ -1,6 +1,6 @@
 // Whether a node's agent is alive as the gateway saw it: its status, a live certificate and the age of
 // its last heartbeat on the database's clock (`fleetkit sync` reads it before and after an enrollment).
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 export interface AgentLiveness {
   status: string

@@ -1,6 +1,6 @@
 // The nodes table's rows: declared nodes, their status and SSH host key. Enrollment secrets
 // are in enrollment-secrets.ts, heartbeats and host facts in heartbeats.ts.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 export const NODE_STATUSES = [
   'provisioning',
@@ -16,7 +16,7 @@ export type NodeStatus = (typeof NODE_STATUSES)[number]
 
 export type ProvisionState = 'pending' | 'server_requested' | 'awaiting_enrollment' | 'enrolled' | 'failed'
 
-/** A provisioned data volume's step (migration 0012, src/store/provider-volumes.ts). */
+/** A provisioned data volume's step (migration 0012, src/store/provider/provider-volumes.ts). */
 export type VolumeState = 'planned' | 'requested' | 'created' | 'attached' | 'detached' | 'deleted'
 
 export interface NodeRow {

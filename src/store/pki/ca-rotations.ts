@@ -1,6 +1,6 @@
 // CA rotations in the state: the rotation row and its phases, the exclusive side of the issuance
 // lock, and the certificate questions rotation asks (who has renewed, who would be cut off).
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 import { ISSUANCE_LOCK_KEY } from './certificates.js'
 
 type RotationStatus = 'begun' | 'completed' | 'aborted'

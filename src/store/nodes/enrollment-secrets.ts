@@ -1,7 +1,7 @@
 // Enrollment secrets of the nodes table: only the SHA-256 of a single-use secret is stored;
 // one conditional UPDATE consumes it, so of concurrent attempts with one secret exactly one wins.
 // A secret reissued on purpose to an enrolled node leaves its status and certificates alone.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 import { NODE_COLUMNS, type NodeRow, toNode } from './nodes.js'
 
 /**

@@ -1,6 +1,6 @@
 // What fleetkit's schema holds, read from PostgreSQL's catalogs: its tables in foreign-key order
 // with their columns, its sequences; and removing all of it (a restore replaces the whole schema).
-import type { Queryable } from './transaction.js'
+import type { Queryable } from '../transaction.js'
 
 export interface TableColumn {
   name: string

@@ -1,6 +1,6 @@
 // The agent certificates the gateway issued: insert at enrollment and renewal, find
 // by fingerprint on every mTLS request, revoke older ones on a renewed one's first use.
-import type { Queryable } from './database.js'
+import type { Queryable } from '../database.js'
 
 /** Issuance holds this advisory lock shared; CA rotation phases take it exclusively. */
 export const ISSUANCE_LOCK_KEY = 7_020_865_312

@@ -3,15 +3,15 @@
 // Nothing is visible to anyone until it all commits; any failure rolls all of it back.
 import type pg from 'pg'
 
-import { FleetkitError } from '../checks/fleetkit-error.js'
+import { FleetkitError } from '../../checks/fleetkit-error.js'
 import {
   applyMigrationsWithin,
   assertSchemaCompatible,
   loadMigrations,
   type Migration,
   MIGRATION_LOCK_KEY,
-} from './migrate.js'
-import { sqlState } from './pg-errors.js'
+} from '../migrate.js'
+import { sqlState } from '../pg-errors.js'
 import {
   currentSchema,
   dropSchemaObjects,
@@ -22,7 +22,7 @@ import {
   type TableColumn,
 } from './schema-objects.js'
 import type { SnapshotSequence } from './snapshot-export.js'
-import { withTransaction } from './transaction.js'
+import { withTransaction } from '../transaction.js'
 
 export interface TableToLoad {
   name: string

@@ -2,9 +2,9 @@
 // READ ONLY transaction (one consistent view while gateways keep writing), as JSON lines per row.
 import type pg from 'pg'
 
-import { assertSchemaCompatible, type Migration } from './migrate.js'
+import { assertSchemaCompatible, type Migration } from '../migrate.js'
 import { currentSchema, listSequences, listTables, qualified, type SchemaTable } from './schema-objects.js'
-import { withTransaction } from './transaction.js'
+import { withTransaction } from '../transaction.js'
 
 interface SnapshotTable extends SchemaTable {
   /** @minimum 0 */

@@ -1,7 +1,7 @@
 // What the gateway's status page reads beyond the fleet list (fleet.ts): each node's latest
 // finished `checks` job counted by status, each node's latest sync, and the newest events.
-import type { Queryable } from './database.js'
-import type { EventRow } from './events.js'
+import type { Queryable } from '../database.js'
+import type { EventRow } from '../events.js'
 
 export interface NodeCheckSummary {
   nodeId: string

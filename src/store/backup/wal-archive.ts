@@ -3,7 +3,7 @@
 // archiver's progress, and the non-exclusive base backup API (pg_backup_start/pg_backup_stop, one session).
 import type pg from 'pg'
 
-import { type Queryable, type StatePool, type StateTransaction, withSession } from './transaction.js'
+import { type Queryable, type StatePool, type StateTransaction, withSession } from '../transaction.js'
 
 /** What PostgreSQL's archiver says: its settings, its last success and failure, the WAL still waiting. */
 export interface ArchiverStatus {
