@@ -7,8 +7,41 @@ import { ensureDescriptorBudget } from './tls/descriptor-limit.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING } from './load/load-shedder.js'
 import { DEFAULT_TUNING } from './tuning.js'
 import type { RunningGateway } from './gateway.js'
+import type { GatewayOptions } from './gateway-types.js'
 import type { SweepFunction } from './sweeper.js'
 import { createLogger, type Logger } from '../log/logger.js'
+
+/** What the gateway's options take from its configuration: binds, PKI directory, lifetimes and tuning. */
+export function gatewayOptionsFromConfig(
+  config: GatewayConfig,
+): Pick<
+  GatewayOptions,
+  | 'pkiDir'
+  | 'enrollBind'
+  | 'agentBind'
+  | 'metricsBind'
+  | 'agentCertLifetimeSeconds'
+  | 'tuning'
+  | 'recoveryWindowSeconds'
+> {
+  return {
+    pkiDir: config.pkiDir,
+    enrollBind: config.enrollBind,
+    agentBind: config.agentBind,
+    metricsBind: config.metricsBind,
+    agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
+    tuning: {
+      enrollConnections: config.enrollConnections,
+      agentConnections: config.agentConnections,
+      loadShedding: {
+        ...DEFAULT_LOAD_SHEDDER_TUNING,
+        delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity],
+      },
+      sweepLeaseMs: config.sweepLeaseSeconds * 1000,
+    },
+    recoveryWindowSeconds: config.recoveryWindowSeconds,
+  }
+}
 
 export interface ServeResult {
   stoppedBy: string
@@ -47,23 +80,9 @@ export async function serveGateway(
   let gateway: RunningGateway
   try {
     gateway = await startGateway({
+      ...gatewayOptionsFromConfig(config),
       pool: database.pool,
       pki,
-      pkiDir: config.pkiDir,
-      enrollBind: config.enrollBind,
-      agentBind: config.agentBind,
-      metricsBind: config.metricsBind,
-      agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
-      tuning: {
-        enrollConnections: config.enrollConnections,
-        agentConnections: config.agentConnections,
-        loadShedding: {
-          ...DEFAULT_LOAD_SHEDDER_TUNING,
-          delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity],
-        },
-        sweepLeaseMs: config.sweepLeaseSeconds * 1000,
-      },
-      recoveryWindowSeconds: config.recoveryWindowSeconds,
       logger,
       // The embedded default is this machine's own server: when it dies (its postmaster is gone, not
       // merely slow to answer), the gateway starts it again.

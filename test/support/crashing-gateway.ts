@@ -6,7 +6,7 @@ import 'reflect-metadata'
 
 import { formatBind, loadGatewayConfig } from '../../src/gateway/config.js'
 import { startGatewayWithControls } from '../../src/gateway/gateway.js'
-import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load/load-shedder.js'
+import { gatewayOptionsFromConfig } from '../../src/gateway/serve.js'
 import { createLogger } from '../../src/log/logger.js'
 import { loadPkiSet } from '../../src/pki/pki-set.js'
 import { openDatabase } from '../../src/store/database.js'
@@ -15,27 +15,9 @@ const logger = createLogger({ component: 'gateway', env: process.env })
 const config = loadGatewayConfig(process.env)
 const pki = await loadPkiSet(config.pkiDir, new Date())
 const database = await openDatabase({ databaseUrl: config.databaseUrl ?? '', stateDir: config.stateDir })
+// As `fleetkit gateway serve` builds them from the same variables.
 const gateway = await startGatewayWithControls(
-  {
-    pool: database.pool,
-    pki,
-    pkiDir: config.pkiDir,
-    enrollBind: config.enrollBind,
-    agentBind: config.agentBind,
-    metricsBind: config.metricsBind,
-    agentCertLifetimeSeconds: config.agentCertLifetimeSeconds,
-    // As `fleetkit gateway serve` tunes it from the same variables (the test turns delay-based shedding off).
-    tuning: {
-      enrollConnections: config.enrollConnections,
-      agentConnections: config.agentConnections,
-      loadShedding: {
-        ...DEFAULT_LOAD_SHEDDER_TUNING,
-        delayThresholdsMs: config.shedDelayThresholdsMs ?? [Infinity, Infinity, Infinity],
-      },
-    },
-    recoveryWindowSeconds: config.recoveryWindowSeconds,
-    logger,
-  },
+  { ...gatewayOptionsFromConfig(config), pool: database.pool, pki, logger },
   { afterEnrollmentCommit: () => process.kill(process.pid, 'SIGKILL') },
 )
 logger('info', 'listening', { listener: 'enroll', address: formatBind(gateway.enrollAddress) })
