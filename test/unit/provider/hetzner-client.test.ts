@@ -172,6 +172,7 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
           fingerprint: `f${i}`,
           public_key: `ssh-ed25519 K${i}`,
           labels: {},
+          created: '2026-03-01T12:00:00.000Z',
         })
       }
       const keys = await client.listSshKeys()
