@@ -21,7 +21,8 @@ describe('the Hetzner stub driven by Hetzner’s own CLI (hcloud)', function () 
 
   before(async function () {
     const found = await runProcess('sh', ['-c', 'command -v hcloud']).catch(() => undefined)
-    if (found?.code !== 0) this.skip() // scripts/install-test-deps installs Debian's hcloud-cli
+    // Never skipped: a missing CLI fails here, with what installs it.
+    assert.equal(found?.code, 0, "hcloud is not installed: scripts/install-test-deps installs Debian's hcloud-cli")
     // The system clock: hcloud polls the create's action on its own and must see it finish.
     stub = await startHetznerStub({ clock: systemClock, actionDurationMs: 300 })
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-hcloud-'))
