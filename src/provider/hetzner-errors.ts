@@ -2,6 +2,7 @@
 // spec 06 lists them; the provider's own code, the HTTP status and X-Correlation-Id stay in data.
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { FailureCode } from '../checks/failure-codes.js'
+import type { HetznerErrorCode } from './hetzner-error-codes.js'
 
 /** What a failed response said, already parsed. */
 export interface ApiFailure {
@@ -18,7 +19,7 @@ interface Mapping {
   action: string
 }
 
-// Written as `code: 'X'` so the codes-have-runbooks rule sees every use.
+// Written as `code: 'X'` so the codes-have-runbooks rule sees every use; keyed by the API's codes only.
 const BY_API_CODE: Record<string, Mapping> = {
   resource_limit_exceeded: {
     code: 'PROVIDER_QUOTA_EXCEEDED',
@@ -39,7 +40,7 @@ const BY_API_CODE: Record<string, Mapping> = {
   server_error: { code: 'PROVIDER_UNAVAILABLE', action: 'run it again later (status.hetzner.com)' },
   unavailable: { code: 'PROVIDER_UNAVAILABLE', action: 'run it again later (status.hetzner.com)' },
   timeout: { code: 'PROVIDER_UNAVAILABLE', action: 'run it again later (status.hetzner.com)' },
-}
+} satisfies Partial<Record<HetznerErrorCode, Mapping>>
 
 const OTHER: Mapping = { code: 'PROVIDER_ERROR', action: 'read the provider message; fleetkit runbook PROVIDER_ERROR' }
 

@@ -6,6 +6,7 @@ import type { Socket } from 'node:net'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { type Clock, systemClock } from '../config/clock.js'
+import type { HetznerErrorCode } from './hetzner-error-codes.js'
 import { StubApi } from './stub-api.js'
 import { apiError, type StubResponse } from './stub-errors.js'
 
@@ -35,7 +36,7 @@ interface StubFault {
   kind: 'status' | 'hang' | 'reset'
   /** For `status`: the HTTP status (default 503) and error code (default `unavailable`). */
   status?: number
-  code?: string
+  code?: HetznerErrorCode
   /** Carry out the request first (a create makes its server), then fail: an ambiguous failure. */
   afterEffect?: boolean
   /** How many requests it hits (default 1). */

@@ -1,11 +1,20 @@
 // The local Hetzner Cloud stub's resources and routes, without HTTP: servers, catalogue, SSH keys,
 // firewalls, placement groups, volumes and actions that finish after a delay on the injected clock.
+// Every answer carries each field hcloud-go's schema structs name (stub-resources.ts).
 import type { Clock } from '../config/clock.js'
-import type { Action, Firewall, Labels, PlacementGroup, Server, SshKey, Volume } from './hetzner-types.js'
-import { STUB_IMAGES, STUB_LOCATIONS, STUB_SERVER_TYPES } from './stub-catalogue.js'
+import type { Action, Labels } from './hetzner-types.js'
+import { STUB_DATACENTERS, STUB_IMAGES, STUB_LOCATIONS, STUB_SERVER_TYPES } from './stub-catalogue.js'
 import { apiError, invalidInput, type StubResponse, uniquenessError } from './stub-errors.js'
 import { listPage } from './stub-list.js'
 import { applyFirewall, createFirewall, setFirewallRules } from './stub-firewalls.js'
+import type {
+  StubDatacenter,
+  StubFirewall,
+  StubPlacementGroup,
+  StubServer,
+  StubSshKey,
+  StubVolume,
+} from './stub-resources.js'
 import { attachVolume, createVolume, deleteVolume, detachVolume, detachVolumesOf } from './stub-volumes.js'
 
 export interface StubRequest {
@@ -18,6 +27,8 @@ export interface StubRequest {
 
 /** The API's limit on user_data. */
 const USER_DATA_MAX_BYTES = 32_768
+/** A server's monthly traffic allowance in bytes (20 TB), as the API reports it. */
+const INCLUDED_TRAFFIC = 21_990_232_555_520
 const NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i
 
 interface PendingAction {
@@ -27,17 +38,19 @@ interface PendingAction {
 }
 
 export class StubApi {
-  readonly servers = new Map<number, Server>()
-  readonly sshKeys = new Map<number, SshKey>()
-  readonly firewalls = new Map<number, Firewall>()
-  readonly placementGroups = new Map<number, PlacementGroup>()
-  readonly volumes = new Map<number, Volume>()
+  readonly servers = new Map<number, StubServer>()
+  readonly sshKeys = new Map<number, StubSshKey>()
+  readonly firewalls = new Map<number, StubFirewall>()
+  readonly placementGroups = new Map<number, StubPlacementGroup>()
+  readonly volumes = new Map<number, StubVolume>()
   readonly actions = new Map<number, PendingAction>()
   /** Project limits (resource_limit_exceeded past them). */
   quota = { servers: 100 }
   /** `type@location` pairs that answer resource_unavailable (a sold-out type). */
   readonly unavailable = new Set<string>()
   private nextId = 1000
+  /** Primary IPs are a resource of their own at the API, numbered apart from the rest. */
+  private nextPrimaryIpId = 40_000_000
 
   constructor(
     private readonly clock: Clock,
@@ -62,8 +75,25 @@ export class StubApi {
         return this.deleteServer(id!)
       case 'GET /server_types':
         return listPage(request.query, 'server_types', STUB_SERVER_TYPES)
+      case 'GET /server_types/{id}':
+        return this.one(
+          'server_type',
+          STUB_SERVER_TYPES.find((t) => t.id === id),
+        )
       case 'GET /locations':
         return listPage(request.query, 'locations', STUB_LOCATIONS)
+      case 'GET /locations/{id}':
+        return this.one(
+          'location',
+          STUB_LOCATIONS.find((l) => l.id === id),
+        )
+      case 'GET /datacenters':
+        return listPage(request.query, 'datacenters', this.datacenters())
+      case 'GET /datacenters/{id}':
+        return this.one(
+          'datacenter',
+          this.datacenters().find((d) => d.id === id),
+        )
       case 'GET /images':
         return listPage(request.query, 'images', STUB_IMAGES, (image) =>
           ['type', 'architecture'].every((key) => {
@@ -71,12 +101,21 @@ export class StubApi {
             return wanted === null || (image as unknown as Record<string, unknown>)[key] === wanted
           }),
         )
+      case 'GET /images/{id}':
+        return this.one(
+          'image',
+          STUB_IMAGES.find((i) => i.id === id),
+        )
       case 'GET /ssh_keys':
         return listPage(request.query, 'ssh_keys', [...this.sshKeys.values()])
+      case 'GET /ssh_keys/{id}':
+        return this.one('ssh_key', this.sshKeys.get(id!))
       case 'POST /ssh_keys':
         return this.createSshKey(request.body)
       case 'GET /firewalls':
         return listPage(request.query, 'firewalls', [...this.firewalls.values()])
+      case 'GET /firewalls/{id}':
+        return this.one('firewall', this.firewalls.get(id!))
       case 'POST /firewalls':
         return createFirewall(this, request.body)
       case 'POST /firewalls/{id}/actions/set_rules':
@@ -85,6 +124,8 @@ export class StubApi {
         return applyFirewall(this, id!, request.body)
       case 'GET /placement_groups':
         return listPage(request.query, 'placement_groups', [...this.placementGroups.values()])
+      case 'GET /placement_groups/{id}':
+        return this.one('placement_group', this.placementGroups.get(id!))
       case 'POST /placement_groups':
         return this.createPlacementGroup(request.body)
       case 'GET /volumes':
@@ -157,6 +198,17 @@ export class StubApi {
     return action
   }
 
+  /** The datacenters, with the types sold out there (`unavailable`) left out of `available`. */
+  private datacenters(): StubDatacenter[] {
+    return STUB_DATACENTERS.map((dc) => {
+      const available = dc.server_types.supported.filter((typeId) => {
+        const type = STUB_SERVER_TYPES.find((t) => t.id === typeId)
+        return !this.unavailable.has(`${type?.name}@${dc.location.name}`)
+      })
+      return { ...dc, server_types: { ...dc.server_types, available } }
+    })
+  }
+
   private one(key: string, item: unknown): StubResponse {
     return item === undefined ? apiError(404, 'not_found', `${key} not found`) : { status: 200, body: { [key]: item } }
   }
@@ -186,8 +238,11 @@ export class StubApi {
         return invalidInput('ssh_keys', 'SSH key not found')
     }
     const firewallIds = (Array.isArray(body.firewalls) ? body.firewalls : []) as { firewall?: unknown }[]
+    const firewalls: StubFirewall[] = []
     for (const f of firewallIds) {
-      if (!this.firewalls.has(Number(f.firewall))) return invalidInput('firewalls', 'firewall not found')
+      const firewall = this.firewalls.get(Number(f.firewall))
+      if (!firewall) return invalidInput('firewalls', 'firewall not found')
+      firewalls.push(firewall)
     }
     const placement =
       body.placement_group === undefined ? undefined : this.placementGroups.get(Number(body.placement_group))
@@ -207,26 +262,44 @@ export class StubApi {
     }
     const id = this.newId()
     const n = this.servers.size + 1
-    const server: Server = {
+    // 198.18.0.0/15 (benchmarking): never a real host's address.
+    const ipv4 = `198.18.${(id >> 8) & 255}.${id & 255}`
+    const server: StubServer = {
       id,
       name: body.name,
       status: 'initializing',
       created: this.clock.now().toISOString(),
       labels: { ...labels },
       server_type: type,
-      datacenter: { name: `${location.name}-dc14`, location },
+      datacenter: STUB_DATACENTERS.find((dc) => dc.location.name === location.name)!,
       image,
       public_net: {
-        // 198.18.0.0/15 (benchmarking): never a real host's address.
-        ipv4: { ip: `198.18.${(id >> 8) & 255}.${id & 255}` },
-        ipv6: { ip: `2001:db8:${n.toString(16)}::/64` },
-        firewalls: firewallIds.map((f) => ({ id: Number(f.firewall), status: 'applied' })),
+        ipv4: {
+          id: this.nextPrimaryIpId++,
+          ip: ipv4,
+          blocked: false,
+          dns_ptr: `static.${ipv4.split('.').reverse().join('.')}.clients.your-server.de`,
+        },
+        ipv6: { id: this.nextPrimaryIpId++, ip: `2001:db8:${n.toString(16)}::/64`, blocked: false, dns_ptr: [] },
+        floating_ips: [],
+        firewalls: firewalls.map((f) => ({ id: f.id, status: 'applied' })),
       },
       private_net: [],
+      included_traffic: INCLUDED_TRAFFIC,
+      outgoing_traffic: 0,
+      ingoing_traffic: 0,
+      backup_window: null,
+      rescue_enabled: false,
+      iso: null,
+      locked: false,
+      protection: { delete: false, rebuild: false },
+      volumes: [],
+      primary_disk_size: type.disk,
       placement_group: placement ?? null,
     }
     this.servers.set(id, server)
     placement?.servers.push(id)
+    for (const firewall of firewalls) firewall.applied_to.push({ type: 'server', server: { id } })
     const resources = [{ id, type: 'server' }]
     const action = this.action('create_server', resources, () => {
       if (this.servers.get(id)?.status === 'initializing') server.status = 'running'
@@ -244,6 +317,9 @@ export class StubApi {
     this.servers.delete(id)
     detachVolumesOf(this, id)
     for (const group of this.placementGroups.values()) group.servers = group.servers.filter((s) => s !== id)
+    for (const firewall of this.firewalls.values()) {
+      firewall.applied_to = firewall.applied_to.filter((r) => r.type !== 'server' || r.server.id !== id)
+    }
     return { status: 200, body: { action: this.action('delete_server', [{ id, type: 'server' }]) } }
   }
 
@@ -259,12 +335,13 @@ export class StubApi {
       return uniquenessError('SSH key', 'public_key')
     }
     const id = this.newId()
-    const key: SshKey = {
+    const key: StubSshKey = {
       id,
       name: body.name,
       fingerprint: `stub:${id.toString(16).padStart(2, '0')}`,
       public_key: body.public_key,
       labels: (body.labels ?? {}) as Labels,
+      created: this.nowIso(),
     }
     this.sshKeys.set(id, key)
     return { status: 201, body: { ssh_key: key } }
@@ -277,15 +354,17 @@ export class StubApi {
     if ([...this.placementGroups.values()].some((g) => g.name === body.name)) {
       return uniquenessError('placement group')
     }
-    const group: PlacementGroup = {
+    const group: StubPlacementGroup = {
       id: this.newId(),
       name: body.name,
       labels: (body.labels ?? {}) as Labels,
+      created: this.nowIso(),
       type: 'spread',
       servers: [],
     }
     this.placementGroups.set(group.id, group)
-    return { status: 201, body: { placement_group: group } }
+    // The API creates a placement group at once: its answer's action is null.
+    return { status: 201, body: { placement_group: group, action: null } }
   }
 }
 

@@ -1,12 +1,13 @@
 // The local Hetzner Cloud stub's answers and error bodies, shaped as the public API's:
-// {"error": {"code", "message", "details"}}; invalid_input names its field.
+// {"error": {"code", "message", "details"}}; invalid_input names its field. The codes are the client's.
+import type { HetznerErrorCode } from './hetzner-error-codes.js'
 
 export interface StubResponse {
   status: number
   body: unknown
 }
 
-export function apiError(status: number, code: string, message: string, details: unknown = {}): StubResponse {
+export function apiError(status: number, code: HetznerErrorCode, message: string, details: unknown = {}): StubResponse {
   return { status, body: { error: { code, message, details } } }
 }
 

@@ -1,13 +1,17 @@
 // The local Hetzner Cloud stub's firewalls: create (with rules and apply_to), set_rules replacing
 // every rule, apply_to_resources; the API's limits on rules (at most 50, ports only for tcp and udp).
-import type { Action, Firewall, FirewallRule, Labels } from './hetzner-types.js'
+// Rules are answered whole (source_ips, destination_ips, port, description), as the API sends them.
+import type { Action, FirewallResource, FirewallRule, Labels } from './hetzner-types.js'
 import { apiError, invalidInput, type StubResponse, uniquenessError } from './stub-errors.js'
+import type { StubFirewall, StubFirewallRule, StubServer } from './stub-resources.js'
 
-/** What the firewall routes need of the stub: its firewalls, fresh IDs and actions. */
+/** What the firewall routes need of the stub: its firewalls and servers, fresh IDs, actions, the time. */
 export interface FirewallContext {
-  firewalls: Map<number, Firewall>
+  firewalls: Map<number, StubFirewall>
+  servers: Map<number, StubServer>
   newId(): number
   action(command: string, resources: { id: number; type: string }[]): Action
+  nowIso(): string
 }
 
 export function createFirewall(ctx: FirewallContext, input: unknown): StubResponse {
@@ -18,12 +22,19 @@ export function createFirewall(ctx: FirewallContext, input: unknown): StubRespon
   const bad = invalidRules(rules)
   if (bad) return bad
   const id = ctx.newId()
-  const firewall: Firewall = { id, name: body.name, labels: (body.labels ?? {}) as Labels, rules, applied_to: [] }
+  const firewall: StubFirewall = {
+    id,
+    name: body.name,
+    labels: (body.labels ?? {}) as Labels,
+    created: ctx.nowIso(),
+    rules: rules.map(wholeRule),
+    applied_to: [],
+  }
   ctx.firewalls.set(id, firewall)
   const actions = [ctx.action('set_firewall_rules', [{ id, type: 'firewall' }])]
-  const applyTo = Array.isArray(body.apply_to) ? body.apply_to : []
+  const applyTo = (Array.isArray(body.apply_to) ? body.apply_to : []) as FirewallResource[]
   if (applyTo.length > 0) {
-    firewall.applied_to.push(...applyTo)
+    applyTo.forEach((resource) => applyOne(ctx, firewall, resource))
     actions.push(ctx.action('apply_firewall', [{ id, type: 'firewall' }]))
   }
   return { status: 201, body: { firewall, actions } }
@@ -36,7 +47,7 @@ export function setFirewallRules(ctx: FirewallContext, id: number, input: unknow
   if (!Array.isArray(rules)) return invalidInput('rules', 'rules is required')
   const bad = invalidRules(rules as FirewallRule[])
   if (bad) return bad
-  firewall.rules = rules as FirewallRule[]
+  firewall.rules = (rules as FirewallRule[]).map(wholeRule)
   return { status: 201, body: { actions: [ctx.action('set_firewall_rules', [{ id, type: 'firewall' }])] } }
 }
 
@@ -47,8 +58,31 @@ export function applyFirewall(ctx: FirewallContext, id: number, input: unknown):
   if (!Array.isArray(applyTo) || applyTo.length === 0) return invalidInput('apply_to', 'apply_to is required')
   const already = applyTo.find((r) => firewall.applied_to.some((a) => JSON.stringify(a) === JSON.stringify(r)))
   if (already) return apiError(422, 'firewall_already_applied', 'firewall is already applied to the resource')
-  firewall.applied_to.push(...applyTo)
+  const missing = (applyTo as FirewallResource[]).find((r) => r.type === 'server' && !ctx.servers.has(r.server?.id))
+  if (missing) return apiError(404, 'firewall_resource_not_found', 'the server to apply the firewall to was not found')
+  for (const resource of applyTo as FirewallResource[]) applyOne(ctx, firewall, resource)
   return { status: 201, body: { actions: [ctx.action('apply_firewall', [{ id, type: 'firewall' }])] } }
+}
+
+/** Records the resource on the firewall and, for a server, the firewall on the server's public_net. */
+function applyOne(ctx: FirewallContext, firewall: StubFirewall, resource: FirewallResource): void {
+  firewall.applied_to.push(resource)
+  const server = resource.type === 'server' ? ctx.servers.get(resource.server.id) : undefined
+  if (server && !server.public_net.firewalls.some((f) => f.id === firewall.id)) {
+    server.public_net.firewalls.push({ id: firewall.id, status: 'applied' })
+  }
+}
+
+/** A rule as the API stores and answers it: every field, empty or null where the request had none. */
+function wholeRule(rule: FirewallRule): StubFirewallRule {
+  return {
+    direction: rule.direction,
+    source_ips: rule.source_ips ?? [],
+    destination_ips: rule.destination_ips ?? [],
+    protocol: rule.protocol,
+    port: rule.port ?? null,
+    description: rule.description ?? null,
+  }
 }
 
 function invalidRules(rules: FirewallRule[]): StubResponse | undefined {

@@ -3,12 +3,13 @@
 // when they finish, `locked` while one runs, and a volume that must be detached before it is deleted.
 import { STUB_LOCATIONS } from './stub-catalogue.js'
 import { apiError, invalidInput, type StubResponse, uniquenessError } from './stub-errors.js'
-import type { Action, Labels, Server, Volume } from './hetzner-types.js'
+import type { Action, Labels } from './hetzner-types.js'
+import type { StubServer, StubVolume } from './stub-resources.js'
 
 /** What the volume routes need of the stub: its volumes and servers, fresh IDs and actions. */
 export interface VolumeContext {
-  volumes: Map<number, Volume>
-  servers: Map<number, Server>
+  volumes: Map<number, StubVolume>
+  servers: Map<number, StubServer>
   newId(): number
   action(command: string, resources: { id: number; type: string }[], onFinish?: () => void): Action
   /** Whether an action on this resource is still running. */
@@ -40,7 +41,7 @@ export function createVolume(ctx: VolumeContext, input: unknown): StubResponse {
   if (!location) return invalidInput('location', 'location not found')
   if ([...ctx.volumes.values()].some((v) => v.name === body.name)) return uniquenessError('volume')
   const id = ctx.newId()
-  const volume: Volume = {
+  const volume: StubVolume = {
     id,
     name: body.name,
     created: ctx.nowIso(),
@@ -60,10 +61,8 @@ export function createVolume(ctx: VolumeContext, input: unknown): StubResponse {
   })
   const next = server
     ? [
-        ctx.action(
-          'attach_volume',
-          [...resources, { id: server.id, type: 'server' }],
-          () => (volume.server = server.id),
+        ctx.action('attach_volume', [...resources, { id: server.id, type: 'server' }], () =>
+          attach(ctx, volume, server.id),
         ),
       ]
     : []
@@ -88,7 +87,7 @@ export function attachVolume(ctx: VolumeContext, id: number, input: unknown): St
       { id, type: 'volume' },
       { id: server.id, type: 'server' },
     ],
-    () => (volume.server = server.id),
+    () => attach(ctx, volume, server.id),
   )
   return { status: 201, body: { action } }
 }
@@ -103,7 +102,7 @@ export function detachVolume(ctx: VolumeContext, id: number): StubResponse {
     { id, type: 'volume' },
     { id: volume.server, type: 'server' },
   ]
-  const action = ctx.action('detach_volume', resources, () => (volume.server = null))
+  const action = ctx.action('detach_volume', resources, () => attach(ctx, volume, null))
   return { status: 201, body: { action } }
 }
 
@@ -116,6 +115,15 @@ export function deleteVolume(ctx: VolumeContext, id: number): StubResponse {
   if (volume.server !== null) return apiError(409, 'conflict', 'volume is attached to a server, detach it first')
   ctx.volumes.delete(id)
   return { status: 204, body: undefined }
+}
+
+/** Attaches the volume to the server (null: detaches it), on both sides: `server` and the server's `volumes`. */
+function attach(ctx: VolumeContext, volume: StubVolume, serverId: number | null): void {
+  const before = volume.server === null ? undefined : ctx.servers.get(volume.server)
+  if (before) before.volumes = before.volumes.filter((v) => v !== volume.id)
+  volume.server = serverId
+  const after = serverId === null ? undefined : ctx.servers.get(serverId)
+  if (after && !after.volumes.includes(volume.id)) after.volumes.push(volume.id)
 }
 
 /** Deleting a server detaches its volumes; they are kept. */

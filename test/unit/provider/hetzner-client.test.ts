@@ -8,6 +8,7 @@ import { type FleetkitError, isFleetkitError } from '../../../src/checks/fleetki
 import { errorEnvelope, humanErrorLines } from '../../../src/cli/error-output.js'
 import { memoryLogger } from '../../../src/log/logger.js'
 import { HetznerClient } from '../../../src/provider/hetzner.js'
+import type { HetznerErrorCode } from '../../../src/provider/hetzner-error-codes.js'
 import type { HetznerStub } from '../../../src/provider/hetzner-stub.js'
 import type { CreateServerRequest } from '../../../src/provider/hetzner-types.js'
 import { stubAndClient } from '../../support/hetzner-timeline.js'
@@ -171,6 +172,7 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
           fingerprint: `f${i}`,
           public_key: `ssh-ed25519 K${i}`,
           labels: {},
+          created: '2026-03-01T12:00:00.000Z',
         })
       }
       const keys = await client.listSshKeys()
@@ -433,7 +435,7 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
       assert.deepEqual(error.data?.fields, ['user_data'])
     })
 
-    const injected: [number, string, string][] = [
+    const injected: [number, HetznerErrorCode, string][] = [
       [403, 'forbidden', 'PROVIDER_UNAUTHORIZED'],
       [401, 'token_readonly', 'PROVIDER_UNAUTHORIZED'],
       [403, 'maintenance', 'PROVIDER_UNAVAILABLE'],
