@@ -151,8 +151,8 @@ class CallbackModule(CallbackBase):
     def _difference(result):
         """
         What a changed task would change (check mode with --diff): Ansible's own diff of a file or
-        template, and a role's structured differences (a task's `fleetkit_differences`: the setting,
-        its value now and the one wanted). Never the values of a no_log task, nor of a task the role
+        template, a role's own before and after (a task's `fleetkit_diff`) and its structured
+        differences (a task's `fleetkit_differences`: the setting, its value now and the one wanted). Never the values of a no_log task, nor of a task the role
         keeps out of diffs with `diff: false` (a file that holds a secret): only that it changed.
         """
         if not context.CLIARGS.get('diff'):
@@ -174,6 +174,8 @@ class CallbackModule(CallbackBase):
             path = item.get('dest') or args.get('dest') or item.get('path') or args.get('path')
             for d in (diffs if isinstance(diffs, list) else [diffs]):
                 lines.extend(_unified(d, path if isinstance(path, str) else None))
+            # A role's own before/after (a debug task's fleetkit_diff): the firewall's live table against its candidate.
+            lines.extend(_unified(item.get('fleetkit_diff')))
             settings.extend(_settings(item.get('fleetkit_differences')))
         if not lines and not settings:
             return None

@@ -80,8 +80,16 @@ describe('sync: check mode shows the difference (real ansible-playbook, connecti
         'Write a secret without logging it',
         'Write a file kept out of diffs',
         'Report the settings that differ',
+        'Report the rules that would be applied',
       ],
     )
+    assert.deepEqual(byTask.get('Report the rules that would be applied')!.lines, [
+      '--- table inet fleetkit (now)',
+      '+++ table inet fleetkit (wanted)',
+      '@@ -1 +1 @@',
+      '-tcp dport 22 accept',
+      '+tcp dport 2222 accept',
+    ])
     assert.deepEqual(byTask.get('Write the motd')!.lines, [
       `--- ${files()}/motd (now)`,
       `+++ ${files()}/motd (wanted)`,
