@@ -13,10 +13,12 @@ requirements:
   - FLEETKIT_EVENTS_FILE set in the environment
 '''
 
+import difflib
 import json
 import os
 import time
 
+from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 # What a task manages, by module: recorded after a converge so `fleetkit sync` can fingerprint it
@@ -25,6 +27,49 @@ from ansible.plugins.callback import CallbackBase
 _PATH_MODULES = {'copy', 'template', 'file', 'lineinfile', 'blockinfile', 'get_url', 'stat', 'slurp'}
 _UNIT_MODULES = {'systemd', 'systemd_service', 'service'}
 _NAMED = {'user': 'user', 'group': 'group', 'sysctl': 'sysctl', 'modprobe': 'module'}
+
+# What a changed task shows of its difference (check mode with --diff): at most this many lines per
+# task, each at most this long, so one huge file cannot swell the events file or the report.
+_DIFF_LINES = 200
+_DIFF_LINE_CHARS = 500
+
+
+def _text(value):
+    if value is None:
+        return ''
+    return value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True, default=str) + '\n'
+
+
+def _unified(diff, path=None):
+    """One of Ansible's diff dicts (before/after and their headers, or a `prepared` text) as diff lines."""
+    if not isinstance(diff, dict):
+        return []
+    if isinstance(diff.get('prepared'), str):
+        return diff['prepared'].splitlines()
+    if 'before' not in diff and 'after' not in diff:
+        return []
+    before = _text(diff.get('before'))
+    after = _text(diff.get('after'))
+    if before == after:
+        return []
+    # The file's own name on both sides: a copy's after_header is the controller's temporary file,
+    # and a file not there yet has no before_header.
+    name = str(path or diff.get('before_header') or diff.get('after_header') or '')
+    return [line.rstrip('\n') for line in difflib.unified_diff(
+        before.splitlines(True), after.splitlines(True),
+        fromfile=f'{name} (now)'.strip(), tofile=f'{name} (wanted)'.strip(), n=3, lineterm='')]
+
+
+def _settings(value):
+    """A role's structured differences (fleetkit_differences): [{setting, current, wanted}], as strings."""
+    if not isinstance(value, list):
+        return []
+    found = []
+    for d in value:
+        if isinstance(d, dict) and isinstance(d.get('setting'), str):
+            found.append({k: (d.get(k) if isinstance(d.get(k), str) or d.get(k) is None else json.dumps(d.get(k), default=str))
+                          for k in ('setting', 'current', 'wanted')})
+    return found
 
 
 class CallbackModule(CallbackBase):
@@ -102,8 +147,50 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._emit('task_start', task=task.get_name(), role=self._role(task))
 
+    @staticmethod
+    def _difference(result):
+        """
+        What a changed task would change (check mode with --diff): Ansible's own diff of a file or
+        template, a role's own before and after (a task's `fleetkit_diff`) and its structured
+        differences (a task's `fleetkit_differences`: the setting, its value now and the one wanted). Never the values of a no_log task, nor of a task the role
+        keeps out of diffs with `diff: false` (a file that holds a secret): only that it changed.
+        """
+        if not context.CLIARGS.get('diff'):
+            return None
+        task = result._task
+        res = result._result
+        if task.no_log or res.get('censored') or task.diff is False:
+            return {'hidden': True, 'lines': [], 'truncated': False}
+        items = res.get('results') if isinstance(res.get('results'), list) else [res]
+        lines = []
+        settings = []
+        for item in items:
+            if not isinstance(item, dict) or item.get('skipped'):
+                continue
+            if item is not res and (item.get('_ansible_no_log') or item.get('censored')):
+                return {'hidden': True, 'lines': [], 'truncated': False}
+            diffs = item.get('diff')
+            args = (item.get('invocation') or {}).get('module_args') or {}
+            path = item.get('dest') or args.get('dest') or item.get('path') or args.get('path')
+            for d in (diffs if isinstance(diffs, list) else [diffs]):
+                lines.extend(_unified(d, path if isinstance(path, str) else None))
+            # A role's own before/after (a debug task's fleetkit_diff): the firewall's live table against its candidate.
+            lines.extend(_unified(item.get('fleetkit_diff')))
+            settings.extend(_settings(item.get('fleetkit_differences')))
+        if not lines and not settings:
+            return None
+        found = {'hidden': False, 'lines': [line[:_DIFF_LINE_CHARS] for line in lines[:_DIFF_LINES]],
+                 'truncated': len(lines) > _DIFF_LINES}
+        if settings:
+            found['settings'] = settings
+        return found
+
     def v2_runner_on_ok(self, result):
         extra = {}
+        if result._result.get('changed', False):
+            difference = self._difference(result)
+            if difference is not None:
+                extra['diff'] = difference
         resources = self._resources(result)
         if resources:
             extra['resources'] = resources

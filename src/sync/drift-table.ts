@@ -1,21 +1,27 @@
 // The table `fleetkit drift` prints: one row per node and role that would change, and a row per
 // node that is in line (or could not be checked), so no node is silently absent; then what the
 // hosts were compared with.
-import type { SyncReport } from './sync-report.js'
+import { differenceLines, type SyncReport } from './sync-report.js'
 
 export function formatDriftTable(report: SyncReport): string[] {
-  const rows: [string, string, string][] = []
+  // The fourth column: lines printed under the row, each changed task of the role with what differs.
+  const rows: [string, string, string, string[]][] = []
   for (const n of report.nodes) {
     if (n.state === 'changed') {
-      for (const [role, tasks] of Object.entries(n.changes))
-        rows.push([n.node, role, `${tasks.length} task(s) would change: ${tasks.join('; ')}`])
+      for (const [role, tasks] of Object.entries(n.changes)) {
+        const under = n.differences
+          .filter((d) => d.role === role)
+          .flatMap((d) => [`    ${d.task}:`, ...differenceLines(d).map((l) => `        ${l}`)])
+        rows.push([n.node, role, `${tasks.length} task(s) would change: ${tasks.join('; ')}`, under])
+      }
     } else if (n.state === 'converged') {
-      rows.push([n.node, '-', 'no drift'])
+      rows.push([n.node, '-', 'no drift', []])
     } else {
       rows.push([
         n.node,
         '-',
         `${n.state.replace('_', ' ')}${n.code ? ` ${n.code}` : ''}${n.message ? `: ${n.message}` : ''}`,
+        [],
       ])
     }
   }
@@ -30,7 +36,7 @@ export function formatDriftTable(report: SyncReport): string[] {
       : `revision ${report.revision}`
   return [
     `${pad('NODE', w0)}  ${pad('ROLE', w1)}  DRIFT`,
-    ...rows.map((r) => `${pad(r[0], w0)}  ${pad(r[1], w1)}  ${r[2]}`),
+    ...rows.flatMap((r) => [`${pad(r[0], w0)}  ${pad(r[1], w1)}  ${r[2]}`, ...r[3]]),
     `Compared with ${against}.`,
   ]
 }

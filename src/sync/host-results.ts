@@ -17,6 +17,37 @@ export interface AnsibleEvent {
   resources?: ManagedResource[]
   /** The fleetkit_fingerprint module's answer (ansible/playbooks/fingerprint.yml). */
   fingerprint?: HostFingerprint
+  /** What a changed task would change (check mode with --diff): the callback's bounded diff, or hidden. */
+  diff?: EventDiff
+}
+
+/** A setting a role compared itself (sshd -T, a sysctl): its value now and the one the role wants. */
+interface SettingDifference {
+  setting: string
+  current: string | null
+  wanted: string | null
+}
+
+export interface EventDiff {
+  /** A no_log task, or one the role keeps out of diffs (`diff: false`, a file holding a secret): no values. */
+  hidden: boolean
+  /** Unified diff lines of the files and templates the task writes, at most 200. */
+  lines: string[]
+  truncated: boolean
+  settings?: SettingDifference[]
+}
+
+/** What one task would change on one host, as the report carries it. */
+export interface TaskDifference {
+  role: string
+  task: string
+  /** The values are not shown: "changed, diff hidden". */
+  hidden: boolean
+  /** Unified diff lines of the files the task writes: the `--- FILE (now)` and `+++ FILE (wanted)` headers, hunk headers, and lines marked -, + or a space. */
+  lines: string[]
+  /** More lines differed than the callback carries (200 per task). */
+  truncated: boolean
+  settings: SettingDifference[]
 }
 
 export interface HostFingerprint {
@@ -43,6 +74,8 @@ export interface HostResult {
   tasksFailed: number
   /** Per role, the tasks that changed (in check mode: would change). */
   changes: Record<string, string[]>
+  /** Per changed task, what differs (check mode with --diff), in the order reported. */
+  differences: TaskDifference[]
   failure?: { task: string; role: string | null; msg: string }
   unreachable?: string
   /** Every resource a task reported managing, once each, in the order first seen. */
@@ -79,7 +112,7 @@ export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, Ho
   const of = (host: string) => {
     let r = results.get(host)
     if (!r) {
-      r = { host, tasksOk: 0, tasksChanged: 0, tasksFailed: 0, changes: {}, resources: [] }
+      r = { host, tasksOk: 0, tasksChanged: 0, tasksFailed: 0, changes: {}, differences: [], resources: [] }
       results.set(host, r)
       seen.set(host, new Set())
     }
@@ -101,6 +134,8 @@ export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, Ho
         r.tasksChanged += 1
         const role = e.role ?? 'playbook'
         ;(r.changes[role] ??= []).push(e.task ?? 'unnamed task')
+        const difference = taskDifference(role, e.task ?? 'unnamed task', e.diff)
+        if (difference) r.differences.push(difference)
       }
     } else if (e.event === 'failed' && !e.ignored) {
       r.tasksFailed += 1
@@ -110,6 +145,32 @@ export function foldHostResults(events: readonly AnsibleEvent[]): Map<string, Ho
     }
   }
   return results
+}
+
+/** Diff lines a task carries at most: the callback's bound, kept for events from elsewhere too. */
+export const MAX_DIFF_LINES = 200
+
+/** The report's form of a task's diff event; a hidden one keeps no value, whatever the event held. */
+export function taskDifference(role: string, task: string, diff: EventDiff | undefined): TaskDifference | null {
+  if (!diff || typeof diff !== 'object') return null
+  if (diff.hidden !== false) return { role, task, hidden: true, lines: [], truncated: false, settings: [] }
+  const lines = Array.isArray(diff.lines) ? diff.lines.filter((l) => typeof l === 'string') : []
+  const settings = (Array.isArray(diff.settings) ? diff.settings : [])
+    .filter((d) => typeof d?.setting === 'string')
+    .map((d) => ({ setting: d.setting, current: stringOrNull(d.current), wanted: stringOrNull(d.wanted) }))
+  if (lines.length === 0 && settings.length === 0) return null
+  return {
+    role,
+    task,
+    hidden: false,
+    lines: lines.slice(0, MAX_DIFF_LINES),
+    truncated: diff.truncated === true || lines.length > MAX_DIFF_LINES,
+    settings,
+  }
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null
 }
 
 // OpenSSH's own words, and mitogen's (its ssh stream reports the same refusal in its own sentence).

@@ -9,7 +9,7 @@ import type { ManagedResource } from '../store/sync/node-fingerprints.js'
 import type { SyncRunRow } from '../store/sync/sync-ledger.js'
 import type { speedSettings } from './ansible-phase.js'
 import type { FingerprintContext } from './fingerprint.js'
-import type { NodeJudgement } from './host-results.js'
+import type { NodeJudgement, TaskDifference } from './host-results.js'
 import type { SyncPlan } from './plan.js'
 import type { SshTarget } from './ssh-client.js'
 import type { SyncMode } from './sync-report.js'
@@ -87,4 +87,6 @@ export interface RunContext {
   /** Nodes a full run converged in this attempt, with what their tasks reported managing; and the others. */
   converged: Map<string, ManagedResource[]>
   notConverged: string[]
+  /** Per node, what its changed tasks would change (check mode): the report's, never the ledger's. */
+  differences: Map<string, TaskDifference[]>
 }

@@ -6,7 +6,7 @@ import { type PhaseResult, runPhase } from './ansible-phase.js'
 import { agentRoleRuns, ensureAgentHeartbeating } from './enrollment.js'
 import { type AnsibleEvent, type HostResult, judgeHost, type NodeJudgement, playEndedOn } from './host-results.js'
 import type { RunContext } from './run-context.js'
-import { FINAL_OK, formatNodeLine } from './sync-report.js'
+import { FINAL_OK, formatDifferences, formatNodeLine, type SyncNodeReport } from './sync-report.js'
 
 type HandOff = Awaited<ReturnType<typeof ensureAgentHeartbeating>>
 type Settled = { value: HandOff } | { error: unknown }
@@ -132,6 +132,9 @@ async function recordHost(
   const { options, run } = ctx
   if (!ctx.check && FINAL_OK.has(judgement.state)) ctx.converged.set(h, result?.resources ?? [])
   else if (!ctx.check) ctx.notConverged.push(h)
+  // Diffs stay in this run's memory: a file's content is not for the ledger.
+  const differences = result?.differences ?? []
+  if (differences.length > 0) ctx.differences.set(h, differences)
   const target = ctx.plan.targets.find((t) => t.id === h)
   await setSyncNode(options.pool, run.id, h, {
     state: judgement.state,
@@ -145,19 +148,17 @@ async function recordHost(
       ? { appliedRevision: ctx.plan.revision, agentVersion: target?.agentVersion ?? null }
       : {}),
   })
-  options.report?.(
-    formatNodeLine(
-      {
-        node: h,
-        phase: label === 'canary' ? 'canary' : 'fleet',
-        state: judgement.state,
-        code: judgement.code,
-        runbook: null,
-        message: judgement.message,
-        tasks: { ok: result?.tasksOk ?? 0, changed: result?.tasksChanged ?? 0, failed: result?.tasksFailed ?? 0 },
-        changes: result?.changes ?? {},
-      },
-      ctx.check,
-    ),
-  )
+  const line: SyncNodeReport = {
+    node: h,
+    phase: label === 'canary' ? 'canary' : 'fleet',
+    state: judgement.state,
+    code: judgement.code,
+    runbook: null,
+    message: judgement.message,
+    tasks: { ok: result?.tasksOk ?? 0, changed: result?.tasksChanged ?? 0, failed: result?.tasksFailed ?? 0 },
+    changes: result?.changes ?? {},
+    differences,
+  }
+  options.report?.(formatNodeLine(line, ctx.check))
+  for (const l of formatDifferences(line)) options.report?.(l)
 }

@@ -3,6 +3,7 @@
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { NodeSyncState, SyncNodeRow, SyncOutcome, SyncRunKind } from '../store/sync/sync-ledger.js'
 import type { FingerprintSummary } from './fingerprint.js'
+import { MAX_DIFF_LINES, type TaskDifference } from './host-results.js'
 
 export type SyncMode = 'apply' | 'dry-run' | 'drift'
 
@@ -33,6 +34,12 @@ export interface SyncNodeReport {
     failed: number
   }
   changes: Record<string, string[]>
+  /**
+   * Per changed task, what differs: settings with their value now and the one wanted, file diff lines
+   * (at most 200 a task), or hidden (no_log, a secret file). Check mode (--dry-run, drift) only; never
+   * stored in the ledger, so a resumed or earlier run's node has none.
+   */
+  differences: TaskDifference[]
 }
 
 export interface SyncReport {
@@ -90,7 +97,7 @@ export function outcomeOf(mode: SyncMode, nodes: readonly SyncNodeRow[], canaryF
   return 'converged'
 }
 
-export function nodeReport(n: SyncNodeRow): SyncNodeReport {
+export function nodeReport(n: SyncNodeRow, differences: readonly TaskDifference[] = []): SyncNodeReport {
   return {
     node: n.nodeId,
     phase: n.phase,
@@ -100,7 +107,29 @@ export function nodeReport(n: SyncNodeRow): SyncNodeReport {
     message: n.message,
     tasks: { ok: n.tasksOk, changed: n.tasksChanged, failed: n.tasksFailed },
     changes: n.changes,
+    differences: [...differences],
   }
+}
+
+/**
+ * The lines printed under a changed task: each setting as `- NAME now` / `+ NAME wanted`, then the
+ * file diff, then a marker when it was cut; a hidden task says only that it changed.
+ */
+export function differenceLines(d: TaskDifference): string[] {
+  if (d.hidden) return ['changed, diff hidden']
+  const lines: string[] = []
+  for (const s of d.settings) {
+    lines.push(`- ${s.setting} ${s.current ?? '(unset)'}`)
+    lines.push(`+ ${s.setting} ${s.wanted ?? '(unset)'}`)
+  }
+  lines.push(...d.lines)
+  if (d.truncated) lines.push(`... truncated: more than ${MAX_DIFF_LINES} lines differ`)
+  return lines
+}
+
+/** Under a node's line, each changed task with a difference (`  role: task`) and its lines, indented. */
+export function formatDifferences(n: Pick<SyncNodeReport, 'differences'>): string[] {
+  return n.differences.flatMap((d) => [`  ${d.role}: ${d.task}`, ...differenceLines(d).map((l) => `      ${l}`)])
 }
 
 export function formatNodeLine(n: SyncNodeReport, check: boolean): string {

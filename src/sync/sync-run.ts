@@ -136,6 +136,7 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
       enrolled: [],
       converged: new Map(),
       notConverged: [],
+      differences: new Map(),
     }
     return await resumableOnInterrupt(run, () => execute(context, stateRows))
   }
@@ -249,7 +250,7 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
     },
     canary: { declared: plan.canary, ran: canaryRan, skippedBecause, notes },
     speed: { mitogen: ctx.speed.mitogen, forks: ctx.speed.forks, description: describeSpeed(ctx.speed) },
-    nodes: nodes.map(nodeReport),
+    nodes: nodes.map((n) => nodeReport(n, ctx.differences.get(n.nodeId))),
     counts,
     proofs,
     fingerprint,

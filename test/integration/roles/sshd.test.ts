@@ -110,8 +110,14 @@ describe('roles: sshd on a container host', function () {
       extraVars: POLICY,
       verifyUntouched: async () => assert.equal(await effective(), before, 'check mode changed sshd'),
     })
-    assert.match(check.stdout, /sshd would change: .*10-fleetkit\.conf differs/)
-    assert.match(check.stdout, /sshd listens on port 2200, 22, not 22|sshd listens on port 22, 2200, not 22/)
+    // Check mode shows the drop-in's diff and each setting with both values (fleetkit_differences).
+    assert.match(check.stdout, /TASK \[sshd : Show how the drop-in would change\][^]*?changed: /)
+    assert.match(check.stdout, /--- before: \/etc\/ssh\/sshd_config\.d\/10-fleetkit\.conf\n/)
+    assert.match(check.stdout, /"current": "(2200, 22|22, 2200)",\s*"setting": "Port",\s*"wanted": "22"/)
+    assert.match(
+      check.stdout,
+      /"current": "present",\s*"setting": "\/etc\/ssh\/sshd_config\.d\/10-fleetkit-port\.conf",\s*"wanted": "absent"/,
+    )
 
     const now = await effective()
     assert.match(now, /^port 22$/m)
@@ -143,7 +149,7 @@ describe('roles: sshd on a container host', function () {
     const drift = await runRoles({ inventory, playbook: fixture.playbook, extraVars: POLICY, check: true, diff: true })
     assert.equal(drift.code, 0, tail(drift))
     assert.equal(drift.recap[fixture.host.name]?.changed, 1, tail(drift))
-    assert.match(drift.stdout, /sshd runs with passwordauthentication yes, not no/)
+    assert.match(drift.stdout, /"current": "yes",\s*"setting": "PasswordAuthentication",\s*"wanted": "no"/)
 
     const repair = await runRoles({ inventory, playbook: fixture.playbook, extraVars: POLICY })
     assert.equal(repair.code, 0, tail(repair))

@@ -180,6 +180,7 @@ function report(outcome: SyncReport['outcome'], nodes: Partial<SyncReport['nodes
       message: null,
       tasks: { ok: 1, changed: 0, failed: 0 },
       changes: {},
+      differences: [],
       ...n,
     })),
     counts: {},
