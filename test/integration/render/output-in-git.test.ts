@@ -1,5 +1,5 @@
-// A seed or an operator key written with --output/--out inside a Git work tree that does not ignore
-// it is refused (SECRET_OUTPUT_IN_GIT) before anything is written or stored; an ignored path,
+// A seed, an operator key or a backup written inside a Git work tree that does not ignore it is
+// refused (SECRET_OUTPUT_IN_GIT) before anything is written or stored; an ignored path,
 // --force and a path outside any work tree are written. Real git, real PostgreSQL, real CLI.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -27,7 +27,7 @@ import {
 
 const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 
-describe('secrets stay out of Git: seed --output and ca operator-cert --out (real git and PostgreSQL)', function () {
+describe('secrets stay out of Git: seed --output, ca operator-cert --out, db backup (real git and PostgreSQL)', function () {
   this.timeout(180_000)
   let server: DisposablePostgres
   let db: FreshDatabase
@@ -156,5 +156,19 @@ describe('secrets stay out of Git: seed --output and ca operator-cert --out (rea
     assert.equal(forced.code, 0, forced.stdout)
     assertMatchesOutputSchema('ca-operator-cert', forced.json)
     assert.ok(existsSync(join(out, 'alice.key')))
+  })
+
+  it('db backup into the current directory inside the work tree (its default): refused; --force writes it', async () => {
+    const before = workTreeFiles()
+    const refused = await runFleetkit(['db', 'backup', '--json'], { env, cwd: repo })
+    assert.equal(refused.code, 2, refused.stdout)
+    assert.equal(refused.json.code, 'SECRET_OUTPUT_IN_GIT')
+    assert.match(refused.json.data.path, /\/fleet\/fleetkit-backup-[^/]+\.tar\.gz$/)
+    assert.deepEqual(workTreeFiles(), before, 'no backup and no temp file in the work tree')
+
+    const forced = await runFleetkit(['db', 'backup', '--force', '--json'], { env, cwd: repo })
+    assert.equal(forced.code, 0, forced.stdout)
+    assertMatchesOutputSchema('db-backup', forced.json)
+    assert.ok(existsSync(forced.json.result.file))
   })
 })
