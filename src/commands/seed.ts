@@ -17,7 +17,7 @@ export default class Seed extends FleetkitCommand<SeedNodeResult> {
   static override summary = 'Render the first-boot user-data (cloud-init seed) of a node and register it in the state.'
   static override description = `agent: a bash script that writes the agent's configuration and a fresh single-use enrollment secret, installs the signed release and enrolls; the node is registered as provisioning.
 worker: a #cloud-config document with the node's non-root account, the operators' keys and a pre-generated SSH host key whose public half is pinned in the state.
-The seed is written 0600 to --output (default <state dir>/seeds/NODE.user-data, never the current directory); "--output -" writes it to a pipe, never to a terminal. The seed is written in full under a temporary name first, the node registered, and only then is it renamed into place or printed: a seed you get always holds what the state took, and of two runs at once one writes a seed, the other only its error. Over 32 KiB it is gzipped. --json reports the file, never the secret.
+The seed is written 0600 to --output (default <state dir>/seeds/NODE.user-data, never the current directory); "--output -" writes it to a pipe, never to a terminal. An --output FILE inside a Git work tree that does not ignore it is refused (SECRET_OUTPUT_IN_GIT) before anything is written or stored, unless --force. The seed is written in full under a temporary name first, the node registered, and only then is it renamed into place or printed: a seed you get always holds what the state took, and of two runs at once one writes a seed, the other only its error. Over 32 KiB it is gzipped. --json reports the file, never the secret.
 A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets a new secret only with --reissue; its current certificate keeps working until the new enrollment. A worker whose host key is pinned (fleet.yaml hostKey or the state) gets a new key only with --rekey.
 A seed never silently replaces a pending seed of the other kind (an agent seed whose secret is unused, or a worker seed whose host has not enrolled): SEED_KIND_PENDING names it.
 A reissue to an enrolled node, a rekey of a pinned key and the replacement of a pending seed of the other kind cannot be undone: on a terminal they ask first (y/N); without one, or with --json, they need --yes.`
@@ -65,6 +65,11 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
         'Give a worker whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml.',
       default: false,
     }),
+    force: Flags.boolean({
+      summary:
+        'Write --output FILE inside a Git work tree that does not ignore it (refused otherwise: the seed holds a secret).',
+      default: false,
+    }),
     yes: yesFlag(
       'Reissue, rekey or replace a pending seed of the other kind without asking; needed without a terminal and with --json.',
     ),
@@ -102,6 +107,7 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
         ttlMs,
         autoinstall: flags.autoinstall,
         output: flags.output,
+        force: flags.force,
         stdout: toStdout ? streamSink(process.stdout) : undefined,
         reissue: flags.reissue,
         rekey: flags.rekey,

@@ -102,6 +102,17 @@ export async function writeFilesAtomic(dir: string, files: readonly NewFile[], r
   await syncDirectory(dir)
 }
 
+/**
+ * Creates `path` with `data` and `mode`, durably, and never over anything already there (a file, a
+ * link, a dangling link: EEXIST). For a file that must never be replaced, such as a signing key.
+ * Written in place, not renamed: no rename can refuse to replace, and a link (the other way) fails
+ * on the FAT sticks offline keys often live on. A failed write removes what it created.
+ */
+export async function createFileExclusive(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  await writeNewFile(path, data, mode)
+  await syncDirectory(dirname(path))
+}
+
 /** Removes a file and makes the removal durable; a file already gone is fine. */
 export async function removeDurably(path: string): Promise<void> {
   try {

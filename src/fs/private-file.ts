@@ -1,14 +1,20 @@
-// Writes a file that holds a secret: created 0600 beside its target and renamed over it,
-// so no reader ever sees it partial or with looser permissions.
+// Writes a file that holds a secret: created 0600 beside its target and renamed over it, so no reader
+// ever sees it partial or with looser permissions; or, for one never replaced, created 0600 in place.
 import { stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { writeFileAtomic } from './atomic-file.js'
+import { createFileExclusive, writeFileAtomic } from './atomic-file.js'
 
 export async function writePrivateFile(path: string, data: Buffer | string): Promise<void> {
   await assertDirectoryNotShared(dirname(path))
   await writeFileAtomic(path, data, 0o600)
+}
+
+/** writePrivateFile for a file that is never replaced: EEXIST when anything is at `path` already. */
+export async function createPrivateFile(path: string, data: Buffer | string): Promise<void> {
+  await assertDirectoryNotShared(dirname(path))
+  await createFileExclusive(path, data, 0o600)
 }
 
 /**

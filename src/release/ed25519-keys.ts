@@ -9,6 +9,9 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo: SEQUENCE { AlgorithmIdentifier 1.3.101.112, BIT STRING (33 bytes) }. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
+/** How to make a signing key, in the actions of a refused one. */
+const NEW_KEY =
+  'fleetkit release keygen --output release.key   (or openssl genpkey -algorithm ed25519: docs/releases.md)'
 
 export function publicKeyFromRaw(base64: string): KeyObject {
   const text = base64.trim()
@@ -67,7 +70,7 @@ export async function loadSigningKey(path: string): Promise<KeyObject> {
     mode = (await stat(path)).mode
   } catch {
     throw new FleetkitError('RELEASE_INPUT_INVALID', `cannot read the signing key file ${path}`, {
-      actions: ['openssl genpkey -algorithm ed25519 -out release.key'],
+      actions: [NEW_KEY],
     })
   }
   if ((mode & 0o077) !== 0) {
@@ -85,14 +88,14 @@ export async function loadSigningKey(path: string): Promise<KeyObject> {
     key = createPrivateKey({ key: await readFile(path), format: 'pem' })
   } catch {
     throw new FleetkitError('RELEASE_KEY_INVALID', `${path} is not a PEM private key`, {
-      actions: ['openssl genpkey -algorithm ed25519 -out release.key'],
+      actions: [NEW_KEY],
     })
   }
   if (key.asymmetricKeyType !== 'ed25519') {
     throw new FleetkitError(
       'RELEASE_KEY_INVALID',
       `${path} holds a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519`,
-      { actions: ['openssl genpkey -algorithm ed25519 -out release.key'] },
+      { actions: [NEW_KEY] },
     )
   }
   return key

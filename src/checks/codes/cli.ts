@@ -14,6 +14,12 @@ export const CLI_CODES = {
     person: false,
     exitCode: 74,
   },
+  SECRET_OUTPUT_IN_GIT: {
+    summary:
+      'A file that holds a secret (a seed, a private key) was to be written inside a Git work tree that does not ignore it; nothing was written. --force writes it there anyway.',
+    person: false,
+    exitCode: 2,
+  },
   RUNBOOK_CODE_UNKNOWN: { summary: 'No failure code of that name is registered.', person: false },
   COMMAND_UNKNOWN: { summary: 'No fleetkit command of that name exists.', person: false, exitCode: 2 },
   // 130 is 128 + SIGINT; after SIGTERM the process exits 143 (128 + 15) with the same code.

@@ -55,4 +55,11 @@ export const RELEASE_CODES = {
     person: false,
     exitCode: 19,
   },
+  // 73 is sysexits' EX_CANTCREAT: the output file cannot be created. Never on a host: CLI only.
+  RELEASE_KEY_EXISTS: {
+    summary:
+      'fleetkit release keygen was given a path where a file already is; a key is never overwritten (there is no --force for that).',
+    person: false,
+    exitCode: 73,
+  },
 } as const satisfies Record<string, FailureCodeSpec>

@@ -13,7 +13,8 @@ export default class CaOperatorCert extends FleetkitCommand<OperatorCertResult> 
   static override summary = "Issue a client certificate for the gateway's operator API (allocations over HTTPS)."
   static override description = `Generates a P-256 key locally (written 0600, never stored elsewhere), signs a client
 certificate with the fleet CA and records its fingerprint: the agent listener then serves
-/v1/operator/* to it. Writes NAME.key, NAME.pem and gateway-ca.pem into --out.`
+/v1/operator/* to it. Writes NAME.key, NAME.pem and gateway-ca.pem into --out. An --out inside a Git work
+tree that does not ignore NAME.key is refused (SECRET_OUTPUT_IN_GIT) before anything is issued, unless --force.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> alice',
     '<%= config.bin %> <%= command.id %> ci-scheduler --days 30 --out ./operator --json',
@@ -24,6 +25,10 @@ certificate with the fleet CA and records its fingerprint: the agent listener th
     out: Flags.string({
       summary: 'Directory for the key and certificate (default <state dir>/operators).',
       helpValue: 'DIR',
+    }),
+    force: Flags.boolean({
+      summary: 'Write the key into an --out inside a Git work tree that does not ignore it (refused otherwise).',
+      default: false,
     }),
     'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
@@ -36,7 +41,16 @@ certificate with the fleet CA and records its fingerprint: the agent listener th
     const pkiDir = pkiDirOf(flags)
     const outDir = flags.out ?? join(resolveStateDir(env), 'operators')
     const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor, clock }) =>
-      issueOperatorCertificate({ pool, pkiDir, outDir, name: args.name, lifetimeDays: flags.days, actor, clock }),
+      issueOperatorCertificate({
+        pool,
+        pkiDir,
+        outDir,
+        name: args.name,
+        lifetimeDays: flags.days,
+        actor,
+        clock,
+        ...(flags.out === undefined ? {} : { chosenOutDir: { force: flags.force } }),
+      }),
     )
     this.log(`Issued operator certificate ${r.serial} for ${r.name}, valid until ${r.notAfter}`)
     this.log(`  key:         ${r.keyFile} (0600)`)

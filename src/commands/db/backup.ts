@@ -11,8 +11,9 @@ export default class DbBackup extends FleetkitCommand<BackupResult> {
   static override description = `One consistent snapshot of every table (one REPEATABLE READ transaction, while gateways
 keep running), the PKI directory beside it, and a manifest with each part's SHA-256, in a gzip'd tar
 written 0600 and never over an existing file. Works for the embedded server and DATABASE_URL. The file
-holds the CA key and the secrets' hashes: keep it as you keep the CA key. docs/state.md says what a
-restore brings back and what it forgets.`
+holds the CA key and the secrets' hashes: keep it as you keep the CA key. A file inside a Git work tree
+that does not ignore it (the default here included) is refused (SECRET_OUTPUT_IN_GIT) unless --force.
+docs/state.md says what a restore brings back and what it forgets.`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --out /backups/fleet-$(date +%F).tar.gz --json',
@@ -21,6 +22,10 @@ restore brings back and what it forgets.`
     out: Flags.string({
       summary: 'The file to write (default fleetkit-backup-<UTC time>.tar.gz here); never overwritten.',
       helpValue: 'FILE',
+    }),
+    force: Flags.boolean({
+      summary: 'Write the backup inside a Git work tree that does not ignore it (refused otherwise). Never overwrites.',
+      default: false,
     }),
     'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
@@ -32,7 +37,7 @@ restore brings back and what it forgets.`
     const pkiDir = pkiDirOf(flags)
     const r = await this.withState({ stateDir: flags['state-dir'], schema: 'none' }, ({ pool, clock, progress }) => {
       const now = clock.now()
-      return backupState({ pool, pkiDir, out: flags.out ?? defaultBackupName(now), now, progress })
+      return backupState({ pool, pkiDir, out: flags.out ?? defaultBackupName(now), now, progress, force: flags.force })
     })
     const rows = r.tables.reduce((sum, t) => sum + t.rows, 0)
     this.log(`Wrote ${r.file} (${r.bytes} bytes, mode 0600: it holds the CA key and the secrets' hashes)`)

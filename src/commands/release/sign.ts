@@ -9,7 +9,7 @@ export default class ReleaseSign extends FleetkitCommand<SignResult> {
   static override summary =
     "Sign a release directory's SHA256SUMS with the offline Ed25519 key (writes SHA256SUMS.sig)."
   static override description =
-    'The key is a PKCS#8 PEM Ed25519 private key as `openssl genpkey -algorithm ed25519` writes it, readable by its owner only. The signature is base64 of the raw 64-byte signature, the bytes `openssl pkeyutl -sign -rawin` produces.'
+    'The key is a PKCS#8 PEM Ed25519 private key as `fleetkit release keygen` and `openssl genpkey -algorithm ed25519` write it, readable by its owner only. The signature is base64 of the raw 64-byte signature, the bytes `openssl pkeyutl -sign -rawin` produces.'
   static override examples = ['<%= config.bin %> <%= command.id %> --key release.key --dir release/1.4.0']
 
   static override flags = {

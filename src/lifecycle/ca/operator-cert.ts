@@ -7,6 +7,7 @@ import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
+import { assertSecretOutsideGit, type GitRunner } from '../../fs/output-in-git.js'
 import { writePrivateFile } from '../../fs/private-file.js'
 import { issueClientCertificate } from '../../pki/client-certificate.js'
 import { generateP256KeyPair, privateKeyToPem } from '../../pki/keys.js'
@@ -51,13 +52,29 @@ export async function issueOperatorCertificate(options: {
   lifetimeDays: number
   actor: string
   clock: Clock
+  /**
+   * Set when the operator chose outDir (--out): the key file is refused inside a Git work tree that
+   * does not ignore it (SECRET_OUTPUT_IN_GIT), unless force. The default under the state directory is not checked.
+   */
+  chosenOutDir?: { force: boolean; git?: GitRunner }
 }): Promise<OperatorCertResult> {
   const { name } = options
   checkOperatorName(name, 'fleetkit ca operator-cert alice')
+  const keyFile = join(options.outDir, `${name}.key`)
+  if (options.chosenOutDir) {
+    const retry = `fleetkit ca operator-cert ${name}`
+    await assertSecretOutsideGit({
+      path: keyFile,
+      what: `the private key of operator ${name}`,
+      outside: `${retry}   (without --out: written 0600 under <state dir>/operators/)`,
+      retry: `${retry} --out ${options.outDir}`,
+      force: options.chosenOutDir.force,
+      ...(options.chosenOutDir.git ? { git: options.chosenOutDir.git } : {}),
+    })
+  }
   const now = options.clock.now()
   const pki = await loadPkiSet(options.pkiDir, now)
   const keys = await generateP256KeyPair()
-  const keyFile = join(options.outDir, `${name}.key`)
   const certificateFile = join(options.outDir, `${name}.pem`)
   const caBundleFile = join(options.outDir, 'gateway-ca.pem')
   const issued = await withTransaction(options.pool, async (client) => {

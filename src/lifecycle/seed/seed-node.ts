@@ -13,6 +13,7 @@ import type { Definition } from '../../definition/types.js'
 import type { Rng } from '../../config/rng.js'
 import { newEnrollmentSecret } from '../../render/enrollment-secret.js'
 import { syncDirectory, tempPathFor } from '../../fs/atomic-file.js'
+import { assertSecretOutsideGit, type GitRunner } from '../../fs/output-in-git.js'
 import { writePrivateFile } from '../../fs/private-file.js'
 import { fitSeedBudget } from '../../render/seed-budget.js'
 import { agentSeedDocument, nodeTarget, type SeedKind, workerSeedDocument } from '../../render/seed-documents.js'
@@ -39,6 +40,13 @@ export interface SeedNodeOptions {
   autoinstall: boolean
   /** File to write (0600); "-" for `stdout`; undefined: <state dir>/seeds/NODE.user-data. */
   output?: string
+  /**
+   * Write an --output FILE inside a Git work tree that does not ignore it (refused otherwise with
+   * SECRET_OUTPUT_IN_GIT, before anything is written or stored).
+   */
+  force?: boolean
+  /** Runs git for that check; the real git by default. */
+  git?: GitRunner
   /** Where "-" writes, once the state changed: a secret is printed only after its hash is stored. */
   stdout?: Sink
   /** A new secret for a node past provisioning, on purpose (recorded as secret_reissued). */
@@ -114,6 +122,17 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
   const { definition, clock, rng, pool } = options
   const { caBundle, releaseCa } = options.files
   const retry = `fleetkit seed ${options.nodeId} --kind ${options.kind}`
+  if (options.output !== undefined && options.output !== '-') {
+    // A seed holds a live secret or a host's private key: never where one `git add` publishes it.
+    await assertSecretOutsideGit({
+      path: options.output,
+      what: `the ${options.kind} seed of ${options.nodeId}`,
+      outside: `${retry}   (without --output: written 0600 under <state dir>/seeds/)`,
+      retry: `${retry} --output ${options.output}`,
+      force: options.force === true,
+      ...(options.git ? { git: options.git } : {}),
+    })
+  }
   const row = await getNode(pool, options.nodeId)
   const target = nodeTarget(definition, options.nodeId, row)
   const now = clock.now()

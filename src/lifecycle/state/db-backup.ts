@@ -12,6 +12,7 @@ import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
+import { assertSecretOutsideGit, type GitRunner } from '../../fs/output-in-git.js'
 import { createTarGz, type TarMember } from '../../fs/tar-gz.js'
 import { withPkiLock } from '../../pki/pki-lock.js'
 import { exportSnapshot, type SnapshotSequence } from '../../store/backup/snapshot-export.js'
@@ -75,10 +76,22 @@ export async function backupState(options: {
   out: string
   now: Date
   progress?: (message: string) => void
+  /** Write it inside a Git work tree that does not ignore it (SECRET_OUTPUT_IN_GIT otherwise). Never overwrites. */
+  force?: boolean
+  git?: GitRunner
 }): Promise<BackupResult> {
   const file = resolve(options.out)
   const progress = options.progress ?? (() => {})
   if (existsSync(file)) throw backupExists(file)
+  // Checked for the default too: it is the current directory, often the fleet's repository.
+  await assertSecretOutsideGit({
+    path: file,
+    what: 'the backup (the CA key and the state)',
+    outside: 'fleetkit db backup --out /backups/fleet-$(date +%F).tar.gz   (outside any repository)',
+    retry: `fleetkit db backup --out ${options.out}`,
+    force: options.force === true,
+    ...(options.git ? { git: options.git } : {}),
+  })
   await mkdir(dirname(file), { recursive: true })
   // Rows go to private temp files first (a tar member needs its size up front), beside the output.
   const work = await mkdtemp(join(dirname(file), `.${basename(file)}.`))

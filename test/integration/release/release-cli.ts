@@ -10,7 +10,7 @@ import { runProcessOk } from '../../support/process.js'
 export const run = runProcessOk
 
 /** Runs `fleetkit release COMMAND ARGS --json` and checks the envelope against its schema. */
-export async function releaseJson(command: 'pack' | 'sign' | 'verify', args: string[]): Promise<CliRun> {
+export async function releaseJson(command: 'keygen' | 'pack' | 'sign' | 'verify', args: string[]): Promise<CliRun> {
   const result = await releaseCli(command, [...args, '--json'])
   assertMatchesOutputSchema(`release-${command}`, result.json)
   return result
