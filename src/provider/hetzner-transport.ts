@@ -54,10 +54,11 @@ export class HetznerTransport {
   }
 
   /**
-   * Sends `method path`: resolves with the parsed body of a 2xx (and of a 404 when `allowNotFound`,
-   * as undefined); throws the mapped FleetkitError otherwise. The token appears in no error it throws.
+   * Sends `method path`: resolves with the parsed body of a 2xx (null when empty; the caller reads it
+   * before use, hetzner-readers.ts), undefined for a 404 when `allowNotFound`; throws the mapped
+   * FleetkitError otherwise. The token appears in no error it throws.
    */
-  async call<T>(method: string, path: string, call: CallOptions, allowNotFound = false): Promise<T | undefined> {
+  async call(method: string, path: string, call: CallOptions, allowNotFound = false): Promise<unknown> {
     const what = `${method} ${path}`
     const url = this.url(path, call.query)
     let attempt = 0
@@ -80,7 +81,7 @@ export class HetznerTransport {
         })
         if (response.ok) {
           const body = parseJson(text)
-          if (body.ok) return body.value as T
+          if (body.ok) return body.value
           // Taken for a lost answer: a create behind it may have happened.
           reason = `HTTP ${response.status} with a body that is not JSON`
         } else {
@@ -230,8 +231,9 @@ function apiRoot(text: string): string {
   return url.href.replace(/\/+$/, '')
 }
 
+/** An empty body (a 204) is null: undefined is kept for a 404 the caller allowed. */
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  if (text === '') return { ok: true, value: undefined }
+  if (text === '') return { ok: true, value: null }
   try {
     return { ok: true, value: JSON.parse(text) as unknown }
   } catch {
