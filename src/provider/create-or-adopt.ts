@@ -92,9 +92,13 @@ export async function findOwn<T extends Labelled>(kind: AdoptableKind<T>, wanted
 
 /**
  * The failures after which a create may have taken effect: no usable answer (5xx, timeout, broken
- * connection), or an answer without a usable resource (no id).
+ * connection), or an answer without a usable resource (no id, too large to read).
  */
-const AMBIGUOUS_CODES: readonly string[] = ['PROVIDER_UNAVAILABLE', 'PROVIDER_RESPONSE_INVALID']
+const AMBIGUOUS_CODES: readonly string[] = [
+  'PROVIDER_UNAVAILABLE',
+  'PROVIDER_RESPONSE_INVALID',
+  'PROVIDER_RESPONSE_TOO_LARGE',
+]
 
 /**
  * Sends `create` once, never again. After an ambiguous failure it may have taken effect: looked up

@@ -1,5 +1,5 @@
 // A loopback proxy in front of the Hetzner stub that replaces chosen answers with ones the stub never
-// sends (a field missing or of another type), the rest passed through.
+// sends (a field missing or of another type, a body past the client's size limit), the rest passed through.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -11,6 +11,10 @@ export interface AnswerRewrite {
   body?: (body: Record<string, unknown>) => unknown
   /** Sent to the stub first (default), so the request takes effect; false answers without it. */
   forward?: boolean
+  /** Instead of a JSON body: this many bytes of JSON whitespace (Infinity: until the client goes away). */
+  streamBytes?: number
+  /** With streamBytes: say the size up front in Content-Length. */
+  declareLength?: boolean
   times?: number
 }
 
@@ -18,6 +22,8 @@ export interface HetznerProxy {
   /** The API root to give a client (`http://127.0.0.1:PORT/v1`). */
   url: string
   rewrite(rule: AnswerRewrite): void
+  /** Streamed answers the client stopped reading before their end. */
+  readonly abandoned: number
   close(): Promise<void>
 }
 
@@ -26,6 +32,7 @@ const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection'
 export async function startHetznerProxy(stubUrl: string): Promise<HetznerProxy> {
   const root = new URL(stubUrl)
   const rules: (AnswerRewrite & { left: number })[] = []
+  let abandoned = 0
 
   function take(method: string, path: string): AnswerRewrite | undefined {
     const i = rules.findIndex(
@@ -58,9 +65,32 @@ export async function startHetznerProxy(stubUrl: string): Promise<HetznerProxy> 
       headers = [...answer.headers.entries()].filter(([name]) => !HOP_HEADERS.has(name))
       text = await answer.text()
     }
+    if (rule?.streamBytes !== undefined) return stream(res, status, rule.streamBytes, rule.declareLength === true)
     if (rule?.body) text = JSON.stringify(rule.body(JSON.parse(text === '' ? '{}' : text) as Record<string, unknown>))
     res.writeHead(status, Object.fromEntries(headers))
     res.end(text)
+  }
+
+  async function stream(res: ServerResponse, status: number, bytes: number, declareLength: boolean): Promise<void> {
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      ...(declareLength ? { 'content-length': String(bytes) } : {}),
+    })
+    const chunk = Buffer.alloc(64 * 1024, 0x20)
+    let sent = 0
+    let wake = () => {}
+    res.once('close', () => wake())
+    while (sent < bytes && !res.destroyed) {
+      const part = bytes - sent < chunk.length ? chunk.subarray(0, bytes - sent) : chunk
+      if (!res.write(part))
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          res.once('drain', resolve)
+        })
+      sent += part.length
+    }
+    if (res.destroyed) abandoned++
+    else res.end()
   }
 
   const server = createServer((req, res) => {
@@ -74,6 +104,9 @@ export async function startHetznerProxy(stubUrl: string): Promise<HetznerProxy> 
   return {
     url: `http://127.0.0.1:${port}${root.pathname.replace(/\/$/, '')}`,
     rewrite: (rule) => rules.push({ ...rule, left: rule.times ?? 1 }),
+    get abandoned() {
+      return abandoned
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

@@ -55,6 +55,10 @@ export const PROVIDER_CODES = {
       'A Hetzner Cloud answer lacks a field fleetkit uses, or has it in another shape (a server without a usable id, an action without a status).',
     person: false,
   },
+  PROVIDER_RESPONSE_TOO_LARGE: {
+    summary: 'A Hetzner Cloud answer was larger than fleetkit reads (4 MiB); the request was aborted.',
+    person: true,
+  },
   PROVIDER_STUB_BIND_FAILED: {
     summary: 'The local Hetzner Cloud API stub could not listen on the port it was given.',
     person: true,

@@ -1,12 +1,13 @@
 // The Hetzner client reads every answer before using it: malformed answers (sent by a proxy in front
 // of the stub) are PROVIDER_RESPONSE_INVALID naming the field, a create without a usable server is
-// found by its label, and no request goes out for an ID that is not one.
+// found by its label, no request goes out for an ID that is not one, and answers past 4 MiB are refused.
 import assert from 'node:assert/strict'
 
 import { type FleetkitError, isFleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { HetznerClient } from '../../../src/provider/hetzner.js'
 import type { HetznerStub } from '../../../src/provider/hetzner-stub.js'
+import { MAX_RESPONSE_BYTES } from '../../../src/provider/hetzner-transport.js'
 import type { CreateServerRequest } from '../../../src/provider/hetzner-types.js'
 import { type HetznerProxy, startHetznerProxy } from '../../support/hetzner-proxy.js'
 import { stubAndClient } from '../../support/hetzner-timeline.js'
@@ -199,5 +200,38 @@ describe('provider: the Hetzner client reads every answer before using it', () =
       await failure(client.deleteVolume(id))
     }
     assert.equal(stub.requests.length, 0)
+  })
+
+  describe(`answers are read up to ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB`, () => {
+    it('a body that does not end is PROVIDER_RESPONSE_TOO_LARGE, its connection dropped, never asked again', async () => {
+      proxy.rewrite({ method: 'GET', path: '/servers', streamBytes: Infinity })
+      const error = await failure(client.listServers())
+      assert.equal(error.code, 'PROVIDER_RESPONSE_TOO_LARGE')
+      assert.equal(error.data?.limitBytes, MAX_RESPONSE_BYTES)
+      assert.equal(error.data?.path, '/servers')
+      assert.equal(stub.requests.filter((r) => r.path === '/servers').length, 1, 'not retried')
+      for (let i = 0; i < 50 && proxy.abandoned === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+      assert.equal(proxy.abandoned, 1, 'the client stopped reading and closed the connection')
+    })
+
+    it('a Content-Length past the limit is refused before the body is read', async () => {
+      proxy.rewrite({ method: 'GET', path: '/locations', streamBytes: 64 * MAX_RESPONSE_BYTES, declareLength: true })
+      const error = await failure(client.listLocations())
+      assert.equal(error.code, 'PROVIDER_RESPONSE_TOO_LARGE')
+    })
+
+    it('a body just under the limit is read', async () => {
+      const filler = 'x'.repeat(MAX_RESPONSE_BYTES - 64 * 1024)
+      proxy.rewrite({ method: 'GET', path: '/locations', body: (b) => ({ ...b, filler }) })
+      assert.equal((await client.listLocations()).length, 4)
+    })
+
+    it('an oversized create answer is ambiguous: the server is found by its label', async () => {
+      proxy.rewrite({ method: 'POST', path: '/servers', streamBytes: 2 * MAX_RESPONSE_BYTES })
+      const created = await client.createServer(serverRequest('build-8'))
+      assert.equal(created.adopted, true)
+      assert.equal(created.server.id, serversOf('build-8')[0]!.id)
+      assert.equal(creates().length, 1)
+    })
   })
 })
