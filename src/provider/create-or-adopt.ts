@@ -91,9 +91,19 @@ export async function findOwn<T extends Labelled>(kind: AdoptableKind<T>, wanted
 }
 
 /**
- * Sends `create` once, never again. After an ambiguous failure (5xx, timeout, broken connection) it
- * may have taken effect: looked up by its label and adopted if found. After a uniqueness_error the
- * holder of the name is adopted when it carries our labels. Anything else is thrown.
+ * The failures after which a create may have taken effect: no usable answer (5xx, timeout, broken
+ * connection), or an answer without a usable resource (no id, too large to read).
+ */
+const AMBIGUOUS_CODES: readonly string[] = [
+  'PROVIDER_UNAVAILABLE',
+  'PROVIDER_RESPONSE_INVALID',
+  'PROVIDER_RESPONSE_TOO_LARGE',
+]
+
+/**
+ * Sends `create` once, never again. After an ambiguous failure it may have taken effect: looked up
+ * by its label and adopted if found, so a create is never recorded without a usable id. After a
+ * uniqueness_error the holder of the name is adopted when it carries our labels. Anything else is thrown.
  */
 export async function createOrAdopt<T extends Labelled, R>(
   kind: AdoptableKind<T>,
@@ -106,7 +116,7 @@ export async function createOrAdopt<T extends Labelled, R>(
     return await create()
   } catch (error) {
     if (!isFleetkitError(error)) throw error
-    const ambiguous = error.code === 'PROVIDER_UNAVAILABLE' && error.data?.ambiguous === true
+    const ambiguous = AMBIGUOUS_CODES.includes(error.code) && error.data?.ambiguous === true
     const found = ambiguous
       ? await ownByLabel(kind, wanted)
       : error.code === 'PROVIDER_NAME_CONFLICT'

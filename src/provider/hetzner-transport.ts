@@ -15,6 +15,11 @@ export const DEFAULT_HETZNER_API_URL = 'https://api.hetzner.cloud/v1'
 const MAX_ATTEMPTS = 4
 const BACKOFF_BASE_MS = 500
 const BACKOFF_CAP_MS = 8_000
+/**
+ * The largest answer read (counted as it streams in, after decompression): a full page of 50 servers
+ * is well under 1 MiB, so anything past this is not an answer worth the memory; the request is aborted.
+ */
+export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
 export interface TransportOptions {
   token: ApiToken
@@ -54,10 +59,11 @@ export class HetznerTransport {
   }
 
   /**
-   * Sends `method path`: resolves with the parsed body of a 2xx (and of a 404 when `allowNotFound`,
-   * as undefined); throws the mapped FleetkitError otherwise. The token appears in no error it throws.
+   * Sends `method path`: resolves with the parsed body of a 2xx (null when empty; the caller reads it
+   * before use, hetzner-readers.ts), undefined for a 404 when `allowNotFound`; throws the mapped
+   * FleetkitError otherwise. The token appears in no error it throws.
    */
-  async call<T>(method: string, path: string, call: CallOptions, allowNotFound = false): Promise<T | undefined> {
+  async call(method: string, path: string, call: CallOptions, allowNotFound = false): Promise<unknown> {
     const what = `${method} ${path}`
     const url = this.url(path, call.query)
     let attempt = 0
@@ -68,6 +74,12 @@ export class HetznerTransport {
       const outcome = await this.send(method, url, call.body)
       // Why this attempt gave no usable answer; only 5xx, transport failures and unreadable 2xx get here.
       let reason: string
+      if (outcome.kind === 'too_large') {
+        await this.observe(outcome.response)
+        this.log('debug', 'provider_response_too_large', { call: what, status: outcome.response.status, attempt })
+        // Never sent again: the same call would be answered the same way, and read into memory again.
+        throw tooLargeError(method, path, outcome.response.status, !call.idempotent)
+      }
       if (outcome.kind === 'response') {
         const { response, text } = outcome
         await this.observe(response)
@@ -80,7 +92,7 @@ export class HetznerTransport {
         })
         if (response.ok) {
           const body = parseJson(text)
-          if (body.ok) return body.value as T
+          if (body.ok) return body.value
           // Taken for a lost answer: a create behind it may have happened.
           reason = `HTTP ${response.status} with a body that is not JSON`
         } else {
@@ -144,7 +156,11 @@ export class HetznerTransport {
     method: string,
     url: string,
     body: unknown,
-  ): Promise<{ kind: 'response'; response: Response; text: string } | { kind: 'transport'; reason: string }> {
+  ): Promise<
+    | { kind: 'response'; response: Response; text: string }
+    | { kind: 'too_large'; response: Response }
+    | { kind: 'transport'; reason: string }
+  > {
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), this.timeoutMs)
     try {
@@ -158,7 +174,11 @@ export class HetznerTransport {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: controller.signal,
       })
-      const text = await response.text()
+      const text = await readCapped(response, MAX_RESPONSE_BYTES)
+      if (text === undefined) {
+        controller.abort() // the rest of the body is never read: the connection goes with it
+        return { kind: 'too_large', response }
+      }
       return { kind: 'response', response, text }
     } catch (error) {
       const reason = controller.signal.aborted ? `no answer within ${this.timeoutMs} ms` : transportReason(error)
@@ -230,8 +250,53 @@ function apiRoot(text: string): string {
   return url.href.replace(/\/+$/, '')
 }
 
+/**
+ * The body as text, read chunk by chunk; undefined as soon as it is past `limit` bytes (or says it
+ * will be, in Content-Length), so an oversized answer costs at most `limit` bytes of memory.
+ */
+async function readCapped(response: Response, limit: number): Promise<string | undefined> {
+  const declared = Number(response.headers.get('content-length') ?? NaN)
+  const body = response.body
+  if (Number.isFinite(declared) && declared > limit) {
+    await body?.cancel().catch(() => {})
+    return undefined
+  }
+  if (!body) return ''
+  const reader = body.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    total += value.byteLength
+    if (total > limit) {
+      await reader.cancel().catch(() => {})
+      return undefined
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+function tooLargeError(method: string, path: string, status: number, ambiguous: boolean): FleetkitError {
+  const mib = MAX_RESPONSE_BYTES / (1024 * 1024)
+  return new FleetkitError(
+    'PROVIDER_RESPONSE_TOO_LARGE',
+    `Hetzner Cloud's answer to ${method} ${path} (HTTP ${status}) is larger than ${mib} MiB; fleetkit stopped reading it` +
+      (ambiguous ? '; the request may have taken effect' : ''),
+    {
+      actions: [
+        'check that the API URL (--api-url, HETZNER_API_URL) is the Hetzner Cloud API, not a proxy or another service',
+        'run it again (a create is looked up by its fleetkit.node_id label first, never sent blindly twice)',
+      ],
+      data: { method, path, status, limitBytes: MAX_RESPONSE_BYTES, ambiguous },
+    },
+  )
+}
+
+/** An empty body (a 204) is null: undefined is kept for a 404 the caller allowed. */
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  if (text === '') return { ok: true, value: undefined }
+  if (text === '') return { ok: true, value: null }
   try {
     return { ok: true, value: JSON.parse(text) as unknown }
   } catch {

@@ -10,7 +10,22 @@ import { type ApiToken, apiTokenFromEnv } from './api-token.js'
 import { type AdoptableKind, createOrAdopt, findOwn } from './create-or-adopt.js'
 import { pollActions } from './hetzner-actions.js'
 import { HetznerTransport } from './hetzner-transport.js'
-import { listAll, post } from './hetzner-pages.js'
+import { callFor, listAll, post } from './hetzner-pages.js'
+import {
+  type Answer,
+  isResourceId,
+  listOf,
+  readAction,
+  readFirewall,
+  readImage,
+  readKey,
+  readLocation,
+  readPlacementGroup,
+  readServer,
+  readServerType,
+  readSshKey,
+  readVolume,
+} from './hetzner-readers.js'
 import type {
   Action,
   CreateServerRequest,
@@ -78,7 +93,7 @@ export class HetznerClient {
   // Servers
 
   listServers(filter: ListFilter & { status?: string } = {}): Promise<Server[]> {
-    return listAll<Server>(this.transport, '/servers', 'servers', {
+    return listAll(this.transport, '/servers', 'servers', readServer, {
       label_selector: filter.labelSelector,
       name: filter.name,
       status: filter.status,
@@ -87,27 +102,28 @@ export class HetznerClient {
 
   /** The server, or undefined when it does not exist (404). */
   async getServer(id: number): Promise<Server | undefined> {
-    const body = await this.transport.call<{ server: Server }>('GET', `/servers/${id}`, { idempotent: true }, true)
-    return body?.server
+    return callFor(this.transport, 'GET', idPath('servers', id), { idempotent: true }, 'server', readServer, true)
   }
 
   /**
-   * Creates a server, sent once (create-or-adopt.ts): after an ambiguous failure the server carrying
-   * the node's labels is adopted if found; after a uniqueness_error the holder of the name is adopted
-   * only when it carries them (a concurrent run's), else PROVIDER_NAME_CONFLICT names it.
+   * Creates a server, sent once (create-or-adopt.ts): after an ambiguous failure (a lost answer, or one
+   * without a usable server) the server carrying the node's labels is adopted if found; after a
+   * uniqueness_error the holder of the name is adopted only when it carries them (a concurrent run's),
+   * else PROVIDER_NAME_CONFLICT names it.
    */
   createServer(request: CreateServerRequest): Promise<CreateServerResult> {
     return createOrAdopt<Server, CreateServerResult>(
       this.serverKind,
       request,
       async () => {
-        const body = await this.transport.call<{ server: Server; action: Action; next_actions: Action[] }>(
-          'POST',
-          '/servers',
-          { body: request, idempotent: false },
-        )
-        if (!body) throw new FleetkitError('PROVIDER_ERROR', 'Hetzner Cloud answered POST /servers without a body')
-        return { server: body.server, action: body.action, next_actions: body.next_actions ?? [], adopted: false }
+        const body = await this.transport.call('POST', '/servers', { body: request, idempotent: false })
+        const answer: Answer = { method: 'POST', path: '/servers', ambiguous: true }
+        return {
+          server: readKey(body, answer, 'server', readServer),
+          action: readKey(body, answer, 'action', readAction),
+          next_actions: readKey(body, answer, 'next_actions', optionalActions),
+          adopted: false,
+        }
       },
       (server) => ({ server, next_actions: [], adopted: true }),
     )
@@ -123,14 +139,13 @@ export class HetznerClient {
 
   /** Deletes a server; undefined when it was already gone (404), so running it again is safe. */
   async deleteServer(id: number): Promise<Action | undefined> {
-    const body = await this.transport.call<{ action: Action }>('DELETE', `/servers/${id}`, { idempotent: true }, true)
-    return body?.action
+    return callFor(this.transport, 'DELETE', idPath('servers', id), { idempotent: true }, 'action', readAction, true)
   }
 
   // Volumes
 
   listVolumes(filter: ListFilter = {}): Promise<Volume[]> {
-    return listAll<Volume>(this.transport, '/volumes', 'volumes', {
+    return listAll(this.transport, '/volumes', 'volumes', readVolume, {
       label_selector: filter.labelSelector,
       name: filter.name,
     })
@@ -138,8 +153,7 @@ export class HetznerClient {
 
   /** The volume, or undefined when it does not exist (404). */
   async getVolume(id: number): Promise<Volume | undefined> {
-    const body = await this.transport.call<{ volume: Volume }>('GET', `/volumes/${id}`, { idempotent: true }, true)
-    return body?.volume
+    return callFor(this.transport, 'GET', idPath('volumes', id), { idempotent: true }, 'volume', readVolume, true)
   }
 
   /** Creates a volume, sent once; a lost answer or a name conflict is resolved as for a server. */
@@ -148,13 +162,14 @@ export class HetznerClient {
       this.volumeKind,
       request,
       async () => {
-        const body = await post<{ volume: Volume; action: Action; next_actions?: Action[] }>(
-          this.transport,
-          '/volumes',
-          request,
-          false,
-        )
-        return { volume: body.volume, action: body.action, next_actions: body.next_actions ?? [], adopted: false }
+        const body = await this.transport.call('POST', '/volumes', { body: request, idempotent: false })
+        const answer: Answer = { method: 'POST', path: '/volumes', ambiguous: true }
+        return {
+          volume: readKey(body, answer, 'volume', readVolume),
+          action: readKey(body, answer, 'action', readAction),
+          next_actions: readKey(body, answer, 'next_actions', optionalActions),
+          adopted: false,
+        }
       },
       (volume) => ({ volume, next_actions: [], adopted: true }),
     )
@@ -167,31 +182,31 @@ export class HetznerClient {
 
   /** Attaches a detached volume to a server in its location (`automount` false: the data_volume role mounts it). */
   async attachVolume(id: number, serverId: number, automount = false): Promise<Action> {
-    const path = `/volumes/${id}/actions/attach`
-    return (await post<{ action: Action }>(this.transport, path, { server: serverId, automount }, false)).action
+    const body = { server: idOf(serverId), automount }
+    return post(this.transport, idPath('volumes', id, '/actions/attach'), body, false, 'action', readAction)
   }
 
   async detachVolume(id: number): Promise<Action> {
-    return (await post<{ action: Action }>(this.transport, `/volumes/${id}/actions/detach`, {}, false)).action
+    return post(this.transport, idPath('volumes', id, '/actions/detach'), {}, false, 'action', readAction)
   }
 
   /** Deletes a detached volume (204); a volume already gone (404) counts as deleted, so running it again is safe. */
   async deleteVolume(id: number): Promise<void> {
-    await this.transport.call<unknown>('DELETE', `/volumes/${id}`, { idempotent: true }, true)
+    await this.transport.call('DELETE', idPath('volumes', id), { idempotent: true }, true)
   }
 
   // Catalogue
 
   listServerTypes(filter: { name?: string } = {}): Promise<ServerType[]> {
-    return listAll<ServerType>(this.transport, '/server_types', 'server_types', { name: filter.name })
+    return listAll(this.transport, '/server_types', 'server_types', readServerType, { name: filter.name })
   }
 
   listLocations(filter: { name?: string } = {}): Promise<Location[]> {
-    return listAll<Location>(this.transport, '/locations', 'locations', { name: filter.name })
+    return listAll(this.transport, '/locations', 'locations', readLocation, { name: filter.name })
   }
 
   listImages(filter: ListFilter & { type?: string; architecture?: 'x86' | 'arm' } = {}): Promise<Image[]> {
-    return listAll<Image>(this.transport, '/images', 'images', {
+    return listAll(this.transport, '/images', 'images', readImage, {
       label_selector: filter.labelSelector,
       name: filter.name,
       type: filter.type,
@@ -202,20 +217,20 @@ export class HetznerClient {
   // SSH keys
 
   listSshKeys(filter: ListFilter = {}): Promise<SshKey[]> {
-    return listAll<SshKey>(this.transport, '/ssh_keys', 'ssh_keys', {
+    return listAll(this.transport, '/ssh_keys', 'ssh_keys', readSshKey, {
       label_selector: filter.labelSelector,
       name: filter.name,
     })
   }
 
-  async createSshKey(request: { name: string; public_key: string; labels?: Labels }): Promise<SshKey> {
-    return (await post<{ ssh_key: SshKey }>(this.transport, '/ssh_keys', request, false)).ssh_key
+  createSshKey(request: { name: string; public_key: string; labels?: Labels }): Promise<SshKey> {
+    return post(this.transport, '/ssh_keys', request, false, 'ssh_key', readSshKey)
   }
 
   // Firewalls
 
   listFirewalls(filter: ListFilter = {}): Promise<Firewall[]> {
-    return listAll<Firewall>(this.transport, '/firewalls', 'firewalls', {
+    return listAll(this.transport, '/firewalls', 'firewalls', readFirewall, {
       label_selector: filter.labelSelector,
       name: filter.name,
     })
@@ -227,34 +242,37 @@ export class HetznerClient {
     rules?: FirewallRule[]
     apply_to?: FirewallResource[]
   }): Promise<{ firewall: Firewall; actions: Action[] }> {
-    const body = await post<{ firewall: Firewall; actions?: Action[] }>(this.transport, '/firewalls', request, false)
-    return { firewall: body.firewall, actions: body.actions ?? [] }
+    const body = await this.transport.call('POST', '/firewalls', { body: request, idempotent: false })
+    const answer: Answer = { method: 'POST', path: '/firewalls', ambiguous: true }
+    return {
+      firewall: readKey(body, answer, 'firewall', readFirewall),
+      actions: readKey(body, answer, 'actions', optionalActions),
+    }
   }
 
   /** Replaces every rule with `rules` (the whole desired set): the same call twice is the same firewall. */
   async setFirewallRules(id: number, rules: FirewallRule[]): Promise<Action[]> {
-    return (await post<{ actions: Action[] }>(this.transport, `/firewalls/${id}/actions/set_rules`, { rules }, true))
-      .actions
+    const path = idPath('firewalls', id, '/actions/set_rules')
+    return post(this.transport, path, { rules }, true, 'actions', listOf(readAction))
   }
 
   async applyFirewall(id: number, applyTo: FirewallResource[]): Promise<Action[]> {
-    const path = `/firewalls/${id}/actions/apply_to_resources`
-    return (await post<{ actions: Action[] }>(this.transport, path, { apply_to: applyTo }, false)).actions
+    const path = idPath('firewalls', id, '/actions/apply_to_resources')
+    return post(this.transport, path, { apply_to: applyTo }, false, 'actions', listOf(readAction))
   }
 
   // Placement groups
 
   listPlacementGroups(filter: ListFilter = {}): Promise<PlacementGroup[]> {
-    return listAll<PlacementGroup>(this.transport, '/placement_groups', 'placement_groups', {
+    return listAll(this.transport, '/placement_groups', 'placement_groups', readPlacementGroup, {
       label_selector: filter.labelSelector,
       name: filter.name,
     })
   }
 
-  async createPlacementGroup(request: { name: string; labels?: Labels }): Promise<PlacementGroup> {
+  createPlacementGroup(request: { name: string; labels?: Labels }): Promise<PlacementGroup> {
     const body = { ...request, type: 'spread' }
-    return (await post<{ placement_group: PlacementGroup }>(this.transport, '/placement_groups', body, false))
-      .placement_group
+    return post(this.transport, '/placement_groups', body, false, 'placement_group', readPlacementGroup)
   }
 
   // Actions
@@ -263,8 +281,8 @@ export class HetznerClient {
   async getActions(ids: readonly number[]): Promise<Action[]> {
     const actions: Action[] = []
     for (let i = 0; i < ids.length; i += ACTIONS_PER_CALL) {
-      const batch = ids.slice(i, i + ACTIONS_PER_CALL)
-      actions.push(...(await listAll<Action>(this.transport, '/actions', 'actions', { id: batch })))
+      const batch = ids.slice(i, i + ACTIONS_PER_CALL).map(idOf)
+      actions.push(...(await listAll(this.transport, '/actions', 'actions', readAction, { id: batch })))
     }
     return actions
   }
@@ -282,3 +300,24 @@ export class HetznerClient {
 }
 
 const ACTIONS_PER_CALL = 25 // as hcloud-go asks: a query string every proxy accepts
+
+/** `next_actions` / `actions` of a change's answer: absent is none; present, every one must read. */
+function optionalActions(value: unknown, answer: Answer, field: string): Action[] {
+  return value === undefined ? [] : listOf(readAction)(value, answer, field)
+}
+
+/**
+ * An ID a request is about, checked before anything is sent: `DELETE /servers/NaN` answers 404, which
+ * would read as "already gone". Only a bug passes anything else (every ID the API gave was read).
+ */
+function idOf(id: number): number {
+  if (!isResourceId(id))
+    throw new FleetkitError('INTERNAL_ERROR', `refusing to send a Hetzner Cloud request for the id ${String(id)}`, {
+      data: { id: String(id) },
+    })
+  return id
+}
+
+function idPath(collection: string, id: number, rest = ''): string {
+  return `/${collection}/${idOf(id)}${rest}`
+}

@@ -50,6 +50,15 @@ export const PROVIDER_CODES = {
     summary: 'Hetzner Cloud refused a request with an error code fleetkit has no specific handling for.',
     person: true,
   },
+  PROVIDER_RESPONSE_INVALID: {
+    summary:
+      'A Hetzner Cloud answer lacks a field fleetkit uses, or has it in another shape (a server without a usable id, an action without a status).',
+    person: false,
+  },
+  PROVIDER_RESPONSE_TOO_LARGE: {
+    summary: 'A Hetzner Cloud answer was larger than fleetkit reads (4 MiB); the request was aborted.',
+    person: true,
+  },
   PROVIDER_STUB_BIND_FAILED: {
     summary: 'The local Hetzner Cloud API stub could not listen on the port it was given.',
     person: true,

@@ -1,7 +1,8 @@
 // The provider half of `fleetkit node decommission` (spec 06): after the retirement committed,
-// delete the node's server by its recorded ID, else by its fleetkit.node_id label. The delete is
-// owed durably (provider_delete_pending, set in the retiring transaction) until it succeeded, so
-// running decommission again retries one that failed; a server already gone counts as deleted.
+// delete the node's server by its recorded ID, else (none recorded, or one that is not an ID) by its
+// fleetkit.node_id label. The delete is owed durably (provider_delete_pending, set in the retiring
+// transaction) until each server answered it with a 2xx or a 404 (already gone), so running
+// decommission again retries one that failed.
 import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
@@ -10,6 +11,7 @@ import { appendEvent } from '../../store/events.js'
 import { withTransaction } from '../../store/database.js'
 import { markServerDeleted, type ProvisionRow } from '../../store/provider/provisioning.js'
 import { NODE_ID_LABEL } from '../../provider/create-or-adopt.js'
+import { recordedId } from '../../provider/hetzner-readers.js'
 
 /** Builds the client when a provider-managed node needs it; throws PROVIDER_TOKEN_MISSING without a token. */
 export type ProviderFactory = () => HetznerClient
@@ -25,8 +27,12 @@ export async function deleteProviderServer(
   row: ProvisionRow,
 ): Promise<{ serverIds: number[] }> {
   let serverIds: number[] = []
+  // A recorded value that is not an ID ('undefined' from a create answer without one) is never sent:
+  // DELETE /servers/NaN answers 404, which would read as "already gone" while the server runs on.
+  const recorded = recordedId(row.providerServerId)
+  const byLabel = recorded === undefined
   try {
-    if (row.providerServerId !== null) serverIds = [Number(row.providerServerId)]
+    if (!byLabel) serverIds = [recorded]
     else serverIds = (await client.listServers({ labelSelector: `${NODE_ID_LABEL}=${row.id}` })).map((s) => s.id)
     for (const id of serverIds) await client.deleteServer(id)
   } catch (error) {
@@ -43,7 +49,14 @@ export async function deleteProviderServer(
   }
   await withTransaction(pool, async (q) => {
     await markServerDeleted(q, row.id)
-    await appendEvent(q, { kind: 'provider_server_deleted', nodeId: row.id, data: { server_ids: serverIds } })
+    await appendEvent(q, {
+      kind: 'provider_server_deleted',
+      nodeId: row.id,
+      data: {
+        server_ids: serverIds,
+        ...(byLabel ? { found_by: 'label', recorded_server_id: row.providerServerId } : {}),
+      },
+    })
   })
   return { serverIds }
 }

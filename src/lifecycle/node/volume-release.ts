@@ -15,6 +15,7 @@ import {
 } from '../../store/provider/provider-volumes.js'
 import type { ProvisionRow } from '../../store/provider/provisioning.js'
 import { NODE_ID_LABEL } from '../../provider/create-or-adopt.js'
+import { recordedId } from '../../provider/hetzner-readers.js'
 
 export interface VolumeRelease {
   /** @asType integer */
@@ -42,7 +43,8 @@ export async function detachNodeVolume(
 ): Promise<VolumeRelease | undefined> {
   const nodeId = row.id
   const kept = !options.deleteVolume
-  let volumeId = row.providerVolumeId === null ? undefined : Number(row.providerVolumeId)
+  // None recorded, or a value that is not an ID: found by its label, never sent as NaN.
+  let volumeId = recordedId(row.providerVolumeId)
   // Only the provider's failures are this step's code; the state's own keep theirs.
   const provider = <T>(call: () => Promise<T>) =>
     call().catch((error: unknown) => {
@@ -51,7 +53,7 @@ export async function detachNodeVolume(
     })
   if (row.volumeState === 'detached') return { id: volumeId!, state: 'detached', kept }
   if (volumeId === undefined) {
-    // Requested before a kill: the create may have happened; its label finds it.
+    // Requested before a kill (the create may have happened), or recorded unusably: its label finds it.
     const [found] = await provider(() => client.listVolumes({ labelSelector: `${NODE_ID_LABEL}=${nodeId}` }))
     if (!found) {
       await forgetVolumeRequest(pool, nodeId)

@@ -11,7 +11,9 @@ import type { Clock } from '../../config/clock.js'
 import type { Rng } from '../../config/rng.js'
 import type { HostPolicy } from '../../definition/host-policy.js'
 import type { Definition } from '../../definition/types.js'
+import { nodeLabels } from '../../provider/create-or-adopt.js'
 import type { HetznerClient } from '../../provider/hetzner.js'
+import { recordedId } from '../../provider/hetzner-readers.js'
 import type { Server } from '../../provider/hetzner-types.js'
 import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
@@ -164,7 +166,7 @@ async function waitRunning(
   row: ProvisionRow,
   progress: (m: string) => void,
 ): Promise<Server> {
-  const serverId = Number(row.providerServerId)
+  const serverId = recordedId(row.providerServerId) ?? (await serverByLabel(options, row))
   const started = options.clock.now().getTime()
   for (;;) {
     const server = await options.client.getServer(serverId)
@@ -179,6 +181,32 @@ async function waitRunning(
     progress(`server ${serverId} is ${server.status}`)
     await options.sleep(options.pollMs ?? 2000)
   }
+}
+
+/**
+ * The node's server when the recorded ID is unusable (a create answer without one, recorded before
+ * answers were read): found by its labels and recorded, never asked for as /servers/NaN.
+ */
+async function serverByLabel(options: ProvisionOptions, row: ProvisionRow): Promise<number> {
+  const server = await options.client.findOwnServer(row.id, nodeLabels(options.definition.fleet, row.id, row.pool))
+  if (!server)
+    throw new FleetkitError(
+      'PROVIDER_ERROR',
+      `${row.id} recorded no usable server id (${String(row.providerServerId)}) and no server carries its labels`,
+      {
+        actions: [`fleetkit node decommission ${row.id}`, `fleetkit node show ${row.id}`],
+        data: { node: row.id, recordedServerId: row.providerServerId },
+      },
+    )
+  await withTransaction(options.pool, async (q) => {
+    await recordServer(q, row.id, 'server_requested', { serverId: server.id })
+    await appendEvent(q, {
+      kind: 'provision_server_adopted',
+      nodeId: row.id,
+      data: { server_id: server.id, how: 'found by its labels: the recorded id was unusable' },
+    })
+  })
+  return server.id
 }
 
 /** The running server's addresses (and its volume attached): step awaiting_enrollment. */

@@ -1,7 +1,8 @@
 // `node provision`, `node replace` and the provider half of `node decommission` against the Hetzner
 // stub (in-process on loopback, one injected clock with the client), one real PostgreSQL database
 // and one real gateway for the file: the create request, crash safety and --resume, name conflicts,
-// placement fallback, enrollment and its expiry, replace, and a delete that fails once.
+// placement fallback, enrollment and its expiry, replace, a delete that fails once, and answers
+// without a usable server id (a proxy in front of the stub sends them).
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -28,6 +29,7 @@ import { listEvents } from '../../../src/store/events.js'
 import { getProvisionRow } from '../../../src/store/provider/provisioning.js'
 import { listNodes } from '../../../src/store/nodes/nodes.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import { startHetznerProxy } from '../../support/hetzner-proxy.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
@@ -251,6 +253,86 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
     assert.deepEqual(gets[1]!.query, gets[0]!.query, 'the same GET again')
     assert.equal(serversOf('build-5').length, 1)
     assert.equal(creates('build-5').length, 2, 'the resumed run created once more: the first never took effect')
+  })
+
+  it('a create answer without a server id is recovered by its label, never a stuck row; so is a recorded id that is not one', async () => {
+    const proxy = await startHetznerProxy(stub.url)
+    try {
+      const proxied = new HetznerClient({
+        env: { HETZNER_API_TOKEN: stub.token },
+        baseUrl: proxy.url,
+        clock,
+        sleep,
+        rng: seededRng('proxied'),
+        requestTimeoutMs: 500,
+      })
+      declare('build-i')
+      proxy.rewrite({
+        method: 'POST',
+        path: '/servers',
+        body: (b) => ({ ...b, server: { ...(b.server as object), id: undefined } }),
+      })
+      const result = await provision('build-i', { client: proxied })
+      assert.equal(result.adopted, true)
+      assert.equal(serversOf('build-i').length, 1)
+      assert.equal(creates('build-i').length, 1, 'never sent again')
+      const server = serversOf('build-i')[0]!
+      assert.equal(result.serverId, server.id)
+      const row = (await getProvisionRow(gw.db.pool, 'build-i'))!
+      assert.equal(row.providerServerId, String(server.id))
+      assert.equal(row.provisionState, 'awaiting_enrollment')
+      const adoptions = await listEvents(gw.db.pool, { nodeId: 'build-i', kind: 'provision_server_adopted' })
+      assert.equal(adoptions.length, 1)
+
+      // A row the old client left at server_requested with 'undefined' for an id: --resume finds the server.
+      declare('build-r')
+      await assert.rejects(
+        provision('build-r', {
+          afterStep: (step) => {
+            if (step === 'server_requested') throw new Error('killed')
+          },
+        }),
+        /killed/,
+      )
+      await gw.db.pool.query(`UPDATE nodes SET provider_server_id = 'undefined' WHERE id = 'build-r'`)
+      const before = stub.requests.length
+      const resumed = await provision('build-r', { resume: true })
+      assert.equal(resumed.state, 'awaiting_enrollment')
+      assert.equal(resumed.serverId, serversOf('build-r')[0]!.id)
+      assert.equal(creates('build-r').length, 1)
+      assert.ok(
+        stub.requests.slice(before).every((r) => !/NaN|undefined/.test(r.path)),
+        'never /servers/NaN',
+      )
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('decommission of a node whose recorded server id is not one finds its server by label and deletes it exactly once', async () => {
+    declare('build-u')
+    await provision('build-u')
+    const server = serversOf('build-u')[0]!
+    // What a create answer without an id left in the state before answers were read.
+    await gw.db.pool.query(`UPDATE nodes SET provider_server_id = 'undefined' WHERE id = 'build-u'`)
+    const before = stub.requests.length
+    const decommission = () =>
+      decommissionNode({ pool: gw.db.pool, nodeId: 'build-u', actor: 'test', clock, provider: () => client })
+    const done = await decommission()
+    assert.deepEqual(done.deletedServers, [server.id])
+    assert.equal(stub.api.servers.has(server.id), false, 'the labelled server is gone')
+    const deletes = stub.requests.slice(before).filter((r) => r.method === 'DELETE')
+    assert.deepEqual(
+      deletes.map((r) => [r.path, r.status]),
+      [[`/servers/${server.id}`, 200]],
+      'one DELETE, for its real id',
+    )
+    const [deleted] = await listEvents(gw.db.pool, { nodeId: 'build-u', kind: 'provider_server_deleted' })
+    assert.deepEqual(deleted!.data.server_ids, [server.id])
+    assert.equal(deleted!.data.found_by, 'label')
+    const again = await decommission()
+    assert.equal(again.deletedServers, undefined, 'nothing owed any more')
+    assert.equal(stub.requests.slice(before).filter((r) => r.method === 'DELETE').length, 1)
   })
 
   it('waits for the enrollment with the real gateway: enrolled; an expired secret fails the node (ENROLLMENT_EXPIRED)', async () => {
