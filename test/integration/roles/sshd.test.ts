@@ -112,7 +112,11 @@ describe('roles: sshd on a container host', function () {
     })
     // Check mode shows the drop-in's diff and each setting with both values (fleetkit_differences).
     assert.match(check.stdout, /TASK \[sshd : Show how the drop-in would change\][^]*?changed: /)
-    assert.match(check.stdout, /--- before: \/etc\/ssh\/sshd_config\.d\/10-fleetkit\.conf\n/)
+    // The drop-in is new on this host: Ansible's diff names no `before` file, only the template, and shows its lines.
+    assert.match(
+      check.stdout,
+      /--- before(?:: \/etc\/ssh\/sshd_config\.d\/10-fleetkit\.conf)?\n\+\+\+ after: \S*10-fleetkit\.conf\.j2\n[^]*?\+PasswordAuthentication no\n/,
+    )
     assert.match(check.stdout, /"current": "(2200, 22|22, 2200)",\s*"setting": "Port",\s*"wanted": "22"/)
     assert.match(
       check.stdout,
