@@ -9,6 +9,7 @@ import { FAILURE_CODES } from '../../src/checks/failure-codes.js'
 import { checkCheckIdOwners } from '../support/rules/check-id-owners.js'
 import { checkCodeRunbooks } from '../support/rules/code-usage.js'
 import { checkDocCommands } from '../support/rules/doc-commands.js'
+import { checkDocPaths } from '../support/rules/doc-paths.js'
 import { checkFingerprintCoverage } from '../support/rules/fingerprint-coverage.js'
 import { formatFinding, type RuleFinding } from '../support/rules/finding.js'
 import { checkRepairOwners } from '../support/rules/repair-owners.js'
@@ -20,6 +21,7 @@ import { fixturesDir, type FleetkitWorld } from '../support/world.js'
 const RULES: Record<string, (root: string) => Promise<RuleFinding[]>> = {
   'codes-have-runbooks': checkCodeRunbooks,
   'docs-name-real-commands': (root) => checkDocCommands(root),
+  'docs-name-real-paths': checkDocPaths,
   'check-ids-have-owners': checkCheckIdOwners,
   'manual-steps-match-checks': checkManualSteps,
   'repair-owners-resolve': checkRepairOwners,
