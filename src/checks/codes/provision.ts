@@ -12,6 +12,12 @@ export const PROVISION_CODES = {
     summary: 'node provision found a provisioning run of the node already under way: continue it with --resume.',
     person: false,
   },
+  NODE_BUSY: {
+    summary:
+      'Another node provision, --resume, node replace or node decommission run is acting on the node right now; this one changed nothing.',
+    person: false,
+    exitCode: 75,
+  },
   PROVISION_NOT_STARTED: {
     summary: 'node provision --resume was given a node that no provisioning run started.',
     person: false,

@@ -20,6 +20,7 @@ import {
   unknownNode,
   withLockedNode,
 } from './node-transition.js'
+import { asOnlyRun } from './node-run.js'
 import { deleteProviderServer, owesProviderDelete, type ProviderFactory, tokenError } from './provider-delete.js'
 import { waitFor, type WaitOptions } from '../wait.js'
 import { deleteNodeVolume, detachNodeVolume, owesVolumeRelease, type VolumeRelease } from './volume-release.js'
@@ -48,23 +49,28 @@ export interface DecommissionResult extends TransitionResult {
 
 const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
 
-export async function decommissionNode(
-  options: {
-    pool: StatePool
-    nodeId: string
-    actor: string
-    clock: Clock
-    waitSeconds?: number
-    /** Asked before a node is retired (not for one already retired): the id is never usable again. */
-    confirm?: Confirm
-    /** The Hetzner client, built only for a node with a server to delete (PROVIDER_TOKEN_MISSING before any change). */
-    provider?: ProviderFactory
-    /** Delete the node's volume once detached (its data is gone); without it the volume is kept. */
-    deleteVolume?: boolean
-    /** How often provider actions (the volume's detach) are polled. */
-    actionPollMs?: number
-  } & WaitOptions,
-): Promise<DecommissionResult> {
+type DecommissionOptions = {
+  pool: StatePool
+  nodeId: string
+  actor: string
+  clock: Clock
+  waitSeconds?: number
+  /** Asked before a node is retired (not for one already retired): the id is never usable again. */
+  confirm?: Confirm
+  /** The Hetzner client, built only for a node with a server to delete (PROVIDER_TOKEN_MISSING before any change). */
+  provider?: ProviderFactory
+  /** Delete the node's volume once detached (its data is gone); without it the volume is kept. */
+  deleteVolume?: boolean
+  /** How often provider actions (the volume's detach) are polled. */
+  actionPollMs?: number
+} & WaitOptions
+
+/** Held on the node for the whole run: one provision, replace or decommission of a node acts at once (NODE_BUSY). */
+export async function decommissionNode(options: DecommissionOptions): Promise<DecommissionResult> {
+  return asOnlyRun(options.pool, options.nodeId, `node decommission ${options.nodeId}`, () => decommissionHeld(options))
+}
+
+async function decommissionHeld(options: DecommissionOptions): Promise<DecommissionResult> {
   const { pool, nodeId } = options
   const before = await getProvisionRow(pool, nodeId)
   if (!before) throw await unknownNode(pool, nodeId)

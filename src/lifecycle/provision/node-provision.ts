@@ -10,7 +10,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
 import type { Rng } from '../../config/rng.js'
 import type { HostPolicy } from '../../definition/host-policy.js'
-import type { Definition } from '../../definition/types.js'
+import type { Definition, NodeDeclaration } from '../../definition/types.js'
 import { nodeLabels } from '../../provider/create-or-adopt.js'
 import type { HetznerClient } from '../../provider/hetzner.js'
 import { recordedId } from '../../provider/hetzner-readers.js'
@@ -25,6 +25,7 @@ import {
   recordServer,
   startProvisioning,
 } from '../../store/provider/provisioning.js'
+import { asOnlyRun } from '../node/node-run.js'
 import { stateConflict } from '../node/node-transition.js'
 import { type CreateOutcome, createStep } from './provision-create.js'
 import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'
@@ -62,10 +63,22 @@ const DEFAULT_SECRET_TTL_MS = 15 * 60_000
 /** How long a created server may take to run, however short --wait is. */
 const RUNNING_WAIT_MS = 10 * 60_000
 
+/**
+ * The run holds the node's run lock from before its first provider request to its end: of runs at
+ * once on one node (provision, --resume, replace, decommission) exactly one acts, the others are
+ * NODE_BUSY, so one create is sent and the secret stored is the one in that server's seed.
+ */
 export async function provisionNode(options: ProvisionOptions): Promise<ProvisionResult> {
+  const declaration = declaredNode(options.definition, options.nodeId)
+  const command = options.replaces
+    ? `node replace ${options.replaces}`
+    : `node provision ${options.resume ? '--resume ' : ''}${options.nodeId}`
+  return asOnlyRun(options.pool, options.nodeId, command, () => provisionHeld(options, declaration))
+}
+
+async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclaration): Promise<ProvisionResult> {
   const { pool, nodeId, definition, client } = options
   const progress = options.progress ?? (() => {})
-  const declaration = declaredNode(definition, nodeId)
   let row = await getProvisionRow(pool, nodeId)
   const resume = `fleetkit node provision --resume ${nodeId}`
   if (!options.resume) {

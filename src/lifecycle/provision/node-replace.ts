@@ -8,6 +8,7 @@ import { type DrainResult, drainNode } from '../node/node-drain.js'
 import { type ProvisionOptions, provisionNode } from './node-provision.js'
 import type { ProvisionResult } from './provision-result.js'
 import { unknownNode } from '../node/node-transition.js'
+import { asOnlyRun } from '../node/node-run.js'
 
 export interface ReplaceResult {
   /** @minLength 1 */
@@ -32,6 +33,11 @@ export async function replaceNode(
     actor: string
   },
 ): Promise<ReplaceResult> {
+  // Held on the old node for the whole run (provisionNode holds the new one's): one replace of a node at once.
+  return asOnlyRun(options.pool, options.oldId, `node replace ${options.oldId}`, () => replaceHeld(options))
+}
+
+async function replaceHeld(options: Parameters<typeof replaceNode>[0]): Promise<ReplaceResult> {
   const { pool, oldId } = options
   const old = await getProvisionRow(pool, oldId)
   if (!old) throw await unknownNode(pool, oldId)

@@ -1,5 +1,6 @@
-// Two operators at once (issue 20, item 1; issue 36, item 6): 20 real CLI processes of seed, node token
-// and node token --reissue for one node (20 concurrent calls of admit, drain and decommission), released
+// Two operators at once (issue 20, item 1; issue 36, item 6; issue 37, item 3): 20 real CLI processes of
+// seed, node token and node token --reissue for one node (20 concurrent calls of admit, drain and
+// decommission; 19 decommissions are NODE_BUSY, provision-one-winner.test.ts has provisioning), released
 // together, so each has read the node before any of them writes; and 20 reissues not held, which read
 // it unevenly, some after the winner committed. Of the 20 exactly one
 // changes the state; each other exits with a stated outcome; every stdout is exactly one --json
@@ -223,7 +224,7 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
     assert.equal(await events('app-2', 'secret_issued'), 1)
   })
 
-  describe('admit, drain, decommission of one node: of 20 calls at once one changes it, 19 find it done (changed: false)', () => {
+  describe('admit, drain, decommission of one node: of 20 calls at once one changes it, 19 find it done or are refused', () => {
     // These print nothing secret and their output is oclif's, printed after the commit: the race is
     // in the database, so 20 concurrent calls of the lifecycle functions, each on its own connection,
     // show it at a fraction of the cost of 20 CLI processes (the processes above show the output side).
@@ -281,12 +282,6 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
     for (const [action, event, to, call] of [
       ['admit', 'node_admitted', 'active', () => admitNode({ pool: calls, nodeId: node, actor: 'race' })],
       ['drain', 'node_draining', 'draining', () => drainNode({ pool: calls, nodeId: node, actor: 'race', clock })],
-      [
-        'decommission',
-        'node_retired',
-        'retired',
-        () => decommissionNode({ pool: calls, nodeId: node, actor: 'race', clock }),
-      ],
     ] as const) {
       it(`node ${action}`, async () => {
         const results = await raceCalls(call)
@@ -295,5 +290,41 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
         assert.equal(await events(node, event), 1)
       })
     }
+
+    // Decommission holds the node's run lock for its whole run (taken without waiting, like provision
+    // and replace): the one holding it waits on the row lock, the 19 others are NODE_BUSY at once.
+    it('node decommission: one retires it; 19 are refused at once with NODE_BUSY; one after it finds it done', async () => {
+      const client = await db.pool.connect()
+      let results: Promise<TransitionResult | Error>[]
+      let refused = 0
+      try {
+        await client.query('BEGIN')
+        await lockNode(client, node)
+        results = Array.from({ length: RUNS }, () =>
+          decommissionNode({ pool: calls, nodeId: node, actor: 'race', clock }).catch((error: Error) => {
+            refused += 1
+            return error
+          }),
+        )
+        await eventually(`${RUNS - 1} calls refused and one waiting on the node's row lock`, async () =>
+          refused >= RUNS - 1 && (await waitingOnLocks()) >= 1 ? true : undefined,
+        )
+      } finally {
+        await client.query('COMMIT')
+        client.release()
+      }
+      const settled = await Promise.all(results)
+      const winners = settled.filter((r): r is TransitionResult => !(r instanceof Error))
+      assert.equal(winners.length, 1)
+      assert.equal(winners[0]!.changed, true)
+      assert.equal(winners[0]!.to, 'retired')
+      assert.deepEqual(
+        settled.filter((r) => r instanceof Error).map((e) => (e as { code?: string }).code),
+        Array(RUNS - 1).fill('NODE_BUSY'),
+      )
+      assert.equal(await events(node, 'node_retired'), 1)
+      const later = await decommissionNode({ pool: calls, nodeId: node, actor: 'race', clock })
+      assert.equal(later.changed, false)
+    })
   })
 })
