@@ -1,6 +1,6 @@
 // An Ed25519 SSH host key generated for one worker host: the private half goes only
 // into its seed, the public half into the state, so the first SSH connection is verified.
-import { createPrivateKey, createPublicKey } from 'node:crypto'
+import { createHash, createPrivateKey, createPublicKey } from 'node:crypto'
 
 import { type Rng, systemRng } from '../config/rng.js'
 
@@ -66,4 +66,10 @@ export function generateSshHostKey(comment: string, rng: Rng = systemRng): SshHo
     privateKey: `-----BEGIN OPENSSH PRIVATE KEY-----\n${lines.join('\n')}\n-----END OPENSSH PRIVATE KEY-----\n`,
     publicKey: `${KEY_TYPE} ${publicBlob.toString('base64')} ${comment}`,
   }
+}
+
+/** The key's fingerprint as `ssh-keygen -lf` prints it: SHA256: and the unpadded base64 of the key blob's digest. */
+export function sshKeyFingerprint(publicKey: string): string {
+  const blob = Buffer.from(publicKey.trim().split(/\s+/)[1] ?? '', 'base64')
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`
 }

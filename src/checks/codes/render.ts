@@ -46,7 +46,7 @@ export const RENDER_CODES = {
   },
   HOST_KEY_PINNED: {
     summary:
-      'A worker seed would replace the SSH host key pinned in fleet.yaml or the state; nothing changed. --rekey does it on purpose.',
+      'A seed or node provision would replace the SSH host key pinned in fleet.yaml or the state; nothing changed. --rekey does it on purpose.',
     person: false,
   },
   HOST_KEY_DISAGREES: {

@@ -30,13 +30,17 @@ with the same labels, created in the server's location and attached, its device 
 role) -> enrolled. A server or volume already labelled with the node's id is adopted, never created twice;
 a server with the node's name but without the label is PROVIDER_NAME_CONFLICT.
 --region and --type take candidates in order; resource_unavailable moves to the next pair.
-Interrupted or timed out, it continues with --resume. The token comes from the variable the definition's
-providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the command line.`
+A node that declares ssh.user gets a new SSH host key in its seed, pinned in the state and printed with its
+fingerprint; a key already pinned (fleet.yaml hostKey or the state) is replaced only with --rekey, else
+HOST_KEY_PINNED before any provider request. Interrupted or timed out, it continues with --resume.
+The token comes from the variable the definition's providers.hetzner.tokenEnv names (HETZNER_API_TOKEN
+by default), never from the command line.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-2 --region fsn1,nbg1 --type cx32,cpx31',
     '<%= config.bin %> <%= command.id %> build-2 --no-wait --json',
     '<%= config.bin %> <%= command.id %> build-2 --volume 100',
     '<%= config.bin %> <%= command.id %> --resume build-2',
+    '<%= config.bin %> <%= command.id %> app-1 --rekey',
   ]
   static override args = { node: Args.string({ description: 'node id, declared in fleet.yaml', required: true }) }
   static override flags = {
@@ -46,6 +50,10 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
     type: Flags.string({ summary: 'Candidate server types in order, comma-separated (default: the node or pool).' }),
     image: Flags.string({ summary: "The image (default: the pool's image)." }),
     'placement-group': Flags.string({ summary: 'A spread placement group, by name (created when missing).' }),
+    rekey: Flags.boolean({
+      summary: 'Replace the SSH host key pinned in fleet.yaml or the state (a host being replaced), on purpose.',
+      default: false,
+    }),
     'no-wait': Flags.boolean({ summary: 'Return once the server runs (awaiting_enrollment).', default: false }),
     volume: Flags.string({
       summary: "A data volume of SIZE GB (10 to 10240) for the node's data_volume role, created and attached.",
@@ -66,6 +74,10 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
       throw new FleetkitError('USAGE_INVALID', '--volume is for a new run; --resume continues the recorded one', {
         actions: [`fleetkit node provision --resume ${args.node}`],
       })
+    if (flags.resume && flags.rekey)
+      throw new FleetkitError('USAGE_INVALID', '--rekey is for a new run; --resume continues the recorded one', {
+        actions: [`fleetkit node provision --resume ${args.node}`],
+      })
     const definition = await loadDefinition(flags.definition)
     declaredNode(definition, args.node)
     // Documentation addresses and placeholder keys must never reach a provider.
@@ -76,7 +88,7 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
     const files = await readSeedFiles('agent', env, definition, dirname(flags.definition))
     const regions = list(flags.region)
     const types = list(flags.type)
-    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, progress }) =>
+    const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor, progress }) =>
       provisionNode({
         pool,
         nodeId: args.node,
@@ -91,6 +103,8 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
           ...(volumeSizeGb === undefined ? {} : { volumeSizeGb }),
         },
         resume: flags.resume,
+        rekey: flags.rekey,
+        actor,
         waitMs,
         progress,
       }),
@@ -102,6 +116,10 @@ providers.hetzner.tokenEnv names (HETZNER_API_TOKEN by default), never from the 
       this.log(
         `volume ${result.volume.id ?? '(not created)'}${result.volume.adopted ? ' (adopted)' : ''}: ${result.volume.sizeGb} GB, ${result.volume.state}${result.volume.linuxDevice ? ` as ${result.volume.linuxDevice}` : ''}`,
       )
+    if (result.hostKey) {
+      this.log(`host key pinned: ${result.hostKey.fingerprint}; its fleet.yaml entry:`)
+      this.log(`  hostKey: ${result.hostKey.publicKey}`)
+    }
     if (result.state === 'awaiting_enrollment')
       this.log(`continue waiting: fleetkit node provision --resume ${result.node}`)
     return result

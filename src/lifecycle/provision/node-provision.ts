@@ -25,7 +25,9 @@ import {
   recordServer,
   startProvisioning,
 } from '../../store/provider/provisioning.js'
+import { nodeTarget } from '../../render/seed-documents.js'
 import { asOnlyRun } from '../node/node-run.js'
+import { assertRekeyAllowed } from '../seed/seed-host-key.js'
 import { stateConflict } from '../node/node-transition.js'
 import { type CreateOutcome, createStep } from './provision-create.js'
 import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'
@@ -42,6 +44,10 @@ export interface ProvisionOptions {
   policy: HostPolicy
   request: PlanRequest
   resume: boolean
+  /** Replace the SSH host key pinned in fleet.yaml or the state (refused with HOST_KEY_PINNED otherwise). */
+  rekey?: boolean
+  /** Who provisions (the command's actor), recorded in the host key's event. */
+  actor?: string
   /** The node this one replaces (node replace). */
   replaces?: string
   /** How long to wait for the server to run and the agent to enroll; 0 returns at awaiting_enrollment. */
@@ -81,6 +87,7 @@ async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclara
   const progress = options.progress ?? (() => {})
   let row = await getProvisionRow(pool, nodeId)
   const resume = `fleetkit node provision --resume ${nodeId}`
+  let hostKey: { hostKey: string | null; rekey: boolean } | undefined
   if (!options.resume) {
     if (row?.provisionState)
       throw new FleetkitError(
@@ -89,6 +96,11 @@ async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclara
         { actions: [resume, `fleetkit node show ${nodeId}`], data: { node: nodeId, state: row.provisionState } },
       )
     if (row && !['parked', 'failed'].includes(row.status)) throw stateConflict(row, 'provision', ['parked', 'failed'])
+    // The seed's rule, before any provider request: a pinned host key is replaced only with --rekey.
+    if (nodeTarget(definition, nodeId, undefined).sshUser !== undefined) {
+      hostKey = { hostKey: row?.hostKeyPublic ?? declaration.hostKey ?? null, rekey: options.rekey === true }
+      assertRekeyAllowed(nodeId, hostKey.hostKey, hostKey.rekey, 'provision')
+    }
     const plan = planProvision(definition, declaration, options.request)
     progress(`validating ${plan.candidates.length} candidate(s) and image ${plan.image} with the provider`)
     await validatePlan(client, plan, definition.providers?.hetzner?.sshKeys ?? [])
@@ -130,6 +142,8 @@ async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclara
             rng: options.rng,
             secretTtlMs: options.secretTtlMs ?? DEFAULT_SECRET_TTL_MS,
             progress,
+            actor: options.actor ?? null,
+            ...(hostKey ? { hostKey } : {}),
             ...(options.beforeCreate ? { beforeCreate: options.beforeCreate } : {}),
           },
           row,

@@ -15,11 +15,11 @@ import { convergePoolFirewall, firewallName, poolFirewallRules } from '../../pro
 import { withTransaction } from '../../store/database.js'
 import { issueEnrollmentSecret } from '../../store/nodes/enrollment-secrets.js'
 import { appendEvent } from '../../store/events.js'
-import { setNodeHostKey } from '../../store/nodes/nodes.js'
 import { type ProvisionRow, recordCreateIntent, recordServer } from '../../store/provider/provisioning.js'
 import { capacityOf } from './provision-plan.js'
 import { renderProvisionSeed } from './provision-seed.js'
 import type { SeedFiles } from '../seed/seed-files.js'
+import { pinProvisionHostKey } from '../seed/seed-host-key.js'
 
 export interface CreateContext {
   pool: StatePool
@@ -31,6 +31,10 @@ export interface CreateContext {
   rng: Rng
   secretTtlMs: number
   progress: (message: string) => void
+  /** Who provisions, recorded in the host key's event. */
+  actor: string | null
+  /** The host key pinned when the run started and its --rekey (node-provision.ts); absent on --resume. */
+  hostKey?: { hostKey: string | null; rekey: boolean }
   /** Test hook: runs after the create intent committed, before the create request (a kill there). */
   beforeCreate?: () => Promise<void> | void
 }
@@ -75,7 +79,15 @@ export async function createStep(ctx: CreateContext, row: ProvisionRow): Promise
     // The intent first: a kill after this and before the answer is found again by the label.
     await withTransaction(pool, async (q) => {
       await issueEnrollmentSecret(q, nodeId, seed.secretSha256, expiresAt)
-      if (seed.hostKeyPublic) await setNodeHostKey(q, nodeId, seed.hostKeyPublic)
+      if (seed.hostKeyPublic)
+        await pinProvisionHostKey(q, {
+          nodeId,
+          declared: definition.nodes.find((n) => n.id === nodeId)?.hostKey,
+          ...(ctx.hostKey ? { planned: ctx.hostKey } : {}),
+          hostKeyPublic: seed.hostKeyPublic,
+          actor: ctx.actor,
+          now: ctx.clock.now(),
+        })
       await recordCreateIntent(q, nodeId, { attempt: i, ...candidate, capacity: capacityOf(type, ctx.policy) })
       await appendEvent(q, {
         kind: 'provision_create_requested',

@@ -1,6 +1,7 @@
 // What `fleetkit node provision` reports from its row (src/lifecycle/provision/node-provision.ts runs the steps),
 // and the coded ends of its waits.
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { sshKeyFingerprint } from '../../render/ssh-host-key.js'
 import type { VolumeState } from '../../store/nodes/nodes.js'
 import type { ProvisionRow } from '../../store/provider/provisioning.js'
 import type { CreateOutcome } from './provision-create.js'
@@ -44,6 +45,19 @@ export interface ProvisionResult {
     adopted: boolean
   } | null
   /**
+   * The SSH host key pinned for the node (its seed's, for a node that declares ssh.user): the
+   * `hostKey` for fleet.yaml. Null when none is pinned.
+   */
+  hostKey: {
+    /** @pattern ^ssh- */
+    publicKey: string
+    /**
+     * As `ssh-keygen -lf` prints it.
+     * @pattern ^SHA256:[A-Za-z0-9+/]{43}$
+     */
+    fingerprint: string
+  } | null
+  /**
    * When the enrollment secret expires (the secret itself is never reported).
    * @format date-time
    */
@@ -78,6 +92,9 @@ export function result(
             linuxDevice: row.volumeLinuxDevice,
             adopted: outcome.volumeAdopted ?? false,
           },
+    hostKey: row.hostKeyPublic
+      ? { publicKey: row.hostKeyPublic, fingerprint: sshKeyFingerprint(row.hostKeyPublic) }
+      : null,
     secretExpiresAt: row.enrollmentSecretExpiresAt?.toISOString() ?? null,
   }
 }

@@ -12,7 +12,7 @@ import { gunzipSync } from 'node:zlib'
 
 import { parse, stringify } from 'yaml'
 
-import { isFleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { type FleetkitError, isFleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { fixedClock, systemClock } from '../../../src/config/clock.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
@@ -22,14 +22,16 @@ import { type ProvisionOptions, provisionNode } from '../../../src/lifecycle/pro
 import { replaceNode } from '../../../src/lifecycle/provision/node-replace.js'
 import { parseVolumeSize } from '../../../src/lifecycle/provision/provision-plan.js'
 import { renderInventory } from '../../../src/render/inventory.js'
+import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 import { apiTokenFromEnv } from '../../../src/provider/api-token.js'
 import { HetznerClient } from '../../../src/provider/hetzner.js'
 import { type HetznerStub, startHetznerStub } from '../../../src/provider/hetzner-stub.js'
 import { listEvents } from '../../../src/store/events.js'
 import { getProvisionRow } from '../../../src/store/provider/provisioning.js'
-import { listNodes } from '../../../src/store/nodes/nodes.js'
+import { getNode, listNodes, setNodeHostKey, upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { startHetznerProxy } from '../../support/hetzner-proxy.js'
+import { runProcessOk } from '../../support/process.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
@@ -237,6 +239,79 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
     } finally {
       stub.api.unavailable.delete('cx32@fsn1')
     }
+  })
+
+  describe('the SSH host key of a node that declares ssh.user: the rule of fleetkit seed', () => {
+    const OLD = generateSshHostKey('old', seededRng('old-host-key')).publicKey
+    const declareSsh = (id: string, hostKey?: string) =>
+      definition.nodes.push({
+        id,
+        pool: 'build',
+        state: 'active',
+        ssh: { host: '10.20.0.5', user: 'ops' },
+        ...(hostKey ? { hostKey } : {}),
+      })
+    const eventsOf = async (nodeId: string) => (await listEvents(gw.db.pool, { nodeId })).map((e) => e.kind)
+    /** The seed's public host key, from the create request's user_data. */
+    const seededKey = (nodeId: string) =>
+      /ed25519_public: (ssh-ed25519 \S+)/.exec(
+        decodeUserData((creates(nodeId).at(-1)!.body as { user_data: string }).user_data),
+      )?.[1]
+    /** `ssh-keygen -lf` of a public key: the fingerprint an operator compares. */
+    const keygenFingerprint = async (publicKey: string) =>
+      (await runProcessOk('ssh-keygen', ['-lf', '-'], { input: `${publicKey}\n` })).stdout.split(' ')[1]
+
+    it('a fresh node: the seed key is pinned, a host_key_pinned event, its fingerprint in the result', async () => {
+      declareSsh('app-k1')
+      const result = await provision('app-k1', { actor: 'ops@test' })
+      const stored = (await getNode(gw.db.pool, 'app-k1'))!.hostKeyPublic!
+      assert.equal(stored.split(' ').slice(0, 2).join(' '), seededKey('app-k1'))
+      assert.deepEqual(result.hostKey, { publicKey: stored, fingerprint: await keygenFingerprint(stored) })
+      assert.match(result.hostKey!.fingerprint, /^SHA256:[A-Za-z0-9+/]{43}$/)
+      const pinned = await listEvents(gw.db.pool, { nodeId: 'app-k1', kind: 'host_key_pinned' })
+      assert.equal(pinned.length, 1)
+      assert.deepEqual(pinned[0]!.data, { actor: 'ops@test', host_key: stored, via: 'node provision' })
+      assert.ok(!(await eventsOf('app-k1')).includes('host_key_replaced'))
+    })
+
+    it('a key pinned in the state is HOST_KEY_PINNED before any request, nothing changed; --rekey replaces it, one event', async () => {
+      declareSsh('app-k2')
+      await upsertDeclaredNode(gw.db.pool, { id: 'app-k2', pool: 'build', status: 'parked' })
+      await setNodeHostKey(gw.db.pool, 'app-k2', OLD)
+      const requests = stub.requests.length
+      const events = await eventsOf('app-k2')
+      const error = await rejectsWith(provision('app-k2'), 'HOST_KEY_PINNED')
+      assert.match(error.message, /nothing was created or stored/)
+      assert.match((error as FleetkitError).actions.join('\n'), /fleetkit node provision app-k2 --rekey/)
+      assert.equal(stub.requests.length, requests, 'no provider request, so no POST /servers')
+      const row = (await getProvisionRow(gw.db.pool, 'app-k2'))!
+      assert.equal(row.hostKeyPublic, OLD)
+      assert.equal(row.provisionState, null)
+      assert.equal(row.status, 'parked')
+      assert.deepEqual(await eventsOf('app-k2'), events)
+
+      const result = await provision('app-k2', { rekey: true, actor: 'ops@test' })
+      assert.equal(result.state, 'awaiting_enrollment')
+      assert.equal(creates('app-k2').length, 1)
+      const stored = (await getNode(gw.db.pool, 'app-k2'))!.hostKeyPublic!
+      assert.notEqual(stored, OLD)
+      assert.equal(stored.split(' ').slice(0, 2).join(' '), seededKey('app-k2'))
+      assert.equal(result.hostKey?.fingerprint, await keygenFingerprint(stored))
+      const replaced = await listEvents(gw.db.pool, { nodeId: 'app-k2', kind: 'host_key_replaced' })
+      assert.equal(replaced.length, 1)
+      assert.deepEqual(replaced[0]!.data, { actor: 'ops@test', previous_host_key: OLD, host_key: stored })
+      assert.ok(!(await eventsOf('app-k2')).includes('host_key_pinned'))
+    })
+
+    it("a hostKey in the node's definition is refused the same way: no request, no row", async () => {
+      declareSsh('app-k3', OLD)
+      const requests = stub.requests.length
+      const error = await rejectsWith(provision('app-k3'), 'HOST_KEY_PINNED')
+      assert.match(error.message, /app-k3 has a pinned SSH host key/)
+      assert.equal(stub.requests.length, requests)
+      assert.equal(await getProvisionRow(gw.db.pool, 'app-k3'), undefined)
+      assert.deepEqual(await eventsOf('app-k3'), [])
+    })
   })
 
   it('a 5xx on create is sent once (never retried); a 5xx on a GET is retried', async () => {
@@ -558,7 +633,7 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       const file = join(dir, 'fleet.yaml')
       const fleet = validDefinition()
       fleet.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
-      fleet.nodes.push({ id: 'build-cli', pool: 'build', state: 'active' })
+      fleet.nodes.push({ id: 'build-cli', pool: 'build', state: 'active', ssh: { host: '10.20.0.6', user: 'ops' } })
       await writeFile(file, stringify(fleet))
       const env = {
         DATABASE_URL: gw.db.url,
@@ -592,6 +667,8 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       assertMatchesOutputSchema('node-provision', run.json)
       assert.equal(run.json.result.state, 'awaiting_enrollment')
       assert.equal(run.json.result.region, 'nbg1')
+      const hostKey = run.json.result.hostKey as { publicKey: string; fingerprint: string }
+      assert.match(hostKey.fingerprint, /^SHA256:/)
       assert.ok(!run.stdout.includes(live.token) && !run.stderr.includes(live.token))
       const resumed = await runFleetkit(
         ['node', 'provision', '--resume', 'build-cli', '--definition', file, '--no-wait'],
@@ -601,6 +678,8 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       )
       assert.equal(resumed.code, 0, resumed.stderr)
       assert.match(resumed.stdout, /build-cli: awaiting_enrollment; server \d+ \(cx32 in nbg1, ubuntu-24.04\)/)
+      assert.ok(resumed.stdout.includes(`host key pinned: ${hostKey.fingerprint}`), resumed.stdout)
+      assert.ok(resumed.stdout.includes(`  hostKey: ${hostKey.publicKey}`), resumed.stdout)
       assert.equal(live.requests.filter((r) => r.method === 'POST' && r.path === '/servers').length, 1)
     } finally {
       await live.close()
