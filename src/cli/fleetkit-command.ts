@@ -96,18 +96,8 @@ export abstract class FleetkitCommand<T> extends Command {
    * (test/unit/lifecycle/pool-owner.test.ts).
    */
   protected async withState<R>(options: StateOptions, work: (context: StateContext) => Promise<R>): Promise<R> {
-    // Loaded here, not at the top of the module: a command that needs no state, and `fleetkit --help`, never load pg.
-    const { withDatabase } = await import('./with-database.js')
-    return this.withOperator(options, (context) =>
-      withDatabase(
-        {
-          stateDir: options.stateDir,
-          progress: context.progress,
-          ...(options.schema ? { schema: options.schema } : {}),
-          ...(options.embedded ? { embedded: options.embedded } : {}),
-        },
-        (pool, stateDir) => work({ ...context, pool, stateDir }),
-      ),
+    return this.withDeferredState(options, ({ withPool, ...context }) =>
+      withPool((pool, stateDir) => work({ ...context, pool, stateDir })),
     )
   }
 
@@ -119,6 +109,7 @@ export abstract class FleetkitCommand<T> extends Command {
     options: StateOptions,
     work: (context: DeferredStateContext) => Promise<R>,
   ): Promise<R> {
+    // Loaded here, not at the top of the module: a command that needs no state, and `fleetkit --help`, never load pg.
     const { withDatabase } = await import('./with-database.js')
     return this.withOperator(options, (context) =>
       work({
