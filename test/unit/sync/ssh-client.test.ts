@@ -1,8 +1,10 @@
 // sync's node-ssh client against an in-process SSH server (ssh2, node-ssh's own engine): the pinned host
 // key is the host verifier, so another key is SSH_HOST_KEY_MISMATCH and no key SSH_HOST_KEY_NOT_PINNED.
+// The keys come from OpenSSH's ssh-keygen, as an operator's do: ssh2's own generateKeyPairSync('ed25519')
+// strips a leading zero byte from the public half, so about one key in 256 does not parse (mscdex/ssh2#1513).
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,6 +12,7 @@ import { join } from 'node:path'
 import { isFleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { checkPinnedHostKey, openPinned, type SshTarget, SshUnreachable } from '../../../src/sync/ssh-client.js'
 import { fingerprintProgram } from '../../../src/sync/fingerprint-probe.js'
+import { runProcessOk } from '../../support/process.js'
 
 // ssh2 ships no types (node-ssh's own typings name it): the little the test uses, typed here.
 interface Channel {
@@ -38,15 +41,22 @@ interface SshServer {
   address(): AddressInfo
   close(done: () => void): void
 }
-const ssh2 = createRequire(import.meta.url)('ssh2') as {
+const { Server } = createRequire(import.meta.url)('ssh2') as {
   Server: new (config: { hostKeys: string[] }, onClient: (client: ServerClient) => void) => SshServer
-  utils: { generateKeyPairSync(type: 'ed25519'): { public: string; private: string } }
 }
-const { Server, utils } = ssh2
 
-/** "ssh-ed25519 BASE64" of a generated key pair's public half. */
-function publicLine(pub: string): string {
-  return pub.trim().split(/\s+/).slice(0, 2).join(' ')
+interface KeyPair {
+  /** "ssh-ed25519 BASE64", without a comment. */
+  public: string
+  private: string
+}
+
+/** A new ed25519 key pair from ssh-keygen, written as DIR/NAME and DIR/NAME.pub. */
+async function sshKeygen(dir: string, name: string): Promise<KeyPair> {
+  const path = join(dir, name)
+  await runProcessOk('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', '', '-f', path])
+  const pub = await readFile(`${path}.pub`, 'utf8')
+  return { public: pub.trim().split(/\s+/).slice(0, 2).join(' '), private: await readFile(path, 'utf8') }
 }
 
 describe('sync SSH client (node-ssh, pinned host key)', () => {
@@ -54,7 +64,7 @@ describe('sync SSH client (node-ssh, pinned host key)', () => {
   let server: SshServer
   let port: number
   let hostKey: string
-  const other = publicLine(utils.generateKeyPairSync('ed25519').public)
+  let other: string
   const env = () => ({ ANSIBLE_PRIVATE_KEY_FILE: join(dir, 'id'), HOME: dir })
   const target = (pinnedKey: string | null): SshTarget => ({
     node: 'web-1',
@@ -67,9 +77,10 @@ describe('sync SSH client (node-ssh, pinned host key)', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetkit-ssh-client-'))
-    const host = utils.generateKeyPairSync('ed25519')
-    hostKey = publicLine(host.public)
-    await writeFile(join(dir, 'id'), utils.generateKeyPairSync('ed25519').private, { mode: 0o600 })
+    const host = await sshKeygen(dir, 'host')
+    hostKey = host.public
+    other = (await sshKeygen(dir, 'other')).public
+    await sshKeygen(dir, 'id')
     server = new Server({ hostKeys: [host.private] }, (client) => {
       client.on('authentication', (ctx) => (ctx.method === 'publickey' ? ctx.accept() : ctx.reject(['publickey'])))
       client.on('ready', () => {
@@ -122,7 +133,7 @@ describe('sync SSH client (node-ssh, pinned host key)', () => {
   })
 
   it('a host that does not answer is unreachable (left to the phases), not a key refusal', async () => {
-    const closed = new Server({ hostKeys: [utils.generateKeyPairSync('ed25519').private] }, () => undefined)
+    const closed = new Server({ hostKeys: [(await sshKeygen(dir, 'closed')).private] }, () => undefined)
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
     const freePort = closed.address().port
     await new Promise<void>((resolve) => closed.close(resolve))
