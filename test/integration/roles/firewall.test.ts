@@ -130,9 +130,20 @@ describe('firewall role on container hosts', function () {
     assert.equal(await probeTcp(plain.address, CLOSED_PORT, 'stranger'), 'open')
   })
 
+  /** The boot unit's own account of a failed start, from each host's journal. */
+  const unitJournals = async () => {
+    const lines = await Promise.all(
+      [plain, ingress].map(async (host) => {
+        const journal = await host.ssh('journalctl -u fleetkit-firewall.service --no-pager -n 30 -o short-monotonic')
+        return `-- ${host.name} --\n${journal.stdout}${journal.stderr}`
+      }),
+    )
+    return lines.join('\n')
+  }
+
   it('converges, loads the table at boot, and a second run changes nothing', async function () {
     const first = await converge()
-    assert.equal(first.code, 0, describeRun(first))
+    assert.equal(first.code, 0, `${describeRun(first)}\n${first.code === 0 ? '' : await unitJournals()}`)
     assert.ok((first.recap[plain.name]?.changed ?? 0) > 0, describeRun(first))
     for (const host of [plain, ingress]) {
       await host.sshOk('nft list table inet fleetkit')
