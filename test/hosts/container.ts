@@ -238,7 +238,13 @@ async function startOne(
         '--quiet',
         ...extra,
       ]
-      child = spawn('unshare', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      // The unified cgroup hierarchy inside, as stock Debian 12 and 13 boot: this machine's hybrid (v1) layout
+      // made systemd in the container fail a unit's start now and then with 219/CGROUP (3 restarts in 80 under
+      // load; none in 80 unified), which CI met as fleetkit-firewall.service failing to start.
+      child = spawn('unshare', args, {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' },
+      })
       nspawnPid = child.pid ?? 0
       let log = ''
       const keep = (chunk: Buffer) => {
