@@ -10,7 +10,7 @@ import { SUMS_FILE, SIGNATURE_FILE, isReleaseFileName, isReleaseVersion } from '
 import { FileReply } from './http.js'
 import type { Route } from './router.js'
 
-export const RELEASE_ROUTE_PATTERN = '/:version/:file'
+const RELEASE_ROUTE_PATTERN = '/:version/:file'
 
 /**
  * What the route's two segments may be, before anything touches the disk: a version of the release
