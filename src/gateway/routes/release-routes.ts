@@ -52,7 +52,10 @@ export async function openPublishedFile(
   try {
     handle = await open(join(releasesDir, version, file), constants.O_RDONLY | constants.O_NOFOLLOW)
   } catch (error) {
-    if (ABSENT.has((error as NodeJS.ErrnoException).code ?? '')) throw notFound(version, file, 'it is not published')
+    const errno = (error as NodeJS.ErrnoException).code ?? ''
+    if (ABSENT.has(errno)) throw notFound(version, file, 'it is not published')
+    // The state directory of another user: a setup to correct (publish as the gateway's user), not a server fault.
+    if (errno === 'EACCES' || errno === 'EPERM') throw notFound(version, file, "the gateway's user may not read it")
     throw error
   }
   try {
