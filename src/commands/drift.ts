@@ -46,6 +46,8 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
     const { flags } = await this.parse(Drift)
     const { runSync } = await import('../sync/sync-run.js')
     const { outcomeError } = await import('../sync/sync-report.js')
+    const { readGatewayCaBundle } = await import('../lifecycle/seed/seed-files.js')
+    const env = envWithStateDir(flags['state-dir'])
     const report = await this.withState(
       { stateDir: flags['state-dir'], interruptible: true },
       ({ pool, actor, clock, signal, progress }) =>
@@ -58,13 +60,15 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
           noMitogen: !flags.mitogen,
           // Test harnesses only (docs/operations.md): the container hosts' vars, as sync passes them.
           extraVarsFile: process.env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
-          env: envWithStateDir(flags['state-dir']),
+          env,
           who: actor,
           clock,
           pool,
           signal,
           progress,
           report: () => undefined,
+          // The inventory's release CA when release.url is the gateway's enrollment listener, as sync reads it.
+          gatewayCa: () => readGatewayCaBundle(env),
         }),
     )
     const { formatDriftTable } = await import('../sync/drift-table.js')

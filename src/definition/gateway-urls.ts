@@ -16,3 +16,21 @@ export function gatewayUrlLists(gateway: Definition['gateway']): GatewayUrlLists
     enroll: [...new Set([gateway.enrollUrl, ...replicas.map((r) => r.enrollUrl)])],
   }
 }
+
+/**
+ * Whether release.url names an enrollment listener (gateway.enrollUrl or a replica's): the same scheme,
+ * host and port. Such a listener presents the gateway's server certificate, so hosts fetch releases from
+ * it with the gateway CA bundle they already pin, and no release.caFile is needed.
+ */
+export function releaseUrlOnGateway(definition: Pick<Definition, 'gateway' | 'release'>): boolean {
+  const origin = originOf(definition.release.url)
+  return origin !== undefined && gatewayUrlLists(definition.gateway).enroll.some((url) => originOf(url) === origin)
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin
+  } catch {
+    return undefined
+  }
+}

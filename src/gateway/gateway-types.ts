@@ -29,6 +29,11 @@ export interface GatewayOptions {
   embeddedDatabase?: EmbeddedDatabase
   /** The sweep (src/lifecycle/node/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
   sweep?: SweepFunction
+  /**
+   * <state dir>/releases: the releases `fleetkit release publish` wrote, served on the enrollment listener
+   * (routes/release-routes.ts). Omitted: every release path is 404 release_not_found.
+   */
+  releasesDir?: string
 }
 
 /** What the product holds: where the listeners listen, and the way to stop them. */

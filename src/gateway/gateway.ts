@@ -1,4 +1,4 @@
-// The running gateway: the enrollment listener (server-auth TLS), the agent listener
+// The running gateway: the enrollment listener (server-auth TLS; it also serves published releases), the agent listener
 // (mTLS + certificate rows), the loopback metrics listener, the heartbeat coalescer,
 // and a graceful close that stops listening, drains requests and flushes heartbeats. The product
 // and the benches hold only its addresses and close (startGateway); tests the controls too.
@@ -36,6 +36,7 @@ import { probeDatabase } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './routes/operator-routes.js'
 import { PkiReloader } from './tls/pki-reloader.js'
 import { DEFAULT_RECOVERY_WINDOW_SECONDS, recoverRoutes } from './routes/recover-route.js'
+import { releaseRoutes } from './routes/release-routes.js'
 import { Router } from './routes/router.js'
 import { RateLimiter } from './load/token-bucket.js'
 import { Sweeper } from './sweeper.js'
@@ -144,7 +145,11 @@ export async function startGatewayWithControls(
   const ticketKeys = () => (tickets ? { ticketKeys: tickets.current } : {})
   const enrollServer = createHttpsServer(
     { ...tlsOf(pki), ...ticketKeys(), minVersion: 'TLSv1.2', handshakeTimeout: tuning.handshakeTimeoutMs.enroll },
-    requestHandler('enroll', new Router([...enrollRoutes(g), ...recoverRoutes(g)]), g),
+    requestHandler(
+      'enroll',
+      new Router([...enrollRoutes(g), ...recoverRoutes(g), ...releaseRoutes(options.releasesDir)]),
+      g,
+    ),
   )
   const agentServer = createHttpsServer(
     {

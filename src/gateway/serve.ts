@@ -10,8 +10,9 @@ import type { RunningGateway } from './gateway.js'
 import type { GatewayOptions } from './gateway-types.js'
 import type { SweepFunction } from './sweeper.js'
 import { createLogger, type Logger } from '../log/logger.js'
+import { releasesDirOf } from '../release/releases-dir.js'
 
-/** What the gateway's options take from its configuration: binds, PKI directory, lifetimes and tuning. */
+/** What the gateway's options take from its configuration: binds, PKI and releases directories, lifetimes and tuning. */
 export function gatewayOptionsFromConfig(
   config: GatewayConfig,
 ): Pick<
@@ -23,9 +24,11 @@ export function gatewayOptionsFromConfig(
   | 'agentCertLifetimeSeconds'
   | 'tuning'
   | 'recoveryWindowSeconds'
+  | 'releasesDir'
 > {
   return {
     pkiDir: config.pkiDir,
+    releasesDir: releasesDirOf(config.stateDir),
     enrollBind: config.enrollBind,
     agentBind: config.agentBind,
     metricsBind: config.metricsBind,
@@ -109,6 +112,7 @@ export async function serveGateway(
   logger('info', 'gateway_ready', {
     database: database.url,
     pki_dir: config.pkiDir,
+    releases_dir: releasesDirOf(config.stateDir),
     ca_sha256: pki.ca.fingerprintSha256,
     agent_cert_lifetime_seconds: config.agentCertLifetimeSeconds,
     agent_renew_check_seconds: config.agentRenewCheckSeconds,

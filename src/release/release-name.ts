@@ -58,3 +58,12 @@ export function releaseArchitectureOf(nodeArch: string): ReleaseArchitecture | u
 export function archiveName(version: string, arch: ReleaseArchitecture): string {
   return `fleetkit-agent-${version}-linux-${arch}.tar.zst`
 }
+
+/** The files of release `version` under <release.url>/<version>/: SHA256SUMS, its signature and an archive per architecture. */
+export function isReleaseFileName(version: string, name: string): boolean {
+  return (
+    name === SUMS_FILE ||
+    name === SIGNATURE_FILE ||
+    RELEASE_ARCHITECTURES.some((arch) => archiveName(version, arch) === name)
+  )
+}

@@ -1,11 +1,16 @@
-// Where a release is read from: a local directory holding the three files, or
-// <url>/<version>/ over HTTPS only, each file bounded in size, redirects only to HTTPS.
+// Where a release is read from: a local directory holding the three files, <url>/<version>/ over
+// HTTPS only (each file bounded in size, redirects only to HTTPS), or files already read into memory
+// (`fleetkit release publish` verifies the very bytes it then writes).
 import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 
-export type ReleaseSource = { dir: string } | { url: string; caFile?: string }
+export type ReleaseSource =
+  | { dir: string }
+  | { url: string; caFile?: string }
+  /** The files by name, read once; `label` names where they came from in messages. */
+  | { files: ReadonlyMap<string, Buffer>; label: string }
 
 export interface FetchLimits {
   maxBytes: number
@@ -31,6 +36,7 @@ function assertReleaseUrl(url: string): string {
 }
 
 export function describeSource(source: ReleaseSource, version: string): string {
+  if ('files' in source) return source.label
   return 'dir' in source ? source.dir : `${assertReleaseUrl(source.url)}/${version}/`
 }
 
@@ -58,6 +64,10 @@ function downloadFailed(what: string, reason: string, data: Record<string, unkno
   })
 }
 
+function overLimit(path: string, size: number, maxBytes: number): FleetkitError {
+  return downloadFailed(path, `${size} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: size })
+}
+
 async function readLocal(path: string, maxBytes: number): Promise<Buffer> {
   let size: number
   try {
@@ -65,9 +75,16 @@ async function readLocal(path: string, maxBytes: number): Promise<Buffer> {
   } catch {
     throw downloadFailed(path, 'no such file')
   }
-  if (size > maxBytes)
-    throw downloadFailed(path, `${size} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: size })
+  if (size > maxBytes) throw overLimit(path, size, maxBytes)
   return readFile(path)
+}
+
+function readInMemory(source: { files: ReadonlyMap<string, Buffer>; label: string }, name: string, maxBytes: number) {
+  const path = join(source.label, name)
+  const bytes = source.files.get(name)
+  if (bytes === undefined) throw downloadFailed(path, 'no such file')
+  if (bytes.length > maxBytes) throw overLimit(path, bytes.length, maxBytes)
+  return bytes
 }
 
 async function fetchHttps(url: string, maxBytes: number, ca: Buffer | undefined, redirects = 0): Promise<Buffer> {
@@ -124,6 +141,7 @@ export async function readReleaseFile(
   name: string,
   limits: FetchLimits,
 ): Promise<Buffer> {
+  if ('files' in source) return readInMemory(source, name, limits.maxBytes)
   if ('dir' in source) return readLocal(join(source.dir, name), limits.maxBytes)
   const base = assertReleaseUrl(source.url)
   let ca: Buffer | undefined

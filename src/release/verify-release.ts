@@ -21,8 +21,8 @@ import { type TarEntry, listTarEntries } from './tar-reader.js'
 import { OutputTooLargeError, zstdDecompress } from './zstd.js'
 
 export const DEFAULT_MAX_ARCHIVE_BYTES = 256 * 1024 * 1024
-const MAX_SUMS_BYTES = 64 * 1024
-const MAX_SIGNATURE_BYTES = 4 * 1024
+export const MAX_SUMS_BYTES = 64 * 1024
+export const MAX_SIGNATURE_BYTES = 4 * 1024
 
 export interface VerifyOptions {
   source: ReleaseSource
@@ -102,7 +102,8 @@ export function checkArchiveEntries(entries: TarEntry[]): TarEntry {
   return entry
 }
 
-function verifySignature(sums: Buffer, signature: Buffer, publicKey: KeyObject): void {
+/** Refuses with RELEASE_SIGNATURE_INVALID unless `signature` (SHA256SUMS.sig) signs `sums` with `publicKey`. */
+export function verifySignature(sums: Buffer, signature: Buffer, publicKey: KeyObject): void {
   if (!verifySumsSignature(sums, signature.toString('utf8'), publicKey)) {
     throw new FleetkitError(
       'RELEASE_SIGNATURE_INVALID',

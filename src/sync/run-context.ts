@@ -51,6 +51,12 @@ export interface SyncOptions {
    * Without it an applying sync cannot enroll: a node whose agent is not heartbeating fails.
    */
   enrollment?: EnrollmentIssuer
+  /**
+   * Reads the gateway CA bundle (lifecycle's seed-files.ts, passed in as `enrollment` is): the inventory's
+   * release CA when release.url is the gateway's enrollment listener (src/render/release-ca.ts).
+   * Defaults to `enrollment.gatewayCa`.
+   */
+  gatewayCa?: () => Promise<string>
 }
 
 interface EnrollmentIssuer {

@@ -46,8 +46,13 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
   const source = await readSource(options)
   const stateRows = await listNodes(pool)
   const { extraVarsFile } = options
-  // release.caFile is read from the operator's disk, as `fleetkit inventory` does; its content is part of the plan.
-  const releaseCaPem = await readReleaseCa(source.definition, dirname(options.definitionPath))
+  // release.caFile is read from the operator's disk, as `fleetkit inventory` does (or the gateway CA bundle
+  // when release.url is the gateway's enrollment listener); its content is part of the plan.
+  const releaseCaPem = await readReleaseCa(source.definition, dirname(options.definitionPath), () => {
+    const gatewayCa = options.gatewayCa ?? options.enrollment?.gatewayCa
+    if (!gatewayCa) throw new Error('runSync: release.url is on the gateway, and no gatewayCa reader was given')
+    return gatewayCa()
+  })
   const plan = buildSyncPlan({
     definition: source.definition,
     definitionText: source.text,

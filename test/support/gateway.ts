@@ -6,6 +6,7 @@
 //   const gw = await startTestGateway({ postgresUrl: pg.url, mode: 'process' })  // `node bin/dev.js gateway serve`
 //   gw.enrollUrl, gw.agentUrl, gw.metricsUrl   https://127.0.0.1:PORT (metrics: http://)
 //   gw.pkiDir, gw.caPem (the trust bundle), gw.db ({url, pool, drop}: a fresh migrated database)
+//   gw.stateDir                                      // the gateway's state directory (not created): it serves <stateDir>/releases
 //   await gw.declareNode('node-1')                  // a node row (status parked)
 //   const secret = await gw.issueSecret('node-1')   // a single-use secret (hash stored), node provisioning
 //   const id = await gw.enroll('node-1', secret)    // P-256 key + CSR, POST /v1/enroll -> {keyPem, certificatePem, caPem, notAfter}
@@ -69,6 +70,8 @@ export interface TestGateway {
   metricsUrl: string
   pkiDir: string
   caPem: string
+  /** The gateway's state directory (FLEETKIT_STATE_DIR; not created): `fleetkit release publish` there, and it serves the release. */
+  stateDir: string
   db: FreshDatabase
   clock: Clock
   /** In-process: the gateway with its controls (src/gateway/controls.ts): run a timer's work now, read its state. */
@@ -135,6 +138,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const clock = options.clock ?? systemClock
   const dir = await mkdtemp(join(tmpdir(), 'fleetkit-gw-'))
   const pkiDir = options.shared?.pkiDir ?? join(dir, 'pki')
+  const stateDir = options.shared?.stateDir ?? join(dir, 'state')
   if (!options.shared)
     await initPki({ pkiDir, serverNames: options.serverNames ?? ['localhost', '127.0.0.1'], now: new Date() })
   const caPem = await readFile(join(pkiDir, 'ca-bundle.pem'), 'utf8')
@@ -159,6 +163,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
           agentBind: any,
           metricsBind: any,
           agentCertLifetimeSeconds: lifetime,
+          releasesDir: join(stateDir, 'releases'),
           clock,
           logger: silentLogger,
           tuning: { ...TEST_TUNING, ...options.tuning },
@@ -176,7 +181,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         {
           ...process.env,
           DATABASE_URL: db.url,
-          FLEETKIT_STATE_DIR: join(dir, 'state'),
+          FLEETKIT_STATE_DIR: stateDir,
           FLEETKIT_PKI_DIR: pkiDir,
           FLEETKIT_ENROLL_BIND: '127.0.0.1:0',
           FLEETKIT_AGENT_BIND: '127.0.0.1:0',
@@ -217,6 +222,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     metricsUrl: `http://127.0.0.1:${ports.metrics}`,
     pkiDir,
     caPem,
+    stateDir,
     db,
     clock,
     gateway,

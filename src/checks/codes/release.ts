@@ -62,4 +62,24 @@ export const RELEASE_CODES = {
     person: false,
     exitCode: 73,
   },
+  // 73 again: the version directory exists; replacing published bytes is a decision, hence a person.
+  RELEASE_ALREADY_PUBLISHED: {
+    summary:
+      'fleetkit release publish found that version already published with other bytes; it is replaced only with --replace.',
+    person: true,
+    exitCode: 73,
+  },
+  // 75 is sysexits' EX_TEMPFAIL: try again once the other publish is done.
+  RELEASE_PUBLISH_BUSY: {
+    summary:
+      "Another fleetkit release publish held the state directory's releases lock longer than this one waits; nothing was published.",
+    person: false,
+    exitCode: 75,
+  },
+  // The gateway's answer (HTTP 404) to a release path with nothing published there; a host's verifier reports RELEASE_DOWNLOAD_FAILED.
+  RELEASE_NOT_FOUND: {
+    summary:
+      'The gateway has no such release file: that version was not published in its state directory (fleetkit release publish).',
+    person: false,
+  },
 } as const satisfies Record<string, FailureCodeSpec>

@@ -1,6 +1,8 @@
 // The JSON-over-HTTPS plumbing of the gateway: size-bounded body reading, JSON replies
 // that always carry server_time, and the HTTP status of each refusal code.
+import type { FileHandle } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { pipeline } from 'node:stream/promises'
 
 import { FleetkitError, toFleetkitError } from '../../checks/fleetkit-error.js'
 import type { FailureCode } from '../../checks/failure-codes.js'
@@ -31,6 +33,7 @@ const HTTP_STATUS: Partial<Record<FailureCode, number>> = {
   RECOVERY_REFUSED: 401,
   RECOVERY_WINDOW_EXPIRED: 403,
   ISSUING_CA_RETIRED: 503,
+  RELEASE_NOT_FOUND: 404,
 }
 
 function httpStatusOf(code: FailureCode): number {
@@ -131,6 +134,46 @@ export function sendRaw(res: ServerResponse, reply: RawReply): void {
     ...reply.headers,
   })
   res.end(reply.body)
+}
+
+/**
+ * A route's answer that is a file (a published release's): the open file and its size, taken from
+ * the open descriptor, so what is sent is that file whole even if it is replaced meanwhile.
+ */
+export class FileReply {
+  constructor(
+    readonly handle: FileHandle,
+    readonly size: number,
+    readonly contentType: string,
+  ) {}
+}
+
+/**
+ * Sends a FileReply: 200 with its content-length, then the file streamed (nothing for HEAD); the
+ * handle is closed in every case. Resolves `sent`, or `aborted` when the client went away or the
+ * read failed after the headers were out (the connection is then closed: a short body never looks whole).
+ */
+export async function sendFile(res: ServerResponse, reply: FileReply, head: boolean): Promise<'sent' | 'aborted'> {
+  res.writeHead(200, {
+    'content-type': reply.contentType,
+    'content-length': reply.size,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  })
+  if (head || reply.size === 0) {
+    await reply.handle.close().catch(() => undefined)
+    res.end()
+    return 'sent'
+  }
+  // autoClose: the stream closes the handle when it ends or fails.
+  const stream = reply.handle.createReadStream({ start: 0, end: reply.size - 1, autoClose: true })
+  try {
+    await pipeline(stream, res)
+    return 'sent'
+  } catch {
+    res.destroy()
+    return 'aborted'
+  }
 }
 
 export function sendJson(

@@ -8,7 +8,7 @@ import { logEnabled, type LogLevel } from '../../log/logger.js'
 import { countCertificatesExpiringBefore } from '../../store/pki/certificates.js'
 import { restoreUnhealthyNode } from '../../store/nodes/sweep.js'
 import type { GatewayContext } from './gateway-context.js'
-import { errorReply, RawReply, readJsonBody, sendJson, sendRaw } from './http.js'
+import { errorReply, FileReply, RawReply, readJsonBody, sendFile, sendJson, sendRaw } from './http.js'
 import type { ListenerName } from '../load/load-shedder.js'
 import { labelKey } from '../metrics/metrics.js'
 import type { AgentIdentity } from '../auth/agent-auth.js'
@@ -112,7 +112,12 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
       }
     }
     const answer = await match.route.handler(ctx)
-    if (answer instanceof RawReply) sendRaw(res, answer)
+    if (answer instanceof FileReply) {
+      // A file is streamed outside the in-flight count: the shedder bounds work, the connection limits bound transfers.
+      release?.()
+      release = undefined
+      if ((await sendFile(res, answer, req.method === 'HEAD')) === 'aborted') reason = 'transfer_aborted'
+    } else if (answer instanceof RawReply) sendRaw(res, answer)
     else sendJson(res, 200, answer, now)
   } catch (error) {
     const reply = errorReply(error)

@@ -21,8 +21,13 @@ export interface RequestContext {
 }
 
 export interface Route {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'HEAD' | 'POST'
   pattern: string
+  /**
+   * What each `:name` of the pattern must match (a regular expression without anchors or capturing
+   * groups); `[^/]{1,128}` when not given. A path whose parameter does not match is not this route's.
+   */
+  params?: Readonly<Record<string, RegExp>>
   /** Agent listener: authenticate the client certificate; `mark` also records its first use. */
   auth: 'none' | 'check' | 'mark'
   /** When the gateway sheds load, which requests go first (default `normal`; load-shedder.ts). */
@@ -51,8 +56,9 @@ export class Router {
         .split('/')
         .map((part) => {
           if (!part.startsWith(':')) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-          names.push(part.slice(1))
-          return '([^/]{1,128})'
+          const name = part.slice(1)
+          names.push(name)
+          return `(${route.params?.[name]?.source ?? '[^/]{1,128}'})`
         })
         .join('/')
       return { route, regex: new RegExp(`^${source}$`), names }

@@ -13,6 +13,7 @@ import type { Queryable } from '../../store/database.js'
 import { listNodes } from '../../store/nodes/nodes.js'
 import { outputWriteFailed, type Sink } from '../output-sink.js'
 import { readReleaseCa } from '../../render/release-ca.js'
+import { readGatewayCaBundle } from './seed-files.js'
 
 export interface WriteInventoryOptions {
   definition: Definition
@@ -69,7 +70,9 @@ export async function writeInventory(options: WriteInventoryOptions): Promise<Wr
   // The inventory names known_hosts by absolute path, so on stdout it still needs a home.
   const knownHostsPath = join(dirname(path ?? defaultInventoryPath(options.env)), 'known_hosts')
   const { stateNodes } = options
-  const releaseCaPem = await readReleaseCa(options.definition, options.definitionDir ?? '.')
+  const releaseCaPem = await readReleaseCa(options.definition, options.definitionDir ?? '.', () =>
+    readGatewayCaBundle(options.env),
+  )
   const rendered = renderInventory({
     definition: options.definition,
     stateNodes,

@@ -11,7 +11,7 @@ import { assertPkiDirectoryPrivate } from '../../pki/pki-files.js'
 import { readReleaseCa } from '../../render/release-ca.js'
 import type { SeedKind } from '../../render/seed-documents.js'
 
-/** What an agent seed embeds from this machine: the gateway CA bundle and the release CA. */
+/** What an agent seed embeds from this machine: the gateway CA bundle and the release CA (src/render/release-ca.ts). */
 export interface SeedFiles {
   caBundle?: string
   releaseCa?: string
@@ -30,7 +30,9 @@ export async function readSeedFiles(
   definitionDir: string,
 ): Promise<SeedFiles> {
   if (kind !== 'agent') return {}
-  return { caBundle: await readGatewayCaBundle(env), releaseCa: await readReleaseCa(definition, definitionDir) }
+  const caBundle = await readGatewayCaBundle(env)
+  // A release.url on the gateway's enrollment listener is fetched with the bundle the seed pins anyway.
+  return { caBundle, releaseCa: await readReleaseCa(definition, definitionDir, () => Promise.resolve(caBundle)) }
 }
 
 /** The CA bundle the agent pins until its first renewal; `fleetkit ca init` creates it. Sync hands it to a host it enrolls. */
