@@ -95,10 +95,17 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     )
     const again = await createJob(gw.db.pool, { nodeId: 'adm-1', kind: 'checks', now: new Date() })
     const lease2 = await gw.agent(ids['adm-1']!, 'POST', '/v1/agent/lease', {})
+    // A declared container's kernel check does not apply: it never blocks admit.
+    const containerChecks = {
+      checks: [
+        { id: 'host:disk-free', status: 'pass', detail: '40 GiB free' },
+        { id: 'host:br-netfilter', status: 'not_applicable', detail: 'the node declares container: true' },
+      ],
+    }
     await gw.agent(ids['adm-1']!, 'POST', `/v1/agent/jobs/${again.id}/complete`, {
       lease_token: (lease2.body.job as { lease_token: string }).lease_token,
       status: 'succeeded',
-      result: CHECKS_OK,
+      result: containerChecks,
     })
     const admitted = await admitNode({ pool: gw.db.pool, nodeId: 'adm-1', actor, capacity: CAPACITY })
     assert.equal(admitted.schedulable, true)
