@@ -18,7 +18,7 @@ import {
  * own); counted neither as passed nor as failed, and never blocking admit.
  */
 const CHECK_STATUSES = ['pass', 'warn', 'fail', 'not_applicable'] as const
-export type CheckStatus = (typeof CHECK_STATUSES)[number]
+type CheckStatus = (typeof CHECK_STATUSES)[number]
 
 export interface CheckResult {
   /**

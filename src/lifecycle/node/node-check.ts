@@ -57,7 +57,7 @@ interface CheckCounts {
 }
 
 /** The checks counted by status: not_applicable is a count of its own, never a pass or a fail. */
-export function countChecks(checks: readonly CheckResult[]): CheckCounts {
+function countChecks(checks: readonly CheckResult[]): CheckCounts {
   const counts: CheckCounts = { pass: 0, warn: 0, fail: 0, notApplicable: 0 }
   for (const c of checks) {
     if (c.status === 'not_applicable') counts.notApplicable += 1
