@@ -52,3 +52,23 @@ describe('definition: a node declares container: true', () => {
     ])
   })
 })
+
+describe('node provision: a declared container is not provisioned', () => {
+  it('planProvision refuses it with PROVISION_INPUT_INVALID before any provider request, naming the way on', async () => {
+    const { planProvision } = await import('../../../src/lifecycle/provision/provision-plan.js')
+    const d = validDefinition()
+    const node = { ...d.nodes[0]!, container: true }
+    assert.throws(
+      () => planProvision(d, node, {}),
+      (e: { code?: string; message?: string; actions?: string[] }) =>
+        e.code === 'PROVISION_INPUT_INVALID' &&
+        /declares container: true, and a provider server is a VM; nothing was created/.test(e.message ?? '') &&
+        (e.actions ?? []).some((a) => a.startsWith(`fleetkit seed ${node.id} --kind worker`)),
+    )
+    // Without it the plan goes on to its own checks (here: the fixture's pool names no region).
+    assert.throws(
+      () => planProvision(d, { ...node, container: false }, {}),
+      (e: { message?: string }) => !/container/.test(e.message ?? ''),
+    )
+  })
+})
