@@ -24,6 +24,8 @@ export interface AgentConfig {
   hostRoot: string
   /** The data volume mount point; '' when the pool declares none. */
   dataMount: string
+  /** The node declares it is a container (fleet.yaml container): its kernel checks are not applicable. */
+  container: boolean
   minFreeGb: number
   heartbeatSeconds: number
   /** The longest wait between calls while the gateway is unreachable (the backoff's cap). */
@@ -40,7 +42,7 @@ interface Setting {
   flag: string
   default?: string
   /** `urls`: one https URL or several comma-separated; the key holds the first, `listKey` all of them. */
-  kind: 'string' | 'urls' | 'number' | 'node-id'
+  kind: 'string' | 'urls' | 'number' | 'node-id' | 'boolean'
   listKey?: 'enrollUrls' | 'gatewayUrls'
 }
 
@@ -65,6 +67,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'pkiDir', env: 'FLEETKIT_AGENT_PKI_DIR', flag: 'pki-dir', default: '/var/lib/fleetkit/pki', kind: 'string' },
   { key: 'hostRoot', env: 'FLEETKIT_HOST_ROOT', flag: 'host-root', default: '/', kind: 'string' },
   { key: 'dataMount', env: 'FLEETKIT_DATA_MOUNT', flag: 'data-mount', default: '', kind: 'string' },
+  { key: 'container', env: 'FLEETKIT_CONTAINER', flag: 'container', default: 'false', kind: 'boolean' },
   { key: 'minFreeGb', env: 'FLEETKIT_AGENT_MIN_FREE_GB', flag: 'min-free-gb', default: '5', kind: 'number' },
   {
     key: 'heartbeatSeconds',
@@ -166,7 +169,7 @@ export function loadAgentConfig(sources: ConfigSources): AgentConfig {
   return config as unknown as AgentConfig
 }
 
-function convert(setting: Setting, raw: string, configFile: string): string | number {
+function convert(setting: Setting, raw: string, configFile: string): string | number | boolean {
   const invalid = (why: string) =>
     new FleetkitError('AGENT_CONFIG_INVALID', `${setting.env} ${why}`, {
       actions: [`set ${setting.env} in ${configFile} or pass --${setting.flag}`],
@@ -177,6 +180,11 @@ function convert(setting: Setting, raw: string, configFile: string): string | nu
     if (raw === '' || !Number.isFinite(value) || value <= 0)
       throw invalid(`must be a positive number, got ${JSON.stringify(raw)}`)
     return value
+  }
+  if (setting.kind === 'boolean') {
+    if (raw === '' || raw === 'false') return false
+    if (raw === 'true') return true
+    throw invalid(`must be true or false, got ${JSON.stringify(raw)}`)
   }
   if (raw === '') return ''
   if (setting.kind === 'urls') {

@@ -39,6 +39,7 @@ export async function runDoctor(config: AgentConfig, deps: DoctorDeps): Promise<
     now: deps.now(),
     certificate: undefined,
     clockSkewMs: undefined,
+    container: config.container,
   }
   const results: CheckResult[] = [await checkBrNetfilter(base), await checkDataVolume(base), await checkDiskFree(base)]
 

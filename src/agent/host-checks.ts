@@ -17,6 +17,8 @@ export interface CheckContext {
   /** The staged certificate's window, or undefined when no identity is staged. */
   certificate: CertificateWindow | undefined
   clockSkewMs: number | undefined
+  /** The node declares it is a container (FLEETKIT_CONTAINER): the kernel checks do not apply. */
+  container: boolean
 }
 
 /** Every check ID the agent reports; a unit test holds them to schema/check-ids.json. */
@@ -41,8 +43,16 @@ const fail = (check: { id: string; code: FailureCode }, detail: string): CheckRe
   detail,
 })
 
+const notApplicable = (id: string, detail: string): CheckResult => ({ id, status: 'not_applicable', detail })
+
 export async function checkBrNetfilter(ctx: CheckContext): Promise<CheckResult> {
   const id = 'host:br-netfilter'
+  // A container cannot load a module or set the bridge sysctls: they belong to the kernel it shares.
+  if (ctx.container)
+    return notApplicable(
+      id,
+      "the node declares container: true; br_netfilter and the bridge sysctls are the kernel's of the machine running it",
+    )
   const values = await Promise.all(BRIDGE_SYSCTLS.map((path) => readHostFile(ctx.host, path)))
   if (values.every((value) => value === undefined))
     return fail({ id, code: 'BR_NETFILTER_OFF' }, '/proc/sys/net/bridge is absent: br_netfilter is not loaded')

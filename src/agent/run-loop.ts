@@ -100,6 +100,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
     now: clock.now(),
     certificate: session.identity.window,
     clockSkewMs: session.skewMs,
+    container: config.container,
   })
 
   try {

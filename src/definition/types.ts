@@ -83,6 +83,8 @@ export interface NodeDeclaration {
   hostKey?: string
   /** This node's own agent version (the canary proves one before release.version moves). */
   agentVersion?: string
+  /** The host is a container sharing its host's kernel: its kernel parts are not applicable. */
+  container?: boolean
   features?: Features
   exposure?: Exposure
   dataVolume?: DataVolume

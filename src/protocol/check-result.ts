@@ -13,7 +13,11 @@ import {
   readString,
 } from './wire-format.js'
 
-const CHECK_STATUSES = ['pass', 'warn', 'fail'] as const
+/**
+ * `not_applicable`: the check cannot apply to this host (a declared container has no kernel of its
+ * own); counted neither as passed nor as failed, and never blocking admit.
+ */
+const CHECK_STATUSES = ['pass', 'warn', 'fail', 'not_applicable'] as const
 type CheckStatus = (typeof CHECK_STATUSES)[number]
 
 export interface CheckResult {
@@ -57,6 +61,8 @@ function readCheckResult(value: unknown, path: string): CheckResult {
   }
   if (status === 'fail' && code === undefined)
     throw new WireFormatError(`${path}.code`, 'a failing check must name its failure code')
+  if (status === 'not_applicable' && code !== undefined)
+    throw new WireFormatError(`${path}.code`, 'a check that does not apply names no failure code')
   const detail = printableText(
     readString(field(o, 'detail'), `${path}.detail`, { min: 0, max: 4 * CHECK_DETAIL_MAX }),
     CHECK_DETAIL_MAX,

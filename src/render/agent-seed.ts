@@ -38,6 +38,8 @@ export interface AgentSeedInput {
    * declares none, so the unit starts at once and the agent's host:data-volume check only warns.
    */
   dataMount?: string
+  /** The node declares it is a container (fleet.yaml container): FLEETKIT_CONTAINER=true in agent.env. */
+  container?: boolean
   /** CA bundle of a private release mirror (release.caFile's content), when there is one. */
   releaseCaPem?: string
   /** The node's ssh.user account and pinned host key, when the definition declares ssh.user. */
@@ -94,6 +96,7 @@ export function renderAgentSeedScript(input: Omit<AgentSeedInput, 'guard' | 'acc
     GATEWAY_URL: gatewayUrl,
     ENROLL_URL: enrollUrl,
     DATA_MOUNT: dataMount,
+    CONTAINER: input.container === true ? 'true' : 'false',
   }).trimEnd()
   const releaseEnv = [`FLEETKIT_RELEASE_URL=${releaseUrl}`, `FLEETKIT_RELEASE_VERSION=${releaseVersion}`].join('\n')
   const unit = fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), {

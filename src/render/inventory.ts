@@ -164,6 +164,8 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
     vars.fleetkit_data_volume = dataVolumeOf(id, node, row)
     // The canary may run ahead of the fleet (agent_update_version, ansible/playbooks/vars/roles.yml).
     vars.fleetkit_agent_version = node?.agentVersion ?? null
+    // A declared fact (fleet.yaml container: true): preflight accepts the container, the kernel parts are not applicable.
+    vars.fleetkit_container = node?.container === true
     vars.fleetkit_docker_network_policy = pool?.dockerNetworkPolicy ?? null
     hosts[id] = vars
 

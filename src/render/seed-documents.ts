@@ -17,6 +17,8 @@ export interface NodeTarget {
   serverType?: string
   /** The declared data volume's mount point; undefined when the node declares none. */
   dataMount?: string
+  /** fleet.yaml's container: the host shares its host's kernel. */
+  container?: boolean
   sshUser?: string
   /** The declared ssh.port; the worker seed configures sshd on it. */
   sshPort?: number
@@ -55,6 +57,7 @@ export function agentSeedDocument(
     releaseVersion: definition.release.version,
     enrollmentSecret: secret,
     dataMount: target.dataMount,
+    container: target.container === true,
   })
 }
 
@@ -117,6 +120,7 @@ export function nodeTarget(
       region: declared.region ?? row?.region ?? pool?.regions?.[0],
       serverType: declared.serverType ?? row?.serverType ?? pool?.serverType,
       dataMount: declared.dataVolume?.mountPoint,
+      container: declared.container === true,
       sshUser: declared.ssh?.user,
       sshPort: declared.ssh?.port,
       declaredHostKey: declared.hostKey,

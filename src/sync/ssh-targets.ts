@@ -6,7 +6,7 @@ import type { SshTarget } from './ssh-client.js'
 
 /** The SSH target of each node in `ids`: the declaration first, then the state (as the inventory reads them). */
 export function sshTargets(
-  definition: Definition,
+  definition: Pick<Definition, 'nodes'>,
   stateRows: readonly Pick<NodeRow, 'id' | 'sshHost' | 'hostKeyPublic'>[],
   ids: readonly string[],
 ): Map<string, SshTarget> {

@@ -33,6 +33,7 @@ FLEETKIT_GATEWAY_CA_FILE=/etc/fleetkit/gateway-ca.pem
 FLEETKIT_ENROLLMENT_SECRET_FILE=/var/lib/fleetkit/enrollment-secret
 FLEETKIT_AGENT_PKI_DIR=/var/lib/fleetkit/pki
 FLEETKIT_DATA_MOUNT=
+FLEETKIT_CONTAINER=false
 FLEETKIT_AGENT_ENV
 chmod 0644 "$ROOT/etc/fleetkit/agent.env"
 

@@ -44,9 +44,11 @@ function bar(used, total, unit) {
 function checksCell(checks) {
   if (!checks) return el('td', '-')
   if (checks.jobStatus !== 'succeeded') return el('td', 'could not run', 'fail')
-  if (checks.fail > 0) return el('td', `${checks.fail} failing`, 'fail')
-  if (checks.warn > 0) return el('td', `${checks.warn} warning`, 'warn')
-  return el('td', `${checks.pass} pass`)
+  // Not applicable (a declared container's kernel checks) is shown beside the others, never as a pass or a fail.
+  const na = checks.notApplicable > 0 ? `, ${checks.notApplicable} n/a` : ''
+  if (checks.fail > 0) return el('td', `${checks.fail} failing${na}`, 'fail')
+  if (checks.warn > 0) return el('td', `${checks.warn} warning${na}`, 'warn')
+  return el('td', `${checks.pass} pass${na}`)
 }
 
 function nodeRow(n, now) {

@@ -73,6 +73,10 @@ export const DEFINITION_CODES = {
     person: true,
   },
   NODE_SSH_USER_ROOT: { summary: 'A node logs in as root over SSH; fleetkit needs a non-root account.', person: true },
+  NODE_CONTAINER_PROVISIONED: {
+    summary: 'A node declares container: true and a serverType; a provider server is a VM, not a container.',
+    person: true,
+  },
   NODE_SSH_USER_RESERVED: {
     summary: "A node logs in as one of fleetkit's own service accounts (fleetkit-agent, fleetkit-gateway) over SSH.",
     person: true,

@@ -10,7 +10,11 @@ export const HOST_CODES = {
   },
   HOST_ARCH_UNSUPPORTED: { summary: 'The host has a CPU architecture fleetkit ships no agent for.', person: true },
   HOST_VIRT_REFUSED: {
-    summary: 'The host is a container or WSL; fleetkit needs a VM or bare metal with its own kernel.',
+    summary: 'The host is a container or WSL its node does not declare (fleet.yaml container: true).',
+    person: true,
+  },
+  HOST_CONTAINER_NOT_CONTAINER: {
+    summary: 'The node declares container: true but the host is a VM or bare metal with a kernel of its own.',
     person: true,
   },
   HOST_SIZE_BELOW_MINIMUM: {

@@ -10,7 +10,8 @@ export default class NodeCheck extends FleetkitCommand<NodeCheckResult> {
   static override summary = "Run the host check suite on a node through its agent and print each check's result."
   static override description = `Queues a checks job for the node; its fleetkit-agent leases it, runs the host checks
 (br_netfilter, data volume, firewall, free disk, its unit, certificate expiry, clock skew) and reports each check ID
-with its status and failure code. Fails with NODE_CHECK_FAILED when a check fails, NODE_CHECK_TIMEOUT when no result
+with its status (pass, warn, fail, or not_applicable: on a node that declares container: true the kernel check,
+br_netfilter, does not apply and is counted neither as passed nor as failed) and failure code. Fails with NODE_CHECK_FAILED when a check fails, NODE_CHECK_TIMEOUT when no result
 arrives, NODE_NOT_ENROLLED at once for a node whose agent has not enrolled, NODE_CHECK_RESULT_INVALID for a result it
 cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED).`
   static override examples = [
@@ -25,7 +26,7 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
 
   async run(): Promise<NodeCheckResult> {
     const { args, flags } = await this.parse(NodeCheck)
-    const { runNodeCheck, formatCheck } = await import('../../lifecycle/node/node-check.js')
+    const { runNodeCheck, formatCheck, summariseChecks } = await import('../../lifecycle/node/node-check.js')
     // The first Ctrl-C or SIGTERM withdraws the job and ends the command; a second one exits at once.
     const result = await this.withState(
       { stateDir: flags['state-dir'], interruptible: true },
@@ -52,7 +53,7 @@ cannot read. Ctrl-C or SIGTERM withdraws the queued job (NODE_CHECK_INTERRUPTED)
       },
     )
     for (const check of result.checks) this.log(formatCheck(check))
-    this.log(`${result.nodeId}: ${result.checks.length} checks, none failed`)
+    this.log(summariseChecks(result.nodeId, result.checks))
     return result
   }
 }

@@ -18,7 +18,11 @@ its fleetkit.node_id label); a failed step is PROVIDER_VOLUME_DETACH_FAILED, PRO
 PROVIDER_VOLUME_DELETE_FAILED and stays recorded: running the command again retries it (with --delete-volume,
 on a retired node too, a kept volume is deleted). A node with a server or volume to release needs the token
 (--token-env, HETZNER_API_TOKEN by default): without it, PROVIDER_TOKEN_MISSING and nothing changes.
-Running it again is safe. Rows, certificates and events are kept.
+Once the retirement is committed, and before a server is deleted, it stops the node's agent over SSH
+(systemctl disable --now fleetkit-agent.service, logging in only when the host presents its pinned key, as
+sync does; the node's ssh block from --definition, else the state's address as root): reported as agentStop.
+An unreachable host never blocks it: the line says so, and the agent stops itself when the gateway refuses
+its revoked certificate. Running it again is safe (and tries the agent again). Rows, certificates and events are kept.
 Irreversible: the id can never be enrolled again (and a deleted volume's data is gone). On a terminal it asks
 first (y/N), naming the node and the volume it deletes;
 without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
@@ -39,6 +43,13 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
       helpValue: 'NAME',
     }),
     'api-url': Flags.string({ summary: 'The Hetzner Cloud API root.', env: 'HETZNER_API_URL', helpValue: 'URL' }),
+    definition: Flags.string({
+      char: 'd',
+      summary:
+        "The fleet definition whose ssh block reaches the node, to stop its agent (else the state's address, as root).",
+      env: 'FLEETKIT_DEFINITION',
+      helpValue: 'PATH',
+    }),
     'delete-volume': Flags.boolean({
       summary: "Delete the node's provider volume (and its data) once detached; without it the volume is kept.",
       default: false,
@@ -49,6 +60,10 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
     const { args, flags } = await this.parse(NodeDecommission)
     const { decommissionNode } = await import('../../lifecycle/node/node-decommission.js')
     const { providerClient } = await import('../../provider/provider-client.js')
+    const { stopNodeAgent } = await import('../../sync/agent-stop.js')
+    // Read before the state opens: a definition that does not load fails before anything changes.
+    const { loadDefinition } = await import('../../definition/load.js')
+    const nodes = flags.definition ? (await loadDefinition(flags.definition)).nodes : []
     const result = await this.withState(
       { stateDir: flags['state-dir'], interruptible: true },
       ({ pool, actor, clock, signal }) =>
@@ -60,6 +75,7 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
           signal,
           confirm: this.confirmation(flags.yes),
           deleteVolume: flags['delete-volume'],
+          stopAgent: (node) => stopNodeAgent(nodes, node, process.env),
           provider: () =>
             providerClient(pool, undefined, {
               env: process.env,

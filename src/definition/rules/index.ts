@@ -1,6 +1,7 @@
 // The semantic rules `fleetkit validate` runs after the schema passes, in report order.
 // Secrets are not here: that rule runs on any parsed data, before the schema (see validate-text.ts).
 import { canaryExists } from './canary-reference.js'
+import { containerNotProvisioned } from './container-not-provisioned.js'
 import { capacityWithinBudget } from './capacity-budget.js'
 import { capacityWithinServerType } from './capacity-within-server-type.js'
 import { dataVolumeMountsAllowed } from './data-volume-mount.js'
@@ -40,6 +41,7 @@ const SEMANTIC_RULES: readonly DefinitionRule[] = [
   sshUserNotRoot,
   sshUserNotServiceAccount,
   sshPortOnlyThroughPublicSsh,
+  containerNotProvisioned,
 ]
 
 export function checkSemantics(context: RuleContext): DefinitionError[] {

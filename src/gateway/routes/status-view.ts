@@ -18,7 +18,15 @@ interface StatusNode {
   diskFreeGb: number | null
   capacity: { cpu: number | null; memoryMib: number | null; diskGib: number | null }
   reserved: { cpu: number; memoryMib: number; diskGib: number; allocations: number }
-  checks: { jobStatus: string; pass: number; warn: number; fail: number; finishedAt: string } | null
+  checks: {
+    jobStatus: string
+    pass: number
+    warn: number
+    fail: number
+    /** Neither passed nor failed: checks that do not apply (a declared container's kernel checks). */
+    notApplicable: number
+    finishedAt: string
+  } | null
   lastSync: { runId: number; state: string; finishedAt: string | null } | null
 }
 
@@ -136,7 +144,14 @@ export async function statusDocument(q: Queryable, window: RequestRateWindow, no
   const checks = new Map(
     checkRows.map((c) => [
       c.nodeId,
-      { jobStatus: c.jobStatus, pass: c.pass, warn: c.warn, fail: c.fail, finishedAt: c.finishedAt.toISOString() },
+      {
+        jobStatus: c.jobStatus,
+        pass: c.pass,
+        warn: c.warn,
+        fail: c.fail,
+        notApplicable: c.notApplicable,
+        finishedAt: c.finishedAt.toISOString(),
+      },
     ]),
   )
   const syncs = new Map(

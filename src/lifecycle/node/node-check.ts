@@ -25,10 +25,55 @@ export interface NodeCheckResult {
   attempts: number
   /** @minItems 1 */
   checks: CheckResult[]
+  /** The checks counted by status; a not-applicable check is neither passed nor failed. */
+  counts: CheckCounts
   /** @format date-time */
   queuedAt: string
   /** @format date-time */
   finishedAt: string
+}
+
+interface CheckCounts {
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  pass: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  warn: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  fail: number
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  notApplicable: number
+}
+
+/** The checks counted by status: not_applicable is a count of its own, never a pass or a fail. */
+function countChecks(checks: readonly CheckResult[]): CheckCounts {
+  const counts: CheckCounts = { pass: 0, warn: 0, fail: 0, notApplicable: 0 }
+  for (const c of checks) {
+    if (c.status === 'not_applicable') counts.notApplicable += 1
+    else counts[c.status] += 1
+  }
+  return counts
+}
+
+/** One line for a person: how many checks ran, how many failed, how many did not apply. */
+export function summariseChecks(nodeId: string, checks: readonly CheckResult[]): string {
+  const counts = countChecks(checks)
+  const applied = checks.length - counts.notApplicable
+  const failed = counts.fail === 0 ? 'none failed' : `${counts.fail} failed`
+  const warned = counts.warn === 0 ? '' : `, ${counts.warn} warning`
+  const na = counts.notApplicable === 0 ? '' : `; ${counts.notApplicable} not applicable`
+  return `${nodeId}: ${applied} checks, ${failed}${warned}${na}`
 }
 
 interface NodeCheckProgress {
@@ -160,7 +205,7 @@ function finish(nodeId: string, job: JobRow, queuedAt: Date): NodeCheckResult {
   if (failed.length > 0) {
     throw new FleetkitError(
       'NODE_CHECK_FAILED',
-      `${nodeId}: ${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.id).join(', ')}`,
+      `${nodeId}: ${failed.length} of ${checks.length - countChecks(checks).notApplicable} checks failed: ${failed.map((c) => c.id).join(', ')}`,
       {
         actions: ['fleetkit checks', ...new Set(failed.flatMap((c) => (c.code ? [`fleetkit runbook ${c.code}`] : [])))],
         data: { nodeId, jobId: job.id, jobStatus: job.status, checks },
@@ -174,6 +219,7 @@ function finish(nodeId: string, job: JobRow, queuedAt: Date): NodeCheckResult {
     status: 'succeeded',
     attempts: job.attempts,
     checks,
+    counts: countChecks(checks),
     queuedAt: queuedAt.toISOString(),
     finishedAt: job.updatedAt.toISOString(),
   }
@@ -211,7 +257,14 @@ function failureReason(result: Record<string, unknown> | null): string {
   }
 }
 
+const STATUS_LABELS: Record<CheckResult['status'], string> = {
+  pass: 'PASS',
+  warn: 'WARN',
+  fail: 'FAIL',
+  not_applicable: 'N/A ',
+}
+
 /** One line per check; every part is already printable (the reader stripped control characters). */
 export function formatCheck(c: CheckResult): string {
-  return `${c.status.toUpperCase().padEnd(4)}  ${c.id.padEnd(22)} ${c.code ?? '-'}${c.detail ? `  ${c.detail}` : ''}`
+  return `${STATUS_LABELS[c.status]}  ${c.id.padEnd(22)} ${c.code ?? '-'}${c.detail ? `  ${c.detail}` : ''}`
 }

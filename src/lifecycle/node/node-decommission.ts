@@ -1,10 +1,12 @@
 // `fleetkit node decommission NODE [--wait S]`: refused while the node holds active allocations
 // or live leases (waited for with --wait); then, in one transaction holding the node row FOR
 // UPDATE: check again, revoke every certificate, fail its queued jobs, set `retired`.
-// Only after that commit are its provider volume detached (kept, or deleted with --delete-volume:
+// Only after that commit is its agent stopped over SSH (when a `stopAgent` is given; never blocking),
+// then its provider volume detached (kept, or deleted with --delete-volume:
 // volume-release.ts) and its server deleted (provider-delete.ts), a failed step retried by running
 // it again; rows, certificates and events are kept.
 import type { StatePool } from '../../store/transaction.js'
+import type { NodeRow } from '../../store/nodes/nodes.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
@@ -45,7 +47,26 @@ export interface DecommissionResult extends TransitionResult {
   deletedServers?: number[]
   /** The node's provider volume this run detached (kept unless --delete-volume) or deleted; absent when none was owed. */
   volume?: VolumeRelease
+  /** Its agent stopped over SSH after the retirement committed; absent when the run was not asked to stop it. */
+  agentStop?: AgentStop
 }
+
+/** What became of the node's agent: stopped over SSH, or left to stop itself at the gateway's refusal. */
+interface AgentStop {
+  /**
+   * `stopped`: `systemctl disable --now fleetkit-agent.service` ran on the host; `absent`: the host has no
+   * such unit; `not_stopped`: it could not be run, and the agent stops itself when the gateway refuses its
+   * revoked certificate (it exits 77, which its unit does not restart).
+   */
+  state: 'stopped' | 'absent' | 'not_stopped'
+  /** Why it was not stopped. */
+  reason?: 'host_key_not_pinned' | 'host_key_mismatch' | 'unreachable' | 'command_failed' | 'timed_out'
+  /** @maxLength 400 */
+  detail: string
+}
+
+/** Stops the node's agent on its host; resolves with what happened and never rejects for the host's sake. */
+type StopAgent = (node: Pick<NodeRow, 'id' | 'sshHost' | 'hostKeyPublic'>) => Promise<AgentStop>
 
 const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
 
@@ -63,6 +84,8 @@ type DecommissionOptions = {
   deleteVolume?: boolean
   /** How often provider actions (the volume's detach) are polled. */
   actionPollMs?: number
+  /** Stops the agent over SSH once the retirement committed (before the server is deleted). */
+  stopAgent?: StopAgent
 } & WaitOptions
 
 /** Held on the node for the whole run: one provision, replace or decommission of a node acts at once (NODE_BUSY). */
@@ -159,10 +182,17 @@ async function decommissionHeld(options: DecommissionOptions): Promise<Decommiss
       ...(waitedSeconds === undefined ? {} : { waitedSeconds }),
     }
   })
-  if (!hetzner) return retired
+  // Decided and committed: its agent is told to stop now, while its server still exists. An
+  // unreachable host is only reported: its agent exits 77 at the gateway's first refusal.
+  let stopped: DecommissionResult = retired
+  if (options.stopAgent) {
+    const agentStop = await options.stopAgent(before)
+    stopped = { ...retired, agentStop, message: `${retired.message}; ${agentStopSentence(nodeId, agentStop)}` }
+  }
+  if (!hetzner) return stopped
   // After the commit, each step recorded as it succeeds: the volume detached first, then the server
   // deleted (PROVIDER_DELETE_FAILED leaves it pending), then with --delete-volume the volume deleted.
-  let result: DecommissionResult = retired
+  let result: DecommissionResult = stopped
   let row = (await getProvisionRow(pool, nodeId))!
   let volume: VolumeRelease | undefined
   if (owesVolumeRelease(row, deleteVolume))
@@ -186,4 +216,11 @@ async function decommissionHeld(options: DecommissionOptions): Promise<Decommiss
       ? `volume ${volume.id} deleted`
       : `volume ${volume.id} detached and kept (fleetkit node decommission ${nodeId} --delete-volume deletes it)`
   return { ...result, volume, message: `${result.message}; ${said}` }
+}
+
+/** The agent's fate in the command's one line. */
+function agentStopSentence(nodeId: string, stop: AgentStop): string {
+  if (stop.state === 'stopped') return `its agent is stopped and disabled (${stop.detail})`
+  if (stop.state === 'absent') return `no agent unit to stop (${stop.detail})`
+  return `its agent could not be stopped over SSH (${stop.detail}); it stops itself when the gateway refuses its revoked certificate (exit 77, not restarted by its unit); fleetkit node decommission ${nodeId} --definition fleet.yaml tries again`
 }

@@ -68,6 +68,19 @@ function invalid(message: string, data: Record<string, unknown>): FleetkitError 
 
 /** The candidates: every region for the first type, then for the next type (regions vary fastest). */
 export function planProvision(definition: Definition, node: NodeDeclaration, request: PlanRequest): ProvisionPlan {
+  // A provider's server is a VM: preflight would refuse it as a container that is not one.
+  if (node.container === true)
+    throw new FleetkitError(
+      'PROVISION_INPUT_INVALID',
+      `node ${node.id} declares container: true, and a provider server is a VM; nothing was created`,
+      {
+        actions: [
+          `remove container from ${node.id} in fleet.yaml to provision it as a VM`,
+          `fleetkit seed ${node.id} --kind worker   (for the container you run yourself)`,
+        ],
+        data: { node: node.id, container: true },
+      },
+    )
   if (request.volumeSizeGb !== undefined) checkVolumeSize(request.volumeSizeGb)
   const pool = definition.pools[node.pool]
   const regions = request.regions ?? (node.region ? [node.region] : (pool?.regions ?? []))

@@ -11,6 +11,8 @@ export interface NodeCheckSummary {
   pass: number
   warn: number
   fail: number
+  /** Checks that do not apply to the host (a declared container's kernel checks): neither passed nor failed. */
+  notApplicable: number
 }
 
 /** Per node, its latest finished `checks` job with its results counted by status. */
@@ -22,11 +24,13 @@ export async function latestCheckSummaries(q: Queryable): Promise<NodeCheckSumma
     pass: string
     warn: string
     fail: string
+    not_applicable: string
   }>(
     `SELECT j.node_id, j.status, j.updated_at,
             (SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'pass') AS pass,
             (SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'warn') AS warn,
-            (SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'fail') AS fail
+            (SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'fail') AS fail,
+            (SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'not_applicable') AS not_applicable
        FROM (SELECT DISTINCT ON (node_id) node_id, status, updated_at, result FROM jobs
               WHERE kind = 'checks' AND status IN ('succeeded', 'failed')
               ORDER BY node_id, updated_at DESC, id DESC) j`,
@@ -38,6 +42,7 @@ export async function latestCheckSummaries(q: Queryable): Promise<NodeCheckSumma
     pass: Number(r.pass),
     warn: Number(r.warn),
     fail: Number(r.fail),
+    notApplicable: Number(r.not_applicable),
   }))
 }
 

@@ -124,6 +124,28 @@ describe('fleetkit node check', function () {
     assert.deepEqual((json.json.data as { checks: unknown }).checks, checks)
   })
 
+  it('shows a not-applicable check as N/A, counted neither as passed nor as failed (human and --json)', async () => {
+    const checks = [
+      { id: 'host:br-netfilter', status: 'not_applicable', detail: 'the node declares container: true' },
+      { id: 'host:disk-free', status: 'pass', detail: '40 GiB free' },
+    ]
+    const [human] = await Promise.all([
+      nodeCheck(gw.db.url, 'node-c'),
+      answerOneJob(gw, agent, 'succeeded', { checks }),
+    ])
+    assert.equal(human.code, 0, human.stderr)
+    assert.match(human.stdout, /^N\/A\s+host:br-netfilter\s+-\s+the node declares container: true$/m)
+    assert.match(human.stdout, /^node-c: 1 checks, none failed; 1 not applicable$/m)
+    const [json] = await Promise.all([
+      nodeCheck(gw.db.url, 'node-c', '--json'),
+      answerOneJob(gw, agent, 'succeeded', { checks }),
+    ])
+    assertMatchesOutputSchema('node-check', json.json)
+    const result = json.json.result as { checks: unknown[]; counts: unknown }
+    assert.deepEqual(result.checks, checks)
+    assert.deepEqual(result.counts, { pass: 1, warn: 0, fail: 0, notApplicable: 1 })
+  })
+
   it("names the agent's reason when the job itself failed", async () => {
     const [out] = await Promise.all([
       nodeCheck(gw.db.url, 'node-c', '--json'),

@@ -72,6 +72,7 @@ describe('gateway: the status page', function () {
           { id: 'host:br-netfilter', status: 'pass' },
           { id: 'host:data-volume', status: 'warn' },
           { id: 'host:clock', status: 'fail', code: 'CLOCK_SKEWED' },
+          { id: 'host:firewall', status: 'not_applicable' },
         ],
       },
     ])
@@ -130,8 +131,14 @@ describe('gateway: the status page', function () {
     assert.deepEqual(node.reserved, { cpu: 1, memoryMib: 2048, diskGib: 10, allocations: 1 })
     assert.ok(Date.parse(node.certificateNotAfter) > Date.now())
     assert.deepEqual(
-      { status: node.checks.jobStatus, pass: node.checks.pass, warn: node.checks.warn, fail: node.checks.fail },
-      { status: 'succeeded', pass: 1, warn: 1, fail: 1 },
+      {
+        status: node.checks.jobStatus,
+        pass: node.checks.pass,
+        warn: node.checks.warn,
+        fail: node.checks.fail,
+        notApplicable: node.checks.notApplicable,
+      },
+      { status: 'succeeded', pass: 1, warn: 1, fail: 1, notApplicable: 1 },
     )
     assert.equal(node.lastSync.state, 'converged')
     assert.equal(doc.pools[1].nodes[1].lastSync, null)
@@ -213,6 +220,8 @@ describe('gateway: the status page', function () {
       await page.waitForSelector('tr[data-node="build-1"]')
       assert.equal(await page.locator('tr[data-node="build-1"] td.status').textContent(), 'active')
       assert.equal(await page.locator('section[data-pool="web"] tbody tr').count(), 2)
+      // A check that does not apply is shown beside the failing one, never counted as a pass or a fail.
+      assert.match((await page.locator('tr[data-node="build-1"]').textContent()) ?? '', /1 failing, 1 n\/a/)
       assert.match((await page.locator('#events tbody').textContent()) ?? '', /<img src=x id=injected/)
       assert.equal(await page.locator('#injected').count(), 0, 'the hostile text made no element')
       assert.equal(await page.evaluate(() => (window as unknown as { __owned?: number }).__owned), undefined)

@@ -2,7 +2,7 @@
 // admit refusals, drain (403 on lease while a completion lands), decommission (refused with an
 // allocation, then retires and revokes), park (out of the inventory), allocations and the operator API.
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -23,6 +23,7 @@ import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { fixturePath, validDefinition } from '../../support/definition-fixture.js'
 import { httpsJson, startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { freshDatabase, startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+import { closedPort, sshKeygen, startSshServer } from '../../support/ssh-server.js'
 
 const CHECKS_OK = { checks: [{ id: 'host:br-netfilter', status: 'pass', detail: 'loaded' }] }
 const CAPACITY = { cpu: 4, memoryMib: 8192, diskGib: 80 }
@@ -95,10 +96,17 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     )
     const again = await createJob(gw.db.pool, { nodeId: 'adm-1', kind: 'checks', now: new Date() })
     const lease2 = await gw.agent(ids['adm-1']!, 'POST', '/v1/agent/lease', {})
+    // A declared container's kernel check does not apply: it never blocks admit.
+    const containerChecks = {
+      checks: [
+        { id: 'host:disk-free', status: 'pass', detail: '40 GiB free' },
+        { id: 'host:br-netfilter', status: 'not_applicable', detail: 'the node declares container: true' },
+      ],
+    }
     await gw.agent(ids['adm-1']!, 'POST', `/v1/agent/jobs/${again.id}/complete`, {
       lease_token: (lease2.body.job as { lease_token: string }).lease_token,
       status: 'succeeded',
-      result: CHECKS_OK,
+      result: containerChecks,
     })
     const admitted = await admitNode({ pool: gw.db.pool, nodeId: 'adm-1', actor, capacity: CAPACITY })
     assert.equal(admitted.schedulable, true)
@@ -185,12 +193,72 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     assertMatchesOutputSchema('node-decommission', run.json)
     assert.equal(run.json.result.to, 'retired')
     assert.equal(run.json.result.revokedCertificates, 1)
+    // No address and no pinned key: its agent is not dialled, and the retirement does not wait for it.
+    assert.deepEqual(run.json.result.agentStop, {
+      state: 'not_stopped',
+      reason: 'host_key_not_pinned',
+      detail: 'dec-1 has no pinned SSH host key',
+    })
+    assert.match(run.json.result.message, /it stops itself when the gateway refuses its revoked certificate/)
     const refused = await gw.agent(agent, 'POST', '/v1/agent/heartbeat', {})
     assert.equal(refused.status, 401)
     assert.equal(code(refused), 'certificate_refused')
     const twice = await cli(['node', 'decommission', 'dec-1', '--yes'])
     assert.equal(twice.json.result.changed, false)
     assert.equal((await listEvents(gw.db.pool, { nodeId: 'dec-1', kind: 'node_retired' })).length, 1)
+  })
+
+  it("decommission stops a reachable node's agent over SSH with its pinned key (--definition's ssh block); an unreachable one never blocks it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleetkit-life-ssh-'))
+    const host = await sshKeygen(dir, 'host')
+    await sshKeygen(dir, 'id')
+    const server = await startSshServer(host.private, () => ({ code: 0 }))
+    try {
+      /** valid.yaml with node ID declared on 127.0.0.1:PORT as the operator account ops. */
+      const definitionFor = async (id: string, port: number) => {
+        const path = join(dir, `fleet-${id}.yaml`)
+        const text = (await readFile(fixturePath('valid.yaml'), 'utf8')).replace(
+          'canary: build-1',
+          `  - id: ${id}\n    pool: build\n    state: active\n    ssh: { host: 127.0.0.1, port: ${port}, user: ops }\n    maxCapacity: { cpu: 1.5, memoryMiB: 3072, diskGiB: 20 }\ncanary: build-1`,
+        )
+        await writeFile(path, text)
+        return path
+      }
+      const env = { ANSIBLE_PRIVATE_KEY_FILE: join(dir, 'id'), HOME: dir }
+      const retire = async (id: string, port: number) => {
+        const agent = await enrolled(id)
+        // The key a worker seed pins in the state (the definition does not pin stop-1's).
+        await gw.db.pool.query(`UPDATE nodes SET host_key_public = $2 WHERE id = $1`, [id, host.public])
+        await drainNode({ pool: gw.db.pool, nodeId: id, actor, clock: systemClock })
+        const path = await definitionFor(id, port)
+        const run = await runFleetkit(['node', 'decommission', id, '--yes', '--json', '--definition', path], {
+          env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir, ...env },
+        })
+        assert.equal(run.code, 0, run.stdout + run.stderr)
+        assertMatchesOutputSchema('node-decommission', run.json)
+        assert.equal(run.json.result.to, 'retired')
+        assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', {})).status, 401)
+        return run.json.result as { agentStop: { state: string; reason?: string; detail: string }; message: string }
+      }
+      const stopped = await retire('stop-1', server.port)
+      assert.deepEqual(stopped.agentStop, {
+        state: 'stopped',
+        detail: 'fleetkit-agent.service disabled and stopped on stop-1',
+      })
+      assert.deepEqual(server.commands, ['sudo -n systemctl disable --now fleetkit-agent.service'])
+      assert.match(stopped.message, /retired \(was draining\).*; its agent is stopped and disabled/)
+      // The same node declared on a port nothing answers: retired all the same, the line says what follows.
+      const away = await retire('stop-2', await closedPort(host.private))
+      assert.deepEqual([away.agentStop.state, away.agentStop.reason], ['not_stopped', 'unreachable'])
+      assert.match(
+        away.message,
+        /its agent could not be stopped over SSH \(stop-2 is unreachable .*\); it stops itself when the gateway refuses its revoked certificate/,
+      )
+      assert.equal(server.commands.length, 1, 'nothing else was run')
+    } finally {
+      await server.close()
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 
   it("park takes a node out of the inventory's sync groups and out of lost detection; unpark brings it back without a new identity", async () => {

@@ -83,7 +83,7 @@ describe('roles: agent_update and agent on a container host', function () {
     // The seed's bytes: a seeded host converges with changed=0.
     const unit = `${fillTemplate(readTemplate('fleetkit-agent.service.tmpl'), { DATA_MOUNT_CONDITION: dataMountCondition('') }).trimEnd()}\n`
     assert.equal((await host.sshOk('cat /etc/systemd/system/fleetkit-agent.service')).stdout, unit)
-    const env = `${fillTemplate(readTemplate('agent.env.tmpl'), { NODE_ID: 'build-1', GATEWAY_URL: GATEWAY.agent_gateway_url, ENROLL_URL: GATEWAY.agent_enroll_url, DATA_MOUNT: '' }).trimEnd()}\n`
+    const env = `${fillTemplate(readTemplate('agent.env.tmpl'), { NODE_ID: 'build-1', GATEWAY_URL: GATEWAY.agent_gateway_url, ENROLL_URL: GATEWAY.agent_enroll_url, DATA_MOUNT: '', CONTAINER: 'false' }).trimEnd()}\n`
     assert.equal((await host.sshOk('cat /etc/fleetkit/agent.env')).stdout, env)
     assert.equal((await host.sshOk('stat -c %a:%U /var/lib/fleetkit')).stdout.trim(), '700:fleetkit-agent')
   })

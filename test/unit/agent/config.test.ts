@@ -47,6 +47,21 @@ describe('agent configuration', () => {
     )
   })
 
+  it('reads FLEETKIT_CONTAINER as true or false (false when absent, as in an older agent.env) and refuses anything else', () => {
+    const load = (text: string, env: Record<string, string> = {}) =>
+      loadAgentConfig({ env, flags: {}, readFile: () => text }).container
+    assert.equal(load(ENV_FILE), false)
+    assert.equal(load(`${ENV_FILE}FLEETKIT_CONTAINER=true\n`), true)
+    assert.equal(load(`${ENV_FILE}FLEETKIT_CONTAINER=false\n`), false)
+    assert.equal(load(`${ENV_FILE}FLEETKIT_CONTAINER=\n`), false)
+    for (const value of ['yes', '1', 'TRUE'])
+      assert.throws(
+        () => load(`FLEETKIT_CONTAINER=${value}\n`),
+        (e: FleetkitError) =>
+          e.code === 'AGENT_CONFIG_INVALID' && /FLEETKIT_CONTAINER must be true or false/.test(e.message),
+      )
+  })
+
   it('reports an explicit config file that cannot be read', () => {
     assert.throws(
       () =>

@@ -40,7 +40,27 @@ describe('agent host checks', () => {
     now,
     certificate: fresh,
     clockSkewMs: 120,
+    container: false,
     ...overrides,
+  })
+
+  it('reports host:br-netfilter not applicable, with no code, on a declared container without bridge sysctls', async () => {
+    const root = await makeFakeRoot(
+      Object.fromEntries(Object.entries(HEALTHY_FILES).filter(([path]) => !path.startsWith('/proc/sys/net/bridge'))),
+    )
+    roots.push(root)
+    const declared = await runHostChecks(context(root, { container: true }))
+    const brnf = declared.find((r) => r.id === 'host:br-netfilter')!
+    assert.equal(brnf.status, 'not_applicable')
+    assert.equal(brnf.code, undefined)
+    assert.match(brnf.detail, /container: true/)
+    // Every other check still runs and passes; the same host undeclared fails the kernel check.
+    for (const r of declared.filter((r) => r.id !== 'host:br-netfilter')) assert.equal(r.status, 'pass', r.id)
+    const undeclared = await runHostChecks(context(root))
+    assert.equal(undeclared.find((r) => r.id === 'host:br-netfilter')!.status, 'fail')
+    // What the agent sends is what the wire contract reads.
+    const { readChecksJobResult } = await import('../../../src/protocol/check-result.js')
+    assert.deepEqual(readChecksJobResult({ checks: declared }).checks, declared)
   })
 
   it('passes every check on a healthy fake host, in the suite order', async () => {

@@ -38,6 +38,13 @@ describe('protocol: checks result', () => {
     ])
   })
 
+  it('reads not_applicable as a status of its own, and refuses one that names a failure code', () => {
+    const na = { id: 'host:br-netfilter', status: 'not_applicable', detail: 'the node declares container: true' }
+    assert.deepEqual(readChecksJobResult({ checks: [na] }).checks, [na])
+    refuses(() => readChecksJobResult({ checks: [{ ...na, code: 'BR_NETFILTER_OFF' }] }), /code$/)
+    refuses(() => readChecksJobResult({ checks: [{ ...na, status: 'n/a' }] }), /status$/)
+  })
+
   it('refuses an unregistered failure code instead of passing it through', () => {
     refuses(
       () =>

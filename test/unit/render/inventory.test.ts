@@ -137,6 +137,27 @@ describe('render: inventory', () => {
     )
   })
 
+  it("carries a node's container declaration as fleetkit_container (false when undeclared), and roles.yml hands it to preflight", async () => {
+    const def = definition()
+    def.nodes[0]!.container = true
+    const out = renderInventory({
+      definition: def,
+      stateNodes: [{ id: 'from-state', pool: def.nodes[0]!.pool, status: 'active' }],
+      hostPolicy: { version: 1 },
+      knownHostsPath: '/k/known_hosts',
+    })
+    const doc = parse(out.yaml, { version: '1.1' }) as { all: { hosts: Record<string, Record<string, unknown>> } }
+    assert.equal(doc.all.hosts['web-1']!.fleetkit_container, true)
+    assert.equal(doc.all.hosts['yes']!.fleetkit_container, false)
+    assert.equal(doc.all.hosts['from-state']!.fleetkit_container, false)
+    // A converge depends on it: the fingerprint of a node that becomes a container changes.
+    assert.match(out.convergeInputs, /fleetkit_container: true/)
+    const { readFileSync } = await import('node:fs')
+    const { packagePath } = await import('../../../src/package-root.js')
+    const roles = readFileSync(packagePath('ansible', 'playbooks', 'vars', 'roles.yml'), 'utf8')
+    assert.match(roles, /^preflight_container: "\{\{ fleetkit_container \| default\(false\) \}\}"$/m)
+  })
+
   it('adds provisioned nodes from the state and leaves out parked and retired ones', () => {
     const out = renderInventory({
       definition: definition(),

@@ -60,6 +60,14 @@ function cloudConfig(text: string): Record<string, unknown> {
   return parse(text) as Record<string, unknown>
 }
 
+describe('render: agent seed of a declared container', () => {
+  it('agent.env says FLEETKIT_CONTAINER=true only for a node that declares container: true', () => {
+    assert.match(renderAgentSeedScript(agentInput({ container: true })), /^FLEETKIT_CONTAINER=true$/m)
+    assert.match(renderAgentSeedScript(agentInput()), /^FLEETKIT_CONTAINER=false$/m)
+    assert.match(renderAgentSeedScript(agentInput({ container: false })), /^FLEETKIT_CONTAINER=false$/m)
+  })
+})
+
 describe('render: agent seed', () => {
   it('is a #cloud-config: the first-boot guard at bootcmd, the enrollment script as a 0700 file on /run that runcmd runs', () => {
     const input = agentInput()
