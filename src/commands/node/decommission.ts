@@ -1,8 +1,10 @@
 // `fleetkit node decommission NODE [--wait S]`: retire a node, revoking every certificate, once
 // it holds no allocations or live leases (src/lifecycle/node/node-decommission.ts).
+import { existsSync } from 'node:fs'
+
 import { Args, Flags } from '@oclif/core'
 
-import { stateDirFlag, yesFlag } from '../../cli/flags.js'
+import { definitionFlag, stateDirFlag, yesFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { DecommissionResult } from '../../lifecycle/node/node-decommission.js'
 
@@ -20,7 +22,7 @@ on a retired node too, a kept volume is deleted). A node with a server or volume
 (--token-env, HETZNER_API_TOKEN by default): without it, PROVIDER_TOKEN_MISSING and nothing changes.
 Once the retirement is committed, and before a server is deleted, it stops the node's agent over SSH
 (systemctl disable --now fleetkit-agent.service, logging in only when the host presents its pinned key, as
-sync does; the node's ssh block from --definition, else the state's address as root): reported as agentStop.
+sync does; the node's ssh block from --definition (./fleet.yaml by default), else the state's address as root): reported as agentStop.
 An unreachable host never blocks it: the line says so, and the agent stops itself when the gateway refuses
 its revoked certificate. Running it again is safe (and tries the agent again). Rows, certificates and events are kept.
 Irreversible: the id can never be enrolled again (and a deleted volume's data is gone). On a terminal it asks
@@ -43,13 +45,9 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
       helpValue: 'NAME',
     }),
     'api-url': Flags.string({ summary: 'The Hetzner Cloud API root.', env: 'HETZNER_API_URL', helpValue: 'URL' }),
-    definition: Flags.string({
-      char: 'd',
-      summary:
-        "The fleet definition whose ssh block reaches the node, to stop its agent (else the state's address, as root).",
-      env: 'FLEETKIT_DEFINITION',
-      helpValue: 'PATH',
-    }),
+    definition: definitionFlag(
+      "The fleet definition whose ssh block reaches the node, to stop its agent (when ./fleet.yaml is absent and no path is given: the state's address, as root).",
+    ),
     'delete-volume': Flags.boolean({
       summary: "Delete the node's provider volume (and its data) once detached; without it the volume is kept.",
       default: false,
@@ -57,13 +55,18 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
   }
 
   async run(): Promise<DecommissionResult> {
-    const { args, flags } = await this.parse(NodeDecommission)
+    const { args, flags, raw } = await this.parse(NodeDecommission)
     const { decommissionNode } = await import('../../lifecycle/node/node-decommission.js')
     const { providerClient } = await import('../../provider/provider-client.js')
     const { stopNodeAgent } = await import('../../sync/agent-stop.js')
     // Read before the state opens: a definition that does not load fails before anything changes.
     const { loadDefinition } = await import('../../definition/load.js')
-    const nodes = flags.definition ? (await loadDefinition(flags.definition)).nodes : []
+    // The default ./fleet.yaml may be absent (a control host without the fleet's repository); a path the
+    // operator named, by flag or FLEETKIT_DEFINITION, must load.
+    const named =
+      raw.some((token) => token.type === 'flag' && token.flag === 'definition') ||
+      process.env.FLEETKIT_DEFINITION !== undefined
+    const nodes = named || existsSync(flags.definition) ? (await loadDefinition(flags.definition)).nodes : []
     const result = await this.withState(
       { stateDir: flags['state-dir'], interruptible: true },
       ({ pool, actor, clock, signal }) =>
