@@ -6,11 +6,11 @@ import { type Clock, systemClock } from '../config/clock.js'
 import { type Rng, systemRng } from '../config/rng.js'
 import { type HostPolicy, loadHostPolicy } from '../definition/host-policy.js'
 import type { Definition } from '../definition/types.js'
-import type { HetznerClient } from '../provider/hetzner.js'
+import type { Provider } from '../provider/provider.js'
 import { providerClient } from '../provider/provider-client.js'
 
 export interface ProvisionRuntime {
-  client: HetznerClient
+  client: Provider
   policy: HostPolicy
   clock: Clock
   rng: Rng

@@ -12,7 +12,8 @@ export default class Drift extends FleetkitCommand<SyncReport> {
   static override description = `Runs site.yml with --check --diff on every target node at once and lists, per node and role,
 the tasks that would change. Recorded in the ledger as a drift run; takes no lock. Without --ref the hosts are
 compared with the revision the last complete sync applied (the report's revision), or with the file on disk when
-no sync has applied a committed revision yet.
+no sync has applied a committed revision yet. Nodes are reached at the addresses fleetkit sync uses: a node
+fleetkit provisioned at its server's (an ssh.host that differs is NODE_ADDRESS_DISAGREES).
 
 Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a check failed on a node);
 22 SYNC_NODES_UNREACHABLE; 2 a refused input.`

@@ -16,6 +16,7 @@ export default class Inventory extends FleetkitCommand<WriteInventoryResult> {
     'Render the Ansible inventory (YAML) and its pinned known_hosts from the definition and the state.'
   static override description = `Groups per pool, region, role and canary; host vars for SSH (known_hosts pinned, StrictHostKeyChecking=yes), features, exposure, data volume, docker network policy and the host policy. Parked and retired nodes are left out.
 The known_hosts file is written beside the inventory; with "--output -" the inventory goes to stdout and known_hosts to <state dir>/ansible/.
+A node fleetkit provisioned is reached at its server's address as the state recorded it (IPv4, else IPv6); an ssh.host in fleet.yaml that differs is refused (NODE_ADDRESS_DISAGREES). A node in a pool with a provider that has no server yet and no ssh.host is left out, with the command that provisions it.
 A node whose host key in the state differs from its hostKey in fleet.yaml is refused (HOST_KEY_DISAGREES).`
 
   static override examples = [
@@ -55,6 +56,8 @@ A node whose host key in the state differs from its hostKey in fleet.yaml is ref
       `Wrote ${result.path ?? 'the inventory to stdout'} (${result.hosts} hosts, ${result.groups.length} groups) and ${result.knownHostsPath}.`,
     )
     if (result.excluded.length > 0) note(`Left out (parked or retired): ${result.excluded.join(', ')}`)
+    for (const { node, reason, action } of result.unprovisioned)
+      note(`Left out (no address): ${node}, ${reason}: ${action}`)
     if (result.unpinned.length > 0) note(`No pinned host key, so ssh will refuse: ${result.unpinned.join(', ')}`)
     return result
   }

@@ -12,7 +12,9 @@ export default class Sync extends FleetkitCommand<SyncReport> {
   static override description = `Runs ansible/playbooks/site.yml over the inventory fleetkit renders (host keys pinned from the
 definition and the state, StrictHostKeyChecking=yes), one ansible-playbook per phase: the canary alone, then every
 other node. An unreachable canary hands its role to the next reachable node of its pool; a failed canary leaves every
-other node not_attempted. Parked, retired, lost and disabled nodes are skipped and listed. One sync at a time per fleet.
+other node not_attempted. Parked, retired, lost and disabled nodes, and nodes of a pool with a provider not
+provisioned yet (no address), are skipped and listed. A node fleetkit provisioned is reached at its server's recorded
+address; an ssh.host that differs refuses the run (NODE_ADDRESS_DISAGREES). One sync at a time per fleet.
 
 Before any role each node must present its pinned host key to node-ssh (SSH_HOST_KEY_NOT_PINNED when none is pinned,
 SSH_HOST_KEY_MISMATCH when it differs). After the agent role, a node whose agent holds no live certificate is enrolled:

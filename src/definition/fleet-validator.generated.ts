@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url)
 
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"},"replicas":{"description":"More gateways on the same database and PKI: agents start at one chosen by their node ID and move to the next when theirs fails.","type":"array","maxItems":15,"uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"$ref":"#/$defs/httpsUrl"},"enrollUrl":{"$ref":"#/$defs/httpsUrl"}}}}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"tailscale":{"description":"Install Tailscale and join the tailnet with tags from the pool (the auth key comes from FLEETKIT_TAILSCALE_AUTH_KEY on the operator's machine, never from this file).","type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"container":{"description":"The host is a container (systemd-nspawn, LXC, ...): it shares its host's kernel. Preflight accepts it (and refuses a VM or bare metal that declares it); the kernel parts, br_netfilter and the bridge sysctls, are reported not applicable.","type":"boolean"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"},"replicas":{"description":"More gateways on the same database and PKI: agents start at one chosen by their node ID and move to the next when theirs fails.","type":"array","maxItems":15,"uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"$ref":"#/$defs/httpsUrl"},"enrollUrl":{"$ref":"#/$defs/httpsUrl"}}}}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"tailscale":{"description":"Install Tailscale and join the tailnet with tags from the pool (the auth key comes from FLEETKIT_TAILSCALE_AUTH_KEY on the operator's machine, never from this file).","type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"host":{"description":"Host name, tailnet name or IP address. Optional for a node in a pool with a provider (providers.hetzner declared and the pool names its image): its address is the server fleetkit provisioned, recorded in the state; required for any other node (NODE_SSH_HOST_MISSING).","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"container":{"description":"The host is a container (systemd-nspawn, LXC, ...): it shares its host's kernel. Preflight accepts it (and refuses a VM or bare metal that declares it); the kernel parts, br_netfilter and the bridge sysctls, are reported not applicable.","type":"boolean"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
 const schema32 = {"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"};
 const schema33 = {"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048};
 const schema38 = {"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64};
@@ -902,7 +902,7 @@ return errors === 0;
 }
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema48 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["host","user"],"properties":{"host":{"description":"Host name, tailnet name or IP address.","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"container":{"description":"The host is a container (systemd-nspawn, LXC, ...): it shares its host's kernel. Preflight accepts it (and refuses a VM or bare metal that declares it); the kernel parts, br_netfilter and the bridge sysctls, are reported not applicable.","type":"boolean"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
+const schema48 = {"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"host":{"description":"Host name, tailnet name or IP address. Optional for a node in a pool with a provider (providers.hetzner declared and the pool names its image): its address is the server fleetkit provisioned, recorded in the state; required for any other node (NODE_SSH_HOST_MISSING).","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"container":{"description":"The host is a container (systemd-nspawn, LXC, ...): it shares its host's kernel. Preflight accepts it (and refuses a VM or bare metal that declares it); the kernel parts, br_netfilter and the bridge sysctls, are reported not applicable.","type":"boolean"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}};
 const pattern26 = new RegExp("^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$", "u");
 const pattern27 = new RegExp("^[a-z_][a-z0-9_-]{0,31}$", "u");
 const pattern31 = new RegExp("^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$", "u");
@@ -1027,8 +1027,8 @@ errors++;
 if(data.ssh !== undefined){
 let data3 = data.ssh;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.host === undefined){
-const err9 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'",schema:schema48.properties.ssh.required,parentSchema:schema48.properties.ssh,data:data3};
+if(data3.user === undefined){
+const err9 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema48.properties.ssh.required,parentSchema:schema48.properties.ssh,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1037,8 +1037,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data3.user === undefined){
-const err10 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema48.properties.ssh.required,parentSchema:schema48.properties.ssh,data:data3};
+for(const key1 in data3){
+if(!(((key1 === "host") || (key1 === "user")) || (key1 === "port"))){
+const err10 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema48.properties.ssh,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1047,9 +1048,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-for(const key1 in data3){
-if(!(((key1 === "host") || (key1 === "user")) || (key1 === "port"))){
-const err11 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema48.properties.ssh,data:data3};
+}
+if(data3.host !== undefined){
+let data4 = data3.host;
+if(typeof data4 === "string"){
+if(!pattern26.test(data4)){
+const err11 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/pattern",keyword:"pattern",params:{pattern: "^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},message:"must match pattern \""+"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"+"\"",schema:"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$",parentSchema:schema48.properties.ssh.properties.host,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1059,11 +1063,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data3.host !== undefined){
-let data4 = data3.host;
-if(typeof data4 === "string"){
-if(!pattern26.test(data4)){
-const err12 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/pattern",keyword:"pattern",params:{pattern: "^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},message:"must match pattern \""+"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"+"\"",schema:"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$",parentSchema:schema48.properties.ssh.properties.host,data:data4};
+else {
+const err12 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.ssh.properties.host.type,parentSchema:schema48.properties.ssh.properties.host,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1073,8 +1074,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-else {
-const err13 = {instancePath:instancePath+"/ssh/host",schemaPath:"#/properties/ssh/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.ssh.properties.host.type,parentSchema:schema48.properties.ssh.properties.host,data:data4};
+if(data3.user !== undefined){
+let data5 = data3.user;
+if(typeof data5 === "string"){
+if(!pattern27.test(data5)){
+const err13 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z_][a-z0-9_-]{0,31}$"+"\"",schema:"^[a-z_][a-z0-9_-]{0,31}$",parentSchema:schema48.properties.ssh.properties.user,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1084,11 +1088,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data3.user !== undefined){
-let data5 = data3.user;
-if(typeof data5 === "string"){
-if(!pattern27.test(data5)){
-const err14 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z_][a-z0-9_-]{0,31}$"+"\"",schema:"^[a-z_][a-z0-9_-]{0,31}$",parentSchema:schema48.properties.ssh.properties.user,data:data5};
+else {
+const err14 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.ssh.properties.user.type,parentSchema:schema48.properties.ssh.properties.user,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1098,8 +1099,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-else {
-const err15 = {instancePath:instancePath+"/ssh/user",schemaPath:"#/properties/ssh/properties/user/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.ssh.properties.user.type,parentSchema:schema48.properties.ssh.properties.user,data:data5};
+if(data3.port !== undefined){
+let data6 = data3.port;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err15 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema48.properties.ssh.properties.port.type,parentSchema:schema48.properties.ssh.properties.port,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1108,11 +1111,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data3.port !== undefined){
-let data6 = data3.port;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err16 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema48.properties.ssh.properties.port.type,parentSchema:schema48.properties.ssh.properties.port,data:data6};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 65535 || isNaN(data6)){
+const err16 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema48.properties.ssh.properties.port,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1121,9 +1122,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 65535 || isNaN(data6)){
-const err17 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema48.properties.ssh.properties.port,data:data6};
+if(data6 < 1 || isNaN(data6)){
+const err17 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema48.properties.ssh.properties.port,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1132,8 +1132,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data6 < 1 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/ssh/port",schemaPath:"#/properties/ssh/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema48.properties.ssh.properties.port,data:data6};
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.properties.ssh.type,parentSchema:schema48.properties.ssh,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1143,10 +1146,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/ssh",schemaPath:"#/properties/ssh/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.properties.ssh.type,parentSchema:schema48.properties.ssh,data:data3};
+if(data.hostKey !== undefined){
+let data7 = data.hostKey;
+if(typeof data7 === "string"){
+if(func2(data7) > 16384){
+const err19 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters",schema:16384,parentSchema:schema40,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1155,12 +1159,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data.hostKey !== undefined){
-let data7 = data.hostKey;
-if(typeof data7 === "string"){
-if(func2(data7) > 16384){
-const err20 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters",schema:16384,parentSchema:schema40,data:data7};
+if(!pattern14.test(data7)){
+const err20 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$",parentSchema:schema40,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1169,8 +1169,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!pattern14.test(data7)){
-const err21 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/pattern",keyword:"pattern",params:{pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"},message:"must match pattern \""+"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$"+"\"",schema:"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$",parentSchema:schema40,data:data7};
+}
+else {
+const err21 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.type,parentSchema:schema40,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1180,8 +1181,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/hostKey",schemaPath:"#/$defs/sshPublicKey/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.type,parentSchema:schema40,data:data7};
+if(data.agentVersion !== undefined){
+let data8 = data.agentVersion;
+if(typeof data8 === "string"){
+if(func2(data8) > 64){
+const err22 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema38,data:data8};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1190,12 +1194,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-if(data.agentVersion !== undefined){
-let data8 = data.agentVersion;
-if(typeof data8 === "string"){
-if(func2(data8) > 64){
-const err23 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema38,data:data8};
+if(!pattern11.test(data8)){
+const err23 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/pattern",keyword:"pattern",params:{pattern: "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$"},message:"must match pattern \""+"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$"+"\"",schema:"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$",parentSchema:schema38,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1204,8 +1204,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern11.test(data8)){
-const err24 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/pattern",keyword:"pattern",params:{pattern: "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$"},message:"must match pattern \""+"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$"+"\"",schema:"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$",parentSchema:schema38,data:data8};
+}
+else {
+const err24 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1215,8 +1216,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-else {
-const err25 = {instancePath:instancePath+"/agentVersion",schemaPath:"#/$defs/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data:data8};
+if(data.container !== undefined){
+let data9 = data.container;
+if(typeof data9 !== "boolean"){
+const err25 = {instancePath:instancePath+"/container",schemaPath:"#/properties/container/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema48.properties.container.type,parentSchema:schema48.properties.container,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1226,10 +1229,12 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.container !== undefined){
-let data9 = data.container;
-if(typeof data9 !== "boolean"){
-const err26 = {instancePath:instancePath+"/container",schemaPath:"#/properties/container/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema48.properties.container.type,parentSchema:schema48.properties.container,data:data9};
+if(data.features !== undefined){
+let data10 = data.features;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key2 in data10){
+if(!((((key2 === "containers") || (key2 === "tailscale")) || (key2 === "session")) || (key2 === "preset"))){
+const err26 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data10};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1239,12 +1244,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.features !== undefined){
-let data10 = data.features;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-for(const key2 in data10){
-if(!((((key2 === "containers") || (key2 === "tailscale")) || (key2 === "session")) || (key2 === "preset"))){
-const err27 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data10};
+if(data10.containers !== undefined){
+let data11 = data10.containers;
+if(typeof data11 !== "boolean"){
+const err27 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema45.properties.containers.type,parentSchema:schema45.properties.containers,data:data11};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1254,10 +1257,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data10.containers !== undefined){
-let data11 = data10.containers;
-if(typeof data11 !== "boolean"){
-const err28 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema45.properties.containers.type,parentSchema:schema45.properties.containers,data:data11};
+if(data10.tailscale !== undefined){
+let data12 = data10.tailscale;
+if(typeof data12 !== "boolean"){
+const err28 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema45.properties.tailscale.type,parentSchema:schema45.properties.tailscale,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1267,10 +1270,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data10.tailscale !== undefined){
-let data12 = data10.tailscale;
-if(typeof data12 !== "boolean"){
-const err29 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema45.properties.tailscale.type,parentSchema:schema45.properties.tailscale,data:data12};
+if(data10.session !== undefined){
+let data13 = data10.session;
+if(!(data13 === "headless")){
+const err29 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema45.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema45.properties.session.enum,parentSchema:schema45.properties.session,data:data13};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1280,10 +1283,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data10.session !== undefined){
-let data13 = data10.session;
-if(!(data13 === "headless")){
-const err30 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema45.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema45.properties.session.enum,parentSchema:schema45.properties.session,data:data13};
+if(data10.preset !== undefined){
+let data14 = data10.preset;
+if(typeof data14 === "string"){
+if(!pattern21.test(data14)){
+const err30 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema45.properties.preset,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1293,11 +1297,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data10.preset !== undefined){
-let data14 = data10.preset;
-if(typeof data14 === "string"){
-if(!pattern21.test(data14)){
-const err31 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema45.properties.preset,data:data14};
+else {
+const err31 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.preset.type,parentSchema:schema45.properties.preset,data:data14};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1307,8 +1308,9 @@ vErrors.push(err31);
 errors++;
 }
 }
+}
 else {
-const err32 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.preset.type,parentSchema:schema45.properties.preset,data:data14};
+const err32 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data10};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1318,9 +1320,12 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
-else {
-const err33 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data10};
+if(data.exposure !== undefined){
+let data15 = data.exposure;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+for(const key3 in data15){
+if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
+const err33 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data:data15};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1330,30 +1335,15 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data.exposure !== undefined){
-let data15 = data.exposure;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-for(const key3 in data15){
-if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
-const err34 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data:data15};
+if(data15.publicSsh !== undefined){
+let data16 = data15.publicSsh;
+if(typeof data16 !== "boolean"){
+const err34 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema46.properties.publicSsh.type,parentSchema:schema46.properties.publicSsh,data:data16};
 if(vErrors === null){
 vErrors = [err34];
 }
 else {
 vErrors.push(err34);
-}
-errors++;
-}
-}
-if(data15.publicSsh !== undefined){
-let data16 = data15.publicSsh;
-if(typeof data16 !== "boolean"){
-const err35 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema46.properties.publicSsh.type,parentSchema:schema46.properties.publicSsh,data:data16};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
 }
 errors++;
 }
@@ -1366,7 +1356,17 @@ for(let i0=0; i0<len0; i0++){
 let data18 = data17[i0];
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.protocol === undefined){
-const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema46.properties.publicPorts.items.required,parentSchema:schema46.properties.publicPorts.items,data:data18};
+const err35 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema46.properties.publicPorts.items.required,parentSchema:schema46.properties.publicPorts.items,data:data18};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data18.port === undefined){
+const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema46.properties.publicPorts.items.required,parentSchema:schema46.properties.publicPorts.items,data:data18};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1375,8 +1375,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data18.port === undefined){
-const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema46.properties.publicPorts.items.required,parentSchema:schema46.properties.publicPorts.items,data:data18};
+for(const key4 in data18){
+if(!((key4 === "protocol") || (key4 === "port"))){
+const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.publicPorts.items,data:data18};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1385,9 +1386,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-for(const key4 in data18){
-if(!((key4 === "protocol") || (key4 === "port"))){
-const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.publicPorts.items,data:data18};
+}
+if(data18.protocol !== undefined){
+let data19 = data18.protocol;
+if(!((data19 === "tcp") || (data19 === "udp"))){
+const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema46.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema46.properties.publicPorts.items.properties.protocol,data:data19};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1397,10 +1400,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data18.protocol !== undefined){
-let data19 = data18.protocol;
-if(!((data19 === "tcp") || (data19 === "udp"))){
-const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema46.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema46.properties.publicPorts.items.properties.protocol,data:data19};
+if(data18.port !== undefined){
+let data20 = data18.port;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema46.properties.publicPorts.items.properties.port.type,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data20};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1409,11 +1412,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data18.port !== undefined){
-let data20 = data18.port;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema46.properties.publicPorts.items.properties.port.type,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data20};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 65535 || isNaN(data20)){
+const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data20};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1422,9 +1423,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 > 65535 || isNaN(data20)){
-const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data20};
+if(data20 < 1 || isNaN(data20)){
+const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data20};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1433,26 +1433,16 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data20 < 1 || isNaN(data20)){
-const err42 = {instancePath:instancePath+"/exposure/publicPorts/" + i0+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data20};
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.publicPorts.items.type,parentSchema:schema46.properties.publicPorts.items,data:data18};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err43 = {instancePath:instancePath+"/exposure/publicPorts/" + i0,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.publicPorts.items.type,parentSchema:schema46.properties.publicPorts.items,data:data18};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
 }
 errors++;
 }
@@ -1464,12 +1454,12 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data17[i1], data17[j0])){
-const err44 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema46.properties.publicPorts,data:data17};
+const err43 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema46.properties.publicPorts,data:data17};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err43];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err43);
 }
 errors++;
 break outer0;
@@ -1479,7 +1469,20 @@ break outer0;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.properties.publicPorts.type,parentSchema:schema46.properties.publicPorts,data:data17};
+const err44 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.properties.publicPorts.type,parentSchema:schema46.properties.publicPorts,data:data17};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data15.otherListeners !== undefined){
+let data21 = data15.otherListeners;
+if(!((data21 === "warn") || (data21 === "fail"))){
+const err45 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema46.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.otherListeners.enum,parentSchema:schema46.properties.otherListeners,data:data21};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1489,10 +1492,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data15.otherListeners !== undefined){
-let data21 = data15.otherListeners;
-if(!((data21 === "warn") || (data21 === "fail"))){
-const err46 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema46.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.otherListeners.enum,parentSchema:schema46.properties.otherListeners,data:data21};
+}
+else {
+const err46 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data:data15};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1502,9 +1504,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data:data15};
+if(data.dataVolume !== undefined){
+let data22 = data.dataVolume;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.device === undefined){
+const err47 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema48.properties.dataVolume.required,parentSchema:schema48.properties.dataVolume,data:data22};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1513,12 +1517,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-if(data.dataVolume !== undefined){
-let data22 = data.dataVolume;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(data22.device === undefined){
-const err48 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "device"},message:"must have required property '"+"device"+"'",schema:schema48.properties.dataVolume.required,parentSchema:schema48.properties.dataVolume,data:data22};
+if(data22.filesystem === undefined){
+const err48 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema48.properties.dataVolume.required,parentSchema:schema48.properties.dataVolume,data:data22};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1527,8 +1527,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data22.filesystem === undefined){
-const err49 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "filesystem"},message:"must have required property '"+"filesystem"+"'",schema:schema48.properties.dataVolume.required,parentSchema:schema48.properties.dataVolume,data:data22};
+if(data22.mountPoint === undefined){
+const err49 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema48.properties.dataVolume.required,parentSchema:schema48.properties.dataVolume,data:data22};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1537,8 +1537,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data22.mountPoint === undefined){
-const err50 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/required",keyword:"required",params:{missingProperty: "mountPoint"},message:"must have required property '"+"mountPoint"+"'",schema:schema48.properties.dataVolume.required,parentSchema:schema48.properties.dataVolume,data:data22};
+for(const key5 in data22){
+if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
+const err50 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema48.properties.dataVolume,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1547,9 +1548,12 @@ vErrors.push(err50);
 }
 errors++;
 }
-for(const key5 in data22){
-if(!(((key5 === "device") || (key5 === "filesystem")) || (key5 === "mountPoint"))){
-const err51 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema48.properties.dataVolume,data:data22};
+}
+if(data22.device !== undefined){
+let data23 = data22.device;
+if(typeof data23 === "string"){
+if(!pattern31.test(data23)){
+const err51 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema48.properties.dataVolume.properties.device,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1559,11 +1563,8 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data22.device !== undefined){
-let data23 = data22.device;
-if(typeof data23 === "string"){
-if(!pattern31.test(data23)){
-const err52 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/pattern",keyword:"pattern",params:{pattern: "^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},message:"must match pattern \""+"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"+"\"",schema:"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$",parentSchema:schema48.properties.dataVolume.properties.device,data:data23};
+else {
+const err52 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.dataVolume.properties.device.type,parentSchema:schema48.properties.dataVolume.properties.device,data:data23};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1573,8 +1574,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-else {
-const err53 = {instancePath:instancePath+"/dataVolume/device",schemaPath:"#/properties/dataVolume/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.dataVolume.properties.device.type,parentSchema:schema48.properties.dataVolume.properties.device,data:data23};
+if(data22.filesystem !== undefined){
+let data24 = data22.filesystem;
+if("xfs" !== data24){
+const err53 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema48.properties.dataVolume.properties.filesystem,data:data24};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1584,10 +1587,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data22.filesystem !== undefined){
-let data24 = data22.filesystem;
-if("xfs" !== data24){
-const err54 = {instancePath:instancePath+"/dataVolume/filesystem",schemaPath:"#/properties/dataVolume/properties/filesystem/const",keyword:"const",params:{allowedValue: "xfs"},message:"must be equal to constant",schema:"xfs",parentSchema:schema48.properties.dataVolume.properties.filesystem,data:data24};
+if(data22.mountPoint !== undefined){
+let data25 = data22.mountPoint;
+if(typeof data25 === "string"){
+if(!pattern32.test(data25)){
+const err54 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema48.properties.dataVolume.properties.mountPoint,data:data25};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1597,11 +1601,8 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data22.mountPoint !== undefined){
-let data25 = data22.mountPoint;
-if(typeof data25 === "string"){
-if(!pattern32.test(data25)){
-const err55 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/pattern",keyword:"pattern",params:{pattern: "^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"},message:"must match pattern \""+"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"+"\"",schema:"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$",parentSchema:schema48.properties.dataVolume.properties.mountPoint,data:data25};
+else {
+const err55 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.dataVolume.properties.mountPoint.type,parentSchema:schema48.properties.dataVolume.properties.mountPoint,data:data25};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1611,8 +1612,9 @@ vErrors.push(err55);
 errors++;
 }
 }
+}
 else {
-const err56 = {instancePath:instancePath+"/dataVolume/mountPoint",schemaPath:"#/properties/dataVolume/properties/mountPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.dataVolume.properties.mountPoint.type,parentSchema:schema48.properties.dataVolume.properties.mountPoint,data:data25};
+const err56 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.properties.dataVolume.type,parentSchema:schema48.properties.dataVolume,data:data22};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1622,9 +1624,11 @@ vErrors.push(err56);
 errors++;
 }
 }
-}
-else {
-const err57 = {instancePath:instancePath+"/dataVolume",schemaPath:"#/properties/dataVolume/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.properties.dataVolume.type,parentSchema:schema48.properties.dataVolume,data:data22};
+if(data.maxCapacity !== undefined){
+let data26 = data.maxCapacity;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.cpu === undefined){
+const err57 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema44.required,parentSchema:schema44,data:data26};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1633,12 +1637,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data.maxCapacity !== undefined){
-let data26 = data.maxCapacity;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.cpu === undefined){
-const err58 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "cpu"},message:"must have required property '"+"cpu"+"'",schema:schema44.required,parentSchema:schema44,data:data26};
+if(data26.memoryMiB === undefined){
+const err58 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema44.required,parentSchema:schema44,data:data26};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1647,8 +1647,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data26.memoryMiB === undefined){
-const err59 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "memoryMiB"},message:"must have required property '"+"memoryMiB"+"'",schema:schema44.required,parentSchema:schema44,data:data26};
+if(data26.diskGiB === undefined){
+const err59 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema44.required,parentSchema:schema44,data:data26};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1657,8 +1657,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data26.diskGiB === undefined){
-const err60 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/required",keyword:"required",params:{missingProperty: "diskGiB"},message:"must have required property '"+"diskGiB"+"'",schema:schema44.required,parentSchema:schema44,data:data26};
+for(const key6 in data26){
+if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
+const err60 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1667,9 +1668,12 @@ vErrors.push(err60);
 }
 errors++;
 }
-for(const key6 in data26){
-if(!(((key6 === "cpu") || (key6 === "memoryMiB")) || (key6 === "diskGiB"))){
-const err61 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data26};
+}
+if(data26.cpu !== undefined){
+let data27 = data26.cpu;
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 <= 0 || isNaN(data27)){
+const err61 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema44.properties.cpu,data:data27};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1679,11 +1683,8 @@ vErrors.push(err61);
 errors++;
 }
 }
-if(data26.cpu !== undefined){
-let data27 = data26.cpu;
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 <= 0 || isNaN(data27)){
-const err62 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema44.properties.cpu,data:data27};
+else {
+const err62 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema44.properties.cpu.type,parentSchema:schema44.properties.cpu,data:data27};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1693,8 +1694,10 @@ vErrors.push(err62);
 errors++;
 }
 }
-else {
-const err63 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema44.properties.cpu.type,parentSchema:schema44.properties.cpu,data:data27};
+if(data26.memoryMiB !== undefined){
+let data28 = data26.memoryMiB;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err63 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.memoryMiB.type,parentSchema:schema44.properties.memoryMiB,data:data28};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1703,11 +1706,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-if(data26.memoryMiB !== undefined){
-let data28 = data26.memoryMiB;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err64 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.memoryMiB.type,parentSchema:schema44.properties.memoryMiB,data:data28};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 1 || isNaN(data28)){
+const err64 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.memoryMiB,data:data28};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1716,9 +1717,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 < 1 || isNaN(data28)){
-const err65 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.memoryMiB,data:data28};
+}
+}
+if(data26.diskGiB !== undefined){
+let data29 = data26.diskGiB;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err65 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.diskGiB.type,parentSchema:schema44.properties.diskGiB,data:data29};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1727,12 +1731,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-}
-if(data26.diskGiB !== undefined){
-let data29 = data26.diskGiB;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err66 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.diskGiB.type,parentSchema:schema44.properties.diskGiB,data:data29};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
+const err66 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.diskGiB,data:data29};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1741,9 +1742,11 @@ vErrors.push(err66);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 1 || isNaN(data29)){
-const err67 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.diskGiB,data:data29};
+}
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data26};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1753,10 +1756,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data26};
+if(data.region !== undefined){
+let data30 = data.region;
+if(typeof data30 === "string"){
+if(!pattern20.test(data30)){
+const err68 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema48.properties.region,data:data30};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1766,11 +1770,8 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data.region !== undefined){
-let data30 = data.region;
-if(typeof data30 === "string"){
-if(!pattern20.test(data30)){
-const err69 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema48.properties.region,data:data30};
+else {
+const err69 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.region.type,parentSchema:schema48.properties.region,data:data30};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1780,8 +1781,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.region.type,parentSchema:schema48.properties.region,data:data30};
+if(data.serverType !== undefined){
+let data31 = data.serverType;
+if(typeof data31 === "string"){
+if(!pattern20.test(data31)){
+const err70 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema48.properties.serverType,data:data31};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1791,11 +1795,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data.serverType !== undefined){
-let data31 = data.serverType;
-if(typeof data31 === "string"){
-if(!pattern20.test(data31)){
-const err71 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema48.properties.serverType,data:data31};
+else {
+const err71 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.serverType.type,parentSchema:schema48.properties.serverType,data:data31};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1805,25 +1806,14 @@ vErrors.push(err71);
 errors++;
 }
 }
+}
 else {
-const err72 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.serverType.type,parentSchema:schema48.properties.serverType,data:data31};
+const err72 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err72];
 }
 else {
 vErrors.push(err72);
-}
-errors++;
-}
-}
-}
-else {
-const err73 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
 }
 errors++;
 }

@@ -1,7 +1,9 @@
-// The nodes `fleetkit sync` could never reach: sync logs in over SSH at the node's declared
-// ssh.host as ssh.user; a node it targets without an `ssh` block has neither (the inventory would
-// fall back to its id as a host name and root, whose login every seed disables).
+// The nodes `fleetkit sync` could never reach: sync logs in over SSH at the node's address (its
+// declared ssh.host, or the server fleetkit provisioned for a node in a pool with a provider) as
+// ssh.user; a node it targets without an `ssh` block has no account (the inventory would fall back
+// to root, whose login every seed disables) and, outside a provider pool, no address.
 import { pointer } from './json-pointer.js'
+import { poolHasProvider } from './provider-pools.js'
 import type { Definition } from './types.js'
 
 /** One node validate flags without refusing the file (an agent-only node is a choice, not a typo). */
@@ -17,7 +19,7 @@ export interface ValidateFinding {
 }
 
 /** Every node sync targets (any state but disabled) that declares no `ssh` block, in file order. */
-export function unreachableBySync(definition: Pick<Definition, 'nodes'>): ValidateFinding[] {
+export function unreachableBySync(definition: Pick<Definition, 'nodes' | 'pools' | 'providers'>): ValidateFinding[] {
   return definition.nodes.flatMap((node, index) =>
     node.state === 'disabled' || node.ssh !== undefined
       ? []
@@ -26,7 +28,9 @@ export function unreachableBySync(definition: Pick<Definition, 'nodes'>): Valida
             code: 'NODE_UNREACHABLE_BY_SYNC' as const,
             path: pointer('nodes', index),
             node: node.id,
-            message: `node "${node.id}" declares no ssh block (host and account): fleetkit sync targets it but could never reach it; add ssh: { host, user } (the account its seed creates), or state: disabled`,
+            message: poolHasProvider(definition, node.pool)
+              ? `node "${node.id}" declares no ssh block (its account): fleetkit sync targets it but could never log in; add ssh: { user } (the account its seed creates; its address is the server fleetkit provisions), or state: disabled`
+              : `node "${node.id}" declares no ssh block (host and account): fleetkit sync targets it but could never reach it; add ssh: { host, user } (the account its seed creates), or state: disabled`,
           },
         ],
   )

@@ -62,7 +62,11 @@ interface Pool {
 }
 
 interface SshTarget {
-  host: string
+  /**
+   * Required except on a node in a pool with a provider (provider-pools.ts), whose address is the
+   * server fleetkit provisioned; when given there, it must be that address (NODE_ADDRESS_DISAGREES).
+   */
+  host?: string
   user?: string
   port?: number
 }

@@ -16,7 +16,7 @@ import type { Definition } from '../definition/types.js'
 import { provisionNode } from '../lifecycle/provision/node-provision.js'
 import type { ProvisionResult } from '../lifecycle/provision/provision-result.js'
 import type { SeedFiles } from '../lifecycle/seed/seed-files.js'
-import type { HetznerClient } from '../provider/hetzner.js'
+import type { Provider } from '../provider/provider.js'
 import type { HetznerStub } from '../provider/hetzner-stub.js'
 import { AGENT_SEED_SCRIPT_PATH } from '../render/agent-seed.js'
 import { CALLS_LOG_ENV, prepareMachineRoot } from './machine.js'
@@ -35,7 +35,7 @@ export interface ProvisionContext {
   pool: StatePool
   definition: Definition
   files: SeedFiles
-  client: HetznerClient
+  client: Provider
   policy: HostPolicy
 }
 

@@ -1,5 +1,7 @@
 // The demo's fleet.yaml: examples/fleet.yaml with one node per pool (its first), pointed at the
 // loopback gateway and release mirror; written into the workspace and loaded (validated) like any other.
+// The demo provisions each node through the stub, so each is the server it makes: no ssh.host (its
+// address is the server's, recorded by node provision) and no host key (its seed pins one).
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -26,9 +28,12 @@ export async function writeDemoFleet(options: {
   const nodes = Object.keys(example.pools).flatMap((pool) => {
     const first = example.nodes.find((n) => n.pool === pool)
     if (!first) return []
-    // A host not built yet has no host key to pin: its seed generates one.
-    const { hostKey: _hostKey, ...node } = first
-    return [{ ...node, state: 'active' as const }]
+    // A host not built yet has no host key to pin: its seed generates one. Nor an address: the
+    // example's made-up ssh.host would disagree with the server the stub gives it (NODE_ADDRESS_DISAGREES).
+    const { hostKey: _hostKey, ssh, ...node } = first
+    const account =
+      ssh === undefined ? {} : { ssh: { user: ssh.user, ...(ssh.port === undefined ? {} : { port: ssh.port }) } }
+    return [{ ...node, ...account, state: 'active' as const }]
   })
   await writeFile(join(options.dir, 'release-ca.pem'), options.releaseCaPem)
   const demo: Definition = {

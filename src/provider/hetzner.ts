@@ -1,5 +1,6 @@
 // The Hetzner Cloud API client provisioning uses: servers, server types, locations, images, SSH
 // keys, firewalls, placement groups, volumes and actions; every list followed through its pages (hetzner-pages.ts).
+// It implements the Provider interface (provider.ts) the lifecycle code takes.
 import { setTimeout as delay } from 'node:timers/promises'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -44,6 +45,7 @@ import type {
   SshKey,
   Volume,
 } from './hetzner-types.js'
+import type { ListFilter, Provider } from './provider.js'
 import { memoryRateBudget, type RateBudget } from './rate-budget.js'
 
 export interface HetznerClientOptions {
@@ -63,12 +65,7 @@ export interface HetznerClientOptions {
   log?: Logger
 }
 
-export interface ListFilter {
-  labelSelector?: string
-  name?: string
-}
-
-export class HetznerClient {
+export class HetznerClient implements Provider {
   private readonly transport: HetznerTransport
   private readonly sleep: (ms: number) => Promise<void>
   private readonly serverKind: AdoptableKind<Server> = { kind: 'server', list: (filter) => this.listServers(filter) }

@@ -1,7 +1,7 @@
 // The pool's provider firewall `fleetkit-<pool>` (spec 06): 22/tcp from the operators' CIDRs, and
 // 80/443 from anywhere on an ingress pool; nothing else comes in (the agent only dials out, and the
 // provider firewall lets every outbound connection through). Converged to exactly those rules.
-import type { HetznerClient } from './hetzner.js'
+import type { Provider } from './provider.js'
 import type { FirewallRule } from './hetzner-types.js'
 
 const ANYWHERE = ['0.0.0.0/0', '::/0']
@@ -39,7 +39,7 @@ function sameRules(a: readonly FirewallRule[], b: readonly FirewallRule[]): bool
  * (set_rules sends the whole set). Returns its ID, for the create request's `firewalls`.
  */
 export async function convergePoolFirewall(
-  client: HetznerClient,
+  client: Provider,
   fleet: string,
   pool: string,
   rules: FirewallRule[],

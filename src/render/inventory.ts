@@ -1,9 +1,11 @@
 // Renders the Ansible inventory (YAML) from the definition and the nodes in the state:
 // groups per pool, region, role and canary; SSH and policy host vars; a pinned known_hosts.
+// Each node's ansible_host follows node-address.ts: a provisioned node is its server's address.
 import { stringify } from 'yaml'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition, NodeDeclaration } from '../definition/types.js'
+import { type AddressStateNode, nodeAddress, unprovisionedStep } from './node-address.js'
 import {
   absolutePathValue,
   deviceValue,
@@ -16,13 +18,12 @@ import {
 } from './values.js'
 
 /** The part of a state row the inventory reads (src/store/nodes/nodes.ts NodeRow has more). */
-export interface InventoryStateNode {
-  id: string
-  pool: string
+export interface InventoryStateNode extends AddressStateNode {
   region?: string | null
   status: string
+  /** `node provision`'s step: says what an unprovisioned node waits for. */
+  provisionState?: string | null
   hostKeyPublic?: string | null
-  sshHost?: string | null
   /** The provisioned volume's step (node provision --volume) and its device on the host. */
   volumeState?: string | null
   volumeLinuxDevice?: string | null
@@ -54,6 +55,11 @@ export interface RenderedInventory {
   unpinned: string[]
   /** Declared or state nodes left out because their state is parked or retired. */
   excluded: string[]
+  /**
+   * Nodes in a pool with a provider left out because they have no address yet: no provisioned server
+   * address in the state and no ssh.host (node-address.ts), each with why and what to run.
+   */
+  unprovisioned: { node: string; reason: string; action: string }[]
 }
 
 /** Nodes in these states are not converged: they are out of the fleet until admitted again. */
@@ -130,6 +136,7 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
   const knownHosts: string[] = []
   const unpinned: string[] = []
   const excluded: string[] = []
+  const unprovisioned: RenderedInventory['unprovisioned'] = []
 
   for (const id of ids) {
     const node: NodeDeclaration | undefined = declared.get(id)
@@ -139,12 +146,21 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
       continue
     }
     nodeIdValue(`nodes[${id}].id`, id)
+    // A provisioned node is its server: an ssh.host that disagrees refuses the whole inventory.
+    const address = nodeAddress(definition, id, node, row)
+    if (address.source === 'unprovisioned') {
+      unprovisioned.push({ node: id, ...unprovisionedStep(id, row) })
+      continue
+    }
     const poolName = node?.pool ?? row!.pool
     const pool = definition.pools[poolName]
     const region = node?.region ?? row?.region ?? undefined
-    const sshHost = node?.ssh?.host ?? row?.sshHost ?? undefined
     const vars: Record<string, unknown> = {}
-    if (sshHost !== undefined && sshHost !== null) vars.ansible_host = hostNameValue(`nodes[${id}].ssh.host`, sshHost)
+    if (address.host !== null)
+      vars.ansible_host = hostNameValue(
+        address.source === 'provisioned' ? `nodes[${id}] provisioned server address` : `nodes[${id}].ssh.host`,
+        address.host,
+      )
     vars.ansible_user = posixUserValue(`nodes[${id}].ssh.user`, node?.ssh?.user ?? DEFAULT_SSH_USER, {
       allowRoot: true,
     })
@@ -224,5 +240,6 @@ export function renderInventory(input: InventoryInput): RenderedInventory {
     groups: Object.keys(children),
     unpinned,
     excluded,
+    unprovisioned,
   }
 }

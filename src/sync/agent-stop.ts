@@ -6,7 +6,7 @@ import type { NodeRow } from '../store/nodes/nodes.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { printableText } from '../protocol/wire-format.js'
 import { type PinnedSession, type SshTarget, SshUnreachable, openPinned } from './ssh-client.js'
-import { sshTargets } from './ssh-targets.js'
+import { type SshTargetRow, sshTargets } from './ssh-targets.js'
 
 /** The unit the seed and the agent role install (cloud-init/fleetkit-agent.service.tmpl). */
 const AGENT_UNIT = 'fleetkit-agent.service'
@@ -21,7 +21,8 @@ export interface AgentStopOutcome {
    */
   state: 'stopped' | 'absent' | 'not_stopped'
   /** Why it was not stopped. */
-  reason?: 'host_key_not_pinned' | 'host_key_mismatch' | 'unreachable' | 'command_failed' | 'timed_out'
+  reason?:
+    'host_key_not_pinned' | 'host_key_mismatch' | 'address_disagrees' | 'unreachable' | 'command_failed' | 'timed_out'
   /** One line for a person. */
   detail: string
 }
@@ -98,12 +99,20 @@ export async function stopAgentOverSsh(
  * decommissioned node may be gone from fleet.yaml), then the state's address and pinned key.
  */
 export function stopNodeAgent(
-  nodes: Definition['nodes'],
-  node: Pick<NodeRow, 'id' | 'sshHost' | 'hostKeyPublic'>,
+  definition: Pick<Definition, 'nodes' | 'providers' | 'pools'>,
+  node: SshTargetRow,
   env: Env,
   options: AgentStopOptions = {},
 ): Promise<AgentStopOutcome> {
-  const target = sshTargets({ nodes }, [node], [node.id]).get(node.id)!
+  let target: SshTarget
+  try {
+    target = sshTargets(definition, [node], [node.id]).get(node.id)!
+  } catch (error) {
+    // fleet.yaml names another address than the server fleetkit made: dial neither (which is the node?).
+    if (error instanceof FleetkitError && error.code === 'NODE_ADDRESS_DISAGREES')
+      return Promise.resolve({ state: 'not_stopped', reason: 'address_disagrees', detail: error.message })
+    throw error
+  }
   return stopAgentOverSsh(target, env, options)
 }
 

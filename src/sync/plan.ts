@@ -8,6 +8,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition } from '../definition/types.js'
 import { packagePath } from '../package-root.js'
 import type { InventoryStateNode } from '../render/inventory.js'
+import { nodeAddress, unprovisionedStep } from '../render/node-address.js'
 
 /** State statuses a sync leaves alone (parked and retired are also out of the inventory). */
 const SKIPPED_STATUSES: Record<string, string> = {
@@ -15,6 +16,9 @@ const SKIPPED_STATUSES: Record<string, string> = {
   retired: 'retired',
   lost: 'lost (reclaim or replace it first)',
 }
+
+/** The statuses the inventory leaves out (src/render/inventory.ts): their address is never read. */
+const OUT_OF_INVENTORY: ReadonlySet<string> = new Set(['parked', 'retired'])
 
 export interface PlanTarget {
   id: string
@@ -33,7 +37,8 @@ export interface SyncPlan {
   tags: string[]
   /** Targets in the order they run: the canary first. */
   targets: PlanTarget[]
-  skipped: { id: string; reason: string }[]
+  /** `action`: what makes a node without an address a target (`fleetkit node provision NODE`). */
+  skipped: { id: string; reason: string; action?: string }[]
   /** --limit was given: a converged run of this plan does not say the whole fleet converged. */
   limited: boolean
   canary: string | null
@@ -113,6 +118,15 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
     }
   }
 
+  // Every node the run's inventory holds, within --limit or not, has one address (node-address.ts):
+  // an ssh.host that disagrees with a provisioned server refuses the run here, before its ledger row.
+  const unprovisioned = new Set<string>()
+  for (const id of ids) {
+    const row = state.get(id)
+    if (row && OUT_OF_INVENTORY.has(row.status)) continue
+    if (nodeAddress(definition, id, declared.get(id), row).source === 'unprovisioned') unprovisioned.add(id)
+  }
+
   const targets: PlanTarget[] = []
   const skipped: SyncPlan['skipped'] = []
   for (const id of ids) {
@@ -122,7 +136,11 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
     const statusReason = row ? SKIPPED_STATUSES[row.status] : undefined
     if (statusReason) skipped.push({ id, reason: statusReason })
     else if (node?.state === 'disabled') skipped.push({ id, reason: 'disabled in the definition' })
-    else
+    // No server address and no ssh.host: nothing to dial, like a parked node, until it is provisioned.
+    else if (unprovisioned.has(id)) {
+      const step = unprovisionedStep(id, row)
+      skipped.push({ id, reason: `${step.reason}: ${step.action}`, action: step.action })
+    } else
       targets.push({
         id,
         pool: node?.pool ?? row!.pool,

@@ -68,7 +68,11 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
       'SYNC_NO_TARGETS',
       `nothing to ${mode === 'drift' ? 'check' : 'sync'}: ${plan.skipped.length === 0 ? 'the fleet has no nodes' : plan.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}`,
       {
-        actions: ['fleetkit node list', 'fleetkit node unpark NODE'],
+        actions: [
+          'fleetkit node list',
+          'fleetkit node unpark NODE',
+          ...plan.skipped.flatMap((s) => (s.action === undefined ? [] : [s.action])),
+        ],
         data: { skipped: plan.skipped },
       },
     )

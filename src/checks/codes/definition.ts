@@ -63,6 +63,11 @@ export const DEFINITION_CODES = {
     person: true,
   },
   NODE_SSH_ADDRESS_DUPLICATE: { summary: 'Two nodes have the same SSH address (host and port).', person: true },
+  NODE_SSH_HOST_MISSING: {
+    summary:
+      'A node declares ssh without host in a pool without a provider: only a node fleetkit provisions has its address from the state.',
+    person: true,
+  },
   EXPOSURE_SSH_PORT_WITHOUT_PUBLIC_SSH: {
     summary: 'Port 22 is in publicPorts while publicSsh is false.',
     person: true,

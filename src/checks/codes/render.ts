@@ -54,6 +54,11 @@ export const RENDER_CODES = {
       'The SSH host key pinned in the state differs from the hostKey declared in fleet.yaml; the inventory is not written until fleet.yaml says which is true.',
     person: true,
   },
+  NODE_ADDRESS_DISAGREES: {
+    summary:
+      "A node's ssh.host in fleet.yaml differs from the address of the server fleetkit provisioned for it (the state's); nothing is written until fleet.yaml drops ssh.host or names that address.",
+    person: true,
+  },
   OUTPUT_WRITE_FAILED: {
     summary:
       'A seed, token, inventory or --json result could not be written (missing directory, full disk, refused path, closed pipe); data.committed says whether the state had already changed (then the unseen secret is replaced with --reissue).',

@@ -66,7 +66,8 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
     const named =
       raw.some((token) => token.type === 'flag' && token.flag === 'definition') ||
       process.env.FLEETKIT_DEFINITION !== undefined
-    const nodes = named || existsSync(flags.definition) ? (await loadDefinition(flags.definition)).nodes : []
+    const definition =
+      named || existsSync(flags.definition) ? await loadDefinition(flags.definition) : { nodes: [], pools: {} }
     const result = await this.withState(
       { stateDir: flags['state-dir'], interruptible: true },
       ({ pool, actor, clock, signal }) =>
@@ -78,7 +79,7 @@ without one, or with --json, it needs --yes (CONFIRMATION_REQUIRED otherwise).`
           signal,
           confirm: this.confirmation(flags.yes),
           deleteVolume: flags['delete-volume'],
-          stopAgent: (node) => stopNodeAgent(nodes, node, process.env),
+          stopAgent: (node) => stopNodeAgent(definition, node, process.env),
           provider: () =>
             providerClient(pool, undefined, {
               env: process.env,

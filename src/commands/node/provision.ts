@@ -33,6 +33,8 @@ a server with the node's name but without the label is PROVIDER_NAME_CONFLICT.
 A node that declares ssh.user gets a new SSH host key in its seed, pinned in the state and printed with its
 fingerprint; a key already pinned (fleet.yaml hostKey or the state) is replaced only with --rekey, else
 HOST_KEY_PINNED before any provider request. Interrupted or timed out, it continues with --resume.
+The server is the node: fleetkit inventory, sync and drift reach it at the server's public IPv4 (else its
+IPv6) recorded here, so fleet.yaml needs no ssh.host for it (one that differs is NODE_ADDRESS_DISAGREES).
 The token comes from the variable the definition's providers.hetzner.tokenEnv names (HETZNER_API_TOKEN
 by default), never from the command line.`
   static override examples = [
@@ -110,8 +112,17 @@ by default), never from the command line.`
       }),
     )
     this.log(
-      `${result.node}: ${result.state}; server ${result.serverId} (${result.serverType} in ${result.region}, ${result.image})${result.publicIpv4 ? ` at ${result.publicIpv4}` : ''}`,
+      `${result.node}: ${result.state}; server ${result.serverId} (${result.serverType} in ${result.region}, ${result.image})${result.sshAddress ? ` at ${result.sshAddress}` : ''}`,
     )
+    if (result.sshAddress) {
+      const { sameHost } = await import('../../render/node-address.js')
+      const declared = definition.nodes.find((n) => n.id === result.node)?.ssh?.host
+      this.log(`ssh address ${result.sshAddress}: fleetkit inventory, sync and drift reach ${result.node} there`)
+      if (declared !== undefined && !sameHost(declared, result.sshAddress))
+        this.log(
+          `Warning (NODE_ADDRESS_DISAGREES): fleet.yaml says ssh.host ${declared} for ${result.node}; inventory, sync and drift refuse it until you remove ssh.host or set it to ${result.sshAddress}`,
+        )
+    }
     if (result.volume)
       this.log(
         `volume ${result.volume.id ?? '(not created)'}${result.volume.adopted ? ' (adopted)' : ''}: ${result.volume.sizeGb} GB, ${result.volume.state}${result.volume.linuxDevice ? ` as ${result.volume.linuxDevice}` : ''}`,

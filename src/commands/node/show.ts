@@ -8,7 +8,8 @@ import type { NodeShowResult } from '../../lifecycle/view/fleet-view.js'
 
 export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   static override summary =
-    'Show one node: status, provisioning (server, volume), host facts, certificates, recent jobs, active allocations and last events.'
+    'Show one node: status, provisioning (server, volume), SSH address, host facts, certificates, recent jobs, active allocations and last events.'
+  static override description = `The SSH address is the one fleetkit inventory, sync and drift use for a node fleetkit provisioned: its server's public IPv4 as node provision recorded it, else its IPv6. A node fleetkit did not provision is reached at its ssh.host in fleet.yaml, which node show does not read.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01',
     '<%= config.bin %> <%= command.id %> build-01 --events 50 --json',
@@ -22,13 +23,14 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
     const { nodeShow } = await import('../../lifecycle/view/fleet-view.js')
-    const { age, describeProvision } = await import('../../lifecycle/view/fleet-table.js')
+    const { age, describeAddress, describeProvision } = await import('../../lifecycle/view/fleet-table.js')
     const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
       nodeShow(pool, args.node, { events: flags.events }),
     )
     const n = r.node
     this.log(`${n.id}  pool ${n.pool}  region ${n.region ?? '-'}  ${n.status}${n.schedulable ? ', schedulable' : ''}`)
     this.log(`  provision   ${describeProvision(n)}`)
+    this.log(`  address     ${describeAddress(n.address)}`)
     this.log(
       `  heartbeat   ${n.heartbeatAgeSeconds === null ? 'never' : `${age(n.heartbeatAgeSeconds)} ago (${n.lastSeenAt})`}`,
     )

@@ -53,7 +53,7 @@ export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
       candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr])
   }
   for (const [index, node] of definition.nodes.entries()) {
-    if (node.ssh) candidates.push([pointer('nodes', index, 'ssh', 'host'), node.ssh.host])
+    if (node.ssh?.host !== undefined) candidates.push([pointer('nodes', index, 'ssh', 'host'), node.ssh.host])
   }
   const errors: DefinitionError[] = []
   for (const [path, value] of candidates) {

@@ -18,6 +18,7 @@ import { serverTypeArchitectureMatchesPool } from './server-type-architecture.js
 import { serverTypesKnown } from './server-types.js'
 import { sizesAtLeastMinimum } from './sizing.js'
 import { sshAddressesUnique } from './ssh-addresses-unique.js'
+import { sshHostDeclared } from './ssh-host-declared.js'
 import { sshUserNotRoot } from './ssh-user-not-root.js'
 import { sshUserNotServiceAccount } from './ssh-user-not-service-account.js'
 import type { DefinitionError } from '../types.js'
@@ -37,6 +38,7 @@ const SEMANTIC_RULES: readonly DefinitionRule[] = [
   dockerNetworkBasesClear,
   documentationRangesRefused,
   dataVolumeMountsAllowed,
+  sshHostDeclared,
   sshAddressesUnique,
   sshUserNotRoot,
   sshUserNotServiceAccount,

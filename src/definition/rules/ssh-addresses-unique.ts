@@ -1,5 +1,6 @@
 // Rule: no two nodes share an SSH address (host and port): one of them would be converged twice
-// and the other never, and a pinned host key would fail for one of them.
+// and the other never, and a pinned host key would fail for one of them. A node without ssh.host (in a
+// pool with a provider) is reached at its provisioned server's address, which no other server has.
 import { pointer } from '../json-pointer.js'
 import type { DefinitionError } from '../types.js'
 import { type DefinitionRule, semanticError } from './rule.js'
@@ -10,7 +11,7 @@ export const sshAddressesUnique: DefinitionRule = ({ definition }) => {
   const first = new Map<string, { index: number; id: string }>()
   const errors: DefinitionError[] = []
   for (const [index, node] of definition.nodes.entries()) {
-    if (!node.ssh) continue
+    if (node.ssh?.host === undefined) continue
     const port = node.ssh.port ?? DEFAULT_SSH_PORT
     // Host names are case-insensitive; a trailing dot names the same host.
     const key = `${node.ssh.host.toLowerCase().replace(/\.$/, '')} ${port}`

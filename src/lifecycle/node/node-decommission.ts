@@ -60,13 +60,20 @@ interface AgentStop {
    */
   state: 'stopped' | 'absent' | 'not_stopped'
   /** Why it was not stopped. */
-  reason?: 'host_key_not_pinned' | 'host_key_mismatch' | 'unreachable' | 'command_failed' | 'timed_out'
+  reason?:
+    'host_key_not_pinned' | 'host_key_mismatch' | 'address_disagrees' | 'unreachable' | 'command_failed' | 'timed_out'
   /** @maxLength 400 */
   detail: string
 }
 
 /** Stops the node's agent on its host; resolves with what happened and never rejects for the host's sake. */
-type StopAgent = (node: Pick<NodeRow, 'id' | 'sshHost' | 'hostKeyPublic'>) => Promise<AgentStop>
+/** What dialling the node needs of its row: its address (the address rule's fields) and pinned key. */
+type StopAgent = (
+  node: Pick<
+    NodeRow,
+    'id' | 'pool' | 'sshHost' | 'hostKeyPublic' | 'provider' | 'providerServerId' | 'publicIpv4' | 'publicIpv6'
+  >,
+) => Promise<AgentStop>
 
 const DECOMMISSIONABLE = ['draining', 'provisioning', 'failed', 'lost', 'retired'] as const
 

@@ -6,7 +6,7 @@
 import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
-import type { HetznerClient } from '../../provider/hetzner.js'
+import type { Provider } from '../../provider/provider.js'
 import { appendEvent } from '../../store/events.js'
 import { withTransaction } from '../../store/database.js'
 import { markServerDeleted, type ProvisionRow } from '../../store/provider/provisioning.js'
@@ -14,7 +14,7 @@ import { NODE_ID_LABEL } from '../../provider/create-or-adopt.js'
 import { recordedId } from '../../provider/hetzner-readers.js'
 
 /** Builds the client when a provider-managed node needs it; throws PROVIDER_TOKEN_MISSING without a token. */
-export type ProviderFactory = () => HetznerClient
+export type ProviderFactory = () => Provider
 
 /** Whether the node has a provider server that fleetkit still owes a delete. */
 export function owesProviderDelete(row: ProvisionRow): boolean {
@@ -23,7 +23,7 @@ export function owesProviderDelete(row: ProvisionRow): boolean {
 
 export async function deleteProviderServer(
   pool: StatePool,
-  client: HetznerClient,
+  client: Provider,
   row: ProvisionRow,
 ): Promise<{ serverIds: number[] }> {
   let serverIds: number[] = []

@@ -4,7 +4,7 @@
 import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
-import type { HetznerClient } from '../../provider/hetzner.js'
+import type { Provider } from '../../provider/provider.js'
 import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
 import {
@@ -37,7 +37,7 @@ export function owesVolumeRelease(row: ProvisionRow, deleteVolume: boolean): boo
  */
 export async function detachNodeVolume(
   pool: StatePool,
-  client: HetznerClient,
+  client: Provider,
   row: ProvisionRow,
   options: { deleteVolume: boolean; pollMs?: number },
 ): Promise<VolumeRelease | undefined> {
@@ -97,11 +97,7 @@ export async function detachNodeVolume(
 }
 
 /** Deletes the node's detached volume; one already gone counts as deleted. */
-export async function deleteNodeVolume(
-  pool: StatePool,
-  client: HetznerClient,
-  row: ProvisionRow,
-): Promise<VolumeRelease> {
+export async function deleteNodeVolume(pool: StatePool, client: Provider, row: ProvisionRow): Promise<VolumeRelease> {
   const volumeId = Number(row.providerVolumeId)
   try {
     await client.deleteVolume(volumeId)

@@ -12,7 +12,7 @@ import type { Rng } from '../../config/rng.js'
 import type { HostPolicy } from '../../definition/host-policy.js'
 import type { Definition, NodeDeclaration } from '../../definition/types.js'
 import { nodeLabels } from '../../provider/create-or-adopt.js'
-import type { HetznerClient } from '../../provider/hetzner.js'
+import type { Provider } from '../../provider/provider.js'
 import { recordedId } from '../../provider/hetzner-readers.js'
 import type { Server } from '../../provider/hetzner-types.js'
 import { withTransaction } from '../../store/database.js'
@@ -40,7 +40,7 @@ export interface ProvisionOptions {
   nodeId: string
   definition: Definition
   files: SeedFiles
-  client: HetznerClient
+  client: Provider
   policy: HostPolicy
   request: PlanRequest
   resume: boolean

@@ -9,7 +9,7 @@ import type { Rng } from '../../config/rng.js'
 import type { HostPolicy } from '../../definition/host-policy.js'
 import type { Definition } from '../../definition/types.js'
 import { NODE_ID_LABEL, nodeLabels } from '../../provider/create-or-adopt.js'
-import type { HetznerClient } from '../../provider/hetzner.js'
+import type { Provider } from '../../provider/provider.js'
 import type { Server } from '../../provider/hetzner-types.js'
 import { convergePoolFirewall, firewallName, poolFirewallRules } from '../../provider/pool-firewall.js'
 import { withTransaction } from '../../store/database.js'
@@ -23,7 +23,7 @@ import { pinProvisionHostKey } from '../seed/seed-host-key.js'
 
 export interface CreateContext {
   pool: StatePool
-  client: HetznerClient
+  client: Provider
   definition: Definition
   files: SeedFiles
   policy: HostPolicy

@@ -5,7 +5,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { serverTypeOffer } from '../../definition/capacity.js'
 import type { HostPolicy } from '../../definition/host-policy.js'
 import type { Definition, NodeDeclaration } from '../../definition/types.js'
-import type { HetznerClient } from '../../provider/hetzner.js'
+import type { Provider } from '../../provider/provider.js'
 import type { ServerType } from '../../provider/hetzner-types.js'
 import type { ProvisionPlan } from '../../store/provider/provisioning.js'
 
@@ -98,7 +98,7 @@ export function planProvision(definition: Definition, node: NodeDeclaration, req
  * keys against the provider before anything is created. Returns the types by name.
  */
 export async function validatePlan(
-  client: HetznerClient,
+  client: Provider,
   plan: ProvisionPlan,
   sshKeys: readonly string[],
 ): Promise<Map<string, ServerType>> {

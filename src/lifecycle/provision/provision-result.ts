@@ -1,6 +1,7 @@
 // What `fleetkit node provision` reports from its row (src/lifecycle/provision/node-provision.ts runs the steps),
 // and the coded ends of its waits.
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { provisionedAddress } from '../../render/node-address.js'
 import { sshKeyFingerprint } from '../../render/ssh-host-key.js'
 import type { VolumeState } from '../../store/nodes/nodes.js'
 import type { ProvisionRow } from '../../store/provider/provisioning.js'
@@ -17,6 +18,11 @@ export interface ProvisionResult {
   image: string | null
   publicIpv4: string | null
   publicIpv6: string | null
+  /**
+   * Where fleetkit inventory, sync and drift reach the node: the server's public IPv4, else its public
+   * IPv6 (the ::1 of its /64); null until the server runs. fleet.yaml needs no ssh.host for it.
+   */
+  sshAddress: string | null
   /** The pool firewall attached in the create request (null when this run created nothing). */
   firewallId: number | null
   /** True when the server was found by its fleetkit.node_id label instead of created by this run. */
@@ -78,6 +84,7 @@ export function result(
     image: row.image,
     publicIpv4: row.publicIpv4,
     publicIpv6: row.publicIpv6,
+    sshAddress: provisionedAddress(row),
     firewallId: outcome.firewallId ?? null,
     adopted: outcome.adopted ?? false,
     placementMoves: outcome.moves ?? [],

@@ -7,7 +7,7 @@ import type { StatePool } from '../../store/transaction.js'
 import { FleetkitError, isFleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
 import type { Definition } from '../../definition/types.js'
-import type { HetznerClient } from '../../provider/hetzner.js'
+import type { Provider } from '../../provider/provider.js'
 import type { Server, Volume } from '../../provider/hetzner-types.js'
 import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
@@ -17,7 +17,7 @@ import { NODE_ID_LABEL, nodeLabels } from '../../provider/create-or-adopt.js'
 
 export interface VolumeStepContext {
   pool: StatePool
-  client: HetznerClient
+  client: Provider
   definition: Definition
   clock: Clock
   sleep: (ms: number) => Promise<void>

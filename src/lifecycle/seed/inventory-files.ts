@@ -44,6 +44,8 @@ export interface WriteInventoryResult {
   groups: string[]
   unpinned: string[]
   excluded: string[]
+  /** Nodes of a pool with a provider left out for want of an address, each with why and what to run. */
+  unprovisioned: { node: string; reason: string; action: string }[]
 }
 
 function defaultInventoryPath(env: Env): string {
@@ -57,6 +59,11 @@ export async function readStateNodes(q: Queryable): Promise<InventoryStateNode[]
     pool: n.pool,
     region: n.region,
     status: n.status,
+    provisionState: n.provisionState,
+    provider: n.provider,
+    providerServerId: n.providerServerId,
+    publicIpv4: n.publicIpv4,
+    publicIpv6: n.publicIpv6,
     hostKeyPublic: n.hostKeyPublic,
     sshHost: n.sshHost,
     volumeState: n.volumeState,
@@ -103,5 +110,6 @@ export async function writeInventory(options: WriteInventoryOptions): Promise<Wr
     groups: rendered.groups,
     unpinned: rendered.unpinned,
     excluded: rendered.excluded,
+    unprovisioned: rendered.unprovisioned,
   }
 }

@@ -1,6 +1,6 @@
 // How `fleetkit node list` and `node show` print the fleet view (src/lifecycle/view/fleet-view.ts builds it)
-// on a terminal: the node table, a node's provisioning, ages.
-import type { NodeListResult } from './fleet-view.js'
+// on a terminal: the node table, a node's provisioning and address, ages.
+import type { NodeListResult, NodeShowResult } from './fleet-view.js'
 
 type NodeSummary = NodeListResult['nodes'][number]
 
@@ -14,6 +14,20 @@ export function describeProvision(n: NodeSummary): string {
       `volume ${n.volume.id ?? '(not created)'} (${n.volume.sizeGb} GB, ${n.volume.state}${n.volume.linuxDevice ? ` as ${n.volume.linuxDevice}` : ''})`,
     )
   return parts.join(', ')
+}
+
+/** `node show`'s address line: where sync reaches the node, and the server's recorded addresses. */
+export function describeAddress(a: NodeShowResult['node']['address']): string {
+  const recorded = [
+    a.publicIpv4 === null ? null : `public IPv4 ${a.publicIpv4}`,
+    a.publicIpv6 === null ? null : `public IPv6 ${a.publicIpv6}/64`,
+    a.privateIpv4 === null ? null : `private IPv4 ${a.privateIpv4}`,
+  ].filter((x) => x !== null)
+  const ssh =
+    a.ssh === null
+      ? 'ssh.host of fleet.yaml (no provisioned server address)'
+      : `ssh ${a.ssh} (the server fleetkit provisioned)`
+  return recorded.length === 0 ? ssh : `${ssh}; ${recorded.join(', ')}`
 }
 
 /** One table line per node; a lost node also gets a line with its reclamation. */

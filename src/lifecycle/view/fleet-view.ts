@@ -11,6 +11,7 @@ import {
   listRecentNodeEvents,
 } from '../../store/view/fleet.js'
 import { NODE_STATUSES, type NodeStatus, type ProvisionState, type VolumeState } from '../../store/nodes/nodes.js'
+import { provisionedAddress } from '../../render/node-address.js'
 import { unknownNode } from '../node/node-transition.js'
 
 interface NodeSummary {
@@ -161,6 +162,20 @@ function summary(n: FleetNode): NodeSummary {
 
 export interface NodeShowResult {
   node: NodeSummary & {
+    /** Where the node is reached, as the state has it (node show reads no fleet.yaml). */
+    address: {
+      /**
+       * The address fleetkit inventory, sync and drift reach the node at when fleetkit provisioned it:
+       * its server's public IPv4, else its public IPv6 (the ::1 of the server's /64). Null for a node
+       * fleetkit did not provision (reached at fleet.yaml's ssh.host) or whose server has no address yet.
+       */
+      ssh: string | null
+      /** As `node provision` recorded them from the provider. */
+      publicIpv4: string | null
+      /** The server's IPv6 network, without its /64. */
+      publicIpv6: string | null
+      privateIpv4: string | null
+    }
     facts: {
       /**
        * @asType integer
@@ -259,6 +274,12 @@ export async function nodeShow(
   return {
     node: {
       ...summary(n),
+      address: {
+        ssh: provisionedAddress(n),
+        publicIpv4: n.publicIpv4,
+        publicIpv6: n.publicIpv6,
+        privateIpv4: n.privateIpv4,
+      },
       facts: {
         cpuCount: n.hostCpuCount,
         memoryMb: n.hostMemoryMb,

@@ -42,7 +42,10 @@ export async function getProvisionRow(q: Queryable, nodeId: string, lock = false
 /** The existing row holds a volume that still exists at the provider. */
 const KEEPS_VOLUME = `nodes.provider_volume_id IS NOT NULL AND nodes.volume_state <> 'deleted'`
 
-/** Inserts the node (or takes over a parked or failed row of it) as provisioning, step `pending`. */
+/**
+ * Inserts the node (or takes over a parked or failed row of it) as provisioning, step `pending`. A row
+ * taken over forgets its old server's addresses: the node's SSH address is the server this run records.
+ */
 export async function startProvisioning(
   q: Queryable,
   node: { id: string; pool: string; plan: ProvisionPlan; replaces?: string | null; volumeSizeGb?: number | null },
@@ -58,6 +61,7 @@ export async function startProvisioning(
      ON CONFLICT (id) DO UPDATE SET pool = EXCLUDED.pool, region = EXCLUDED.region, server_type = EXCLUDED.server_type,
        image = EXCLUDED.image, status = 'provisioning', schedulable = false, provision_state = 'pending',
        provision_error = NULL, provider = 'hetzner', provider_server_id = NULL, provision_plan = EXCLUDED.provision_plan,
+       public_ipv4 = NULL, public_ipv6 = NULL, private_ipv4 = NULL,
        placement_group = EXCLUDED.placement_group, replaces_node_id = EXCLUDED.replaces_node_id,
        volume_size_gb = CASE WHEN ${KEEPS_VOLUME} THEN nodes.volume_size_gb ELSE EXCLUDED.volume_size_gb END,
        volume_state = CASE WHEN ${KEEPS_VOLUME} THEN 'created' ELSE EXCLUDED.volume_state END,

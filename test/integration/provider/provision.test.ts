@@ -5,7 +5,7 @@
 // without a usable server id (a proxy in front of the stub sends them).
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
@@ -29,9 +29,10 @@ import { type HetznerStub, startHetznerStub } from '../../../src/provider/hetzne
 import { listEvents } from '../../../src/store/events.js'
 import { getProvisionRow } from '../../../src/store/provider/provisioning.js'
 import { getNode, listNodes, setNodeHostKey, upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
-import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
+import { eventually } from '../../support/eventually.js'
 import { startHetznerProxy } from '../../support/hetzner-proxy.js'
-import { runProcessOk } from '../../support/process.js'
+import { overlayEnv, runProcessOk, startProcess } from '../../support/process.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
@@ -686,4 +687,124 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       await rm(dir, { recursive: true, force: true })
     }
   })
+
+  it('the CLI against `fleetkit provider stub`: the provisioned server is the node: inventory and node show use its address; an ssh.host that disagrees is refused', async () => {
+    const stubProcess = startProcess(process.execPath, [fleetkitEntry(), 'provider', 'stub', '--json'], {
+      env: overlayEnv({}),
+    })
+    const dir = await mkdtemp(join(tmpdir(), 'fleetkit-address-'))
+    try {
+      await eventually('the stub startup line', () => stubProcess.stdout().includes('\n'), {
+        timeoutMs: 60_000,
+        stop: () => (stubProcess.exit() ? `stub exited: ${stubProcess.stderr()}` : undefined),
+      })
+      const startup = JSON.parse(stubProcess.stdout().split('\n')[0]!) as { result: { url: string; token: string } }
+      const env = {
+        DATABASE_URL: gw.db.url,
+        FLEETKIT_PKI_DIR: gw.pkiDir,
+        FLEETKIT_STATE_DIR: join(dir, 'state'),
+        HETZNER_API_URL: startup.result.url,
+        HETZNER_API_TOKEN: startup.result.token,
+      }
+      const fleet = validDefinition()
+      fleet.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
+      // Pool build has a provider (providers.hetzner, an image): app-cli declares its account, no ssh.host.
+      fleet.nodes.push({ id: 'app-cli', pool: 'build', state: 'active', ssh: { user: 'ops' } })
+      const file = join(dir, 'fleet.yaml')
+      await writeFile(file, stringify(fleet))
+
+      // Before provisioning it has no address: left out of the inventory, naming the command.
+      const before = await runFleetkit(['inventory', '--definition', file, '--output', join(dir, 'before.yml')], {
+        env,
+      })
+      assert.equal(before.code, 0, before.stderr)
+      assert.match(
+        before.stdout,
+        /Left out \(no address\): app-cli, not provisioned yet .*: fleetkit node provision app-cli/,
+      )
+      assert.equal(
+        (parse(await readFile(join(dir, 'before.yml'), 'utf8')) as Inventory).all.hosts['app-cli'],
+        undefined,
+      )
+
+      const run = await runFleetkit(
+        ['node', 'provision', 'app-cli', '--definition', file, '--region', 'fsn1', '--no-wait', '--json'],
+        { env, timeout: 90_000 },
+      )
+      assert.equal(run.code, 0, run.stderr)
+      assertMatchesOutputSchema('node-provision', run.json)
+      const provisioned = run.json.result as { serverId: number; publicIpv4: string; sshAddress: string }
+      assert.match(provisioned.publicIpv4, /^198\.18\.\d+\.\d+$/, 'the stub gives 198.18.0.0/15 addresses')
+      assert.equal(provisioned.sshAddress, provisioned.publicIpv4)
+      const pinned = (run.json.result.hostKey as { publicKey: string }).publicKey
+
+      const inventoryPath = join(dir, 'inventory.yml')
+      const written = await runFleetkit(['inventory', '--definition', file, '--output', inventoryPath, '--json'], {
+        env,
+      })
+      assert.equal(written.code, 0, written.stderr)
+      assertMatchesOutputSchema('inventory', written.json)
+      assert.ok(!(written.json.result.unprovisioned as { node: string }[]).some((u) => u.node === 'app-cli'))
+      const inventory = parse(await readFile(inventoryPath, 'utf8'), { version: '1.1' }) as Inventory
+      assert.equal(inventory.all.hosts['app-cli']?.ansible_host, provisioned.publicIpv4)
+      assert.equal(inventory.all.hosts['app-cli']?.ansible_user, 'ops')
+      // The host key node provision pinned in the state, as ssh checks it (keyed by node id).
+      assert.ok(
+        (await readFile(join(dir, 'known_hosts'), 'utf8')).includes(
+          `app-cli ${pinned.split(' ').slice(0, 2).join(' ')}\n`,
+        ),
+      )
+
+      const shown = await runFleetkit(['node', 'show', 'app-cli', '--json'], { env })
+      assert.equal(shown.code, 0, shown.stderr)
+      assertMatchesOutputSchema('node-show', shown.json)
+      assert.equal(shown.json.result.node.serverId, provisioned.serverId)
+      assert.equal(shown.json.result.node.address.ssh, provisioned.publicIpv4)
+      assert.equal(shown.json.result.node.address.publicIpv4, provisioned.publicIpv4)
+      const text = await runFleetkit(['node', 'show', 'app-cli'], { env })
+      assert.match(
+        text.stdout,
+        new RegExp(
+          `address {5}ssh ${provisioned.publicIpv4.replaceAll('.', '\\.')} \\(the server fleetkit provisioned\\)`,
+        ),
+      )
+
+      // An ssh.host that says otherwise is refused, naming both addresses; nothing is written.
+      const node = fleet.nodes.find((n) => n.id === 'app-cli')!
+      node.ssh = { host: '10.20.0.99', user: 'ops' }
+      await writeFile(file, stringify(fleet))
+      const refusedPath = join(dir, 'refused', 'inventory.yml')
+      const refused = await runFleetkit(['inventory', '--definition', file, '--output', refusedPath, '--json'], {
+        env,
+      })
+      assert.equal(refused.code, 1, refused.stderr)
+      assert.equal(refused.json.code, 'NODE_ADDRESS_DISAGREES')
+      assert.match(refused.json.message, /ssh\.host 10\.20\.0\.99/)
+      assert.ok(refused.json.message.includes(provisioned.publicIpv4), refused.json.message)
+      assert.equal(
+        await readdir(join(dir, 'refused')).catch(() => 'absent'),
+        'absent',
+        'neither the inventory nor known_hosts was written',
+      )
+      const runsBefore = (await gw.db.pool.query('SELECT count(*)::int AS n FROM sync_runs')).rows[0].n as number
+      for (const command of [['sync', '--dry-run'], ['drift']]) {
+        const plan = await runFleetkit([...command, '--definition', file, '--json'], { env })
+        assert.equal(plan.json.code, 'NODE_ADDRESS_DISAGREES', `${command.join(' ')}: ${plan.stdout}${plan.stderr}`)
+      }
+      const runsAfter = (await gw.db.pool.query('SELECT count(*)::int AS n FROM sync_runs')).rows[0].n as number
+      assert.equal(runsAfter, runsBefore, 'no sync or drift run was opened')
+
+      // Set to the provisioned address, it agrees.
+      node.ssh = { host: provisioned.publicIpv4, user: 'ops' }
+      await writeFile(file, stringify(fleet))
+      const agreed = await runFleetkit(['inventory', '--definition', file, '--output', inventoryPath], { env })
+      assert.equal(agreed.code, 0, agreed.stderr)
+    } finally {
+      stubProcess.child.kill('SIGINT')
+      await stubProcess.exited
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 })
+
+type Inventory = { all: { hosts: Record<string, Record<string, unknown> | undefined> } }

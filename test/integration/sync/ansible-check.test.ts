@@ -26,7 +26,17 @@ describe('render: validate --ansible checks (real ansible)', function () {
     try {
       const rendered = renderInventory({
         definition,
-        stateNodes: [],
+        // build-2 declares no ssh.host (fleetkit provisioned it): its address is its server's, from the state.
+        stateNodes: [
+          {
+            id: 'build-2',
+            pool: 'build',
+            status: 'draining',
+            provider: 'hetzner',
+            providerServerId: '4702',
+            publicIpv4: '192.0.2.12',
+          },
+        ],
         hostPolicy: loadHostPolicy(),
         knownHostsPath: join(dir, 'known_hosts'),
       })
@@ -40,6 +50,7 @@ describe('render: validate --ansible checks (real ansible)', function () {
       assert.deepEqual(Object.keys(listed._meta.hostvars).sort(), rendered.hosts)
       assert.deepEqual(listed.canary?.hosts, ['build-1'])
       assert.deepEqual(listed.pool_build?.hosts, ['build-1', 'build-2', 'build-3'])
+      assert.equal(listed._meta.hostvars['build-2']?.ansible_host, '192.0.2.12')
       const app2 = listed._meta.hostvars['app-2']!
       assert.equal(app2.ansible_port, 2222)
       assert.match(String(app2.ansible_ssh_common_args), /StrictHostKeyChecking=yes/)

@@ -13,7 +13,13 @@ describe('validate: nodes fleetkit sync could never reach (NODE_UNREACHABLE_BY_S
       findings.map((f) => [f.code, f.path, f.node]),
       [['NODE_UNREACHABLE_BY_SYNC', '/nodes/1', 'db-1']],
     )
-    assert.match(findings[0]!.message, /add ssh: \{ host, user \}/)
+    // db-1's pool has a provider (providers.hetzner, an image): its address is its server's, only the account is missing.
+    assert.match(
+      findings[0]!.message,
+      /add ssh: \{ user \} \(the account its seed creates; its address is the server fleetkit provisions\)/,
+    )
+    delete d.pools.database!.image
+    assert.match(unreachableBySync(d)[0]!.message, /add ssh: \{ host, user \}/)
   })
 
   it('leaves a disabled node alone (sync skips it) and flags a drained one (sync still converges it)', () => {

@@ -15,7 +15,7 @@ describe('demo fleet: examples/fleet.yaml with one node per pool on loopback', (
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('declares the first node of each pool, active and without a host key, and loads as a valid definition', async () => {
+  it('declares the first node of each pool, active, without a host key or ssh.host, and loads as a valid definition', async () => {
     const fleet = await writeDemoFleet({
       dir,
       gateway: { url: 'https://127.0.0.1:40001', enrollUrl: 'https://127.0.0.1:40002' },
@@ -33,6 +33,12 @@ describe('demo fleet: examples/fleet.yaml with one node per pool on loopback', (
         ['app-1', 'application', 'active', undefined],
         ['db-1', 'database', 'active', undefined],
       ],
+    )
+    // Each is the server the demo provisions: its address is that server's (a made-up ssh.host would
+    // be NODE_ADDRESS_DISAGREES), its account stays.
+    assert.deepEqual(
+      fleet.nodes.map((n) => n.ssh),
+      [{ user: 'fleetkit', port: 22 }, { user: 'fleetkit' }, { user: 'fleetkit' }],
     )
     assert.equal(fleet.definition.gateway.url, 'https://127.0.0.1:40001')
     assert.equal(fleet.definition.release.caFile, 'release-ca.pem')

@@ -17,9 +17,26 @@ import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
 
 export const GOLDEN_KNOWN_HOSTS = '/srv/fleetkit-operator/ansible/known_hosts'
 
-/** The state the golden inventory is rendered against: a provisioned node, a parked and a retired one. */
+/**
+ * The state the golden inventory is rendered against: two provisioned nodes (build-2, declared without
+ * ssh.host, and build-7, in the state only: each reached at its server's recorded address), a parked
+ * and a retired one.
+ */
 export const GOLDEN_STATE: InventoryStateNode[] = [
   { id: 'build-1', pool: 'build', region: 'fsn1', status: 'active', hostKeyPublic: null, sshHost: null },
+  {
+    id: 'build-2',
+    pool: 'build',
+    region: 'fsn1',
+    status: 'draining',
+    provisionState: 'enrolled',
+    provider: 'hetzner',
+    providerServerId: '4702',
+    publicIpv4: '192.0.2.12',
+    publicIpv6: '2001:db8:12::',
+    hostKeyPublic: null,
+    sshHost: null,
+  },
   { id: 'build-3', pool: 'build', region: 'fsn1', status: 'parked', hostKeyPublic: null, sshHost: null },
   { id: 'db-1', pool: 'database', region: 'fsn1', status: 'unhealthy', hostKeyPublic: null, sshHost: null },
   {
@@ -27,8 +44,13 @@ export const GOLDEN_STATE: InventoryStateNode[] = [
     pool: 'build',
     region: 'nbg1',
     status: 'provisioning',
-    sshHost: '192.0.2.17',
+    provisionState: 'awaiting_enrollment',
+    provider: 'hetzner',
+    providerServerId: '4707',
+    publicIpv4: '192.0.2.17',
+    publicIpv6: '2001:db8:17::',
     hostKeyPublic: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBX6gC9vbeVmxoHXjt4YrlWnIuPu/3hbYNyVHsYpvYx0 build-7',
+    sshHost: null,
   },
   { id: 'app-9', pool: 'application', region: 'fsn1', status: 'retired', hostKeyPublic: null, sshHost: '192.0.2.99' },
 ]

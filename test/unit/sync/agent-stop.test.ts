@@ -82,7 +82,16 @@ describe('sync: stopping an agent over SSH (node decommission)', () => {
 
   it("dials a node as sync does: its declaration's ssh block first, else the state's address as root", async () => {
     answer = () => ({ code: 0 })
-    const node = { id: 'web-1', sshHost: '127.0.0.1', hostKeyPublic: `${hostKey.public} web-1` }
+    const node = {
+      id: 'web-1',
+      pool: 'web',
+      sshHost: '127.0.0.1',
+      hostKeyPublic: `${hostKey.public} web-1`,
+      provider: null,
+      providerServerId: null,
+      publicIpv4: null,
+      publicIpv6: null,
+    }
     const declared = [
       {
         id: 'web-1',
@@ -91,15 +100,22 @@ describe('sync: stopping an agent over SSH (node decommission)', () => {
         ssh: { host: '127.0.0.1', user: 'ops', port: server.port },
       },
     ]
-    assert.equal((await stopNodeAgent(declared, node, env())).state, 'stopped')
+    assert.equal((await stopNodeAgent({ nodes: declared, pools: {} }, node, env())).state, 'stopped')
     assert.equal(server.commands.at(-1), 'sudo -n systemctl disable --now fleetkit-agent.service')
     // Undeclared: the state's address on port 22 as root, which nothing answers here.
-    const fromState = await stopNodeAgent([], { ...node, sshHost: '127.0.0.1' }, env(), {
+    const fromState = await stopNodeAgent({ nodes: [], pools: {} }, { ...node, sshHost: '127.0.0.1' }, env(), {
       open: (t) => {
         assert.deepEqual([t.host, t.port, t.user, t.pinnedKey], ['127.0.0.1', 22, 'root', hostKey.public])
         throw new SshUnreachable(t.node, 'refused')
       },
     })
     assert.deepEqual([fromState.state, fromState.reason], ['not_stopped', 'unreachable'])
+    // A provisioned server at one address and fleet.yaml naming another: which host is the node? Neither is dialled.
+    const provisioned = { ...node, provider: 'hetzner', providerServerId: '42', publicIpv4: '198.18.0.7' }
+    const disagreeing = await stopNodeAgent({ nodes: declared, pools: {} }, provisioned, env(), {
+      open: () => assert.fail('dialled a node whose address is in dispute'),
+    })
+    assert.deepEqual([disagreeing.state, disagreeing.reason], ['not_stopped', 'address_disagrees'])
+    assert.match(disagreeing.detail, /198\.18\.0\.7/)
   })
 })

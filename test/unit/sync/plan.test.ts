@@ -5,6 +5,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { isFleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { packagePath } from '../../../src/package-root.js'
 import { buildSyncPlan, nextCanary, type PlanInput } from '../../../src/sync/plan.js'
 import { validDefinition } from '../../support/definition-fixture.js'
@@ -12,7 +13,7 @@ import { validDefinition } from '../../support/definition-fixture.js'
 function input(overrides: Partial<PlanInput> = {}): PlanInput {
   const definition = validDefinition()
   definition.nodes.push(
-    { id: 'build-2', pool: 'build', state: 'active' },
+    { id: 'build-2', pool: 'build', state: 'active', ssh: { host: '10.1.0.12', user: 'fleetkit' } },
     { id: 'build-3', pool: 'build', state: 'disabled' },
   )
   return { definition, definitionText: 'text', revision: 'a'.repeat(40), stateNodes: [], ...overrides }
@@ -96,6 +97,85 @@ describe('sync plan', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it('a node of a pool with a provider without a server address or ssh.host is skipped, naming node provision', () => {
+    const base = input()
+    base.definition.nodes.push(
+      { id: 'build-4', pool: 'build', state: 'active', ssh: { user: 'fleetkit' } },
+      { id: 'build-5', pool: 'build', state: 'active', ssh: { user: 'fleetkit' } },
+      { id: 'build-6', pool: 'build', state: 'active', ssh: { user: 'fleetkit' } },
+    )
+    const plan = buildSyncPlan({
+      ...base,
+      stateNodes: [
+        // Mid-provisioning: the server is asked for, its address not recorded yet.
+        {
+          id: 'build-5',
+          pool: 'build',
+          status: 'provisioning',
+          provisionState: 'server_requested',
+          provider: 'hetzner',
+        },
+        // Provisioned: reached at its server's address, fleet.yaml without ssh.host.
+        {
+          id: 'build-6',
+          pool: 'build',
+          status: 'active',
+          provisionState: 'enrolled',
+          provider: 'hetzner',
+          providerServerId: '1006',
+          publicIpv4: '198.18.3.6',
+        },
+      ],
+    })
+    assert.deepEqual(
+      plan.targets.map((t) => t.id),
+      ['build-1', 'build-2', 'build-6', 'db-1'],
+    )
+    assert.deepEqual(plan.skipped, [
+      { id: 'build-3', reason: 'disabled in the definition' },
+      {
+        id: 'build-4',
+        reason: 'not provisioned yet (a pool with a provider, no ssh.host): fleetkit node provision build-4',
+        action: 'fleetkit node provision build-4',
+      },
+      {
+        id: 'build-5',
+        reason: 'provisioning (step server_requested), no server address yet: fleetkit node provision --resume build-5',
+        action: 'fleetkit node provision --resume build-5',
+      },
+    ])
+  })
+
+  it('an ssh.host that disagrees with the provisioned server refuses the plan, whether or not --limit names the node', () => {
+    const base = input()
+    const row = {
+      id: 'build-2',
+      pool: 'build',
+      status: 'active',
+      provider: 'hetzner',
+      providerServerId: '1004',
+      publicIpv4: '198.18.3.236',
+    }
+    for (const limit of [undefined, ['db-1']]) {
+      let thrown: unknown
+      try {
+        buildSyncPlan({ ...base, stateNodes: [row], ...(limit ? { limit } : {}) })
+      } catch (error) {
+        thrown = error
+      }
+      assert.ok(isFleetkitError(thrown), String(thrown))
+      assert.equal(thrown.code, 'NODE_ADDRESS_DISAGREES')
+      assert.deepEqual(thrown.data, {
+        node: 'build-2',
+        declared: '10.1.0.12',
+        provisioned: '198.18.3.236',
+        serverId: '1004',
+      })
+    }
+    // A parked node is out of the inventory: its address is not read.
+    assert.doesNotThrow(() => buildSyncPlan({ ...base, stateNodes: [{ ...row, status: 'parked' }] }))
   })
 
   it('an unreachable canary is handed to the next untried node of its own pool only', () => {
