@@ -2,7 +2,6 @@
 // with the pinned host key (ssh-client.ts, as sync dials); a host that cannot be reached never blocks it.
 import type { Env } from '../config/state-dir.js'
 import type { Definition } from '../definition/types.js'
-import type { NodeRow } from '../store/nodes/nodes.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { printableText } from '../protocol/wire-format.js'
 import { type PinnedSession, type SshTarget, SshUnreachable, openPinned } from './ssh-client.js'
