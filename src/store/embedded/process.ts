@@ -1,7 +1,7 @@
 // The embedded server's postmaster: spawned detached (it outlives the command), on the port it
 // had before when that is free; and the `fleetkit` database created in it once.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, fchownSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, fchmodSync, fchownSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -28,6 +28,8 @@ export async function startServer(paths: EmbeddedServerPaths, timeoutMs: number)
   const shared = await sharedStateOwner(paths)
   const log = openSync(paths.logFile, 'a', shared ? 0o640 : 0o600)
   if (shared && process.getuid?.() === 0) fchownSync(log, shared.uid, shared.gid)
+  // The umask (the unit's UMask=0077) must not take the group's read away.
+  if (shared) fchmodSync(log, 0o640)
   let child: ChildProcess
   try {
     child = spawn(

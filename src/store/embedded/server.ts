@@ -79,7 +79,9 @@ export async function ensureEmbeddedServer(
   const ready = known ? await findReadyServer(paths) : undefined
   if (ready) return { ...connection(paths, ready, known), started: false, initialised: false }
 
-  const runAs = await postgresRunAs({ root: paths.root })
+  // create: on a machine without the postgres user, root's first start must make the
+  // directories passable for the user initdb is about to create.
+  const runAs = await postgresRunAs({ root: paths.root, create: true })
   await prepareDirectories(paths, runAs)
   const password = await readOrCreatePassword(paths.passwordFile)
   const running = await findReadyServer(paths)
