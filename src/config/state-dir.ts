@@ -8,13 +8,13 @@ import { isAbsolute, join, resolve } from 'node:path'
 export type Env = Readonly<Record<string, string | undefined>>
 
 /** The system state directory root uses: the embedded server runs as `postgres`, which cannot enter /root. */
-export const ROOT_STATE_DIR = '/var/lib/fleetkit'
+const ROOT_STATE_DIR = '/var/lib/fleetkit'
 
 /**
  * True when `dir` is a state directory `fleetkit gateway install` shared (setgid, owned by the
  * service account) and this process may write it: root, the account, or a member of its group.
  */
-export function sharedStateUsable(dir: string = ROOT_STATE_DIR): boolean {
+function sharedStateUsable(dir: string = ROOT_STATE_DIR): boolean {
   try {
     const info = statSync(dir)
     if ((info.mode & 0o2000) === 0 || info.uid === 0) return false

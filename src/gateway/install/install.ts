@@ -258,7 +258,7 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   return result(true, actions, foreign > 0 && stateExists)
 }
 
-export interface UninstallOptions {
+interface UninstallOptions {
   stateDir: string
 }
 
@@ -266,7 +266,7 @@ export interface UninstallOptions {
  * Stop and disable the unit and remove its file. The state and the account stay: the account
  * still owns the state (the next CLI command as root starts the database as that account).
  */
-export async function uninstallGateway(host: InstallHost, options: UninstallOptions): Promise<GatewayUninstallResult> {
+async function uninstallGateway(host: InstallHost, options: UninstallOptions): Promise<GatewayUninstallResult> {
   requireRootAndSystemd(host, 'uninstall')
   const unitPath = join(host.unitDir, GATEWAY_UNIT_NAME)
   const present = existsSync(unitPath)
@@ -299,7 +299,7 @@ export async function uninstallGateway(host: InstallHost, options: UninstallOpti
  * root's own state has it), then the account and its group are removed. The embedded server must
  * not run (the caller stops it).
  */
-export async function removeGatewayAccount(
+async function removeGatewayAccount(
   host: InstallHost,
   options: UninstallOptions & { postgres: Ids },
 ): Promise<string[]> {

@@ -26,7 +26,7 @@ export interface OwnershipChange {
  * 0750 (members read postmaster.pid; PostgreSQL accepts no more), the database password 0640.
  * Inside the data directory and the PKI directory, modes stay as they are (keys stay 0600).
  */
-export function sharedMode(rel: string, isDirectory: boolean): number | undefined {
+function sharedMode(rel: string, isDirectory: boolean): number | undefined {
   const parts = rel === '' ? [] : rel.split(sep)
   const [top, second] = parts
   if (top === 'postgres' && second !== undefined && second.startsWith('data')) {
@@ -40,7 +40,7 @@ export function sharedMode(rel: string, isDirectory: boolean): number | undefine
 }
 
 /** The mode a path gets back when the state is returned to root: no group bits, no setgid. */
-export function privateMode(rel: string, isDirectory: boolean, mode: number): number | undefined {
+function privateMode(rel: string, isDirectory: boolean, mode: number): number | undefined {
   if (rel === join('postgres', 'password')) return 0o600
   if (!isDirectory) return undefined
   return mode & 0o7777 & ~0o2070

@@ -1,7 +1,7 @@
 // A state directory shared by a service account and the members of its group (`fleetkit gateway
 // install`): `<state>/postgres` is setgid and owned by the account. Files fleetkit creates there are
 // then made the account's and group-readable, so the gateway, root and members can all use them.
-import { chown, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 
 import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
@@ -18,11 +18,4 @@ export async function sharedStateOwner(paths: EmbeddedServerPaths): Promise<Unix
 
 export async function isSharedState(paths: EmbeddedServerPaths): Promise<boolean> {
   return (await sharedStateOwner(paths)) !== undefined
-}
-
-/** Root gives a file it created in a shared state to the state's account (a no-op otherwise). */
-export async function giveToStateOwner(paths: EmbeddedServerPaths, path: string): Promise<void> {
-  if (process.getuid?.() !== 0) return
-  const owner = await sharedStateOwner(paths)
-  if (owner) await chown(path, owner.uid, owner.gid)
 }
