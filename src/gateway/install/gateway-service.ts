@@ -1,5 +1,7 @@
 // The two entry points the commands call: install or uninstall the gateway service on this machine,
 // with the event recorded in the state through the pool the command opens on demand.
+import { readFile } from 'node:fs/promises'
+
 import { type Env, resolveStateDir } from '../../config/state-dir.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from '../../store/embedded/server.js'
 import { postgresRunAs } from '../../store/postgres-binaries.js'
@@ -28,10 +30,20 @@ export async function installGatewayService(options: ServiceOptions): Promise<Ga
   const result = await installGateway(host, { stateDir, command: runningCliCommand() })
   if (result.changed) {
     // The gateway starts its database itself, inside its unit: wait for it rather than start one here.
-    if (!options.env.DATABASE_URL) await waitForGatewayDatabase(stateDir, host.run)
+    // (unless the gateway's settings name a DATABASE_URL: then it starts none).
+    if (!options.env.DATABASE_URL && !(await gatewayEnvNamesDatabaseUrl()))
+      await waitForGatewayDatabase(stateDir, host.run)
     await options.withPool((pool) => recordGatewayInstalled(pool, result))
   }
   return result
+}
+
+/** The unit's EnvironmentFile: only whether it names DATABASE_URL is read, never the value. */
+const GATEWAY_ENV_FILE = '/etc/fleetkit/gateway.env'
+
+async function gatewayEnvNamesDatabaseUrl(path = GATEWAY_ENV_FILE): Promise<boolean> {
+  const text = await readFile(path, 'utf8').catch(() => '')
+  return /^\s*(export\s+)?DATABASE_URL\s*=\s*\S/m.test(text)
 }
 
 export async function uninstallGatewayServiceOnMachine(

@@ -2,7 +2,7 @@
 // CLI of this machine uses. Everything is judged first (root, systemd, paths, who runs the database);
 // then the account, the state's ownership, the unit and its start, each only when it differs.
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, stat } from 'node:fs/promises'
+import { lstat, mkdir, readFile, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -114,6 +114,29 @@ async function checkReachable(path: string, action: string): Promise<void> {
   }
 }
 
+/** Directories whose subtree is never a state directory: the install gives the whole tree to the account. */
+const SYSTEM_TREES = ['/etc', '/usr', '/boot', '/dev', '/proc', '/sys', '/run', '/bin', '/sbin', '/lib', '/lib64']
+const SYSTEM_DIRS = ['/var/lib', '/var/log', '/var/cache', '/var/tmp', '/var/spool', '/usr/local']
+
+/**
+ * Why `dir` cannot be the service's state directory: everything under it is given to the account,
+ * so it must be a directory of fleetkit's own, not a system directory, not a link.
+ */
+async function stateDirProblem(dir: string): Promise<string | undefined> {
+  const clean = dir.replace(/\/+$/, '') || '/'
+  if (clean.split('/').filter(Boolean).length < 2) return 'is a top-level directory'
+  if (SYSTEM_DIRS.includes(clean)) return 'is a system directory'
+  const tree = SYSTEM_TREES.find((t) => clean.startsWith(`${t}/`))
+  if (tree) return `lies under ${tree}`
+  if (HIDDEN_BY_UNIT.some((hidden) => clean.startsWith(`${hidden}/`))) {
+    return 'is under a directory the unit hides (ProtectHome=yes)'
+  }
+  const info = await lstat(clean).catch(() => undefined)
+  if (info?.isSymbolicLink()) return 'is a symbolic link'
+  if (info && !info.isDirectory()) return 'is not a directory'
+  return undefined
+}
+
 function mode(m: number): string {
   return (m & 0o7777).toString(8).padStart(4, '0')
 }
@@ -152,16 +175,9 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   const unitPath = join(host.unitDir, GATEWAY_UNIT_NAME)
   const reinstall = 'install fleetkit where every user can read it (npm install -g as root), then run it again'
   for (const path of options.command) await checkReachable(path, reinstall)
-  const stateProblem = unitPathProblem(stateDir)
+  const stateProblem = unitPathProblem(stateDir) ?? (await stateDirProblem(stateDir))
   if (stateProblem)
-    throw pathUnusable(stateDir, stateProblem, 'set --state-dir to an absolute path such as /var/lib/fleetkit')
-  if (HIDDEN_BY_UNIT.some((dir) => stateDir === dir || stateDir.startsWith(`${dir}/`))) {
-    throw pathUnusable(
-      stateDir,
-      'is under a directory the unit hides (ProtectHome=yes)',
-      'use --state-dir /var/lib/fleetkit',
-    )
-  }
+    throw pathUnusable(stateDir, stateProblem, 'use a directory of its own: --state-dir /var/lib/fleetkit')
 
   let account = await lookupIds(host.run, 'passwd', GATEWAY_ACCOUNT)
   const group = await lookupIds(host.run, 'group', GATEWAY_ACCOUNT)

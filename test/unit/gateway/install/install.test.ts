@@ -124,6 +124,25 @@ describe('gateway install: the flow on a stand-in machine', function () {
     assert.deepEqual(machine.changes(), [])
   })
 
+  it('refuses a state directory that is not one of its own: everything under it goes to the account', async () => {
+    const { symlink } = await import('node:fs/promises')
+    await mkdir(join(dir, 'real'))
+    await symlink(join(dir, 'real'), join(dir, 'link'))
+    for (const [stateDir, why] of [
+      ['/', /top-level/],
+      ['/srv', /top-level/],
+      ['/var/lib', /system directory/],
+      ['/etc/fleetkit', /lies under \/etc/],
+      ['/home/op/state', /ProtectHome/],
+      [join(dir, 'link'), /symbolic link/],
+    ] as const) {
+      const error = await refusal(installGateway(host, { stateDir, command }))
+      assert.equal(error.code, 'GATEWAY_INSTALL_PATH_UNUSABLE', stateDir)
+      assert.match(error.message, why)
+    }
+    assert.deepEqual(machine.changes(), [])
+  })
+
   it("refuses while the state's server runs as another account (root's state: postgres)", async () => {
     server = { pid: 4242, uid: 999 }
     const error = await refusal(installGateway(host, { stateDir: join(dir, 'state'), command }))
