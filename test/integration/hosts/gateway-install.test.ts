@@ -150,4 +150,17 @@ describe('gateway install on a control host (container)', function () {
     // Root started the server (as the account) for that command.
     assert.equal(await postmasterUser(), 'fleetkit-gateway')
   })
+
+  it('uninstall --remove-account gives the state back to root, whose commands keep working', async () => {
+    const r = await asRoot('gateway uninstall --remove-account --json')
+    assert.equal(r.code, 0, `${r.stdout}${r.stderr}`)
+    assert.equal((json(r.stdout).result as Record<string, unknown>).accountRemoved, true)
+    assert.equal((await host.ssh('getent passwd fleetkit-gateway')).code, 2)
+    assert.equal((await host.sshOk('stat -c %U:%a /var/lib/fleetkit')).stdout.trim(), 'root:700')
+    assert.equal((await host.sshOk('stat -c %U /var/lib/fleetkit/postgres/data')).stdout.trim(), 'postgres')
+    const list = await asRoot('events --type gateway_uninstalled --json')
+    assert.equal(list.code, 0, `${list.stdout}${list.stderr}`)
+    assert.equal((json(list.stdout).result as { events: unknown[] }).events.length, 2)
+    assert.equal(await postmasterUser(), 'postgres')
+  })
 })
