@@ -11,15 +11,23 @@ export interface NewFile {
   name: string
   content: string | Uint8Array
   mode: number
+  /** Given to this owner before it is renamed into place (root writing into another account's directory). */
+  owner?: { uid: number; gid: number }
 }
 
 /**
  * Creates `path` (never an existing file, never through a link: O_EXCL), writes `data` with
  * `mode` and fsyncs it. open()'s mode is filtered by the umask, hence the explicit chmod.
  */
-async function writeNewFile(path: string, data: string | Uint8Array, mode: number): Promise<void> {
+async function writeNewFile(
+  path: string,
+  data: string | Uint8Array,
+  mode: number,
+  owner?: { uid: number; gid: number },
+): Promise<void> {
   const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode)
   try {
+    if (owner) await handle.chown(owner.uid, owner.gid)
     await handle.chmod(mode)
     await handle.writeFile(data)
     await handle.sync()
@@ -88,7 +96,7 @@ export async function writeFilesAtomic(dir: string, files: readonly NewFile[], r
     for (const file of files) {
       const final = join(dir, file.name)
       const temp = tempPathFor(final, rng)
-      await writeNewFile(temp, file.content, file.mode)
+      await writeNewFile(temp, file.content, file.mode, file.owner)
       temps.push({ temp, final })
     }
     while (temps.length > 0) {

@@ -1,7 +1,7 @@
 // The only file I/O of src/pki: reading the PKI directory (private keys refused unless
 // 0600-or-tighter and owned by this user) and writing new files atomically.
 import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
@@ -53,6 +53,9 @@ function currentUid(): number | undefined {
  * write, a link, or one that another user owns: such a key may already be someone else's.
  */
 async function readPrivateKeyFile(path: string, uid: number | undefined = currentUid()): Promise<string> {
+  // Root uses a PKI directory the gateway service's account owns (fleetkit gateway install): its
+  // keys must then be that account's, as the gateway reading them demands.
+  if (uid === 0) uid = (await stat(dirname(path))).uid
   return readKeyFile(
     path,
     (problem) => {
@@ -245,5 +248,9 @@ export async function existingCaFiles(dir: string): Promise<string[]> {
 export async function writePkiFiles(dir: string, files: readonly NewPkiFile[]): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 })
   await assertPkiDirectoryPrivate(dir)
-  await writeFilesAtomic(dir, files)
+  // Root writing into the gateway service's PKI directory gives each file to the directory's
+  // owner before it appears, so the gateway never sees a key it may not use.
+  const info = await stat(dir)
+  const owner = currentUid() === 0 && info.uid !== 0 ? { uid: info.uid, gid: info.gid } : undefined
+  await writeFilesAtomic(dir, owner ? files.map((file) => ({ ...file, owner })) : files)
 }

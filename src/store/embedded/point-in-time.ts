@@ -116,7 +116,7 @@ async function restoreFromArchive(
 ): Promise<PointInTimeResult> {
   const dir = layout.dir
   const base = await chooseBaseBackup(layout.baseDir, await listBaseBackups(layout), options.target)
-  const runAs = await postgresRunAs()
+  const runAs = await postgresRunAs({ root: paths.root })
   // A state directory rebuilt by hand (its password copied, nothing else) gets the modes the server needs.
   await prepareDirectories(paths, runAs)
   const stamp = options.now

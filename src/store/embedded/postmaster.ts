@@ -1,8 +1,8 @@
 // Finding a running embedded server: PostgreSQL's own postmaster.pid (the final word on
 // whether one runs) and fleetkit's server.json (which PID and port the starter saw).
 import { readFileSync, realpathSync } from 'node:fs'
-import { readFile, rename, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { chmod, chown, readFile, rename, stat, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 
 import { processIsAlive } from '../../fs/file-lock.js'
 import type { EmbeddedServerPaths } from './paths.js'
@@ -96,5 +96,10 @@ export async function writeServerRecord(path: string, record: ServerRecord): Pro
   if (previous?.pid === record.pid && previous.port === record.port) return
   const temp = `${path}.${process.pid}.tmp`
   await writeFile(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 })
+  // Readable by every fleetkit process whatever the umask (the gateway's unit has UMask=0077).
+  await chmod(temp, 0o644)
+  // Root gives it to a shared state's account, which must be able to replace it later.
+  const dir = await stat(dirname(path)).catch(() => undefined)
+  if (dir && (dir.mode & 0o2000) !== 0 && dir.uid !== 0 && process.getuid?.() === 0) await chown(temp, dir.uid, dir.gid)
   await rename(temp, path)
 }

@@ -1,7 +1,7 @@
 // The embedded server's postmaster: spawned detached (it outlives the command), on the port it
 // had before when that is free; and the `fleetkit` database created in it once.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, fchmodSync, fchownSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -13,17 +13,23 @@ import {
 } from '../postgres-binaries.js'
 import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER, type EmbeddedServerPaths } from './paths.js'
 import { type PostmasterPid, readServerRecord } from './postmaster.js'
+import { sharedStateOwner } from './shared-state.js'
 import { waitUntilReady } from './readiness.js'
 
 /** Spawn the server detached (it outlives this process) and wait until it is ready; undefined if it exited. */
 export async function startServer(paths: EmbeddedServerPaths, timeoutMs: number): Promise<PostmasterPid | undefined> {
   const binaries = requireBinaries()
-  const runAs = await postgresRunAs()
+  const runAs = await postgresRunAs({ root: paths.root })
   // The previous port when it is free, so a restart changes as little as it can; a pool that
   // outlives it follows server.json when the port did change (database.ts followingServerPort).
   const previous = await readServerRecord(paths.serverFile)
   const port = await freePort(previous?.port).catch(() => freePort())
-  const log = openSync(paths.logFile, 'a', 0o600)
+  // In a shared state the log is the account's and its group's to read, whoever starts the server.
+  const shared = await sharedStateOwner(paths)
+  const log = openSync(paths.logFile, 'a', shared ? 0o640 : 0o600)
+  if (shared && process.getuid?.() === 0) fchownSync(log, shared.uid, shared.gid)
+  // The umask (the unit's UMask=0077) must not take the group's read away.
+  if (shared) fchmodSync(log, 0o640)
   let child: ChildProcess
   try {
     child = spawn(

@@ -6,7 +6,7 @@
 // A process that finds a ready server (server.json's PID and port match postmaster.pid) just
 // connects. The server keeps running after the command ends; `fleetkit db stop` stops it.
 import { existsSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
+import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -23,6 +23,7 @@ import {
 } from './paths.js'
 import { readOrCreatePassword, readPasswordFile } from './password-file.js'
 import { prepareDirectories } from './permissions.js'
+import { sharedStateOwner } from './shared-state.js'
 import {
   findReadyServer,
   isPostgresProcess,
@@ -78,11 +79,14 @@ export async function ensureEmbeddedServer(
   const ready = known ? await findReadyServer(paths) : undefined
   if (ready) return { ...connection(paths, ready, known), started: false, initialised: false }
 
-  const runAs = await postgresRunAs()
+  // create: on a machine without the postgres user, root's first start must make the
+  // directories passable for the user initdb is about to create.
+  const runAs = await postgresRunAs({ root: paths.root, create: true })
   await prepareDirectories(paths, runAs)
   const password = await readOrCreatePassword(paths.passwordFile)
   const running = await findReadyServer(paths)
   if (running) return { ...connection(paths, running, password), started: false, initialised: false }
+  if (!runAs) await refuseAnotherAccountsServer(paths)
 
   try {
     return await withFileLock(paths.lockFile, () => startLocked(paths, password, timeoutMs, progress), { timeoutMs })
@@ -99,6 +103,26 @@ export async function ensureEmbeddedServer(
     }
     throw error
   }
+}
+
+/**
+ * Not root: a server whose data directory (or, not initialised yet, whose shared `postgres/`)
+ * belongs to another account cannot be started by this user; PostgreSQL would refuse it anyway.
+ */
+async function refuseAnotherAccountsServer(paths: EmbeddedServerPaths): Promise<void> {
+  const uid = process.getuid?.()
+  if (uid === undefined) return
+  const data = await stat(paths.dataDir).catch(() => undefined)
+  const owner = data?.uid ?? (await sharedStateOwner(paths))?.uid
+  if (owner === undefined || owner === uid) return
+  throw new FleetkitError(
+    'STATE_SERVER_NOT_STARTABLE',
+    `the embedded PostgreSQL of ${paths.stateDir} is not running and belongs to uid ${owner}, not to this user (uid ${uid}); start it as that account: sudo systemctl start fleetkit-gateway`,
+    {
+      actions: ['sudo systemctl start fleetkit-gateway', 'or run this command as root (sudo fleetkit ...)'],
+      data: { stateDir: paths.stateDir, ownerUid: owner, uid },
+    },
+  )
 }
 
 /** What the state directory says about the embedded server, without starting it. */

@@ -1,0 +1,69 @@
+// The two entry points the commands call: install or uninstall the gateway service on this machine,
+// with the event recorded in the state through the pool the command opens on demand.
+import { readFile } from 'node:fs/promises'
+
+import { type Env, resolveStateDir } from '../../config/state-dir.js'
+import { inspectEmbeddedServer, stopEmbeddedServer } from '../../store/embedded/server.js'
+import { postgresRunAs } from '../../store/postgres-binaries.js'
+import type { Queryable } from '../../store/database.js'
+import { recordGatewayInstalled, recordGatewayUninstalled, waitForGatewayDatabase } from './gateway-events.js'
+import {
+  type GatewayInstallResult,
+  type GatewayUninstallResult,
+  installGateway,
+  type InstallHost,
+  uninstallGatewayService,
+} from './install.js'
+import { machineInstallHost, runningCliCommand } from './install-host.js'
+
+type WithPool = <T>(work: (pool: Queryable) => Promise<T>) => Promise<T>
+
+export interface ServiceOptions {
+  env: Env
+  withPool: WithPool
+  host?: InstallHost
+}
+
+export async function installGatewayService(options: ServiceOptions): Promise<GatewayInstallResult> {
+  const host = options.host ?? (await machineInstallHost())
+  const stateDir = resolveStateDir(options.env)
+  const result = await installGateway(host, { stateDir, command: runningCliCommand() })
+  if (result.changed) {
+    // The gateway starts its database itself, inside its unit: wait for it rather than start one here.
+    // (unless the gateway's settings name a DATABASE_URL: then it starts none).
+    if (!options.env.DATABASE_URL && !(await gatewayEnvNamesDatabaseUrl()))
+      await waitForGatewayDatabase(stateDir, host.run)
+    await options.withPool((pool) => recordGatewayInstalled(pool, result))
+  }
+  return result
+}
+
+/** The unit's EnvironmentFile: only whether it names DATABASE_URL is read, never the value. */
+const GATEWAY_ENV_FILE = '/etc/fleetkit/gateway.env'
+
+async function gatewayEnvNamesDatabaseUrl(path = GATEWAY_ENV_FILE): Promise<boolean> {
+  const text = await readFile(path, 'utf8').catch(() => '')
+  return /^\s*(export\s+)?DATABASE_URL\s*=\s*\S/m.test(text)
+}
+
+export async function uninstallGatewayServiceOnMachine(
+  options: ServiceOptions & { removeAccount: boolean },
+): Promise<GatewayUninstallResult> {
+  const host = options.host ?? (await machineInstallHost())
+  const stateDir = resolveStateDir(options.env)
+  const embedded = !options.env.DATABASE_URL
+  return uninstallGatewayService(host, {
+    stateDir,
+    removeAccount: options.removeAccount,
+    postgresAccount: async () => {
+      const ids = await postgresRunAs({ create: true, uid: 0 })
+      if (!ids) throw new Error('no postgres user')
+      return { uid: ids.uid, gid: ids.gid }
+    },
+    record: (result) => options.withPool((pool) => recordGatewayUninstalled(pool, result)),
+    serverRunning: async () => embedded && (await inspectEmbeddedServer(stateDir)).running,
+    stopServer: async () => {
+      if (embedded) await stopEmbeddedServer(stateDir)
+    },
+  })
+}

@@ -1,0 +1,32 @@
+// The real machine behind InstallHost: systemctl and useradd through runOnHost, the shipped unit,
+// /etc/systemd/system, and the embedded server's postmaster from /proc.
+import { existsSync, realpathSync } from 'node:fs'
+import { readFile, stat } from 'node:fs/promises'
+
+import { packagePath } from '../../package-root.js'
+import { livePostmasterPid } from '../../store/embedded/server.js'
+import { runOnHost } from './host-runner.js'
+import type { InstallHost } from './install.js'
+
+export async function machineInstallHost(): Promise<InstallHost> {
+  return {
+    uid: process.getuid?.() ?? -1,
+    run: runOnHost,
+    systemdRunning: existsSync('/run/systemd/system'),
+    unitDir: '/etc/systemd/system',
+    template: await readFile(packagePath('systemd', 'fleetkit-gateway.service'), 'utf8'),
+    runningServer: async (stateDir) => {
+      const pid = await livePostmasterPid(stateDir)
+      if (pid === undefined) return undefined
+      const info = await stat(`/proc/${pid}`).catch(() => undefined)
+      return info ? { pid, uid: info.uid } : undefined
+    },
+  }
+}
+
+/** The running fleetkit as the unit runs it: this Node.js and the CLI's bin script, links resolved. */
+export function runningCliCommand(argv: readonly string[] = process.argv): string[] {
+  const script = argv[1]
+  if (!script) throw new Error('no script in process.argv')
+  return [realpathSync(process.execPath), realpathSync(script)]
+}

@@ -1,0 +1,382 @@
+// `fleetkit gateway install` and `uninstall`: the gateway as a systemd service on the state every
+// CLI of this machine uses. Everything is judged first (root, systemd, paths, who runs the database);
+// then the account, the state's ownership, the unit and its start, each only when it differs.
+import { existsSync } from 'node:fs'
+import { lstat, mkdir, readFile, rm, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { writeFileAtomic } from '../../fs/atomic-file.js'
+import { type HostRunner, lookupIds } from './host-runner.js'
+import { applyOwnership, type Ids, planRootState, planSharedState } from './state-sharing.js'
+import { GATEWAY_ACCOUNT, GATEWAY_UNIT_NAME, renderGatewayUnit, unitPathProblem } from './unit-file.js'
+
+export interface InstallHost {
+  /** The running user's uid (only root may install). */
+  uid: number
+  run: HostRunner
+  /** True when systemd is PID 1 (/run/systemd/system exists). */
+  systemdRunning: boolean
+  /** Where the unit goes: /etc/systemd/system. */
+  unitDir: string
+  /** The shipped unit, systemd/fleetkit-gateway.service. */
+  template: string
+  /** The PID and uid of the embedded server running on the state directory, if one runs. */
+  runningServer: (stateDir: string) => Promise<{ pid: number; uid: number } | undefined>
+}
+
+export interface GatewayInstallResult {
+  /** The unit file written, for example /etc/systemd/system/fleetkit-gateway.service. */
+  unitPath: string
+  /** The account (and group) the gateway runs as and that owns the state. */
+  account: string
+  stateDir: string
+  /** The unit's ExecStart line. */
+  execStart: string
+  /** False when everything already was as it should be (nothing was done). */
+  changed: boolean
+  /** One line per thing done, in order. */
+  actions: string[]
+  /** True when the state directory belonged to another account (root's) and was given to this one. */
+  tookOver: boolean
+  /** What to run next. */
+  next: string
+}
+
+export interface GatewayUninstallResult {
+  unitPath: string
+  account: string
+  stateDir: string
+  changed: boolean
+  actions: string[]
+  /** The state directory is never removed. */
+  stateKept: true
+  /** True when --remove-account removed the account and its group (the state then belongs to root again). */
+  accountRemoved: boolean
+  next: string
+}
+
+export interface InstallOptions {
+  stateDir: string
+  /** The Node.js binary and this CLI's bin script, absolute (ExecStart and ExecStopPost). */
+  command: readonly string[]
+}
+
+const NEXT = 'systemctl status fleetkit-gateway'
+
+function requireRootAndSystemd(host: InstallHost, verb: 'install' | 'uninstall'): void {
+  if (host.uid !== 0) {
+    throw new FleetkitError(
+      'GATEWAY_INSTALL_NOT_ROOT',
+      `fleetkit gateway ${verb} changes accounts and /etc/systemd: run it as root (sudo fleetkit gateway ${verb})`,
+      { actions: [`sudo fleetkit gateway ${verb}`], data: { uid: host.uid } },
+    )
+  }
+  if (!host.systemdRunning) {
+    throw new FleetkitError(
+      'GATEWAY_INSTALL_NO_SYSTEMD',
+      `systemd is not running on this machine (no /run/systemd/system): fleetkit gateway ${verb} needs it`,
+      {
+        actions: ['run the gateway yourself: fleetkit gateway serve (docs/gateway.md)'],
+        data: {},
+      },
+    )
+  }
+}
+
+function pathUnusable(path: string, why: string, action: string): FleetkitError {
+  return new FleetkitError('GATEWAY_INSTALL_PATH_UNUSABLE', `${path} ${why}; the gateway service cannot use it`, {
+    actions: [action],
+    data: { path, problem: why },
+  })
+}
+
+/** ProtectHome=yes hides these from the service. */
+const HIDDEN_BY_UNIT = ['/home', '/root', '/run/user']
+
+/** Every directory above `path` must let an unprivileged account through, and `path` be readable by it. */
+async function checkReachable(path: string, action: string): Promise<void> {
+  const problem = unitPathProblem(path)
+  if (problem) throw pathUnusable(path, problem, action)
+  if (HIDDEN_BY_UNIT.some((dir) => path === dir || path.startsWith(`${dir}/`))) {
+    throw pathUnusable(path, 'is under a directory the unit hides (ProtectHome=yes)', action)
+  }
+  const info = await stat(path).catch(() => undefined)
+  if (!info) throw pathUnusable(path, 'does not exist', action)
+  if ((info.mode & 0o004) === 0)
+    throw pathUnusable(path, `is not readable by other users (mode ${mode(info.mode)})`, action)
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const d = await stat(dir)
+    if ((d.mode & 0o001) === 0) {
+      throw pathUnusable(path, `cannot be reached by other users: ${dir} is mode ${mode(d.mode)}`, action)
+    }
+    if (dirname(dir) === dir) return
+  }
+}
+
+/** Directories whose subtree is never a state directory: the install gives the whole tree to the account. */
+const SYSTEM_TREES = ['/etc', '/usr', '/boot', '/dev', '/proc', '/sys', '/run', '/bin', '/sbin', '/lib', '/lib64']
+const SYSTEM_DIRS = ['/var/lib', '/var/log', '/var/cache', '/var/tmp', '/var/spool', '/usr/local']
+
+/**
+ * Why `dir` cannot be the service's state directory: everything under it is given to the account,
+ * so it must be a directory of fleetkit's own, not a system directory, not a link.
+ */
+async function stateDirProblem(dir: string): Promise<string | undefined> {
+  const clean = dir.replace(/\/+$/, '') || '/'
+  if (clean.split('/').filter(Boolean).length < 2) return 'is a top-level directory'
+  if (SYSTEM_DIRS.includes(clean)) return 'is a system directory'
+  const tree = SYSTEM_TREES.find((t) => clean.startsWith(`${t}/`))
+  if (tree) return `lies under ${tree}`
+  if (HIDDEN_BY_UNIT.some((hidden) => clean.startsWith(`${hidden}/`))) {
+    return 'is under a directory the unit hides (ProtectHome=yes)'
+  }
+  const info = await lstat(clean).catch(() => undefined)
+  if (info?.isSymbolicLink()) return 'is a symbolic link'
+  if (info && !info.isDirectory()) return 'is not a directory'
+  return undefined
+}
+
+function mode(m: number): string {
+  return (m & 0o7777).toString(8).padStart(4, '0')
+}
+
+async function systemctl(host: InstallHost, args: readonly string[]): Promise<string> {
+  const result = await host.run('systemctl', args)
+  if (result.code !== 0) throw commandFailed(`systemctl ${args.join(' ')}`, result.stderr || result.stdout)
+  return result.stdout.trim()
+}
+
+async function mustRun(host: InstallHost, file: string, args: readonly string[]): Promise<void> {
+  const result = await host.run(file, args)
+  if (result.code !== 0) throw commandFailed(`${file} ${args.join(' ')}`, result.stderr || result.stdout)
+}
+
+function commandFailed(command: string, output: string): FleetkitError {
+  const last = output.trim().split('\n').pop()?.slice(0, 300) || 'no output'
+  return new FleetkitError('GATEWAY_INSTALL_FAILED', `${command} failed: ${last}`, {
+    actions: ['fix what it names, then run fleetkit gateway install again (it redoes only what is missing)'],
+    data: { command, output: last },
+  })
+}
+
+async function unitState(host: InstallHost): Promise<{ enabled: boolean; active: boolean }> {
+  const [enabled, active] = await Promise.all([
+    host.run('systemctl', ['is-enabled', GATEWAY_UNIT_NAME]),
+    host.run('systemctl', ['is-active', GATEWAY_UNIT_NAME]),
+  ])
+  return { enabled: enabled.stdout.trim() === 'enabled', active: active.stdout.trim() === 'active' }
+}
+
+/** Install (or bring back in line) the gateway service; a second run changes nothing and says so. */
+export async function installGateway(host: InstallHost, options: InstallOptions): Promise<GatewayInstallResult> {
+  requireRootAndSystemd(host, 'install')
+  const { stateDir } = options
+  const unitPath = join(host.unitDir, GATEWAY_UNIT_NAME)
+  const reinstall = 'install fleetkit where every user can read it (npm install -g as root), then run it again'
+  for (const path of options.command) await checkReachable(path, reinstall)
+  const stateProblem = unitPathProblem(stateDir) ?? (await stateDirProblem(stateDir))
+  if (stateProblem)
+    throw pathUnusable(stateDir, stateProblem, 'use a directory of its own: --state-dir /var/lib/fleetkit')
+
+  let account = await lookupIds(host.run, 'passwd', GATEWAY_ACCOUNT)
+  const group = await lookupIds(host.run, 'group', GATEWAY_ACCOUNT)
+  const server = await host.runningServer(stateDir)
+  if (server && server.uid !== account?.uid) {
+    throw new FleetkitError(
+      'GATEWAY_INSTALL_SERVER_RUNNING',
+      `the embedded PostgreSQL of ${stateDir} runs as uid ${server.uid} (PID ${server.pid}), not as ${GATEWAY_ACCOUNT}: stop it first (fleetkit db stop), then run fleetkit gateway install again`,
+      {
+        actions: ['fleetkit db stop', 'fleetkit gateway install'],
+        data: { stateDir, pid: server.pid, uid: server.uid },
+      },
+    )
+  }
+  const unit = renderGatewayUnit(host.template, {
+    command: options.command,
+    stateDir,
+    user: GATEWAY_ACCOUNT,
+    group: GATEWAY_ACCOUNT,
+  })
+  const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? ''
+  const current = await readFile(unitPath, 'utf8').catch(() => undefined)
+  const { enabled, active } = await unitState(host)
+  const stateExists = existsSync(stateDir)
+  const ownership = account && stateExists ? await planSharedState(stateDir, account) : undefined
+  const result = (changed: boolean, actions: string[], tookOver: boolean): GatewayInstallResult => ({
+    unitPath,
+    account: GATEWAY_ACCOUNT,
+    stateDir,
+    execStart,
+    changed,
+    actions,
+    tookOver,
+    next: NEXT,
+  })
+  if (account && group && current === unit && enabled && active && ownership?.length === 0)
+    return result(false, [], false)
+
+  // Judged; from here on, changes. Each step is skipped when already done, so a re-run after a failure finishes the work.
+  const actions: string[] = []
+  if (!group) {
+    await mustRun(host, 'groupadd', ['--system', GATEWAY_ACCOUNT])
+    actions.push(`created the system group ${GATEWAY_ACCOUNT}`)
+  }
+  if (!account) {
+    await mustRun(host, 'useradd', [
+      '--system',
+      '--gid',
+      GATEWAY_ACCOUNT,
+      '--home-dir',
+      stateDir,
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      '--comment',
+      'fleetkit gateway',
+      GATEWAY_ACCOUNT,
+    ])
+    account = await lookupIds(host.run, 'passwd', GATEWAY_ACCOUNT)
+    if (!account) throw commandFailed(`getent passwd ${GATEWAY_ACCOUNT}`, 'the account just created is not found')
+    actions.push(`created the system account ${GATEWAY_ACCOUNT}`)
+  }
+  if (!stateExists) {
+    await mkdir(stateDir, { recursive: true, mode: 0o700 })
+    actions.push(`created ${stateDir}`)
+  }
+  const changes = await planSharedState(stateDir, account)
+  const foreign = changes.filter((c) => c.foreign).length
+  await applyOwnership(changes)
+  if (foreign > 0 && stateExists) {
+    actions.push(
+      `took over ${stateDir}: ${foreign} path(s) belonging to another account (root's state) now belong to ${GATEWAY_ACCOUNT}:${GATEWAY_ACCOUNT}`,
+    )
+  } else if (changes.length > 0) {
+    actions.push(`shared ${stateDir} with the group ${GATEWAY_ACCOUNT} (${changes.length} path(s) set)`)
+  }
+  if (current !== unit) {
+    await mkdir(host.unitDir, { recursive: true })
+    await writeFileAtomic(unitPath, unit, 0o644)
+    await systemctl(host, ['daemon-reload'])
+    actions.push(`${current === undefined ? 'wrote' : 'rewrote'} ${unitPath} (ExecStart=${execStart})`)
+  }
+  if (!enabled) {
+    await systemctl(host, ['enable', GATEWAY_UNIT_NAME])
+    actions.push(`enabled ${GATEWAY_UNIT_NAME} (it starts at boot)`)
+  }
+  if (!active) {
+    await systemctl(host, ['start', GATEWAY_UNIT_NAME])
+    actions.push(`started ${GATEWAY_UNIT_NAME}`)
+  } else if (current !== unit || changes.length > 0) {
+    await systemctl(host, ['restart', GATEWAY_UNIT_NAME])
+    actions.push(`restarted ${GATEWAY_UNIT_NAME} (its unit or state changed)`)
+  }
+  return result(true, actions, foreign > 0 && stateExists)
+}
+
+interface UninstallOptions {
+  stateDir: string
+}
+
+/**
+ * Stop and disable the unit and remove its file. The state and the account stay: the account
+ * still owns the state (the next CLI command as root starts the database as that account).
+ */
+async function uninstallGateway(host: InstallHost, options: UninstallOptions): Promise<GatewayUninstallResult> {
+  requireRootAndSystemd(host, 'uninstall')
+  const unitPath = join(host.unitDir, GATEWAY_UNIT_NAME)
+  const present = existsSync(unitPath)
+  const { enabled, active } = await unitState(host)
+  const actions: string[] = []
+  if (enabled || active) {
+    // The unit's ExecStopPost stops the embedded server it ran.
+    await systemctl(host, ['disable', '--now', GATEWAY_UNIT_NAME])
+    actions.push(`stopped and disabled ${GATEWAY_UNIT_NAME}`)
+  }
+  if (present) {
+    await rm(unitPath, { force: true })
+    await systemctl(host, ['daemon-reload'])
+    actions.push(`removed ${unitPath}`)
+  }
+  return {
+    unitPath,
+    account: GATEWAY_ACCOUNT,
+    stateDir: options.stateDir,
+    changed: actions.length > 0,
+    actions,
+    stateKept: true,
+    accountRemoved: false,
+    next: `fleetkit db status (the state stays in ${options.stateDir})`,
+  }
+}
+
+/**
+ * `uninstall --remove-account`: the state goes back to root (its data directory to `postgres`, as
+ * root's own state has it), then the account and its group are removed. The embedded server must
+ * not run (the caller stops it).
+ */
+async function removeGatewayAccount(
+  host: InstallHost,
+  options: UninstallOptions & { postgres: Ids },
+): Promise<string[]> {
+  const actions: string[] = []
+  const account = await lookupIds(host.run, 'passwd', GATEWAY_ACCOUNT)
+  const server = await host.runningServer(options.stateDir)
+  if (server && server.uid === account?.uid) {
+    throw new FleetkitError(
+      'GATEWAY_INSTALL_SERVER_RUNNING',
+      `the embedded PostgreSQL of ${options.stateDir} still runs as ${GATEWAY_ACCOUNT} (PID ${server.pid}): stop it (fleetkit db stop), then run fleetkit gateway uninstall --remove-account again`,
+      {
+        actions: ['fleetkit db stop', 'fleetkit gateway uninstall --remove-account'],
+        data: { stateDir: options.stateDir, pid: server.pid, uid: server.uid },
+      },
+    )
+  }
+  if (existsSync(options.stateDir)) {
+    const changes = await planRootState(options.stateDir, options.postgres)
+    await applyOwnership(changes)
+    if (changes.length > 0) actions.push(`gave ${options.stateDir} back to root (its data directory to postgres)`)
+  }
+  if (account) {
+    await mustRun(host, 'userdel', [GATEWAY_ACCOUNT])
+    actions.push(`removed the account ${GATEWAY_ACCOUNT}`)
+  }
+  if (await lookupIds(host.run, 'group', GATEWAY_ACCOUNT)) {
+    await mustRun(host, 'groupdel', [GATEWAY_ACCOUNT])
+    actions.push(`removed the group ${GATEWAY_ACCOUNT}`)
+  }
+  return actions
+}
+
+export interface UninstallFlow extends UninstallOptions {
+  removeAccount: boolean
+  /** The `postgres` user's ids (created if missing): the data directory's owner once root has the state back. */
+  postgresAccount: () => Promise<Ids>
+  /** Records the event in the state (opens it; as root, the embedded server then runs as the state's owner). */
+  record: (result: GatewayUninstallResult) => Promise<void>
+  /** Whether the embedded server of the state runs now, and how to stop it. */
+  serverRunning: () => Promise<boolean>
+  stopServer: () => Promise<void>
+}
+
+/**
+ * The whole uninstall: the unit (uninstallGateway), the event, and with `removeAccount` the state
+ * back to root and the account gone. A server started only to record the event is stopped again.
+ */
+export async function uninstallGatewayService(host: InstallHost, flow: UninstallFlow): Promise<GatewayUninstallResult> {
+  const result = await uninstallGateway(host, flow)
+  const account = await lookupIds(host.run, 'passwd', GATEWAY_ACCOUNT)
+  const group = await lookupIds(host.run, 'group', GATEWAY_ACCOUNT)
+  const accountWork = flow.removeAccount && (account !== undefined || group !== undefined)
+  if (!result.changed && !accountWork) return result
+  const wasRunning = await flow.serverRunning()
+  await flow.record({ ...result, changed: true, accountRemoved: accountWork })
+  if (!wasRunning || accountWork) await flow.stopServer()
+  if (accountWork) {
+    result.actions.push(...(await removeGatewayAccount(host, { ...flow, postgres: await flow.postgresAccount() })))
+    result.accountRemoved = true
+    result.changed = true
+    result.next = `fleetkit db status (the state stays in ${flow.stateDir}, root's again)`
+  }
+  return result
+}

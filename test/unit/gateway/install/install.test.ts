@@ -1,0 +1,256 @@
+// `fleetkit gateway install` / `uninstall` against a stand-in machine: a recording runner for
+// getent, groupadd, useradd and systemctl, a temp unit directory and a temp state directory (the
+// ownership rules run for real: these tests chown, so they run as root, as the suite does).
+import assert from 'node:assert/strict'
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../../../../src/checks/fleetkit-error.js'
+import type { HostRunner, RunResult } from '../../../../src/gateway/install/host-runner.js'
+import { installGateway, type InstallHost, uninstallGatewayService } from '../../../../src/gateway/install/install.js'
+import { packagePath } from '../../../../src/package-root.js'
+
+const ACCOUNT = { uid: 61001, gid: 61002 }
+
+/** A machine: which accounts exist, the unit's state, and every command run. */
+class FakeMachine {
+  calls: string[] = []
+  user = false
+  group = false
+  enabled = false
+  active = false
+  fail: string | undefined
+  run: HostRunner = async (file, args) => {
+    const line = [file, ...args].join(' ')
+    this.calls.push(line)
+    const ok = (stdout = ''): RunResult => ({ code: 0, stdout, stderr: '' })
+    if (this.fail && line.startsWith(this.fail)) return { code: 1, stdout: '', stderr: `${file}: it broke\n` }
+    if (file === 'getent' && args[0] === 'passwd')
+      return this.user
+        ? ok(`fleetkit-gateway:x:${ACCOUNT.uid}:${ACCOUNT.gid}::/var/lib/fleetkit:/usr/sbin/nologin\n`)
+        : { code: 2, stdout: '', stderr: '' }
+    if (file === 'getent' && args[0] === 'group')
+      return this.group ? ok(`fleetkit-gateway:x:${ACCOUNT.gid}:\n`) : { code: 2, stdout: '', stderr: '' }
+    if (file === 'groupadd') this.group = true
+    if (file === 'useradd') this.user = true
+    if (file === 'userdel') this.user = false
+    if (file === 'groupdel') this.group = false
+    if (file === 'systemctl') {
+      if (args[0] === 'is-enabled')
+        return { code: this.enabled ? 0 : 1, stdout: this.enabled ? 'enabled\n' : 'disabled\n', stderr: '' }
+      if (args[0] === 'is-active')
+        return { code: this.active ? 0 : 3, stdout: this.active ? 'active\n' : 'inactive\n', stderr: '' }
+      if (args[0] === 'enable') this.enabled = true
+      if (args[0] === 'start' || args[0] === 'restart') this.active = true
+      if (args[0] === 'disable') {
+        this.enabled = false
+        this.active = false
+      }
+    }
+    return ok()
+  }
+
+  /** The commands that changed something (not the queries). */
+  changes(): string[] {
+    return this.calls.filter((c) => !/^getent |^systemctl is-/.test(c))
+  }
+}
+
+describe('gateway install: the flow on a stand-in machine', function () {
+  this.timeout(30_000)
+  let dir: string
+  let machine: FakeMachine
+  let server: { pid: number; uid: number } | undefined
+  let host: InstallHost
+  const command = [process.execPath, packagePath('bin', 'run.js')]
+
+  beforeEach(async function () {
+    assert.equal(process.getuid?.(), 0, 'these tests chown: run them as root')
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-install-'))
+    await chmod(dir, 0o755)
+    machine = new FakeMachine()
+    server = undefined
+    host = {
+      uid: 0,
+      run: machine.run,
+      systemdRunning: true,
+      unitDir: join(dir, 'etc-systemd-system'),
+      template: await readFile(packagePath('systemd', 'fleetkit-gateway.service'), 'utf8'),
+      runningServer: async () => server,
+    }
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  async function refusal(promise: Promise<unknown>): Promise<FleetkitError> {
+    const error = await promise.then(
+      () => assert.fail('expected a refusal'),
+      (e: unknown) => e,
+    )
+    assert.ok(error instanceof FleetkitError, String(error))
+    return error
+  }
+
+  it('refuses a user other than root, naming sudo, and changes nothing', async () => {
+    const error = await refusal(installGateway({ ...host, uid: 1000 }, { stateDir: join(dir, 'state'), command }))
+    assert.equal(error.code, 'GATEWAY_INSTALL_NOT_ROOT')
+    assert.match(error.message, /sudo fleetkit gateway install/)
+    assert.deepEqual(machine.calls, [])
+  })
+
+  it('refuses a machine without systemd', async () => {
+    const error = await refusal(
+      installGateway({ ...host, systemdRunning: false }, { stateDir: join(dir, 'state'), command }),
+    )
+    assert.equal(error.code, 'GATEWAY_INSTALL_NO_SYSTEMD')
+  })
+
+  it('refuses a fleetkit the unit cannot see (ProtectHome) or another user cannot read', async () => {
+    let error = await refusal(
+      installGateway(host, { stateDir: join(dir, 'state'), command: [process.execPath, '/root/fleetkit/bin/run.js'] }),
+    )
+    assert.equal(error.code, 'GATEWAY_INSTALL_PATH_UNUSABLE')
+    assert.match(error.message, /ProtectHome/)
+    const hidden = join(dir, 'private')
+    await mkdir(hidden, { mode: 0o700 })
+    await writeFile(join(hidden, 'run.js'), '', { mode: 0o644 })
+    error = await refusal(
+      installGateway(host, { stateDir: join(dir, 'state'), command: [process.execPath, join(hidden, 'run.js')] }),
+    )
+    assert.equal(error.code, 'GATEWAY_INSTALL_PATH_UNUSABLE')
+    assert.match(error.message, /private is mode 0700/)
+    assert.deepEqual(machine.changes(), [])
+  })
+
+  it('refuses a state directory that is not one of its own: everything under it goes to the account', async () => {
+    const { symlink } = await import('node:fs/promises')
+    await mkdir(join(dir, 'real'))
+    await symlink(join(dir, 'real'), join(dir, 'link'))
+    for (const [stateDir, why] of [
+      ['/', /top-level/],
+      ['/srv', /top-level/],
+      ['/var/lib', /system directory/],
+      ['/etc/fleetkit', /lies under \/etc/],
+      ['/home/op/state', /ProtectHome/],
+      [join(dir, 'link'), /symbolic link/],
+    ] as const) {
+      const error = await refusal(installGateway(host, { stateDir, command }))
+      assert.equal(error.code, 'GATEWAY_INSTALL_PATH_UNUSABLE', stateDir)
+      assert.match(error.message, why)
+    }
+    assert.deepEqual(machine.changes(), [])
+  })
+
+  it("refuses while the state's server runs as another account (root's state: postgres)", async () => {
+    server = { pid: 4242, uid: 999 }
+    const error = await refusal(installGateway(host, { stateDir: join(dir, 'state'), command }))
+    assert.equal(error.code, 'GATEWAY_INSTALL_SERVER_RUNNING')
+    assert.match(error.message, /fleetkit db stop/)
+    assert.deepEqual(machine.changes(), [])
+  })
+
+  it('installs: account, shared state, unit, enable, start; a second run changes nothing', async () => {
+    const stateDir = join(dir, 'state')
+    const first = await installGateway(host, { stateDir, command })
+    assert.equal(first.changed, true)
+    assert.deepEqual(machine.changes(), [
+      'groupadd --system fleetkit-gateway',
+      `useradd --system --gid fleetkit-gateway --home-dir ${stateDir} --no-create-home --shell /usr/sbin/nologin --comment fleetkit gateway fleetkit-gateway`,
+      'systemctl daemon-reload',
+      'systemctl enable fleetkit-gateway.service',
+      'systemctl start fleetkit-gateway.service',
+    ])
+    const unit = await readFile(first.unitPath, 'utf8')
+    assert.match(unit, new RegExp(`^ExecStart=${command.join(' ')} gateway serve$`, 'm'))
+    assert.match(unit, new RegExp(`^ReadWritePaths=${stateDir}$`, 'm'))
+    assert.equal((await stat(first.unitPath)).mode & 0o777, 0o644)
+    const info = await stat(stateDir)
+    assert.deepEqual([info.uid, info.gid, info.mode & 0o7777], [ACCOUNT.uid, ACCOUNT.gid, 0o2770])
+    assert.equal(first.next, 'systemctl status fleetkit-gateway')
+
+    machine.calls = []
+    const second = await installGateway(host, { stateDir, command })
+    assert.equal(second.changed, false)
+    assert.deepEqual(second.actions, [])
+    assert.deepEqual(machine.changes(), [])
+  })
+
+  it("takes over root's state and says so; a changed unit is rewritten and the service restarted", async () => {
+    const stateDir = join(dir, 'state')
+    await mkdir(join(stateDir, 'postgres', 'data'), { recursive: true, mode: 0o700 })
+    await writeFile(join(stateDir, 'postgres', 'password'), 'x\n', { mode: 0o600 })
+    await chown(join(stateDir, 'postgres', 'data'), 999, 999)
+    machine.user = true
+    machine.group = true
+    machine.enabled = true
+    machine.active = true
+    await mkdir(host.unitDir, { recursive: true })
+    await writeFile(join(host.unitDir, 'fleetkit-gateway.service'), 'the old hand-made unit\n')
+    const result = await installGateway(host, { stateDir, command })
+    assert.equal(result.tookOver, true)
+    assert.ok(
+      result.actions.some((a) =>
+        /^took over .*root's state.* now belong to fleetkit-gateway:fleetkit-gateway$/.test(a),
+      ),
+      result.actions.join('\n'),
+    )
+    assert.deepEqual(machine.changes(), ['systemctl daemon-reload', 'systemctl restart fleetkit-gateway.service'])
+    const data = await stat(join(stateDir, 'postgres', 'data'))
+    assert.deepEqual([data.uid, data.mode & 0o7777], [ACCOUNT.uid, 0o750])
+    assert.equal((await stat(join(stateDir, 'postgres', 'password'))).mode & 0o777, 0o640)
+  })
+
+  it('reports a failing system command with its output, and a re-run finishes the work', async () => {
+    machine.fail = 'systemctl enable'
+    const error = await refusal(installGateway(host, { stateDir: join(dir, 'state'), command }))
+    assert.equal(error.code, 'GATEWAY_INSTALL_FAILED')
+    assert.match(error.message, /systemctl enable fleetkit-gateway.service failed: systemctl: it broke/)
+    machine.fail = undefined
+    machine.calls = []
+    const result = await installGateway(host, { stateDir: join(dir, 'state'), command })
+    assert.deepEqual(machine.changes(), [
+      'systemctl enable fleetkit-gateway.service',
+      'systemctl start fleetkit-gateway.service',
+    ])
+    assert.equal(result.changed, true)
+  })
+
+  it('uninstalls: stops, disables and removes the unit, keeps state and account, records an event', async () => {
+    const stateDir = join(dir, 'state')
+    await installGateway(host, { stateDir, command })
+    machine.calls = []
+    const recorded: string[] = []
+    const flow = {
+      stateDir,
+      removeAccount: false,
+      postgresAccount: async () => ({ uid: 999, gid: 999 }),
+      record: async (r: { actions: string[] }) => {
+        recorded.push(r.actions.join('; '))
+      },
+      serverRunning: async () => true,
+      stopServer: async () => undefined,
+    }
+    const result = await uninstallGatewayService(host, flow)
+    assert.deepEqual(machine.changes(), ['systemctl disable --now fleetkit-gateway.service', 'systemctl daemon-reload'])
+    assert.equal(result.stateKept, true)
+    assert.equal(result.accountRemoved, false)
+    assert.equal(recorded.length, 1)
+    assert.equal(machine.user, true)
+    assert.equal((await stat(stateDir)).uid, ACCOUNT.uid)
+    await assert.rejects(stat(result.unitPath))
+
+    machine.calls = []
+    const again = await uninstallGatewayService(host, flow)
+    assert.equal(again.changed, false)
+    assert.deepEqual(machine.changes(), [])
+    assert.equal(recorded.length, 1)
+
+    const removed = await uninstallGatewayService(host, { ...flow, removeAccount: true })
+    assert.equal(removed.accountRemoved, true)
+    assert.deepEqual(machine.changes(), ['userdel fleetkit-gateway', 'groupdel fleetkit-gateway'])
+    const info = await stat(stateDir)
+    assert.deepEqual([info.uid, info.mode & 0o7777], [0, 0o700])
+  })
+})
