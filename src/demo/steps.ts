@@ -1,6 +1,7 @@
 // The demo's steps in order, each ending with the fleet and its new events: set-up (workspace,
 // database, CA, release, gateway, stub), provisioning and enrollment, agents, checks, admit, drain,
-// a silenced node lost and reclaimed, and a CA rotation while the agents keep working.
+// a silenced node of the stateful database pool lost (its allocation stranded for a person to decide),
+// and a CA rotation while the agents keep working.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -223,7 +224,10 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
   out.line(`$ fleetkit ca rotate --status   -> ${live.join(', ')} renewed onto the new CA; ${silenced} cannot (silent)`)
   await out.fleet(db.pool)
 
-  out.step(`Wait for the sweep: ${silenced} unhealthy, then lost and its capacity reclaimed`)
+  const stateful = fleet.definition.pools[fleet.nodes.find((n) => n.id === silenced)!.pool]?.stateful === true
+  out.step(
+    `Wait for the sweep: ${silenced} unhealthy, then lost; ${stateful ? 'its pool is stateful, so its allocation is stranded for a person to decide, not released' : 'its capacity is reclaimed'}`,
+  )
   const lostNode = await waitUntil(
     `${silenced} to be lost (${DEMO_SWEEP.lostAfterSeconds} s after its last heartbeat)`,
     async () => {
@@ -240,6 +244,10 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
   out.line(`${silenced} lost ${Math.round((Date.now() - silencedAt) / 1000)} s after it was silenced`)
   const list = await out.fleet(db.pool)
   const lostSummary = list.nodes.find((n) => n.id === silenced)?.lost
+  if (lostSummary?.stateful && lostSummary.strandedAllocations > 0)
+    out.line(
+      `a person decides: $ fleetkit alloc release --stranded ${silenced} --yes   (gives up what it held), or ${silenced} heartbeats again and its allocation resumes`,
+    )
   check()
 
   out.step('Complete the CA rotation; the agents keep heartbeating on their new certificates')
@@ -286,6 +294,7 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
     lost: {
       nodeId: silenced,
       releasedAllocations: lostSummary?.releasedAllocations ?? 0,
+      strandedAllocations: lostSummary?.strandedAllocations ?? 0,
       fencedJobs: lostSummary?.fencedJobs ?? 0,
     },
     caRotation: {

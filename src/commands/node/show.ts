@@ -22,7 +22,7 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
     const { nodeShow } = await import('../../lifecycle/view/fleet-view.js')
-    const { age, describeProvision } = await import('../../lifecycle/view/fleet-table.js')
+    const { age, describeProvision, lostReclamationText } = await import('../../lifecycle/view/fleet-table.js')
     const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
       nodeShow(pool, args.node, { events: flags.events }),
     )
@@ -38,10 +38,7 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
     this.log(
       `  capacity    cpu ${n.reserved.cpu}/${n.capacity.cpu ?? '?'}  memory ${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'} MiB  disk ${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'} GiB reserved`,
     )
-    if (n.lost)
-      this.log(
-        `  lost        ${n.lost.lostAt} after ${n.lost.silentSeconds ?? '?'} s silent: ${n.lost.fencedJobs} job(s) fenced, ${n.lost.releasedAllocations} allocation(s) released`,
-      )
+    if (n.lost) this.log(`  lost        ${lostReclamationText(n.id, n.lost)}`)
     this.log('Certificates:')
     for (const c of r.certificates) this.log(`  ${c.serial}  until ${c.notAfter}${c.revoked ? '  revoked' : ''}`)
     this.log('Jobs:')

@@ -106,6 +106,14 @@ interface NodeSummary {
      * @asType integer
      */
     releasedAllocations: number
+    /** Its pool is stateful: its allocations were stranded at the loss instead of released. */
+    stateful: boolean
+    /**
+     * Allocations stranded on it now: released only by `fleetkit alloc release --stranded`, or resumed when it heartbeats again.
+     * @minimum 0
+     * @asType integer
+     */
+    strandedAllocations: number
   } | null
 }
 
@@ -155,6 +163,8 @@ function summary(n: FleetNode): NodeSummary {
             silentSeconds: typeof lost?.silent_seconds === 'number' ? lost.silent_seconds : null,
             fencedJobs: Number(lost?.fenced_jobs ?? 0),
             releasedAllocations: Number(lost?.released_allocations ?? 0),
+            stateful: lost?.stateful === true,
+            strandedAllocations: n.strandedAllocations,
           },
   }
 }
