@@ -163,15 +163,26 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
   check()
 
   out.step('Admit them (schedulable) and reserve capacity on one')
+  // A check that warned (the demo's machines have no data volume) blocks admit unless accepted by name.
+  const warnedOf = (id: string) =>
+    checked
+      .find((r) => r.nodeId === id)
+      ?.checks.filter((c) => c.status === 'warn')
+      .map((c) => c.id) ?? []
+  const acceptFlags = (id: string) =>
+    warnedOf(id)
+      .map((w) => ` --accept-warn ${w}`)
+      .join('')
   for (const node of fleet.nodes) {
     const cap = node.maxCapacity
     const admitted = await admitNode({
       pool: db.pool,
       nodeId: node.id,
       actor: ACTOR,
+      acceptWarn: warnedOf(node.id),
       ...(cap ? { capacity: { cpu: cap.cpu, memoryMib: cap.memoryMiB, diskGib: cap.diskGiB } } : {}),
     })
-    out.line(`$ fleetkit node admit ${node.id}   -> ${admitted.message}`)
+    out.line(`$ fleetkit node admit ${node.id}${acceptFlags(node.id)}   -> ${admitted.message}`)
   }
   const drained = ids[0]!
   const silenced = ids[ids.length - 1]!
@@ -197,7 +208,7 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
     `$ fleetkit node undrain ${drained}   -> ${(await undrainNode({ pool: db.pool, nodeId: drained, actor: ACTOR })).message}`,
   )
   out.line(
-    `$ fleetkit node admit ${drained}   -> ${(await admitNode({ pool: db.pool, nodeId: drained, actor: ACTOR })).message}`,
+    `$ fleetkit node admit ${drained}${acceptFlags(drained)}   -> ${(await admitNode({ pool: db.pool, nodeId: drained, actor: ACTOR, acceptWarn: warnedOf(drained) })).message}`,
   )
   await out.fleet(db.pool)
   check()

@@ -128,7 +128,7 @@ describe('fleetkit demo: the whole of fleetkit on loopback, and nothing left beh
       [
         '[7/11] Admit them',
         // build-1 offers its cx32 less the host reserve (examples/fleet.yaml), never the whole machine.
-        /fleetkit node admit build-1 {3}-> build-1: admitted, schedulable with cpu 3\.5, memory 7168 MiB, disk 60 GiB\n[\s\S]*db-1 +database +fsn1 +active +yes .* 1\/1\.5 +1024\/7168 +10\/60 /,
+        /fleetkit node admit build-1(?: --accept-warn [a-z]+:[a-z0-9-]+)* {3}-> build-1: admitted, schedulable with cpu 3\.5, memory 7168 MiB, disk 60 GiB\n[\s\S]*db-1 +database +fsn1 +active +yes .* 1\/1\.5 +1024\/7168 +10\/60 /,
       ],
       ['[8/11] Drain build-1', /node_draining +build-1[\s\S]*node_undrained +build-1[\s\S]*node_admitted +build-1/],
       ['[9/11] Silence db-1', /ca_rotation_begun[\s\S]*certificate_renewed +(build-1|app-1)/],
