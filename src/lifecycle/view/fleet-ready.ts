@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import type { FailureCode } from '../../checks/failure-codes.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Definition } from '../../definition/types.js'
-import type { StatePool } from '../../store/transaction.js'
+import type { Queryable } from '../../store/database.js'
 import { type NodeReadinessFacts, lastSyncedDefinition, readinessFacts } from '../../store/view/readiness.js'
 
 type Criterion = 'admitted' | 'healthy' | 'converged' | 'drift' | 'agent_version'
@@ -74,7 +74,7 @@ const CONVERGED: ReadonlySet<string> = new Set(['converged', 'changed'])
 
 /** `fleetkit fleet ready --definition PATH`: the verdict against the definition file as it is now. */
 export async function fleetReady(options: {
-  pool: StatePool
+  pool: Queryable
   definition: Definition
   /** The file's text: its SHA-256 is what a `fleetkit sync` of it records. */
   definitionText: string
@@ -95,7 +95,7 @@ export async function fleetReady(options: {
 }
 
 /** The status page's verdict, from the state alone: the last finished sync's definition is the current one. */
-export async function stateReadiness(pool: StatePool): Promise<FleetReadyResult> {
+export async function stateReadiness(pool: Queryable): Promise<FleetReadyResult> {
   const applied = await lastSyncedDefinition(pool)
   const facts = await readinessFacts(pool, { nodeIds: [], pools: null })
   return judgeReadiness(facts, {

@@ -142,6 +142,16 @@ describe('gateway: the status page', function () {
       'the event is there, as text',
     )
     assert.ok(doc.gateway.requestsPerSecond.operator > 0, JSON.stringify(doc.gateway))
+    // The verdict, from the state alone: web-2 was never synced, so the fleet is not ready.
+    assert.equal(doc.readiness.ready, false)
+    const web2 = doc.readiness.failing.find((n: { nodeId: string }) => n.nodeId === 'web-2')
+    assert.ok(
+      web2?.failures.some(
+        (f: { code: string; next: string }) => f.code === 'NODE_NOT_CONVERGED' && f.next === 'fleetkit sync',
+      ),
+      JSON.stringify(doc.readiness),
+    )
+    assert.ok(doc.readiness.pools.some((p: { pool: string; ready: boolean }) => p.pool === 'web' && !p.ready))
   })
 
   it('no secret, secret hash or key reaches the page or its data (certificate fingerprints are public)', async () => {
@@ -213,6 +223,8 @@ describe('gateway: the status page', function () {
       await page.waitForSelector('tr[data-node="build-1"]')
       assert.equal(await page.locator('tr[data-node="build-1"] td.status').textContent(), 'active')
       assert.equal(await page.locator('section[data-pool="web"] tbody tr').count(), 2)
+      assert.equal(await page.locator('#verdict').textContent(), 'Fleet: NOT READY')
+      assert.ok((await page.locator('tr[data-not-ready="web-2"]').count()) >= 1, 'web-2 listed as not ready')
       assert.match((await page.locator('#events tbody').textContent()) ?? '', /<img src=x id=injected/)
       assert.equal(await page.locator('#injected').count(), 0, 'the hostile text made no element')
       assert.equal(await page.evaluate(() => (window as unknown as { __owned?: number }).__owned), undefined)
