@@ -46,7 +46,9 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
       this.log(`  ${j.id}  ${j.kind}  ${j.status}${j.fenced ? ' (fenced)' : ''}  attempts ${j.attempts}`)
     this.log('Allocations:')
     for (const a of r.allocations)
-      this.log(`  ${a.id}  ${a.owner}  cpu ${a.cpu} memory ${a.memoryMib} MiB disk ${a.diskGib} GiB`)
+      this.log(
+        `  ${a.id}  ${a.owner}  cpu ${a.cpu} memory ${a.memoryMib} MiB disk ${a.diskGib} GiB${a.status === 'stranded' ? '  stranded' : ''}`,
+      )
     this.log('Events:')
     for (const e of r.events) this.log(`  ${e.at}  ${e.kind}  ${JSON.stringify(e.data)}`)
     return r

@@ -238,8 +238,8 @@ export interface NodeShowResult {
     memoryMib: number
     /** @asType integer */
     diskGib: number
-    /** @const "active" */
-    status: string
+    /** Active, or stranded on a lost node of a stateful pool. */
+    status: 'active' | 'stranded'
   }[]
   events: {
     /**
@@ -264,7 +264,10 @@ export async function nodeShow(
   if (!n) throw await unknownNode(pool, nodeId)
   const certificates = await listNodeCertificates(pool, nodeId)
   const jobs = await listRecentJobs(pool, nodeId, options.jobs ?? 10)
-  const allocations = await listAllocations(pool, { nodeId, status: 'active' })
+  const allocations = [
+    ...(await listAllocations(pool, { nodeId, status: 'active' })),
+    ...(await listAllocations(pool, { nodeId, status: 'stranded' })),
+  ]
   const events = await listRecentNodeEvents(pool, nodeId, options.events ?? 10)
   return {
     node: {
@@ -305,7 +308,7 @@ export async function nodeShow(
       cpu: a.cpu,
       memoryMib: a.memoryMib,
       diskGib: a.diskGib,
-      status: a.status,
+      status: a.status === 'stranded' ? ('stranded' as const) : ('active' as const),
     })),
     events: events.map((e) => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, data: e.data })),
   }

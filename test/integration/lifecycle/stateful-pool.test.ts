@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { admitNode } from '../../../src/lifecycle/node/node-admit.js'
 import { releaseStranded } from '../../../src/lifecycle/node/allocations.js'
 import { decommissionNode } from '../../../src/lifecycle/node/node-decommission.js'
-import { nodeList } from '../../../src/lifecycle/view/fleet-view.js'
+import { nodeList, nodeShow } from '../../../src/lifecycle/view/fleet-view.js'
 import { runSweep } from '../../../src/lifecycle/node/sweep.js'
 import { listEvents } from '../../../src/store/events.js'
 import { recordNodeCapacity } from '../../../src/store/nodes/node-lifecycle.js'
@@ -77,6 +77,11 @@ describe('stateful pools: stranded allocations on loss (real PostgreSQL)', funct
     // The stranded allocation's capacity is still held on the node.
     assert.deepEqual([view.reserved.cpu, view.reserved.allocations], [1, 1])
 
+    const shown = await nodeShow(db().pool, 'db-1')
+    assert.deepEqual(
+      shown.allocations.map((a) => [a.id, a.status]),
+      [[dbAlloc, 'stranded']],
+    )
     // A replayed sweep changes nothing.
     assert.deepEqual((await runSweep(db().pool, THRESHOLDS)).lost, [])
   })
