@@ -178,16 +178,17 @@ export interface ResumedAllocations {
 }
 
 /**
- * A lost node heard from since it was lost (last_seen_at after lost_at) gets its stranded
- * allocations back: `active` again, one `allocations_resumed` event per node, in one statement.
- * The node stays lost and unschedulable until `fleetkit node admit` takes it back.
+ * A node heard from since its allocations were stranded (last_seen_at after stranded_at) gets them
+ * back: `active` again, one `allocations_resumed` event per node, in one statement. The node stays
+ * lost and unschedulable until `fleetkit node admit` takes it back (an admit before this sweep
+ * leaves them stranded until it: judged on the heartbeat, not the status, they resume either way).
  */
 export async function resumeStrandedAllocations(q: Queryable): Promise<ResumedAllocations[]> {
   const { rows } = await q.query<{ node_id: string; ids: string[] }>(
     `WITH r AS (
        UPDATE allocations AS a SET status = 'active', stranded_at = NULL
          FROM nodes n
-        WHERE n.id = a.node_id AND a.status = 'stranded' AND n.status = 'lost' AND n.last_seen_at > n.lost_at
+        WHERE n.id = a.node_id AND a.status = 'stranded' AND n.status <> 'retired' AND n.last_seen_at > a.stranded_at
        RETURNING a.node_id, a.id::text AS id
      ), g AS (
        SELECT node_id, array_agg(id ORDER BY id) AS ids FROM r GROUP BY node_id

@@ -184,6 +184,17 @@ describe('stateful pools: stranded allocations on loss (real PostgreSQL)', funct
     )
   })
 
+  it('a node admitted back before the sweep saw it return still gets its stranded allocations back', async () => {
+    const id = await servingNode('db-1', 'database')
+    await silence('db-1', 400)
+    await runSweep(db().pool, THRESHOLDS)
+    await db().pool.query('UPDATE nodes SET last_seen_at = now() WHERE id = $1', ['db-1'])
+    await admitNode({ pool: db().pool, nodeId: 'db-1', actor })
+    assert.equal(await statusOf(id), 'stranded')
+    assert.deepEqual((await runSweep(db().pool, THRESHOLDS)).resumed, [{ nodeId: 'db-1', allocationIds: [id] }])
+    assert.equal(await statusOf(id), 'active')
+  })
+
   it('a pool never recorded counts as stateless', async () => {
     const id = await servingNode('misc-1', 'misc')
     await silence('misc-1', 400)
