@@ -39,18 +39,16 @@ way out is the node itself: once it heartbeats again, the sweep makes its strand
           actions: ['fleetkit alloc release ID', 'fleetkit alloc release --stranded NODE --yes'],
         },
       )
-    const { release, releaseStranded } = await import('../../lifecycle/node/allocations.js')
-    if (flags.stranded !== undefined) {
-      const target = flags.stranded
-      const result = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) =>
-        releaseStranded({ pool, target, actor, confirm: this.confirmation(flags.yes) }),
-      )
-      this.log(result.message)
-      return result
-    }
-    const id = args.id!
-    const a = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) => release(pool, id, actor))
-    this.log(`Released ${a.id} on ${a.nodeId} (owner ${a.owner})`)
-    return a
+    const { release, releaseStranded, formatReleased } = await import('../../lifecycle/node/allocations.js')
+    const stranded = flags.stranded
+    const result = await this.withState(
+      { stateDir: flags['state-dir'] },
+      ({ pool, actor }): Promise<AllocReleaseResult> =>
+        stranded === undefined
+          ? release(pool, args.id!, actor)
+          : releaseStranded({ pool, target: stranded, actor, confirm: this.confirmation(flags.yes) }),
+    )
+    this.log(formatReleased(result))
+    return result
   }
 }

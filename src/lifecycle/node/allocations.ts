@@ -128,3 +128,7 @@ export function formatAllocation(a: AllocationView): string {
 
 /** What `fleetkit alloc release` returns: the one allocation released, or, with --stranded, what was. */
 export type AllocReleaseResult = AllocationView | StrandedReleaseResult
+
+export function formatReleased(result: AllocReleaseResult): string {
+  return 'released' in result ? result.message : `Released ${result.id} on ${result.nodeId} (owner ${result.owner})`
+}
