@@ -1,7 +1,8 @@
--- 0016: stateful pools (issue 39), and an index for the readiness verdict (below). A pool whose nodes
--- hold state (fleet.yaml `stateful: true`) is recorded here by the commands that read the definition (seed, provision, sync), since the gateway's sweep has no
--- definition. When such a node is lost its allocations are `stranded`, not released: their capacity stays
--- held until a person releases them (`fleetkit alloc release --stranded`) or the node heartbeats again.
+-- 0016: stateful pools (issue 39), and an index for the readiness verdict (at the end). A pool whose
+-- nodes hold state (fleet.yaml `stateful: true`) is recorded here by the commands that read the
+-- definition (seed, provision, sync), since the gateway's sweep has none. When such a node is lost its
+-- allocations are `stranded`, not released: their capacity stays held until a person releases them
+-- (`fleetkit alloc release --stranded`) or the node heartbeats again.
 
 CREATE TABLE pool_policies (
   pool text PRIMARY KEY CHECK (char_length(pool) BETWEEN 1 AND 128),
