@@ -2,6 +2,7 @@
 // builds these as object literals where it throws (named below), so their types live here, over
 // the product's own types; generate-output-schemas.ts reads them through schema/output-types.json.
 import type { DefinitionError } from '../../src/definition/types.js'
+import type { FleetReadyResult } from '../../src/lifecycle/view/fleet-ready.js'
 import type { CheckResult } from '../../src/protocol/check-result.js'
 import type { JobStatus } from '../../src/store/scheduling/jobs.js'
 import type { SyncReport } from '../../src/sync/sync-report.js'
@@ -27,6 +28,11 @@ export interface DefinitionErrorsData {
 /** data of a sync or drift run that did not converge (outcomeError in src/sync/sync-report.ts): the run's report. */
 export interface SyncErrorData {
   report?: SyncReport
+}
+
+/** data of FLEET_NOT_READY (notReadyError in src/lifecycle/view/fleet-ready.ts): the whole verdict. */
+export interface FleetNotReadyData {
+  verdict?: FleetReadyResult
 }
 
 /** data of a failed `node check` (src/lifecycle/node/node-check.ts): the node, its checks job and what the job reported. */

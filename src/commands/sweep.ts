@@ -30,8 +30,14 @@ new secret with --reissue; decommission retires them). If another sweep (a gatew
     }
     for (const n of result.lost)
       this.log(
-        `${n.nodeId}: lost after ${n.silentSeconds} s silent; ${n.fencedJobs} job(s) fenced, ${n.releasedAllocations} allocation(s) released`,
+        `${n.nodeId}: lost after ${n.silentSeconds} s silent; ${n.fencedJobs} job(s) fenced, ${
+          n.strandedAllocations > 0
+            ? `${n.strandedAllocations} allocation(s) stranded (stateful pool): a person decides, fleetkit alloc release --stranded ${n.nodeId} --yes, or the node heartbeats again and they resume`
+            : `${n.releasedAllocations} allocation(s) released`
+        }`,
       )
+    for (const n of result.resumed)
+      this.log(`${n.nodeId}: heartbeats again; ${n.allocationIds.length} stranded allocation(s) active again`)
     for (const n of result.unhealthy) this.log(`${n.nodeId}: unhealthy after ${n.silentSeconds} s silent`)
     for (const n of result.failed)
       this.log(

@@ -52,6 +52,8 @@ export interface DockerNetworkPolicy {
 interface Pool {
   role: string
   ingress?: boolean
+  /** Its nodes hold state: a lost one's allocations are stranded, not released (src/store/nodes/sweep.ts). */
+  stateful?: boolean
   capacityBudget: Capacity
   serverType?: string
   image?: string

@@ -75,6 +75,8 @@ interface PoolSummary {
   /** @minLength 1 */
   role: string
   ingress: boolean
+  /** Its lost nodes' allocations are stranded for a person to decide, not released. */
+  stateful: boolean
   serverType: string | null
   regions: string[]
   nodes: {
@@ -162,6 +164,7 @@ export function summarize(
       pool: name,
       role: pool.role,
       ingress: pool.ingress ?? false,
+      stateful: pool.stateful ?? false,
       serverType: pool.serverType ?? null,
       regions: pool.regions ?? [],
       nodes: { active: inState('active'), drained: inState('drained'), disabled: inState('disabled') },
@@ -194,7 +197,7 @@ export function formatPoolLines(s: FleetSummary): string[] {
   const lines = s.byPool.map((p) => {
     const where = [p.serverType, p.regions.join('/')].filter(Boolean).join(' in ')
     return (
-      `  pool ${p.pool} (role ${p.role}${p.ingress ? ', ingress 80/443' : ''}${where ? `, ${where}` : ''}): ` +
+      `  pool ${p.pool} (role ${p.role}${p.ingress ? ', ingress 80/443' : ''}${p.stateful ? ', stateful' : ''}${where ? `, ${where}` : ''}): ` +
       `${p.nodes.active} active, ${p.nodes.drained} drained, ${p.nodes.disabled} disabled; reserves cpu ${p.reserved.cpu}/${p.budget.cpu}, ` +
       `memory ${p.reserved.memoryMiB}/${p.budget.memoryMiB} MiB, disk ${p.reserved.diskGiB}/${p.budget.diskGiB} GiB` +
       (p.containerNetworks ? `; containers on ${p.containerNetworks}` : '')

@@ -1,6 +1,7 @@
 // The demo's steps in order, each ending with the fleet and its new events: set-up (workspace,
 // database, CA, release, gateway, stub), provisioning and enrollment, agents, checks, admit, drain,
-// a silenced node lost and reclaimed, and a CA rotation while the agents keep working.
+// a silenced node of the stateful database pool lost (its allocation stranded for a person to decide),
+// and a CA rotation while the agents keep working.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -162,15 +163,26 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
   check()
 
   out.step('Admit them (schedulable) and reserve capacity on one')
+  // A check that warned (the demo's machines have no data volume) blocks admit unless accepted by name.
+  const warnedOf = (id: string) =>
+    checked
+      .find((r) => r.nodeId === id)
+      ?.checks.filter((c) => c.status === 'warn')
+      .map((c) => c.id) ?? []
+  const acceptFlags = (id: string) =>
+    warnedOf(id)
+      .map((w) => ` --accept-warn ${w}`)
+      .join('')
   for (const node of fleet.nodes) {
     const cap = node.maxCapacity
     const admitted = await admitNode({
       pool: db.pool,
       nodeId: node.id,
       actor: ACTOR,
+      acceptWarn: warnedOf(node.id),
       ...(cap ? { capacity: { cpu: cap.cpu, memoryMib: cap.memoryMiB, diskGib: cap.diskGiB } } : {}),
     })
-    out.line(`$ fleetkit node admit ${node.id}   -> ${admitted.message}`)
+    out.line(`$ fleetkit node admit ${node.id}${acceptFlags(node.id)}   -> ${admitted.message}`)
   }
   const drained = ids[0]!
   const silenced = ids[ids.length - 1]!
@@ -196,7 +208,7 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
     `$ fleetkit node undrain ${drained}   -> ${(await undrainNode({ pool: db.pool, nodeId: drained, actor: ACTOR })).message}`,
   )
   out.line(
-    `$ fleetkit node admit ${drained}   -> ${(await admitNode({ pool: db.pool, nodeId: drained, actor: ACTOR })).message}`,
+    `$ fleetkit node admit ${drained}${acceptFlags(drained)}   -> ${(await admitNode({ pool: db.pool, nodeId: drained, actor: ACTOR, acceptWarn: warnedOf(drained) })).message}`,
   )
   await out.fleet(db.pool)
   check()
@@ -223,7 +235,10 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
   out.line(`$ fleetkit ca rotate --status   -> ${live.join(', ')} renewed onto the new CA; ${silenced} cannot (silent)`)
   await out.fleet(db.pool)
 
-  out.step(`Wait for the sweep: ${silenced} unhealthy, then lost and its capacity reclaimed`)
+  const stateful = fleet.definition.pools[fleet.nodes.find((n) => n.id === silenced)!.pool]?.stateful === true
+  out.step(
+    `Wait for the sweep: ${silenced} unhealthy, then lost; ${stateful ? 'its pool is stateful, so its allocation is stranded for a person to decide, not released' : 'its capacity is reclaimed'}`,
+  )
   const lostNode = await waitUntil(
     `${silenced} to be lost (${DEMO_SWEEP.lostAfterSeconds} s after its last heartbeat)`,
     async () => {
@@ -240,6 +255,10 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
   out.line(`${silenced} lost ${Math.round((Date.now() - silencedAt) / 1000)} s after it was silenced`)
   const list = await out.fleet(db.pool)
   const lostSummary = list.nodes.find((n) => n.id === silenced)?.lost
+  if (lostSummary?.stateful && lostSummary.strandedAllocations > 0)
+    out.line(
+      `a person decides: $ fleetkit alloc release --stranded ${silenced} --yes   (gives up what it held), or ${silenced} heartbeats again and its allocation resumes`,
+    )
   check()
 
   out.step('Complete the CA rotation; the agents keep heartbeating on their new certificates')
@@ -286,6 +305,7 @@ export async function demoSteps(options: DemoOptions, running: Running): Promise
     lost: {
       nodeId: silenced,
       releasedAllocations: lostSummary?.releasedAllocations ?? 0,
+      strandedAllocations: lostSummary?.strandedAllocations ?? 0,
       fencedJobs: lostSummary?.fencedJobs ?? 0,
     },
     caRotation: {

@@ -40,6 +40,12 @@ export interface DemoResult {
      */
     releasedAllocations: number
     /**
+     * Kept, stranded: its pool (database) is stateful, so a person decides.
+     * @minimum 0
+     * @asType integer
+     */
+    strandedAllocations: number
+    /**
      * @minimum 0
      * @asType integer
      */

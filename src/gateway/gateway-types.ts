@@ -8,6 +8,7 @@ import type { PkiSet } from '../pki/pki-set.js'
 import type { BindAddress } from './config.js'
 import type { EmbeddedDatabase } from './load/database-health.js'
 import type { SweepFunction } from './sweeper.js'
+import type { ReadinessFunction } from './routes/status-view.js'
 import type { GatewayTuning } from './tuning.js'
 
 export interface GatewayOptions {
@@ -34,6 +35,8 @@ export interface GatewayOptions {
    * (routes/release-routes.ts). Omitted: every release path is 404 release_not_found.
    */
   releasesDir?: string
+  /** The readiness verdict the status page shows (src/lifecycle/view/fleet-ready.ts stateReadiness); omitted: none shown. */
+  readiness?: ReadinessFunction
 }
 
 /** What the product holds: where the listeners listen, and the way to stop them. */

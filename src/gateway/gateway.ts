@@ -129,6 +129,7 @@ export async function startGatewayWithControls(
     shedder,
     issuer,
     ...(hooks.afterEnrollmentCommit ? { afterEnrollmentCommit: hooks.afterEnrollmentCommit } : {}),
+    ...(options.readiness ? { readiness: options.readiness } : {}),
   }
 
   // Kept with the PKI, so sessions resume across a restart and across gateways sharing the directory.

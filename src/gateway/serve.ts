@@ -9,6 +9,7 @@ import { DEFAULT_TUNING } from './tuning.js'
 import type { RunningGateway } from './gateway.js'
 import type { GatewayOptions } from './gateway-types.js'
 import type { SweepFunction } from './sweeper.js'
+import type { ReadinessFunction } from './routes/status-view.js'
 import { createLogger, type Logger } from '../log/logger.js'
 import { releasesDirOf } from '../release/releases-dir.js'
 
@@ -51,7 +52,13 @@ export interface ServeResult {
 }
 
 export async function serveGateway(
-  options: { env?: Env; logger?: Logger; signals?: NodeJS.Signals[]; sweep?: SweepFunction } = {},
+  options: {
+    env?: Env
+    logger?: Logger
+    signals?: NodeJS.Signals[]
+    sweep?: SweepFunction
+    readiness?: ReadinessFunction
+  } = {},
 ): Promise<ServeResult> {
   const env = options.env ?? process.env
   const logger = options.logger ?? createLogger({ component: 'gateway', env })
@@ -100,6 +107,7 @@ export async function serveGateway(
           }
         : {}),
       ...(options.sweep ? { sweep: options.sweep } : {}),
+      ...(options.readiness ? { readiness: options.readiness } : {}),
     })
   } catch (error) {
     await database.close()

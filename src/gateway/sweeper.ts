@@ -15,7 +15,8 @@ import type { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
 interface SweepOutcome {
   swept: boolean
   unhealthy: { nodeId: string }[]
-  lost: { nodeId: string; fencedJobs: number; releasedAllocations: number }[]
+  lost: { nodeId: string; fencedJobs: number; releasedAllocations: number; strandedAllocations: number }[]
+  resumed?: { nodeId: string; allocationIds: string[] }[]
   durationMs: number
 }
 export type SweepFunction = (pool: StatePool) => Promise<SweepOutcome>
@@ -90,8 +91,11 @@ export class Sweeper {
           node_id: lost.nodeId,
           fenced_jobs: lost.fencedJobs,
           released_allocations: lost.releasedAllocations,
+          stranded_allocations: lost.strandedAllocations,
         })
       }
+      for (const node of outcome.resumed ?? [])
+        logger('info', 'allocations_resumed', { node_id: node.nodeId, allocations: node.allocationIds.length })
       for (const node of outcome.unhealthy) logger('warn', 'node_unhealthy', { node_id: node.nodeId })
       return 'swept'
     } catch (error) {

@@ -13,6 +13,7 @@ import { readReleaseCa } from '../render/release-ca.js'
 import { renderInventory } from '../render/inventory.js'
 import { appendEvent } from '../store/events.js'
 import { listNodes, type NodeRow } from '../store/nodes/nodes.js'
+import { recordPoolPolicies } from '../store/nodes/pool-policies.js'
 import {
   contentConvergedBefore,
   finishSyncRun,
@@ -86,6 +87,8 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
 
   const start = async (): Promise<SyncReport> => {
     const run = await openRun(options, plan)
+    // The sweep has no definition: what it needs of the pools (stateful) is recorded by what applies one.
+    if (run.kind === 'sync') await recordPoolPolicies(pool, source.definition.pools)
     const workDir = join(stateDir, 'sync', `run-${run.id}`)
     await mkdir(workDir, { recursive: true, mode: 0o700 })
     const inventoryPath = join(workDir, 'inventory.yml')

@@ -128,11 +128,14 @@ describe('fleetkit demo: the whole of fleetkit on loopback, and nothing left beh
       [
         '[7/11] Admit them',
         // build-1 offers its cx32 less the host reserve (examples/fleet.yaml), never the whole machine.
-        /fleetkit node admit build-1 {3}-> build-1: admitted, schedulable with cpu 3\.5, memory 7168 MiB, disk 60 GiB\n[\s\S]*db-1 +database +fsn1 +active +yes .* 1\/1\.5 +1024\/7168 +10\/60 /,
+        /fleetkit node admit build-1(?: --accept-warn [a-z]+:[a-z0-9-]+)* {3}-> build-1: admitted, schedulable with cpu 3\.5, memory 7168 MiB, disk 60 GiB\n[\s\S]*db-1 +database +fsn1 +active +yes .* 1\/1\.5 +1024\/7168 +10\/60 /,
       ],
       ['[8/11] Drain build-1', /node_draining +build-1[\s\S]*node_undrained +build-1[\s\S]*node_admitted +build-1/],
       ['[9/11] Silence db-1', /ca_rotation_begun[\s\S]*certificate_renewed +(build-1|app-1)/],
-      ['[10/11] Wait for the sweep', /lost .* 1 allocation\(s\) released[\s\S]*node_lost +db-1/],
+      [
+        '[10/11] Wait for the sweep',
+        /lost .* 1 allocation\(s\) stranded, a person decides: fleetkit alloc release --stranded db-1 --yes[\s\S]*node_lost +db-1 .*stranded_allocations=1/,
+      ],
       ['[11/11] Complete the CA rotation', /ca_rotation_completed .*cut_off=\["db-1"\]/],
     ]
     let rest = steps
@@ -159,7 +162,8 @@ describe('fleetkit demo: the whole of fleetkit on loopback, and nothing left beh
         ['db-1', 'lost', false],
       ],
     )
-    assert.deepEqual(result.lost, { nodeId: 'db-1', releasedAllocations: 1, fencedJobs: 0 })
+    // The database pool is stateful (examples/fleet.yaml): db-1's allocation is stranded, not released.
+    assert.deepEqual(result.lost, { nodeId: 'db-1', releasedAllocations: 0, strandedAllocations: 1, fencedJobs: 0 })
     assert.notEqual(result.caRotation.oldCaSha256, result.caRotation.newCaSha256)
     assert.equal(result.caRotation.revoked, 1, "db-1's old-CA certificate")
     assert.ok(result.checks.every((c: { passed: number; total: number }) => c.total === 7 && c.passed >= 6))

@@ -36,6 +36,7 @@ import type { GatewayTuning } from '../../src/gateway/gateway.js'
 import type { SweepFunction } from '../../src/gateway/sweeper.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load/load-shedder.js'
 import { runSweep } from '../../src/lifecycle/node/sweep.js'
+import { stateReadiness } from '../../src/lifecycle/view/fleet-ready.js'
 import { DEFAULT_THRESHOLDS } from '../../src/lifecycle/node/thresholds.js'
 import { silentLogger } from '../../src/log/logger.js'
 import { packagePath } from '../../src/package-root.js'
@@ -168,6 +169,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
           logger: silentLogger,
           tuning: { ...TEST_TUNING, ...options.tuning },
           ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
+          // The status page's verdict, as `fleetkit gateway serve` gives it.
+          readiness: stateReadiness,
         },
         options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {},
       )

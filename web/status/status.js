@@ -106,6 +106,49 @@ function drawPools(pools, now) {
   document.getElementById('pools').replaceChildren(...sections)
 }
 
+// The fleet's verdict (as `fleetkit fleet ready` judges it, from the state alone): a line for the fleet,
+// one per pool, and a row per failing criterion of each node that is not ready.
+function drawReadiness(readiness) {
+  const verdict = document.getElementById('verdict')
+  if (!readiness) {
+    verdict.textContent = 'not computed by this gateway'
+    verdict.className = ''
+    document.getElementById('readiness-pools').replaceChildren()
+    document.querySelector('#not-ready tbody').replaceChildren()
+    return
+  }
+  verdict.textContent = readiness.ready ? 'Fleet: ready' : 'Fleet: NOT READY'
+  verdict.className = readiness.ready ? 'ready' : 'fail'
+  document
+    .getElementById('readiness-pools')
+    .replaceChildren(
+      ...readiness.pools.map((p) =>
+        el(
+          'li',
+          `${p.pool}: ${p.ready ? 'ready' : 'not ready'} (${p.readyNodes} of ${p.nodes})`,
+          p.ready ? '' : 'fail',
+        ),
+      ),
+    )
+  document.querySelector('#not-ready tbody').replaceChildren(
+    ...readiness.failing.flatMap((n) =>
+      n.failures.map((f) => {
+        const tr = document.createElement('tr')
+        tr.dataset.notReady = n.nodeId
+        tr.append(
+          el('td', n.nodeId),
+          el('td', n.pool),
+          el('td', f.criterion),
+          el('td', f.code, 'fail'),
+          el('td', f.detail),
+          el('td', f.next),
+        )
+        return tr
+      }),
+    ),
+  )
+}
+
 function drawGateway(gateway) {
   const figures = [
     ...Object.entries(gateway.requestsPerSecond).map(([listener, rate]) => [`${listener} requests/s`, rate]),
@@ -150,6 +193,7 @@ async function refresh() {
       return
     }
     const now = Date.parse(body.generatedAt)
+    drawReadiness(body.readiness)
     drawPools(body.pools, now)
     drawGateway(body.gateway)
     drawEvents(body.events)

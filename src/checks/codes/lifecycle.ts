@@ -13,6 +13,26 @@ export const LIFECYCLE_CODES = {
     person: false,
   },
   NODE_CHECKS_FAILING: { summary: "node admit refused: the node's latest host checks failed.", person: false },
+  NODE_CHECKS_WARNING: {
+    summary:
+      "node admit refused: the node's latest host checks warned, and a person did not accept each warning by name (--accept-warn ID).",
+    person: true,
+  },
+  NODE_NOT_CONVERGED: {
+    summary:
+      'fleet ready: the node has no fleetkit sync that converged it with the current definition (never synced, last attempt failed, or another definition).',
+    person: false,
+  },
+  AGENT_VERSION_NOT_ACCEPTED: {
+    summary: "fleet ready: the node's agent reports another version than the definition's release.version (or none).",
+    person: false,
+  },
+  FLEET_NOT_READY: {
+    summary:
+      'fleet ready: a node that should serve is not admitted, healthy, converged for the current definition, undrifted or on the accepted agent version.',
+    person: false,
+    exitCode: 3,
+  },
   NODE_CAPACITY_UNKNOWN: {
     summary:
       'node admit refused: no capacity is recorded for the node (neither provisioning nor the definition gave one).',

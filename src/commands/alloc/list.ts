@@ -10,7 +10,7 @@ export interface AllocListResult {
 }
 
 export default class AllocList extends FleetkitCommand<AllocListResult> {
-  static override summary = 'List allocations (active ones unless --status released or --all).'
+  static override summary = 'List allocations (active ones unless --status released|stranded or --all).'
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --node build-01 --json',
@@ -20,10 +20,10 @@ export default class AllocList extends FleetkitCommand<AllocListResult> {
     owner: Flags.string({ summary: 'Only allocations of this owner.' }),
     status: Flags.string({
       summary: 'Only allocations in this status.',
-      options: ['active', 'released'],
+      options: ['active', 'released', 'stranded'],
       default: 'active',
     }),
-    all: Flags.boolean({ summary: 'Active and released allocations.' }),
+    all: Flags.boolean({ summary: 'Active, stranded and released allocations.' }),
     'state-dir': stateDirFlag(),
   }
 
@@ -34,7 +34,7 @@ export default class AllocList extends FleetkitCommand<AllocListResult> {
       list(pool, {
         ...(flags.node ? { nodeId: flags.node } : {}),
         ...(flags.owner ? { owner: flags.owner } : {}),
-        ...(flags.all ? {} : { status: flags.status as 'active' | 'released' }),
+        ...(flags.all ? {} : { status: flags.status as 'active' | 'released' | 'stranded' }),
       }),
     )
     if (allocations.length === 0) this.log('No allocations match.')

@@ -24,6 +24,7 @@ Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
     const { flags } = await this.parse(GatewayServe)
     const { serveGateway } = await import('../../gateway/serve.js')
     const { runSweep } = await import('../../lifecycle/node/sweep.js')
+    const { stateReadiness } = await import('../../lifecycle/view/fleet-ready.js')
     const { loadSweepThresholds } = await import('../../lifecycle/node/thresholds.js')
     const env = envWithStateDir(flags['state-dir'])
     // Checked before anything starts: a bad threshold refuses to serve rather than sweep wrongly.
@@ -31,7 +32,7 @@ Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
     // Not withState: a server owns its pool for its whole life (its listeners, the sweeper, the PKI
     // reload share it), stops on SIGTERM/SIGINT by draining (src/gateway/serve.ts) and logs JSON lines,
     // not step lines; the one-step context of a command (opened, worked, closed) does not fit it.
-    const result = await serveGateway({ env, sweep: (pool) => runSweep(pool, thresholds) })
+    const result = await serveGateway({ env, sweep: (pool) => runSweep(pool, thresholds), readiness: stateReadiness })
     exitIfStillRunning()
     return result
   }

@@ -23,7 +23,9 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
     const { nodeShow } = await import('../../lifecycle/view/fleet-view.js')
-    const { age, describeAddress, describeProvision } = await import('../../lifecycle/view/fleet-table.js')
+    const { age, describeAddress, describeProvision, lostReclamationText } = await import(
+      '../../lifecycle/view/fleet-table.js'
+    )
     const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
       nodeShow(pool, args.node, { events: flags.events }),
     )
@@ -40,10 +42,7 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
     this.log(
       `  capacity    cpu ${n.reserved.cpu}/${n.capacity.cpu ?? '?'}  memory ${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'} MiB  disk ${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'} GiB reserved`,
     )
-    if (n.lost)
-      this.log(
-        `  lost        ${n.lost.lostAt} after ${n.lost.silentSeconds ?? '?'} s silent: ${n.lost.fencedJobs} job(s) fenced, ${n.lost.releasedAllocations} allocation(s) released`,
-      )
+    if (n.lost) this.log(`  lost        ${lostReclamationText(n.id, n.lost)}`)
     this.log('Certificates:')
     for (const c of r.certificates) this.log(`  ${c.serial}  until ${c.notAfter}${c.revoked ? '  revoked' : ''}`)
     this.log('Jobs:')
@@ -51,7 +50,9 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
       this.log(`  ${j.id}  ${j.kind}  ${j.status}${j.fenced ? ' (fenced)' : ''}  attempts ${j.attempts}`)
     this.log('Allocations:')
     for (const a of r.allocations)
-      this.log(`  ${a.id}  ${a.owner}  cpu ${a.cpu} memory ${a.memoryMib} MiB disk ${a.diskGib} GiB`)
+      this.log(
+        `  ${a.id}  ${a.owner}  cpu ${a.cpu} memory ${a.memoryMib} MiB disk ${a.diskGib} GiB${a.status === 'stranded' ? '  stranded' : ''}`,
+      )
     this.log('Events:')
     for (const e of r.events) this.log(`  ${e.at}  ${e.kind}  ${JSON.stringify(e.data)}`)
     return r

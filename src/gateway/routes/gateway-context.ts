@@ -13,6 +13,7 @@ import type { Logger } from '../../log/logger.js'
 import type { LifecycleMetrics } from '../metrics/lifecycle-metrics.js'
 import type { GatewayMetrics } from '../metrics/metrics.js'
 import type { RateLimiter } from '../load/token-bucket.js'
+import type { ReadinessFunction } from './status-view.js'
 
 export interface GatewayContext {
   /** The guarded pool: database failures throw STATE_UNAVAILABLE (state-guard.ts). */
@@ -39,4 +40,6 @@ export interface GatewayContext {
   shedder: LoadShedder
   /** A test's hook (controls.ts): runs right after an enrollment committed, before the answer is sent. */
   afterEnrollmentCommit?: () => void
+  /** The status page's readiness verdict, as the gateway was given it (the lifecycle is not its to import). */
+  readiness?: ReadinessFunction
 }

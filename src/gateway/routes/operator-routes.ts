@@ -84,8 +84,8 @@ async function list(g: GatewayContext, ctx: RequestContext): Promise<object> {
   const url = new URL(ctx.req.url ?? '/', 'http://x')
   const node = url.searchParams.get('node') ?? undefined
   const status = url.searchParams.get('status') ?? undefined
-  if (status !== undefined && status !== 'active' && status !== 'released')
-    throw new FleetkitError('REQUEST_INVALID', 'status is active or released')
+  if (status !== undefined && status !== 'active' && status !== 'released' && status !== 'stranded')
+    throw new FleetkitError('REQUEST_INVALID', 'status is active, released or stranded')
   const rows = await listAllocations(g.pool, { ...(node ? { nodeId: node } : {}), ...(status ? { status } : {}) })
   return { allocations: rows.map(wire) }
 }
@@ -139,5 +139,6 @@ function wire(a: AllocationRow): Record<string, unknown> {
     created_at: a.createdAt.toISOString(),
     released_at: a.releasedAt?.toISOString() ?? null,
     release_reason: a.releaseReason,
+    stranded_at: a.strandedAt?.toISOString() ?? null,
   }
 }

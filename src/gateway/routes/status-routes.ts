@@ -53,7 +53,7 @@ export function statusRoutes(g: GatewayContext, authorize: (req: IncomingMessage
       auth: 'none',
       handler: async (ctx) => {
         await authorize(ctx.req)
-        return statusDocument(g.pool, window, ctx.now)
+        return statusDocument(g.pool, window, ctx.now, g.readiness)
       },
     },
   ]

@@ -30,8 +30,29 @@ interface StatusNode {
   lastSync: { runId: number; state: string; finishedAt: string | null } | null
 }
 
+/** What the page shows of the readiness verdict (src/lifecycle/view/fleet-ready.ts FleetReadyResult, structurally). */
+interface StatusReadiness {
+  ready: boolean
+  pools: { pool: string; ready: boolean; nodes: number; readyNodes: number }[]
+  nodes: {
+    nodeId: string
+    pool: string
+    ready: boolean
+    failures: { criterion: string; code: string; detail: string; next: string }[]
+  }[]
+}
+
+/** The verdict from the state alone, given to the gateway by `fleetkit gateway serve` (the lifecycle is above it). */
+export type ReadinessFunction = (pool: Queryable) => Promise<StatusReadiness>
+
 export interface StatusDocument {
   generatedAt: string
+  /** Whether every node that should serve is ready, per pool; only the failing nodes listed. Null when not given. */
+  readiness: {
+    ready: boolean
+    pools: StatusReadiness['pools']
+    failing: StatusReadiness['nodes']
+  } | null
   pools: { name: string; nodes: StatusNode[] }[]
   gateway: {
     /** Requests a second by listener, over the window since the previous status read (or since start). */
@@ -134,13 +155,19 @@ function node(
   }
 }
 
-export async function statusDocument(q: Queryable, window: RequestRateWindow, now: Date): Promise<StatusDocument> {
+export async function statusDocument(
+  q: Queryable,
+  window: RequestRateWindow,
+  now: Date,
+  readiness?: ReadinessFunction,
+): Promise<StatusDocument> {
   const [fleet, checkRows, syncRows, eventRows] = [
     await listFleet(q),
     await latestCheckSummaries(q),
     await lastSyncPerNode(q),
     await latestEvents(q, 20),
   ]
+  const verdict = readiness ? await readiness(q) : undefined
   const checks = new Map(
     checkRows.map((c) => [
       c.nodeId,
@@ -168,6 +195,26 @@ export async function statusDocument(q: Queryable, window: RequestRateWindow, no
   }
   return {
     generatedAt: now.toISOString(),
+    // Field by field, like the rest: nothing of the verdict reaches the page that is not named here.
+    readiness: verdict
+      ? {
+          ready: verdict.ready,
+          pools: verdict.pools.map((p) => ({ pool: p.pool, ready: p.ready, nodes: p.nodes, readyNodes: p.readyNodes })),
+          failing: verdict.nodes
+            .filter((n) => !n.ready)
+            .map((n) => ({
+              nodeId: n.nodeId,
+              pool: n.pool,
+              ready: n.ready,
+              failures: n.failures.map((f) => ({
+                criterion: f.criterion,
+                code: f.code,
+                detail: f.detail,
+                next: f.next,
+              })),
+            })),
+        }
+      : null,
     pools: [...pools.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, nodes]) => ({ name, nodes })),
     gateway: window.read(now.getTime()),
     events: eventRows.map((e) => ({

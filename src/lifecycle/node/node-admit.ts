@@ -1,6 +1,7 @@
 // `fleetkit node admit NODE`: make a node schedulable only if it is active (or a lost node that
-// is talking again), heartbeated within 60 s on the database's clock, not failing its checks,
-// and with capacity. Every condition is checked before anything is written.
+// is talking again), heartbeated within 60 s on the database's clock, not failing its checks (a
+// warning only when a person accepts it by name), and with capacity. Every condition is checked
+// before anything is written.
 import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -15,6 +16,8 @@ export interface AdmitOptions {
   actor: string
   /** Capacity from the definition (maxCapacity, else the server type less the host reserve), recorded before the check. */
   capacity?: { cpu: number; memoryMib: number; diskGib: number }
+  /** Check IDs whose warning the operator accepts (`--accept-warn host:data-volume`); recorded in the event. */
+  acceptWarn?: readonly string[]
 }
 
 export async function admitNode(options: AdmitOptions): Promise<TransitionResult> {
@@ -53,7 +56,7 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
       )
     }
     const checks = await latestChecksJob(client, nodeId)
-    const failing = checks ? failingChecks(checks) : []
+    const failing = checks ? checksWith(checks, 'fail') : []
     if (failing.length > 0) {
       throw new FleetkitError(
         'NODE_CHECKS_FAILING',
@@ -64,6 +67,24 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
         },
       )
     }
+    const warned = checks ? checksWith(checks, 'warn') : []
+    const accepted = new Set(options.acceptWarn ?? [])
+    const unaccepted = warned.filter((id) => !accepted.has(id))
+    if (unaccepted.length > 0) {
+      const flags = warned.map((id) => `--accept-warn ${id}`).join(' ')
+      throw new FleetkitError(
+        'NODE_CHECKS_WARNING',
+        `cannot admit ${nodeId}: its latest host checks warned (${unaccepted.join(', ')}); a person accepts each warning by name, or fixes it and checks again`,
+        {
+          actions: [
+            `fleetkit node check ${nodeId}`,
+            `fleetkit node admit ${nodeId} ${flags}   (accepting, on purpose)`,
+          ],
+          data: { nodeId, jobId: checks!.id, warned, unaccepted },
+        },
+      )
+    }
+    const acceptedWarnings = warned.filter((id) => accepted.has(id))
     const capacity =
       options.capacity ??
       (node.capacityCpu === null || node.capacityMemoryMib === null || node.capacityDiskGib === null
@@ -114,6 +135,7 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
       data: {
         from: node.status,
         capacity: { cpu: capacity.cpu, memory_mib: capacity.memoryMib, disk_gib: capacity.diskGib },
+        ...(acceptedWarnings.length > 0 ? { accepted_warnings: acceptedWarnings } : {}),
         actor: options.actor,
       },
     })
@@ -121,9 +143,12 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
   })
 }
 
-/** Check IDs that failed in a finished checks job, or the job itself when it failed. */
-function failingChecks(job: { status: string; result: Record<string, unknown> | null }): string[] {
-  if (job.status === 'failed') return ['job failed']
+/** Check IDs with this status in a finished checks job; for `fail`, the job itself when it failed. */
+function checksWith(
+  job: { status: string; result: Record<string, unknown> | null },
+  status: 'fail' | 'warn',
+): string[] {
+  if (job.status === 'failed') return status === 'fail' ? ['job failed'] : []
   const checks = Array.isArray(job.result?.checks) ? (job.result.checks as { id?: unknown; status?: unknown }[]) : []
-  return checks.filter((c) => c.status === 'fail').map((c) => String(c.id).slice(0, 64))
+  return checks.filter((c) => c.status === status).map((c) => String(c.id).slice(0, 64))
 }

@@ -1,5 +1,6 @@
 // The sweep (spec 06): silent nodes become unhealthy, then lost (jobs fenced, allocations
-// released, one node_lost event each), and provisioning nodes whose enrollment secret expired
+// released, or stranded on a stateful pool's node, one node_lost event each), a lost node heard from
+// again gets its stranded allocations back, and provisioning nodes whose enrollment secret expired
 // unused become failed. Run by `fleetkit sweep` and by the gateway's sweeper.
 import type { StatePool } from '../../store/transaction.js'
 
@@ -9,6 +10,8 @@ import {
   findLostCandidates,
   markSilentNodesUnhealthy,
   reclaimLostNode,
+  resumeStrandedAllocations,
+  type ResumedAllocations,
   SWEEP_LOCK_KEY,
   type LostReclamation,
   type UnhealthyTransition,
@@ -39,7 +42,15 @@ export interface SweepResult {
      * @asType integer
      */
     releasedAllocations: number
+    /**
+     * Kept and marked stranded (a stateful pool's node): released only by a person or resumed by its return.
+     * @minimum 0
+     * @asType integer
+     */
+    strandedAllocations: number
   }[]
+  /** Lost nodes heard from again whose stranded allocations are active again. */
+  resumed: ResumedAllocations[]
   /** Provisioning nodes whose enrollment secret expired unused: now `failed`. */
   failed: ExpiredEnrollment[]
   thresholds: SweepThresholds
@@ -63,16 +74,18 @@ export async function runSweep(
       const reclaimed = await reclaimLostNode(session, nodeId, thresholds.lostAfterSeconds)
       if (reclaimed) lost.push(reclaimed)
     }
+    const resumed = await resumeStrandedAllocations(session)
     const unhealthy = await markSilentNodesUnhealthy(session, thresholds.unhealthyAfterSeconds)
     const failed = await failExpiredEnrollments(session)
-    return { lost, unhealthy, failed }
+    return { lost, resumed, unhealthy, failed }
   })
   if (!outcome.locked)
-    return { swept: false, unhealthy: [], lost: [], failed: [], thresholds, durationMs: now() - started }
-  const { lost, unhealthy, failed } = outcome.value
+    return { swept: false, unhealthy: [], lost: [], resumed: [], failed: [], thresholds, durationMs: now() - started }
+  const { lost, resumed, unhealthy, failed } = outcome.value
   return {
     swept: true,
     unhealthy,
+    resumed,
     failed,
     lost: lost.map((l) => ({
       nodeId: l.nodeId,
@@ -80,6 +93,7 @@ export async function runSweep(
       silentSeconds: l.silentSeconds,
       fencedJobs: l.fencedJobs.length,
       releasedAllocations: l.releasedAllocations.length,
+      strandedAllocations: l.strandedAllocations.length,
     })),
     thresholds,
     durationMs: now() - started,

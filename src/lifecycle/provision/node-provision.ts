@@ -17,6 +17,7 @@ import { recordedId } from '../../provider/hetzner-readers.js'
 import type { Server } from '../../provider/hetzner-types.js'
 import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
+import { recordPoolPolicies } from '../../store/nodes/pool-policies.js'
 import {
   failProvisioning,
   getProvisionRow,
@@ -112,6 +113,8 @@ async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclara
         replaces: options.replaces,
         volumeSizeGb: options.request.volumeSizeGb ?? null,
       })
+      // What the sweep needs of the pools (stateful): it has no definition of its own.
+      await recordPoolPolicies(q, definition.pools)
       await appendEvent(q, {
         kind: 'provision_started',
         nodeId,

@@ -21,6 +21,7 @@ import { generateSshHostKey } from '../../render/ssh-host-key.js'
 import { type Queryable, withTransaction } from '../../store/database.js'
 import { lockNodeSecretState } from '../../store/nodes/enrollment-secrets.js'
 import { getNode, upsertDeclaredNode } from '../../store/nodes/nodes.js'
+import { recordPoolPolicies } from '../../store/nodes/pool-policies.js'
 import type { Confirm } from '../node/node-transition.js'
 import { outputLostAfterCommit, outputWriteFailed, type Sink } from '../output-sink.js'
 import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } from './pending-seed.js'
@@ -247,6 +248,11 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
   }
   // Every value is validated and the budget met before anything is written.
   const budgeted = fitSeedBudget(document)
+  // With the node, what the sweep needs of the pools (stateful): it has no definition of its own.
+  const registerWithPools = async (client: Queryable) => {
+    await register(client)
+    await recordPoolPolicies(client, definition.pools)
+  }
   const what = `the ${options.kind} seed of ${target.id}`
   const next =
     options.kind === 'agent'
@@ -255,7 +261,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
   let path: string | null = null
   if (options.output === '-') {
     if (!options.stdout) throw new Error('seedNode: --output - needs a stdout sink')
-    await withTransaction(pool, register)
+    await withTransaction(pool, registerWithPools)
     try {
       await options.stdout(budgeted.bytes)
     } catch (error) {
@@ -265,7 +271,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     path = resolve(options.output ?? defaultSeedPath(options.env, options.nodeId))
     const staged = await stageSeed(options, path, budgeted.bytes)
     try {
-      await withTransaction(pool, register)
+      await withTransaction(pool, registerWithPools)
     } catch (error) {
       // The staged seed holds a secret or key the state never took: it must not be used.
       await rm(staged, { force: true })

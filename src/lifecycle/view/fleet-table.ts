@@ -73,12 +73,18 @@ export function formatNodeTable(result: NodeListResult): string[] {
   const out = [line(header)]
   result.nodes.forEach((n, i) => {
     out.push(line(rows[i]!))
-    if (n.lost)
-      out.push(
-        `  lost ${n.lost.lostAt ?? '?'} after ${n.lost.silentSeconds ?? '?'} s silent: ${n.lost.fencedJobs} job(s) fenced, ${n.lost.releasedAllocations} allocation(s) released`,
-      )
+    if (n.lost) out.push(`  lost ${lostReclamationText(n.id, n.lost)}`)
   })
   return out
+}
+
+/** A lost node's reclamation in one line (node list, node show): what was fenced, released or stranded. */
+export function lostReclamationText(nodeId: string, lost: NonNullable<NodeSummary['lost']>): string {
+  const head = `${lost.lostAt ?? '?'} after ${lost.silentSeconds ?? '?'} s silent: ${lost.fencedJobs} job(s) fenced, `
+  if (!lost.stateful) return `${head}${lost.releasedAllocations} allocation(s) released`
+  return lost.strandedAllocations === 0
+    ? `${head}stateful pool: none stranded now (resumed or released)`
+    : `${head}stateful pool: ${lost.strandedAllocations} allocation(s) stranded, a person decides: fleetkit alloc release --stranded ${nodeId} --yes, or the node heartbeats again and they resume`
 }
 
 export function age(seconds: number): string {

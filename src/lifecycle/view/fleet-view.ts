@@ -107,6 +107,14 @@ interface NodeSummary {
      * @asType integer
      */
     releasedAllocations: number
+    /** Its pool is stateful: its allocations were stranded at the loss instead of released. */
+    stateful: boolean
+    /**
+     * Allocations stranded on it now: released only by `fleetkit alloc release --stranded`, or resumed when it heartbeats again.
+     * @minimum 0
+     * @asType integer
+     */
+    strandedAllocations: number
   } | null
 }
 
@@ -156,6 +164,8 @@ function summary(n: FleetNode): NodeSummary {
             silentSeconds: typeof lost?.silent_seconds === 'number' ? lost.silent_seconds : null,
             fencedJobs: Number(lost?.fenced_jobs ?? 0),
             releasedAllocations: Number(lost?.released_allocations ?? 0),
+            stateful: lost?.stateful === true,
+            strandedAllocations: n.strandedAllocations,
           },
   }
 }
@@ -243,8 +253,8 @@ export interface NodeShowResult {
     memoryMib: number
     /** @asType integer */
     diskGib: number
-    /** @const "active" */
-    status: string
+    /** Active, or stranded on a lost node of a stateful pool. */
+    status: 'active' | 'stranded'
   }[]
   events: {
     /**
@@ -269,7 +279,10 @@ export async function nodeShow(
   if (!n) throw await unknownNode(pool, nodeId)
   const certificates = await listNodeCertificates(pool, nodeId)
   const jobs = await listRecentJobs(pool, nodeId, options.jobs ?? 10)
-  const allocations = await listAllocations(pool, { nodeId, status: 'active' })
+  const allocations = [
+    ...(await listAllocations(pool, { nodeId, status: 'active' })),
+    ...(await listAllocations(pool, { nodeId, status: 'stranded' })),
+  ]
   const events = await listRecentNodeEvents(pool, nodeId, options.events ?? 10)
   return {
     node: {
@@ -316,7 +329,7 @@ export async function nodeShow(
       cpu: a.cpu,
       memoryMib: a.memoryMib,
       diskGib: a.diskGib,
-      status: a.status,
+      status: a.status === 'stranded' ? ('stranded' as const) : ('active' as const),
     })),
     events: events.map((e) => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, data: e.data })),
   }

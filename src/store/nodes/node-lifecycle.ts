@@ -70,13 +70,13 @@ export async function recordNodeCapacity(
   )
 }
 
-/** What a drain or decommission waits for: active allocations and live leases of the node. */
+/** What a drain or decommission waits for: active (and stranded) allocations and live leases of the node. */
 export async function nodeHoldings(
   q: Queryable,
   nodeId: string,
 ): Promise<{ activeAllocations: string[]; liveLeases: string[] }> {
   const a = await q.query<{ id: string }>(
-    "SELECT id::text AS id FROM allocations WHERE node_id = $1 AND status = 'active' ORDER BY id",
+    "SELECT id::text AS id FROM allocations WHERE node_id = $1 AND status IN ('active', 'stranded') ORDER BY id",
     [nodeId],
   )
   // A lease past its expiry is not live: it would be retried, and a drained node leases nothing.

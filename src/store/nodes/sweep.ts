@@ -1,5 +1,6 @@
 // The sweep's SQL: silent nodes become unhealthy, then lost, judged on the DATABASE's clock
-// (now()), never a gateway's; a loss fences jobs, releases allocations and writes one event.
+// (now()), never a gateway's; a loss fences jobs, releases allocations (strands them on a stateful
+// pool's node) and writes one event; a lost node heard from again gets its stranded ones back.
 import type { Queryable } from '../database.js'
 
 /** Held (session level) by whoever is sweeping right now: a gateway's tick or `fleetkit sweep`. */
@@ -90,12 +91,19 @@ export interface LostReclamation {
   silentSeconds: number
   fencedJobs: { id: string; was: string }[]
   releasedAllocations: string[]
+  /** A stateful pool's node: its allocations, kept and marked stranded until a person decides. */
+  strandedAllocations: string[]
 }
+
+/** What the node_lost event of a stateful pool's node tells a person to do. */
+const STRANDED_DECISION =
+  'a person decides: fleetkit alloc release --stranded NODE --yes (the data on it is given up), or the node heartbeats again and its allocations resume'
 
 /**
  * Declare one node lost, in ONE statement (so one transaction): status `lost`, not schedulable,
  * lost_at; its queued and leased jobs failed with a cleared token (fenced); its allocations
- * released; one `node_lost` event. The status and silence are re-checked in the UPDATE, so a
+ * released, or, when its pool is stateful (pool_policies), stranded (kept, their capacity held);
+ * one `node_lost` event. The status and silence are re-checked in the UPDATE, so a
  * replay, a second sweeper or a heartbeat that landed meanwhile makes it a no-op (undefined).
  */
 export async function reclaimLostNode(
@@ -109,11 +117,13 @@ export async function reclaimLostNode(
     silent: string
     fenced: { id: string; was: string }[] | null
     released: string[] | null
+    stranded: string[] | null
   }>(
     `WITH lost AS (
        UPDATE nodes AS n SET status = 'lost', schedulable = false, lost_at = now(), updated_at = now()
         WHERE n.id = $1 AND n.status IN ('active', 'unhealthy', 'draining') AND ${SILENT_SINCE} < now() - make_interval(secs => $2)
-       RETURNING n.id, n.lost_at, extract(epoch FROM now() - ${SILENT_SINCE}) AS silent
+       RETURNING n.id, n.lost_at, extract(epoch FROM now() - ${SILENT_SINCE}) AS silent,
+                 COALESCE((SELECT p.stateful FROM pool_policies p WHERE p.pool = n.pool), false) AS stateful
      ), open AS (
        SELECT j.id, j.status FROM jobs j WHERE j.node_id = $1 AND j.status IN ('queued', 'leased') FOR UPDATE
      ), fenced AS (
@@ -124,7 +134,11 @@ export async function reclaimLostNode(
        RETURNING j.id::text AS id, o.status AS was
      ), released AS (
        UPDATE allocations AS a SET status = 'released', released_at = now(), release_reason = 'node_lost'
-        WHERE a.node_id = $1 AND a.status = 'active' AND EXISTS (SELECT 1 FROM lost)
+        WHERE a.node_id = $1 AND a.status = 'active' AND EXISTS (SELECT 1 FROM lost WHERE NOT lost.stateful)
+       RETURNING a.id::text AS id
+     ), stranded AS (
+       UPDATE allocations AS a SET status = 'stranded', stranded_at = now()
+        WHERE a.node_id = $1 AND a.status = 'active' AND EXISTS (SELECT 1 FROM lost WHERE lost.stateful)
        RETURNING a.id::text AS id
      ), event AS (
        INSERT INTO events (kind, node_id, data)
@@ -132,14 +146,18 @@ export async function reclaimLostNode(
                 'lost_at', to_char(lost.lost_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                 'silent_seconds', round(lost.silent), 'threshold_seconds', $2::int,
                 'fenced_jobs', (SELECT count(*) FROM fenced), 'released_allocations', (SELECT count(*) FROM released))
+              || CASE WHEN lost.stateful THEN jsonb_build_object(
+                'stateful', true, 'stranded_allocations', (SELECT count(*) FROM stranded),
+                'decision', replace($4::text, 'NODE', lost.id)) ELSE '{}'::jsonb END
          FROM lost
        ON CONFLICT (node_id, (data ->> 'lost_at')) WHERE kind = 'node_lost' DO NOTHING
      )
      SELECT lost.id, lost.lost_at, lost.silent,
             (SELECT jsonb_agg(jsonb_build_object('id', f.id, 'was', f.was) ORDER BY f.id) FROM fenced f) AS fenced,
-            (SELECT array_agg(r.id ORDER BY r.id) FROM released r) AS released
+            (SELECT array_agg(r.id ORDER BY r.id) FROM released r) AS released,
+            (SELECT array_agg(s.id ORDER BY s.id) FROM stranded s) AS stranded
        FROM lost`,
-    [nodeId, lostAfterSeconds, FENCED_REASON],
+    [nodeId, lostAfterSeconds, FENCED_REASON, STRANDED_DECISION],
   )
   const row = rows[0]
   if (!row) return undefined
@@ -149,7 +167,40 @@ export async function reclaimLostNode(
     silentSeconds: Math.round(Number(row.silent)),
     fencedJobs: row.fenced ?? [],
     releasedAllocations: row.released ?? [],
+    strandedAllocations: row.stranded ?? [],
   }
+}
+
+export interface ResumedAllocations {
+  nodeId: string
+  /** The allocations active again. */
+  allocationIds: string[]
+}
+
+/**
+ * A node heard from since its allocations were stranded (last_seen_at after stranded_at) gets them
+ * back: `active` again, one `allocations_resumed` event per node, in one statement. The node stays
+ * lost and unschedulable until `fleetkit node admit` takes it back (an admit before this sweep
+ * leaves them stranded until it: judged on the heartbeat, not the status, they resume either way).
+ */
+export async function resumeStrandedAllocations(q: Queryable): Promise<ResumedAllocations[]> {
+  const { rows } = await q.query<{ node_id: string; ids: string[] }>(
+    `WITH r AS (
+       UPDATE allocations AS a SET status = 'active', stranded_at = NULL
+         FROM nodes n
+        WHERE n.id = a.node_id AND a.status = 'stranded' AND n.status <> 'retired' AND n.last_seen_at > a.stranded_at
+       RETURNING a.node_id, a.id::text AS id
+     ), g AS (
+       SELECT node_id, array_agg(id ORDER BY id) AS ids FROM r GROUP BY node_id
+     ), e AS (
+       INSERT INTO events (kind, node_id, data)
+       SELECT 'allocations_resumed', g.node_id,
+              jsonb_build_object('allocations', cardinality(g.ids), 'allocation_ids', to_jsonb(g.ids), 'reason', 'node heartbeats again')
+         FROM g
+     )
+     SELECT node_id, ids FROM g ORDER BY node_id`,
+  )
+  return rows.map((r) => ({ nodeId: r.node_id, allocationIds: r.ids }))
 }
 
 /**

@@ -1,5 +1,5 @@
 // Capacity reservations on nodes: reserve (node row locked FOR UPDATE, so two reservations
-// cannot both fit the last capacity), release, list. The refusal rules live in src/lifecycle/.
+// cannot both fit the last capacity; a stranded allocation's capacity still counts), release, list. The refusal rules live in src/lifecycle/.
 import type { Pool } from 'pg'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -13,11 +13,15 @@ export interface AllocationRow {
   cpu: number
   memoryMib: number
   diskGib: number
-  status: 'active' | 'released'
+  status: AllocationStatus
   createdAt: Date
   releasedAt: Date | null
   releaseReason: string | null
+  /** When its node was lost (a stateful pool's); kept after a release, cleared when it resumed. */
+  strandedAt: Date | null
 }
+
+export type AllocationStatus = 'active' | 'released' | 'stranded'
 
 interface Capacity3 {
   cpu: number
@@ -26,7 +30,7 @@ interface Capacity3 {
 }
 
 const COLUMNS =
-  'id::text AS id, node_id, owner, cpu, memory_mib, disk_gib, status, created_at, released_at, release_reason'
+  'id::text AS id, node_id, owner, cpu, memory_mib, disk_gib, status, created_at, released_at, release_reason, stranded_at'
 type Raw = Record<string, unknown>
 
 function toAllocation(r: Raw): AllocationRow {
@@ -41,6 +45,7 @@ function toAllocation(r: Raw): AllocationRow {
     createdAt: r.created_at as Date,
     releasedAt: (r.released_at as Date | null) ?? null,
     releaseReason: (r.release_reason as string | null) ?? null,
+    strandedAt: (r.stranded_at as Date | null) ?? null,
   }
 }
 
@@ -50,7 +55,7 @@ function isAllocationId(value: string): boolean {
   return UUID.test(value)
 }
 
-/** The node's row locked for the rest of the transaction, with what its active allocations hold. */
+/** The node's row locked for the rest of the transaction, with what its active and stranded allocations hold. */
 async function lockNodeCapacity(
   q: Queryable,
   nodeId: string,
@@ -73,7 +78,7 @@ async function lockNodeCapacity(
   if (!n) return undefined
   const held = await q.query<Raw>(
     `SELECT COALESCE(sum(cpu), 0) AS cpu, COALESCE(sum(memory_mib), 0) AS memory, COALESCE(sum(disk_gib), 0) AS disk
-       FROM allocations WHERE node_id = $1 AND status = 'active'`,
+       FROM allocations WHERE node_id = $1 AND status IN ('active', 'stranded')`,
     [nodeId],
   )
   const h = held.rows[0]!
@@ -113,7 +118,7 @@ async function releaseAllocation(q: Queryable, id: string, reason: string): Prom
 
 export async function listAllocations(
   q: Queryable,
-  filter: { nodeId?: string; owner?: string; status?: 'active' | 'released' } = {},
+  filter: { nodeId?: string; owner?: string; status?: AllocationStatus } = {},
 ): Promise<AllocationRow[]> {
   const { rows } = await q.query<Raw>(
     `SELECT ${COLUMNS} FROM allocations
@@ -199,6 +204,18 @@ export async function releaseAllocationById(pool: Pool, id: string, actor: strin
   return withTransaction(pool, async (client) => {
     const row = await releaseAllocation(client, id, 'released')
     if (!row) {
+      const stranded = isAllocationId(id)
+        ? await client.query("SELECT 1 FROM allocations WHERE id = $1 AND status = 'stranded'", [id])
+        : { rowCount: 0 }
+      if ((stranded.rowCount ?? 0) > 0)
+        throw new FleetkitError(
+          'ALLOCATION_UNKNOWN',
+          `allocation ${id} is stranded on a lost node of a stateful pool, not active: releasing it gives up the data it held`,
+          {
+            actions: [`fleetkit alloc release --stranded ${id} --yes`],
+            data: { allocationId: id, status: 'stranded' },
+          },
+        )
       throw new FleetkitError(
         'ALLOCATION_UNKNOWN',
         `no active allocation ${JSON.stringify(id.slice(0, 64))} (unknown, or already released)`,
@@ -211,6 +228,43 @@ export async function releaseAllocationById(pool: Pool, id: string, actor: strin
       data: { allocation_id: row.id, owner: row.owner, reason: 'released', actor },
     })
     return row
+  })
+}
+
+/** The stranded allocations an operator named: one by its id, or every one of a node. */
+export async function listStrandedAllocations(q: Queryable, target: string): Promise<AllocationRow[]> {
+  const { rows } = await q.query<Raw>(
+    `SELECT ${COLUMNS} FROM allocations
+      WHERE status = 'stranded' AND (($1::uuid IS NOT NULL AND id = $1::uuid) OR ($1::uuid IS NULL AND node_id = $2))
+      ORDER BY created_at, id LIMIT 10000`,
+    [isAllocationId(target) ? target : null, target],
+  )
+  return rows.map(toAllocation)
+}
+
+/**
+ * Release the given stranded allocations (those still stranded: one that resumed or was released
+ * meanwhile is left as it is), one `allocation_released` event each with the actor, in one transaction.
+ */
+export async function releaseStrandedAllocations(
+  pool: Pool,
+  ids: readonly string[],
+  actor: string,
+): Promise<AllocationRow[]> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<Raw>(
+      `UPDATE allocations SET status = 'released', released_at = now(), release_reason = 'stranded_released'
+        WHERE id = ANY($1::uuid[]) AND status = 'stranded' RETURNING ${COLUMNS}`,
+      [ids],
+    )
+    const released = rows.map(toAllocation).sort((a, b) => a.id.localeCompare(b.id))
+    for (const row of released)
+      await appendEvent(client, {
+        kind: 'allocation_released',
+        nodeId: row.nodeId,
+        data: { allocation_id: row.id, owner: row.owner, reason: 'stranded_released', actor },
+      })
+    return released
   })
 }
 

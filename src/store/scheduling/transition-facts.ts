@@ -14,10 +14,10 @@ export interface CanaryProof {
   provenAt: Date
 }
 
-/** Allocations of the node still in status `active`. */
+/** Allocations of the node still held: `active`, or `stranded` on a stateful pool's lost node. */
 export async function countActiveAllocations(q: Queryable, nodeId: string): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM allocations WHERE node_id = $1 AND status = 'active'",
+    "SELECT count(*)::int AS n FROM allocations WHERE node_id = $1 AND status IN ('active', 'stranded')",
     [nodeId],
   )
   return rows[0]?.n ?? 0

@@ -1,5 +1,5 @@
 // The fleet as operators see it: each node with its heartbeat age (on the database's clock),
-// certificate expiry, capacity reserved by active allocations, and a lost node's reclamation.
+// certificate expiry, capacity held by active and stranded allocations, and a lost node's reclamation.
 import type { Queryable } from '../database.js'
 import type { EventRow } from '../events.js'
 import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from '../nodes/nodes.js'
@@ -18,7 +18,10 @@ export interface FleetNode extends NodeRow {
   silentSeconds: number
   /** The latest not_after of the node's unrevoked certificates; null when none. */
   certificateNotAfter: Date | null
+  /** What the node's active and stranded allocations hold (a stranded one's capacity is not offered again). */
   reserved: { cpu: number; memoryMib: number; diskGib: number; allocations: number }
+  /** Allocations stranded on the node now (a stateful pool's lost node), waiting for a person or its return. */
+  strandedAllocations: number
   /** Jobs leased to the node right now. */
   liveLeases: number
   /** The node_lost event's data of the node's latest loss (fenced jobs, released allocations). */
@@ -45,12 +48,13 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
             extract(epoch FROM now() - n.last_seen_at) AS heartbeat_age,
             extract(epoch FROM now() - COALESCE(GREATEST(n.last_seen_at, n.unparked_at), n.created_at)) AS silent,
             (SELECT max(c.not_after) FROM node_certificates c WHERE c.node_id = n.id AND c.revoked_at IS NULL) AS cert_not_after,
-            COALESCE(a.cpu, 0) AS reserved_cpu, COALESCE(a.memory, 0) AS reserved_memory, COALESCE(a.disk, 0) AS reserved_disk, COALESCE(a.n, 0) AS reserved_n,
+            COALESCE(a.cpu, 0) AS reserved_cpu, COALESCE(a.memory, 0) AS reserved_memory, COALESCE(a.disk, 0) AS reserved_disk, COALESCE(a.n, 0) AS reserved_n, COALESCE(a.stranded, 0) AS stranded_n,
             (SELECT count(*) FROM jobs j WHERE j.node_id = n.id AND j.status = 'leased') AS live_leases,
             CASE WHEN n.status = 'lost' THEN (SELECT e.data FROM events e WHERE e.node_id = n.id AND e.kind = 'node_lost' ORDER BY e.id DESC LIMIT 1) END AS lost_data
        FROM nodes n
-       LEFT JOIN (SELECT node_id, sum(cpu) AS cpu, sum(memory_mib) AS memory, sum(disk_gib) AS disk, count(*) AS n
-                    FROM allocations WHERE status = 'active' GROUP BY node_id) a ON a.node_id = n.id
+       LEFT JOIN (SELECT node_id, sum(cpu) AS cpu, sum(memory_mib) AS memory, sum(disk_gib) AS disk, count(*) AS n,
+                         count(*) FILTER (WHERE status = 'stranded') AS stranded
+                    FROM allocations WHERE status IN ('active', 'stranded') GROUP BY node_id) a ON a.node_id = n.id
       WHERE ($1::text[] IS NULL OR n.status = ANY($1)) AND ($2::text IS NULL OR n.pool = $2)
         AND ($3::text IS NULL OR n.region = $3) AND ($4::boolean IS NULL OR (n.schedulable AND n.status = 'active') = $4) AND ($5::text IS NULL OR n.id = $5)
       ORDER BY n.pool, n.id`,
@@ -75,6 +79,7 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
       diskGib: Number(r.reserved_disk),
       allocations: Number(r.reserved_n),
     },
+    strandedAllocations: Number(r.stranded_n),
     liveLeases: Number(r.live_leases),
     lostReclamation: (r.lost_data as Record<string, unknown> | null) ?? null,
   }))

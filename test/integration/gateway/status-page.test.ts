@@ -149,6 +149,16 @@ describe('gateway: the status page', function () {
       'the event is there, as text',
     )
     assert.ok(doc.gateway.requestsPerSecond.operator > 0, JSON.stringify(doc.gateway))
+    // The verdict, from the state alone: web-2 was never synced, so the fleet is not ready.
+    assert.equal(doc.readiness.ready, false)
+    const web2 = doc.readiness.failing.find((n: { nodeId: string }) => n.nodeId === 'web-2')
+    assert.ok(
+      web2?.failures.some(
+        (f: { code: string; next: string }) => f.code === 'NODE_NOT_CONVERGED' && f.next === 'fleetkit sync',
+      ),
+      JSON.stringify(doc.readiness),
+    )
+    assert.ok(doc.readiness.pools.some((p: { pool: string; ready: boolean }) => p.pool === 'web' && !p.ready))
   })
 
   it('no secret, secret hash or key reaches the page or its data (certificate fingerprints are public)', async () => {
@@ -222,6 +232,8 @@ describe('gateway: the status page', function () {
       assert.equal(await page.locator('section[data-pool="web"] tbody tr').count(), 2)
       // A check that does not apply is shown beside the failing one, never counted as a pass or a fail.
       assert.match((await page.locator('tr[data-node="build-1"]').textContent()) ?? '', /1 failing, 1 n\/a/)
+      assert.equal(await page.locator('#verdict').textContent(), 'Fleet: NOT READY')
+      assert.ok((await page.locator('tr[data-not-ready="web-2"]').count()) >= 1, 'web-2 listed as not ready')
       assert.match((await page.locator('#events tbody').textContent()) ?? '', /<img src=x id=injected/)
       assert.equal(await page.locator('#injected').count(), 0, 'the hostile text made no element')
       assert.equal(await page.evaluate(() => (window as unknown as { __owned?: number }).__owned), undefined)

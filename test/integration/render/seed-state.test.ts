@@ -122,6 +122,18 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       rmSync(stray, { force: true })
     }
     assert.equal((await snapshot('build-1')).status, 'provisioning')
+    // With the node, every pool's stateful flag, for the sweep (examples/fleet.yaml: database is stateful).
+    const pools = await db.pool.query<{ pool: string; stateful: boolean }>(
+      'SELECT pool, stateful FROM pool_policies ORDER BY pool',
+    )
+    assert.deepEqual(
+      pools.rows.map((r) => [r.pool, r.stateful]),
+      [
+        ['application', false],
+        ['build', false],
+        ['database', true],
+      ],
+    )
   })
 
   it('an enrolled node is refused a new secret (NODE_NOT_PROVISIONING naming its status); nothing changes', async () => {

@@ -16,7 +16,7 @@ describe('cli: transition commands', () => {
     for (const [name, command] of Object.entries(commands)) {
       assert.ok(command.summary && command.summary.length > 20, `${name}: a summary`)
       summaries.add(command.summary)
-      assert.equal(command.examples?.length, 2, `${name}: its examples`)
+      assert.ok((command.examples?.length ?? 0) >= 2, `${name}: its examples`)
       assert.deepEqual(Object.keys(command.args ?? {}), ['node'], `${name}: NODE`)
       assert.ok(command.args?.node?.required, `${name}: NODE is required`)
       assert.ok(command.flags?.['state-dir'], `${name}: --state-dir`)
@@ -26,7 +26,7 @@ describe('cli: transition commands', () => {
   })
 
   it('their own flags come first, then --state-dir, as their help lists them', () => {
-    assert.deepEqual(Object.keys(NodeAdmit.flags ?? {}), ['definition', 'state-dir'])
+    assert.deepEqual(Object.keys(NodeAdmit.flags ?? {}), ['definition', 'accept-warn', 'state-dir'])
     assert.deepEqual(Object.keys(NodeDrain.flags ?? {}), ['wait', 'state-dir'])
     assert.deepEqual(Object.keys(NodePark.flags ?? {}), ['state-dir'])
     assert.equal(NodeUndrain.description?.startsWith('The way back from node drain.'), true)

@@ -91,14 +91,19 @@ describe('the explanation of a valid fleet', () => {
     ])
   })
 
-  it('says so when no canary is declared, and names ingress and regions', () => {
+  it('says so when no canary is declared, and names ingress, stateful and regions', () => {
     const definition = smallFleet()
     delete definition.canary
-    definition.pools.database = { ...definition.pools.database!, ingress: true, regions: ['fsn1', 'nbg1'] }
+    definition.pools.database = {
+      ...definition.pools.database!,
+      ingress: true,
+      stateful: true,
+      regions: ['fsn1', 'nbg1'],
+    }
     const lines = formatPoolLines(summarize(definition, POLICY, extra))
     assert.equal(
       lines[1],
-      '  pool database (role database, ingress 80/443, cx22 in fsn1/nbg1): 1 active, 0 drained, 0 disabled; ' +
+      '  pool database (role database, ingress 80/443, stateful, cx22 in fsn1/nbg1): 1 active, 0 drained, 0 disabled; ' +
         'reserves cpu 1.5/4, memory 3072/8192 MiB, disk 20/100 GiB',
     )
     assert.equal(lines.at(-1), '  canary: none declared (sync picks the first reachable node)')
