@@ -23,9 +23,8 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
     const { nodeShow } = await import('../../lifecycle/view/fleet-view.js')
-    const { age, describeAddress, describeProvision, lostReclamationText } = await import(
-      '../../lifecycle/view/fleet-table.js'
-    )
+    const { age, describeAddress, describeProvision, lostReclamationText } =
+      await import('../../lifecycle/view/fleet-table.js')
     const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
       nodeShow(pool, args.node, { events: flags.events }),
     )
