@@ -91,17 +91,25 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
     // data_volume role to mount it (ConditionPathIsMountPoint); the inventory of the site.yml runs declares it.
     // No ssh either: the helper logs in as root with its own pinned key (vendor-data), which an agent
     // seed's account (disable_root) and host key would replace; the seed still applies its first-boot guard.
-    for (const node of definition.nodes as Array<{
+    const nodes = definition.nodes as Array<{
       id: string
+      pool: string
       dataVolume?: unknown
       ssh?: unknown
       hostKey?: unknown
-    }>) {
+    }>
+    for (const node of nodes) {
       if (node.id !== NODE_ID) continue
       delete node.dataVolume
       delete node.ssh
       delete node.hostKey
     }
+    // This host was booted by hand, not provisioned: its pool gets no provider (no image), or the inventory
+    // would leave it out until `node provision` recorded a server address. The example's other build node
+    // is one fleetkit provisions (no ssh.host), so it goes with the provider.
+    const pool = nodes.find((node) => node.id === NODE_ID)!.pool
+    delete (definition.pools as Record<string, { image?: string }>)[pool]!.image
+    definition.nodes = nodes.filter((node) => node.id === NODE_ID || node.pool !== pool)
     definitionFile = join(dir, 'fleet.yaml')
     await writeFile(definitionFile, stringify(definition))
 
