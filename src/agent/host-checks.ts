@@ -3,7 +3,8 @@
 import type { FailureCode } from '../checks/failure-codes.js'
 import type { CheckResult } from '../protocol/check-result.js'
 import { skewStatus, SKEW_FAIL_MS } from './clock-skew.js'
-import { type Host, BRIDGE_SYSCTLS, freeBytes, readHostFile, readMounts } from './host.js'
+import { type Host, BRIDGE_SYSCTLS, freeBytes, readHostFile, readHostFileWithTime, readMounts } from './host.js'
+import { lineDifference, nftLines } from './nft-lines.js'
 import type { CertificateWindow } from './identity.js'
 import { lifetimeLeft } from './renewal-schedule.js'
 
@@ -73,24 +74,90 @@ export async function checkDataVolume(ctx: CheckContext): Promise<CheckResult> {
   return pass(id, `${entry.device} is mounted at ${ctx.dataMount} (xfs)`)
 }
 
-export async function checkFirewall(ctx: CheckContext): Promise<CheckResult> {
+/** The table the firewall role last converged, as `nft list table inet fleetkit` printed it once confirmed. */
+export const FIREWALL_APPLIED_PATH = '/var/lib/fleetkit/firewall/applied.nft'
+/** The loaded table as fleetkit-firewall-snapshot.service (root, every 30 s) lists it for an agent that cannot. */
+export const FIREWALL_SNAPSHOT_PATH = '/run/fleetkit/firewall/live.nft'
+/** Four periods of the snapshot timer: a snapshot older than this means the timer stopped. */
+export const FIREWALL_SNAPSHOT_STALE_MS = 120_000
+/** How the snapshot records an nft that could not list the table (ansible/roles/firewall/files/). */
+const SNAPSHOT_FAILED = '# nft list table inet fleetkit failed:'
+
+export async function checkFirewall(ctx: Pick<CheckContext, 'host' | 'firewallUnit' | 'now'>): Promise<CheckResult> {
   const id = 'host:firewall'
   const result = await ctx.host.run('nft', ['list', 'table', 'inet', 'fleetkit'])
-  if (result.exitCode === 0) return pass(id, 'the inet fleetkit nftables table is loaded')
-  // The agent runs unprivileged (no CAP_NET_ADMIN): then the unit that loads the table answers for it.
-  if (result.exitCode === null || /not permitted|permission denied/i.test(result.stderr)) {
+  // The agent runs unprivileged (no CAP_NET_ADMIN): then nft cannot list, and the snapshot answers.
+  const denied = result.exitCode === null || /not permitted|permission denied/i.test(result.stderr)
+  if (result.exitCode !== 0 && !denied)
+    return fail(
+      { id, code: 'FIREWALL_TABLE_MISSING' },
+      `the inet fleetkit table is not loaded (nft: ${firstLine(result.stderr)})`,
+    )
+  const applied = await readHostFileWithTime(ctx.host, FIREWALL_APPLIED_PATH)
+  if (result.exitCode === 0) {
+    if ('error' in applied) return unconverged(id, applied.error, 'the inet fleetkit nftables table is loaded')
+    return compareTables(id, applied.content, result.stdout, 'as nft lists it')
+  }
+  if ('error' in applied) {
+    // Nothing to compare with: the unit that loads the table answers for it, as before the first converge.
     const unit = await ctx.host.run('systemctl', ['is-active', ctx.firewallUnit])
     if (unit.exitCode === 0)
-      return pass(id, `nft is not readable by this user; ${ctx.firewallUnit}, which loads the table, is active`)
+      return unconverged(
+        id,
+        applied.error,
+        `nft is not readable by this user; ${ctx.firewallUnit}, which loads the table, is active`,
+      )
     return fail(
       { id, code: 'FIREWALL_TABLE_MISSING' },
       `cannot list the table (${result.error ?? firstLine(result.stderr)}) and ${ctx.firewallUnit} is ${unit.stdout.trim() || 'not active'}`,
     )
   }
-  return fail(
-    { id, code: 'FIREWALL_TABLE_MISSING' },
-    `the inet fleetkit table is not loaded (nft: ${firstLine(result.stderr)})`,
+  const snapshot = await readHostFileWithTime(ctx.host, FIREWALL_SNAPSHOT_PATH)
+  if ('error' in snapshot)
+    return fail(
+      { id, code: 'FIREWALL_SNAPSHOT_STALE' },
+      `nft is not readable by this user and ${FIREWALL_SNAPSHOT_PATH} cannot be read (${snapshot.error})${snapshot.error === 'ENOENT' ? ': fleetkit-firewall-snapshot.timer has not run' : ''}`,
+    )
+  const age = Math.max(0, ctx.now.getTime() - snapshot.modified.getTime())
+  if (age > FIREWALL_SNAPSHOT_STALE_MS)
+    return fail(
+      { id, code: 'FIREWALL_SNAPSHOT_STALE' },
+      `the snapshot of the loaded table, ${FIREWALL_SNAPSHOT_PATH}, is ${formatAge(age)} old (written every 30 s, limit ${formatAge(FIREWALL_SNAPSHOT_STALE_MS)}): fleetkit-firewall-snapshot.timer stopped`,
+    )
+  if (snapshot.content.startsWith(SNAPSHOT_FAILED))
+    return fail(
+      { id, code: 'FIREWALL_TABLE_MISSING' },
+      `the inet fleetkit table is not loaded (snapshot of ${formatAge(age)} ago, nft: ${firstLine(snapshot.content.slice(SNAPSHOT_FAILED.length))})`,
+    )
+  return compareTables(id, applied.content, snapshot.content, `snapshot of ${formatAge(age)} ago`)
+}
+
+/** No converged table to compare with: never converged (ENOENT) passes as before; unreadable warns. */
+function unconverged(id: string, error: string, loaded: string): CheckResult {
+  if (error === 'ENOENT')
+    return pass(id, `${loaded}; not yet converged (no ${FIREWALL_APPLIED_PATH}): not compared with a converged table`)
+  return warn(
+    id,
+    `${loaded}; ${FIREWALL_APPLIED_PATH} cannot be read (${error}): not compared with the converged table`,
   )
+}
+
+function compareTables(id: string, converged: string, loaded: string, source: string): CheckResult {
+  const wanted = nftLines(converged)
+  const difference = lineDifference(wanted, nftLines(loaded))
+  if (difference.count === 0)
+    return pass(id, `the loaded inet fleetkit table (${source}) is the one last converged (${wanted.length} lines)`)
+  return fail(
+    { id, code: 'FIREWALL_RULES_DRIFTED' },
+    `the loaded inet fleetkit table (${source}) differs from the one last converged in ${difference.count} line${difference.count === 1 ? '' : 's'}; first: ${(difference.first ?? '').slice(0, 200)}`,
+  )
+}
+
+function formatAge(ms: number): string {
+  const seconds = Math.round(ms / 1000)
+  if (seconds < 180) return `${seconds} s`
+  const minutes = Math.round(seconds / 60)
+  return minutes < 180 ? `${minutes} min` : `${Math.round(minutes / 60)} h`
 }
 
 export async function checkDiskFree(ctx: CheckContext): Promise<CheckResult> {

@@ -1,6 +1,6 @@
 // The host as the agent sees it: file reads and statfs under a root directory ('/' on
 // a real host, a fake tree in tests) and the command runner.
-import { readFile, statfs } from 'node:fs/promises'
+import { open, readFile, statfs } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import type { CommandRunner } from './command-runner.js'
@@ -8,7 +8,12 @@ import type { CommandRunner } from './command-runner.js'
 export interface Host {
   root: string
   run: CommandRunner
+  /** Reads a file some other way than under root: the host suites read a test host's over ssh. */
+  readFile?: (path: string) => Promise<HostFile>
 }
+
+/** A file's whole content and when it was last written, or why it could not be read (ENOENT, EACCES). */
+export type HostFile = { content: string; modified: Date } | { error: string }
 
 function hostPath(host: Host, path: string): string {
   return join(host.root, path)
@@ -16,10 +21,31 @@ function hostPath(host: Host, path: string): string {
 
 /** Trimmed file content, or undefined when it cannot be read. */
 export async function readHostFile(host: Host, path: string): Promise<string | undefined> {
+  if (host.readFile) {
+    const file = await host.readFile(path)
+    return 'error' in file ? undefined : file.content.trim()
+  }
   try {
     return (await readFile(hostPath(host, path), 'utf8')).trim()
   } catch {
     return undefined
+  }
+}
+
+/** A file's content and modification time (the age of a snapshot another unit writes). */
+export async function readHostFileWithTime(host: Host, path: string): Promise<HostFile> {
+  if (host.readFile) return host.readFile(path)
+  try {
+    // One open file: the time and the content are those of the same file, even if it is replaced meanwhile.
+    const handle = await open(hostPath(host, path))
+    try {
+      const { mtime } = await handle.stat()
+      return { content: await handle.readFile('utf8'), modified: mtime }
+    } finally {
+      await handle.close()
+    }
+  } catch (error) {
+    return { error: (error as NodeJS.ErrnoException).code ?? String(error) }
   }
 }
 

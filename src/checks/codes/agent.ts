@@ -66,6 +66,15 @@ export const AGENT_CODES = {
     person: false,
   },
   FIREWALL_TABLE_MISSING: { summary: 'The inet fleetkit nftables table is not loaded.', person: false },
+  FIREWALL_RULES_DRIFTED: {
+    summary: 'The loaded inet fleetkit nftables table differs from the one the firewall role last converged.',
+    person: false,
+  },
+  FIREWALL_SNAPSHOT_STALE: {
+    summary:
+      'The snapshot of the loaded inet fleetkit table that the unprivileged agent reads is missing or older than 2 minutes.',
+    person: false,
+  },
   DISK_FREE_LOW: {
     summary: 'The data volume has less free space than the agent is configured to require.',
     person: true,

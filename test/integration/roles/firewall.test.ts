@@ -10,6 +10,7 @@ import { TEST_HARNESS_VARS, runRoles } from './role-runs.js'
 import { checkFirewall } from '../../../src/agent/host-checks.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { CommandRunner } from '../../../src/agent/command-runner.js'
+import type { HostFile } from '../../../src/agent/host.js'
 import {
   type ContainerHost,
   type Inventory,
@@ -38,6 +39,20 @@ function sshRunner(host: TestHost, user = 'root'): CommandRunner {
     const line = [command, ...args].map(quote).join(' ')
     const result = await host.ssh(user === 'root' ? line : `runuser -u ${user} -- ${line}`)
     return { exitCode: result.code, stdout: result.stdout, stderr: result.stderr }
+  }
+}
+
+/** The agent's file reads, but of the test host's files over ssh (as USER): the modes must let the agent read. */
+function sshFiles(host: TestHost, user = 'root'): (path: string) => Promise<HostFile> {
+  return async (path) => {
+    const line = `stat -c %Y ${quote(path)} && cat ${quote(path)}`
+    const result = await host.ssh(user === 'root' ? line : `runuser -u ${user} -- sh -c ${quote(line)}`)
+    if (result.code !== 0) return { error: /permission denied/i.test(result.stderr) ? 'EACCES' : 'ENOENT' }
+    const newline = result.stdout.indexOf('\n')
+    return {
+      content: result.stdout.slice(newline + 1),
+      modified: new Date(Number(result.stdout.slice(0, newline)) * 1000),
+    }
   }
 }
 
@@ -149,6 +164,8 @@ describe('firewall role on container hosts', function () {
       await host.sshOk('nft list table inet fleetkit')
       assert.equal((await host.ssh('systemctl is-enabled fleetkit-firewall.service')).stdout.trim(), 'enabled')
       assert.equal((await host.ssh('systemctl is-active fleetkit-firewall.service')).stdout.trim(), 'active')
+      assert.equal((await host.ssh('systemctl is-enabled fleetkit-firewall-snapshot.timer')).stdout.trim(), 'enabled')
+      assert.equal((await host.ssh('systemctl is-active fleetkit-firewall-snapshot.timer')).stdout.trim(), 'active')
       // Docker's and Tailscale's tables are theirs: ours replaced only itself.
       await host.sshOk('nft list table ip foreign')
       // The dead-man switch was disarmed: no timer is left to undo the confirmed rules.
@@ -182,13 +199,38 @@ describe('firewall role on container hosts', function () {
     assert.equal(await probeTcp(plain.address, CLOSED_PORT, 'operator'), 'timeout')
   })
 
-  it('host:firewall passes as root and as the unprivileged agent user', async function () {
-    const context = (run: CommandRunner) => ({ host: { root: '/', run }, firewallUnit: 'fleetkit-firewall.service' })
-    const asRoot = await checkFirewall(context(sshRunner(plain)) as Parameters<typeof checkFirewall>[0])
-    assert.equal(asRoot.status, 'pass', asRoot.detail)
-    const unprivileged = await checkFirewall(context(sshRunner(plain, 'nobody')) as Parameters<typeof checkFirewall>[0])
-    assert.equal(unprivileged.status, 'pass', unprivileged.detail)
-    assert.match(unprivileged.detail, /fleetkit-firewall\.service/)
+  it('host:firewall passes as root and as the unprivileged agent user, and fails on a rule added by hand', async function () {
+    const check = (user: string) =>
+      checkFirewall({
+        host: { root: '/', run: sshRunner(plain, user), readFile: sshFiles(plain, user) },
+        firewallUnit: 'fleetkit-firewall.service',
+        now: new Date(),
+      })
+    const both = async () => ({ root: await check('root'), agent: await check('nobody') })
+
+    // The timer ran the snapshot by itself (at once when the role started it, long after boot).
+    const triggered = await plain.sshOk('systemctl show -P LastTriggerUSecMonotonic fleetkit-firewall-snapshot.timer')
+    assert.doesNotMatch(triggered.stdout.trim(), /^(0|n\/a)?$/, 'the snapshot timer never fired')
+    let result = await both()
+    assert.equal(result.root.status, 'pass', result.root.detail)
+    assert.match(result.root.detail, /\(as nft lists it\) is the one last converged/)
+    assert.equal(result.agent.status, 'pass', result.agent.detail)
+    assert.match(result.agent.detail, /\(snapshot of \d+ s ago\) is the one last converged/)
+
+    // A rule added by hand: root sees it at once, the agent once the snapshot ran (here: started now).
+    await plain.sshOk('nft add rule inet fleetkit input tcp dport 9999 accept')
+    await plain.sshOk('systemctl start fleetkit-firewall-snapshot.service')
+    result = await both()
+    for (const [who, r] of Object.entries(result)) {
+      assert.deepEqual([r.status, r.code], ['fail', 'FIREWALL_RULES_DRIFTED'], `${who}: ${r.detail}`)
+      assert.match(r.detail, /in 1 line; first: \+ tcp dport 9999 accept$/, who)
+    }
+
+    // The confirmed boot rules loaded again: both pass.
+    await plain.sshOk('nft -f /etc/fleetkit/firewall.nft && systemctl start fleetkit-firewall-snapshot.service')
+    result = await both()
+    assert.equal(result.root.status, 'pass', result.root.detail)
+    assert.equal(result.agent.status, 'pass', result.agent.detail)
   })
 
   it('refuses a deadline within two connection timeouts with DEADMAN_TIMEOUT_TOO_SHORT and changes nothing', async function () {
