@@ -25,6 +25,8 @@ export function environmentFailure(error: Error): EnvironmentFailure | undefined
   const state = sqlState(error)
   if (state !== undefined) return databaseFailure(state, error)
   const e = error as NodeJS.ErrnoException & { dest?: string }
+  const denied = permissionFailure(e)
+  if (denied) return denied
   const what = e.code === undefined ? undefined : FILESYSTEM_ERRNOS[e.code]
   // A system call's error (it names one); another library's error that reuses an errno code is not ours to name.
   if (what === undefined || typeof e.syscall !== 'string') return undefined
@@ -38,6 +40,26 @@ export function environmentFailure(error: Error): EnvironmentFailure | undefined
         ? `remount the filesystem holding ${shown} read-write`
         : `free space on the filesystem holding ${shown} (df -h)`,
       'then run the command again',
+    ],
+    data: { errno: e.code, syscall: e.syscall, ...(path === undefined ? {} : { path }) },
+  }
+}
+
+/**
+ * A file this user may not open, create or remove: most often a state directory shared with the gateway
+ * service (`fleetkit gateway install`), whose CA keys and server files only root and the service's
+ * account may touch. Never a bug: the command must run as someone who may.
+ */
+function permissionFailure(e: NodeJS.ErrnoException & { dest?: string }): EnvironmentFailure | undefined {
+  if ((e.code !== 'EACCES' && e.code !== 'EPERM') || typeof e.syscall !== 'string') return undefined
+  const path = e.path ?? e.dest
+  const shown = path === undefined ? `a file (${e.syscall})` : path
+  return {
+    code: 'FILESYSTEM_PERMISSION_DENIED',
+    message: `this user may not ${e.syscall} ${shown} (${e.code}); the command stopped there`,
+    actions: [
+      'run the command as a user who may: on a state shared with the gateway service, as root (sudo fleetkit ...)',
+      'fleetkit runbook FILESYSTEM_PERMISSION_DENIED',
     ],
     data: { errno: e.code, syscall: e.syscall, ...(path === undefined ? {} : { path }) },
   }

@@ -14,6 +14,12 @@ export const CLI_CODES = {
     person: false,
     exitCode: 74,
   },
+  FILESYSTEM_PERMISSION_DENIED: {
+    summary:
+      'This user may not open, create or remove a local file the command needs (EACCES, EPERM), such as a CA key of a state shared with the gateway service; the command stopped there.',
+    person: false,
+    exitCode: 77,
+  },
   SECRET_OUTPUT_IN_GIT: {
     summary:
       'A file that holds a secret (a seed, a private key) was to be written inside a Git work tree that does not ignore it; nothing was written. --force writes it there anyway.',

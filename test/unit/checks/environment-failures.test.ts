@@ -56,6 +56,21 @@ describe('environment failures: coded, never INTERNAL_ERROR', () => {
     assert.match(toFleetkitError(errnoError('EDQUOT', 'fsync')).message, /could not write a file \(fsync\) \(EDQUOT/)
   })
 
+  it('a file this user may not touch is FILESYSTEM_PERMISSION_DENIED (exit 77), naming the path and sudo', () => {
+    const denied = toFleetkitError(errnoError('EACCES', 'open', '/var/lib/fleetkit/pki/ca.key'))
+    assert.equal(denied.code, 'FILESYSTEM_PERMISSION_DENIED')
+    assert.equal(denied.exitCode, 77)
+    assert.equal(
+      denied.message,
+      'this user may not open /var/lib/fleetkit/pki/ca.key (EACCES); the command stopped there',
+    )
+    assert.match(denied.actions[0]!, /as root \(sudo fleetkit \.\.\.\)/)
+    assert.deepEqual(denied.data, { errno: 'EACCES', syscall: 'open', path: '/var/lib/fleetkit/pki/ca.key' })
+    assert.equal(toFleetkitError(errnoError('EPERM', 'unlink')).code, 'FILESYSTEM_PERMISSION_DENIED')
+    // Without a system call it is some library's code, not a file's.
+    assert.equal(toFleetkitError(Object.assign(new Error('x'), { code: 'EACCES' })).code, 'INTERNAL_ERROR')
+  })
+
   it("an errno code without a system call (another library's error) is not taken for the filesystem's", () => {
     assert.equal(toFleetkitError(Object.assign(new Error('x'), { code: 'EIO' })).code, 'INTERNAL_ERROR')
     // A network errno is not a filesystem failure either (the agent's gateway errors have their own codes).
