@@ -233,6 +233,9 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
 
     before(async () => {
       calls = new pgModule.Pool({ connectionString: db.url, max: RUNS })
+      // As freshDatabase's pool: an idle connection ended by the server (DROP DATABASE ... WITH (FORCE), a
+      // shutdown) is an 'error' on the pool, which without a listener ends the worker process.
+      calls.on('error', () => undefined)
       await upsertDeclaredNode(db.pool, { id: node, pool: 'build', status: 'active' })
       await setNodeStatus(db.pool, node, 'active')
       await recordNodeCapacity(db.pool, node, { cpu: 4, memoryMib: 8192, diskGib: 80 })
