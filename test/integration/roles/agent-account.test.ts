@@ -73,8 +73,14 @@ describe('role: agent keeps its own account, never an operator account (issue 25
     (await host.sshOk('systemctl show -P User fleetkit-agent.service')).stdout.trim()
   const mainPidUser = (host: ContainerHost) =>
     eventually(`${host.name}: fleetkit-agent running`, async () => {
-      const user = (await host.ssh('ps -o user= -p "$(systemctl show -P MainPID fleetkit-agent.service)"')).stdout
-      return user.trim() || undefined
+      const [user, comm] = (
+        await host.ssh('ps -o user:64=,comm= -p "$(systemctl show -P MainPID fleetkit-agent.service)"')
+      ).stdout
+        .trim()
+        .split(/\s+/)
+      // Until it execs the agent, the unit's main process is systemd's own child, "(fleetkit-agent)" or
+      // "(sd-exec...)", still root: its user is the unit's only once it runs the agent.
+      return user && comm && !comm.startsWith('(') ? user : undefined
     })
 
   before(async () => {
