@@ -7,47 +7,39 @@
 // so does one after a holder whose connection died.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { gunzipSync } from 'node:zlib'
 
 import pgModule from 'pg'
 import type pg from 'pg'
 
 import { type FleetkitError, isFleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { fixedClock } from '../../../src/config/clock.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { Definition } from '../../../src/definition/types.js'
 import { decommissionNode } from '../../../src/lifecycle/node/node-decommission.js'
 import { type ProvisionOptions, provisionNode } from '../../../src/lifecycle/provision/node-provision.js'
-import { HetznerClient } from '../../../src/provider/hetzner.js'
-import { type HetznerStub, startHetznerStub } from '../../../src/provider/hetzner-stub.js'
+import type { HetznerClient } from '../../../src/provider/hetzner.js'
+import type { HetznerStub } from '../../../src/provider/hetzner-stub.js'
 import { getProvisionRow } from '../../../src/store/provider/provisioning.js'
-import { validDefinition } from '../../support/definition-fixture.js'
 import { eventually } from '../../support/eventually.js'
-import { startTestGateway, type TestGateway } from '../../support/gateway.js'
-import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
+import type { TestGateway } from '../../support/gateway.js'
+import type { DisposablePostgres } from '../../support/postgres.js'
+import { type ProvisionWorld, decodeUserData, startProvisionWorld } from '../../support/provision-world.js'
 
 const RUNS = 20
 
-const decodeUserData = (userData: string) => gunzipSync(Buffer.from(userData, 'base64')).toString('utf8')
-
 describe('one winner: 20 concurrent provision, --resume and decommission runs of one node', function () {
   this.timeout(120_000)
+  let world: ProvisionWorld
   let pg: DisposablePostgres
   let gw: TestGateway
   let stub: HetznerStub
   let client: HetznerClient
   let definition: Definition
+  let clock: ProvisionWorld['clock']
+  let sleep: ProvisionWorld['sleep']
   let pools: pg.Pool[] = []
-  const clock = fixedClock(new Date())
-  const sleep = async (ms: number) => clock.advance(ms)
-
-  const creates = (name: string) =>
-    stub.requests.filter(
-      (r) => r.method === 'POST' && r.path === '/servers' && (r.body as { name?: string })?.name === name,
-    )
-  const serversOf = (nodeId: string) =>
-    [...stub.api.servers.values()].filter((s) => s.labels['fleetkit.node_id'] === nodeId)
+  const creates = (name: string) => world.creates(name)
+  const serversOf = (nodeId: string) => world.serversOf(nodeId)
 
   /** The stored secret hash is the SHA-256 of the one secret in the (only) create request's seed. */
   async function assertStoredSecretIsTheSeeds(nodeId: string): Promise<void> {
@@ -154,20 +146,8 @@ describe('one winner: 20 concurrent provision, --resume and decommission runs of
   }
 
   before(async () => {
-    pg = await startDisposablePostgres()
-    gw = await startTestGateway({ postgresUrl: pg.url, sweep: null })
-    stub = await startHetznerStub({ clock, actionDurationMs: 2000 })
-    client = new HetznerClient({
-      env: { HETZNER_API_TOKEN: stub.token },
-      baseUrl: stub.url,
-      clock,
-      sleep,
-      rng: seededRng('client'),
-      requestTimeoutMs: 500,
-    })
-    definition = validDefinition()
-    definition.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
-    definition.pools.build!.regions = ['fsn1', 'nbg1']
+    world = await startProvisionWorld()
+    ;({ pg, gw, stub, client, definition, clock, sleep } = world)
     for (const id of ['win-1', 'win-2', 'win-3']) definition.nodes.push({ id, pool: 'build', state: 'active' })
   })
   afterEach(async () => {
@@ -175,9 +155,7 @@ describe('one winner: 20 concurrent provision, --resume and decommission runs of
     pools = []
   })
   after(async () => {
-    await stub?.close()
-    await gw?.close()
-    await pg?.stop()
+    await world?.close()
   })
 
   it('node provision: one creates the one server and stores the secret of its seed; 19 are NODE_BUSY; --resume afterwards proceeds', async () => {

@@ -8,12 +8,11 @@ import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { gunzipSync } from 'node:zlib'
 
 import { parse, stringify } from 'yaml'
 
 import { type FleetkitError, isFleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { fixedClock, systemClock } from '../../../src/config/clock.js'
+import { systemClock } from '../../../src/config/clock.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { Definition } from '../../../src/definition/types.js'
@@ -34,12 +33,10 @@ import { eventually } from '../../support/eventually.js'
 import { startHetznerProxy } from '../../support/hetzner-proxy.js'
 import { overlayEnv, runProcessOk, startProcess } from '../../support/process.js'
 import { validDefinition } from '../../support/definition-fixture.js'
-import { startTestGateway, type TestGateway } from '../../support/gateway.js'
-import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
+import type { TestGateway } from '../../support/gateway.js'
+import { type ProvisionWorld, decodeUserData, startProvisionWorld } from '../../support/provision-world.js'
 
 /** The user_data as cloud-init's Hetzner data source reads it: base64, then gzip. */
-const decodeUserData = (userData: string) => gunzipSync(Buffer.from(userData, 'base64')).toString('utf8')
-
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<Error> {
   try {
     await promise
@@ -53,20 +50,15 @@ async function rejectsWith(promise: Promise<unknown>, code: string): Promise<Err
 
 describe('node provision, replace and decommission against the Hetzner stub', function () {
   this.timeout(120_000)
-  let pg: DisposablePostgres
+  let world: ProvisionWorld
   let gw: TestGateway
   let stub: HetznerStub
   let client: HetznerClient
   let definition: Definition
-  const clock = fixedClock(new Date())
-  const sleep = async (ms: number) => clock.advance(ms)
-
-  const creates = (name: string) =>
-    stub.requests.filter(
-      (r) => r.method === 'POST' && r.path === '/servers' && (r.body as { name?: string })?.name === name,
-    )
-  const serversOf = (nodeId: string) =>
-    [...stub.api.servers.values()].filter((s) => s.labels['fleetkit.node_id'] === nodeId)
+  let clock: ProvisionWorld['clock']
+  let sleep: ProvisionWorld['sleep']
+  const creates = (name: string) => world.creates(name)
+  const serversOf = (nodeId: string) => world.serversOf(nodeId)
   const serversNamed = (name: string) => [...stub.api.servers.values()].filter((s) => s.name === name)
   /** The clear secret in the node's last create request, found by the hash the state holds. */
   async function secretOf(nodeId: string): Promise<string> {
@@ -108,25 +100,11 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
     })
 
   before(async () => {
-    pg = await startDisposablePostgres()
-    gw = await startTestGateway({ postgresUrl: pg.url, sweep: null })
-    stub = await startHetznerStub({ clock, actionDurationMs: 2000 })
-    client = new HetznerClient({
-      env: { HETZNER_API_TOKEN: stub.token },
-      baseUrl: stub.url,
-      clock,
-      sleep,
-      rng: seededRng('client'),
-      requestTimeoutMs: 500,
-    })
-    definition = validDefinition()
-    definition.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
-    definition.pools.build!.regions = ['fsn1', 'nbg1']
+    world = await startProvisionWorld()
+    ;({ gw, stub, client, definition, clock, sleep } = world)
   })
   after(async () => {
-    await stub?.close()
-    await gw?.close()
-    await pg?.stop()
+    await world?.close()
   })
 
   it('creates one server with the pool firewall, the three labels and a gzip+base64 seed; only the hash is stored; --resume creates nothing', async () => {
