@@ -96,3 +96,32 @@ export function pkiDirOf(flags: { 'pki-dir'?: string | undefined; 'state-dir'?: 
     ? resolvePkiDir({ FLEETKIT_PKI_DIR: flags['pki-dir'] })
     : resolvePkiDir(envWithStateDir(flags['state-dir']))
 }
+
+/**
+ * --mitogen/--no-mitogen (FLEETKIT_SYNC_MITOGEN) and --strategy (FLEETKIT_SYNC_STRATEGY): how `sync` and `drift`
+ * drive Ansible. Resolved here, by the command, so the sync library reads no environment of its own.
+ */
+export function ansibleSpeedFlags() {
+  return {
+    mitogen: Flags.boolean({
+      summary: 'Use the mitogen strategy when ansible-mitogen is installed (default); --no-mitogen for plain SSH.',
+      env: 'FLEETKIT_SYNC_MITOGEN',
+      allowNo: true,
+      default: true,
+    }),
+    strategy: Flags.string({
+      summary: "Ansible's strategy: free (each host at its own pace) or linear (every host in lock-step).",
+      env: 'FLEETKIT_SYNC_STRATEGY',
+      options: ['free', 'linear'] as const,
+      default: 'free',
+    }),
+  }
+}
+
+/** The sync options --mitogen and --strategy resolve to. */
+export function ansibleSpeedOptions(flags: { mitogen: boolean; strategy: string }): {
+  noMitogen: boolean
+  strategy: 'free' | 'linear'
+} {
+  return { noMitogen: !flags.mitogen, strategy: flags.strategy === 'linear' ? 'linear' : 'free' }
+}

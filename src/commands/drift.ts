@@ -2,7 +2,7 @@
 // of what would change per node and role; exit 0 only when nothing drifted (src/sync/sync-run.ts).
 import { Flags } from '@oclif/core'
 
-import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
+import { ansibleSpeedFlags, ansibleSpeedOptions, definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import type { SyncReport } from '../sync/sync-report.js'
 
@@ -36,11 +36,7 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
       multiple: true,
       delimiter: ',',
     }),
-    mitogen: Flags.boolean({
-      summary: 'Use the mitogen strategy when ansible-mitogen is installed (default).',
-      allowNo: true,
-      default: true,
-    }),
+    ...ansibleSpeedFlags(),
   }
 
   async run(): Promise<SyncReport> {
@@ -58,9 +54,9 @@ Exit codes: 0 nothing drifted; 1 DRIFT_DETECTED; 21 SYNC_PARTIAL_FAILURE (a chec
           ref: flags.ref,
           limit: flags.limit,
           tags: flags.tags,
-          noMitogen: !flags.mitogen,
+          ...ansibleSpeedOptions(flags),
           // Test harnesses only (docs/operations.md): the container hosts' vars, as sync passes them.
-          extraVarsFile: process.env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
+          extraVarsFile: env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
           env,
           who: actor,
           clock,

@@ -2,7 +2,7 @@
 // state in the ledger (src/sync/sync-run.ts). Thin: flags in, runSync() out, a line per node.
 import { Flags } from '@oclif/core'
 
-import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
+import { ansibleSpeedFlags, ansibleSpeedOptions, definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import type { SyncReport } from '../sync/sync-report.js'
 
@@ -20,14 +20,14 @@ Before any role each node must present its pinned host key to node-ssh (SSH_HOST
 SSH_HOST_KEY_MISMATCH when it differs). After the agent role, a node whose agent holds no live certificate is enrolled:
 a single-use secret (hash stored, 10 minutes) and the gateway CA (ca-bundle.pem of FLEETKIT_PKI_DIR) go over SFTP as
 files, never on a command line, and its agent is restarted. A node is converged only once its agent heartbeats (within
-FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS, default 120; AGENT_NOT_HEARTBEATING otherwise). An enrolled node gets nothing.
+--heartbeat-timeout, FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS, default 120; AGENT_NOT_HEARTBEATING otherwise). An enrolled node gets nothing.
 
 Exit codes: 0 every node converged; 20 SYNC_CANARY_FAILED; 21 SYNC_PARTIAL_FAILURE (a node failed or its firewall
 change rolled back); 22 SYNC_NODES_UNREACHABLE; 23 SYNC_IN_PROGRESS; 24 SYNC_PLAN_STALE; 2 a refused input
 (SYNC_REF_INVALID, SYNC_RUN_UNKNOWN, SYNC_TARGET_UNKNOWN, SYNC_NO_TARGETS); 130/143 interrupted (resume it with --resume RUN).
 
 Speed: SSH multiplexing (ControlPersist), pipelining, forks sized to the fleet and the controller's cores, a fact
-cache, the free strategy (each host at its own pace; FLEETKIT_SYNC_STRATEGY=linear for lock-step), through mitogen
+cache, the free strategy (each host at its own pace; --strategy linear or FLEETKIT_SYNC_STRATEGY=linear for lock-step), through mitogen
 when Debian's ansible-mitogen is installed (--no-mitogen or FLEETKIT_SYNC_MITOGEN=0 turn it off).
 ANSIBLE_PRIVATE_KEY_FILE names the SSH key when it is not your default.
 
@@ -72,10 +72,14 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
     full: Flags.boolean({
       summary: 'Run every role on every node, even where the fingerprint says nothing changed since the last converge.',
     }),
-    mitogen: Flags.boolean({
-      summary: 'Use the mitogen strategy when ansible-mitogen is installed (default); --no-mitogen for plain SSH.',
-      allowNo: true,
-      default: true,
+    ...ansibleSpeedFlags(),
+    'heartbeat-timeout': Flags.integer({
+      summary:
+        'Seconds a node has to heartbeat after sync installed or enrolled its agent (AGENT_NOT_HEARTBEATING after).',
+      env: 'FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS',
+      default: 120,
+      min: 1,
+      helpValue: 'SECONDS',
     }),
   }
 
@@ -100,7 +104,8 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
           tags: flags.tags,
           planHash: flags['plan-hash'],
           resume: flags.resume,
-          noMitogen: !flags.mitogen,
+          ...ansibleSpeedOptions(flags),
+          heartbeatTimeoutSeconds: flags['heartbeat-timeout'],
           full: flags.full,
           // Test harnesses and bench/sync.ts only (docs/operations.md): not flags, never set in production.
           extraVarsFile: env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,

@@ -52,23 +52,21 @@ export interface PhaseResult {
 }
 
 /**
- * Mitogen when Debian's ansible-mitogen is installed, unless turned off (--no-mitogen, FLEETKIT_SYNC_MITOGEN=0).
- * The free strategy unless FLEETKIT_SYNC_STRATEGY=linear: no role orders work across hosts (no run_once,
+ * Mitogen when Debian's ansible-mitogen is installed, unless the command turned it off (--no-mitogen).
+ * The free strategy unless the command asks for linear: no role orders work across hosts (no run_once,
  * delegate_to or hostvars of another host), so a host need not wait for the slowest at every task.
  */
 export function speedSettings(options: {
   targets: number
   noMitogen: boolean
-  env: Env
+  strategy?: 'free' | 'linear'
   stateDir: string
   mitogenDir?: string
   cores?: number
 }): SpeedSettings {
-  const off =
-    options.noMitogen || options.env.FLEETKIT_SYNC_MITOGEN === '0' || options.env.FLEETKIT_SYNC_MITOGEN === 'false'
   return {
-    mitogen: !off && existsSync(options.mitogenDir ?? MITOGEN_DIR),
-    strategy: options.env.FLEETKIT_SYNC_STRATEGY === 'linear' ? 'linear' : 'free',
+    mitogen: !options.noMitogen && existsSync(options.mitogenDir ?? MITOGEN_DIR),
+    strategy: options.strategy ?? 'free',
     forks: forksFor(options.targets, options.cores ?? cpus().length),
     pipelining: true,
     controlPersist: '120s',

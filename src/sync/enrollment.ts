@@ -30,9 +30,9 @@ export function agentRoleRuns(ctx: RunContext): boolean {
   return !ctx.check && (ctx.plan.tags.length === 0 || ctx.plan.tags.includes('agent'))
 }
 
-function heartbeatWaitMs(env: RunContext['options']['env']): number {
-  const raw = Number(env.FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS ?? DEFAULT_WAIT_SECONDS)
-  return (Number.isFinite(raw) && raw > 0 ? raw : DEFAULT_WAIT_SECONDS) * 1000
+function heartbeatWaitMs(options: RunContext['options']): number {
+  const seconds = options.heartbeatTimeoutSeconds
+  return (seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_WAIT_SECONDS) * 1000
 }
 
 /** The fast path's check: an unchanged node counts as converged only while its agent heartbeats. */
@@ -58,7 +58,7 @@ export async function ensureAgentHeartbeating(
   ctx: RunContext,
   node: string,
 ): Promise<{ judgement: NodeJudgement | null; enrolled: boolean }> {
-  const { pool, env } = ctx.options
+  const { pool } = ctx.options
   const before = await readAgentLiveness(pool, node)
   if (isHeartbeating(before)) return { judgement: null, enrolled: false }
   const enrolledBefore = before !== undefined && ENROLLED.has(before.status) && before.liveCertificate
@@ -68,7 +68,7 @@ export async function ensureAgentHeartbeating(
   }
   const beat = await waitForHeartbeat(ctx, node, before?.hostFactsAt ?? null)
   if (beat) return { judgement: null, enrolled: !enrolledBefore }
-  const waited = Math.round(heartbeatWaitMs(env) / 1000)
+  const waited = Math.round(heartbeatWaitMs(ctx.options) / 1000)
   return {
     enrolled: false,
     judgement: {
@@ -157,10 +157,10 @@ function handOffFailed(node: string, why: string): NodeJudgement {
 
 /** Polls until the node heartbeats with facts newer than `factsBefore`; false when the wait ends first. */
 async function waitForHeartbeat(ctx: RunContext, node: string, factsBefore: Date | null): Promise<boolean> {
-  const { pool, env } = ctx.options
+  const { pool } = ctx.options
   const sleep = ctx.options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const start = ctx.clock.now().getTime()
-  const limitMs = heartbeatWaitMs(env)
+  const limitMs = heartbeatWaitMs(ctx.options)
   for (;;) {
     const live = await readAgentLiveness(pool, node)
     const fresh =

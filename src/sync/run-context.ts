@@ -23,6 +23,10 @@ export interface SyncOptions {
   planHash?: string
   resume?: number
   noMitogen?: boolean
+  /** Ansible's strategy: free (default, each host at its own pace) or linear (lock-step). */
+  strategy?: 'free' | 'linear'
+  /** How long a node's agent has to heartbeat after sync installed or enrolled it (default 120). */
+  heartbeatTimeoutSeconds?: number
   /** Run every node in full even when its fingerprint is unchanged (src/sync/fingerprint.ts). */
   full?: boolean
   /**

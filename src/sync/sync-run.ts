@@ -82,7 +82,12 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
     throw staleError(options.planHash, plan.hash, 'the plan changed since it was reviewed')
 
   const stateDir = resolveStateDir(env)
-  const speed = speedSettings({ targets: plan.targets.length, noMitogen: options.noMitogen ?? false, env, stateDir })
+  const speed = speedSettings({
+    targets: plan.targets.length,
+    noMitogen: options.noMitogen ?? false,
+    strategy: options.strategy,
+    stateDir,
+  })
   report(`Ansible: ${describeSpeed(speed)}.`)
 
   const start = async (): Promise<SyncReport> => {

@@ -194,6 +194,40 @@ export function statementsOutsideOwner(srcDir: string, owner = DATABASE_OWNER): 
     .sort()
 }
 
+/**
+ * The lines of one source text that read a `FLEETKIT_` variable by name (`env.FLEETKIT_X`, `env?.FLEETKIT_X`,
+ * `env['FLEETKIT_X']`), comments and strings aside: a library that does so decides what a command should.
+ */
+export function variableReadLines(text: string, fileName = 'module.ts'): number[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
+  const lines: number[] = []
+  const visit = (node: ts.Node): void => {
+    const name =
+      ts.isPropertyAccessExpression(node) || ts.isPropertyAccessChain(node)
+        ? node.name.text
+        : ts.isElementAccessExpression(node) && ts.isStringLiteralLike(node.argumentExpression)
+          ? node.argumentExpression.text
+          : undefined
+    if (name?.startsWith('FLEETKIT_')) lines.push(source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1)
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return lines
+}
+
+/** Every read of a `FLEETKIT_` variable in a module of `folder` (a library the commands configure), as `module:line`. */
+export function variableReadsIn(srcDir: string, folder: string): string[] {
+  return sourceFiles(srcDir)
+    .map((file) => relative(srcDir, file))
+    .filter((module) => folderOf(module) === folder)
+    .flatMap((module) =>
+      variableReadLines(readFileSync(join(srcDir, module), 'utf8'), module).map(
+        (line) => `${module}:${line} reads a FLEETKIT_ variable: the command resolves it and passes an option`,
+      ),
+    )
+    .sort()
+}
+
 /** The import cycles among modules of src/ (strongly connected components), each as its sorted modules. */
 export function importCycles(graph: ModuleGraph): string[][] {
   // Tarjan's algorithm; recursive, which is fine at src/'s few hundred modules.

@@ -13,6 +13,8 @@ import {
   queryCallLines,
   SRC_LAYERS,
   statementsOutsideOwner,
+  variableReadLines,
+  variableReadsIn,
 } from '../support/import-graph.js'
 import { packagePath } from '../../src/package-root.js'
 
@@ -48,6 +50,10 @@ describe('layers: what each folder of src/ may import', () => {
   it('the store owns the database: no module outside src/store imports the driver or runs a statement', () => {
     assert.deepEqual(driverImports(graph), [])
     assert.deepEqual(statementsOutsideOwner(packagePath('src')), [])
+  })
+
+  it('the sync library reads no FLEETKIT_ variable: sync and drift resolve them into options', () => {
+    assert.deepEqual(variableReadsIn(packagePath('src'), 'sync'), [])
   })
 
   it('every import() names its module as a literal, so this test sees it', () => {
@@ -159,6 +165,18 @@ describe('layers: what each folder of src/ may import', () => {
         'await queryable(1)',
       ].join('\n')
       assert.deepEqual(queryCallLines(text), [1, 4])
+    })
+
+    it('sees a FLEETKIT_ variable read by property or by literal key, not one named in a comment or string', () => {
+      const text = [
+        'const a = env.FLEETKIT_SYNC_STRATEGY',
+        '// env.FLEETKIT_SYNC_MITOGEN in a comment',
+        "const b = 'env.FLEETKIT_X'",
+        "const c = options.env['FLEETKIT_SYNC_MITOGEN']",
+        'const d = process.env?.FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS',
+        'const e = env.HOME',
+      ].join('\n')
+      assert.deepEqual(variableReadLines(text), [1, 4, 5])
     })
 
     it('a real violation fails the check (store importing gateway)', () => {

@@ -58,7 +58,7 @@ describe('sync: check mode shows the difference (real ansible-playbook, connecti
       tags: [],
       extraVarsFile: extraVars,
       speed: {
-        ...speedSettings({ targets: 1, noMitogen: true, env: {}, stateDir: join(dir, 'state') }),
+        ...speedSettings({ targets: 1, noMitogen: true, stateDir: join(dir, 'state') }),
         strategy: 'linear',
       },
       env: { ...process.env },

@@ -51,7 +51,8 @@ describe('sync enrollment step: what an enrolled node gets', function () {
       options: {
         mode: 'apply',
         definitionPath: 'fleet.yaml',
-        env: { FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS: '30' },
+        env: {},
+        heartbeatTimeoutSeconds: 30,
         pool: db.pool,
         progress: (m: string) => progress.push(m),
         // The wait sleeps on the injected clock: no real time passes.

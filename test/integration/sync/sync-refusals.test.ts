@@ -181,6 +181,16 @@ describe('fleetkit sync: refusals before anything runs', function () {
     assert.match(run.json.actions.join('\n'), /fleetkit sync --plan-hash [0-9a-f]{64}/)
   })
 
+  it('FLEETKIT_SYNC_STRATEGY and FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS are flags: a bad value is USAGE_INVALID', async () => {
+    for (const bad of [{ FLEETKIT_SYNC_STRATEGY: 'parallel' }, { FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS: '0' }]) {
+      const run = await runFleetkit(['sync', '--definition', fleet, '--ref', sha, '--json'], {
+        env: { ...env, ...bad },
+      })
+      assert.equal(run.code, 2, run.stdout)
+      assert.equal(run.json.code, 'USAGE_INVALID')
+    }
+  })
+
   it("a harness's FLEETKIT_SYNC_EXTRA_VARS_FILE is part of the plan: the command hands it to the run", async () => {
     const planWith = async (vars: string | undefined) => {
       const run = await runFleetkit(

@@ -1,5 +1,5 @@
 // fleetkit's Ansible speed settings: forks bounded by the controller's cores and the hosts, the free
-// strategy unless FLEETKIT_SYNC_STRATEGY=linear, mitogen only where it is installed.
+// strategy unless the command asks for linear, mitogen only where it is installed.
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,14 +21,14 @@ describe('sync speed settings', () => {
   it('runs the free strategy unless told linear, named after mitogen when it is installed', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'fleetkit-speed-'))
     const mitogenDir = stateDir
-    const free = speedSettings({ targets: 10, noMitogen: false, env: {}, stateDir, mitogenDir, cores: 2 })
+    const free = speedSettings({ targets: 10, noMitogen: false, stateDir, mitogenDir, cores: 2 })
     assert.equal(free.strategy, 'free')
     assert.equal(free.forks, 8)
     assert.match(describeSpeed(free), /^strategy mitogen_free \(ansible-mitogen\), forks 8, pipelining on/)
     const linear = speedSettings({
       targets: 10,
       noMitogen: true,
-      env: { FLEETKIT_SYNC_STRATEGY: 'linear' },
+      strategy: 'linear',
       stateDir,
       mitogenDir,
       cores: 2,
@@ -38,7 +38,6 @@ describe('sync speed settings', () => {
     const missing = speedSettings({
       targets: 2,
       noMitogen: false,
-      env: {},
       stateDir,
       mitogenDir: join(stateDir, 'absent'),
     })
