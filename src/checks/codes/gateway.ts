@@ -33,6 +33,11 @@ export const GATEWAY_CODES = {
       "The state directory's embedded PostgreSQL runs as another account than the gateway's; install (or uninstall --remove-account) changed nothing.",
     person: false,
   },
+  GATEWAY_INSTALL_BUSY: {
+    summary:
+      'Another fleetkit gateway install or uninstall held the machine-wide install lock for longer than the wait (5 minutes); nothing was changed.',
+    person: false,
+  },
   GATEWAY_INSTALL_FAILED: {
     summary:
       'A system command of fleetkit gateway install or uninstall (groupadd, useradd, systemctl, ...) failed, or the installed gateway did not come up.',

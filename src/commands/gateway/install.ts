@@ -24,10 +24,11 @@ embedded PostgreSQL runs as another account (GATEWAY_INSTALL_SERVER_RUNNING: fle
   async run(): Promise<GatewayInstallResult> {
     const { flags } = await this.parse(GatewayInstall)
     const { installGatewayService } = await import('../../gateway/install/gateway-service.js')
-    const result = await this.withDeferredState({ stateDir: flags['state-dir'] }, ({ withPool }) =>
+    const result = await this.withDeferredState({ stateDir: flags['state-dir'] }, ({ withPool, progress }) =>
       installGatewayService({
         env: envWithStateDir(flags['state-dir']),
         withPool: (work) => withPool((pool) => work(pool)),
+        lock: { onWait: progress },
       }),
     )
     if (!result.changed)

@@ -27,10 +27,11 @@ directory to the postgres user, as root's own state has it) and removes the acco
   async run(): Promise<GatewayUninstallResult> {
     const { flags } = await this.parse(GatewayUninstall)
     const { uninstallGatewayServiceOnMachine } = await import('../../gateway/install/gateway-service.js')
-    const result = await this.withDeferredState({ stateDir: flags['state-dir'] }, ({ withPool }) =>
+    const result = await this.withDeferredState({ stateDir: flags['state-dir'] }, ({ withPool, progress }) =>
       uninstallGatewayServiceOnMachine({
         env: envWithStateDir(flags['state-dir']),
         withPool: (work) => withPool((pool) => work(pool)),
+        lock: { onWait: progress },
         removeAccount: flags['remove-account'],
       }),
     )

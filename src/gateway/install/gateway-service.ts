@@ -12,9 +12,11 @@ import {
   type GatewayUninstallResult,
   installGateway,
   type InstallHost,
+  requireRootAndSystemd,
   uninstallGatewayService,
 } from './install.js'
 import { machineInstallHost, runningCliCommand } from './install-host.js'
+import { type InstallLockOptions, withInstallLock } from './install-lock.js'
 
 type WithPool = <T>(work: (pool: Queryable) => Promise<T>) => Promise<T>
 
@@ -22,20 +24,33 @@ export interface ServiceOptions {
   env: Env
   withPool: WithPool
   host?: InstallHost
+  /** The unit's command (default: this Node.js and this CLI's bin script). */
+  command?: readonly string[]
+  /** The machine-wide lock one install or uninstall holds (src/gateway/install/install-lock.ts). */
+  lock?: InstallLockOptions
 }
 
+/** The whole install under the machine's install lock: the unit, its database up, the event recorded. */
 export async function installGatewayService(options: ServiceOptions): Promise<GatewayInstallResult> {
   const host = options.host ?? (await machineInstallHost())
   const stateDir = resolveStateDir(options.env)
-  const result = await installGateway(host, { stateDir, command: runningCliCommand() })
-  if (result.changed) {
-    // The gateway starts its database itself, inside its unit: wait for it rather than start one here.
-    // (unless the gateway's settings name a DATABASE_URL: then it starts none).
-    if (!options.env.DATABASE_URL && !(await gatewayEnvNamesDatabaseUrl()))
-      await waitForGatewayDatabase(stateDir, host.run)
-    await options.withPool((pool) => recordGatewayInstalled(pool, result))
-  }
-  return result
+  // Refused before the lock: a user who may not install must not hold up, or wait for, one who may.
+  requireRootAndSystemd(host, 'install')
+  return withInstallLock(
+    'install',
+    async () => {
+      const result = await installGateway(host, { stateDir, command: options.command ?? runningCliCommand() })
+      if (result.changed) {
+        // The gateway starts its database itself, inside its unit: wait for it rather than start one here.
+        // (unless the gateway's settings name a DATABASE_URL: then it starts none).
+        if (!options.env.DATABASE_URL && !(await gatewayEnvNamesDatabaseUrl()))
+          await waitForGatewayDatabase(stateDir, host.run)
+        await options.withPool((pool) => recordGatewayInstalled(pool, result))
+      }
+      return result
+    },
+    options.lock,
+  )
 }
 
 /** The unit's EnvironmentFile: only whether it names DATABASE_URL is read, never the value. */
@@ -52,6 +67,16 @@ export async function uninstallGatewayServiceOnMachine(
   const host = options.host ?? (await machineInstallHost())
   const stateDir = resolveStateDir(options.env)
   const embedded = !options.env.DATABASE_URL
+  requireRootAndSystemd(host, 'uninstall')
+  return withInstallLock('uninstall', () => uninstall(host, stateDir, embedded, options), options.lock)
+}
+
+function uninstall(
+  host: InstallHost,
+  stateDir: string,
+  embedded: boolean,
+  options: ServiceOptions & { removeAccount: boolean },
+): Promise<GatewayUninstallResult> {
   return uninstallGatewayService(host, {
     stateDir,
     removeAccount: options.removeAccount,

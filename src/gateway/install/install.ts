@@ -64,7 +64,7 @@ export interface InstallOptions {
 
 const NEXT = 'systemctl status fleetkit-gateway'
 
-function requireRootAndSystemd(host: InstallHost, verb: 'install' | 'uninstall'): void {
+export function requireRootAndSystemd(host: InstallHost, verb: 'install' | 'uninstall'): void {
   if (host.uid !== 0) {
     throw new FleetkitError(
       'GATEWAY_INSTALL_NOT_ROOT',

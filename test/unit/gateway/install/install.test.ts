@@ -8,6 +8,10 @@ import { join } from 'node:path'
 
 import { FleetkitError } from '../../../../src/checks/fleetkit-error.js'
 import type { HostRunner, RunResult } from '../../../../src/gateway/install/host-runner.js'
+import {
+  installGatewayService,
+  uninstallGatewayServiceOnMachine,
+} from '../../../../src/gateway/install/gateway-service.js'
 import { installGateway, type InstallHost, uninstallGatewayService } from '../../../../src/gateway/install/install.js'
 import { packagePath } from '../../../../src/package-root.js'
 
@@ -21,9 +25,12 @@ class FakeMachine {
   enabled = false
   active = false
   fail: string | undefined
+  /** Each command takes a moment, as a real one does: concurrent flows interleave between their commands. */
+  slow = false
   run: HostRunner = async (file, args) => {
     const line = [file, ...args].join(' ')
     this.calls.push(line)
+    if (this.slow) await new Promise((resolve) => setTimeout(resolve, 2))
     const ok = (stdout = ''): RunResult => ({ code: 0, stdout, stderr: '' })
     if (this.fail && line.startsWith(this.fail)) return { code: 1, stdout: '', stderr: `${file}: it broke\n` }
     if (file === 'getent' && args[0] === 'passwd')
@@ -252,5 +259,87 @@ describe('gateway install: the flow on a stand-in machine', function () {
     assert.deepEqual(machine.changes(), ['userdel fleetkit-gateway', 'groupdel fleetkit-gateway'])
     const info = await stat(stateDir)
     assert.deepEqual([info.uid, info.mode & 0o7777], [0, 0o700])
+  })
+
+  describe('two operators at once', () => {
+    const RUNS = 20
+
+    function service(stateDir: string, recorded: string[]) {
+      return {
+        // A database URL: the flow records its event through withPool without waiting for an embedded server.
+        env: { DATABASE_URL: 'postgres://unused', FLEETKIT_STATE_DIR: stateDir },
+        host,
+        command,
+        withPool: <T>(_work: (pool: never) => Promise<T>): Promise<T> => {
+          recorded.push('event')
+          return Promise.resolve(undefined as T)
+        },
+        lock: { path: join(dir, 'install.lock'), pollMs: 2 },
+      }
+    }
+
+    it('without the lock the race is real: concurrent installs each create the account', async () => {
+      machine.slow = true
+      const stateDir = join(dir, 'state')
+      await Promise.allSettled(Array.from({ length: RUNS }, () => installGateway(host, { stateDir, command })))
+      assert.ok(machine.calls.filter((c) => c.startsWith('useradd')).length > 1, machine.changes().join('\n'))
+    })
+
+    it(`of ${RUNS} concurrent installs one acts, the others find it done; of ${RUNS} uninstalls one acts`, async () => {
+      machine.slow = true
+      const stateDir = join(dir, 'state')
+      const recorded: string[] = []
+      const installs = await Promise.all(
+        Array.from({ length: RUNS }, () => installGatewayService(service(stateDir, recorded))),
+      )
+      assert.equal(installs.filter((r) => r.changed).length, 1)
+      assert.deepEqual(machine.changes(), [
+        'groupadd --system fleetkit-gateway',
+        `useradd --system --gid fleetkit-gateway --home-dir ${stateDir} --no-create-home --shell /usr/sbin/nologin --comment fleetkit gateway fleetkit-gateway`,
+        'systemctl daemon-reload',
+        'systemctl enable fleetkit-gateway.service',
+        'systemctl start fleetkit-gateway.service',
+      ])
+      assert.equal(recorded.length, 1, 'one gateway_installed event')
+
+      machine.calls = []
+      recorded.length = 0
+      const uninstalls = await Promise.all(
+        Array.from({ length: RUNS }, () =>
+          uninstallGatewayServiceOnMachine({ ...service(stateDir, recorded), removeAccount: false }),
+        ),
+      )
+      assert.equal(uninstalls.filter((r) => r.changed).length, 1)
+      assert.deepEqual(machine.changes(), [
+        'systemctl disable --now fleetkit-gateway.service',
+        'systemctl daemon-reload',
+      ])
+      assert.equal(recorded.length, 1, 'one gateway_uninstalled event')
+    })
+
+    it('a holder that outlasts the wait is GATEWAY_INSTALL_BUSY, with nothing changed', async () => {
+      const lock = join(dir, 'install.lock')
+      // A live process of ours holds it: this test's parent, alive for the whole test.
+      await writeFile(lock, `${process.ppid} ${Date.now()} held\n`)
+      const error = await refusal(
+        installGatewayService({ ...service(join(dir, 'state'), []), lock: { path: lock, timeoutMs: 50, pollMs: 5 } }),
+      )
+      assert.equal(error.code, 'GATEWAY_INSTALL_BUSY')
+      assert.match(error.message, new RegExp(`PID ${process.ppid}`))
+      assert.deepEqual(machine.changes(), [])
+    })
+
+    it('a user who may not install is refused before the lock, never waiting for it', async () => {
+      const lock = join(dir, 'install.lock')
+      await writeFile(lock, `${process.ppid} ${Date.now()} held\n`)
+      const error = await refusal(
+        installGatewayService({
+          ...service(join(dir, 'state'), []),
+          host: { ...host, uid: 1000 },
+          lock: { path: lock, timeoutMs: 60_000 },
+        }),
+      )
+      assert.equal(error.code, 'GATEWAY_INSTALL_NOT_ROOT')
+    })
   })
 })
