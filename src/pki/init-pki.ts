@@ -3,6 +3,7 @@
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { assertSecretOutsideGit, type GitRunner } from '../fs/output-in-git.js'
 import { createCertificateAuthority, loadIssuingCa } from './certificate-authority.js'
 import { generateP256KeyPair, privateKeyToPem } from './keys.js'
 import {
@@ -34,6 +35,9 @@ export async function initPki(options: {
   pkiDir: string
   serverNames?: readonly string[]
   now: Date
+  /** --force: write the CA key into a Git work tree that does not ignore it. */
+  force?: boolean
+  git?: GitRunner
 }): Promise<InitPkiResult> {
   const { pkiDir, now } = options
   const serverNames =
@@ -46,6 +50,15 @@ export async function initPki(options: {
       { actions: ['fleetkit ca init --help'] },
     )
   }
+  // Before the lock, which creates the directory: a CA key inside a repository is refused with nothing written.
+  await assertSecretOutsideGit({
+    path: join(pkiDir, PKI_FILE_NAMES.caKey),
+    what: 'the CA private key (whoever holds it can stand in for the gateway to every agent)',
+    outside: 'fleetkit ca init   (without --pki-dir: <state dir>/pki, outside any repository)',
+    retry: `fleetkit ca init --pki-dir ${pkiDir}`,
+    force: options.force ?? false,
+    ...(options.git ? { git: options.git } : {}),
+  })
   return withPkiLock(pkiDir, () => initLocked(pkiDir, serverNames, now), { create: true })
 }
 

@@ -9,7 +9,8 @@ import type { InitPkiResult } from '../../pki/init-pki.js'
 export default class CaInit extends FleetkitCommand<InitPkiResult> {
   static override summary = 'Create the CA, its trust bundle and the gateway server certificate in the PKI directory.'
   static override description = `Writes ca.pem, ca.key (0600), ca-bundle.pem, server.pem and server.key (0600) into
-FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA (CA_EXISTS).`
+FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA (CA_EXISTS), and a PKI directory
+inside a Git work tree that does not ignore it (SECRET_OUTPUT_IN_GIT; --force writes there anyway).`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --server-name gateway.example.net --server-name 203.0.113.10',
@@ -22,13 +23,17 @@ FLEETKIT_PKI_DIR (default <state dir>/pki). Refuses to overwrite an existing CA 
     }),
     'pki-dir': pkiDirFlag(),
     'state-dir': stateDirFlag(),
+    force: Flags.boolean({
+      summary: 'Write the CA key even inside a Git work tree that does not ignore it (SECRET_OUTPUT_IN_GIT otherwise).',
+      default: false,
+    }),
   }
 
   async run(): Promise<InitPkiResult> {
     const { flags } = await this.parse(CaInit)
     const { initPki } = await import('../../pki/init-pki.js')
     const result = await this.withOperator({}, ({ clock }) =>
-      initPki({ pkiDir: pkiDirOf(flags), serverNames: flags['server-name'], now: clock.now() }),
+      initPki({ pkiDir: pkiDirOf(flags), serverNames: flags['server-name'], now: clock.now(), force: flags.force }),
     )
     this.log(`Created a CA in ${result.pkiDir}`)
     this.log(`  CA SHA-256:     ${result.caFingerprintSha256}`)

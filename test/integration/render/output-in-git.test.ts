@@ -27,7 +27,7 @@ import {
 
 const EXAMPLE = ['--definition', 'examples/fleet.yaml']
 
-describe('secrets stay out of Git: seed --output, ca operator-cert --out, db backup (real git and PostgreSQL)', function () {
+describe('secrets stay out of Git: seed --output, ca init and operator-cert, db backup (real git and PostgreSQL)', function () {
   this.timeout(180_000)
   let server: DisposablePostgres
   let db: FreshDatabase
@@ -170,5 +170,24 @@ describe('secrets stay out of Git: seed --output, ca operator-cert --out, db bac
     assert.equal(forced.code, 0, forced.stdout)
     assertMatchesOutputSchema('db-backup', forced.json)
     assert.ok(existsSync(forced.json.result.file))
+  })
+
+  it('ca init --pki-dir into the work tree: refused with no directory made; an ignored one and --force are written', async () => {
+    const before = workTreeFiles()
+    const pkiDir = join(repo, 'pki')
+    const refused = await runFleetkit(['ca', 'init', '--pki-dir', pkiDir, '--json'], { env })
+    assert.equal(refused.code, 2, refused.stdout)
+    assert.equal(refused.json.code, 'SECRET_OUTPUT_IN_GIT')
+    assert.equal(refused.json.data.path, join(pkiDir, 'ca.key'))
+    assert.match(refused.json.actions.join('\n'), /fleetkit ca init --pki-dir .* --force/)
+    assert.ok(!existsSync(pkiDir), 'not even the directory')
+    assert.deepEqual(workTreeFiles(), before)
+
+    const ignored = await runFleetkit(['ca', 'init', '--pki-dir', join(repo, 'ignored', 'pki'), '--json'], { env })
+    assert.equal(ignored.code, 0, ignored.stdout)
+    const forced = await runFleetkit(['ca', 'init', '--pki-dir', pkiDir, '--force', '--json'], { env })
+    assert.equal(forced.code, 0, forced.stdout)
+    assertMatchesOutputSchema('ca-init', forced.json)
+    assert.ok(existsSync(join(pkiDir, 'ca.key')))
   })
 })
