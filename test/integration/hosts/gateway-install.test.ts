@@ -1,13 +1,26 @@
 // `fleetkit gateway install` on a real control host: a systemd-nspawn container (systemd as PID 1)
 // with this build of fleetkit and this machine's Node.js copied in. Root's state is taken over, the
 // unit runs the gateway and its embedded PostgreSQL as fleetkit-gateway, root and a member of the
-// group see one database, a reboot brings both back, uninstall stops and removes the unit.
+// group see one database; then the operator's path to a first node, all on the control host: a
+// release signed here is published with `fleetkit release publish`, `fleetkit seed` renders an agent
+// seed whose release.url is the gateway's own enrollment listener, and a second container booted from
+// that seed installs the agent from the gateway, enrolls and heartbeats. A reboot of the control host
+// brings the unit, its database and the node's heartbeats back; uninstall stops and removes the unit.
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { type ContainerHost, assertHostsAvailable, startContainerHosts } from '../../hosts/index.js'
+import { parse, stringify } from 'yaml'
+
+import { packagePath } from '../../../src/package-root.js'
+import { type ContainerHost, OPERATOR_ADDRESS, assertHostsAvailable, startContainerHosts } from '../../hosts/index.js'
+import { agentBundle } from '../../support/agent-bundle.js'
 import { runProcessOk } from '../../support/process.js'
+import { packSignedRelease } from '../../support/release-mirror.js'
 
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
 const FLEETKIT = '/usr/local/bin/fleetkit'
@@ -22,8 +35,23 @@ const PACKAGE_FILES = [
   'policy',
   'src/store/migrations',
   'src/store/embedded/initdb-child.mjs',
+  'cloud-init',
   'node_modules',
 ]
+/** The node the second container becomes: the example's canary, booted by hand (no provider, no ssh block). */
+const NODE_ID = 'build-1'
+const VERSION = (JSON.parse(await readFile(packagePath('package.json'), 'utf8')) as { version: string }).version
+
+/** Copies the local folder `from` into the host's own root at `to` (its mount namespace, not the overlay). */
+async function copyInto(host: ContainerHost, from: string, to: string): Promise<void> {
+  const into = `nsenter -t ${host.initPid} -m -r --`
+  await runProcessOk('bash', [
+    '-o',
+    'pipefail',
+    '-c',
+    `${into} mkdir -p ${to} && tar -C ${from} -chf - . | ${into} tar -xf - -C ${to} --no-same-owner`,
+  ])
+}
 
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
@@ -38,6 +66,8 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
 describe('gateway install on a control host (container)', function () {
   this.timeout(600_000)
   let host: ContainerHost
+  let agentHost: ContainerHost | undefined
+  let scratch: string
 
   before(async function () {
     assert.ok(existsSync(`${repoRoot}/dist/commands`), 'fleetkit is not built: npm run build')
@@ -59,8 +89,25 @@ describe('gateway install on a control host (container)', function () {
       `chmod -R a+rX /opt/fleetkit && printf '#!/bin/sh\\nexec /usr/local/bin/node /opt/fleetkit/bin/run.js "$@"\\n' > ${FLEETKIT} && chmod 0755 ${FLEETKIT}`,
     )
     await host.sshOk('useradd --create-home --shell /bin/bash op')
+    scratch = await mkdtemp(join(tmpdir(), 'fleetkit-control-host-'))
   })
-  after(() => host?.stop())
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return
+    // What the node, the seed, the agent and the gateway said: the reason of a failure is there.
+    const say = async (what: string, on: ContainerHost | undefined, command: string) => {
+      const r = await on?.ssh(command, { timeoutMs: 30_000 }).catch((e: unknown) => ({ stdout: String(e), stderr: '' }))
+      process.stderr.write(`--- ${what}:\n${r ? r.stdout + r.stderr : '(no host)'}\n`)
+    }
+    await say('node show', host, `${FLEETKIT} node show ${NODE_ID} --json | head -c 3000`)
+    await say('gateway journal', host, 'journalctl -u fleetkit-gateway --no-pager | tail -25')
+    await say('agent journal', agentHost, 'journalctl -u fleetkit-agent --no-pager | tail -25')
+    await say('cloud-init output', agentHost, 'tail -30 /var/log/cloud-init-output.log')
+  })
+  after(async () => {
+    await agentHost?.stop()
+    await host?.stop()
+    if (scratch) await rm(scratch, { recursive: true, force: true })
+  })
 
   const asRoot = (args: string) => host.ssh(`${FLEETKIT} ${args}`, { timeoutMs: 180_000 })
   const asMember = (args: string) => host.ssh(`runuser -u op -- ${FLEETKIT} ${args}`, { timeoutMs: 180_000 })
@@ -77,7 +124,13 @@ describe('gateway install on a control host (container)', function () {
 
   it("refuses while root's own server runs, then takes root's state over", async () => {
     // Root's state as a new operator makes it: the CA, then a command that starts the database (as postgres).
-    await host.sshOk(`${FLEETKIT} ca init --server-name localhost`, { timeoutMs: 180_000 })
+    // The gateway's certificate names the address agents dial; its listeners bind that address, not loopback.
+    await host.sshOk(`${FLEETKIT} ca init --server-name localhost --server-name ${host.address}`, {
+      timeoutMs: 180_000,
+    })
+    await host.sshOk(
+      `mkdir -p /etc/fleetkit && printf 'FLEETKIT_ENROLL_BIND=0.0.0.0:8444\\nFLEETKIT_AGENT_BIND=0.0.0.0:8443\\n' > /etc/fleetkit/gateway.env`,
+    )
     assert.equal((await asRoot('node list --json')).code, 0)
     assert.equal(await postmasterUser(), 'postgres')
     const refused = await asRoot('gateway install --json')
@@ -123,6 +176,64 @@ describe('gateway install on a control host (container)', function () {
     )
   })
 
+  it('a node seeded on the control host installs the release the gateway publishes, enrolls and heartbeats', async () => {
+    // The release as an operator makes it (pack, sign with their own key): here, on this machine.
+    const release = await packSignedRelease(scratch, await readFile(await agentBundle()), VERSION)
+    await copyInto(host, join(release.wwwRoot, 'fleetkit-agent', VERSION), `/root/release/${VERSION}`)
+    const definition = parse(await readFile(packagePath('examples', 'fleet.yaml'), 'utf8'))
+    const enrollUrl = `https://${host.address}:8444`
+    definition.gateway = { url: `https://${host.address}:8443`, enrollUrl }
+    // release.url is the enrollment listener: seeds pin the gateway CA for the download (no caFile).
+    definition.release = { url: enrollUrl, publicKey: release.publicKey, version: VERSION }
+    // The seed's first-boot firewall lets SSH in from the operator CIDRs only: this machine's bridge address.
+    definition.operators = { ...definition.operators, cidrs: [`${OPERATOR_ADDRESS}/32`] }
+    const nodes = definition.nodes as Array<{ id: string; pool: string; [key: string]: unknown }>
+    const node = nodes.find((n) => n.id === NODE_ID)!
+    // Booted by hand: no provider for its pool, no data volume to wait for; the helper logs in as root with
+    // its own pinned key, which the seed's ssh block (account, host key) would replace.
+    delete node.dataVolume
+    delete node.ssh
+    delete node.hostKey
+    delete (definition.pools as Record<string, { image?: string }>)[node.pool]!.image
+    definition.nodes = nodes.filter((n) => n.id === NODE_ID || n.pool !== node.pool)
+    await host.sshOk('cat > /root/fleet.yaml', { input: stringify(definition) })
+
+    const published = await asRoot(
+      `release publish --dir /root/release/${VERSION} --version ${VERSION} -d /root/fleet.yaml --json`,
+    )
+    assert.equal(published.code, 0, `${published.stdout}${published.stderr}`)
+    assert.equal((json(published.stdout).result as { status: string }).status, 'published')
+    const seeded = await asRoot(
+      `seed ${NODE_ID} --kind agent -d /root/fleet.yaml --output /root/${NODE_ID}.user-data --json`,
+    )
+    assert.equal(seeded.code, 0, `${seeded.stdout}${seeded.stderr}`)
+    const userData = (await host.sshOk(`cat /root/${NODE_ID}.user-data`)).stdout
+
+    const [started] = await startContainerHosts(1, { name: 'agent', seed: { userData } })
+    agentHost = started!
+    // The agent came from the gateway: the bytes of the bundle signed here, the version it reports.
+    const installed = (await agentHost.sshOk('sha256sum /usr/local/bin/fleetkit-agent')).stdout
+    const bundleSha = createHash('sha256')
+      .update(await readFile(await agentBundle()))
+      .digest('hex')
+    assert.ok(installed.startsWith(bundleSha), `the agent installed is the release published: ${installed}`)
+    const shown = await eventually(
+      'the node enrolled and heartbeating',
+      async () => {
+        const r = await asMember(`node show ${NODE_ID} --json`)
+        const n =
+          r.code === 0
+            ? (json(r.stdout).result as { node: { status: string; heartbeatAgeSeconds: number | null } }).node
+            : undefined
+        return n && n.status === 'active' && n.heartbeatAgeSeconds !== null && n.heartbeatAgeSeconds < 60
+          ? n
+          : undefined
+      },
+      180_000,
+    )
+    assert.equal(shown.status, 'active')
+  })
+
   it('comes back after a reboot: the unit, the gateway and its database', async () => {
     await host.reboot()
     await eventually('the gateway active', async () =>
@@ -134,6 +245,22 @@ describe('gateway install on a control host (container)', function () {
     const member = await asMember('events --type gateway_installed --json')
     assert.equal(member.code, 0, `${member.stdout}${member.stderr}`)
     assert.equal((json(member.stdout).result as { events: unknown[] }).events.length, 1)
+    // The node's agent kept its certificate through the outage: its heartbeats land again.
+    const since = (await host.sshOk('date -u +%s')).stdout.trim()
+    await eventually(
+      'a heartbeat from the node after the reboot',
+      async () => {
+        const r = await asMember(`node show ${NODE_ID} --json`)
+        const n =
+          r.code === 0
+            ? (json(r.stdout).result as { node: { status: string; lastSeenAt: string | null } }).node
+            : undefined
+        return n?.lastSeenAt && Date.parse(n.lastSeenAt) / 1000 > Number(since) && n.status === 'active'
+          ? true
+          : undefined
+      },
+      180_000,
+    )
   })
 
   it('uninstall stops and removes the unit and keeps state and account', async () => {
