@@ -1,0 +1,137 @@
+// The gateway's drift judgement from heartbeats (issue 39): a digest against the fingerprint the last
+// sync recorded; node_drifted once per change with the parts, node_drift_cleared when it matches
+// again, the gauge; an unchanged digest reads and writes nothing; an old agent's heartbeat is not judged.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+
+import { fixedClock } from '../../../src/config/clock.js'
+import { listEvents } from '../../../src/store/events.js'
+import { listNodeDrift } from '../../../src/store/nodes/node-drift.js'
+import { recordNodeFingerprint } from '../../../src/store/sync/node-fingerprints.js'
+import { createSyncRun } from '../../../src/store/sync/sync-ledger.js'
+import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
+import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
+
+const ITEMS: Record<string, string> = {
+  'nft:inet fleetkit': 'a'.repeat(64),
+  'sshd:effective': 'b'.repeat(64),
+  'unit:fleetkit-agent.service': 'loaded:enabled:active',
+  'path:/etc/fleetkit/agent.env': '100000:644:0:0:' + 'c'.repeat(64),
+}
+
+/** The host check's report for `items` (the module's own Python computes it, as on a host). */
+function hostReport(items: Record<string, string>, checkedAt: string) {
+  const program = `
+import json, sys
+sys.path.insert(0, 'ansible/playbooks/library')
+import fleetkit_fingerprint as f
+items = json.loads(sys.stdin.read())
+print(json.dumps({'digest': f._digest(items), 'keys_sha256': f.keys_digest(items), 'parts': f.parts(items)}))
+`
+  const out = JSON.parse(execFileSync('python3', ['-c', program], { input: JSON.stringify(items) }).toString())
+  return { ...out, checked_at: checkedAt } as { digest: string; keys_sha256: string; parts: Record<string, string> }
+}
+
+describe('gateway: drift from heartbeats', function () {
+  this.timeout(120_000)
+  let pg: DisposablePostgres
+  let gw: TestGateway
+  let clock: ReturnType<typeof fixedClock>
+  let agent: AgentIdentityFiles
+  const inSync = hostReport(ITEMS, '2026-12-06T20:00:00Z')
+  const nftAdded = hostReport({ ...ITEMS, 'nft:inet fleetkit': 'e'.repeat(64) }, '2026-12-06T20:01:00Z')
+  const alsoSshd = hostReport(
+    { ...ITEMS, 'nft:inet fleetkit': 'e'.repeat(64), 'sshd:effective': 'f'.repeat(64) },
+    '2026-12-06T20:02:00Z',
+  )
+
+  before(async () => {
+    pg = await startDisposablePostgres()
+    clock = fixedClock(new Date('2026-12-06T20:00:00Z'))
+    gw = await startTestGateway({ postgresUrl: pg.url, clock, tuning: { heartbeatFlushMs: 3_600_000 } })
+    await gw.declareNode('node-a')
+    agent = await gw.enroll('node-a', await gw.issueSecret('node-a'))
+    const run = await createSyncRun(gw.db.pool, {
+      kind: 'sync',
+      revision: null,
+      definitionSha256: 'd'.repeat(64),
+      planHash: 'e'.repeat(64),
+      plan: {},
+      startedBy: 't',
+      pid: 1,
+      nodes: [{ nodeId: 'node-a', phase: 'canary', state: 'pending' }],
+    })
+    await recordNodeFingerprint(gw.db.pool, {
+      nodeId: 'node-a',
+      inputHash: '1'.repeat(64),
+      digest: inSync.digest,
+      items: ITEMS,
+      resources: [],
+      runId: run.id,
+      recordedAt: clock.now(),
+    })
+  })
+  after(async () => {
+    await gw?.close()
+    await pg?.stop()
+  })
+
+  async function beat(drift: unknown): Promise<void> {
+    clock.advance(30_000)
+    const reply = await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: null, ...(drift ? { drift } : {}) })
+    assert.equal(reply.status, 200)
+    await gw.gateway!.driftSettled()
+  }
+  const drift = async () => (await listNodeDrift(gw.db.pool, ['node-a']))[0]
+  const driftEvents = async () =>
+    (await listEvents(gw.db.pool, { nodeId: 'node-a' }))
+      .filter((e) => e.kind.startsWith('node_drift'))
+      .map((e) => [e.kind, e.data.parts])
+  const written = () => gw.gateway!.metrics.driftVerdictsWritten
+
+  it('an old agent sends no digest: nothing is judged or written', async () => {
+    await beat(undefined)
+    assert.equal(await drift(), undefined)
+  })
+
+  it('the recorded digest is in sync; repeating it writes nothing more', async () => {
+    await beat(inSync)
+    assert.equal((await drift())!.state, 'in_sync')
+    const writes = written().get({ state: 'in_sync' })
+    for (let i = 0; i < 5; i++) await beat(inSync)
+    assert.equal(written().get({ state: 'in_sync' }), writes, 'an unchanged digest writes nothing')
+    assert.deepEqual(await driftEvents(), [])
+  })
+
+  it('an nft rule added by hand: node_drifted naming nft once, the gauge counts it; sshd too: another event', async () => {
+    await beat(nftAdded)
+    const row = (await drift())!
+    assert.equal(row.state, 'drifted')
+    assert.deepEqual(row.parts, ['nft'])
+    assert.equal(row.hostCheckedAt?.toISOString(), '2026-12-06T20:01:00.000Z')
+    await beat(nftAdded)
+    await beat(nftAdded)
+    assert.deepEqual(await driftEvents(), [['node_drifted', ['nft']]])
+    const metrics = await gw.gateway!.lifecycleMetrics.render()
+    assert.match(metrics, /fleetkit_nodes_drifted\{pool="[^"]+"\} 1/)
+    await beat(alsoSshd)
+    assert.deepEqual((await drift())!.parts, ['nft', 'sshd'])
+    assert.deepEqual((await driftEvents()).at(-1), ['node_drifted', ['nft', 'sshd']])
+  })
+
+  it('matching again clears it with node_drift_cleared; no digest (a stopped timer) is unknown without an event', async () => {
+    await beat(inSync)
+    assert.equal((await drift())!.state, 'in_sync')
+    assert.deepEqual((await driftEvents()).at(-1), ['node_drift_cleared', ['nft', 'sshd']])
+    await beat({ unavailable: 'stale' })
+    const row = (await drift())!
+    assert.deepEqual([row.state, row.reason], ['unknown', 'stale'])
+    assert.equal((await driftEvents()).length, 3)
+    assert.match(await gw.gateway!.lifecycleMetrics.render(), /fleetkit_nodes_drifted\{pool="[^"]+"\} 0/)
+  })
+
+  it('a malformed drift field costs the judgement, not the heartbeat', async () => {
+    await beat({ digest: 'not a digest' })
+    assert.equal((await drift())!.reason, 'stale', 'unchanged')
+  })
+})
