@@ -206,6 +206,16 @@ function judgeNode(f: NodeReadinessFacts, expect: Expectation): ReadinessFailure
       detail: `drift run ${drift.runId} found it differs from the definition since its last sync`,
       next: 'fleetkit drift   (what differs), then fleetkit sync',
     })
+  // Drift as the agent sees it: its host no longer matches what its last sync recorded. A node whose
+  // definition changed since is "behind" (the converged criterion above), not drifted.
+  const agentDrift = f.agentDrift
+  if (agentDrift?.state === 'drifted')
+    out.push({
+      criterion: 'drift',
+      code: 'DRIFT_DETECTED',
+      detail: `its agent reports ${agentDrift.parts.join(', ')} differ from what its last sync recorded${agentDrift.fingerprintRunId === null ? '' : ` (run ${agentDrift.fingerprintRunId})`} since ${agentDrift.since.toISOString()}`,
+      next: 'fleetkit drift   (what differs), then fleetkit sync',
+    })
   const accepted = expect.acceptedAgentVersion ?? sync?.agentVersion ?? null
   if (accepted !== null && f.agentVersion !== accepted)
     out.push({
