@@ -46,10 +46,14 @@ export function judgedBaseline(recorded: DriftBaseline): JudgedBaseline {
 /**
  * The verdict on one report. Drifted only when the host read the same resources as the recorded
  * fingerprint and found another digest; no report, no fingerprint or another list is unknown. A node
- * whose definition changed since its last sync is not judged here: its fingerprint still stands until a
+ * being synced now is unknown (syncing) until it matches. A node whose definition changed since its last sync is not judged here: its fingerprint still stands until a
  * sync records a new one ("behind", src/lifecycle/view/node-drift.ts).
  */
-export function judgeDrift(baseline: JudgedBaseline | null, report: DriftReport): DriftVerdict {
+export function judgeDrift(
+  baseline: JudgedBaseline | null,
+  report: DriftReport,
+  options: { syncing?: boolean } = {},
+): DriftVerdict {
   const unknown = (reason: string): DriftVerdict => ({
     state: 'unknown',
     parts: [],
@@ -68,6 +72,8 @@ export function judgeDrift(baseline: JudgedBaseline | null, report: DriftReport)
     hostCheckedAt: new Date(report.checked_at),
   }
   if (report.digest === baseline.digest) return { state: 'in_sync', parts: [], ...base }
+  // Part-way through a converge the host matches neither fingerprint: the sync's own result decides.
+  if (options.syncing === true) return unknown('syncing')
   const kinds = new Set([...Object.keys(baseline.parts), ...Object.keys(report.parts)])
   const parts = [...kinds].filter((k) => baseline.parts[k] !== report.parts[k]).sort(byCodePoint)
   // The same parts and another digest: the report's parts do not add up; say so rather than name none.

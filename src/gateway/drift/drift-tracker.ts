@@ -12,9 +12,9 @@ export interface DriftTrackerOptions {
   logger: Logger
   /**
    * A held fingerprint is read again after `inSync` ms: a new sync's fingerprint shows within it. A
-   * drifted node's after `drifted` ms: the sync that ends the drift may leave the host's digest as it is.
+   * drifted or unknown node's after `notInSync` ms: the sync that ends it may leave the host's digest as it is.
    */
-  reloadMs: { inSync: number; drifted: number }
+  reloadMs: { inSync: number; notInSync: number }
   /** Called with each verdict written (the change, not every heartbeat). */
   onWritten?: (verdict: DriftVerdict, event: string | null) => void
 }
@@ -69,7 +69,7 @@ export class DriftTracker {
   }
 
   private maxAgeMs(held: Held): number {
-    return held.verdict.state === 'drifted' ? this.options.reloadMs.drifted : this.options.reloadMs.inSync
+    return held.verdict.state === 'in_sync' ? this.options.reloadMs.inSync : this.options.reloadMs.notInSync
   }
 
   private async judge(nodeId: string, report: DriftReport, key: string, held: Held | undefined, now: Date) {
@@ -85,7 +85,7 @@ export class DriftTracker {
     }
     const read = await readDriftBaseline(this.options.pool, nodeId)
     const baseline = read.fingerprint ? judgedBaseline(read.fingerprint) : null
-    const verdict = judgeDrift(baseline, report)
+    const verdict = judgeDrift(baseline, report, { syncing: read.syncing })
     let stored: Held['verdict'] = read.drift ?? { state: 'unknown', parts: [], reason: 'no_row' }
     if (!sameDrift(verdict, stored)) {
       const written = await recordDriftVerdict(this.options.pool, nodeId, verdict, now)

@@ -36,14 +36,21 @@ export interface DriftBaseline {
   recordedAt: Date
 }
 
-/** The node's recorded fingerprint and its drift row, in one read (the gateway's only read per judgement). */
+/**
+ * The node's recorded fingerprint, its drift row and whether a sync is converging it now (a host
+ * part-way through a converge differs from both fingerprints: not drift), in one read, the gateway's
+ * only read per judgement. A run started over an hour ago and never finished does not count.
+ */
 export async function readDriftBaseline(
   q: Queryable,
   nodeId: string,
-): Promise<{ fingerprint: DriftBaseline | null; drift: NodeDriftRow | null }> {
+): Promise<{ fingerprint: DriftBaseline | null; drift: NodeDriftRow | null; syncing: boolean }> {
   const { rows } = await q.query<Record<string, unknown>>(
     `SELECT f.digest AS f_digest, f.items, f.run_id AS f_run, f.recorded_at,
-            d.node_id AS d_node, d.state, d.parts, d.reason, d.digest AS d_digest, d.fingerprint_run_id, d.since, d.host_checked_at
+            d.node_id AS d_node, d.state, d.parts, d.reason, d.digest AS d_digest, d.fingerprint_run_id, d.since, d.host_checked_at,
+            EXISTS (SELECT 1 FROM sync_run_nodes sn JOIN sync_runs r ON r.id = sn.run_id
+                     WHERE sn.node_id = n.id AND r.kind = 'sync' AND r.status = 'running'
+                       AND sn.state IN ('pending', 'running') AND r.started_at > now() - interval '1 hour') AS syncing
        FROM (SELECT $1::text AS id) n
        LEFT JOIN node_fingerprints f ON f.node_id = n.id
        LEFT JOIN node_drift d ON d.node_id = n.id`,
@@ -61,6 +68,7 @@ export async function readDriftBaseline(
             recordedAt: r.recorded_at as Date,
           },
     drift: r.d_node === null ? null : toRow(r),
+    syncing: r.syncing === true,
   }
 }
 

@@ -8,7 +8,7 @@ import { fixedClock } from '../../../src/config/clock.js'
 import { listEvents } from '../../../src/store/events.js'
 import { listNodeDrift } from '../../../src/store/nodes/node-drift.js'
 import { recordNodeFingerprint } from '../../../src/store/sync/node-fingerprints.js'
-import { createSyncRun } from '../../../src/store/sync/sync-ledger.js'
+import { createSyncRun, finishSyncRun, setSyncNode } from '../../../src/store/sync/sync-ledger.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
@@ -61,6 +61,8 @@ describe('gateway: drift from heartbeats', function () {
       pid: 1,
       nodes: [{ nodeId: 'node-a', phase: 'canary', state: 'pending' }],
     })
+    await setSyncNode(gw.db.pool, run.id, 'node-a', { state: 'converged' })
+    await finishSyncRun(gw.db.pool, run.id, 'converged')
     await recordNodeFingerprint(gw.db.pool, {
       nodeId: 'node-a',
       inputHash: '1'.repeat(64),
@@ -130,8 +132,31 @@ describe('gateway: drift from heartbeats', function () {
     assert.match(await gw.gateway!.lifecycleMetrics.render(), /fleetkit_nodes_drifted\{pool="[^"]+"\} 0/)
   })
 
+  it('part-way through a sync the host matches neither fingerprint: unknown (syncing), no event', async () => {
+    const run = await createSyncRun(gw.db.pool, {
+      kind: 'sync',
+      revision: null,
+      definitionSha256: 'd'.repeat(64),
+      planHash: 'f'.repeat(64),
+      plan: {},
+      startedBy: 't',
+      pid: 1,
+      nodes: [{ nodeId: 'node-a', phase: 'canary', state: 'pending' }],
+    })
+    await beat(nftAdded)
+    const row = (await drift())!
+    assert.deepEqual([row.state, row.reason], ['unknown', 'syncing'])
+    assert.equal((await driftEvents()).length, 3)
+    await finishSyncRun(gw.db.pool, run.id, 'converged')
+    // Unknown is read again after 30 s: the run ended and the host still differs, so now it is drift.
+    clock.advance(30_000)
+    await beat(nftAdded)
+    assert.deepEqual((await drift())!.state, 'drifted')
+    await beat(inSync)
+  })
+
   it('a malformed drift field costs the judgement, not the heartbeat', async () => {
     await beat({ digest: 'not a digest' })
-    assert.equal((await drift())!.reason, 'stale', 'unchanged')
+    assert.equal((await drift())!.state, 'in_sync', 'unchanged')
   })
 })
