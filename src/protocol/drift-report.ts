@@ -4,8 +4,8 @@
 import { WireFormatError, field, readObject, readString, readTime } from './wire-format.js'
 
 /** Why an agent has no digest to send: no state file yet, one too old (the timer stopped), one without a list, unreadable. */
-export const DRIFT_UNAVAILABLE = ['no_state', 'stale', 'no_list', 'unreadable'] as const
-export type DriftUnavailable = (typeof DRIFT_UNAVAILABLE)[number]
+const DRIFT_UNAVAILABLE = ['no_state', 'stale', 'no_list', 'unreadable'] as const
+type DriftUnavailable = (typeof DRIFT_UNAVAILABLE)[number]
 
 export interface DriftDigest {
   /** The fingerprint's digest over every item (what sync records as the node's digest). */

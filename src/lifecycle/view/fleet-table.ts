@@ -81,7 +81,7 @@ export function formatNodeTable(result: NodeListResult): string[] {
 }
 
 /** The DRIFT column: `in sync`, `drifted:nft,sshd` or `unknown` (node show gives the reason). */
-export function driftCell(drift: NodeSummary['drift']): string {
+function driftCell(drift: NodeSummary['drift']): string {
   if (drift.state === 'drifted') return `drifted:${drift.parts.join(',')}`
   return drift.state === 'in_sync' ? 'in sync' : 'unknown'
 }
