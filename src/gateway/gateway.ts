@@ -106,6 +106,7 @@ export async function startGatewayWithControls(
     logger,
     reloadMs: tuning.driftReloadMs,
     onWritten: (verdict) => metrics.driftVerdictsWritten.inc({ state: verdict.state }),
+    onRead: () => metrics.driftReads.inc(),
   })
   const auth = new AgentAuthenticator({
     pool,

@@ -17,6 +17,8 @@ export interface DriftTrackerOptions {
   reloadMs: { inSync: number; notInSync: number }
   /** Called with each verdict written (the change, not every heartbeat). */
   onWritten?: (verdict: DriftVerdict, event: string | null) => void
+  /** Called at each read of a node's fingerprint (a changed digest or an old held copy, not every heartbeat). */
+  onRead?: () => void
 }
 
 interface Held {
@@ -83,6 +85,7 @@ export class DriftTracker {
       this.held.set(nodeId, { ...held, reportKey: key })
       return
     }
+    this.options.onRead?.()
     const read = await readDriftBaseline(this.options.pool, nodeId)
     const baseline = read.fingerprint ? judgedBaseline(read.fingerprint) : null
     const verdict = judgeDrift(baseline, report, { syncing: read.syncing })

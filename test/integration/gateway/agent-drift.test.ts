@@ -100,8 +100,10 @@ describe('gateway: drift from heartbeats', function () {
     await beat(inSync)
     assert.equal((await drift())!.state, 'in_sync')
     const writes = written().get({ state: 'in_sync' })
+    const reads = gw.gateway!.metrics.driftReads.get()
     for (let i = 0; i < 5; i++) await beat(inSync)
     assert.equal(written().get({ state: 'in_sync' }), writes, 'an unchanged digest writes nothing')
+    assert.equal(gw.gateway!.metrics.driftReads.get(), reads, 'an unchanged digest reads nothing')
     assert.deepEqual(await driftEvents(), [])
   })
 
