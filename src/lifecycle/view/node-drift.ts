@@ -4,7 +4,7 @@
 // current one. A behind node is not drifted: its host is as its last sync left it, the definition moved.
 import type { Queryable } from '../../store/database.js'
 import type { DriftState } from '../../store/nodes/node-drift.js'
-import { lastSyncedDefinition, readinessFacts } from '../../store/view/readiness.js'
+import { type NodeReadinessFacts, lastSyncedDefinition, readinessFacts } from '../../store/view/readiness.js'
 
 export interface NodeDriftState {
   nodeId: string
@@ -25,18 +25,9 @@ export interface NodeDriftState {
 
 const CONVERGED: ReadonlySet<string> = new Set(['converged', 'changed'])
 
-/**
- * Every node that should serve (not retired, parked or draining), or the named ones. The current
- * definition is `definitionSha256` (the file `fleet ready` reads) or, without it, the definition the
- * last finished sync applied; with neither (no sync ever finished), every node is behind.
- */
-export async function nodeDriftStates(
-  pool: Queryable,
-  options: { definitionSha256?: string; nodeIds?: readonly string[]; pools?: readonly string[] | null } = {},
-): Promise<NodeDriftState[]> {
-  const current = options.definitionSha256 ?? (await lastSyncedDefinition(pool))?.definitionSha256 ?? null
-  const facts = await readinessFacts(pool, { nodeIds: options.nodeIds ?? [], pools: options.pools ?? null })
-  return facts.map((f) => ({
+/** One node's drift and whether it is behind `current` (a definition's SHA-256; null: none known, so behind). */
+export function driftStateOf(f: NodeReadinessFacts, current: string | null): NodeDriftState {
+  return {
     nodeId: f.id,
     pool: f.pool,
     status: f.status,
@@ -50,5 +41,19 @@ export async function nodeDriftStates(
       !CONVERGED.has(f.lastSync.state) ||
       f.lastSync.definitionSha256 !== current,
     lastSyncRunId: f.lastSync?.runId ?? null,
-  }))
+  }
+}
+
+/**
+ * Every node that should serve (not retired, parked or draining), or the named ones. The current
+ * definition is `definitionSha256` (the file `fleet ready` reads) or, without it, the definition the
+ * last finished sync applied; with neither (no sync ever finished), every node is behind.
+ */
+export async function nodeDriftStates(
+  pool: Queryable,
+  options: { definitionSha256?: string; nodeIds?: readonly string[]; pools?: readonly string[] | null } = {},
+): Promise<NodeDriftState[]> {
+  const current = options.definitionSha256 ?? (await lastSyncedDefinition(pool))?.definitionSha256 ?? null
+  const facts = await readinessFacts(pool, { nodeIds: options.nodeIds ?? [], pools: options.pools ?? null })
+  return facts.map((f) => driftStateOf(f, current))
 }
