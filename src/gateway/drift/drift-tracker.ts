@@ -38,6 +38,8 @@ export class DriftTracker {
   /** Nodes being judged now: a heartbeat that arrives meanwhile is not judged twice. */
   private readonly busy = new Set<string>()
   private readonly pending = new Set<Promise<void>>()
+  /** After a failed judgement (the database away), the node's next try waits: one warning, not one a heartbeat. */
+  private readonly retryAt = new Map<string, number>()
 
   constructor(private readonly options: DriftTrackerOptions) {}
 
@@ -46,18 +48,23 @@ export class DriftTracker {
    * database that is down costs the judgement (logged), never the heartbeat. An old agent's null is not judged.
    */
   observe(nodeId: string, report: DriftReport | null | undefined, now: Date): void {
-    if (!report || this.busy.has(nodeId)) return
+    if (!report || this.busy.has(nodeId) || now.getTime() < (this.retryAt.get(nodeId) ?? 0)) return
     const held = this.held.get(nodeId)
     const key = reportKeyOf(report)
     if (held && held.reportKey === key && now.getTime() - held.readAtMs < this.maxAgeMs(held)) return
     this.busy.add(nodeId)
     const work = this.judge(nodeId, report, key, held, now)
-      .catch((error: unknown) =>
+      .then(() => {
+        this.retryAt.delete(nodeId)
+      })
+      .catch((error: unknown) => {
+        this.retryAt.set(nodeId, now.getTime() + this.options.reloadMs.notInSync)
         this.options.logger('warn', 'drift_judgement_failed', {
           node_id: nodeId,
+          retry_in_ms: this.options.reloadMs.notInSync,
           error: error instanceof Error ? error.message : String(error),
-        }),
-      )
+        })
+      })
       .finally(() => {
         this.busy.delete(nodeId)
         this.pending.delete(work)

@@ -78,8 +78,9 @@ describe('gateway: drift from heartbeats', function () {
     await pg?.stop()
   })
 
-  async function beat(drift: unknown): Promise<void> {
-    clock.advance(30_000)
+  /** A heartbeat `afterMs` after the previous one (the agent's interval here: 30 s). */
+  async function beat(drift: unknown, afterMs = 30_000): Promise<void> {
+    clock.advance(afterMs)
     const reply = await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: null, ...(drift ? { drift } : {}) })
     assert.equal(reply.status, 200)
     await gw.gateway!.driftSettled()
@@ -155,6 +156,23 @@ describe('gateway: drift from heartbeats', function () {
     await beat(nftAdded)
     assert.deepEqual((await drift())!.state, 'drifted')
     await beat(inSync)
+  })
+
+  it('a judgement that fails (its table away) costs the heartbeat nothing and is tried again 30 s later, not every beat', async () => {
+    await gw.db.pool.query('ALTER TABLE node_drift RENAME TO node_drift_away')
+    try {
+      await beat(nftAdded)
+    } finally {
+      await gw.db.pool.query('ALTER TABLE node_drift_away RENAME TO node_drift')
+    }
+    const reads = gw.gateway!.metrics.driftReads.get()
+    await beat(nftAdded, 15_000) // the next try is 30 s after the failure: this beat is within it
+    assert.equal(gw.gateway!.metrics.driftReads.get(), reads, 'not tried again at once')
+    assert.equal((await drift())!.state, 'in_sync', 'nothing written meanwhile')
+    await beat(nftAdded, 15_000)
+    assert.equal((await drift())!.state, 'drifted')
+    await beat(inSync)
+    assert.equal((await drift())!.state, 'in_sync')
   })
 
   it('a malformed drift field costs the judgement, not the heartbeat', async () => {
