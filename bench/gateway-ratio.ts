@@ -2,7 +2,10 @@
 // processes (not this one, not the gateway's) measure full mTLS handshakes/s, resumed handshakes/s
 // and keep-alive requests/s against each, and fleetkit's figures are printed as ratios of the bare ones.
 //
-//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--warmup-seconds 3] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive]
+//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--warmup-seconds 3] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive] [--drift]
+//
+// --drift measures each mode twice, the second time with a drift digest in every heartbeat (issue 39:
+// the node's recorded fingerprint matches, as in a converged fleet), and prints the gateway's added CPU per heartbeat.
 //
 // --enrollments N then enrolls N nodes through POST /v1/enroll (32 at a time, rate limit lifted) and prints the rate.
 //
@@ -19,6 +22,7 @@ import { startChild } from './gateway/child.js'
 import { startGatewayProcess } from './gateway/driver.js'
 import { flag, loadText } from './gateway/flags.js'
 import { type Measured, measure, type Mode, MODES } from './gateway/ratio-measure.js'
+import { BENCH_DRIFT, recordBenchFingerprints } from './gateway/drift-digest.js'
 import { printEnrollments } from './gateway/report.js'
 import { createBenchContext, createBenchPki, withBenchRun } from './gateway/setup.js'
 
@@ -31,6 +35,7 @@ const workers = flag('workers', 2)
 const concurrency = flag('concurrency', 32)
 const keepaliveConcurrency = flag('keepalive-concurrency', 128)
 const enrollCount = flag('enrollments', 0, 0)
+const withDrift = process.argv.includes('--drift')
 const modesAt = process.argv.indexOf('--modes')
 const modes = modesAt >= 0 ? (process.argv[modesAt + 1] ?? '').split(',') : [...MODES]
 if (modes.length === 0 || modes.some((m) => !(MODES as readonly string[]).includes(m)))
@@ -40,7 +45,7 @@ const hardStop = setTimeout(
     process.stderr.write('bench: over the hard limit, stopping\n')
     process.exit(3)
   },
-  (seconds * 6 * 3 + 300) * 1000,
+  (seconds * 6 * 3 * (withDrift ? 2 : 1) + 300) * 1000,
 )
 hardStop.unref()
 
@@ -59,6 +64,11 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
   const ctx = await createBenchContext(db, admin, pki, gateway)
   const fleet = await buildFleet(workers, 'ratio', ctx)
   for (const a of fleet.agents) a.agent.destroy()
+  if (withDrift)
+    await recordBenchFingerprints(
+      ctx.pool,
+      fleet.agents.map((a) => a.nodeId),
+    )
   const certificates = fleet.agents.map((a) => a.certificatePem)
   process.stdout.write(
     `${workers} client processes per server, ${seconds} s per measurement in ${rounds} alternating windows after ${warmupSeconds} s of warm-up, ${concurrency} loops each (${keepaliveConcurrency} keep-alive connections each)\n`,
@@ -67,27 +77,48 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
   process.stdout.write(
     '| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n',
   )
+  const added: string[] = []
   for (const mode of modes as Mode[]) {
     const loops = mode === 'keepalive' ? keepaliveConcurrency : concurrency
-    const [b, f] = (await measure(
-      [
-        { url: bareUrl, pid: bare.child.pid },
-        { url: gateway.agentUrl, pid: gateway.child.pid },
-      ],
-      mode,
-      { certificates, keyPem: ctx.keyPem, caPem: ctx.caPem, concurrency: loops },
-      { seconds, rounds, warmupSeconds },
-    )) as [Measured, Measured]
     const name = {
       full: 'full mTLS handshakes/s',
       resumed: 'resumed handshakes/s',
       keepalive: 'keep-alive requests/s',
     }[mode]
-    const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
-    process.stdout.write(
-      `| ${name} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`,
-    )
+    let plain: Measured[] | undefined
+    for (const drift of withDrift ? [false, true] : [false]) {
+      const [b, f] = (await measure(
+        [
+          { url: bareUrl, pid: bare.child.pid },
+          { url: gateway.agentUrl, pid: gateway.child.pid },
+        ],
+        mode,
+        {
+          certificates,
+          keyPem: ctx.keyPem,
+          caPem: ctx.caPem,
+          concurrency: loops,
+          ...(drift ? { extra: { drift: BENCH_DRIFT } } : {}),
+        },
+        { seconds, rounds, warmupSeconds },
+      )) as [Measured, Measured]
+      const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
+      process.stdout.write(
+        `| ${name}${drift ? ', with a drift digest' : ''} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`,
+      )
+      // The bare server reads the same larger body: its difference is the body's, the rest the judgement's.
+      const more = (now: Measured, before: Measured | undefined) =>
+        now.serverCpuPerRequest === undefined || before?.serverCpuPerRequest === undefined
+          ? undefined
+          : now.serverCpuPerRequest - before.serverCpuPerRequest
+      if (!drift) plain = [b, f]
+      else
+        added.push(
+          `${name}: gateway ${micros(more(f, plain?.[1]))}, bare server reading the same body ${micros(more(b, plain?.[0]))} of CPU per heartbeat`,
+        )
+    }
   }
+  if (added.length > 0) process.stdout.write(`\nadded by the drift digest: ${added.join('; ')}\n`)
   process.stdout.write(`\nload average ${loadText()} after the last measurement\n`)
   if (enrollCount > 0) {
     process.stdout.write('\n')

@@ -25,6 +25,8 @@ export interface Clients {
   keyPem: string
   caPem: string
   concurrency: number
+  /** Extra heartbeat fields (--drift: a drift digest); the bare server reads the same body. */
+  extra?: Record<string, unknown>
 }
 export interface Timing {
   seconds: number
@@ -54,7 +56,7 @@ function startClients(url: string, mode: Mode, c: Clients): Promise<Child[]> {
       const job = {
         url,
         path: '/v1/agent/heartbeat',
-        body: JSON.stringify({ facts: FACTS }),
+        body: JSON.stringify({ facts: FACTS, ...c.extra }),
         keyPem: c.keyPem,
         certPem,
         caPem: c.caPem,

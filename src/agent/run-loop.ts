@@ -21,6 +21,7 @@ import { type AgentConfig, requireSettings } from './config.js'
 import type { Host } from './host.js'
 import { type CheckContext } from './host-checks.js'
 import { type HostFacts, gatherHostFacts, readDockerVersion } from './host-facts.js'
+import { readDriftState } from './drift-state.js'
 import { assertPkiDirectoryPrivate, loadIdentity } from './identity.js'
 import { trustBundleDigest } from '../pki/trust-bundle-digest.js'
 import { type JobRunDeps, runJob } from './jobs.js'
@@ -126,7 +127,7 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
             clockSkewMs: session.skewMs,
             dockerVersion,
           })
-          const request: HeartbeatRequest = { facts }
+          const request: HeartbeatRequest = { facts, drift: await readDriftState(deps.host, clock.now()) }
           const heartbeat = await session.call('POST', AGENT_PATHS.heartbeat, request)
           reportSkew(log, heartbeat.skewMs)
           if (isRetryLaterStatus(heartbeat.status)) {

@@ -25,6 +25,8 @@ interface GatewayControls {
   isSweepLeader(): boolean
   /** Write pending heartbeats now (the timer and shutdown do it too). */
   flushHeartbeats(): Promise<void>
+  /** Resolves once the drift digests received so far are judged (and any change written). */
+  driftSettled(): Promise<void>
   /** Serve with a new PKI set (already loaded and self-tested) from the next handshake on. */
   replacePkiSet(set: PkiSet): void
   currentPkiSet(): PkiSet

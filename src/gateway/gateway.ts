@@ -15,12 +15,14 @@ import { clientAuthOf, closeServer, listen, tlsOf } from './tls/listeners.js'
 import { enrollRoutes } from './routes/enroll-route.js'
 import type { GatewayContext } from './routes/gateway-context.js'
 import { HeartbeatCoalescer } from './load/heartbeat-coalescer.js'
+import { DriftTracker } from './drift/drift-tracker.js'
 import { errorText, requestHandler, serveMetrics } from './routes/request-handler.js'
 import { createLogger } from '../log/logger.js'
 import { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics/metrics.js'
 import { registerPkiGauges } from './metrics/pki-metrics.js'
 import { registerSyncGauges } from './metrics/sync-metrics.js'
+import { registerDriftGauges } from './metrics/drift-metrics.js'
 import { registerArchiveGauges } from './metrics/archive-metrics.js'
 import { DatabaseHealth } from './load/database-health.js'
 import { AuthCacheKeeper } from './auth/auth-cache.js'
@@ -78,6 +80,7 @@ export async function startGatewayWithControls(
     onError: onMetricsQueryFailed,
   })
   registerSyncGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
+  registerDriftGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
@@ -97,6 +100,13 @@ export async function startGatewayWithControls(
       metrics.heartbeatFlushFailures.inc()
       logger('error', 'heartbeat_batch_failed', { size, retry: 'next interval', error: errorText(error) })
     },
+  })
+  const drift = new DriftTracker({
+    pool,
+    logger,
+    reloadMs: tuning.driftReloadMs,
+    onWritten: (verdict) => metrics.driftVerdictsWritten.inc({ state: verdict.state }),
+    onRead: () => metrics.driftReads.inc(),
   })
   const auth = new AgentAuthenticator({
     pool,
@@ -123,6 +133,7 @@ export async function startGatewayWithControls(
     recoveryWindowSeconds: options.recoveryWindowSeconds ?? DEFAULT_RECOVERY_WINDOW_SECONDS,
     jobLeaseSeconds: tuning.jobLeaseSeconds,
     coalescer,
+    drift,
     auth,
     enrollLimiter: new RateLimiter(tuning.enrollRate, nowMs),
     renewLimiter: new RateLimiter(tuning.renewRate, nowMs),
@@ -250,6 +261,7 @@ export async function startGatewayWithControls(
       sweepNow: async () => (sweeper ? sweeper.tick() : 'disabled'),
       isSweepLeader: () => sweeper?.isLeader ?? false,
       flushHeartbeats: () => coalescer.flush(),
+      driftSettled: () => drift.settled(),
       replacePkiSet,
       currentPkiSet: () => pki,
       checkDatabase: () => database.check(),
@@ -269,6 +281,7 @@ export async function startGatewayWithControls(
           await sweeper?.stop()
           await Promise.all(servers.map((server) => closeServer(server)))
           await coalescer.close()
+          await drift.settled()
           await issuer.close()
         })()
         return closing

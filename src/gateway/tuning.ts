@@ -14,6 +14,11 @@ export interface GatewayTuning {
   authRecheckMs: number
   /** How long a job lease lasts without a job heartbeat. */
   jobLeaseSeconds: number
+  /**
+   * How long a node's recorded fingerprint and drift verdict are held before a heartbeat's digest is
+   * judged against a fresh read (drift-tracker.ts); a drifted or unknown node's for `notInSync`.
+   */
+  driftReloadMs: { inSync: number; notInSync: number }
   enrollRate: RateLimiterOptions
   renewRate: RateLimiterOptions
   /** Connections idle this long are closed (agents keep theirs alive between heartbeats). */
@@ -64,6 +69,7 @@ export const DEFAULT_TUNING: GatewayTuning = {
   authCacheMs: 300_000,
   authRecheckMs: 30_000,
   jobLeaseSeconds: 120,
+  driftReloadMs: { inSync: 300_000, notInSync: 30_000 },
   enrollRate: { perSource: { burst: 20, perSecond: 2 }, global: { burst: 200, perSecond: 50 } },
   renewRate: { perSource: { burst: 10, perSecond: 1 }, global: { burst: 500, perSecond: 100 } },
   keepAliveMs: 75_000,

@@ -1,6 +1,7 @@
 // The mTLS agent routes (spec 05): heartbeat, lease, job heartbeat and completion, renewal,
 // identity. One type and one reader per request and response; the gateway and the agent both use them.
 import { type ChecksJobResult, readChecksJobResult } from './check-result.js'
+import { type DriftReport, readDriftReport } from './drift-report.js'
 import { type HostFacts, readHostFacts } from './host-facts.js'
 import {
   type Json,
@@ -52,13 +53,24 @@ const readLeaseToken = (value: unknown, path: string) => readString(value, path,
 
 export interface HeartbeatRequest {
   facts: HostFacts | null
+  /**
+   * The host's fingerprint digest (src/protocol/drift-report.ts), heartbeats only. Absent from older
+   * agents: their node's drift is unknown.
+   */
+  drift?: DriftReport | null
 }
-export type LeaseRequest = HeartbeatRequest
+export interface LeaseRequest {
+  facts: HostFacts | null
+}
 
 export function readHeartbeatRequest(value: unknown): HeartbeatRequest {
+  const body = readObject(value, 'body')
+  return { facts: readHostFacts(field(body, 'facts'), 'facts'), drift: readDriftReport(field(body, 'drift')) }
+}
+
+export function readLeaseRequest(value: unknown): LeaseRequest {
   return { facts: readHostFacts(field(readObject(value, 'body'), 'facts'), 'facts') }
 }
-export const readLeaseRequest = readHeartbeatRequest
 
 export interface HeartbeatResponse {
   node_status: string

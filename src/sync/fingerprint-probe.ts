@@ -28,12 +28,17 @@ function probeParts(): { source: string; always: ManagedResource[] } {
   return cached
 }
 
-/** The Python program that prints the fingerprint of `resources` (plus the always-read ones) as one JSON line. */
-export function fingerprintProgram(resources: readonly ManagedResource[]): string {
+/**
+ * The Python program that prints the fingerprint of `resources` (plus the always-read ones) as one JSON
+ * line. With `install` (the probe after a converge) it also leaves that list on the host for the drift
+ * check (fleetkit-drift-check.timer) and runs the check once, so the agent's next heartbeat carries it.
+ */
+export function fingerprintProgram(resources: readonly ManagedResource[], options: { install?: boolean } = {}): string {
   const { source, always } = probeParts()
   // A JSON string is a valid Python string literal: the resources never become code.
   const literal = JSON.stringify(JSON.stringify([...always, ...resources]))
-  return source.replace(MAIN_CALL, `\ndirect(json.loads(${literal}))\n`)
+  const install = options.install === true ? ', install=True' : ''
+  return source.replace(MAIN_CALL, `\ndirect(json.loads(${literal})${install})\n`)
 }
 
 /** Reads one host's fingerprint; undefined when it could not be read (the node then runs in full). */
@@ -41,6 +46,7 @@ export async function probeOverSsh(
   target: SshTarget,
   resources: readonly ManagedResource[],
   env: Env,
+  options: { install?: boolean } = {},
 ): Promise<HostFingerprint | undefined> {
   let session
   try {
@@ -50,7 +56,7 @@ export async function probeOverSsh(
     return undefined
   }
   try {
-    const result = await session.exec(`${session.asRoot}python3 -`, fingerprintProgram(resources))
+    const result = await session.exec(`${session.asRoot}python3 -`, fingerprintProgram(resources, options))
     if (result.code !== 0) return undefined
     const parsed = JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as HostFingerprint
     return /^[0-9a-f]{64}$/.test(parsed.digest) && typeof parsed.items === 'object' ? parsed : undefined

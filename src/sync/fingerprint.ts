@@ -3,6 +3,7 @@
 // the same inputs digests them again in one read-only call and skips the full run where nothing moved.
 // A difference, new inputs, --full, --tags or a fingerprint older than a day runs the node in full.
 // The probe goes over node-ssh (fingerprint-probe.ts); the fingerprint.yml playbook is kept for bench/sync.ts.
+// The probe after a converge also leaves the resource list on the host: its agent reports drift against it.
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -99,7 +100,10 @@ async function probeFingerprints(
     for (let next = queue.shift(); next; next = queue.shift()) {
       const [host, managed] = next
       const target = fc.targets.get(host)
-      const fingerprint = target ? await probeOverSsh(target, managed, fc.env) : undefined
+      // After a converge the probe also installs the list for the host's drift check (docs/agent.md).
+      const fingerprint = target
+        ? await probeOverSsh(target, managed, fc.env, { install: label === 'after' })
+        : undefined
       if (fingerprint) found.set(host, fingerprint)
     }
   }

@@ -51,6 +51,13 @@ function checksCell(checks) {
   return el('td', `${checks.pass} pass${na}`)
 }
 
+// Drifted names the parts that differ from the node's last sync; unknown is no verdict, not a fault.
+function driftCell(drift) {
+  if (drift.state === 'drifted') return el('td', `drifted: ${drift.parts.join(', ')}`, 'fail')
+  if (drift.state === 'in_sync') return el('td', 'in sync')
+  return el('td', `unknown (${drift.reason ?? '-'})`)
+}
+
 function nodeRow(n, now) {
   const tr = document.createElement('tr')
   tr.dataset.node = n.id
@@ -68,6 +75,7 @@ function nodeRow(n, now) {
     el('td', n.diskFreeGb === null ? '-' : `${n.diskFreeGb} GB`, 'num'),
     checksCell(n.checks),
     el('td', n.lastSync ? `run ${n.lastSync.runId}: ${n.lastSync.state}` : '-'),
+    driftCell(n.drift),
   )
   return tr
 }
@@ -86,6 +94,7 @@ const HEAD = [
   'Disk free',
   'Checks',
   'Last sync',
+  'Drift',
 ]
 
 function drawPools(pools, now) {

@@ -26,6 +26,10 @@ import platform
 import pwd
 import stat
 import subprocess
+import sys
+import tempfile
+import time
+from resource import RUSAGE_CHILDREN, RUSAGE_SELF, getrusage
 
 try:
     from ansible.module_utils.basic import AnsibleModule
@@ -169,17 +173,96 @@ def fingerprint(resources: list[dict]) -> dict[str, str]:
     return items
 
 
-def direct(resources: list[dict]) -> None:
+def _digest(items: dict[str, str]) -> str:
+    return _sha(json.dumps(items, sort_keys=True).encode())
+
+
+# The drift check (docs/agent.md, "Drift"): where sync leaves the list it fingerprinted, and where the
+# root timer (fleetkit-drift-check.timer, the agent role) writes what it finds for the unprivileged agent.
+RESOURCES_PATH = '/etc/fleetkit/fingerprint-resources.json'
+STATE_PATH = '/run/fleetkit/fingerprint/state.json'
+
+
+def parts(items: dict[str, str]) -> dict[str, str]:
+    # One digest per kind (nft, sshd, unit, path ...), as lines "key<TAB>value" in sorted key order:
+    # the gateway computes the same from the recorded items (src/gateway/drift/) to say which part moved.
+    by_kind: dict[str, list[str]] = {}
+    for key in sorted(items):
+        by_kind.setdefault(key.split(':', 1)[0], []).append(f'{key}\t{items[key]}')
+    return {kind: _sha('\n'.join(lines).encode()) for kind, lines in by_kind.items()}
+
+
+def keys_digest(items: dict[str, str]) -> str:
+    # Which resources were read: a list sync has not installed yet gives another answer, not drift.
+    return _sha('\n'.join(sorted(items)).encode())
+
+
+def _write_atomic(path: str, text: str) -> None:
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.' + os.path.basename(path) + '.')
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _cost(started: float) -> dict[str, int]:
+    # What this check cost the host: CPU of this process and its children (systemctl, nft, sshd -T,
+    # dpkg-query), blocks read from disk, bytes read through read(2) by this process, wall time.
+    own, kids = getrusage(RUSAGE_SELF), getrusage(RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    rchar = 0
+    try:
+        with open('/proc/self/io', encoding='utf-8') as f:
+            rchar = int(dict(line.split(': ', 1) for line in f.read().splitlines()).get('rchar', '0'))
+    except (OSError, ValueError):
+        pass
+    return {'cpu_ms': round(cpu * 1000), 'read_blocks': own.ru_inblock + kids.ru_inblock, 'read_bytes': rchar,
+            'wall_ms': round((time.monotonic() - started) * 1000)}
+
+
+def snapshot(resources_path: str = RESOURCES_PATH, state_path: str = STATE_PATH) -> None:
+    # Reads only; the one write is the state file under /run, 0644 (digests, never a file's content).
+    started = time.monotonic()
+    try:
+        with open(resources_path, encoding='utf-8') as f:
+            resources = json.load(f)
+        items = fingerprint(resources)
+        state = {'digest': _digest(items), 'keys_sha256': keys_digest(items), 'parts': parts(items)}
+    except (OSError, ValueError) as error:
+        # No list yet (no sync recorded a fingerprint since the role installed the timer): say so.
+        state = {'error': f'{type(error).__name__}: {resources_path}'}
+    state.update({'checked_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), 'cost': _cost(started)})
+    _write_atomic(state_path, json.dumps(state, sort_keys=True) + '\n')
+
+
+def direct(resources: list[dict], install: bool = False) -> None:
     # The same answer as the module's, as one JSON line on stdout: src/sync/fingerprint-probe.ts reads it.
+    # install: sync's probe after a converge leaves the list on the host for the drift check and runs it once.
     items = fingerprint(resources)
-    print(json.dumps({'digest': _sha(json.dumps(items, sort_keys=True).encode()), 'items': items}))
+    if install:
+        try:
+            _write_atomic(RESOURCES_PATH, json.dumps(resources) + '\n')
+            snapshot()
+        except OSError as error:
+            # The fingerprint still counts for sync; the agent then reports drift as unknown (no_list).
+            print(f'fleetkit_fingerprint: drift check not installed: {error}', file=sys.stderr)
+    print(json.dumps({'digest': _digest(items), 'items': items}))
 
 
 def main() -> None:
+    if sys.argv[1:2] == ['--snapshot']:
+        # fleetkit-drift-check.service: python3 fleetkit_fingerprint.py --snapshot
+        snapshot()
+        return
     module = AnsibleModule(argument_spec={'resources': {'type': 'list', 'elements': 'dict', 'required': True}}, supports_check_mode=True)
     items = fingerprint(module.params['resources'])
-    digest = _sha(json.dumps(items, sort_keys=True).encode())
-    module.exit_json(changed=False, digest=digest, items=items)
+    module.exit_json(changed=False, digest=_digest(items), items=items)
 
 
 if __name__ == '__main__':

@@ -117,6 +117,14 @@ export class GatewayMetrics {
     'fleetkit_gateway_heartbeat_flush_failures_total',
     'Heartbeat batch writes that failed (the batch is retried).',
   )
+  readonly driftVerdictsWritten = new Counter(
+    'fleetkit_gateway_drift_verdicts_written_total',
+    "Changes of a node's drift verdict this gateway wrote, by the new state (in_sync, drifted, unknown); an unchanged digest writes none.",
+  )
+  readonly driftReads = new Counter(
+    'fleetkit_gateway_drift_reads_total',
+    "Reads of a node's recorded fingerprint to judge a heartbeat's drift digest (a changed digest, or a held copy past its reload time); an unchanged digest reads nothing.",
+  )
   readonly heartbeatBatchSize = new Histogram(
     'fleetkit_gateway_heartbeat_batch_size',
     'Nodes per heartbeat write transaction.',
@@ -139,6 +147,8 @@ export class GatewayMetrics {
       this.authRefusals,
       this.revocations,
       this.heartbeatFlushFailures,
+      this.driftVerdictsWritten,
+      this.driftReads,
       this.heartbeatBatchSize,
       this.requestSeconds,
     ].map((m) => m.render())

@@ -83,9 +83,11 @@ function bundleDigestOf(pem: string): string {
 
 async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<HeartbeatResponse> {
   const id = who(ctx)
-  const { facts } = readRequest(readHeartbeatRequest, await ctx.body())
+  const { facts, drift } = readRequest(readHeartbeatRequest, await ctx.body())
   // Coalesced: written with every other node's beat in the next batch (at most one transaction a second).
   g.coalescer.add({ nodeId: id.nodeId, seenAt: ctx.now, facts })
+  // Judged in memory and in the background: an unchanged digest reads and writes nothing.
+  g.drift.observe(id.nodeId, drift, ctx.now)
   // A rotation began: tell the agent now rather than at its planned point (it jitters the renewal).
   const pki = g.pki()
   const digest = bundleDigestOf(pki.bundlePem)

@@ -6,6 +6,7 @@ import type { Clock } from '../../config/clock.js'
 import type { PkiSet } from '../../pki/pki-set.js'
 import type { AgentAuthenticator } from '../auth/agent-auth.js'
 import type { DatabaseHealth } from '../load/database-health.js'
+import type { DriftTracker } from '../drift/drift-tracker.js'
 import type { HeartbeatCoalescer } from '../load/heartbeat-coalescer.js'
 import type { IssuancePool } from '../issuance/issuance-pool.js'
 import type { LoadShedder } from '../load/load-shedder.js'
@@ -31,6 +32,8 @@ export interface GatewayContext {
   recoveryWindowSeconds: number
   jobLeaseSeconds: number
   coalescer: HeartbeatCoalescer
+  /** Judges the drift digest heartbeats carry, in memory; writes only a change (drift-tracker.ts). */
+  drift: DriftTracker
   auth: AgentAuthenticator
   enrollLimiter: RateLimiter
   renewLimiter: RateLimiter

@@ -28,6 +28,8 @@ interface StatusNode {
     finishedAt: string
   } | null
   lastSync: { runId: number; state: string; finishedAt: string | null } | null
+  /** Its drift as its agent last reported it (unknown with reason not_reported when never judged). */
+  drift: { state: string; parts: string[]; reason: string | null; since: string | null }
 }
 
 /** What the page shows of the readiness verdict (src/lifecycle/view/fleet-ready.ts FleetReadyResult, structurally). */
@@ -152,6 +154,9 @@ function node(
     reserved: n.reserved,
     checks: checks.get(n.id) ?? null,
     lastSync: syncs.get(n.id) ?? null,
+    drift: n.drift
+      ? { state: n.drift.state, parts: n.drift.parts, reason: n.drift.reason, since: n.drift.since.toISOString() }
+      : { state: 'unknown', parts: [], reason: 'not_reported', since: null },
   }
 }
 

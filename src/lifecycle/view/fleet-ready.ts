@@ -8,6 +8,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Definition } from '../../definition/types.js'
 import type { Queryable } from '../../store/database.js'
 import { type NodeReadinessFacts, lastSyncedDefinition, readinessFacts } from '../../store/view/readiness.js'
+import { driftStateOf } from './node-drift.js'
 
 type Criterion = 'admitted' | 'healthy' | 'converged' | 'drift' | 'agent_version'
 
@@ -204,6 +205,16 @@ function judgeNode(f: NodeReadinessFacts, expect: Expectation): ReadinessFailure
       criterion: 'drift',
       code: 'DRIFT_DETECTED',
       detail: `drift run ${drift.runId} found it differs from the definition since its last sync`,
+      next: 'fleetkit drift   (what differs), then fleetkit sync',
+    })
+  // Drift as the agent sees it: its host no longer matches what its last sync recorded. A node whose
+  // definition changed since is "behind" (the converged criterion above), not drifted.
+  const agentDrift = driftStateOf(f, expect.definitionSha256)
+  if (agentDrift.drift === 'drifted')
+    out.push({
+      criterion: 'drift',
+      code: 'DRIFT_DETECTED',
+      detail: `its agent reports ${agentDrift.parts.join(', ')} differ from what its last sync recorded${f.agentDrift?.fingerprintRunId == null ? '' : ` (run ${f.agentDrift.fingerprintRunId})`} since ${agentDrift.since?.toISOString() ?? '?'}`,
       next: 'fleetkit drift   (what differs), then fleetkit sync',
     })
   const accepted = expect.acceptedAgentVersion ?? sync?.agentVersion ?? null

@@ -41,6 +41,7 @@ export function formatNodeTable(result: NodeListResult): string[] {
     'HEARTBEAT',
     'AGENT',
     'CERT EXPIRES',
+    'DRIFT',
     'CPU',
     'MEM MiB',
     'DISK GiB',
@@ -57,6 +58,7 @@ export function formatNodeTable(result: NodeListResult): string[] {
     n.heartbeatAgeSeconds === null ? 'never' : `${age(n.heartbeatAgeSeconds)} ago`,
     n.agentVersion ?? '-',
     n.certificateNotAfter?.slice(0, 16).replace('T', ' ') ?? '-',
+    driftCell(n.drift),
     `${n.reserved.cpu}/${n.capacity.cpu ?? '?'}`,
     `${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'}`,
     `${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'}`,
@@ -76,6 +78,21 @@ export function formatNodeTable(result: NodeListResult): string[] {
     if (n.lost) out.push(`  lost ${lostReclamationText(n.id, n.lost)}`)
   })
   return out
+}
+
+/** The DRIFT column: `in sync`, `drifted:nft,sshd` or `unknown` (node show gives the reason). */
+function driftCell(drift: NodeSummary['drift']): string {
+  if (drift.state === 'drifted') return `drifted:${drift.parts.join(',')}`
+  return drift.state === 'in_sync' ? 'in sync' : 'unknown'
+}
+
+/** node show's drift line: the state, what differs or why unknown, and since when. */
+export function describeDrift(drift: NodeSummary['drift']): string {
+  const since = drift.since ? ` since ${drift.since}` : ''
+  if (drift.state === 'drifted')
+    return `DRIFTED: ${drift.parts.join(', ')} differ from its last sync's fingerprint${since}; next: fleetkit drift, then fleetkit sync`
+  if (drift.state === 'in_sync') return `in sync with its last sync's fingerprint${since}`
+  return `unknown (${drift.reason ?? 'not_reported'})${since}`
 }
 
 /** A lost node's reclamation in one line (node list, node show): what was fenced, released or stranded. */

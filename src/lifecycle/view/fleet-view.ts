@@ -92,6 +92,18 @@ interface NodeSummary {
    * @asType integer
    */
   liveLeases: number
+  /**
+   * Its converged state as its agent last reported it against the fingerprint of its last sync
+   * (docs/agent.md, "Drift"): `drifted` names the parts that differ (nft, sshd, unit, path ...);
+   * `unknown` says why (not_reported: no agent digest judged yet; no_fingerprint; stale ...).
+   */
+  drift: {
+    state: 'in_sync' | 'drifted' | 'unknown'
+    parts: string[]
+    reason: string | null
+    /** @format date-time */
+    since: string | null
+  }
   /** A lost node's reclamation: when, how long it was silent, what was fenced and released. */
   lost: {
     /** @format date-time */
@@ -156,6 +168,9 @@ function summary(n: FleetNode): NodeSummary {
     capacity: { cpu: n.capacityCpu, memoryMib: n.capacityMemoryMib, diskGib: n.capacityDiskGib },
     reserved: n.reserved,
     liveLeases: n.liveLeases,
+    drift: n.drift
+      ? { state: n.drift.state, parts: n.drift.parts, reason: n.drift.reason, since: n.drift.since.toISOString() }
+      : { state: 'unknown', parts: [], reason: 'not_reported', since: null },
     lost:
       n.status !== 'lost'
         ? null

@@ -2,6 +2,7 @@
 // certificate expiry, capacity held by active and stranded allocations, and a lost node's reclamation.
 import type { Queryable } from '../database.js'
 import type { EventRow } from '../events.js'
+import type { DriftState } from '../nodes/node-drift.js'
 import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from '../nodes/nodes.js'
 
 export interface FleetNode extends NodeRow {
@@ -26,6 +27,8 @@ export interface FleetNode extends NodeRow {
   liveLeases: number
   /** The node_lost event's data of the node's latest loss (fenced jobs, released allocations). */
   lostReclamation: Record<string, unknown> | null
+  /** Its drift as its agent last reported it (node_drift, migration 0016); null when never judged. */
+  drift: { state: DriftState; parts: string[]; reason: string | null; since: Date } | null
 }
 
 export interface FleetFilter {
@@ -50,8 +53,10 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
             (SELECT max(c.not_after) FROM node_certificates c WHERE c.node_id = n.id AND c.revoked_at IS NULL) AS cert_not_after,
             COALESCE(a.cpu, 0) AS reserved_cpu, COALESCE(a.memory, 0) AS reserved_memory, COALESCE(a.disk, 0) AS reserved_disk, COALESCE(a.n, 0) AS reserved_n, COALESCE(a.stranded, 0) AS stranded_n,
             (SELECT count(*) FROM jobs j WHERE j.node_id = n.id AND j.status = 'leased') AS live_leases,
-            CASE WHEN n.status = 'lost' THEN (SELECT e.data FROM events e WHERE e.node_id = n.id AND e.kind = 'node_lost' ORDER BY e.id DESC LIMIT 1) END AS lost_data
+            CASE WHEN n.status = 'lost' THEN (SELECT e.data FROM events e WHERE e.node_id = n.id AND e.kind = 'node_lost' ORDER BY e.id DESC LIMIT 1) END AS lost_data,
+            d.state AS drift_state, d.parts AS drift_parts, d.reason AS drift_reason, d.since AS drift_since
        FROM nodes n
+       LEFT JOIN node_drift d ON d.node_id = n.id
        LEFT JOIN (SELECT node_id, sum(cpu) AS cpu, sum(memory_mib) AS memory, sum(disk_gib) AS disk, count(*) AS n,
                          count(*) FILTER (WHERE status = 'stranded') AS stranded
                     FROM allocations WHERE status IN ('active', 'stranded') GROUP BY node_id) a ON a.node_id = n.id
@@ -82,6 +87,15 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
     strandedAllocations: Number(r.stranded_n),
     liveLeases: Number(r.live_leases),
     lostReclamation: (r.lost_data as Record<string, unknown> | null) ?? null,
+    drift:
+      r.drift_state === null
+        ? null
+        : {
+            state: r.drift_state as DriftState,
+            parts: r.drift_parts as string[],
+            reason: (r.drift_reason as string | null) ?? null,
+            since: r.drift_since as Date,
+          },
   }))
 }
 

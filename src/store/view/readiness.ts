@@ -2,6 +2,7 @@
 // status and admission, heartbeat age and agent version, its latest checks, its last sync attempt
 // (with the definition that run applied) and its last drift check.
 import type { Queryable } from '../database.js'
+import type { DriftState } from '../nodes/node-drift.js'
 import type { NodeStatus } from '../nodes/nodes.js'
 
 export interface NodeReadinessFacts {
@@ -25,6 +26,14 @@ export interface NodeReadinessFacts {
   } | null
   /** The node's row in the last `fleetkit drift` run that reached it. */
   lastDrift: { runId: number; state: string; code: string | null } | null
+  /** Its drift as its agent last reported it (node_drift); null when never judged. */
+  agentDrift: {
+    state: DriftState
+    parts: string[]
+    reason: string | null
+    since: Date
+    fingerprintRunId: number | null
+  } | null
 }
 
 /** States a node's row ends in once its run attempted it (pending, running, skipped and not_attempted did not). */
@@ -43,8 +52,11 @@ export async function readinessFacts(
             extract(epoch FROM now() - n.last_seen_at) AS heartbeat_age,
             cj.status AS checks_status, cj.failed AS checks_failed, cj.warned AS checks_warned,
             s.run_id AS sync_run, s.state AS sync_state, s.code AS sync_code, s.definition_sha256 AS sync_definition, s.agent_version AS sync_agent,
-            d.run_id AS drift_run, d.state AS drift_state, d.code AS drift_code
+            d.run_id AS drift_run, d.state AS drift_state, d.code AS drift_code,
+            ad.state AS agent_drift, ad.parts AS agent_drift_parts, ad.reason AS agent_drift_reason,
+            ad.since AS agent_drift_since, ad.fingerprint_run_id AS agent_drift_run
        FROM nodes n
+       LEFT JOIN node_drift ad ON ad.node_id = n.id
        LEFT JOIN LATERAL (
          SELECT j.status,
                 ARRAY(SELECT c ->> 'id' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'fail') AS failed,
@@ -95,6 +107,16 @@ export async function readinessFacts(
       r.drift_run === null
         ? null
         : { runId: Number(r.drift_run), state: r.drift_state as string, code: (r.drift_code as string | null) ?? null },
+    agentDrift:
+      r.agent_drift === null
+        ? null
+        : {
+            state: r.agent_drift as DriftState,
+            parts: r.agent_drift_parts as string[],
+            reason: (r.agent_drift_reason as string | null) ?? null,
+            since: r.agent_drift_since as Date,
+            fingerprintRunId: r.agent_drift_run === null ? null : Number(r.agent_drift_run),
+          },
   }))
 }
 

@@ -141,6 +141,8 @@ describe('gateway: the status page', function () {
       { status: 'succeeded', pass: 1, warn: 1, fail: 1, notApplicable: 1 },
     )
     assert.equal(node.lastSync.state, 'converged')
+    // Never judged from a heartbeat's digest: unknown, with why (docs/agent.md, "Drift").
+    assert.deepEqual(node.drift, { state: 'unknown', parts: [], reason: 'not_reported', since: null })
     assert.equal(doc.pools[1].nodes[1].lastSync, null)
     assert.ok(
       doc.events.some(

@@ -8,7 +8,9 @@ import { readFile } from 'node:fs/promises'
 import { loadDefinition } from '../../../src/definition/load.js'
 import type { Definition } from '../../../src/definition/types.js'
 import { type FleetReadyResult, fleetReady, stateReadiness } from '../../../src/lifecycle/view/fleet-ready.js'
+import { nodeDriftStates } from '../../../src/lifecycle/view/node-drift.js'
 import { packagePath } from '../../../src/package-root.js'
+import { recordDriftVerdict } from '../../../src/store/nodes/node-drift.js'
 import { upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import { createJob } from '../../../src/store/scheduling/jobs.js'
 import { createSyncRun, finishSyncRun, setSyncNode } from '../../../src/store/sync/sync-ledger.js'
@@ -145,6 +147,42 @@ describe('fleet ready: the verdict (real PostgreSQL)', function () {
     // A sync after the drift converges it again: no longer drifted.
     await run('sync', ['build-1'], 'converged')
     assert.deepEqual(failuresOf(await verdict(), 'build-1'), [])
+  })
+
+  it("the agent's drift: drifted fails drift naming the parts; a changed definition is behind, not drifted", async () => {
+    await readyFleet()
+    const q = db().pool
+    const verdictOf = (state: 'in_sync' | 'drifted', parts: string[]) => ({
+      state,
+      parts,
+      reason: null,
+      digest: 'a'.repeat(64),
+      fingerprintRunId: null,
+      hostCheckedAt: null,
+    })
+    await recordDriftVerdict(q, 'app-1', verdictOf('drifted', ['nft', 'sshd']), new Date())
+    await recordDriftVerdict(q, 'app-2', verdictOf('in_sync', []), new Date())
+    const r = await verdict()
+    assert.deepEqual(failuresOf(r, 'app-1'), [['drift', 'DRIFT_DETECTED']])
+    assert.match(r.nodes.find((n) => n.nodeId === 'app-1')!.failures[0]!.detail, /its agent reports nft, sshd differ/)
+    assert.deepEqual(failuresOf(r, 'app-2'), [])
+    const states = async (definitionText: string) =>
+      new Map(
+        (await nodeDriftStates(q, { definitionSha256: sha256(definitionText) })).map((s) => [
+          s.nodeId,
+          [s.drift, s.parts.join(','), s.behind, s.reason],
+        ]),
+      )
+    const now = await states(text)
+    assert.deepEqual(now.get('app-1'), ['drifted', 'nft,sshd', false, null])
+    assert.deepEqual(now.get('app-2'), ['in_sync', '', false, null])
+    assert.deepEqual(now.get('db-1'), ['unknown', '', false, 'not_reported'])
+    // The definition changed and nobody synced: behind, and still only as drifted as the agent says.
+    const edited = await states(`${text}\n# edited\n`)
+    assert.deepEqual(edited.get('app-2'), ['in_sync', '', true, null])
+    assert.deepEqual(edited.get('app-1'), ['drifted', 'nft,sshd', true, null])
+    // Without a definition: the last finished sync's is the current one.
+    assert.equal((await nodeDriftStates(q)).find((s) => s.nodeId === 'app-2')?.behind, false)
   })
 
   it('converged: never synced, a failed last attempt (its code), another definition; and failing checks are not healthy', async () => {

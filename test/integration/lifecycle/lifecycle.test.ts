@@ -18,6 +18,7 @@ import { reserveAllocation } from '../../../src/store/scheduling/allocations.js'
 import { appendEvent, listEvents } from '../../../src/store/events.js'
 import { createJob, getJob } from '../../../src/store/scheduling/jobs.js'
 import { recordNodeCapacity } from '../../../src/store/nodes/node-lifecycle.js'
+import { recordDriftVerdict } from '../../../src/store/nodes/node-drift.js'
 import { getNode, listNodes, setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { fixturePath, validDefinition } from '../../support/definition-fixture.js'
@@ -452,6 +453,33 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     })
     assert.match(human.stdout, /^NODE +POOL/m)
     assert.match(human.stdout, /cap-1 .* 1\.5\/2 +2048\/4096 +10\/40/)
+    // Drift as its agent reported it (issue 39): a column in the list, a line in show, by schema in --json.
+    assert.deepEqual(capped.drift, { state: 'unknown', parts: [], reason: 'not_reported', since: null })
+    await recordDriftVerdict(
+      gw.db.pool,
+      'cap-1',
+      {
+        state: 'drifted',
+        parts: ['nft', 'unit'],
+        reason: null,
+        digest: null,
+        fingerprintRunId: null,
+        hostCheckedAt: null,
+      },
+      new Date(),
+    )
+    const drifted = await runFleetkit(['node', 'list'], {
+      env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir },
+    })
+    assert.match(drifted.stdout, /^NODE .* DRIFT +CPU/m)
+    assert.match(drifted.stdout, /cap-1 .* drifted:nft,unit +1\.5\/2/)
+    const shown = await runFleetkit(['node', 'show', 'cap-1'], {
+      env: { DATABASE_URL: gw.db.url, FLEETKIT_STATE_DIR: stateDir },
+    })
+    assert.match(shown.stdout, /^ {2}drift {7}DRIFTED: nft, unit differ from its last sync's fingerprint since /m)
+    const shownJson = await cli(['node', 'show', 'cap-1'])
+    assertMatchesOutputSchema('node-show', shownJson.json)
+    assert.deepEqual(shownJson.json.result.node.drift.parts, ['nft', 'unit'])
     // An admitted node that turns unhealthy keeps its admission but is not schedulable meanwhile.
     await setNodeStatus(gw.db.pool, 'cap-1', 'unhealthy')
     const sick = (await cli(['node', 'list'])).json.result.nodes.find((n: { id: string }) => n.id === 'cap-1')

@@ -86,6 +86,16 @@ describe('roles: agent_update and agent on a container host', function () {
     const env = `${fillTemplate(readTemplate('agent.env.tmpl'), { NODE_ID: 'build-1', GATEWAY_URL: GATEWAY.agent_gateway_url, ENROLL_URL: GATEWAY.agent_enroll_url, DATA_MOUNT: '', CONTAINER: 'false' }).trimEnd()}\n`
     assert.equal((await host.sshOk('cat /etc/fleetkit/agent.env')).stdout, env)
     assert.equal((await host.sshOk('stat -c %a:%U /var/lib/fleetkit')).stdout.trim(), '700:fleetkit-agent')
+    // The drift check (docs/agent.md, "Drift"): its timer runs as root; with no sync's resource list yet it
+    // says so in a state file the agent's account can read, and writes nothing else.
+    assert.equal((await host.sshOk('systemctl is-enabled fleetkit-drift-check.timer')).stdout.trim(), 'enabled')
+    await host.sshOk('systemctl start fleetkit-drift-check.service')
+    const state = JSON.parse(
+      (await host.sshOk('runuser -u fleetkit-agent -- cat /run/fleetkit/fingerprint/state.json')).stdout,
+    ) as { error?: string; cost?: { cpu_ms: number } }
+    assert.match(state.error ?? '', /fingerprint-resources\.json/)
+    assert.ok((state.cost?.cpu_ms ?? -1) >= 0, JSON.stringify(state))
+    assert.equal((await host.sshOk('stat -c %a:%U /run/fleetkit/fingerprint/state.json')).stdout.trim(), '644:root')
   })
 
   it('a new pinned version replaces the binary and restarts the agent once; the same pin again restarts nothing', async () => {

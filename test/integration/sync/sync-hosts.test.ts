@@ -16,6 +16,7 @@ import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { listEvents } from '../../../src/store/events.js'
+import { listNodeDrift } from '../../../src/store/nodes/node-drift.js'
 import { getNode } from '../../../src/store/nodes/nodes.js'
 import { getSyncRun, listSyncNodes } from '../../../src/store/sync/sync-ledger.js'
 import { getCanaryProof } from '../../../src/store/scheduling/transition-facts.js'
@@ -302,6 +303,87 @@ describe('fleetkit sync and drift on three container hosts', function () {
     const readmitted = await cli(['node', 'admit', canary, '--definition', fleetPath()])
     assert.equal(readmitted.code, 0, readmitted.stdout + readmitted.stderr)
     assert.equal((await getNode(db.pool, canary))?.schedulable, true)
+  })
+
+  it('drift seen as it happens (issue 39): an nft rule, an sshd setting and a unit changed by hand are marked drifted within a check interval with no command run; undone, cleared; the check costs little', async () => {
+    const target = hosts[2]!
+    const drift = async () => (await listNodeDrift(db.pool, [target.name]))[0]
+    /** The drift check runs every 60 s; the agent reads its result at each heartbeat (every 15 s). */
+    const CHECK_INTERVAL_MS = 60_000
+    const HEARTBEAT_MS = 15_000
+    // The last sync (--full above) left its resource list on the host and ran the check once.
+    await eventually('the node is in sync', async () => (await drift())?.state === 'in_sync' || undefined, {
+      timeoutMs: CHECK_INTERVAL_MS + 2 * HEARTBEAT_MS,
+      intervalMs: 1000,
+    })
+    const changedAt = Date.now()
+    await target.sshOk(
+      [
+        `nft insert rule inet fleetkit input tcp dport 9 accept comment '"drift-test"'`,
+        "printf 'LoginGraceTime 77\\n' > /etc/ssh/sshd_config.d/00-drift-test.conf",
+        'systemctl stop fleetkit-firewall-snapshot.timer',
+      ].join(' && '),
+    )
+    // Nothing is run on the operator's side: the next check and heartbeat carry it.
+    const drifted = await eventually(
+      'the gateway marks the node drifted in nft, sshd and unit',
+      async () => {
+        const d = await drift()
+        return d?.state === 'drifted' && d.parts.length >= 3 ? d : undefined
+      },
+      { timeoutMs: CHECK_INTERVAL_MS + 2 * HEARTBEAT_MS + 15_000, intervalMs: 1000 },
+    )
+    const seenAfterS = Math.round((Date.now() - changedAt) / 1000)
+    assert.deepEqual(drifted.parts, ['nft', 'sshd', 'unit'])
+    const events = await listEvents(db.pool, { nodeId: target.name })
+    const last = events.filter((e) => e.kind === 'node_drifted').at(-1)
+    assert.deepEqual(last?.data.parts, ['nft', 'sshd', 'unit'])
+    const listed = await runFleetkit(['node', 'list', '--json'], { env, timeout: 120_000 })
+    const row = listed.json.result.nodes.find((n: { id: string }) => n.id === target.name)
+    assert.deepEqual(row.drift.parts, ['nft', 'sshd', 'unit'])
+    const ready = await runFleetkit(['fleet', 'ready', '--definition', fleetPath(), '--json'], {
+      env,
+      timeout: 120_000,
+    })
+    const failures = ready.json.data.verdict.nodes.find((n: { nodeId: string }) => n.nodeId === target.name).failures
+    assert.ok(
+      failures.some(
+        (f: { code: string; detail: string }) => f.code === 'DRIFT_DETECTED' && /nft, sshd, unit/.test(f.detail),
+      ),
+      JSON.stringify(failures),
+    )
+
+    // Undone by hand: the node matches its fingerprint again and the drift is cleared.
+    await target.sshOk(
+      [
+        `h=$(nft -a list chain inet fleetkit input | sed -n 's/.*"drift-test".*# handle \\([0-9]*\\)$/\\1/p')`,
+        'nft delete rule inet fleetkit input handle "$h"',
+        'rm /etc/ssh/sshd_config.d/00-drift-test.conf',
+        'systemctl start fleetkit-firewall-snapshot.timer',
+      ].join(' && '),
+    )
+    await eventually('the drift is cleared', async () => (await drift())?.state === 'in_sync' || undefined, {
+      timeoutMs: CHECK_INTERVAL_MS + 2 * HEARTBEAT_MS + 15_000,
+      intervalMs: 1000,
+    })
+    assert.equal((await listEvents(db.pool, { nodeId: target.name })).at(-1)?.kind, 'node_drift_cleared')
+
+    // What one check costs the host: its own figures (CPU of it and the programs it runs, bytes read), three runs.
+    const costs: { cpu_ms: number; read_blocks: number; read_bytes: number; wall_ms: number }[] = []
+    for (let i = 0; i < 3; i++) {
+      await target.sshOk('systemctl start fleetkit-drift-check.service')
+      costs.push(JSON.parse((await target.sshOk('cat /run/fleetkit/fingerprint/state.json')).stdout).cost)
+    }
+    const resources = JSON.parse((await target.sshOk('cat /etc/fleetkit/fingerprint-resources.json')).stdout).length
+    console.log(
+      `      drift seen ${seenAfterS} s after the change (check every ${CHECK_INTERVAL_MS / 1000} s, heartbeat every ${HEARTBEAT_MS / 1000} s); one check of ${resources} resources: ${costs
+        .map(
+          (c) =>
+            `${c.cpu_ms} ms CPU, ${c.read_blocks} blocks and ${Math.round(c.read_bytes / 1024)} KiB read, ${c.wall_ms} ms`,
+        )
+        .join('; ')}`,
+    )
+    for (const c of costs) assert.ok(c.cpu_ms > 0 && c.wall_ms > 0, JSON.stringify(c))
   })
 
   it('a dry run prints the plan and its hash and records no applied revision; a stale --plan-hash is refused, the reviewed one applies', async () => {
