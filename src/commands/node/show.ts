@@ -23,7 +23,7 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
     const { nodeShow } = await import('../../lifecycle/view/fleet-view.js')
-    const { age, describeAddress, describeProvision, lostReclamationText } =
+    const { age, describeAddress, describeProvision, holdText, lostReclamationText } =
       await import('../../lifecycle/view/fleet-table.js')
     const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
       nodeShow(pool, args.node, { events: flags.events }),
@@ -42,6 +42,7 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
       `  capacity    cpu ${n.reserved.cpu}/${n.capacity.cpu ?? '?'}  memory ${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'} MiB  disk ${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'} GiB reserved`,
     )
     if (n.lost) this.log(`  lost        ${lostReclamationText(n.id, n.lost)}`)
+    if (n.hold) this.log(`  held        ${holdText(n.hold)}`)
     this.log('Certificates:')
     for (const c of r.certificates) this.log(`  ${c.serial}  until ${c.notAfter}${c.revoked ? '  revoked' : ''}`)
     this.log('Jobs:')

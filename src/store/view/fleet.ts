@@ -26,6 +26,8 @@ export interface FleetNode extends NodeRow {
   liveLeases: number
   /** The node_lost event's data of the node's latest loss (fenced jobs, released allocations). */
   lostReclamation: Record<string, unknown> | null
+  /** Its hands-off hold (`node hold`, migration 0017): who, why, since when; null when not held. */
+  hold: { reason: string; heldBy: string; heldAt: Date } | null
 }
 
 export interface FleetFilter {
@@ -50,8 +52,10 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
             (SELECT max(c.not_after) FROM node_certificates c WHERE c.node_id = n.id AND c.revoked_at IS NULL) AS cert_not_after,
             COALESCE(a.cpu, 0) AS reserved_cpu, COALESCE(a.memory, 0) AS reserved_memory, COALESCE(a.disk, 0) AS reserved_disk, COALESCE(a.n, 0) AS reserved_n, COALESCE(a.stranded, 0) AS stranded_n,
             (SELECT count(*) FROM jobs j WHERE j.node_id = n.id AND j.status = 'leased') AS live_leases,
-            CASE WHEN n.status = 'lost' THEN (SELECT e.data FROM events e WHERE e.node_id = n.id AND e.kind = 'node_lost' ORDER BY e.id DESC LIMIT 1) END AS lost_data
+            CASE WHEN n.status = 'lost' THEN (SELECT e.data FROM events e WHERE e.node_id = n.id AND e.kind = 'node_lost' ORDER BY e.id DESC LIMIT 1) END AS lost_data,
+            h.reason AS hold_reason, h.held_by AS hold_by, h.held_at AS hold_at
        FROM nodes n
+       LEFT JOIN node_holds h ON h.node_id = n.id
        LEFT JOIN (SELECT node_id, sum(cpu) AS cpu, sum(memory_mib) AS memory, sum(disk_gib) AS disk, count(*) AS n,
                          count(*) FILTER (WHERE status = 'stranded') AS stranded
                     FROM allocations WHERE status IN ('active', 'stranded') GROUP BY node_id) a ON a.node_id = n.id
@@ -82,6 +86,10 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
     strandedAllocations: Number(r.stranded_n),
     liveLeases: Number(r.live_leases),
     lostReclamation: (r.lost_data as Record<string, unknown> | null) ?? null,
+    hold:
+      r.hold_reason === null
+        ? null
+        : { reason: r.hold_reason as string, heldBy: r.hold_by as string, heldAt: r.hold_at as Date },
   }))
 }
 
