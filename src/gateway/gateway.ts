@@ -20,6 +20,7 @@ import { createLogger } from '../log/logger.js'
 import { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics/metrics.js'
 import { registerPkiGauges } from './metrics/pki-metrics.js'
+import { registerReconcileGauges } from './metrics/reconcile-metrics.js'
 import { registerSyncGauges } from './metrics/sync-metrics.js'
 import { registerArchiveGauges } from './metrics/archive-metrics.js'
 import { DatabaseHealth } from './load/database-health.js'
@@ -78,6 +79,7 @@ export async function startGatewayWithControls(
     onError: onMetricsQueryFailed,
   })
   registerSyncGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
+  registerReconcileGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
