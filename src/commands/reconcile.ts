@@ -73,18 +73,12 @@ The systemd unit fleetkit-reconcile.service (fleetkit gateway install --with-rec
     const { runReconcile, passLine } = await import('../lifecycle/reconcile/reconcile.js')
     const { RECONCILE_ACTOR } = await import('../lifecycle/reconcile/reconcile-pass.js')
     const { clearReconcile, stoppedError } = await import('../lifecycle/reconcile/reconcile-stop.js')
-    if (flags.clear) {
-      const cleared = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) =>
-        clearReconcile({ pool, actor }),
-      )
-      this.log(cleared.message)
-      return cleared
-    }
     const { runSync } = await import('../sync/sync-run.js')
     const { readDefinitionFile, validateDefinitionText, definitionErrorsToFleetkitError } =
       await import('../definition/load.js')
     const { sleepUnlessAborted } = await import('../config/abortable-sleep.js')
     const result = await this.withState({ stateDir: flags['state-dir'], interruptible: true }, async (context) => {
+      if (flags.clear) return clearReconcile({ pool: context.pool, actor: context.actor })
       const runtime = { ...(await syncRuntime(context, env)), who: RECONCILE_ACTOR }
       const run = (mode: 'apply' | 'drift', limit: readonly string[]) =>
         runSync({
@@ -116,6 +110,10 @@ The systemd unit fleetkit-reconcile.service (fleetkit gateway install --with-rec
         onPass: (pass) => this.log(passLine(pass)),
       })
     })
+    if (!('last' in result)) {
+      this.log(result.message)
+      return result
+    }
     if (flags.once && (result.last.outcome === 'stopped' || result.last.outcome === 'failed'))
       throw stoppedError(result.last)
     return result

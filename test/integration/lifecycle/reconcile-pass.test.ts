@@ -24,7 +24,7 @@ import { packagePath } from '../../../src/package-root.js'
 import { withSessionLock } from '../../../src/store/advisory-lock.js'
 import { listEvents } from '../../../src/store/events.js'
 import { upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
-import { openReconcileStop, RECONCILE_LOCK_KEY } from '../../../src/store/sync/reconcile-stops.js'
+import { openReconcileStop, RECONCILE_LOCK_KEY, recordReconcileStop } from '../../../src/store/sync/reconcile-stops.js'
 import {
   createSyncRun,
   finishSyncRun,
@@ -32,6 +32,7 @@ import {
   setSyncNode,
   type SyncOutcome,
 } from '../../../src/store/sync/sync-ledger.js'
+import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 
 const FLEET = packagePath('examples', 'fleet.yaml')
@@ -308,5 +309,28 @@ describe('reconcile passes (real PostgreSQL, a ledger-writing runner)', function
     assert.equal(result.passes, 3)
     assert.deepEqual(sleeps, [600_000, 600_000, 600_000])
     assert.equal(result.last.outcome, 'nothing_to_do')
+  })
+
+  it('the CLI: --once exits RECONCILE_STOPPED (26) while stopped, the pass in data; --clear clears it, by schema', async () => {
+    const env = { DATABASE_URL: db().url, FLEETKIT_ACTOR: 'lead@desk' }
+    await recordReconcileStop(db().pool, {
+      runId: null,
+      code: 'SYNC_CANARY_FAILED',
+      message: 'run 9 ended canary_failed',
+      nodes: ['build-1'],
+    })
+    const stopped = await runFleetkit(['reconcile', '--once', '--definition', FLEET, '--json'], { env })
+    assert.equal(stopped.code, 26, stopped.stdout + stopped.stderr)
+    assertMatchesOutputSchema('reconcile', stopped.json)
+    assert.equal(stopped.json.code, 'RECONCILE_STOPPED')
+    assert.equal(stopped.json.data.pass.outcome, 'stopped')
+    assert.ok(stopped.json.actions.includes('fleetkit reconcile --clear'), stopped.json.actions)
+    const cleared = await runFleetkit(['reconcile', '--clear', '--json'], { env })
+    assert.equal(cleared.code, 0, cleared.stdout + cleared.stderr)
+    assertMatchesOutputSchema('reconcile', cleared.json)
+    assert.equal(cleared.json.result.cleared.code, 'SYNC_CANARY_FAILED')
+    assert.equal((await listEvents(db().pool, { kind: 'reconcile_cleared' }))[0]?.data.actor, 'lead@desk')
+    const human = await runFleetkit(['reconcile', '--clear'], { env })
+    assert.match(human.stdout, /not stopped; nothing changed/)
   })
 })
