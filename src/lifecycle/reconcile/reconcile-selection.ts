@@ -43,8 +43,16 @@ const HANDS_OFF_STATUS: Record<string, string> = {
   unknown: 'not in the state database',
 }
 
-/** The selection from fleet ready's verdict and the holds: pure, so its rules are tested without a database. */
-export function classifyForReconcile(verdict: FleetReadyResult, holds: readonly NodeHold[]): ReconcileSelection {
+/**
+ * The selection from fleet ready's verdict and the holds: pure, so its rules are tested without a database.
+ * `pinned`: nodes the definition pins to an agent version of their own (a canary proving the next one):
+ * fleet ready judges every node against release.version, so their agent_version failure is not "behind".
+ */
+export function classifyForReconcile(
+  verdict: FleetReadyResult,
+  holds: readonly NodeHold[],
+  pinned: ReadonlySet<string> = new Set(),
+): ReconcileSelection {
   const held = new Map(holds.map((h) => [h.nodeId, h]))
   const repair: ReconcileCandidate[] = []
   const skipped: ReconcileSkip[] = []
@@ -59,7 +67,9 @@ export function classifyForReconcile(verdict: FleetReadyResult, holds: readonly 
     else {
       eligible.push(n.nodeId)
       const drift = n.failures.find((f) => f.criterion === 'drift')
-      const behind = n.failures.find((f) => f.criterion === 'converged' || f.criterion === 'agent_version')
+      const behind = n.failures.find(
+        (f) => f.criterion === 'converged' || (f.criterion === 'agent_version' && !pinned.has(n.nodeId)),
+      )
       if (drift) repair.push({ nodeId: n.nodeId, pool: n.pool, why: 'drifted', detail: drift.detail })
       else if (behind) repair.push({ nodeId: n.nodeId, pool: n.pool, why: 'behind', detail: behind.detail })
     }
@@ -73,6 +83,10 @@ export async function selectReconcileNodes(options: {
   definition: Definition
   definitionText: string
 }): Promise<ReconcileSelection> {
+  const { definition } = options
   const verdict = await fleetReady(options)
-  return classifyForReconcile(verdict, await listNodeHolds(options.pool))
+  const pinned = definition.nodes
+    .filter((n) => n.agentVersion !== undefined && n.agentVersion !== definition.release.version)
+    .map((n) => n.id)
+  return classifyForReconcile(verdict, await listNodeHolds(options.pool), new Set(pinned))
 }
