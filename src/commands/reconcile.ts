@@ -2,7 +2,7 @@
 // through the same runSync as `fleetkit sync`, actor `reconcile`. Thin: flags in, runReconcile() out.
 import { Flags } from '@oclif/core'
 
-import { definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
+import { ansibleSpeedFlags, ansibleSpeedOptions, definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
 import type { ReconcileOutput } from '../lifecycle/reconcile/reconcile.js'
 import { syncRuntime } from './sync.js'
@@ -61,6 +61,14 @@ The systemd unit fleetkit-reconcile.service (fleetkit gateway install --with-rec
       allowNo: true,
       default: true,
     }),
+    ...ansibleSpeedFlags(),
+    'heartbeat-timeout': Flags.integer({
+      summary: 'Seconds a node has to heartbeat after a repair reinstalled or restarted its agent (as fleetkit sync).',
+      env: 'FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS',
+      default: 120,
+      min: 1,
+      helpValue: 'SECONDS',
+    }),
     clear: Flags.boolean({
       summary: 'Clear the stop a failed repair left (after fixing its cause), then exit; changes no host.',
       exclusive: ['once'],
@@ -79,7 +87,12 @@ The systemd unit fleetkit-reconcile.service (fleetkit gateway install --with-rec
     const { sleepUnlessAborted } = await import('../config/abortable-sleep.js')
     const result = await this.withState({ stateDir: flags['state-dir'], interruptible: true }, async (context) => {
       if (flags.clear) return clearReconcile({ pool: context.pool, actor: context.actor })
-      const runtime = { ...(await syncRuntime(context, env)), who: RECONCILE_ACTOR }
+      const runtime = {
+        ...(await syncRuntime(context, env)),
+        ...ansibleSpeedOptions(flags),
+        heartbeatTimeoutSeconds: flags['heartbeat-timeout'],
+        who: RECONCILE_ACTOR,
+      }
       const run = (mode: 'apply' | 'drift', limit: readonly string[]) =>
         runSync({
           ...runtime,
