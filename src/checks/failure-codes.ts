@@ -16,6 +16,7 @@ import { PROVIDER_CODES } from './codes/provider.js'
 import { PROVISION_CODES } from './codes/provision.js'
 import { DEMO_CODES } from './codes/demo.js'
 import { BACKUP_CODES } from './codes/backup.js'
+import { RECONCILE_CODES } from './codes/reconcile.js'
 import type { FailureCodeSpec } from './failure-code-spec.js'
 
 export type { FailureCodeSpec } from './failure-code-spec.js'
@@ -37,6 +38,7 @@ export const FAILURE_CODES = {
   ...PROVISION_CODES,
   ...DEMO_CODES,
   ...BACKUP_CODES,
+  ...RECONCILE_CODES,
 } as const satisfies Record<string, FailureCodeSpec>
 
 export type FailureCode = keyof typeof FAILURE_CODES

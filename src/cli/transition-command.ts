@@ -1,6 +1,7 @@
 // The commands that move one node from one status to another (node park, unpark, undrain, admit,
-// drain): one shape, NODE and --state-dir, the state opened once, the result's message printed,
-// so each command file holds only what is its own: its words, its extra flags, its lifecycle function.
+// drain) or mark it (node hold, release): one shape, NODE and --state-dir, the state opened once, the
+// result's message printed, so each command file holds only what is its own: its words, its extra
+// flags, its lifecycle function.
 import { Args, type Interfaces } from '@oclif/core'
 
 import { stateDirFlag } from './flags.js'

@@ -4,7 +4,51 @@ import { Flags } from '@oclif/core'
 
 import { ansibleSpeedFlags, ansibleSpeedOptions, definitionFlag, envWithStateDir, stateDirFlag } from '../cli/flags.js'
 import { FleetkitCommand } from '../cli/fleetkit-command.js'
+import type { StateContext } from '../cli/operator-context.js'
+import type { Env } from '../config/state-dir.js'
+import type { SyncOptions } from '../sync/run-context.js'
 import type { SyncReport } from '../sync/sync-report.js'
+
+/**
+ * What every runSync call takes from the operator context and the environment beside its own run's
+ * options: the state, who, the clock, the abort signal, progress, the harness settings and enrollment
+ * (lifecycle's node-token.ts, wired here because sync and lifecycle are peers). `fleetkit reconcile` shares it.
+ */
+export async function syncRuntime(
+  { pool, actor, clock, signal, progress }: Pick<StateContext, 'pool' | 'actor' | 'clock' | 'signal' | 'progress'>,
+  env: Env,
+): Promise<Omit<SyncOptions, 'mode' | 'definitionPath'>> {
+  const { issueNodeToken } = await import('../lifecycle/node/node-token.js')
+  const { readGatewayCaBundle } = await import('../lifecycle/seed/seed-files.js')
+  const { SYNC_SECRET_TTL_MS } = await import('../sync/enrollment.js')
+  const { systemRng } = await import('../config/rng.js')
+  return {
+    // Test harnesses and bench/sync.ts only (docs/operations.md): not flags, never set in production.
+    extraVarsFile: env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
+    fingerprintVia: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
+    env,
+    who: actor,
+    clock,
+    pool,
+    signal,
+    progress,
+    // Sync enrolls as `fleetkit node token` issues: the same function, a shorter lifetime.
+    enrollment: {
+      issueSecret: (nodeId, reissue, definition) =>
+        issueNodeToken({
+          pool,
+          nodeId,
+          reissue,
+          ttlMs: SYNC_SECRET_TTL_MS,
+          loadDefinition: () => Promise.resolve(definition),
+          actor,
+          clock,
+          rng: systemRng,
+        }),
+      gatewayCa: () => readGatewayCaBundle(env),
+    },
+  }
+}
 
 export default class Sync extends FleetkitCommand<SyncReport> {
   static override summary =
@@ -88,51 +132,22 @@ that node in full. --full, --tags, or a fingerprint older than a day run every n
     const env = envWithStateDir(flags['state-dir'])
     const { runSync } = await import('../sync/sync-run.js')
     const { outcomeError, formatNodeLine } = await import('../sync/sync-report.js')
-    const { issueNodeToken } = await import('../lifecycle/node/node-token.js')
-    const { readGatewayCaBundle } = await import('../lifecycle/seed/seed-files.js')
-    const { SYNC_SECRET_TTL_MS } = await import('../sync/enrollment.js')
-    const { systemRng } = await import('../config/rng.js')
     const check = flags['dry-run']
-    const report = await this.withState(
-      { stateDir: flags['state-dir'], interruptible: true },
-      ({ pool, actor, clock, signal, progress }) =>
-        runSync({
-          mode: check ? 'dry-run' : 'apply',
-          definitionPath: flags.definition,
-          ref: flags.ref,
-          limit: flags.limit,
-          tags: flags.tags,
-          planHash: flags['plan-hash'],
-          resume: flags.resume,
-          ...ansibleSpeedOptions(flags),
-          heartbeatTimeoutSeconds: flags['heartbeat-timeout'],
-          full: flags.full,
-          // Test harnesses and bench/sync.ts only (docs/operations.md): not flags, never set in production.
-          extraVarsFile: env.FLEETKIT_SYNC_EXTRA_VARS_FILE?.trim() || undefined,
-          fingerprintVia: env.FLEETKIT_SYNC_FINGERPRINT_VIA === 'ansible' ? 'ansible' : 'ssh',
-          env,
-          who: actor,
-          clock,
-          pool,
-          signal,
-          progress,
-          report: (line) => this.log(line),
-          // Sync enrolls as `fleetkit node token` issues: the same function, a shorter lifetime.
-          enrollment: {
-            issueSecret: (nodeId, reissue, definition) =>
-              issueNodeToken({
-                pool,
-                nodeId,
-                reissue,
-                ttlMs: SYNC_SECRET_TTL_MS,
-                loadDefinition: () => Promise.resolve(definition),
-                actor,
-                clock,
-                rng: systemRng,
-              }),
-            gatewayCa: () => readGatewayCaBundle(env),
-          },
-        }),
+    const report = await this.withState({ stateDir: flags['state-dir'], interruptible: true }, async (context) =>
+      runSync({
+        ...(await syncRuntime(context, env)),
+        mode: check ? 'dry-run' : 'apply',
+        definitionPath: flags.definition,
+        ref: flags.ref,
+        limit: flags.limit,
+        tags: flags.tags,
+        planHash: flags['plan-hash'],
+        resume: flags.resume,
+        ...ansibleSpeedOptions(flags),
+        heartbeatTimeoutSeconds: flags['heartbeat-timeout'],
+        full: flags.full,
+        report: (line) => this.log(line),
+      }),
     )
     for (const n of report.nodes.filter((x) => x.state === 'not_attempted' || x.state === 'skipped'))
       this.log(formatNodeLine(n, check))

@@ -21,6 +21,7 @@ import { createLogger } from '../log/logger.js'
 import { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
 import { GatewayMetrics } from './metrics/metrics.js'
 import { registerPkiGauges } from './metrics/pki-metrics.js'
+import { registerReconcileGauges } from './metrics/reconcile-metrics.js'
 import { registerSyncGauges } from './metrics/sync-metrics.js'
 import { registerDriftGauges } from './metrics/drift-metrics.js'
 import { registerArchiveGauges } from './metrics/archive-metrics.js'
@@ -81,6 +82,7 @@ export async function startGatewayWithControls(
   })
   registerSyncGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   registerDriftGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
+  registerReconcileGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({

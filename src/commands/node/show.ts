@@ -23,7 +23,7 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
   async run(): Promise<NodeShowResult> {
     const { args, flags } = await this.parse(NodeShow)
     const { nodeShow } = await import('../../lifecycle/view/fleet-view.js')
-    const { age, describeAddress, describeDrift, describeProvision, lostReclamationText } =
+    const { age, describeAddress, describeDrift, describeProvision, holdText, lostReclamationText } =
       await import('../../lifecycle/view/fleet-table.js')
     const r = await this.withState({ stateDir: flags['state-dir'] }, ({ pool }) =>
       nodeShow(pool, args.node, { events: flags.events }),
@@ -43,6 +43,7 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
     )
     this.log(`  drift       ${describeDrift(n.drift)}`)
     if (n.lost) this.log(`  lost        ${lostReclamationText(n.id, n.lost)}`)
+    if (n.hold) this.log(`  held        ${holdText(n.hold)}`)
     this.log('Certificates:')
     for (const c of r.certificates) this.log(`  ${c.serial}  until ${c.notAfter}${c.revoked ? '  revoked' : ''}`)
     this.log('Jobs:')

@@ -30,8 +30,13 @@ export interface ServiceOptions {
   lock?: InstallLockOptions
 }
 
+interface InstallServiceOptions extends ServiceOptions {
+  /** Also install fleetkit-reconcile.service beside the gateway. */
+  withReconcile?: boolean
+}
+
 /** The whole install under the machine's install lock: the unit, its database up, the event recorded. */
-export async function installGatewayService(options: ServiceOptions): Promise<GatewayInstallResult> {
+export async function installGatewayService(options: InstallServiceOptions): Promise<GatewayInstallResult> {
   const host = options.host ?? (await machineInstallHost())
   const stateDir = resolveStateDir(options.env)
   // Refused before the lock: a user who may not install must not hold up, or wait for, one who may.
@@ -39,7 +44,11 @@ export async function installGatewayService(options: ServiceOptions): Promise<Ga
   return withInstallLock(
     'install',
     async () => {
-      const result = await installGateway(host, { stateDir, command: options.command ?? runningCliCommand() })
+      const result = await installGateway(host, {
+        stateDir,
+        command: options.command ?? runningCliCommand(),
+        withReconcile: options.withReconcile ?? false,
+      })
       if (result.changed) {
         // The gateway starts its database itself, inside its unit: wait for it rather than start one here.
         // (unless the gateway's settings name a DATABASE_URL: then it starts none).

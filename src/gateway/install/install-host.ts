@@ -15,6 +15,7 @@ export async function machineInstallHost(): Promise<InstallHost> {
     systemdRunning: existsSync('/run/systemd/system'),
     unitDir: '/etc/systemd/system',
     template: await readFile(packagePath('systemd', 'fleetkit-gateway.service'), 'utf8'),
+    reconcileTemplate: await readFile(packagePath('systemd', 'fleetkit-reconcile.service'), 'utf8'),
     runningServer: async (stateDir) => {
       const pid = await livePostmasterPid(stateDir)
       if (pid === undefined) return undefined

@@ -9,7 +9,14 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { writeFileAtomic } from '../../fs/atomic-file.js'
 import { type HostRunner, lookupIds } from './host-runner.js'
 import { applyOwnership, type Ids, planRootState, planSharedState } from './state-sharing.js'
-import { GATEWAY_ACCOUNT, GATEWAY_UNIT_NAME, renderGatewayUnit, unitPathProblem } from './unit-file.js'
+import {
+  GATEWAY_ACCOUNT,
+  GATEWAY_UNIT_NAME,
+  RECONCILE_UNIT_NAME,
+  renderGatewayUnit,
+  renderReconcileUnit,
+  unitPathProblem,
+} from './unit-file.js'
 
 export interface InstallHost {
   /** The running user's uid (only root may install). */
@@ -21,6 +28,8 @@ export interface InstallHost {
   unitDir: string
   /** The shipped unit, systemd/fleetkit-gateway.service. */
   template: string
+  /** The shipped systemd/fleetkit-reconcile.service (--with-reconcile). */
+  reconcileTemplate: string
   /** The PID and uid of the embedded server running on the state directory, if one runs. */
   runningServer: (stateDir: string) => Promise<{ pid: number; uid: number } | undefined>
 }
@@ -33,6 +42,8 @@ export interface GatewayInstallResult {
   stateDir: string
   /** The unit's ExecStart line. */
   execStart: string
+  /** The reconcile unit written beside it (--with-reconcile); null without. */
+  reconcileUnitPath: string | null
   /** False when everything already was as it should be (nothing was done). */
   changed: boolean
   /** One line per thing done, in order. */
@@ -60,6 +71,8 @@ export interface InstallOptions {
   stateDir: string
   /** The Node.js binary and this CLI's bin script, absolute (ExecStart and ExecStopPost). */
   command: readonly string[]
+  /** Also install, enable and start fleetkit-reconcile.service on the same account and state. */
+  withReconcile?: boolean
 }
 
 const NEXT = 'systemctl status fleetkit-gateway'
@@ -160,10 +173,10 @@ function commandFailed(command: string, output: string): FleetkitError {
   })
 }
 
-async function unitState(host: InstallHost): Promise<{ enabled: boolean; active: boolean }> {
+async function unitState(host: InstallHost, name = GATEWAY_UNIT_NAME): Promise<{ enabled: boolean; active: boolean }> {
   const [enabled, active] = await Promise.all([
-    host.run('systemctl', ['is-enabled', GATEWAY_UNIT_NAME]),
-    host.run('systemctl', ['is-active', GATEWAY_UNIT_NAME]),
+    host.run('systemctl', ['is-enabled', name]),
+    host.run('systemctl', ['is-active', name]),
   ])
   return { enabled: enabled.stdout.trim() === 'enabled', active: active.stdout.trim() === 'active' }
 }
@@ -203,21 +216,32 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   const { enabled, active } = await unitState(host)
   const stateExists = existsSync(stateDir)
   const ownership = account && stateExists ? await planSharedState(stateDir, account) : undefined
+  const reconcile = options.withReconcile
+    ? renderReconcileUnit(host.reconcileTemplate, {
+        command: options.command,
+        stateDir,
+        user: GATEWAY_ACCOUNT,
+        group: GATEWAY_ACCOUNT,
+      })
+    : undefined
   const result = (changed: boolean, actions: string[], tookOver: boolean): GatewayInstallResult => ({
     unitPath,
     account: GATEWAY_ACCOUNT,
     stateDir,
     execStart,
+    reconcileUnitPath: reconcile === undefined ? null : join(host.unitDir, RECONCILE_UNIT_NAME),
     changed,
     actions,
     tookOver,
-    next: NEXT,
+    next: reconcile === undefined ? NEXT : `${NEXT} fleetkit-reconcile`,
   })
-  if (account && group && current === unit && enabled && active && ownership?.length === 0)
-    return result(false, [], false)
+  const actions: string[] = []
+  if (account && group && current === unit && enabled && active && ownership?.length === 0) {
+    if (reconcile !== undefined) await installUnit(host, RECONCILE_UNIT_NAME, reconcile, actions)
+    return result(actions.length > 0, actions, false)
+  }
 
   // Judged; from here on, changes. Each step is skipped when already done, so a re-run after a failure finishes the work.
-  const actions: string[] = []
   if (!group) {
     await mustRun(host, 'groupadd', ['--system', GATEWAY_ACCOUNT])
     actions.push(`created the system group ${GATEWAY_ACCOUNT}`)
@@ -271,7 +295,33 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
     await systemctl(host, ['restart', GATEWAY_UNIT_NAME])
     actions.push(`restarted ${GATEWAY_UNIT_NAME} (its unit or state changed)`)
   }
+  // After the gateway: the reconcile service uses the database the gateway's unit runs.
+  if (reconcile !== undefined) await installUnit(host, RECONCILE_UNIT_NAME, reconcile, actions)
   return result(true, actions, foreign > 0 && stateExists)
+}
+
+/** Writes unit `name` when it differs, enables and starts it (restarts it when it changed); each step only when needed. */
+async function installUnit(host: InstallHost, name: string, text: string, actions: string[]): Promise<void> {
+  const path = join(host.unitDir, name)
+  const current = await readFile(path, 'utf8').catch(() => undefined)
+  const { enabled, active } = await unitState(host, name)
+  if (current !== text) {
+    await mkdir(host.unitDir, { recursive: true })
+    await writeFileAtomic(path, text, 0o644)
+    await systemctl(host, ['daemon-reload'])
+    actions.push(`${current === undefined ? 'wrote' : 'rewrote'} ${path}`)
+  }
+  if (!enabled) {
+    await systemctl(host, ['enable', name])
+    actions.push(`enabled ${name} (it starts at boot)`)
+  }
+  if (!active) {
+    await systemctl(host, ['start', name])
+    actions.push(`started ${name}`)
+  } else if (current !== text) {
+    await systemctl(host, ['restart', name])
+    actions.push(`restarted ${name} (its unit changed)`)
+  }
 }
 
 interface UninstallOptions {
@@ -288,6 +338,8 @@ async function uninstallGateway(host: InstallHost, options: UninstallOptions): P
   const present = existsSync(unitPath)
   const { enabled, active } = await unitState(host)
   const actions: string[] = []
+  // The reconcile service (--with-reconcile) goes first: it uses the gateway's database.
+  await removeUnit(host, RECONCILE_UNIT_NAME, actions)
   if (enabled || active) {
     // The unit's ExecStopPost stops the embedded server it ran.
     await systemctl(host, ['disable', '--now', GATEWAY_UNIT_NAME])
@@ -307,6 +359,21 @@ async function uninstallGateway(host: InstallHost, options: UninstallOptions): P
     stateKept: true,
     accountRemoved: false,
     next: `fleetkit db status (the state stays in ${options.stateDir})`,
+  }
+}
+
+/** Stops, disables and removes unit `name` when it is there (nothing when it never was). */
+async function removeUnit(host: InstallHost, name: string, actions: string[]): Promise<void> {
+  const path = join(host.unitDir, name)
+  const { enabled, active } = await unitState(host, name)
+  if (enabled || active) {
+    await systemctl(host, ['disable', '--now', name])
+    actions.push(`stopped and disabled ${name}`)
+  }
+  if (existsSync(path)) {
+    await rm(path, { force: true })
+    await systemctl(host, ['daemon-reload'])
+    actions.push(`removed ${path}`)
   }
 }
 

@@ -1,6 +1,7 @@
-// The gateway's systemd unit as `fleetkit gateway install` writes it: the shipped template
-// (systemd/fleetkit-gateway.service, hardening and all) with this machine's paths and account.
+// The units `fleetkit gateway install` writes: the shipped templates (systemd/fleetkit-gateway.service and,
+// with --with-reconcile, systemd/fleetkit-reconcile.service, hardening and all) with this machine's paths and account.
 export const GATEWAY_UNIT_NAME = 'fleetkit-gateway.service'
+export const RECONCILE_UNIT_NAME = 'fleetkit-reconcile.service'
 export const GATEWAY_ACCOUNT = 'fleetkit-gateway'
 
 export interface GatewayUnitOptions {
@@ -29,17 +30,32 @@ export function unitPathProblem(path: string): string | undefined {
   return undefined
 }
 
-/** Replaces each `Key=` line the template must have; a template without one is a bug. */
 export function renderGatewayUnit(template: string, options: GatewayUnitOptions): string {
   const command = options.command.map(unitWord).join(' ')
-  const wanted: Record<string, string> = {
+  return renderUnit('gateway', template, {
+    ...accountAndState(options),
+    ExecStart: `${command} gateway serve`,
+    ExecStopPost: `-${command} db stop`,
+  })
+}
+
+/** The reconcile service: the same account and state as the gateway, `fleetkit reconcile` in ExecStart. */
+export function renderReconcileUnit(template: string, options: GatewayUnitOptions): string {
+  const command = options.command.map(unitWord).join(' ')
+  return renderUnit('reconcile', template, { ...accountAndState(options), ExecStart: `${command} reconcile` })
+}
+
+function accountAndState(options: GatewayUnitOptions): Record<string, string> {
+  return {
     User: options.user,
     Group: options.group,
     Environment: `FLEETKIT_STATE_DIR=${unitWord(options.stateDir)}`,
-    ExecStart: `${command} gateway serve`,
-    ExecStopPost: `-${command} db stop`,
     ReadWritePaths: unitWord(options.stateDir),
   }
+}
+
+/** Replaces each `Key=` line the template must have; a template without one is a bug. */
+function renderUnit(name: string, template: string, wanted: Record<string, string>): string {
   const seen = new Set<string>()
   const lines = template.split('\n').map((line) => {
     const key = /^([A-Za-z]+)=/.exec(line)?.[1]
@@ -49,6 +65,6 @@ export function renderGatewayUnit(template: string, options: GatewayUnitOptions)
     return `${key}=${wanted[key]}`
   })
   const missing = Object.keys(wanted).filter((key) => !seen.has(key))
-  if (missing.length > 0) throw new Error(`the gateway unit template lacks ${missing.join(', ')}`)
+  if (missing.length > 0) throw new Error(`the ${name} unit template lacks ${missing.join(', ')}`)
   return lines.join('\n')
 }

@@ -76,6 +76,7 @@ export function formatNodeTable(result: NodeListResult): string[] {
   result.nodes.forEach((n, i) => {
     out.push(line(rows[i]!))
     if (n.lost) out.push(`  lost ${lostReclamationText(n.id, n.lost)}`)
+    if (n.hold) out.push(`  held ${holdText(n.hold)}`)
   })
   return out
 }
@@ -102,6 +103,11 @@ export function lostReclamationText(nodeId: string, lost: NonNullable<NodeSummar
   return lost.strandedAllocations === 0
     ? `${head}stateful pool: none stranded now (resumed or released)`
     : `${head}stateful pool: ${lost.strandedAllocations} allocation(s) stranded, a person decides: fleetkit alloc release --stranded ${nodeId} --yes, or the node heartbeats again and they resume`
+}
+
+/** A hold in one line (node list, node show): who, since when, why. */
+export function holdText(hold: NonNullable<NodeSummary['hold']>): string {
+  return `by ${hold.heldBy} since ${hold.heldAt}: ${hold.reason} (fleetkit reconcile leaves it alone)`
 }
 
 export function age(seconds: number): string {

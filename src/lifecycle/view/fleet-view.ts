@@ -128,6 +128,15 @@ interface NodeSummary {
      */
     strandedAllocations: number
   } | null
+  /** Its hands-off hold (`fleetkit node hold`): fleetkit reconcile leaves it alone; null when not held. */
+  hold: {
+    /** @minLength 1 */
+    reason: string
+    /** @minLength 1 */
+    heldBy: string
+    /** @format date-time */
+    heldAt: string
+  } | null
 }
 
 export interface NodeListResult {
@@ -182,6 +191,7 @@ function summary(n: FleetNode): NodeSummary {
             stateful: lost?.stateful === true,
             strandedAllocations: n.strandedAllocations,
           },
+    hold: n.hold && { reason: n.hold.reason, heldBy: n.hold.heldBy, heldAt: n.hold.heldAt.toISOString() },
   }
 }
 

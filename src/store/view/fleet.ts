@@ -29,6 +29,8 @@ export interface FleetNode extends NodeRow {
   lostReclamation: Record<string, unknown> | null
   /** Its drift as its agent last reported it (node_drift, migration 0016); null when never judged. */
   drift: { state: DriftState; parts: string[]; reason: string | null; since: Date } | null
+  /** Its hands-off hold (`node hold`, migration 0017): who, why, since when; null when not held. */
+  hold: { reason: string; heldBy: string; heldAt: Date } | null
 }
 
 export interface FleetFilter {
@@ -54,9 +56,11 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
             COALESCE(a.cpu, 0) AS reserved_cpu, COALESCE(a.memory, 0) AS reserved_memory, COALESCE(a.disk, 0) AS reserved_disk, COALESCE(a.n, 0) AS reserved_n, COALESCE(a.stranded, 0) AS stranded_n,
             (SELECT count(*) FROM jobs j WHERE j.node_id = n.id AND j.status = 'leased') AS live_leases,
             CASE WHEN n.status = 'lost' THEN (SELECT e.data FROM events e WHERE e.node_id = n.id AND e.kind = 'node_lost' ORDER BY e.id DESC LIMIT 1) END AS lost_data,
-            d.state AS drift_state, d.parts AS drift_parts, d.reason AS drift_reason, d.since AS drift_since
+            d.state AS drift_state, d.parts AS drift_parts, d.reason AS drift_reason, d.since AS drift_since,
+            h.reason AS hold_reason, h.held_by AS hold_by, h.held_at AS hold_at
        FROM nodes n
        LEFT JOIN node_drift d ON d.node_id = n.id
+       LEFT JOIN node_holds h ON h.node_id = n.id
        LEFT JOIN (SELECT node_id, sum(cpu) AS cpu, sum(memory_mib) AS memory, sum(disk_gib) AS disk, count(*) AS n,
                          count(*) FILTER (WHERE status = 'stranded') AS stranded
                     FROM allocations WHERE status IN ('active', 'stranded') GROUP BY node_id) a ON a.node_id = n.id
@@ -96,6 +100,10 @@ export async function listFleet(q: Queryable, filter: FleetFilter = {}): Promise
             reason: (r.drift_reason as string | null) ?? null,
             since: r.drift_since as Date,
           },
+    hold:
+      r.hold_reason === null
+        ? null
+        : { reason: r.hold_reason as string, heldBy: r.hold_by as string, heldAt: r.hold_at as Date },
   }))
 }
 

@@ -10,6 +10,7 @@ import { systemClock } from '../../../src/config/clock.js'
 import { rotateCa } from '../../../src/lifecycle/ca/ca-rotation.js'
 import { latestRotation } from '../../../src/store/pki/ca-rotations.js'
 import { createSyncRun, finishSyncRun, getSyncRun, setSyncNode } from '../../../src/store/sync/sync-ledger.js'
+import { clearReconcileStop, recordReconcileStop } from '../../../src/store/sync/reconcile-stops.js'
 import { startTestGateway, type TestGateway } from '../../support/gateway.js'
 import { startDisposablePostgres, type DisposablePostgres } from '../../support/postgres.js'
 
@@ -229,6 +230,23 @@ describe('monitoring: alert rules and dashboard', function () {
         ['converged', 'failed', 'pending'].map((state) => sample('fleetkit_sync_last_run_nodes', `state="${state}"`)),
         [1, 1, undefined],
       )
+    })
+
+    it('the reconcile gauge is 1 while a stop is open in the state, 0 once a person cleared it', async () => {
+      const scrape = async () => {
+        const body = await (await fetch(`${gw.metricsUrl}/metrics`)).text()
+        return body.split('\n').find((l) => l.startsWith('fleetkit_reconcile_stopped '))
+      }
+      assert.equal(sample('fleetkit_reconcile_stopped'), 0)
+      await recordReconcileStop(gw.db.pool, {
+        runId: null,
+        code: 'SYNC_PARTIAL_FAILURE',
+        message: 'run failed',
+        nodes: [],
+      })
+      assert.equal(await scrape(), 'fleetkit_reconcile_stopped 1')
+      await clearReconcileStop(gw.db.pool, 'lead@desk')
+      assert.equal(await scrape(), 'fleetkit_reconcile_stopped 0')
     })
 
     it('a state read that fails at scrape time keeps /metrics up with the last values', async () => {

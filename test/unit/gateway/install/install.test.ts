@@ -17,16 +17,26 @@ import { packagePath } from '../../../../src/package-root.js'
 
 const ACCOUNT = { uid: 61001, gid: 61002 }
 
-/** A machine: which accounts exist, the unit's state, and every command run. */
+/** A machine: which accounts exist, each unit's state, and every command run. */
 class FakeMachine {
   calls: string[] = []
   user = false
   group = false
-  enabled = false
-  active = false
+  /** Units enabled and active, by name. */
+  enabledUnits = new Set<string>()
+  activeUnits = new Set<string>()
   fail: string | undefined
   /** Each command takes a moment, as a real one does: concurrent flows interleave between their commands. */
   slow = false
+  /** The gateway unit's state, which most tests set. */
+  set enabled(on: boolean) {
+    if (on) this.enabledUnits.add('fleetkit-gateway.service')
+    else this.enabledUnits.delete('fleetkit-gateway.service')
+  }
+  set active(on: boolean) {
+    if (on) this.activeUnits.add('fleetkit-gateway.service')
+    else this.activeUnits.delete('fleetkit-gateway.service')
+  }
   run: HostRunner = async (file, args) => {
     const line = [file, ...args].join(' ')
     this.calls.push(line)
@@ -44,15 +54,18 @@ class FakeMachine {
     if (file === 'userdel') this.user = false
     if (file === 'groupdel') this.group = false
     if (file === 'systemctl') {
+      const unit = args[args.length - 1]!
+      const enabled = this.enabledUnits.has(unit)
+      const active = this.activeUnits.has(unit)
       if (args[0] === 'is-enabled')
-        return { code: this.enabled ? 0 : 1, stdout: this.enabled ? 'enabled\n' : 'disabled\n', stderr: '' }
+        return { code: enabled ? 0 : 1, stdout: enabled ? 'enabled\n' : 'disabled\n', stderr: '' }
       if (args[0] === 'is-active')
-        return { code: this.active ? 0 : 3, stdout: this.active ? 'active\n' : 'inactive\n', stderr: '' }
-      if (args[0] === 'enable') this.enabled = true
-      if (args[0] === 'start' || args[0] === 'restart') this.active = true
+        return { code: active ? 0 : 3, stdout: active ? 'active\n' : 'inactive\n', stderr: '' }
+      if (args[0] === 'enable') this.enabledUnits.add(unit)
+      if (args[0] === 'start' || args[0] === 'restart') this.activeUnits.add(unit)
       if (args[0] === 'disable') {
-        this.enabled = false
-        this.active = false
+        this.enabledUnits.delete(unit)
+        this.activeUnits.delete(unit)
       }
     }
     return ok()
@@ -84,6 +97,7 @@ describe('gateway install: the flow on a stand-in machine', function () {
       systemdRunning: true,
       unitDir: join(dir, 'etc-systemd-system'),
       template: await readFile(packagePath('systemd', 'fleetkit-gateway.service'), 'utf8'),
+      reconcileTemplate: await readFile(packagePath('systemd', 'fleetkit-reconcile.service'), 'utf8'),
       runningServer: async () => server,
     }
   })
@@ -222,6 +236,62 @@ describe('gateway install: the flow on a stand-in machine', function () {
       'systemctl start fleetkit-gateway.service',
     ])
     assert.equal(result.changed, true)
+  })
+
+  it('--with-reconcile: the reconcile unit beside the gateway, after it; a second run changes nothing; alone on an installed gateway', async () => {
+    const stateDir = join(dir, 'state')
+    const first = await installGateway(host, { stateDir, command, withReconcile: true })
+    assert.deepEqual(machine.changes().slice(-6), [
+      'systemctl daemon-reload',
+      'systemctl enable fleetkit-gateway.service',
+      'systemctl start fleetkit-gateway.service',
+      'systemctl daemon-reload',
+      'systemctl enable fleetkit-reconcile.service',
+      'systemctl start fleetkit-reconcile.service',
+    ])
+    assert.equal(first.reconcileUnitPath, join(host.unitDir, 'fleetkit-reconcile.service'))
+    assert.equal(first.next, 'systemctl status fleetkit-gateway fleetkit-reconcile')
+    const unit = await readFile(first.reconcileUnitPath, 'utf8')
+    assert.match(unit, new RegExp(`^ExecStart=${command.join(' ')} reconcile$`, 'm'))
+    assert.match(unit, /^User=fleetkit-gateway$/m)
+    assert.match(unit, new RegExp(`^Environment=FLEETKIT_STATE_DIR=${stateDir}$`, 'm'))
+    assert.match(unit, /^After=network-online.target fleetkit-gateway.service$/m)
+    machine.calls = []
+    const second = await installGateway(host, { stateDir, command, withReconcile: true })
+    assert.equal(second.changed, false)
+    assert.deepEqual(machine.changes(), [])
+
+    // A gateway installed without it gets it on a later run with the flag, and only it.
+    const other = join(dir, 'other-units')
+    const plain = { ...host, unitDir: other }
+    await installGateway(plain, { stateDir, command })
+    machine.activeUnits.delete('fleetkit-reconcile.service')
+    machine.enabledUnits.delete('fleetkit-reconcile.service')
+    machine.calls = []
+    const added = await installGateway(plain, { stateDir, command, withReconcile: true })
+    assert.equal(added.changed, true)
+    assert.deepEqual(machine.changes(), [
+      'systemctl daemon-reload',
+      'systemctl enable fleetkit-reconcile.service',
+      'systemctl start fleetkit-reconcile.service',
+    ])
+
+    // Uninstall stops and removes the reconcile unit first: it uses the gateway's database.
+    machine.calls = []
+    await uninstallGatewayService(host, {
+      stateDir,
+      removeAccount: false,
+      postgresAccount: async () => ({ uid: 999, gid: 999 }),
+      record: async () => undefined,
+      serverRunning: async () => true,
+      stopServer: async () => undefined,
+    })
+    assert.deepEqual(machine.changes(), [
+      'systemctl disable --now fleetkit-reconcile.service',
+      'systemctl daemon-reload',
+      'systemctl disable --now fleetkit-gateway.service',
+      'systemctl daemon-reload',
+    ])
   })
 
   it('uninstalls: stops, disables and removes the unit, keeps state and account, records an event', async () => {

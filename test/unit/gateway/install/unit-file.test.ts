@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 
 import { runningCliCommand } from '../../../../src/gateway/install/install-host.js'
-import { renderGatewayUnit, unitPathProblem } from '../../../../src/gateway/install/unit-file.js'
+import { renderGatewayUnit, renderReconcileUnit, unitPathProblem } from '../../../../src/gateway/install/unit-file.js'
 import { packagePath } from '../../../../src/package-root.js'
 
 const run = promisify(execFile)
@@ -104,6 +104,15 @@ describe('gateway install: the unit it renders', function () {
       await writeFile(join(dir, 'fleetkit-gateway.service'), unit)
       const { stdout, stderr } = await run('systemd-analyze', ['verify', join(dir, 'fleetkit-gateway.service')])
       assert.equal(`${stdout}${stderr}`.trim(), '', 'no warnings')
+      // The reconcile unit beside it (gateway install --with-reconcile).
+      const reconcile = renderReconcileUnit(
+        await readFile(packagePath('systemd', 'fleetkit-reconcile.service'), 'utf8'),
+        { command: running, stateDir: dir, user: 'fleetkit-gateway', group: 'fleetkit-gateway' },
+      )
+      assert.match(reconcile, new RegExp(`^ExecStart=${running.join(' ')} reconcile$`, 'm'))
+      await writeFile(join(dir, 'fleetkit-reconcile.service'), reconcile)
+      const verified = await run('systemd-analyze', ['verify', join(dir, 'fleetkit-reconcile.service')])
+      assert.equal(`${verified.stdout}${verified.stderr}`.trim(), '', 'no warnings')
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
