@@ -5,11 +5,12 @@
 // and its SHA-256 compared with the local file's, then renamed into place; its checksum goes beside it
 // as `<name>.sha256` last. A file with its `.sha256` is shipped: a run killed at any point is resumed by
 // the next, which sends again only what has no checksum yet.
-import { readdir, stat } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Env } from '../../config/state-dir.js'
+import { resolvePkiDir } from '../../pki/pki-dir.js'
 import {
   archiveLayout,
   readArchiveConfig,
@@ -26,43 +27,11 @@ import {
   writeArchiveRemote,
   writeShipStatus,
 } from '../../store/embedded/archive-remote.js'
-import { fileSha256, listBaseBackups } from '../../store/embedded/base-backup.js'
+import { listBaseBackups } from '../../store/embedded/base-backup.js'
 import { embeddedServerPaths, type EmbeddedServerPaths } from '../../store/embedded/paths.js'
 import { isFinishedWalFile, segmentOf } from '../../store/embedded/wal-chain.js'
-
-/**
- * The remote directory's files, as `db archive` needs them (src/sync/sftp-archive.ts over SFTP with the
- * host key pinned). Paths are relative to the remote archive directory (`wal/NAME`, `base/NAME`).
- */
-export interface RemoteArchiveFiles {
-  /** The names in a directory; [] when it does not exist. */
-  list(dir: string): Promise<string[]>
-  /** Makes the directory and its parents (0700). */
-  mkdirs(dir: string): Promise<void>
-  /** Copies a local file to `path`, fsynced before it is closed. */
-  put(localPath: string, path: string): Promise<void>
-  /** Writes `text` to `path`, fsynced. */
-  putText(path: string, text: string): Promise<void>
-  /** Renames over what is at `to` (posix-rename@openssh.com: atomic). */
-  rename(from: string, to: string): Promise<void>
-  /** The SHA-256 of the remote file, read back in full. */
-  sha256(path: string): Promise<string>
-  readText(path: string): Promise<string>
-  /** Copies the remote file to a local path. */
-  get(path: string, localPath: string): Promise<void>
-  close(): void
-}
-
-export type OpenRemoteArchive = (remote: ArchiveRemote) => Promise<RemoteArchiveFiles>
-
-/** The checksum file beside each shipped file: sha256sum's format, so `sha256sum -c` checks it on the host. */
-function checksumLine(sha256: string, name: string): string {
-  return `${sha256}  ${name}\n`
-}
-
-export function parseChecksumLine(text: string): string | undefined {
-  return /^([0-9a-f]{64}) {2}\S+\n?$/.exec(text)?.[1]
-}
+import { shipKit } from './archive-kit.js'
+import { type OpenRemoteArchive, shipFile } from './remote-files.js'
 
 export interface RemoteAddResult {
   url: string
@@ -172,7 +141,8 @@ export async function shipArchive(options: {
     const attemptAt = options.now().toISOString()
     const before = await readShipStatus(paths)
     try {
-      const result = await shipLocked(archiveLayout(config.dir), remote, options)
+      const pkiDir = resolvePkiDir({ ...options.env, FLEETKIT_STATE_DIR: options.stateDir })
+      const result = await shipLocked(archiveLayout(config.dir), remote, { ...options, paths, pkiDir })
       await writeShipStatus(paths, {
         lastShippedWal: result.lastShippedWal,
         lastSuccessAt: attemptAt,
@@ -199,7 +169,12 @@ export async function shipArchive(options: {
 async function shipLocked(
   layout: ReturnType<typeof archiveLayout>,
   remote: ArchiveRemote,
-  options: { openRemote: OpenRemoteArchive; progress: (message: string) => void },
+  options: {
+    openRemote: OpenRemoteArchive
+    progress: (message: string) => void
+    paths: EmbeddedServerPaths
+    pkiDir: string
+  },
 ): Promise<ShipResult> {
   const files = await options.openRemote(remote)
   try {
@@ -231,6 +206,10 @@ async function shipLocked(
       result.bytes += sent
       if (item.path.startsWith('wal/')) remoteWal.add(`${item.path.slice(4)}.sha256`)
     }
+    // Last: the archive's own files matter most, and a kit file is small.
+    const kit = await shipKit(files, options.paths, options.pkiDir, remote, options.progress)
+    result.shipped.push(...kit.shipped)
+    result.bytes += kit.bytes
     const segments = [...remoteWal]
       .filter((n) => n.endsWith('.sha256'))
       .map((n) => n.slice(0, -'.sha256'.length))
@@ -241,36 +220,4 @@ async function shipLocked(
   } finally {
     files.close()
   }
-}
-
-/**
- * One file: `.part`, read back and compared, renamed into place, then its checksum. Returns its size,
- * or undefined when the local file went meanwhile (a prune removed it: nothing needs it any more).
- */
-async function shipFile(
-  files: RemoteArchiveFiles,
-  localPath: string,
-  path: string,
-  remote: ArchiveRemote,
-): Promise<number | undefined> {
-  const info = await stat(localPath).catch(() => undefined)
-  if (!info) return undefined
-  const sha256 = await fileSha256(localPath)
-  await files.put(localPath, `${path}.part`)
-  const readBack = await files.sha256(`${path}.part`)
-  if (readBack !== sha256) {
-    throw new FleetkitError(
-      'ARCHIVE_REMOTE_FAILED',
-      `${remote.url}/${path}: the copy read back has SHA-256 ${readBack.slice(0, 12)}…, the local file ${sha256.slice(0, 12)}…; it was not counted as shipped`,
-      {
-        actions: [`check the disk of ${remote.host}`, 'fleetkit db archive ship (sends it again)'],
-        data: { url: remote.url, path },
-      },
-    )
-  }
-  await files.rename(`${path}.part`, path)
-  const name = path.slice(path.indexOf('/') + 1)
-  await files.putText(`${path}.sha256.part`, checksumLine(sha256, name))
-  await files.rename(`${path}.sha256.part`, `${path}.sha256`)
-  return info.size
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Env } from '../../config/state-dir.js'
+import { resolvePkiDir } from '../../pki/pki-dir.js'
 import {
   type ArchiveLayout,
   checkArchiveDir,
@@ -30,7 +31,9 @@ import {
   parseHostKey,
   parseRemoteUrl,
 } from '../../store/embedded/archive-remote.js'
-import { type OpenRemoteArchive, parseChecksumLine, type RemoteArchiveFiles, requireRemote } from './archive-ship.js'
+import { fetchKit, requireEmptyKitTarget } from './archive-kit.js'
+import { requireRemote } from './archive-ship.js'
+import { type OpenRemoteArchive, parseChecksumLine, type RemoteArchiveFiles } from './remote-files.js'
 
 /** What verify reads: the local archive directory or the remote one, by paths relative to it. */
 type ArchiveReader = Pick<RemoteArchiveFiles, 'list' | 'sha256' | 'readText' | 'get'>
@@ -87,7 +90,12 @@ async function inspect(
   const checksummed = (names: string[], sub: string) =>
     names.filter((n) => n.endsWith('.sha256')).map((n) => `${sub}/${n.slice(0, -'.sha256'.length)}`)
   if (source === 'remote') {
-    const files = [...checksummed(walNames, 'wal'), ...checksummed(baseNames, 'base')]
+    // The kit (the password, the PKI files) is read back too: a new control host needs it whole.
+    const kit = [
+      ...checksummed(await reader.list('kit'), 'kit'),
+      ...checksummed(await reader.list('kit/pki'), 'kit/pki'),
+    ]
+    const files = [...checksummed(walNames, 'wal'), ...checksummed(baseNames, 'base'), ...kit]
     for (const [i, file] of files.entries()) {
       if (i % 20 === 0) progress(`Reading back ${file} and the rest (${i + 1}/${files.length})`)
       const expected = parseChecksumLine(await reader.readText(`${file}.sha256`).catch(() => ''))
@@ -339,6 +347,15 @@ export interface ArchiveFetchResult {
    * @asType integer
    */
   files: number
+  /** Where the embedded server's password from kit/password went. */
+  passwordFile: string
+  /** The PKI directory the kit's files went into. */
+  pkiDir: string
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  pkiFiles: number
 }
 
 /**
@@ -366,6 +383,9 @@ export async function fetchRemoteArchive(options: {
     addedAt: options.now().toISOString(),
   }
   const dir = checkArchiveDir(options.dir)
+  const paths = embeddedServerPaths(options.stateDir)
+  const pkiDir = resolvePkiDir({ ...options.env, FLEETKIT_STATE_DIR: options.stateDir })
+  await requireEmptyKitTarget(paths, pkiDir)
   const held = [
     ...(await readdir(join(dir, 'wal')).catch(() => [] as string[])),
     ...(await readdir(join(dir, 'base')).catch(() => [] as string[])),
@@ -385,10 +405,20 @@ export async function fetchRemoteArchive(options: {
         result,
         'the off-host archive cannot restore whole: fleetkit db archive verify --remote says why',
       )
-    const runAs = await postgresRunAs({ root: embeddedServerPaths(options.stateDir).root })
+    const runAs = await postgresRunAs({ root: paths.root })
     const layout = await prepareArchiveDir(dir, runAs)
     const count = await fetchRestorable(files, restorableOf(inspected), layout, runAs, options.progress)
-    return { url: remote.url, dir, baseBackup: inspected.base.label, newestWal: result.wal.newest, files: count }
+    const kit = await fetchKit(files, paths, pkiDir, options.progress)
+    return {
+      url: remote.url,
+      dir,
+      baseBackup: inspected.base.label,
+      newestWal: result.wal.newest,
+      files: count,
+      passwordFile: paths.passwordFile,
+      pkiDir,
+      pkiFiles: kit.pkiFiles,
+    }
   } finally {
     files.close()
   }

@@ -6,7 +6,7 @@
 // path: fetch into a fresh directory, restore --to latest into a fresh state directory.
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -141,6 +141,9 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     assert.equal(add.json.result.changed, true)
     assert.ok(!JSON.stringify(add.json).includes('PRIVATE KEY'), 'the identity is a path, never its contents')
 
+    // A PKI directory's file rides along in the kit (the real PKI's round trip is the restore drill's).
+    await mkdir(join(stateDir, 'pki'), { mode: 0o700 })
+    await writeFile(join(stateDir, 'pki', 'ca.pem'), 'the CA certificate\n', { mode: 0o644 })
     const newest = await writeAndArchive('ship_first')
     const cli = await runFleetkit(['db', 'archive', 'ship', '--state-dir', stateDir, '--json'], cliEnv)
     assert.equal(cli.code, 0, cli.stdout + cli.stderr)
@@ -156,7 +159,8 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     assert.ok(!remoteWal.some((n) => n.endsWith('.part')), 'no temporary file left')
     const base = await readdir(join(remoteDir, 'base'))
     assert.ok(base.some((n) => n.endsWith('.tar.gz.sha256')) && base.some((n) => n.endsWith('.json.sha256')))
-    for (const sub of ['wal', 'base']) {
+    assert.ok(firstShip.shipped.includes('kit/password') && firstShip.shipped.includes('kit/pki/ca.pem'))
+    for (const sub of ['wal', 'base', 'kit', 'kit/pki']) {
       const sums = (await readdir(join(remoteDir, sub))).filter((n) => n.endsWith('.sha256'))
       const check = await runProcess('sha256sum', ['-c', '--strict', ...sums], { cwd: join(remoteDir, sub) })
       assert.equal(check.code, 0, check.stdout + check.stderr)
@@ -166,6 +170,9 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
   it('ship again sends nothing; after a crash between file and checksum it sends only that file again', async () => {
     const again = await ship()
     assert.deepEqual(again.shipped, [])
+    // A kit file that changed (a CA rotation) goes again; the rest stays.
+    await writeFile(join(stateDir, 'pki', 'ca.pem'), 'the rotated CA certificate\n')
+    assert.deepEqual((await ship()).shipped, ['kit/pki/ca.pem'])
     assert.equal(again.lastShippedWal, firstShip.lastShippedWal)
     // A run killed after the rename, before the checksum: the file is there, its .sha256 is not (and a .part lies about).
     const victim = firstShip.lastShippedWal!
@@ -250,9 +257,6 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     await ship()
     const fetched = join(root, 'fetched')
     const newState = join(root, 'new-machine')
-    // Kept off the machine with the archive: the password the restored server is reached with.
-    await mkdir(join(newState, 'postgres'), { recursive: true, mode: 0o700 })
-    await copyFile(join(stateDir, 'postgres', 'password'), join(newState, 'postgres', 'password'))
     const fetch = await runFleetkit(
       [
         'db',
@@ -273,6 +277,32 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     assert.equal(fetch.code, 0, fetch.stdout + fetch.stderr)
     assertMatchesOutputSchema('db-archive-fetch', fetch.json)
     assert.ok(fetch.json.result.newestWal >= last)
+    // The kit: the password the restored server is reached with, and the PKI directory.
+    assert.equal(
+      await readFile(join(newState, 'postgres', 'password'), 'utf8'),
+      await readFile(join(stateDir, 'postgres', 'password'), 'utf8'),
+    )
+    assert.equal(await readFile(join(newState, 'pki', 'ca.pem'), 'utf8'), 'the rotated CA certificate\n')
+    // Again into the same state directory: refused, nothing fetched.
+    const twice = await runFleetkit(
+      [
+        'db',
+        'archive',
+        'fetch',
+        url,
+        join(root, 'fetched-again'),
+        '--host-key',
+        sshd.knownHostsLine,
+        '--identity',
+        sshd.clientKey.path,
+        '--state-dir',
+        newState,
+        '--json',
+      ],
+      cliEnv,
+    )
+    assert.equal(twice.json.code, 'RESTORE_TARGET_NOT_EMPTY', twice.stdout + twice.stderr)
+    assert.ok(!existsSync(join(root, 'fetched-again')))
     // The old machine's server stops before the new one starts (as the runbook says).
     await stopEmbeddedServer(stateDir)
     const restore = await runFleetkit(
