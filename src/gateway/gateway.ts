@@ -78,7 +78,10 @@ export async function startGatewayWithControls(
     onError: onMetricsQueryFailed,
   })
   registerSyncGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
-  registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
+  registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed, {
+    ...(options.archiveStateDir ? { stateDir: options.archiveStateDir } : {}),
+    now: () => clock.now(),
+  })
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
     probe: () => probeDatabase(options.pool, 5000),

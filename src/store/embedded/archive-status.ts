@@ -51,6 +51,12 @@ export async function describeArchive(q: Queryable, stateDir: string, now: Date)
   }
 }
 
+/** The shipping of the state directory's archive (null: no archive or no off-host archive), for the gateway's gauges. */
+export async function readShipping(stateDir: string, now: Date): Promise<ArchiveShipping | null> {
+  const config = await readArchiveConfig(embeddedServerPaths(stateDir))
+  return config ? describeShipping(stateDir, config.dir, now) : null
+}
+
 /** From archive-remote.json and archive-ship.json and a listing of the local wal/: no remote is dialled. */
 async function describeShipping(stateDir: string, dir: string, now: Date): Promise<ArchiveShipping | null> {
   const paths = embeddedServerPaths(stateDir)

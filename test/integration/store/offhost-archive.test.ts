@@ -10,6 +10,9 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { Registry } from 'prom-client'
+
+import { registerArchiveGauges } from '../../../src/gateway/metrics/archive-metrics.js'
 import { enableArchiving } from '../../../src/lifecycle/state/db-archive.js'
 import { addArchiveRemote, shipArchive, type ShipResult } from '../../../src/lifecycle/state/archive-ship.js'
 import { verifyArchive } from '../../../src/lifecycle/state/archive-verify.js'
@@ -205,6 +208,26 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
       const shipping = status.json.result.archive.shipping
       assert.equal(shipping.lastError.code, 'ARCHIVE_REMOTE_UNREACHABLE')
       assert.ok(shipping.unshippedSegments >= 1, JSON.stringify(shipping))
+      // The gateway's gauges say the same (read from the files at scrape time, no remote dialled).
+      const scraped = await open()
+      try {
+        const registry = new Registry()
+        registerArchiveGauges(registry, scraped.pool, (query, error) => assert.fail(`${query}: ${String(error)}`), {
+          stateDir,
+          now: () => new Date(),
+        })
+        const text = await registry.metrics()
+        assert.match(text, new RegExp(`^fleetkit_wal_archive_unshipped_segments ${shipping.unshippedSegments}$`, 'm'))
+        assert.match(
+          text,
+          new RegExp(
+            `^fleetkit_wal_archive_ship_last_success_timestamp_seconds ${Math.floor(new Date(shipping.lastSuccessAt).getTime() / 1000)}$`,
+            'm',
+          ),
+        )
+      } finally {
+        await scraped.close()
+      }
     } finally {
       await sshd.start()
     }
