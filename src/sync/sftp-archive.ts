@@ -27,6 +27,7 @@ type Done<T = void> = (error: Error | null | undefined, value: T) => void
 interface Sftp {
   readdir(path: string, cb: Done<{ filename: string }[]>): void
   mkdir(path: string, attrs: { mode: number }, cb: Done): void
+  stat(path: string, cb: Done<{ isDirectory(): boolean }>): void
   open(path: string, flags: string, attrs: { mode: number }, cb: Done<Buffer>): void
   write(handle: Buffer, buf: Buffer, off: number, len: number, position: number, cb: Done): void
   read(handle: Buffer, buf: Buffer, off: number, len: number, position: number, cb: Done<number>): void
@@ -63,6 +64,9 @@ export async function openSftpArchive(remote: SftpArchiveRemote, env: Env): Prom
       { node, host: remote.host, port: remote.port, user: remote.user, pinnedKey: remote.hostKey },
       env,
       remote.identityFile,
+      // A host that stops answering mid-transfer ends the session within a minute instead of hanging a
+      // ship run for ever (the next timer run would then wait on its lock).
+      { keepaliveIntervalMs: 15_000 },
     )
   } catch (error) {
     if (error instanceof HostKeyRefused) {
@@ -159,9 +163,10 @@ export async function openSftpArchive(remote: SftpArchiveRemote, env: Env): Prom
         for (const part of abs(dir).split('/').filter(Boolean)) {
           at = posix.join(at, part)
           await call((cb) => sftp.mkdir(at, { mode: 0o700 }, cb)).catch(async (error: unknown) => {
-            // There already (a parent of the archive, or a second run): fine if it is a directory.
-            const names = await call<{ filename: string }[]>((cb) => sftp.readdir(at, cb)).catch(() => undefined)
-            if (!names) throw error
+            // There already (a parent of the archive, or a second run): fine if it is a directory
+            // (stat, not readdir: a parent such as /home may let us pass without letting us list it).
+            const info = await call<{ isDirectory(): boolean }>((cb) => sftp.stat(at, cb)).catch(() => undefined)
+            if (!info?.isDirectory()) throw error
           })
         }
       }),

@@ -98,12 +98,14 @@ export class HostKeyRefused extends Error {
  * A node-ssh connection that is refused unless the host presents `pinnedKey` ("TYPE BASE64"): the one
  * pinning every fleetkit SSH client shares (sync's steps, the off-host WAL archive). HostKeyRefused when
  * the presented key differs, SshUnreachable when the host does not answer or refuses the login.
- * `identityFile` is the private key to log in with (default: privateKeyPath(env)).
+ * `identityFile` is the private key to log in with (default: privateKeyPath(env)); with
+ * `keepaliveIntervalMs`, a host that stops answering ends the session after four unanswered keepalives.
  */
 export async function connectPinned(
   target: Omit<SshTarget, 'pinnedKey'> & { pinnedKey: string },
   env: Env,
   identityFile?: string,
+  options: { keepaliveIntervalMs?: number } = {},
 ): Promise<NodeSSH> {
   const [keyType] = target.pinnedKey.trim().split(/\s+/)
   const verify = pinnedKeyVerifier(target.pinnedKey)
@@ -120,6 +122,7 @@ export async function connectPinned(
       ...(key ? { privateKeyPath: key } : {}),
       ...(env.SSH_AUTH_SOCK ? { agent: env.SSH_AUTH_SOCK } : {}),
       readyTimeout: 20_000,
+      ...(options.keepaliveIntervalMs ? { keepaliveInterval: options.keepaliveIntervalMs, keepaliveCountMax: 4 } : {}),
       algorithms: { serverHostKey: hostKeyAlgorithms(keyType!) as never },
       hostVerifier: (presented: Buffer) => {
         const ok = verify(presented)
