@@ -1,12 +1,12 @@
 // `fleetkit db archive fetch URL DIR`: on a machine replacing the control host, the off-host archive's
 // newest base backup and the WAL after it, verified, into a local archive directory
-// (src/lifecycle/state/archive-verify.ts); `db restore --to latest --archive DIR` then restores from it.
+// (src/lifecycle/state/archive-fetch.ts); `db restore --to latest --archive DIR` then restores from it.
 import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
 import { resolveStateDir } from '../../../config/state-dir.js'
-import type { ArchiveFetchResult } from '../../../lifecycle/state/archive-verify.js'
+import type { ArchiveFetchResult } from '../../../lifecycle/state/archive-fetch.js'
 
 export default class DbArchiveFetch extends FleetkitCommand<ArchiveFetchResult> {
   static override summary =
@@ -42,7 +42,7 @@ no archive yet), each file compared with its checksum again. Then: fleetkit db r
 
   async run(): Promise<ArchiveFetchResult> {
     const { args, flags } = await this.parse(DbArchiveFetch)
-    const { fetchRemoteArchive } = await import('../../../lifecycle/state/archive-verify.js')
+    const { fetchRemoteArchive } = await import('../../../lifecycle/state/archive-fetch.js')
     const { openSftpArchive } = await import('../../../sync/sftp-archive.js')
     const stateDir = flags['state-dir']?.trim() ? flags['state-dir'] : resolveStateDir(process.env)
     const r = await this.withOperator({}, ({ clock, progress }) =>
