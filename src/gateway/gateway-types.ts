@@ -28,6 +28,11 @@ export interface GatewayOptions {
   tuning?: Partial<GatewayTuning>
   /** The embedded database, started again when its postmaster died (serve passes it for the embedded default). */
   embeddedDatabase?: EmbeddedDatabase
+  /**
+   * The embedded server's state directory, whose off-host archive shipping (archive-ship.json) the
+   * metrics report; omitted (a DATABASE_URL server): no shipping gauges.
+   */
+  archiveStateDir?: string
   /** The sweep (src/lifecycle/node/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
   sweep?: SweepFunction
   /**

@@ -83,7 +83,10 @@ export async function startGatewayWithControls(
   registerSyncGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   registerDriftGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
   registerReconcileGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
-  registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
+  registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed, {
+    ...(options.archiveStateDir ? { stateDir: options.archiveStateDir } : {}),
+    now: () => clock.now(),
+  })
   const nowMs = () => clock.now().getTime()
   const database = new DatabaseHealth({
     probe: () => probeDatabase(options.pool, 5000),

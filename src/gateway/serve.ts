@@ -98,6 +98,7 @@ export async function serveGateway(
       // merely slow to answer), the gateway starts it again.
       ...(database.source === 'embedded'
         ? {
+            archiveStateDir: config.stateDir,
             embeddedDatabase: {
               livePostmaster: () => livePostmasterPid(config.stateDir),
               restart: async () => {

@@ -86,20 +86,34 @@ function privateKeyPath(env: Env): string | undefined {
   return ['id_ed25519', 'id_ecdsa', 'id_rsa'].map((f) => join(home, '.ssh', f)).find((p) => existsSync(p))
 }
 
+/** A host key that is not the pinned one: the login was refused before anything was sent. */
+export class HostKeyRefused extends Error {
+  constructor(readonly node: string) {
+    super(`${node} presented an SSH host key other than the pinned one`)
+    this.name = 'HostKeyRefused'
+  }
+}
+
 /**
- * Opens an SSH session to `target` that node-ssh refuses unless the host presents the pinned key:
- * SSH_HOST_KEY_NOT_PINNED when nothing is pinned (nothing is dialled), SSH_HOST_KEY_MISMATCH when
+ * A node-ssh connection that is refused unless the host presents `pinnedKey` ("TYPE BASE64"): the one
+ * pinning every fleetkit SSH client shares (sync's steps, the off-host WAL archive). HostKeyRefused when
  * the presented key differs, SshUnreachable when the host does not answer or refuses the login.
+ * `identityFile` is the private key to log in with (default: privateKeyPath(env)); with
+ * `keepaliveIntervalMs`, a host that stops answering ends the session after four unanswered keepalives.
  */
-export async function openPinned(target: SshTarget, env: Env): Promise<PinnedSession> {
-  if (!target.pinnedKey) throw notPinnedError(target.node)
+export async function connectPinned(
+  target: Omit<SshTarget, 'pinnedKey'> & { pinnedKey: string },
+  env: Env,
+  identityFile?: string,
+  options: { keepaliveIntervalMs?: number } = {},
+): Promise<NodeSSH> {
   const [keyType] = target.pinnedKey.trim().split(/\s+/)
   const verify = pinnedKeyVerifier(target.pinnedKey)
   let refusedKey = false
   // Imported here: commands that never reach a host (validate) must not load node-ssh (cold-path test).
   const { NodeSSH } = await import('node-ssh')
   const ssh: NodeSSH = new NodeSSH()
-  const key = privateKeyPath(env)
+  const key = identityFile ?? privateKeyPath(env)
   try {
     await ssh.connect({
       host: target.host,
@@ -108,6 +122,7 @@ export async function openPinned(target: SshTarget, env: Env): Promise<PinnedSes
       ...(key ? { privateKeyPath: key } : {}),
       ...(env.SSH_AUTH_SOCK ? { agent: env.SSH_AUTH_SOCK } : {}),
       readyTimeout: 20_000,
+      ...(options.keepaliveIntervalMs ? { keepaliveInterval: options.keepaliveIntervalMs, keepaliveCountMax: 4 } : {}),
       algorithms: { serverHostKey: hostKeyAlgorithms(keyType!) as never },
       hostVerifier: (presented: Buffer) => {
         const ok = verify(presented)
@@ -117,8 +132,25 @@ export async function openPinned(target: SshTarget, env: Env): Promise<PinnedSes
     })
   } catch (error) {
     ssh.dispose()
-    if (refusedKey) throw mismatchError(target.node)
+    if (refusedKey) throw new HostKeyRefused(target.node)
     throw new SshUnreachable(target.node, `${target.host}:${target.port}: ${(error as Error).message}`)
+  }
+  return ssh
+}
+
+/**
+ * Opens an SSH session to `target` that node-ssh refuses unless the host presents the pinned key:
+ * SSH_HOST_KEY_NOT_PINNED when nothing is pinned (nothing is dialled), SSH_HOST_KEY_MISMATCH when
+ * the presented key differs, SshUnreachable when the host does not answer or refuses the login.
+ */
+export async function openPinned(target: SshTarget, env: Env): Promise<PinnedSession> {
+  if (!target.pinnedKey) throw notPinnedError(target.node)
+  let ssh: NodeSSH
+  try {
+    ssh = await connectPinned({ ...target, pinnedKey: target.pinnedKey }, env)
+  } catch (error) {
+    if (error instanceof HostKeyRefused) throw mismatchError(target.node)
+    throw error
   }
   const asRoot = target.user === 'root' ? '' : 'sudo -n '
   return {

@@ -55,6 +55,38 @@ export const BACKUP_CODES = {
       'Another fleetkit command (a restore to a time, a prune, an archive enable, disable or base backup) held the archive or its server longer than this one waits; nothing was changed.',
     person: false,
   },
+  ARCHIVE_REMOTE_INVALID: {
+    summary:
+      'The off-host archive named is not usable: not an ssh://user@host[:port]/absolute-path URL, a host key that is not one known_hosts key for that host, or an identity file that cannot be read; nothing was recorded.',
+    person: true,
+    exitCode: 2,
+  },
+  ARCHIVE_REMOTE_NOT_SET: {
+    summary:
+      'No off-host archive is recorded for this state directory (fleetkit db archive remote add URL first); nothing was shipped or read.',
+    person: true,
+    exitCode: 2,
+  },
+  ARCHIVE_REMOTE_UNREACHABLE: {
+    summary:
+      'The off-host archive host did not answer or refused the login; local archiving goes on, and the next ship sends what was not shipped.',
+    person: false,
+  },
+  ARCHIVE_REMOTE_HOST_KEY_MISMATCH: {
+    summary:
+      'The off-host archive host presented an SSH host key other than the pinned one; fleetkit did not log in and sent nothing.',
+    person: true,
+  },
+  ARCHIVE_REMOTE_FAILED: {
+    summary:
+      'The off-host archive host took the login but a file operation failed there (permission, full disk, a copy whose SHA-256 read back differs); the file was not counted as shipped.',
+    person: true,
+  },
+  ARCHIVE_VERIFY_FAILED: {
+    summary:
+      'fleetkit db archive verify found a file whose SHA-256 differs, a gap in the WAL from the newest base backup, or a restore from it that did not reach the newest segment.',
+    person: true,
+  },
   PITR_NO_BASE_BACKUP: {
     summary:
       'The archive holds no base backup that ended at or before the time asked for (or it is damaged); nothing was changed.',

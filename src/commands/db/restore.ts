@@ -23,7 +23,8 @@ With --to TIME (and no FILE): the embedded server's database as it was at TIME, 
 (fleetkit db archive enable): the last base backup that ended before TIME, then PostgreSQL replays the
 archived WAL up to TIME and carries on from there. The replaced data directory is kept aside; a TIME past
 the archive's end is refused after the replay and the old directory put back. The PKI directory is not
-touched.`
+touched. --to latest replays every segment the archive holds (a new machine restored from the
+off-host archive: fleetkit db archive fetch, then this).`
   static override examples = [
     '<%= config.bin %> <%= command.id %> fleetkit-backup-20261204T010000Z.tar.gz',
     '<%= config.bin %> <%= command.id %> --to 2026-12-04T09:30:00Z',
@@ -37,7 +38,8 @@ touched.`
       summary: 'Replace a database or PKI directory that holds state (the PKI one is kept aside).',
     }),
     to: Flags.string({
-      summary: 'Restore the embedded database to this moment (ISO 8601 with a zone: 2026-12-04T09:30:00Z).',
+      summary:
+        "Restore the embedded database to this moment (ISO 8601 with a zone: 2026-12-04T09:30:00Z), or 'latest': the archive's end.",
       helpValue: 'TIME',
     }),
     archive: Flags.string({
@@ -79,7 +81,7 @@ touched.`
 
   private async toTime(to: string, archive: string | undefined, stateDirFlagValue: string | undefined) {
     const { restoreToTime, parseRestoreTime } = await import('../../store/embedded/point-in-time.js')
-    const target = parseRestoreTime(to)
+    const toEnd = to.trim() === 'latest'
     if (process.env.DATABASE_URL?.trim()) {
       throw new FleetkitError('ARCHIVE_NOT_EMBEDDED', 'DATABASE_URL is set: --to restores the embedded server only', {
         actions: ["restore that server to a time with its own tools (its provider's point-in-time recovery)"],
@@ -88,9 +90,18 @@ touched.`
     const stateDir = stateDirFlagValue?.trim() ? stateDirFlagValue : resolveStateDir(process.env)
     // The embedded server is stopped and its data directory replaced: no pool to hand out, so not withState.
     const r = await this.withOperator({}, ({ clock, progress }) =>
-      restoreToTime({ stateDir, target, ...(archive ? { archiveDir: archive } : {}), now: clock.now(), progress }),
+      restoreToTime({
+        stateDir,
+        target: toEnd ? clock.now() : parseRestoreTime(to),
+        toEnd,
+        ...(archive ? { archiveDir: archive } : {}),
+        now: clock.now(),
+        progress,
+      }),
     )
-    this.log(`Restored the embedded database to ${r.target} from base backup ${r.baseBackup} and ${r.archiveDir}/wal`)
+    this.log(
+      `Restored the embedded database to ${toEnd ? `the archive's end (${r.replayedLsn})` : r.target} from base backup ${r.baseBackup} and ${r.archiveDir}/wal`,
+    )
     this.log(`  last transaction replayed: ${r.recoveredTo ?? 'none after the base backup'}`)
     this.log(`  the data directory it replaced: ${r.keptAside ?? 'none (there was none)'}`)
     this.log('What a restore forgets: docs/state.md. Start the gateways again.')

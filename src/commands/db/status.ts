@@ -80,6 +80,14 @@ server is reported as stopped, with no schema.`
         ? `         ${a.baseBackups.length} base backup(s), the last ${last.label} (restorable from ${last.stoppedAt})`
         : '         no base backup: fleetkit db archive base-backup',
     )
+    const s = a.shipping
+    if (s) {
+      this.log(
+        `Shipped: to ${s.url}, newest there ${s.lastShippedWal ?? 'none'}, ${s.unshippedSegments} segment(s) not yet${s.lastSuccessAgeSeconds === null ? '' : `, last ship ${s.lastSuccessAgeSeconds} s ago`}`,
+      )
+      if (s.lastError)
+        this.log(`         FAILING: ${s.lastError.code}: ${s.lastError.message} (fleetkit db archive ship)`)
+    }
   }
 }
 

@@ -161,11 +161,13 @@ export async function stopBaseBackup(client: pg.ClientBase): Promise<BackupStop>
 }
 
 /** Whether the server still replays WAL (a restore to a time not promoted yet) and the last transaction it replayed. */
-export async function recoveryProgress(q: Queryable): Promise<{ inRecovery: boolean; lastReplayedAt: Date | null }> {
-  const { rows } = await q.query<{ rec: boolean; at: Date | null }>(
-    'SELECT pg_is_in_recovery() AS rec, pg_last_xact_replay_timestamp() AS at',
+export async function recoveryProgress(
+  q: Queryable,
+): Promise<{ inRecovery: boolean; lastReplayedAt: Date | null; lastReplayedLsn: string | null }> {
+  const { rows } = await q.query<{ rec: boolean; at: Date | null; lsn: string | null }>(
+    'SELECT pg_is_in_recovery() AS rec, pg_last_xact_replay_timestamp() AS at, pg_last_wal_replay_lsn()::text AS lsn',
   )
-  return { inRecovery: rows[0]!.rec, lastReplayedAt: rows[0]!.at }
+  return { inRecovery: rows[0]!.rec, lastReplayedAt: rows[0]!.at, lastReplayedLsn: rows[0]!.lsn }
 }
 
 /** A checkpoint writes WAL, so a switch right after it has a segment to end even on an idle server. */

@@ -54,6 +54,16 @@ export function withArchiveAdminLock<T>(
   })
 }
 
+/**
+ * Runs `fn` holding `<state>/postgres/archive-ship.lock`: one `db archive ship` or `verify --remote` at a
+ * time (a timer's run that overlaps a slow one waits 5 s, then ARCHIVE_BUSY; the next tick ships).
+ */
+export function withArchiveShipLock<T>(paths: EmbeddedServerPaths, fn: () => Promise<T>): Promise<T> {
+  return lockOrBusy(join(paths.root, 'archive-ship.lock'), `the off-host archive of ${paths.root}`, fn, {
+    timeoutMs: 5_000,
+  })
+}
+
 async function lockOrBusy<T>(path: string, what: string, fn: () => Promise<T>, options: FileLockOptions): Promise<T> {
   try {
     return await withFileLock(path, fn, options)

@@ -46,6 +46,8 @@ export interface PointInTimeResult {
   baseBackupStoppedAt: string
   /** The commit time of the last transaction replayed (null: none after the base backup). */
   recoveredTo: string | null
+  /** The LSN of the last WAL record replayed (how far into the archive the replay went). */
+  replayedLsn: string | null
   /** Where the data directory that was replaced now is; null when there was none (a state directory rebuilt). */
   keptAside: string | null
 }
@@ -66,14 +68,22 @@ export function parseRestoreTime(text: string): Date {
   return date
 }
 
-export async function restoreToTime(options: {
+/** How a restore replays: to `target`, or (`toEnd`) through every segment the archive holds. */
+export interface RestoreOptions {
   stateDir: string
+  /** With toEnd, only chooses the base backup (the newest that ended by then). */
   target: Date
+  /** Replay to the archive's end (`db restore --to latest`): no recovery target, nothing to fall short of. */
+  toEnd?: boolean
+  /** 'off': the restored server does not archive (a scratch restore must not write into the archive it read). */
+  archiving?: 'keep' | 'off'
   archiveDir?: string
   now: Date
   progress: (message: string) => void
   timeoutMs?: number
-}): Promise<PointInTimeResult> {
+}
+
+export async function restoreToTime(options: RestoreOptions): Promise<PointInTimeResult> {
   const paths = embeddedServerPaths(options.stateDir)
   const timeoutMs = options.timeoutMs ?? 600_000
   if (options.target.getTime() > options.now.getTime()) {
@@ -111,7 +121,7 @@ async function restoreFromArchive(
   paths: EmbeddedServerPaths,
   layout: ArchiveLayout,
   password: string,
-  options: { stateDir: string; target: Date; now: Date; progress: (message: string) => void },
+  options: RestoreOptions,
   timeoutMs: number,
 ): Promise<PointInTimeResult> {
   const dir = layout.dir
@@ -132,14 +142,14 @@ async function restoreFromArchive(
   if (runAs) await chown(staging, runAs.uid, runAs.gid)
   try {
     await extractTarGz(join(layout.baseDir, base.file), staging, runAs ? { owner: runAs } : {})
-    await writeRecoverySettings(staging, dir, options.target, runAs)
+    await writeRecoverySettings(staging, dir, options, runAs)
   } catch (error) {
     await rm(staging, { recursive: true, force: true })
     throw error
   }
 
   options.progress(
-    `Stopping the embedded PostgreSQL server, replaying the archived WAL up to ${options.target.toISOString()}`,
+    `Stopping the embedded PostgreSQL server, replaying the archived WAL up to ${options.toEnd ? 'its end' : options.target.toISOString()}`,
   )
   let replaced: string | null
   try {
@@ -167,6 +177,7 @@ async function restoreFromArchive(
       baseBackup: base.label,
       baseBackupStoppedAt: base.stoppedAt,
       recoveredTo: progress.lastReplayedAt?.toISOString() ?? null,
+      replayedLsn: progress.lastReplayedLsn,
       keptAside: replaced,
     }
   } finally {
@@ -203,7 +214,7 @@ async function chooseBaseBackup(
 async function writeRecoverySettings(
   dataDir: string,
   archiveDir: string,
-  target: Date,
+  options: Pick<RestoreOptions, 'target' | 'toEnd' | 'archiving'>,
   runAs: { uid: number; gid: number } | undefined,
 ): Promise<void> {
   const signal = join(dataDir, 'recovery.signal')
@@ -215,9 +226,16 @@ async function writeRecoverySettings(
     [
       '# fleetkit db restore --to: removed by ALTER SYSTEM RESET once the server promoted',
       `restore_command = ${quote(restoreCommand(archiveDir))}`,
-      // PostgreSQL's own timestamptz form: its check refuses ISO 8601's T and Z here.
-      `recovery_target_time = ${quote(target.toISOString().replace('T', ' ').replace('Z', '+00'))}`,
-      `recovery_target_action = 'promote'`,
+      // Without a target the replay ends where the archive does and the server promotes there.
+      ...(options.toEnd
+        ? []
+        : [
+            // PostgreSQL's own timestamptz form: its check refuses ISO 8601's T and Z here.
+            `recovery_target_time = ${quote(options.target.toISOString().replace('T', ' ').replace('Z', '+00'))}`,
+            `recovery_target_action = 'promote'`,
+          ]),
+      // Later in the file than the backup's own archive_mode, so it wins.
+      ...(options.archiving === 'off' ? [`archive_mode = 'off'`] : []),
       '',
     ].join('\n'),
     { mode: 0o600 },

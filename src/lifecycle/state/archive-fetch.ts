@@ -1,0 +1,104 @@
+// `fleetkit db archive fetch URL DIR` on a machine replacing the control host: the off-host archive is
+// judged as `verify --remote` judges it (archive-inspect.ts: a damaged file or a gap refuses, nothing is
+// fetched), then its newest base backup and the WAL after it go into DIR and the kit (the server's password,
+// the PKI files) into the state directory: what `db restore --to latest --archive DIR` needs.
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { Env } from '../../config/state-dir.js'
+import { resolvePkiDir } from '../../pki/pki-dir.js'
+import { checkArchiveDir, prepareArchiveDir, requireEmbedded } from '../../store/embedded/archive-dir.js'
+import {
+  type ArchiveRemote,
+  checkIdentityFile,
+  parseHostKey,
+  parseRemoteUrl,
+} from '../../store/embedded/archive-remote.js'
+import { embeddedServerPaths } from '../../store/embedded/paths.js'
+import { postgresRunAs } from '../../store/postgres-binaries.js'
+import { fetchRestorable, inspectArchive, requireRestorable } from './archive-inspect.js'
+import { fetchKit, requireEmptyKitTarget } from './archive-kit.js'
+import type { OpenRemoteArchive } from './remote-files.js'
+
+export interface ArchiveFetchResult {
+  url: string
+  dir: string
+  baseBackup: string
+  /** The newest segment fetched: a restore with --to latest replays up to it. */
+  newestWal: string | null
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  files: number
+  /** Where the embedded server's password from kit/password went. */
+  passwordFile: string
+  /** The PKI directory the kit's files went into. */
+  pkiDir: string
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  pkiFiles: number
+}
+
+/**
+ * `db archive fetch URL DIR` on a machine replacing the control host: the off-host archive is verified as
+ * `verify --remote` does (a damaged file or a gap refuses, nothing fetched), then its newest base backup
+ * and the WAL after it are fetched into DIR, an archive `db restore --to latest --archive DIR` reads.
+ */
+export async function fetchRemoteArchive(options: {
+  stateDir: string
+  env: Env
+  url: string
+  hostKeyLine: string
+  identityFile: string
+  dir: string
+  now: () => Date
+  openRemote: OpenRemoteArchive
+  progress: (message: string) => void
+}): Promise<ArchiveFetchResult> {
+  requireEmbedded(options.env)
+  const where = parseRemoteUrl(options.url)
+  const remote: ArchiveRemote = {
+    ...where,
+    hostKey: parseHostKey(options.hostKeyLine, where.host, where.port),
+    identityFile: await checkIdentityFile(options.identityFile),
+    addedAt: options.now().toISOString(),
+  }
+  const dir = checkArchiveDir(options.dir)
+  const paths = embeddedServerPaths(options.stateDir)
+  const pkiDir = resolvePkiDir({ ...options.env, FLEETKIT_STATE_DIR: options.stateDir })
+  await requireEmptyKitTarget(paths, pkiDir)
+  const held = [
+    ...(await readdir(join(dir, 'wal')).catch(() => [] as string[])),
+    ...(await readdir(join(dir, 'base')).catch(() => [] as string[])),
+  ]
+  if (held.length > 0) {
+    throw new FleetkitError('ARCHIVE_DIR_INVALID', `${dir} holds an archive already: fetch into an empty directory`, {
+      actions: ['fleetkit db archive fetch URL /var/backups/fleetkit-restore (a new directory)'],
+      data: { dir },
+    })
+  }
+  const files = await options.openRemote(remote)
+  try {
+    const restorable = requireRestorable(await inspectArchive(files, 'remote', remote.url, options.progress))
+    const runAs = await postgresRunAs({ root: paths.root })
+    const layout = await prepareArchiveDir(dir, runAs)
+    const count = await fetchRestorable(files, restorable, layout, runAs, options.progress)
+    const kit = await fetchKit(files, paths, pkiDir, options.progress)
+    return {
+      url: remote.url,
+      dir,
+      baseBackup: restorable.base.label,
+      newestWal: restorable.chain.newest,
+      files: count,
+      passwordFile: paths.passwordFile,
+      pkiDir,
+      pkiFiles: kit.pkiFiles,
+    }
+  } finally {
+    files.close()
+  }
+}

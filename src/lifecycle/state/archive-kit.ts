@@ -1,0 +1,130 @@
+// What a new control host needs beside the database, shipped with the archive as `kit/`: the embedded
+// server's password (`kit/password`: the base backup's roles know only its hash, so without it the
+// restored server cannot be reached) and the PKI directory's files (`kit/pki/NAME`: the CA and the
+// gateway's certificate, so enrolled agents carry on with theirs). Small files, each shipped again
+// whenever its SHA-256 differs from the remote's checksum (a CA rotation, a new server certificate).
+import { chmod, mkdir, readdir, rename, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { withPkiLock } from '../../pki/pki-lock.js'
+import type { ArchiveRemote } from '../../store/embedded/archive-remote.js'
+import { fileSha256 } from '../../store/embedded/base-backup.js'
+import type { EmbeddedServerPaths } from '../../store/embedded/paths.js'
+import { parseChecksumLine, type RemoteArchiveFiles, shipFile } from './remote-files.js'
+
+/** The kit's files, local path and remote path: the password, then the PKI directory's plain files. */
+async function kitFiles(paths: EmbeddedServerPaths, pkiDir: string): Promise<{ local: string; path: string }[]> {
+  const files = [{ local: paths.passwordFile, path: 'kit/password' }]
+  for (const name of (await readdir(pkiDir).catch(() => [] as string[])).sort()) {
+    // Plain files only, as `db backup` takes them: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
+    if (name.startsWith('.')) continue
+    if ((await stat(join(pkiDir, name)).catch(() => undefined))?.isFile())
+      files.push({ local: join(pkiDir, name), path: `kit/pki/${name}` })
+  }
+  return files
+}
+
+/** Ships each kit file whose checksum the remote lacks or differs; under the PKI lock, so no rotation is seen half done. */
+export async function shipKit(
+  files: RemoteArchiveFiles,
+  paths: EmbeddedServerPaths,
+  pkiDir: string,
+  remote: ArchiveRemote,
+  progress: (message: string) => void,
+): Promise<{ shipped: string[]; bytes: number }> {
+  await files.mkdirs('kit/pki')
+  return withPkiLock(
+    pkiDir,
+    async () => {
+      const shipped: string[] = []
+      let bytes = 0
+      const there = new Set([
+        ...(await files.list('kit')).map((n) => `kit/${n}`),
+        ...(await files.list('kit/pki')).map((n) => `kit/pki/${n}`),
+      ])
+      for (const item of await kitFiles(paths, pkiDir)) {
+        const local = await fileSha256(item.local).catch(() => undefined)
+        if (local === undefined) continue
+        const remoteSum = there.has(`${item.path}.sha256`)
+          ? parseChecksumLine(await files.readText(`${item.path}.sha256`))
+          : undefined
+        if (remoteSum === local) continue
+        progress(`Shipping ${item.path}`)
+        const sent = await shipFile(files, item.local, item.path, remote)
+        if (sent === undefined) continue
+        shipped.push(item.path)
+        bytes += sent
+      }
+      return { shipped, bytes }
+    },
+    { readOnly: true },
+  )
+}
+
+/**
+ * Refused (nothing written) when the state directory holds a password or the PKI directory files: a
+ * restore onto a machine with state is `db restore`'s to judge, not a fetch's. Checked before anything is fetched.
+ */
+export async function requireEmptyKitTarget(paths: EmbeddedServerPaths, pkiDir: string): Promise<void> {
+  const held = [
+    ...((await stat(paths.passwordFile).catch(() => undefined)) ? [paths.passwordFile] : []),
+    ...(await readdir(pkiDir).catch(() => [] as string[]))
+      .filter((n) => !n.startsWith('.'))
+      .map((n) => join(pkiDir, n)),
+  ]
+  if (held.length > 0) {
+    throw new FleetkitError('RESTORE_TARGET_NOT_EMPTY', `${held[0]} exists: fetch the kit into a new state directory`, {
+      actions: ['fleetkit db archive fetch URL DIR --state-dir NEW_STATE_DIR (an empty one)'],
+      data: { held },
+    })
+  }
+}
+
+/**
+ * On a new machine (requireEmptyKitTarget first): the kit into `<state>/postgres/password` and the PKI directory, each file compared
+ * with its checksum.
+ */
+export async function fetchKit(
+  files: Pick<RemoteArchiveFiles, 'list' | 'readText' | 'get'>,
+  paths: EmbeddedServerPaths,
+  pkiDir: string,
+  progress: (message: string) => void,
+): Promise<{ password: boolean; pkiFiles: number }> {
+  const kit = await files.list('kit')
+  // Names as the PKI directory has them: nothing the remote lists can lead a write elsewhere.
+  const pki = (await files.list('kit/pki'))
+    .filter((n) => /^[A-Za-z0-9_-][A-Za-z0-9._-]*\.sha256$/.test(n))
+    .map((n) => n.slice(0, -'.sha256'.length))
+  if (!kit.includes('password.sha256')) {
+    throw new FleetkitError(
+      'ARCHIVE_VERIFY_FAILED',
+      'the off-host archive holds no kit/password: it was shipped by an older fleetkit',
+      {
+        actions: [
+          'fleetkit db archive ship on the old control host if it still runs',
+          'docs/state.md, "Replacing the control host"',
+        ],
+        data: { missing: 'kit/password' },
+      },
+    )
+  }
+  await mkdir(paths.root, { recursive: true, mode: 0o700 })
+  await mkdir(pkiDir, { recursive: true, mode: 0o700 })
+  const fetchOne = async (path: string, local: string) => {
+    progress(`Fetching ${path}`)
+    await files.get(path, `${local}.part`)
+    const want = parseChecksumLine(await files.readText(`${path}.sha256`))
+    if (want === undefined || (await fileSha256(`${local}.part`)) !== want) {
+      throw new FleetkitError('ARCHIVE_VERIFY_FAILED', `${path} does not match its checksum on the off-host archive`, {
+        actions: ['fleetkit db archive verify --remote (on the old control host, or after remote add here)'],
+        data: { damaged: [{ file: path, why: 'differs from its .sha256' }] },
+      })
+    }
+    await chmod(`${local}.part`, 0o600)
+    await rename(`${local}.part`, local)
+  }
+  await fetchOne('kit/password', paths.passwordFile)
+  for (const name of pki) await fetchOne(`kit/pki/${name}`, join(pkiDir, name))
+  return { password: true, pkiFiles: pki.length }
+}

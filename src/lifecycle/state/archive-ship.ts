@@ -1,0 +1,223 @@
+// The off-host copy of the WAL archive (`fleetkit db archive remote add`, `fleetkit db archive ship`).
+// Shipping runs after the local copy, apart from PostgreSQL: archive_command stays a local cp, so a
+// remote that is down never holds up the server; a timer runs `ship`, which sends every finished file of
+// the local archive the remote does not hold yet. Each file goes to `<name>.part`, is fsynced, read back
+// and its SHA-256 compared with the local file's, then renamed into place; its checksum goes beside it
+// as `<name>.sha256` last. A file with its `.sha256` is shipped: a run killed at any point is resumed by
+// the next, which sends again only what has no checksum yet.
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { Env } from '../../config/state-dir.js'
+import { resolvePkiDir } from '../../pki/pki-dir.js'
+import {
+  archiveLayout,
+  readArchiveConfig,
+  requireEmbedded,
+  withArchiveShipLock,
+} from '../../store/embedded/archive-dir.js'
+import {
+  type ArchiveRemote,
+  checkIdentityFile,
+  parseHostKey,
+  parseRemoteUrl,
+  readArchiveRemote,
+  readShipStatus,
+  writeArchiveRemote,
+  writeShipStatus,
+} from '../../store/embedded/archive-remote.js'
+import { listBaseBackups } from '../../store/embedded/base-backup.js'
+import { embeddedServerPaths, type EmbeddedServerPaths } from '../../store/embedded/paths.js'
+import { isFinishedWalFile, segmentOf } from '../../store/embedded/wal-chain.js'
+import { shipKit } from './archive-kit.js'
+import { type OpenRemoteArchive, shipFile } from './remote-files.js'
+
+export interface RemoteAddResult {
+  url: string
+  hostKey: string
+  identityFile: string
+  /** False when the same remote was recorded already. */
+  changed: boolean
+}
+
+/**
+ * `db archive remote add`: the URL, host key and identity are checked, then the host is reached with the
+ * key pinned and the archive's directories made there: only a remote that works is recorded.
+ */
+export async function addArchiveRemote(options: {
+  stateDir: string
+  env: Env
+  url: string
+  hostKeyLine: string
+  identityFile: string
+  now: () => Date
+  openRemote: OpenRemoteArchive
+  progress: (message: string) => void
+}): Promise<RemoteAddResult> {
+  requireEmbedded(options.env)
+  const paths = embeddedServerPaths(options.stateDir)
+  const where = parseRemoteUrl(options.url)
+  const remote: ArchiveRemote = {
+    ...where,
+    hostKey: parseHostKey(options.hostKeyLine, where.host, where.port),
+    identityFile: await checkIdentityFile(options.identityFile),
+    addedAt: options.now().toISOString(),
+  }
+  await requireArchive(paths)
+  const before = await readArchiveRemote(paths)
+  const same =
+    before?.url === remote.url && before.hostKey === remote.hostKey && before.identityFile === remote.identityFile
+  options.progress(`Logging in to ${remote.host}:${remote.port} with its host key pinned`)
+  const files = await options.openRemote(remote)
+  try {
+    await files.mkdirs('wal')
+    await files.mkdirs('base')
+  } finally {
+    files.close()
+  }
+  if (!same) await writeArchiveRemote(paths, remote)
+  return { url: remote.url, hostKey: remote.hostKey, identityFile: remote.identityFile, changed: !same }
+}
+
+async function requireArchive(paths: EmbeddedServerPaths) {
+  const config = await readArchiveConfig(paths)
+  if (!config) {
+    throw new FleetkitError('ARCHIVE_NOT_ENABLED', 'the embedded server does not archive its WAL: nothing to ship', {
+      actions: ['fleetkit db archive enable DIR'],
+      data: { stateDir: paths.root },
+    })
+  }
+  return config
+}
+
+export async function requireRemote(paths: EmbeddedServerPaths): Promise<ArchiveRemote> {
+  const remote = await readArchiveRemote(paths)
+  if (!remote) {
+    throw new FleetkitError('ARCHIVE_REMOTE_NOT_SET', `no off-host archive is recorded in ${paths.root}`, {
+      actions: ['fleetkit db archive remote add ssh://USER@HOST/PATH --host-key LINE --identity FILE'],
+      data: { stateDir: paths.root },
+    })
+  }
+  return remote
+}
+
+export interface ShipResult {
+  url: string
+  /** The files sent by this run (`wal/NAME`, `base/NAME`), in order. */
+  shipped: string[]
+  /**
+   * @minimum 0
+   * @asType integer
+   */
+  bytes: number
+  /**
+   * Finished files of the local archive the remote held already with their checksum.
+   * @minimum 0
+   * @asType integer
+   */
+  alreadyThere: number
+  /** The newest WAL segment on the remote with its checksum (null: none). */
+  lastShippedWal: string | null
+}
+
+/**
+ * `db archive ship`: every finished file of the local archive that the remote has no checksum for,
+ * segments in order, then each base backup (its tar, then its manifest). What happened is written to
+ * archive-ship.json, a failure too, before the error goes up.
+ */
+export async function shipArchive(options: {
+  stateDir: string
+  env: Env
+  now: () => Date
+  openRemote: OpenRemoteArchive
+  progress: (message: string) => void
+}): Promise<ShipResult> {
+  requireEmbedded(options.env)
+  const paths = embeddedServerPaths(options.stateDir)
+  const config = await requireArchive(paths)
+  const remote = await requireRemote(paths)
+  return withArchiveShipLock(paths, async () => {
+    const attemptAt = options.now().toISOString()
+    const before = await readShipStatus(paths)
+    try {
+      const pkiDir = resolvePkiDir({ ...options.env, FLEETKIT_STATE_DIR: options.stateDir })
+      const result = await shipLocked(archiveLayout(config.dir), remote, { ...options, paths, pkiDir })
+      await writeShipStatus(paths, {
+        lastShippedWal: result.lastShippedWal,
+        lastSuccessAt: attemptAt,
+        lastAttemptAt: attemptAt,
+        lastError: null,
+      })
+      return result
+    } catch (error) {
+      const coded = error instanceof FleetkitError
+      await writeShipStatus(paths, {
+        lastShippedWal: before?.lastShippedWal ?? null,
+        lastSuccessAt: before?.lastSuccessAt ?? null,
+        lastAttemptAt: attemptAt,
+        lastError: {
+          code: coded ? error.code : 'INTERNAL_ERROR',
+          message: (error as Error).message.slice(0, 500),
+        },
+      })
+      throw error
+    }
+  })
+}
+
+async function shipLocked(
+  layout: ReturnType<typeof archiveLayout>,
+  remote: ArchiveRemote,
+  options: {
+    openRemote: OpenRemoteArchive
+    progress: (message: string) => void
+    paths: EmbeddedServerPaths
+    pkiDir: string
+  },
+): Promise<ShipResult> {
+  const files = await options.openRemote(remote)
+  try {
+    await files.mkdirs('wal')
+    await files.mkdirs('base')
+    const remoteWal = new Set(await files.list('wal'))
+    const remoteBase = new Set(await files.list('base'))
+    const localWal = (await readdir(layout.walDir).catch(() => [] as string[])).filter(isFinishedWalFile).sort()
+    const todo: { local: string; path: string }[] = []
+    for (const name of localWal)
+      if (!remoteWal.has(`${name}.sha256`)) todo.push({ local: join(layout.walDir, name), path: `wal/${name}` })
+    for (const b of await listBaseBackups(layout)) {
+      // The manifest after its tar, as locally: a remote backup without one is never chosen.
+      for (const name of [b.file, `${b.label}.json`])
+        if (!remoteBase.has(`${name}.sha256`)) todo.push({ local: join(layout.baseDir, name), path: `base/${name}` })
+    }
+    const result: ShipResult = {
+      url: remote.url,
+      shipped: [],
+      bytes: 0,
+      alreadyThere: localWal.length - todo.filter((t) => t.path.startsWith('wal/')).length,
+      lastShippedWal: null,
+    }
+    for (const [i, item] of todo.entries()) {
+      options.progress(`Shipping ${item.path} (${i + 1}/${todo.length})`)
+      const sent = await shipFile(files, item.local, item.path, remote)
+      if (sent === undefined) continue
+      result.shipped.push(item.path)
+      result.bytes += sent
+      if (item.path.startsWith('wal/')) remoteWal.add(`${item.path.slice(4)}.sha256`)
+    }
+    // Last: the archive's own files matter most, and a kit file is small.
+    const kit = await shipKit(files, options.paths, options.pkiDir, remote, options.progress)
+    result.shipped.push(...kit.shipped)
+    result.bytes += kit.bytes
+    const segments = [...remoteWal]
+      .filter((n) => n.endsWith('.sha256'))
+      .map((n) => n.slice(0, -'.sha256'.length))
+      .filter((n) => segmentOf(n) !== undefined)
+      .sort((a, b) => segmentOf(a)!.position.localeCompare(segmentOf(b)!.position) || a.localeCompare(b))
+    result.lastShippedWal = segments.at(-1) ?? null
+    return result
+  } finally {
+    files.close()
+  }
+}

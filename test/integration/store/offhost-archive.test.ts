@@ -1,0 +1,344 @@
+// The state survives the control host (issue 39, item 5): the embedded server's WAL archive shipped to a
+// directory on another host over SFTP with its host key pinned, against a real OpenSSH sshd and a real
+// embedded PostgreSQL: ship with checksums (sha256sum -c agrees), idempotent and resumed after a crash, a
+// remote down (a coded error, local archiving unaffected), another host key refused, a tampered remote
+// file found by verify, a restore from the remote copy reaching the newest segment, and the new-machine
+// path: fetch into a fresh directory, restore --to latest into a fresh state directory.
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { Registry } from 'prom-client'
+
+import { registerArchiveGauges } from '../../../src/gateway/metrics/archive-metrics.js'
+import { enableArchiving } from '../../../src/lifecycle/state/db-archive.js'
+import { addArchiveRemote, shipArchive, type ShipResult } from '../../../src/lifecycle/state/archive-ship.js'
+import { verifyArchive } from '../../../src/lifecycle/state/archive-verify.js'
+import { openDatabase, type Database } from '../../../src/store/database.js'
+import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
+import { appendEvent } from '../../../src/store/events.js'
+import { readArchiverStatus, switchWal } from '../../../src/store/backup/wal-archive.js'
+import { openSftpArchive } from '../../../src/sync/sftp-archive.js'
+import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import { eventually } from '../../support/eventually.js'
+import { type OpenSshServer, startOpenSsh } from '../../support/openssh-server.js'
+import { runProcess } from '../../support/process.js'
+import { sshKeygen } from '../../support/ssh-server.js'
+
+const hasCode = (code: string) => (error: unknown) => (error as { code?: string }).code === code
+const cliEnv = { env: { DATABASE_URL: undefined } }
+
+describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQL)', function () {
+  this.timeout(300_000)
+  let root: string
+  let stateDir: string
+  let archiveDir: string
+  let remoteDir: string
+  let sshd: OpenSshServer
+  let url: string
+  const quiet = { env: {}, now: () => new Date(), progress: () => undefined }
+  const openRemote = (remote: Parameters<typeof openSftpArchive>[0]) => openSftpArchive(remote, {})
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'fleetkit-offhost-'))
+    // The postgres user passes through (it runs the server and the archive_command).
+    await chmod(root, 0o711)
+    stateDir = join(root, 'state')
+    archiveDir = join(root, 'archive')
+    remoteDir = join(root, 'vault', 'fleetkit-archive')
+    const sshDir = join(root, 'sshd')
+    await mkdir(sshDir, { mode: 0o700 })
+    sshd = await startOpenSsh(sshDir)
+    url = `ssh://${process.env.USER ?? 'root'}@127.0.0.1:${sshd.port}${remoteDir}`
+  })
+  after(async () => {
+    await sshd?.stop()
+    await stopEmbeddedServer(stateDir).catch(() => undefined)
+    await stopEmbeddedServer(join(root, 'new-machine')).catch(() => undefined)
+    await rm(root, { recursive: true, force: true })
+  })
+
+  const open = (dir = stateDir) =>
+    openDatabase({ stateDir: dir, databaseUrl: '', max: 2, onIdleError: () => undefined })
+  async function kinds(db: Database): Promise<string[]> {
+    const { rows } = await db.pool.query<{ kind: string }>(
+      `SELECT kind FROM events WHERE kind LIKE 'ship_%' ORDER BY id`,
+    )
+    return rows.map((r) => r.kind)
+  }
+  /** A row, then its segment switched out and archived locally; returns the segment. */
+  async function writeAndArchive(kind: string): Promise<string> {
+    const db = await open()
+    try {
+      await appendEvent(db.pool, { kind })
+      const wal = await switchWal(db.pool)
+      await eventually('the segment to be archived locally', async () => {
+        const status = await readArchiverStatus(db.pool)
+        return status.lastArchivedWal !== null && status.lastArchivedWal >= wal
+      })
+      return wal
+    } finally {
+      await db.close()
+    }
+  }
+  const ship = () => shipArchive({ ...quiet, stateDir, openRemote })
+  const verify = (options: { remote: boolean; restore: boolean }) =>
+    verifyArchive({ ...quiet, ...options, stateDir, openRemote })
+
+  it('remote add refuses a host key other than the one the host presents, and records nothing', async () => {
+    const db = await open()
+    await enableArchiving({ ...quiet, pool: db.pool, stateDir, dir: archiveDir, archiveTimeoutSeconds: 60 }).finally(
+      () => db.close(),
+    )
+    const other = await sshKeygen(join(root, 'sshd'), 'not_the_host_key')
+    await assert.rejects(
+      addArchiveRemote({
+        ...quiet,
+        stateDir,
+        url,
+        hostKeyLine: `[127.0.0.1]:${sshd.port} ${other.public}`,
+        identityFile: sshd.clientKey.path,
+        openRemote,
+      }),
+      hasCode('ARCHIVE_REMOTE_HOST_KEY_MISMATCH'),
+    )
+    assert.ok(!existsSync(join(stateDir, 'postgres', 'archive-remote.json')))
+    assert.ok(!existsSync(remoteDir), 'nothing was made on the host')
+    // The key of another host name is refused before anything is dialled.
+    await assert.rejects(
+      addArchiveRemote({
+        ...quiet,
+        stateDir,
+        url,
+        hostKeyLine: `vault.example.net ${sshd.hostKey.public}`,
+        identityFile: sshd.clientKey.path,
+        openRemote,
+      }),
+      hasCode('ARCHIVE_REMOTE_INVALID'),
+    )
+  })
+
+  let firstShip: ShipResult
+  it('remote add and ship: every finished segment and the base backup, each with a checksum sha256sum -c accepts', async () => {
+    const add = await runFleetkit(
+      [
+        'db',
+        'archive',
+        'remote',
+        'add',
+        url,
+        '--host-key',
+        sshd.knownHostsLine,
+        '--identity',
+        sshd.clientKey.path,
+        '--state-dir',
+        stateDir,
+        '--json',
+      ],
+      cliEnv,
+    )
+    assert.equal(add.code, 0, add.stdout + add.stderr)
+    assertMatchesOutputSchema('db-archive-remote-add', add.json)
+    assert.equal(add.json.result.changed, true)
+    assert.ok(!JSON.stringify(add.json).includes('PRIVATE KEY'), 'the identity is a path, never its contents')
+
+    // A PKI directory's file rides along in the kit (the real PKI's round trip is the restore drill's).
+    await mkdir(join(stateDir, 'pki'), { mode: 0o700 })
+    await writeFile(join(stateDir, 'pki', 'ca.pem'), 'the CA certificate\n', { mode: 0o644 })
+    const newest = await writeAndArchive('ship_first')
+    const cli = await runFleetkit(['db', 'archive', 'ship', '--state-dir', stateDir, '--json'], cliEnv)
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr)
+    assertMatchesOutputSchema('db-archive-ship', cli.json)
+    firstShip = cli.json.result as ShipResult
+    assert.ok(firstShip.lastShippedWal !== null && firstShip.lastShippedWal >= newest, JSON.stringify(firstShip))
+    const localWal = (await readdir(join(archiveDir, 'wal'))).filter((n) => !n.endsWith('.part'))
+    const remoteWal = await readdir(join(remoteDir, 'wal'))
+    for (const name of localWal) {
+      assert.ok(remoteWal.includes(name), `${name} shipped`)
+      assert.ok(remoteWal.includes(`${name}.sha256`), `${name}.sha256 beside it`)
+    }
+    assert.ok(!remoteWal.some((n) => n.endsWith('.part')), 'no temporary file left')
+    const base = await readdir(join(remoteDir, 'base'))
+    assert.ok(base.some((n) => n.endsWith('.tar.gz.sha256')) && base.some((n) => n.endsWith('.json.sha256')))
+    assert.ok(firstShip.shipped.includes('kit/password') && firstShip.shipped.includes('kit/pki/ca.pem'))
+    for (const sub of ['wal', 'base', 'kit', 'kit/pki']) {
+      const sums = (await readdir(join(remoteDir, sub))).filter((n) => n.endsWith('.sha256'))
+      const check = await runProcess('sha256sum', ['-c', '--strict', ...sums], { cwd: join(remoteDir, sub) })
+      assert.equal(check.code, 0, check.stdout + check.stderr)
+    }
+  })
+
+  it('ship again sends nothing; after a crash between file and checksum it sends only that file again', async () => {
+    const again = await ship()
+    assert.deepEqual(again.shipped, [])
+    // A kit file that changed (a CA rotation) goes again; the rest stays.
+    await writeFile(join(stateDir, 'pki', 'ca.pem'), 'the rotated CA certificate\n')
+    assert.deepEqual((await ship()).shipped, ['kit/pki/ca.pem'])
+    assert.equal(again.lastShippedWal, firstShip.lastShippedWal)
+    // A run killed after the rename, before the checksum: the file is there, its .sha256 is not (and a .part lies about).
+    const victim = firstShip.lastShippedWal!
+    await unlink(join(remoteDir, 'wal', `${victim}.sha256`))
+    await writeFile(join(remoteDir, 'wal', `${victim}.sha256.part`), 'half')
+    const resumed = await ship()
+    assert.deepEqual(resumed.shipped, [`wal/${victim}`])
+    assert.ok((await readdir(join(remoteDir, 'wal'))).includes(`${victim}.sha256`))
+  })
+
+  it('a remote that is down: local archiving goes on, ship fails with a coded error, and the next ship sends the backlog', async () => {
+    await sshd.stop()
+    let waiting: string
+    try {
+      waiting = await writeAndArchive('ship_while_down')
+      const db = await open()
+      try {
+        const status = await readArchiverStatus(db.pool)
+        assert.ok(
+          status.lastArchivedWal! >= waiting &&
+            (status.failedCount === 0 || status.lastFailedAt! < status.lastArchivedAt!),
+        )
+      } finally {
+        await db.close()
+      }
+      await assert.rejects(ship(), hasCode('ARCHIVE_REMOTE_UNREACHABLE'))
+      const status = await runFleetkit(['db', 'status', '--json', '--state-dir', stateDir], cliEnv)
+      assert.equal(status.code, 0, status.stderr)
+      assertMatchesOutputSchema('db-status', status.json)
+      const shipping = status.json.result.archive.shipping
+      assert.equal(shipping.lastError.code, 'ARCHIVE_REMOTE_UNREACHABLE')
+      assert.ok(shipping.unshippedSegments >= 1, JSON.stringify(shipping))
+      // The gateway's gauges say the same (read from the files at scrape time, no remote dialled).
+      const scraped = await open()
+      try {
+        const registry = new Registry()
+        registerArchiveGauges(registry, scraped.pool, (query, error) => assert.fail(`${query}: ${String(error)}`), {
+          stateDir,
+          now: () => new Date(),
+        })
+        const text = await registry.metrics()
+        assert.match(text, new RegExp(`^fleetkit_wal_archive_unshipped_segments ${shipping.unshippedSegments}$`, 'm'))
+        assert.match(
+          text,
+          new RegExp(
+            `^fleetkit_wal_archive_ship_last_success_timestamp_seconds ${Math.floor(new Date(shipping.lastSuccessAt).getTime() / 1000)}$`,
+            'm',
+          ),
+        )
+      } finally {
+        await scraped.close()
+      }
+    } finally {
+      await sshd.start()
+    }
+    const caughtUp = await ship()
+    assert.ok(caughtUp.shipped.includes(`wal/${waiting}`), JSON.stringify(caughtUp.shipped))
+    const status = await runFleetkit(['db', 'status', '--json', '--state-dir', stateDir], cliEnv)
+    assert.equal(status.json.result.archive.shipping.lastError, null)
+    assert.equal(status.json.result.archive.shipping.unshippedSegments, 0)
+  })
+
+  it('verify --remote finds a tampered file; verify --remote --restore proves a restore reaches the newest segment', async () => {
+    const local = await verify({ remote: false, restore: false })
+    assert.equal(local.source, 'local')
+    const clean = await verify({ remote: true, restore: false })
+    assert.deepEqual(clean.damaged, [])
+    assert.equal(clean.wal?.missingCount, 0)
+
+    const victim = join(remoteDir, 'wal', firstShip.lastShippedWal!)
+    const original = await readFile(victim)
+    const tampered = Buffer.from(original)
+    tampered[1000] = tampered[1000]! ^ 0xff
+    await writeFile(victim, tampered)
+    const found = await verify({ remote: true, restore: false }).catch((error: unknown) => error)
+    assert.ok(hasCode('ARCHIVE_VERIFY_FAILED')(found), String(found))
+    const damaged = (found as { data: { damaged: { file: string }[] } }).data.damaged
+    assert.deepEqual(
+      damaged.map((d) => d.file),
+      [`wal/${firstShip.lastShippedWal}`],
+    )
+    await writeFile(victim, original)
+
+    const newest = await writeAndArchive('ship_newest')
+    await ship()
+    const cli = await runFleetkit(
+      ['db', 'archive', 'verify', '--remote', '--restore', '--state-dir', stateDir, '--json'],
+      cliEnv,
+    )
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr)
+    assertMatchesOutputSchema('db-archive-verify', cli.json)
+    const proved = cli.json.result as Awaited<ReturnType<typeof verifyArchive>>
+    assert.ok(proved.wal!.newest! >= newest, `${proved.wal!.newest} >= ${newest}`)
+    assert.ok(proved.restore!.reachedWal! >= newest.slice(8), JSON.stringify(proved.restore))
+    assert.ok(!(await readdir(stateDir)).some((n) => n.startsWith('verify-')), 'the scratch directory is gone')
+    // The scratch restore archived nothing into the archive it read (archiving off there).
+    assert.ok(!(await readdir(join(archiveDir, 'wal'))).some((n) => n.endsWith('.history')))
+  })
+
+  it('a new machine: fetch the remote copy into a fresh directory, restore --to latest into a fresh state directory', async () => {
+    const last = await writeAndArchive('ship_last')
+    await ship()
+    const fetched = join(root, 'fetched')
+    const newState = join(root, 'new-machine')
+    const fetch = await runFleetkit(
+      [
+        'db',
+        'archive',
+        'fetch',
+        url,
+        fetched,
+        '--host-key',
+        sshd.knownHostsLine,
+        '--identity',
+        sshd.clientKey.path,
+        '--state-dir',
+        newState,
+        '--json',
+      ],
+      cliEnv,
+    )
+    assert.equal(fetch.code, 0, fetch.stdout + fetch.stderr)
+    assertMatchesOutputSchema('db-archive-fetch', fetch.json)
+    assert.ok(fetch.json.result.newestWal >= last)
+    // The kit: the password the restored server is reached with, and the PKI directory.
+    assert.equal(
+      await readFile(join(newState, 'postgres', 'password'), 'utf8'),
+      await readFile(join(stateDir, 'postgres', 'password'), 'utf8'),
+    )
+    assert.equal(await readFile(join(newState, 'pki', 'ca.pem'), 'utf8'), 'the rotated CA certificate\n')
+    // Again into the same state directory: refused, nothing fetched.
+    const twice = await runFleetkit(
+      [
+        'db',
+        'archive',
+        'fetch',
+        url,
+        join(root, 'fetched-again'),
+        '--host-key',
+        sshd.knownHostsLine,
+        '--identity',
+        sshd.clientKey.path,
+        '--state-dir',
+        newState,
+        '--json',
+      ],
+      cliEnv,
+    )
+    assert.equal(twice.json.code, 'RESTORE_TARGET_NOT_EMPTY', twice.stdout + twice.stderr)
+    assert.ok(!existsSync(join(root, 'fetched-again')))
+    // The old machine's server stops before the new one starts (as the runbook says).
+    await stopEmbeddedServer(stateDir)
+    const restore = await runFleetkit(
+      ['db', 'restore', '--to', 'latest', '--archive', fetched, '--state-dir', newState, '--json'],
+      cliEnv,
+    )
+    assert.equal(restore.code, 0, restore.stdout + restore.stderr)
+    assertMatchesOutputSchema('db-restore', restore.json)
+    const db = await open(newState)
+    try {
+      assert.deepEqual(await kinds(db), ['ship_first', 'ship_while_down', 'ship_newest', 'ship_last'])
+    } finally {
+      await db.close()
+    }
+  })
+})
