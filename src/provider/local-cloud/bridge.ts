@@ -2,6 +2,8 @@
 // on it (where a gateway for the machines binds) and an address per server from the same subnet, handed out
 // in order and taken back when the server is deleted. A bridge that already exists is refused, never
 // adopted: it belongs to another stub, or to one killed before it cleaned up.
+import { execFileSync } from 'node:child_process'
+
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { run, runOk } from './run.js'
 
@@ -60,6 +62,17 @@ export class CloudBridge {
 
   release(address: string): void {
     this.held.delete(address)
+  }
+
+  /** At process exit: the bridge deleted without awaiting. */
+  removeSync(): void {
+    if (!this.created) return
+    this.created = false
+    try {
+      execFileSync('ip', ['link', 'delete', this.name], { stdio: 'ignore' })
+    } catch {
+      /* gone */
+    }
   }
 
   /** Deletes the bridge (the machines' veths went with them). */

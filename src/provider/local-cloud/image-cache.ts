@@ -5,11 +5,11 @@
 // lock file holding the builder's PID so two stubs build once (a dead builder's lock is taken over).
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { chmod, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { debianMirror, IMAGE_DROPINS, IMAGE_PACKAGES, imageKey, LOCAL_CLOUD_RELEASES } from './image-recipe.js'
-import { runOk } from './run.js'
+import { run, runOk } from './run.js'
 
 export const DEFAULT_IMAGE_CACHE = '/var/cache/fleetkit/local-cloud'
 
@@ -75,7 +75,11 @@ export class ImageCache {
   private async debootstrap(suite: string, mirror: string, rootfs: string): Promise<void> {
     const log = this.options.log ?? (() => undefined)
     const partial = `${rootfs}.partial-${process.pid}`
-    await rm(partial, { recursive: true, force: true })
+    // What a killed build left (this one holds the lock now).
+    const prefix = `${basename(rootfs)}.partial-`
+    for (const old of await readdir(this.options.cacheDir)) {
+      if (old.startsWith(prefix)) await removeTree(join(this.options.cacheDir, old))
+    }
     await mkdir(partial)
     try {
       log(`local cloud: building the ${suite} image with debootstrap from ${mirror} (minutes, once)`)
@@ -92,7 +96,7 @@ export class ImageCache {
       await rename(partial, rootfs)
       log(`local cloud: the ${suite} image is ready: ${rootfs}`)
     } finally {
-      await rm(partial, { recursive: true, force: true })
+      await removeTree(partial)
     }
   }
 
@@ -138,6 +142,22 @@ export class ImageCache {
       await new Promise((resolve) => setTimeout(resolve, this.options.pollMs ?? 2000))
     }
   }
+}
+
+/**
+ * Removes a (partial) image tree. debootstrap mounts /proc and /sys in it, and binds /dev where it cannot
+ * make device nodes: a build killed mid-way leaves them mounted, and a plain recursive delete would walk
+ * into them (this machine's /dev). Unmount what is under it first, then delete on its own filesystem only.
+ */
+async function removeTree(path: string): Promise<void> {
+  if (!existsSync(path)) return
+  const mounts = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1]?.replace(/\\040/g, ' '))
+    .filter((point): point is string => point !== undefined && point.startsWith(`${path}/`))
+    .sort((a, b) => b.length - a.length)
+  for (const point of mounts) await run('umount', ['--lazy', point])
+  await runOk('rm', ['-rf', '--one-file-system', path])
 }
 
 function alive(pid: number): boolean {

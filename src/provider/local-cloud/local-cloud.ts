@@ -2,6 +2,7 @@
 // a folder for the machines' upper layers and the volumes' files, the images (built once into the cache),
 // one systemd-nspawn machine per server and a loop device per volume, and it stops and removes all of them
 // when it closes: on Ctrl-C, SIGTERM or the stub's end nothing is left running or attached.
+import { rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -46,6 +47,8 @@ export class LocalCloud implements StubMachines {
   private readonly machines = new Map<number, MachineEntry>()
   private readonly volumes: LoopVolumes
   private closed = false
+  /** A process that ends before close() (a second Ctrl-C, an uncaught error) still leaves nothing behind. */
+  private readonly atExit = () => this.killSync()
 
   private constructor(
     readonly bridge: CloudBridge,
@@ -54,6 +57,7 @@ export class LocalCloud implements StubMachines {
     private readonly images: ImageCache,
   ) {
     this.volumes = new LoopVolumes(dir)
+    process.on('exit', this.atExit)
   }
 
   /** Checks the machine (root, tools), then makes the bridge and the run folder. */
@@ -178,6 +182,16 @@ export class LocalCloud implements StubMachines {
     await this.volumes.deleteAll()
     await rm(this.dir, { recursive: true, force: true, maxRetries: 3 })
     await this.bridge.remove()
+    process.off('exit', this.atExit)
+  }
+
+  /** What close() does, synchronously, for a process that is exiting: kill, detach, remove. */
+  private killSync(): void {
+    for (const entry of this.machines.values()) entry.machine?.killSync()
+    this.machines.clear()
+    this.volumes.detachAllSync()
+    rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 })
+    this.bridge.removeSync()
   }
 
   private async machine(serverId: number): Promise<Machine> {

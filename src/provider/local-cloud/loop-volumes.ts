@@ -1,8 +1,8 @@
 // The local cloud's volumes: a sparse file of the volume's size on a loop device, formatted when the create
 // asked for a format (xfs or ext4, as the API does), detached and removed when the volume is deleted or
 // the stub ends.
-import { stat } from 'node:fs/promises'
-import { rm } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { run, runOk } from './run.js'
@@ -55,6 +55,18 @@ export class LoopVolumes {
     this.volumes.delete(id)
     await run('losetup', ['-d', volume.device])
     await rm(volume.file, { force: true })
+  }
+
+  /** At process exit: every loop device detached (a busy one as soon as its last user closes it). */
+  detachAllSync(): void {
+    for (const volume of this.volumes.values()) {
+      try {
+        execFileSync('losetup', ['-d', volume.device], { stdio: 'ignore' })
+      } catch {
+        /* detached */
+      }
+    }
+    this.volumes.clear()
   }
 
   async deleteAll(): Promise<void> {

@@ -4,7 +4,7 @@
 // namespace (`unshare --mount`) that goes with nspawn, whatever ends it. A reboot from inside (nspawn exits
 // 133) boots it again; the API's power actions signal its PID 1 as a hypervisor would press buttons.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
@@ -201,6 +201,23 @@ export class Machine {
   async destroy(): Promise<void> {
     await this.powerOff()
     await rm(this.spec.dir, { recursive: true, force: true, maxRetries: 3 })
+  }
+
+  /** At process exit (no awaiting left): SIGKILL to PID 1 and nspawn, then a short wait for them to end. */
+  killSync(): void {
+    this.wanted = false
+    const pids = [this.initPid, this.child?.pid ?? 0].filter((pid) => pid > 0)
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        /* ended */
+      }
+    }
+    const until = Date.now() + 5_000
+    while (pids.some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < until) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50)
+    }
   }
 
   /** The device node and its by-id link inside the machine; at boot nspawn bound the node in already. */
