@@ -6,7 +6,7 @@
 // old server's machine is stopped and deleted exactly once. Nothing is left running.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,6 +21,7 @@ import { assertHostsAvailable, goldenImage, type OperatorKey } from '../../hosts
 import { generateOperatorKey } from '../../hosts/keys.js'
 import { agentBundle } from '../../support/agent-bundle.js'
 import { runFleetkit } from '../../support/cli.js'
+import { runProcess } from '../../support/process.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
 import { TEST_HARNESS_VARS } from '../roles/role-runs.js'
@@ -94,7 +95,9 @@ describe('a fleet on the local cloud: provision, enroll, sync, admit, replace', 
       serverNames: ['localhost', '127.0.0.1', BRIDGE_ADDRESS],
       env: { FLEETKIT_ENROLL_BIND: '0.0.0.0:0', FLEETKIT_AGENT_BIND: '0.0.0.0:0' },
     })
-    mirror = await startReleaseMirror(join(dir, 'mirror'), [VERSION], { [VERSION]: await readFile(await agentBundle()) })
+    mirror = await startReleaseMirror(join(dir, 'mirror'), [VERSION], {
+      [VERSION]: await readFile(await agentBundle()),
+    })
     operator = await generateOperatorKey(dir)
     const bookworm = await goldenImage('bookworm')
     cloud = await LocalCloud.start({
@@ -104,7 +107,12 @@ describe('a fleet on the local cloud: provision, enroll, sync, admit, replace', 
     stub = await startHetznerStub({ machines: cloud, actionDurationMs: 500 })
     await writeFile(join(repo, 'mirror-ca.pem'), mirror.caPem)
     const extraVars = join(dir, 'harness-vars.json')
-    await writeFile(extraVars, JSON.stringify({ ...TEST_HARNESS_VARS, agent_update_ca_pem: mirror.caPem }))
+    // What only a test harness passes: the mirror's private CA; the machines are containers, and have no udev
+    // to make /dev/disk/by-uuid, so the data volume is mounted by its device path (docs/provider.md).
+    await writeFile(
+      extraVars,
+      JSON.stringify({ ...TEST_HARNESS_VARS, agent_update_ca_pem: mirror.caPem, data_volume_mount_source: 'device' }),
+    )
     env = {
       DATABASE_URL: gw.db.url,
       FLEETKIT_STATE_DIR: join(dir, 'state'),
@@ -128,17 +136,69 @@ describe('a fleet on the local cloud: provision, enroll, sync, admit, replace', 
   })
 
   it('provisions two nodes whose agents enroll; sync converges them at their addresses; admit', async () => {
-    for (const id of ['app-1', 'app-2']) {
-      const run = await fleetkit(['node', 'provision', id, '--region', 'fsn1', '--json'])
+    // app-2 with a data volume: a loop device its machine sees under the API's linux_device name.
+    for (const [id, extra] of [
+      ['app-1', []],
+      ['app-2', ['--volume', '10']],
+    ] as const) {
+      const run = await fleetkit(['node', 'provision', id, '--region', 'fsn1', ...extra, '--json'])
       assert.equal(run.code, 0, run.stdout + run.stderr)
       const result = run.json.result as { publicIpv4: string; sshAddress: string }
       assert.match(result.publicIpv4, /^10\.234\.0\.\d+$/)
       assert.equal((await getNode(gw.db.pool, id))?.status, 'active', `${id} enrolled`)
     }
+    assert.equal(cloud.loopDevices().length, 1, "app-2's volume")
     const sync = await fleetkit(['sync', '--ref', git('rev-parse', 'HEAD')], 900_000)
     assert.equal(sync.code, 0, sync.stdout + sync.stderr)
     const admitted = await fleetkit(['node', 'admit', 'app-1', '--json'], 120_000)
     assert.equal(admitted.code, 0, admitted.stdout + admitted.stderr)
     assert.equal((await getNode(gw.db.pool, 'app-1'))?.schedulable, true)
   })
+
+  it('node replace brings up a successor; decommission stops and deletes the old machine exactly once', async () => {
+    const old = Number((await getNode(gw.db.pool, 'app-1'))?.providerServerId)
+    const replaced = await fleetkit(['node', 'replace', 'app-1', '--json'])
+    assert.equal(replaced.code, 0, replaced.stdout + replaced.stderr)
+    const successor = replaced.json.result.replacement as { node: string; publicIpv4: string }
+    assert.equal(successor.node, 'app-1-r2')
+    assert.equal((await getNode(gw.db.pool, 'app-1-r2'))?.status, 'active', 'the successor enrolled')
+    assert.equal((await getNode(gw.db.pool, 'app-1'))?.status, 'draining')
+
+    const retired = await fleetkit(['node', 'decommission', 'app-1', '--yes', '--json'], 300_000)
+    assert.equal(retired.code, 0, retired.stdout + retired.stderr)
+    assert.equal((await getNode(gw.db.pool, 'app-1'))?.status, 'retired')
+    assert.deepEqual(
+      cloud.events.filter((e) => e.event === 'delete').map((e) => e.serverId),
+      [old],
+      'the old server deleted once, nothing else',
+    )
+    assert.equal(stub.api.servers.has(old), false)
+    assert.equal(machineProcesses(`fk${process.pid.toString(36)}${old.toString(36)}`).length, 0)
+  })
+
+  it('nothing is left running once the stub ends', async () => {
+    assert.ok(machineProcesses(`fk${process.pid.toString(36)}`).length > 0, 'app-2 and app-1-r2 run')
+    const closing = stub
+    stub = undefined as unknown as HetznerStub
+    await closing.close()
+    assert.deepEqual(machineProcesses(`fk${process.pid.toString(36)}`), [])
+    assert.notEqual((await runProcess('ip', ['link', 'show', BRIDGE])).code, 0, 'the bridge is gone')
+    assert.deepEqual(cloud.loopDevices(), [])
+  })
 })
+
+/** nspawn processes whose machine name starts with PREFIX. */
+function machineProcesses(prefix: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8')
+          .split('\0')
+          .some((arg) => arg.startsWith(`--machine=${prefix}`))
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
