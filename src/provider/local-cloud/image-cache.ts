@@ -9,7 +9,7 @@ import { basename, dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { debianMirror, IMAGE_DROPINS, IMAGE_PACKAGES, imageKey, LOCAL_CLOUD_RELEASES } from './image-recipe.js'
-import { run, runOk } from './run.js'
+import { run, runOk, runStreaming } from './run.js'
 
 export const DEFAULT_IMAGE_CACHE = '/var/cache/fleetkit/local-cloud'
 
@@ -86,7 +86,16 @@ export class ImageCache {
       const debs = join(this.options.cacheDir, `debs-${suite}`)
       await mkdir(debs, { recursive: true })
       const args = ['--variant=minbase', `--cache-dir=${debs}`, `--include=${IMAGE_PACKAGES.join(',')}`]
-      await runOk('debootstrap', [...args, suite, partial, mirror], 60 * 60_000, this.options.signal)
+      // debootstrap prints a line per package and stage: each stage once, then every 50th package.
+      const seen = new Map<string, number>()
+      const onLine = (line: string) => {
+        const stage = /^[IWE]: (\S+)/.exec(line)?.[1]
+        if (!stage) return
+        const n = (seen.get(stage) ?? 0) + 1
+        seen.set(stage, n)
+        if (n === 1 || n % 50 === 0 || !line.startsWith('I:')) log(`local cloud: debootstrap ${line}`)
+      }
+      await runStreaming('debootstrap', [...args, suite, partial, mirror], onLine, this.options.signal)
       for (const [path, content] of Object.entries(IMAGE_DROPINS)) {
         await mkdir(dirname(join(partial, path)), { recursive: true })
         await writeFile(join(partial, path), content, { mode: 0o644 })

@@ -1,6 +1,7 @@
 // The programs the local cloud runs on this machine (ip, losetup, mkfs, debootstrap, nsenter): without a
 // shell, output captured, a non-zero exit thrown with the program's last words.
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
 
 export interface RunResult {
   code: number
@@ -41,4 +42,32 @@ export async function runOk(
     throw new Error(`${file} ${args.join(' ')} exited ${result.code}: ${last}`)
   }
   return result.stdout
+}
+
+/**
+ * Runs FILE, handing each line it prints (stdout and stderr) to onLine as it comes: for a program that takes
+ * minutes (debootstrap). Throws like runOk, with the last lines it printed.
+ */
+export function runStreaming(
+  file: string,
+  args: readonly string[],
+  onLine: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, [...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) })
+    const last: string[] = []
+    const take = (line: string) => {
+      last.push(line)
+      if (last.length > 3) last.shift()
+      onLine(line)
+    }
+    createInterface({ input: child.stdout }).on('line', take)
+    createInterface({ input: child.stderr }).on('line', take)
+    child.on('error', reject)
+    child.on('close', (code, killed) => {
+      if (code === 0) resolve()
+      else reject(new Error(`${file} exited ${code ?? killed}: ${last.join(' | ')}`))
+    })
+  })
 }
