@@ -8,7 +8,7 @@
 // their ratio, and with --full (every role on every node, Ansible's own work). sync enrolls each host
 // and waits for its heartbeat, so a real gateway runs here and the mirror serves the real agent.
 //
-//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen] [--first-only [--repeat K] [--only fleetkit]] [--profile DIR]
+//   npx tsx bench/sync.ts [--hosts 1,5,10] [--no-mitogen] [--first-only [--repeat K] [--only fleetkit]] [--profile DIR] [--local-cloud]
 //
 // --first-only is the fleet-scale first converge (issue 24): per size, fleetkit's first run on fresh
 // hosts and its no-change fast path, then plain ansible-playbook's first run on fresh hosts; the slow
@@ -16,6 +16,8 @@
 // --repeat K runs K rounds, alternating which side goes first, with the load average beside each run,
 // and prints the median ratio: on a shared machine one pair alone measures the neighbours as much as Ansible.
 // --profile DIR writes plain Ansible's output with profile_tasks and profile_roles to DIR (where its time goes).
+// --local-cloud takes the hosts from the local cloud (`fleetkit provider stub --boot`'s machines, bench/local-cloud-hosts.ts):
+// each a server created through the stub's API and reached at the address it reports, deleted through it after.
 //
 // Needs root and the test-host packages (bash scripts/install-test-deps). It borrows the test
 // suites' container hosts and release mirror (test/hosts, test/integration/roles): the only way to
@@ -33,9 +35,10 @@ import { packagePath } from '../src/package-root.js'
 import { agentBundle } from '../test/support/agent-bundle.js'
 import { fleetkitEntry } from '../test/support/cli.js'
 import { startTestGateway } from '../test/support/gateway.js'
-import { type ContainerHost, OPERATOR_ADDRESS, startContainerHosts } from '../test/hosts/index.js'
+import { OPERATOR_ADDRESS, startContainerHosts } from '../test/hosts/index.js'
 import { startReleaseMirror } from '../test/integration/roles/release-mirror.js'
 import { startBenchPostgres } from './gateway/postgres.js'
+import { type BenchHost, startLocalCloudHosts } from './local-cloud-hosts.js'
 
 const USER_DATA = `#cloud-config
 users:
@@ -64,13 +67,16 @@ if (!Number.isInteger(repeat) || repeat < 1 || repeat > 10)
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 const work = await mkdtemp(join(tmpdir(), 'fleetkit-bench-sync-'))
+const localCloud = process.argv.includes('--local-cloud') ? await startLocalCloudHosts(work, USER_DATA) : undefined
+/** Where ssh and the hosts' gateway traffic come from: the test bridge's operator address, or the local cloud's. */
+const operatorAddress = localCloud?.operatorAddress ?? OPERATOR_ADDRESS
 const pg = await startBenchPostgres()
 const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
 // The hosts reach the gateway on the bridge; the mirror serves the real agent, which enrolls and heartbeats.
 const gw = await startTestGateway({
   postgresUrl: pg.url,
   mode: 'process',
-  serverNames: ['localhost', '127.0.0.1', OPERATOR_ADDRESS],
+  serverNames: ['localhost', '127.0.0.1', operatorAddress],
   env: { FLEETKIT_ENROLL_BIND: '0.0.0.0:0', FLEETKIT_AGENT_BIND: '0.0.0.0:0' },
 })
 const mirror = await startReleaseMirror(join(work, 'mirror'), [VERSION], {
@@ -86,7 +92,7 @@ await writeFile(
 )
 let counter = 0
 
-async function fleetFor(hosts: ContainerHost[], dir: string): Promise<string> {
+async function fleetFor(hosts: BenchHost[], dir: string): Promise<string> {
   await mkdir(dir, { recursive: true })
   const path = join(dir, 'fleet.yaml')
   await writeFile(
@@ -95,11 +101,11 @@ async function fleetFor(hosts: ContainerHost[], dir: string): Promise<string> {
       version: 1,
       fleet: 'bench',
       gateway: {
-        url: `https://${OPERATOR_ADDRESS}:${new URL(gw.agentUrl).port}`,
-        enrollUrl: `https://${OPERATOR_ADDRESS}:${new URL(gw.enrollUrl).port}`,
+        url: `https://${operatorAddress}:${new URL(gw.agentUrl).port}`,
+        enrollUrl: `https://${operatorAddress}:${new URL(gw.enrollUrl).port}`,
       },
       release: { url: mirror.url, publicKey: mirror.publicKey, version: VERSION },
-      operators: { cidrs: [`${OPERATOR_ADDRESS}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
+      operators: { cidrs: [`${operatorAddress}/32`], sshKeys: [hosts[0]!.operator.publicKey] },
       pools: { app: { role: 'application', capacityBudget: { cpu: 200, memoryMiB: 409600, diskGiB: 4000 } } },
       nodes: hosts.map((h) => ({
         id: h.name,
@@ -146,15 +152,16 @@ function timed(
   })
 }
 
-async function startHosts(n: number): Promise<ContainerHost[]> {
+async function startHosts(n: number): Promise<BenchHost[]> {
   const batch = ++counter
+  if (localCloud) return localCloud.start(Array.from({ length: n }, (_, i) => `bs${batch}-${i + 1}`))
   return startContainerHosts(n, (i) => ({ name: `bs${batch}-${i + 1}`, seed: { userData: USER_DATA } }))
 }
 
 function fleetkitSync(
   definition: string,
   dir: string,
-  hosts: ContainerHost[],
+  hosts: BenchHost[],
   extra: string[] = [],
   extraEnv: NodeJS.ProcessEnv = {},
   keep?: string,
@@ -179,7 +186,7 @@ function fleetkitSync(
   )
 }
 
-function plainAnsible(dir: string, hosts: ContainerHost[], profileAs?: string): Promise<number> {
+function plainAnsible(dir: string, hosts: BenchHost[], profileAs?: string): Promise<number> {
   // The inventory fleetkit renders (its first run wrote it); Ansible's defaults otherwise.
   const inventory = join(dir, 'inventory.yml')
   const env: NodeJS.ProcessEnv = {
@@ -349,6 +356,7 @@ try {
 } finally {
   await mirror.close()
   await gw.close()
+  await localCloud?.close()
   await pg.stop()
   await rm(work, { recursive: true, force: true })
 }

@@ -9,6 +9,7 @@ import { type Clock, systemClock } from '../config/clock.js'
 import type { HetznerErrorCode } from './hetzner-error-codes.js'
 import { StubApi } from './stub-api.js'
 import { apiError, type StubResponse } from './stub-errors.js'
+import type { StubMachines } from './stub-machines.js'
 
 export interface HetznerStubOptions {
   /** The one token the stub accepts (a random one by default). */
@@ -26,6 +27,8 @@ export interface HetznerStubOptions {
   retryAfter?: boolean
   /** Largest request body accepted (the API's is larger than user_data's 32 KiB). */
   maxBodyBytes?: number
+  /** Real machines behind the API (`provider stub --boot`, src/provider/local-cloud/): closed with the stub. */
+  machines?: StubMachines
 }
 
 /** A fault for the next matching requests: an error status, no answer at all, or a dropped connection. */
@@ -74,7 +77,7 @@ export interface HetznerStub {
 export async function startHetznerStub(options: HetznerStubOptions = {}): Promise<HetznerStub> {
   const clock = options.clock ?? systemClock
   const token = options.token ?? `stub-${randomBytes(16).toString('hex')}`
-  const api = new StubApi(clock, options.actionDurationMs ?? 2000)
+  const api = new StubApi(clock, options.actionDurationMs ?? 2000, options.machines)
   const requests: RecordedRequest[] = []
   const faults: (StubFault & { left: number })[] = []
   const sockets = new Set<Socket>()
@@ -212,11 +215,13 @@ export async function startHetznerStub(options: HetznerStubOptions = {}): Promis
       remaining = newRemaining ?? newLimit
       budgetAtMs = clock.now().getTime()
     },
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resolve())
-      }),
+      })
+      await options.machines?.close()
+    },
   }
 }
 

@@ -15,6 +15,8 @@ import type {
   StubSshKey,
   StubVolume,
 } from './stub-resources.js'
+import type { StubMachines } from './stub-machines.js'
+import { powerServer } from './stub-server-actions.js'
 import { attachVolume, createVolume, deleteVolume, detachVolume, detachVolumesOf } from './stub-volumes.js'
 
 export interface StubRequest {
@@ -35,6 +37,8 @@ interface PendingAction {
   action: Action
   finishesAtMs: number
   onFinish?: () => void
+  /** The machines' work (--boot): the action finishes only once it has, and in error when it failed. */
+  work?: { settled: boolean; error?: string }
 }
 
 export class StubApi {
@@ -55,6 +59,8 @@ export class StubApi {
   constructor(
     private readonly clock: Clock,
     private readonly actionDurationMs: number,
+    /** Real machines behind the API (`provider stub --boot`); none by default. */
+    readonly machines?: StubMachines,
   ) {}
 
   handle(request: StubRequest): StubResponse {
@@ -140,6 +146,12 @@ export class StubApi {
         return attachVolume(this, id!, request.body)
       case 'POST /volumes/{id}/actions/detach':
         return detachVolume(this, id!)
+      case 'POST /servers/{id}/actions/poweron':
+      case 'POST /servers/{id}/actions/poweroff':
+      case 'POST /servers/{id}/actions/shutdown':
+      case 'POST /servers/{id}/actions/reboot':
+      case 'POST /servers/{id}/actions/reset':
+        return powerServer(this, id!, verb as 'poweron' | 'poweroff' | 'shutdown' | 'reboot' | 'reset')
       case 'GET /actions': {
         const ids = request.query.getAll('id').map(Number)
         const actions = [...this.actions.values()].map((p) => p.action)
@@ -157,9 +169,16 @@ export class StubApi {
     const now = this.clock.now().getTime()
     for (const pending of this.actions.values()) {
       if (pending.action.status !== 'running' || pending.finishesAtMs > now) continue
+      if (pending.work && !pending.work.settled) continue
+      pending.action.finished = new Date(Math.max(now, pending.finishesAtMs)).toISOString()
+      if (pending.work?.error !== undefined) {
+        pending.action.status = 'error'
+        pending.action.error = { code: 'action_failed', message: pending.work.error }
+        continue
+      }
       pending.action.status = 'success'
       pending.action.progress = 100
-      pending.action.finished = new Date(pending.finishesAtMs).toISOString()
+      if (!pending.work) pending.action.finished = new Date(pending.finishesAtMs).toISOString()
       pending.onFinish?.()
     }
   }
@@ -178,7 +197,13 @@ export class StubApi {
     return this.clock.now().toISOString()
   }
 
-  action(command: string, resources: { id: number; type: string }[], onFinish?: () => void): Action {
+  /** An action that finishes after the delay, and after WORK (the machines' part, --boot) when there is one. */
+  action(
+    command: string,
+    resources: { id: number; type: string }[],
+    onFinish?: () => void,
+    work?: Promise<void>,
+  ): Action {
     const now = this.clock.now().getTime()
     const action: Action = {
       id: this.newId(),
@@ -190,11 +215,23 @@ export class StubApi {
       resources,
       error: null,
     }
-    this.actions.set(action.id, {
+    const pending: PendingAction = {
       action,
       finishesAtMs: now + this.actionDurationMs,
       ...(onFinish ? { onFinish } : {}),
-    })
+    }
+    if (work) {
+      const state: { settled: boolean; error?: string } = { settled: false }
+      pending.work = state
+      work.then(
+        () => (state.settled = true),
+        (error: unknown) => {
+          state.error = error instanceof Error ? error.message : String(error)
+          state.settled = true
+        },
+      )
+    }
+    this.actions.set(action.id, pending)
     return action
   }
 
@@ -223,6 +260,8 @@ export class StubApi {
       (i) => (i.name === body.image || i.id === body.image) && i.architecture === type.architecture,
     )
     if (!image) return invalidInput('image', 'image not found for the architecture of the server type')
+    if (this.machines && (image.architecture !== 'x86' || !this.machines.bootsImage(image.name ?? '')))
+      return invalidInput('image', `the local cloud boots only x86 Debian images, not ${image.name}`)
     const location = STUB_LOCATIONS.find((l) => l.name === (body.location ?? 'fsn1'))
     if (!location) return invalidInput('location', 'location not found')
     if (typeof body.user_data === 'string' && Buffer.byteLength(body.user_data) > USER_DATA_MAX_BYTES) {
@@ -262,8 +301,16 @@ export class StubApi {
     }
     const id = this.newId()
     const n = this.servers.size + 1
-    // 198.18.0.0/15 (benchmarking): never a real host's address.
-    const ipv4 = `198.18.${(id >> 8) & 255}.${id & 255}`
+    // A booted machine's address on the stub's bridge; else 198.18.0.0/15 (benchmarking): never a real host's.
+    const machine = this.machines?.createServer({
+      id,
+      name: body.name,
+      image: image.name ?? '',
+      ...(typeof body.user_data === 'string' ? { userData: body.user_data } : {}),
+      sshKeys: sshKeys.map((key) => [...this.sshKeys.values()].find((k) => k.id === key || k.name === key)!.public_key),
+      volumes: [],
+    })
+    const ipv4 = machine?.ipv4 ?? `198.18.${(id >> 8) & 255}.${id & 255}`
     const server: StubServer = {
       id,
       name: body.name,
@@ -301,10 +348,15 @@ export class StubApi {
     placement?.servers.push(id)
     for (const firewall of firewalls) firewall.applied_to.push({ type: 'server', server: { id } })
     const resources = [{ id, type: 'server' }]
-    const action = this.action('create_server', resources, () => {
-      if (this.servers.get(id)?.status === 'initializing') server.status = 'running'
-    })
-    const start = this.action('start_server', resources)
+    const action = this.action(
+      'create_server',
+      resources,
+      () => {
+        if (this.servers.get(id)?.status === 'initializing') server.status = 'running'
+      },
+      machine?.booted,
+    )
+    const start = this.action('start_server', resources, undefined, machine?.booted)
     return {
       status: 201,
       body: { server, action, next_actions: [start], root_password: sshKeys.length > 0 ? null : 'stub-root-password' },
@@ -315,12 +367,14 @@ export class StubApi {
     const server = this.servers.get(id)
     if (!server) return apiError(404, 'not_found', 'server not found')
     this.servers.delete(id)
+    // The machine goes with its volumes detached (they stay, as the API's do).
+    const stopped = this.machines?.deleteServer(id)
     detachVolumesOf(this, id)
     for (const group of this.placementGroups.values()) group.servers = group.servers.filter((s) => s !== id)
     for (const firewall of this.firewalls.values()) {
       firewall.applied_to = firewall.applied_to.filter((r) => r.type !== 'server' || r.server.id !== id)
     }
-    return { status: 200, body: { action: this.action('delete_server', [{ id, type: 'server' }]) } }
+    return { status: 200, body: { action: this.action('delete_server', [{ id, type: 'server' }], undefined, stopped) } }
   }
 
   private createSshKey(input: unknown): StubResponse {

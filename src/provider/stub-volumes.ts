@@ -4,6 +4,7 @@
 import { STUB_LOCATIONS } from './stub-catalogue.js'
 import { apiError, invalidInput, type StubResponse, uniquenessError } from './stub-errors.js'
 import type { Action, Labels } from './hetzner-types.js'
+import type { StubMachines } from './stub-machines.js'
 import type { StubServer, StubVolume } from './stub-resources.js'
 
 /** What the volume routes need of the stub: its volumes and servers, fresh IDs and actions. */
@@ -11,7 +12,14 @@ export interface VolumeContext {
   volumes: Map<number, StubVolume>
   servers: Map<number, StubServer>
   newId(): number
-  action(command: string, resources: { id: number; type: string }[], onFinish?: () => void): Action
+  action(
+    command: string,
+    resources: { id: number; type: string }[],
+    onFinish?: () => void,
+    work?: Promise<void>,
+  ): Action
+  /** Real block devices behind the volumes (`provider stub --boot`). */
+  machines?: StubMachines | undefined
   /** Whether an action on this resource is still running. */
   busy(type: string, id: number): boolean
   /** The stub's clock, as the API writes times. */
@@ -56,13 +64,22 @@ export function createVolume(ctx: VolumeContext, input: unknown): StubResponse {
   }
   ctx.volumes.set(id, volume)
   const resources = [{ id, type: 'volume' }]
-  const action = ctx.action('create_volume', resources, () => {
-    volume.status = 'available'
-  })
+  const made = ctx.machines?.createVolume({ id, sizeGb: volume.size, format: volume.format })
+  const action = ctx.action(
+    'create_volume',
+    resources,
+    () => {
+      volume.status = 'available'
+    },
+    made,
+  )
   const next = server
     ? [
-        ctx.action('attach_volume', [...resources, { id: server.id, type: 'server' }], () =>
-          attach(ctx, volume, server.id),
+        ctx.action(
+          'attach_volume',
+          [...resources, { id: server.id, type: 'server' }],
+          () => attach(ctx, volume, server.id),
+          made?.then(() => ctx.machines!.attachVolume(id, server.id)),
         ),
       ]
     : []
@@ -88,6 +105,7 @@ export function attachVolume(ctx: VolumeContext, id: number, input: unknown): St
       { id: server.id, type: 'server' },
     ],
     () => attach(ctx, volume, server.id),
+    ctx.machines?.attachVolume(id, server.id),
   )
   return { status: 201, body: { action } }
 }
@@ -102,7 +120,12 @@ export function detachVolume(ctx: VolumeContext, id: number): StubResponse {
     { id, type: 'volume' },
     { id: volume.server, type: 'server' },
   ]
-  const action = ctx.action('detach_volume', resources, () => attach(ctx, volume, null))
+  const action = ctx.action(
+    'detach_volume',
+    resources,
+    () => attach(ctx, volume, null),
+    ctx.machines?.detachVolume(id, volume.server),
+  )
   return { status: 201, body: { action } }
 }
 
@@ -114,6 +137,8 @@ export function deleteVolume(ctx: VolumeContext, id: number): StubResponse {
   // Undocumented code likewise: the API refuses to delete an attached volume.
   if (volume.server !== null) return apiError(409, 'conflict', 'volume is attached to a server, detach it first')
   ctx.volumes.delete(id)
+  // The API answers 204 with no action: the block device goes in the background (a failure is logged by the machines).
+  void ctx.machines?.deleteVolume(id).catch(() => undefined)
   return { status: 204, body: undefined }
 }
 

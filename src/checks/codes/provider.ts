@@ -63,4 +63,22 @@ export const PROVIDER_CODES = {
     summary: 'The local Hetzner Cloud API stub could not listen on the port it was given.',
     person: true,
   },
+  PROVIDER_STUB_NEEDS_ROOT: {
+    summary: 'fleetkit provider stub --boot was run without root: it makes a bridge, loop devices and containers.',
+    person: true,
+  },
+  PROVIDER_STUB_TOOL_MISSING: {
+    summary:
+      'A program the local cloud runs (debootstrap, systemd-nspawn, ...) is not installed: the message names its package.',
+    person: true,
+  },
+  PROVIDER_STUB_IMAGE_BUILD_FAILED: {
+    summary: 'The local cloud could not build a Debian image with debootstrap (mirror unreachable, disk full, ...).',
+    person: false,
+  },
+  PROVIDER_STUB_BRIDGE_IN_USE: {
+    summary:
+      "The local cloud's bridge already exists: another stub --boot runs, or one was killed before it cleaned up.",
+    person: true,
+  },
 } as const satisfies Record<string, FailureCodeSpec>
