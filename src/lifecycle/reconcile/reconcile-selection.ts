@@ -45,14 +45,9 @@ const HANDS_OFF_STATUS: Record<string, string> = {
 
 /**
  * The selection from fleet ready's verdict and the holds: pure, so its rules are tested without a database.
- * `pinned`: nodes the definition pins to an agent version of their own (a canary proving the next one):
- * fleet ready judges every node against release.version, so their agent_version failure is not "behind".
+ * A node's agent version is judged by fleet ready against its own pin when the definition gives one.
  */
-export function classifyForReconcile(
-  verdict: FleetReadyResult,
-  holds: readonly NodeHold[],
-  pinned: ReadonlySet<string> = new Set(),
-): ReconcileSelection {
+export function classifyForReconcile(verdict: FleetReadyResult, holds: readonly NodeHold[]): ReconcileSelection {
   const held = new Map(holds.map((h) => [h.nodeId, h]))
   const repair: ReconcileCandidate[] = []
   const skipped: ReconcileSkip[] = []
@@ -67,9 +62,7 @@ export function classifyForReconcile(
     else {
       eligible.push(n.nodeId)
       const drift = n.failures.find((f) => f.criterion === 'drift')
-      const behind = n.failures.find(
-        (f) => f.criterion === 'converged' || (f.criterion === 'agent_version' && !pinned.has(n.nodeId)),
-      )
+      const behind = n.failures.find((f) => f.criterion === 'converged' || f.criterion === 'agent_version')
       if (drift) repair.push({ nodeId: n.nodeId, pool: n.pool, why: 'drifted', detail: drift.detail })
       else if (behind) repair.push({ nodeId: n.nodeId, pool: n.pool, why: 'behind', detail: behind.detail })
     }
@@ -83,10 +76,6 @@ export async function selectReconcileNodes(options: {
   definition: Definition
   definitionText: string
 }): Promise<ReconcileSelection> {
-  const { definition } = options
   const verdict = await fleetReady(options)
-  const pinned = definition.nodes
-    .filter((n) => n.agentVersion !== undefined && n.agentVersion !== definition.release.version)
-    .map((n) => n.id)
-  return classifyForReconcile(verdict, await listNodeHolds(options.pool), new Set(pinned))
+  return classifyForReconcile(verdict, await listNodeHolds(options.pool))
 }

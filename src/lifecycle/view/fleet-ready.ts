@@ -53,7 +53,10 @@ export interface FleetReadyResult {
    * definition the last finished sync applied (the status page); null when no sync ever finished.
    */
   definitionSha256: string | null
-  /** The agent version every node must run: the definition's release.version; null on the status page (each node's last sync). */
+  /**
+   * The agent version every node must run: the definition's release.version (a node with an `agentVersion` of its
+   * own, its pin); null on the status page (each node's last sync).
+   */
   acceptedAgentVersion: string | null
   pools: PoolReadiness[]
   /** Every node that should serve, ready or not. */
@@ -62,8 +65,8 @@ export interface FleetReadyResult {
 
 /** Who should serve, and against what they are judged. */
 interface Expectation {
-  /** Declared nodes and their declared state; null on the status page (no definition). */
-  declared: Map<string, { pool: string; state: string }> | null
+  /** Declared nodes, their declared state and agent version pin; null on the status page (no definition). */
+  declared: Map<string, { pool: string; state: string; agentVersion?: string | undefined }> | null
   /** The definition's pools, each listed even with no node; null: the pools the nodes are in. */
   pools: string[] | null
   definitionSha256: string | null
@@ -81,7 +84,9 @@ export async function fleetReady(options: {
   definitionText: string
 }): Promise<FleetReadyResult> {
   const { definition } = options
-  const declared = new Map(definition.nodes.map((n) => [n.id, { pool: n.pool, state: n.state }]))
+  const declared = new Map(
+    definition.nodes.map((n) => [n.id, { pool: n.pool, state: n.state, agentVersion: n.agentVersion }]),
+  )
   const pools = Object.keys(definition.pools)
   const facts = await readinessFacts(options.pool, {
     nodeIds: definition.nodes.filter((n) => n.state === 'active').map((n) => n.id),
@@ -217,7 +222,8 @@ function judgeNode(f: NodeReadinessFacts, expect: Expectation): ReadinessFailure
       detail: `its agent reports ${agentDrift.parts.join(', ')} differ from what its last sync recorded${f.agentDrift?.fingerprintRunId == null ? '' : ` (run ${f.agentDrift.fingerprintRunId})`} since ${agentDrift.since?.toISOString() ?? '?'}`,
       next: 'fleetkit drift   (what differs), then fleetkit sync',
     })
-  const accepted = expect.acceptedAgentVersion ?? sync?.agentVersion ?? null
+  // A node pinned to a version of its own (the canary proving the next release) is judged against its pin.
+  const accepted = expect.declared?.get(id)?.agentVersion ?? expect.acceptedAgentVersion ?? sync?.agentVersion ?? null
   if (accepted !== null && f.agentVersion !== accepted)
     out.push({
       criterion: 'agent_version',

@@ -149,6 +149,27 @@ describe('fleet ready: the verdict (real PostgreSQL)', function () {
     assert.deepEqual(failuresOf(await verdict(), 'build-1'), [])
   })
 
+  it('a node pinned to an agent version of its own is judged against its pin, not release.version', async () => {
+    await readyFleet()
+    const q = db().pool
+    // The canary proving the next release: build-1 pinned to 0.2.0, which it runs; app-1 pinned too, but behind.
+    const pinned: Definition = {
+      ...definition,
+      nodes: definition.nodes.map((n) =>
+        n.id === 'build-1' || n.id === 'app-1' ? { ...n, agentVersion: '0.2.0' } : n,
+      ),
+    }
+    await q.query(`UPDATE nodes SET host_agent_version = '0.2.0' WHERE id = $1`, ['build-1'])
+    const r = await fleetReady({ pool: q, definition: pinned, definitionText: text })
+    assert.deepEqual(failuresOf(r, 'build-1'), [])
+    assert.deepEqual(failuresOf(r, 'app-1'), [['agent_version', 'AGENT_VERSION_NOT_ACCEPTED']])
+    assert.match(
+      r.nodes.find((n) => n.nodeId === 'app-1')!.failures[0]!.detail,
+      /runs agent 0\.1\.0, accepted: 0\.2\.0/,
+    )
+    assert.deepEqual(failuresOf(r, 'app-2'), [], 'unpinned nodes still run release.version')
+  })
+
   it("the agent's drift: drifted fails drift naming the parts; a changed definition is behind, not drifted", async () => {
     await readyFleet()
     const q = db().pool

@@ -82,19 +82,6 @@ describe('reconcile: the selection from fleet ready and the holds', () => {
     assert.match(reasons['n-1']!, /not in the state/)
   })
 
-  it('a node pinned to an agent version of its own is not behind for running it (fleet ready judges release.version)', () => {
-    const s = classifyForReconcile(
-      verdict(node('canary-1', 'active', 'agent_version'), node('web-1', 'active', 'agent_version')),
-      [],
-      new Set(['canary-1']),
-    )
-    assert.deepEqual(
-      s.repair.map((c) => c.nodeId),
-      ['web-1'],
-    )
-    assert.deepEqual(s.eligible, ['canary-1', 'web-1'], 'still checked for drift')
-  })
-
   it('a node whose host checks fail but is otherwise serving is still repaired', () => {
     const s = classifyForReconcile(verdict(node('web-1', 'active', 'healthy', 'converged')), [])
     assert.deepEqual(
