@@ -31,6 +31,8 @@ export const capacityWithinServerType: DefinitionRule = ({ definition, policy })
     const type = nodeServerType(node, definition, policy)
     if (!capacity || !type) continue
     const offer = serverTypeOffer(type.size, policy)
+    // Words only for a node over its offer: a valid fleet builds none.
+    if (dimensionsOver(capacity, offer).length === 0) continue
     const excess = formatOverOffer(capacity, offer, type.name, type.size, policy)
     if (excess === '') continue
     errors.push(

@@ -24,12 +24,12 @@ export function documentationRangeOf(text: string): string | undefined {
     }
     return undefined
   }
-  const cidr =
-    prefixText === undefined
-      ? parseIpv4(address) === undefined
-        ? undefined
-        : parseIpv4Cidr(`${address}/32`)
-      : parseIpv4Cidr(text)
+  if (prefixText === undefined) {
+    // An address is the one-address network it names (what `${address}/32` parses to).
+    const single = parseIpv4(address)
+    return single === undefined ? undefined : overlapsDocumentationRange({ network: single, size: 1 })
+  }
+  const cidr = parseIpv4Cidr(text)
   return cidr ? overlapsDocumentationRange(cidr) : undefined
 }
 
@@ -42,27 +42,15 @@ function containsRange(text: string, range: string): boolean {
 
 export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
   if (definition.example === true) return []
-  const candidates: Array<[string, string]> = []
-  for (const [index, cidr] of definition.operators.cidrs.entries())
-    candidates.push([pointer('operators', 'cidrs', index), cidr])
-  for (const [name, pool] of Object.entries(definition.pools)) {
-    const policy = pool.dockerNetworkPolicy
-    if (!policy) continue
-    candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'base'), policy.base])
-    if (policy.defaultBridgeCidr !== undefined)
-      candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr])
-  }
-  for (const [index, node] of definition.nodes.entries()) {
-    if (node.ssh?.host !== undefined) candidates.push([pointer('nodes', index, 'ssh', 'host'), node.ssh.host])
-  }
   const errors: DefinitionError[] = []
-  for (const [path, value] of candidates) {
+  // The pointer is built only for a value in a range: a fleet has thousands of node addresses.
+  const check = (path: () => string, value: string) => {
     const range = documentationRangeOf(value)
-    if (range === undefined) continue
+    if (range === undefined) return
     errors.push(
       semanticError({
         code: 'DOCUMENTATION_RANGE_REFUSED',
-        path,
+        path: path(),
         expected: 'an address outside the documentation ranges (or a file marked example: true)',
         actual: value,
         message: containsRange(value, range)
@@ -70,6 +58,18 @@ export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
           : `${value} is in the documentation range ${range}; a real fleet cannot use it (an example fleet says example: true)`,
       }),
     )
+  }
+  for (const [index, cidr] of definition.operators.cidrs.entries())
+    check(() => pointer('operators', 'cidrs', index), cidr)
+  for (const [name, pool] of Object.entries(definition.pools)) {
+    const policy = pool.dockerNetworkPolicy
+    if (!policy) continue
+    check(() => pointer('pools', name, 'dockerNetworkPolicy', 'base'), policy.base)
+    if (policy.defaultBridgeCidr !== undefined)
+      check(() => pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr)
+  }
+  for (const [index, node] of definition.nodes.entries()) {
+    if (node.ssh?.host !== undefined) check(() => pointer('nodes', index, 'ssh', 'host'), node.ssh.host)
   }
   return errors
 }
