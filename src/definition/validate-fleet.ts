@@ -4,10 +4,8 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { poolReservations, ZERO_CAPACITY, addCapacity } from './capacity.js'
 import { loadHostPolicy, type HostPolicy } from './host-policy.js'
 import { definitionErrorsToFleetkitError, readDefinitionFile } from './load.js'
-import { checkTransitions } from './transitions/check-transitions.js'
-import { NO_STATE_FACTS, type TransitionFacts, type TransitionFactsSource } from './transitions/facts.js'
+import type { TransitionFacts, TransitionFactsSource } from './transitions/facts.js'
 import { type ValidateFinding, unreachableBySync } from './sync-reachability.js'
-import { readDefinitionAtRevision } from './transitions/read-revision.js'
 import type { Capacity, Definition, DefinitionError } from './types.js'
 import { validateDefinitionText } from './validate-text.js'
 
@@ -114,6 +112,11 @@ export async function validateFleet(options: ValidateFleetOptions): Promise<Vali
   if (errors.some((e) => e.code === 'DEFINITION_UNREADABLE'))
     throw definitionErrorsToFleetkitError(options.path, errors)
   if (options.since !== undefined && definition) {
+    // Loaded only with --since: the transition rules and Git are no part of checking a file alone.
+    const [{ checkTransitions }, { NO_STATE_FACTS }] = await Promise.all([
+      import('./transitions/check-transitions.js'),
+      import('./transitions/facts.js'),
+    ])
     const previous = await readPreviousRevision(options.path, options.since)
     errors.push(...(await checkTransitions(previous, definition, options.facts ?? NO_STATE_FACTS, policy)))
   }
@@ -128,6 +131,7 @@ export async function validateFleet(options: ValidateFleetOptions): Promise<Vali
 }
 
 async function readPreviousRevision(path: string, ref: string): Promise<Definition> {
+  const { readDefinitionAtRevision } = await import('./transitions/read-revision.js')
   const text = await readDefinitionAtRevision(path, ref)
   // Only the schema: the older file may break rules that changed since, but its shape must be known.
   const { definition, errors } = validateDefinitionText(text, `${path}@${ref}`, { schemaOnly: true })

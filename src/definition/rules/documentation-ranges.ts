@@ -13,7 +13,8 @@ IPV6_DOCUMENTATION.addSubnet('2001:db8::', 32, 'ipv6')
 /** The documentation range `text` (an IPv4/IPv6 address or CIDR) falls in, or undefined. */
 export function documentationRangeOf(text: string): string | undefined {
   const [address = '', prefixText] = text.split('/')
-  if (isIPv6(address)) {
+  // Every IPv6 address has a colon: an IPv4 address (most of a fleet's) skips isIPv6's long regex.
+  if (address.includes(':') && isIPv6(address)) {
     // A CIDR broader than /32 that contains 2001:db8:: also covers the documentation range.
     const prefix = prefixText === undefined ? 128 : Number(prefixText)
     if (IPV6_DOCUMENTATION.check(address, 'ipv6')) return '2001:db8::/32'
