@@ -26,7 +26,8 @@ function formatOverOffer(
 
 export const capacityWithinServerType: DefinitionRule = ({ definition, policy }) => {
   const errors: DefinitionError[] = []
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     const capacity = node.maxCapacity
     const type = nodeServerType(node, definition, policy)
     if (!capacity || !type) continue

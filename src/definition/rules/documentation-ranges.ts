@@ -69,7 +69,8 @@ export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
     if (policy.defaultBridgeCidr !== undefined)
       check(() => pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr)
   }
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     if (node.ssh?.host !== undefined) check(() => pointer('nodes', index, 'ssh', 'host'), node.ssh.host)
   }
   return errors

@@ -44,7 +44,8 @@ export const sizesAtLeastMinimum: DefinitionRule = ({ definition, policy }) => {
   }
   for (const [name, pool] of Object.entries(definition.pools))
     checkType(() => pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     if (node.serverType !== undefined)
       checkType(() => pointer('nodes', index, 'serverType'), `node "${node.id}"`, node.serverType)
     const cap = node.maxCapacity
