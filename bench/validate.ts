@@ -1,7 +1,10 @@
 // Benchmark: load and validate a generated 5,000-node, 20-pool definition (median of several
-// runs in one process), and the CLI's cold start for `--help` and `validate` (median of several).
-// Run: npx tsx bench/validate.ts   (builds dist/ and the oclif manifest first when they are missing)
-// It prints its figures; with --write-docs it also rewrites the table in docs/performance.md.
+// runs in one process), and the CLI's cold start for `--help` and `validate` (median of several
+// interleaved rounds) beside a bare oclif command's start, printed as ratios: `--help` against the
+// bare command, validate against its 500 ms goal, and with --baseline DIR (another built checkout,
+// e.g. main's) after against before.
+// Run: npx tsx bench/validate.ts [--baseline DIR] [--write-docs]   (builds dist/ and the oclif
+// manifest first when they are missing). --write-docs also rewrites the table in docs/performance.md.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
@@ -12,11 +15,12 @@ import { dump } from 'js-yaml'
 
 import { validateDefinitionText } from '../src/definition/load.js'
 import { packagePath } from '../src/package-root.js'
+import { createBareOclifCli } from './validate/bare-oclif.js'
 
 const NODES = 5000
 const POOLS = 20
 const RUNS = 7
-const COLD_RUNS = 5
+const COLD_RUNS = 9
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
@@ -113,31 +117,51 @@ function ensureBuilt(): void {
   execFileSync('npx', ['oclif', 'manifest'], { cwd: packagePath(), stdio: 'ignore' })
 }
 
-function coldStart(args: string[]): { median: number; status: number | null } {
-  const times: number[] = []
-  let status: number | null = null
-  for (let i = 0; i < COLD_RUNS; i++) {
-    const start = performance.now()
-    const result = spawnSync('node', args, { cwd: packagePath(), stdio: 'ignore' })
-    times.push(performance.now() - start)
-    status = result.status
-  }
-  return { median: median(times), status }
+interface ColdStart {
+  label: string
+  args: string[]
+  times: number[]
+  status: number | null
 }
 
-/** The measured table of docs/performance.md, between its header row and the next blank line. */
-export function replaceDocsTable(doc: string, rows: Array<[string, string]>, measuredLine: string): string {
+/**
+ * Each process started COLD_RUNS times, round-robin (the order reversed every other round), so a
+ * change in a shared machine's load weighs on every figure alike; the medians are compared.
+ */
+function coldStarts(runs: Array<Pick<ColdStart, 'label' | 'args'>>): Map<string, ColdStart> {
+  const all = runs.map((run): ColdStart => ({ ...run, times: [], status: null }))
+  for (let round = 0; round < COLD_RUNS; round++) {
+    for (const run of round % 2 === 0 ? all : [...all].reverse()) {
+      const start = performance.now()
+      const result = spawnSync(process.execPath, run.args, { cwd: packagePath(), stdio: 'ignore' })
+      run.times.push(performance.now() - start)
+      run.status = result.status
+    }
+  }
+  return new Map(all.map((run) => [run.label, run]))
+}
+
+/** The measured table of docs/performance.md: from its "Measured (" line to the blank line after the table. */
+export function replaceDocsTable(doc: string, table: string[][], measuredLine: string): string {
   const start = doc.indexOf('| load + validate 5,000 nodes')
   const end = doc.indexOf('\n\n', start)
   const heading = doc.lastIndexOf('Measured (', start)
   if (start < 0 || end < 0 || heading < 0) throw new Error('docs/performance.md has no validate table to rewrite')
-  const headingEnd = doc.indexOf('\n', heading)
-  const table = rows.map(([what, time]) => `| ${what} | ${time} |`).join('\n')
-  return doc.slice(0, heading) + measuredLine + doc.slice(headingEnd, start) + table + doc.slice(end)
+  const [header = [], ...rows] = table
+  const lines = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`)
+  return `${doc.slice(0, heading)}${measuredLine}\n\n${lines.join('\n')}${doc.slice(end)}`
 }
+
+const GOAL_VALIDATE_MS = 500
+const GOAL_HELP_RATIO = 1.2
 
 function main(argv: string[]): void {
   const writeDocs = argv.includes('--write-docs')
+  // --baseline DIR: another checkout of fleetkit (built), measured in the same rounds: before and after.
+  const baselineAt = argv.indexOf('--baseline')
+  const baseline = baselineAt < 0 ? undefined : argv[baselineAt + 1]
+  if (baselineAt >= 0 && (baseline === undefined || !existsSync(join(baseline, 'bin', 'run.js'))))
+    throw new Error('--baseline needs the directory of a built fleetkit checkout (its bin/run.js and dist/)')
   const dir = mkdtempSync(join(tmpdir(), 'fleetkit-bench-'))
   try {
     const text = generateDefinition()
@@ -150,41 +174,89 @@ function main(argv: string[]): void {
       )
     }
     ensureBuilt()
-    const bare = coldStart(['-e', '0'])
-    const help = coldStart([packagePath('bin', 'run.js'), '--help'])
-    const validate = coldStart([packagePath('bin', 'run.js'), 'validate', '--definition', file])
-    const example = coldStart([
-      packagePath('bin', 'run.js'),
-      'validate',
-      '--definition',
-      packagePath('examples', 'fleet.yaml'),
+    const bare = createBareOclifCli(join(dir, 'bare-oclif'))
+    const fleetkitRuns = (label: string, root: string) => [
+      { label: `${label} --help`, args: [join(root, 'bin', 'run.js'), '--help'] },
+      { label: `${label} validate`, args: [join(root, 'bin', 'run.js'), 'validate', '--definition', file] },
+      {
+        label: `${label} example`,
+        args: [join(root, 'bin', 'run.js'), 'validate', '--definition', packagePath('examples', 'fleet.yaml')],
+      },
+    ]
+    const loadBefore = loadavg()[0]!
+    const cold = coldStarts([
+      { label: 'node', args: ['-e', '0'] },
+      { label: 'bare', args: [bare, 'hello'] },
+      ...fleetkitRuns('after', packagePath()),
+      ...(baseline === undefined ? [] : fleetkitRuns('before', baseline)),
     ])
-    if (validate.status !== 0 || example.status !== 0)
-      throw new Error(`fleetkit validate exited ${validate.status} (5,000 nodes) and ${example.status} (example)`)
+    const loadAfter = loadavg()[0]!
+    for (const run of cold.values()) {
+      if (run.status !== 0) throw new Error(`${run.label} (node ${run.args.join(' ')}) exited ${run.status}`)
+    }
+    const at = (label: string) => median(cold.get(label)!.times)
     const ms = (n: number) => `${n.toFixed(0)} ms`
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`
+    const load = `load average ${loadBefore.toFixed(2)} before the cold starts, ${loadAfter.toFixed(2)} after`
     console.log(`definition: ${NODES} nodes in ${POOLS} pools, ${(text.length / 1024 / 1024).toFixed(1)} MiB of YAML`)
     console.log(
       `load + validate (in process, median of ${RUNS}): ${ms(validation.median)} (first run, cold JIT: ${ms(validation.first)})`,
     )
+    console.log(`cold starts, median of ${COLD_RUNS} interleaved rounds (${load}):`)
+    console.log(`  node -e 0: ${ms(at('node'))}`)
+    console.log(`  a bare oclif command (one command, the same @oclif/core): ${ms(at('bare'))}`)
     console.log(
-      `cold start, median of ${COLD_RUNS}: node -e 0 ${ms(bare.median)}; fleetkit --help ${ms(help.median)}; fleetkit validate (5,000 nodes) ${ms(validate.median)}; fleetkit validate examples/fleet.yaml ${ms(example.median)}`,
+      `  fleetkit --help: ${ms(at('after --help'))} = ${ratio(at('after --help'), at('bare'))} the bare oclif command (goal: at most ${GOAL_HELP_RATIO}x)`,
     )
+    console.log(
+      `  fleetkit validate, 5,000 nodes: ${ms(at('after validate'))} = ${ratio(at('after validate'), GOAL_VALIDATE_MS)} the ${GOAL_VALIDATE_MS} ms goal`,
+    )
+    console.log(`  fleetkit validate examples/fleet.yaml: ${ms(at('after example'))}`)
+    if (baseline !== undefined) {
+      console.log(`  before (${baseline}), same rounds:`)
+      for (const what of ['--help', 'validate', 'example'])
+        console.log(
+          `    ${what}: ${ms(at(`before ${what}`))} before, ${ms(at(`after ${what}`))} after = ${ratio(at(`after ${what}`), at(`before ${what}`))} of before`,
+        )
+    }
     if (!writeDocs) return
     const docs = packagePath('docs', 'performance.md')
-    const measured = `Measured (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${availableParallelism()} cores, load average about ${loadavg()[0]!.toFixed(0)})`
+    const measured = `Measured (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}, ${availableParallelism()} cores, ${load})`
+    // A figure of both checkouts: before, after (each with its note, e.g. its ratio to the bare command), after / before.
+    const figure = (what: string, note: (side: 'before' | 'after') => string = () => '') =>
+      baseline === undefined
+        ? [`${ms(at(`after ${what}`))}${note('after')}`]
+        : [
+            `${ms(at(`before ${what}`))}${note('before')}`,
+            `${ms(at(`after ${what}`))}${note('after')}`,
+            ratio(at(`after ${what}`), at(`before ${what}`)),
+          ]
+    // A figure measured for this checkout only: the after column, no before and no ratio.
+    const afterOnly = (value: string) => (baseline === undefined ? [value] : ['', value, ''])
     writeFileSync(
       docs,
       replaceDocsTable(
         readFileSync(docs, 'utf8'),
         [
+          baseline === undefined ? ['what', 'time'] : ['what', 'before', 'after', 'after / before'],
           [
             `load + validate 5,000 nodes, in process (median of ${RUNS})`,
-            `${ms(validation.median)} (first run ${ms(validation.first)})`,
+            ...afterOnly(`${ms(validation.median)} (first run ${ms(validation.first)})`),
           ],
-          ['`node -e 0` (bare Node, for scale)', ms(bare.median)],
-          ['`fleetkit --help`, cold', ms(help.median)],
-          ['`fleetkit validate` on the 5,000-node file, cold', ms(validate.median)],
-          ['`fleetkit validate examples/fleet.yaml`, cold', ms(example.median)],
+          ['`node -e 0` (bare Node, for scale)', ...afterOnly(ms(at('node')))],
+          ['a bare oclif command, cold (one command, the same @oclif/core)', ...afterOnly(ms(at('bare')))],
+          [
+            '`fleetkit --help`, cold',
+            ...figure('--help', (side) => ` (${ratio(at(`${side} --help`), at('bare'))} the bare oclif command)`),
+          ],
+          [
+            '`fleetkit validate` on the 5,000-node file, cold',
+            ...figure(
+              'validate',
+              (side) => ` (${ratio(at(`${side} validate`), GOAL_VALIDATE_MS)} the ${GOAL_VALIDATE_MS} ms goal)`,
+            ),
+          ],
+          ['`fleetkit validate examples/fleet.yaml`, cold', ...figure('example')],
         ],
         measured,
       ),

@@ -14,10 +14,12 @@ const { execute, Plugin } = await import('@oclif/core')
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pjson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 pjson.oclif.commands = './src/commands'
-// Hooks too come from source: ./dist/cli/hooks/x.js is ./src/cli/hooks/x.ts.
+// Hooks and the help class too come from source: ./dist/cli/hooks/x.js is ./src/cli/hooks/x.ts.
+const fromSource = (target) => target.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts')
 for (const [event, target] of Object.entries(pjson.oclif.hooks ?? {})) {
-  pjson.oclif.hooks[event] = target.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts')
+  pjson.oclif.hooks[event] = fromSource(target)
 }
+if (typeof pjson.oclif.helpClass === 'string') pjson.oclif.helpClass = fromSource(pjson.oclif.helpClass)
 
 // Plugins handed to oclif ready-made: the only way to make it ignore the root's manifest.
 const plugins = new Map()

@@ -85,7 +85,8 @@ export interface PoolReservation {
 export function poolReservations(definition: Definition, policy: HostPolicy): Map<string, PoolReservation> {
   const result = new Map<string, PoolReservation>()
   for (const name of Object.keys(definition.pools)) result.set(name, { reserved: ZERO_CAPACITY, reservingNodes: 0 })
-  for (const node of definition.nodes) {
+  for (let i = 0; i < definition.nodes.length; i++) {
+    const node = definition.nodes[i]!
     const entry = result.get(node.pool)
     if (!entry || !reservesCapacity(node.state)) continue
     const capacity = nodeCapacity(node, definition, policy)

@@ -10,6 +10,8 @@ export function childPointer(parent: string, ...segments: Array<string | number>
 }
 
 export function escapeSegment(segment: string): string {
+  // Nearly every key and index needs no escape: skip the two replaces (the walks call this per value).
+  if (!segment.includes('~') && !segment.includes('/')) return segment
   return segment.replace(/~/g, '~0').replace(/\//g, '~1')
 }
 

@@ -4,10 +4,8 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { poolReservations, ZERO_CAPACITY, addCapacity } from './capacity.js'
 import { loadHostPolicy, type HostPolicy } from './host-policy.js'
 import { definitionErrorsToFleetkitError, readDefinitionFile } from './load.js'
-import { checkTransitions } from './transitions/check-transitions.js'
-import { NO_STATE_FACTS, type TransitionFacts, type TransitionFactsSource } from './transitions/facts.js'
+import type { TransitionFacts, TransitionFactsSource } from './transitions/facts.js'
 import { type ValidateFinding, unreachableBySync } from './sync-reachability.js'
-import { readDefinitionAtRevision } from './transitions/read-revision.js'
 import type { Capacity, Definition, DefinitionError } from './types.js'
 import { validateDefinitionText } from './validate-text.js'
 
@@ -114,6 +112,11 @@ export async function validateFleet(options: ValidateFleetOptions): Promise<Vali
   if (errors.some((e) => e.code === 'DEFINITION_UNREADABLE'))
     throw definitionErrorsToFleetkitError(options.path, errors)
   if (options.since !== undefined && definition) {
+    // Loaded only with --since: the transition rules and Git are no part of checking a file alone.
+    const [{ checkTransitions }, { NO_STATE_FACTS }] = await Promise.all([
+      import('./transitions/check-transitions.js'),
+      import('./transitions/facts.js'),
+    ])
     const previous = await readPreviousRevision(options.path, options.since)
     errors.push(...(await checkTransitions(previous, definition, options.facts ?? NO_STATE_FACTS, policy)))
   }
@@ -128,6 +131,7 @@ export async function validateFleet(options: ValidateFleetOptions): Promise<Vali
 }
 
 async function readPreviousRevision(path: string, ref: string): Promise<Definition> {
+  const { readDefinitionAtRevision } = await import('./transitions/read-revision.js')
   const text = await readDefinitionAtRevision(path, ref)
   // Only the schema: the older file may break rules that changed since, but its shape must be known.
   const { definition, errors } = validateDefinitionText(text, `${path}@${ref}`, { schemaOnly: true })
@@ -151,14 +155,18 @@ export function summarize(
   extra: Pick<FleetSummary, 'file' | 'since'>,
 ): FleetSummary {
   const count = (state: string) => definition.nodes.filter((node) => node.state === state).length
+  // Each pool's nodes by state, in one pass over the nodes (not one per pool).
+  const inPools = new Map(Object.keys(definition.pools).map((name) => [name, { active: 0, drained: 0, disabled: 0 }]))
+  for (const node of definition.nodes) {
+    const states = inPools.get(node.pool)
+    if (states) states[node.state]++
+  }
   let budget = ZERO_CAPACITY
   let reserved = ZERO_CAPACITY
   for (const pool of Object.values(definition.pools)) budget = addCapacity(budget, pool.capacityBudget)
   const reservations = poolReservations(definition, policy)
   for (const entry of reservations.values()) reserved = addCapacity(reserved, entry.reserved)
   const byPool = Object.entries(definition.pools).map(([name, pool]): PoolSummary => {
-    const nodes = definition.nodes.filter((node) => node.pool === name)
-    const inState = (state: string) => nodes.filter((node) => node.state === state).length
     const network = pool.dockerNetworkPolicy
     return {
       pool: name,
@@ -167,7 +175,7 @@ export function summarize(
       stateful: pool.stateful ?? false,
       serverType: pool.serverType ?? null,
       regions: pool.regions ?? [],
-      nodes: { active: inState('active'), drained: inState('drained'), disabled: inState('disabled') },
+      nodes: inPools.get(name)!,
       budget: pool.capacityBudget,
       reserved: reservations.get(name)?.reserved ?? ZERO_CAPACITY,
       containerNetworks: network ? `/${network.prefix} networks from ${network.base}` : null,

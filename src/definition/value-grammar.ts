@@ -1,7 +1,7 @@
 // The grammar pass after the schema: every value the schema's pattern admits also meets the rest
 // of its grammar (a URL that parses, a key blob of its own type, an IPv6 address), so what validate accepts renders.
 import { GRAMMAR, type GrammarName, matchesPattern, type ValueGrammar } from './grammar.js'
-import { escapeSegment } from './json-pointer.js'
+import { pointer } from './json-pointer.js'
 import type { DefinitionError } from './types.js'
 
 /**
@@ -44,45 +44,68 @@ export const GRAMMAR_FIELDS: ReadonlyArray<readonly [string, GrammarName]> = [
   ['/features/preset', 'imageName'],
 ]
 
-/** Each string at `glob` in `data`, with its pointer. */
-function valuesAt(data: unknown, glob: string): Array<[string, string]> {
-  let current: Array<[unknown, string]> = [[data, '']]
-  for (const segment of glob.slice(1).split('/')) {
-    const next: Array<[unknown, string]> = []
-    for (const [value, path] of current) {
-      if (value === null || typeof value !== 'object') continue
-      const entries: Array<[string, unknown]> = Array.isArray(value)
-        ? value.map((v, i) => [String(i), v])
-        : Object.entries(value)
-      if (segment === '#') for (const [key] of entries) next.push([key, `${path}/${escapeSegment(key)}`])
-      else if (segment === '*') for (const [key, child] of entries) next.push([child, `${path}/${escapeSegment(key)}`])
-      else if (!Array.isArray(value) && Object.hasOwn(value, segment))
-        next.push([(value as Record<string, unknown>)[segment], `${path}/${escapeSegment(segment)}`])
+/**
+ * Calls `visit` with each string at `segments` (a glob split at "/") in `data` and the keys that lead
+ * to it. Depth first, in the data's order. The keys array is reused: `visit` turns it into a pointer
+ * only for a value it reports, so a valid fleet of thousands of nodes builds no pointer at all.
+ */
+function forEachStringAt(
+  data: unknown,
+  segments: readonly string[],
+  visit: (value: string, keys: readonly string[]) => void,
+): void {
+  const keys: string[] = []
+  const walk = (value: unknown, depth: number): void => {
+    if (depth === segments.length) {
+      if (typeof value === 'string') visit(value, keys)
+      return
     }
-    current = next
+    if (value === null || typeof value !== 'object') return
+    const segment = segments[depth]!
+    const last = depth === segments.length - 1
+    if (segment === '#' || segment === '*') {
+      // A mapping key is a string itself: `#` checks it, and only as the glob's last segment.
+      if (segment === '#' && !last) return
+      const list = Array.isArray(value) ? (value as unknown[]) : undefined
+      const names = list ? undefined : Object.keys(value)
+      const count = list ? list.length : names!.length
+      for (let i = 0; i < count; i++) {
+        const key = list ? String(i) : names![i]!
+        keys.push(key)
+        if (segment === '#') visit(key, keys)
+        else walk(list ? list[i] : (value as Record<string, unknown>)[key], depth + 1)
+        keys.pop()
+      }
+    } else if (!Array.isArray(value) && Object.hasOwn(value, segment)) {
+      keys.push(segment)
+      walk((value as Record<string, unknown>)[segment], depth + 1)
+      keys.pop()
+    }
   }
-  return current.filter((entry): entry is [string, string] => typeof entry[0] === 'string')
+  walk(data, 0)
 }
 
-/** The grammars with a check beyond their pattern, and where they apply: all this pass looks at. */
-const EXTRA_FIELDS = GRAMMAR_FIELDS.filter(([, name]) => (GRAMMAR[name] as ValueGrammar).extra !== undefined)
+/** The grammars with a check beyond their pattern, and where they apply (split): all this pass looks at. */
+const EXTRA_FIELDS = GRAMMAR_FIELDS.filter(([, name]) => (GRAMMAR[name] as ValueGrammar).extra !== undefined).map(
+  ([glob, name]) => [glob.slice(1).split('/'), name] as const,
+)
 
 /** Values whose pattern passes (the schema said nothing) but whose grammar's extra check fails. */
 export function checkValueGrammar(data: unknown): DefinitionError[] {
   const errors: DefinitionError[] = []
-  for (const [glob, name] of EXTRA_FIELDS) {
+  for (const [segments, name] of EXTRA_FIELDS) {
     const grammar: ValueGrammar = GRAMMAR[name]
-    for (const [value, path] of valuesAt(data, glob)) {
-      if (!matchesPattern(name, value) || grammar.extra!(value)) continue
+    forEachStringAt(data, segments, (value, keys) => {
+      if (!matchesPattern(name, value) || grammar.extra!(value)) return
       errors.push({
         code: 'DEFINITION_VALUE_INVALID',
         check: 'definition:schema',
-        path,
+        path: pointer(...keys),
         expected: grammar.words,
         actual: value.length > 120 ? `${value.slice(0, 117)}...` : value,
         message: `must be ${grammar.words}`,
       })
-    }
+    })
   }
   return errors
 }

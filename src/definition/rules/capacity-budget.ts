@@ -14,7 +14,8 @@ import { type DefinitionRule, semanticError } from './rule.js'
 
 export const capacityWithinBudget: DefinitionRule = ({ definition, policy }) => {
   const errors: DefinitionError[] = []
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     // Without a size a node would reserve nothing and slip past the budget.
     if (!reservesCapacity(node.state) || nodeCapacity(node, definition, policy)) continue
     if ((node.serverType ?? definition.pools[node.pool]?.serverType) !== undefined) continue // SERVER_TYPE_UNKNOWN reports it

@@ -26,11 +26,14 @@ function formatOverOffer(
 
 export const capacityWithinServerType: DefinitionRule = ({ definition, policy }) => {
   const errors: DefinitionError[] = []
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     const capacity = node.maxCapacity
     const type = nodeServerType(node, definition, policy)
     if (!capacity || !type) continue
     const offer = serverTypeOffer(type.size, policy)
+    // Words only for a node over its offer: a valid fleet builds none.
+    if (dimensionsOver(capacity, offer).length === 0) continue
     const excess = formatOverOffer(capacity, offer, type.name, type.size, policy)
     if (excess === '') continue
     errors.push(

@@ -44,10 +44,13 @@ export function reservedMountReason(mountPoint: string): string | undefined {
 
 export const dataVolumeMountsAllowed: DefinitionRule = ({ definition }) => {
   const errors: DefinitionError[] = []
+  // Thousands of nodes share a handful of mount points: judge each once.
+  const reasons = new Map<string, string | undefined>()
   definition.nodes.forEach((node, index) => {
     const mountPoint = node.dataVolume?.mountPoint
     if (mountPoint === undefined) return
-    const reason = reservedMountReason(mountPoint)
+    if (!reasons.has(mountPoint)) reasons.set(mountPoint, reservedMountReason(mountPoint))
+    const reason = reasons.get(mountPoint)
     if (reason === undefined) return
     errors.push(
       semanticError({

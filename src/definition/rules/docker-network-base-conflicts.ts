@@ -22,7 +22,8 @@ export const dockerNetworkBasesClear: DefinitionRule = ({ definition }) => {
     if (parsed)
       claims.push({ cidr: parsed, what: () => `operator CIDR ${cidr} (${pointer('operators', 'cidrs', index)})` })
   }
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     const host = node.ssh?.host
     const address = host === undefined ? undefined : parseIpv4(host)
     if (address !== undefined)
@@ -47,7 +48,8 @@ export const dockerNetworkBasesClear: DefinitionRule = ({ definition }) => {
             },
           ]
         : claims
-    for (const claim of against) {
+    for (let i = 0; i < against.length; i++) {
+      const claim = against[i]!
       if (!cidrsOverlap(base, claim.cidr)) continue
       errors.push(
         semanticError({

@@ -13,7 +13,8 @@ IPV6_DOCUMENTATION.addSubnet('2001:db8::', 32, 'ipv6')
 /** The documentation range `text` (an IPv4/IPv6 address or CIDR) falls in, or undefined. */
 export function documentationRangeOf(text: string): string | undefined {
   const [address = '', prefixText] = text.split('/')
-  if (isIPv6(address)) {
+  // Every IPv6 address has a colon: an IPv4 address (most of a fleet's) skips isIPv6's long regex.
+  if (address.includes(':') && isIPv6(address)) {
     // A CIDR broader than /32 that contains 2001:db8:: also covers the documentation range.
     const prefix = prefixText === undefined ? 128 : Number(prefixText)
     if (IPV6_DOCUMENTATION.check(address, 'ipv6')) return '2001:db8::/32'
@@ -24,12 +25,12 @@ export function documentationRangeOf(text: string): string | undefined {
     }
     return undefined
   }
-  const cidr =
-    prefixText === undefined
-      ? parseIpv4(address) === undefined
-        ? undefined
-        : parseIpv4Cidr(`${address}/32`)
-      : parseIpv4Cidr(text)
+  if (prefixText === undefined) {
+    // An address is the one-address network it names (what `${address}/32` parses to).
+    const single = parseIpv4(address)
+    return single === undefined ? undefined : overlapsDocumentationRange({ network: single, size: 1 })
+  }
+  const cidr = parseIpv4Cidr(text)
   return cidr ? overlapsDocumentationRange(cidr) : undefined
 }
 
@@ -42,27 +43,15 @@ function containsRange(text: string, range: string): boolean {
 
 export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
   if (definition.example === true) return []
-  const candidates: Array<[string, string]> = []
-  for (const [index, cidr] of definition.operators.cidrs.entries())
-    candidates.push([pointer('operators', 'cidrs', index), cidr])
-  for (const [name, pool] of Object.entries(definition.pools)) {
-    const policy = pool.dockerNetworkPolicy
-    if (!policy) continue
-    candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'base'), policy.base])
-    if (policy.defaultBridgeCidr !== undefined)
-      candidates.push([pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr])
-  }
-  for (const [index, node] of definition.nodes.entries()) {
-    if (node.ssh?.host !== undefined) candidates.push([pointer('nodes', index, 'ssh', 'host'), node.ssh.host])
-  }
   const errors: DefinitionError[] = []
-  for (const [path, value] of candidates) {
+  // The pointer is built only for a value in a range: a fleet has thousands of node addresses.
+  const check = (path: () => string, value: string) => {
     const range = documentationRangeOf(value)
-    if (range === undefined) continue
+    if (range === undefined) return
     errors.push(
       semanticError({
         code: 'DOCUMENTATION_RANGE_REFUSED',
-        path,
+        path: path(),
         expected: 'an address outside the documentation ranges (or a file marked example: true)',
         actual: value,
         message: containsRange(value, range)
@@ -70,6 +59,19 @@ export const documentationRangesRefused: DefinitionRule = ({ definition }) => {
           : `${value} is in the documentation range ${range}; a real fleet cannot use it (an example fleet says example: true)`,
       }),
     )
+  }
+  for (const [index, cidr] of definition.operators.cidrs.entries())
+    check(() => pointer('operators', 'cidrs', index), cidr)
+  for (const [name, pool] of Object.entries(definition.pools)) {
+    const policy = pool.dockerNetworkPolicy
+    if (!policy) continue
+    check(() => pointer('pools', name, 'dockerNetworkPolicy', 'base'), policy.base)
+    if (policy.defaultBridgeCidr !== undefined)
+      check(() => pointer('pools', name, 'dockerNetworkPolicy', 'defaultBridgeCidr'), policy.defaultBridgeCidr)
+  }
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
+    if (node.ssh?.host !== undefined) check(() => pointer('nodes', index, 'ssh', 'host'), node.ssh.host)
   }
   return errors
 }

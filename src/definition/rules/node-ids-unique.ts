@@ -6,7 +6,8 @@ import { type DefinitionRule, semanticError } from './rule.js'
 export const nodeIdsUnique: DefinitionRule = ({ definition }) => {
   const firstIndex = new Map<string, number>()
   const errors = []
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     const first = firstIndex.get(node.id)
     if (first === undefined) {
       firstIndex.set(node.id, index)

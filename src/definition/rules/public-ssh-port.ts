@@ -39,7 +39,8 @@ export const sshPortOnlyThroughPublicSsh: DefinitionRule = ({ definition }) => {
   for (const [name, pool] of Object.entries(definition.pools))
     check(`pool "${name}"`, [fleet, { exposure: pool.exposure, path: ['pools', name] }])
   // A node without exposure of its own has its pool's, judged above: only the others need a look.
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     if (node.exposure === undefined) continue
     const pool = definition.pools[node.pool]
     check(`node "${node.id}"`, [

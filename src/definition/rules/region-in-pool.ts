@@ -7,7 +7,8 @@ import { type DefinitionRule, semanticError } from './rule.js'
 
 export const regionWithinPool: DefinitionRule = ({ definition }) => {
   const errors: DefinitionError[] = []
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     const regions = definition.pools[node.pool]?.regions
     if (node.region === undefined || regions === undefined || regions.includes(node.region)) continue
     errors.push(

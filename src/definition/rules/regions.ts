@@ -26,7 +26,8 @@ export const regionsKnown: DefinitionRule = ({ definition, policy }) => {
     for (const [index, region] of (pool.regions ?? []).entries())
       check(pointer('pools', name, 'regions', index), `pool "${name}"`, region)
   }
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     if (node.region !== undefined) check(pointer('nodes', index, 'region'), `node "${node.id}"`, node.region)
   }
   return errors

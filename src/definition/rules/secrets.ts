@@ -14,25 +14,43 @@ export interface SecretFinding {
   inKey: boolean
 }
 
+/** A value met on the walk: its pointer is built from the parent chain only when it holds a secret. */
+interface Visit {
+  value: unknown
+  parent: Visit | undefined
+  /** The key or index under the parent, unescaped. */
+  key: string
+}
+
+function pathOf(visit: Visit | undefined): string {
+  const keys: string[] = []
+  for (let at = visit; at?.parent !== undefined; at = at.parent) keys.push(at.key)
+  return keys.reverse().reduce((path, key) => `${path}/${escapeSegment(key)}`, '')
+}
+
 /** Every string value and key of parsed data that looks like a secret. Works on any data, schema-valid or not. */
 export function findSecrets(data: unknown): SecretFinding[] {
   const found: SecretFinding[] = []
-  const stack: Array<[unknown, string]> = [[data, '']]
+  const stack: Visit[] = [{ value: data, parent: undefined, key: '' }]
   while (stack.length > 0) {
-    const [value, path] = stack.pop()!
+    const visit = stack.pop()!
+    const value = visit.value
     if (typeof value === 'string') {
       const kind = detectSecret(value)
-      if (kind) found.push({ path, kind, inKey: false })
+      if (kind) found.push({ path: pathOf(visit), kind, inKey: false })
     } else if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}/${i}`])
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], parent: visit, key: String(i) })
     } else if (value !== null && typeof value === 'object') {
-      for (const [key, child] of Object.entries(value)) {
+      // An index loop: this runs cold on every key, where for...of's iterator protocol costs most.
+      const keys = Object.keys(value)
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!
         const keyKind = detectSecret(key)
         if (keyKind) {
-          found.push({ path: childPointer(path, REDACTED), kind: keyKind, inKey: true })
+          found.push({ path: childPointer(pathOf(visit), REDACTED), kind: keyKind, inKey: true })
           continue
         }
-        stack.push([child, `${path}/${escapeSegment(key)}`])
+        stack.push({ value: (value as Record<string, unknown>)[key], parent: visit, key })
       }
     }
   }

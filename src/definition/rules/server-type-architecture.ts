@@ -7,7 +7,8 @@ import { type DefinitionRule, semanticError } from './rule.js'
 
 export const serverTypeArchitectureMatchesPool: DefinitionRule = ({ definition, policy }) => {
   const errors: DefinitionError[] = []
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     const poolType = definition.pools[node.pool]?.serverType
     if (node.serverType === undefined || poolType === undefined) continue
     const nodeSize = findServerType(policy, node.serverType)

@@ -26,7 +26,8 @@ function shortfalls(size: Size, policy: HostPolicy): string[] {
 export const sizesAtLeastMinimum: DefinitionRule = ({ definition, policy }) => {
   const errors: DefinitionError[] = []
   const expected = policy.sizing.minimum
-  const checkType = (path: string, owner: string, typeName: string | undefined) => {
+  // The path is built only for an error: a fleet has thousands of nodes.
+  const checkType = (path: () => string, owner: string, typeName: string | undefined) => {
     const size = typeName === undefined ? undefined : findServerType(policy, typeName)
     if (!size) return
     const short = shortfalls({ cpu: size.cores, memoryMiB: size.memoryMiB, diskMiB: size.diskGiB * 1024 }, policy)
@@ -34,7 +35,7 @@ export const sizesAtLeastMinimum: DefinitionRule = ({ definition, policy }) => {
     errors.push(
       semanticError({
         code: 'NODE_SIZE_BELOW_MINIMUM',
-        path,
+        path: path(),
         expected,
         actual: size,
         message: `${owner} server type "${typeName}" is below the host policy minimum: ${short.join(', ')}`,
@@ -42,9 +43,11 @@ export const sizesAtLeastMinimum: DefinitionRule = ({ definition, policy }) => {
     )
   }
   for (const [name, pool] of Object.entries(definition.pools))
-    checkType(pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)
-  for (const [index, node] of definition.nodes.entries()) {
-    checkType(pointer('nodes', index, 'serverType'), `node "${node.id}"`, node.serverType)
+    checkType(() => pointer('pools', name, 'serverType'), `pool "${name}"`, pool.serverType)
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
+    if (node.serverType !== undefined)
+      checkType(() => pointer('nodes', index, 'serverType'), `node "${node.id}"`, node.serverType)
     const cap = node.maxCapacity
     if (!cap) continue
     const machine = withHostReserve(cap, policy)

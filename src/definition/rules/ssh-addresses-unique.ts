@@ -10,7 +10,8 @@ const DEFAULT_SSH_PORT = 22
 export const sshAddressesUnique: DefinitionRule = ({ definition }) => {
   const first = new Map<string, { index: number; id: string }>()
   const errors: DefinitionError[] = []
-  for (const [index, node] of definition.nodes.entries()) {
+  for (let index = 0; index < definition.nodes.length; index++) {
+    const node = definition.nodes[index]!
     if (node.ssh?.host === undefined) continue
     const port = node.ssh.port ?? DEFAULT_SSH_PORT
     // Host names are case-insensitive; a trailing dot names the same host.
