@@ -31,8 +31,11 @@ module.exports = {
         // would run alone at the end.
         spec: [
           'test/integration/sync/**/*-hosts.test.ts',
+          // The two fleets of several hosts (about 3 minutes each), named so they do not sort last.
+          'test/integration/hosts/local-cloud-fleet.test.ts',
+          'test/integration/hosts/reconcile.test.ts',
           'test/integration/roles/**/*.test.ts',
-          'test/integration/hosts/**/*.test.ts',
+          'test/integration/hosts/!(local-cloud-fleet|reconcile).test.ts',
         ],
         ...(jobs > 1 ? { parallel: true, jobs } : {}),
       }),
