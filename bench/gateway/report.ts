@@ -40,9 +40,14 @@ export function printRow(row: Row, options: Options): void {
   )
 }
 
-export function printEnrollments(enroll: EnrollResult): void {
+/** `bareFullRate`: the bare server's full mTLS handshakes/s of the same run (the ratio bench), printed as a ratio. */
+export function printEnrollments(enroll: EnrollResult, bareFullRate?: number): void {
+  const ratio =
+    bareFullRate === undefined || bareFullRate === 0
+      ? ''
+      : ` (${(enroll.perSecond / bareFullRate).toFixed(2)}x the bare server's ${bareFullRate.toFixed(0)} full handshakes/s)`
   process.stdout.write(
-    `enrollments: ${enroll.count} in ${(enroll.count / enroll.perSecond).toFixed(1)} s = ${enroll.perSecond.toFixed(0)}/s, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, refused ${enroll.refused}${enroll.refusedByStatus && enroll.refused > 0 ? ` ${JSON.stringify(enroll.refusedByStatus)}` : ''}\n`,
+    `enrollments: ${enroll.count} in ${(enroll.count / enroll.perSecond).toFixed(1)} s = ${enroll.perSecond.toFixed(0)}/s${ratio}, p50 ${ms(enroll.p50)}, p99 ${ms(enroll.p99)}, refused ${enroll.refused}${enroll.refusedByStatus && enroll.refused > 0 ? ` ${JSON.stringify(enroll.refusedByStatus)}` : ''}\n`,
   )
 }
 

@@ -13,6 +13,15 @@ export function derFingerprintSha256(der: Uint8Array): string {
   return sha256Hex(der)
 }
 
+/**
+ * The same fingerprint from an X509Certificate's `fingerprint256` (upper-case hex pairs joined by `:`),
+ * which OpenSSL computes natively from the certificate it already holds: on the mTLS listener this
+ * replaces copying the DER out (`.raw`) and hashing it in a JavaScript Hash object on every connection.
+ */
+export function fingerprint256Hex(fingerprint256: string): string {
+  return fingerprint256.replaceAll(':', '').toLowerCase()
+}
+
 /** Fingerprint of the first certificate in a PEM text. */
 export function certificateFingerprintSha256(pem: string): string {
   const block = pemBlocks(pem).find((b) => b.label === 'CERTIFICATE')

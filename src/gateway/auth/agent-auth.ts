@@ -4,7 +4,7 @@
 import type { TLSSocket } from 'node:tls'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { derFingerprintSha256 } from '../../pki/fingerprint.js'
+import { fingerprint256Hex } from '../../pki/fingerprint.js'
 import {
   findCertificatesByFingerprints,
   listLiveCertificates,
@@ -44,8 +44,11 @@ interface CacheEntry {
 
 /**
  * The SHA-256 of the socket's client certificate, computed once per connection and kept with the
- * socket: a keep-alive connection carries many requests. getPeerX509Certificate() hands over the DER
- * without building getPeerCertificate()'s object of parsed names (1.2% of the gateway's CPU in a profile).
+ * socket: a keep-alive connection carries many requests. getPeerX509Certificate() hands over the
+ * certificate without building getPeerCertificate()'s object of parsed names (1.2% of the gateway's CPU
+ * in a profile), and its `fingerprint256` is the SHA-256 of the DER computed by OpenSSL: with full and
+ * resumed handshakes (a connection per request) copying the DER out and hashing it in JavaScript was
+ * the gateway's largest frame of its own (docs/performance.md, issue 40).
  */
 const socketFingerprints = new WeakMap<TLSSocket, string | null>()
 
@@ -56,7 +59,7 @@ export function peerFingerprint(socket: TLSSocket): string | null {
     typeof socket.getPeerX509Certificate === 'function' && socket.authorized
       ? socket.getPeerX509Certificate()
       : undefined
-  const fingerprint = peer ? derFingerprintSha256(peer.raw) : null
+  const fingerprint = peer ? fingerprint256Hex(peer.fingerprint256) : null
   socketFingerprints.set(socket, fingerprint)
   return fingerprint
 }

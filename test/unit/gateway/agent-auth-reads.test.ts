@@ -3,6 +3,7 @@
 // announced before the row arrived) serves its request but is not cached; and the warm-up that reads
 // every live row a page at a time when the gateway starts listening.
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import type { TLSSocket } from 'node:tls'
 
 import { AgentAuthenticator, peerFingerprint } from '../../../src/gateway/auth/agent-auth.js'
@@ -10,9 +11,14 @@ import type { Queryable } from '../../../src/store/database.js'
 
 const NOW = new Date('2026-12-01T12:00:00Z')
 
-/** A socket that completed mTLS with a certificate whose DER is `der` (the fingerprint is its SHA-256). */
+/** A socket that completed mTLS with a certificate whose DER is `der` (the fingerprint is its SHA-256, as OpenSSL prints it). */
 const socket = (der: string) =>
-  ({ authorized: true, getPeerX509Certificate: () => ({ raw: Buffer.from(der) }) }) as unknown as TLSSocket
+  ({
+    authorized: true,
+    getPeerX509Certificate: () => ({
+      fingerprint256: (createHash('sha256').update(der).digest('hex').toUpperCase().match(/../g) ?? []).join(':'),
+    }),
+  }) as unknown as TLSSocket
 
 function dbRow(fingerprint: string, nodeId: string) {
   return {

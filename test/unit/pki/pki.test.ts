@@ -6,7 +6,7 @@ import { issueClientCertificate } from '../../../src/pki/client-certificate.js'
 import { issueServerCertificate } from '../../../src/pki/server-certificate.js'
 import { selfTestIssuingCa } from '../../../src/pki/certificate-authority.js'
 import { buildTrustBundle, bundleFingerprints } from '../../../src/pki/trust-bundle.js'
-import { certificateFingerprintSha256, derFingerprintSha256 } from '../../../src/pki/fingerprint.js'
+import { certificateFingerprintSha256, derFingerprintSha256, fingerprint256Hex } from '../../../src/pki/fingerprint.js'
 import { randomSerial } from '../../../src/pki/serial.js'
 import { generateP256KeyPair } from '../../../src/pki/keys.js'
 import { x509 } from '../../../src/pki/x509-provider.js'
@@ -23,6 +23,8 @@ describe('pki: CA', () => {
     assert.equal(await selfTestIssuingCa(ca, NOW), true)
     assert.equal(ca.fingerprintSha256, derFingerprintSha256(cert.raw))
     assert.equal(cert.fingerprint256.replace(/:/g, '').toLowerCase(), ca.fingerprintSha256)
+    // What the mTLS listener keys its certificate rows by (agent-auth.ts): the same fingerprint from OpenSSL's.
+    assert.equal(fingerprint256Hex(cert.fingerprint256), ca.fingerprintSha256)
   })
 
   it('fails the self-test when the key belongs to another CA', async () => {
