@@ -3,10 +3,12 @@
 // then the account, the state's ownership, the unit and its start, each only when it differs.
 import { existsSync } from 'node:fs'
 import { lstat, mkdir, readFile, rm, stat } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { dirname, isAbsolute, join, relative } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { writeFileAtomic } from '../../fs/atomic-file.js'
+import { readArchiveConfig } from '../../store/embedded/archive-dir.js'
+import { embeddedServerPaths } from '../../store/embedded/paths.js'
 import { type HostRunner, lookupIds } from './host-runner.js'
 import { applyOwnership, type Ids, planRootState, planSharedState } from './state-sharing.js'
 import {
@@ -181,6 +183,14 @@ async function unitState(host: InstallHost, name = GATEWAY_UNIT_NAME): Promise<{
   return { enabled: enabled.stdout.trim() === 'enabled', active: active.stdout.trim() === 'active' }
 }
 
+/** The WAL archive directory recorded for the state (db archive enable), when it lies outside the state directory. */
+async function archiveDirOutside(stateDir: string): Promise<string | undefined> {
+  const config = await readArchiveConfig(embeddedServerPaths(stateDir))
+  if (config === undefined) return undefined
+  const inside = relative(stateDir, config.dir)
+  return inside === '' || (!inside.startsWith('..') && !isAbsolute(inside)) ? undefined : config.dir
+}
+
 /** Install (or bring back in line) the gateway service; a second run changes nothing and says so. */
 export async function installGateway(host: InstallHost, options: InstallOptions): Promise<GatewayInstallResult> {
   requireRootAndSystemd(host, 'install')
@@ -205,11 +215,16 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
       },
     )
   }
+  const archiveDir = await archiveDirOutside(stateDir)
+  const archiveProblem = archiveDir === undefined ? undefined : unitPathProblem(archiveDir)
+  if (archiveDir !== undefined && archiveProblem)
+    throw pathUnusable(archiveDir, archiveProblem, 'fleetkit db archive enable DIR with a plain absolute path')
   const unit = renderGatewayUnit(host.template, {
     command: options.command,
     stateDir,
     user: GATEWAY_ACCOUNT,
     group: GATEWAY_ACCOUNT,
+    ...(archiveDir === undefined ? {} : { archiveDir }),
   })
   const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? ''
   const current = await readFile(unitPath, 'utf8').catch(() => undefined)

@@ -10,6 +10,11 @@ export interface GatewayUnitOptions {
   stateDir: string
   user: string
   group: string
+  /**
+   * The WAL archive directory when it lies outside the state (`fleetkit db archive enable DIR`): the
+   * server the gateway starts copies segments there, which ProtectSystem=strict makes read-only otherwise.
+   */
+  archiveDir?: string
 }
 
 /**
@@ -32,8 +37,12 @@ export function unitPathProblem(path: string): string | undefined {
 
 export function renderGatewayUnit(template: string, options: GatewayUnitOptions): string {
   const command = options.command.map(unitWord).join(' ')
+  const state = accountAndState(options)
+  // `-`: a missing archive directory (an unmounted disk) does not keep the gateway from starting.
+  const archive = options.archiveDir === undefined ? '' : ` ${unitWord(`-${options.archiveDir}`)}`
   return renderUnit('gateway', template, {
-    ...accountAndState(options),
+    ...state,
+    ReadWritePaths: `${state.ReadWritePaths}${archive}`,
     ExecStart: `${command} gateway serve`,
     ExecStopPost: `-${command} db stop`,
   })

@@ -14,6 +14,8 @@ import {
 } from '../../../../src/gateway/install/gateway-service.js'
 import { installGateway, type InstallHost, uninstallGatewayService } from '../../../../src/gateway/install/install.js'
 import { packagePath } from '../../../../src/package-root.js'
+import { writeArchiveConfig } from '../../../../src/store/embedded/archive-dir.js'
+import { embeddedServerPaths } from '../../../../src/store/embedded/paths.js'
 
 const ACCOUNT = { uid: 61001, gid: 61002 }
 
@@ -196,6 +198,22 @@ describe('gateway install: the flow on a stand-in machine', function () {
     assert.equal(second.changed, false)
     assert.deepEqual(second.actions, [])
     assert.deepEqual(machine.changes(), [])
+  })
+
+  it('lets the unit write the WAL archive when it lies outside the state (ProtectSystem=strict)', async () => {
+    const stateDir = join(dir, 'state')
+    const archiveDir = join(dir, 'backups', 'fleetkit-wal')
+    await mkdir(join(stateDir, 'postgres'), { recursive: true })
+    await writeArchiveConfig(embeddedServerPaths(stateDir), { dir: archiveDir, enabledAt: '2026-12-06T21:00:00.000Z' })
+    const first = await installGateway(host, { stateDir, command })
+    assert.match(await readFile(first.unitPath, 'utf8'), new RegExp(`^ReadWritePaths=${stateDir} -${archiveDir}$`, 'm'))
+    // An archive inside the state is covered by the state's own entry.
+    await writeArchiveConfig(embeddedServerPaths(stateDir), {
+      dir: join(stateDir, 'archive'),
+      enabledAt: '2026-12-06T21:00:00.000Z',
+    })
+    const second = await installGateway(host, { stateDir, command })
+    assert.match(await readFile(second.unitPath, 'utf8'), new RegExp(`^ReadWritePaths=${stateDir}$`, 'm'))
   })
 
   it("takes over root's state and says so; a changed unit is rewritten and the service restarted", async () => {

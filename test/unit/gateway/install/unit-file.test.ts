@@ -71,6 +71,15 @@ describe('gateway install: the unit it renders', function () {
     })
     assert.match(unit, /^ExecStart="\/opt\/my node\/node" \/srv\/100%%\/run\.js gateway serve$/m)
     assert.match(unit, /^ReadWritePaths="\/srv\/fleet state"$/m)
+    const archived = renderGatewayUnit(template, {
+      command,
+      stateDir: '/var/lib/fleetkit',
+      user: 'u',
+      group: 'g',
+      archiveDir: '/mnt/wal archive',
+    })
+    // `-`: a missing archive directory does not keep the gateway from starting.
+    assert.match(archived, /^ReadWritePaths=\/var\/lib\/fleetkit "-\/mnt\/wal archive"$/m)
     assert.equal(unitPathProblem('relative/run.js'), 'is not absolute')
     for (const bad of ['/a"b', '/a\\b', '/a$HOME', '/a\nb']) assert.ok(unitPathProblem(bad), bad)
     assert.equal(unitPathProblem('/usr/bin/node'), undefined)
