@@ -107,6 +107,8 @@ export interface TestGatewayOptions {
   serverNames?: string[]
   /** In-process: the pool the gateway uses instead of the fresh database's (a small one for exhaustion tests). */
   pool?: (db: FreshDatabase) => pg.Pool
+  /** A state directory whose off-host archive shipping the gateway's gauges read (in-process mode). */
+  archiveStateDir?: string
   /** Process mode: a command the gateway runs under, e.g. ['prlimit', '--nofile=1024:1024', '--']. */
   wrapper?: string[]
   /**
@@ -171,6 +173,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
           ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
           // The status page's verdict, as `fleetkit gateway serve` gives it.
           readiness: stateReadiness,
+          ...(options.archiveStateDir ? { archiveStateDir: options.archiveStateDir } : {}),
         },
         options.eventLoopDelayMs ? { eventLoopDelayMs: options.eventLoopDelayMs } : {},
       )

@@ -17,7 +17,10 @@ changes nothing and says so. Refuses when not root (GATEWAY_INSTALL_NOT_ROOT) an
 embedded PostgreSQL runs as another account (GATEWAY_INSTALL_SERVER_RUNNING: fleetkit db stop first).
 With --with-reconcile it also writes /etc/systemd/system/fleetkit-reconcile.service from
 systemd/fleetkit-reconcile.service (fleetkit reconcile as the same account on the same state, after the
-gateway; settings in /etc/fleetkit/reconcile.env), enables and starts it. gateway uninstall removes both.`
+gateway; settings in /etc/fleetkit/reconcile.env), enables and starts it. When the state has an off-host
+archive remote (fleetkit db archive remote add), it also writes fleetkit-archive-ship.service and .timer from
+systemd/ (fleetkit db archive ship as the same account, every minute) and enables the timer; a remote added
+later needs this command again. gateway uninstall removes them all.`
   static override examples = [
     'sudo <%= config.bin %> <%= command.id %>',
     'sudo <%= config.bin %> <%= command.id %> --json',
@@ -46,6 +49,8 @@ gateway; settings in /etc/fleetkit/reconcile.env), enables and starts it. gatewa
     for (const line of result.actions) this.log(`  ${line}`)
     this.log(`The gateway runs as ${result.account} on ${result.stateDir}: ExecStart=${result.execStart}`)
     if (result.reconcileUnitPath) this.log(`fleetkit reconcile runs beside it: ${result.reconcileUnitPath}`)
+    if (result.archiveShipTimerPath)
+      this.log(`fleetkit db archive ship runs every minute: ${result.archiveShipTimerPath}`)
     this.log(`Next: ${result.next}`)
     return result
   }

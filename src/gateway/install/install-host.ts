@@ -16,6 +16,8 @@ export async function machineInstallHost(): Promise<InstallHost> {
     unitDir: '/etc/systemd/system',
     template: await readFile(packagePath('systemd', 'fleetkit-gateway.service'), 'utf8'),
     reconcileTemplate: await readFile(packagePath('systemd', 'fleetkit-reconcile.service'), 'utf8'),
+    archiveShipTemplate: await readFile(packagePath('systemd', 'fleetkit-archive-ship.service'), 'utf8'),
+    archiveShipTimer: await readFile(packagePath('systemd', 'fleetkit-archive-ship.timer'), 'utf8'),
     runningServer: async (stateDir) => {
       const pid = await livePostmasterPid(stateDir)
       if (pid === undefined) return undefined

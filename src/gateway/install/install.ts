@@ -3,16 +3,22 @@
 // then the account, the state's ownership, the unit and its start, each only when it differs.
 import { existsSync } from 'node:fs'
 import { lstat, mkdir, readFile, rm, stat } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { dirname, isAbsolute, join, relative } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { writeFileAtomic } from '../../fs/atomic-file.js'
+import { readArchiveConfig } from '../../store/embedded/archive-dir.js'
+import { readArchiveRemote } from '../../store/embedded/archive-remote.js'
+import { embeddedServerPaths } from '../../store/embedded/paths.js'
 import { type HostRunner, lookupIds } from './host-runner.js'
 import { applyOwnership, type Ids, planRootState, planSharedState } from './state-sharing.js'
 import {
+  ARCHIVE_SHIP_TIMER_NAME,
+  ARCHIVE_SHIP_UNIT_NAME,
   GATEWAY_ACCOUNT,
   GATEWAY_UNIT_NAME,
   RECONCILE_UNIT_NAME,
+  renderArchiveShipUnit,
   renderGatewayUnit,
   renderReconcileUnit,
   unitPathProblem,
@@ -30,6 +36,9 @@ export interface InstallHost {
   template: string
   /** The shipped systemd/fleetkit-reconcile.service (--with-reconcile). */
   reconcileTemplate: string
+  /** The shipped systemd/fleetkit-archive-ship.service and .timer (a state with an off-host remote). */
+  archiveShipTemplate: string
+  archiveShipTimer: string
   /** The PID and uid of the embedded server running on the state directory, if one runs. */
   runningServer: (stateDir: string) => Promise<{ pid: number; uid: number } | undefined>
 }
@@ -44,6 +53,11 @@ export interface GatewayInstallResult {
   execStart: string
   /** The reconcile unit written beside it (--with-reconcile); null without. */
   reconcileUnitPath: string | null
+  /**
+   * The timer that runs `fleetkit db archive ship` every minute, written and enabled when the state has
+   * an off-host remote (`fleetkit db archive remote add`); null without one.
+   */
+  archiveShipTimerPath: string | null
   /** False when everything already was as it should be (nothing was done). */
   changed: boolean
   /** One line per thing done, in order. */
@@ -181,6 +195,14 @@ async function unitState(host: InstallHost, name = GATEWAY_UNIT_NAME): Promise<{
   return { enabled: enabled.stdout.trim() === 'enabled', active: active.stdout.trim() === 'active' }
 }
 
+/** The WAL archive directory recorded for the state (db archive enable), when it lies outside the state directory. */
+async function archiveDirOutside(stateDir: string): Promise<string | undefined> {
+  const config = await readArchiveConfig(embeddedServerPaths(stateDir))
+  if (config === undefined) return undefined
+  const inside = relative(stateDir, config.dir)
+  return inside === '' || (!inside.startsWith('..') && !isAbsolute(inside)) ? undefined : config.dir
+}
+
 /** Install (or bring back in line) the gateway service; a second run changes nothing and says so. */
 export async function installGateway(host: InstallHost, options: InstallOptions): Promise<GatewayInstallResult> {
   requireRootAndSystemd(host, 'install')
@@ -205,11 +227,16 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
       },
     )
   }
+  const archiveDir = await archiveDirOutside(stateDir)
+  const archiveProblem = archiveDir === undefined ? undefined : unitPathProblem(archiveDir)
+  if (archiveDir !== undefined && archiveProblem)
+    throw pathUnusable(archiveDir, archiveProblem, 'fleetkit db archive enable DIR with a plain absolute path')
   const unit = renderGatewayUnit(host.template, {
     command: options.command,
     stateDir,
     user: GATEWAY_ACCOUNT,
     group: GATEWAY_ACCOUNT,
+    ...(archiveDir === undefined ? {} : { archiveDir }),
   })
   const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? ''
   const current = await readFile(unitPath, 'utf8').catch(() => undefined)
@@ -224,12 +251,22 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
         group: GATEWAY_ACCOUNT,
       })
     : undefined
+  // Shipping on a schedule once there is somewhere to ship to (a remote added later: install again).
+  const archiveShip = (await readArchiveRemote(embeddedServerPaths(stateDir)))
+    ? renderArchiveShipUnit(host.archiveShipTemplate, {
+        command: options.command,
+        stateDir,
+        user: GATEWAY_ACCOUNT,
+        group: GATEWAY_ACCOUNT,
+      })
+    : undefined
   const result = (changed: boolean, actions: string[], tookOver: boolean): GatewayInstallResult => ({
     unitPath,
     account: GATEWAY_ACCOUNT,
     stateDir,
     execStart,
     reconcileUnitPath: reconcile === undefined ? null : join(host.unitDir, RECONCILE_UNIT_NAME),
+    archiveShipTimerPath: archiveShip === undefined ? null : join(host.unitDir, ARCHIVE_SHIP_TIMER_NAME),
     changed,
     actions,
     tookOver,
@@ -238,6 +275,7 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   const actions: string[] = []
   if (account && group && current === unit && enabled && active && ownership?.length === 0) {
     if (reconcile !== undefined) await installUnit(host, RECONCILE_UNIT_NAME, reconcile, actions)
+    if (archiveShip !== undefined) await installShipTimer(host, archiveShip, actions)
     return result(actions.length > 0, actions, false)
   }
 
@@ -297,7 +335,21 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   }
   // After the gateway: the reconcile service uses the database the gateway's unit runs.
   if (reconcile !== undefined) await installUnit(host, RECONCILE_UNIT_NAME, reconcile, actions)
+  if (archiveShip !== undefined) await installShipTimer(host, archiveShip, actions)
   return result(true, actions, foreign > 0 && stateExists)
+}
+
+/** The shipping service (started by its timer only: never enabled itself), then its timer, enabled and started. */
+async function installShipTimer(host: InstallHost, service: string, actions: string[]): Promise<void> {
+  const path = join(host.unitDir, ARCHIVE_SHIP_UNIT_NAME)
+  const current = await readFile(path, 'utf8').catch(() => undefined)
+  if (current !== service) {
+    await mkdir(host.unitDir, { recursive: true })
+    await writeFileAtomic(path, service, 0o644)
+    await systemctl(host, ['daemon-reload'])
+    actions.push(`${current === undefined ? 'wrote' : 'rewrote'} ${path}`)
+  }
+  await installUnit(host, ARCHIVE_SHIP_TIMER_NAME, host.archiveShipTimer, actions)
 }
 
 /** Writes unit `name` when it differs, enables and starts it (restarts it when it changed); each step only when needed. */
@@ -338,8 +390,10 @@ async function uninstallGateway(host: InstallHost, options: UninstallOptions): P
   const present = existsSync(unitPath)
   const { enabled, active } = await unitState(host)
   const actions: string[] = []
-  // The reconcile service (--with-reconcile) goes first: it uses the gateway's database.
+  // The reconcile service (--with-reconcile) and the shipping timer go first: they use the gateway's state.
   await removeUnit(host, RECONCILE_UNIT_NAME, actions)
+  await removeUnit(host, ARCHIVE_SHIP_TIMER_NAME, actions)
+  await removeUnit(host, ARCHIVE_SHIP_UNIT_NAME, actions)
   if (enabled || active) {
     // The unit's ExecStopPost stops the embedded server it ran.
     await systemctl(host, ['disable', '--now', GATEWAY_UNIT_NAME])

@@ -19,11 +19,18 @@ export interface OwnershipChange {
   foreign: boolean
 }
 
+/** Files 0600 in root's state that the group reads in a shared one (src/store/embedded/state-json-file.ts). */
+const GROUP_READ_FILES = new Set(
+  ['password', 'archive.json', 'archive-remote.json', 'archive-ship.json'].map((name) => join('postgres', name)),
+)
+
 /**
  * The mode a path of a shared state must have, undefined to keep its own: directories 2770
  * (setgid: what is created in them is the group's), the PKI directory 2750 (members read the CA
  * certificate and bundle; the gateway refuses a PKI directory others may write), the data directory
- * 0750 (members read postmaster.pid; PostgreSQL accepts no more), the database password 0640.
+ * 0750 (members read postmaster.pid; PostgreSQL accepts no more), the database password and the
+ * archive's records (archive.json, archive-remote.json, archive-ship.json: the gateway's gauges read
+ * them) 0640.
  * Inside the data directory and the PKI directory, modes stay as they are (keys stay 0600).
  */
 function sharedMode(rel: string, isDirectory: boolean): number | undefined {
@@ -34,14 +41,14 @@ function sharedMode(rel: string, isDirectory: boolean): number | undefined {
   }
   if (top === 'pki') return parts.length === 1 ? 0o2750 : undefined
   if (top === 'postgres' && second === 'tmp') return parts.length === 2 ? 0o700 : undefined
-  if (rel === join('postgres', 'password')) return 0o640
+  if (GROUP_READ_FILES.has(rel)) return 0o640
   if (rel === join('postgres', 'server.log')) return 0o640
   return isDirectory ? 0o2770 : undefined
 }
 
 /** The mode a path gets back when the state is returned to root: no group bits, no setgid. */
 function privateMode(rel: string, isDirectory: boolean, mode: number): number | undefined {
-  if (rel === join('postgres', 'password')) return 0o600
+  if (GROUP_READ_FILES.has(rel)) return 0o600
   if (!isDirectory) return undefined
   return mode & 0o7777 & ~0o2070
 }

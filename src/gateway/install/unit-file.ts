@@ -1,7 +1,10 @@
 // The units `fleetkit gateway install` writes: the shipped templates (systemd/fleetkit-gateway.service and,
-// with --with-reconcile, systemd/fleetkit-reconcile.service, hardening and all) with this machine's paths and account.
+// with --with-reconcile, systemd/fleetkit-reconcile.service; with an off-host archive remote,
+// systemd/fleetkit-archive-ship.service and its timer, hardening and all) with this machine's paths and account.
 export const GATEWAY_UNIT_NAME = 'fleetkit-gateway.service'
 export const RECONCILE_UNIT_NAME = 'fleetkit-reconcile.service'
+export const ARCHIVE_SHIP_UNIT_NAME = 'fleetkit-archive-ship.service'
+export const ARCHIVE_SHIP_TIMER_NAME = 'fleetkit-archive-ship.timer'
 export const GATEWAY_ACCOUNT = 'fleetkit-gateway'
 
 export interface GatewayUnitOptions {
@@ -10,6 +13,11 @@ export interface GatewayUnitOptions {
   stateDir: string
   user: string
   group: string
+  /**
+   * The WAL archive directory when it lies outside the state (`fleetkit db archive enable DIR`): the
+   * server the gateway starts copies segments there, which ProtectSystem=strict makes read-only otherwise.
+   */
+  archiveDir?: string
 }
 
 /**
@@ -32,8 +40,12 @@ export function unitPathProblem(path: string): string | undefined {
 
 export function renderGatewayUnit(template: string, options: GatewayUnitOptions): string {
   const command = options.command.map(unitWord).join(' ')
+  const state = accountAndState(options)
+  // `-`: a missing archive directory (an unmounted disk) does not keep the gateway from starting.
+  const archive = options.archiveDir === undefined ? '' : ` ${unitWord(`-${options.archiveDir}`)}`
   return renderUnit('gateway', template, {
-    ...accountAndState(options),
+    ...state,
+    ReadWritePaths: `${state.ReadWritePaths}${archive}`,
     ExecStart: `${command} gateway serve`,
     ExecStopPost: `-${command} db stop`,
   })
@@ -43,6 +55,12 @@ export function renderGatewayUnit(template: string, options: GatewayUnitOptions)
 export function renderReconcileUnit(template: string, options: GatewayUnitOptions): string {
   const command = options.command.map(unitWord).join(' ')
   return renderUnit('reconcile', template, { ...accountAndState(options), ExecStart: `${command} reconcile` })
+}
+
+/** The shipping service the timer starts: `fleetkit db archive ship` as the same account on the same state. */
+export function renderArchiveShipUnit(template: string, options: GatewayUnitOptions): string {
+  const command = options.command.map(unitWord).join(' ')
+  return renderUnit('archive-ship', template, { ...accountAndState(options), ExecStart: `${command} db archive ship` })
 }
 
 function accountAndState(options: GatewayUnitOptions): Record<string, string> {

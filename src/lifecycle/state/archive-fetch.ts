@@ -84,7 +84,8 @@ export async function fetchRemoteArchive(options: {
   const files = await options.openRemote(remote)
   try {
     const restorable = requireRestorable(await inspectArchive(files, 'remote', remote.url, options.progress))
-    const runAs = await postgresRunAs({ root: paths.root })
+    // A new machine has no `postgres` user yet: made now, the fetched archive is its (as the restore needs).
+    const runAs = await postgresRunAs({ root: paths.root, create: true })
     const layout = await prepareArchiveDir(dir, runAs)
     const count = await fetchRestorable(files, restorable, layout, runAs, options.progress)
     const kit = await fetchKit(files, paths, pkiDir, options.progress)

@@ -108,7 +108,7 @@ async function scratchRestore(
     const scratchPaths = embeddedServerPaths(scratchState)
     await mkdir(scratchPaths.root, { recursive: true, mode: 0o700 })
     // As whom the scratch server will run (restoreToTime asks the same): it reads wal/ with restore_command.
-    const runAs = await postgresRunAs({ root: scratchPaths.root })
+    const runAs = await postgresRunAs({ root: scratchPaths.root, create: true })
     if (runAs) await chmod(scratch, 0o711)
     const layout = await prepareArchiveDir(join(scratch, 'archive'), runAs)
     await fetchRestorable(reader, picked, layout, runAs, options.progress)

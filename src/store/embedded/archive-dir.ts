@@ -2,13 +2,14 @@
 // segment (`wal/`) and where base backups go (`base/`); recorded in `<state>/postgres/archive.json`
 // so `db status` and `db restore --to` find it without a running server. The directory may be a
 // mounted bucket: nothing here needs more than files, renames and fsync.
-import { chown, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { chown, mkdir, readFile, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { type FileLockOptions, LockTimeoutError, withFileLock } from '../../fs/file-lock.js'
 import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
+import { writeStateJsonFile } from './state-json-file.js'
 
 export interface ArchiveConfig {
   dir: string
@@ -134,9 +135,7 @@ export async function readArchiveConfig(paths: EmbeddedServerPaths): Promise<Arc
 }
 
 export async function writeArchiveConfig(paths: EmbeddedServerPaths, config: ArchiveConfig): Promise<void> {
-  const file = archiveConfigFile(paths)
-  await writeFile(`${file}.tmp`, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 })
-  await rename(`${file}.tmp`, file)
+  await writeStateJsonFile(archiveConfigFile(paths), config)
 }
 
 export async function removeArchiveConfig(paths: EmbeddedServerPaths): Promise<void> {

@@ -2,11 +2,12 @@
 // SSH/SFTP (`fleetkit db archive remote add`). Its address, pinned host key and identity file are recorded
 // in `<state>/postgres/archive-remote.json`; what the last `db archive ship` did in `archive-ship.json`.
 // Both are files, as archive.json is: `db status` and a restore read them without a running server.
-import { readFile, rename, stat, writeFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { EmbeddedServerPaths } from './paths.js'
+import { writeStateJsonFile } from './state-json-file.js'
 
 export interface ArchiveRemote {
   /** ssh://user@host[:port]/path, as given (it holds no secret: a password in it is refused). */
@@ -133,11 +134,6 @@ async function readJson(file: string): Promise<unknown> {
   }
 }
 
-async function writeJson(file: string, value: unknown): Promise<void> {
-  await writeFile(`${file}.tmp`, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 })
-  await rename(`${file}.tmp`, file)
-}
-
 export async function readArchiveRemote(paths: EmbeddedServerPaths): Promise<ArchiveRemote | undefined> {
   const parsed = (await readJson(remoteFile(paths))) as Partial<ArchiveRemote> | undefined
   if (
@@ -157,7 +153,7 @@ export async function readArchiveRemote(paths: EmbeddedServerPaths): Promise<Arc
 }
 
 export function writeArchiveRemote(paths: EmbeddedServerPaths, remote: ArchiveRemote): Promise<void> {
-  return writeJson(remoteFile(paths), remote)
+  return writeStateJsonFile(remoteFile(paths), remote)
 }
 
 export async function readShipStatus(paths: EmbeddedServerPaths): Promise<ShipStatus | undefined> {
@@ -166,5 +162,5 @@ export async function readShipStatus(paths: EmbeddedServerPaths): Promise<ShipSt
 }
 
 export function writeShipStatus(paths: EmbeddedServerPaths, status: ShipStatus): Promise<void> {
-  return writeJson(shipStatusFile(paths), status)
+  return writeStateJsonFile(shipStatusFile(paths), status)
 }

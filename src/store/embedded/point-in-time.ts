@@ -126,7 +126,9 @@ async function restoreFromArchive(
 ): Promise<PointInTimeResult> {
   const dir = layout.dir
   const base = await chooseBaseBackup(layout.baseDir, await listBaseBackups(layout), options.target)
-  const runAs = await postgresRunAs({ root: paths.root })
+  // As root on a new machine the `postgres` user may not exist yet: made here, as a first start makes it
+  // (PostgreSQL refuses to run as root).
+  const runAs = await postgresRunAs({ root: paths.root, create: true })
   // A state directory rebuilt by hand (its password copied, nothing else) gets the modes the server needs.
   await prepareDirectories(paths, runAs)
   const stamp = options.now

@@ -7,7 +7,7 @@ import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
 
 /** The account that owns a shared state's `postgres/`, or undefined for a private state. */
-export async function sharedStateOwner(paths: EmbeddedServerPaths): Promise<UnixIds | undefined> {
+export async function sharedStateOwner(paths: Pick<EmbeddedServerPaths, 'root'>): Promise<UnixIds | undefined> {
   try {
     const info = await stat(paths.root)
     return (info.mode & 0o2000) !== 0 && info.uid !== 0 ? { uid: info.uid, gid: info.gid } : undefined

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { access, readFile } from 'node:fs/promises'
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
@@ -8,6 +9,9 @@ import { X509Certificate } from 'node:crypto'
 
 import { systemClock } from '../../../src/config/clock.js'
 import { rotateCa } from '../../../src/lifecycle/ca/ca-rotation.js'
+import { writeArchiveConfig } from '../../../src/store/embedded/archive-dir.js'
+import { writeArchiveRemote, writeShipStatus } from '../../../src/store/embedded/archive-remote.js'
+import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { latestRotation } from '../../../src/store/pki/ca-rotations.js'
 import { createSyncRun, finishSyncRun, getSyncRun, setSyncNode } from '../../../src/store/sync/sync-ledger.js'
 import { clearReconcileStop, recordReconcileStop } from '../../../src/store/sync/reconcile-stops.js'
@@ -111,10 +115,39 @@ describe('monitoring: alert rules and dashboard', function () {
     let exposed: Set<string>
     /** Metric names with at least one sample (a gauge read from the state has none until there is a row). */
     let sampled: Set<string>
+    let archiveState: string
     before(async () => {
       server = await startDisposablePostgres()
+      // An embedded state with an off-host archive: five local segments, the third the newest shipped.
+      archiveState = await mkdtemp(join(tmpdir(), 'fleetkit-monitoring-archive-'))
+      const paths = embeddedServerPaths(join(archiveState, 'state'))
+      await mkdir(join(archiveState, 'archive', 'wal'), { recursive: true })
+      await mkdir(paths.root, { recursive: true })
+      for (const n of [1, 2, 3, 4, 5])
+        await writeFile(join(archiveState, 'archive', 'wal', `00000001000000000000000${n}`), '')
+      await writeArchiveConfig(paths, { dir: join(archiveState, 'archive'), enabledAt: '2026-12-06T21:00:00.000Z' })
+      await writeArchiveRemote(paths, {
+        url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
+        user: 'archive',
+        host: 'vault.example.net',
+        port: 22,
+        path: '/srv/fleetkit-archive',
+        hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
+        identityFile: '/etc/fleetkit/archive_ed25519',
+        addedAt: '2026-12-06T21:00:00.000Z',
+      })
+      await writeShipStatus(paths, {
+        lastShippedWal: '000000010000000000000003',
+        lastSuccessAt: '2026-12-06T21:02:00.000Z',
+        lastAttemptAt: '2026-12-06T21:02:00.000Z',
+        lastError: null,
+      })
       // The PKI set is reloaded when the test says so, after the rotation began.
-      gw = await startTestGateway({ postgresUrl: server.url, tuning: { pkiReloadMs: 3_600_000 } })
+      gw = await startTestGateway({
+        postgresUrl: server.url,
+        tuning: { pkiReloadMs: 3_600_000 },
+        archiveStateDir: join(archiveState, 'state'),
+      })
       const pool = gw.db.pool
       // A node enrolled from the first CA: it blocks the rotation begun below.
       await gw.declareNode('web-1', { pool: 'web' })
@@ -158,6 +191,7 @@ describe('monitoring: alert rules and dashboard', function () {
     after(async () => {
       await gw?.close()
       await server?.stop()
+      if (archiveState) await rm(archiveState, { recursive: true, force: true })
     })
 
     /** The value of one sample, by name and exact label text (`state="blocking"`), from the scrape in before(). */
@@ -185,6 +219,14 @@ describe('monitoring: alert rules and dashboard', function () {
         (n) => !ALLOWED.has(n) && !sampled.has(n) && n !== 'fleetkit_gateway_heartbeat_flush_failures_total',
       )
       assert.deepEqual(unsampled, [], 'alert rules use metrics without a value on a gateway whose state has rows')
+    })
+
+    it("serves the off-host archive's shipping lag from the state's files", () => {
+      assert.equal(sample('fleetkit_wal_archive_unshipped_segments'), 2)
+      assert.equal(
+        sample('fleetkit_wal_archive_ship_last_success_timestamp_seconds'),
+        Date.parse('2026-12-06T21:02:00.000Z') / 1000,
+      )
     })
 
     it('every metric the dashboard queries is served on /metrics', async () => {

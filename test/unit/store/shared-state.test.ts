@@ -11,6 +11,15 @@ import { promisify } from 'node:util'
 
 import { resolveStateDir } from '../../../src/config/state-dir.js'
 import { applyOwnership, planRootState, planSharedState } from '../../../src/gateway/install/state-sharing.js'
+import { writeArchiveConfig } from '../../../src/store/embedded/archive-dir.js'
+import {
+  type ArchiveRemote,
+  type ShipStatus,
+  readArchiveRemote,
+  readShipStatus,
+  writeArchiveRemote,
+  writeShipStatus,
+} from '../../../src/store/embedded/archive-remote.js'
 import { readOrCreatePassword, readPasswordFile } from '../../../src/store/embedded/password-file.js'
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { packagePath } from '../../../src/package-root.js'
@@ -18,6 +27,22 @@ import { postgresRunAs } from '../../../src/store/postgres-binaries.js'
 
 const run = promisify(execFile)
 const ACCOUNT = { uid: 61011, gid: 61012 }
+const REMOTE: ArchiveRemote = {
+  url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
+  user: 'archive',
+  host: 'vault.example.net',
+  port: 22,
+  path: '/srv/fleetkit-archive',
+  hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
+  identityFile: '/root/.ssh/fleetkit-archive',
+  addedAt: '2026-12-06T21:00:00.000Z',
+}
+const SHIPPED: ShipStatus = {
+  lastShippedWal: '000000010000000000000003',
+  lastSuccessAt: '2026-12-06T21:02:00.000Z',
+  lastAttemptAt: '2026-12-06T21:02:00.000Z',
+  lastError: null,
+}
 
 async function owner(path: string): Promise<[number, number, string]> {
   const info = await stat(path)
@@ -108,6 +133,27 @@ describe('store: a state shared with the gateway service', function () {
     await writeFile(join(privateDir, 'password'), 'p\n', { mode: 0o640 })
     await readPasswordFile(join(privateDir, 'password'))
     assert.equal((await stat(join(privateDir, 'password'))).mode & 0o777, 0o600)
+  })
+
+  it("gives the archive's records to the account, group-readable, whoever writes them; 0600 in a private state", async () => {
+    // Written by root before the install (archive enable, remote add, ship): taken over 0640.
+    const paths = embeddedServerPaths(state)
+    await writeArchiveRemote(paths, REMOTE)
+    await applyOwnership(await planSharedState(state, ACCOUNT))
+    assert.deepEqual(await owner(join(state, 'postgres', 'archive-remote.json')), [ACCOUNT.uid, ACCOUNT.gid, '0640'])
+    // Written by root after it: the account's, 0640, so the gateway (its gauges) and members read them.
+    await writeShipStatus(paths, SHIPPED)
+    await writeArchiveRemote(paths, { ...REMOTE, addedAt: '2026-12-06T21:01:00.000Z' })
+    await writeArchiveConfig(paths, { dir: '/var/backups/fleetkit-wal', enabledAt: '2026-12-06T21:00:00.000Z' })
+    for (const name of ['archive-ship.json', 'archive-remote.json', 'archive.json'])
+      assert.deepEqual(await owner(join(state, 'postgres', name)), [ACCOUNT.uid, ACCOUNT.gid, '0640'], name)
+    assert.deepEqual(await readShipStatus(paths), SHIPPED)
+    assert.equal((await readArchiveRemote(paths))?.addedAt, '2026-12-06T21:01:00.000Z')
+    // Given back to root: private again.
+    await applyOwnership(await planRootState(state, { uid: 999, gid: 999 }))
+    assert.deepEqual(await owner(join(state, 'postgres', 'archive-ship.json')), [0, 0, '0600'])
+    await writeShipStatus(paths, SHIPPED)
+    assert.deepEqual(await owner(join(state, 'postgres', 'archive-ship.json')), [0, 0, '0600'])
   })
 
   it('makes the shared /var/lib/fleetkit the default state of whoever may use it', () => {

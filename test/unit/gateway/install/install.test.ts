@@ -2,6 +2,7 @@
 // getent, groupadd, useradd and systemctl, a temp unit directory and a temp state directory (the
 // ownership rules run for real: these tests chown, so they run as root, as the suite does).
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,6 +15,9 @@ import {
 } from '../../../../src/gateway/install/gateway-service.js'
 import { installGateway, type InstallHost, uninstallGatewayService } from '../../../../src/gateway/install/install.js'
 import { packagePath } from '../../../../src/package-root.js'
+import { writeArchiveConfig } from '../../../../src/store/embedded/archive-dir.js'
+import { writeArchiveRemote } from '../../../../src/store/embedded/archive-remote.js'
+import { embeddedServerPaths } from '../../../../src/store/embedded/paths.js'
 
 const ACCOUNT = { uid: 61001, gid: 61002 }
 
@@ -98,6 +102,8 @@ describe('gateway install: the flow on a stand-in machine', function () {
       unitDir: join(dir, 'etc-systemd-system'),
       template: await readFile(packagePath('systemd', 'fleetkit-gateway.service'), 'utf8'),
       reconcileTemplate: await readFile(packagePath('systemd', 'fleetkit-reconcile.service'), 'utf8'),
+      archiveShipTemplate: await readFile(packagePath('systemd', 'fleetkit-archive-ship.service'), 'utf8'),
+      archiveShipTimer: await readFile(packagePath('systemd', 'fleetkit-archive-ship.timer'), 'utf8'),
       runningServer: async () => server,
     }
   })
@@ -198,6 +204,22 @@ describe('gateway install: the flow on a stand-in machine', function () {
     assert.deepEqual(machine.changes(), [])
   })
 
+  it('lets the unit write the WAL archive when it lies outside the state (ProtectSystem=strict)', async () => {
+    const stateDir = join(dir, 'state')
+    const archiveDir = join(dir, 'backups', 'fleetkit-wal')
+    await mkdir(join(stateDir, 'postgres'), { recursive: true })
+    await writeArchiveConfig(embeddedServerPaths(stateDir), { dir: archiveDir, enabledAt: '2026-12-06T21:00:00.000Z' })
+    const first = await installGateway(host, { stateDir, command })
+    assert.match(await readFile(first.unitPath, 'utf8'), new RegExp(`^ReadWritePaths=${stateDir} -${archiveDir}$`, 'm'))
+    // An archive inside the state is covered by the state's own entry.
+    await writeArchiveConfig(embeddedServerPaths(stateDir), {
+      dir: join(stateDir, 'archive'),
+      enabledAt: '2026-12-06T21:00:00.000Z',
+    })
+    const second = await installGateway(host, { stateDir, command })
+    assert.match(await readFile(second.unitPath, 'utf8'), new RegExp(`^ReadWritePaths=${stateDir}$`, 'm'))
+  })
+
   it("takes over root's state and says so; a changed unit is rewritten and the service restarted", async () => {
     const stateDir = join(dir, 'state')
     await mkdir(join(stateDir, 'postgres', 'data'), { recursive: true, mode: 0o700 })
@@ -292,6 +314,64 @@ describe('gateway install: the flow on a stand-in machine', function () {
       'systemctl disable --now fleetkit-gateway.service',
       'systemctl daemon-reload',
     ])
+  })
+
+  it('ships on a timer once the state has an off-host remote; a second run changes nothing; uninstall removes it', async () => {
+    const stateDir = join(dir, 'state')
+    await mkdir(join(stateDir, 'postgres'), { recursive: true })
+    const plain = await installGateway(host, { stateDir, command })
+    assert.equal(plain.archiveShipTimerPath, null, 'no remote: no timer')
+    assert.ok(!machine.changes().some((c) => c.includes('archive-ship')))
+
+    // `db archive remote add` (as root, on the shared state) recorded a remote: the next install adds the timer, and only it.
+    await writeArchiveRemote(embeddedServerPaths(stateDir), {
+      url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
+      user: 'archive',
+      host: 'vault.example.net',
+      port: 22,
+      path: '/srv/fleetkit-archive',
+      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
+      identityFile: '/etc/fleetkit/archive_ed25519',
+      addedAt: '2026-12-06T21:00:00.000Z',
+    })
+    machine.calls = []
+    const first = await installGateway(host, { stateDir, command })
+    assert.equal(first.archiveShipTimerPath, join(host.unitDir, 'fleetkit-archive-ship.timer'))
+    assert.deepEqual(machine.changes(), [
+      'systemctl daemon-reload',
+      'systemctl daemon-reload',
+      'systemctl enable fleetkit-archive-ship.timer',
+      'systemctl start fleetkit-archive-ship.timer',
+    ])
+    const service = await readFile(join(host.unitDir, 'fleetkit-archive-ship.service'), 'utf8')
+    assert.match(service, new RegExp(`^ExecStart=${command.join(' ')} db archive ship$`, 'm'))
+    assert.match(service, /^User=fleetkit-gateway$/m)
+    assert.match(service, /^Type=oneshot$/m)
+    assert.match(service, new RegExp(`^Environment=FLEETKIT_STATE_DIR=${stateDir}$`, 'm'))
+    assert.match(await readFile(first.archiveShipTimerPath!, 'utf8'), /^Unit=fleetkit-archive-ship.service$/m)
+    machine.calls = []
+    const second = await installGateway(host, { stateDir, command })
+    assert.equal(second.changed, false)
+    assert.deepEqual(machine.changes(), [])
+
+    machine.calls = []
+    await uninstallGatewayService(host, {
+      stateDir,
+      removeAccount: false,
+      postgresAccount: async () => ({ uid: 999, gid: 999 }),
+      record: async () => undefined,
+      serverRunning: async () => true,
+      stopServer: async () => undefined,
+    })
+    assert.deepEqual(machine.changes(), [
+      'systemctl disable --now fleetkit-archive-ship.timer',
+      'systemctl daemon-reload',
+      'systemctl daemon-reload',
+      'systemctl disable --now fleetkit-gateway.service',
+      'systemctl daemon-reload',
+    ])
+    assert.ok(!existsSync(join(host.unitDir, 'fleetkit-archive-ship.service')))
+    assert.ok(!existsSync(first.archiveShipTimerPath!))
   })
 
   it('uninstalls: stops, disables and removes the unit, keeps state and account, records an event', async () => {

@@ -8,7 +8,12 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 
 import { runningCliCommand } from '../../../../src/gateway/install/install-host.js'
-import { renderGatewayUnit, renderReconcileUnit, unitPathProblem } from '../../../../src/gateway/install/unit-file.js'
+import {
+  renderArchiveShipUnit,
+  renderGatewayUnit,
+  renderReconcileUnit,
+  unitPathProblem,
+} from '../../../../src/gateway/install/unit-file.js'
 import { packagePath } from '../../../../src/package-root.js'
 
 const run = promisify(execFile)
@@ -71,6 +76,15 @@ describe('gateway install: the unit it renders', function () {
     })
     assert.match(unit, /^ExecStart="\/opt\/my node\/node" \/srv\/100%%\/run\.js gateway serve$/m)
     assert.match(unit, /^ReadWritePaths="\/srv\/fleet state"$/m)
+    const archived = renderGatewayUnit(template, {
+      command,
+      stateDir: '/var/lib/fleetkit',
+      user: 'u',
+      group: 'g',
+      archiveDir: '/mnt/wal archive',
+    })
+    // `-`: a missing archive directory does not keep the gateway from starting.
+    assert.match(archived, /^ReadWritePaths=\/var\/lib\/fleetkit "-\/mnt\/wal archive"$/m)
     assert.equal(unitPathProblem('relative/run.js'), 'is not absolute')
     for (const bad of ['/a"b', '/a\\b', '/a$HOME', '/a\nb']) assert.ok(unitPathProblem(bad), bad)
     assert.equal(unitPathProblem('/usr/bin/node'), undefined)
@@ -113,6 +127,23 @@ describe('gateway install: the unit it renders', function () {
       await writeFile(join(dir, 'fleetkit-reconcile.service'), reconcile)
       const verified = await run('systemd-analyze', ['verify', join(dir, 'fleetkit-reconcile.service')])
       assert.equal(`${verified.stdout}${verified.stderr}`.trim(), '', 'no warnings')
+      // The shipping service and its timer (a state with an off-host remote), verified together.
+      const ship = renderArchiveShipUnit(
+        await readFile(packagePath('systemd', 'fleetkit-archive-ship.service'), 'utf8'),
+        { command: running, stateDir: dir, user: 'fleetkit-gateway', group: 'fleetkit-gateway' },
+      )
+      assert.match(ship, new RegExp(`^ExecStart=${running.join(' ')} db archive ship$`, 'm'))
+      await writeFile(join(dir, 'fleetkit-archive-ship.service'), ship)
+      await writeFile(
+        join(dir, 'fleetkit-archive-ship.timer'),
+        await readFile(packagePath('systemd', 'fleetkit-archive-ship.timer'), 'utf8'),
+      )
+      const timer = await run('systemd-analyze', [
+        'verify',
+        join(dir, 'fleetkit-archive-ship.service'),
+        join(dir, 'fleetkit-archive-ship.timer'),
+      ])
+      assert.equal(`${timer.stdout}${timer.stderr}`.trim(), '', 'no warnings')
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
