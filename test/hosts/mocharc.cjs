@@ -31,11 +31,12 @@ module.exports = {
         // would run alone at the end.
         spec: [
           'test/integration/sync/**/*-hosts.test.ts',
-          // The two fleets of several hosts (about 3 minutes each), named so they do not sort last.
+          // The files of several hosts (3 to 4 minutes each), named so they do not sort last.
+          'test/integration/hosts/control-host-replacement.test.ts',
           'test/integration/hosts/local-cloud-fleet.test.ts',
           'test/integration/hosts/reconcile.test.ts',
           'test/integration/roles/**/*.test.ts',
-          'test/integration/hosts/!(local-cloud-fleet|reconcile).test.ts',
+          'test/integration/hosts/!(control-host-replacement|local-cloud-fleet|reconcile).test.ts',
         ],
         ...(jobs > 1 ? { parallel: true, jobs } : {}),
       }),
