@@ -3,13 +3,13 @@
 // then the account, the state's ownership, the unit and its start, each only when it differs.
 import { existsSync } from 'node:fs'
 import { lstat, mkdir, readFile, rm, stat } from 'node:fs/promises'
-import { dirname, isAbsolute, join, relative } from 'node:path'
+import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { writeFileAtomic } from '../../fs/atomic-file.js'
-import { readArchiveConfig } from '../../store/embedded/archive-dir.js'
 import { readArchiveRemote } from '../../store/embedded/archive-remote.js'
 import { embeddedServerPaths } from '../../store/embedded/paths.js'
+import { archiveDirOutside, archiveIdentityFile, planArchiveOwnership } from './archive-sharing.js'
 import { type HostRunner, lookupIds } from './host-runner.js'
 import { applyOwnership, type Ids, planRootState, planSharedState } from './state-sharing.js'
 import {
@@ -195,14 +195,6 @@ async function unitState(host: InstallHost, name = GATEWAY_UNIT_NAME): Promise<{
   return { enabled: enabled.stdout.trim() === 'enabled', active: active.stdout.trim() === 'active' }
 }
 
-/** The WAL archive directory recorded for the state (db archive enable), when it lies outside the state directory. */
-async function archiveDirOutside(stateDir: string): Promise<string | undefined> {
-  const config = await readArchiveConfig(embeddedServerPaths(stateDir))
-  if (config === undefined) return undefined
-  const inside = relative(stateDir, config.dir)
-  return inside === '' || (!inside.startsWith('..') && !isAbsolute(inside)) ? undefined : config.dir
-}
-
 /** Install (or bring back in line) the gateway service; a second run changes nothing and says so. */
 export async function installGateway(host: InstallHost, options: InstallOptions): Promise<GatewayInstallResult> {
   requireRootAndSystemd(host, 'install')
@@ -231,6 +223,14 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   const archiveProblem = archiveDir === undefined ? undefined : unitPathProblem(archiveDir)
   if (archiveDir !== undefined && archiveProblem)
     throw pathUnusable(archiveDir, archiveProblem, 'fleetkit db archive enable DIR with a plain absolute path')
+  // The timer ships as the account, which the unit keeps out of /home and /root (ProtectHome=yes).
+  const archiveKey = await archiveIdentityFile(stateDir)
+  if (archiveKey !== undefined && HIDDEN_BY_UNIT.some((dir) => archiveKey.startsWith(`${dir}/`)))
+    throw pathUnusable(
+      archiveKey,
+      'is under a directory the unit hides (ProtectHome=yes), so the archive cannot be shipped',
+      'install -m 0600 KEY /etc/fleetkit/archive_ed25519, then fleetkit db archive remote add URL --host-key LINE --identity /etc/fleetkit/archive_ed25519',
+    )
   const unit = renderGatewayUnit(host.template, {
     command: options.command,
     stateDir,
@@ -243,6 +243,9 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   const { enabled, active } = await unitState(host)
   const stateExists = existsSync(stateDir)
   const ownership = account && stateExists ? await planSharedState(stateDir, account) : undefined
+  const archiveOwnership = account
+    ? await planArchiveOwnership(stateDir, { archive: account, key: account })
+    : undefined
   const reconcile = options.withReconcile
     ? renderReconcileUnit(host.reconcileTemplate, {
         command: options.command,
@@ -273,7 +276,15 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
     next: reconcile === undefined ? NEXT : `${NEXT} fleetkit-reconcile`,
   })
   const actions: string[] = []
-  if (account && group && current === unit && enabled && active && ownership?.length === 0) {
+  if (
+    account &&
+    group &&
+    current === unit &&
+    enabled &&
+    active &&
+    ownership?.length === 0 &&
+    archiveOwnership?.length === 0
+  ) {
     if (reconcile !== undefined) await installUnit(host, RECONCILE_UNIT_NAME, reconcile, actions)
     if (archiveShip !== undefined) await installShipTimer(host, archiveShip, actions)
     return result(actions.length > 0, actions, false)
@@ -316,6 +327,12 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   } else if (changes.length > 0) {
     actions.push(`shared ${stateDir} with the group ${GATEWAY_ACCOUNT} (${changes.length} path(s) set)`)
   }
+  const archiveChanges = await planArchiveOwnership(stateDir, { archive: account, key: account })
+  await applyOwnership(archiveChanges)
+  if (archiveChanges.length > 0)
+    actions.push(
+      `gave ${GATEWAY_ACCOUNT} the WAL archive outside the state and the archive's SSH key (${archiveChanges.length} path(s))`,
+    )
   if (current !== unit) {
     await mkdir(host.unitDir, { recursive: true })
     await writeFileAtomic(unitPath, unit, 0o644)
@@ -457,6 +474,9 @@ async function removeGatewayAccount(
     const changes = await planRootState(options.stateDir, options.postgres)
     await applyOwnership(changes)
     if (changes.length > 0) actions.push(`gave ${options.stateDir} back to root (its data directory to postgres)`)
+    const archive = await planArchiveOwnership(options.stateDir, { archive: options.postgres, key: { uid: 0, gid: 0 } })
+    await applyOwnership(archive)
+    if (archive.length > 0) actions.push("gave the WAL archive back to postgres and the archive's SSH key to root")
   }
   if (account) {
     await mustRun(host, 'userdel', [GATEWAY_ACCOUNT])

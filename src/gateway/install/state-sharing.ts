@@ -88,6 +88,15 @@ export function planSharedState(stateDir: string, account: Ids): Promise<Ownersh
   return planChanges(stateDir, { ids: () => account, mode: (rel, dir) => sharedMode(rel, dir) })
 }
 
+/**
+ * What giving `path` (a directory and all it holds, or one file) to `ids` changes, modes kept; nothing when it
+ * does not exist. For what the account must own beside the state: the WAL archive, the archive's SSH key.
+ */
+export async function planOwnedTree(path: string, ids: Ids): Promise<OwnershipChange[]> {
+  if (!(await lstat(path).catch(() => undefined))) return []
+  return planChanges(path, { ids: () => ids, mode: () => undefined })
+}
+
 /** What giving `stateDir` back to root changes: the data directory to `postgres`, as root's own state has it. */
 export function planRootState(stateDir: string, postgres: Ids): Promise<OwnershipChange[]> {
   return planChanges(stateDir, {

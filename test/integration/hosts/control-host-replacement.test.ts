@@ -185,8 +185,8 @@ describe('replacing the control host from the off-host archive (containers)', fu
     await fleetkit(a, `db archive enable ${ARCHIVE_DIR} --archive-timeout 30`)
     await fleetkit(a, 'db stop')
     await fleetkit(a, 'gateway install')
-    // docs/gateway.md: an archive made before the install is handed to the account.
-    await a.sshOk(`chown -R fleetkit-gateway:fleetkit-gateway ${ARCHIVE_DIR}`)
+    // docs/gateway.md: the install hands an archive made before it to the account.
+    assert.equal((await a.sshOk(`stat -c %U ${ARCHIVE_DIR}`)).stdout.trim(), 'fleetkit-gateway')
     await authorizeOnVault(a, IDENTITY)
     const added = await fleetkitJson(
       a,
@@ -264,7 +264,8 @@ describe('replacing the control host from the off-host archive (containers)', fu
     await fleetkit(c, 'db stop')
     const installed = await fleetkitJson(c, 'gateway install')
     assert.equal(installed.archiveShipTimerPath, '/etc/systemd/system/fleetkit-archive-ship.timer')
-    await c.sshOk(`chown -R fleetkit-gateway:fleetkit-gateway ${ARCHIVE_DIR} ${key}`)
+    // The install gave the account the archive and the key the shipping timer logs in with.
+    assert.equal((await c.sshOk(`stat -c %U ${ARCHIVE_DIR} ${key} | sort -u`)).stdout.trim(), 'fleetkit-gateway')
 
     // The state is all there: the node enrolled and held after the base backup, with their events.
     const shown = (await fleetkitJson(c, `node show ${NODE_ID}`)) as { node: { status: string; hold: unknown } }

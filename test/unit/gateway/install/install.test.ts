@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../../../src/checks/fleetkit-error.js'
 import type { HostRunner, RunResult } from '../../../../src/gateway/install/host-runner.js'
@@ -218,6 +218,85 @@ describe('gateway install: the flow on a stand-in machine', function () {
     })
     const second = await installGateway(host, { stateDir, command })
     assert.match(await readFile(second.unitPath, 'utf8'), new RegExp(`^ReadWritePaths=${stateDir}$`, 'm'))
+  })
+
+  it("gives the account the WAL archive outside the state and the archive's SSH key; --remove-account gives them back", async () => {
+    const stateDir = join(dir, 'state')
+    const archiveDir = join(dir, 'backups', 'fleetkit-wal')
+    const key = join(dir, 'etc-fleetkit', 'archive_ed25519')
+    // As root's state left them: the archive written by postgres (999), the key root's own.
+    await mkdir(join(archiveDir, 'wal'), { recursive: true, mode: 0o700 })
+    await writeFile(join(archiveDir, 'wal', '000000010000000000000001'), 'segment')
+    await chown(archiveDir, 999, 999)
+    await chown(join(archiveDir, 'wal'), 999, 999)
+    await chown(join(archiveDir, 'wal', '000000010000000000000001'), 999, 999)
+    await mkdir(dirname(key), { recursive: true })
+    await writeFile(key, 'not a real key\n', { mode: 0o600 })
+    await mkdir(join(stateDir, 'postgres'), { recursive: true })
+    await writeArchiveConfig(embeddedServerPaths(stateDir), { dir: archiveDir, enabledAt: '2026-12-06T21:00:00.000Z' })
+    await writeArchiveRemote(embeddedServerPaths(stateDir), {
+      url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
+      user: 'archive',
+      host: 'vault.example.net',
+      port: 22,
+      path: '/srv/fleetkit-archive',
+      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOEF82ArN1Ov8GQYCoPMrN5fhe2GPIh9kb1ezRwyEuom',
+      identityFile: key,
+      addedAt: '2026-12-06T21:00:00.000Z',
+    })
+    const owners = async () =>
+      Promise.all(
+        [archiveDir, join(archiveDir, 'wal', '000000010000000000000001'), key].map(async (p) => {
+          const info = await stat(p)
+          return [info.uid, info.gid, info.mode & 0o777]
+        }),
+      )
+    const first = await installGateway(host, { stateDir, command })
+    assert.ok(
+      first.actions.some((a) => /WAL archive outside the state and the archive's SSH key \(4 path/.test(a)),
+      first.actions.join('\n'),
+    )
+    assert.deepEqual(await owners(), [
+      [ACCOUNT.uid, ACCOUNT.gid, 0o700],
+      [ACCOUNT.uid, ACCOUNT.gid, 0o644],
+      [ACCOUNT.uid, ACCOUNT.gid, 0o600],
+    ])
+    machine.calls = []
+    const second = await installGateway(host, { stateDir, command })
+    assert.equal(second.changed, false, second.actions.join('\n'))
+
+    await uninstallGatewayService(host, {
+      stateDir,
+      removeAccount: true,
+      postgresAccount: async () => ({ uid: 999, gid: 999 }),
+      record: async () => undefined,
+      serverRunning: async () => false,
+      stopServer: async () => undefined,
+    })
+    assert.deepEqual(await owners(), [
+      [999, 999, 0o700],
+      [999, 999, 0o644],
+      [0, 0, 0o600],
+    ])
+  })
+
+  it('refuses an archive SSH key the unit hides (ProtectHome=yes), before changing anything', async () => {
+    const stateDir = join(dir, 'state')
+    await mkdir(join(stateDir, 'postgres'), { recursive: true })
+    await writeArchiveRemote(embeddedServerPaths(stateDir), {
+      url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
+      user: 'archive',
+      host: 'vault.example.net',
+      port: 22,
+      path: '/srv/fleetkit-archive',
+      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOEF82ArN1Ov8GQYCoPMrN5fhe2GPIh9kb1ezRwyEuom',
+      identityFile: '/root/.ssh/id_ed25519',
+      addedAt: '2026-12-06T21:00:00.000Z',
+    })
+    const error = await refusal(installGateway(host, { stateDir, command }))
+    assert.equal(error.code, 'GATEWAY_INSTALL_PATH_UNUSABLE')
+    assert.match(error.message, /\/root\/\.ssh\/id_ed25519 is under a directory the unit hides/)
+    assert.deepEqual(machine.changes(), [])
   })
 
   it("takes over root's state and says so; a changed unit is rewritten and the service restarted", async () => {
