@@ -1,6 +1,7 @@
 // What the provisioning tests run against: a disposable PostgreSQL, a gateway on it, the Hetzner stub
 // (its actions 2 s on one injected clock) and fleetkit's client of it on the same clock, and a valid
 // definition pointed at the gateway with a build pool in two regions.
+import { createHash } from 'node:crypto'
 import { gunzipSync } from 'node:zlib'
 
 import { fixedClock } from '../../src/config/clock.js'
@@ -29,6 +30,10 @@ export interface ProvisionWorld {
   creates: (name: string) => HetznerStub['requests']
   /** The stub's servers labelled as NODE's. */
   serversOf: (nodeId: string) => StubServer[]
+  /** The clear secret in the node's last create request, found by the hash the state holds (undefined: none matches). */
+  secretOf: (nodeId: string) => Promise<string | undefined>
+  /** An afterStep hook that enrolls the node with the gateway once it awaits its enrollment. */
+  enrollHook: (nodeId: string) => (step: string) => Promise<void>
   close: () => Promise<void>
 }
 
@@ -49,6 +54,22 @@ export async function startProvisionWorld(): Promise<ProvisionWorld> {
   const definition = validDefinition()
   definition.gateway = { url: gw.agentUrl, enrollUrl: gw.enrollUrl }
   definition.pools.build!.regions = ['fsn1', 'nbg1']
+  const creates: ProvisionWorld['creates'] = (name) =>
+    stub.requests.filter(
+      (r) => r.method === 'POST' && r.path === '/servers' && (r.body as { name?: string })?.name === name,
+    )
+  const secretOf = async (nodeId: string): Promise<string | undefined> => {
+    const request = creates(nodeId).at(-1)
+    if (!request) return undefined
+    const document = decodeUserData((request.body as { user_data: string }).user_data)
+    const { rows } = await gw.db.pool.query<{ h: string }>(
+      `SELECT encode(enrollment_secret_sha256, 'hex') AS h FROM nodes WHERE id = $1`,
+      [nodeId],
+    )
+    return (document.match(/[0-9a-f]{64}/g) ?? []).find(
+      (s) => createHash('sha256').update(s).digest('hex') === rows[0]?.h,
+    )
+  }
   return {
     pg,
     gw,
@@ -57,10 +78,14 @@ export async function startProvisionWorld(): Promise<ProvisionWorld> {
     definition,
     clock,
     sleep,
-    creates: (name) =>
-      stub.requests.filter(
-        (r) => r.method === 'POST' && r.path === '/servers' && (r.body as { name?: string })?.name === name,
-      ),
+    creates,
+    secretOf,
+    enrollHook: (nodeId) => async (step) => {
+      if (step !== 'awaiting_enrollment') return
+      const secret = await secretOf(nodeId)
+      if (!secret) throw new Error(`no secret of ${nodeId} in its seed matches the state`)
+      await gw.enroll(nodeId, secret)
+    },
     serversOf: (nodeId) => [...stub.api.servers.values()].filter((s) => s.labels['fleetkit.node_id'] === nodeId),
     close: async () => {
       await stub.close()

@@ -1,4 +1,4 @@
-// One winner (issue 37, item 3): 20 concurrent `node provision`, `--resume` and `node decommission`
+// One winner (issue 37, item 3): 20 concurrent `node provision`, `--resume`, `node replace` and `node decommission`
 // runs on one node, each on a pool of its own (as 20 processes would be), against the Hetzner stub.
 // Exactly one acts; the 19 others are NODE_BUSY, naming the command that holds the node, before any
 // provider request; one create request (or delete) is sent; the secret stored is the one in the
@@ -6,7 +6,6 @@
 // confirmation) until the 19 others were refused. A run after the winner ended proceeds normally, and
 // so does one after a holder whose connection died.
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
 
 import pgModule from 'pg'
 import type pg from 'pg'
@@ -17,17 +16,18 @@ import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { Definition } from '../../../src/definition/types.js'
 import { decommissionNode } from '../../../src/lifecycle/node/node-decommission.js'
 import { type ProvisionOptions, provisionNode } from '../../../src/lifecycle/provision/node-provision.js'
+import { replaceNode } from '../../../src/lifecycle/provision/node-replace.js'
 import type { HetznerClient } from '../../../src/provider/hetzner.js'
 import type { HetznerStub } from '../../../src/provider/hetzner-stub.js'
 import { getProvisionRow } from '../../../src/store/provider/provisioning.js'
 import { eventually } from '../../support/eventually.js'
 import type { TestGateway } from '../../support/gateway.js'
 import type { DisposablePostgres } from '../../support/postgres.js'
-import { type ProvisionWorld, decodeUserData, startProvisionWorld } from '../../support/provision-world.js'
+import { type ProvisionWorld, startProvisionWorld } from '../../support/provision-world.js'
 
 const RUNS = 20
 
-describe('one winner: 20 concurrent provision, --resume and decommission runs of one node', function () {
+describe('one winner: 20 concurrent provision, --resume, replace and decommission runs of one node', function () {
   this.timeout(120_000)
   let world: ProvisionWorld
   let pg: DisposablePostgres
@@ -43,14 +43,8 @@ describe('one winner: 20 concurrent provision, --resume and decommission runs of
 
   /** The stored secret hash is the SHA-256 of the one secret in the (only) create request's seed. */
   async function assertStoredSecretIsTheSeeds(nodeId: string): Promise<void> {
-    const [request] = creates(nodeId)
-    const document = decodeUserData((request!.body as { user_data: string }).user_data)
-    const { rows } = await gw.db.pool.query<{ h: string }>(
-      `SELECT encode(enrollment_secret_sha256, 'hex') AS h FROM nodes WHERE id = $1`,
-      [nodeId],
-    )
-    const hashes = (document.match(/[0-9a-f]{64}/g) ?? []).map((s) => createHash('sha256').update(s).digest('hex'))
-    assert.ok(hashes.includes(rows[0]!.h), "the stored hash is the one of the secret in the server's seed")
+    assert.equal(creates(nodeId).length, 1)
+    assert.ok(await world.secretOf(nodeId), "the stored hash is the one of the secret in the server's seed")
   }
 
   /** A client that counts the provider calls of one run (every method it is asked for). */
@@ -148,7 +142,7 @@ describe('one winner: 20 concurrent provision, --resume and decommission runs of
   before(async () => {
     world = await startProvisionWorld()
     ;({ pg, gw, stub, client, definition, clock, sleep } = world)
-    for (const id of ['win-1', 'win-2', 'win-3']) definition.nodes.push({ id, pool: 'build', state: 'active' })
+    for (const id of ['win-1', 'win-2', 'win-3', 'win-4']) definition.nodes.push({ id, pool: 'build', state: 'active' })
   })
   afterEach(async () => {
     await Promise.all(pools.map((p) => p.end()))
@@ -192,6 +186,32 @@ describe('one winner: 20 concurrent provision, --resume and decommission runs of
     assert.equal(creates('win-2').length, 1, 'exactly one POST /servers')
     assert.equal(serversOf('win-2').length, 1)
     await assertStoredSecretIsTheSeeds('win-2')
+  })
+
+  it('node replace: one provisions the one successor and drains the old node; 19 are NODE_BUSY', async () => {
+    const old = await provisionNode(
+      provisionOptions('win-4', { waitMs: 600_000, afterStep: world.enrollHook('win-4') }),
+    )
+    assert.equal(old.state, 'enrolled')
+    const outcomes = await race((gate, runClient, pool) =>
+      replaceNode({
+        ...provisionOptions('win-4'),
+        pool,
+        client: runClient,
+        oldId: 'win-4',
+        actor: 'race',
+        waitMs: 600_000,
+        beforeCreate: gate,
+        afterStep: world.enrollHook('win-4-r2'),
+      }),
+    )
+    const won = oneWinner(outcomes, 'node replace win-4')
+    assert.equal(won.replacement.node, 'win-4-r2')
+    assert.equal(won.replacement.state, 'enrolled')
+    assert.equal(won.drain.to, 'draining')
+    assert.equal(creates('win-4-r2').length, 1, 'exactly one POST /servers for the successor')
+    assert.equal(serversOf('win-4-r2').length, 1)
+    await assertStoredSecretIsTheSeeds('win-4-r2')
   })
 
   it('node decommission: one retires the node and deletes its server once; 19 are NODE_BUSY; a later run finds nothing owed', async () => {

@@ -4,7 +4,6 @@
 // placement fallback, enrollment and its expiry, replace, a delete that fails once, and answers
 // without a usable server id (a proxy in front of the stub sends them).
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -60,23 +59,12 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
   const creates = (name: string) => world.creates(name)
   const serversOf = (nodeId: string) => world.serversOf(nodeId)
   const serversNamed = (name: string) => [...stub.api.servers.values()].filter((s) => s.name === name)
-  /** The clear secret in the node's last create request, found by the hash the state holds. */
   async function secretOf(nodeId: string): Promise<string> {
-    const request = creates(nodeId).at(-1)!
-    const document = decodeUserData((request.body as { user_data: string }).user_data)
-    const { rows } = await gw.db.pool.query<{ h: string }>(
-      `SELECT encode(enrollment_secret_sha256, 'hex') AS h FROM nodes WHERE id = $1`,
-      [nodeId],
-    )
-    const secret = (document.match(/[0-9a-f]{64}/g) ?? []).find(
-      (s) => createHash('sha256').update(s).digest('hex') === rows[0]!.h,
-    )
+    const secret = await world.secretOf(nodeId)
     assert.ok(secret, 'the seed holds the secret whose hash the state has')
     return secret
   }
-  const enrollHook = (nodeId: string) => async (step: string) => {
-    if (step === 'awaiting_enrollment') await gw.enroll(nodeId, await secretOf(nodeId))
-  }
+  const enrollHook = (nodeId: string) => world.enrollHook(nodeId)
 
   function declare(...ids: string[]) {
     for (const id of ids) definition.nodes.push({ id, pool: 'build', state: 'active' })
