@@ -9,11 +9,9 @@
 // certificate A's CA issued it, and C's shipping timer's service ships the new timeline as the gateway's
 // account. No sync, no second agent: the cheapest drill that proves the runbook.
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 
 import { parse, stringify } from 'yaml'
 
@@ -27,67 +25,14 @@ import {
 } from '../../hosts/index.js'
 import { allocateAddress, releaseAddress } from '../../hosts/network.js'
 import { agentBundle } from '../../support/agent-bundle.js'
-import { runProcessOk } from '../../support/process.js'
+import { FLEETKIT, VERSION, copyInto, eventually, installFleetkit } from '../../support/control-host.js'
 import { packSignedRelease } from '../../support/release-mirror.js'
 
-const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
-const FLEETKIT = '/usr/local/bin/fleetkit'
-/** What `npm install -g` would put in place (as gateway-install.test.ts copies it). */
-const PACKAGE_FILES = [
-  'bin',
-  'dist',
-  'package.json',
-  'oclif.manifest.json',
-  'systemd',
-  'schema',
-  'policy',
-  'src/store/migrations',
-  'src/store/embedded/initdb-child.mjs',
-  'cloud-init',
-  'node_modules',
-]
 const NODE_ID = 'build-1'
 const ARCHIVE_DIR = '/var/backups/fleetkit-wal'
 const REMOTE_DIR = '/srv/fleetkit-archive'
 const IDENTITY = '/root/.ssh/fleetkit-archive'
 const AGENT_CERT = '/var/lib/fleetkit/pki/agent.pem'
-const VERSION = (JSON.parse(await readFile(packagePath('package.json'), 'utf8')) as { version: string }).version
-
-/** fleetkit and this machine's Node.js 20, copied into the host's own root (its mount namespace). */
-async function installFleetkit(host: ContainerHost): Promise<void> {
-  const into = `nsenter -t ${host.initPid} -m -r --`
-  await runProcessOk('bash', [
-    '-o',
-    'pipefail',
-    '-c',
-    `${into} mkdir -p /opt/fleetkit /usr/local/bin && ` +
-      `tar -C ${repoRoot} -chf - ${PACKAGE_FILES.join(' ')} | ${into} tar -xf - -C /opt/fleetkit --no-same-owner && ` +
-      `tar -C "$(dirname "$(readlink -f "$(command -v node)")")" -chf - node | ${into} tar -xf - -C /usr/local/bin --no-same-owner`,
-  ])
-  await host.sshOk(
-    `chmod -R a+rX /opt/fleetkit && printf '#!/bin/sh\\nexec /usr/local/bin/node /opt/fleetkit/bin/run.js "$@"\\n' > ${FLEETKIT} && chmod 0755 ${FLEETKIT}`,
-  )
-}
-
-async function copyInto(host: ContainerHost, from: string, to: string): Promise<void> {
-  const into = `nsenter -t ${host.initPid} -m -r --`
-  await runProcessOk('bash', [
-    '-o',
-    'pipefail',
-    '-c',
-    `${into} mkdir -p ${to} && tar -C ${from} -chf - . | ${into} tar -xf - -C ${to} --no-same-owner`,
-  ])
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 1000))
-  }
-}
 
 const json = (stdout: string) => JSON.parse(stdout) as { code?: string; result: Record<string, unknown> }
 
@@ -124,7 +69,6 @@ describe('replacing the control host from the off-host archive (containers)', fu
   const clockOf = async (host: ContainerHost) => Number((await host.sshOk('date -u +%s')).stdout.trim())
 
   before(async function () {
-    assert.ok(existsSync(`${repoRoot}/dist/commands`), 'fleetkit is not built: npm run build')
     await assertHostsAvailable('container')
     // C is booted with the others (boots overlap) and left untouched until A is gone.
     const [a, b, c] = await Promise.all([

@@ -8,60 +8,20 @@
 // brings the unit, its database and the node's heartbeats back; uninstall stops and removes the unit.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 
 import { parse, stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { type ContainerHost, OPERATOR_ADDRESS, assertHostsAvailable, startContainerHosts } from '../../hosts/index.js'
 import { agentBundle } from '../../support/agent-bundle.js'
-import { runProcessOk } from '../../support/process.js'
+import { FLEETKIT, VERSION, copyInto, eventually, installFleetkit } from '../../support/control-host.js'
 import { packSignedRelease } from '../../support/release-mirror.js'
 
-const repoRoot = fileURLToPath(new URL('../../..', import.meta.url))
-const FLEETKIT = '/usr/local/bin/fleetkit'
-/** What `npm install -g` would put in place: the build, its manifest, the shipped files and the dependencies. */
-const PACKAGE_FILES = [
-  'bin',
-  'dist',
-  'package.json',
-  'oclif.manifest.json',
-  'systemd',
-  'schema',
-  'policy',
-  'src/store/migrations',
-  'src/store/embedded/initdb-child.mjs',
-  'cloud-init',
-  'node_modules',
-]
 /** The node the second container becomes: the example's canary, booted by hand (no provider, no ssh block). */
 const NODE_ID = 'build-1'
-const VERSION = (JSON.parse(await readFile(packagePath('package.json'), 'utf8')) as { version: string }).version
-
-/** Copies the local folder `from` into the host's own root at `to` (its mount namespace, not the overlay). */
-async function copyInto(host: ContainerHost, from: string, to: string): Promise<void> {
-  const into = `nsenter -t ${host.initPid} -m -r --`
-  await runProcessOk('bash', [
-    '-o',
-    'pipefail',
-    '-c',
-    `${into} mkdir -p ${to} && tar -C ${from} -chf - . | ${into} tar -xf - -C ${to} --no-same-owner`,
-  ])
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 1000))
-  }
-}
 
 describe('gateway install on a control host (container)', function () {
   this.timeout(600_000)
@@ -70,24 +30,10 @@ describe('gateway install on a control host (container)', function () {
   let scratch: string
 
   before(async function () {
-    assert.ok(existsSync(`${repoRoot}/dist/commands`), 'fleetkit is not built: npm run build')
     await assertHostsAvailable('container')
     const [started] = await startContainerHosts(1, { name: 'control' })
     host = started!
-    // The image's Node.js is Debian's 18; fleetkit needs 20: this machine's goes to /usr/local/bin.
-    // Copied into the container's own mount namespace and root (nsenter -m -r), not over its overlay.
-    const into = `nsenter -t ${host.initPid} -m -r --`
-    await runProcessOk('bash', [
-      '-o',
-      'pipefail',
-      '-c',
-      `${into} mkdir -p /opt/fleetkit /usr/local/bin && ` +
-        `tar -C ${repoRoot} -chf - ${PACKAGE_FILES.join(' ')} | ${into} tar -xf - -C /opt/fleetkit --no-same-owner && ` +
-        `tar -C "$(dirname "$(readlink -f "$(command -v node)")")" -chf - node | ${into} tar -xf - -C /usr/local/bin --no-same-owner`,
-    ])
-    await host.sshOk(
-      `chmod -R a+rX /opt/fleetkit && printf '#!/bin/sh\\nexec /usr/local/bin/node /opt/fleetkit/bin/run.js "$@"\\n' > ${FLEETKIT} && chmod 0755 ${FLEETKIT}`,
-    )
+    await installFleetkit(host)
     await host.sshOk('useradd --create-home --shell /bin/bash op')
     scratch = await mkdtemp(join(tmpdir(), 'fleetkit-control-host-'))
   })
