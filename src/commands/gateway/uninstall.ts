@@ -4,7 +4,7 @@ import { Flags } from '@oclif/core'
 
 import { envWithStateDir, stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
-import type { GatewayUninstallResult } from '../../gateway/install/install.js'
+import type { GatewayUninstallResult } from '../../gateway/install/uninstall.js'
 
 export default class GatewayUninstall extends FleetkitCommand<GatewayUninstallResult> {
   static override summary = 'Stop, disable and remove the gateway systemd service (root only); the state stays.'

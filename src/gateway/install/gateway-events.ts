@@ -5,7 +5,8 @@ import type { Queryable } from '../../store/database.js'
 import { inspectEmbeddedServer } from '../../store/embedded/server.js'
 import { appendEvent } from '../../store/events.js'
 import type { HostRunner } from './host-runner.js'
-import type { GatewayInstallResult, GatewayUninstallResult } from './install.js'
+import type { GatewayInstallResult } from './install.js'
+import type { GatewayUninstallResult } from './uninstall.js'
 import { GATEWAY_UNIT_NAME } from './unit-file.js'
 
 export interface WaitOptions {

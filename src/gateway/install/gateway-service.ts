@@ -7,16 +7,11 @@ import { inspectEmbeddedServer, stopEmbeddedServer } from '../../store/embedded/
 import { postgresRunAs } from '../../store/postgres-binaries.js'
 import type { Queryable } from '../../store/database.js'
 import { recordGatewayInstalled, recordGatewayUninstalled, waitForGatewayDatabase } from './gateway-events.js'
-import {
-  type GatewayInstallResult,
-  type GatewayUninstallResult,
-  installGateway,
-  type InstallHost,
-  requireRootAndSystemd,
-  uninstallGatewayService,
-} from './install.js'
-import { machineInstallHost, runningCliCommand } from './install-host.js'
+import { type GatewayInstallResult, installGateway } from './install.js'
+import { requireRootAndSystemd } from './install-checks.js'
+import { type InstallHost, machineInstallHost, runningCliCommand } from './install-host.js'
 import { type InstallLockOptions, withInstallLock } from './install-lock.js'
+import { type GatewayUninstallResult, uninstallGatewayService } from './uninstall.js'
 
 type WithPool = <T>(work: (pool: Queryable) => Promise<T>) => Promise<T>
 

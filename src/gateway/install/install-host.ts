@@ -1,12 +1,30 @@
-// The real machine behind InstallHost: systemctl and useradd through runOnHost, the shipped unit,
+// What install and uninstall act on (InstallHost), and the real machine behind it: systemctl and useradd through runOnHost, the shipped unit,
 // /etc/systemd/system, and the embedded server's postmaster from /proc.
 import { existsSync, realpathSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 
 import { packagePath } from '../../package-root.js'
 import { livePostmasterPid } from '../../store/embedded/server.js'
-import { runOnHost } from './host-runner.js'
-import type { InstallHost } from './install.js'
+import { type HostRunner, runOnHost } from './host-runner.js'
+
+export interface InstallHost {
+  /** The running user's uid (only root may install). */
+  uid: number
+  run: HostRunner
+  /** True when systemd is PID 1 (/run/systemd/system exists). */
+  systemdRunning: boolean
+  /** Where the unit goes: /etc/systemd/system. */
+  unitDir: string
+  /** The shipped unit, systemd/fleetkit-gateway.service. */
+  template: string
+  /** The shipped systemd/fleetkit-reconcile.service (--with-reconcile). */
+  reconcileTemplate: string
+  /** The shipped systemd/fleetkit-archive-ship.service and .timer (a state with an off-host remote). */
+  archiveShipTemplate: string
+  archiveShipTimer: string
+  /** The PID and uid of the embedded server running on the state directory, if one runs. */
+  runningServer: (stateDir: string) => Promise<{ pid: number; uid: number } | undefined>
+}
 
 export async function machineInstallHost(): Promise<InstallHost> {
   return {

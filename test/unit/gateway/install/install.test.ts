@@ -13,7 +13,9 @@ import {
   installGatewayService,
   uninstallGatewayServiceOnMachine,
 } from '../../../../src/gateway/install/gateway-service.js'
-import { installGateway, type InstallHost, uninstallGatewayService } from '../../../../src/gateway/install/install.js'
+import { installGateway } from '../../../../src/gateway/install/install.js'
+import type { InstallHost } from '../../../../src/gateway/install/install-host.js'
+import { uninstallGatewayService } from '../../../../src/gateway/install/uninstall.js'
 import { packagePath } from '../../../../src/package-root.js'
 import { writeArchiveConfig } from '../../../../src/store/embedded/archive-dir.js'
 import { writeArchiveRemote } from '../../../../src/store/embedded/archive-remote.js'
