@@ -9,12 +9,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Env } from '../../config/state-dir.js'
 import { resolvePkiDir } from '../../pki/pki-dir.js'
 import { checkArchiveDir, prepareArchiveDir, requireEmbedded } from '../../store/embedded/archive-dir.js'
-import {
-  type ArchiveRemote,
-  checkIdentityFile,
-  parseHostKey,
-  parseRemoteUrl,
-} from '../../store/embedded/archive-remote.js'
+import { checkedArchiveRemote } from '../../store/embedded/archive-remote.js'
 import { embeddedServerPaths } from '../../store/embedded/paths.js'
 import { postgresRunAs } from '../../store/postgres-binaries.js'
 import { fetchRestorable, inspectArchive, requireRestorable } from './archive-inspect.js'
@@ -60,13 +55,7 @@ export async function fetchRemoteArchive(options: {
   progress: (message: string) => void
 }): Promise<ArchiveFetchResult> {
   requireEmbedded(options.env)
-  const where = parseRemoteUrl(options.url)
-  const remote: ArchiveRemote = {
-    ...where,
-    hostKey: parseHostKey(options.hostKeyLine, where.host, where.port),
-    identityFile: await checkIdentityFile(options.identityFile),
-    addedAt: options.now().toISOString(),
-  }
+  const remote = await checkedArchiveRemote(options, options.now())
   const dir = checkArchiveDir(options.dir)
   const paths = embeddedServerPaths(options.stateDir)
   const pkiDir = resolvePkiDir({ ...options.env, FLEETKIT_STATE_DIR: options.stateDir })

@@ -19,9 +19,7 @@ import {
 } from '../../store/embedded/archive-dir.js'
 import {
   type ArchiveRemote,
-  checkIdentityFile,
-  parseHostKey,
-  parseRemoteUrl,
+  checkedArchiveRemote,
   readArchiveRemote,
   readShipStatus,
   writeArchiveRemote,
@@ -57,13 +55,7 @@ export async function addArchiveRemote(options: {
 }): Promise<RemoteAddResult> {
   requireEmbedded(options.env)
   const paths = embeddedServerPaths(options.stateDir)
-  const where = parseRemoteUrl(options.url)
-  const remote: ArchiveRemote = {
-    ...where,
-    hostKey: parseHostKey(options.hostKeyLine, where.host, where.port),
-    identityFile: await checkIdentityFile(options.identityFile),
-    addedAt: options.now().toISOString(),
-  }
+  const remote = await checkedArchiveRemote(options, options.now())
   await requireArchive(paths)
   const before = await readArchiveRemote(paths)
   const same =

@@ -108,7 +108,7 @@ export function parseHostKey(line: string, host: string, port: number): string {
 }
 
 /** The identity file must be a readable regular file; its path is recorded, never its contents. */
-export async function checkIdentityFile(path: string): Promise<string> {
+async function checkIdentityFile(path: string): Promise<string> {
   if (!path.startsWith('/')) throw invalid(`--identity ${JSON.stringify(path.slice(0, 200))} is not an absolute path`)
   const info = await stat(path).catch(() => undefined)
   if (!info?.isFile()) throw invalid(`--identity ${path} is not a file here`, { identityFile: path })
@@ -116,6 +116,20 @@ export async function checkIdentityFile(path: string): Promise<string> {
     throw invalid(`--identity ${path} cannot be read: ${error.message}`, { identityFile: path })
   })
   return path
+}
+
+/** The remote as `remote add` and `fetch` are given it: URL, host key line and identity file, each checked. */
+export async function checkedArchiveRemote(
+  given: { url: string; hostKeyLine: string; identityFile: string },
+  now: Date,
+): Promise<ArchiveRemote> {
+  const where = parseRemoteUrl(given.url)
+  return {
+    ...where,
+    hostKey: parseHostKey(given.hostKeyLine, where.host, where.port),
+    identityFile: await checkIdentityFile(given.identityFile),
+    addedAt: now.toISOString(),
+  }
 }
 
 function remoteFile(paths: EmbeddedServerPaths): string {
