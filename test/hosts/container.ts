@@ -2,11 +2,12 @@
 // host's own folder), systemd as PID 1, a veth on the test bridge with a static address, sshd with
 // a host key made before boot, cloud-init reading the test's NoCloud seed. Seconds to start.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
+import { findInit } from '../../src/provider/local-cloud/nspawn-init.js'
 import { eventually } from '../support/eventually.js'
 import { runHostCommand, runHostCommandOk } from './exec.js'
 import { generateKeyPair, generateOperatorKey, knownHostsLine, writeKeyPair } from './keys.js'
@@ -46,40 +47,6 @@ async function put(root: string, rel: string, content: string, mode = 0o644): Pr
   await mkdir(dirname(path), { recursive: true })
   await writeFile(path, content, { mode })
   await chmod(path, mode)
-}
-
-/** The host's PID 1 as this machine sees it: the descendant of nspawn whose innermost PID is 1. */
-function findInit(nspawnPid: number): number | undefined {
-  const queue = [nspawnPid]
-  while (queue.length > 0) {
-    const pid = queue.shift()!
-    let status: string
-    try {
-      status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    } catch {
-      continue
-    }
-    const nspid = /^NSpid:\s+(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? []
-    if (pid !== nspawnPid && nspid.length > 1 && nspid.at(-1) === '1') return pid
-    for (const task of safeReaddir(`/proc/${pid}/task`)) {
-      try {
-        queue.push(
-          ...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
-        )
-      } catch {
-        /* the task ended */
-      }
-    }
-  }
-  return undefined
-}
-
-function safeReaddir(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-  } catch {
-    return []
-  }
 }
 
 /** Starts N container hosts from the golden rootfs (built on first use); `options` per host or one for all. */

@@ -4,12 +4,13 @@
 // namespace (`unshare --mount`) that goes with nspawn, whatever ends it. A reboot from inside (nspawn exits
 // 133) boots it again; the API's power actions signal its PID 1 as a hypervisor would press buttons.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import type { LoopVolume } from './loop-volumes.js'
 import { run, runOk } from './run.js'
+import { findInit } from './nspawn-init.js'
 
 export interface MachineSpec {
   serverId: number
@@ -281,39 +282,6 @@ async function put(root: string, rel: string, content: string | Buffer, mode = 0
   await mkdir(dirname(path), { recursive: true })
   await writeFile(path, content, { mode })
   await chmod(path, mode)
-}
-
-/** The machine's PID 1 as this machine sees it: the descendant of nspawn whose innermost PID is 1. */
-function findInit(nspawnPid: number): number | undefined {
-  const queue = [nspawnPid]
-  while (queue.length > 0) {
-    const pid = queue.shift()!
-    let status: string
-    try {
-      status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    } catch {
-      continue
-    }
-    const nspid = /^NSpid:\s+(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? []
-    if (pid !== nspawnPid && nspid.length > 1 && nspid.at(-1) === '1') return pid
-    for (const task of readdirOrNone(`/proc/${pid}/task`)) {
-      try {
-        const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim()
-        queue.push(...children.split(/\s+/).filter(Boolean).map(Number))
-      } catch {
-        /* the task ended */
-      }
-    }
-  }
-  return undefined
-}
-
-function readdirOrNone(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-  } catch {
-    return []
-  }
 }
 
 function sleep(ms: number): Promise<void> {
