@@ -51,7 +51,7 @@ export class Machine {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null
   }
 
-  /** Writes what the first boot finds into the upper layer: the address, the NoCloud seed. */
+  /** Writes what the first boot finds into the upper layer: the address, the NoCloud seed, the mark. */
   async prepare(): Promise<void> {
     const upper = join(this.spec.dir, 'upper')
     await Promise.all(['upper', 'work', 'merged'].map((d) => mkdir(join(this.spec.dir, d), { recursive: true })))
@@ -67,6 +67,13 @@ export class Machine {
       upper,
       'etc/cloud/cloud.cfg.d/99-fleetkit-local-cloud-machine.cfg',
       '# fleetkit local cloud: the machine has a static address on the bridge.\nnetwork: {config: disabled}\n',
+    )
+    // preflight accepts a container carrying this mark as a stand-in for a provider's VM (no extra vars).
+    await put(
+      upper,
+      'etc/fleetkit-local-cloud-machine',
+      `# A machine of fleetkit's local cloud (fleetkit provider stub --boot): server ${serverId}, a container\n` +
+        `# standing in for a provider's VM. fleetkit's preflight accepts it as one.\n`,
     )
     const metaData =
       `instance-id: i-${serverId}\nlocal-hostname: ${name}\n` +

@@ -2,7 +2,8 @@
 // Cloud: `node provision` creates each node's server through the stub's API, the server boots as a
 // systemd-nspawn machine from Debian 12 with fleetkit's agent seed as user_data, its agent enrolls with a
 // real gateway bound on the stub's bridge, `fleetkit sync` converges both nodes at the addresses the API
-// reported (no ssh.host in fleet.yaml), `node admit` admits one; `node replace` brings up a successor and the
+// reported (no ssh.host in fleet.yaml, and no extra vars: preflight accepts the machines by the local cloud's
+// mark, the data volume is mounted by its device path where no udev runs), `node admit` admits one; `node replace` brings up a successor and the
 // old server's machine is stopped and deleted exactly once. Nothing is left running.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -24,7 +25,6 @@ import { runFleetkit } from '../../support/cli.js'
 import { runProcess } from '../../support/process.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import { type DisposablePostgres, startDisposablePostgres } from '../../support/postgres.js'
-import { TEST_HARNESS_VARS } from '../roles/role-runs.js'
 import { type ReleaseMirror, startReleaseMirror } from '../roles/release-mirror.js'
 
 const VERSION = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version
@@ -106,19 +106,11 @@ describe('a fleet on the local cloud: provision, enroll, sync, admit, replace', 
     })
     stub = await startHetznerStub({ machines: cloud, actionDurationMs: 500 })
     await writeFile(join(repo, 'mirror-ca.pem'), mirror.caPem)
-    const extraVars = join(dir, 'harness-vars.json')
-    // What only a test harness passes: the mirror's private CA; the machines are containers, and have no udev
-    // to make /dev/disk/by-uuid, so the data volume is mounted by its device path (docs/provider.md).
-    await writeFile(
-      extraVars,
-      JSON.stringify({ ...TEST_HARNESS_VARS, agent_update_ca_pem: mirror.caPem, data_volume_mount_source: 'device' }),
-    )
     env = {
       DATABASE_URL: gw.db.url,
       FLEETKIT_STATE_DIR: join(dir, 'state'),
       FLEETKIT_PKI_DIR: gw.pkiDir,
       ANSIBLE_PRIVATE_KEY_FILE: operator.privateKeyFile,
-      FLEETKIT_SYNC_EXTRA_VARS_FILE: extraVars,
       HETZNER_API_URL: stub.url,
       HETZNER_API_TOKEN: stub.token,
     }

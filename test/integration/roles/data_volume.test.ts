@@ -1,7 +1,7 @@
 // data_volume on a real container host with a loop-device data disk: formatted XFS once, mounted
 // by a systemd mount unit, never reformatted; a disk with another filesystem is refused. A container
-// runs no udev, so /dev/disk/by-uuid is empty there: it mounts the device path
-// (data_volume_mount_source: device). Mounting by UUID and the reboot are in the VM end to end (test/integration/hosts/vm-agent-seed.test.ts).
+// runs no udev, so /dev/disk/by-uuid is empty there: the default data_volume_mount_source (auto) mounts the
+// device path. Mounting by UUID and the reboot are in the VM end to end (test/integration/hosts/vm-agent-seed.test.ts).
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -41,7 +41,6 @@ describe('roles: data_volume on a container host', function () {
   const varsOf = (host: ContainerHost) => ({
     data_volume_device: host.dataDisk,
     data_volume_mount_point: MOUNT,
-    data_volume_mount_source: 'device',
   })
 
   it('check leaves the empty disk alone; converge formats and mounts it; a second run changes nothing', async () => {
@@ -60,7 +59,9 @@ describe('roles: data_volume on a container host', function () {
     const unit = (await fresh.sshOk(`systemd-escape -p --suffix=mount ${MOUNT}`)).stdout.trim()
     assert.equal(unit, 'srv-fleetkit\\x2ddata.mount')
     const unitText = (await fresh.sshOk(`cat '/etc/systemd/system/${unit}'`)).stdout
+    // auto: no udev control socket in a container, so the device path and not a by-uuid link that never comes.
     assert.match(unitText, new RegExp(`^What=${fresh.dataDisk}$`, 'm'))
+    assert.match(unitText, /mounted by its device path \(no udev on this host\)/)
     assert.match(unitText, new RegExp(`UUID ${uuid}`))
     assert.equal((await fresh.sshOk(`systemctl is-enabled '${unit}'`)).stdout.trim(), 'enabled')
     assert.equal((await fresh.sshOk(`findmnt -n -o FSTYPE ${MOUNT}`)).stdout.trim(), 'xfs')

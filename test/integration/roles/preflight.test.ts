@@ -1,6 +1,6 @@
 // preflight on a real container host (Debian 12, a production release of the shipped policy):
-// accepts it with no release switch, refuses a container unless the harness says it is one or the
-// node declares it (fleetkit_container, with its kernel parts not applicable), refuses a release the
+// accepts it with no release switch, refuses a container unless the harness says it is one, the local
+// cloud marked it, or the node declares it (fleetkit_container, with its kernel parts not applicable), refuses a release the
 // policy does not list, compares releases by major version, changes nothing.
 import assert from 'node:assert/strict'
 import { readFile, writeFile } from 'node:fs/promises'
@@ -41,6 +41,24 @@ describe('roles: preflight on a container host', function () {
       /HOST_VIRT_REFUSED: this host is a container \(systemd-nspawn\) and its node does not declare one/,
     )
     assert.match(run.stdout, /declare container: true on the node in fleet.yaml/)
+  })
+
+  it("accepts an undeclared container that carries the local cloud's mark, with no harness variable", async () => {
+    const mark = '/etc/fleetkit-local-cloud-machine'
+    await fixture.host.sshOk(`echo '# fleetkit local cloud' > ${mark}`)
+    try {
+      const run = await runRoles({
+        inventory: fixture.inventory,
+        playbook: fixture.playbook,
+        extraVars: { ...TEST_HARNESS_VARS, preflight_allow_container: false },
+      })
+      assert.equal(run.code, 0, tail(run))
+      assert.doesNotMatch(run.stdout, /HOST_VIRT_REFUSED/)
+      assert.match(run.stdout, /a container \(systemd-nspawn\) of fleetkit's local cloud standing in for a provider's VM/)
+      assert.match(run.stdout, /"container": false/)
+    } finally {
+      await fixture.host.sshOk(`rm -f ${mark}`)
+    }
   })
 
   describe('a node that declares container: true (the product path: no harness variable)', () => {
