@@ -211,6 +211,10 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
     it('an unhealthy node is restored by its next authenticated request', async () => {
       await gw.db.pool.query("UPDATE nodes SET status = 'active', lost_at = NULL WHERE id = $1", [NODE])
       await agent?.stop('SIGKILL')
+      // A beat the agent sent before it died may still sit in the coalescer: written after silence(), it would
+      // move last_seen_at forward again. Two flushes: the first may only wait for a batch already in flight.
+      await gw.flushHeartbeats()
+      await gw.flushHeartbeats()
       await silence(100)
       assert.deepEqual(
         (await runSweep(gw.db.pool, THRESHOLDS)).unhealthy.map((n) => n.nodeId),
