@@ -1,11 +1,11 @@
 // The body of one issuance worker thread (issuance-pool.ts): CSR verification and certificate
-// issuance with @peculiar/x509, off the gateway's event loop. Each CA is parsed once per worker.
+// issuance (DER written directly, signed by node:crypto), off the gateway's event loop. Each CA is
+// parsed once per worker.
 import { parentPort } from 'node:worker_threads'
 
 import { issueClientCertificate } from '../../pki/client-certificate.js'
 import { loadIssuingCa, type IssuingCa } from '../../pki/certificate-authority.js'
 import { checkCertificateRequest } from '../../pki/csr.js'
-import { x509 } from '../../pki/x509-provider.js'
 import type { IssuanceReply, IssuanceTask } from './issuance-pool.js'
 
 /** CAs loaded so far by fingerprint: one during normal running, two during a rotation. */
@@ -31,7 +31,7 @@ async function run(task: IssuanceTask): Promise<IssuanceReply> {
   }
   const issued = await issueClientCertificate({
     ca: await caOf(task),
-    subjectPublicKey: new x509.PublicKey(task.publicKeyDer),
+    subjectPublicKey: { rawData: task.publicKeyDer },
     nodeId: task.nodeId,
     now: new Date(task.nowMs),
     lifetimeSeconds: task.lifetimeSeconds,
