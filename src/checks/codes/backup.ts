@@ -82,6 +82,12 @@ export const BACKUP_CODES = {
       'The off-host archive host took the login but a file operation failed there (permission, full disk, a copy whose SHA-256 read back differs); the file was not counted as shipped.',
     person: true,
   },
+  ARCHIVE_REMOTE_FOREIGN: {
+    summary:
+      "The off-host archive directory holds another PostgreSQL cluster's archive (its cluster.json names another system identifier): two control hosts would skip each other's segments as shipped; nothing was sent or recorded.",
+    person: true,
+    exitCode: 2,
+  },
   ARCHIVE_VERIFY_FAILED: {
     summary:
       'fleetkit db archive verify found a file whose SHA-256 differs, a gap in the WAL from the newest base backup, or a restore from it that did not reach the newest segment.',

@@ -28,7 +28,9 @@ import {
 import { listBaseBackups } from '../../store/embedded/base-backup.js'
 import { embeddedServerPaths, type EmbeddedServerPaths } from '../../store/embedded/paths.js'
 import { isFinishedWalFile, segmentOf } from '../../store/embedded/wal-chain.js'
+import { readSystemIdentifier } from '../../store/embedded/cluster-identity.js'
 import { shipKit } from './archive-kit.js'
+import { claimRemoteForCluster } from './remote-claim.js'
 import { type OpenRemoteArchive, shipFile } from './remote-files.js'
 
 export interface RemoteAddResult {
@@ -61,10 +63,13 @@ export async function addArchiveRemote(options: {
   const same =
     before?.url === remote.url && before.hostKey === remote.hostKey && before.identityFile === remote.identityFile
   options.progress(`Logging in to ${remote.host}:${remote.port} with its host key pinned`)
+  const systemIdentifier = await readSystemIdentifier(paths.dataDir)
   const files = await options.openRemote(remote)
   try {
     await files.mkdirs('wal')
     await files.mkdirs('base')
+    // A directory another cluster archives into is refused here, before it is recorded.
+    await claimRemoteForCluster(files, remote, systemIdentifier, options.now())
   } finally {
     files.close()
   }
@@ -164,14 +169,17 @@ async function shipLocked(
   options: {
     openRemote: OpenRemoteArchive
     progress: (message: string) => void
+    now: () => Date
     paths: EmbeddedServerPaths
     pkiDir: string
   },
 ): Promise<ShipResult> {
+  const systemIdentifier = await readSystemIdentifier(options.paths.dataDir)
   const files = await options.openRemote(remote)
   try {
     await files.mkdirs('wal')
     await files.mkdirs('base')
+    await claimRemoteForCluster(files, remote, systemIdentifier, options.now())
     const remoteWal = new Set(await files.list('wal'))
     const remoteBase = new Set(await files.list('base'))
     const localWal = (await readdir(layout.walDir).catch(() => [] as string[])).filter(isFinishedWalFile).sort()

@@ -341,4 +341,58 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
       await db.close()
     }
   })
+
+  it('one directory, one cluster: cluster.json names this cluster; a directory naming another is refused with ARCHIVE_REMOTE_FOREIGN, nothing sent or recorded', async () => {
+    const marker = join(remoteDir, 'cluster.json')
+    const claimed = JSON.parse(await readFile(marker, 'utf8')) as { systemIdentifier: string }
+    // The identifier read from pg_control is the server's own, and the machine restored from the archive keeps it.
+    const db = await open(join(root, 'new-machine'))
+    try {
+      const { rows } = await db.pool.query<{ id: string }>(
+        'SELECT system_identifier::text AS id FROM pg_control_system()',
+      )
+      assert.equal(claimed.systemIdentifier, rows[0]!.id)
+    } finally {
+      await db.close()
+    }
+    // Another cluster's directory (as if a second control host had claimed it first).
+    const original = await readFile(marker, 'utf8')
+    await writeFile(marker, JSON.stringify({ systemIdentifier: '7123456789012345678', claimedBy: 'control-b' }))
+    try {
+      const remoteFiles = async () => (await readdir(remoteDir, { recursive: true })).sort()
+      const before = await remoteFiles()
+      await assert.rejects(ship(), (error: unknown) => {
+        assert.equal((error as { code?: string }).code, 'ARCHIVE_REMOTE_FOREIGN')
+        assert.match(
+          (error as Error).message,
+          /another PostgreSQL cluster \(system identifier 7123456789012345678, claimed by control-b/,
+        )
+        return true
+      })
+      assert.deepEqual(await remoteFiles(), before, 'nothing sent')
+      // The original machine's state (its server stopped: remote add reads files only).
+      const add = await runFleetkit(
+        [
+          'db',
+          'archive',
+          'remote',
+          'add',
+          url,
+          '--host-key',
+          sshd.knownHostsLine,
+          '--identity',
+          sshd.clientKey.path,
+          '--state-dir',
+          stateDir,
+          '--json',
+        ],
+        cliEnv,
+      )
+      assert.equal(add.json.code, 'ARCHIVE_REMOTE_FOREIGN', add.stdout + add.stderr)
+      assert.equal(add.code, 2)
+      assert.deepEqual(await remoteFiles(), before, 'nothing sent')
+    } finally {
+      await writeFile(marker, original)
+    }
+  })
 })
