@@ -4,7 +4,7 @@
 import type { TLSSocket } from 'node:tls'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { fingerprint256Hex } from '../../pki/fingerprint.js'
+import { derFingerprintSha256, fingerprint256Hex } from '../../pki/fingerprint.js'
 import {
   findCertificatesByFingerprints,
   listLiveCertificates,
@@ -14,6 +14,7 @@ import {
 import type { Queryable } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
 import { BatchLoader } from '../load/batch-loader.js'
+import { peerCertificateOfSession } from '../tls/session-peer.js'
 
 /** Node statuses whose agents may authenticate (each route then decides what they may do). */
 export const AUTHENTICATED_STATUSES = new Set(['active', 'unhealthy', 'draining', 'lost'])
@@ -44,22 +45,26 @@ interface CacheEntry {
 
 /**
  * The SHA-256 of the socket's client certificate, computed once per connection and kept with the
- * socket: a keep-alive connection carries many requests. getPeerX509Certificate() hands over the
- * certificate without building getPeerCertificate()'s object of parsed names (1.2% of the gateway's CPU
- * in a profile), and its `fingerprint256` is the SHA-256 of the DER computed by OpenSSL: with full and
- * resumed handshakes (a connection per request) copying the DER out and hashing it in JavaScript was
- * the gateway's largest frame of its own (docs/performance.md, issue 40).
+ * socket: a keep-alive connection carries many requests. The certificate's DER is taken from the
+ * serialized TLS session (session-peer.ts: no decoding, about 20 µs with the hash); only when that
+ * holds none is it getPeerX509Certificate()'s, which re-decodes the certificate in OpenSSL 3.0 (about
+ * 150 µs a connection, measured: docs/performance.md, issue 40). Both give the SHA-256 of the same DER.
  */
 const socketFingerprints = new WeakMap<TLSSocket, string | null>()
 
 export function peerFingerprint(socket: TLSSocket): string | null {
   const known = socketFingerprints.get(socket)
   if (known !== undefined) return known
-  const peer =
-    typeof socket.getPeerX509Certificate === 'function' && socket.authorized
-      ? socket.getPeerX509Certificate()
-      : undefined
-  const fingerprint = peer ? fingerprint256Hex(peer.fingerprint256) : null
+  let fingerprint: string | null = null
+  if (socket.authorized) {
+    const session = typeof socket.getSession === 'function' ? socket.getSession() : undefined
+    const der = session ? peerCertificateOfSession(session) : undefined
+    if (der) fingerprint = derFingerprintSha256(der)
+    else if (typeof socket.getPeerX509Certificate === 'function') {
+      const peer = socket.getPeerX509Certificate()
+      fingerprint = peer ? fingerprint256Hex(peer.fingerprint256) : null
+    }
+  }
   socketFingerprints.set(socket, fingerprint)
   return fingerprint
 }
