@@ -13,6 +13,7 @@ import { checkedArchiveRemote } from '../../store/embedded/archive-remote.js'
 import { embeddedServerPaths } from '../../store/embedded/paths.js'
 import { postgresRunAs } from '../../store/postgres-binaries.js'
 import { fetchRestorable, inspectArchive, requireRestorable } from './archive-inspect.js'
+import { releasesDirOf } from '../../release/releases-dir.js'
 import { fetchKit, requireEmptyKitTarget } from './archive-kit.js'
 import type { OpenRemoteArchive } from './remote-files.js'
 
@@ -36,6 +37,8 @@ export interface ArchiveFetchResult {
    * @asType integer
    */
   pkiFiles: number
+  /** The published agent releases the kit held, now in `<state>/releases/` for the gateway to serve. */
+  releases: string[]
 }
 
 /**
@@ -77,7 +80,7 @@ export async function fetchRemoteArchive(options: {
     const runAs = await postgresRunAs({ root: paths.root, create: true })
     const layout = await prepareArchiveDir(dir, runAs)
     const count = await fetchRestorable(files, restorable, layout, runAs, options.progress)
-    const kit = await fetchKit(files, paths, pkiDir, options.progress)
+    const kit = await fetchKit(files, { paths, pkiDir, releasesDir: releasesDirOf(options.stateDir) }, options.progress)
     return {
       url: remote.url,
       dir,
@@ -87,6 +90,7 @@ export async function fetchRemoteArchive(options: {
       passwordFile: paths.passwordFile,
       pkiDir,
       pkiFiles: kit.pkiFiles,
+      releases: kit.releases,
     }
   } finally {
     files.close()

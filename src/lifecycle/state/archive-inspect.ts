@@ -6,6 +6,7 @@ import { chown, copyFile, readdir, readFile, rename } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { isReleaseVersion } from '../../release/release-name.js'
 import type { ArchiveLayout } from '../../store/embedded/archive-dir.js'
 import { walPositionOf } from '../../store/embedded/archive-prune.js'
 import { type BaseBackupManifest, fileSha256 } from '../../store/embedded/base-backup.js'
@@ -109,11 +110,13 @@ export async function inspectArchive(
   const checksummed = (names: string[], sub: string) =>
     names.filter((n) => n.endsWith('.sha256')).map((n) => `${sub}/${n.slice(0, -'.sha256'.length)}`)
   if (source === 'remote') {
-    // The kit (the password, the PKI files) is read back too: a new control host needs it whole.
+    // The kit (the password, the PKI files, the releases) is read back too: a new control host needs it whole.
     const kit = [
       ...checksummed(await reader.list('kit'), 'kit'),
       ...checksummed(await reader.list('kit/pki'), 'kit/pki'),
     ]
+    for (const version of (await reader.list('kit/releases')).filter(isReleaseVersion).sort())
+      kit.push(...checksummed(await reader.list(`kit/releases/${version}`), `kit/releases/${version}`))
     const files = [...checksummed(walNames, 'wal'), ...checksummed(baseNames, 'base'), ...kit]
     for (const [i, file] of files.entries()) {
       if (i % 20 === 0) progress(`Reading back ${file} and the rest (${i + 1}/${files.length})`)

@@ -1,20 +1,46 @@
 // What a new control host needs beside the database, shipped with the archive as `kit/`: the embedded
 // server's password (`kit/password`: the base backup's roles know only its hash, so without it the
-// restored server cannot be reached) and the PKI directory's files (`kit/pki/NAME`: the CA and the
-// gateway's certificate, so enrolled agents carry on with theirs). Small files, each shipped again
-// whenever its SHA-256 differs from the remote's checksum (a CA rotation, a new server certificate).
+// restored server cannot be reached), the PKI directory's files (`kit/pki/NAME`: the CA and the
+// gateway's certificate, so enrolled agents carry on with theirs) and the published agent releases
+// (`kit/releases/VERSION/NAME`: hosts booted from an agent seed, and agents updating, fetch them from the
+// gateway). Each file is shipped again whenever its SHA-256 differs from the remote's checksum (a CA
+// rotation, a new server certificate, a release published again with --replace).
 import { chmod, mkdir, readdir, rename, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { withPkiLock } from '../../pki/pki-lock.js'
+import { isReleaseFileName, isReleaseVersion } from '../../release/release-name.js'
 import type { ArchiveRemote } from '../../store/embedded/archive-remote.js'
 import { fileSha256 } from '../../store/embedded/base-backup.js'
 import type { EmbeddedServerPaths } from '../../store/embedded/paths.js'
 import { parseChecksumLine, type RemoteArchiveFiles, shipFile } from './remote-files.js'
 
-/** The kit's files, local path and remote path: the password, then the PKI directory's plain files. */
-async function kitFiles(paths: EmbeddedServerPaths, pkiDir: string): Promise<{ local: string; path: string }[]> {
+/** Where the kit's parts are on this machine. */
+export interface KitPlaces {
+  paths: EmbeddedServerPaths
+  pkiDir: string
+  /** `<state>/releases`: what `fleetkit release publish` wrote and the gateway serves. */
+  releasesDir: string
+}
+
+/** The published releases, version by version, with their files: only the names the gateway serves. */
+async function publishedReleases(releasesDir: string): Promise<{ version: string; names: string[] }[]> {
+  const out: { version: string; names: string[] }[] = []
+  // A publish in progress writes a dot-directory and renames it: only complete versions are listed.
+  for (const version of (await readdir(releasesDir).catch(() => [] as string[])).sort()) {
+    if (!isReleaseVersion(version)) continue
+    const names = (await readdir(join(releasesDir, version)).catch(() => [] as string[]))
+      .filter((name) => isReleaseFileName(version, name))
+      .sort()
+    if (names.length > 0) out.push({ version, names })
+  }
+  return out
+}
+
+/** The kit's files, local path and remote path: the password, the PKI directory's plain files, the releases. */
+async function kitFiles(places: KitPlaces): Promise<{ local: string; path: string }[]> {
+  const { paths, pkiDir, releasesDir } = places
   const files = [{ local: paths.passwordFile, path: 'kit/password' }]
   for (const name of (await readdir(pkiDir).catch(() => [] as string[])).sort()) {
     // Plain files only, as `db backup` takes them: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
@@ -22,28 +48,33 @@ async function kitFiles(paths: EmbeddedServerPaths, pkiDir: string): Promise<{ l
     if ((await stat(join(pkiDir, name)).catch(() => undefined))?.isFile())
       files.push({ local: join(pkiDir, name), path: `kit/pki/${name}` })
   }
+  for (const { version, names } of await publishedReleases(releasesDir))
+    for (const name of names)
+      files.push({ local: join(releasesDir, version, name), path: `kit/releases/${version}/${name}` })
   return files
 }
 
 /** Ships each kit file whose checksum the remote lacks or differs; under the PKI lock, so no rotation is seen half done. */
 export async function shipKit(
   files: RemoteArchiveFiles,
-  paths: EmbeddedServerPaths,
-  pkiDir: string,
+  places: KitPlaces,
   remote: ArchiveRemote,
   progress: (message: string) => void,
 ): Promise<{ shipped: string[]; bytes: number }> {
   await files.mkdirs('kit/pki')
   return withPkiLock(
-    pkiDir,
+    places.pkiDir,
     async () => {
       const shipped: string[] = []
       let bytes = 0
-      const there = new Set([
-        ...(await files.list('kit')).map((n) => `kit/${n}`),
-        ...(await files.list('kit/pki')).map((n) => `kit/pki/${n}`),
-      ])
-      for (const item of await kitFiles(paths, pkiDir)) {
+      const items = await kitFiles(places)
+      const dirs = [...new Set(items.map((item) => item.path.slice(0, item.path.lastIndexOf('/'))))]
+      const there = new Set<string>()
+      for (const dir of dirs) {
+        if (dir.startsWith('kit/releases/')) await files.mkdirs(dir)
+        for (const name of await files.list(dir)) there.add(`${dir}/${name}`)
+      }
+      for (const item of items) {
         const local = await fileSha256(item.local).catch(() => undefined)
         if (local === undefined) continue
         const remoteSum = there.has(`${item.path}.sha256`)
@@ -87,10 +118,10 @@ export async function requireEmptyKitTarget(paths: EmbeddedServerPaths, pkiDir: 
  */
 export async function fetchKit(
   files: Pick<RemoteArchiveFiles, 'list' | 'readText' | 'get'>,
-  paths: EmbeddedServerPaths,
-  pkiDir: string,
+  places: KitPlaces,
   progress: (message: string) => void,
-): Promise<{ password: boolean; pkiFiles: number }> {
+): Promise<{ password: boolean; pkiFiles: number; releases: string[] }> {
+  const { paths, pkiDir, releasesDir } = places
   const kit = await files.list('kit')
   // Names as the PKI directory has them: nothing the remote lists can lead a write elsewhere.
   const pki = (await files.list('kit/pki'))
@@ -126,5 +157,34 @@ export async function fetchKit(
   }
   await fetchOne('kit/password', paths.passwordFile)
   for (const name of pki) await fetchOne(`kit/pki/${name}`, join(pkiDir, name))
-  return { password: true, pkiFiles: pki.length }
+  const releases = await fetchReleases(files, releasesDir, fetchOne)
+  return { password: true, pkiFiles: pki.length, releases }
+}
+
+/**
+ * Each published release of the kit into `<state>/releases/VERSION/`, as `release publish` leaves it: its
+ * files fetched into a dot-directory (never served) and renamed into place whole. A version already there is kept.
+ */
+async function fetchReleases(
+  files: Pick<RemoteArchiveFiles, 'list'>,
+  releasesDir: string,
+  fetchOne: (path: string, local: string) => Promise<void>,
+): Promise<string[]> {
+  const fetched: string[] = []
+  // Names as the gateway serves them: nothing the remote lists can lead a write elsewhere.
+  for (const version of (await files.list('kit/releases')).filter(isReleaseVersion).sort()) {
+    const names = (await files.list(`kit/releases/${version}`))
+      .filter((n) => n.endsWith('.sha256'))
+      .map((n) => n.slice(0, -'.sha256'.length))
+      .filter((n) => isReleaseFileName(version, n))
+    const target = join(releasesDir, version)
+    if (names.length === 0 || (await stat(target).catch(() => undefined))) continue
+    const partial = join(releasesDir, `.fetch-${version}-${process.pid}`)
+    await mkdir(partial, { recursive: true, mode: 0o755 })
+    for (const name of names) await fetchOne(`kit/releases/${version}/${name}`, join(partial, name))
+    await Promise.all(names.map((name) => chmod(join(partial, name), 0o644)))
+    await rename(partial, target)
+    fetched.push(version)
+  }
+  return fetched
 }

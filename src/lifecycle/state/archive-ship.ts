@@ -29,6 +29,7 @@ import { listBaseBackups } from '../../store/embedded/base-backup.js'
 import { embeddedServerPaths, type EmbeddedServerPaths } from '../../store/embedded/paths.js'
 import { isFinishedWalFile, segmentOf } from '../../store/embedded/wal-chain.js'
 import { readSystemIdentifier } from '../../store/embedded/cluster-identity.js'
+import { releasesDirOf } from '../../release/releases-dir.js'
 import { shipKit } from './archive-kit.js'
 import { claimRemoteForCluster } from './remote-claim.js'
 import { type OpenRemoteArchive, shipFile } from './remote-files.js'
@@ -170,6 +171,7 @@ async function shipLocked(
     openRemote: OpenRemoteArchive
     progress: (message: string) => void
     now: () => Date
+    stateDir: string
     paths: EmbeddedServerPaths
     pkiDir: string
   },
@@ -207,7 +209,12 @@ async function shipLocked(
       if (item.path.startsWith('wal/')) remoteWal.add(`${item.path.slice(4)}.sha256`)
     }
     // Last: the archive's own files matter most, and a kit file is small.
-    const kit = await shipKit(files, options.paths, options.pkiDir, remote, options.progress)
+    const kit = await shipKit(
+      files,
+      { paths: options.paths, pkiDir: options.pkiDir, releasesDir: releasesDirOf(options.stateDir) },
+      remote,
+      options.progress,
+    )
     result.shipped.push(...kit.shipped)
     result.bytes += kit.bytes
     const segments = [...remoteWal]

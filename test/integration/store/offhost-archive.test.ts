@@ -3,7 +3,8 @@
 // embedded PostgreSQL: ship with checksums (sha256sum -c agrees), idempotent and resumed after a crash, a
 // remote down (a coded error, local archiving unaffected), another host key refused, a tampered remote
 // file found by verify, a restore from the remote copy reaching the newest segment, and the new-machine
-// path: fetch into a fresh directory, restore --to latest into a fresh state directory.
+// path: fetch into a fresh directory (the kit: password, PKI, published releases), restore --to latest into a
+// fresh state directory; one directory holds one cluster's archive.
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises'
@@ -27,6 +28,8 @@ import { type OpenSshServer, startOpenSsh } from '../../support/openssh-server.j
 import { runProcess } from '../../support/process.js'
 import { sshKeygen } from '../../support/ssh-server.js'
 
+const RELEASE_VERSION = '1.2.3'
+const RELEASE_FILES = ['SHA256SUMS', 'SHA256SUMS.sig', `fleetkit-agent-${RELEASE_VERSION}-linux-amd64.tar.zst`]
 const hasCode = (code: string) => (error: unknown) => (error as { code?: string }).code === code
 const cliEnv = { env: { DATABASE_URL: undefined } }
 
@@ -147,6 +150,14 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     // A PKI directory's file rides along in the kit (the real PKI's round trip is the restore drill's).
     await mkdir(join(stateDir, 'pki'), { mode: 0o700 })
     await writeFile(join(stateDir, 'pki', 'ca.pem'), 'the CA certificate\n', { mode: 0o644 })
+    // A published release rides along too (what `release publish` leaves; the gateway serves only these names),
+    // but not a stray file beside it, nor a publish still in its dot-directory.
+    const release = join(stateDir, 'releases', RELEASE_VERSION)
+    await mkdir(release, { recursive: true })
+    for (const name of RELEASE_FILES) await writeFile(join(release, name), `${name} of ${RELEASE_VERSION}\n`)
+    await writeFile(join(release, 'notes.txt'), 'not a release file\n')
+    await mkdir(join(stateDir, 'releases', '.publish-9.9.9-123'), { recursive: true })
+    await writeFile(join(stateDir, 'releases', '.publish-9.9.9-123', 'SHA256SUMS'), 'half a publish\n')
     const newest = await writeAndArchive('ship_first')
     const cli = await runFleetkit(['db', 'archive', 'ship', '--state-dir', stateDir, '--json'], cliEnv)
     assert.equal(cli.code, 0, cli.stdout + cli.stderr)
@@ -163,7 +174,12 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     const base = await readdir(join(remoteDir, 'base'))
     assert.ok(base.some((n) => n.endsWith('.tar.gz.sha256')) && base.some((n) => n.endsWith('.json.sha256')))
     assert.ok(firstShip.shipped.includes('kit/password') && firstShip.shipped.includes('kit/pki/ca.pem'))
-    for (const sub of ['wal', 'base', 'kit', 'kit/pki']) {
+    assert.deepEqual(
+      firstShip.shipped.filter((f) => f.startsWith('kit/releases/')).sort(),
+      RELEASE_FILES.map((name) => `kit/releases/${RELEASE_VERSION}/${name}`).sort(),
+    )
+    assert.deepEqual(await readdir(join(remoteDir, 'kit', 'releases')), [RELEASE_VERSION])
+    for (const sub of ['wal', 'base', 'kit', 'kit/pki', `kit/releases/${RELEASE_VERSION}`]) {
       const sums = (await readdir(join(remoteDir, sub))).filter((n) => n.endsWith('.sha256'))
       const check = await runProcess('sha256sum', ['-c', '--strict', ...sums], { cwd: join(remoteDir, sub) })
       assert.equal(check.code, 0, check.stdout + check.stderr)
@@ -306,6 +322,15 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
       await readFile(join(stateDir, 'postgres', 'password'), 'utf8'),
     )
     assert.equal(await readFile(join(newState, 'pki', 'ca.pem'), 'utf8'), 'the rotated CA certificate\n')
+    // The published release, whole, where the new machine's gateway serves it; nothing else.
+    assert.deepEqual(fetch.json.result.releases, [RELEASE_VERSION])
+    assert.deepEqual(await readdir(join(newState, 'releases')), [RELEASE_VERSION])
+    assert.deepEqual((await readdir(join(newState, 'releases', RELEASE_VERSION))).sort(), [...RELEASE_FILES].sort())
+    for (const name of RELEASE_FILES)
+      assert.equal(
+        await readFile(join(newState, 'releases', RELEASE_VERSION, name), 'utf8'),
+        `${name} of ${RELEASE_VERSION}\n`,
+      )
     // Again into the same state directory: refused, nothing fetched.
     const twice = await runFleetkit(
       [
