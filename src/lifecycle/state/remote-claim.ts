@@ -10,7 +10,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { ArchiveRemote } from '../../store/embedded/archive-remote.js'
 import type { RemoteArchiveFiles } from './remote-files.js'
 
-export const CLUSTER_MARKER = 'cluster.json'
+const CLUSTER_MARKER = 'cluster.json'
 
 interface ClusterMarker {
   systemIdentifier: string

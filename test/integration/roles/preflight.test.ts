@@ -54,7 +54,10 @@ describe('roles: preflight on a container host', function () {
       })
       assert.equal(run.code, 0, tail(run))
       assert.doesNotMatch(run.stdout, /HOST_VIRT_REFUSED/)
-      assert.match(run.stdout, /a container \(systemd-nspawn\) of fleetkit's local cloud standing in for a provider's VM/)
+      assert.match(
+        run.stdout,
+        /a container \(systemd-nspawn\) of fleetkit's local cloud standing in for a provider's VM/,
+      )
       assert.match(run.stdout, /"container": false/)
     } finally {
       await fixture.host.sshOk(`rm -f ${mark}`)
