@@ -3,6 +3,8 @@
 import 'reflect-metadata'
 
 import { createCertificateAuthority, loadIssuingCa, type IssuingCa } from '../../src/pki/certificate-authority.js'
+import { issueClientCertificate, type IssuedCertificate } from '../../src/pki/client-certificate.js'
+import { checkCertificateRequest } from '../../src/pki/csr.js'
 import { generateP256KeyPair, privateKeyToPem } from '../../src/pki/keys.js'
 import { x509 } from '../../src/pki/x509-provider.js'
 
@@ -51,4 +53,23 @@ export function tamperSignature(csrPem: string): string {
   der[der.length - 5] = der[der.length - 5]! ^ 0x01
   const lines = der.toString('base64').match(/.{1,64}/g) ?? []
   return `-----BEGIN CERTIFICATE REQUEST-----\n${lines.join('\n')}\n-----END CERTIFICATE REQUEST-----\n`
+}
+
+/** A node key and the client certificate CA issues it through the CSR check, as an enrollment does. */
+export async function issuedNodeCertificate(
+  ca: IssuingCa,
+  nodeId: string,
+  options: { now?: Date; lifetimeSeconds?: number } = {},
+): Promise<{ key: NodeKey; issued: IssuedCertificate; publicKey: { rawData: ArrayBuffer } }> {
+  const key = await nodeKey()
+  const check = await checkCertificateRequest(await makeCsr(key, { name: `CN=${nodeId}` }), nodeId)
+  if (!check.ok) throw new Error(`the CSR check refused the test's own request: ${check.reason}`)
+  const issued = await issueClientCertificate({
+    ca,
+    subjectPublicKey: check.publicKey,
+    nodeId,
+    now: options.now ?? new Date(),
+    lifetimeSeconds: options.lifetimeSeconds ?? 3600,
+  })
+  return { key, issued, publicKey: check.publicKey }
 }

@@ -10,12 +10,10 @@ import { connect, createServer, type Server, type TLSSocket } from 'node:tls'
 
 import { peerFingerprint } from '../../../src/gateway/auth/agent-auth.js'
 import { peerCertificateOfSession } from '../../../src/gateway/tls/session-peer.js'
-import { issueClientCertificate } from '../../../src/pki/client-certificate.js'
 import { loadIssuingCa } from '../../../src/pki/certificate-authority.js'
 import { certificateFingerprintSha256, fingerprint256Hex } from '../../../src/pki/fingerprint.js'
 import { initPki } from '../../../src/pki/init-pki.js'
-import { checkCertificateRequest } from '../../../src/pki/csr.js'
-import { makeCsr, nodeKey } from '../../support/pki.js'
+import { issuedNodeCertificate } from '../../support/pki.js'
 
 describe('gateway: the client certificate out of the TLS session', function () {
   this.timeout(60_000)
@@ -32,16 +30,7 @@ describe('gateway: the client certificate out of the TLS session', function () {
     await initPki({ pkiDir: dir, serverNames: ['localhost', '127.0.0.1'], now })
     const read = (name: string) => readFile(join(dir, name), 'utf8')
     const ca = await loadIssuingCa(await read('ca.pem'), await read('ca.key'))
-    const key = await nodeKey()
-    const check = await checkCertificateRequest(await makeCsr(key, { name: 'CN=node-1' }), 'node-1')
-    assert.ok(check.ok)
-    const issued = await issueClientCertificate({
-      ca,
-      subjectPublicKey: check.publicKey,
-      nodeId: 'node-1',
-      now,
-      lifetimeSeconds: 3600,
-    })
+    const { key, issued } = await issuedNodeCertificate(ca, 'node-1', { now })
     client = {
       key: key.privateKeyPem,
       cert: issued.certificatePem,

@@ -87,6 +87,25 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     }
   }
   const ship = () => shipArchive({ ...quiet, stateDir, openRemote })
+  /** `fleetkit db archive remote add` of the test's remote for the first state directory. */
+  const remoteAddCli = () =>
+    runFleetkit(
+      [
+        'db',
+        'archive',
+        'remote',
+        'add',
+        url,
+        '--host-key',
+        sshd.knownHostsLine,
+        '--identity',
+        sshd.clientKey.path,
+        '--state-dir',
+        stateDir,
+        '--json',
+      ],
+      cliEnv,
+    )
   const verify = (options: { remote: boolean; restore: boolean }) =>
     verifyArchive({ ...quiet, ...options, stateDir, openRemote })
 
@@ -125,23 +144,7 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
 
   let firstShip: ShipResult
   it('remote add and ship: every finished segment and the base backup, each with a checksum sha256sum -c accepts', async () => {
-    const add = await runFleetkit(
-      [
-        'db',
-        'archive',
-        'remote',
-        'add',
-        url,
-        '--host-key',
-        sshd.knownHostsLine,
-        '--identity',
-        sshd.clientKey.path,
-        '--state-dir',
-        stateDir,
-        '--json',
-      ],
-      cliEnv,
-    )
+    const add = await remoteAddCli()
     assert.equal(add.code, 0, add.stdout + add.stderr)
     assertMatchesOutputSchema('db-archive-remote-add', add.json)
     assert.equal(add.json.result.changed, true)
@@ -396,23 +399,7 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
       })
       assert.deepEqual(await remoteFiles(), before, 'nothing sent')
       // The original machine's state (its server stopped: remote add reads files only).
-      const add = await runFleetkit(
-        [
-          'db',
-          'archive',
-          'remote',
-          'add',
-          url,
-          '--host-key',
-          sshd.knownHostsLine,
-          '--identity',
-          sshd.clientKey.path,
-          '--state-dir',
-          stateDir,
-          '--json',
-        ],
-        cliEnv,
-      )
+      const add = await remoteAddCli()
       assert.equal(add.json.code, 'ARCHIVE_REMOTE_FOREIGN', add.stdout + add.stderr)
       assert.equal(add.code, 2)
       assert.deepEqual(await remoteFiles(), before, 'nothing sent')

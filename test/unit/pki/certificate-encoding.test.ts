@@ -16,7 +16,7 @@ import { children, readOne } from '../../../src/pki/der-reader.js'
 import { SIGNING_ALGORITHM } from '../../../src/pki/keys.js'
 import { pemBlocks } from '../../../src/pki/pem.js'
 import { x509 } from '../../../src/pki/x509-provider.js'
-import { ephemeralCa, makeCsr, nodeKey, run } from '../../support/pki.js'
+import { ephemeralCa, issuedNodeCertificate, makeCsr, nodeKey, run } from '../../support/pki.js'
 
 const NOW = new Date('2026-03-01T12:00:00.400Z')
 const derOf = (pem: string) => pemBlocks(pem)[0]!.der
@@ -74,16 +74,7 @@ describe('pki: the client certificate in DER', () => {
     const dir = await mkdtemp(join(tmpdir(), 'fleetkit-der-'))
     try {
       const ca = await ephemeralCa(new Date())
-      const key = await nodeKey()
-      const check = await checkCertificateRequest(await makeCsr(key, { name: 'CN=node-9' }), 'node-9')
-      assert.ok(check.ok)
-      const issued = await issueClientCertificate({
-        ca,
-        subjectPublicKey: check.publicKey,
-        nodeId: 'node-9',
-        now: new Date(),
-        lifetimeSeconds: 600,
-      })
+      const { issued } = await issuedNodeCertificate(ca, 'node-9', { lifetimeSeconds: 600 })
       await writeFile(join(dir, 'ca.pem'), ca.certificatePem)
       await writeFile(join(dir, 'node.pem'), issued.certificatePem)
       const verified = await run('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', 'ca.pem', 'node.pem'], {
