@@ -38,6 +38,8 @@ interface Sftp {
 }
 
 const CHUNK = 256 * 1024
+/** The largest text file (`.sha256`, a base backup's manifest, cluster.json) read from the remote. */
+const MAX_TEXT_BYTES = 1024 * 1024
 
 function call<T = void>(fn: (cb: Done<T>) => void): Promise<T> {
   return new Promise((resolve, reject) => fn((error, value) => (error ? reject(error) : resolve(value))))
@@ -196,7 +198,13 @@ export async function openSftpArchive(remote: SftpArchiveRemote, env: Env): Prom
     readText: (path) =>
       attempt('read', path, async () => {
         const chunks: Buffer[] = []
-        await readAll(path, (chunk) => void chunks.push(Buffer.from(chunk)))
+        let size = 0
+        await readAll(path, (chunk) => {
+          // A checksum, a manifest or cluster.json: a few KiB. A host that serves more is not read into memory.
+          size += chunk.length
+          if (size > MAX_TEXT_BYTES) throw new Error(`larger than ${MAX_TEXT_BYTES} bytes, which no text file here is`)
+          chunks.push(Buffer.from(chunk))
+        })
         return Buffer.concat(chunks).toString('utf8')
       }),
     get: (path, localPath) =>

@@ -403,6 +403,13 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
       assert.equal(add.json.code, 'ARCHIVE_REMOTE_FOREIGN', add.stdout + add.stderr)
       assert.equal(add.code, 2)
       assert.deepEqual(await remoteFiles(), before, 'nothing sent')
+      // A host serving a text file far larger than any of ours is not read into memory.
+      await writeFile(marker, 'x'.repeat(2 * 1024 * 1024))
+      await assert.rejects(ship(), (error: unknown) => {
+        assert.equal((error as { code?: string }).code, 'ARCHIVE_REMOTE_FAILED')
+        assert.match((error as Error).message, /cluster\.json: larger than 1048576 bytes/)
+        return true
+      })
     } finally {
       await writeFile(marker, original)
     }
