@@ -20,6 +20,7 @@ import { agentSeedDocument, nodeTarget, type SeedKind, workerSeedDocument } from
 import { generateSshHostKey } from '../../render/ssh-host-key.js'
 import { type Queryable, withTransaction } from '../../store/database.js'
 import { lockNodeSecretState } from '../../store/nodes/enrollment-secrets.js'
+import { withNodeSeedLock } from '../../store/nodes/node-run-lock.js'
 import { getNode, upsertDeclaredNode } from '../../store/nodes/nodes.js'
 import { recordPoolPolicies } from '../../store/nodes/pool-policies.js'
 import type { Confirm } from '../node/node-transition.js'
@@ -258,17 +259,21 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     options.kind === 'agent'
       ? [`${retry} --reissue   (replaces the secret of the seed nobody holds)`]
       : [`${retry} --rekey   (replaces the host key of the seed nobody holds)`]
-  let path: string | null = null
-  if (options.output === '-') {
-    if (!options.stdout) throw new Error('seedNode: --output - needs a stdout sink')
-    await withTransaction(pool, registerWithPools)
-    try {
-      await options.stdout(budgeted.bytes)
-    } catch (error) {
-      throw outputLostAfterCommit('-', error, what, next)
+  // Seeds of one node commit and write one after another (withNodeSeedLock): two winning at once (two --reissue
+  // or --rekey, the second reading the node after the first committed) could otherwise leave on disk the seed
+  // whose commit came first, holding a secret or host key the state no longer has.
+  const written = await withNodeSeedLock(pool, target.id, async (): Promise<string | null> => {
+    if (options.output === '-') {
+      if (!options.stdout) throw new Error('seedNode: --output - needs a stdout sink')
+      await withTransaction(pool, registerWithPools)
+      try {
+        await options.stdout(budgeted.bytes)
+      } catch (error) {
+        throw outputLostAfterCommit('-', error, what, next)
+      }
+      return null
     }
-  } else {
-    path = resolve(options.output ?? defaultSeedPath(options.env, options.nodeId))
+    const path = resolve(options.output ?? defaultSeedPath(options.env, options.nodeId))
     const staged = await stageSeed(options, path, budgeted.bytes)
     try {
       await withTransaction(pool, registerWithPools)
@@ -284,11 +289,12 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
       await rm(staged, { force: true })
       throw outputLostAfterCommit(path, error, what, next)
     }
-  }
+    return path
+  })
   return {
     node: target.id,
     kind: options.kind,
-    path,
+    path: written,
     bytes: budgeted.bytes.length,
     plainBytes: budgeted.plainBytes,
     gzipped: budgeted.gzipped,

@@ -69,3 +69,31 @@ async function nodeRunHolder(q: Queryable, nodeId: string): Promise<string | nul
   const name = rows[0]?.name
   return name?.startsWith(HOLDER_PREFIX) ? name.slice(HOLDER_PREFIX.length) : null
 }
+
+/**
+ * The first key of a node's seed-write lock: 'fkw' (fleetkit write); the second is hashtext(node id). Its own
+ * class: the secret lock (enrollment-secrets.ts) is 'fks', which a seed takes inside this one.
+ */
+const NODE_SEED_LOCK_CLASS = 0x666b77
+
+/**
+ * Runs `fn` holding node `nodeId`'s seed-write lock on a connection of its own, waiting for it: seeds of one
+ * node commit and write their file (or stdout) one after another, so the seed left on disk is always the one
+ * whose secret and host key the state holds. A crashed holder frees it with its connection.
+ */
+export async function withNodeSeedLock<T>(pool: StatePool, nodeId: string, fn: () => Promise<T>): Promise<T> {
+  return withSession(pool, async (session) => {
+    const unlock = () => session.query('SELECT pg_advisory_unlock($1, hashtext($2))', [NODE_SEED_LOCK_CLASS, nodeId])
+    await session.query('SELECT pg_advisory_lock($1, hashtext($2))', [NODE_SEED_LOCK_CLASS, nodeId])
+    let value: T
+    try {
+      value = await fn()
+    } catch (error) {
+      // withSession closes this connection on error (freeing the lock); a failed unlock must not hide `error`.
+      await unlock().catch(() => {})
+      throw error
+    }
+    await unlock()
+    return value
+  })
+}

@@ -25,6 +25,7 @@ import type { TransitionResult } from '../../../src/lifecycle/node/node-transiti
 import { packagePath } from '../../../src/package-root.js'
 import { lockNodeSecretState } from '../../../src/store/nodes/enrollment-secrets.js'
 import { lockNode, recordNodeCapacity } from '../../../src/store/nodes/node-lifecycle.js'
+import { withNodeSeedLock } from '../../../src/store/nodes/node-run-lock.js'
 import { setNodeStatus, upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import { agentSeedScriptOf } from '../../support/agent-seed-script.js'
 import { type CliRun, runFleetkit } from '../../support/cli.js'
@@ -222,6 +223,43 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
     assert.ok(secret, 'the seed holds an enrollment secret')
     assert.equal(await storedHash('app-2'), sha256(secret), 'the seed holds the secret whose hash is stored')
     assert.equal(await events('app-2', 'secret_issued'), 1)
+  })
+
+  it('seed --reissue waits for a seed of the node in progress: it commits and writes only after it, so the seed on disk holds the stored secret', async () => {
+    // Two reissues that both win (the second read the node after the first committed) used to race between
+    // each one's commit and its file's rename: the file left could hold the secret the state had replaced.
+    const before = await storedHash('app-2')
+    const seedPath = join(dir, 'state', 'seeds', 'app-2.user-data')
+    const fileBefore = readFileSync(seedPath)
+    let run: Promise<CliRun> | undefined
+    let ended = false
+    await withNodeSeedLock(db.pool, 'app-2', async () => {
+      run = runFleetkit(['seed', 'app-2', '--kind', 'agent', '--reissue', '--rekey', ...EXAMPLE, '--json'], {
+        env,
+        timeout: 500_000,
+      }).finally(() => {
+        ended = true
+      })
+      await eventually(
+        'the seed to wait on the node seed lock',
+        async () => ((await waitingOnLocks()) >= 1 ? true : undefined),
+        {
+          timeoutMs: 400_000,
+          intervalMs: 100,
+          stop: () => (ended ? 'the seed ended while another held the lock' : undefined),
+        },
+      )
+      assert.equal(await storedHash('app-2'), before, 'nothing committed while the lock is held')
+      assert.deepEqual(readFileSync(seedPath), fileBefore, 'nothing written while the lock is held')
+    })
+    const done = await run!
+    assert.equal(done.code, 0, done.stdout + done.stderr)
+    const raw = readFileSync(seedPath)
+    const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8')
+    const secret = /<<'FLEETKIT_ENROLLMENT_SECRET'\n([0-9a-f]{64})\n/.exec(agentSeedScriptOf(text))?.[1]
+    assert.ok(secret, 'the seed holds an enrollment secret')
+    assert.notEqual(await storedHash('app-2'), before, 'the reissue replaced the secret')
+    assert.equal(await storedHash('app-2'), sha256(secret), 'the seed on disk holds the secret whose hash is stored')
   })
 
   describe('admit, drain, decommission of one node: of 20 calls at once one changes it, 19 find it done or are refused', () => {
