@@ -6,7 +6,6 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { writeFileAtomic } from '../../fs/atomic-file.js'
 import { readArchiveRemote } from '../../store/embedded/archive-remote.js'
 import { embeddedServerPaths } from '../../store/embedded/paths.js'
 import { archiveDirOutside, archiveIdentityFile, planArchiveOwnership } from './archive-sharing.js'
@@ -20,7 +19,7 @@ import {
 } from './install-checks.js'
 import type { InstallHost } from './install-host.js'
 import { applyOwnership, planSharedState } from './state-sharing.js'
-import { commandFailed, installShipTimer, installUnit, mustRun, systemctl, unitState } from './systemd-units.js'
+import { commandFailed, installShipTimer, installUnit, mustRun, unitState } from './systemd-units.js'
 import {
   ARCHIVE_SHIP_TIMER_NAME,
   GATEWAY_ACCOUNT,
@@ -205,23 +204,11 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
     actions.push(
       `gave ${GATEWAY_ACCOUNT} the WAL archive outside the state and the archive's SSH key (${archiveChanges.length} path(s))`,
     )
-  if (current !== unit) {
-    await mkdir(host.unitDir, { recursive: true })
-    await writeFileAtomic(unitPath, unit, 0o644)
-    await systemctl(host, ['daemon-reload'])
-    actions.push(`${current === undefined ? 'wrote' : 'rewrote'} ${unitPath} (ExecStart=${execStart})`)
-  }
-  if (!enabled) {
-    await systemctl(host, ['enable', GATEWAY_UNIT_NAME])
-    actions.push(`enabled ${GATEWAY_UNIT_NAME} (it starts at boot)`)
-  }
-  if (!active) {
-    await systemctl(host, ['start', GATEWAY_UNIT_NAME])
-    actions.push(`started ${GATEWAY_UNIT_NAME}`)
-  } else if (current !== unit || changes.length > 0) {
-    await systemctl(host, ['restart', GATEWAY_UNIT_NAME])
-    actions.push(`restarted ${GATEWAY_UNIT_NAME} (its unit or state changed)`)
-  }
+  await installUnit(host, GATEWAY_UNIT_NAME, unit, actions, {
+    wroteNote: ` (ExecStart=${execStart})`,
+    restartToo: changes.length > 0,
+    restartReason: 'its unit or state changed',
+  })
   // After the gateway: the reconcile service uses the database the gateway's unit runs.
   if (reconcile !== undefined) await installUnit(host, RECONCILE_UNIT_NAME, reconcile, actions)
   if (archiveShip !== undefined) await installShipTimer(host, archiveShip, actions)

@@ -42,28 +42,48 @@ export async function unitState(
 
 /** The shipping service (started by its timer only: never enabled itself), then its timer, enabled and started. */
 export async function installShipTimer(host: InstallHost, service: string, actions: string[]): Promise<void> {
-  const path = join(host.unitDir, ARCHIVE_SHIP_UNIT_NAME)
-  const current = await readFile(path, 'utf8').catch(() => undefined)
-  if (current !== service) {
-    await mkdir(host.unitDir, { recursive: true })
-    await writeFileAtomic(path, service, 0o644)
-    await systemctl(host, ['daemon-reload'])
-    actions.push(`${current === undefined ? 'wrote' : 'rewrote'} ${path}`)
-  }
+  await writeUnitFile(host, ARCHIVE_SHIP_UNIT_NAME, service, actions)
   await installUnit(host, ARCHIVE_SHIP_TIMER_NAME, host.archiveShipTimer, actions)
 }
 
-/** Writes unit `name` when it differs, enables and starts it (restarts it when it changed); each step only when needed. */
-export async function installUnit(host: InstallHost, name: string, text: string, actions: string[]): Promise<void> {
+/** Writes unit file `name` when its text differs, then reloads systemd; true when it wrote. */
+async function writeUnitFile(
+  host: InstallHost,
+  name: string,
+  text: string,
+  actions: string[],
+  note = '',
+): Promise<boolean> {
   const path = join(host.unitDir, name)
   const current = await readFile(path, 'utf8').catch(() => undefined)
+  if (current === text) return false
+  await mkdir(host.unitDir, { recursive: true })
+  await writeFileAtomic(path, text, 0o644)
+  await systemctl(host, ['daemon-reload'])
+  actions.push(`${current === undefined ? 'wrote' : 'rewrote'} ${path}${note}`)
+  return true
+}
+
+/** What installUnit says of a unit, and whether something besides its text asks for a restart. */
+export interface UnitInstallOptions {
+  /** Appended to the "wrote PATH" action (the gateway names its ExecStart). */
+  wroteNote?: string
+  /** Restart a running unit even when its text is unchanged (the gateway: its state's ownership changed). */
+  restartToo?: boolean
+  /** Why it was restarted, in the action; default "its unit changed". */
+  restartReason?: string
+}
+
+/** Writes unit `name` when it differs, enables and starts it (restarts it when it changed); each step only when needed. */
+export async function installUnit(
+  host: InstallHost,
+  name: string,
+  text: string,
+  actions: string[],
+  options: UnitInstallOptions = {},
+): Promise<void> {
   const { enabled, active } = await unitState(host, name)
-  if (current !== text) {
-    await mkdir(host.unitDir, { recursive: true })
-    await writeFileAtomic(path, text, 0o644)
-    await systemctl(host, ['daemon-reload'])
-    actions.push(`${current === undefined ? 'wrote' : 'rewrote'} ${path}`)
-  }
+  const wrote = await writeUnitFile(host, name, text, actions, options.wroteNote)
   if (!enabled) {
     await systemctl(host, ['enable', name])
     actions.push(`enabled ${name} (it starts at boot)`)
@@ -71,9 +91,9 @@ export async function installUnit(host: InstallHost, name: string, text: string,
   if (!active) {
     await systemctl(host, ['start', name])
     actions.push(`started ${name}`)
-  } else if (current !== text) {
+  } else if (wrote || options.restartToo === true) {
     await systemctl(host, ['restart', name])
-    actions.push(`restarted ${name} (its unit changed)`)
+    actions.push(`restarted ${name} (${options.restartReason ?? 'its unit changed'})`)
   }
 }
 
