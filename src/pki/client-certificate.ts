@@ -14,13 +14,13 @@ import {
   explicit,
   objectIdentifier,
   octetString,
-  pemOf,
   sequence,
   set,
   tlv,
   unsignedInteger,
 } from './der.js'
 import { derFingerprintSha256 } from './fingerprint.js'
+import { pemEncode } from './pem.js'
 import type { Rng } from '../config/rng.js'
 import { randomSerial } from './serial.js'
 
@@ -114,7 +114,7 @@ export async function issueClientCertificate(options: {
   const signature = sign('sha256', tbs, { key: issuer.key, dsaEncoding: 'der' })
   const der = sequence(tbs, ECDSA_WITH_SHA256, bitString(signature))
   return {
-    certificatePem: pemOf('CERTIFICATE', der) + '\n',
+    certificatePem: pemEncode('CERTIFICATE', der),
     fingerprintSha256: derFingerprintSha256(der),
     serial,
     notBefore,

@@ -67,9 +67,3 @@ export function certificateTime(date: Date): Buffer {
 
 /** A BIT STRING of whole bytes (no unused bits), as a signature is. */
 export const bitString = (content: Buffer): Buffer => tlv(0x03, Buffer.concat([Buffer.from([0]), content]))
-
-/** PEM text of DER: base64 in lines of 64 characters between the label's lines. */
-export function pemOf(label: string, der: Buffer): string {
-  const lines = der.toString('base64').match(/.{1,64}/g) ?? []
-  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----`
-}

@@ -3,7 +3,7 @@
 // a try-lock (never waited for), so of runs at once on one node exactly one acts and the others are
 // refused before any provider request. The holder names itself in its session's application_name,
 // which is how a refused run says which command holds the node. A crashed holder frees it with its
-// connection.
+// connection. Beside it, the node's seed-write lock (withNodeSeedLock), which `fleetkit seed` waits for.
 import type { Queryable, StatePool, StateTransaction } from '../transaction.js'
 import { withSession } from '../transaction.js'
 

@@ -11,7 +11,7 @@ import { connect, createServer, type Server, type TLSSocket } from 'node:tls'
 import { peerFingerprint } from '../../../src/gateway/auth/agent-auth.js'
 import { peerCertificateOfSession } from '../../../src/gateway/tls/session-peer.js'
 import { loadIssuingCa } from '../../../src/pki/certificate-authority.js'
-import { certificateFingerprintSha256, fingerprint256Hex } from '../../../src/pki/fingerprint.js'
+import { certificateFingerprintSha256, derFingerprintSha256, fingerprint256Hex } from '../../../src/pki/fingerprint.js'
 import { initPki } from '../../../src/pki/init-pki.js'
 import { issuedNodeCertificate } from '../../support/pki.js'
 
@@ -50,11 +50,7 @@ describe('gateway: the client certificate out of the TLS session', function () {
         const session = socket.getSession()
         const fast = session ? peerCertificateOfSession(session) : undefined
         seen.push({
-          fast: fast
-            ? certificateFingerprintSha256(
-                `-----BEGIN CERTIFICATE-----\n${fast.toString('base64')}\n-----END CERTIFICATE-----`,
-              )
-            : undefined,
+          fast: fast ? derFingerprintSha256(fast) : undefined,
           slow: fingerprint256Hex(socket.getPeerX509Certificate()!.fingerprint256),
           viaAuth: peerFingerprint(socket),
           resumed: socket.isSessionReused(),
