@@ -1,7 +1,8 @@
-// Parses definition text (YAML, or JSON) into plain data with js-yaml, the fast parser.
+// Parses definition text (YAML, or JSON) into plain data: block-yaml.ts's fast path, else js-yaml.
 // A failure gives a reason and a 1-based line and column, never a snippet of the source.
 import { load } from 'js-yaml'
 
+import { readBlockYaml } from './block-yaml.js'
 import { COMPLEXITY_LIMITS } from './complexity.js'
 
 interface ParseFailure {
@@ -28,6 +29,10 @@ export function parseDefinitionText(text: string, sourceName: string): ParsedTex
       // Fall through: js-yaml reads JSON too and says where it breaks.
     }
   }
+  // Block-style YAML without anchors, tags or flow collections, as definitions are written, is read
+  // without js-yaml; anything else (and every malformed text) by js-yaml, which also says where it breaks.
+  const block = readBlockYaml(text)
+  if (block !== undefined) return { ok: true, data: block.value }
   try {
     // js-yaml shares an aliased node rather than copying it, so a few aliases can stand for a huge
     // tree: their count is bounded here, and complexity.ts bounds what later passes walk.
