@@ -34,6 +34,8 @@ interface Sftp {
   close(handle: Buffer, cb: Done): void
   ext_openssh_fsync(handle: Buffer, cb: Done): void
   ext_openssh_rename(from: string, to: string, cb: Done): void
+  rename(from: string, to: string, cb: Done): void
+  unlink(path: string, cb: Done): void
   end(): void
 }
 
@@ -52,6 +54,8 @@ export interface SftpArchive {
   put(localPath: string, path: string): Promise<void>
   putText(path: string, text: string): Promise<void>
   rename(from: string, to: string): Promise<void>
+  renameNew(from: string, to: string): Promise<void>
+  remove(path: string): Promise<void>
   sha256(path: string): Promise<string>
   readText(path: string): Promise<string>
   get(path: string, localPath: string): Promise<void>
@@ -189,6 +193,9 @@ export async function openSftpArchive(remote: SftpArchiveRemote, env: Env): Prom
         )
       }),
     rename: (from, to) => attempt('rename', from, () => call((cb) => sftp.ext_openssh_rename(abs(from), abs(to), cb))),
+    // SFTP's own rename fails when the target exists (OpenSSH's server links, then unlinks the old name).
+    renameNew: (from, to) => attempt('rename', from, () => call((cb) => sftp.rename(abs(from), abs(to), cb))),
+    remove: (path) => attempt('remove', path, () => call((cb) => sftp.unlink(abs(path), cb))),
     sha256: (path) =>
       attempt('read', path, async () => {
         const hash = createHash('sha256')

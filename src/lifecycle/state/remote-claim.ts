@@ -25,25 +25,37 @@ export async function claimRemoteForCluster(
   systemIdentifier: string,
   now: Date,
 ): Promise<'claimed' | 'ours'> {
-  if ((await files.list('.')).includes(CLUSTER_MARKER)) {
-    const held = parseMarker(await files.readText(CLUSTER_MARKER))
-    if (held?.systemIdentifier === systemIdentifier) return 'ours'
-    throw new FleetkitError(
-      'ARCHIVE_REMOTE_FOREIGN',
-      `${remote.url} holds the archive of another PostgreSQL cluster (system identifier ${held?.systemIdentifier ?? 'unreadable'}, claimed by ${held?.claimedBy ?? 'unknown'}; this one is ${systemIdentifier}); nothing was sent`,
-      {
-        actions: [
-          'fleetkit db archive remote add ssh://USER@HOST/A-PATH-OF-ITS-OWN --host-key LINE --identity FILE',
-          'fleetkit runbook ARCHIVE_REMOTE_FOREIGN',
-        ],
-        data: { url: remote.url, remoteSystemIdentifier: held?.systemIdentifier ?? null, systemIdentifier },
-      },
-    )
-  }
+  if ((await files.list('.')).includes(CLUSTER_MARKER)) return judgeClaim(files, remote, systemIdentifier)
+  // Two control hosts claiming one empty directory at once: each writes its own part (named by its
+  // cluster), and the rename that will not replace a file lets exactly one of them in.
+  const part = `${CLUSTER_MARKER}.${systemIdentifier}.part`
   const marker: ClusterMarker = { systemIdentifier, claimedAt: now.toISOString(), claimedBy: hostname() }
-  await files.putText(`${CLUSTER_MARKER}.part`, `${JSON.stringify(marker, null, 2)}\n`)
-  await files.rename(`${CLUSTER_MARKER}.part`, CLUSTER_MARKER)
-  return 'claimed'
+  await files.putText(part, `${JSON.stringify(marker, null, 2)}\n`)
+  try {
+    await files.renameNew(part, CLUSTER_MARKER)
+    return 'claimed'
+  } catch (error) {
+    await files.remove(part).catch(() => undefined)
+    if (!(await files.list('.')).includes(CLUSTER_MARKER)) throw error
+    return judgeClaim(files, remote, systemIdentifier)
+  }
+}
+
+/** 'ours' when the directory's cluster.json names SYSTEM_IDENTIFIER; ARCHIVE_REMOTE_FOREIGN otherwise. */
+async function judgeClaim(files: RemoteArchiveFiles, remote: ArchiveRemote, systemIdentifier: string): Promise<'ours'> {
+  const held = parseMarker(await files.readText(CLUSTER_MARKER))
+  if (held?.systemIdentifier === systemIdentifier) return 'ours'
+  throw new FleetkitError(
+    'ARCHIVE_REMOTE_FOREIGN',
+    `${remote.url} holds the archive of another PostgreSQL cluster (system identifier ${held?.systemIdentifier ?? 'unreadable'}, claimed by ${held?.claimedBy ?? 'unknown'}; this one is ${systemIdentifier}); nothing was sent`,
+    {
+      actions: [
+        'fleetkit db archive remote add ssh://USER@HOST/A-PATH-OF-ITS-OWN --host-key LINE --identity FILE',
+        'fleetkit runbook ARCHIVE_REMOTE_FOREIGN',
+      ],
+      data: { url: remote.url, remoteSystemIdentifier: held?.systemIdentifier ?? null, systemIdentifier },
+    },
+  )
 }
 
 function parseMarker(text: string): ClusterMarker | undefined {

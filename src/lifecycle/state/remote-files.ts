@@ -22,6 +22,12 @@ export interface RemoteArchiveFiles {
   putText(path: string, text: string): Promise<void>
   /** Renames over what is at `to` (posix-rename@openssh.com: atomic). */
   rename(from: string, to: string): Promise<void>
+  /**
+   * Renames only when nothing is at `to`, and fails otherwise (SFTP's own rename; OpenSSH's server links
+   * the new name, then unlinks the old): of two at once, one wins.
+   */
+  renameNew(from: string, to: string): Promise<void>
+  remove(path: string): Promise<void>
   /** The SHA-256 of the remote file, read back in full. */
   sha256(path: string): Promise<string>
   readText(path: string): Promise<string>

@@ -17,6 +17,9 @@ import { registerArchiveGauges } from '../../../src/gateway/metrics/archive-metr
 import { enableArchiving } from '../../../src/lifecycle/state/db-archive.js'
 import { addArchiveRemote, shipArchive, type ShipResult } from '../../../src/lifecycle/state/archive-ship.js'
 import { verifyArchive } from '../../../src/lifecycle/state/archive-verify.js'
+import { checkedArchiveRemote } from '../../../src/store/embedded/archive-remote.js'
+import { claimRemoteForCluster } from '../../../src/lifecycle/state/remote-claim.js'
+import type { RemoteArchiveFiles } from '../../../src/lifecycle/state/remote-files.js'
 import { openDatabase, type Database } from '../../../src/store/database.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { appendEvent } from '../../../src/store/events.js'
@@ -412,6 +415,56 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
       })
     } finally {
       await writeFile(marker, original)
+    }
+  })
+
+  it('two clusters claiming one empty directory at once: exactly one claims it, the other is refused', async () => {
+    const path = join(root, 'vault', 'contested')
+    const remote = await checkedArchiveRemote(
+      {
+        url: `ssh://${process.env.USER ?? 'root'}@127.0.0.1:${sshd.port}${path}`,
+        hostKeyLine: sshd.knownHostsLine,
+        identityFile: sshd.clientKey.path,
+      },
+      new Date(),
+    )
+    await mkdir(path, { recursive: true })
+    // Both see the directory empty before either writes: their lists wait for each other.
+    let listed = 0
+    let bothListed: () => void = () => undefined
+    const barrier = new Promise<void>((resolve) => (bothListed = resolve))
+    const racing = async (files: RemoteArchiveFiles): Promise<RemoteArchiveFiles> => ({
+      ...files,
+      list: async (dir) => {
+        const names = await files.list(dir)
+        if (listed < 2 && ++listed === 2) bothListed()
+        await barrier
+        return names
+      },
+    })
+    const connections = await Promise.all([openRemote(remote), openRemote(remote)])
+    try {
+      const outcomes = await Promise.allSettled(
+        ['7000000000000000001', '7000000000000000002'].map(async (id, i) =>
+          claimRemoteForCluster(await racing(connections[i]!), remote, id, new Date()),
+        ),
+      )
+      const claimed = outcomes.filter((o) => o.status === 'fulfilled')
+      const refused = outcomes.filter((o) => o.status === 'rejected')
+      assert.deepEqual(
+        claimed.map((o) => o.value),
+        ['claimed'],
+        JSON.stringify(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : String(o.reason)))),
+      )
+      assert.equal((refused[0]?.reason as { code?: string }).code, 'ARCHIVE_REMOTE_FOREIGN')
+      const winner = outcomes.findIndex((o) => o.status === 'fulfilled')
+      const held = JSON.parse(await readFile(join(path, 'cluster.json'), 'utf8')) as { systemIdentifier: string }
+      assert.equal(held.systemIdentifier, ['7000000000000000001', '7000000000000000002'][winner])
+      assert.deepEqual(await readdir(path), ['cluster.json'], 'no part file left behind')
+      // The winner's next claim finds it its own.
+      assert.equal(await claimRemoteForCluster(connections[winner]!, remote, held.systemIdentifier, new Date()), 'ours')
+    } finally {
+      for (const files of connections) files.close()
     }
   })
 })
