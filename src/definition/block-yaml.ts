@@ -147,20 +147,29 @@ function setKey(mapping: Record<string, unknown>, key: string, value: unknown): 
   mapping[key] = value
 }
 
+/** Whether the next line is one of the block at INDENT: false at the end or a shallower line; deeper is odd. */
+function inBlock(lines: Lines, indent: number): boolean {
+  if (lines.at >= lines.starts.length) return false
+  const lineIndent = lines.indents[lines.at]!
+  if (lineIndent > indent) throw OUTSIDE_SUBSET
+  return lineIndent === indent
+}
+
+function skipSpaces(text: string, at: number, end: number): number {
+  while (at < end && text.charCodeAt(at) === 32) at++
+  return at
+}
+
 function readMapping(lines: Lines, indent: number, depth: number): Record<string, unknown> {
   const mapping: Record<string, unknown> = {}
-  const { text, indents, starts, ends } = lines
-  while (lines.at < starts.length) {
-    const lineIndent = indents[lines.at]!
-    if (lineIndent < indent) break
-    if (lineIndent > indent) throw OUTSIDE_SUBSET
+  const { text, starts, ends } = lines
+  while (inBlock(lines, indent)) {
     const start = starts[lines.at]!
     const end = ends[lines.at]!
     const colon = keyEnd(text, start, end)
     if (colon < 0) throw OUTSIDE_SUBSET
     const key = text.slice(start, colon)
-    let rest = colon + 1
-    while (rest < end && text.charCodeAt(rest) === 32) rest++
+    const rest = skipSpaces(text, colon + 1, end)
     lines.at++
     if (rest === end || text.charCodeAt(rest) === 35) {
       setKey(mapping, key, readNested(lines, indent, depth, true))
@@ -175,16 +184,12 @@ function readMapping(lines: Lines, indent: number, depth: number): Record<string
 function readSequence(lines: Lines, indent: number, depth: number): unknown[] {
   const sequence: unknown[] = []
   const { text, indents, starts, ends } = lines
-  while (lines.at < starts.length) {
-    const lineIndent = indents[lines.at]!
-    if (lineIndent < indent) break
-    if (lineIndent > indent) throw OUTSIDE_SUBSET
+  while (inBlock(lines, indent)) {
     const start = starts[lines.at]!
     const end = ends[lines.at]!
     // A key at the sequence's indentation ends it: it was its parent key's value (`key:` then `- item`).
     if (!isSequenceEntry(text, start, end)) break
-    let rest = start + 1
-    while (rest < end && text.charCodeAt(rest) === 32) rest++
+    const rest = skipSpaces(text, start + 1, end)
     if (rest === end || text.charCodeAt(rest) === 35) {
       lines.at++
       sequence.push(readNested(lines, indent, depth, false))
