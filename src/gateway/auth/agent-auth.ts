@@ -1,11 +1,10 @@
 // Agent authentication on the mTLS listener: the TLS handshake proved the chain; here
 // the presented certificate must also be a live row of node_certificates for a node
 // that may connect. Rows are cached per fingerprint; revocations anywhere evict (auth-cache.ts).
-import { hash } from 'node:crypto'
 import type { TLSSocket } from 'node:tls'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { fingerprint256Hex } from '../../pki/fingerprint.js'
+import { derFingerprintSha256, fingerprint256Hex } from '../../pki/fingerprint.js'
 import {
   findCertificatesByFingerprints,
   listLiveCertificates,
@@ -49,9 +48,7 @@ interface CacheEntry {
  * socket: a keep-alive connection carries many requests. The certificate's DER is taken from the
  * serialized TLS session (session-peer.ts: no decoding, about 20 µs with the hash); only when that
  * holds none is it getPeerX509Certificate()'s, which re-decodes the certificate in OpenSSL 3.0 (about
- * 150 µs a connection, measured: docs/performance.md, issue 40). Both give the SHA-256 of the same DER
- * (derFingerprintSha256's, in one call: `crypto.hash` rather than a Hash object, about 15 µs less per
- * connection right after a handshake).
+ * 150 µs a connection, measured: docs/performance.md, issue 40). Both give the SHA-256 of the same DER.
  */
 const socketFingerprints = new WeakMap<TLSSocket, string | null>()
 
@@ -62,7 +59,7 @@ export function peerFingerprint(socket: TLSSocket): string | null {
   if (socket.authorized) {
     const session = typeof socket.getSession === 'function' ? socket.getSession() : undefined
     const der = session ? peerCertificateOfSession(session) : undefined
-    if (der) fingerprint = hash('sha256', der, 'hex')
+    if (der) fingerprint = derFingerprintSha256(der)
     else if (typeof socket.getPeerX509Certificate === 'function') {
       const peer = socket.getPeerX509Certificate()
       fingerprint = peer ? fingerprint256Hex(peer.fingerprint256) : null
