@@ -234,28 +234,54 @@ function readScalar(text: string, offset: number, end: number): unknown {
 }
 
 /**
- * The entries of a one-line flow collection FLOW opened by OPEN and closed by CLOSE, each a plain scalar
- * (or, in a mapping, `key: plain scalar`): `regions: [fsn1, nbg1]`, `{ cpu: 4, memoryMiB: 8192 }`.
- * Quotes, nesting, comments inside and empty entries are js-yaml's to read.
+ * The entries of a one-line flow collection FLOW opened by its first character and closed by CLOSE, each
+ * a plain or quoted scalar (or, in a mapping, `key: scalar`): `regions: [fsn1, nbg1]`,
+ * `{ id: ubuntu, version: "24.04" }`. Nesting, a comment inside, a `?` and an empty entry are js-yaml's to
+ * read; so is a quote that does not close before the collection does.
  */
 function flowEntries(flow: string, close: string): string[] {
-  const at = flow.indexOf(close)
-  const after = flow.slice(at + 1)
-  if (at < 0 || (after !== '' && !/^ +#/.test(after))) throw OUTSIDE_SUBSET
-  const inner = flow.slice(1, at)
-  if (/['"[\]{}#?]/.test(inner)) throw OUTSIDE_SUBSET
-  if (inner.trim() === '') return []
-  return inner.split(',').map((entry) => entry.trim())
+  const entries: string[] = []
+  let entryStart = 1
+  for (let at = 1; at < flow.length; at++) {
+    const char = flow[at]!
+    if (char === "'" || char === '"') {
+      // A quote opens a scalar only at an entry's or a value's start; inside a plain scalar it is a
+      // character, and such a text is js-yaml's to read.
+      let before = at - 1
+      while (flow[before] === ' ') before--
+      const opens = '[{,'.includes(flow[before]!) || (flow[before] === ':' && before < at - 1)
+      if (!opens) throw OUTSIDE_SUBSET
+      // To the closing quote ('' is a quote inside single quotes); readQuoted checks the entry again.
+      let end = flow.indexOf(char, at + 1)
+      if (char === "'") while (end > 0 && flow[end + 1] === "'") end = flow.indexOf("'", end + 2)
+      if (end < 0) throw OUTSIDE_SUBSET
+      at = end
+    } else if (char === ',' || char === close) {
+      entries.push(flow.slice(entryStart, at).trim())
+      entryStart = at + 1
+      if (char === close) {
+        const after = flow.slice(at + 1)
+        if (after !== '' && !/^ +#/.test(after)) throw OUTSIDE_SUBSET
+        // `[]` and `{}`: no entries; `[a, ]` or `[a,,b]`: given up on below.
+        return entries.length === 1 && entries[0] === '' ? [] : entries
+      }
+    } else if ('[]{}#?'.includes(char)) {
+      throw OUTSIDE_SUBSET
+    }
+  }
+  throw OUTSIDE_SUBSET
 }
 
-/** A plain scalar inside a flow collection: no indicator first, no `:` (a pair, or a colon to weigh). */
-function resolveFlowPlain(item: string): unknown {
-  if (item === '' || INDICATOR.has(item[0]!) || item.includes(':') || /^-(?: |$)/.test(item)) throw OUTSIDE_SUBSET
+/** A scalar inside a flow collection: quoted, or plain with no indicator first and no `:` (a pair, or a colon to weigh). */
+function resolveFlowScalar(item: string): unknown {
+  const first = item[0]
+  if (first === "'" || first === '"') return readQuoted(item, first)
+  if (first === undefined || INDICATOR.has(first) || item.includes(':') || /^-(?: |$)/.test(item)) throw OUTSIDE_SUBSET
   return resolvePlain(item)
 }
 
 function readFlowSequence(flow: string): unknown[] {
-  return flowEntries(flow, ']').map(resolveFlowPlain)
+  return flowEntries(flow, ']').map(resolveFlowScalar)
 }
 
 function readFlowMapping(flow: string): Record<string, unknown> {
@@ -263,7 +289,7 @@ function readFlowMapping(flow: string): Record<string, unknown> {
   for (const entry of flowEntries(flow, '}')) {
     const colon = keyEnd(entry, 0, entry.length)
     if (colon < 0 || colon + 1 === entry.length) throw OUTSIDE_SUBSET
-    setKey(mapping, entry.slice(0, colon), resolveFlowPlain(entry.slice(colon + 1).trimStart()))
+    setKey(mapping, entry.slice(0, colon), resolveFlowScalar(entry.slice(colon + 1).trimStart()))
   }
   return mapping
 }

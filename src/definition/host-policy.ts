@@ -2,10 +2,10 @@
 // server types): the file Ansible reads too, so TypeScript and the roles agree.
 import { readFileSync } from 'node:fs'
 
-import { load } from 'js-yaml'
-
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { packagePath } from '../package-root.js'
+import { readBlockYaml } from './block-yaml.js'
+import { jsYamlLoad } from './lazy-js-yaml.js'
 
 export interface ServerTypeSize {
   cores: number
@@ -36,7 +36,9 @@ export function loadHostPolicy(path = HOST_POLICY_PATH): HostPolicy {
   if (cached) return cached
   let parsed: unknown
   try {
-    parsed = load(readFileSync(path, 'utf8'))
+    const text = readFileSync(path, 'utf8')
+    const block = readBlockYaml(text)
+    parsed = block ? block.value : jsYamlLoad(text)
   } catch (error) {
     throw new FleetkitError(
       'HOST_POLICY_INVALID',

@@ -1,9 +1,8 @@
 // Parses definition text (YAML, or JSON) into plain data: block-yaml.ts's fast path, else js-yaml.
 // A failure gives a reason and a 1-based line and column, never a snippet of the source.
-import { load } from 'js-yaml'
-
 import { readBlockYaml } from './block-yaml.js'
 import { COMPLEXITY_LIMITS } from './complexity.js'
+import { jsYamlLoad } from './lazy-js-yaml.js'
 
 interface ParseFailure {
   reason: string
@@ -38,7 +37,7 @@ export function parseDefinitionText(text: string, sourceName: string): ParsedTex
     // tree: their count is bounded here, and complexity.ts bounds what later passes walk.
     return {
       ok: true,
-      data: load(text, { filename: sourceName, maxAliases: MAX_ALIASES, maxDepth: COMPLEXITY_LIMITS.maxDepth }),
+      data: jsYamlLoad(text, { filename: sourceName, maxAliases: MAX_ALIASES, maxDepth: COMPLEXITY_LIMITS.maxDepth }),
     }
   } catch (error) {
     if (error instanceof RangeError)

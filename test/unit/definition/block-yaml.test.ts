@@ -57,8 +57,18 @@ const PLAIN_SCALARS = [
   '3.5',
   '[a, b]',
   '{ cpu: 4 }',
+  '{ id: ubuntu, version: "24.04" }',
+  `['a, b', "c", 'it''s']`,
 ]
 const ODD_SCALARS = [
+  '["unclosed]',
+  '[a, "b\\"c"]',
+  '[a,]',
+  '[a, #b]',
+  "{ a: 'x' y }",
+  '[ ]',
+  '{ "k": v }',
+  '{ a: [b] }',
   '-1',
   '+12',
   '0',
@@ -229,12 +239,13 @@ function mutate(rng: Rng, text: string): string {
 }
 
 describe('block-YAML fast path', function () {
-  it('reads the shipped examples, the definition fixtures and the 5,000-node bench definition as js-yaml does', function () {
+  it('reads the shipped examples, the host policy, the definition fixtures and the 5,000-node bench definition as js-yaml does', function () {
     const files = [
       ...readdirSync(packagePath('examples'))
         .filter((name) => name.endsWith('.yaml'))
         .map((name) => join(packagePath('examples'), name)),
       join(packagePath('test', 'fixtures', 'definitions'), 'valid.yaml'),
+      packagePath('policy', 'host-policy.yaml'),
     ]
     for (const file of files) assert.ok(agrees(readFileSync(file, 'utf8')), `${file} did not take the fast path`)
     assert.ok(agrees(generateDefinition(5000, 20)), 'the bench definition did not take the fast path')
