@@ -2,10 +2,15 @@
 // processes (not this one, not the gateway's) measure full mTLS handshakes/s, resumed handshakes/s
 // and keep-alive requests/s against each, and fleetkit's figures are printed as ratios of the bare ones.
 //
-//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--warmup-seconds 3] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive] [--drift]
+//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--warmup-seconds 3] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive] [--drift] [--paced 0]
 //
 // --drift measures each mode twice, the second time with a drift digest in every heartbeat (issue 39:
 // the node's recorded fingerprint matches, as in a converged fleet), and prints the gateway's added CPU per heartbeat.
+//
+// --paced P then measures each mode again with both servers offered the same rate, P% of the slower one's
+// rate above (paced clients, never faster), and prints that row too: each server's CPU per request falls as
+// its rate rises (more requests per read and per turn of the event loop), so at saturation a server a little
+// slower also pays more per request; at one offered rate below both capacities the CPU compares the work.
 //
 // --enrollments N then enrolls N nodes through POST /v1/enroll (32 at a time, rate limit lifted) and prints the rate,
 // and its ratio to the bare server's full-handshake rate of the same run when `full` was measured.
@@ -34,6 +39,13 @@ const cpuRatio = (b: Measured, f: Measured) =>
     ? 'n/a'
     : `${(f.serverCpuPerRequest / b.serverCpuPerRequest).toFixed(2)}x`
 
+function writeRow(label: string, b: Measured, f: Measured): void {
+  const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
+  process.stdout.write(
+    `| ${label} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${cpuRatio(b, f)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`,
+  )
+}
+
 const seconds = flag('seconds', 10)
 const rounds = flag('rounds', 5)
 const warmupSeconds = flag('warmup-seconds', 3, 0)
@@ -41,6 +53,7 @@ const workers = flag('workers', 2)
 const concurrency = flag('concurrency', 32)
 const keepaliveConcurrency = flag('keepalive-concurrency', 128)
 const enrollCount = flag('enrollments', 0, 0)
+const pacedPercent = flag('paced', 0, 0, 100)
 const withDrift = process.argv.includes('--drift')
 const modesAt = process.argv.indexOf('--modes')
 const modes = modesAt >= 0 ? (process.argv[modesAt + 1] ?? '').split(',') : [...MODES]
@@ -51,7 +64,7 @@ const hardStop = setTimeout(
     process.stderr.write('bench: over the hard limit, stopping\n')
     process.exit(3)
   },
-  (seconds * 6 * 3 * (withDrift ? 2 : 1) + 300) * 1000,
+  (seconds * 6 * 3 * (withDrift ? 2 : 1) * (pacedPercent > 0 ? 2 : 1) + 300) * 1000,
 )
 hardStop.unref()
 
@@ -95,30 +108,36 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
     }[mode]
     let plain: Measured[] | undefined
     for (const drift of withDrift ? [false, true] : [false]) {
-      const [b, f] = (await measure(
-        [
-          { url: bareUrl, pid: bare.child.pid },
-          { url: gateway.agentUrl, pid: gateway.child.pid },
-        ],
-        mode,
-        {
-          certificates,
-          keyPem: ctx.keyPem,
-          caPem: ctx.caPem,
-          concurrency: loops,
-          ...(drift ? { extra: { drift: BENCH_DRIFT } } : {}),
-        },
-        { seconds, rounds, warmupSeconds },
-      )) as [Measured, Measured]
-      const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
-      process.stdout.write(
-        `| ${name}${drift ? ', with a drift digest' : ''} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${cpuRatio(b, f)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`,
-      )
+      /** Both servers in this mode; with a rate, each client process offers that many requests a second. */
+      const both = async (ratePerSecond?: number) =>
+        (await measure(
+          [
+            { url: bareUrl, pid: bare.child.pid },
+            { url: gateway.agentUrl, pid: gateway.child.pid },
+          ],
+          mode,
+          {
+            certificates,
+            keyPem: ctx.keyPem,
+            caPem: ctx.caPem,
+            concurrency: loops,
+            ...(ratePerSecond === undefined ? {} : { ratePerSecond }),
+            ...(drift ? { extra: { drift: BENCH_DRIFT } } : {}),
+          },
+          { seconds, rounds, warmupSeconds },
+        )) as [Measured, Measured]
+      const [b, f] = await both()
+      writeRow(`${name}${drift ? ', with a drift digest' : ''}`, b, f)
       // The bare server reads the same larger body: its difference is the body's, the rest the judgement's.
       const more = (now: Measured, before: Measured | undefined) =>
         now.serverCpuPerRequest === undefined || before?.serverCpuPerRequest === undefined
           ? undefined
           : now.serverCpuPerRequest - before.serverCpuPerRequest
+      if (pacedPercent > 0) {
+        const offered = (Math.min(b.rate, f.rate) * pacedPercent) / 100
+        const [pb, pf] = await both(offered / certificates.length)
+        writeRow(`${name}${drift ? ', with a drift digest' : ''}, both offered ${offered.toFixed(0)}/s`, pb, pf)
+      }
       if (mode === 'full' && !drift) bareFullRate = b.rate
       if (!drift) plain = [b, f]
       else

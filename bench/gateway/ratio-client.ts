@@ -1,7 +1,9 @@
 // One client process of the ratio bench: it runs BENCH_JOB's `concurrency` loops of
 // mTLS requests in one mode (full: a new handshake each, no session; resumed: a new connection
 // resuming the last session; keepalive: requests on kept connections), and prints its counts and
-// its own CPU time. It warms up, prints {ready}, then runs one window per line on stdin.
+// its own CPU time. It warms up, prints {ready}, then runs one window per line on stdin. With
+// `ratePerSecond` its loops are paced to that many requests a second in all (never faster; a server
+// slower than the pace gets no burst to catch up), so two servers can be measured at one offered rate.
 import { Agent, request } from 'node:https'
 import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
@@ -15,6 +17,7 @@ interface Job {
   caPem: string
   mode: 'full' | 'resumed' | 'keepalive'
   concurrency: number
+  ratePerSecond?: number
 }
 const job = JSON.parse(process.env.BENCH_JOB!) as Job
 const tls = { key: job.keyPem, cert: job.certPem, ca: job.caPem }
@@ -58,9 +61,18 @@ for await (const line of createInterface({ input: process.stdin })) {
   const record = kind !== 'warmup'
   const cpuBefore = process.cpuUsage()
   const until = performance.now() + Number(ms)
+  // Paced: each loop sends every `interval` ms, the loops' starts spread over one interval.
+  const interval = job.ratePerSecond ? (1000 * job.concurrency) / job.ratePerSecond : 0
   await Promise.all(
-    Array.from({ length: job.concurrency }, async () => {
+    Array.from({ length: job.concurrency }, async (_, loop) => {
+      let next = performance.now() + (interval * loop) / job.concurrency
       while (performance.now() < until) {
+        if (interval > 0) {
+          const wait = next - performance.now()
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+          if (performance.now() >= until) break
+          next = Math.max(next + interval, performance.now())
+        }
         const start = performance.now()
         if (await once()) {
           ok++

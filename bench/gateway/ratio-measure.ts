@@ -27,6 +27,8 @@ export interface Clients {
   concurrency: number
   /** Extra heartbeat fields (--drift: a drift digest); the bare server reads the same body. */
   extra?: Record<string, unknown>
+  /** Requests a second each client process offers (paced); unset: as fast as the server answers. */
+  ratePerSecond?: number
 }
 export interface Timing {
   seconds: number
@@ -62,6 +64,7 @@ function startClients(url: string, mode: Mode, c: Clients): Promise<Child[]> {
         caPem: c.caPem,
         mode,
         concurrency: c.concurrency,
+        ...(c.ratePerSecond === undefined ? {} : { ratePerSecond: c.ratePerSecond }),
       }
       return startChild('ratio-client.ts', { BENCH_JOB: JSON.stringify(job) })
     }),
