@@ -16,6 +16,8 @@ set -euo pipefail
 readonly AGENT_ENTRY=fleetkit-agent
 readonly MAX_SUMS_BYTES=65536
 readonly MAX_SIG_BYTES=4096
+# How long the staged binary may take to answer --version before it counts as not running here.
+readonly VERSION_TIMEOUT_SECONDS=300
 
 # Exit statuses match src/checks/codes/release.ts, so the CLI and the host agree.
 fail() {
@@ -203,7 +205,16 @@ zstd -q -dc -- "$workdir/$name" | tar -xOf - "$AGENT_ENTRY" | head -c "$((max_by
 chmod 0755 -- "$staged" || fail RELEASE_INSTALL_FAILED "cannot chmod $staged"
 sync -- "$staged" || fail RELEASE_INSTALL_FAILED "cannot fsync $staged"
 
-reported=$(timeout 60 "$staged" --version 2>/dev/null) || fail RELEASE_INSTALL_FAILED "$AGENT_ENTRY $version does not run on this host (--version failed)"
+# A first boot on a small, busy host can take long to start Node (a whole test run once saw a VM miss
+# 60 s); a binary that hangs is still stopped. Why it failed goes in the message: the status and its
+# first line of error output.
+version_status=0
+reported=$(timeout "$VERSION_TIMEOUT_SECONDS" "$staged" --version 2>"$workdir/version.err") || version_status=$?
+if [ "$version_status" -ne 0 ]; then
+  [ "$version_status" -eq 124 ] &&
+    fail RELEASE_INSTALL_FAILED "$AGENT_ENTRY $version did not answer --version within $VERSION_TIMEOUT_SECONDS s on this host"
+  fail RELEASE_INSTALL_FAILED "$AGENT_ENTRY $version does not run on this host (--version exited $version_status: $(head -n 1 "$workdir/version.err" | head -c 200))"
+fi
 first_line=${reported%%$'\n'*}
 read -r -a words <<<"${first_line//\// }"
 matched=no

@@ -252,6 +252,18 @@ $RELEASE_TEST_BASE_URL/1.2.3/fleetkit-agent-1.2.3-linux-amd64.tar.zst"
   [[ $stderr == *"fleetkit-agent 1.1.0"* ]]
 }
 
+@test "verify-release: a signed binary that fails --version is refused with its status and first error line" {
+  install_previous
+  local d="$BATS_TEST_TMPDIR/broken"
+  mkdir -p "$d"
+  printf '#!/bin/sh\necho "node: bad option: --no-such-flag" >&2\necho second line >&2\nexit 9\n' >"$d/fleetkit-agent"
+  chmod 0755 "$d/fleetkit-agent"
+  replace_archive 1.2.3 "$d" fleetkit-agent
+  run --separate-stderr verify_release --version 1.2.3
+  assert_refused RELEASE_INSTALL_FAILED 17
+  [[ $stderr == *"does not run on this host (--version exited 9: node: bad option: --no-such-flag)" ]] || fail "$stderr"
+}
+
 @test "verify-release: refuses a missing release as a download failure" {
   install_previous
   run --separate-stderr verify_release --version 9.9.9
