@@ -1,15 +1,20 @@
 // SHA-256 fingerprints of certificates: lowercase hex of the DER, the key by which
 // the store finds a presented certificate and records which CA issued it.
-import { hash } from 'node:crypto'
+import * as crypto from 'node:crypto'
 
 import { pemBlocks } from './pem.js'
 
 /**
- * One call, no Hash object: on the mTLS listener this runs once per connection right after a handshake,
- * where a createHash/update/digest object cost about 30 µs against about 12 (measured, issue 40).
+ * `crypto.hash`, one call and no Hash object, where this Node.js has it (20.12 and later): on the mTLS
+ * listener a fingerprint is taken once per connection right after a handshake, where a createHash object
+ * cost about 30 µs against about 12 (measured, issue 40). Looked up, not imported by name: on an older
+ * Node.js a named import of it would fail the whole module.
  */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: Uint8Array | string, encoding: 'hex') => string })
+  .hash
+
 export function sha256Hex(data: Uint8Array | string): string {
-  return hash('sha256', data, 'hex')
+  return oneShotHash ? oneShotHash('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex')
 }
 
 /** Fingerprint of a DER certificate (as TLS hands it over in `getPeerCertificate().raw`). */
