@@ -311,6 +311,9 @@ describe('fleetkit sync and drift on three container hosts', function () {
     /** The drift check runs every 60 s; the agent reads its result at each heartbeat (every 15 s). */
     const CHECK_INTERVAL_MS = 60_000
     const HEARTBEAT_MS = 15_000
+    // A change (or its undoing) takes several commands; a check that runs between them sees it in part, and
+    // the next check, an interval later, sees it whole: so two intervals, the heartbeat's, and a margin.
+    const SEEN_WITHIN_MS = 2 * CHECK_INTERVAL_MS + 2 * HEARTBEAT_MS + 15_000
     // The last sync (--full above) left its resource list on the host and ran the check once.
     await eventually('the node is in sync', async () => (await drift())?.state === 'in_sync' || undefined, {
       timeoutMs: CHECK_INTERVAL_MS + 2 * HEARTBEAT_MS,
@@ -331,7 +334,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
         const d = await drift()
         return d?.state === 'drifted' && d.parts.length >= 3 ? d : undefined
       },
-      { timeoutMs: CHECK_INTERVAL_MS + 2 * HEARTBEAT_MS + 15_000, intervalMs: 1000 },
+      { timeoutMs: SEEN_WITHIN_MS, intervalMs: 1000 },
     )
     const seenAfterS = Math.round((Date.now() - changedAt) / 1000)
     assert.deepEqual(drifted.parts, ['nft', 'sshd', 'unit'])
@@ -363,7 +366,7 @@ describe('fleetkit sync and drift on three container hosts', function () {
       ].join(' && '),
     )
     await eventually('the drift is cleared', async () => (await drift())?.state === 'in_sync' || undefined, {
-      timeoutMs: CHECK_INTERVAL_MS + 2 * HEARTBEAT_MS + 15_000,
+      timeoutMs: SEEN_WITHIN_MS,
       intervalMs: 1000,
     })
     assert.equal((await listEvents(db.pool, { nodeId: target.name })).at(-1)?.kind, 'node_drift_cleared')
