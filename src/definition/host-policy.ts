@@ -4,8 +4,7 @@ import { readFileSync } from 'node:fs'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { packagePath } from '../package-root.js'
-import { readBlockYaml } from './block-yaml.js'
-import { jsYamlLoad } from './lazy-js-yaml.js'
+import { loadYaml } from './load-yaml.js'
 
 export interface ServerTypeSize {
   cores: number
@@ -36,9 +35,7 @@ export function loadHostPolicy(path = HOST_POLICY_PATH): HostPolicy {
   if (cached) return cached
   let parsed: unknown
   try {
-    const text = readFileSync(path, 'utf8')
-    const block = readBlockYaml(text)
-    parsed = block ? block.value : jsYamlLoad(text)
+    parsed = loadYaml(readFileSync(path, 'utf8'))
   } catch (error) {
     throw new FleetkitError(
       'HOST_POLICY_INVALID',

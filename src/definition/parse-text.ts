@@ -1,8 +1,7 @@
 // Parses definition text (YAML, or JSON) into plain data: block-yaml.ts's fast path, else js-yaml.
 // A failure gives a reason and a 1-based line and column, never a snippet of the source.
-import { readBlockYaml } from './block-yaml.js'
 import { COMPLEXITY_LIMITS } from './complexity.js'
-import { jsYamlLoad } from './lazy-js-yaml.js'
+import { loadYaml } from './load-yaml.js'
 
 interface ParseFailure {
   reason: string
@@ -28,16 +27,14 @@ export function parseDefinitionText(text: string, sourceName: string): ParsedTex
       // Fall through: js-yaml reads JSON too and says where it breaks.
     }
   }
-  // Block-style YAML without anchors, tags or flow collections, as definitions are written, is read
-  // without js-yaml; anything else (and every malformed text) by js-yaml, which also says where it breaks.
-  const block = readBlockYaml(text)
-  if (block !== undefined) return { ok: true, data: block.value }
+  // Block-style YAML, as definitions are written, is read without js-yaml (load-yaml.ts); anything else,
+  // and every malformed text, by js-yaml, which also says where it breaks.
   try {
     // js-yaml shares an aliased node rather than copying it, so a few aliases can stand for a huge
     // tree: their count is bounded here, and complexity.ts bounds what later passes walk.
     return {
       ok: true,
-      data: jsYamlLoad(text, { filename: sourceName, maxAliases: MAX_ALIASES, maxDepth: COMPLEXITY_LIMITS.maxDepth }),
+      data: loadYaml(text, { filename: sourceName, maxAliases: MAX_ALIASES, maxDepth: COMPLEXITY_LIMITS.maxDepth }),
     }
   } catch (error) {
     if (error instanceof RangeError)
