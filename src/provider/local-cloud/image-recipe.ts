@@ -49,8 +49,10 @@ datasource_list: [NoCloud, None]
 locale: C.UTF-8
 manage_etc_hosts: localhost
 ssh_genkeytypes: [ed25519, ecdsa]
-# As on Hetzner's images: the request's SSH keys go to root, who logs in with keys only.
-users: []
+# As on Hetzner's images: the request's SSH keys go to root, who logs in with keys only. No default user
+# (not \`users: []\`, which cloud-init's schema refuses: every boot warned "Invalid cloud-config provided").
+system_info:
+  default_user: null
 disable_root: false
 ssh_pwauth: false
 `,

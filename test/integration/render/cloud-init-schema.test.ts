@@ -7,6 +7,7 @@ import { join } from 'node:path'
 
 import { loadDefinition } from '../../../src/definition/load.js'
 import { packagePath } from '../../../src/package-root.js'
+import { IMAGE_DROPINS } from '../../../src/provider/local-cloud/image-recipe.js'
 import { seededRng } from '../../../src/config/rng.js'
 import { newEnrollmentSecret } from '../../../src/render/enrollment-secret.js'
 import { agentSeedDocument, nodeTarget, workerSeedDocument } from '../../../src/render/seed-documents.js'
@@ -88,6 +89,23 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
     for (const [name, input] of Object.entries(workerSeedCases())) {
       const path = join(dir, `unit-${name}.yaml`)
       writeFileSync(path, renderWorkerSeed(input))
+      const result = await cloudInitSchema(path)
+      assert.ok(result.ok, `${name}: ${result.output}`)
+    }
+  })
+
+  it("accepts the cloud.cfg.d drop-ins of the local cloud's image and the test hosts' image", async () => {
+    // cloud-init validates the system configuration merged with the seed at every boot: a drop-in the schema
+    // refuses (`users: []` once) made every machine warn "Invalid cloud-config provided" whatever its seed.
+    const testHosts = packagePath('test', 'hosts', 'image', 'dropins', 'etc', 'cloud', 'cloud.cfg.d')
+    const dropins = [
+      ...Object.entries(IMAGE_DROPINS).filter(([path]) => path.startsWith('etc/cloud/cloud.cfg.d/')),
+      ...readdirSync(testHosts).map((f) => [`test hosts ${f}`, readFileSync(join(testHosts, f), 'utf8')] as const),
+    ]
+    assert.ok(dropins.length >= 2)
+    for (const [name, text] of dropins) {
+      const path = join(dir, `dropin-${dropins.findIndex(([n]) => n === name)}.yaml`)
+      writeFileSync(path, `#cloud-config\n${text}`)
       const result = await cloudInitSchema(path)
       assert.ok(result.ok, `${name}: ${result.output}`)
     }
