@@ -35,7 +35,7 @@ import { LoadShedder, logLevelChange } from './load/load-shedder.js'
 import { DEFAULT_TUNING } from './tuning.js'
 import type { GatewayOptions, RunningGateway } from './gateway-types.js'
 import type { GatewayHooks, GatewayWithControls } from './controls.js'
-import { probeDatabase } from '../store/probe.js'
+import { DatabaseProbe } from '../store/probe.js'
 import { OPERATOR_PREFIX, operatorRoutes } from './routes/operator-routes.js'
 import { PkiReloader } from './tls/pki-reloader.js'
 import { DEFAULT_RECOVERY_WINDOW_SECONDS, recoverRoutes } from './routes/recover-route.js'
@@ -88,8 +88,9 @@ export async function startGatewayWithControls(
     now: () => clock.now(),
   })
   const nowMs = () => clock.now().getTime()
+  const databaseProbe = new DatabaseProbe(options.pool, 5000)
   const database = new DatabaseHealth({
-    probe: () => probeDatabase(options.pool, 5000),
+    probe: (how) => databaseProbe.probe(how),
     ...(options.embeddedDatabase ? { embedded: options.embeddedDatabase } : {}),
     intervalMs: tuning.databaseCheckMs,
     logger,
@@ -281,6 +282,7 @@ export async function startGatewayWithControls(
           reloader?.stop()
           tickets?.stop()
           database.stop()
+          await databaseProbe.close()
           shedder.stop()
           await authCache.stop()
           await sweeper?.stop()
@@ -293,6 +295,8 @@ export async function startGatewayWithControls(
       },
     }
   } catch (error) {
+    database.stop()
+    await databaseProbe.close()
     await Promise.all(servers.map((server) => closeServer(server)))
     await issuer.close()
     throw error

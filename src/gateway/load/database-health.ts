@@ -16,8 +16,11 @@ export interface EmbeddedDatabase {
 }
 
 export interface DatabaseHealthOptions {
-  /** One round trip on a connection of its own (a busy pool is not a dead database). */
-  probe: () => Promise<void>
+  /**
+   * One round trip on a connection of its own (a busy pool is not a dead database). `fresh`: on a new
+   * connection, not a kept one (a request's connection failed, or the database is judged down already).
+   */
+  probe: (options: { fresh: boolean }) => Promise<void>
   embedded?: EmbeddedDatabase
   intervalMs: number
   logger: Logger
@@ -74,7 +77,8 @@ export class DatabaseHealth {
 
   private async probeOnce(reported: unknown): Promise<void> {
     try {
-      await this.options.probe()
+      // While all is well a kept connection answers; anything amiss is judged on a new one.
+      await this.options.probe({ fresh: reported !== undefined || !this.up || this.probeFailures > 0 })
       this.probeFailures = 0
       if (!this.up) this.markUp(false)
       return
@@ -113,7 +117,7 @@ export class DatabaseHealth {
     this.options.logger('warn', 'database_restarting', { database: 'embedded', reason: 'postmaster_gone' })
     try {
       await embedded.restart()
-      await this.options.probe()
+      await this.options.probe({ fresh: true })
       this.probeFailures = 0
       this.markUp(true)
     } catch (restartError) {

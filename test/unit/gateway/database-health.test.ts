@@ -7,7 +7,10 @@ import { DatabaseHealth, type EmbeddedDatabase } from '../../../src/gateway/load
 
 const TIMEOUT = new Error('Connection terminated due to connection timeout')
 
-function healthWith(options: { probe: () => Promise<void>; embedded?: Partial<EmbeddedDatabase> }) {
+function healthWith(options: {
+  probe: (how: { fresh: boolean }) => Promise<void>
+  embedded?: Partial<EmbeddedDatabase>
+}) {
   const logs: { level: string; msg: string; fields: Record<string, unknown> }[] = []
   let restarts = 0
   const embedded: EmbeddedDatabase | undefined = options.embedded
@@ -103,5 +106,32 @@ describe('gateway: database health (slow is not dead)', () => {
     t.health.reportFailure(TIMEOUT)
     await t.health.check()
     assert.deepEqual(t.msgs(), ['database_unavailable'])
+  })
+  it('probes on the kept connection while all is well, on a new one once anything is amiss', async () => {
+    const asked: boolean[] = []
+    let failing = false
+    const t = healthWith({
+      probe: ({ fresh }) => {
+        asked.push(fresh)
+        return failing ? Promise.reject(TIMEOUT) : Promise.resolve()
+      },
+      embedded: {},
+    })
+    await t.health.check()
+    assert.deepEqual(asked, [false], "the timer's probe while up: the kept connection")
+    // A request's connection failed: a kept connection that still answers must not declare it well.
+    t.health.reportFailure(TIMEOUT)
+    await t.health.check()
+    assert.deepEqual(asked, [false, true], 'after a reported failure: a new connection')
+    assert.equal(t.health.available, true, 'a new connection answered: back')
+    failing = true
+    await t.health.check()
+    await t.health.check()
+    assert.deepEqual(asked.slice(2), [false, true], 'one failed probe: the next connects anew before it counts')
+    assert.equal(t.health.available, false)
+    failing = false
+    await t.health.check()
+    assert.equal(asked.at(-1), true, 'while down: a new connection decides')
+    assert.equal(t.health.available, true)
   })
 })
