@@ -5,6 +5,7 @@ import { resolve } from 'node:path'
 import { Flags } from '@oclif/core'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { GATEWAY_ENV_FILE } from '../config/gateway-env-file.js'
 import type { Env } from '../config/state-dir.js'
 import { resolvePkiDir } from '../pki/pki-dir.js'
 
@@ -26,6 +27,11 @@ export function stateDirFlag(
   summary = 'The state directory: the embedded PostgreSQL and, by default, the PKI (default $XDG_STATE_HOME/fleetkit).',
 ) {
   return Flags.string({ summary, env: 'FLEETKIT_STATE_DIR', helpValue: 'DIR' })
+}
+
+/** `--gateway-env FILE`: the gateway unit's environment file, which the off-host archive's kit carries. */
+export function gatewayEnvFlag(summary: string) {
+  return Flags.string({ summary, default: GATEWAY_ENV_FILE, helpValue: 'FILE' })
 }
 
 /**

@@ -2,6 +2,7 @@
 // with the event recorded in the state through the pool the command opens on demand.
 import { readFile } from 'node:fs/promises'
 
+import { GATEWAY_ENV_FILE, namesDatabaseUrl } from '../../config/gateway-env-file.js'
 import { type Env, resolveStateDir } from '../../config/state-dir.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from '../../store/embedded/server.js'
 import { postgresRunAs } from '../../store/postgres-binaries.js'
@@ -58,11 +59,8 @@ export async function installGatewayService(options: InstallServiceOptions): Pro
 }
 
 /** The unit's EnvironmentFile: only whether it names DATABASE_URL is read, never the value. */
-const GATEWAY_ENV_FILE = '/etc/fleetkit/gateway.env'
-
 async function gatewayEnvNamesDatabaseUrl(path = GATEWAY_ENV_FILE): Promise<boolean> {
-  const text = await readFile(path, 'utf8').catch(() => '')
-  return /^\s*(export\s+)?DATABASE_URL\s*=\s*\S/m.test(text)
+  return namesDatabaseUrl(await readFile(path, 'utf8').catch(() => ''))
 }
 
 export async function uninstallGatewayServiceOnMachine(

@@ -1,7 +1,7 @@
 // `fleetkit db archive fetch URL DIR` on a machine replacing the control host: the off-host archive is
 // judged as `verify --remote` judges it (archive-inspect.ts: a damaged file or a gap refuses, nothing is
 // fetched), then its newest base backup and the WAL after it go into DIR and the kit (the server's password,
-// the PKI files) into the state directory: what `db restore --to latest --archive DIR` needs.
+// the PKI files, the releases; the gateway unit's environment file into /etc/fleetkit) into the state directory: what `db restore --to latest --archive DIR` needs.
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -14,7 +14,7 @@ import { embeddedServerPaths } from '../../store/embedded/paths.js'
 import { postgresRunAs } from '../../store/postgres-binaries.js'
 import { fetchRestorable, inspectArchive, requireRestorable } from './archive-inspect.js'
 import { releasesDirOf } from '../../release/releases-dir.js'
-import { fetchKit, requireEmptyKitTarget } from './archive-kit.js'
+import { fetchKit, type GatewayEnvFetched, requireEmptyKitTarget } from './archive-kit.js'
 import type { OpenRemoteArchive } from './remote-files.js'
 
 export interface ArchiveFetchResult {
@@ -39,6 +39,10 @@ export interface ArchiveFetchResult {
   pkiFiles: number
   /** The published agent releases the kit held, now in `<state>/releases/` for the gateway to serve. */
   releases: string[]
+  /** The gateway unit's environment file the kit held: written where the unit reads it, one already there kept, or none. */
+  gatewayEnv: GatewayEnvFetched
+  /** Where it was (or would have been) written. */
+  gatewayEnvFile: string
 }
 
 /**
@@ -53,6 +57,8 @@ export async function fetchRemoteArchive(options: {
   hostKeyLine: string
   identityFile: string
   dir: string
+  /** Where the kit's gateway.env goes (`/etc/fleetkit/gateway.env`), unless a file is there already. */
+  gatewayEnvFile: string
   now: () => Date
   openRemote: OpenRemoteArchive
   progress: (message: string) => void
@@ -80,7 +86,13 @@ export async function fetchRemoteArchive(options: {
     const runAs = await postgresRunAs({ root: paths.root, create: true })
     const layout = await prepareArchiveDir(dir, runAs)
     const count = await fetchRestorable(files, restorable, layout, runAs, options.progress)
-    const kit = await fetchKit(files, { paths, pkiDir, releasesDir: releasesDirOf(options.stateDir) }, options.progress)
+    const places = {
+      paths,
+      pkiDir,
+      releasesDir: releasesDirOf(options.stateDir),
+      gatewayEnvFile: options.gatewayEnvFile,
+    }
+    const kit = await fetchKit(files, places, options.progress)
     return {
       url: remote.url,
       dir,
@@ -91,6 +103,8 @@ export async function fetchRemoteArchive(options: {
       pkiDir,
       pkiFiles: kit.pkiFiles,
       releases: kit.releases,
+      gatewayEnv: kit.gatewayEnv,
+      gatewayEnvFile: options.gatewayEnvFile,
     }
   } finally {
     files.close()

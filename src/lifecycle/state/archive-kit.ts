@@ -3,12 +3,14 @@
 // restored server cannot be reached), the PKI directory's files (`kit/pki/NAME`: the CA and the
 // gateway's certificate, so enrolled agents carry on with theirs) and the published agent releases
 // (`kit/releases/VERSION/NAME`: hosts booted from an agent seed, and agents updating, fetch them from the
-// gateway). Each file is shipped again whenever its SHA-256 differs from the remote's checksum (a CA
-// rotation, a new server certificate, a release published again with --replace).
-import { chmod, mkdir, readdir, rename, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+// gateway) and the gateway unit's environment file (`kit/gateway.env`: its binds). Each file is shipped
+// again whenever its SHA-256 differs from the remote's checksum (a CA rotation, a new server certificate,
+// a release published again with --replace).
+import { chmod, mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { namesDatabaseUrl } from '../../config/gateway-env-file.js'
 import { withPkiLock } from '../../pki/pki-lock.js'
 import { isReleaseFileName, isReleaseVersion } from '../../release/release-name.js'
 import type { ArchiveRemote } from '../../store/embedded/archive-remote.js'
@@ -22,6 +24,8 @@ export interface KitPlaces {
   pkiDir: string
   /** `<state>/releases`: what `fleetkit release publish` wrote and the gateway serves. */
   releasesDir: string
+  /** The gateway unit's EnvironmentFile (`/etc/fleetkit/gateway.env`): its binds go with the kit. */
+  gatewayEnvFile: string
 }
 
 /** The published releases, version by version, with their files: only the names the gateway serves. */
@@ -51,6 +55,11 @@ async function kitFiles(places: KitPlaces): Promise<{ local: string; path: strin
   for (const { version, names } of await publishedReleases(releasesDir))
     for (const name of names)
       files.push({ local: join(releasesDir, version, name), path: `kit/releases/${version}/${name}` })
+  // Not when it names DATABASE_URL: that gateway's database is not the archived one, and the URL may hold a
+  // password. Not when the shipping account cannot read it (0600 root): the replacement then writes it by hand.
+  const gatewayEnv = await readFile(places.gatewayEnvFile, 'utf8').catch(() => undefined)
+  if (gatewayEnv !== undefined && !namesDatabaseUrl(gatewayEnv))
+    files.push({ local: places.gatewayEnvFile, path: 'kit/gateway.env' })
   return files
 }
 
@@ -120,7 +129,7 @@ export async function fetchKit(
   files: Pick<RemoteArchiveFiles, 'list' | 'readText' | 'get'>,
   places: KitPlaces,
   progress: (message: string) => void,
-): Promise<{ password: boolean; pkiFiles: number; releases: string[] }> {
+): Promise<{ password: boolean; pkiFiles: number; releases: string[]; gatewayEnv: GatewayEnvFetched }> {
   const { paths, pkiDir, releasesDir } = places
   const kit = await files.list('kit')
   // Names as the PKI directory has them: nothing the remote lists can lead a write elsewhere.
@@ -158,7 +167,23 @@ export async function fetchKit(
   await fetchOne('kit/password', paths.passwordFile)
   for (const name of pki) await fetchOne(`kit/pki/${name}`, join(pkiDir, name))
   const releases = await fetchReleases(files, releasesDir, fetchOne)
-  return { password: true, pkiFiles: pki.length, releases }
+  return { password: true, pkiFiles: pki.length, releases, gatewayEnv: await fetchGatewayEnv(kit, places, fetchOne) }
+}
+
+/** What became of the kit's `gateway.env`: written, an operator's own kept, or none in the kit. */
+export type GatewayEnvFetched = 'fetched' | 'kept' | 'none'
+
+/** The kit's gateway.env where the unit reads it, unless one is there already (the operator's is kept). */
+async function fetchGatewayEnv(
+  kit: string[],
+  places: KitPlaces,
+  fetchOne: (path: string, local: string) => Promise<void>,
+): Promise<GatewayEnvFetched> {
+  if (!kit.includes('gateway.env.sha256')) return 'none'
+  if (await stat(places.gatewayEnvFile).catch(() => undefined)) return 'kept'
+  await mkdir(dirname(places.gatewayEnvFile), { recursive: true, mode: 0o755 })
+  await fetchOne('kit/gateway.env', places.gatewayEnvFile)
+  return 'fetched'
 }
 
 /**

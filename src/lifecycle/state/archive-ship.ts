@@ -127,6 +127,8 @@ export interface ShipResult {
 export async function shipArchive(options: {
   stateDir: string
   env: Env
+  /** The gateway unit's environment file, shipped in the kit (kit/gateway.env) when it can be. */
+  gatewayEnvFile: string
   now: () => Date
   openRemote: OpenRemoteArchive
   progress: (message: string) => void
@@ -174,6 +176,7 @@ async function shipLocked(
     stateDir: string
     paths: EmbeddedServerPaths
     pkiDir: string
+    gatewayEnvFile: string
   },
 ): Promise<ShipResult> {
   const systemIdentifier = await readSystemIdentifier(options.paths.dataDir)
@@ -211,7 +214,12 @@ async function shipLocked(
     // Last: the archive's own files matter most, and a kit file is small.
     const kit = await shipKit(
       files,
-      { paths: options.paths, pkiDir: options.pkiDir, releasesDir: releasesDirOf(options.stateDir) },
+      {
+        paths: options.paths,
+        pkiDir: options.pkiDir,
+        releasesDir: releasesDirOf(options.stateDir),
+        gatewayEnvFile: options.gatewayEnvFile,
+      },
       remote,
       options.progress,
     )

@@ -202,8 +202,10 @@ describe('replacing the control host from the off-host archive (containers)', fu
     assert.ok(restored.replayedLsn, JSON.stringify(restored))
     await fleetkit(c, `db archive enable ${ARCHIVE_DIR} --archive-timeout 30`)
     await fleetkit(c, `db archive remote add ${remoteUrl} ${pinned}`)
-    await c.sshOk(
-      `printf 'FLEETKIT_ENROLL_BIND=0.0.0.0:8444\\nFLEETKIT_AGENT_BIND=0.0.0.0:8443\\n' > /etc/fleetkit/gateway.env`,
+    // Step 5's gateway.env came with the kit: A's binds, where the unit reads them.
+    assert.equal(
+      (await c.sshOk('cat /etc/fleetkit/gateway.env')).stdout,
+      'FLEETKIT_ENROLL_BIND=0.0.0.0:8444\nFLEETKIT_AGENT_BIND=0.0.0.0:8443\n',
     )
     await fleetkit(c, 'db stop')
     const installed = await fleetkitJson(c, 'gateway install')

@@ -7,7 +7,7 @@
 // fresh state directory; one directory holds one cluster's archive.
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -44,6 +44,10 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
   let remoteDir: string
   let sshd: OpenSshServer
   let url: string
+  /** The old control host's gateway.env (the kit ships it) and where the new machine's fetch writes it. */
+  let oldEnvFile: string
+  let newEnvFile: string
+  const BINDS = 'FLEETKIT_AGENT_BIND=10.0.0.5:8443\nFLEETKIT_ENROLL_BIND=10.0.0.5:8444\n'
   const quiet = { env: {}, now: () => new Date(), progress: () => undefined }
   const openRemote = (remote: Parameters<typeof openSftpArchive>[0]) => openSftpArchive(remote, {})
 
@@ -54,6 +58,8 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     stateDir = join(root, 'state')
     archiveDir = join(root, 'archive')
     remoteDir = join(root, 'vault', 'fleetkit-archive')
+    oldEnvFile = join(root, 'old-etc', 'gateway.env')
+    newEnvFile = join(root, 'new-etc', 'fleetkit', 'gateway.env')
     const sshDir = join(root, 'sshd')
     await mkdir(sshDir, { mode: 0o700 })
     sshd = await startOpenSsh(sshDir)
@@ -89,7 +95,7 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
       await db.close()
     }
   }
-  const ship = () => shipArchive({ ...quiet, stateDir, openRemote })
+  const ship = () => shipArchive({ ...quiet, stateDir, openRemote, gatewayEnvFile: oldEnvFile })
   /** `fleetkit db archive remote add` of the test's remote for the first state directory. */
   const remoteAddCli = () =>
     runFleetkit(
@@ -164,8 +170,14 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     await writeFile(join(release, 'notes.txt'), 'not a release file\n')
     await mkdir(join(stateDir, 'releases', '.publish-9.9.9-123'), { recursive: true })
     await writeFile(join(stateDir, 'releases', '.publish-9.9.9-123', 'SHA256SUMS'), 'half a publish\n')
+    // The gateway unit's environment file rides along (its binds; the replacement writes it where the unit reads it).
+    await mkdir(join(root, 'old-etc'))
+    await writeFile(oldEnvFile, BINDS, { mode: 0o644 })
     const newest = await writeAndArchive('ship_first')
-    const cli = await runFleetkit(['db', 'archive', 'ship', '--state-dir', stateDir, '--json'], cliEnv)
+    const cli = await runFleetkit(
+      ['db', 'archive', 'ship', '--state-dir', stateDir, '--gateway-env', oldEnvFile, '--json'],
+      cliEnv,
+    )
     assert.equal(cli.code, 0, cli.stdout + cli.stderr)
     assertMatchesOutputSchema('db-archive-ship', cli.json)
     firstShip = cli.json.result as ShipResult
@@ -180,6 +192,8 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     const base = await readdir(join(remoteDir, 'base'))
     assert.ok(base.some((n) => n.endsWith('.tar.gz.sha256')) && base.some((n) => n.endsWith('.json.sha256')))
     assert.ok(firstShip.shipped.includes('kit/password') && firstShip.shipped.includes('kit/pki/ca.pem'))
+    assert.ok(firstShip.shipped.includes('kit/gateway.env'), JSON.stringify(firstShip.shipped))
+    assert.equal(await readFile(join(remoteDir, 'kit', 'gateway.env'), 'utf8'), BINDS)
     assert.deepEqual(
       firstShip.shipped.filter((f) => f.startsWith('kit/releases/')).sort(),
       RELEASE_FILES.map((name) => `kit/releases/${RELEASE_VERSION}/${name}`).sort(),
@@ -198,6 +212,13 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     // A kit file that changed (a CA rotation) goes again; the rest stays.
     await writeFile(join(stateDir, 'pki', 'ca.pem'), 'the rotated CA certificate\n')
     assert.deepEqual((await ship()).shipped, ['kit/pki/ca.pem'])
+    // A gateway.env naming DATABASE_URL is not shipped (that database is not the archived one; the URL may hold
+    // a password): the remote keeps the last one without it. A changed one without it goes again.
+    await writeFile(oldEnvFile, `${BINDS}DATABASE_URL=postgres://fleetkit:secret@db.example.net/fleetkit\n`)
+    assert.deepEqual((await ship()).shipped, [])
+    assert.equal(await readFile(join(remoteDir, 'kit', 'gateway.env'), 'utf8'), BINDS)
+    await writeFile(oldEnvFile, `${BINDS}FLEETKIT_AGENT_CERT_LIFETIME=86400\n`)
+    assert.deepEqual((await ship()).shipped, ['kit/gateway.env'])
     assert.equal(again.lastShippedWal, firstShip.lastShippedWal)
     // A run killed after the rename, before the checksum: the file is there, its .sha256 is not (and a .part lies about).
     const victim = firstShip.lastShippedWal!
@@ -315,11 +336,17 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
         sshd.clientKey.path,
         '--state-dir',
         newState,
+        '--gateway-env',
+        newEnvFile,
         '--json',
       ],
       cliEnv,
     )
     assert.equal(fetch.code, 0, fetch.stdout + fetch.stderr)
+    // The old host's gateway.env where the new machine's unit reads it, the directory made, mode 0600.
+    assert.equal(fetch.json.result.gatewayEnv, 'fetched')
+    assert.equal(await readFile(newEnvFile, 'utf8'), `${BINDS}FLEETKIT_AGENT_CERT_LIFETIME=86400\n`)
+    assert.equal((await stat(newEnvFile)).mode & 0o777, 0o600)
     assertMatchesOutputSchema('db-archive-fetch', fetch.json)
     assert.ok(fetch.json.result.newestWal >= last)
     // The kit: the password the restored server is reached with, and the PKI directory.

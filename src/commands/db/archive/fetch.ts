@@ -3,7 +3,7 @@
 // (src/lifecycle/state/archive-fetch.ts); `db restore --to latest --archive DIR` then restores from it.
 import { Args, Flags } from '@oclif/core'
 
-import { stateDirFlag } from '../../../cli/flags.js'
+import { gatewayEnvFlag, stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
 import { resolveStateDir } from '../../../config/state-dir.js'
 import type { ArchiveFetchResult } from '../../../lifecycle/state/archive-fetch.js'
@@ -14,7 +14,9 @@ export default class DbArchiveFetch extends FleetkitCommand<ArchiveFetchResult> 
   static override description = `For a new control host: logs in with the host key pinned, checks every shipped file's
 SHA-256 and the WAL from the newest whole base backup for gaps (as db archive verify --remote does;
 ARCHIVE_VERIFY_FAILED fetches nothing), then fetches that base backup and WAL into DIR (which must hold
-no archive yet), each file compared with its checksum again. Then: fleetkit db restore --to latest
+no archive yet), each file compared with its checksum again, and the kit: the embedded server's password,
+the PKI directory, the published releases, and the gateway unit's environment file to --gateway-env (kept
+when a file is there already). Then: fleetkit db restore --to latest
 --archive DIR (docs/state.md, "Replacing the control host").`
   static override examples = [
     `<%= config.bin %> <%= command.id %> ssh://backup@vault.example.net/srv/fleetkit-archive /var/backups/fleetkit-restore --host-key "vault.example.net ssh-ed25519 AAAA..." --identity /root/.ssh/fleetkit-archive`,
@@ -37,6 +39,9 @@ no archive yet), each file compared with its checksum again. Then: fleetkit db r
       required: true,
       helpValue: 'FILE',
     }),
+    'gateway-env': gatewayEnvFlag(
+      "Where the kit's gateway.env goes (the gateway unit's environment file); a file already there is kept.",
+    ),
     'state-dir': stateDirFlag(),
   }
 
@@ -53,6 +58,7 @@ no archive yet), each file compared with its checksum again. Then: fleetkit db r
         hostKeyLine: flags['host-key'],
         identityFile: flags.identity,
         dir: args.dir,
+        gatewayEnvFile: flags['gateway-env'],
         now: () => clock.now(),
         openRemote: (remote) => openSftpArchive(remote, process.env),
         progress,
@@ -61,6 +67,9 @@ no archive yet), each file compared with its checksum again. Then: fleetkit db r
     this.log(
       `Fetched base backup ${r.baseBackup} and the WAL to ${r.newestWal ?? 'its start'} into ${r.dir} (${r.files} files)`,
     )
+    if (r.gatewayEnv === 'fetched') this.log(`Wrote the old control host's ${r.gatewayEnvFile}`)
+    else if (r.gatewayEnv === 'kept')
+      this.log(`Kept ${r.gatewayEnvFile} as it is (the archive holds the old host's too)`)
     this.log(`Next: fleetkit db restore --to latest --archive ${r.dir}`)
     return r
   }

@@ -1,6 +1,6 @@
 // `fleetkit db archive ship`: every finished file of the local WAL archive not yet on the off-host archive
 // goes there, checked by SHA-256 (src/lifecycle/state/archive-ship.ts).
-import { stateDirFlag } from '../../../cli/flags.js'
+import { gatewayEnvFlag, stateDirFlag } from '../../../cli/flags.js'
 import { FleetkitCommand } from '../../../cli/fleetkit-command.js'
 import { resolveStateDir } from '../../../config/state-dir.js'
 import type { ShipResult } from '../../../lifecycle/state/archive-ship.js'
@@ -10,12 +10,17 @@ export default class DbArchiveShip extends FleetkitCommand<ShipResult> {
   static override description = `Lists what the remote holds with its checksum file, then sends every other finished
 file of the local archive (segments in order, then each base backup's tar and manifest): to NAME.part,
 fsynced, read back and compared by SHA-256 with the local file, renamed into place, then NAME.sha256
-beside it. Idempotent and resumable: a run killed midway is completed by the next. PostgreSQL's own
+beside it; then the kit a new control host needs (the embedded server's password, the PKI directory,
+the published releases, the gateway unit's environment file), each file when its checksum changed.
+Idempotent and resumable: a run killed midway is completed by the next. PostgreSQL's own
 archiving stays local, so a remote that is down never holds the server up: the run fails
 (ARCHIVE_REMOTE_UNREACHABLE), and the next one sends the backlog. Run it from a timer every minute;
 fleetkit db status shows the last shipped segment and the last failure.`
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json']
   static override flags = {
+    'gateway-env': gatewayEnvFlag(
+      "The gateway unit's environment file, shipped in the kit when readable and not naming DATABASE_URL.",
+    ),
     'state-dir': stateDirFlag(),
   }
 
@@ -28,6 +33,7 @@ fleetkit db status shows the last shipped segment and the last failure.`
       shipArchive({
         stateDir,
         env: process.env,
+        gatewayEnvFile: flags['gateway-env'],
         now: () => clock.now(),
         openRemote: (remote) => openSftpArchive(remote, process.env),
         progress,
