@@ -19,9 +19,10 @@ import {
 } from './install-checks.js'
 import type { InstallHost } from './install-host.js'
 import { applyOwnership, planSharedState } from './state-sharing.js'
-import { commandFailed, installShipTimer, installUnit, mustRun, unitState } from './systemd-units.js'
+import { commandFailed, installShipTimer, installUnit, mustRun, removeUnit, unitState } from './systemd-units.js'
 import {
   ARCHIVE_SHIP_TIMER_NAME,
+  ARCHIVE_SHIP_UNIT_NAME,
   GATEWAY_ACCOUNT,
   GATEWAY_UNIT_NAME,
   RECONCILE_UNIT_NAME,
@@ -157,7 +158,7 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
     archiveOwnership?.length === 0
   ) {
     if (reconcile !== undefined) await installUnit(host, RECONCILE_UNIT_NAME, reconcile, actions)
-    if (archiveShip !== undefined) await installShipTimer(host, archiveShip, actions)
+    await reconcileShipTimer(host, archiveShip, actions)
     return result(actions.length > 0, actions, false)
   }
 
@@ -211,6 +212,13 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
   })
   // After the gateway: the reconcile service uses the database the gateway's unit runs.
   if (reconcile !== undefined) await installUnit(host, RECONCILE_UNIT_NAME, reconcile, actions)
-  if (archiveShip !== undefined) await installShipTimer(host, archiveShip, actions)
+  await reconcileShipTimer(host, archiveShip, actions)
   return result(true, actions, foreign > 0 && stateExists)
+}
+
+/** The shipping timer while a remote is recorded; once it is removed (`db archive remote remove`), neither unit. */
+async function reconcileShipTimer(host: InstallHost, service: string | undefined, actions: string[]): Promise<void> {
+  if (service !== undefined) return installShipTimer(host, service, actions)
+  await removeUnit(host, ARCHIVE_SHIP_TIMER_NAME, actions)
+  await removeUnit(host, ARCHIVE_SHIP_UNIT_NAME, actions)
 }

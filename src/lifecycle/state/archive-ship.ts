@@ -22,6 +22,7 @@ import {
   checkedArchiveRemote,
   readArchiveRemote,
   readShipStatus,
+  removeArchiveRemote,
   writeArchiveRemote,
   writeShipStatus,
 } from '../../store/embedded/archive-remote.js'
@@ -76,6 +77,29 @@ export async function addArchiveRemote(options: {
   }
   if (!same) await writeArchiveRemote(paths, remote)
   return { url: remote.url, hostKey: remote.hostKey, identityFile: remote.identityFile, changed: !same }
+}
+
+export interface RemoteRemoveResult {
+  /** The remote that was recorded (null: none was). */
+  url: string | null
+  /** False when no remote was recorded: nothing changed. */
+  changed: boolean
+}
+
+/**
+ * `db archive remote remove`: forgets the off-host archive (its record and the last ship's status), under
+ * the ship lock so a ship in progress finishes first. The files on the remote host are left as they are;
+ * `remote add` with the same URL takes up the directory again (it is this cluster's).
+ */
+export async function removeRemote(options: { stateDir: string; env: Env }): Promise<RemoteRemoveResult> {
+  requireEmbedded(options.env)
+  const paths = embeddedServerPaths(options.stateDir)
+  return withArchiveShipLock(paths, async () => {
+    const remote = await readArchiveRemote(paths)
+    if (!remote) return { url: null, changed: false }
+    await removeArchiveRemote(paths)
+    return { url: remote.url, changed: true }
+  })
 }
 
 async function requireArchive(paths: EmbeddedServerPaths) {

@@ -2,7 +2,7 @@
 // SSH/SFTP (`fleetkit db archive remote add`). Its address, pinned host key and identity file are recorded
 // in `<state>/postgres/archive-remote.json`; what the last `db archive ship` did in `archive-ship.json`.
 // Both are files, as archive.json is: `db status` and a restore read them without a running server.
-import { readFile, stat } from 'node:fs/promises'
+import { readFile, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -168,6 +168,13 @@ export async function readArchiveRemote(paths: EmbeddedServerPaths): Promise<Arc
 
 export function writeArchiveRemote(paths: EmbeddedServerPaths, remote: ArchiveRemote): Promise<void> {
   return writeStateJsonFile(remoteFile(paths), remote)
+}
+
+/** Forgets the remote and what the last ship did (`db archive remote remove`); the remote's files stay. */
+export async function removeArchiveRemote(paths: EmbeddedServerPaths): Promise<void> {
+  // The record first: without it nothing ships, whatever becomes of the status file.
+  await rm(remoteFile(paths), { force: true })
+  await rm(shipStatusFile(paths), { force: true })
 }
 
 export async function readShipStatus(paths: EmbeddedServerPaths): Promise<ShipStatus | undefined> {

@@ -494,4 +494,23 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
       for (const files of connections) files.close()
     }
   })
+
+  it("remote remove: the record and the last ship's status go, ship refuses, the remote keeps its files; remote add takes it up again", async () => {
+    const walThere = await readdir(join(remoteDir, 'wal'))
+    const removed = await runFleetkit(['db', 'archive', 'remote', 'remove', '--state-dir', stateDir, '--json'], cliEnv)
+    assert.equal(removed.code, 0, removed.stdout + removed.stderr)
+    assertMatchesOutputSchema('db-archive-remote-remove', removed.json)
+    assert.deepEqual(removed.json.result, { url, changed: true })
+    assert.ok(!existsSync(join(stateDir, 'postgres', 'archive-remote.json')))
+    assert.ok(!existsSync(join(stateDir, 'postgres', 'archive-ship.json')))
+    await assert.rejects(ship(), (error: unknown) => (error as { code?: string }).code === 'ARCHIVE_REMOTE_NOT_SET')
+    assert.deepEqual(await readdir(join(remoteDir, 'wal')), walThere, 'the files on the host are kept')
+    const again = await runFleetkit(['db', 'archive', 'remote', 'remove', '--state-dir', stateDir, '--json'], cliEnv)
+    assert.equal(again.code, 0, again.stdout + again.stderr)
+    assert.deepEqual(again.json.result, { url: null, changed: false })
+    // The directory is this cluster's (cluster.json): adding it again takes it up where it was.
+    const add = await remoteAddCli()
+    assert.equal(add.code, 0, add.stdout + add.stderr)
+    assert.equal(add.json.result.changed, true)
+  })
 })

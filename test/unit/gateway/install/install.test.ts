@@ -18,7 +18,7 @@ import type { InstallHost } from '../../../../src/gateway/install/install-host.j
 import { uninstallGatewayService } from '../../../../src/gateway/install/uninstall.js'
 import { packagePath } from '../../../../src/package-root.js'
 import { writeArchiveConfig } from '../../../../src/store/embedded/archive-dir.js'
-import { writeArchiveRemote } from '../../../../src/store/embedded/archive-remote.js'
+import { removeArchiveRemote, writeArchiveRemote } from '../../../../src/store/embedded/archive-remote.js'
 import { embeddedServerPaths } from '../../../../src/store/embedded/paths.js'
 
 const ACCOUNT = { uid: 61001, gid: 61002 }
@@ -453,6 +453,40 @@ describe('gateway install: the flow on a stand-in machine', function () {
     ])
     assert.ok(!existsSync(join(host.unitDir, 'fleetkit-archive-ship.service')))
     assert.ok(!existsSync(first.archiveShipTimerPath!))
+  })
+
+  it('a remote removed (`db archive remote remove`): the next install stops and removes the timer and its service', async () => {
+    const stateDir = join(dir, 'state')
+    await mkdir(join(stateDir, 'postgres'), { recursive: true })
+    const paths = embeddedServerPaths(stateDir)
+    await writeArchiveRemote(paths, {
+      url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
+      user: 'archive',
+      host: 'vault.example.net',
+      port: 22,
+      path: '/srv/fleetkit-archive',
+      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
+      identityFile: '/etc/fleetkit/archive_ed25519',
+      addedAt: '2026-12-06T21:00:00.000Z',
+    })
+    const shipping = await installGateway(host, { stateDir, command })
+    assert.ok(shipping.archiveShipTimerPath && existsSync(shipping.archiveShipTimerPath))
+    await removeArchiveRemote(paths)
+    machine.calls = []
+    const after = await installGateway(host, { stateDir, command })
+    assert.equal(after.archiveShipTimerPath, null)
+    assert.equal(after.changed, true)
+    assert.deepEqual(machine.changes(), [
+      'systemctl disable --now fleetkit-archive-ship.timer',
+      'systemctl daemon-reload',
+      'systemctl daemon-reload',
+    ])
+    assert.ok(!existsSync(shipping.archiveShipTimerPath))
+    assert.ok(!existsSync(join(host.unitDir, 'fleetkit-archive-ship.service')))
+    assert.ok(existsSync(after.unitPath), 'the gateway itself stays')
+    machine.calls = []
+    assert.equal((await installGateway(host, { stateDir, command })).changed, false)
+    assert.deepEqual(machine.changes(), [])
   })
 
   it('uninstalls: stops, disables and removes the unit, keeps state and account, records an event', async () => {
