@@ -37,6 +37,7 @@ import { listCleanupJobIds, restoreUnhealthyNode } from '../../store/nodes/sweep
 import { getNode } from '../../store/nodes/nodes.js'
 import type { AgentIdentity } from '../auth/agent-auth.js'
 import type { GatewayContext } from './gateway-context.js'
+import { PreparedJson } from './http.js'
 import type { RequestContext, Route } from './router.js'
 
 export function agentRoutes(g: GatewayContext): Route[] {
@@ -81,7 +82,7 @@ function bundleDigestOf(pem: string): string {
   return lastDigest.digest
 }
 
-async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<HeartbeatResponse> {
+async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<PreparedJson<HeartbeatResponse>> {
   const id = who(ctx)
   const { facts, drift } = readRequest(readHeartbeatRequest, await ctx.body())
   // Coalesced: written with every other node's beat in the next batch (at most one transaction a second).
@@ -90,11 +91,30 @@ async function heartbeat(g: GatewayContext, ctx: RequestContext): Promise<Heartb
   g.drift.observe(id.nodeId, drift, ctx.now)
   // A rotation began: tell the agent now rather than at its planned point (it jitters the renewal).
   const pki = g.pki()
-  const digest = bundleDigestOf(pki.bundlePem)
-  // Two literals, not a spread: one fixed shape for the answer every heartbeat builds.
-  return id.certificate.issuerCaSha256 === pki.ca.fingerprintSha256
-    ? { node_status: id.nodeStatus, trust_bundle_sha256: digest }
-    : { node_status: id.nodeStatus, renewal_due: true, trust_bundle_sha256: digest }
+  return heartbeatAnswer(
+    id.nodeStatus,
+    id.certificate.issuerCaSha256 !== pki.ca.fingerprintSha256,
+    bundleDigestOf(pki.bundlePem),
+  )
+}
+
+/**
+ * The answers heartbeats get, serialized once: one per node status and renewal flag, for the bundle digest
+ * in use (a new bundle starts a new set). Node statuses are a handful, so the set stays small.
+ */
+let answers: { digest: string; byKey: Map<string, PreparedJson<HeartbeatResponse>> } | undefined
+function heartbeatAnswer(status: string, renewalDue: boolean, digest: string): PreparedJson<HeartbeatResponse> {
+  if (answers?.digest !== digest) answers = { digest, byKey: new Map() }
+  const key = renewalDue ? `${status} renewal_due` : status
+  let answer = answers.byKey.get(key)
+  if (answer === undefined) {
+    const body: HeartbeatResponse = renewalDue
+      ? { node_status: status, renewal_due: true, trust_bundle_sha256: digest }
+      : { node_status: status, trust_bundle_sha256: digest }
+    answer = new PreparedJson(body)
+    answers.byKey.set(key, answer)
+  }
+  return answer
 }
 
 async function lease(g: GatewayContext, ctx: RequestContext): Promise<LeaseResponse> {

@@ -46,8 +46,11 @@ interface Compiled {
 
 export class Router {
   private readonly compiled: Compiled[]
-  /** Routes without parameters by `METHOD path`: a heartbeat is found by one lookup, not a regex per route. */
-  private readonly exact = new Map<string, { route: Route; params: Record<string, string> }>()
+  /**
+   * Routes without parameters by method, then path: a heartbeat is found by two lookups, not a regex per
+   * route (and without a `METHOD path` string made and hashed per request).
+   */
+  private readonly exact = new Map<string, Map<string, { route: Route; params: Record<string, string> }>>()
 
   constructor(routes: readonly Route[]) {
     this.compiled = routes.map((route) => {
@@ -64,18 +67,20 @@ export class Router {
       return { route, regex: new RegExp(`^${source}$`), names }
     })
     this.compiled.forEach(({ route, names }, i) => {
-      const key = `${route.method} ${route.pattern}`
       // First match wins: a path an earlier route also matches stays with the scan below.
       const shadowed = this.compiled
         .slice(0, i)
         .some((c) => c.route.method === route.method && c.regex.test(route.pattern))
-      if (names.length === 0 && !shadowed && !this.exact.has(key))
-        this.exact.set(key, { route, params: Object.freeze({}) as Record<string, string> })
+      if (names.length > 0 || shadowed) return
+      let paths = this.exact.get(route.method)
+      if (!paths) this.exact.set(route.method, (paths = new Map()))
+      if (!paths.has(route.pattern))
+        paths.set(route.pattern, { route, params: Object.freeze({}) as Record<string, string> })
     })
   }
 
   match(method: string | undefined, path: string): { route: Route; params: Record<string, string> } | undefined {
-    const exact = this.exact.get(`${method} ${path}`)
+    const exact = method === undefined ? undefined : this.exact.get(method)?.get(path)
     if (exact) return exact
     for (const { route, regex, names } of this.compiled) {
       if (route.method !== method) continue

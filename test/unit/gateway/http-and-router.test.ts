@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
-import { errorReply, withServerTime } from '../../../src/gateway/routes/http.js'
+import { errorReply, PreparedJson, withServerTime } from '../../../src/gateway/routes/http.js'
 import { Router } from '../../../src/gateway/routes/router.js'
 
 describe('gateway: router', () => {
@@ -28,6 +28,7 @@ describe('gateway: router', () => {
     assert.equal(router.match('GET', '/healthz')?.route.pattern, '/healthz')
     assert.deepEqual(router.match('GET', '/healthz')?.params, {})
     assert.equal(router.match('POST', '/healthz'), undefined)
+    assert.equal(router.match(undefined, '/healthz'), undefined)
     const ordered = new Router([
       { method: 'GET', pattern: '/v1/things/:id', auth: 'none', handler },
       { method: 'GET', pattern: '/v1/things/all', auth: 'none', handler },
@@ -103,6 +104,14 @@ describe('gateway: server_time on every answer', () => {
       server_time: '2026-12-01T12:00:00.005Z',
       x: 1,
     })
+  })
+
+  it('sends a prepared answer exactly as the object it was made from, and refuses one that names server_time', () => {
+    for (const body of [{ node_status: 'active', trust_bundle_sha256: 'ab'.repeat(32) }, {}, { a: '}' }]) {
+      const prepared = new PreparedJson(body)
+      for (const ms of [5, 6]) assert.equal(withServerTime(prepared, at(ms)), withServerTime(body, at(ms)))
+    }
+    assert.throws(() => new PreparedJson({ server_time: 'forged' }), /server_time/)
   })
 
   it('gives each millisecond its own time, also when calls alternate between two', () => {
