@@ -24,6 +24,7 @@ import { agentRoutes } from '../src/gateway/routes/agent-routes.js'
 import type { GatewayContext } from '../src/gateway/routes/gateway-context.js'
 import { requestHandler } from '../src/gateway/routes/request-handler.js'
 import { Router } from '../src/gateway/routes/router.js'
+import { bareHandler } from './gateway/bare-handler.js'
 import { flag } from './gateway/flags.js'
 import { FACTS } from './gateway/ratio-measure.js'
 
@@ -96,26 +97,6 @@ function gatewayContext(): GatewayContext {
   }
 }
 
-/** The ratio bench's bare server's handler (bench/gateway/bare-server.ts), as it is there. */
-function bareHandler(req: IncomingMessage, res: ServerResponse): void {
-  const chunks: Buffer[] = []
-  req.on('data', (chunk: Buffer) => chunks.push(chunk))
-  req.on('end', () => {
-    if (Buffer.concat(chunks).toString('utf8') === '') res.statusCode = 400
-    const body = JSON.stringify({
-      node_status: 'active',
-      trust_bundle_sha256: CA_FINGERPRINT,
-      server_time: new Date().toISOString(),
-    })
-    res.writeHead(res.statusCode, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-      'cache-control': 'no-store',
-    })
-    res.end(body)
-  })
-}
-
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
 /** One request as a connection delivers it: the request event, then (a callback later) its body and end. */
@@ -154,17 +135,18 @@ async function block(handler: Handler, n: number): Promise<number> {
 
 const g = gatewayContext()
 const gateway = requestHandler('agent', new Router(agentRoutes(g)), g)
+const bare = bareHandler(CA_FINGERPRINT)
 // Warm both up (the JIT, the caches), then alternate.
-await block(bareHandler, 20_000)
+await block(bare, 20_000)
 await block(gateway, 20_000)
-const bare: number[] = []
+const bareTimes: number[] = []
 const fleetkit: number[] = []
 for (let r = 0; r < rounds; r++) {
-  bare.push(await block(bareHandler, requests / rounds))
+  bareTimes.push(await block(bare, requests / rounds))
   fleetkit.push(await block(gateway, requests / rounds))
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const b = median(bare)
+const b = median(bareTimes)
 const f = median(fleetkit)
 process.stdout.write(
   `${requests} requests each in ${rounds} alternating rounds (medians): bare handler ${b.toFixed(2)} µs, gateway handler ${f.toFixed(2)} µs, the gateway adds ${(f - b).toFixed(2)} µs per heartbeat\n`,

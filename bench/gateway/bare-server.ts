@@ -8,6 +8,7 @@ import { createServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 
 import { loadOrCreateTicketKeys } from '../../src/gateway/tls/ticket-keys.js'
+import { bareHandler } from './bare-handler.js'
 
 const pkiDir = process.env.BENCH_PKI_DIR!
 const [key, cert, ca] = await Promise.all(
@@ -19,26 +20,7 @@ const ticketKeys = await loadOrCreateTicketKeys(pkiDir)
 const digest = createHash('sha256').update(ca!).digest('hex')
 const server = createServer(
   { key, cert, ca, ticketKeys, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' },
-  (req, res) => {
-    // The body is read, as the gateway reads it (not discarded): the same stream work per request.
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      // Taken to text like the gateway's body; an empty one is refused, so the read is not dead code.
-      if (Buffer.concat(chunks).toString('utf8') === '') res.statusCode = 400
-      const body = JSON.stringify({
-        node_status: 'active',
-        trust_bundle_sha256: digest,
-        server_time: new Date().toISOString(),
-      })
-      res.writeHead(res.statusCode, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        'cache-control': 'no-store',
-      })
-      res.end(body)
-    })
-  },
+  bareHandler(digest),
 )
 server.keepAliveTimeout = 75_000
 server.listen({ port: Number(process.env.BENCH_PORT ?? 0), host: '127.0.0.1', backlog: 4096 }, () => {

@@ -83,6 +83,18 @@ class FakeMachine {
   }
 }
 
+/** An off-host archive remote as `db archive remote add` records it. */
+const ARCHIVE_REMOTE = {
+  url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
+  user: 'archive',
+  host: 'vault.example.net',
+  port: 22,
+  path: '/srv/fleetkit-archive',
+  hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
+  identityFile: '/etc/fleetkit/archive_ed25519',
+  addedAt: '2026-12-06T21:00:00.000Z',
+}
+
 describe('gateway install: the flow on a stand-in machine', function () {
   this.timeout(30_000)
   let dir: string
@@ -236,16 +248,7 @@ describe('gateway install: the flow on a stand-in machine', function () {
     await writeFile(key, 'not a real key\n', { mode: 0o600 })
     await mkdir(join(stateDir, 'postgres'), { recursive: true })
     await writeArchiveConfig(embeddedServerPaths(stateDir), { dir: archiveDir, enabledAt: '2026-12-06T21:00:00.000Z' })
-    await writeArchiveRemote(embeddedServerPaths(stateDir), {
-      url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
-      user: 'archive',
-      host: 'vault.example.net',
-      port: 22,
-      path: '/srv/fleetkit-archive',
-      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOEF82ArN1Ov8GQYCoPMrN5fhe2GPIh9kb1ezRwyEuom',
-      identityFile: key,
-      addedAt: '2026-12-06T21:00:00.000Z',
-    })
+    await writeArchiveRemote(embeddedServerPaths(stateDir), { ...ARCHIVE_REMOTE, identityFile: key })
     const owners = async () =>
       Promise.all(
         [archiveDir, join(archiveDir, 'wal', '000000010000000000000001'), key].map(async (p) => {
@@ -286,14 +289,8 @@ describe('gateway install: the flow on a stand-in machine', function () {
     const stateDir = join(dir, 'state')
     await mkdir(join(stateDir, 'postgres'), { recursive: true })
     await writeArchiveRemote(embeddedServerPaths(stateDir), {
-      url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
-      user: 'archive',
-      host: 'vault.example.net',
-      port: 22,
-      path: '/srv/fleetkit-archive',
-      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOEF82ArN1Ov8GQYCoPMrN5fhe2GPIh9kb1ezRwyEuom',
+      ...ARCHIVE_REMOTE,
       identityFile: '/root/.ssh/id_ed25519',
-      addedAt: '2026-12-06T21:00:00.000Z',
     })
     const error = await refusal(installGateway(host, { stateDir, command }))
     assert.equal(error.code, 'GATEWAY_INSTALL_PATH_UNUSABLE')
@@ -405,16 +402,7 @@ describe('gateway install: the flow on a stand-in machine', function () {
     assert.ok(!machine.changes().some((c) => c.includes('archive-ship')))
 
     // `db archive remote add` (as root, on the shared state) recorded a remote: the next install adds the timer, and only it.
-    await writeArchiveRemote(embeddedServerPaths(stateDir), {
-      url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
-      user: 'archive',
-      host: 'vault.example.net',
-      port: 22,
-      path: '/srv/fleetkit-archive',
-      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
-      identityFile: '/etc/fleetkit/archive_ed25519',
-      addedAt: '2026-12-06T21:00:00.000Z',
-    })
+    await writeArchiveRemote(embeddedServerPaths(stateDir), ARCHIVE_REMOTE)
     machine.calls = []
     const first = await installGateway(host, { stateDir, command })
     assert.equal(first.archiveShipTimerPath, join(host.unitDir, 'fleetkit-archive-ship.timer'))
@@ -459,16 +447,7 @@ describe('gateway install: the flow on a stand-in machine', function () {
     const stateDir = join(dir, 'state')
     await mkdir(join(stateDir, 'postgres'), { recursive: true })
     const paths = embeddedServerPaths(stateDir)
-    await writeArchiveRemote(paths, {
-      url: 'ssh://archive@vault.example.net/srv/fleetkit-archive',
-      user: 'archive',
-      host: 'vault.example.net',
-      port: 22,
-      path: '/srv/fleetkit-archive',
-      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
-      identityFile: '/etc/fleetkit/archive_ed25519',
-      addedAt: '2026-12-06T21:00:00.000Z',
-    })
+    await writeArchiveRemote(paths, ARCHIVE_REMOTE)
     const shipping = await installGateway(host, { stateDir, command })
     assert.ok(shipping.archiveShipTimerPath && existsSync(shipping.archiveShipTimerPath))
     await removeArchiveRemote(paths)

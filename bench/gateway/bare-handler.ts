@@ -1,0 +1,27 @@
+// The ratio bench's baseline request handler: it reads each request's body, as the gateway reads it
+// (not discarded: the same stream work per request), and answers with the gateway's heartbeat answer
+// (same fields, same size, same headers). The bare server (bare-server.ts) and the in-process
+// heartbeat bench (heartbeat-path.ts) both use it.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+export function bareHandler(digest: string): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      // Taken to text like the gateway's body; an empty one is refused, so the read is not dead code.
+      if (Buffer.concat(chunks).toString('utf8') === '') res.statusCode = 400
+      const body = JSON.stringify({
+        node_status: 'active',
+        trust_bundle_sha256: digest,
+        server_time: new Date().toISOString(),
+      })
+      res.writeHead(res.statusCode, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+      })
+      res.end(body)
+    })
+  }
+}
