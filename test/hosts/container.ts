@@ -236,7 +236,10 @@ async function startOne(
         `${name}: ssh on ${address}`,
         async () => (await sshRun(host, 'true', { timeoutMs: 10_000 })).code === 0,
         {
-          timeoutMs: 60_000,
+          // A wait, not a limit: beside the emulated VM and another suite's container booting (the warm pool),
+          // a container's first boot once took over 60 s to its sshd (the role suite's preflight host, 07:0x
+          // on 2026-12-07; the same suite passed in the run before).
+          timeoutMs: 150_000,
           intervalMs: 250,
           stop: () =>
             current.exitCode !== null
