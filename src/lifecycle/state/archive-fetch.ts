@@ -1,7 +1,8 @@
 // `fleetkit db archive fetch URL DIR` on a machine replacing the control host: the off-host archive is
 // judged as `verify --remote` judges it (archive-inspect.ts: a damaged file or a gap refuses, nothing is
 // fetched), then its newest base backup and the WAL after it go into DIR and the kit (the server's password,
-// the PKI files, the releases; the gateway unit's environment file into /etc/fleetkit) into the state directory: what `db restore --to latest --archive DIR` needs.
+// the PKI files, the releases) into the state directory: what `db restore --to latest --archive DIR` needs.
+// The kit's gateway.env goes where the gateway unit reads it (/etc/fleetkit), unless one is there.
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 

@@ -103,8 +103,8 @@ describe('render: worker seeds pass the real cloud-init schema', function () {
       ...readdirSync(testHosts).map((f) => [`test hosts ${f}`, readFileSync(join(testHosts, f), 'utf8')] as const),
     ]
     assert.ok(dropins.length >= 2)
-    for (const [name, text] of dropins) {
-      const path = join(dir, `dropin-${dropins.findIndex(([n]) => n === name)}.yaml`)
+    for (const [i, [name, text]] of dropins.entries()) {
+      const path = join(dir, `dropin-${i}.yaml`)
       writeFileSync(path, `#cloud-config\n${text}`)
       const result = await cloudInitSchema(path)
       assert.ok(result.ok, `${name}: ${result.output}`)
