@@ -6,7 +6,8 @@
 // gateway) and the gateway unit's environment file (`kit/gateway.env`: its binds). Each file is shipped
 // again whenever its SHA-256 differs from the remote's checksum (a CA rotation, a new server certificate,
 // a release published again with --replace).
-import { chmod, mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
+import { chmod, link, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -42,8 +43,11 @@ async function publishedReleases(releasesDir: string): Promise<{ version: string
   return out
 }
 
-/** The kit's files, local path and remote path: the password, the PKI directory's plain files, the releases. */
-async function kitFiles(places: KitPlaces): Promise<{ local: string; path: string }[]> {
+/**
+ * The kit's files, local path and remote path: the password, the PKI directory's plain files, the releases,
+ * the gateway.env. `stage` is a private directory for the gateway.env's checked text.
+ */
+async function kitFiles(places: KitPlaces, stage: string): Promise<{ local: string; path: string }[]> {
   const { paths, pkiDir, releasesDir } = places
   const files = [{ local: paths.passwordFile, path: 'kit/password' }]
   for (const name of (await readdir(pkiDir).catch(() => [] as string[])).sort()) {
@@ -57,9 +61,13 @@ async function kitFiles(places: KitPlaces): Promise<{ local: string; path: strin
       files.push({ local: join(releasesDir, version, name), path: `kit/releases/${version}/${name}` })
   // Not when it names DATABASE_URL: that gateway's database is not the archived one, and the URL may hold a
   // password. Not when the shipping account cannot read it (0600 root): the replacement then writes it by hand.
+  // The text checked is the text shipped (a copy), so an edit after the check cannot ship a URL.
   const gatewayEnv = await readFile(places.gatewayEnvFile, 'utf8').catch(() => undefined)
-  if (gatewayEnv !== undefined && !namesDatabaseUrl(gatewayEnv))
-    files.push({ local: places.gatewayEnvFile, path: 'kit/gateway.env' })
+  if (gatewayEnv !== undefined && !namesDatabaseUrl(gatewayEnv)) {
+    const checked = join(stage, 'gateway.env')
+    await writeFile(checked, gatewayEnv, { mode: 0o600 })
+    files.push({ local: checked, path: 'kit/gateway.env' })
+  }
   return files
 }
 
@@ -74,32 +82,45 @@ export async function shipKit(
   return withPkiLock(
     places.pkiDir,
     async () => {
-      const shipped: string[] = []
-      let bytes = 0
-      const items = await kitFiles(places)
-      const dirs = [...new Set(items.map((item) => item.path.slice(0, item.path.lastIndexOf('/'))))]
-      const there = new Set<string>()
-      for (const dir of dirs) {
-        if (dir.startsWith('kit/releases/')) await files.mkdirs(dir)
-        for (const name of await files.list(dir)) there.add(`${dir}/${name}`)
+      const stage = await mkdtemp(join(tmpdir(), 'fleetkit-kit-'))
+      try {
+        return await shipKitFiles(files, await kitFiles(places, stage), remote, progress)
+      } finally {
+        await rm(stage, { recursive: true, force: true })
       }
-      for (const item of items) {
-        const local = await fileSha256(item.local).catch(() => undefined)
-        if (local === undefined) continue
-        const remoteSum = there.has(`${item.path}.sha256`)
-          ? parseChecksumLine(await files.readText(`${item.path}.sha256`))
-          : undefined
-        if (remoteSum === local) continue
-        progress(`Shipping ${item.path}`)
-        const sent = await shipFile(files, item.local, item.path, remote)
-        if (sent === undefined) continue
-        shipped.push(item.path)
-        bytes += sent
-      }
-      return { shipped, bytes }
     },
     { readOnly: true },
   )
+}
+
+async function shipKitFiles(
+  files: RemoteArchiveFiles,
+  items: { local: string; path: string }[],
+  remote: ArchiveRemote,
+  progress: (message: string) => void,
+): Promise<{ shipped: string[]; bytes: number }> {
+  const shipped: string[] = []
+  let bytes = 0
+  const dirs = [...new Set(items.map((item) => item.path.slice(0, item.path.lastIndexOf('/'))))]
+  const there = new Set<string>()
+  for (const dir of dirs) {
+    if (dir.startsWith('kit/releases/')) await files.mkdirs(dir)
+    for (const name of await files.list(dir)) there.add(`${dir}/${name}`)
+  }
+  for (const item of items) {
+    const local = await fileSha256(item.local).catch(() => undefined)
+    if (local === undefined) continue
+    const remoteSum = there.has(`${item.path}.sha256`)
+      ? parseChecksumLine(await files.readText(`${item.path}.sha256`))
+      : undefined
+    if (remoteSum === local) continue
+    progress(`Shipping ${item.path}`)
+    const sent = await shipFile(files, item.local, item.path, remote)
+    if (sent === undefined) continue
+    shipped.push(item.path)
+    bytes += sent
+  }
+  return { shipped, bytes }
 }
 
 /**
@@ -151,7 +172,8 @@ export async function fetchKit(
   }
   await mkdir(paths.root, { recursive: true, mode: 0o700 })
   await mkdir(pkiDir, { recursive: true, mode: 0o700 })
-  const fetchOne = async (path: string, local: string) => {
+  // Fetched beside its place as `.part`, checked against its checksum, 0600; returns the `.part`.
+  const fetchBeside = async (path: string, local: string): Promise<string> => {
     progress(`Fetching ${path}`)
     await files.get(path, `${local}.part`)
     const want = parseChecksumLine(await files.readText(`${path}.sha256`))
@@ -162,12 +184,15 @@ export async function fetchKit(
       })
     }
     await chmod(`${local}.part`, 0o600)
-    await rename(`${local}.part`, local)
+    return `${local}.part`
+  }
+  const fetchOne = async (path: string, local: string) => {
+    await rename(await fetchBeside(path, local), local)
   }
   await fetchOne('kit/password', paths.passwordFile)
   for (const name of pki) await fetchOne(`kit/pki/${name}`, join(pkiDir, name))
   const releases = await fetchReleases(files, releasesDir, fetchOne)
-  return { password: true, pkiFiles: pki.length, releases, gatewayEnv: await fetchGatewayEnv(kit, places, fetchOne) }
+  return { password: true, pkiFiles: pki.length, releases, gatewayEnv: await fetchGatewayEnv(kit, places, fetchBeside) }
 }
 
 /** What became of the kit's `gateway.env`: written, an operator's own kept, or none in the kit. */
@@ -177,13 +202,22 @@ export type GatewayEnvFetched = 'fetched' | 'kept' | 'none'
 async function fetchGatewayEnv(
   kit: string[],
   places: KitPlaces,
-  fetchOne: (path: string, local: string) => Promise<void>,
+  fetchBeside: (path: string, local: string) => Promise<string>,
 ): Promise<GatewayEnvFetched> {
   if (!kit.includes('gateway.env.sha256')) return 'none'
   if (await stat(places.gatewayEnvFile).catch(() => undefined)) return 'kept'
   await mkdir(dirname(places.gatewayEnvFile), { recursive: true, mode: 0o755 })
-  await fetchOne('kit/gateway.env', places.gatewayEnvFile)
-  return 'fetched'
+  const part = await fetchBeside('kit/gateway.env', places.gatewayEnvFile)
+  try {
+    // A link, not a rename: one the operator wrote meanwhile is kept, never replaced.
+    await link(part, places.gatewayEnvFile)
+    return 'fetched'
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'kept'
+    throw error
+  } finally {
+    await unlink(part).catch(() => undefined)
+  }
 }
 
 /**
