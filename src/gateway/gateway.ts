@@ -154,6 +154,7 @@ export async function startGatewayWithControls(
     ? await TicketKeyKeeper.open({
         pkiDir: options.pkiDir,
         logger,
+        clock,
         intervalMs: tuning.pkiReloadMs,
         apply: (keys) => {
           for (const server of [enrollServer, agentServer]) server.setTicketKeys(keys)

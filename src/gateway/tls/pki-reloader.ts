@@ -1,10 +1,14 @@
 // PKI hot reload: the gateway re-reads its PKI directory every interval; a changed set is
 // loaded whole and self-tested before it replaces the running one, and a half-written, broken
-// or foreign set (one that no longer trusts a live certificate's CA) is logged and ignored.
+// or foreign set (one that no longer trusts a live certificate's CA) is logged and ignored. Files whose
+// stat has not changed since the last look are not read again (stat-signature.ts).
+import { join } from 'node:path'
+
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
 import { buildPkiSet, type PkiSet } from '../../pki/pki-set.js'
-import { readPkiDirectory } from '../../pki/pki-files.js'
+import { PKI_FILE_NAMES, type PkiFileText, readPkiDirectory } from '../../pki/pki-files.js'
+import { statSignature } from '../../fs/stat-signature.js'
 import { sha256Hex } from '../../pki/fingerprint.js'
 import type { Logger } from '../../log/logger.js'
 
@@ -22,6 +26,8 @@ export interface PkiReloaderOptions {
    */
   liveIssuers?: (now: Date) => Promise<string[]>
   intervalMs?: number
+  /** Reads the directory's files (injected by tests, to count the reads). */
+  read?: (dir: string) => Promise<PkiFileText>
 }
 
 export class PkiReloader {
@@ -31,6 +37,8 @@ export class PkiReloader {
   private refusedVersion: string | undefined
   /** The refusal last logged, so each is logged once. */
   private loggedRefusal: string | undefined
+  /** The files' stat signature at the last look that needs no repeating (unchanged, replaced, refused for good). */
+  private settled: string | undefined
 
   constructor(private readonly options: PkiReloaderOptions) {}
 
@@ -53,20 +61,38 @@ export class PkiReloader {
   }
 
   private async look(): Promise<ReloadOutcome> {
+    // Taken before the read: a change after it shows in the next look's signature, which then reads again.
+    const signature = await statSignature(this.watched(), this.options.clock.now().getTime())
+    if (signature !== undefined && signature === this.settled) return 'unchanged'
+    this.settled = undefined
+    const { outcome, again } = await this.read()
+    if (!again) this.settled = signature
+    return outcome
+  }
+
+  /** The directory (its mode; files made or removed) and each file the set is read from. */
+  private watched(): string[] {
+    const { dir } = this.options
+    return [dir, ...Object.values(PKI_FILE_NAMES).map((name) => join(dir, name))]
+  }
+
+  /** The set read and judged; `again` when the same files must be judged again (a refusal for the state). */
+  private async read(): Promise<{ outcome: ReloadOutcome; again: boolean }> {
     let version: string | undefined
     try {
-      const files = await readPkiDirectory(this.options.dir)
+      const files = await (this.options.read ?? readPkiDirectory)(this.options.dir)
       version = sha256Hex(
         [files.caCertificate, files.caKey, files.bundle, files.serverCertificate, files.serverKey].join('\0'),
       )
-      if (version === this.options.current().version || version === this.refusedVersion) return 'unchanged'
+      if (version === this.options.current().version || version === this.refusedVersion)
+        return { outcome: 'unchanged', again: false }
       const now = this.options.clock.now()
       const set = await buildPkiSet(this.options.dir, files, now)
       await this.assertTrustsLiveIssuers(set, now)
       this.options.apply(set)
       this.refusedVersion = undefined
       this.loggedRefusal = undefined
-      return 'replaced'
+      return { outcome: 'replaced', again: false }
     } catch (error) {
       const code = (error as { code?: string }).code
       const key = version ?? `error:${code ?? ''}:${(error as Error).message}`
@@ -81,8 +107,9 @@ export class PkiReloader {
       }
       // A set that fails its own checks fails them every time; one refused for the state (live
       // certificates of a CA it drops, a database error) is looked at again: the state changes.
-      if (code !== 'PKI_SET_UNTRUSTED' && !isStateError(error)) this.refusedVersion = key
-      return 'kept'
+      const forGood = code !== 'PKI_SET_UNTRUSTED' && !isStateError(error)
+      if (forGood) this.refusedVersion = key
+      return { outcome: 'kept', again: !forGood }
     }
   }
 

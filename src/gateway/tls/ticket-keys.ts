@@ -2,11 +2,14 @@
 // (or one restarted) decrypts the tickets the others issued, so a reconnect storm after a
 // restart costs resumed handshakes instead of full ones, and agents resume their sessions.
 // `fleetkit gateway rotate-ticket-keys` replaces them (forward secrecy for resumed sessions); each
-// running gateway reads the file again every PKI reload interval and serves the new keys from then on.
+// running gateway looks at the file every PKI reload interval (its stat; the file is read again when that
+// changed) and serves the new keys from then on.
 import { randomBytes } from 'node:crypto'
 import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
+import { type Clock, systemClock } from '../../config/clock.js'
+import { statSignature } from '../../fs/stat-signature.js'
 import type { Logger } from '../../log/logger.js'
 import { readPkiDirectory } from '../../pki/pki-files.js'
 
@@ -82,23 +85,33 @@ export async function rotateTicketKeys(pkiDir: string): Promise<TicketKeyRotatio
   return { path, keyName: ticketKeyName(keys) }
 }
 
-/** Serves the keys of the file: read at start, read again on each check, applied when they changed. */
+export interface TicketKeyKeeperOptions {
+  pkiDir: string
+  logger: Logger
+  apply: (keys: Buffer) => void
+  intervalMs: number
+  clock?: Clock
+  /** Reads the file (injected by tests, to count the reads). */
+  read?: (path: string) => Promise<Buffer>
+}
+
+/**
+ * Serves the keys of the file: read at start, looked at on each check (read again when its stat changed),
+ * applied when they changed.
+ */
 export class TicketKeyKeeper {
   private timer: ReturnType<typeof setInterval> | undefined
   /** The refusal last logged (a file of the wrong size, an unreadable file), so each is logged once. */
   private refused: string | undefined
+  /** The file's stat signature when it was last read (stat-signature.ts). */
+  private settled: string | undefined
 
   private constructor(
-    private readonly options: { pkiDir: string; logger: Logger; apply: (keys: Buffer) => void; intervalMs: number },
+    private readonly options: TicketKeyKeeperOptions,
     public current: Buffer,
   ) {}
 
-  static async open(options: {
-    pkiDir: string
-    logger: Logger
-    apply: (keys: Buffer) => void
-    intervalMs: number
-  }): Promise<TicketKeyKeeper> {
+  static async open(options: TicketKeyKeeperOptions): Promise<TicketKeyKeeper> {
     return new TicketKeyKeeper(options, await loadOrCreateTicketKeys(options.pkiDir))
   }
 
@@ -115,12 +128,18 @@ export class TicketKeyKeeper {
   /** Reads the file once: 'replaced' when it holds other keys, 'kept' when it cannot be used. */
   async check(): Promise<'unchanged' | 'replaced' | 'kept'> {
     const path = ticketKeysPath(this.options.pkiDir)
+    // Taken before the read: a change after it shows in the next check's signature, which then reads again.
+    const signature = await statSignature([path], (this.options.clock ?? systemClock).now().getTime())
+    if (signature !== undefined && signature === this.settled) return 'unchanged'
+    this.settled = signature
     let keys: Buffer
     try {
-      keys = await readFile(path)
+      keys = await (this.options.read ?? readFile)(path)
       if (keys.length !== TICKET_KEYS_BYTES)
         throw new Error(`${path} holds ${keys.length} bytes, not ${TICKET_KEYS_BYTES}`)
     } catch (error) {
+      // A file of the wrong size stays wrong until it changes; a failed read (EMFILE, EIO) is tried again.
+      if ((error as NodeJS.ErrnoException).code !== undefined) this.settled = undefined
       const message = (error as Error).message
       if (message !== this.refused) {
         this.refused = message

@@ -9,9 +9,11 @@ import { join } from 'node:path'
 import { connect } from 'node:tls'
 
 import { systemClock } from '../../../src/config/clock.js'
+import { SETTLE_MS } from '../../../src/fs/stat-signature.js'
 import { PkiReloader } from '../../../src/gateway/tls/pki-reloader.js'
-import type { Logger } from '../../../src/log/logger.js'
+import { type Logger, silentLogger } from '../../../src/log/logger.js'
 import { initPki } from '../../../src/pki/init-pki.js'
+import { readPkiDirectory } from '../../../src/pki/pki-files.js'
 import { liveIssuerFingerprints } from '../../../src/store/pki/ca-rotations.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { startTestGateway, type AgentIdentityFiles, type TestGateway } from '../../support/gateway.js'
@@ -113,6 +115,36 @@ describe('gateway: PKI reload that cannot cut the fleet off', function () {
     assert.equal(await reloader.check(), 'kept', 'looked at again (the state may change), logged once')
     assert.equal(logs.length, 1)
     await stillServes()
+  })
+
+  it('reads the files again only when their stat changed; a set refused for the state is read at every look', async () => {
+    let reads = 0
+    const reloader = new PkiReloader({
+      dir: gw.pkiDir,
+      // Past the settle time: the files this suite just wrote count as settled.
+      clock: { now: () => new Date(Date.now() + SETTLE_MS + 1000) },
+      logger: silentLogger,
+      current: () => gw.gateway!.currentPkiSet(),
+      apply: () => assert.fail('the running set is not replaced'),
+      liveIssuers: (now) => liveIssuerFingerprints(gw.db.pool, now),
+      read: (dir) => {
+        reads++
+        return readPkiDirectory(dir)
+      },
+    })
+    assert.equal(await reloader.check(), 'unchanged')
+    assert.equal(await reloader.check(), 'unchanged')
+    assert.equal(reads, 1, 'the second look is a stat of each file')
+    // The same bytes written again: a new ctime, so read again (and still the running set).
+    await writeFile(join(gw.pkiDir, 'ca-bundle.pem'), saved['ca-bundle.pem']!)
+    assert.equal(await reloader.check(), 'unchanged')
+    assert.equal(reads, 2)
+    const foreign = join(scratch, 'foreign-stat')
+    await initPki({ pkiDir: foreign, serverNames: ['localhost', '127.0.0.1'], now: new Date() })
+    for (const name of PKI_FILES) await copyFile(join(foreign, name), join(gw.pkiDir, name))
+    assert.equal(await reloader.check(), 'kept')
+    assert.equal(await reloader.check(), 'kept')
+    assert.equal(reads, 4, 'refused for the live certificates: judged again each look')
   })
 
   it('fleetkit ca server-cert re-issues the server certificate with other names; the same gateway serves it after its reload', async () => {
