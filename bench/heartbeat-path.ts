@@ -9,7 +9,7 @@
 // The body arrives as it does on a real connection (after the request event has returned, then the end
 // of the message), and the certificate's row is in the auth cache, as for a connected agent.
 import { IncomingMessage, ServerResponse } from 'node:http'
-import { performance } from 'node:perf_hooks'
+import { performance, PerformanceObserver } from 'node:perf_hooks'
 import { Duplex } from 'node:stream'
 
 import { systemClock } from '../src/config/clock.js'
@@ -123,14 +123,37 @@ function once(handler: Handler, socket: NullSocket): Promise<number> {
   })
 }
 
-async function block(handler: Handler, n: number): Promise<number> {
+// Garbage collections, attributed afterwards to the block they began in: what each handler's allocations cost.
+const collections: { start: number; ms: number }[] = []
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) collections.push({ start: entry.startTime, ms: entry.duration })
+}).observe({ entryTypes: ['gc'] })
+
+interface Block {
+  from: number
+  to: number
+  n: number
+}
+
+async function block(handler: Handler, n: number): Promise<Block> {
   const socket = new NullSocket()
-  const start = performance.now()
+  const from = performance.now()
   for (let i = 0; i < n; i++) {
     const status = await once(handler, socket)
     if (status !== 200) throw new Error(`answered ${status}`)
   }
-  return ((performance.now() - start) * 1000) / n
+  return { from, to: performance.now(), n }
+}
+
+const microsEach = (b: Block) => ((b.to - b.from) * 1000) / b.n
+/** GC per request over the blocks: collections begun inside them, in µs, and how many per 10,000 requests. */
+function gcOf(blocks: Block[]): { micros: number; per10k: number } {
+  const n = blocks.reduce((sum, b) => sum + b.n, 0)
+  const inside = collections.filter((c) => blocks.some((b) => c.start >= b.from && c.start < b.to))
+  return {
+    micros: (inside.reduce((sum, c) => sum + c.ms, 0) * 1000) / n,
+    per10k: (inside.length * 10_000) / n,
+  }
 }
 
 const g = gatewayContext()
@@ -139,15 +162,19 @@ const bare = bareHandler(CA_FINGERPRINT)
 // Warm both up (the JIT, the caches), then alternate.
 await block(bare, 20_000)
 await block(gateway, 20_000)
-const bareTimes: number[] = []
-const fleetkit: number[] = []
+const bareBlocks: Block[] = []
+const fleetkitBlocks: Block[] = []
 for (let r = 0; r < rounds; r++) {
-  bareTimes.push(await block(bare, requests / rounds))
-  fleetkit.push(await block(gateway, requests / rounds))
+  bareBlocks.push(await block(bare, requests / rounds))
+  fleetkitBlocks.push(await block(gateway, requests / rounds))
 }
+await new Promise((resolve) => setTimeout(resolve, 100)) // the observer is told after the blocks
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const b = median(bareTimes)
-const f = median(fleetkit)
+const b = median(bareBlocks.map(microsEach))
+const f = median(fleetkitBlocks.map(microsEach))
+const bareGc = gcOf(bareBlocks)
+const fleetkitGc = gcOf(fleetkitBlocks)
 process.stdout.write(
-  `${requests} requests each in ${rounds} alternating rounds (medians): bare handler ${b.toFixed(2)} µs, gateway handler ${f.toFixed(2)} µs, the gateway adds ${(f - b).toFixed(2)} µs per heartbeat\n`,
+  `${requests} requests each in ${rounds} alternating rounds (medians): bare handler ${b.toFixed(2)} µs, gateway handler ${f.toFixed(2)} µs, the gateway adds ${(f - b).toFixed(2)} µs per heartbeat\n` +
+    `garbage collection per request (in those times): bare ${bareGc.micros.toFixed(2)} µs (${bareGc.per10k.toFixed(1)} collections per 10,000), gateway ${fleetkitGc.micros.toFixed(2)} µs (${fleetkitGc.per10k.toFixed(1)} per 10,000)\n`,
 )
