@@ -6,8 +6,7 @@
 // gateway) and the gateway unit's environment file (`kit/gateway.env`: its binds). Each file is shipped
 // again whenever its SHA-256 differs from the remote's checksum (a CA rotation, a new server certificate,
 // a release published again with --replace).
-import { chmod, link, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { chmod, link, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -17,7 +16,7 @@ import { isReleaseFileName, isReleaseVersion } from '../../release/release-name.
 import type { ArchiveRemote } from '../../store/embedded/archive-remote.js'
 import { fileSha256 } from '../../store/embedded/base-backup.js'
 import type { EmbeddedServerPaths } from '../../store/embedded/paths.js'
-import { parseChecksumLine, type RemoteArchiveFiles, shipFile } from './remote-files.js'
+import { parseChecksumLine, type RemoteArchiveFiles, shipFile, shipText, textSha256 } from './remote-files.js'
 
 /** Where the kit's parts are on this machine. */
 export interface KitPlaces {
@@ -43,13 +42,13 @@ async function publishedReleases(releasesDir: string): Promise<{ version: string
   return out
 }
 
-/**
- * The kit's files, local path and remote path: the password, the PKI directory's plain files, the releases,
- * the gateway.env. `stage` is a private directory for the gateway.env's checked text.
- */
-async function kitFiles(places: KitPlaces, stage: string): Promise<{ local: string; path: string }[]> {
+/** A kit file: its remote path and either its local path or (the gateway.env) the text that was checked. */
+type KitItem = { path: string; local: string } | { path: string; text: string }
+
+/** The kit's files: the password, the PKI directory's plain files, the releases, the gateway.env. */
+async function kitFiles(places: KitPlaces): Promise<KitItem[]> {
   const { paths, pkiDir, releasesDir } = places
-  const files = [{ local: paths.passwordFile, path: 'kit/password' }]
+  const files: KitItem[] = [{ local: paths.passwordFile, path: 'kit/password' }]
   for (const name of (await readdir(pkiDir).catch(() => [] as string[])).sort()) {
     // Plain files only, as `db backup` takes them: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
     if (name.startsWith('.')) continue
@@ -61,13 +60,10 @@ async function kitFiles(places: KitPlaces, stage: string): Promise<{ local: stri
       files.push({ local: join(releasesDir, version, name), path: `kit/releases/${version}/${name}` })
   // Not when it names DATABASE_URL: that gateway's database is not the archived one, and the URL may hold a
   // password. Not when the shipping account cannot read it (0600 root): the replacement then writes it by hand.
-  // The text checked is the text shipped (a copy), so an edit after the check cannot ship a URL.
+  // The text checked is the text shipped, so an edit after the check cannot ship a URL.
   const gatewayEnv = await readFile(places.gatewayEnvFile, 'utf8').catch(() => undefined)
-  if (gatewayEnv !== undefined && !namesDatabaseUrl(gatewayEnv)) {
-    const checked = join(stage, 'gateway.env')
-    await writeFile(checked, gatewayEnv, { mode: 0o600 })
-    files.push({ local: checked, path: 'kit/gateway.env' })
-  }
+  if (gatewayEnv !== undefined && !namesDatabaseUrl(gatewayEnv))
+    files.push({ text: gatewayEnv, path: 'kit/gateway.env' })
   return files
 }
 
@@ -79,23 +75,14 @@ export async function shipKit(
   progress: (message: string) => void,
 ): Promise<{ shipped: string[]; bytes: number }> {
   await files.mkdirs('kit/pki')
-  return withPkiLock(
-    places.pkiDir,
-    async () => {
-      const stage = await mkdtemp(join(tmpdir(), 'fleetkit-kit-'))
-      try {
-        return await shipKitFiles(files, await kitFiles(places, stage), remote, progress)
-      } finally {
-        await rm(stage, { recursive: true, force: true })
-      }
-    },
-    { readOnly: true },
-  )
+  return withPkiLock(places.pkiDir, async () => shipKitFiles(files, await kitFiles(places), remote, progress), {
+    readOnly: true,
+  })
 }
 
 async function shipKitFiles(
   files: RemoteArchiveFiles,
-  items: { local: string; path: string }[],
+  items: KitItem[],
   remote: ArchiveRemote,
   progress: (message: string) => void,
 ): Promise<{ shipped: string[]; bytes: number }> {
@@ -108,14 +95,17 @@ async function shipKitFiles(
     for (const name of await files.list(dir)) there.add(`${dir}/${name}`)
   }
   for (const item of items) {
-    const local = await fileSha256(item.local).catch(() => undefined)
+    const local = 'text' in item ? textSha256(item.text) : await fileSha256(item.local).catch(() => undefined)
     if (local === undefined) continue
     const remoteSum = there.has(`${item.path}.sha256`)
       ? parseChecksumLine(await files.readText(`${item.path}.sha256`))
       : undefined
     if (remoteSum === local) continue
     progress(`Shipping ${item.path}`)
-    const sent = await shipFile(files, item.local, item.path, remote)
+    const sent =
+      'text' in item
+        ? await shipText(files, item.text, item.path, remote)
+        : await shipFile(files, item.local, item.path, remote)
     if (sent === undefined) continue
     shipped.push(item.path)
     bytes += sent

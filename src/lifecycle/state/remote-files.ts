@@ -1,6 +1,7 @@
 // The off-host archive's files as `db archive` reads and writes them (the SFTP implementation is
 // src/sync/sftp-archive.ts), and how one file is shipped there: to NAME.part, read back and compared by
 // SHA-256, renamed into place, then NAME.sha256 beside it. A file with its .sha256 is shipped.
+import { createHash } from 'node:crypto'
 import { stat } from 'node:fs/promises'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -61,6 +62,33 @@ export async function shipFile(
   if (!info) return undefined
   const sha256 = await fileSha256(localPath)
   await files.put(localPath, `${path}.part`)
+  await placeShipped(files, path, sha256, remote)
+  return info.size
+}
+
+/** Text held in memory as one shipped file, as shipFile ships a file: returns its size in bytes. */
+export async function shipText(
+  files: RemoteArchiveFiles,
+  text: string,
+  path: string,
+  remote: ArchiveRemote,
+): Promise<number> {
+  await files.putText(`${path}.part`, text)
+  await placeShipped(files, path, textSha256(text), remote)
+  return Buffer.byteLength(text)
+}
+
+export function textSha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+/** The `.part` read back and compared, renamed into place, then its checksum beside it. */
+async function placeShipped(
+  files: RemoteArchiveFiles,
+  path: string,
+  sha256: string,
+  remote: ArchiveRemote,
+): Promise<void> {
   const readBack = await files.sha256(`${path}.part`)
   if (readBack !== sha256) {
     throw new FleetkitError(
@@ -76,5 +104,4 @@ export async function shipFile(
   const name = path.slice(path.lastIndexOf('/') + 1)
   await files.putText(`${path}.sha256.part`, checksumLine(sha256, name))
   await files.rename(`${path}.sha256.part`, `${path}.sha256`)
-  return info.size
 }

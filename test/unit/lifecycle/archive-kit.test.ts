@@ -15,20 +15,24 @@ import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 const BINDS = 'FLEETKIT_GATEWAY_BIND=10.0.0.1\n'
 const WITH_URL = `${BINDS}DATABASE_URL=postgres://fleetkit:secret@db.internal/fleetkit\n`
 
-/** A RemoteArchiveFiles over a local directory; `onGet`/`onPut` run when a given remote path is copied. */
+/** A RemoteArchiveFiles over a local directory; `onGet`/`onPut` run when a given remote path is written or fetched. */
 function localRemote(
   root: string,
-  hooks: { onGet?: Record<string, () => Promise<void>>; onPut?: Record<string, (local: string) => Promise<void>> } = {},
+  hooks: { onGet?: Record<string, () => Promise<void>>; onPut?: Record<string, () => Promise<void>> } = {},
 ): RemoteArchiveFiles {
   const at = (path: string) => join(root, path)
+  const onPut = (path: string) => hooks.onPut?.[path.replace(/\.part$/, '')]?.()
   return {
     list: async (dir) => (await readdir(at(dir)).catch(() => [] as string[])).sort(),
     mkdirs: async (dir) => void (await mkdir(at(dir), { recursive: true })),
     put: async (local, path) => {
-      await hooks.onPut?.[path.replace(/\.part$/, '')]?.(local)
+      await onPut(path)
       await copyFile(local, at(path))
     },
-    putText: (path, text) => writeFile(at(path), text),
+    putText: async (path, text) => {
+      await onPut(path)
+      await writeFile(at(path), text)
+    },
     rename: (from, to) => rename(at(from), at(to)),
     renameNew: (from, to) => rename(at(from), at(to)),
     remove: (path) => rm(at(path), { force: true }),
@@ -76,14 +80,8 @@ describe('lifecycle: the off-host kit and an edit of gateway.env meanwhile', () 
 
   it('ships the text it checked: DATABASE_URL written in after the check does not reach the remote', async () => {
     await writeFile(places.gatewayEnvFile, BINDS, { mode: 0o600 })
-    let shippedFrom = ''
     const files = localRemote(remoteDir, {
-      onPut: {
-        'kit/gateway.env': async (local) => {
-          shippedFrom = local
-          await writeFile(places.gatewayEnvFile, WITH_URL)
-        },
-      },
+      onPut: { 'kit/gateway.env': () => writeFile(places.gatewayEnvFile, WITH_URL) },
     })
     const { shipped } = await shipKit(files, places, remote, () => undefined)
     assert.ok(shipped.includes('kit/gateway.env'), JSON.stringify(shipped))
@@ -93,9 +91,10 @@ describe('lifecycle: the off-host kit and an edit of gateway.env meanwhile', () 
       !(await shipKit(localRemote(remoteDir), places, remote, () => undefined)).shipped.includes('kit/gateway.env'),
     )
     assert.equal(await readFile(join(remoteDir, 'kit', 'gateway.env'), 'utf8'), BINDS)
-    // Nothing of the staged copy is left behind.
-    assert.notEqual(shippedFrom, places.gatewayEnvFile)
-    assert.equal(await stat(dirname(shippedFrom)).catch(() => 'gone'), 'gone')
+    assert.equal(
+      await readFile(join(remoteDir, 'kit', 'gateway.env.sha256'), 'utf8'),
+      `${createHash('sha256').update(BINDS).digest('hex')}  gateway.env\n`,
+    )
   })
 
   it('a fetch writes the kit gateway.env 0600, and keeps one the operator wrote while it was fetched', async () => {
