@@ -4,7 +4,11 @@
 // in alternating blocks. What it prints is each handler's time per request and the difference: the
 // work the gateway's request path adds, at a precision the ratio bench (±0.07x between runs) cannot give.
 //
-//   npx tsx bench/heartbeat-path.ts [--requests 200000] [--rounds 6]
+//   npx tsx bench/heartbeat-path.ts [--requests 200000] [--rounds 6] [--other-streams tcp,http,file,memory]
+//
+// --other-streams first puts those kinds of stream through this process (gateway/other-streams.ts), as a
+// gateway process has them (PostgreSQL's sockets, the metrics listener, release files): node's shared
+// stream internals then see more shapes, which costs both handlers alike.
 //
 // The body arrives as it does on a real connection (after the request event has returned, then the end
 // of the message), and the certificate's row is in the auth cache, as for a connected agent.
@@ -26,10 +30,15 @@ import { requestHandler } from '../src/gateway/routes/request-handler.js'
 import { Router } from '../src/gateway/routes/router.js'
 import { bareHandler } from './gateway/bare-handler.js'
 import { flag } from './gateway/flags.js'
+import { runOtherStreams, STREAM_KINDS, type StreamKind } from './gateway/other-streams.js'
 import { FACTS } from './gateway/ratio-measure.js'
 
 const requests = flag('requests', 200_000, 1000, 10_000_000)
 const rounds = flag('rounds', 6, 1, 100)
+const streamsAt = process.argv.indexOf('--other-streams')
+const otherStreams = streamsAt >= 0 ? (process.argv[streamsAt + 1] ?? '').split(',') : []
+if (otherStreams.some((kind) => !(STREAM_KINDS as readonly string[]).includes(kind)))
+  throw new Error(`--other-streams takes a comma-separated list of ${STREAM_KINDS.join(', ')}`)
 
 const FINGERPRINT = 'ab'.repeat(32)
 const CA_FINGERPRINT = 'cd'.repeat(32)
@@ -156,6 +165,7 @@ function gcOf(blocks: Block[]): { micros: number; per10k: number } {
   }
 }
 
+if (otherStreams.length > 0) await runOtherStreams(otherStreams as StreamKind[])
 const g = gatewayContext()
 const gateway = requestHandler('agent', new Router(agentRoutes(g)), g)
 const bare = bareHandler(CA_FINGERPRINT)
@@ -175,6 +185,6 @@ const f = median(fleetkitBlocks.map(microsEach))
 const bareGc = gcOf(bareBlocks)
 const fleetkitGc = gcOf(fleetkitBlocks)
 process.stdout.write(
-  `${requests} requests each in ${rounds} alternating rounds (medians): bare handler ${b.toFixed(2)} µs, gateway handler ${f.toFixed(2)} µs, the gateway adds ${(f - b).toFixed(2)} µs per heartbeat\n` +
+  `${requests} requests each in ${rounds} alternating rounds${otherStreams.length > 0 ? ` after other streams (${otherStreams.join(', ')})` : ''} (medians): bare handler ${b.toFixed(2)} µs, gateway handler ${f.toFixed(2)} µs, the gateway adds ${(f - b).toFixed(2)} µs per heartbeat\n` +
     `garbage collection per request (in those times): bare ${bareGc.micros.toFixed(2)} µs (${bareGc.per10k.toFixed(1)} collections per 10,000), gateway ${fleetkitGc.micros.toFixed(2)} µs (${fleetkitGc.per10k.toFixed(1)} per 10,000)\n`,
 )
