@@ -39,6 +39,19 @@ const cpuRatio = (b: Measured, f: Measured) =>
     ? 'n/a'
     : `${(f.serverCpuPerRequest / b.serverCpuPerRequest).toFixed(2)}x`
 
+/** Issue 40's goals: CPU per request within 1.15x the bare server's; at saturation also a rate of at least 0.95x. */
+const CPU_GOAL = 1.15
+const RATE_GOAL = 0.95
+function goalText(b: Measured, f: Measured, saturated: boolean): string {
+  const cpu =
+    b.serverCpuPerRequest === undefined || f.serverCpuPerRequest === undefined || b.serverCpuPerRequest === 0
+      ? undefined
+      : f.serverCpuPerRequest / b.serverCpuPerRequest
+  const rate = f.rate / b.rate
+  const met = cpu !== undefined && cpu <= CPU_GOAL && (!saturated || rate >= RATE_GOAL)
+  return `${met ? 'met' : 'NOT met'} (CPU ${cpu === undefined ? 'n/a' : `${cpu.toFixed(2)}x`}${saturated ? `, rate ${rate.toFixed(2)}x` : ''})`
+}
+
 function writeRow(label: string, b: Measured, f: Measured): void {
   const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
   process.stdout.write(
@@ -97,6 +110,7 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
     '| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | fleetkit / bare CPU | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n',
   )
   const added: string[] = []
+  const goals: string[] = []
   /** The bare server's full-handshake rate: enrollments are set against it (issue 40, item 3). */
   let bareFullRate: number | undefined
   for (const mode of modes as Mode[]) {
@@ -133,11 +147,14 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
         now.serverCpuPerRequest === undefined || before?.serverCpuPerRequest === undefined
           ? undefined
           : now.serverCpuPerRequest - before.serverCpuPerRequest
+      let goal = `${mode}: saturated ${goalText(b, f, true)}`
       if (pacedPercent > 0) {
         const offered = (Math.min(b.rate, f.rate) * pacedPercent) / 100
         const [pb, pf] = await both(offered / certificates.length)
         writeRow(`${name}${drift ? ', with a drift digest' : ''}, both offered ${offered.toFixed(0)}/s`, pb, pf)
+        goal += `, paced ${goalText(pb, pf, false)}`
       }
+      if (!drift) goals.push(goal)
       if (mode === 'full' && !drift) bareFullRate = b.rate
       if (!drift) plain = [b, f]
       else
@@ -148,9 +165,18 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
   }
   if (added.length > 0) process.stdout.write(`\nadded by the drift digest: ${added.join('; ')}\n`)
   process.stdout.write(`\nload average ${loadText()} after the last measurement\n`)
+  let enrollGoal = ''
   if (enrollCount > 0) {
     process.stdout.write('\n')
-    printEnrollments(await enrollments(ctx, enrollCount), bareFullRate)
+    const enrolled = await enrollments(ctx, enrollCount)
+    printEnrollments(enrolled, bareFullRate)
+    if (bareFullRate !== undefined && bareFullRate > 0) {
+      const ratio = enrolled.perSecond / bareFullRate
+      enrollGoal = `; enrollments ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x of the bare full-handshake rate, goal 0.5x)`
+    }
   }
+  process.stdout.write(
+    `\ngoals (CPU per request <= ${CPU_GOAL}x the bare server's; saturated also a rate >= ${RATE_GOAL}x): ${goals.join('; ')}${enrollGoal}\n`,
+  )
 })
 clearTimeout(hardStop)
