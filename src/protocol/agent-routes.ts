@@ -11,6 +11,7 @@ import {
   readArray,
   readEnum,
   readInteger,
+  ownFields,
   readObject,
   readString,
   readTime,
@@ -64,12 +65,12 @@ export interface LeaseRequest {
 }
 
 export function readHeartbeatRequest(value: unknown): HeartbeatRequest {
-  const body = readObject(value, 'body')
-  return { facts: readHostFacts(field(body, 'facts'), 'facts'), drift: readDriftReport(field(body, 'drift')) }
+  const body = ownFields<'facts' | 'drift'>(readObject(value, 'body'))
+  return { facts: readHostFacts(body.facts, 'facts'), drift: readDriftReport(body.drift) }
 }
 
 export function readLeaseRequest(value: unknown): LeaseRequest {
-  return { facts: readHostFacts(field(readObject(value, 'body'), 'facts'), 'facts') }
+  return { facts: readHostFacts(ownFields<'facts'>(readObject(value, 'body')).facts, 'facts') }
 }
 
 export interface HeartbeatResponse {

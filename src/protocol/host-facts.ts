@@ -1,6 +1,6 @@
 // Host facts an agent sends with every heartbeat and lease (spec 05), bounded to what the
 // gateway stores: a malformed fact becomes null rather than costing the node its heartbeat.
-import { type Json, WireFormatError, field, readObject } from './wire-format.js'
+import { WireFormatError, ownFields, readObject } from './wire-format.js'
 
 export interface HostFacts {
   cpu_count: number | null
@@ -22,17 +22,18 @@ const INT4_MAX = 2_147_483_647
  * strings without control characters cut to HOST_FACT_STRING_MAX, booleans only if boolean.
  */
 export function boundHostFacts(value: object): HostFacts {
-  const facts = value as Json
+  // Each fact read by its own name (ownFields: nothing inherited, one inline cache per fact).
+  const facts = ownFields<keyof HostFacts>(value)
+  const netfilter = facts.bridge_netfilter
   return {
-    cpu_count: boundInt(field(facts, 'cpu_count'), 0, 1_000_000),
-    memory_mb: boundInt(field(facts, 'memory_mb'), 0, INT4_MAX),
-    data_disk_free_gb: boundNumber(field(facts, 'data_disk_free_gb'), 0, 1e12),
-    kernel: boundString(field(facts, 'kernel')),
-    docker_version: boundString(field(facts, 'docker_version')),
-    agent_version: boundString(field(facts, 'agent_version')),
-    bridge_netfilter:
-      typeof field(facts, 'bridge_netfilter') === 'boolean' ? (field(facts, 'bridge_netfilter') as boolean) : null,
-    clock_skew_ms: boundInt(field(facts, 'clock_skew_ms'), -INT4_MAX, INT4_MAX, true),
+    cpu_count: boundInt(facts.cpu_count, 0, 1_000_000),
+    memory_mb: boundInt(facts.memory_mb, 0, INT4_MAX),
+    data_disk_free_gb: boundNumber(facts.data_disk_free_gb, 0, 1e12),
+    kernel: boundString(facts.kernel),
+    docker_version: boundString(facts.docker_version),
+    agent_version: boundString(facts.agent_version),
+    bridge_netfilter: typeof netfilter === 'boolean' ? netfilter : null,
+    clock_skew_ms: boundInt(facts.clock_skew_ms, -INT4_MAX, INT4_MAX, true),
   }
 }
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 
 import { boundHostFacts, HOST_FACT_STRING_MAX, readHostFacts } from '../../../src/protocol/host-facts.js'
 import { WireFormatError } from '../../../src/protocol/wire-format.js'
+import { readHeartbeatRequest } from '../../../src/protocol/agent-routes.js'
 
 describe('protocol: host facts', () => {
   it('keeps well-formed facts', () => {
@@ -66,5 +67,22 @@ describe('protocol: host facts', () => {
     const hostile = JSON.parse('{"__proto__": {"cpu_count": 9}, "constructor": {"kernel": "x"}}') as unknown
     assert.deepEqual(readHostFacts(hostile, 'facts'), boundHostFacts({}))
     assert.equal(({} as { cpu_count?: number }).cpu_count, undefined, 'no prototype was polluted')
+  })
+
+  it('reads facts by name from own fields only, whatever the object (ownFields)', () => {
+    // Inherited from a prototype of the caller's: not a fact.
+    assert.equal(boundHostFacts(Object.create({ cpu_count: 4, kernel: '6.1' }) as object).cpu_count, null)
+    assert.equal(boundHostFacts(Object.create({ cpu_count: 4, kernel: '6.1' }) as object).kernel, null)
+    // A null-prototype object and a class instance: their own fields are.
+    const bare = Object.assign(Object.create(null) as object, { cpu_count: 2 })
+    assert.equal(boundHostFacts(bare).cpu_count, 2)
+    class Facts {
+      memory_mb = 512
+    }
+    assert.equal(boundHostFacts(new Facts()).memory_mb, 512)
+    // The same for the heartbeat body around them.
+    const inherited = Object.create({ facts: { cpu_count: 4 } }) as object
+    assert.equal(readHeartbeatRequest(inherited).facts, null)
+    assert.equal(readHeartbeatRequest(JSON.parse('{"facts": {"cpu_count": 4}}')).facts?.cpu_count, 4)
   })
 })
