@@ -3,6 +3,7 @@
 import 'reflect-metadata'
 
 import { type ChildProcess, spawn } from 'node:child_process'
+import { createWriteStream } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -123,7 +124,10 @@ export async function startGatewayProcess(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the gateway did not start within 60 s')), 60_000)
     child.once('exit', (code) => reject(new Error(`the gateway exited with ${code}`)))
+    // BENCH_GATEWAY_STDOUT=FILE: the gateway's stdout kept there (what --trace-deopt and the like print).
+    const kept = process.env.BENCH_GATEWAY_STDOUT ? createWriteStream(process.env.BENCH_GATEWAY_STDOUT) : undefined
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      kept?.write(`${line}\n`)
       // Diagnostic node flags (--trace-deopt, --log-deopt) print to stdout too: only the JSON ready line counts.
       let ready: { ready?: boolean; enroll: number; agent: number }
       try {
