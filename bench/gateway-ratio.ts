@@ -2,7 +2,7 @@
 // processes (not this one, not the gateway's) measure full mTLS handshakes/s, resumed handshakes/s
 // and keep-alive requests/s against each, and fleetkit's figures are printed as ratios of the bare ones.
 //
-//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--warmup-seconds 3] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive] [--drift] [--paced 0]
+//   npx tsx bench/gateway-ratio.ts [--seconds 10] [--rounds 5] [--warmup-seconds 3] [--workers 2] [--concurrency 32] [--keepalive-concurrency 128] [--enrollments 0] [--modes full,resumed,keepalive] [--drift] [--paced 0] [--restarts 1]
 //
 // --drift measures each mode twice, the second time with a drift digest in every heartbeat (issue 39:
 // the node's recorded fingerprint matches, as in a converged fleet), and prints the gateway's added CPU per heartbeat.
@@ -11,6 +11,10 @@
 // rate above (paced clients, never faster), and prints that row too: each server's CPU per request falls as
 // its rate rises (more requests per read and per turn of the event loop), so at saturation a server a little
 // slower also pays more per request; at one offered rate below both capacities the CPU compares the work.
+//
+// --restarts N measures every mode N times, each time with both servers started anew: each server's CPU per request
+// settles somewhere in a band for the life of its process (docs/performance.md), so one pair is one draw; with N > 1
+// the bench also prints each figure's median over the N pairs, and judges the goals on those medians.
 //
 // --enrollments N then enrolls N nodes through POST /v1/enroll (32 at a time, rate limit lifted) and prints the rate,
 // and its ratio to the bare server's full-handshake rate of the same run when `full` was measured.
@@ -24,7 +28,7 @@
 import 'reflect-metadata'
 
 import { buildFleet, enrollments } from './gateway/agents.js'
-import { startChild } from './gateway/child.js'
+import { startChild, stopChild } from './gateway/child.js'
 import { startGatewayProcess } from './gateway/driver.js'
 import { flag, loadText } from './gateway/flags.js'
 import { type Measured, measure, type Mode, MODES } from './gateway/ratio-measure.js'
@@ -52,6 +56,24 @@ function goalText(b: Measured, f: Measured, saturated: boolean): string {
   return `${met ? 'met' : 'NOT met'} (CPU ${cpu === undefined ? 'n/a' : `${cpu.toFixed(2)}x`}${saturated ? `, rate ${rate.toFixed(2)}x` : ''})`
 }
 
+/** Each figure's median over several measurements of one server (the errors summed). */
+function medianOf(all: Measured[]): Measured {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((x, y) => x - y)
+    const mid = Math.floor(sorted.length / 2)
+    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+  }
+  const cpu = all.map((m) => m.serverCpuPerRequest)
+  return {
+    rate: median(all.map((m) => m.rate)),
+    errors: all.reduce((sum, m) => sum + m.errors, 0),
+    p50: median(all.map((m) => m.p50)),
+    p99: median(all.map((m) => m.p99)),
+    serverCpuPerRequest: cpu.some((c) => c === undefined) ? undefined : median(cpu as number[]),
+    clientCpuPerRequest: median(all.map((m) => m.clientCpuPerRequest)),
+  }
+}
+
 function writeRow(label: string, b: Measured, f: Measured): void {
   const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
   process.stdout.write(
@@ -67,6 +89,7 @@ const concurrency = flag('concurrency', 32)
 const keepaliveConcurrency = flag('keepalive-concurrency', 128)
 const enrollCount = flag('enrollments', 0, 0)
 const pacedPercent = flag('paced', 0, 0, 100)
+const restarts = flag('restarts', 1, 1, 10)
 const withDrift = process.argv.includes('--drift')
 const modesAt = process.argv.indexOf('--modes')
 const modes = modesAt >= 0 ? (process.argv[modesAt + 1] ?? '').split(',') : [...MODES]
@@ -77,23 +100,27 @@ const hardStop = setTimeout(
     process.stderr.write('bench: over the hard limit, stopping\n')
     process.exit(3)
   },
-  (seconds * 6 * 3 * (withDrift ? 2 : 1) * (pacedPercent > 0 ? 2 : 1) + 300) * 1000,
+  (seconds * 6 * 3 * (withDrift ? 2 : 1) * (pacedPercent > 0 ? 2 : 1) * restarts + 300 * restarts) * 1000,
 )
 hardStop.unref()
 
 await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children }) => {
   const { pkiDir, pki } = await createBenchPki(dir)
-  const gateway = await startGatewayProcess(db.url, pkiDir)
-  children.add(gateway.child)
-  // BENCH_BARE_NODE_ARGS: node flags for the bare server only (`--cpu-prof --cpu-prof-dir=DIR`, to compare with the gateway's profile).
-  const bare = await startChild(
-    'bare-server.ts',
-    { BENCH_PKI_DIR: pkiDir },
-    (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
-  )
-  children.add(bare.child)
-  const bareUrl = `https://127.0.0.1:${bare.first.port as number}`
-  const ctx = await createBenchContext(db, admin, pki, gateway)
+  /** Both servers, started anew: the first pair, and one per --restarts after it. */
+  const startPair = async () => {
+    const gateway = await startGatewayProcess(db.url, pkiDir)
+    children.add(gateway.child)
+    // BENCH_BARE_NODE_ARGS: node flags for the bare server only (`--cpu-prof --cpu-prof-dir=DIR`, to compare with the gateway's profile).
+    const bare = await startChild(
+      'bare-server.ts',
+      { BENCH_PKI_DIR: pkiDir },
+      (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
+    )
+    children.add(bare.child)
+    return { gateway, bare, bareUrl: `https://127.0.0.1:${bare.first.port as number}` }
+  }
+  let { gateway, bare, bareUrl } = await startPair()
+  let ctx = await createBenchContext(db, admin, pki, gateway)
   const fleet = await buildFleet(workers, 'ratio', ctx)
   for (const a of fleet.agents) a.agent.destroy()
   if (withDrift)
@@ -110,59 +137,93 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
     '| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | fleetkit / bare CPU | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n',
   )
   const added: string[] = []
-  const goals: string[] = []
-  /** The bare server's full-handshake rate: enrollments are set against it (issue 40, item 3). */
-  let bareFullRate: number | undefined
-  for (const mode of modes as Mode[]) {
-    const loops = mode === 'keepalive' ? keepaliveConcurrency : concurrency
-    const name = {
-      full: 'full mTLS handshakes/s',
-      resumed: 'resumed handshakes/s',
-      keepalive: 'keep-alive requests/s',
-    }[mode]
-    let plain: Measured[] | undefined
-    for (const drift of withDrift ? [false, true] : [false]) {
-      /** Both servers in this mode; with a rate, each client process offers that many requests a second. */
-      const both = async (ratePerSecond?: number) =>
-        (await measure(
-          [
-            { url: bareUrl, pid: bare.child.pid },
-            { url: gateway.agentUrl, pid: gateway.child.pid },
-          ],
-          mode,
-          {
-            certificates,
-            keyPem: ctx.keyPem,
-            caPem: ctx.caPem,
-            concurrency: loops,
-            ...(ratePerSecond === undefined ? {} : { ratePerSecond }),
-            ...(drift ? { extra: { drift: BENCH_DRIFT } } : {}),
-          },
-          { seconds, rounds, warmupSeconds },
-        )) as [Measured, Measured]
-      const [b, f] = await both()
-      writeRow(`${name}${drift ? ', with a drift digest' : ''}`, b, f)
-      // The bare server reads the same larger body: its difference is the body's, the rest the judgement's.
-      const more = (now: Measured, before: Measured | undefined) =>
-        now.serverCpuPerRequest === undefined || before?.serverCpuPerRequest === undefined
-          ? undefined
-          : now.serverCpuPerRequest - before.serverCpuPerRequest
-      let goal = `${mode}: saturated ${goalText(b, f, true)}`
-      if (pacedPercent > 0) {
-        const offered = (Math.min(b.rate, f.rate) * pacedPercent) / 100
-        const [pb, pf] = await both(offered / certificates.length)
-        writeRow(`${name}${drift ? ', with a drift digest' : ''}, both offered ${offered.toFixed(0)}/s`, pb, pf)
-        goal += `, paced ${goalText(pb, pf, false)}`
+  /** Each mode's figures (`full`, `full paced`, ...), one pair of measurements per pair of processes. */
+  const draws = new Map<string, [Measured, Measured][]>()
+  const draw = (key: string, b: Measured, f: Measured) => draws.set(key, [...(draws.get(key) ?? []), [b, f]])
+  for (let pair = 0; pair < restarts; pair++) {
+    if (pair > 0) {
+      for (const child of [gateway.child, bare.child]) {
+        await stopChild(child)
+        children.delete(child)
       }
-      if (!drift) goals.push(goal)
-      if (mode === 'full' && !drift) bareFullRate = b.rate
-      if (!drift) plain = [b, f]
-      else
-        added.push(
-          `${name}: gateway ${micros(more(f, plain?.[1]))}, bare server reading the same body ${micros(more(b, plain?.[0]))} of CPU per heartbeat`,
-        )
+      ;({ gateway, bare, bareUrl } = await startPair())
+      ctx = { ...ctx, enrollUrl: gateway.enrollUrl, agentUrl: gateway.agentUrl }
+    }
+    const pairLabel = restarts > 1 ? `pair ${pair + 1}: ` : ''
+    for (const mode of modes as Mode[]) {
+      const loops = mode === 'keepalive' ? keepaliveConcurrency : concurrency
+      const name = {
+        full: 'full mTLS handshakes/s',
+        resumed: 'resumed handshakes/s',
+        keepalive: 'keep-alive requests/s',
+      }[mode]
+      let plain: Measured[] | undefined
+      for (const drift of withDrift ? [false, true] : [false]) {
+        /** Both servers in this mode; with a rate, each client process offers that many requests a second. */
+        const both = async (ratePerSecond?: number) =>
+          (await measure(
+            [
+              { url: bareUrl, pid: bare.child.pid },
+              { url: gateway.agentUrl, pid: gateway.child.pid },
+            ],
+            mode,
+            {
+              certificates,
+              keyPem: ctx.keyPem,
+              caPem: ctx.caPem,
+              concurrency: loops,
+              ...(ratePerSecond === undefined ? {} : { ratePerSecond }),
+              ...(drift ? { extra: { drift: BENCH_DRIFT } } : {}),
+            },
+            { seconds, rounds, warmupSeconds },
+          )) as [Measured, Measured]
+        const [b, f] = await both()
+        writeRow(`${pairLabel}${name}${drift ? ', with a drift digest' : ''}`, b, f)
+        // The bare server reads the same larger body: its difference is the body's, the rest the judgement's.
+        const more = (now: Measured, before: Measured | undefined) =>
+          now.serverCpuPerRequest === undefined || before?.serverCpuPerRequest === undefined
+            ? undefined
+            : now.serverCpuPerRequest - before.serverCpuPerRequest
+        if (!drift) draw(mode, b, f)
+        if (pacedPercent > 0) {
+          const offered = (Math.min(b.rate, f.rate) * pacedPercent) / 100
+          const [pb, pf] = await both(offered / certificates.length)
+          writeRow(
+            `${pairLabel}${name}${drift ? ', with a drift digest' : ''}, both offered ${offered.toFixed(0)}/s`,
+            pb,
+            pf,
+          )
+          if (!drift) draw(`${mode} paced`, pb, pf)
+        }
+        if (!drift) plain = [b, f]
+        else
+          added.push(
+            `${name}: gateway ${micros(more(f, plain?.[1]))}, bare server reading the same body ${micros(more(b, plain?.[0]))} of CPU per heartbeat`,
+          )
+      }
     }
   }
+  // One pair: its own figures. Several: each figure's median over the pairs, printed as rows of their own.
+  const judged = new Map<string, [Measured, Measured]>()
+  for (const [key, pairs] of draws)
+    judged.set(key, restarts > 1 ? [medianOf(pairs.map(([b]) => b)), medianOf(pairs.map(([, f]) => f))] : pairs[0]!)
+  if (restarts > 1) {
+    process.stdout.write(
+      `\nmedians over ${restarts} pairs of processes:\n\n| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | fleetkit / bare CPU | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`,
+    )
+    for (const [key, [b, f]] of judged) writeRow(key, b, f)
+  }
+  const goals: string[] = []
+  for (const mode of modes) {
+    const saturated = judged.get(mode)
+    const paced = judged.get(`${mode} paced`)
+    if (saturated)
+      goals.push(
+        `${mode}: saturated ${goalText(...saturated, true)}${paced ? `, paced ${goalText(...paced, false)}` : ''}`,
+      )
+  }
+  /** The bare server's full-handshake rate: enrollments are set against it (issue 40, item 3). */
+  const bareFullRate = judged.get('full')?.[0].rate
   if (added.length > 0) process.stdout.write(`\nadded by the drift digest: ${added.join('; ')}\n`)
   process.stdout.write(`\nload average ${loadText()} after the last measurement\n`)
   let enrollGoal = ''
@@ -176,7 +237,7 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
     }
   }
   process.stdout.write(
-    `\ngoals (CPU per request <= ${CPU_GOAL}x the bare server's; saturated also a rate >= ${RATE_GOAL}x): ${goals.join('; ')}${enrollGoal}\n`,
+    `\ngoals${restarts > 1 ? ` on the medians of ${restarts} pairs` : ''} (CPU per request <= ${CPU_GOAL}x the bare server's; saturated also a rate >= ${RATE_GOAL}x): ${goals.join('; ')}${enrollGoal}\n`,
   )
 })
 clearTimeout(hardStop)
