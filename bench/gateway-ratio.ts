@@ -38,22 +38,23 @@ import { createBenchContext, createBenchPki, withBenchRun } from './gateway/setu
 
 const micros = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)} µs`)
 /** fleetkit's CPU per request over the bare server's (issue 40's 1.15x target), printed so nobody divides by hand. */
-const cpuRatio = (b: Measured, f: Measured) =>
+const cpuRatioOf = (b: Measured, f: Measured): number | undefined =>
   b.serverCpuPerRequest === undefined || f.serverCpuPerRequest === undefined || b.serverCpuPerRequest === 0
-    ? 'n/a'
-    : `${(f.serverCpuPerRequest / b.serverCpuPerRequest).toFixed(2)}x`
+    ? undefined
+    : f.serverCpuPerRequest / b.serverCpuPerRequest
+const cpuRatio = (b: Measured, f: Measured) => {
+  const ratio = cpuRatioOf(b, f)
+  return ratio === undefined ? 'n/a' : `${ratio.toFixed(2)}x`
+}
 
 /** Issue 40's goals: CPU per request within 1.15x the bare server's; at saturation also a rate of at least 0.95x. */
 const CPU_GOAL = 1.15
 const RATE_GOAL = 0.95
 function goalText(b: Measured, f: Measured, saturated: boolean): string {
-  const cpu =
-    b.serverCpuPerRequest === undefined || f.serverCpuPerRequest === undefined || b.serverCpuPerRequest === 0
-      ? undefined
-      : f.serverCpuPerRequest / b.serverCpuPerRequest
+  const cpu = cpuRatioOf(b, f)
   const rate = f.rate / b.rate
   const met = cpu !== undefined && cpu <= CPU_GOAL && (!saturated || rate >= RATE_GOAL)
-  return `${met ? 'met' : 'NOT met'} (CPU ${cpu === undefined ? 'n/a' : `${cpu.toFixed(2)}x`}${saturated ? `, rate ${rate.toFixed(2)}x` : ''})`
+  return `${met ? 'met' : 'NOT met'} (CPU ${cpuRatio(b, f)}${saturated ? `, rate ${rate.toFixed(2)}x` : ''})`
 }
 
 /** Each figure's median over several measurements of one server (the errors summed). */

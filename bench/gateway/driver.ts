@@ -124,8 +124,11 @@ export async function startGatewayProcess(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the gateway did not start within 60 s')), 60_000)
     child.once('exit', (code) => reject(new Error(`the gateway exited with ${code}`)))
-    // BENCH_GATEWAY_STDOUT=FILE: the gateway's stdout kept there (what --trace-deopt and the like print).
-    const kept = process.env.BENCH_GATEWAY_STDOUT ? createWriteStream(process.env.BENCH_GATEWAY_STDOUT) : undefined
+    // BENCH_GATEWAY_STDOUT=FILE: the gateway's stdout appended there (what --trace-deopt and the like print; each
+    // gateway of a --restarts run after the one before).
+    const kept = process.env.BENCH_GATEWAY_STDOUT
+      ? createWriteStream(process.env.BENCH_GATEWAY_STDOUT, { flags: 'a' })
+      : undefined
     createInterface({ input: child.stdout! }).on('line', (line) => {
       kept?.write(`${line}\n`)
       // Diagnostic node flags (--trace-deopt, --log-deopt) print to stdout too: only the JSON ready line counts.
