@@ -12,9 +12,10 @@
 // its rate rises (more requests per read and per turn of the event loop), so at saturation a server a little
 // slower also pays more per request; at one offered rate below both capacities the CPU compares the work.
 //
-// --restarts N measures every mode N times, each time with both servers started anew: each server's CPU per request
+// --restarts N measures every mode N times, each time with both servers started anew: the gateway's CPU per request
 // settles somewhere in a band for the life of its process (docs/performance.md), so one pair is one draw; with N > 1
-// the bench also prints each figure's median over the N pairs, and judges the goals on those medians.
+// the bench also prints each figure's median over the N pairs and the median of each pair's ratios, and judges the
+// goals on those (a ratio is taken within a pair: the machine's speed drifts between pairs).
 //
 // --enrollments N then enrolls N nodes through POST /v1/enroll (32 at a time, rate limit lifted) and prints the rate,
 // and its ratio to the bare server's full-handshake rate of the same run when `full` was measured.
@@ -42,28 +43,44 @@ const cpuRatioOf = (b: Measured, f: Measured): number | undefined =>
   b.serverCpuPerRequest === undefined || f.serverCpuPerRequest === undefined || b.serverCpuPerRequest === 0
     ? undefined
     : f.serverCpuPerRequest / b.serverCpuPerRequest
-const cpuRatio = (b: Measured, f: Measured) => {
-  const ratio = cpuRatioOf(b, f)
-  return ratio === undefined ? 'n/a' : `${ratio.toFixed(2)}x`
-}
 
 /** Issue 40's goals: CPU per request within 1.15x the bare server's; at saturation also a rate of at least 0.95x. */
 const CPU_GOAL = 1.15
 const RATE_GOAL = 0.95
-function goalText(b: Measured, f: Measured, saturated: boolean): string {
-  const cpu = cpuRatioOf(b, f)
-  const rate = f.rate / b.rate
-  const met = cpu !== undefined && cpu <= CPU_GOAL && (!saturated || rate >= RATE_GOAL)
-  return `${met ? 'met' : 'NOT met'} (CPU ${cpuRatio(b, f)}${saturated ? `, rate ${rate.toFixed(2)}x` : ''})`
+/** The two ratios a row judges: the gateway's rate and its CPU per request, each over the bare server's. */
+interface Ratios {
+  rate: number
+  cpu: number | undefined
+}
+const ratiosOf = (b: Measured, f: Measured): Ratios => ({ rate: f.rate / b.rate, cpu: cpuRatioOf(b, f) })
+const ratioText = (ratio: number | undefined) => (ratio === undefined ? 'n/a' : `${ratio.toFixed(2)}x`)
+function goalText(r: Ratios, saturated: boolean): string {
+  const met = r.cpu !== undefined && r.cpu <= CPU_GOAL && (!saturated || r.rate >= RATE_GOAL)
+  return `${met ? 'met' : 'NOT met'} (CPU ${ratioText(r.cpu)}${saturated ? `, rate ${r.rate.toFixed(2)}x` : ''})`
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((x, y) => x - y)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/**
+ * The medians of each pair's ratios: a ratio is taken within a pair, whose two servers were measured in alternating
+ * windows of the same minutes; the ratio of two medians would set one pair's bare figure against another's gateway
+ * figure, and the machine's speed drifts between pairs.
+ */
+function medianRatios(pairs: [Measured, Measured][]): Ratios {
+  const each = pairs.map(([b, f]) => ratiosOf(b, f))
+  const cpu = each.map((r) => r.cpu)
+  return {
+    rate: median(each.map((r) => r.rate)),
+    cpu: cpu.some((c) => c === undefined) ? undefined : median(cpu as number[]),
+  }
 }
 
 /** Each figure's median over several measurements of one server (the errors summed). */
 function medianOf(all: Measured[]): Measured {
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((x, y) => x - y)
-    const mid = Math.floor(sorted.length / 2)
-    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-  }
   const cpu = all.map((m) => m.serverCpuPerRequest)
   return {
     rate: median(all.map((m) => m.rate)),
@@ -75,10 +92,11 @@ function medianOf(all: Measured[]): Measured {
   }
 }
 
-function writeRow(label: string, b: Measured, f: Measured): void {
+/** One row; `ratios` when they are not this row's own (the medians of each pair's). */
+function writeRow(label: string, b: Measured, f: Measured, ratios: Ratios = ratiosOf(b, f)): void {
   const client = (b.clientCpuPerRequest + f.clientCpuPerRequest) / 2
   process.stdout.write(
-    `| ${label} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${(f.rate / b.rate).toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${cpuRatio(b, f)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`,
+    `| ${label} | ${b.rate.toFixed(0)} | ${f.rate.toFixed(0)} | ${ratios.rate.toFixed(2)}x | ${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} ms | ${micros(b.serverCpuPerRequest)} / ${micros(f.serverCpuPerRequest)} | ${ratioText(ratios.cpu)} | ${micros(client)} | ${b.errors} / ${f.errors} |\n`,
   )
 }
 
@@ -205,26 +223,28 @@ await withBenchRun('fleetkit-bench-ratio-', async ({ dir, db, admin, children })
     }
   }
   // One pair: its own figures. Several: each figure's median over the pairs, printed as rows of their own.
-  const judged = new Map<string, [Measured, Measured]>()
-  for (const [key, pairs] of draws)
-    judged.set(key, restarts > 1 ? [medianOf(pairs.map(([b]) => b)), medianOf(pairs.map(([, f]) => f))] : pairs[0]!)
+  // The ratios judged are each pair's, and with several pairs their medians.
+  const judged = new Map<string, { bare: Measured; ratios: Ratios }>()
+  for (const [key, pairs] of draws) {
+    const bare = restarts > 1 ? medianOf(pairs.map(([b]) => b)) : pairs[0]![0]
+    judged.set(key, { bare, ratios: restarts > 1 ? medianRatios(pairs) : ratiosOf(...pairs[0]!) })
+  }
   if (restarts > 1) {
     process.stdout.write(
-      `\nmedians over ${restarts} pairs of processes:\n\n| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | fleetkit / bare CPU | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`,
+      `\nmedians over ${restarts} pairs of processes (each figure's median; the ratios are the medians of each pair's ratios):\n\n| measure | bare node:https | fleetkit gateway | ratio | fleetkit p50 / p99 | server CPU per request (bare / fleetkit) | fleetkit / bare CPU | client CPU per request | errors (bare / fleetkit) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`,
     )
-    for (const [key, [b, f]] of judged) writeRow(key, b, f)
+    for (const [key, pairs] of draws)
+      writeRow(key, judged.get(key)!.bare, medianOf(pairs.map(([, f]) => f)), judged.get(key)!.ratios)
   }
   const goals: string[] = []
   for (const mode of modes) {
-    const saturated = judged.get(mode)
-    const paced = judged.get(`${mode} paced`)
+    const saturated = judged.get(mode)?.ratios
+    const paced = judged.get(`${mode} paced`)?.ratios
     if (saturated)
-      goals.push(
-        `${mode}: saturated ${goalText(...saturated, true)}${paced ? `, paced ${goalText(...paced, false)}` : ''}`,
-      )
+      goals.push(`${mode}: saturated ${goalText(saturated, true)}${paced ? `, paced ${goalText(paced, false)}` : ''}`)
   }
   /** The bare server's full-handshake rate: enrollments are set against it (issue 40, item 3). */
-  const bareFullRate = judged.get('full')?.[0].rate
+  const bareFullRate = judged.get('full')?.bare.rate
   if (added.length > 0) process.stdout.write(`\nadded by the drift digest: ${added.join('; ')}\n`)
   process.stdout.write(`\nload average ${loadText()} after the last measurement\n`)
   let enrollGoal = ''

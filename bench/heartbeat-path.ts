@@ -4,7 +4,7 @@
 // in alternating blocks. What it prints is each handler's time per request and the difference: the
 // work the gateway's request path adds, at a precision the ratio bench (±0.07x between runs) cannot give.
 //
-//   npx tsx bench/heartbeat-path.ts [--requests 200000] [--rounds 6] [--other-streams tcp,http,file,memory]
+//   npx tsx bench/heartbeat-path.ts [--requests 200000] [--rounds 6] [--other-streams tcp,http,file,memory,worker]
 //
 // --other-streams first puts those kinds of stream through this process (gateway/other-streams.ts), as a
 // gateway process has them (PostgreSQL's sockets, the metrics listener, release files): node's shared
@@ -30,15 +30,13 @@ import { requestHandler } from '../src/gateway/routes/request-handler.js'
 import { Router } from '../src/gateway/routes/router.js'
 import { bareHandler } from './gateway/bare-handler.js'
 import { flag } from './gateway/flags.js'
-import { runOtherStreams, STREAM_KINDS, type StreamKind } from './gateway/other-streams.js'
+import { runOtherStreams, streamKindsOf } from './gateway/other-streams.js'
 import { FACTS } from './gateway/ratio-measure.js'
 
 const requests = flag('requests', 200_000, 1000, 10_000_000)
 const rounds = flag('rounds', 6, 1, 100)
 const streamsAt = process.argv.indexOf('--other-streams')
-const otherStreams = streamsAt >= 0 ? (process.argv[streamsAt + 1] ?? '').split(',') : []
-if (otherStreams.some((kind) => !(STREAM_KINDS as readonly string[]).includes(kind)))
-  throw new Error(`--other-streams takes a comma-separated list of ${STREAM_KINDS.join(', ')}`)
+const otherStreams = streamsAt >= 0 ? streamKindsOf(process.argv[streamsAt + 1] ?? '') : []
 
 const FINGERPRINT = 'ab'.repeat(32)
 const CA_FINGERPRINT = 'cd'.repeat(32)
@@ -165,7 +163,7 @@ function gcOf(blocks: Block[]): { micros: number; per10k: number } {
   }
 }
 
-if (otherStreams.length > 0) await runOtherStreams(otherStreams as StreamKind[])
+if (otherStreams.length > 0) await runOtherStreams(otherStreams)
 const g = gatewayContext()
 const gateway = requestHandler('agent', new Router(agentRoutes(g)), g)
 const bare = bareHandler(CA_FINGERPRINT)

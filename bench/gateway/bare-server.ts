@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net'
 
 import { loadOrCreateTicketKeys } from '../../src/gateway/tls/ticket-keys.js'
 import { bareHandler } from './bare-handler.js'
+import { runOtherStreams, streamKindsOf } from './other-streams.js'
 
 const pkiDir = process.env.BENCH_PKI_DIR!
 const [key, cert, ca] = await Promise.all(
@@ -18,6 +19,10 @@ const [key, cert, ca] = await Promise.all(
 // The gateway's ticket keys (kept with the PKI): sessions resume across a restart of either server.
 const ticketKeys = await loadOrCreateTicketKeys(pkiDir)
 const digest = createHash('sha256').update(ca!).digest('hex')
+// BENCH_BARE_OTHER_STREAMS=tcp,http,file,memory: put those stream kinds through this process first, as a gateway
+// does (its database sockets, metrics listener, release files): what a server that talks to more than its clients pays.
+const otherStreams = process.env.BENCH_BARE_OTHER_STREAMS
+if (otherStreams) await runOtherStreams(streamKindsOf(otherStreams))
 const server = createServer(
   { key, cert, ca, ticketKeys, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' },
   bareHandler(digest),

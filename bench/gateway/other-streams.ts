@@ -1,8 +1,9 @@
 // The kinds of stream a gateway process runs besides its agents' connections, each put through a few
 // hundred times: a TCP socket (PostgreSQL's connections), a plain HTTP server and client (the metrics
-// listener), a file read stream (release files) and in-memory streams. Node's stream and HTTP internals
-// are shared by every stream in a process, so their inline caches see these shapes too; heartbeat-path.ts
-// `--other-streams KIND` runs this first to measure what that costs a heartbeat (docs/performance.md).
+// listener), a file read stream (release files), in-memory streams, and a worker thread's stdio (the
+// issuance pool's). Node's stream and HTTP internals are shared by every stream in a process, so their
+// inline caches see these shapes too; heartbeat-path.ts `--other-streams KIND` and the ratio bench's
+// BENCH_BARE_OTHER_STREAMS run this first to measure what that costs a heartbeat (docs/performance.md).
 import { createReadStream } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer as createHttpServer, request } from 'node:http'
@@ -10,9 +11,18 @@ import { type AddressInfo, connect, createServer as createNetServer } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough, Readable, Transform, Writable } from 'node:stream'
+import { Worker } from 'node:worker_threads'
 
-export const STREAM_KINDS = ['tcp', 'http', 'file', 'memory'] as const
+const STREAM_KINDS = ['tcp', 'http', 'file', 'memory', 'worker'] as const
 export type StreamKind = (typeof STREAM_KINDS)[number]
+
+/** A comma-separated list of kinds (a flag's or a variable's value), refused whole if one is not a kind. */
+export function streamKindsOf(list: string): StreamKind[] {
+  const kinds = list.split(',')
+  if (kinds.some((kind) => !(STREAM_KINDS as readonly string[]).includes(kind)))
+    throw new Error(`other streams: a comma-separated list of ${STREAM_KINDS.join(', ')}, not ${list}`)
+  return kinds as StreamKind[]
+}
 
 export async function runOtherStreams(kinds: readonly StreamKind[], rounds = 200): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'fleetkit-bench-streams-'))
@@ -30,6 +40,14 @@ export async function runOtherStreams(kinds: readonly StreamKind[], rounds = 200
   const tcp = connect(await port(echo), '127.0.0.1')
   const httpPort = await port(http)
   try {
+    // A worker thread, as the issuance pool starts: its stdout and stderr are streams in this process, piped to
+    // process.stdout. A few are enough: the shapes are the same each time.
+    if (kinds.includes('worker'))
+      for (let i = 0; i < 3; i++) {
+        const worker = new Worker("require('node:worker_threads').parentPort.postMessage('up')", { eval: true })
+        await new Promise((resolve) => worker.once('message', resolve))
+        await worker.terminate()
+      }
     for (let i = 0; i < rounds; i++) {
       if (kinds.includes('tcp'))
         await new Promise<void>((resolve) => {
