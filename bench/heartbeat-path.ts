@@ -4,7 +4,7 @@
 // in alternating blocks. What it prints is each handler's time per request and the difference: the
 // work the gateway's request path adds, at a precision the ratio bench (±0.07x between runs) cannot give.
 //
-//   npx tsx bench/heartbeat-path.ts [--requests 200000] [--rounds 6] [--other-streams tcp,http,file,memory,worker]
+//   npx tsx bench/heartbeat-path.ts [--requests 200000] [--rounds 6] [--other-streams tcp,http,file,memory,worker,pg]
 //
 // --other-streams first puts those kinds of stream through this process (gateway/other-streams.ts), as a
 // gateway process has them (PostgreSQL's sockets, the metrics listener, release files): node's shared

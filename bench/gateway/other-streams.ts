@@ -1,7 +1,7 @@
 // The kinds of stream a gateway process runs besides its agents' connections, each put through a few
 // hundred times: a TCP socket (PostgreSQL's connections), a plain HTTP server and client (the metrics
-// listener), a file read stream (release files), in-memory streams, and a worker thread's stdio (the
-// issuance pool's). Node's stream and HTTP internals are shared by every stream in a process, so their
+// listener), a file read stream (release files), in-memory streams, a worker thread's stdio (the
+// issuance pool's) and node-postgres' pool, clients and queries over a throwaway server (`pg`). Node's stream and HTTP internals are shared by every stream in a process, so their
 // inline caches see these shapes too; heartbeat-path.ts `--other-streams KIND` and the ratio bench's
 // BENCH_BARE_OTHER_STREAMS run this first to measure what that costs a heartbeat (docs/performance.md).
 import { createReadStream } from 'node:fs'
@@ -13,7 +13,9 @@ import { join } from 'node:path'
 import { PassThrough, Readable, Transform, Writable } from 'node:stream'
 import { Worker } from 'node:worker_threads'
 
-const STREAM_KINDS = ['tcp', 'http', 'file', 'memory', 'worker'] as const
+import { startBenchPostgres } from './postgres.js'
+
+const STREAM_KINDS = ['tcp', 'http', 'file', 'memory', 'worker', 'pg'] as const
 export type StreamKind = (typeof STREAM_KINDS)[number]
 
 /** A comma-separated list of kinds (a flag's or a variable's value), refused whole if one is not a kind. */
@@ -48,6 +50,26 @@ export async function runOtherStreams(kinds: readonly StreamKind[], rounds = 200
         await new Promise((resolve) => worker.once('message', resolve))
         await worker.terminate()
       }
+    // A PostgreSQL client as the gateway holds one: node-postgres' pool, clients and queries are emitters of
+    // their own over a TCP socket (a throwaway server; queries and transactions as the coalescer and probe make).
+    if (kinds.includes('pg')) {
+      const db = await startBenchPostgres()
+      try {
+        for (let i = 0; i < rounds; i++) {
+          await db.pool.query('SELECT $1::int AS n', [i])
+          const client = await db.pool.connect()
+          try {
+            await client.query('BEGIN')
+            await client.query('SELECT now()')
+            await client.query('COMMIT')
+          } finally {
+            client.release()
+          }
+        }
+      } finally {
+        await db.stop()
+      }
+    }
     for (let i = 0; i < rounds; i++) {
       if (kinds.includes('tcp'))
         await new Promise<void>((resolve) => {
