@@ -19,8 +19,8 @@ const [key, cert, ca] = await Promise.all(
 // The gateway's ticket keys (kept with the PKI): sessions resume across a restart of either server.
 const ticketKeys = await loadOrCreateTicketKeys(pkiDir)
 const digest = createHash('sha256').update(ca!).digest('hex')
-// BENCH_BARE_OTHER_STREAMS=tcp,http,file,memory: put those stream kinds through this process first, as a gateway
-// does (its database sockets, metrics listener, release files): what a server that talks to more than its clients pays.
+// BENCH_BARE_OTHER_STREAMS=tcp,http,file,memory (the kinds other-streams.ts lists): put those kinds of stream
+// through this process first, as a gateway has them: what a server that does more than answer its clients pays.
 const otherStreams = process.env.BENCH_BARE_OTHER_STREAMS
 if (otherStreams) await runOtherStreams(streamKindsOf(otherStreams))
 const server = createServer(

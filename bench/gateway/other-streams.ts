@@ -1,9 +1,10 @@
 // The kinds of stream a gateway process runs besides its agents' connections, each put through a few
 // hundred times: a TCP socket (PostgreSQL's connections), a plain HTTP server and client (the metrics
-// listener), a file read stream (release files), in-memory streams, a worker thread's stdio (the
-// issuance pool's) and node-postgres' pool, clients and queries over a throwaway server (`pg`). Node's stream and HTTP internals are shared by every stream in a process, so their
-// inline caches see these shapes too; heartbeat-path.ts `--other-streams KIND` and the ratio bench's
-// BENCH_BARE_OTHER_STREAMS run this first to measure what that costs a heartbeat (docs/performance.md).
+// listener), a file read stream (release files), in-memory streams, a worker thread's stdio (the issuance
+// pool's) and node-postgres' pool, clients and queries over a throwaway server (`pg`). Node's stream and
+// HTTP internals are shared by every stream in a process, so their inline caches see these shapes too;
+// heartbeat-path.ts `--other-streams KIND` and the ratio bench's BENCH_BARE_OTHER_STREAMS run this first
+// to measure what that costs a heartbeat (docs/performance.md).
 import { createReadStream } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer as createHttpServer, request } from 'node:http'
