@@ -1,6 +1,6 @@
 // loadDefinition: read fleet.yaml (or JSON) from disk and return the validated Definition,
 // or throw DEFINITION_MISSING / DEFINITION_UNREADABLE / DEFINITION_INVALID with every error.
-import { open } from 'node:fs/promises'
+import { type FileHandle, open } from 'node:fs/promises'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { COMPLEXITY_LIMITS, sizeProblem } from './complexity.js'
@@ -43,7 +43,7 @@ export async function readDefinitionFile(path: string): Promise<string> {
     // A file far over the limit is refused by its size, before a byte of it is read.
     const tooLarge = sizeProblem((await file.stat()).size)
     if (tooLarge !== undefined) throw tooComplexError(path, tooLarge)
-    return await file.readFile('utf8')
+    return await readBounded(file, path)
   } catch (error) {
     if (error instanceof FleetkitError) throw error
     const code = (error as NodeJS.ErrnoException).code
@@ -54,6 +54,26 @@ export async function readDefinitionFile(path: string): Promise<string> {
   } finally {
     await file.close()
   }
+}
+
+/**
+ * The file's text, read no further than one byte past the size limit: a pipe (`--definition <(...)`) or a
+ * device reports no size to refuse by, and /dev/zero never ends.
+ */
+async function readBounded(file: FileHandle, path: string): Promise<string> {
+  const limit = COMPLEXITY_LIMITS.maxChars
+  const chunks: Buffer[] = []
+  let total = 0
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, limit + 1 - total))
+    const { bytesRead } = await file.read(chunk, 0, chunk.length, null)
+    if (bytesRead === 0) break
+    chunks.push(chunk.subarray(0, bytesRead))
+    total += bytesRead
+    const tooLarge = sizeProblem(total)
+    if (tooLarge !== undefined) throw tooComplexError(path, tooLarge)
+  }
+  return Buffer.concat(chunks, total).toString('utf8')
 }
 
 function tooComplexError(path: string, reason: string, errors?: DefinitionError[]): FleetkitError {

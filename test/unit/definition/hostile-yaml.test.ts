@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -7,6 +9,7 @@ import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { COMPLEXITY_LIMITS, complexityProblem } from '../../../src/definition/complexity.js'
 import { loadDefinition } from '../../../src/definition/load.js'
 import { validateDefinitionText } from '../../../src/definition/validate-text.js'
+import { packagePath } from '../../../src/package-root.js'
 
 /** Nine levels of nine aliases each: 9^9 (387 million) strings once expanded, a few hundred bytes as text. */
 export function aliasBomb(levels = 9): string {
@@ -56,6 +59,25 @@ describe('hostile YAML is refused fast (DEFINITION_TOO_COMPLEX)', () => {
         loadDefinition(path),
         (e: FleetkitError) => e.code === 'DEFINITION_TOO_COMPLEX' && e.actions.some((a) => /anchors/.test(a)),
       )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a file with no size to refuse by: a device that never ends is refused at the limit, a pipe is read', async () => {
+    await assert.rejects(
+      loadDefinition('/dev/zero'),
+      (e: FleetkitError) => e.code === 'DEFINITION_TOO_COMPLEX' && /larger than 16 MiB/.test(e.message),
+    )
+    // `fleetkit validate --definition <(git show main:fleet.yaml)`: a pipe, whose stat says 0 bytes.
+    const dir = mkdtempSync(join(tmpdir(), 'fleetkit-hostile-'))
+    const fifo = join(dir, 'fleet.fifo')
+    try {
+      execFileSync('mkfifo', [fifo])
+      const writer = writeFile(fifo, readFileSync(packagePath('examples', 'fleet.yaml')))
+      const definition = await loadDefinition(fifo)
+      await writer
+      assert.ok(definition.nodes.length > 0)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
