@@ -80,20 +80,7 @@ export async function initialiseDataDir(paths: EmbeddedServerPaths, password: st
   await removeInitdbPasswordFiles(paths.tmpDir)
   if (code !== 0) {
     await rm(target, { recursive: true, force: true })
-    const last = stderr
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean)
-      .slice(-3)
-      .join(' | ')
-    throw new FleetkitError(
-      'STATE_EMBEDDED_START_FAILED',
-      `initialising the embedded PostgreSQL data directory failed: ${last || `exit ${code}`}`,
-      {
-        actions: ['fleetkit db status', 'set DATABASE_URL to use an existing PostgreSQL server instead'],
-        data: { dataDir: paths.dataDir, exitCode: code },
-      },
-    )
+    throw initdbFailure(stderr, code, paths)
   }
   // A group-shared state (fleetkit gateway install): members of its group read postmaster.pid to
   // find the server; PostgreSQL accepts 0750 and then writes its files group-readable.
@@ -101,6 +88,40 @@ export async function initialiseDataDir(paths: EmbeddedServerPaths, password: st
   // initdb wrote into a private directory; renaming it into place makes a half-initialised
   // data directory impossible, even if this process dies in the middle.
   await rename(target, paths.dataDir)
+}
+
+/** The line of initdb's output that says why it failed: PostgreSQL's FATAL or initdb's error, not a stack trace. */
+export function initdbFailureReason(stderr: string): string | undefined {
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+  for (const line of lines) {
+    // Progress and the server's prefix come first on the line ("running bootstrap script ... [STDERR] <time> [pid] FATAL:").
+    const said = /\b(FATAL|PANIC|ERROR):\s*(.*)$/.exec(line) ?? /\b(initdb: error):\s*(.*)$/.exec(line)
+    if (said) return `${said[1]}: ${said[2]}`
+  }
+  return lines.filter((line) => !/^at |^Node\.js v|^\^+$/.test(line)).at(-1)
+}
+
+function initdbFailure(stderr: string, code: number | null, paths: EmbeddedServerPaths): FleetkitError {
+  const reason = initdbFailureReason(stderr) ?? `exit ${code}`
+  const data = { dataDir: paths.dataDir, exitCode: code }
+  // A full disk is the operator's to fix, and it has its own code: nothing was created, nothing else is wrong.
+  if (/No space left on device/i.test(stderr))
+    return new FleetkitError(
+      'STATE_DISK_FULL',
+      `the embedded PostgreSQL data directory could not be created: the disk of ${paths.root} is full (${reason}); nothing was created`,
+      {
+        actions: [`free space on the filesystem of ${paths.root} (df -h ${paths.root})`, 'then run the command again'],
+        data,
+      },
+    )
+  return new FleetkitError(
+    'STATE_EMBEDDED_START_FAILED',
+    `initialising the embedded PostgreSQL data directory failed: ${reason}`,
+    { actions: ['fleetkit db status', 'set DATABASE_URL to use an existing PostgreSQL server instead'], data },
+  )
 }
 
 /**

@@ -2,9 +2,10 @@
 // last byte): the CLI fails with STATE_DISK_FULL (exit 74) and stores nothing, never INTERNAL_ERROR; the
 // gateway answers an enrollment 503 STATE_UNAVAILABLE with Retry-After, never a 500; both work again
 // once space is freed, with no restart. A statement that must grow a table (its first row) is what
-// fails: PostgreSQL writes into the pages and WAL segment it already has as long as they last.
+// fails: PostgreSQL writes into the pages and WAL segment it already has as long as they last. And the embedded
+// server's first start on a disk too small for initdb: STATE_DISK_FULL with initdb's reason, no directory left.
 import assert from 'node:assert/strict'
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -112,5 +113,44 @@ describe('a full database disk: coded errors, never a 500 or INTERNAL_ERROR (rea
     rmSync(filler())
     const enrolled = await gw.enrollPost({ node_id: 'node-1', enrollment_secret: secret, csr_pem: csr })
     assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body))
+  })
+})
+
+describe("the embedded server's first start on a full disk: STATE_DISK_FULL, nothing half-made (real initdb on a small tmpfs)", function () {
+  this.timeout(180_000)
+  let dir: string
+  let mounted = false
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fleetkit-initdb-full-'))
+    // As root the server runs as the postgres user: it must be able to enter the directories above its data.
+    chmodSync(dir, 0o755)
+    // 2 MiB: the state directory's own files fit, initdb's first WAL segment (16 MiB) does not.
+    await runProcessOk('mount', ['-t', 'tmpfs', '-o', 'size=2m,mode=0755', 'tmpfs', dir])
+    mounted = true
+  })
+  after(async () => {
+    await runFleetkit(['db', 'stop'], { env: { FLEETKIT_STATE_DIR: join(dir, 'state') } }).catch(() => undefined)
+    if (mounted) await runProcess('umount', [dir])
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("says the disk is full with initdb's own reason, leaves no data directory, and starts once there is space", async () => {
+    const env = { FLEETKIT_STATE_DIR: join(dir, 'state') }
+    const full = await runFleetkit(['node', 'list', '--json'], { env })
+    assert.equal(full.code, 74, full.stdout + full.stderr)
+    assert.equal(full.json.code, 'STATE_DISK_FULL')
+    assert.match(
+      full.json.message,
+      /^the embedded PostgreSQL data directory could not be created: the disk of .*\/state\/postgres is full \(FATAL: could not write to file ".*": No space left on device\); nothing was created$/,
+    )
+    assert.ok(
+      full.json.actions.some((action: string) => /^free space on the filesystem of .*\/state\/postgres/.test(action)),
+    )
+    const left = readdirSync(join(dir, 'state', 'postgres')).filter((name) => name.startsWith('data'))
+    assert.deepEqual(left, [], 'no data directory, whole or half-made')
+
+    await runProcessOk('mount', ['-o', 'remount,size=200m', dir])
+    const roomy = await runFleetkit(['node', 'list', '--json'], { env })
+    assert.equal(roomy.code, 0, roomy.stdout + roomy.stderr)
   })
 })
