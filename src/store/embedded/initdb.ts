@@ -91,7 +91,7 @@ export async function initialiseDataDir(paths: EmbeddedServerPaths, password: st
 }
 
 /** The line of initdb's output that says why it failed: PostgreSQL's FATAL or initdb's error, not a stack trace. */
-export function initdbFailureReason(stderr: string): string | undefined {
+function initdbFailureReason(stderr: string): string | undefined {
   const lines = stderr
     .split('\n')
     .map((line) => line.trim())
