@@ -35,6 +35,19 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.name=/^mkdir(Sync)?$/] Property[key.name='recursive'][value.value=true]",
+          message:
+            "makeDirectories (src/fs/make-directories.ts): node's recursive mkdir gives every parent the mode and loops on /proc.",
+        },
+      ],
+    },
+  },
+  {
     // The status page's script runs in the operator's browser (served by the gateway).
     files: ['web/**/*.js'],
     languageOptions: {

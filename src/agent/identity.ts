@@ -1,13 +1,14 @@
 // The agent's identity on disk (key, certificate, the gateway CA bundle in the PKI
 // directory): staging a new pair crash-safely, and loading it with its validity window.
 import { X509Certificate, createPrivateKey } from 'node:crypto'
-import { mkdir, readFile, stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { commitStaged, syncDirectory, writeFileAtomic, writeStaged } from '../fs/atomic-file.js'
 import { assertPrivateDirectory } from '../fs/private-directory.js'
 import { readPrivateKeyFile } from '../fs/private-key-file.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 export interface IdentityPaths {
   key: string
@@ -75,7 +76,7 @@ export async function stageIdentity(
   certificatePem: string,
   caPem?: string,
 ): Promise<void> {
-  await mkdir(pkiDir, { recursive: true, mode: 0o700 })
+  await makeDirectories(pkiDir, 0o700)
   await assertPkiDirectoryPrivate(pkiDir)
   const paths = identityPaths(pkiDir)
   if (caPem !== undefined) await writeFileAtomic(paths.caBundle, caPem, 0o600)

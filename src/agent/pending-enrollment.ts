@@ -1,11 +1,12 @@
 // The key and CSR of an enrollment in progress, written to disk before the secret is sent:
 // if the answer is lost (the gateway died after issuing), the next attempt sends the same key
 // and the gateway answers with the certificate it already issued instead of refusing the secret.
-import { mkdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { removeDurably, syncDirectory, writeFileAtomic } from '../fs/atomic-file.js'
 import { generateKeyAndCsr, type KeyAndCsr } from './key-and-csr.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 export function pendingEnrollmentPath(pkiDir: string): string {
   return join(pkiDir, 'enroll-pending.json')
@@ -34,7 +35,7 @@ export async function pendingKeyAndCsr(
     // Missing or unreadable: a new pair replaces it.
   }
   const fresh = await generate(nodeId)
-  await mkdir(pkiDir, { recursive: true, mode: 0o700 })
+  await makeDirectories(pkiDir, 0o700)
   await writeFileAtomic(path, JSON.stringify({ node_id: nodeId, key_pem: fresh.keyPem, csr_pem: fresh.csrPem }), 0o600)
   await syncDirectory(pkiDir)
   return { ...fresh, reused: false }

@@ -2,7 +2,7 @@
 // "boots" (its recorded user_data's enrollment script runs in the node's private root with the stub
 // commands first on PATH, installing the signed release and enrolling the real agent), the roles'
 // machine state is laid down, and `fleetkit-agent run` starts as the agent unit would.
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 
@@ -23,6 +23,7 @@ import { CALLS_LOG_ENV, prepareMachineRoot } from './machine.js'
 import { type DemoProcess, startDemoProcess } from './processes.js'
 import { stepFailed } from './waits.js'
 import type { Workspace } from './workspace.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 export interface NodeSandbox {
   nodeId: string
@@ -44,7 +45,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function nodeSandbox(workspace: Workspace, nodeId: string): Promise<NodeSandbox> {
   const dir = join(workspace.dir, 'nodes', nodeId)
   const root = join(dir, 'root')
-  await mkdir(root, { recursive: true })
+  await makeDirectories(root)
   const callsLog = join(dir, 'calls.log')
   await writeFile(callsLog, '')
   return { nodeId, dir, root, callsLog }

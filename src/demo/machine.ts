@@ -2,8 +2,9 @@
 // per node with the kernel and mount state the Ansible roles would leave (br_netfilter's sysctls, the
 // data volume mounted as xfs), and small stub commands first on PATH for what needs root on a real
 // host (apt-get, systemctl, modprobe, sysctl, nft, useradd, chown, runuser). Each stub logs its call.
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { makeDirectories } from '../fs/make-directories.js'
 
 /** The variable the stubs log their calls to (one file per node). */
 export const CALLS_LOG_ENV = 'FLEETKIT_DEMO_CALLS'
@@ -29,7 +30,7 @@ const STUBS: Record<string, string> = {
 }
 
 export async function writeStubCommands(binDir: string): Promise<string[]> {
-  await mkdir(binDir, { recursive: true })
+  await makeDirectories(binDir)
   for (const [name, body] of Object.entries(STUBS)) await writeFile(join(binDir, name), body, { mode: 0o755 })
   return Object.keys(STUBS)
 }
@@ -52,8 +53,8 @@ export async function prepareMachineRoot(root: string, dataMount: string): Promi
     if (content !== undefined) files[path] = content
   }
   for (const [path, content] of Object.entries(files)) {
-    await mkdir(dirname(join(root, path)), { recursive: true })
+    await makeDirectories(dirname(join(root, path)))
     await writeFile(join(root, path), content)
   }
-  if (dataMount) await mkdir(join(root, dataMount), { recursive: true })
+  if (dataMount) await makeDirectories(join(root, dataMount))
 }

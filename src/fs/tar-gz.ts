@@ -2,13 +2,14 @@
 // directories with each member's SHA-256, and an extractor that refuses anything but plain members.
 import { createHash } from 'node:crypto'
 import { constants, createReadStream } from 'node:fs'
-import { type FileHandle, mkdir, open } from 'node:fs/promises'
+import { type FileHandle, open } from 'node:fs/promises'
 import { once } from 'node:events'
 import { dirname, join } from 'node:path'
 import { createGunzip, createGzip } from 'node:zlib'
 
 import { BLOCK, TarFormatError, ustarHeader } from './ustar.js'
 import { isEndBlock, readUstarHeader, safeMemberName } from './ustar-reader.js'
+import { makeDirectories } from './make-directories.js'
 
 /** One member as written or extracted: its bytes' SHA-256 and size (directories have neither). */
 export interface TarMember {
@@ -205,12 +206,13 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
       if (members.length >= maxMembers) throw new TarFormatError(`more than ${maxMembers} members`)
       const target = join(dest, relative)
       if (type === 'directory') {
-        await mkdir(target, { recursive: true, mode: 0o700 })
+        await makeDirectories(target, 0o700, 0o700)
         if (options.owner) await chownPath(target, options.owner)
         members.push({ name, type, mode, size: 0, sha256: '' })
         continue
       }
-      await mkdir(dirname(target), { recursive: true, mode: 0o700 })
+      // Inside the destination, every directory made is private, as the members' own are.
+      await makeDirectories(dirname(target), 0o700, 0o700)
       const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)
       const hash = createHash('sha256')
       try {

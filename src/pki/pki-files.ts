@@ -1,12 +1,13 @@
 // The only file I/O of src/pki: reading the PKI directory (private keys refused unless
 // 0600-or-tighter and owned by this user) and writing new files atomically.
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises'
+import { readdir, readFile, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
 import { assertPrivateDirectory } from '../fs/private-directory.js'
 import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 export const PKI_FILE_NAMES = {
   caCertificate: 'ca.pem',
@@ -246,7 +247,7 @@ export async function existingCaFiles(dir: string): Promise<string[]> {
  * before any is renamed, renamed in the order given. A reader never sees a half-written file.
  */
 export async function writePkiFiles(dir: string, files: readonly NewPkiFile[]): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 })
+  await makeDirectories(dir, 0o700)
   await assertPkiDirectoryPrivate(dir)
   // Root writing into the gateway service's PKI directory gives each file to the directory's
   // owner before it appears, so the gateway never sees a key it may not use.

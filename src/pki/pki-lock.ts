@@ -3,11 +3,12 @@
 // other's temp files as stale (each removes a killed run's before it writes) or interleave their renames
 // (a CA key of one run beside the certificate of the other); a backup could copy a set half renamed.
 // Readers that only load the set (the gateway, every 2 s) need no lock: each file is renamed whole.
-import { access, constants, mkdir, stat } from 'node:fs/promises'
+import { access, constants, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { LockTimeoutError, withFileLock } from '../fs/file-lock.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 /** A dot name: `db backup` and `db restore`'s emptiness check leave dot files out, as they do temp files. */
 const PKI_LOCK_NAME = '.pki.lock'
@@ -17,7 +18,7 @@ export async function withPkiLock<T>(
   fn: () => Promise<T>,
   options: { create?: boolean; timeoutMs?: number; readOnly?: boolean } = {},
 ): Promise<T> {
-  if (options.create) await mkdir(pkiDir, { recursive: true, mode: 0o700 })
+  if (options.create) await makeDirectories(pkiDir, 0o700)
   // No directory, nothing to guard: `fn` reports what is missing (CA_MISSING).
   else if (!(await stat(pkiDir).catch(() => undefined))?.isDirectory()) return fn()
   // A reader (a backup) of a directory it may not write, or a read-only mount, reads as before.

@@ -1,13 +1,14 @@
 // `fleetkit release keygen`: a new Ed25519 release signing key, written 0600 as the PKCS#8 PEM that
 // `openssl genpkey -algorithm ed25519` writes, never over an existing file; reports only the public half.
 import { generateKeyPairSync } from 'node:crypto'
-import { lstat, mkdir } from 'node:fs/promises'
+import { lstat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { assertSecretOutsideGit, type GitRunner } from '../fs/output-in-git.js'
 import { createPrivateFile } from '../fs/private-file.js'
 import { rawPublicKey } from './ed25519-keys.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 export interface KeygenOptions {
   /** The private key file to create; it must not exist. */
@@ -75,7 +76,7 @@ export async function generateSigningKey(options: KeygenOptions): Promise<Keygen
   const { privateKey } = generateKeyPairSync('ed25519')
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' })
   try {
-    await mkdir(dirname(keyFile), { recursive: true, mode: 0o700 })
+    await makeDirectories(dirname(keyFile), 0o700)
     await createPrivateFile(keyFile, pem)
   } catch (error) {
     const errno = (error as NodeJS.ErrnoException).code

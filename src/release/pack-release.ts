@@ -1,6 +1,6 @@
 // Builds a release directory from built agent binaries: one deterministic
 // fleetkit-agent-<version>-linux-<arch>.tar.zst per architecture and their SHA256SUMS.
-import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { lstat, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -16,6 +16,7 @@ import {
 import { formatSha256Sums, sha256Hex } from './sha256sums.js'
 import { singleFileTar } from './tar-writer.js'
 import { zstdCompress } from './zstd.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 /** Every archive has the same mtime (the epoch), so the bytes depend on the binary alone. */
 const RELEASE_ENTRY_MTIME = 0
@@ -102,7 +103,7 @@ export async function packRelease(options: PackOptions): Promise<PackResult> {
       { data: { expected } },
     )
   }
-  await mkdir(options.outputDir, { recursive: true })
+  await makeDirectories(options.outputDir)
   const archives: PackedArchive[] = []
   for (const { arch, content } of binaries) {
     const name = archiveName(version, arch)

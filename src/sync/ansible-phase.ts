@@ -1,7 +1,7 @@
 // Runs one phase of a sync (the canary, or the rest of the fleet): one ansible-playbook over the
 // rendered inventory with --limit, fleetkit's speed settings, and per-host events read live.
 import { existsSync } from 'node:fs'
-import { mkdir, open } from 'node:fs/promises'
+import { open } from 'node:fs/promises'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 
@@ -10,6 +10,7 @@ import type { Env } from '../config/state-dir.js'
 import { packagePath } from '../package-root.js'
 import { type AnsibleEvent, foldHostResults, type HostResult, parseEventLines } from './host-results.js'
 import { CommandNotFoundError, runProcess } from './process-runner.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 const MITOGEN_DIR = '/usr/lib/python3/dist-packages/ansible_mitogen'
 
@@ -156,9 +157,9 @@ function eventTail(path: string, onEvents: (events: AnsibleEvent[]) => void) {
 }
 
 export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
-  await mkdir(join(options.workDir, 'cp'), { recursive: true })
-  await mkdir(join(options.workDir, 'tmp'), { recursive: true })
-  await mkdir(options.speed.factCache, { recursive: true })
+  await makeDirectories(join(options.workDir, 'cp'))
+  await makeDirectories(join(options.workDir, 'tmp'))
+  await makeDirectories(options.speed.factCache)
   const eventsFile = join(options.workDir, `events-${options.label}.jsonl`)
   const dir = options.ansibleDir ?? packagePath('ansible')
   const args = [

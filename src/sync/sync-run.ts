@@ -1,7 +1,7 @@
 // `fleetkit sync`, `--dry-run` and `fleetkit drift`: plan, lock, ledger, the canary phase (handed to
 // the next reachable node of its pool when the canary is unreachable), the fleet phase (run-hosts.ts), canary proofs.
 import { readFileSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -33,6 +33,7 @@ import { buildSyncPlan, nextCanary } from './plan.js'
 import { withResumeScope } from './resume-scope.js'
 import { inProgressError, staleError } from './run-ownership.js'
 import { FINAL_OK, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
+import { makeDirectories } from '../fs/make-directories.js'
 
 export type { SyncOptions } from './run-context.js'
 
@@ -95,7 +96,7 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
     // The sweep has no definition: what it needs of the pools (stateful) is recorded by what applies one.
     if (run.kind === 'sync') await recordPoolPolicies(pool, source.definition.pools)
     const workDir = join(stateDir, 'sync', `run-${run.id}`)
-    await mkdir(workDir, { recursive: true, mode: 0o700 })
+    await makeDirectories(workDir, 0o700)
     const inventoryPath = join(workDir, 'inventory.yml')
     const rendered = renderInventory({
       definition: source.definition,

@@ -2,7 +2,7 @@
 // CLI of this machine uses. Everything is judged first (root, systemd, paths, who runs the database);
 // then the account, the state's ownership, the unit and its start, each only when it differs.
 import { existsSync } from 'node:fs'
-import { mkdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -31,6 +31,7 @@ import {
   renderReconcileUnit,
   unitPathProblem,
 } from './unit-file.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export interface GatewayInstallResult {
   /** The unit file written, for example /etc/systemd/system/fleetkit-gateway.service. */
@@ -186,7 +187,7 @@ export async function installGateway(host: InstallHost, options: InstallOptions)
     actions.push(`created the system account ${GATEWAY_ACCOUNT}`)
   }
   if (!stateExists) {
-    await mkdir(stateDir, { recursive: true, mode: 0o700 })
+    await makeDirectories(stateDir, 0o700)
     actions.push(`created ${stateDir}`)
   }
   const changes = await planSharedState(stateDir, account)

@@ -2,13 +2,14 @@
 // GATEWAY_INSTALL_FAILED with its last line of output, and the units beside the gateway's written, enabled
 // and removed, each step only when it is needed.
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { writeFileAtomic } from '../../fs/atomic-file.js'
 import type { InstallHost } from './install-host.js'
 import { ARCHIVE_SHIP_TIMER_NAME, ARCHIVE_SHIP_UNIT_NAME, GATEWAY_UNIT_NAME } from './unit-file.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export async function systemctl(host: InstallHost, args: readonly string[]): Promise<string> {
   const result = await host.run('systemctl', args)
@@ -57,7 +58,7 @@ async function writeUnitFile(
   const path = join(host.unitDir, name)
   const current = await readFile(path, 'utf8').catch(() => undefined)
   if (current === text) return false
-  await mkdir(host.unitDir, { recursive: true })
+  await makeDirectories(host.unitDir)
   await writeFileAtomic(path, text, 0o644)
   await systemctl(host, ['daemon-reload'])
   actions.push(`${current === undefined ? 'wrote' : 'rewrote'} ${path}${note}`)

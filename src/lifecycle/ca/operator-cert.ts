@@ -1,6 +1,6 @@
 // `fleetkit ca operator-cert NAME`: a client certificate for the gateway's operator API, signed
 // by the fleet CA, recorded (fingerprint) so the API can tell it from an agent's; key stays local.
-import { mkdir, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import type { StatePool } from '../../store/transaction.js'
@@ -17,6 +17,7 @@ import { lockIssuance } from '../../store/pki/issuance-guard.js'
 import { withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
 import { insertOperatorCertificate } from '../../store/pki/operator-certificates.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 const OPERATOR_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/
 
@@ -101,7 +102,7 @@ export async function issueOperatorCertificate(options: {
     })
     // Written before the commit: a failed write (full disk, unwritable directory) rolls the row back,
     // so no certificate is recorded that nobody holds.
-    await mkdir(options.outDir, { recursive: true, mode: 0o700 })
+    await makeDirectories(options.outDir, 0o700)
     await writePrivateFile(keyFile, await privateKeyToPem(keys.privateKey))
     await writeFile(certificateFile, cert.certificatePem)
     await writeFile(caBundleFile, pki.bundlePem)

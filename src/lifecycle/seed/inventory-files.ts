@@ -1,7 +1,7 @@
 // `fleetkit inventory`: reads the nodes from the state, renders the inventory and writes it
 // with its known_hosts file beside it (the inventory names that file by absolute path);
 // with "-" the inventory goes to stdout and known_hosts to the state directory.
-import { mkdir, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 
 import type { Env } from '../../config/state-dir.js'
@@ -14,6 +14,7 @@ import { listNodes } from '../../store/nodes/nodes.js'
 import { outputWriteFailed, type Sink } from '../output-sink.js'
 import { readReleaseCa } from '../../render/release-ca.js'
 import { readGatewayCaBundle } from './seed-files.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export interface WriteInventoryOptions {
   definition: Definition
@@ -88,7 +89,7 @@ export async function writeInventory(options: WriteInventoryOptions): Promise<Wr
     releaseCaPem,
   })
   try {
-    await mkdir(dirname(knownHostsPath), { recursive: true })
+    await makeDirectories(dirname(knownHostsPath))
     await writeFile(knownHostsPath, rendered.knownHosts, { mode: 0o644 })
   } catch (error) {
     throw outputWriteFailed(knownHostsPath, error)

@@ -1,7 +1,7 @@
 // `fleetkit seed`: renders a node's seed within the size budget, stages it 0600 beside its place,
 // registers the node in the state (a fresh single-use secret for an agent, the pinned host key for
 // a worker), and only once that committed puts the seed in place (a rename) or prints it.
-import { chmod, mkdir, rename, rm } from 'node:fs/promises'
+import { chmod, rename, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 
 import type { StatePool } from '../../store/transaction.js'
@@ -29,6 +29,7 @@ import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } fr
 import { assertRekeyAllowed, pinSeedHostKey, shortKey } from './seed-host-key.js'
 import type { SeedFiles } from './seed-files.js'
 import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from '../node/secret-reissue.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export type { SeedKind } from '../../render/seed-documents.js'
 
@@ -312,7 +313,7 @@ async function stageSeed(options: SeedNodeOptions, path: string, bytes: Buffer):
   try {
     if (options.output === undefined) {
       // The seeds directory holds secrets: only its owner may list or enter it.
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 })
+      await makeDirectories(dirname(path), 0o700)
       await chmod(dirname(path), 0o700)
     }
     await writePrivateFile(staged, bytes)

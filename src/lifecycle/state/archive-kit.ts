@@ -6,7 +6,7 @@
 // gateway) and the gateway unit's environment file (`kit/gateway.env`: its binds). Each file is shipped
 // again whenever its SHA-256 differs from the remote's checksum (a CA rotation, a new server certificate,
 // a release published again with --replace).
-import { chmod, link, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { chmod, link, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -17,6 +17,7 @@ import type { ArchiveRemote } from '../../store/embedded/archive-remote.js'
 import { fileSha256 } from '../../store/embedded/base-backup.js'
 import type { EmbeddedServerPaths } from '../../store/embedded/paths.js'
 import { parseChecksumLine, type RemoteArchiveFiles, shipFile, shipText, textSha256 } from './remote-files.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 /** Where the kit's parts are on this machine. */
 export interface KitPlaces {
@@ -160,8 +161,8 @@ export async function fetchKit(
       },
     )
   }
-  await mkdir(paths.root, { recursive: true, mode: 0o700 })
-  await mkdir(pkiDir, { recursive: true, mode: 0o700 })
+  await makeDirectories(paths.root, 0o700)
+  await makeDirectories(pkiDir, 0o700)
   // Fetched beside its place as `.part`, checked against its checksum, 0600; returns the `.part`.
   const fetchBeside = async (path: string, local: string): Promise<string> => {
     progress(`Fetching ${path}`)
@@ -196,7 +197,7 @@ async function fetchGatewayEnv(
 ): Promise<GatewayEnvFetched> {
   if (!kit.includes('gateway.env.sha256')) return 'none'
   if (await stat(places.gatewayEnvFile).catch(() => undefined)) return 'kept'
-  await mkdir(dirname(places.gatewayEnvFile), { recursive: true, mode: 0o755 })
+  await makeDirectories(dirname(places.gatewayEnvFile), 0o755)
   const part = await fetchBeside('kit/gateway.env', places.gatewayEnvFile)
   try {
     // A link, not a rename: one the operator wrote meanwhile is kept, never replaced.
@@ -229,7 +230,7 @@ async function fetchReleases(
     const target = join(releasesDir, version)
     if (names.length === 0 || (await stat(target).catch(() => undefined))) continue
     const partial = join(releasesDir, `.fetch-${version}-${process.pid}`)
-    await mkdir(partial, { recursive: true, mode: 0o755 })
+    await makeDirectories(partial, 0o755)
     for (const name of names) await fetchOne(`kit/releases/${version}/${name}`, join(partial, name))
     await Promise.all(names.map((name) => chmod(join(partial, name), 0o644)))
     await rename(partial, target)

@@ -2,7 +2,7 @@
 // read and judged is archive-inspect.ts's (every checksum, the newest whole base backup, no gap in the WAL
 // after it). With --restore the proof is a real one: that base backup and WAL are fetched into a scratch
 // directory, a scratch server replays all of it, and the last record it replayed must lie in the newest segment.
-import { chmod, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -30,6 +30,7 @@ import {
 } from './archive-inspect.js'
 import { requireRemote } from './archive-ship.js'
 import type { OpenRemoteArchive } from './remote-files.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export interface ArchiveVerifyResult extends ArchiveInspection {
   /** The restore into a scratch directory (--restore); null when not asked for. */
@@ -106,7 +107,7 @@ async function scratchRestore(
   const scratchState = join(scratch, 'state')
   try {
     const scratchPaths = embeddedServerPaths(scratchState)
-    await mkdir(scratchPaths.root, { recursive: true, mode: 0o700 })
+    await makeDirectories(scratchPaths.root, 0o700)
     // As whom the scratch server will run (restoreToTime asks the same): it reads wal/ with restore_command.
     const runAs = await postgresRunAs({ root: scratchPaths.root, create: true })
     if (runAs) await chmod(scratch, 0o711)

@@ -5,7 +5,7 @@
 // SHA-256: restore verifies them all before it changes anything.
 import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync } from 'node:fs'
-import { link, mkdir, mkdtemp, readdir, rm, stat, unlink } from 'node:fs/promises'
+import { link, mkdtemp, readdir, rm, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 
 import type { StatePool } from '../../store/transaction.js'
@@ -17,6 +17,7 @@ import { createTarGz, type TarMember } from '../../fs/tar-gz.js'
 import { withPkiLock } from '../../pki/pki-lock.js'
 import { exportSnapshot, type SnapshotSequence } from '../../store/backup/snapshot-export.js'
 import type { TableColumn } from '../../store/backup/schema-objects.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export const BACKUP_FORMAT = 'fleetkit-backup'
 export const BACKUP_FORMAT_VERSION = 1
@@ -92,7 +93,7 @@ export async function backupState(options: {
     force: options.force === true,
     ...(options.git ? { git: options.git } : {}),
   })
-  await mkdir(dirname(file), { recursive: true })
+  await makeDirectories(dirname(file))
   // Rows go to private temp files first (a tar member needs its size up front), beside the output.
   const work = await mkdtemp(join(dirname(file), `.${basename(file)}.`))
   const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`)

@@ -22,6 +22,7 @@ import { loadMigrations, type Migration } from '../../store/migrate.js'
 import { currentSchema, tablesWithRows } from '../../store/backup/schema-objects.js'
 import { replaceWithSnapshot, type TableToLoad } from '../../store/backup/snapshot-load.js'
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupManifest } from './db-backup.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 /** What `db restore --json` prints: a backup file's restore, or (--to) the embedded database's to a time. */
 export type DbRestoreOutput = RestoreResult | PointInTimeResult
@@ -166,7 +167,7 @@ export async function restoreState(options: {
       if (!options.force && busy.length > 0) throw targetNotEmpty(file, busy, null)
       if (manifest.pki.length > 0) {
         progress(`staging the PKI beside ${options.pkiDir}`)
-        await mkdir(dirname(options.pkiDir), { recursive: true })
+        await makeDirectories(dirname(options.pkiDir))
         await mkdir(staged, { mode: 0o700 })
         for (const p of manifest.pki) {
           const target = join(staged, p.member.slice('pki/'.length))

@@ -10,6 +10,7 @@ import { basename, dirname, join } from 'node:path'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { debianMirror, IMAGE_DROPINS, IMAGE_PACKAGES, imageKey, LOCAL_CLOUD_RELEASES } from './image-recipe.js'
 import { run, runOk, runStreaming } from './run.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export const DEFAULT_IMAGE_CACHE = '/var/cache/fleetkit/local-cloud'
 
@@ -53,7 +54,7 @@ export class ImageCache {
     const mirror = debianMirror()
     const rootfs = join(this.options.cacheDir, `${imageName}-${imageKey(suite, mirror)}`)
     if (existsSync(rootfs)) return rootfs
-    await mkdir(this.options.cacheDir, { recursive: true, mode: 0o755 })
+    await makeDirectories(this.options.cacheDir, 0o755)
     const lock = `${rootfs}.lock`
     await this.acquire(lock)
     try {
@@ -84,7 +85,7 @@ export class ImageCache {
     try {
       log(`local cloud: building the ${suite} image with debootstrap from ${mirror} (minutes, once)`)
       const debs = join(this.options.cacheDir, `debs-${suite}`)
-      await mkdir(debs, { recursive: true })
+      await makeDirectories(debs)
       const args = ['--variant=minbase', `--cache-dir=${debs}`, `--include=${IMAGE_PACKAGES.join(',')}`]
       // debootstrap prints a line per package and stage: each stage once, then every 50th package.
       const seen = new Map<string, number>()
@@ -97,7 +98,7 @@ export class ImageCache {
       }
       await runStreaming('debootstrap', [...args, suite, partial, mirror], onLine, this.options.signal)
       for (const [path, content] of Object.entries(IMAGE_DROPINS)) {
-        await mkdir(dirname(join(partial, path)), { recursive: true })
+        await makeDirectories(dirname(join(partial, path)))
         await writeFile(join(partial, path), content, { mode: 0o644 })
         await chmod(join(partial, path), 0o644)
       }

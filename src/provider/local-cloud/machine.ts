@@ -5,12 +5,13 @@
 // 133) boots it again; the API's power actions signal its PID 1 as a hypervisor would press buttons.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises'
+import { chmod, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import type { LoopVolume } from './loop-volumes.js'
 import { run, runOk } from './run.js'
 import { findInit } from './nspawn-init.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export interface MachineSpec {
   serverId: number
@@ -54,7 +55,7 @@ export class Machine {
   /** Writes what the first boot finds into the upper layer: the address, the NoCloud seed, the mark. */
   async prepare(): Promise<void> {
     const upper = join(this.spec.dir, 'upper')
-    await Promise.all(['upper', 'work', 'merged'].map((d) => mkdir(join(this.spec.dir, d), { recursive: true })))
+    await Promise.all(['upper', 'work', 'merged'].map((d) => makeDirectories(join(this.spec.dir, d))))
     const { address, prefixLength, gateway, name, serverId, sshKeys } = this.spec
     await put(
       upper,
@@ -286,7 +287,7 @@ function byIdPath(volumeId: number): string {
 
 async function put(root: string, rel: string, content: string | Buffer, mode = 0o644): Promise<void> {
   const path = join(root, rel)
-  await mkdir(dirname(path), { recursive: true })
+  await makeDirectories(dirname(path))
   await writeFile(path, content, { mode })
   await chmod(path, mode)
 }

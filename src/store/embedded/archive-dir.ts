@@ -2,7 +2,7 @@
 // segment (`wal/`) and where base backups go (`base/`); recorded in `<state>/postgres/archive.json`
 // so `db status` and `db restore --to` find it without a running server. The directory may be a
 // mounted bucket: nothing here needs more than files, renames and fsync.
-import { chown, mkdir, readFile, rm, stat } from 'node:fs/promises'
+import { chown, readFile, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -10,6 +10,7 @@ import { type FileLockOptions, LockTimeoutError, withFileLock } from '../../fs/f
 import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
 import { writeStateJsonFile } from './state-json-file.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export interface ArchiveConfig {
   dir: string
@@ -149,11 +150,11 @@ export async function removeArchiveConfig(paths: EmbeddedServerPaths): Promise<v
 export async function prepareArchiveDir(dir: string, runAs: UnixIds | undefined): Promise<ArchiveLayout> {
   const layout = archiveLayout(checkArchiveDir(dir))
   try {
-    await mkdir(layout.dir, { recursive: true, mode: 0o711 })
+    await makeDirectories(layout.dir, 0o711)
     const info = await stat(layout.dir)
     if (!info.isDirectory()) throw new Error(`${layout.dir} is not a directory`)
-    await mkdir(layout.walDir, { recursive: true, mode: 0o700 })
-    await mkdir(layout.baseDir, { recursive: true, mode: 0o700 })
+    await makeDirectories(layout.walDir, 0o700)
+    await makeDirectories(layout.baseDir, 0o700)
     if (runAs) await chown(layout.walDir, runAs.uid, runAs.gid)
   } catch (error) {
     if (error instanceof FleetkitError) throw error

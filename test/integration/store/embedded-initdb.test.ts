@@ -2,7 +2,7 @@
 // SIGKILL while initdb runs: nothing half-made stays, the next run succeeds) and shown on a terminal.
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -109,6 +109,21 @@ describe("the embedded server's first start (real fleetkit db migrate)", functio
       await assertRerunSucceeds(stateDir)
     })
   }
+
+  it('a state directory whose parents do not exist yet: they are made passable, the state private, and the server starts', async () => {
+    // As root the server runs as the postgres user, which must pass every parent (the temporary directory is 0700).
+    const base = await newStateDir()
+    await chmod(base, 0o755)
+    const stateDir = join(base, 'srv', 'fleetkit', 'state')
+    await assertRerunSucceeds(stateDir)
+    assert.equal((await stat(join(base, 'srv', 'fleetkit'))).mode & 0o777, 0o755 & ~process.umask())
+    assert.equal(
+      (await stat(stateDir)).mode & 0o077,
+      process.getuid?.() === 0 ? 0o011 : 0,
+      'the state directory stays private',
+    )
+    await stopEmbeddedServer(stateDir)
+  })
 
   it('SIGKILL during initdb: the orphaned initialisation ends itself, and the next start removes its leftovers', async () => {
     const stateDir = await newStateDir()
