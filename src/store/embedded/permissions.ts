@@ -9,6 +9,17 @@ import type { EmbeddedServerPaths } from './paths.js'
 import { makeDirectories } from '../../fs/make-directories.js'
 
 export async function prepareDirectories(paths: EmbeddedServerPaths, runAs: UnixIds | undefined): Promise<void> {
+  // initdb and the server take the data directory on their command lines and in their files, one path a line.
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(paths.root))
+    throw new FleetkitError(
+      'STATE_DIR_UNUSABLE',
+      `the state directory ${JSON.stringify(paths.stateDir)} holds a control character (a newline?) in its path; PostgreSQL cannot use it`,
+      {
+        actions: ['set FLEETKIT_STATE_DIR (or --state-dir) to a path of printable characters'],
+        data: { stateDir: paths.stateDir },
+      },
+    )
   try {
     await makeDirectories(paths.stateDir, 0o700)
     await makeDirectories(paths.root, 0o700)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -204,6 +204,18 @@ describe('the embedded PostgreSQL server (real processes)', function () {
       openDatabase({ stateDir: join(file, 'state'), databaseUrl: '' }),
       hasCode('STATE_DIR_UNUSABLE'),
     )
+  })
+
+  it('refuses a state directory under /proc (ENOENT, not a hang) and one whose path holds a newline, creating nothing', async () => {
+    await assert.rejects(openDatabase({ stateDir: '/proc/1/state', databaseUrl: '' }), hasCode('STATE_DIR_UNUSABLE'))
+    const parent = await newStateDir()
+    const newline = join(parent, 'a\nb')
+    await assert.rejects(openDatabase({ stateDir: newline, databaseUrl: '' }), (error: unknown) => {
+      assert.ok(hasCode('STATE_DIR_UNUSABLE')(error))
+      assert.match((error as Error).message, /holds a control character/)
+      return true
+    })
+    assert.deepEqual(await readdir(parent), [])
   })
 
   if (process.getuid?.() === 0) {
