@@ -20,6 +20,16 @@ const FILESYSTEM_ERRNOS: Record<string, string> = {
   EIO: 'an I/O error',
 }
 
+/**
+ * errno codes of a directory that cannot be made where the operator asked for it (an --out, a state directory):
+ * the path is wrong, not the disk. Only for mkdir: ENOENT or EEXIST of another call means something else.
+ */
+const DIRECTORY_ERRNOS: Record<string, string> = {
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  EEXIST: 'a file is in its place',
+  ENOENT: 'this filesystem takes no new directories there, as /proc and /sys do not',
+}
+
 /** The coded failure an environment error stands for, or undefined for any other error. */
 export function environmentFailure(error: Error): EnvironmentFailure | undefined {
   const state = sqlState(error)
@@ -27,6 +37,8 @@ export function environmentFailure(error: Error): EnvironmentFailure | undefined
   const e = error as NodeJS.ErrnoException & { dest?: string }
   const denied = permissionFailure(e)
   if (denied) return denied
+  const misplaced = directoryFailure(e)
+  if (misplaced) return misplaced
   const what = e.code === undefined ? undefined : FILESYSTEM_ERRNOS[e.code]
   // A system call's error (it names one); another library's error that reuses an errno code is not ours to name.
   if (what === undefined || typeof e.syscall !== 'string') return undefined
@@ -42,6 +54,20 @@ export function environmentFailure(error: Error): EnvironmentFailure | undefined
       'then run the command again',
     ],
     data: { errno: e.code, syscall: e.syscall, ...(path === undefined ? {} : { path }) },
+  }
+}
+
+function directoryFailure(e: NodeJS.ErrnoException): EnvironmentFailure | undefined {
+  const what = e.code === undefined ? undefined : DIRECTORY_ERRNOS[e.code]
+  if (what === undefined || e.syscall !== 'mkdir' || e.path === undefined) return undefined
+  return {
+    code: 'FILESYSTEM_WRITE_FAILED',
+    message: `could not make the directory ${e.path} (${e.code}: ${what}); the command stopped there`,
+    actions: [
+      'name a directory under one this user can write (the option or variable that gave this path)',
+      'then run the command again',
+    ],
+    data: { errno: e.code, syscall: e.syscall, path: e.path },
   }
 }
 

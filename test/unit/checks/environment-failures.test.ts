@@ -56,6 +56,23 @@ describe('environment failures: coded, never INTERNAL_ERROR', () => {
     assert.match(toFleetkitError(errnoError('EDQUOT', 'fsync')).message, /could not write a file \(fsync\) \(EDQUOT/)
   })
 
+  it('a directory that cannot be made where its path says is FILESYSTEM_WRITE_FAILED; the same errno of another call is not', () => {
+    const proc = toFleetkitError(errnoError('ENOENT', 'mkdir', '/proc/1/out'))
+    assert.equal(proc.code, 'FILESYSTEM_WRITE_FAILED')
+    assert.equal(
+      proc.message,
+      'could not make the directory /proc/1/out (ENOENT: this filesystem takes no new directories there, as /proc and /sys do not); the command stopped there',
+    )
+    assert.deepEqual(proc.data, { errno: 'ENOENT', syscall: 'mkdir', path: '/proc/1/out' })
+    assert.match(
+      toFleetkitError(errnoError('ENOTDIR', 'mkdir', '/etc/hostname/x')).message,
+      /a part of the path is a file/,
+    )
+    assert.match(toFleetkitError(errnoError('EEXIST', 'mkdir', '/etc/hostname')).message, /a file is in its place/)
+    // ENOENT of an open is a missing file, which its caller names (or a bug): not this.
+    assert.equal(toFleetkitError(errnoError('ENOENT', 'open', '/x')).code, 'INTERNAL_ERROR')
+  })
+
   it('a file this user may not touch is FILESYSTEM_PERMISSION_DENIED (exit 77), naming the path and sudo', () => {
     const denied = toFleetkitError(errnoError('EACCES', 'open', '/var/lib/fleetkit/pki/ca.key'))
     assert.equal(denied.code, 'FILESYSTEM_PERMISSION_DENIED')
