@@ -79,13 +79,14 @@ export async function generateSigningKey(options: KeygenOptions): Promise<Keygen
     await makeDirectories(dirname(keyFile), 0o700)
     await createPrivateFile(keyFile, pem)
   } catch (error) {
-    const errno = (error as NodeJS.ErrnoException).code
-    if (errno === 'EEXIST') throw keyExists(keyFile)
+    const { code: errno, path } = error as NodeJS.ErrnoException
+    // The key file made meanwhile; a file where a directory of its path should be is a wrong path instead.
+    if (errno === 'EEXIST' && path === keyFile) throw keyExists(keyFile)
     // A full or read-only filesystem is FILESYSTEM_WRITE_FAILED (the classifier); a path that cannot be written is input.
-    if (errno === undefined || !PATH_ERRNOS.has(errno)) throw error
+    if (errno === undefined || !(PATH_ERRNOS.has(errno) || errno === 'EEXIST')) throw error
     throw new FleetkitError(
       'RELEASE_INPUT_INVALID',
-      `cannot write the signing key to ${keyFile} (${errno ?? 'error'})`,
+      `cannot write the signing key to ${keyFile} (${errno === 'EEXIST' ? `${path} is a file, not a directory` : errno})`,
       {
         actions: ['fleetkit release keygen --output FILE   (a writable directory only you can write)'],
         data: { path: keyFile, errno },

@@ -102,6 +102,11 @@ describe('fleetkit release keygen', function () {
     assert.equal(await readFile(existing, 'utf8'), 'an old key\n')
     assert.equal((await stat(existing)).mode & 0o777, 0o600)
     await assert.rejects(stat(join(dir, 'nowhere')))
+    // A file where a directory of the path should be is a wrong path, not a key that exists.
+    const below = await releaseJson('keygen', ['--output', join(existing, 'release.key')])
+    assert.equal(below.json.code, 'RELEASE_INPUT_INVALID', below.stdout)
+    assert.match(below.json.message, /existing\.key is a file, not a directory/)
+    assert.equal(await readFile(existing, 'utf8'), 'an old key\n')
   })
 
   it('refuses a path inside a Git work tree that does not ignore it (SECRET_OUTPUT_IN_GIT); --force writes it', async () => {
