@@ -5,7 +5,7 @@ import type { FailureCodeSpec } from '../failure-code-spec.js'
 export const DEMO_CODES = {
   DEMO_PREREQUISITE_MISSING: {
     summary:
-      'fleetkit demo cannot start: the agent bundle is not built, or a tool the seed runs (bash, curl, openssl, zstd, tar) is missing.',
+      'fleetkit demo cannot start: the agent bundle is not built, a tool the seed runs (bash, curl, openssl, zstd, tar) is missing, or the temporary directory (TMPDIR) is not a writable directory.',
     person: true,
   },
   DEMO_STEP_FAILED: {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { assertPrerequisites } from '../../../src/demo/prerequisites.js'
@@ -19,5 +21,21 @@ describe('demo prerequisites', () => {
       assert.ok(error.actions.some((a) => a.includes('apt-get install')))
       return true
     })
+  })
+
+  it('names a temporary directory that is not one (TMPDIR naming nothing, or a file), with what to set', async () => {
+    for (const temp of [join(tmpdir(), `fleetkit-no-such-dir-${process.pid}`), '/etc/hostname']) {
+      await assert.rejects(assertPrerequisites(process.env, temp), (error: unknown) => {
+        assert.ok(error instanceof FleetkitError)
+        assert.equal(error.code, 'DEMO_PREREQUISITE_MISSING')
+        assert.deepEqual(error.data?.missing, [`a writable temporary directory (${temp} is not one)`])
+        assert.equal(
+          error.actions[0],
+          'export TMPDIR=/tmp   (or another directory this user can write), then run it again',
+        )
+        assert.ok(!error.actions.some((action) => action.includes('apt-get')))
+        return true
+      })
+    }
   })
 })
