@@ -58,6 +58,20 @@ export function environmentFailure(error: Error): EnvironmentFailure | undefined
 }
 
 function directoryFailure(e: NodeJS.ErrnoException): EnvironmentFailure | undefined {
+  // A temporary directory (mkdtemp, under TMPDIR) whose parent is missing or a file: TMPDIR names no directory.
+  if (e.syscall === 'mkdtemp' && (e.code === 'ENOENT' || e.code === 'ENOTDIR') && e.path !== undefined) {
+    // The directory the template names (this module stays free of node: imports: the agent bundle carries it).
+    const parent = e.path.slice(0, e.path.lastIndexOf('/')) || '/'
+    return {
+      code: 'FILESYSTEM_WRITE_FAILED',
+      message: `could not make a temporary directory in ${parent} (${e.code}: it is not a directory); the command stopped there`,
+      actions: [
+        `export TMPDIR=/tmp   (TMPDIR names ${parent}), or another directory this user can write`,
+        'then run the command again',
+      ],
+      data: { errno: e.code, syscall: e.syscall, path: e.path },
+    }
+  }
   const what = e.code === undefined ? undefined : DIRECTORY_ERRNOS[e.code]
   if (what === undefined || e.syscall !== 'mkdir' || e.path === undefined) return undefined
   return {

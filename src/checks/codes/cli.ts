@@ -10,7 +10,7 @@ export const CLI_CODES = {
   INTERNAL_ERROR: { summary: 'fleetkit hit a bug: an error it did not expect.', person: true, exitCode: 70 },
   FILESYSTEM_WRITE_FAILED: {
     summary:
-      'A local file could not be written: its filesystem is full (ENOSPC), over quota (EDQUOT), read-only (EROFS) or failing (EIO), or a directory could not be made where its path said (ENOTDIR, EEXIST, ENOENT); the command stopped there.',
+      'A local file could not be written: its filesystem is full (ENOSPC), over quota (EDQUOT), read-only (EROFS) or failing (EIO), or a directory could not be made where its path said (ENOTDIR, EEXIST, ENOENT; a TMPDIR that names no directory); the command stopped there.',
     person: false,
     exitCode: 74,
   },

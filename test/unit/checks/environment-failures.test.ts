@@ -69,6 +69,13 @@ describe('environment failures: coded, never INTERNAL_ERROR', () => {
       /a part of the path is a file/,
     )
     assert.match(toFleetkitError(errnoError('EEXIST', 'mkdir', '/etc/hostname')).message, /a file is in its place/)
+    const temp = toFleetkitError(errnoError('ENOENT', 'mkdtemp', '/nonexistent/fleetkit-restore-41j5ib'))
+    assert.equal(temp.code, 'FILESYSTEM_WRITE_FAILED')
+    assert.match(
+      temp.message,
+      /^could not make a temporary directory in \/nonexistent \(ENOENT: it is not a directory\)/,
+    )
+    assert.match(temp.actions[0]!, /^export TMPDIR=\/tmp {3}\(TMPDIR names \/nonexistent\)/)
     // ENOENT of an open is a missing file, which its caller names (or a bug): not this.
     assert.equal(toFleetkitError(errnoError('ENOENT', 'open', '/x')).code, 'INTERNAL_ERROR')
   })
