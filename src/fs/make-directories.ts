@@ -7,6 +7,13 @@ import { mkdir, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 
 /**
+ * The parents of a directory inside the state directory (pki/, seeds/, sync/, postgres/), the state directory
+ * itself among them when a command such as `ca init` makes it first: nobody else lists them, and the `postgres`
+ * user can still pass them to its data directory, as the embedded server's start leaves the state directory.
+ */
+export const STATE_PARENT_MODE = 0o711
+
+/**
  * Makes `path` (mode `mode`, else the default) and whatever parents it lacks (`parentMode`, else the default);
  * an existing directory is kept as it is.
  */

@@ -7,7 +7,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
 import { assertPrivateDirectory } from '../fs/private-directory.js'
 import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
-import { makeDirectories } from '../fs/make-directories.js'
+import { makeDirectories, STATE_PARENT_MODE } from '../fs/make-directories.js'
 
 export const PKI_FILE_NAMES = {
   caCertificate: 'ca.pem',
@@ -247,7 +247,7 @@ export async function existingCaFiles(dir: string): Promise<string[]> {
  * before any is renamed, renamed in the order given. A reader never sees a half-written file.
  */
 export async function writePkiFiles(dir: string, files: readonly NewPkiFile[]): Promise<void> {
-  await makeDirectories(dir, 0o700)
+  await makeDirectories(dir, 0o700, STATE_PARENT_MODE)
   await assertPkiDirectoryPrivate(dir)
   // Root writing into the gateway service's PKI directory gives each file to the directory's
   // owner before it appears, so the gateway never sees a key it may not use.

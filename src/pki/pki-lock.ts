@@ -8,7 +8,7 @@ import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { LockTimeoutError, withFileLock } from '../fs/file-lock.js'
-import { makeDirectories } from '../fs/make-directories.js'
+import { makeDirectories, STATE_PARENT_MODE } from '../fs/make-directories.js'
 
 /** A dot name: `db backup` and `db restore`'s emptiness check leave dot files out, as they do temp files. */
 const PKI_LOCK_NAME = '.pki.lock'
@@ -18,7 +18,7 @@ export async function withPkiLock<T>(
   fn: () => Promise<T>,
   options: { create?: boolean; timeoutMs?: number; readOnly?: boolean } = {},
 ): Promise<T> {
-  if (options.create) await makeDirectories(pkiDir, 0o700)
+  if (options.create) await makeDirectories(pkiDir, 0o700, STATE_PARENT_MODE)
   // No directory, nothing to guard: `fn` reports what is missing (CA_MISSING).
   else if (!(await stat(pkiDir).catch(() => undefined))?.isDirectory()) return fn()
   // A reader (a backup) of a directory it may not write, or a read-only mount, reads as before.

@@ -33,7 +33,7 @@ import { buildSyncPlan, nextCanary } from './plan.js'
 import { withResumeScope } from './resume-scope.js'
 import { inProgressError, staleError } from './run-ownership.js'
 import { FINAL_OK, type SyncReport, nodeReport, outcomeOf } from './sync-report.js'
-import { makeDirectories } from '../fs/make-directories.js'
+import { makeDirectories, STATE_PARENT_MODE } from '../fs/make-directories.js'
 
 export type { SyncOptions } from './run-context.js'
 
@@ -96,7 +96,7 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
     // The sweep has no definition: what it needs of the pools (stateful) is recorded by what applies one.
     if (run.kind === 'sync') await recordPoolPolicies(pool, source.definition.pools)
     const workDir = join(stateDir, 'sync', `run-${run.id}`)
-    await makeDirectories(workDir, 0o700)
+    await makeDirectories(workDir, 0o700, STATE_PARENT_MODE)
     const inventoryPath = join(workDir, 'inventory.yml')
     const rendered = renderInventory({
       definition: source.definition,

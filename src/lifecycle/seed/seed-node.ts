@@ -29,7 +29,7 @@ import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } fr
 import { assertRekeyAllowed, pinSeedHostKey, shortKey } from './seed-host-key.js'
 import type { SeedFiles } from './seed-files.js'
 import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from '../node/secret-reissue.js'
-import { makeDirectories } from '../../fs/make-directories.js'
+import { makeDirectories, STATE_PARENT_MODE } from '../../fs/make-directories.js'
 
 export type { SeedKind } from '../../render/seed-documents.js'
 
@@ -313,7 +313,7 @@ async function stageSeed(options: SeedNodeOptions, path: string, bytes: Buffer):
   try {
     if (options.output === undefined) {
       // The seeds directory holds secrets: only its owner may list or enter it.
-      await makeDirectories(dirname(path), 0o700)
+      await makeDirectories(dirname(path), 0o700, STATE_PARENT_MODE)
       await chmod(dirname(path), 0o700)
     }
     await writePrivateFile(staged, bytes)

@@ -17,7 +17,7 @@ import type { ArchiveRemote } from '../../store/embedded/archive-remote.js'
 import { fileSha256 } from '../../store/embedded/base-backup.js'
 import type { EmbeddedServerPaths } from '../../store/embedded/paths.js'
 import { parseChecksumLine, type RemoteArchiveFiles, shipFile, shipText, textSha256 } from './remote-files.js'
-import { makeDirectories } from '../../fs/make-directories.js'
+import { makeDirectories, STATE_PARENT_MODE } from '../../fs/make-directories.js'
 
 /** Where the kit's parts are on this machine. */
 export interface KitPlaces {
@@ -161,8 +161,8 @@ export async function fetchKit(
       },
     )
   }
-  await makeDirectories(paths.root, 0o700)
-  await makeDirectories(pkiDir, 0o700)
+  await makeDirectories(paths.root, 0o700, STATE_PARENT_MODE)
+  await makeDirectories(pkiDir, 0o700, STATE_PARENT_MODE)
   // Fetched beside its place as `.part`, checked against its checksum, 0600; returns the `.part`.
   const fetchBeside = async (path: string, local: string): Promise<string> => {
     progress(`Fetching ${path}`)

@@ -127,4 +127,12 @@ describe('fleetkit ca init', function () {
     await writeFile(join(dir, 'pki', 'ca.key'), await readFile(join(other, 'ca.key'), 'utf8'), { mode: 0o600 })
     await expectCode(loadPkiSet(join(dir, 'pki'), new Date()), 'PKI_INVALID')
   })
+
+  it('makes a state directory that does not exist yet listable by nobody else and passable (0711), the PKI 0700', async () => {
+    const pkiDir = join(dir, 'fresh', 'state', 'pki')
+    assert.equal((await caInit(pkiDir, '--server-name', 'gw.test')).code, 0)
+    assert.equal((await stat(pkiDir)).mode & 0o777, 0o700)
+    for (const parent of [join(dir, 'fresh'), join(dir, 'fresh', 'state')])
+      assert.equal((await stat(parent)).mode & 0o777, 0o711, parent)
+  })
 })
