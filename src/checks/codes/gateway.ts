@@ -66,7 +66,8 @@ export const GATEWAY_CODES = {
     person: false,
   },
   REQUEST_INVALID: {
-    summary: 'A request to the gateway was not valid JSON of the expected shape, or too large.',
+    summary:
+      'A request to the gateway was not valid JSON of the expected shape (or held a NUL or an unpaired surrogate), or too large.',
     person: false,
   },
   RATE_LIMITED: {

@@ -80,7 +80,43 @@ function parseJsonBody(text: string): Record<string, unknown> {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new FleetkitError('REQUEST_INVALID', 'the request body must be a JSON object')
   }
+  // Only a \u escape puts either in a string (raw, a NUL is invalid JSON and a lone surrogate invalid
+  // UTF-8, decoded as U+FFFD): bodies without one, every heartbeat among them, are not walked.
+  if (text.includes('\\u') && holdsUnstorableText(parsed)) {
+    throw new FleetkitError(
+      'REQUEST_INVALID',
+      'the request body holds a NUL character or an unpaired UTF-16 surrogate, which no field may carry',
+    )
+  }
   return parsed as Record<string, unknown>
+}
+
+// U+0000 and unpaired surrogates (with the u flag, a pair is one code point and does not match \p{Cs}).
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|\p{Cs}/u
+
+/**
+ * Whether any string or key of the parsed body holds text PostgreSQL refuses: NUL in text and jsonb, an
+ * unpaired surrogate in jsonb (JSON.stringify writes it as an escape that jsonb's parser rejects). Refused at
+ * the door, every route alike, rather than as a failed statement (a 500) after the route began. Iterative:
+ * a 64 KiB body nests deeper than the call stack goes.
+ */
+function holdsUnstorableText(value: object): boolean {
+  const pending: unknown[] = [value]
+  while (pending.length > 0) {
+    const item = pending.pop()
+    if (typeof item === 'string') {
+      if (UNSTORABLE.test(item)) return true
+    } else if (item !== null && typeof item === 'object') {
+      if (Array.isArray(item)) for (const inner of item as unknown[]) pending.push(inner)
+      else
+        for (const [key, inner] of Object.entries(item)) {
+          if (UNSTORABLE.test(key)) return true
+          pending.push(inner)
+        }
+    }
+  }
+  return false
 }
 
 /**

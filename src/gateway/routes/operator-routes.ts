@@ -82,7 +82,8 @@ function refused(message: string): FleetkitError {
 
 async function list(g: GatewayContext, ctx: RequestContext): Promise<object> {
   const url = new URL(ctx.req.url ?? '/', 'http://x')
-  const node = url.searchParams.get('node') ?? undefined
+  const nodeParam = url.searchParams.get('node')
+  const node = nodeParam === null || nodeParam === '' ? undefined : text(nodeParam, 'node', 253)
   const status = url.searchParams.get('status') ?? undefined
   if (status !== undefined && status !== 'active' && status !== 'released' && status !== 'stranded')
     throw new FleetkitError('REQUEST_INVALID', 'status is active, released or stranded')

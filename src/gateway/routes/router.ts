@@ -128,11 +128,17 @@ export class Router {
   }
 }
 
-/** A path parameter with its percent-escapes undone; a malformed escape is the client's error (400), never a 500. */
+/**
+ * A path parameter with its percent-escapes undone; a malformed escape (an unpaired surrogate among them) or
+ * a NUL (`%00`, which no column stores) is the client's error (400), never a 500.
+ */
 function decodeParameter(raw: string): string {
+  let decoded: string
   try {
-    return decodeURIComponent(raw)
+    decoded = decodeURIComponent(raw)
   } catch {
     throw new FleetkitError('REQUEST_INVALID', 'a path parameter has a malformed percent-escape')
   }
+  if (decoded.includes('\0')) throw new FleetkitError('REQUEST_INVALID', 'a path parameter holds a NUL character')
+  return decoded
 }

@@ -119,6 +119,58 @@ describe('gateway: malformed requests never get a 5xx', function () {
     )
   }
 
+  it('text PostgreSQL cannot store (a NUL, an unpaired surrogate) in any field is a 400, and nothing is written', async () => {
+    const complete = `/v1/agent/jobs/${jobOfA}/complete`
+    const before = await gw.db.pool.query(
+      'SELECT (SELECT count(*) FROM events) AS events, (SELECT status FROM jobs WHERE id = $1) AS job',
+      [jobOfA],
+    )
+    for (const bad of ['x\u0000y', 'x\ud800y', 'x\udfffy', '\udc00\ud800']) {
+      const failed = {
+        lease_token: tokenOfA,
+        status: 'failed',
+        result: { error: { code: 'host_failed', message: bad } },
+      }
+      const checked = {
+        lease_token: tokenOfA,
+        status: 'succeeded',
+        result: { checks: [{ id: 'host:br-netfilter', status: 'pass', detail: bad }] },
+      }
+      const requests: [string, string, string, unknown, AgentIdentityFiles | undefined][] = [
+        [gw.agentUrl, 'POST', '/v1/agent/heartbeat', { facts: { ...FACTS, kernel: bad } }, a],
+        [gw.agentUrl, 'POST', '/v1/agent/lease', { facts: FACTS, [bad]: 1 }, a],
+        [gw.agentUrl, 'POST', complete, failed, a],
+        [gw.agentUrl, 'POST', complete, checked, a],
+        [gw.agentUrl, 'POST', `/v1/agent/jobs/${jobOfA}/heartbeat`, { lease_token: `${tokenOfA}${bad}` }, a],
+        [
+          gw.enrollUrl,
+          'POST',
+          '/v1/enroll',
+          { node_id: `node-new${bad}`, enrollment_secret: secret, csr_pem: csr },
+          undefined,
+        ],
+        [gw.enrollUrl, 'POST', '/v1/enroll', { node_id: 'node-new', enrollment_secret: bad, csr_pem: csr }, undefined],
+      ]
+      for (const [base, method, path, body, identity] of requests) {
+        const reply = (await send(
+          `${path} ${JSON.stringify(body).slice(0, 60)}`,
+          base,
+          method,
+          path,
+          body,
+          identity,
+        )) as HttpReply
+        assert.equal(reply.status, 400, `${path}: ${JSON.stringify(reply.body)}`)
+        assert.equal((reply.body.error as { code: string }).code, 'request_invalid')
+      }
+    }
+    const after = await gw.db.pool.query(
+      'SELECT (SELECT count(*) FROM events) AS events, (SELECT status FROM jobs WHERE id = $1) AS job',
+      [jobOfA],
+    )
+    assert.deepEqual(after.rows, before.rows, 'no event, no job change')
+  })
+
   it('agent listener: every route, every body, every method, three identities', async () => {
     for (const [who, identity] of [
       ['node-a', a],

@@ -363,6 +363,15 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
       disk_gib: 5,
     })
     assert.equal(apiOk.status, 200, JSON.stringify(apiOk.body))
+    // Text no column can store (an unpaired surrogate in the body, a NUL in the query or path) is a 400, and nothing is written.
+    for (const owner of ['plat\ud800form', 'plat\u0000form', '\udfff']) {
+      const refused = await api('POST', '/v1/operator/allocations', { node_id: 'cap-1', owner, cpu: 0.1 })
+      assert.equal(refused.status, 400, JSON.stringify(refused.body))
+      assert.equal(code(refused), 'request_invalid')
+    }
+    for (const path of ['/v1/operator/allocations?node=%00', '/v1/operator/allocations?node=cap%00-1'])
+      assert.equal(code(await api('GET', path)), 'request_invalid', path)
+    assert.equal(code(await api('POST', '/v1/operator/allocations/%00/release')), 'request_invalid')
     const listed = await api('GET', '/v1/operator/allocations?node=cap-1')
     assert.equal((listed.body.allocations as unknown[]).length, 2)
     const released = await api(
