@@ -1,6 +1,6 @@
 // Recovery of a node whose certificate expired (spec 05 "A node that was away can come back"), on
 // the enrollment listener: a challenge, then the challenge signed with the key of the expired certificate.
-import { NODE_ID_MAX } from './enrollment.js'
+import { readNodeId } from './enrollment.js'
 import { field, readCertificatePem, readInteger, readObject, readString, readTime } from './wire-format.js'
 
 export const RECOVER_CHALLENGE_PATH = '/v1/recover/challenge'
@@ -42,7 +42,7 @@ const CHALLENGE = /^[A-Za-z0-9._-]{1,600}$/
 const BASE64 = /^[A-Za-z0-9+/]{1,400}={0,2}$/
 
 export function readRecoverChallengeRequest(value: unknown): RecoverChallengeRequest {
-  return { node_id: readString(field(readObject(value, 'body'), 'node_id'), 'node_id', { max: NODE_ID_MAX }) }
+  return { node_id: readNodeId(field(readObject(value, 'body'), 'node_id'), 'node_id') }
 }
 
 export function readRecoverChallengeResponse(value: unknown): RecoverChallengeResponse {
@@ -60,7 +60,7 @@ export function readRecoverChallengeResponse(value: unknown): RecoverChallengeRe
 export function readRecoverRequest(value: unknown): RecoverRequest {
   const o = readObject(value, 'body')
   return {
-    node_id: readString(field(o, 'node_id'), 'node_id', { max: NODE_ID_MAX }),
+    node_id: readNodeId(field(o, 'node_id'), 'node_id'),
     challenge: readString(field(o, 'challenge'), 'challenge', {
       max: 600,
       pattern: CHALLENGE,

@@ -13,7 +13,9 @@ import {
 } from '../../../src/protocol/agent-routes.js'
 import { readIdentityResponse, readRenewResponse } from '../../../src/protocol/renewal.js'
 import { readChecksJobResult } from '../../../src/protocol/check-result.js'
-import { readEnrollRequest, readEnrollResponse } from '../../../src/protocol/enrollment.js'
+import { NODE_ID, readEnrollRequest, readEnrollResponse } from '../../../src/protocol/enrollment.js'
+import { readRecoverChallengeRequest } from '../../../src/protocol/recovery.js'
+import { GRAMMAR, isNodeIdOrUuid } from '../../../src/definition/grammar.js'
 import { readRequest, readResponse } from '../../../src/protocol/read.js'
 import { WireFormatError, printableText } from '../../../src/protocol/wire-format.js'
 
@@ -214,6 +216,59 @@ describe('protocol: agent routes', () => {
       () => readIdentityResponse({ ...identity, certificate: { ...identity.certificate, fingerprint_sha256: 'zz' } }),
       /fingerprint_sha256$/,
     )
+  })
+
+  it("reads a claimed node id only as fleet.yaml's node id or a UUID, what the agent accepts", () => {
+    assert.equal(NODE_ID.source, GRAMMAR.nodeId.pattern, 'the wire and the definition agree on what a node id is')
+    const enroll = { node_id: 'web-1', enrollment_secret: 's', csr_pem: '' }
+    const grammar = new RegExp(GRAMMAR.nodeId.pattern)
+    const uuid = '0b6c3f52-7d4e-4a57-9a44-0f2f0c6b1e11'
+    for (const id of ['web-1', 'a', `a${'b'.repeat(61)}c`, 'db-01-fsn1', uuid]) {
+      assert.ok(grammar.test(id) || id === uuid, id)
+      assert.equal(readEnrollRequest({ ...enroll, node_id: id }).node_id, id)
+    }
+    for (const bad of [
+      '',
+      'Web-1',
+      '1web',
+      'web-',
+      'a'.repeat(64),
+      'web\u001b[2J',
+      'web\u0000',
+      '../../etc',
+      'web 1',
+      'web.1',
+      'wéb',
+      uuid.toUpperCase(),
+      5,
+    ])
+      refuses(() => readEnrollRequest({ ...enroll, node_id: bad }), /^node_id$/)
+    // The gateway takes what the agent's own configuration takes, no more and no less.
+    for (const id of [
+      'web-1',
+      uuid,
+      uuid.toUpperCase(),
+      'web.1',
+      'Web-1',
+      '',
+      `${uuid}x`,
+      'x'.repeat(63),
+      'x'.repeat(64),
+    ])
+      assert.equal(
+        (() => {
+          try {
+            readEnrollRequest({ ...enroll, node_id: id })
+            return true
+          } catch {
+            return false
+          }
+        })(),
+        isNodeIdOrUuid(id),
+        id,
+      )
+    assert.equal(readRecoverChallengeRequest({ node_id: 'db-1' }).node_id, 'db-1')
+    refuses(() => readRecoverChallengeRequest({ node_id: '\u001b]0;x\u0007' }), /^node_id$/)
   })
 
   it('fills job paths and reads error codes without throwing', () => {
