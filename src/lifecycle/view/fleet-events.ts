@@ -56,11 +56,25 @@ function toFleetEvent(e: EventRow): FleetEvent {
   return { id: e.id, at: e.at.toISOString(), kind: e.kind, nodeId: e.nodeId, data: e.data }
 }
 
+/** One event as a line of `fleetkit events`; control characters in its text are shown escaped (shownOnTerminal). */
 export function formatEvent(e: FleetEvent): string {
   const data = Object.entries(e.data)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ')
-  return `${e.at}  ${e.kind.padEnd(20)} ${(e.nodeId ?? '-').padEnd(16)} ${data}`.trimEnd()
+  return shownOnTerminal(`${e.at}  ${e.kind.padEnd(20)} ${(e.nodeId ?? '-').padEnd(16)} ${data}`.trimEnd())
+}
+
+// C0 and C1 controls, ESC and CSI among them.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
+
+/**
+ * Text written as `\u001b` where it held the character: an event's text may come from a host (a job's failure),
+ * an operator's reason or an API caller, and a terminal must show it, never obey it (move the cursor, retitle
+ * the window, clear what was printed). `--json` escapes it as JSON does.
+ */
+function shownOnTerminal(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** `--since`: an ISO time, or a duration back from now (`90s`, `15m`, `2h`, `7d`). */
