@@ -140,16 +140,21 @@ async function loadTable(
   const target = qualified(schema, table.name)
   const writable = table.columns.filter((c) => !c.generated).map((c) => quoteIdent(c.name))
   await client.query(`CREATE TEMPORARY TABLE fleetkit_restore_stage (LIKE ${target}) ON COMMIT DROP`)
-  for await (const lines of table.batches()) {
-    if (lines.length === 0) continue
-    await client.query(
-      'INSERT INTO fleetkit_restore_stage SELECT * FROM jsonb_populate_recordset(NULL::fleetkit_restore_stage, $1::jsonb)',
-      [`[${lines.join(',')}]`],
+  let inserted
+  try {
+    for await (const lines of table.batches()) {
+      if (lines.length === 0) continue
+      await client.query(
+        'INSERT INTO fleetkit_restore_stage SELECT * FROM jsonb_populate_recordset(NULL::fleetkit_restore_stage, $1::jsonb)',
+        [`[${lines.join(',')}]`],
+      )
+    }
+    inserted = await client.query(
+      `INSERT INTO ${target} (${writable.join(', ')}) OVERRIDING SYSTEM VALUE SELECT ${writable.join(', ')} FROM fleetkit_restore_stage`,
     )
+  } catch (error) {
+    throw rowsRefused(error, table.name, version) ?? error
   }
-  const inserted = await client.query(
-    `INSERT INTO ${target} (${writable.join(', ')}) OVERRIDING SYSTEM VALUE SELECT ${writable.join(', ')} FROM fleetkit_restore_stage`,
-  )
   await client.query('DROP TABLE fleetkit_restore_stage')
   const rows = inserted.rowCount ?? 0
   if (rows !== table.rows) {
@@ -163,4 +168,23 @@ async function loadTable(
     )
   }
   return { name: table.name, rows }
+}
+
+/**
+ * A row the table refuses (class 22, data exception: a NUL, a bad number or time; class 23, a constraint) came
+ * from the file, which every checksum passed: the backup was edited, or was never fleetkit's. Named by table and
+ * SQLSTATE only (PostgreSQL's message may quote the row).
+ */
+function rowsRefused(error: unknown, table: string, version: number): FleetkitError | undefined {
+  const state = sqlState(error)
+  if (state === undefined || !(state.startsWith('22') || state.startsWith('23'))) return undefined
+  return new FleetkitError(
+    'BACKUP_INVALID',
+    `PostgreSQL refused a row of table ${table} of the backup (SQLSTATE ${state}): the file was edited or is not a fleetkit backup; nothing was restored`,
+    {
+      actions: ['restore a backup written by fleetkit db backup, unchanged'],
+      data: { table, sqlstate: state, schemaVersion: version },
+      cause: error,
+    },
+  )
 }

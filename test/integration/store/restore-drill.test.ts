@@ -4,10 +4,13 @@
 // certificate, the events and the sync ledger are back, and a secret issued after the backup is
 // refused. And what restore refuses before it changes anything.
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 
 import { appendEvent, listEvents } from '../../../src/store/events.js'
 import { createSyncRun, finishSyncRun, getSyncRun } from '../../../src/store/sync/sync-ledger.js'
@@ -21,6 +24,34 @@ import {
   type FreshDatabase,
 } from '../../support/postgres.js'
 import { TEST_HOST_FACTS } from '../../support/host-facts.js'
+
+const execFileAsync = promisify(execFile)
+
+/**
+ * A copy of a backup with each table's member passed through `edit` and the manifest's checksums made to
+ * match: what a careful hand (or a hostile one) makes, which the file's own checks cannot tell from a real one.
+ */
+async function editedBackup(
+  file: string,
+  work: string,
+  edit: (table: string, text: string) => string,
+): Promise<string> {
+  await mkdir(work, { recursive: true })
+  await execFileAsync('tar', ['-xzf', file, '-C', work])
+  const members = (await execFileAsync('tar', ['-tzf', file])).stdout.split('\n').filter((m) => m !== '')
+  const manifest = JSON.parse(await readFile(join(work, 'manifest.json'), 'utf8')) as {
+    tables: { name: string; member: string; sha256: string }[]
+  }
+  for (const table of manifest.tables) {
+    const text = edit(table.name, await readFile(join(work, table.member), 'utf8'))
+    await writeFile(join(work, table.member), text)
+    table.sha256 = createHash('sha256').update(text).digest('hex')
+  }
+  await writeFile(join(work, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+  const out = `${work}.tar.gz`
+  await execFileAsync('tar', ['--format=ustar', '-czf', out, '-C', work, ...members])
+  return out
+}
 
 const FACTS = TEST_HOST_FACTS
 
@@ -149,6 +180,19 @@ describe('db backup and restore: the drill', function () {
     assert.equal(existsSync(join(dir, 'never')), false, 'no PKI directory made')
     const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM nodes')
     assert.equal(rows[0].n, 0, 'nothing loaded')
+
+    // Edited with care (the manifest's checksums written anew), so every check of the file passes: a row
+    // PostgreSQL refuses (a NUL in a node id) is the backup's fault, BACKUP_INVALID, and nothing is loaded.
+    const edited = await editedBackup(file, join(dir, 'edited'), (table, text) =>
+      table === 'nodes' ? text.replace('"keep-1"', '"keep\\u0000-1"') : text,
+    )
+    const rowRefused = await runFleetkit(['db', 'restore', edited, '--pki-dir', join(dir, 'never'), '--json'], {
+      env: { DATABASE_URL: db.url },
+    })
+    assert.equal(rowRefused.json.code, 'BACKUP_INVALID', rowRefused.stdout + rowRefused.stderr)
+    assert.match(rowRefused.json.message, /SQLSTATE 22P05/)
+    assert.equal((await db.pool.query('SELECT count(*)::int AS n FROM nodes')).rows[0].n, 0, 'nothing loaded')
+    assert.equal(existsSync(join(dir, 'never')), false, 'no PKI directory made')
 
     // Into the embedded server of an empty state directory: every refusal the file or the PKI target
     // earns comes before the database is opened, so no server starts and no data directory is made.
