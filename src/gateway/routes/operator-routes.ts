@@ -57,11 +57,21 @@ export function operatorRoutes(g: GatewayContext, access: OperatorAccess): Route
 }
 
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/
+/** The names a request to a loopback listener may be addressed to (its Host header): localhost or a loopback address. */
+const LOOPBACK_HOST =
+  /^(localhost\.?|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|\[::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}\])(:\d{1,5})?$/i
 
 async function operatorOf(g: GatewayContext, req: IncomingMessage, access: OperatorAccess): Promise<string> {
   if (access === 'loopback') {
-    if (LOOPBACK.test(req.socket.remoteAddress ?? '')) return 'loopback'
-    throw refused('the operator API on this listener answers loopback callers only')
+    if (!LOOPBACK.test(req.socket.remoteAddress ?? ''))
+      throw refused('the operator API on this listener answers loopback callers only')
+    // A page on another site whose name it points at 127.0.0.1 (DNS rebinding) is same-origin to the browser that
+    // shows it, and its requests come from loopback: they still carry that site's name as their Host.
+    if (!LOOPBACK_HOST.test(req.headers.host ?? ''))
+      throw refused(
+        'the operator API on this listener answers requests addressed to localhost or a loopback address only',
+      )
+    return 'loopback'
   }
   const socket = req.socket as TLSSocket
   const raw =

@@ -3,6 +3,7 @@
 // allocation, then retires and revokes), park (out of the inventory), allocations and the operator API.
 import assert from 'node:assert/strict'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -372,6 +373,21 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     for (const path of ['/v1/operator/allocations?node=%00', '/v1/operator/allocations?node=cap%00-1'])
       assert.equal(code(await api('GET', path)), 'request_invalid', path)
     assert.equal(code(await api('POST', '/v1/operator/allocations/%00/release')), 'request_invalid')
+    // DNS rebinding: a page of another site whose name now points at 127.0.0.1 reaches loopback with its own Host.
+    const addressed = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(`${gw.metricsUrl}/v1/operator/status.json`)
+        request({ host: url.hostname, port: url.port, path: url.pathname, headers: { host } }, (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+          .on('error', reject)
+          .end()
+      })
+    assert.equal(await addressed('evil.example:9464'), 403, 'a rebound name is refused')
+    assert.equal(await addressed('127.0.0.1.evil.example'), 403)
+    assert.equal(await addressed(`localhost:${new URL(gw.metricsUrl).port}`), 200)
+    assert.equal(await addressed(new URL(gw.metricsUrl).host), 200)
     const listed = await api('GET', '/v1/operator/allocations?node=cap-1')
     assert.equal((listed.body.allocations as unknown[]).length, 2)
     const released = await api(
