@@ -97,11 +97,20 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2
 // eslint-disable-next-line no-control-regex
 const ESCAPE_SEQUENCE = /\u001b(\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])/g
 
+// An unpaired UTF-16 surrogate (with the u flag a pair is one code point and does not match).
+const LONE_SURROGATE = /\p{Cs}/gu
+
 /**
- * Text from a host made safe to print on one terminal line: escape sequences removed,
- * other control characters (newlines too) turned into spaces, cut to `max` characters.
+ * Text from a host made safe to print on one terminal line and to store: escape sequences removed,
+ * other control characters (newlines and NUL too) turned into spaces, an unpaired surrogate (which
+ * PostgreSQL's jsonb refuses) into U+FFFD, cut to `max` characters.
  */
 export function printableText(text: string, max: number): string {
-  const clean = text.replace(ESCAPE_SEQUENCE, '').replace(CONTROL, ' ').replace(/ {2,}/g, ' ').trim()
+  const clean = text
+    .replace(ESCAPE_SEQUENCE, '')
+    .replace(CONTROL, ' ')
+    .replace(LONE_SURROGATE, '\ufffd')
+    .replace(/ {2,}/g, ' ')
+    .trim()
   return Array.from(clean).slice(0, max).join('')
 }

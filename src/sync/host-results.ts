@@ -1,6 +1,7 @@
 // Folds the fleetkit_events callback's JSON lines (ansible/callback_plugins) into one result per
 // host, and judges each: converged, changed, failed (with its code), unreachable or rolled back.
 import { isFailureCode } from '../checks/failure-codes.js'
+import { printableText } from '../protocol/wire-format.js'
 import type { ManagedResource } from '../store/sync/node-fingerprints.js'
 import type { NodeSyncState } from '../store/sync/sync-ledger.js'
 
@@ -183,8 +184,13 @@ export function leadingCode(msg: string): string | null {
   return match?.[1] && isFailureCode(match[1]) ? match[1] : null
 }
 
+/**
+ * A host's words (a module's failure message, ssh's error) as the ledger keeps them and the report prints them:
+ * one line, printable only (a host that sends an escape sequence, a NUL or an unpaired surrogate gets neither the
+ * operator's terminal nor a failed ledger write), bounded.
+ */
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, 500)
+  return printableText(text, 500)
 }
 
 export function judgeHost(result: HostResult | undefined): NodeJudgement {

@@ -105,6 +105,8 @@ describe('protocol: checks result', () => {
     }).checks
     assert.equal(long!.detail.length, 500)
     assert.equal(printableText('\u001b[1;31mBOLD\u001b[m', 10), 'BOLD')
+    // What PostgreSQL cannot store: a NUL becomes a space, an unpaired surrogate U+FFFD; a pair is kept.
+    assert.equal(printableText('a\u0000b \ud800c\udfff \ud83d\ude00', 20), 'a b \ufffdc\ufffd \ud83d\ude00')
   })
 
   it('never reads a field from the prototype', () => {

@@ -152,6 +152,21 @@ describe('sync host results', () => {
     assert.equal(judgeHost(results.get('f')).code, 'SYNC_NODE_FAILED')
     assert.equal(judgeHost(undefined).code, 'SYNC_NODE_FAILED')
   })
+
+  it("keeps a host's words printable: no escape sequence for the terminal, nothing the ledger cannot store", () => {
+    const results = foldHostResults([
+      {
+        event: 'failed',
+        host: 'h',
+        role: 'agent',
+        task: 'Install',
+        msg: 'bad\u001b[2J\u001b]0;owned\u0007\u0000x\ud800\n  y',
+      },
+      { event: 'unreachable', host: 'u', msg: 'ssh: \u001b[31mrefused\u0000' },
+    ])
+    assert.equal(judgeHost(results.get('h')).message, 'agent: Install: bad x\ufffd y')
+    assert.equal(judgeHost(results.get('u')).message, 'ssh: refused')
+  })
 })
 
 function report(outcome: SyncReport['outcome'], nodes: Partial<SyncReport['nodes'][number]>[]): SyncReport {
