@@ -56,10 +56,12 @@ function boundInt(value: unknown, min: number, max: number, clamp = false): numb
   return n >= min && n <= max ? n : null
 }
 
+// C0 and C1 controls and the invisible marks that reorder or hide text (printableText's set): `node list` and
+// `node show` print these facts on a terminal, where a host must not move the cursor or turn its version around.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/
 // eslint-disable-next-line no-control-regex
-const CONTROLS = /[\u0000-\u001f\u007f]/g
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g
 
 // Every heartbeat passes here: the replace and the cut by code points run only when needed.
 function boundString(value: unknown): string | null {

@@ -48,6 +48,9 @@ describe('protocol: host facts', () => {
     assert.equal(f.kernel?.length, HOST_FACT_STRING_MAX)
     assert.equal(f.docker_version, 'v1  evil')
     assert.equal(f.agent_version, null)
+    // C1 controls (CSI among them) and bidirectional overrides, which would turn a version around on a terminal.
+    const g = boundHostFacts({ kernel: '6.8\u009b2J', agent_version: '\u202e0.1.0\u202c', docker_version: 'a\u200bb' })
+    assert.deepEqual([g.kernel, g.agent_version, g.docker_version], ['6.8 2J', '0.1.0', 'a b'])
   })
 
   it('cuts by code points, never inside a surrogate pair, and keeps strings at the limit whole', () => {
