@@ -1,7 +1,7 @@
 // fleetkit's Ansible speed settings: forks bounded by the controller's cores and the hosts, the free
 // strategy unless the command asks for linear, mitogen only where it is installed.
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -20,27 +20,31 @@ describe('sync speed settings', () => {
 
   it('runs the free strategy unless told linear, named after mitogen when it is installed', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'fleetkit-speed-'))
-    const mitogenDir = stateDir
-    const free = speedSettings({ targets: 10, noMitogen: false, stateDir, mitogenDir, cores: 2 })
-    assert.equal(free.strategy, 'free')
-    assert.equal(free.forks, 8)
-    assert.match(describeSpeed(free), /^strategy mitogen_free \(ansible-mitogen\), forks 8, pipelining on/)
-    const linear = speedSettings({
-      targets: 10,
-      noMitogen: true,
-      strategy: 'linear',
-      stateDir,
-      mitogenDir,
-      cores: 2,
-    })
-    assert.equal(linear.strategy, 'linear')
-    assert.match(describeSpeed(linear), /^strategy linear \(ssh\), forks 8/)
-    const missing = speedSettings({
-      targets: 2,
-      noMitogen: false,
-      stateDir,
-      mitogenDir: join(stateDir, 'absent'),
-    })
-    assert.match(describeSpeed(missing), /^strategy free \(ssh\), forks 2/)
+    try {
+      const mitogenDir = stateDir
+      const free = speedSettings({ targets: 10, noMitogen: false, stateDir, mitogenDir, cores: 2 })
+      assert.equal(free.strategy, 'free')
+      assert.equal(free.forks, 8)
+      assert.match(describeSpeed(free), /^strategy mitogen_free \(ansible-mitogen\), forks 8, pipelining on/)
+      const linear = speedSettings({
+        targets: 10,
+        noMitogen: true,
+        strategy: 'linear',
+        stateDir,
+        mitogenDir,
+        cores: 2,
+      })
+      assert.equal(linear.strategy, 'linear')
+      assert.match(describeSpeed(linear), /^strategy linear \(ssh\), forks 8/)
+      const missing = speedSettings({
+        targets: 2,
+        noMitogen: false,
+        stateDir,
+        mitogenDir: join(stateDir, 'absent'),
+      })
+      assert.match(describeSpeed(missing), /^strategy free \(ssh\), forks 2/)
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true })
+    }
   })
 })
