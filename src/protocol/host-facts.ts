@@ -1,6 +1,6 @@
 // Host facts an agent sends with every heartbeat and lease (spec 05), bounded to what the
 // gateway stores: a malformed fact becomes null rather than costing the node its heartbeat.
-import { WireFormatError, ownFields, readObject } from './wire-format.js'
+import { CONTROL_CHARACTERS, WireFormatError, ownFields, readObject } from './wire-format.js'
 
 export interface HostFacts {
   cpu_count: number | null
@@ -56,12 +56,10 @@ function boundInt(value: unknown, min: number, max: number, clamp = false): numb
   return n >= min && n <= max ? n : null
 }
 
-// C0 and C1 controls and the invisible marks that reorder or hide text (printableText's set): `node list` and
-// `node show` print these facts on a terminal, where a host must not move the cursor or turn its version around.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/
-// eslint-disable-next-line no-control-regex
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g
+// printableText's set: `node list` and `node show` print these facts on a terminal, where a host must not move
+// the cursor or turn its version around.
+const CONTROL = new RegExp(`[${CONTROL_CHARACTERS}]`)
+const CONTROLS = new RegExp(`[${CONTROL_CHARACTERS}]`, 'g')
 
 // Every heartbeat passes here: the replace and the cut by code points run only when needed.
 function boundString(value: unknown): string | null {

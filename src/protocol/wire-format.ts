@@ -91,9 +91,9 @@ export function readCertificatePem(value: unknown, path: string): string {
   return readString(value, path, { max: 256 * 1024, pattern: PEM_CERTIFICATE, expected: 'PEM certificates' })
 }
 
-// C0 and C1 controls (ESC among them), and the invisible marks that reorder or hide text.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g
+/** C0 and C1 controls (ESC among them), and the invisible marks that reorder or hide text: a character class's body. */
+export const CONTROL_CHARACTERS = '\\u0000-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u202a-\\u202e\\u2066-\\u2069'
+const CONTROL = new RegExp(`[${CONTROL_CHARACTERS}]`, 'g')
 // eslint-disable-next-line no-control-regex
 const ESCAPE_SEQUENCE = /\u001b(\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)?|[@-Z\\-_])/g
 
