@@ -67,7 +67,8 @@ export const LIFECYCLE_CODES = {
     person: false,
   },
   OPERATOR_REFUSED: {
-    summary: 'An operator API request came neither from loopback nor with a live operator client certificate.',
+    summary:
+      'An operator API request came neither from loopback addressed to localhost nor with a live operator client certificate.',
     person: false,
   },
 } as const satisfies Record<string, FailureCodeSpec>
