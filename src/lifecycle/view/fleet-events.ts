@@ -1,5 +1,6 @@
 // `fleetkit events`: the fleet's event log, filtered by node, kind and time, optionally followed
 // (polling by id, so nothing is missed or shown twice).
+import { CONTROL_CHARACTERS } from '../../protocol/wire-format.js'
 import type { Queryable } from '../../store/database.js'
 import { type EventRow, listEvents } from '../../store/events.js'
 import { waitFor, type WaitOptions } from '../wait.js'
@@ -64,14 +65,15 @@ export function formatEvent(e: FleetEvent): string {
   return shownOnTerminal(`${e.at}  ${e.kind.padEnd(20)} ${(e.nodeId ?? '-').padEnd(16)} ${data}`.trimEnd())
 }
 
-// C0 and C1 controls, ESC and CSI among them.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
+// C0 and C1 controls (ESC and CSI among them) and the marks that reorder or hide text: the class printableText
+// removes from a host's text, shown here rather than removed, since an event is a record.
+const CONTROL = new RegExp(`[${CONTROL_CHARACTERS}]`, 'g')
 
 /**
  * Text written as `\u001b` where it held the character: an event's text may come from a host (a job's failure),
  * an operator's reason or an API caller, and a terminal must show it, never obey it (move the cursor, retitle
- * the window, clear what was printed). `--json` escapes it as JSON does.
+ * the window, clear what was printed) nor let it reorder or hide what is printed beside it (a right-to-left
+ * override, a zero-width space). `--json` escapes controls as JSON does and keeps the marks as they are.
  */
 function shownOnTerminal(text: string): string {
   return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)

@@ -24,4 +24,10 @@ describe('fleetkit events: a line per event', () => {
     assert.match(line, /reason=a\\u001b\]0;owned\\u0007b\\u000ac\\u009b31m/)
     assert.match(line, /nested=\{"m":"\\u001b\[1m"\}/)
   })
+
+  it('shows the marks that reorder or hide text escaped too (a right-to-left override, a zero-width space)', () => {
+    const line = formatEvent({ ...event, data: { reason: 'ok\u202egnp.exe\u200b\u2066x' } })
+    assert.doesNotMatch(line, /[\u200b-\u200f\u202a-\u202e\u2066-\u2069]/)
+    assert.match(line, /reason=ok\\u202egnp\.exe\\u200b\\u2066x/)
+  })
 })
