@@ -52,7 +52,12 @@ export class StubApi {
   quota = { servers: 100 }
   /** `type@location` pairs that answer resource_unavailable (a sold-out type). */
   readonly unavailable = new Set<string>()
-  private nextId = 1000
+  /**
+   * IDs are never reused at the API; a stub's resources live as long as it does while the state that recorded
+   * their IDs outlives it, so each start numbers from its clock (milliseconds since 2026), never from where an
+   * earlier run began: a decommission of a node of an earlier run can never name a server of this one by ID.
+   */
+  private nextId: number
   /** Primary IPs are a resource of their own at the API, numbered apart from the rest. */
   private nextPrimaryIpId = 40_000_000
 
@@ -61,7 +66,9 @@ export class StubApi {
     private readonly actionDurationMs: number,
     /** Real machines behind the API (`provider stub --boot`); none by default. */
     readonly machines?: StubMachines,
-  ) {}
+  ) {
+    this.nextId = Math.max(1000, clock.now().getTime() - Date.UTC(2026, 0, 1))
+  }
 
   handle(request: StubRequest): StubResponse {
     this.finishDueActions()

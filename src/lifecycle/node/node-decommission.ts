@@ -23,7 +23,14 @@ import {
   withLockedNode,
 } from './node-transition.js'
 import { asOnlyRun } from './node-run.js'
-import { deleteProviderServer, owesProviderDelete, type ProviderFactory, tokenError } from './provider-delete.js'
+import {
+  deleteProviderServer,
+  owesProviderDelete,
+  type ProviderFactory,
+  serverDeleteSentence,
+  tokenError,
+} from './provider-delete.js'
+import { NODE_ID_LABEL } from '../../provider/create-or-adopt.js'
 import { waitFor, type WaitOptions } from '../wait.js'
 import { deleteNodeVolume, detachNodeVolume, owesVolumeRelease, type VolumeRelease } from './volume-release.js'
 
@@ -191,10 +198,14 @@ async function decommissionHeld(options: DecommissionOptions): Promise<Decommiss
   })
   // Decided and committed: its agent is told to stop now, while its server still exists. An
   // unreachable host is only reported: its agent exits 77 at the gateway's first refusal.
+  // A server fleetkit already deleted has no agent left to stop; one deleted below stops with it, so
+  // running decommission again to reach its agent would be advice that cannot work.
   let stopped: DecommissionResult = retired
-  if (options.stopAgent) {
+  const serverDeleted = before.provider === 'hetzner' && before.providerDeletedAt !== null
+  if (options.stopAgent && !serverDeleted) {
     const agentStop = await options.stopAgent(before)
-    stopped = { ...retired, agentStop, message: `${retired.message}; ${agentStopSentence(nodeId, agentStop)}` }
+    const sentence = agentStopSentence(nodeId, agentStop, { serverGoes: owesProviderDelete(before) })
+    stopped = { ...retired, agentStop, message: `${retired.message}; ${sentence}` }
   }
   if (!hetzner) return stopped
   // After the commit, each step recorded as it succeeds: the volume detached first, then the server
@@ -209,25 +220,35 @@ async function decommissionHeld(options: DecommissionOptions): Promise<Decommiss
     })
   row = (await getProvisionRow(pool, nodeId))!
   if (owesProviderDelete(row)) {
-    const { serverIds } = await deleteProviderServer(pool, hetzner, row)
+    const servers = await deleteProviderServer(pool, hetzner, row)
     result = {
       ...result,
-      deletedServers: serverIds,
-      message: `${result.message}; deleted server ${serverIds.join(', ') || '(none left)'}`,
+      deletedServers: [...servers.deleted, ...servers.gone],
+      message: `${result.message}; ${serverDeleteSentence(nodeId, servers)}`,
     }
   }
   if (deleteVolume && row.volumeState === 'detached') volume = await deleteNodeVolume(pool, hetzner, row)
   if (!volume) return result
-  const said =
-    volume.state === 'deleted'
-      ? `volume ${volume.id} deleted`
-      : `volume ${volume.id} detached and kept (fleetkit node decommission ${nodeId} --delete-volume deletes it)`
-  return { ...result, volume, message: `${result.message}; ${said}` }
+  return { ...result, volume, message: `${result.message}; ${volumeSentence(nodeId, volume)}` }
+}
+
+/** The volume's end in the command's one line. */
+function volumeSentence(nodeId: string, volume: VolumeRelease): string {
+  const gone = volume.alreadyGone
+  if (gone?.labelledFor !== undefined) {
+    const whose = gone.labelledFor === null ? 'no node' : gone.labelledFor
+    return `volume ${volume.id}, recorded for ${nodeId}, is now labelled ${NODE_ID_LABEL}=${whose} and was left alone`
+  }
+  if (gone) return `volume ${volume.id} was already gone`
+  if (volume.state === 'deleted') return `volume ${volume.id} deleted`
+  return `volume ${volume.id} detached and kept (fleetkit node decommission ${nodeId} --delete-volume deletes it)`
 }
 
 /** The agent's fate in the command's one line. */
-function agentStopSentence(nodeId: string, stop: AgentStop): string {
+function agentStopSentence(nodeId: string, stop: AgentStop, options: { serverGoes: boolean }): string {
   if (stop.state === 'stopped') return `its agent is stopped and disabled (${stop.detail})`
   if (stop.state === 'absent') return `no agent unit to stop (${stop.detail})`
-  return `its agent could not be stopped over SSH (${stop.detail}); it stops itself when the gateway refuses its revoked certificate (exit 77, not restarted by its unit); fleetkit node decommission ${nodeId} --definition fleet.yaml tries again`
+  const unreached = `its agent could not be stopped over SSH (${stop.detail})`
+  if (options.serverGoes) return `${unreached}; it ends with its server`
+  return `${unreached}; it stops itself when the gateway refuses its revoked certificate (exit 77, not restarted by its unit); fleetkit node decommission ${nodeId} --definition fleet.yaml tries again`
 }

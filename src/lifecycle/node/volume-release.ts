@@ -23,6 +23,11 @@ export interface VolumeRelease {
   state: 'detached' | 'deleted'
   /** True when the volume (and its data) is kept: detached only, without --delete-volume. */
   kept: boolean
+  /**
+   * The provider no longer had it under this node's label: gone (a 404), or its ID now names a volume labelled
+   * for another node (a local cloud restarted numbers its volumes anew), which was left alone. Recorded deleted.
+   */
+  alreadyGone?: { labelledFor?: string | null }
 }
 
 /** Whether the node's volume still has to be detached, or (with --delete-volume) deleted. */
@@ -71,13 +76,7 @@ export async function detachNodeVolume(
   }
   const id = volumeId
   const volume = await provider(() => client.getVolume(id))
-  if (!volume) {
-    await withTransaction(pool, async (q) => {
-      await recordVolumeDeleted(q, nodeId)
-      await appendEvent(q, { kind: 'provider_volume_deleted', nodeId, data: { volume_id: id, how: 'already gone' } })
-    })
-    return { id, state: 'deleted', kept: false }
-  }
+  if (!volume || volume.labels[NODE_ID_LABEL] !== nodeId) return recordGone(pool, nodeId, id, volume)
   const serverId = volume.server
   if (serverId !== null) {
     await provider(async () => {
@@ -96,10 +95,12 @@ export async function detachNodeVolume(
   return { id, state: 'detached', kept }
 }
 
-/** Deletes the node's detached volume; one already gone counts as deleted. */
+/** Deletes the node's detached volume; one already gone, or no longer labelled as the node's, counts as deleted. */
 export async function deleteNodeVolume(pool: StatePool, client: Provider, row: ProvisionRow): Promise<VolumeRelease> {
   const volumeId = Number(row.providerVolumeId)
   try {
+    const volume = await client.getVolume(volumeId)
+    if (!volume || volume.labels[NODE_ID_LABEL] !== row.id) return await recordGone(pool, row.id, volumeId, volume)
     await client.deleteVolume(volumeId)
   } catch (error) {
     if (!isFleetkitError(error)) throw error
@@ -110,6 +111,32 @@ export async function deleteNodeVolume(pool: StatePool, client: Provider, row: P
     await appendEvent(q, { kind: 'provider_volume_deleted', nodeId: row.id, data: { volume_id: volumeId } })
   })
   return { id: volumeId, state: 'deleted', kept: false }
+}
+
+/**
+ * The node's recorded volume is not at the provider as its own: gone, or its ID names a volume labelled for another
+ * node, which is never touched. Recorded deleted, so nothing more is owed for it.
+ */
+async function recordGone(
+  pool: StatePool,
+  nodeId: string,
+  id: number,
+  other: { labels: Record<string, string> } | undefined,
+): Promise<VolumeRelease> {
+  const labelledFor = other === undefined ? undefined : (other.labels[NODE_ID_LABEL] ?? null)
+  await withTransaction(pool, async (q) => {
+    await recordVolumeDeleted(q, nodeId)
+    await appendEvent(q, {
+      kind: 'provider_volume_deleted',
+      nodeId,
+      data: {
+        volume_id: id,
+        how: labelledFor === undefined ? 'already gone' : 'left alone: labelled for another node',
+        ...(labelledFor === undefined ? {} : { labelled_for: labelledFor }),
+      },
+    })
+  })
+  return { id, state: 'deleted', kept: false, alreadyGone: labelledFor === undefined ? {} : { labelledFor } }
 }
 
 /** The message and options of a failed detach or delete: the step stays recorded and the same command retries it. */

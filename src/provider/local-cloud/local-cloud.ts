@@ -42,6 +42,15 @@ interface MachineEntry {
   booted: Promise<void>
 }
 
+/**
+ * nspawn's name of a server's machine: `fk`, the stub's PID (a test finds its own machines by it) and the server's
+ * ID, in base 36, 12 characters at most (its veth is vb-NAME, and an interface name holds 15). The ID's last five
+ * digits tell a run's servers apart: IDs count up from the stub's start (stub-api.ts).
+ */
+export function machineNameOf(stubPid: number, serverId: number): string {
+  return `fk${stubPid.toString(36)}${(serverId % 36 ** 5).toString(36)}`.slice(0, 12)
+}
+
 export class LocalCloud implements StubMachines {
   readonly events: MachineEvent[] = []
   private readonly machines = new Map<number, MachineEntry>()
@@ -105,7 +114,7 @@ export class LocalCloud implements StubMachines {
       const machine = new Machine({
         serverId: server.id,
         name: server.name,
-        machineName: `fk${process.pid.toString(36)}${server.id.toString(36)}`.slice(0, 12),
+        machineName: machineNameOf(process.pid, server.id),
         rootfs,
         dir: join(this.dir, `server-${server.id}`),
         address,

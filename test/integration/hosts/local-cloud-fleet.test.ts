@@ -16,7 +16,8 @@ import { stringify } from 'yaml'
 
 import { packagePath } from '../../../src/package-root.js'
 import { type HetznerStub, startHetznerStub } from '../../../src/provider/hetzner-stub.js'
-import { LocalCloud } from '../../../src/provider/local-cloud/local-cloud.js'
+import { eventually } from '../../support/eventually.js'
+import { LocalCloud, machineNameOf } from '../../../src/provider/local-cloud/local-cloud.js'
 import { getNode } from '../../../src/store/nodes/nodes.js'
 import { assertHostsAvailable, goldenImage, type OperatorKey } from '../../hosts/index.js'
 import { generateOperatorKey } from '../../hosts/keys.js'
@@ -165,7 +166,14 @@ describe('a fleet on the local cloud: provision, enroll, sync, admit, replace', 
       'the old server deleted once, nothing else',
     )
     assert.equal(stub.api.servers.has(old), false)
-    assert.equal(machineProcesses(`fk${process.pid.toString(36)}${old.toString(36)}`).length, 0)
+    // The delete's action ends once the machine has stopped; the command does not wait for it.
+    await eventually(
+      'the old machine stopped',
+      async () => machineProcesses(machineNameOf(process.pid, old)).length === 0,
+      {
+        timeoutMs: 60_000,
+      },
+    )
   })
 
   it('nothing is left running once the stub ends', async () => {

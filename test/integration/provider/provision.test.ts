@@ -592,6 +592,78 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
     assert.equal(again.volume, undefined, 'nothing owed any more')
   })
 
+  it("decommission leaves alone a recorded server or volume ID that now names another node's (a local cloud restarted)", async () => {
+    declare('build-w')
+    await provision('build-w', { request: { volumeSizeGb: 10 } })
+    const server = serversOf('build-w')[0]!
+    const [volume] = volumesOf('build-w')
+    // A restarted local cloud numbers anew: the IDs recorded for build-w now name servers and volumes of another node.
+    stub.api.servers.get(server.id)!.labels['fleetkit.node_id'] = 'build-other'
+    stub.api.volumes.get(volume!.id)!.labels['fleetkit.node_id'] = 'build-other'
+    const before = stub.requests.length
+    const decommission = () =>
+      decommissionNode({ pool: gw.db.pool, nodeId: 'build-w', actor: 'test', clock, provider: () => client })
+    const done = await decommission()
+    const sent = stub.requests.slice(before)
+    assert.deepEqual(
+      sent.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`),
+      [],
+      'no delete, no detach',
+    )
+    assert.ok(stub.api.servers.has(server.id) && stub.api.volumes.get(volume!.id)?.server === server.id, 'untouched')
+    assert.deepEqual(done.deletedServers, [])
+    assert.deepEqual(done.volume, {
+      id: volume!.id,
+      state: 'deleted',
+      kept: false,
+      alreadyGone: { labelledFor: 'build-other' },
+    })
+    assert.match(
+      done.message,
+      new RegExp(
+        `server ${server.id}, recorded for build-w, is now labelled fleetkit.node_id=build-other and was left alone`,
+      ),
+    )
+    assert.match(
+      done.message,
+      new RegExp(
+        `volume ${volume!.id}, recorded for build-w, is now labelled fleetkit.node_id=build-other and was left alone`,
+      ),
+    )
+    assert.doesNotMatch(done.message, /deleted server|tries again/)
+    const events = await listEvents(gw.db.pool, { nodeId: 'build-w' })
+    const serverEvent = events.find((e) => e.kind === 'provider_server_deleted')!
+    assert.deepEqual(serverEvent.data.server_ids, [])
+    assert.equal(serverEvent.data.recorded_server_labelled_for, 'build-other')
+    assert.equal(events.find((e) => e.kind === 'provider_volume_deleted')!.data.labelled_for, 'build-other')
+    const again = await decommission()
+    assert.equal(again.deletedServers, undefined, 'nothing owed any more')
+    assert.equal(again.volume, undefined)
+  })
+
+  it('decommission of a node whose server and volume are already gone says so, never "deleted"', async () => {
+    declare('build-g')
+    await provision('build-g', { request: { volumeSizeGb: 10 } })
+    const server = serversOf('build-g')[0]!
+    const [volume] = volumesOf('build-g')
+    stub.api.volumes.delete(volume!.id)
+    stub.api.servers.delete(server.id)
+    const done = await decommissionNode({
+      pool: gw.db.pool,
+      nodeId: 'build-g',
+      actor: 'test',
+      clock,
+      provider: () => client,
+    })
+    assert.deepEqual(done.deletedServers, [server.id], 'a 404 counts as deleted')
+    assert.match(
+      done.message,
+      new RegExp(`server ${server.id} was already gone; volume ${volume!.id} was already gone$`),
+    )
+    const [event] = await listEvents(gw.db.pool, { nodeId: 'build-g', kind: 'provider_server_deleted' })
+    assert.deepEqual(event!.data.already_gone, [server.id])
+  })
+
   it('the CLI: an undeclared node is NODE_UNDECLARED with the YAML to add; a declared one is provisioned (--no-wait --json)', async () => {
     // A stub on the real clock whose actions finish at once: the CLI polls with real sleeps.
     const live = await startHetznerStub({ clock: systemClock, actionDurationMs: 10 })
