@@ -255,6 +255,7 @@ export async function startGatewayWithControls(
           leaseMs: tuning.sweepLeaseMs,
           logger,
           metrics: lifecycleMetrics,
+          databaseAvailable: () => database.available,
         })
       : undefined
     sweeper?.start()

@@ -7,7 +7,9 @@ import { hostname } from 'node:os'
 
 import type { StatePool } from '../store/transaction.js'
 
+import { isConnectionError, isServerFailure } from '../checks/sqlstate.js'
 import type { Logger } from '../log/logger.js'
+import { recordSweepGap } from '../store/nodes/sweep-gaps.js'
 import { claimSweepLease, releaseSweepLease } from '../store/nodes/sweep-leader.js'
 import type { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
 
@@ -32,6 +34,12 @@ export class Sweeper {
   private timer: NodeJS.Timeout | undefined
   private running: Promise<SweepTick> | undefined
   private stopped = false
+  /** When (local monotonic ms) this gateway last reached its database while it could record heartbeats. */
+  private observedAtMs: number
+  /** Set while it cannot: from the last moment it could. Recorded as a sweep gap once it can again. */
+  private unobservedSinceMs: number | undefined
+  /** The lease this gateway took lay unclaimed this long (s) before: a gap to record before its first sweep. */
+  private unclaimedSeconds: number | undefined
 
   constructor(
     private readonly options: {
@@ -43,11 +51,18 @@ export class Sweeper {
       logger: Logger
       metrics: LifecycleMetrics
       holder?: string
-      /** Local monotonic milliseconds (renewal pacing only; expiry is the database's). */
+      /** Local monotonic milliseconds (renewal pacing and the length of an outage; expiry is the database's). */
       nowMs?: () => number
+      /** Whether the gateway's requests may use the database now (false: heartbeats are answered 503, unrecorded). */
+      databaseAvailable?: () => boolean
     },
   ) {
     this.holder = options.holder ?? `${hostname().slice(0, 120)}:${process.pid}:${randomBytes(4).toString('hex')}`
+    this.observedAtMs = this.nowMs()
+  }
+
+  private nowMs(): number {
+    return (this.options.nowMs ?? (() => performance.now()))()
   }
 
   start(): void {
@@ -70,10 +85,26 @@ export class Sweeper {
   private async once(): Promise<SweepTick> {
     const { metrics, logger } = this.options
     if (this.stopped) return 'not_leader'
+    const nowMs = this.nowMs()
+    const observing = this.options.databaseAvailable?.() ?? true
+    if (!observing) this.unobservedSinceMs ??= this.observedAtMs
     try {
-      if (!(await this.lead())) {
+      // While requests cannot use the database (it is gone, or so slow that they are shed), heartbeats are
+      // answered 503 and recorded nowhere: no silence is judged until they are again.
+      if (!observing) throw new Error('requests cannot use the database: heartbeats are not being recorded')
+      await this.recordOutage(nowMs)
+      const leading = await this.lead()
+      // The database answered: until a later tick finds it gone, heartbeats were recorded up to here.
+      this.observedAtMs = nowMs
+      if (!leading) {
         metrics.sweeps.inc({ outcome: 'not_leader' })
         return 'not_leader'
+      }
+      if (this.unclaimedSeconds !== undefined) {
+        // Kept until recorded: a failure here is retried at the next tick, before any sweep.
+        await recordSweepGap(this.options.pool, this.unclaimedSeconds, 'no_sweeper')
+        logger('info', 'sweep_gap', { reason: 'no_sweeper', seconds: Math.round(this.unclaimedSeconds) })
+        this.unclaimedSeconds = undefined
       }
       const outcome = await this.options.sweep(this.options.pool)
       if (!outcome.swept) {
@@ -99,10 +130,26 @@ export class Sweeper {
       for (const node of outcome.unhealthy) logger('warn', 'node_unhealthy', { node_id: node.nodeId })
       return 'swept'
     } catch (error) {
+      // The database did not answer: neither did it record the heartbeats this gateway answered meanwhile.
+      if (isConnectionError(error) || isServerFailure(error)) this.unobservedSinceMs ??= this.observedAtMs
       metrics.sweeps.inc({ outcome: 'failed' })
       logger('error', 'sweep_failed', { error: (error as Error).message, retry: 'next interval' })
       this.dropLeadership()
       return 'failed'
+    }
+  }
+
+  /**
+   * This gateway reaches its database again after it could not: the stretch is recorded (sweep-gaps.ts) before
+   * any sweep judges silence across it. A failure leaves it to record at the next tick.
+   */
+  private async recordOutage(nowMs: number): Promise<void> {
+    const since = this.unobservedSinceMs
+    if (since !== undefined) {
+      const seconds = (nowMs - since) / 1000
+      await recordSweepGap(this.options.pool, seconds, 'database')
+      this.unobservedSinceMs = undefined
+      this.options.logger('info', 'sweep_gap', { reason: 'database', seconds: Math.round(seconds) })
     }
   }
 
@@ -112,11 +159,14 @@ export class Sweeper {
    * run at once, and every statement of it re-checks what it changes.
    */
   private async lead(): Promise<boolean> {
-    const nowMs = this.options.nowMs ?? (() => performance.now())
-    if (this.leading && nowMs() - this.renewedAt < this.options.leaseMs / 3) return true
+    if (this.leading && this.nowMs() - this.renewedAt < this.options.leaseMs / 3) return true
     const claim = await claimSweepLease(this.options.pool, this.holder, this.options.leaseMs)
     if (claim.leading) {
-      this.renewedAt = nowMs()
+      this.renewedAt = this.nowMs()
+      // Nobody swept for longer than a take-over takes: no gateway ran (one gateway restarted after a while, a
+      // control host restored from a backup), so none recorded heartbeats either. Recorded before this sweeps.
+      const unclaimed = claim.acquired ? claim.previous?.renewedSeconds : undefined
+      if (unclaimed !== undefined && unclaimed * 1000 > 2 * this.options.leaseMs) this.unclaimedSeconds = unclaimed
       if (!this.leading || claim.acquired)
         this.options.logger('info', 'sweep_leader', {
           leader: true,

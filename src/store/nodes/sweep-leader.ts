@@ -8,8 +8,11 @@ export interface SweepLeaseClaim {
   leading: boolean
   /** It was someone else's (or nobody's) before this claim. */
   acquired: boolean
-  /** Who held it before a take-over, and how long ago its lease expired or was released (seconds). */
-  previous?: { holder: string; expiredSeconds: number }
+  /**
+   * Who held it before a take-over, how long ago its lease expired or was released, and how long ago it was
+   * last renewed (seconds): the last the database heard of any sweeping gateway.
+   */
+  previous?: { holder: string; expiredSeconds: number; renewedSeconds: number }
   expiresAt?: Date
 }
 
@@ -18,8 +21,9 @@ export async function claimSweepLease(q: Queryable, holder: string, ttlMs: numbe
     expires_at: Date
     prev_holder: string | null
     prev_expired: string | null
+    prev_renewed: string | null
   }>(
-    `WITH prev AS (SELECT holder, expires_at FROM sweep_leader WHERE id = 1),
+    `WITH prev AS (SELECT holder, expires_at, renewed_at FROM sweep_leader WHERE id = 1),
      up AS (
        INSERT INTO sweep_leader AS l (id, holder, acquired_at, renewed_at, expires_at)
        VALUES (1, $1, now(), now(), now() + make_interval(secs => $2::double precision / 1000))
@@ -31,7 +35,8 @@ export async function claimSweepLease(q: Queryable, holder: string, ttlMs: numbe
        WHERE l.holder = EXCLUDED.holder OR l.expires_at <= now()
        RETURNING l.expires_at
      )
-     SELECT up.expires_at, prev.holder AS prev_holder, extract(epoch FROM now() - prev.expires_at) AS prev_expired
+     SELECT up.expires_at, prev.holder AS prev_holder, extract(epoch FROM now() - prev.expires_at) AS prev_expired,
+            extract(epoch FROM now() - prev.renewed_at) AS prev_renewed
        FROM up LEFT JOIN prev ON true`,
     [holder, ttlMs],
   )
@@ -43,7 +48,13 @@ export async function claimSweepLease(q: Queryable, holder: string, ttlMs: numbe
     acquired,
     expiresAt: row.expires_at,
     ...(acquired && row.prev_holder !== null
-      ? { previous: { holder: row.prev_holder, expiredSeconds: Number(row.prev_expired) } }
+      ? {
+          previous: {
+            holder: row.prev_holder,
+            expiredSeconds: Number(row.prev_expired),
+            renewedSeconds: Number(row.prev_renewed),
+          },
+        }
       : {}),
   }
 }

@@ -12,6 +12,19 @@ const FENCED_REASON = 'target node lost; lease fenced'
 /** Silence, in SQL: from the later of the last heartbeat and an unpark; a node never heard from counts from its creation. */
 const SILENT_SINCE = 'COALESCE(GREATEST(n.last_seen_at, n.unparked_at), n.created_at)'
 
+/**
+ * The silence judged, in seconds: since SILENT_SINCE, less the stretches in which no gateway could record a
+ * heartbeat (sweep_gaps: merged when recorded, so each moment is subtracted once).
+ */
+const SILENCE = `(extract(epoch FROM now() - ${SILENT_SINCE}) - COALESCE((
+    SELECT sum(extract(epoch FROM LEAST(g.ended_at, now()) - GREATEST(g.started_at, ${SILENT_SINCE})))
+      FROM sweep_gaps g WHERE g.ended_at > ${SILENT_SINCE}), 0))`
+
+/** Silent past `$N` seconds: the plain silence first (an index-friendly bound), then less the gaps. */
+function silentPast(param: string): string {
+  return `${SILENT_SINCE} < now() - make_interval(secs => ${param}) AND ${SILENCE} > ${param}`
+}
+
 export interface UnhealthyTransition {
   nodeId: string
   /**
@@ -29,8 +42,8 @@ export async function markSilentNodesUnhealthy(
   const { rows } = await q.query<{ id: string; silent: string }>(
     `WITH u AS (
        UPDATE nodes AS n SET status = 'unhealthy', unhealthy_at = now(), updated_at = now()
-        WHERE n.status = 'active' AND ${SILENT_SINCE} < now() - make_interval(secs => $1)
-       RETURNING n.id, extract(epoch FROM now() - ${SILENT_SINCE}) AS silent
+        WHERE n.status = 'active' AND ${silentPast('$1')}
+       RETURNING n.id, ${SILENCE} AS silent
      ), e AS (
        INSERT INTO events (kind, node_id, data)
        SELECT 'node_unhealthy', u.id, jsonb_build_object('silent_seconds', round(u.silent), 'threshold_seconds', $1::int) FROM u
@@ -78,7 +91,7 @@ export async function failExpiredEnrollments(q: Queryable): Promise<ExpiredEnrol
 export async function findLostCandidates(q: Queryable, lostAfterSeconds: number, limit = 10_000): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(
     `SELECT n.id FROM nodes n
-      WHERE n.status IN ('active', 'unhealthy', 'draining') AND ${SILENT_SINCE} < now() - make_interval(secs => $1)
+      WHERE n.status IN ('active', 'unhealthy', 'draining') AND ${silentPast('$1')}
       ORDER BY n.id LIMIT $2`,
     [lostAfterSeconds, limit],
   )
@@ -121,8 +134,8 @@ export async function reclaimLostNode(
   }>(
     `WITH lost AS (
        UPDATE nodes AS n SET status = 'lost', schedulable = false, lost_at = now(), updated_at = now()
-        WHERE n.id = $1 AND n.status IN ('active', 'unhealthy', 'draining') AND ${SILENT_SINCE} < now() - make_interval(secs => $2)
-       RETURNING n.id, n.lost_at, extract(epoch FROM now() - ${SILENT_SINCE}) AS silent,
+        WHERE n.id = $1 AND n.status IN ('active', 'unhealthy', 'draining') AND ${silentPast('$2')}
+       RETURNING n.id, n.lost_at, ${SILENCE} AS silent,
                  COALESCE((SELECT p.stateful FROM pool_policies p WHERE p.pool = n.pool), false) AS stateful
      ), open AS (
        SELECT j.id, j.status FROM jobs j WHERE j.node_id = $1 AND j.status IN ('queued', 'leased') FOR UPDATE
