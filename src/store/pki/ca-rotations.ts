@@ -46,7 +46,7 @@ export async function takeIssuanceLockExclusive(q: Queryable): Promise<void> {
 
 /** The latest rotation (open or not), or undefined when the CA was never rotated. */
 export async function latestRotation(q: Queryable): Promise<CaRotationRow | undefined> {
-  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM ca_rotations ORDER BY id DESC LIMIT 1`)
+  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM ca_rotations ORDER BY ca_rotations.id DESC LIMIT 1`)
   return rows[0] ? toRotation(rows[0]) : undefined
 }
 
