@@ -12,6 +12,7 @@ import { type BridgeOptions, CloudBridge } from './bridge.js'
 import { assertLocalCloudHost } from './host-tools.js'
 import { ImageCache, imageCacheDir } from './image-cache.js'
 import { LOCAL_CLOUD_RELEASES } from './image-recipe.js'
+import { claimRunDir, removeDeadRuns, RUN_DIR_PREFIX } from './leftovers.js'
 import { LoopVolumes } from './loop-volumes.js'
 import { Machine } from './machine.js'
 import { seedUserData } from './user-data.js'
@@ -73,9 +74,12 @@ export class LocalCloud implements StubMachines {
   static async start(options: LocalCloudOptions = {}): Promise<LocalCloud> {
     assertLocalCloudHost()
     const bridge = new CloudBridge(options.bridge)
+    // A stub killed with SIGKILL could not clean up: its machines, loop devices, folder and bridge go first.
+    await removeDeadRuns({ tmp: tmpdir(), ...(options.log ? { log: options.log } : {}) })
     await bridge.create()
     try {
-      const dir = await mkdtemp(join(tmpdir(), 'fleetkit-local-cloud-'))
+      const dir = await mkdtemp(join(tmpdir(), RUN_DIR_PREFIX))
+      await claimRunDir(dir, bridge.name)
       const images = new ImageCache({
         cacheDir: options.cacheDir ?? imageCacheDir(),
         ...(options.prebuiltImages ? { prebuilt: options.prebuiltImages } : {}),

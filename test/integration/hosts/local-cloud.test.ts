@@ -251,6 +251,7 @@ describe('fleetkit provider stub --boot: the command', function () {
   it('boots a server, and Ctrl-C stops it and removes its loop device and the bridge', async () => {
     await assertHostsAvailable('container')
     const dir = await mkdtemp(join(tmpdir(), 'fleetkit-local-cloud-command-'))
+    let stub: ReturnType<typeof spawn> | undefined
     try {
       // The cache holds Debian 12's image already (the test hosts' golden rootfs under the key the command
       // looks for), so the command builds nothing: the build itself is debootstrap's, run by hand (docs/provider.md).
@@ -262,6 +263,7 @@ describe('fleetkit provider stub --boot: the command', function () {
         env: { ...process.env, FLEETKIT_LOCAL_CLOUD_CACHE: cache },
         stdio: ['ignore', 'pipe', 'pipe'],
       })
+      stub = child
       let stderr = ''
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
@@ -301,6 +303,12 @@ describe('fleetkit provider stub --boot: the command', function () {
       const loops = (await runProcess('losetup', ['--list', '--noheadings', '-O', 'BACK-FILE'])).stdout
       assert.doesNotMatch(loops, /fleetkit-local-cloud-/)
     } finally {
+      // A failed assertion must not leave the stub, its machine and the bridge to the tests after it.
+      if (stub && stub.exitCode === null && stub.signalCode === null) {
+        const gone = new Promise((resolve) => stub!.once('exit', resolve))
+        stub.kill('SIGINT')
+        await gone
+      }
       await rm(dir, { recursive: true, force: true })
     }
   })
