@@ -69,6 +69,14 @@ export class Machine {
       'etc/cloud/cloud.cfg.d/99-fleetkit-local-cloud-machine.cfg',
       '# fleetkit local cloud: the machine has a static address on the bridge.\nnetwork: {config: disabled}\n',
     )
+    // The machines reach nothing but this machine, so no name resolves: a resolver on their own loopback, where
+    // nothing listens, fails a lookup at once, where the host's (unreachable from the bridge) made apt-get update
+    // in the agent seed wait out four DNS timeouts (90 s of every first boot). nspawn leaves it as written.
+    await put(
+      upper,
+      'etc/resolv.conf',
+      '# fleetkit local cloud: no name service reachable from here\nnameserver 127.0.0.1\n',
+    )
     // preflight accepts a container carrying this mark as a stand-in for a provider's VM (no extra vars).
     await put(
       upper,
@@ -112,6 +120,7 @@ export class Machine {
       '--boot',
       '--register=no',
       '--keep-unit',
+      '--resolv-conf=off',
       `--machine=${machineName}`,
       `--hostname=${name}`,
       '-D',
