@@ -14,6 +14,9 @@ import { createLogger, type Logger } from '../log/logger.js'
 import { releasesDirOf } from '../release/releases-dir.js'
 
 /** What the gateway's options take from its configuration: binds, PKI and releases directories, lifetimes and tuning. */
+/** How long the gateway's statements wait for the database's answer (serve.ts: agents give up at 20 s). */
+const GATEWAY_QUERY_TIMEOUT_MS = 15_000
+
 export function gatewayOptionsFromConfig(
   config: GatewayConfig,
 ): Pick<
@@ -79,12 +82,15 @@ export async function serveGateway(
   const { ensureEmbeddedServer, livePostmasterPid } = await import('../store/embedded/server.js')
   // The PKI is checked first: a refused key must not wait for a database to start.
   const pki = await loadPkiSet(config.pkiDir, new Date())
-  // A request waits at most 3 s for a pooled connection, then gets 503 STATE_UNAVAILABLE.
+  // A request waits at most 3 s for a pooled connection, then gets 503 STATE_UNAVAILABLE; a statement the
+  // server does not answer within 15 s (agents give up at 20 s) fails as a lost connection, also a 503, and its
+  // connection is dropped, so a database that went silent cannot hold the pool for the kernel's 15 minutes.
   const database = await openDatabase({
     databaseUrl: config.databaseUrl ?? '',
     stateDir: config.stateDir,
     env,
     connectionTimeoutMs: 3000,
+    queryTimeoutMs: GATEWAY_QUERY_TIMEOUT_MS,
     onIdleError: (error) => logger('warn', 'database_connection_dropped', { error: error.message }),
   })
   let gateway: RunningGateway
@@ -136,7 +142,12 @@ export async function serveGateway(
   })
   logger('info', 'shutting_down', { signal: stoppedBy })
   await gateway.close()
-  await database.close()
-  logger('info', 'stopped', { signal: stoppedBy })
+  // The pool's end waits for every checked-out connection: bounded, so a statement stuck on a silent server
+  // cannot keep the gateway from stopping (its process then exits by itself: the exit_forced guard).
+  const closed = await Promise.race([
+    database.close().then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref()),
+  ])
+  logger('info', 'stopped', { signal: stoppedBy, ...(closed ? {} : { database_connections_left: true }) })
   return { stoppedBy }
 }

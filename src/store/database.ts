@@ -40,6 +40,13 @@ export interface OpenDatabaseOptions {
   max?: number
   /** How long a query waits for a free pooled connection before failing (10 s by default). */
   connectionTimeoutMs?: number
+  /**
+   * How long a statement may wait for the server's answer before it fails as a lost connection (08006) and
+   * its connection is dropped (none by default: a restore or a backup reads for as long as it takes). A
+   * server that went silent without a reset (a partition, a frozen host) otherwise holds each statement sent
+   * to it until the kernel gives up retransmitting, about 15 minutes.
+   */
+  queryTimeoutMs?: number
   /** Called when an idle pooled connection fails (server restart, network); the pool drops it. */
   onIdleError?: (error: Error) => void
   /**
@@ -59,6 +66,10 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
+    // An idle connection whose server went silent is found by the kernel's probes, not at its next use.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...(options.queryTimeoutMs === undefined ? {} : { query_timeout: options.queryTimeoutMs }),
     application_name: 'fleetkit',
     Client: stateClientClass(pgModule),
   }

@@ -55,8 +55,13 @@ export function stateClientClass(pgModule: typeof pg): typeof pg.Client {
     configurable: true,
     writable: true,
     value: function (this: pg.Client, ...args: unknown[]): unknown {
+      // pg-pool's own query() passes a callback: it gets the annotated error too (and drops the client for it).
+      const last = args.at(-1)
+      if (typeof last === 'function')
+        args[args.length - 1] = (error: unknown, ...rest: unknown[]) =>
+          (last as (...a: unknown[]) => unknown)(error ? asConnectionFailure(error) : error, ...rest)
       const result = query.apply(this, args)
-      // A callback or a Submittable (a cursor) returns no promise: those callers see the raw error.
+      // A Submittable (a cursor) returns no promise: its caller sees the raw error.
       return result instanceof Promise
         ? result.catch((error: unknown) => {
             throw asConnectionFailure(error)
