@@ -42,7 +42,8 @@ export function environmentFailure(error: Error): EnvironmentFailure | undefined
   const what = e.code === undefined ? undefined : FILESYSTEM_ERRNOS[e.code]
   // A system call's error (it names one); another library's error that reuses an errno code is not ours to name.
   if (what === undefined || typeof e.syscall !== 'string') return undefined
-  const path = e.path ?? e.dest
+  // A call with two paths (copyFile, rename, link) failing to write failed on its destination, not its source.
+  const path = e.dest ?? e.path
   const shown = path === undefined ? `a file (${e.syscall})` : path
   return {
     code: 'FILESYSTEM_WRITE_FAILED',

@@ -6,6 +6,7 @@ import { open, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
 import { type Rng, systemRng } from '../config/rng.js'
+import { withPath } from './write-all.js'
 
 export interface NewFile {
   name: string
@@ -18,12 +19,15 @@ export interface NewFile {
 /**
  * Creates `path` (never an existing file, never through a link: O_EXCL), writes `data` with
  * `mode` and fsyncs it. open()'s mode is filtered by the umask, hence the explicit chmod.
+ * (FileHandle.writeFile writes every byte, looping on short writes.) A failure names `shown`
+ * (the file the caller is writing, which a temp file stands in for): a FileHandle's errors name none.
  */
 async function writeNewFile(
   path: string,
   data: string | Uint8Array,
   mode: number,
   owner?: { uid: number; gid: number },
+  shown = path,
 ): Promise<void> {
   const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode)
   try {
@@ -34,9 +38,11 @@ async function writeNewFile(
   } catch (error) {
     await handle.close()
     await unlink(path).catch(() => undefined)
-    throw error
+    throw withPath(error, shown)
   }
-  await handle.close()
+  await handle.close().catch((error: unknown) => {
+    throw withPath(error, shown)
+  })
 }
 
 /** A hidden temp name beside `path`, random so concurrent writers and planted names never collide. */
@@ -96,7 +102,7 @@ export async function writeFilesAtomic(dir: string, files: readonly NewFile[], r
     for (const file of files) {
       const final = join(dir, file.name)
       const temp = tempPathFor(final, rng)
-      await writeNewFile(temp, file.content, file.mode, file.owner)
+      await writeNewFile(temp, file.content, file.mode, file.owner, final)
       temps.push({ temp, final })
     }
     while (temps.length > 0) {

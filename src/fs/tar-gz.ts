@@ -10,6 +10,7 @@ import { createGunzip, createGzip } from 'node:zlib'
 import { BLOCK, TarFormatError, ustarHeader } from './ustar.js'
 import { isEndBlock, readUstarHeader, safeMemberName } from './ustar-reader.js'
 import { makeDirectories } from './make-directories.js'
+import { withPath, writeAll, type WritableFile } from './write-all.js'
 
 /** One member as written or extracted: its bytes' SHA-256 and size (directories have neither). */
 export interface TarMember {
@@ -35,21 +36,41 @@ export interface TarGzWriter {
   abort(): Promise<void>
 }
 
+/** The part of a FileHandle the archive code uses. */
+export interface ArchiveFile extends WritableFile {
+  chmod(mode: number): Promise<void>
+  chown(uid: number, gid: number): Promise<void>
+  sync(): Promise<void>
+  close(): Promise<void>
+}
+
+/** Opens a file as `open` of node:fs/promises does; tests give one that writes short or fails. */
+export type OpenArchiveFile = (path: string, flags: number, mode: number) => Promise<ArchiveFile>
+
 /** A new archive at `path` (created exclusively, `mode` 0600 by default; never an existing file). */
-export async function createTarGz(path: string, options: { mode?: number; mtime?: Date } = {}): Promise<TarGzWriter> {
+export async function createTarGz(
+  path: string,
+  options: { mode?: number; mtime?: Date; open?: OpenArchiveFile } = {},
+): Promise<TarGzWriter> {
   const mode = options.mode ?? 0o600
   const mtime = Math.floor((options.mtime ?? new Date()).getTime() / 1000)
-  const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode)
-  await handle.chmod(mode)
+  const handle = await (options.open ?? open)(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode)
+  try {
+    await handle.chmod(mode)
+  } catch (error) {
+    await handle.close()
+    throw withPath(error, path)
+  }
   const gzip = createGzip({ level: 6 })
   const whole = createHash('sha256')
   let size = 0
   let writeError: Error | undefined
   const drained = (async () => {
     for await (const chunk of gzip as AsyncIterable<Buffer>) {
+      // Every byte, or an error: the hash and size below must be of what the file holds.
+      await writeAll(handle, chunk, path)
       whole.update(chunk)
       size += chunk.length
-      await handle.write(chunk)
     }
   })().catch((error: Error) => {
     writeError = error
@@ -125,8 +146,15 @@ export async function createTarGz(path: string, options: { mode?: number; mtime?
         await handle.close()
         throw writeError
       }
-      await handle.sync()
-      await handle.close()
+      try {
+        await handle.sync()
+      } catch (error) {
+        await handle.close()
+        throw withPath(error, path)
+      }
+      await handle.close().catch((error: unknown) => {
+        throw withPath(error, path)
+      })
       return { sha256: whole.digest('hex'), size }
     },
     async abort() {
@@ -171,6 +199,8 @@ export interface ExtractOptions {
   maxMembers?: number
   /** Owner of what is written (the embedded server's `postgres` user when fleetkit runs as root). */
   owner?: { uid: number; gid: number }
+  /** Opens each member's file (tests give one that writes short or fails). */
+  open?: OpenArchiveFile
 }
 
 /**
@@ -213,7 +243,11 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
       }
       // Inside the destination, every directory made is private, as the members' own are.
       await makeDirectories(dirname(target), 0o700, 0o700)
-      const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)
+      const handle = await (options.open ?? open)(
+        target,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+        0o600,
+      )
       const hash = createHash('sha256')
       try {
         await handle.chmod(mode)
@@ -222,11 +256,15 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
           const piece = await reader.read(Math.min(left, 1 << 20))
           if (!piece) throw new TarFormatError(`the archive ends inside ${name}`)
           hash.update(piece)
-          await handle.write(piece)
+          // Every byte: the hash is of the archive's bytes, so a short write would pass the member check.
+          await writeAll(handle, piece, target)
           left -= piece.length
         }
         if (options.owner) await handle.chown(options.owner.uid, options.owner.gid)
         await handle.sync()
+      } catch (error) {
+        // A full TMPDIR or data directory: the error names the file, so the operator knows which filesystem.
+        throw withPath(error, target)
       } finally {
         await handle.close()
       }

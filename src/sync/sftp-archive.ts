@@ -8,6 +8,7 @@ import { open as openLocal } from 'node:fs/promises'
 import { posix } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { writeAll as writeAllLocal } from '../fs/write-all.js'
 import type { Env } from '../config/state-dir.js'
 import { connectPinned, HostKeyRefused, SshUnreachable } from './ssh-client.js'
 
@@ -218,7 +219,7 @@ export async function openSftpArchive(remote: SftpArchiveRemote, env: Env): Prom
       attempt('read', path, async () => {
         const local = await openLocal(localPath, 'w', 0o600)
         try {
-          await readAll(path, async (chunk) => void (await local.write(chunk)))
+          await readAll(path, (chunk) => writeAllLocal(local, chunk, localPath))
           await local.sync()
         } finally {
           await local.close()

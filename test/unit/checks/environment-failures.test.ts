@@ -56,6 +56,16 @@ describe('environment failures: coded, never INTERNAL_ERROR', () => {
     assert.match(toFleetkitError(errnoError('EDQUOT', 'fsync')).message, /could not write a file \(fsync\) \(EDQUOT/)
   })
 
+  it('a copy that could not be written names its destination, not its source (copyFile, link, rename)', () => {
+    const copy = Object.assign(errnoError('ENOSPC', 'copyfile', '/tmp/fleetkit-restore-x/pki/ca.pem'), {
+      dest: '/var/lib/fleetkit/pki.restore-1/ca.pem',
+    })
+    const e = toFleetkitError(copy)
+    assert.equal(e.code, 'FILESYSTEM_WRITE_FAILED')
+    assert.equal(e.data?.path, '/var/lib/fleetkit/pki.restore-1/ca.pem')
+    assert.match(e.message, /^could not write \/var\/lib\/fleetkit\/pki\.restore-1\/ca\.pem \(ENOSPC/)
+  })
+
   it('a directory that cannot be made where its path says is FILESYSTEM_WRITE_FAILED; the same errno of another call is not', () => {
     const proc = toFleetkitError(errnoError('ENOENT', 'mkdir', '/proc/1/out'))
     assert.equal(proc.code, 'FILESYSTEM_WRITE_FAILED')

@@ -3,12 +3,44 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdir, mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { createTarGz, extractTarGz } from '../../../src/fs/tar-gz.js'
+import { toFleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { createTarGz, extractTarGz, type OpenArchiveFile } from '../../../src/fs/tar-gz.js'
 import { TarFormatError } from '../../../src/fs/ustar.js'
+
+/**
+ * Files on a disk with `room` bytes left, as the kernel writes them: a write that does not fit
+ * writes what fits and says so only in bytesWritten; the next write fails with ENOSPC (no path).
+ * With `resumes`, space comes back after each short write (a write is short for other reasons too).
+ */
+function smallDisk(room: number, options: { resumes?: boolean } = {}): { open: OpenArchiveFile; shortWrites: number } {
+  const disk = { shortWrites: 0, open: undefined as unknown as OpenArchiveFile }
+  let left = room
+  disk.open = async (path, flags, mode) => {
+    const real = await open(path, flags, mode)
+    return {
+      chmod: (m) => real.chmod(m),
+      chown: (uid, gid) => real.chown(uid, gid),
+      sync: () => real.sync(),
+      close: () => real.close(),
+      async write(buffer, offset, length) {
+        if (left === 0)
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' })
+        const taken = Math.min(length, left)
+        if (taken < length) {
+          disk.shortWrites++
+          left = options.resumes ? Number.MAX_SAFE_INTEGER : 0
+        } else left -= taken
+        return real.write(buffer, offset, taken)
+      },
+    }
+  }
+  return disk
+}
 
 describe('fs: the backup archive (tar.gz)', () => {
   let dir: string
@@ -63,5 +95,63 @@ describe('fs: the backup archive (tar.gz)', () => {
     const out = join(dir, 'out')
     await mkdir(out)
     await assert.rejects(extractTarGz(join(dir, 'x.tar.gz'), out), TarFormatError)
+  })
+
+  describe('a disk that fills while writing (short writes)', () => {
+    async function archiveBytes(open?: OpenArchiveFile): Promise<{ path: string; sha256: string; size: number }> {
+      const path = join(dir, `a-${Math.random().toString(16).slice(2)}.tar.gz`)
+      const writer = await createTarGz(path, open ? { open } : {})
+      await writer.addBytes('db/rows.jsonl', Buffer.from('{"id":1}\n'.repeat(3000)))
+      await writer.addBytes('manifest.json', Buffer.from('{"x":1}\n'))
+      return { path, ...(await writer.finish()) }
+    }
+
+    it('a short last write is an error naming the file (FILESYSTEM_WRITE_FAILED), never a whole-looking archive', async () => {
+      const whole = await archiveBytes()
+      // Room for all but the last byte: the last write is short, and nothing after it would fail.
+      const disk = smallDisk(whole.size - 1)
+      const path = join(dir, 'short.tar.gz')
+      const writer = await createTarGz(path, { open: disk.open })
+      await writer.addBytes('db/rows.jsonl', Buffer.from('{"id":1}\n'.repeat(3000)))
+      await writer.addBytes('manifest.json', Buffer.from('{"x":1}\n'))
+      const error = await writer.finish().then(
+        () => assert.fail('finish() reported a truncated archive as written'),
+        (e: unknown) => e,
+      )
+      assert.equal(disk.shortWrites, 1)
+      const coded = toFleetkitError(error)
+      assert.equal(coded.code, 'FILESYSTEM_WRITE_FAILED')
+      assert.deepEqual(coded.data, { errno: 'ENOSPC', syscall: 'write', path })
+      assert.match(coded.message, new RegExp(`could not write ${path} \\(ENOSPC`))
+    })
+
+    it('a short write that the next write completes gives the whole archive, its SHA-256 and size true', async () => {
+      const whole = await archiveBytes()
+      const disk = smallDisk(100, { resumes: true })
+      const written = await archiveBytes(disk.open)
+      assert.equal(disk.shortWrites, 1)
+      assert.deepEqual([written.sha256, written.size], [whole.sha256, whole.size])
+      const bytes = await readFile(written.path)
+      assert.equal(createHash('sha256').update(bytes).digest('hex'), written.sha256)
+      execFileSync('tar', ['-tzf', written.path])
+    })
+
+    it('extraction: a short write is an error naming the extracted file, not a truncated file that passes', async () => {
+      const archive = await archiveBytes()
+      const out = join(dir, 'out')
+      await mkdir(out)
+      const error = await extractTarGz(archive.path, out, { open: smallDisk(1000).open }).then(
+        () => assert.fail('extraction reported a truncated file as written'),
+        (e: unknown) => e,
+      )
+      const coded = toFleetkitError(error)
+      assert.equal(coded.code, 'FILESYSTEM_WRITE_FAILED')
+      assert.equal(coded.data?.path, join(out, 'db/rows.jsonl'))
+      // And one whose short write is completed extracts whole.
+      const again = join(dir, 'again')
+      await mkdir(again)
+      await extractTarGz(archive.path, again, { open: smallDisk(1000, { resumes: true }).open })
+      assert.equal(await readFile(join(again, 'db/rows.jsonl'), 'utf8'), '{"id":1}\n'.repeat(3000))
+    })
   })
 })
