@@ -4,8 +4,8 @@
 // renamed into place only when whole. manifest.json, the last member, names every other member's
 // SHA-256: restore verifies them all before it changes anything.
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, existsSync } from 'node:fs'
-import { link, mkdtemp, readdir, rm, stat, unlink } from 'node:fs/promises'
+import { constants, existsSync } from 'node:fs'
+import { link, mkdtemp, open, readdir, rm, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 
 import type { StatePool } from '../../store/transaction.js'
@@ -13,7 +13,8 @@ import type { StatePool } from '../../store/transaction.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
 import { assertSecretOutsideGit, type GitRunner } from '../../fs/output-in-git.js'
-import { createTarGz, type TarMember } from '../../fs/tar-gz.js'
+import { type ArchiveFile, createTarGz, type OpenArchiveFile, type TarMember } from '../../fs/tar-gz.js'
+import { withPath, writeAll } from '../../fs/write-all.js'
 import { withPkiLock } from '../../pki/pki-lock.js'
 import { exportSnapshot, type SnapshotSequence } from '../../store/backup/snapshot-export.js'
 import type { TableColumn } from '../../store/backup/schema-objects.js'
@@ -80,6 +81,8 @@ export async function backupState(options: {
   /** Write it inside a Git work tree that does not ignore it (SECRET_OUTPUT_IN_GIT otherwise). Never overwrites. */
   force?: boolean
   git?: GitRunner
+  /** Opens the row files and the archive (tests give one that writes short or fails, as a full disk does). */
+  open?: OpenArchiveFile
 }): Promise<BackupResult> {
   const file = resolve(options.out)
   const progress = options.progress ?? (() => {})
@@ -97,25 +100,38 @@ export async function backupState(options: {
   // Rows go to private temp files first (a tar member needs its size up front), beside the output.
   const work = await mkdtemp(join(dirname(file), `.${basename(file)}.`))
   const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`)
+  const openFile = options.open ?? open
+  const rowFiles = new Map<string, ArchiveFile>()
   try {
-    const streams = new Map<string, ReturnType<typeof createWriteStream>>()
     progress('reading the state in one consistent snapshot')
+    // Plain awaited writes, not streams: a full disk is an error thrown here (then the finally below
+    // removes `work`), never an 'error' event that kills the process and leaves `work` behind.
     const snapshot = await exportSnapshot(options.pool, async (table, lines) => {
-      let out = streams.get(table)
+      const path = join(work, `${table}.jsonl`)
+      let out = rowFiles.get(table)
       if (!out) {
-        out = createWriteStream(join(work, `${table}.jsonl`), { mode: 0o600 })
-        streams.set(table, out)
+        out = await openFile(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)
+        rowFiles.set(table, out)
       }
-      if (!out.write(`${lines.join('\n')}\n`)) await new Promise<void>((r) => out.once('drain', () => r()))
+      await writeAll(out, Buffer.from(`${lines.join('\n')}\n`), path)
     })
-    for (const out of streams.values()) await new Promise<void>((r, j) => out.end((e?: Error) => (e ? j(e) : r())))
+    for (const [table, out] of rowFiles) {
+      rowFiles.delete(table)
+      await out.close().catch((error: unknown) => {
+        throw withPath(error, join(work, `${table}.jsonl`))
+      })
+    }
     if (snapshot.schemaVersion === null) {
       throw new FleetkitError('BACKUP_INVALID', 'the database holds no fleetkit schema: nothing to back up', {
         actions: ['fleetkit db status'],
       })
     }
     progress(`writing ${file}`)
-    const archive = await createTarGz(temp, { mode: 0o600, mtime: options.now })
+    const archive = await createTarGz(temp, {
+      mode: 0o600,
+      mtime: options.now,
+      ...(options.open ? { open: options.open } : {}),
+    })
     const tables: BackupManifest['tables'] = []
     const pki: BackupManifest['pki'] = []
     try {
@@ -178,6 +194,7 @@ export async function backupState(options: {
       pkiFiles: pki.map((p) => p.member.slice('pki/'.length)),
     }
   } finally {
+    for (const out of rowFiles.values()) await out.close().catch(() => undefined)
     await unlink(temp).catch(() => undefined)
     await rm(work, { recursive: true, force: true })
   }

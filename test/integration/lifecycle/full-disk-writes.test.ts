@@ -1,0 +1,170 @@
+// A disk that fills while fleetkit writes its own files (the full-disk probe): every command fails
+// with FILESYSTEM_WRITE_FAILED (exit 74) naming the file it was writing, and leaves nothing at a
+// final path, no temp file, and what was there before as it was. The backup's short write (the
+// kernel writes part of a buffer and says so only in bytesWritten) is injected, so it runs anywhere;
+// the commands run for real on a full tmpfs (root, as CI runs).
+import assert from 'node:assert/strict'
+import { closeSync, ftruncateSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs'
+import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { toFleetkitError } from '../../../src/checks/fleetkit-error.js'
+import type { OpenArchiveFile } from '../../../src/fs/tar-gz.js'
+import { backupState } from '../../../src/lifecycle/state/db-backup.js'
+import { appendEvent } from '../../../src/store/events.js'
+import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
+import {
+  type DisposablePostgres,
+  type FreshDatabase,
+  freshDatabase,
+  startDisposablePostgres,
+} from '../../support/postgres.js'
+import { runProcess } from '../../support/process.js'
+
+/**
+ * Files on a disk with `room` bytes left, written as the kernel writes them: a write that does not
+ * fit writes what fits and says so only in bytesWritten; the next one fails with ENOSPC (no path).
+ */
+function smallDisk(room: number): { open: OpenArchiveFile; written: () => number } {
+  let left = room
+  let written = 0
+  return {
+    written: () => written,
+    open: async (path, flags, mode) => {
+      const real = await open(path, flags, mode)
+      return {
+        chmod: (m) => real.chmod(m),
+        chown: (uid, gid) => real.chown(uid, gid),
+        sync: () => real.sync(),
+        close: () => real.close(),
+        async write(buffer, offset, length) {
+          if (left === 0)
+            throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+              code: 'ENOSPC',
+              syscall: 'write',
+            })
+          const taken = Math.min(length, left)
+          left -= taken
+          written += taken
+          return real.write(buffer, offset, taken)
+        },
+      }
+    },
+  }
+}
+
+/** Writes FILE until its filesystem has no byte left, then gives `free` bytes back (truncating frees tmpfs pages). */
+function fillUp(file: string, free = 0): void {
+  const fd = openSync(file, 'w')
+  let size = 0
+  try {
+    for (let chunk = 1 << 20; chunk >= 512; chunk >>= 1) {
+      const bytes = Buffer.alloc(chunk, 1)
+      for (;;) {
+        try {
+          size += writeSync(fd, bytes)
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break
+          throw error
+        }
+      }
+    }
+    if (free > 0) ftruncateSync(fd, size - free)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+describe('a disk that fills while fleetkit writes its files: FILESYSTEM_WRITE_FAILED, nothing half-written', function () {
+  this.timeout(180_000)
+  let dir: string
+  let server: DisposablePostgres
+  let db: FreshDatabase
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetkit-full-disk-'))
+    server = await startDisposablePostgres()
+    db = await freshDatabase(server.url)
+    // Rows to write: the row files are the backup's first writes.
+    for (let i = 0; i < 50; i++)
+      await appendEvent(db.pool, { kind: 'operator_note', data: { note: `before the backup ${i}` } })
+  })
+  after(async () => {
+    await db?.drop()
+    await server?.stop()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  describe('db backup with a short write (injected)', () => {
+    const now = new Date('2026-12-01T00:00:00Z')
+    const backup = (out: string, disk?: ReturnType<typeof smallDisk>) =>
+      backupState({ pool: db.pool, pkiDir: join(dir, 'no-pki'), out, now, ...(disk ? { open: disk.open } : {}) })
+
+    it('a last write cut short fails the backup, naming the file; nothing is left beside --out', async () => {
+      const whole = join(dir, 'whole')
+      await mkdir(whole)
+      const counted = smallDisk(Number.MAX_SAFE_INTEGER)
+      await backup(join(whole, 'b.tar.gz'), counted)
+      // Every byte but the last fits: the archive's last write is short and nothing after it writes.
+      const out = join(dir, 'short')
+      await mkdir(out)
+      const error = await backup(join(out, 'b.tar.gz'), smallDisk(counted.written() - 1)).then(
+        (result) => assert.fail(`a truncated backup was reported written: ${JSON.stringify(result)}`),
+        (e: unknown) => toFleetkitError(e),
+      )
+      assert.equal(error.code, 'FILESYSTEM_WRITE_FAILED', error.message)
+      assert.equal(error.exitCode, 74)
+      assert.match(String(error.data?.path), new RegExp(`^${out}/\\.b\\.tar\\.gz\\.[0-9a-f]+\\.tmp$`))
+      assert.match(error.message, new RegExp(`could not write ${out}/`))
+      assert.deepEqual(await readdir(out), [], 'no backup, no temp file, no row directory')
+    })
+
+    it('a disk full while the rows are written fails the same way and removes the row files', async () => {
+      const out = join(dir, 'rows')
+      await mkdir(out)
+      const error = await backup(join(out, 'b.tar.gz'), smallDisk(100)).then(
+        () => assert.fail('the backup succeeded on a full disk'),
+        (e: unknown) => toFleetkitError(e),
+      )
+      assert.equal(error.code, 'FILESYSTEM_WRITE_FAILED', error.message)
+      assert.match(String(error.data?.path), /\/\.b\.tar\.gz\.[^/]+\/[a-z_]+\.jsonl$/)
+      assert.deepEqual(await readdir(out), [])
+    })
+  })
+
+  describe('the commands on a full tmpfs (root)', () => {
+    let mount: string
+    let mounted = false
+    let env: NodeJS.ProcessEnv
+    const filler = () => join(mount, 'filler')
+    const onDisk = () => readdirSync(mount).filter((name) => name !== 'filler')
+    before(async () => {
+      mount = join(dir, 'tmpfs')
+      await mkdir(mount)
+      const made = await runProcess('mount', ['-t', 'tmpfs', '-o', 'size=2m,mode=0700', 'tmpfs', mount])
+      if (made.code !== 0)
+        throw new Error(`mount tmpfs exited ${made.code}: these tests run as root (${made.stderr.trim()})`)
+      mounted = true
+      env = { DATABASE_URL: db.url, FLEETKIT_STATE_DIR: join(dir, 'state') }
+    })
+    afterEach(() => {
+      rmSync(filler(), { force: true })
+    })
+    after(async () => {
+      if (mounted) await runProcess('umount', [mount])
+    })
+
+    it('db backup --json: the coded error, not a crash; no temp directory left', async () => {
+      fillUp(filler())
+      const ran = await runFleetkit(
+        ['db', 'backup', '--out', join(mount, 'b.tar.gz'), '--pki-dir', join(dir, 'no-pki'), '--json'],
+        { env },
+      )
+      assert.equal(ran.code, 74, ran.stdout + ran.stderr)
+      assertMatchesOutputSchema('db-backup', ran.json)
+      assert.equal(ran.json.code, 'FILESYSTEM_WRITE_FAILED')
+      assert.ok(String(ran.json.data.path).startsWith(`${mount}/`), ran.json.data.path)
+      assert.deepEqual(onDisk(), [])
+    })
+  })
+})
