@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline'
 
 import type { StatePool } from '../../store/transaction.js'
 
-import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { FleetkitError, toFleetkitError } from '../../checks/fleetkit-error.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
 import { extractTarGz, type TarMember } from '../../fs/tar-gz.js'
 import { TarFormatError } from '../../fs/ustar.js'
@@ -42,6 +42,24 @@ export interface RestoreResult {
     /** Where the PKI directory that was there went (--force); null when there was none. */
     keptAside: string | null
   }
+}
+
+/**
+ * A filesystem that could not take the unpacked backup: it is TMPDIR's, which the operator did not
+ * name and may not guess from a temporary path; say so, and how to unpack elsewhere.
+ */
+function unpackFailed(file: string, error: unknown): unknown {
+  const coded = toFleetkitError(error)
+  if (coded.code !== 'FILESYSTEM_WRITE_FAILED') return error
+  return new FleetkitError(coded.code, `unpacking ${file} into TMPDIR (${tmpdir()}): ${coded.message}`, {
+    actions: [
+      coded.actions[0]!,
+      `or unpack it on a filesystem with room: TMPDIR=DIR fleetkit db restore ${file}`,
+      'then run the command again',
+    ],
+    data: { ...coded.data, tmpdir: tmpdir() },
+    cause: error,
+  })
 }
 
 function invalid(file: string, why: string, cause?: unknown): FleetkitError {
@@ -146,7 +164,7 @@ export async function restoreState(options: {
       members = await extractTarGz(file, work)
     } catch (error) {
       if (error instanceof TarFormatError) throw invalid(file, error.message, error)
-      throw error
+      throw unpackFailed(file, error)
     }
     const manifest = await readManifest(file, work, members)
     if (manifest.schemaVersion > latest) {

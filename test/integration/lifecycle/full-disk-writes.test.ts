@@ -166,5 +166,26 @@ describe('a disk that fills while fleetkit writes its files: FILESYSTEM_WRITE_FA
       assert.ok(String(ran.json.data.path).startsWith(`${mount}/`), ran.json.data.path)
       assert.deepEqual(onDisk(), [])
     })
+
+    it('db restore with TMPDIR full: names TMPDIR and the file, never calls the backup damaged', async () => {
+      const file = join(dir, 'good.tar.gz')
+      const made = await runFleetkit(['db', 'backup', '--out', file, '--pki-dir', join(dir, 'no-pki')], { env })
+      assert.equal(made.code, 0, made.stdout + made.stderr)
+      fillUp(filler())
+      const target = { DATABASE_URL: (await freshDatabase(server.url)).url, TMPDIR: mount }
+      const ran = await runFleetkit(['db', 'restore', file, '--pki-dir', join(dir, 'restored-pki'), '--json'], {
+        env: { ...env, ...target },
+      })
+      assert.equal(ran.code, 74, ran.stdout + ran.stderr)
+      assert.equal(ran.json.code, 'FILESYSTEM_WRITE_FAILED')
+      assert.ok(String(ran.json.data.path).startsWith(`${mount}/fleetkit-restore-`), ran.json.data.path)
+      assert.match(ran.json.message, new RegExp(`into TMPDIR \\(${mount}\\): could not write ${mount}/`))
+      // (tsx, which runs the source when there is no current build, keeps its cache in TMPDIR too.)
+      assert.deepEqual(
+        onDisk().filter((name) => !name.startsWith('tsx-')),
+        [],
+        'the unpacked files are removed',
+      )
+    })
   })
 })
