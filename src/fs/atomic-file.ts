@@ -95,8 +95,15 @@ export async function writeFileAtomic(
 /**
  * Several files in one directory: every one is written to its temp file before any is renamed,
  * then they are renamed in the order given, so a failure while writing changes nothing.
+ * `beforeRename` runs once all are written, before the first rename (a release removes the
+ * signature the new files will no longer match).
  */
-export async function writeFilesAtomic(dir: string, files: readonly NewFile[], rng: Rng = systemRng): Promise<void> {
+export async function writeFilesAtomic(
+  dir: string,
+  files: readonly NewFile[],
+  rng: Rng = systemRng,
+  beforeRename?: () => Promise<void>,
+): Promise<void> {
   const temps: { temp: string; final: string }[] = []
   try {
     for (const file of files) {
@@ -105,6 +112,7 @@ export async function writeFilesAtomic(dir: string, files: readonly NewFile[], r
       await writeNewFile(temp, file.content, file.mode, file.owner, final)
       temps.push({ temp, final })
     }
+    await beforeRename?.()
     while (temps.length > 0) {
       const { temp, final } = temps[0]!
       await rename(temp, final)

@@ -1,6 +1,6 @@
 // Builds a release directory from built agent binaries: one deterministic
 // fleetkit-agent-<version>-linux-<arch>.tar.zst per architecture and their SHA256SUMS.
-import { lstat, readFile, rm, writeFile } from 'node:fs/promises'
+import { lstat, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
@@ -17,10 +17,13 @@ import { formatSha256Sums, sha256Hex } from './sha256sums.js'
 import { singleFileTar } from './tar-writer.js'
 import { zstdCompress } from './zstd.js'
 import { makeDirectories } from '../fs/make-directories.js'
+import { type NewFile, removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
 
 /** Every archive has the same mtime (the epoch), so the bytes depend on the binary alone. */
 const RELEASE_ENTRY_MTIME = 0
 const RELEASE_ENTRY_MODE = 0o755
+/** The files are uploaded and served: anyone may read them. */
+const RELEASE_FILE_MODE = 0o644
 
 export interface PackOptions {
   version: string
@@ -105,18 +108,24 @@ export async function packRelease(options: PackOptions): Promise<PackResult> {
   }
   await makeDirectories(options.outputDir)
   const archives: PackedArchive[] = []
+  const files: NewFile[] = []
   for (const { arch, content } of binaries) {
     const name = archiveName(version, arch)
     progress(`compressing ${name} (${(content.length / 1024 / 1024).toFixed(1)} MiB) with zstd`)
     const tar = singleFileTar({ name: AGENT_ENTRY_NAME, mode: RELEASE_ENTRY_MODE, mtime: RELEASE_ENTRY_MTIME, content })
     const archive = await zstdCompress(tar)
-    await writeFile(join(options.outputDir, name), archive)
+    files.push({ name, content: archive, mode: RELEASE_FILE_MODE })
     archives.push({ arch, name, sha256: sha256Hex(archive), size: archive.length, binarySize: content.length })
   }
   const sumsFile = join(options.outputDir, SUMS_FILE)
-  progress(`writing ${SUMS_FILE}`)
-  await writeFile(sumsFile, formatSha256Sums(archives))
-  // A signature of earlier sums would no longer match: remove it so nobody uploads it.
-  await rm(join(options.outputDir, SIGNATURE_FILE), { force: true })
+  files.push({ name: SUMS_FILE, content: formatSha256Sums(archives), mode: RELEASE_FILE_MODE })
+  progress(`writing the archives and ${SUMS_FILE}`)
+  // Every file to a temp name first: a failure (a full disk) leaves the directory as it was, a
+  // release signed before still whole. Once all are written, and before any is renamed over an old
+  // one, the signature of the earlier sums goes: it would not match, and a directory uploaded as it
+  // is must read "unsigned", never "tampered with".
+  await writeFilesAtomic(options.outputDir, files, undefined, () =>
+    removeDurably(join(options.outputDir, SIGNATURE_FILE)),
+  )
   return { version, outputDir: options.outputDir, sumsFile, archives }
 }

@@ -4,8 +4,9 @@
 // kernel writes part of a buffer and says so only in bytesWritten) is injected, so it runs anywhere;
 // the commands run for real on a full tmpfs (root, as CI runs).
 import assert from 'node:assert/strict'
-import { closeSync, ftruncateSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs'
-import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -21,6 +22,7 @@ import {
   startDisposablePostgres,
 } from '../../support/postgres.js'
 import { runProcess } from '../../support/process.js'
+import { fakeAgent } from '../release/release-cli.js'
 
 /**
  * Files on a disk with `room` bytes left, written as the kernel writes them: a write that does not
@@ -186,6 +188,31 @@ describe('a disk that fills while fleetkit writes its files: FILESYSTEM_WRITE_FA
         [],
         'the unpacked files are removed',
       )
+    })
+
+    it('release pack over a signed release: the old archives, sums and signature stay as they were', async () => {
+      const release = join(mount, 'rel')
+      await fakeAgent(join(dir, 'dist-old'), 'amd64', '0.2.0')
+      const first = await runFleetkit(
+        ['release', 'pack', '--version', '0.2.0', '--input', join(dir, 'dist-old'), '--output', release],
+        { env },
+      )
+      assert.equal(first.code, 0, first.stdout + first.stderr)
+      await writeFile(join(release, 'SHA256SUMS.sig'), 'c2lnbmVk\n')
+      const before = Object.fromEntries(readdirSync(release).map((n) => [n, readFileSync(join(release, n), 'hex')]))
+      // A larger agent (random bytes do not compress): it cannot fit.
+      const agent = await fakeAgent(join(dir, 'dist-new'), 'amd64', '0.2.0')
+      await writeFile(agent, randomBytes(64 * 1024))
+      fillUp(filler(), 16 * 1024)
+      const ran = await runFleetkit(
+        ['release', 'pack', '--version', '0.2.0', '--input', join(dir, 'dist-new'), '--output', release, '--json'],
+        { env },
+      )
+      assert.equal(ran.code, 74, ran.stdout + ran.stderr)
+      assert.equal(ran.json.code, 'FILESYSTEM_WRITE_FAILED')
+      assert.equal(ran.json.data.path, join(release, 'fleetkit-agent-0.2.0-linux-amd64.tar.zst'))
+      const after = Object.fromEntries(readdirSync(release).map((n) => [n, readFileSync(join(release, n), 'hex')]))
+      assert.deepEqual(after, before, 'every file as it was, no temp file')
     })
   })
 })
