@@ -4,11 +4,20 @@ import { stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { createFileExclusive, writeFileAtomic } from './atomic-file.js'
+import { createFileExclusive, type NewFile, writeFileAtomic, writeFilesAtomic } from './atomic-file.js'
 
 export async function writePrivateFile(path: string, data: Buffer | string): Promise<void> {
   await assertDirectoryNotShared(dirname(path))
   await writeFileAtomic(path, data, 0o600)
+}
+
+/**
+ * Files that belong together (a key and its certificates), written as writeFilesAtomic writes them:
+ * all or, when one cannot be written, none. The directory is refused as writePrivateFile refuses it.
+ */
+export async function writePrivateFiles(dir: string, files: readonly NewFile[]): Promise<void> {
+  await assertDirectoryNotShared(dir)
+  await writeFilesAtomic(dir, files)
 }
 
 /** writePrivateFile for a file that is never replaced: EEXIST when anything is at `path` already. */

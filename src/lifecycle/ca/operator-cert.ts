@@ -1,14 +1,14 @@
 // `fleetkit ca operator-cert NAME`: a client certificate for the gateway's operator API, signed
 // by the fleet CA, recorded (fingerprint) so the API can tell it from an agent's; key stays local.
-import { writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 
 import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
 import { assertSecretOutsideGit, type GitRunner } from '../../fs/output-in-git.js'
-import { writePrivateFile } from '../../fs/private-file.js'
+import { removeDurably } from '../../fs/atomic-file.js'
+import { writePrivateFiles } from '../../fs/private-file.js'
 import { issueClientCertificate } from '../../pki/client-certificate.js'
 import { generateP256KeyPair, privateKeyToPem } from '../../pki/keys.js'
 import { loadPkiSet } from '../../pki/pki-set.js'
@@ -78,6 +78,7 @@ export async function issueOperatorCertificate(options: {
   const keys = await generateP256KeyPair()
   const certificateFile = join(options.outDir, `${name}.pem`)
   const caBundleFile = join(options.outDir, 'gateway-ca.pem')
+  let written = false
   const issued = await withTransaction(options.pool, async (client) => {
     // Shared issuance lock, and never from a CA a rotation retired (the files were read before the lock).
     await lockIssuance(client, pki.ca)
@@ -101,12 +102,20 @@ export async function issueOperatorCertificate(options: {
       data: { name, serial: cert.serial, not_after: cert.notAfter.toISOString(), actor: options.actor },
     })
     // Written before the commit: a failed write (full disk, unwritable directory) rolls the row back,
-    // so no certificate is recorded that nobody holds.
+    // so no certificate is recorded that nobody holds. All three or none (temp files renamed once
+    // all are written): never a key beside an empty certificate.
     await makeDirectories(options.outDir, 0o700)
-    await writePrivateFile(keyFile, await privateKeyToPem(keys.privateKey))
-    await writeFile(certificateFile, cert.certificatePem)
-    await writeFile(caBundleFile, pki.bundlePem)
+    await writePrivateFiles(options.outDir, [
+      { name: basename(keyFile), content: await privateKeyToPem(keys.privateKey), mode: 0o600 },
+      { name: basename(certificateFile), content: cert.certificatePem, mode: 0o644 },
+      { name: basename(caBundleFile), content: pki.bundlePem, mode: 0o644 },
+    ])
+    written = true
     return cert
+  }).catch(async (error: unknown) => {
+    // The commit failed after the files were written: the row is gone, so are they.
+    if (written) for (const file of [keyFile, certificateFile, caBundleFile]) await removeDurably(file).catch(() => {})
+    throw error
   })
   return {
     name,

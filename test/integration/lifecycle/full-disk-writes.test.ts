@@ -214,5 +214,22 @@ describe('a disk that fills while fleetkit writes its files: FILESYSTEM_WRITE_FA
       const after = Object.fromEntries(readdirSync(release).map((n) => [n, readFileSync(join(release, n), 'hex')]))
       assert.deepEqual(after, before, 'every file as it was, no temp file')
     })
+
+    it('ca operator-cert: no key beside an empty certificate, nothing recorded', async () => {
+      const pkiDir = join(dir, 'pki')
+      const ca = await runFleetkit(['ca', 'init', '--pki-dir', pkiDir, '--json'], { env })
+      assert.equal(ca.code, 0, ca.stdout + ca.stderr)
+      const out = join(mount, 'ops')
+      // One page: the key fits, its certificate does not.
+      fillUp(filler(), 4096)
+      const ran = await runFleetkit(['ca', 'operator-cert', 'opy', '--out', out, '--pki-dir', pkiDir, '--json'], {
+        env,
+      })
+      assert.equal(ran.code, 74, ran.stdout + ran.stderr)
+      assert.equal(ran.json.code, 'FILESYSTEM_WRITE_FAILED')
+      assert.ok(String(ran.json.data.path).startsWith(`${out}/`), ran.json.data.path)
+      assert.deepEqual(readdirSync(out), [])
+      assert.equal((await db.pool.query("SELECT 1 FROM operator_certificates WHERE name = 'opy'")).rowCount, 0)
+    })
   })
 })
