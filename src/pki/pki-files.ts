@@ -246,7 +246,10 @@ export async function existingCaFiles(dir: string): Promise<string[]> {
  * Write files into dir (created 0700 if missing) with the one atomic writer: all written
  * before any is renamed, renamed in the order given. A reader never sees a half-written file.
  */
-export async function writePkiFiles(dir: string, files: readonly NewPkiFile[]): Promise<void> {
+export async function writePkiFiles(
+  dir: string,
+  files: readonly (NewPkiFile | { name: string; content: Uint8Array; mode: number })[],
+): Promise<void> {
   await makeDirectories(dir, 0o700, STATE_PARENT_MODE)
   await assertPkiDirectoryPrivate(dir)
   // Root writing into the gateway service's PKI directory gives each file to the directory's

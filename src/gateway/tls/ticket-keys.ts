@@ -5,13 +5,13 @@
 // running gateway looks at the file every PKI reload interval (its stat; the file is read again when that
 // changed) and serves the new keys from then on.
 import { randomBytes } from 'node:crypto'
-import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { readFile, writeFile } from 'node:fs/promises'
+import { basename, join } from 'node:path'
 
 import { type Clock, systemClock } from '../../config/clock.js'
 import { statSignature } from '../../fs/stat-signature.js'
 import type { Logger } from '../../log/logger.js'
-import { readPkiDirectory } from '../../pki/pki-files.js'
+import { readPkiDirectory, writePkiFiles } from '../../pki/pki-files.js'
 
 /** Node's ticketKeys: 16 bytes name, 16 bytes HMAC secret, 16 bytes AES key. */
 const TICKET_KEYS_BYTES = 48
@@ -56,32 +56,17 @@ export interface TicketKeyRotation {
 }
 
 /**
- * New keys, written beside the file (0600, flushed) and renamed over it: a gateway reading at any
- * moment reads the old keys or the new ones, never half of either.
+ * New keys, written as the PKI files are (a hidden temp file beside the file, 0600, fsynced, renamed
+ * over it; removed on any failure; root gives it to the directory's owner, the account a gateway
+ * installed as a service reads it as): a gateway reading at any moment reads the old keys or the new
+ * ones, never half of either.
  */
 export async function rotateTicketKeys(pkiDir: string): Promise<TicketKeyRotation> {
   // The directory a gateway serves from (CA_MISSING, PKI_DIR_PERMISSIONS ... otherwise), not a stray one.
   await readPkiDirectory(pkiDir)
   const path = ticketKeysPath(pkiDir)
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   const keys = randomBytes(TICKET_KEYS_BYTES)
-  const handle = await open(temporary, 'wx', 0o600)
-  try {
-    // Root rotating the gateway service's keys (fleetkit gateway install) gives them to the
-    // directory's owner, the account the gateway reads them as.
-    const dir = await stat(pkiDir)
-    if (process.getuid?.() === 0 && dir.uid !== 0) await handle.chown(dir.uid, dir.gid)
-    await handle.writeFile(keys)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  try {
-    await rename(temporary, path)
-  } catch (error) {
-    await rm(temporary, { force: true })
-    throw error
-  }
+  await writePkiFiles(pkiDir, [{ name: basename(path), content: keys, mode: 0o600 }])
   return { path, keyName: ticketKeyName(keys) }
 }
 
