@@ -1,7 +1,8 @@
 // Recognising PostgreSQL and connection errors by SQLSTATE (`code`) and `constraint`,
 // never by message text, and turning connection failures into coded errors.
+import { environmentFailure } from '../checks/environment-failures.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { SQLSTATE, sqlState } from '../checks/sqlstate.js'
+import { isServerFailure, SQLSTATE, sqlState } from '../checks/sqlstate.js'
 import { driverError } from './state-client.js'
 
 export { describeSqlState, isConnectionError, isServerFailure, SQLSTATE, sqlState } from '../checks/sqlstate.js'
@@ -29,7 +30,8 @@ export function isRetryableTransactionError(error: unknown): boolean {
 /**
  * The coded error for a failure while connecting to `redactedUrl`. Called only on the
  * connect path, so an error without a SQLSTATE (a socket error, a timeout, a dropped
- * connection) means the server was not reachable.
+ * connection) means the server was not reachable. A server that answered but failed the new
+ * session for a reason of its own (class 53, 58, XX) gets the code a statement's failure gets.
  */
 export function connectFailure(
   annotated: unknown,
@@ -52,6 +54,15 @@ export function connectFailure(
       cause: error,
     })
   }
+  // Reached, but the new backend failed: on a full disk it cannot write its relcache init file (53100).
+  // STATE_DISK_FULL, as for a statement: "unreachable" would advise stopping a server that cannot start again.
+  const failed = isServerFailure(error) ? environmentFailure(error as Error) : undefined
+  if (failed)
+    return new FleetkitError(failed.code, failed.message, {
+      actions: failed.actions,
+      data: { url: redactedUrl, ...failed.data },
+      cause: error,
+    })
   const hint =
     source === 'embedded'
       ? ['fleetkit db status', 'fleetkit db stop, then run the command again to restart the embedded server']

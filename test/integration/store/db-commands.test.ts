@@ -8,6 +8,7 @@ import { loadMigrations } from '../../../src/store/migrate.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { assertMatchesOutputSchema, type CliRun, runFleetkit } from '../../support/cli.js'
 import { type DisposablePostgres, runSql, startDisposablePostgres, withDatabase } from '../../support/postgres.js'
+import { startRefusingPostgres } from '../../support/refusing-postgres.js'
 
 interface Ran extends CliRun {
   exitCode: number
@@ -206,6 +207,26 @@ describe('fleetkit db status | migrate | stop', function () {
       assert.equal(ran.json.code, 'STATE_UNREACHABLE')
       assert.ok(!ran.stdout.includes('hunter2') && !ran.stderr.includes('hunter2'))
       assert.match(String(ran.json.message), /postgres:\/\/fleet:\*\*\*@127\.0\.0\.1:1\/fleet/)
+    })
+
+    it("gives STATE_DISK_FULL (exit 74), not STATE_UNREACHABLE, when the server's full disk fails every new session (53100 at connect)", async () => {
+      const full = await startRefusingPostgres('53100', 'could not write init file: No space left on device')
+      try {
+        const env = { FLEETKIT_STATE_DIR: stateDir, DATABASE_URL: full.url }
+        const status = await fleetkit('status', env)
+        const list = await runFleetkit(['node', 'list', '--json'], { env })
+        for (const ran of [{ ...status, code: status.exitCode }, list]) {
+          assert.equal(ran.code, 74, ran.stdout + ran.stderr)
+          assert.equal(ran.json.code, 'STATE_DISK_FULL')
+          assert.match(String(ran.json.message), /its disk is full \(SQLSTATE 53100 disk_full\)/)
+          const actions = ran.json.actions as string[]
+          assert.ok(!actions.some((action) => /db stop/.test(action)), 'never advises stopping the server')
+          assert.ok(!ran.stdout.includes('refused-secret') && !ran.stderr.includes('refused-secret'))
+        }
+        assert.ok(full.refused() >= 2, 'both commands reached the server')
+      } finally {
+        await full.close()
+      }
     })
 
     it('gives STATE_AUTH_REFUSED (exit 77) for a wrong password', async () => {

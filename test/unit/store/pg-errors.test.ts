@@ -57,6 +57,25 @@ describe('pg error mapping', () => {
     assert.match(missing.message, /does not exist/)
   })
 
+  it("turns a server's own failure at connect into the code a statement's gets: a full disk is STATE_DISK_FULL", () => {
+    // A new backend on a full disk cannot write its relcache init file: FATAL 53100 before any statement.
+    const full = connectFailure(pgError({ code: '53100', severity: 'FATAL' }), 'postgres://u:***@h:5/db', 'embedded')
+    assert.equal(full.code, 'STATE_DISK_FULL')
+    assert.equal(full.exitCode, 74)
+    assert.match(full.message, /its disk is full \(SQLSTATE 53100 disk_full\)/)
+    assert.doesNotMatch(full.message, /text that must not matter/)
+    assert.deepEqual(full.data, { url: 'postgres://u:***@h:5/db', sqlstate: '53100' })
+    assert.ok(full.actions[0]?.startsWith('free space on the filesystem of the PostgreSQL data directory'))
+    assert.ok(!full.actions.some((action) => action.includes('db stop')), 'never advise stopping the server')
+    // Other resources, I/O errors, corruption: STATE_SERVER_FAILED, not "cannot reach".
+    for (const code of ['53200', '53300', '58030', 'XX000'])
+      assert.equal(connectFailure(pgError({ code }), 'x', 'DATABASE_URL').code, 'STATE_SERVER_FAILED', code)
+    // A server starting up or shutting down is not there yet: still STATE_UNREACHABLE.
+    const starting = connectFailure(pgError({ code: '57P03' }), 'x', 'embedded')
+    assert.equal(starting.code, 'STATE_UNREACHABLE')
+    assert.match(starting.message, /starting up or shutting down/)
+  })
+
   it('redacts passwords from URLs and hides what is not a URL', () => {
     assert.equal(
       redactDatabaseUrl('postgres://fleet:s3cret@db.example.net:5432/fleet'),
