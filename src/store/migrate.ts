@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type pg from 'pg'
 
+import { environmentFailure } from '../checks/environment-failures.js'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { packagePath } from '../package-root.js'
 import { type Queryable, withTransaction } from './transaction.js'
@@ -194,11 +195,27 @@ export async function applyMigrationsWithin(
   return applied
 }
 
-/** One migration's SQL on `client` (in the caller's transaction); a failure is STATE_MIGRATION_FAILED. */
+/**
+ * One migration's SQL on `client` (in the caller's transaction); a failure is STATE_MIGRATION_FAILED,
+ * unless the server failed it for a reason of its own (its disk is full, the connection broke): then
+ * the environment's code (STATE_DISK_FULL: free space and run it again; nothing about the migration
+ * needs a person), as a statement of any command would get.
+ */
 async function runMigration(client: Queryable, migration: Migration, retry: string): Promise<void> {
   try {
     await client.query(migration.sql)
   } catch (error) {
+    const environment = error instanceof Error ? environmentFailure(error) : undefined
+    if (environment)
+      throw new FleetkitError(
+        environment.code,
+        `migration ${pad(migration.version)}-${migration.name} was rolled back: ${environment.message}`,
+        {
+          actions: environment.actions,
+          data: { version: migration.version, name: migration.name, ...environment.data },
+          cause: error,
+        },
+      )
     throw new FleetkitError(
       'STATE_MIGRATION_FAILED',
       `migration ${pad(migration.version)}-${migration.name} failed (${sqlState(error) ?? 'no SQLSTATE'}); it was rolled back`,

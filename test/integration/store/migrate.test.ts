@@ -165,6 +165,38 @@ describe('migrate (real PostgreSQL)', function () {
     }
   })
 
+  it('a migration the full disk fails is STATE_DISK_FULL (free space, run it again), rolled back whole, not STATE_MIGRATION_FAILED', async () => {
+    const db = await emptyDatabase(server, 'mig_disk_full')
+    try {
+      // PostgreSQL's own disk_full (53100), as a statement that must grow a file on a full disk raises it.
+      const full = migration(
+        2,
+        'grows',
+        "CREATE TABLE half (id integer); DO $$ BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = 'disk_full'; END $$",
+      )
+      const migrations = [migration(1, 'good', 'CREATE TABLE good (id integer)'), full]
+      await assert.rejects(migrate(db.pool, { migrations }), (error: unknown) => {
+        assert.ok(hasCode(error, 'STATE_DISK_FULL'), String(error))
+        const e = error as FleetkitError
+        assert.equal(e.exitCode, 74)
+        assert.match(e.message, /^migration 0002-grows was rolled back: PostgreSQL could not write: its disk is full/)
+        assert.deepEqual(e.data, { version: 2, name: 'grows', sqlstate: '53100' })
+        assert.ok(e.actions[0]?.startsWith('free space on the filesystem of the PostgreSQL data directory'))
+        return true
+      })
+      const status = await schemaStatus(db.pool, migrations)
+      assert.equal(status.version, 1)
+      const half = await db.pool.query("SELECT to_regclass('public.half') AS t")
+      assert.equal(half.rows[0].t, null, 'rolled back whole')
+      // Space freed: the same run applies it.
+      const freed = [migrations[0]!, migration(2, 'grows', 'CREATE TABLE half (id integer)')]
+      await migrate(db.pool, { migrations: freed })
+      assert.equal((await schemaStatus(db.pool, freed)).version, 2)
+    } finally {
+      await db.drop()
+    }
+  })
+
   it('refuses a database a newer fleetkit migrated (STATE_NEWER_THAN_CLI) before applying anything', async () => {
     const db = await emptyDatabase(server, 'mig_newer')
     try {
