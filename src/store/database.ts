@@ -5,7 +5,7 @@ import type pg from 'pg'
 import { resolveStateDir, type Env } from '../config/state-dir.js'
 import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER, embeddedServerPaths } from './embedded/paths.js'
 import { readServerRecordSync } from './embedded/postmaster.js'
-import { ensureEmbeddedServer } from './embedded/server.js'
+import { ensureEmbeddedDatabase, ensureEmbeddedServer } from './embedded/server.js'
 import { assertSchemaCurrent, migrate } from './migrate.js'
 import { connectFailure, isConnectionError, redactDatabaseUrl, sqlState, SQLSTATE } from './pg-errors.js'
 import { stateClientClass } from './state-client.js'
@@ -154,8 +154,11 @@ async function openEmbedded(
     } catch (error) {
       await database.close()
       const cause = (error as { cause?: unknown }).cause ?? error
-      const retry = isConnectionError(cause) || sqlState(cause) === SQLSTATE.invalidCatalogName
-      if (attempt >= 2 || !retry) throw error
+      const missing = sqlState(cause) === SQLSTATE.invalidCatalogName
+      if (attempt >= 2 || !(isConnectionError(cause) || missing)) throw error
+      // A server found running without its database: the start that made it failed at CREATE DATABASE
+      // (a full disk) and left it running, so no later start would create it. Create it now.
+      if (missing) await ensureEmbeddedDatabase(server)
     }
   }
 }

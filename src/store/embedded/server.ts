@@ -241,12 +241,22 @@ async function finish(
     startedAt: new Date().toISOString(),
     binaries: embeddedBinaries()?.dir ?? 'unknown',
   })
-  try {
-    await ensureFleetkitDatabase(pm.port, password)
-  } catch (error) {
-    throw connectFailure(error, `postgres://${EMBEDDED_USER}:***@${EMBEDDED_HOST}:${pm.port}/postgres`, 'embedded')
-  }
+  await ensureEmbeddedDatabase({ port: pm.port, password })
   return { ...connection(paths, pm, password), started, initialised }
+}
+
+/**
+ * Create the `fleetkit` database in the running server unless it exists: at every start, and when a
+ * connection to a server found running says it is missing (3D000: the start that created the server
+ * failed at CREATE DATABASE, its disk full, and left the server running). Idempotent; two processes
+ * at once both succeed (the loser's duplicate is ignored). A failure is coded as a connect failure.
+ */
+export async function ensureEmbeddedDatabase(server: { port: number; password: string }): Promise<void> {
+  try {
+    await ensureFleetkitDatabase(server.port, server.password)
+  } catch (error) {
+    throw connectFailure(error, `postgres://${EMBEDDED_USER}:***@${EMBEDDED_HOST}:${server.port}/postgres`, 'embedded')
+  }
 }
 
 function connection(paths: EmbeddedServerPaths, pm: PostmasterPid, password: string) {

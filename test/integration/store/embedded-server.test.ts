@@ -5,10 +5,13 @@ import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import pg from 'pg'
+
 import { openDatabase } from '../../../src/store/database.js'
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { processIsAlive } from '../../../src/fs/file-lock.js'
+import { runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, runProcessOk } from '../../support/process.js'
 
@@ -88,6 +91,35 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     assert.deepEqual([record.pid, record.port], [a.pid, a.port])
     const c = await openInChild(stateDir)
     assert.deepEqual([c.pid, c.port, c.started], [a.pid, a.port, false])
+  })
+
+  it('a server found running without the fleetkit database (its start failed at CREATE DATABASE) gets it back from the next commands, two at once', async () => {
+    const stateDir = sharedStateDir ?? (await newStateDir())
+    const first = await openInChild(stateDir)
+    // What a first start whose disk filled during CREATE DATABASE leaves: the server running, no database.
+    const password = readFileSync(embeddedServerPaths(stateDir).passwordFile, 'utf8').trim()
+    const admin = new pg.Client({
+      host: '127.0.0.1',
+      port: first.port,
+      user: 'fleetkit',
+      password,
+      database: 'postgres',
+    })
+    await admin.connect()
+    try {
+      await admin.query('DROP DATABASE fleetkit WITH (FORCE)')
+    } finally {
+      await admin.end()
+    }
+    // Two at once: one CREATE DATABASE wins, the other's duplicate is no failure.
+    const barrier = { dir: await newStateDir(), count: 2 }
+    const [a, b] = await Promise.all([openInChild(stateDir, barrier), openInChild(stateDir, barrier)])
+    for (const opened of [a, b]) {
+      assert.deepEqual([opened.pid, opened.started], [first.pid, false], 'the running server, not a restart')
+      assert.equal(opened.version, first.version, 'created and migrated')
+    }
+    const listed = await runFleetkit(['node', 'list', '--json'], { env: { FLEETKIT_STATE_DIR: stateDir } })
+    assert.equal(listed.code, 0, listed.stdout + listed.stderr)
   })
 
   it('keeps the generated password in a 0600 file and out of every printed form', async () => {
