@@ -14,6 +14,7 @@ import { processIsAlive } from '../../fs/file-lock.js'
 import { postgresRunAs } from '../postgres-binaries.js'
 import { isSharedState } from './shared-state.js'
 import { EMBEDDED_USER, type EmbeddedServerPaths } from './paths.js'
+import { saysDiskFull } from './postgres-says.js'
 import { waitForProcessGroupEndSync } from './process-group.js'
 import { makeDirectories } from '../../fs/make-directories.js'
 
@@ -105,27 +106,12 @@ function initdbFailureReason(stderr: string): string | undefined {
   return lines.filter((line) => !/^at |^Node\.js v|^\^+$/.test(line)).at(-1)
 }
 
-/**
- * Whether initdb's output says the disk is full: the system's ENOSPC text, or PostgreSQL's own short write
- * (errcode 53100, hint "Check free disk space."), which a filesystem that fills mid-block gives without
- * an errno. Only PostgreSQL's fixed wording: the file it names is relative to the data directory.
- */
-function initdbSaysDiskFull(stderr: string): boolean {
-  return (
-    /No space left on device/i.test(stderr) ||
-    /\b(?:FATAL|PANIC|ERROR):\s*could not extend file "[^"\n]*": wrote only \d+ of \d+ bytes at block \d+/.test(
-      stderr,
-    ) ||
-    /\bHINT:\s*Check free disk space\./.test(stderr)
-  )
-}
-
 /** The coded error for initdb's failure (exported for its unit test). */
 export function initdbFailure(stderr: string, code: number | null, paths: EmbeddedServerPaths): FleetkitError {
   const reason = initdbFailureReason(stderr) ?? `exit ${code}`
   const data = { dataDir: paths.dataDir, exitCode: code }
   // A full disk is the operator's to fix, and it has its own code: nothing was created, nothing else is wrong.
-  if (initdbSaysDiskFull(stderr))
+  if (saysDiskFull(stderr))
     return new FleetkitError(
       'STATE_DISK_FULL',
       `the embedded PostgreSQL data directory could not be created: the disk of ${paths.root} is full (${reason}); nothing was created`,

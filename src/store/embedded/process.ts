@@ -1,7 +1,7 @@
 // The embedded server's postmaster: spawned detached (it outlives the command), on the port it
 // had before when that is free; and the `fleetkit` database created in it once.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, fchmodSync, fchownSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, fchmodSync, fchownSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -106,6 +106,32 @@ export async function ensureFleetkitDatabase(port: number, password: string): Pr
     }
   } finally {
     await client.end().catch(() => undefined)
+  }
+}
+
+/** The size of server.log now (0 when there is none): where what the next start writes begins. */
+export function logSize(logFile: string): number {
+  try {
+    return statSync(logFile).size
+  } catch {
+    return 0
+  }
+}
+
+/** What server.log holds from `offset` on (its last 64 KiB at most), '' when unreadable. */
+export function logSince(logFile: string, offset: number): string {
+  try {
+    const fd = openSync(logFile, 'r')
+    try {
+      const from = Math.max(offset, fstatSync(fd).size - 65_536)
+      const buffer = Buffer.alloc(Math.max(0, fstatSync(fd).size - from))
+      const read = readSync(fd, buffer, 0, buffer.length, from)
+      return buffer.subarray(0, read).toString('utf8')
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return ''
   }
 }
 

@@ -31,7 +31,8 @@ import {
   readPostmasterPid,
   writeServerRecord,
 } from './postmaster.js'
-import { ensureFleetkitDatabase, lastLogLine, requireBinaries, startServer } from './process.js'
+import { ensureFleetkitDatabase, lastLogLine, logSince, logSize, requireBinaries, startServer } from './process.js'
+import { firstFatalLine, saysDiskFull } from './postgres-says.js'
 import { waitUntilGone, waitUntilReady } from './readiness.js'
 
 export interface EmbeddedServer {
@@ -212,19 +213,35 @@ async function startLocked(
       initialised = true
     }
     progress('Starting the embedded PostgreSQL server')
+    const logFrom = logSize(paths.logFile)
     const started = await startServer(paths, timeoutMs)
     if (started) return finish(paths, started, password, true, initialised)
-    if (attempt >= 3) {
-      throw new FleetkitError(
-        'STATE_EMBEDDED_START_FAILED',
-        `the embedded PostgreSQL did not start: ${lastLogLine(paths.logFile)}`,
-        {
-          actions: [`read ${paths.logFile}`, 'fleetkit db status'],
-          data: { logFile: paths.logFile, dataDir: paths.dataDir },
-        },
-      )
-    }
+    if (attempt >= 3) throw startFailure(paths, logSince(paths.logFile, logFrom))
   }
+}
+
+/**
+ * A server that would not start: the first FATAL or PANIC line this start wrote to its log says why (its
+ * last lines say only "shutting down due to startup process failure"). A full disk (it cannot write its
+ * lock file, or recovery its WAL) is STATE_DISK_FULL: free space, nothing else is wrong.
+ */
+function startFailure(paths: EmbeddedServerPaths, log: string): FleetkitError {
+  const fatal = firstFatalLine(log)
+  const data = { logFile: paths.logFile, dataDir: paths.dataDir }
+  if (fatal !== undefined && saysDiskFull(fatal))
+    return new FleetkitError(
+      'STATE_DISK_FULL',
+      `the embedded PostgreSQL could not start: the disk of ${paths.root} is full (${fatal})`,
+      {
+        actions: [`free space on the filesystem of ${paths.root} (df -h ${paths.root})`, 'then run the command again'],
+        data,
+      },
+    )
+  return new FleetkitError(
+    'STATE_EMBEDDED_START_FAILED',
+    `the embedded PostgreSQL did not start: ${fatal ?? lastLogLine(paths.logFile)}`,
+    { actions: [`read ${paths.logFile}`, 'fleetkit db status'], data },
+  )
 }
 
 async function finish(

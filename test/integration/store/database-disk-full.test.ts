@@ -5,7 +5,18 @@
 // fails: PostgreSQL writes into the pages and WAL segment it already has as long as they last. And the embedded
 // server's first start on a disk too small for initdb: STATE_DISK_FULL with initdb's reason, no directory left.
 import assert from 'node:assert/strict'
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -152,5 +163,28 @@ describe("the embedded server's first start on a full disk: STATE_DISK_FULL, not
     await runProcessOk('mount', ['-o', 'remount,size=200m', dir])
     const roomy = await runFleetkit(['node', 'list', '--json'], { env })
     assert.equal(roomy.code, 0, roomy.stdout + roomy.stderr)
+  })
+
+  it("a stopped server that cannot start on the full disk: STATE_DISK_FULL with its log's FATAL line; it starts once there is space", async () => {
+    const env = { FLEETKIT_STATE_DIR: join(dir, 'state') }
+    const stopped = await runFleetkit(['db', 'stop', '--json'], { env })
+    assert.equal(stopped.code, 0, stopped.stdout + stopped.stderr)
+    const filler = join(dir, 'filler')
+    // The log keeps room for what the server says (as an operator's preallocated logs would); every other
+    // page is taken but one, for fleetkit's own start lock: the server's postmaster.pid finds none.
+    await runProcessOk('fallocate', ['--keep-size', '--length', '1M', join(dir, 'state', 'postgres', 'server.log')])
+    fillUp(filler)
+    truncateSync(filler, statSync(filler).size - 4096)
+    const full = await runFleetkit(['node', 'list', '--json'], { env })
+    assert.equal(full.code, 74, full.stdout + full.stderr)
+    assert.equal(full.json.code, 'STATE_DISK_FULL', JSON.stringify(full.json))
+    // The reason, not the log's last lines ("database system is shut down").
+    assert.match(
+      full.json.message,
+      /^the embedded PostgreSQL could not start: the disk of .*\/state\/postgres is full \((FATAL|PANIC): .*No space left on device\)$/,
+    )
+    rmSync(filler)
+    const freed = await runFleetkit(['node', 'list', '--json'], { env })
+    assert.equal(freed.code, 0, freed.stdout + freed.stderr)
   })
 })
