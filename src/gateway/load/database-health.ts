@@ -1,5 +1,6 @@
 // Whether the gateway's PostgreSQL answers: a periodic probe (sooner when a request saw a
-// connection fail), the state /healthz reports, and a restart of the embedded server when it died.
+// connection fail), the state /healthz reports, and a restart of the embedded server when it died
+// (after a restart that failed, the next waits: doubling from intervalMs up to 30 s).
 //
 // A probe that times out is not a dead server: under CPU load or descriptor exhaustion a healthy
 // postmaster answers late, and restarting it turns a slow moment into seconds of 503s. So the
@@ -26,7 +27,12 @@ export interface DatabaseHealthOptions {
   logger: Logger
   setTimer?: (fn: () => void, ms: number) => { unref?(): void }
   clearTimer?: (handle: unknown) => void
+  /** Milliseconds now (Date.now by default): the outage's length, and when the next restart may be tried. */
+  now?: () => number
 }
+
+/** The longest wait between two restarts that failed (a full disk can last until a person frees space). */
+const MAX_RESTART_DELAY_MS = 30_000
 
 /** What the log said about the current outage: a live server that is slow, or one that is unavailable. */
 type Announced = 'database_slow' | 'database_unavailable'
@@ -39,8 +45,15 @@ export class DatabaseHealth {
   private stopped = true
   private probeFailures = 0
   private announced: Announced | undefined
+  /** After a failed restart: how long until the next may be tried (doubling), and when that is. */
+  private restartDelayMs = 0
+  private nextRestartAt = 0
 
   constructor(private readonly options: DatabaseHealthOptions) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)()
+  }
 
   /** Whether requests that need the database may run (false: answer 503 at once). */
   get available(): boolean {
@@ -114,6 +127,9 @@ export class DatabaseHealth {
       retry_in_ms: this.options.intervalMs,
     })
     if (!embedded) return
+    // Every failed query reports, and every report probes: without a wait, a server that cannot start
+    // (its disk full until a person frees space) would be restarted and logged about once a second.
+    if (this.now() < this.nextRestartAt) return
     this.options.logger('warn', 'database_restarting', { database: 'embedded', reason: 'postmaster_gone' })
     try {
       await embedded.restart()
@@ -121,9 +137,16 @@ export class DatabaseHealth {
       this.probeFailures = 0
       this.markUp(true)
     } catch (restartError) {
+      this.restartDelayMs = Math.min(
+        this.restartDelayMs === 0 ? this.options.intervalMs : this.restartDelayMs * 2,
+        Math.max(MAX_RESTART_DELAY_MS, this.options.intervalMs),
+      )
+      this.nextRestartAt = this.now() + this.restartDelayMs
+      const code = (restartError as { code?: unknown }).code
       this.options.logger('error', 'database_restart_failed', {
+        ...(typeof code === 'string' ? { code } : {}),
         error: describe(restartError),
-        retry_in_ms: this.options.intervalMs,
+        retry_in_ms: this.restartDelayMs,
       })
     }
   }
@@ -137,14 +160,16 @@ export class DatabaseHealth {
 
   private markDown(): void {
     this.up = false
-    this.since = Date.now()
+    this.since = this.now()
   }
 
   private markUp(restarted: boolean): void {
     this.up = true
     this.announced = undefined
+    this.restartDelayMs = 0
+    this.nextRestartAt = 0
     this.options.logger('info', 'database_available', {
-      down_ms: Date.now() - this.since,
+      down_ms: this.now() - this.since,
       ...(restarted ? { restarted: true } : {}),
     })
   }

@@ -10,6 +10,7 @@ const TIMEOUT = new Error('Connection terminated due to connection timeout')
 function healthWith(options: {
   probe: (how: { fresh: boolean }) => Promise<void>
   embedded?: Partial<EmbeddedDatabase>
+  now?: () => number
 }) {
   const logs: { level: string; msg: string; fields: Record<string, unknown> }[] = []
   let restarts = 0
@@ -29,6 +30,7 @@ function healthWith(options: {
     ...(embedded ? { embedded } : {}),
     intervalMs: 2000,
     logger: (level, msg, fields) => logs.push({ level, msg, fields: fields ?? {} }),
+    ...(options.now ? { now: options.now } : {}),
   })
   return { health, logs, restarts: () => restarts, msgs: () => logs.map((l) => l.msg) }
 }
@@ -133,5 +135,67 @@ describe('gateway: database health (slow is not dead)', () => {
     await t.health.check()
     assert.equal(asked.at(-1), true, 'while down: a new connection decides')
     assert.equal(t.health.available, true)
+  })
+
+  it('a restart that fails (a full disk) is tried again after waits doubling from 2 s to 30 s, not at every probe; back, the wait resets', async () => {
+    let now = 1_000_000
+    let full = true
+    let restarts = 0
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:5432')
+    const cannotStart = Object.assign(
+      new Error(
+        'the embedded PostgreSQL could not start: the disk of /srv/state/postgres is full (FATAL: could not write lock file "postmaster.pid": No space left on device)',
+      ),
+      { code: 'STATE_DISK_FULL' },
+    )
+    const t = healthWith({
+      probe: () => (full || restarts === 0 ? Promise.reject(refused) : Promise.resolve()),
+      embedded: {
+        livePostmaster: () => Promise.resolve(undefined),
+        restart: () => {
+          restarts++
+          return full ? Promise.reject(cannotStart) : Promise.resolve()
+        },
+      },
+      now: () => now,
+    })
+    const failed = () => t.logs.filter((l) => l.msg === 'database_restart_failed')
+    t.health.reportFailure(refused)
+    await t.health.check()
+    assert.equal(restarts, 1, 'the first restart is at once')
+    assert.equal(failed()[0]!.fields.code, 'STATE_DISK_FULL')
+    assert.match(String(failed()[0]!.fields.error), /No space left on device/, 'the reason, not the last log lines')
+    for (const wait of [2000, 4000, 8000, 16_000, 30_000, 30_000]) {
+      assert.equal(failed().at(-1)!.fields.retry_in_ms, wait)
+      const restartsBefore: number = restarts
+      const failedAt = now
+      // Failing queries report and probe far more often than that: none of them restarts before the wait is over.
+      for (let step = 1; step <= 10; step++) {
+        now = failedAt + Math.floor(((wait - 1) * step) / 10)
+        t.health.reportFailure(refused)
+        await t.health.check()
+      }
+      assert.equal(restarts, restartsBefore, `no restart within ${wait} ms`)
+      now = failedAt + wait
+      await t.health.check()
+      assert.equal(restarts, restartsBefore + 1, `a restart once ${wait} ms have passed`)
+    }
+    assert.equal(
+      t.msgs().filter((msg) => msg === 'database_restarting').length,
+      7,
+      'one line per restart, not per probe',
+    )
+    assert.equal(t.msgs().filter((msg) => msg === 'database_unavailable').length, 1)
+
+    // Space freed: the next restart works and the wait starts from 2 s again at the next outage.
+    full = false
+    now += 30_000
+    await t.health.check()
+    assert.equal(t.health.available, true)
+    assert.equal(t.msgs().at(-1), 'database_available')
+    full = true
+    t.health.reportFailure(refused)
+    await t.health.check()
+    assert.equal(failed().at(-1)!.fields.retry_in_ms, 2000)
   })
 })
