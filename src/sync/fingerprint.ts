@@ -160,11 +160,14 @@ export async function findUnchanged(
     else
       drifted.push({
         node: row.nodeId,
-        differs: current ? differingItems(row.items, current.items) : ['(not read: the node ran in full)'],
+        differs: current ? differingItems(row.items, current.items) : [NOT_READ],
       })
   }
   return { unchanged, drifted }
 }
+
+/** What `differs` holds for a node whose probe got no answer (refused, silent, or not logged in). */
+export const NOT_READ = '(not read: the probe got no answer)'
 
 /** After the full run: record the converged nodes' fingerprints (as of `now`), forget the others'. Returns the recorded nodes. */
 export async function recordFingerprints(

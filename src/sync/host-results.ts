@@ -178,6 +178,9 @@ function stringOrNull(value: unknown): string | null {
 const HOST_KEY_CHANGED =
   /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed|No [A-Z0-9]+ host key is known|mismatching host key/i
 
+// OpenSSH's refusal of every key offered, and Ansible's and mitogen's sentences for it.
+const LOGIN_REFUSED = /Permission denied \(|SSH authentication is incorrect|Authentication failed|authentication failed/
+
 /** The code a role's failure message starts with (`FIREWALL_INPUT_INVALID: ...`), if it is registered. */
 export function leadingCode(msg: string): string | null {
   const match = /\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/.exec(msg)
@@ -204,6 +207,13 @@ export function judgeHost(result: HostResult | undefined): NodeJudgement {
         message: 'the host answered with a key other than the pinned one; not logged in',
       }
     }
+    // Reached, but the login was refused: the operator's key, not the network, is what to look at.
+    if (LOGIN_REFUSED.test(result.unreachable))
+      return {
+        state: 'unreachable',
+        code: null,
+        message: `the host refused the SSH login (use a key of operators.sshKeys: ssh-agent or ANSIBLE_PRIVATE_KEY_FILE): ${oneLine(result.unreachable)}`,
+      }
     return { state: 'unreachable', code: null, message: oneLine(result.unreachable) }
   }
   if (result.failure) {

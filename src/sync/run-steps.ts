@@ -4,7 +4,7 @@ import type { NodeRow } from '../store/nodes/nodes.js'
 import { setSyncNode } from '../store/sync/sync-ledger.js'
 import { recordCanaryProof } from '../store/scheduling/transition-facts.js'
 import { agentHeartbeating, agentRoleRuns } from './enrollment.js'
-import { findUnchanged, type FingerprintSummary } from './fingerprint.js'
+import { findUnchanged, type FingerprintSummary, NOT_READ } from './fingerprint.js'
 import { checkPinnedHostKey } from './ssh-client.js'
 import type { RunContext } from './run-context.js'
 import type { SyncReport } from './sync-report.js'
@@ -70,7 +70,9 @@ export async function skipUnchanged(
   }
   for (const d of found.drifted)
     note(
-      `${d.node} changed since its last converge (${d.differs.slice(0, 4).join(', ')}${d.differs.length > 4 ? `, ${d.differs.length - 4} more` : ''}): it runs in full.`,
+      d.differs[0] === NOT_READ
+        ? `${d.node} could not be read before the run (no answer to the probe): it runs in full.`
+        : `${d.node} changed since its last converge (${d.differs.slice(0, 4).join(', ')}${d.differs.length > 4 ? `, ${d.differs.length - 4} more` : ''}): it runs in full.`,
     )
   return { ...summary, unchanged: [...found.unchanged.keys()], drifted: found.drifted }
 }

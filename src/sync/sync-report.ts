@@ -175,7 +175,9 @@ export function outcomeError(report: SyncReport): FleetkitError | null {
     case 'unreachable':
       return new FleetkitError(
         'SYNC_NODES_UNREACHABLE',
-        `run ${report.runId}: ${list(['unreachable']).join(', ')} could not be reached over SSH; every other node converged`,
+        `run ${report.runId}: ${list(['unreachable']).join(', ')} could not be reached over SSH; ${
+          list(['converged', 'changed']).length > 0 ? 'every other node converged' : 'no other node was synced'
+        }`,
         { actions: [resume], data },
       )
     case 'drifted':

@@ -92,6 +92,19 @@ describe('sync host results', () => {
     assert.equal(judgeHost(results.get('d')).state, 'unreachable')
   })
 
+  it('a host that refuses the login is unreachable, and says the key is what to look at', () => {
+    for (const msg of [
+      'Failed to connect to the host via ssh: admin@10.0.0.9: Permission denied (publickey).',
+      'SSH authentication is incorrect',
+    ]) {
+      const judged = judgeHost(foldHostResults([{ event: 'unreachable', host: 'f', msg }]).get('f'))
+      assert.equal(judged.state, 'unreachable')
+      assert.match(judged.message ?? '', /^the host refused the SSH login \(use a key of operators\.sshKeys/)
+    }
+    const silent = judgeHost(foldHostResults([{ event: 'unreachable', host: 'g', msg: 'No route to host' }]).get('g'))
+    assert.doesNotMatch(silent.message ?? '', /refused the SSH login/)
+  })
+
   it('the dead-man switch rollback is rolled_back with FIREWALL_CONFIRM_TIMEOUT, never failed', () => {
     const results = foldHostResults([
       {
