@@ -31,7 +31,7 @@ export const RENDER_CODES = {
   },
   NODE_SECRET_PENDING: {
     summary:
-      'A new enrollment secret was asked for a provisioning node whose secret is still unused and unexpired (a seed already out); nothing changed. --reissue does it on purpose.',
+      'A new enrollment secret was asked for a provisioning node whose secret is still unused and unexpired (a seed already out, or one given out while node provision ran); nothing changed. --reissue does it on purpose (seed, node token).',
     person: false,
   },
   NODE_CHANGED_CONCURRENTLY: {

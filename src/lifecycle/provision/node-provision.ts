@@ -21,6 +21,7 @@ import { recordPoolPolicies } from '../../store/nodes/pool-policies.js'
 import {
   failProvisioning,
   getProvisionRow,
+  lockProvisionRow,
   type ProvisionRow,
   type ProvisionStep,
   recordServer,
@@ -29,10 +30,10 @@ import {
 import { nodeTarget } from '../../render/seed-documents.js'
 import { asOnlyRun } from '../node/node-run.js'
 import { assertRekeyAllowed } from '../seed/seed-host-key.js'
-import { stateConflict } from '../node/node-transition.js'
 import { type CreateOutcome, createStep } from './provision-create.js'
 import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'
 import { volumeStep } from './provision-volume.js'
+import { assertProvisionable, assertSameHostKey, type HostKeyDecision } from './provision-guard.js'
 import { expired, type ProvisionResult, result, waitTimeout } from './provision-result.js'
 import type { SeedFiles } from '../seed/seed-files.js'
 
@@ -87,25 +88,24 @@ async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclara
   const { pool, nodeId, definition, client } = options
   const progress = options.progress ?? (() => {})
   let row = await getProvisionRow(pool, nodeId)
-  const resume = `fleetkit node provision --resume ${nodeId}`
-  let hostKey: { hostKey: string | null; rekey: boolean } | undefined
   if (!options.resume) {
-    if (row?.provisionState)
-      throw new FleetkitError(
-        'PROVISION_IN_PROGRESS',
-        `node ${nodeId} was provisioned before (step ${row.provisionState}); nothing changed`,
-        { actions: [resume, `fleetkit node show ${nodeId}`], data: { node: nodeId, state: row.provisionState } },
-      )
-    if (row && !['parked', 'failed'].includes(row.status)) throw stateConflict(row, 'provision', ['parked', 'failed'])
+    assertProvisionable(nodeId, row)
     // The seed's rule, before any provider request: a pinned host key is replaced only with --rekey.
+    let hostKey: HostKeyDecision | null = null
     if (nodeTarget(definition, nodeId, undefined).sshUser !== undefined) {
       hostKey = { hostKey: row?.hostKeyPublic ?? declaration.hostKey ?? null, rekey: options.rekey === true }
       assertRekeyAllowed(nodeId, hostKey.hostKey, hostKey.rekey, 'provision')
     }
-    const plan = planProvision(definition, declaration, options.request)
+    // The decision is part of the plan: a --resume continues it and replaces nothing else.
+    const plan = { ...planProvision(definition, declaration, options.request), hostKey }
     progress(`validating ${plan.candidates.length} candidate(s) and image ${plan.image} with the provider`)
     await validatePlan(client, plan, definition.providers?.hetzner?.sshKeys ?? [])
     await withTransaction(pool, async (q) => {
+      // Again under the node's lock: a seed or node token of it (they take no run lock) may have
+      // registered it (provisioning: refused here as it is above) or pinned a key while the provider was asked.
+      const locked = await lockProvisionRow(q, nodeId)
+      assertProvisionable(nodeId, locked)
+      if (hostKey) assertSameHostKey(nodeId, hostKey, locked, declaration.hostKey)
       await startProvisioning(q, {
         id: nodeId,
         pool: declaration.pool,
@@ -146,7 +146,6 @@ async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclara
             secretTtlMs: options.secretTtlMs ?? DEFAULT_SECRET_TTL_MS,
             progress,
             actor: options.actor ?? null,
-            ...(hostKey ? { hostKey } : {}),
             ...(options.beforeCreate ? { beforeCreate: options.beforeCreate } : {}),
           },
           row,

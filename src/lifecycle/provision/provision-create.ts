@@ -15,8 +15,14 @@ import { convergePoolFirewall, firewallName, poolFirewallRules } from '../../pro
 import { withTransaction } from '../../store/database.js'
 import { issueEnrollmentSecret } from '../../store/nodes/enrollment-secrets.js'
 import { appendEvent } from '../../store/events.js'
-import { type ProvisionRow, recordCreateIntent, recordServer } from '../../store/provider/provisioning.js'
+import {
+  lockProvisionRow,
+  type ProvisionRow,
+  recordCreateIntent,
+  recordServer,
+} from '../../store/provider/provisioning.js'
 import { capacityOf } from './provision-plan.js'
+import { assertHostKeyIsTheRuns, assertNoOtherPendingSecret, assertStillPending } from './provision-guard.js'
 import { renderProvisionSeed } from './provision-seed.js'
 import type { SeedFiles } from '../seed/seed-files.js'
 import { pinProvisionHostKey } from '../seed/seed-host-key.js'
@@ -33,8 +39,6 @@ export interface CreateContext {
   progress: (message: string) => void
   /** Who provisions, recorded in the host key's event. */
   actor: string | null
-  /** The host key pinned when the run started and its --rekey (node-provision.ts); absent on --resume. */
-  hostKey?: { hostKey: string | null; rekey: boolean }
   /** Test hook: runs after the create intent committed, before the create request (a kill there). */
   beforeCreate?: () => Promise<void> | void
 }
@@ -78,17 +82,35 @@ export async function createStep(ctx: CreateContext, row: ProvisionRow): Promise
     const expiresAt = new Date(ctx.clock.now().getTime() + ctx.secretTtlMs)
     // The intent first: a kill after this and before the answer is found again by the label.
     await withTransaction(pool, async (q) => {
+      // Under the node's lock, fresh run or --resume alike: replace only the secret and key this run
+      // stored itself, or the key it started out to replace; never a seed's or token's given out meanwhile.
+      const locked = (await lockProvisionRow(q, nodeId))!
+      assertStillPending(locked)
+      const declared = definition.nodes.find((n) => n.id === nodeId)?.hostKey
+      if (seed.hostKeyPublic) assertHostKeyIsTheRuns(nodeId, locked, declared)
+      const resume = `fleetkit node provision --resume ${nodeId}`
+      // A plan recorded by an older fleetkit names neither: its run's own secret is not refused.
+      const own = locked.secretIsTheRuns || locked.plan?.hostKey === undefined
+      assertNoOtherPendingSecret(nodeId, locked, own, ctx.clock.now(), resume)
       await issueEnrollmentSecret(q, nodeId, seed.secretSha256, expiresAt)
-      if (seed.hostKeyPublic)
+      if (seed.hostKeyPublic) {
+        const current = locked.hostKeyPublic ?? declared ?? null
         await pinProvisionHostKey(q, {
           nodeId,
-          declared: definition.nodes.find((n) => n.id === nodeId)?.hostKey,
-          ...(ctx.hostKey ? { planned: ctx.hostKey } : {}),
+          declared,
+          // Decided above: the key there now is the run's to replace.
+          planned: { hostKey: current, rekey: true },
           hostKeyPublic: seed.hostKeyPublic,
           actor: ctx.actor,
           now: ctx.clock.now(),
         })
-      await recordCreateIntent(q, nodeId, { attempt: i, ...candidate, capacity: capacityOf(type, ctx.policy) })
+      }
+      await recordCreateIntent(q, nodeId, {
+        attempt: i,
+        ...candidate,
+        capacity: capacityOf(type, ctx.policy),
+        pinnedHostKey: seed.hostKeyPublic ?? null,
+      })
       await appendEvent(q, {
         kind: 'provision_create_requested',
         nodeId,

@@ -1,6 +1,7 @@
 // The provisioning columns of the nodes table (spec 06 "fleetkit node provision"): the durable step,
 // the plan a --resume continues, the server it created, and the provider delete a decommission owes.
 import type { Queryable } from '../database.js'
+import { lockNodeSecretState } from '../nodes/enrollment-secrets.js'
 import { NODE_COLUMNS, type NodeRow, toNode } from '../nodes/nodes.js'
 
 export type ProvisionStep = 'pending' | 'server_requested' | 'awaiting_enrollment' | 'enrolled' | 'failed'
@@ -12,6 +13,16 @@ export interface ProvisionPlan {
   placementGroup: string | null
   /** Index of the candidate the last create used. */
   attempt: number
+  /**
+   * The host key decision the run started with, taken under the node's lock: the key pinned then
+   * (the state's, else fleet.yaml's) and whether --rekey replaces it; null when its seed carries no
+   * host key (no ssh.user). A --resume continues it. Absent in a plan recorded before it was.
+   */
+  hostKey?: { hostKey: string | null; rekey: boolean } | null
+  /** The host key this run pinned at its last create intent (null: none), which a resumed intent may replace. */
+  pinnedHostKey?: string | null
+  /** When its last create intent stored the run's secret (the database's clock), so the run knows its own. */
+  secretIssuedAt?: string | null
 }
 
 export interface ProvisionRow extends NodeRow {
@@ -37,6 +48,27 @@ export async function getProvisionRow(q: Queryable, nodeId: string, lock = false
     [nodeId],
   )
   return rows[0] ? toProvisionRow(rows[0]) : undefined
+}
+
+export interface LockedProvisionRow extends ProvisionRow {
+  /** The stored secret is the one this run's last create intent stored (or there is none and it stored none). */
+  secretIsTheRuns: boolean
+}
+
+/**
+ * The node's row locked until the transaction ends, after the advisory lock `fleetkit seed` and
+ * `node token` take first (lockNodeSecretState): a seed or token of the node waits for this
+ * transaction, or this one for it, and each sees what the other committed. Undefined: no row.
+ */
+export async function lockProvisionRow(q: Queryable, nodeId: string): Promise<LockedProvisionRow | undefined> {
+  await lockNodeSecretState(q, nodeId)
+  const { rows } = await q.query<Record<string, unknown>>(
+    `SELECT ${COLUMNS},
+       enrollment_secret_issued_at IS NOT DISTINCT FROM (provision_plan->>'secretIssuedAt')::timestamptz AS secret_is_the_runs
+     FROM nodes WHERE id = $1 FOR UPDATE`,
+    [nodeId],
+  )
+  return rows[0] ? { ...toProvisionRow(rows[0]), secretIsTheRuns: rows[0].secret_is_the_runs === true } : undefined
 }
 
 /** The existing row holds a volume that still exists at the provider. */
@@ -84,7 +116,11 @@ export async function startProvisioning(
   return toProvisionRow(rows[0]!)
 }
 
-/** Before a create: the candidate it uses and the capacity of its type (less the host reserve). */
+/**
+ * Before a create, after the run's secret (and host key) were stored in the same transaction: the
+ * candidate it uses, the capacity of its type (less the host reserve), and, in the plan, the secret's
+ * issue time and the key it pinned: what a resumed intent may replace as its own.
+ */
 export async function recordCreateIntent(
   q: Queryable,
   nodeId: string,
@@ -93,11 +129,16 @@ export async function recordCreateIntent(
     region: string
     type: string
     capacity: { cpu: number; memoryMib: number; diskGib: number }
+    pinnedHostKey: string | null
   },
 ): Promise<void> {
+  // jsonb_set of a NULL value is NULL (the whole plan): 'null' keeps the key and the plan.
   await q.query(
     `UPDATE nodes SET region = $2, server_type = $3, capacity_cpu = $4, capacity_memory_mib = $5, capacity_disk_gib = $6,
-       provision_plan = jsonb_set(provision_plan, '{attempt}', to_jsonb($7::int)), updated_at = now()
+       provision_plan = jsonb_set(jsonb_set(jsonb_set(provision_plan, '{attempt}', to_jsonb($7::int)),
+         '{secretIssuedAt}', COALESCE(to_jsonb(enrollment_secret_issued_at), 'null'::jsonb)),
+         '{pinnedHostKey}', COALESCE(to_jsonb($8::text), 'null'::jsonb)),
+       updated_at = now()
      WHERE id = $1`,
     [
       nodeId,
@@ -107,6 +148,7 @@ export async function recordCreateIntent(
       intent.capacity.memoryMib,
       intent.capacity.diskGib,
       intent.attempt,
+      intent.pinnedHostKey,
     ],
   )
 }

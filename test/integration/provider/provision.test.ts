@@ -4,6 +4,7 @@
 // placement fallback, enrollment and its expiry, replace, a delete that fails once, and answers
 // without a usable server id (a proxy in front of the stub sends them).
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +19,7 @@ import type { Definition } from '../../../src/definition/types.js'
 import { decommissionNode } from '../../../src/lifecycle/node/node-decommission.js'
 import { type ProvisionOptions, provisionNode } from '../../../src/lifecycle/provision/node-provision.js'
 import { replaceNode } from '../../../src/lifecycle/provision/node-replace.js'
+import { seedNode } from '../../../src/lifecycle/seed/seed-node.js'
 import { parseVolumeSize } from '../../../src/lifecycle/provision/provision-plan.js'
 import { renderInventory } from '../../../src/render/inventory.js'
 import { generateSshHostKey } from '../../../src/render/ssh-host-key.js'
@@ -278,6 +280,136 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       assert.equal(stub.requests.length, requests)
       assert.equal(await getProvisionRow(gw.db.pool, 'app-k3'), undefined)
       assert.deepEqual(await eventsOf('app-k3'), [])
+    })
+  })
+
+  describe('a seed of the node while it is provisioned: `fleetkit seed` takes no run lock', () => {
+    let dir: string
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'fleetkit-provision-seed-'))
+    })
+    after(async () => {
+      await rm(dir, { recursive: true, force: true })
+    })
+    const declareSsh = (id: string) =>
+      definition.nodes.push({ id, pool: 'build', state: 'active', ssh: { host: '10.20.0.7', user: 'ops' } })
+    /** `fleetkit seed NODE --kind agent`, as the command runs it: a secret issued, a host key pinned for ssh.user. */
+    const seedAgent = (nodeId: string) =>
+      seedNode({
+        pool: gw.db.pool,
+        nodeId,
+        kind: 'agent',
+        definition,
+        ttlMs: 15 * 60_000,
+        autoinstall: false,
+        output: join(dir, `${nodeId}.user-data`),
+        git: async () => undefined,
+        env: {},
+        actor: 'seeder@test',
+        clock,
+        rng: seededRng(`seed-${nodeId}`),
+        files: { caBundle: gw.caPem },
+      })
+    /** The whole row and the node's events: what "nothing changed" compares. */
+    const snapshot = async (nodeId: string) => ({
+      row: (
+        await gw.db.pool.query<{ t: string }>(`SELECT row_to_json(n)::text AS t FROM nodes n WHERE id = $1`, [nodeId])
+      ).rows[0]?.t,
+      events: (await listEvents(gw.db.pool, { nodeId })).map((e) => [e.kind, e.data]),
+    })
+    /** The seed file's secret is the one whose hash the state holds: the seed still enrolls. */
+    async function assertSeedStillValid(nodeId: string): Promise<void> {
+      const document = await readFile(join(dir, `${nodeId}.user-data`), 'utf8')
+      const { rows } = await gw.db.pool.query<{ h: string }>(
+        `SELECT encode(enrollment_secret_sha256, 'hex') AS h FROM nodes WHERE id = $1`,
+        [nodeId],
+      )
+      const hashes = (document.match(/[0-9a-f]{64}/g) ?? []).map((s) => createHash('sha256').update(s).digest('hex'))
+      assert.ok(rows[0]?.h && hashes.includes(rows[0].h), "the stored hash is the seed's secret's")
+    }
+
+    it('a seed committed while the plan is validated: provision is refused under the lock (NODE_STATE_CONFLICT) and writes nothing', async () => {
+      declareSsh('app-s1')
+      let seeded: Awaited<ReturnType<typeof snapshot>> | undefined
+      // The window: the provider validation requests, after the run read the node and before it starts.
+      const racing = Object.create(client) as HetznerClient
+      racing.listLocations = async () => {
+        if (!seeded) {
+          await seedAgent('app-s1')
+          seeded = await snapshot('app-s1')
+        }
+        return client.listLocations()
+      }
+      const error = await rejectsWith(provision('app-s1', { client: racing }), 'NODE_STATE_CONFLICT')
+      assert.match(error.message, /cannot provision app-s1: it is provisioning \(provision applies to parked, failed\)/)
+      assert.ok(seeded, 'the seed ran in the window')
+      assert.deepEqual(await snapshot('app-s1'), seeded, 'no provision_state, plan or provision_started event')
+      assert.equal(creates('app-s1').length, 0)
+      await assertSeedStillValid('app-s1')
+      await rejectsWith(provision('app-s1', { resume: true }), 'PROVISION_NOT_STARTED')
+      assert.deepEqual(await snapshot('app-s1'), seeded)
+    })
+
+    it("a seed committed after the run started: its create intent and every --resume refuse to replace the seed's key (HOST_KEY_PINNED) or secret (NODE_SECRET_PENDING)", async () => {
+      // ssh.user: the seed pinned a host key and issued a secret; the key is refused first.
+      declareSsh('app-s2')
+      let seeded: Awaited<ReturnType<typeof snapshot>> | undefined
+      const seedAfterPending = async (step: string) => {
+        if (step !== 'pending') return
+        await seedAgent('app-s2')
+        seeded = await snapshot('app-s2')
+      }
+      const error = await rejectsWith(provision('app-s2', { afterStep: seedAfterPending }), 'HOST_KEY_PINNED')
+      assert.match(error.message, /did not start with or pin .*nothing was created or stored/)
+      assert.ok(seeded, 'the seed ran in the window')
+      assert.deepEqual(await snapshot('app-s2'), seeded)
+      await rejectsWith(provision('app-s2', { resume: true }), 'HOST_KEY_PINNED')
+      assert.deepEqual(await snapshot('app-s2'), seeded, 'no host_key_replaced, the secret kept')
+      assert.equal(creates('app-s2').length, 0)
+      await assertSeedStillValid('app-s2')
+
+      // No ssh.user: only a secret; refused until it expired unused, then the run goes on.
+      declare('build-s3')
+      let seededSecret: Awaited<ReturnType<typeof snapshot>> | undefined
+      const refused = await rejectsWith(
+        provision('build-s3', {
+          afterStep: async (step) => {
+            if (step !== 'pending') return
+            await seedAgent('build-s3')
+            seededSecret = await snapshot('build-s3')
+          },
+        }),
+        'NODE_SECRET_PENDING',
+      )
+      assert.match(refused.message, /did not issue/)
+      assert.match((refused as FleetkitError).actions.join('\n'), /fleetkit node provision --resume build-s3/)
+      await rejectsWith(provision('build-s3', { resume: true }), 'NODE_SECRET_PENDING')
+      assert.deepEqual(await snapshot('build-s3'), seededSecret)
+      assert.equal(creates('build-s3').length, 0)
+      await assertSeedStillValid('build-s3')
+      await sleep(16 * 60_000)
+      const done = await provision('build-s3', { resume: true })
+      assert.equal(done.state, 'awaiting_enrollment')
+      assert.equal(creates('build-s3').length, 1)
+    })
+
+    it('a run killed after its create intent: --resume replaces its own secret and key, nothing else', async () => {
+      declareSsh('app-s4')
+      await assert.rejects(
+        provision('app-s4', {
+          beforeCreate: () => {
+            throw new Error('killed')
+          },
+        }),
+        /killed/,
+      )
+      const done = await provision('app-s4', { resume: true })
+      assert.equal(done.state, 'awaiting_enrollment')
+      assert.equal(creates('app-s4').length, 1)
+      assert.ok(await secretOf('app-s4'))
+      const stored = (await getNode(gw.db.pool, 'app-s4'))!.hostKeyPublic!
+      const seeded = decodeUserData((creates('app-s4')[0]!.body as { user_data: string }).user_data)
+      assert.ok(seeded.includes(stored.split(' ').slice(0, 2).join(' ')), "the stored key is the server seed's")
     })
   })
 
