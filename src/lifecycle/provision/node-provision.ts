@@ -33,7 +33,7 @@ import { assertRekeyAllowed } from '../seed/seed-host-key.js'
 import { type CreateOutcome, createStep } from './provision-create.js'
 import { declaredNode, type PlanRequest, planProvision, validatePlan } from './provision-plan.js'
 import { volumeStep } from './provision-volume.js'
-import { assertProvisionable, assertSameHostKey, type HostKeyDecision } from './provision-guard.js'
+import { assertNotRetired, assertProvisionable, assertSameHostKey, type HostKeyDecision } from './provision-guard.js'
 import { expired, type ProvisionResult, result, waitTimeout } from './provision-result.js'
 import type { SeedFiles } from '../seed/seed-files.js'
 
@@ -88,6 +88,7 @@ async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclara
   const { pool, nodeId, definition, client } = options
   const progress = options.progress ?? (() => {})
   let row = await getProvisionRow(pool, nodeId)
+  assertNotRetired(nodeId, row, options.resume)
   if (!options.resume) {
     assertProvisionable(nodeId, row)
     // The seed's rule, before any provider request: a pinned host key is replaced only with --rekey.

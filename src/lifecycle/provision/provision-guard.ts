@@ -17,8 +17,35 @@ export interface HostKeyDecision {
   rekey: boolean
 }
 
+/**
+ * A retired node is never provisioned again, nor its run resumed: it was decommissioned (its
+ * certificates revoked, its server deleted or owed a delete), so its id is done; a new id is the way.
+ */
+export function assertNotRetired(nodeId: string, row: ProvisionRow | undefined, resume: boolean): void {
+  if (row?.status !== 'retired') return
+  const server =
+    row.providerServerId === null
+      ? ''
+      : row.deletePending
+        ? `, its server ${row.providerServerId} still owed a delete`
+        : `, its server ${row.providerServerId} deleted`
+  throw new FleetkitError(
+    'NODE_STATE_CONFLICT',
+    `cannot ${resume ? 'resume the provisioning of' : 'provision'} ${nodeId}: it is retired (decommissioned${server}), and a retired node id is never provisioned again; nothing changed`,
+    {
+      actions: [
+        'declare a new node id in fleet.yaml, then: fleetkit node provision NEW-ID',
+        ...(row.deletePending ? [`fleetkit node decommission ${nodeId}   (retries the delete it owes)`] : []),
+        `fleetkit node show ${nodeId}`,
+      ],
+      data: { nodeId, status: row.status, allowed: [...PROVISIONABLE] },
+    },
+  )
+}
+
 /** A new run: the node is not in the state, or parked or failed with no provisioning run of its own. */
 export function assertProvisionable(nodeId: string, row: ProvisionRow | undefined): void {
+  assertNotRetired(nodeId, row, false)
   if (row?.provisionState)
     throw new FleetkitError(
       'PROVISION_IN_PROGRESS',

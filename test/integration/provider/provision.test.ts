@@ -17,6 +17,7 @@ import { seededRng } from '../../../src/config/rng.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import type { Definition } from '../../../src/definition/types.js'
 import { decommissionNode } from '../../../src/lifecycle/node/node-decommission.js'
+import { drainNode } from '../../../src/lifecycle/node/node-drain.js'
 import { type ProvisionOptions, provisionNode } from '../../../src/lifecycle/provision/node-provision.js'
 import { replaceNode } from '../../../src/lifecycle/provision/node-replace.js'
 import { seedNode } from '../../../src/lifecycle/seed/seed-node.js'
@@ -794,6 +795,34 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
     )
     const [event] = await listEvents(gw.db.pool, { nodeId: 'build-g', kind: 'provider_server_deleted' })
     assert.deepEqual(event!.data.already_gone, [server.id])
+  })
+
+  it('a retired node (enrolled, drained, decommissioned, its server deleted) is NODE_STATE_CONFLICT with and without --resume: no request, nothing changed', async () => {
+    declare('build-ret')
+    await provision('build-ret', { waitMs: 600_000, afterStep: enrollHook('build-ret') })
+    const server = serversOf('build-ret')[0]!.id
+    await drainNode({ pool: gw.db.pool, nodeId: 'build-ret', actor: 'test', clock })
+    await decommissionNode({ pool: gw.db.pool, nodeId: 'build-ret', actor: 'test', clock, provider: () => client })
+    assert.equal(stub.api.servers.has(server), false)
+    const state = async () => ({
+      row: (
+        await gw.db.pool.query<{ t: string }>(`SELECT row_to_json(n)::text AS t FROM nodes n WHERE id = 'build-ret'`)
+      ).rows[0]!.t,
+      events: await listEvents(gw.db.pool, { nodeId: 'build-ret' }),
+    })
+    const before = await state()
+    const requests = stub.requests.length
+    for (const resume of [false, true]) {
+      const error = await rejectsWith(provision('build-ret', { resume, waitMs: 600_000 }), 'NODE_STATE_CONFLICT')
+      assert.match(error.message, new RegExp(`it is retired \\(decommissioned, its server ${server} deleted\\)`))
+      assert.match(
+        (error as FleetkitError).actions[0]!,
+        /declare a new node id in fleet.yaml, then: fleetkit node provision NEW-ID/,
+      )
+      assert.ok(!(error as FleetkitError).actions.some((a) => a.includes('--resume')), 'never told to resume it')
+      assert.equal(stub.requests.length, requests, 'no provider request')
+      assert.deepEqual(await state(), before, 'nothing changed')
+    }
   })
 
   it('the CLI: an undeclared node is NODE_UNDECLARED with the YAML to add; a declared one is provisioned (--no-wait --json)', async () => {
