@@ -30,8 +30,8 @@ with the same labels, created in the server's location and attached, its device 
 role) -> enrolled. A server or volume already labelled with the node's id is adopted, never created twice;
 a server with the node's name but without the label is PROVIDER_NAME_CONFLICT.
 --region and --type take candidates in order; resource_unavailable moves to the next pair.
-A node that declares ssh.user gets a new SSH host key in its seed, pinned in the state and printed with its
-fingerprint; a key already pinned (fleet.yaml hostKey or the state) is replaced only with --rekey, else
+A node that declares ssh.user gets a new SSH host key in its seed, pinned in the state (nothing to copy into
+fleet.yaml) and printed with its fingerprint; a key already pinned (fleet.yaml hostKey or the state) is replaced only with --rekey, else
 HOST_KEY_PINNED before any provider request. Interrupted or timed out, it continues with --resume.
 The server is the node: fleetkit inventory, sync and drift reach it at the server's public IPv4 (else its
 IPv6) recorded here, so fleet.yaml needs no ssh.host for it (one that differs is NODE_ADDRESS_DISAGREES).
@@ -128,8 +128,19 @@ by default), never from the command line.`
         `volume ${result.volume.id ?? '(not created)'}${result.volume.adopted ? ' (adopted)' : ''}: ${result.volume.sizeGb} GB, ${result.volume.state}${result.volume.linuxDevice ? ` as ${result.volume.linuxDevice}` : ''}`,
       )
     if (result.hostKey) {
-      this.log(`host key pinned: ${result.hostKey.fingerprint}; its fleet.yaml entry:`)
-      this.log(`  hostKey: ${result.hostKey.publicKey}`)
+      // The state is where ssh reads the key (by node id): fleet.yaml needs a hostKey line only when
+      // it already has another one (after --rekey), which inventory refuses until it is replaced.
+      const declared = definition.nodes.find((n) => n.id === result.node)?.hostKey
+      const keyOf = (line: string) => line.trim().split(/\s+/).slice(0, 2).join(' ')
+      if (declared !== undefined && keyOf(declared) !== keyOf(result.hostKey.publicKey)) {
+        this.log(
+          `host key pinned in the state: ${result.hostKey.fingerprint}; fleet.yaml's hostKey of ${result.node} is another key, and fleetkit inventory refuses the node (HOST_KEY_DISAGREES) until it says:`,
+        )
+        this.log(`  hostKey: ${result.hostKey.publicKey}`)
+      } else
+        this.log(
+          `host key pinned in the state: ${result.hostKey.fingerprint}; ssh checks it by node id, so nothing needs copying into fleet.yaml`,
+        )
     }
     if (result.state === 'awaiting_enrollment')
       this.log(`continue waiting: fleetkit node provision --resume ${result.node}`)

@@ -51,8 +51,8 @@ export interface ProvisionResult {
     adopted: boolean
   } | null
   /**
-   * The SSH host key pinned for the node (its seed's, for a node that declares ssh.user): the
-   * `hostKey` for fleet.yaml. Null when none is pinned.
+   * The SSH host key pinned for the node in the state (its seed's, for a node that declares ssh.user),
+   * where ssh reads it: fleet.yaml needs no hostKey for it. Null when none is pinned.
    */
   hostKey: {
     /** @pattern ^ssh- */

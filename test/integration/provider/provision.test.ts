@@ -878,9 +878,39 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       )
       assert.equal(resumed.code, 0, resumed.stderr)
       assert.match(resumed.stdout, /build-cli: awaiting_enrollment; server \d+ \(cx32 in nbg1, ubuntu-24.04\)/)
-      assert.ok(resumed.stdout.includes(`host key pinned: ${hostKey.fingerprint}`), resumed.stdout)
-      assert.ok(resumed.stdout.includes(`  hostKey: ${hostKey.publicKey}`), resumed.stdout)
+      // Pinned in the state, where ssh reads it: nothing invites a copy into fleet.yaml.
+      assert.ok(
+        resumed.stdout.includes(
+          `host key pinned in the state: ${hostKey.fingerprint}; ssh checks it by node id, so nothing needs copying into fleet.yaml`,
+        ),
+        resumed.stdout,
+      )
+      assert.ok(!resumed.stdout.includes('hostKey:'), resumed.stdout)
       assert.equal(live.requests.filter((r) => r.method === 'POST' && r.path === '/servers').length, 1)
+
+      // Only a --rekey of a node whose fleet.yaml has another hostKey prints the line to put there.
+      const declaredKey = generateSshHostKey('old', seededRng('cli-old-host-key')).publicKey
+      // In build-cli's place: the pool's capacity budget holds three nodes.
+      fleet.nodes = fleet.nodes.filter((n) => n.id !== 'build-cli')
+      fleet.nodes.push({
+        id: 'build-cli-k',
+        pool: 'build',
+        state: 'active',
+        ssh: { user: 'ops' },
+        hostKey: declaredKey,
+      })
+      await writeFile(file, stringify(fleet))
+      const rekeyed = await runFleetkit(
+        ['node', 'provision', 'build-cli-k', '--rekey', '--definition', file, '--region', 'nbg1', '--no-wait'],
+        { env },
+      )
+      assert.equal(rekeyed.code, 0, rekeyed.stderr)
+      assert.match(
+        rekeyed.stdout,
+        /fleet\.yaml's hostKey of build-cli-k is another key, and fleetkit inventory refuses/,
+      )
+      const pinned = (await getNode(gw.db.pool, 'build-cli-k'))!.hostKeyPublic!
+      assert.ok(rekeyed.stdout.includes(`\n  hostKey: ${pinned}\n`), rekeyed.stdout)
     } finally {
       await live.close()
       await rm(dir, { recursive: true, force: true })
