@@ -22,9 +22,13 @@ export function definitionFlag(summary = 'Path of the fleet definition (YAML or 
   })
 }
 
+/** Where the state is when neither --state-dir nor FLEETKIT_STATE_DIR says (resolveStateDir, docs/state.md). */
+export const STATE_DIR_DEFAULT =
+  '/var/lib/fleetkit when the gateway service shares it with you, else $XDG_STATE_HOME/fleetkit, else ~/.local/state/fleetkit (root: /var/lib/fleetkit)'
+
 /** --state-dir (FLEETKIT_STATE_DIR): the embedded PostgreSQL, and the PKI unless FLEETKIT_PKI_DIR names another. */
 export function stateDirFlag(
-  summary = 'The state directory: the embedded PostgreSQL and, by default, the PKI (default $XDG_STATE_HOME/fleetkit).',
+  summary = `The state directory: the embedded PostgreSQL and, by default, the PKI (default: ${STATE_DIR_DEFAULT}).`,
 ) {
   return Flags.string({ summary, env: 'FLEETKIT_STATE_DIR', helpValue: 'DIR' })
 }

@@ -1,6 +1,6 @@
 // `fleetkit db status`: which PostgreSQL holds the state, its schema version and node counts
 // (src/store/admin.ts); never changes the schema.
-import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
+import { STATE_DIR_DEFAULT, stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { DatabaseStatus } from '../../store/admin.js'
 
@@ -16,7 +16,7 @@ server is reported as stopped, with no schema.`
   ]
 
   static override flags = {
-    'state-dir': stateDirFlag('The state directory of the embedded server (default $XDG_STATE_HOME/fleetkit).'),
+    'state-dir': stateDirFlag(`The state directory of the embedded server (default: ${STATE_DIR_DEFAULT}).`),
   }
 
   async run(): Promise<DatabaseStatus> {

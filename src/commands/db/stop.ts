@@ -1,5 +1,5 @@
 // `fleetkit db stop`: stop the embedded PostgreSQL of the state directory (src/store/admin.ts).
-import { stateDirFlag, stateDirOption } from '../../cli/flags.js'
+import { STATE_DIR_DEFAULT, stateDirFlag, stateDirOption } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import type { StopReport } from '../../store/admin.js'
 
@@ -12,7 +12,7 @@ never touched.`
   static override examples = ['<%= config.bin %> <%= command.id %>']
 
   static override flags = {
-    'state-dir': stateDirFlag('The state directory of the embedded server (default $XDG_STATE_HOME/fleetkit).'),
+    'state-dir': stateDirFlag(`The state directory of the embedded server (default: ${STATE_DIR_DEFAULT}).`),
   }
 
   async run(): Promise<StopReport> {
