@@ -49,6 +49,7 @@ class Request implements RequestContext {
   params: Record<string, string> = NO_PARAMS
   identity: AgentIdentity | undefined = undefined
   private noted: { nodeId?: string } | undefined
+  private peer: string | undefined
   constructor(
     readonly req: IncomingMessage,
     readonly now: Date,
@@ -60,9 +61,12 @@ class Request implements RequestContext {
   get notedNodeId(): string | undefined {
     return this.noted?.nodeId
   }
-  /** Read when a route or a log line needs it (rate limits, enrollment), not on every heartbeat. */
+  /**
+   * Read when a route or a log line needs it (rate limits, enrollment), not on every heartbeat; kept once read,
+   * since a socket that closed before the log line was written no longer knows its peer.
+   */
   get remote(): string {
-    return this.req.socket.remoteAddress ?? 'unknown'
+    return (this.peer ??= this.req.socket.remoteAddress ?? 'unknown')
   }
   body(): Promise<Record<string, unknown>> {
     return readJsonBody(this.req)
@@ -79,6 +83,9 @@ async function serveRequest(l: Listening, req: IncomingMessage, res: ServerRespo
   const query = url.indexOf('?')
   const path = query < 0 ? url : url.slice(0, query)
   const ctx = new Request(req, now)
+  // Enrollments and release downloads are few and often end with their connection: their peer is read now,
+  // for the log line. A heartbeat's connection stays open, so it is read only when logged.
+  if (listener !== 'agent') void ctx.remote
   let routeName = 'unmatched'
   let status = 200
   let code: string | undefined

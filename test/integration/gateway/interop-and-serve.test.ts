@@ -140,6 +140,8 @@ describe('gateway: a real process, peers nobody here wrote (openssl, curl)', fun
     const requests = logs.filter((l) => l.msg === 'request')
     assert.ok(requests.length >= 3)
     for (const l of requests) assert.ok(typeof l.route === 'string' && typeof l.status === 'number')
+    // Each names its peer, also a request whose connection ended before its line was written.
+    assert.deepEqual([...new Set(requests.map((l) => l.remote))], ['127.0.0.1'])
     assert.doesNotMatch(gw.logs.join('\n'), new RegExp(secret))
     assert.doesNotMatch(gw.logs.join('\n'), /PRIVATE KEY|postgres:\/\/postgres:[^*]/)
   })
