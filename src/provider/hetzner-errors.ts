@@ -99,10 +99,20 @@ export function providerError(failure: ApiFailure, what: string): FleetkitError 
  * No usable answer: a 5xx, a timeout or a broken connection. `ambiguous` says the request may have
  * taken effect (a create must look before it tries again).
  */
-export function unavailableError(what: string, reason: string, attempts: number): FleetkitError {
+export function unavailableError(what: string, reason: string, attempts: number, apiUrl: string): FleetkitError {
+  // Which API was asked: the public one (its status page helps) or another (a stub or proxy that may not run).
+  const hetzner = new URL(apiUrl).hostname === 'api.hetzner.cloud'
   return new FleetkitError(
     'PROVIDER_UNAVAILABLE',
-    `Hetzner Cloud did not answer ${what} usably after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}`,
-    { actions: ['run it again later (status.hetzner.com)'], data: { ambiguous: true, reason, attempts } },
+    `Hetzner Cloud at ${apiUrl} did not answer ${what} usably after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}`,
+    {
+      actions: hetzner
+        ? [
+            'run it again later (status.hetzner.com)',
+            'a local stub instead: export HETZNER_API_URL (fleetkit provider stub prints it)',
+          ]
+        : [`check that the API at ${apiUrl} runs (HETZNER_API_URL, --api-url or providers.hetzner.endpoint)`],
+      data: { ambiguous: true, reason, attempts, apiUrl },
+    },
   )
 }

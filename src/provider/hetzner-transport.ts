@@ -113,7 +113,7 @@ export class HetznerTransport {
       } else {
         reason = this.options.token.redact(outcome.reason)
       }
-      if (!call.idempotent || attempt >= MAX_ATTEMPTS) throw unavailableError(what, reason, attempt)
+      if (!call.idempotent || attempt >= MAX_ATTEMPTS) throw unavailableError(what, reason, attempt, this.baseUrl)
       const backoffMs = this.backoffMs(attempt)
       this.log('debug', 'provider_retry', { call: what, attempt, wait_ms: backoffMs })
       await this.options.sleep(backoffMs)
