@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -74,6 +74,101 @@ describe('withFileLock', () => {
     await writeFile(path, '999999 0 stale\n')
     const ran = await withFileLock(path, async () => true, { isAlive: () => false, timeoutMs: 1000 })
     assert.equal(ran, true)
+  })
+
+  describe('a stale lock broken by several waiters at once', () => {
+    const DEAD = 999_999
+    const isAlive = (pid: number) => pid !== DEAD && processIsAlive(pid)
+
+    it('lets one breaker remove it while another waits, so the new lock is never removed', async () => {
+      const path = join(dir, 'lock')
+      await writeFile(path, `${DEAD} 0 stale\n`)
+      let inside = 0
+      let most = 0
+      const done = new Set<string>()
+      const waiting = new Set<string>()
+      let paused = false
+      let resume!: () => void
+      const resumed = new Promise<void>((resolve) => (resume = resolve))
+      let secondJudged = 0
+      const run = (me: string, other: string, options: Parameters<typeof withFileLock>[2]) =>
+        withFileLock(
+          path,
+          async () => {
+            inside++
+            most = Math.max(most, inside)
+            // Held until the other holds it too (the bug), finished, or waits for this one.
+            await eventually(
+              'the other waiter to meet this holder',
+              () => inside > 1 || done.has(other) || waiting.has(other),
+              {
+                timeoutMs: 5000,
+                intervalMs: 1,
+              },
+            )
+            inside--
+            done.add(me)
+          },
+          { pollMs: 2, timeoutMs: 5000, onWait: () => waiting.add(me), ...options },
+        )
+      // The first breaker stops just before it removes the stale file.
+      const first = run('first', 'second', {
+        isAlive,
+        beforeBreak: async () => {
+          paused = true
+          await resumed
+        },
+      })
+      await eventually('the first breaker to pause', () => paused, { timeoutMs: 5000, intervalMs: 1 })
+      // The second has judged the stale lock more than once: it waits for the first breaker (or got in).
+      const second = run('second', 'first', {
+        isAlive: (pid) => {
+          if (pid === DEAD) secondJudged++
+          return isAlive(pid)
+        },
+      })
+      await eventually('the second waiter to judge the stale lock twice', () => secondJudged >= 2 || inside > 0, {
+        timeoutMs: 5000,
+        intervalMs: 1,
+      })
+      resume()
+      await Promise.all([first, second])
+      assert.equal(most, 1, 'two holders at once')
+      assert.deepEqual(await readdir(dir), [], 'no lock or claim left behind')
+    })
+
+    it('gives it to one holder at a time however many waiters break it', async () => {
+      for (let round = 0; round < 20; round++) {
+        const path = join(dir, `lock-${round}`)
+        await writeFile(path, `${DEAD} 0 stale\n`)
+        let inside = 0
+        let most = 0
+        await Promise.all(
+          Array.from({ length: 6 }, () =>
+            withFileLock(
+              path,
+              async () => {
+                inside++
+                most = Math.max(most, inside)
+                for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+                inside--
+              },
+              { isAlive, pollMs: 1, timeoutMs: 10_000 },
+            ),
+          ),
+        )
+        assert.equal(most, 1, `two holders at once in round ${round}`)
+      }
+      assert.deepEqual(await readdir(dir), [])
+    })
+
+    it('breaks the claim of a breaker that died holding it', async () => {
+      const path = join(dir, 'lock')
+      await writeFile(path, `${DEAD} 0 stale\n`)
+      await writeFile(`${path}.break`, `${DEAD} 0 dead-breaker\n`)
+      assert.equal(await withFileLock(path, async () => true, { isAlive, timeoutMs: 1000, pollMs: 2 }), true)
+      assert.deepEqual(await readdir(dir), [])
+    })
   })
 
   it('times out on a lock held by a live process, having said once whom it waits for', async () => {
