@@ -7,6 +7,10 @@
 // `<lock>.break` with O_EXCL, and only while holding it looks again and removes the stale file. No one
 // else removes a file it did not create (a holder removes only its own), so the stale content seen
 // under the claim is the stale file, still there when it is removed.
+//
+// A holder is gone when its PID is dead, and also when its PID now belongs to another process (a
+// reboot or a wrapped PID counter reused it): the token records the boot's id and the process's start
+// time from /proc, compared with what /proc says of that PID now.
 import { randomBytes } from 'node:crypto'
 import { link, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises'
 
@@ -38,6 +42,26 @@ export function processIsAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Which process a PID is, beyond its number: `<boot id>/<start time in clock ticks since boot>`, from
+ * /proc; undefined where /proc cannot say (not Linux, a hidden /proc, a process gone meanwhile).
+ */
+export async function processIdentity(pid: number): Promise<string | undefined> {
+  try {
+    const [boot, stat] = await Promise.all([
+      readFile('/proc/sys/kernel/random/boot_id', 'utf8'),
+      readFile(`/proc/${pid}/stat`, 'utf8'),
+    ])
+    // The command name (field 2) is in parentheses and may hold spaces and ')': count after the last ')'.
+    // Field 22, starttime, is then the 20th (field 3, the state, is the first).
+    const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+    if (!startTicks || !/^[0-9]+$/.test(startTicks)) return undefined
+    return `${boot.trim()}/${startTicks}`
+  } catch {
+    return undefined
+  }
+}
+
 export class LockTimeoutError extends Error {
   constructor(
     readonly path: string,
@@ -45,6 +69,16 @@ export class LockTimeoutError extends Error {
   ) {
     super(`timed out waiting for the lock ${path}${holder ? ` held by PID ${holder}` : ''}`)
     this.name = 'LockTimeoutError'
+  }
+
+  /**
+   * The next step for a lock nobody will release: a holder whose PID is alive but no fleetkit process (a
+   * token older than the identity check, after a reboot), or a file without a PID.
+   */
+  get removeAction(): string {
+    return this.holder
+      ? `if PID ${this.holder} is not a fleetkit command (ps -p ${this.holder} -o args), remove ${this.path}`
+      : `if no fleetkit command is running, remove ${this.path}`
   }
 }
 
@@ -64,8 +98,12 @@ async function releaseOwn(path: string, token: string): Promise<void> {
   if (content === token) await unlink(path).catch(() => undefined)
 }
 
+let ownIdentity: Promise<string | undefined> | undefined
+
 async function newToken(): Promise<string> {
-  return `${process.pid} ${Date.now()} ${randomBytes(6).toString('hex')}\n`
+  ownIdentity ??= processIdentity(process.pid)
+  const identity = await ownIdentity
+  return `${process.pid} ${Date.now()} ${randomBytes(6).toString('hex')}${identity ? ` ${identity}` : ''}\n`
 }
 
 async function createExclusive(path: string, token: string): Promise<boolean> {
@@ -96,7 +134,12 @@ async function isStale(path: string, content: string, isAlive: (pid: number) => 
       .catch(() => 0)
     return age > UNWRITTEN_STALE_MS
   }
-  return !isAlive(holder)
+  if (!isAlive(holder)) return true
+  const recorded = content.trim().split(' ')[3]
+  // A token without an identity (an older fleetkit's, or no /proc) is judged by its PID alone.
+  if (recorded === undefined) return false
+  const now = await processIdentity(holder)
+  return now !== undefined && now !== recorded
 }
 
 async function acquire(path: string, options: FileLockOptions): Promise<string> {

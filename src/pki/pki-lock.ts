@@ -38,7 +38,7 @@ export async function withPkiLock<T>(
       'PKI_BUSY',
       `another fleetkit command${error.holder ? ` (PID ${error.holder})` : ''} is changing the PKI in ${pkiDir}; nothing was changed`,
       {
-        actions: ['run it again once the other command has finished (ps -p PID)'],
+        actions: ['run it again once the other command has finished', error.removeAction],
         data: { pkiDir, holder: error.holder ?? null },
       },
     )

@@ -297,7 +297,7 @@ export async function publishRelease(options: PublishOptions): Promise<PublishRe
       'RELEASE_PUBLISH_BUSY',
       `another fleetkit release publish${error.holder ? ` (PID ${error.holder})` : ''} holds ${lockFile}; nothing was published`,
       {
-        actions: ['wait for it to finish, then run this again'],
+        actions: ['wait for it to finish, then run this again', error.removeAction],
         data: { lock: lockFile, ...(error.holder ? { holder: error.holder } : {}) },
       },
     )

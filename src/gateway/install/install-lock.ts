@@ -37,7 +37,7 @@ export async function withInstallLock<T>(
       'GATEWAY_INSTALL_BUSY',
       `another fleetkit gateway install or uninstall${error.holder ? ` (PID ${error.holder})` : ''} holds ${path}; nothing was changed`,
       {
-        actions: [`wait for it to finish, then run fleetkit gateway ${verb} again`],
+        actions: [`wait for it to finish, then run fleetkit gateway ${verb} again`, error.removeAction],
         data: { lockFile: path, holder: error.holder ?? null },
         cause: error,
       },

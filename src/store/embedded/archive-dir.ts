@@ -75,7 +75,7 @@ async function lockOrBusy<T>(path: string, what: string, fn: () => Promise<T>, o
       'ARCHIVE_BUSY',
       `another fleetkit command${error.holder ? ` (PID ${error.holder})` : ''} is using ${what}; nothing was changed`,
       {
-        actions: ['run it again once the other command has finished (ps -p PID)'],
+        actions: ['run it again once the other command has finished', error.removeAction],
         data: { lock: path, holder: error.holder ?? null },
       },
     )

@@ -97,7 +97,7 @@ export async function ensureEmbeddedServer(
         'STATE_EMBEDDED_START_FAILED',
         `another fleetkit process (PID ${error.holder ?? 'unknown'}) has been starting the embedded PostgreSQL for too long`,
         {
-          actions: [`check that process, or remove ${paths.lockFile} if it is gone`, 'fleetkit db status'],
+          actions: [error.removeAction, 'fleetkit db status'],
           data: { lockFile: paths.lockFile, holder: error.holder },
         },
       )

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { LockTimeoutError, processIsAlive, withFileLock } from '../../../src/fs/file-lock.js'
+import { LockTimeoutError, processIdentity, processIsAlive, withFileLock } from '../../../src/fs/file-lock.js'
 import { eventually } from '../../support/eventually.js'
 
 describe('withFileLock', () => {
@@ -168,6 +168,47 @@ describe('withFileLock', () => {
       await writeFile(`${path}.break`, `${DEAD} 0 dead-breaker\n`)
       assert.equal(await withFileLock(path, async () => true, { isAlive, timeoutMs: 1000, pollMs: 2 }), true)
       assert.deepEqual(await readdir(dir), [])
+    })
+  })
+
+  describe('a holder whose PID now belongs to another process', () => {
+    it("records this process's identity in its token", async () => {
+      const identity = await processIdentity(process.pid)
+      assert.ok(identity, 'no /proc identity on this machine')
+      const path = join(dir, 'lock')
+      const seen = await withFileLock(path, async () => readFile(path, 'utf8'))
+      assert.equal(seen.trim().split(' ')[3], identity)
+    })
+
+    it('breaks a lock whose live PID started after the holder (a reused PID, another boot)', async () => {
+      const identity = (await processIdentity(process.pid))!
+      const [boot, start] = identity.split('/')
+      for (const other of [`${boot}/${Number(start) + 1}`, `00000000-0000-0000-0000-000000000000/${start}`]) {
+        const path = join(dir, 'lock')
+        await writeFile(path, `${process.pid} 0 before ${other}\n`)
+        assert.equal(await withFileLock(path, async () => true, { timeoutMs: 1000, pollMs: 2 }), true, other)
+      }
+    })
+
+    it('waits for a live holder whose identity matches', async () => {
+      const path = join(dir, 'lock')
+      await writeFile(path, `${process.pid} 0 other ${await processIdentity(process.pid)}\n`)
+      await assert.rejects(
+        withFileLock(path, async () => true, { timeoutMs: 50, pollMs: 5 }),
+        LockTimeoutError,
+      )
+      assert.ok(existsSync(path))
+    })
+
+    it('says when the lock file may be removed by hand', () => {
+      assert.equal(
+        new LockTimeoutError('/s/pki/.pki.lock', 4242).removeAction,
+        'if PID 4242 is not a fleetkit command (ps -p 4242 -o args), remove /s/pki/.pki.lock',
+      )
+      assert.equal(
+        new LockTimeoutError('/s/x.lock', undefined).removeAction,
+        'if no fleetkit command is running, remove /s/x.lock',
+      )
     })
   })
 
