@@ -48,6 +48,12 @@ export const STORE_CODES = {
     person: false,
     exitCode: 69,
   },
+  STATE_EMBEDDED_BUSY: {
+    summary:
+      'Another fleetkit process (a start, a restore to a time, a stop) held the embedded PostgreSQL start lock longer than db stop waits; nothing was stopped.',
+    person: false,
+    exitCode: 75,
+  },
   STATE_SERVER_NOT_STARTABLE: {
     summary:
       "The embedded PostgreSQL is not running and its data directory belongs to another account (the gateway service's): only that account or root may start it.",

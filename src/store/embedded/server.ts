@@ -162,7 +162,21 @@ export async function stopEmbeddedServer(stateDir: string, options: { timeoutMs?
   const paths = embeddedServerPaths(stateDir)
   const timeoutMs = options.timeoutMs ?? 60_000
   if (!existsSync(paths.root)) return { wasRunning: false }
-  return withFileLock(paths.lockFile, () => stopHoldingLock(paths, timeoutMs), { timeoutMs })
+  try {
+    return await withFileLock(paths.lockFile, () => stopHoldingLock(paths, timeoutMs), { timeoutMs })
+  } catch (error) {
+    if (!(error instanceof LockTimeoutError)) throw error
+    // A start, a restore to a time (it holds the lock for its whole recovery) or another stop.
+    throw new FleetkitError(
+      'STATE_EMBEDDED_BUSY',
+      `another fleetkit process${error.holder ? ` (PID ${error.holder})` : ''} held ${paths.lockFile} (a start, a restore to a time or a stop of the embedded PostgreSQL) for the ${Math.round(timeoutMs / 1000)} s this stop waits; nothing was stopped`,
+      {
+        actions: ['run it again once that process has finished', error.removeAction, 'fleetkit db status'],
+        data: { lockFile: paths.lockFile, holder: error.holder ?? null },
+        cause: error,
+      },
+    )
+  }
 }
 
 /**

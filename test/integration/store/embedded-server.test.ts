@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -10,7 +10,8 @@ import pg from 'pg'
 import { openDatabase } from '../../../src/store/database.js'
 import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { inspectEmbeddedServer, stopEmbeddedServer } from '../../../src/store/embedded/server.js'
-import { processIsAlive } from '../../../src/fs/file-lock.js'
+import { processIsAlive, withFileLock } from '../../../src/fs/file-lock.js'
+import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { runFleetkit } from '../../support/cli.js'
 import { eventually } from '../../support/eventually.js'
 import { overlayEnv, runProcessOk } from '../../support/process.js'
@@ -171,6 +172,35 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     assert.deepEqual(await stopEmbeddedServer(stateDir), { wasRunning: false })
     const fourth = await openInChild(stateDir)
     assert.equal(fourth.started, true)
+  })
+
+  it('db stop while another process holds the start lock gives up with STATE_EMBEDDED_BUSY, leaving the lock', async () => {
+    const stateDir = await newStateDir()
+    const paths = embeddedServerPaths(stateDir)
+    await mkdir(paths.root)
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let holding!: () => void
+    const taken = new Promise<void>((resolve) => (holding = resolve))
+    // A live holder (this process): a long start, or a restore to a time recovering.
+    const holder = withFileLock(paths.lockFile, async () => {
+      holding()
+      await held
+    })
+    await taken
+    try {
+      await assert.rejects(stopEmbeddedServer(stateDir, { timeoutMs: 200 }), (error: unknown) => {
+        assert.ok(error instanceof FleetkitError, String(error))
+        assert.equal(error.code, 'STATE_EMBEDDED_BUSY')
+        assert.deepEqual(error.data, { lockFile: paths.lockFile, holder: process.pid })
+        assert.ok(error.actions.some((a) => a.includes(`ps -p ${process.pid} -o args`)))
+        return true
+      })
+      assert.ok(existsSync(paths.lockFile), "the holder's lock stays")
+    } finally {
+      release()
+      await holder
+    }
   })
 
   it('a pool opened before a stop keeps working once any process restarts the server (same port)', async () => {
