@@ -1,5 +1,5 @@
-// One PKI command at a time on a PKI directory: `ca init`, `ca rotate` (each phase), `ca server-cert` and
-// `db backup`'s copy of the PKI take `<pki>/.pki.lock`. Without it two of them at once could delete each
+// One PKI command at a time on a PKI directory: `ca init`, `ca rotate` (each phase), `ca server-cert`,
+// `db backup`'s copy of the PKI and `db restore` (which replaces the directory) take `<pki>/.pki.lock`. Without it two of them at once could delete each
 // other's temp files as stale (each removes a killed run's before it writes) or interleave their renames
 // (a CA key of one run beside the certificate of the other); a backup could copy a set half renamed.
 // Readers that only load the set (the gateway, every 2 s) need no lock: each file is renamed whole.

@@ -24,7 +24,7 @@ export const BACKUP_CODES = {
   },
   RESTORE_TARGET_BUSY: {
     summary:
-      'Another session (a running gateway or command) holds fleetkit tables, and the restore waited for them in vain; nothing was changed.',
+      'Another session (a running gateway or command, or another restore) holds fleetkit tables or the restore lock, and the restore waited for them in vain; nothing was changed.',
     person: false,
   },
   ARCHIVE_NOT_EMBEDDED: {

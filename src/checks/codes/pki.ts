@@ -10,7 +10,7 @@ export const PKI_CODES = {
   CA_EXISTS: { summary: 'The PKI directory already holds a CA; fleetkit ca init never overwrites one.', person: false },
   PKI_BUSY: {
     summary:
-      'Another fleetkit command (ca init, ca rotate, ca server-cert, db backup) held the PKI directory longer than this one waits; nothing was changed.',
+      'Another fleetkit command (ca init, ca rotate, ca server-cert, db backup, db restore) held the PKI directory longer than this one waits; nothing was changed.',
     person: false,
   },
   CA_MISSING: { summary: 'The PKI directory lacks the CA, bundle or server certificate files.', person: false },

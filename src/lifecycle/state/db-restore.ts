@@ -3,15 +3,20 @@
 // before the database is opened, so a refused file starts no server), then the database judged, the
 // PKI staged beside its directory, the database replaced in one transaction (snapshot-load.ts: a
 // failure changes nothing), then the staged PKI renamed into place.
+//
+// From the database check to the PKI rename a restore holds the database's restore lock and the PKI
+// directory's lock (pki-lock.ts), and judges the target again under them: of two restores at once into
+// one target the second finds the first's state (RESTORE_TARGET_NOT_EMPTY without --force), and no
+// PKI command (ca rotate, ca init, a backup's copy) runs on a directory being replaced.
 import type { PointInTimeResult } from '../../store/embedded/point-in-time.js'
 import { randomBytes } from 'node:crypto'
 import { createReadStream, existsSync } from 'node:fs'
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises'
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 
-import type { StatePool } from '../../store/transaction.js'
+import type { Queryable, StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, toFleetkitError } from '../../checks/fleetkit-error.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
@@ -20,7 +25,8 @@ import { TarFormatError } from '../../fs/ustar.js'
 import { appendEvent } from '../../store/events.js'
 import { loadMigrations, type Migration } from '../../store/migrate.js'
 import { currentSchema, tablesWithRows } from '../../store/backup/schema-objects.js'
-import { replaceWithSnapshot, type TableToLoad } from '../../store/backup/snapshot-load.js'
+import { replaceWithSnapshot, type TableToLoad, withRestoreLock } from '../../store/backup/snapshot-load.js'
+import { withPkiLock } from '../../pki/pki-lock.js'
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupManifest } from './db-backup.js'
 import { makeDirectories } from '../../fs/make-directories.js'
 
@@ -135,6 +141,31 @@ async function hasFiles(dir: string): Promise<boolean> {
   return existsSync(dir) && (await readdir(dir)).some((name) => !name.startsWith('.'))
 }
 
+/**
+ * Runs `fn` holding the lock of the PKI directory a restore replaces (`restoring`: the backup has a
+ * PKI). A directory that does not exist yet is made to hold the lock (`made`, for `fn`), and removed
+ * again when the restore fails, so a failed restore leaves no PKI directory it made.
+ */
+async function withTargetPkiLock<T>(
+  pkiDir: string,
+  restoring: boolean,
+  timeoutMs: number | undefined,
+  fn: (made: boolean) => Promise<T>,
+): Promise<T> {
+  if (!restoring) return fn(false)
+  const made = !existsSync(pkiDir)
+  try {
+    return await withPkiLock(pkiDir, () => fn(made), {
+      create: true,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    })
+  } catch (error) {
+    // Empty once the lock is gone; a directory another command wrote in meanwhile is left to it.
+    if (made) await rmdir(pkiDir).catch(() => undefined)
+    throw error
+  }
+}
+
 export async function restoreState(options: {
   /**
    * Opens the target database, runs `work` on it and closes it. Called only once the file and the PKI
@@ -149,6 +180,8 @@ export async function restoreState(options: {
   now: Date
   migrations?: Migration[]
   progress?: (message: string) => void
+  /** How long to wait for a PKI command holding the PKI directory (default: pki-lock.ts's 30 s). */
+  pkiLockTimeoutMs?: number
 }): Promise<RestoreResult> {
   const file = resolve(options.file)
   const progress = options.progress ?? (() => {})
@@ -180,63 +213,87 @@ export async function restoreState(options: {
     // The PKI target is judged before the database is opened: a refusal here starts no server.
     const pkiThere = manifest.pki.length > 0 && (await hasFiles(options.pkiDir))
     if (!options.force && pkiThere) throw targetNotEmpty(file, null, options.pkiDir)
-    return await options.withPool(async (pool) => {
-      const busy = await tablesWithRows(pool, await currentSchema(pool))
-      if (!options.force && busy.length > 0) throw targetNotEmpty(file, busy, null)
-      if (manifest.pki.length > 0) {
-        progress(`staging the PKI beside ${options.pkiDir}`)
-        await makeDirectories(dirname(options.pkiDir))
-        await mkdir(staged, { mode: 0o700 })
-        for (const p of manifest.pki) {
-          const target = join(staged, p.member.slice('pki/'.length))
-          await copyFile(join(work, p.member), target)
-          await chmod(target, p.mode & 0o777)
-        }
-      }
-      progress(`replacing the database with the snapshot of ${manifest.takenAt} (one transaction)`)
-      const loaded = await replaceWithSnapshot(
-        pool,
-        {
-          schemaVersion: manifest.schemaVersion,
-          sequences: manifest.sequences,
-          tables: manifest.tables.map((t): TableToLoad => ({
-            name: t.name,
-            columns: t.columns,
-            rows: t.rows,
-            batches: batchesOf(join(work, t.member)),
-          })),
-        },
-        { migrations },
-      )
-      let keptAside: string | null = null
-      if (manifest.pki.length > 0) {
-        if (existsSync(options.pkiDir)) {
-          keptAside = `${options.pkiDir}.before-restore-${options.now.toISOString().replace(/[:.]/g, '')}`
-          await rename(options.pkiDir, keptAside)
-        }
-        await rename(staged, options.pkiDir)
-        await syncDirectory(dirname(options.pkiDir))
-      }
-      await appendEvent(pool, {
-        kind: 'state_restored',
-        data: {
-          taken_at: manifest.takenAt,
-          backup_schema_version: manifest.schemaVersion,
-          schema_version: loaded.schemaVersion,
-          pki_restored: manifest.pki.length > 0,
-          actor: options.actor,
-        },
-      })
-      return {
-        file,
-        takenAt: manifest.takenAt,
-        backupSchemaVersion: manifest.schemaVersion,
-        schemaVersion: loaded.schemaVersion,
-        migrated: loaded.migrated,
-        tables: loaded.tables,
-        pki: { restored: manifest.pki.length > 0, dir: options.pkiDir, keptAside },
-      }
-    })
+    const restoringPki = manifest.pki.length > 0
+    return await options.withPool((pool) =>
+      withRestoreLock(pool, () =>
+        withTargetPkiLock(options.pkiDir, restoringPki, options.pkiLockTimeoutMs, async (madePkiDir) => {
+          // Judged again under the locks: another restore or `ca init` may have filled it meanwhile.
+          if (!options.force && restoringPki && (await hasFiles(options.pkiDir)))
+            throw targetNotEmpty(file, null, options.pkiDir)
+          const refuseRows = async (q: Queryable, schema?: string) => {
+            if (options.force) return
+            const busy = await tablesWithRows(q, schema ?? (await currentSchema(q)))
+            if (busy.length > 0) throw targetNotEmpty(file, busy, null)
+          }
+          await refuseRows(pool)
+          if (restoringPki) {
+            progress(`staging the PKI beside ${options.pkiDir}`)
+            await makeDirectories(dirname(options.pkiDir))
+            await mkdir(staged, { mode: 0o700 })
+            for (const p of manifest.pki) {
+              const target = join(staged, p.member.slice('pki/'.length))
+              await copyFile(join(work, p.member), target)
+              await chmod(target, p.mode & 0o777)
+            }
+          }
+          progress(`replacing the database with the snapshot of ${manifest.takenAt} (one transaction)`)
+          const loaded = await replaceWithSnapshot(
+            pool,
+            {
+              schemaVersion: manifest.schemaVersion,
+              sequences: manifest.sequences,
+              tables: manifest.tables.map((t): TableToLoad => ({
+                name: t.name,
+                columns: t.columns,
+                rows: t.rows,
+                batches: batchesOf(join(work, t.member)),
+              })),
+            },
+            {
+              migrations,
+              // The rows are judged a last time in the replacing transaction, its tables locked.
+              check: (client, schema) => refuseRows(client, schema),
+              record: async (client, result) => {
+                await appendEvent(client, {
+                  kind: 'state_restored',
+                  data: {
+                    taken_at: manifest.takenAt,
+                    backup_schema_version: manifest.schemaVersion,
+                    schema_version: result.schemaVersion,
+                    pki_restored: restoringPki,
+                    actor: options.actor,
+                  },
+                })
+              },
+            },
+          )
+          let keptAside: string | null = null
+          if (restoringPki) {
+            if (madePkiDir) {
+              // The directory made for the lock holds nothing but it: replaced, and removed.
+              const lockHolder = `${options.pkiDir}.restore-lock-${randomBytes(6).toString('hex')}`
+              await rename(options.pkiDir, lockHolder)
+              await rename(staged, options.pkiDir)
+              await rm(lockHolder, { recursive: true, force: true })
+            } else {
+              keptAside = `${options.pkiDir}.before-restore-${options.now.toISOString().replace(/[:.]/g, '')}`
+              await rename(options.pkiDir, keptAside)
+              await rename(staged, options.pkiDir)
+            }
+            await syncDirectory(dirname(options.pkiDir))
+          }
+          return {
+            file,
+            takenAt: manifest.takenAt,
+            backupSchemaVersion: manifest.schemaVersion,
+            schemaVersion: loaded.schemaVersion,
+            migrated: loaded.migrated,
+            tables: loaded.tables,
+            pki: { restored: restoringPki, dir: options.pkiDir, keptAside },
+          }
+        }),
+      ),
+    )
   } finally {
     await rm(work, { recursive: true, force: true })
     await rm(staged, { recursive: true, force: true })

@@ -22,6 +22,7 @@ import {
   type TableColumn,
 } from './schema-objects.js'
 import type { SnapshotSequence } from './snapshot-export.js'
+import { withWaitedSessionLock } from '../advisory-lock.js'
 import { withTransaction } from '../transaction.js'
 
 export interface TableToLoad {
@@ -50,6 +51,37 @@ export interface LoadResult {
 /** SQLSTATE 55P03: a lock was not granted within lock_timeout. */
 const LOCK_NOT_AVAILABLE = '55P03'
 
+/** The session lock of `fleetkit db restore` on a database: one restore at a time ("fleetkit" as ASCII digits, 3rd). */
+const RESTORE_LOCK_KEY = 7_020_865_313
+
+/**
+ * Runs a whole restore (its checks, the replacement and what follows it, the PKI rename) holding the
+ * database's restore lock, so that of two restores into one database the second judges the target after
+ * the first is done. Waits `waitMs` (30 s) for another restore: then RESTORE_TARGET_BUSY, nothing changed.
+ */
+export async function withRestoreLock<T>(pool: pg.Pool, fn: () => Promise<T>, waitMs = 30_000): Promise<T> {
+  let locked = false
+  try {
+    return await withWaitedSessionLock(pool, RESTORE_LOCK_KEY, waitMs, () => {
+      locked = true
+      return fn()
+    })
+  } catch (error) {
+    if (!locked && sqlState(error) === LOCK_NOT_AVAILABLE) {
+      throw new FleetkitError(
+        'RESTORE_TARGET_BUSY',
+        `another fleetkit db restore into this database ran for the ${Math.round(waitMs / 1000)} s this one waits; this one changed nothing`,
+        {
+          actions: ['wait for it to finish, then run this restore again (with --force to replace what it restored)'],
+          data: { sqlstate: LOCK_NOT_AVAILABLE },
+          cause: error,
+        },
+      )
+    }
+    throw error
+  }
+}
+
 /**
  * The whole replacement. `lockTimeoutMs` (30 s) bounds the wait for a table another session (a
  * running gateway) holds: then RESTORE_TARGET_BUSY, with nothing changed.
@@ -57,7 +89,17 @@ const LOCK_NOT_AVAILABLE = '55P03'
 export async function replaceWithSnapshot(
   pool: pg.Pool,
   snapshot: SnapshotToLoad,
-  options: { migrations?: Migration[]; lockTimeoutMs?: number } = {},
+  options: {
+    migrations?: Migration[]
+    lockTimeoutMs?: number
+    /**
+     * Judges the target inside the transaction, its tables locked (as the drop locks them), before
+     * anything is dropped: what it sees stays so until the commit. It throws to refuse.
+     */
+    check?: (client: pg.PoolClient, schema: string) => Promise<void>
+    /** Runs last in the transaction, on the loaded and migrated schema (the restore's event). */
+    record?: (client: pg.PoolClient, loaded: LoadResult) => Promise<void>
+  } = {},
 ): Promise<LoadResult> {
   const migrations = options.migrations ?? (await loadMigrations())
   const latest = migrations.reduce((top, m) => Math.max(top, m.version), 0)
@@ -67,6 +109,10 @@ export async function replaceWithSnapshot(
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
       await assertSchemaCompatible(client, migrations)
       const schema = await currentSchema(client)
+      if (options.check) {
+        await lockTables(client, schema)
+        await options.check(client, schema)
+      }
       await dropSchemaObjects(client, schema)
       await applyMigrationsWithin(client, migrations, { after: 0, upTo: snapshot.schemaVersion })
       await assertSameShape(client, schema, snapshot)
@@ -81,7 +127,9 @@ export async function replaceWithSnapshot(
           s.isCalled,
         ])
       const migrated = await applyMigrationsWithin(client, migrations, { after: snapshot.schemaVersion, upTo: latest })
-      return { migrated, schemaVersion: Math.max(latest, snapshot.schemaVersion), tables: loaded }
+      const result = { migrated, schemaVersion: Math.max(latest, snapshot.schemaVersion), tables: loaded }
+      await options.record?.(client, result)
+      return result
     })
   } catch (error) {
     if (sqlState(error) === LOCK_NOT_AVAILABLE) {
@@ -97,6 +145,13 @@ export async function replaceWithSnapshot(
     }
     throw error
   }
+}
+
+/** Every table of the schema, ACCESS EXCLUSIVE: no row arrives or leaves until the transaction ends. */
+async function lockTables(client: pg.PoolClient, schema: string): Promise<void> {
+  const tables = await listTables(client, schema)
+  if (tables.length === 0) return
+  await client.query(`LOCK TABLE ${tables.map((t) => qualified(schema, t.name)).join(', ')} IN ACCESS EXCLUSIVE MODE`)
 }
 
 /** The tables the migrations made at the snapshot's version are exactly the snapshot's, column for column. */
