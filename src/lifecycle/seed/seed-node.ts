@@ -19,7 +19,7 @@ import { fitSeedBudget } from '../../render/seed-budget.js'
 import { agentSeedDocument, nodeTarget, type SeedKind, workerSeedDocument } from '../../render/seed-documents.js'
 import { generateSshHostKey } from '../../render/ssh-host-key.js'
 import { type Queryable, withTransaction } from '../../store/database.js'
-import { lockNodeSecretState } from '../../store/nodes/enrollment-secrets.js'
+import { lockNodeSecretState, onDatabaseClock } from '../../store/nodes/enrollment-secrets.js'
 import { withNodeSeedLock } from '../../store/nodes/node-run-lock.js'
 import { getNode, upsertDeclaredNode } from '../../store/nodes/nodes.js'
 import { recordPoolPolicies } from '../../store/nodes/pool-policies.js'
@@ -69,6 +69,11 @@ export interface SeedNodeOptions {
   rng: Rng
   /** The local files an agent seed embeds, read by `readSeedFiles` before the database is opened. */
   files: SeedFiles
+  /**
+   * When the operator's command started, on `clock`'s time (default: this process's start). A --reissue
+   * is refused when another run stored a secret after it, as `node token --reissue` is (secret-reissue.ts).
+   */
+  startedAt?: Date
 }
 
 export interface SeedNodeResult {
@@ -181,7 +186,14 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     register = async (client) => {
       const locked = await lockNodeSecretState(client, target.id)
       assertSamePending(target.id, options.kind, pending, locked, clock.now(), yes)
-      const current = replanLocked(target.id, seen, locked, options.reissue === true, retry, clock.now())
+      // Of reissues at once exactly one wins, however late the others read the node: one that started
+      // before the stored secret was issued is refused (NODE_CHANGED_CONCURRENTLY) and writes no seed.
+      const startedAt = await onDatabaseClock(
+        client,
+        options.startedAt ?? new Date(performance.timeOrigin),
+        clock.now(),
+      )
+      const current = replanLocked(target.id, seen, locked, options.reissue === true, retry, clock.now(), startedAt)
       reissued = current.mode !== 'provision'
       await applySecretPlan(client, {
         plan: current,

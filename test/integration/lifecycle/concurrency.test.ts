@@ -262,6 +262,49 @@ describe('two operators at once: 20 concurrent runs of each lifecycle command (r
     assert.equal(await storedHash('app-2'), sha256(secret), 'the seed on disk holds the secret whose hash is stored')
   })
 
+  it('seed --reissue started before another run stored its secret is refused, however late it reads the node', async () => {
+    // The probe's race: of 3 `seed --reissue --output -` at once, two printed a seed, one of them dead. A
+    // run that reads the node only after the other committed sees nothing changed since its read: only
+    // its start time, before the other's secret was issued, tells the two ran at once.
+    const args = ['seed', 'app-1', '--kind', 'agent', '--reissue', '--rekey', '--yes', ...EXAMPLE, '--json']
+    const setup = await runFleetkit(args, { env })
+    assert.equal(setup.code, 0, setup.stdout + setup.stderr)
+    const other = createHash('sha256').update(`other run ${Date.now()}`).digest()
+    const client = await db.pool.connect()
+    let run: Promise<CliRun> | undefined
+    let ended = false
+    try {
+      // The run starts first, then is kept from reading the node until the other run's secret is stored.
+      run = runFleetkit(args, { env, timeout: 500_000 }).finally(() => {
+        ended = true
+      })
+      await client.query('BEGIN')
+      await client.query('LOCK TABLE nodes IN ACCESS EXCLUSIVE MODE')
+      await eventually(
+        'the seed to wait to read the node',
+        async () => ((await waitingOnLocks()) >= 1 ? true : undefined),
+        {
+          timeoutMs: 400_000,
+          intervalMs: 100,
+          stop: () => (ended ? 'the seed ended before it read the node' : undefined),
+        },
+      )
+      // The other run's reissue, as applySecretPlan stores one.
+      await client.query(
+        `UPDATE nodes SET enrollment_secret_sha256 = $2, enrollment_secret_issued_at = clock_timestamp(),
+                enrollment_secret_expires_at = clock_timestamp() + interval '1 day' WHERE id = $1`,
+        ['app-1', other],
+      )
+    } finally {
+      await client.query('COMMIT')
+      client.release()
+    }
+    const done = await run!
+    assert.equal(done.json.code, 'NODE_CHANGED_CONCURRENTLY', done.stdout + done.stderr)
+    assert.doesNotMatch(done.stdout, /[0-9a-f]{64}/, 'no secret printed')
+    assert.equal(await storedHash('app-1'), other.toString('hex'), "the other run's secret is the one stored")
+  })
+
   describe('admit, drain, decommission of one node: of 20 calls at once one changes it, 19 find it done or are refused', () => {
     // These print nothing secret and their output is oclif's, printed after the commit: the race is
     // in the database, so 20 concurrent calls of the lifecycle functions, each on its own connection,
