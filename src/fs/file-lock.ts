@@ -190,9 +190,10 @@ async function breakStale(
   }
   try {
     // Under the claim no one else removes this file, and its holder is gone: if it still holds what
-    // was judged stale, it is that stale file, and it stays so until it is removed here.
+    // was judged stale, it is that stale file, and it stays so until it is removed here. Judged again:
+    // an empty file may be a new holder's, created since and not written yet (then it is young).
     const again = await readFile(path, 'utf8').catch(() => undefined)
-    if (again === stale) {
+    if (again === stale && (await isStale(path, again, isAlive))) {
       await options.beforeBreak?.(stale)
       await unlink(path).catch(() => undefined)
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -169,6 +169,19 @@ describe('withFileLock', () => {
       assert.equal(await withFileLock(path, async () => true, { isAlive, timeoutMs: 1000, pollMs: 2 }), true)
       assert.deepEqual(await readdir(dir), [])
     })
+  })
+
+  it('waits for an empty lock file (a holder still writing it), and breaks one left empty for long', async () => {
+    const path = join(dir, 'lock')
+    await writeFile(path, '')
+    await assert.rejects(
+      withFileLock(path, async () => true, { timeoutMs: 50, pollMs: 5 }),
+      LockTimeoutError,
+    )
+    const past = new Date(Date.now() - 60_000)
+    await utimes(path, past, past)
+    assert.equal(await withFileLock(path, async () => true, { timeoutMs: 1000, pollMs: 5 }), true)
+    assert.deepEqual(await readdir(dir), [])
   })
 
   describe('a holder whose PID now belongs to another process', () => {
