@@ -38,16 +38,19 @@ describe('gateway: drift from heartbeats', function () {
   let gw: TestGateway
   let clock: ReturnType<typeof fixedClock>
   let agent: AgentIdentityFiles
-  const inSync = hostReport(ITEMS, '2026-12-06T20:00:00Z')
-  const nftAdded = hostReport({ ...ITEMS, 'nft:inet fleetkit': 'e'.repeat(64) }, '2026-12-06T20:01:00Z')
+  // The gateway's clock starts now (to the second): certificates it issues are checked by TLS on the real clock.
+  const start = new Date(Math.floor(Date.now() / 1000) * 1000)
+  const at = (seconds: number) => new Date(start.getTime() + seconds * 1000).toISOString().replace('.000Z', 'Z')
+  const inSync = hostReport(ITEMS, at(0))
+  const nftAdded = hostReport({ ...ITEMS, 'nft:inet fleetkit': 'e'.repeat(64) }, at(60))
   const alsoSshd = hostReport(
     { ...ITEMS, 'nft:inet fleetkit': 'e'.repeat(64), 'sshd:effective': 'f'.repeat(64) },
-    '2026-12-06T20:02:00Z',
+    at(120),
   )
 
   before(async () => {
     pg = await startDisposablePostgres()
-    clock = fixedClock(new Date('2026-12-06T20:00:00Z'))
+    clock = fixedClock(start)
     gw = await startTestGateway({ postgresUrl: pg.url, clock, tuning: { heartbeatFlushMs: 3_600_000 } })
     await gw.declareNode('node-a')
     agent = await gw.enroll('node-a', await gw.issueSecret('node-a'))
@@ -113,7 +116,7 @@ describe('gateway: drift from heartbeats', function () {
     const row = (await drift())!
     assert.equal(row.state, 'drifted')
     assert.deepEqual(row.parts, ['nft'])
-    assert.equal(row.hostCheckedAt?.toISOString(), '2026-12-06T20:01:00.000Z')
+    assert.equal(row.hostCheckedAt?.toISOString(), new Date(start.getTime() + 60_000).toISOString())
     await beat(nftAdded)
     await beat(nftAdded)
     assert.deepEqual(await driftEvents(), [['node_drifted', ['nft']]])
