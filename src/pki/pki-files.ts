@@ -1,10 +1,13 @@
 // The only file I/O of src/pki: reading the PKI directory (private keys refused unless
 // 0600-or-tighter and owned by this user) and writing new files atomically.
-import { readdir, readFile, stat, unlink } from 'node:fs/promises'
+import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto'
+import { lstat, readdir, readFile, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
+import { certificateFingerprintSha256 } from './fingerprint.js'
+import { bundleFingerprints } from './trust-bundle.js'
 import { assertPrivateDirectory } from '../fs/private-directory.js'
 import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
 import { makeDirectories, STATE_PARENT_MODE } from '../fs/make-directories.js'
@@ -167,7 +170,95 @@ export async function removeStaleTempFiles(dir: string): Promise<string[]> {
   return removed
 }
 
-/** The archived CA of a rotation in progress, or undefined when there is none (a partial archive is an error). */
+export type ArchivePart = keyof typeof ARCHIVE_FILE_NAMES
+
+/** The archive's files that exist, as their bytes: a partial archive too, for the caller to judge. */
+export async function readArchiveParts(dir: string): Promise<Partial<Record<ArchivePart, Buffer>>> {
+  const parts: Partial<Record<ArchivePart, Buffer>> = {}
+  for (const part of Object.keys(ARCHIVE_FILE_NAMES) as ArchivePart[]) {
+    const path = join(dir, ARCHIVE_FILE_NAMES[part])
+    const info = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined
+      throw error
+    })
+    if (!info) continue
+    // A link or a directory is no file fleetkit wrote: judged as content that matches nothing.
+    parts[part] = info.isFile() ? await readFile(path) : Buffer.alloc(0)
+  }
+  return parts
+}
+
+function shortSha(sha: string): string {
+  return `${sha.slice(0, 16)}…`
+}
+
+/** What one archive file holds, in words an operator can check (fingerprints, "a copy of ca.pem"). */
+function describePart(part: ArchivePart, bytes: Buffer, current: PkiFileText): string {
+  const text = bytes.toString('utf8')
+  const copyOf = PKI_FILE_NAMES[part]
+  if (bytes.length > 0 && bytes.equals(Buffer.from(current[part], 'utf8'))) return `a copy of ${copyOf}`
+  try {
+    if (part === 'caCertificate') {
+      return `the certificate of CA ${shortSha(certificateFingerprintSha256(text))}, not the current CA ${shortSha(certificateFingerprintSha256(current.caCertificate))}`
+    }
+    if (part === 'bundle') {
+      const shas = bundleFingerprints(text)
+      if (shas.length === 0) return 'no certificate at all'
+      return `a trust bundle of CA ${shas.map(shortSha).join(', ')}, not the current ${copyOf}`
+    }
+    const spki = createPublicKey(createPrivateKey(text)).export({ format: 'der', type: 'spki' })
+    const caSpki = new X509Certificate(current.caCertificate).publicKey.export({ format: 'der', type: 'spki' })
+    if (spki.equals(caSpki)) return `the key of the current CA, but not a copy of ${copyOf}`
+    return `a private key that is not the current CA's (${copyOf})`
+  } catch {
+    return `not a readable ${part === 'caKey' ? 'private key' : 'certificate'}`
+  }
+}
+
+/**
+ * The archive is partial and no killed fleetkit run explains it: say which file is there, what it
+ * holds and which are missing, so an operator knows what to look at before moving anything.
+ */
+export function partialArchiveError(
+  dir: string,
+  parts: Partial<Record<ArchivePart, Buffer>>,
+  current: PkiFileText,
+  why: string,
+): FleetkitError {
+  const present = (Object.keys(ARCHIVE_FILE_NAMES) as ArchivePart[]).filter((part) => parts[part] !== undefined)
+  const missing = (Object.keys(ARCHIVE_FILE_NAMES) as ArchivePart[]).filter((part) => parts[part] === undefined)
+  const found = present.map(
+    (part) => `${join(dir, ARCHIVE_FILE_NAMES[part])} is ${describePart(part, parts[part]!, current)}`,
+  )
+  return new FleetkitError(
+    'PKI_INVALID',
+    `the PKI directory ${dir} holds only part of an archived CA: ${found.join('; ')}; missing ${missing
+      .map((part) => ARCHIVE_FILE_NAMES[part])
+      .join(', ')}. ${why}`,
+    {
+      actions: [
+        ...present.map((part) =>
+          part === 'caKey'
+            ? `openssl pkey -in ${join(dir, ARCHIVE_FILE_NAMES[part])} -pubout   (compare with: openssl x509 -in ${join(dir, PKI_FILE_NAMES.caCertificate)} -noout -pubkey)`
+            : `openssl x509 -in ${join(dir, ARCHIVE_FILE_NAMES[part])} -noout -subject -fingerprint -sha256`,
+        ),
+        'fleetkit ca rotate --status',
+        `if no rotation needs it, move ${present.map((part) => ARCHIVE_FILE_NAMES[part]).join(' and ')} out of ${dir}; otherwise restore the PKI directory from backup`,
+      ],
+      data: {
+        dir,
+        problem: 'partial archive',
+        present: present.map((part) => ARCHIVE_FILE_NAMES[part]),
+        missing: missing.map((part) => ARCHIVE_FILE_NAMES[part]),
+      },
+    },
+  )
+}
+
+/**
+ * The archived CA of a rotation in progress, or undefined when there is none. A partial archive is
+ * an error here: `ca rotate` finishes the leftovers of its own killed runs before it reads the archive.
+ */
 export async function readArchivedCa(
   dir: string,
   uid: number | undefined = currentUid(),
@@ -175,15 +266,11 @@ export async function readArchivedCa(
   const has = await Promise.all(Object.values(ARCHIVE_FILE_NAMES).map((name) => present(join(dir, name))))
   if (has.every((h) => !h)) return undefined
   if (!has.every((h) => h)) {
-    throw new FleetkitError(
-      'PKI_INVALID',
-      `the PKI directory ${dir} holds only part of an archived CA (${Object.values(ARCHIVE_FILE_NAMES)
-        .filter((_, i) => has[i])
-        .join(', ')})`,
-      {
-        actions: ['fleetkit ca rotate --status', 'restore the PKI directory from backup'],
-        data: { dir, problem: 'partial archive' },
-      },
+    throw partialArchiveError(
+      dir,
+      await readArchiveParts(dir),
+      await readPkiDirectory(dir, uid),
+      'A rotation in progress needs all three files.',
     )
   }
   return {

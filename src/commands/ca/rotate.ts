@@ -114,7 +114,7 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
       )
     if (r.phase === 'abort')
       this.log(
-        `Rotation aborted: the CA ${short(rotation.oldCaSha256)} is back; ${short(rotation.newCaSha256)} never issued a certificate.`,
+        `${r.resumed ? 'Finished the interrupted abort' : 'Rotation aborted'}: the CA ${short(rotation.oldCaSha256)} is back; ${short(rotation.newCaSha256)} never issued a certificate.`,
       )
     if (r.phase === 'complete' && !r.dryRun)
       this.log(

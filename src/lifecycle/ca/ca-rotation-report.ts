@@ -59,7 +59,7 @@ export interface CaRotateResult {
   filesWritten: string[]
   /** Temp files a killed earlier PKI command had left, removed by this run. */
   removedTempFiles: string[]
-  /** True when this run finished an earlier run's half-done work (a completion or a begin). */
+  /** True when this run finished an earlier run's half-done work (a begin, a completion or an abort). */
   resumed: boolean
 }
 

@@ -16,6 +16,7 @@ import {
   writePkiFiles,
 } from '../../pki/pki-files.js'
 import * as store from '../../store/pki/ca-rotations.js'
+import { judgeArchive } from './archive-leftover.js'
 import { type Queryable, withTransaction } from '../../store/database.js'
 import { appendEvent } from '../../store/events.js'
 import {
@@ -90,7 +91,12 @@ async function begin(pool: Pool, options: RotateOptions): Promise<CaRotateResult
         },
       )
     }
-    const archived = await readArchivedCa(pkiDir)
+    const archive = await judgeArchive(pkiDir, files, latest)
+    // Part of an archive a killed begin, abort or completion left, or a whole copy of the current CA
+    // (a begin killed before its new CA was renamed in): what that run would have ended with is no archive.
+    if (archive.kind === 'leftover' || (archive.kind === 'whole' && archive.copiesOfCurrent))
+      await removeArchivedCa(pkiDir)
+    const archived = archive.kind === 'whole' && !archive.copiesOfCurrent ? await readArchivedCa(pkiDir) : undefined
     if (archived) {
       const archivedSha = certificateFingerprintSha256(archived.caCertificate)
       if (latest?.status === 'completed' && latest.newCaSha256 === currentSha) {
@@ -152,8 +158,10 @@ async function complete(pool: Pool, options: RotateOptions): Promise<CaRotateRes
     // Computed before any state changes: the re-signed server certificate and the new-CA-only bundle.
     const plan = await planRotationCompletion(files, now)
     if (latest.status === 'completed') {
-      const archived = await readArchivedCa(pkiDir)
-      if (plan.length === 0 && !archived) throw notStarted('complete')
+      // What is left of the archive (whole, or part of it when a run was killed between its unlinks) is
+      // removed after this transaction, as by the run that was killed; anything else is PKI_INVALID.
+      const archive = await judgeArchive(pkiDir, files, latest)
+      if (plan.length === 0 && archive.kind === 'none') throw notStarted('complete')
       return { latest, plan, revoked: 0, progress: null, resumed: true, currentSha }
     }
     const progress = await store.rotationProgress(client, latest.newCaSha256, now)
@@ -212,6 +220,17 @@ async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult
   const outcome = await locked(pool, async (client) => {
     const now = clock.now()
     const latest = await store.latestRotation(client)
+    if (latest?.status === 'aborted') {
+      // An abort killed after its commit, between its unlinks: the old CA is back, what remains of the
+      // archive is copies of it. Removing them below finishes that abort.
+      const files = await readPkiDirectory(pkiDir)
+      const archive = await judgeArchive(pkiDir, files, latest)
+      if (
+        certificateFingerprintSha256(files.caCertificate) === latest.oldCaSha256 &&
+        (archive.kind === 'leftover' || (archive.kind === 'whole' && archive.copiesOfCurrent))
+      )
+        return { latest, files: [], resumed: true }
+    }
     if (!latest || latest.status !== 'begun') throw notStarted('abort')
     const issued = await store.countCertificatesIssuedBy(client, latest.newCaSha256)
     if (issued > 0) {
@@ -244,7 +263,7 @@ async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult
     })
     // Inside the transaction: until the old CA is back in place, the abort is not recorded.
     await writePkiFiles(pkiDir, files)
-    return { latest: { ...latest, status: 'aborted' as const, finishedAt: now }, files }
+    return { latest: { ...latest, status: 'aborted' as const, finishedAt: now }, files, resumed: false }
   })
   await removeArchivedCa(pkiDir)
   return result(options, {
@@ -252,6 +271,7 @@ async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult
     rotation: outcome.latest,
     removedTempFiles,
     filesWritten: names(outcome.files),
+    resumed: outcome.resumed,
   })
 }
 
