@@ -1,7 +1,10 @@
 // One PKI command at a time on a PKI directory: `ca init`, `ca rotate` (each phase), `ca server-cert`,
-// `db backup`'s copy of the PKI and `db restore` (which replaces the directory) take `<pki>/.pki.lock`. Without it two of them at once could delete each
-// other's temp files as stale (each removes a killed run's before it writes) or interleave their renames
-// (a CA key of one run beside the certificate of the other); a backup could copy a set half renamed.
+// `db backup` (from its database snapshot until it has read the PKI) and `db restore` (which replaces the
+// directory) take `<pki>/.pki.lock`. Without it two of them at once could delete each other's temp files as
+// stale (each removes a killed run's before it writes) or interleave their renames (a CA key of one run
+// beside the certificate of the other); a backup could copy a set half renamed, or a database from before a
+// rotation beside the PKI after it. Every command that also uses the database takes this lock before it locks
+// a table or row there: none waits for the lock holding a database lock another holder of it wants.
 // Readers that only load the set (the gateway, every 2 s) need no lock: each file is renamed whole.
 import { access, constants, stat } from 'node:fs/promises'
 import { join } from 'node:path'

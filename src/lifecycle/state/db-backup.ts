@@ -72,6 +72,26 @@ export function defaultBackupName(now: Date): string {
     .replace(/\d{3}Z$/, 'Z')}.tar.gz`
 }
 
+/** The PKI directory's plain files, read whole (they are small): the copy is taken under the PKI lock. */
+async function readPkiFiles(pkiDir: string): Promise<{ name: string; data: Buffer; mode: number }[]> {
+  if (!existsSync(pkiDir)) return []
+  const files: { name: string; data: Buffer; mode: number }[] = []
+  for (const name of (await readdir(pkiDir)).sort()) {
+    // Plain files only: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
+    if (name.startsWith('.')) continue
+    const path = join(pkiDir, name)
+    const info = await stat(path)
+    if (!info.isFile()) continue
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+    try {
+      files.push({ name, data: await handle.readFile(), mode: info.mode & 0o777 })
+    } finally {
+      await handle.close()
+    }
+  }
+  return files
+}
+
 export async function backupState(options: {
   pool: StatePool
   pkiDir: string
@@ -103,18 +123,28 @@ export async function backupState(options: {
   const openFile = options.open ?? open
   const rowFiles = new Map<string, ArchiveFile>()
   try {
-    progress('reading the state in one consistent snapshot')
-    // Plain awaited writes, not streams: a full disk is an error thrown here (then the finally below
-    // removes `work`), never an 'error' event that kills the process and leaves `work` behind.
-    const snapshot = await exportSnapshot(options.pool, async (table, lines) => {
-      const path = join(work, `${table}.jsonl`)
-      let out = rowFiles.get(table)
-      if (!out) {
-        out = await openFile(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)
-        rowFiles.set(table, out)
-      }
-      await writeAll(out, Buffer.from(`${lines.join('\n')}\n`), path)
-    })
+    // The PKI lock from before the snapshot until the PKI is read: a `ca rotate` (which takes the PKI
+    // lock, then the database) is wholly before this backup or wholly after it, never in the database
+    // part and not the PKI part. The same order as every PKI command: the lock, then the database.
+    const { snapshot, pkiFiles } = await withPkiLock(
+      options.pkiDir,
+      async () => {
+        progress('reading the state in one consistent snapshot')
+        // Plain awaited writes, not streams: a full disk is an error thrown here (then the finally below
+        // removes `work`), never an 'error' event that kills the process and leaves `work` behind.
+        const snapshot = await exportSnapshot(options.pool, async (table, lines) => {
+          const path = join(work, `${table}.jsonl`)
+          let out = rowFiles.get(table)
+          if (!out) {
+            out = await openFile(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600)
+            rowFiles.set(table, out)
+          }
+          await writeAll(out, Buffer.from(`${lines.join('\n')}\n`), path)
+        })
+        return { snapshot, pkiFiles: await readPkiFiles(options.pkiDir) }
+      },
+      { readOnly: true },
+    )
     for (const [table, out] of rowFiles) {
       rowFiles.delete(table)
       await out.close().catch((error: unknown) => {
@@ -143,23 +173,9 @@ export async function backupState(options: {
           : await archive.addBytes(member, new Uint8Array())
         tables.push({ name: table.name, columns: table.columns, rows: table.rows, member, sha256: added.sha256 })
       }
-      if (existsSync(options.pkiDir)) {
-        // Under the PKI lock: a `ca rotate` or `ca server-cert` running now never leaves a set half renamed here.
-        await withPkiLock(
-          options.pkiDir,
-          async () => {
-            for (const name of (await readdir(options.pkiDir)).sort()) {
-              // Plain files only: a half-written temp file (`.name.hex.tmp`) and the lock are not the PKI.
-              if (name.startsWith('.')) continue
-              const path = join(options.pkiDir, name)
-              const info = await stat(path)
-              if (!info.isFile()) continue
-              const added = await archive.addFile(`pki/${name}`, path, info.mode & 0o777)
-              pki.push({ member: added.name, sha256: added.sha256, mode: info.mode & 0o777 })
-            }
-          },
-          { readOnly: true },
-        )
+      for (const { name, data, mode } of pkiFiles) {
+        const added = await archive.addBytes(`pki/${name}`, data, mode)
+        pki.push({ member: added.name, sha256: added.sha256, mode })
       }
       const manifest: BackupManifest = {
         format: BACKUP_FORMAT,
