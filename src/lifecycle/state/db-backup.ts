@@ -3,15 +3,17 @@
 // may not let us run one), and the PKI directory beside it, in one gzip'd tar written 0600 and
 // renamed into place only when whole. manifest.json, the last member, names every other member's
 // SHA-256: restore verifies them all before it changes anything.
-import { randomBytes } from 'node:crypto'
 import { constants, existsSync } from 'node:fs'
-import { link, mkdtemp, open, readdir, rm, stat, unlink } from 'node:fs/promises'
+import { link, lstat, mkdir, open, readdir, rm, stat, unlink } from 'node:fs/promises'
+import { hostname } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 
 import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { type Rng, systemRng } from '../../config/rng.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
+import { processIsAlive } from '../../fs/file-lock.js'
 import { assertSecretOutsideGit, type GitRunner } from '../../fs/output-in-git.js'
 import { type ArchiveFile, createTarGz, type OpenArchiveFile, type TarMember } from '../../fs/tar-gz.js'
 import { withPath, writeAll } from '../../fs/write-all.js'
@@ -51,6 +53,8 @@ export interface BackupResult {
   tables: { name: string; rows: number }[]
   /** The PKI directory's files included; empty when it did not exist. */
   pkiFiles: string[]
+  /** What interrupted backups on this host left beside the output (their writer is gone), removed by this run. */
+  removedStaleFiles: string[]
 }
 
 function backupExists(file: string): FleetkitError {
@@ -70,6 +74,57 @@ export function defaultBackupName(now: Date): string {
     .toISOString()
     .replace(/[:.]/g, '')
     .replace(/\d{3}Z$/, 'Z')}.tar.gz`
+}
+
+/**
+ * This host as staging names carry it: a PID means something only on the host (and in the PID
+ * namespace, which a container's own hostname tells apart) that wrote it, and a backup directory
+ * may be shared (NFS).
+ */
+function hostTag(): string {
+  return (
+    hostname()
+      .replace(/[^A-Za-z0-9-]/g, '-')
+      .slice(0, 32) || 'host'
+  )
+}
+
+/**
+ * Where a backup stages, beside the output (same filesystem: link() puts it in place):
+ * `.<name>.<host>-<pid>.<12 hex>.rows/` holds the row files, `.<name>.<host>-<pid>.<12 hex>.tmp` the
+ * archive. The PID tells a later backup whether the writer is gone (removeStaleStaging).
+ */
+export function stagingPaths(file: string, rng: Rng = systemRng): { rows: string; archive: string } {
+  const stem = join(dirname(file), `.${basename(file)}.${hostTag()}-${process.pid}.${rng(6).toString('hex')}`)
+  return { rows: `${stem}.rows`, archive: `${stem}.tmp` }
+}
+
+/**
+ * Removes what backups killed on this host left in `dir` (a SIGKILL, a power cut: no handler ran),
+ * for any output name, since a timer names each backup anew: only fleetkit's exact staging names,
+ * only this host's, only when their PID is no live process. Each is a full copy of the CA key.
+ * Best effort: what cannot be removed (another user's) stays, and the backup goes on.
+ */
+async function removeStaleStaging(dir: string, isAlive: (pid: number) => boolean = processIsAlive): Promise<string[]> {
+  const pattern = new RegExp(`^\\..+\\.${hostTag()}-(\\d+)\\.[0-9a-f]{12}\\.(tmp|rows)$`)
+  const names = await readdir(dir).catch(() => [] as string[])
+  const removed: string[] = []
+  for (const name of names.sort()) {
+    const match = pattern.exec(name)
+    if (!match) continue
+    const pid = Number(match[1])
+    if (pid === process.pid || isAlive(pid)) continue
+    const path = join(dir, name)
+    const info = await lstat(path).catch(() => undefined)
+    // What a backup makes, never through a link: the archive a file, the rows a directory.
+    if (!info || !(match[2] === 'rows' ? info.isDirectory() : info.isFile())) continue
+    const gone = await rm(path, { recursive: true, force: true }).then(
+      () => true,
+      () => false,
+    )
+    if (gone) removed.push(name)
+  }
+  return removed
 }
 
 /** The PKI directory's plain files, read whole (they are small): the copy is taken under the PKI lock. */
@@ -103,9 +158,15 @@ export async function backupState(options: {
   git?: GitRunner
   /** Opens the row files and the archive (tests give one that writes short or fails, as a full disk does). */
   open?: OpenArchiveFile
+  /**
+   * Ctrl-C or SIGTERM (the command is interruptible): the backup stops at its next step, removes its
+   * staging and rejects with the signal's reason. Once the file is in place it is reported written.
+   */
+  signal?: AbortSignal
 }): Promise<BackupResult> {
   const file = resolve(options.out)
   const progress = options.progress ?? (() => {})
+  const signal = options.signal
   if (existsSync(file)) throw backupExists(file)
   // Checked for the default too: it is the current directory, often the fleet's repository.
   await assertSecretOutsideGit({
@@ -117,9 +178,9 @@ export async function backupState(options: {
     ...(options.git ? { git: options.git } : {}),
   })
   await makeDirectories(dirname(file))
+  const removedStaleFiles = await removeStaleStaging(dirname(file))
   // Rows go to private temp files first (a tar member needs its size up front), beside the output.
-  const work = await mkdtemp(join(dirname(file), `.${basename(file)}.`))
-  const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`)
+  const { rows: work, archive: temp } = stagingPaths(file)
   const openFile = options.open ?? open
   const rowFiles = new Map<string, ArchiveFile>()
   try {
@@ -129,10 +190,13 @@ export async function backupState(options: {
     const { snapshot, pkiFiles } = await withPkiLock(
       options.pkiDir,
       async () => {
+        signal?.throwIfAborted()
+        await mkdir(work, 0o700)
         progress('reading the state in one consistent snapshot')
         // Plain awaited writes, not streams: a full disk is an error thrown here (then the finally below
         // removes `work`), never an 'error' event that kills the process and leaves `work` behind.
         const snapshot = await exportSnapshot(options.pool, async (table, lines) => {
+          signal?.throwIfAborted()
           const path = join(work, `${table}.jsonl`)
           let out = rowFiles.get(table)
           if (!out) {
@@ -141,6 +205,7 @@ export async function backupState(options: {
           }
           await writeAll(out, Buffer.from(`${lines.join('\n')}\n`), path)
         })
+        signal?.throwIfAborted()
         return { snapshot, pkiFiles: await readPkiFiles(options.pkiDir) }
       },
       { readOnly: true },
@@ -166,6 +231,7 @@ export async function backupState(options: {
     const pki: BackupManifest['pki'] = []
     try {
       for (const table of snapshot.tables) {
+        signal?.throwIfAborted()
         const path = join(work, `${table.name}.jsonl`)
         const member = `db/${table.name}.jsonl`
         const added: TarMember = existsSync(path)
@@ -194,6 +260,8 @@ export async function backupState(options: {
       throw error
     }
     const whole = await archive.finish()
+    // The last point to stop: from the link on, the backup exists and is reported written.
+    signal?.throwIfAborted()
     // link() fails if the name exists: a backup written meanwhile by another process is never replaced.
     await link(temp, file).catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'EEXIST' ? backupExists(file) : error
@@ -208,6 +276,7 @@ export async function backupState(options: {
       schemaVersion: snapshot.schemaVersion,
       tables: tables.map((t) => ({ name: t.name, rows: t.rows })),
       pkiFiles: pki.map((p) => p.member.slice('pki/'.length)),
+      removedStaleFiles,
     }
   } finally {
     for (const out of rowFiles.values()) await out.close().catch(() => undefined)

@@ -116,7 +116,7 @@ describe('a disk that fills while fleetkit writes its files: FILESYSTEM_WRITE_FA
       )
       assert.equal(error.code, 'FILESYSTEM_WRITE_FAILED', error.message)
       assert.equal(error.exitCode, 74)
-      assert.match(String(error.data?.path), new RegExp(`^${out}/\\.b\\.tar\\.gz\\.[0-9a-f]+\\.tmp$`))
+      assert.match(String(error.data?.path), new RegExp(`^${out}/\\.b\\.tar\\.gz\\.[^/]+\\.[0-9a-f]{12}\\.tmp$`))
       assert.match(error.message, new RegExp(`could not write ${out}/`))
       assert.deepEqual(await readdir(out), [], 'no backup, no temp file, no row directory')
     })
