@@ -114,8 +114,23 @@ describe("end to end in a VM: fleetkit's own agent seed -> signed release from t
     await writeFile(definitionFile, stringify(definition))
 
     const seedFile = join(dir, `${NODE_ID}.user-data`)
+    // --ttl 1h: on a loaded machine the VM's first boot has reached enrollment more than the default 15 minutes
+    // after the seed (the secret then expired: 401 enrollment_refused), and the secret's lifetime is not what
+    // this test is about (gateway/operations and lifecycle tests cover expiry).
     const seeded = await runFleetkit(
-      ['seed', NODE_ID, '--kind', 'agent', '--definition', definitionFile, '--output', seedFile, '--json'],
+      [
+        'seed',
+        NODE_ID,
+        '--kind',
+        'agent',
+        '--ttl',
+        '1h',
+        '--definition',
+        definitionFile,
+        '--output',
+        seedFile,
+        '--json',
+      ],
       { env: cliEnv() },
     )
     assert.equal(seeded.code, 0, seeded.stdout + seeded.stderr)
