@@ -125,6 +125,18 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
       return result
     }
     const size = `${result.bytes} bytes${result.gzipped ? ` (gzipped from ${result.plainBytes}: over the 32 KiB budget plain)` : ''}`
+    if (result.finishedInterrupted) {
+      // Nothing new was stored: the seed an interrupted run committed is now in place, as that run would have left it.
+      this.log(
+        `Put into place the ${result.kind} seed of ${result.node} that an interrupted run had stored and staged: ${result.path} (0600, ${size}). Nothing new was stored.`,
+      )
+      if (result.secretExpiresAt) this.log(`Its single-use enrollment secret expires at ${result.secretExpiresAt}.`)
+      if (result.hostKeyPublic)
+        this.log(
+          `Pinned host key: ${result.hostKeyPublic} (if the interrupted run was a --rekey, put it under ${result.node} in fleet.yaml as hostKey).`,
+        )
+      return result
+    }
     this.log(`Wrote the ${result.kind} seed of ${result.node} to ${result.path} (0600, ${size}).`)
     if (result.secretExpiresAt && result.reissued)
       this.log(

@@ -24,15 +24,20 @@ export function assertRekeyAllowed(
   pinned: string | null | undefined,
   rekey: boolean,
   kind: HostKeyPinner = 'worker',
+  /** The command to run again with --rekey added (default: the plain seed or provision of the node). */
+  again?: string,
 ): void {
   if (!pinned || rekey) return
   const provision = kind === 'provision'
   const what = provision
     ? 'provisioning would create its server with a new one, so nothing was created or stored'
     : `a${kind === 'agent' ? 'n agent' : ' worker'} seed would give it a new one, so nothing was written`
-  const command = provision
-    ? `fleetkit node provision ${nodeId} --rekey`
-    : `fleetkit seed ${nodeId} --kind ${kind} --rekey`
+  const command =
+    again !== undefined
+      ? `${again} --rekey`
+      : provision
+        ? `fleetkit node provision ${nodeId} --rekey`
+        : `fleetkit seed ${nodeId} --kind ${kind} --rekey`
   throw new FleetkitError(
     'HOST_KEY_PINNED',
     `node ${nodeId} has a pinned SSH host key (${shortKey(pinned)}...); ${what}`,

@@ -28,6 +28,7 @@ import { outputLostAfterCommit, outputWriteFailed, type Sink } from '../output-s
 import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } from './pending-seed.js'
 import { assertRekeyAllowed, pinSeedHostKey, shortKey } from './seed-host-key.js'
 import type { SeedFiles } from './seed-files.js'
+import { settleStagedSeeds } from './staged-seeds.js'
 import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from '../node/secret-reissue.js'
 import { makeDirectories, STATE_PARENT_MODE } from '../../fs/make-directories.js'
 
@@ -109,6 +110,11 @@ export interface SeedNodeResult {
   reissued: boolean
   /** True when --rekey replaced a pinned host key: put hostKeyPublic into fleet.yaml. */
   rekeyed: boolean
+  /**
+   * True when this run stored nothing and put into place the seed a killed run had committed and staged
+   * (its secret and host key are the ones the state holds).
+   */
+  finishedInterrupted: boolean
 }
 
 /** Where a seed goes without --output: the state directory, never the current one (the fleet's Git repository). */
@@ -141,6 +147,40 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
       ...(options.git ? { git: options.git } : {}),
     })
   }
+  // A run killed between its commit and its rename left its staged seed beside the default path: it is
+  // finished when it is the seed the state took, and removed otherwise. A re-run for the same kind, with
+  // whatever flags, then reports that seed and stores nothing: its secret and key are new and unused, what
+  // a --reissue or --rekey asks for, and no other seed holds them.
+  const defaultPath = resolve(defaultSeedPath(options.env, options.nodeId))
+  if (options.output === undefined || (options.output !== '-' && resolve(options.output) === defaultPath)) {
+    const settled = await withNodeSeedLock(pool, options.nodeId, async () =>
+      settleStagedSeeds(
+        pool,
+        options.nodeId,
+        defaultPath,
+        (await getNode(pool, options.nodeId)) ?? undefined,
+        clock.now(),
+      ),
+    )
+    const finished = settled.finished
+    if (finished && finished.kind === options.kind) {
+      const node = await getNode(pool, options.nodeId)
+      return {
+        node: options.nodeId,
+        kind: finished.kind,
+        path: finished.path,
+        bytes: finished.bytes,
+        plainBytes: finished.plainBytes,
+        gzipped: finished.gzipped,
+        autoinstall: finished.autoinstall,
+        secretExpiresAt: finished.kind === 'agent' ? (node?.enrollmentSecretExpiresAt?.toISOString() ?? null) : null,
+        hostKeyPublic: finished.hostKey ? (node?.hostKeyPublic ?? null) : null,
+        reissued: false,
+        rekeyed: false,
+        finishedInterrupted: true,
+      }
+    }
+  }
   const row = await getNode(pool, options.nodeId)
   const target = nodeTarget(definition, options.nodeId, row)
   const now = clock.now()
@@ -160,8 +200,12 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     const seen: SecretHolder | undefined = row
       ? { status: row.status, secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt }
       : undefined
+    const pinned = row?.hostKeyPublic ?? target.declaredHostKey
+    // The command a refusal names: an agent seed of a node with a pinned host key needs --rekey too (a killed
+    // seed whose file never landed pinned one), else the advised --reissue fails HOST_KEY_PINNED.
+    const again = target.sshUser !== undefined && pinned && options.rekey !== true ? `${retry} --rekey` : retry
     // Refused before anything is rendered or written; planned again under the lock.
-    const plan = planSecret(target.id, seen, options.reissue === true, retry, now)
+    const plan = planSecret(target.id, seen, options.reissue === true, again, now)
     await confirmReplacing(target.id, options.kind, pending, confirm, yes)
     if (plan.mode === 'reissue-enrolled' && confirm) {
       await confirm({
@@ -174,10 +218,15 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     const expiresAt = new Date(now.getTime() + options.ttlMs)
     secretExpiresAt = expiresAt
     // A node that declares ssh.user gets the worker seed's account and a pinned host key too.
-    const pinned = row?.hostKeyPublic ?? target.declaredHostKey
     const hostKey = target.sshUser === undefined ? undefined : generateSshHostKey(target.id, rng)
     if (hostKey) {
-      assertRekeyAllowed(target.id, pinned, options.rekey === true, 'agent')
+      assertRekeyAllowed(
+        target.id,
+        pinned,
+        options.rekey === true,
+        'agent',
+        `${retry}${options.reissue ? ' --reissue' : ''}`,
+      )
       rekeyed = pinned !== undefined && pinned !== null
       hostKeyPublic = hostKey.publicKey
     }
@@ -193,7 +242,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
         options.startedAt ?? new Date(performance.timeOrigin),
         clock.now(),
       )
-      const current = replanLocked(target.id, seen, locked, options.reissue === true, retry, clock.now(), startedAt)
+      const current = replanLocked(target.id, seen, locked, options.reissue === true, again, clock.now(), startedAt)
       reissued = current.mode !== 'provision'
       await applySecretPlan(client, {
         plan: current,
@@ -270,7 +319,9 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
   const what = `the ${options.kind} seed of ${target.id}`
   const next =
     options.kind === 'agent'
-      ? [`${retry} --reissue   (replaces the secret of the seed nobody holds)`]
+      ? [
+          `${retry} --reissue${hostKeyPublic ? ' --rekey' : ''}   (replaces the secret${hostKeyPublic ? ' and the host key' : ''} of the seed nobody holds)`,
+        ]
       : [`${retry} --rekey   (replaces the host key of the seed nobody holds)`]
   // Seeds of one node commit and write one after another (withNodeSeedLock): two winning at once (two --reissue
   // or --rekey, the second reading the node after the first committed) could otherwise leave on disk the seed
@@ -316,6 +367,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     hostKeyPublic,
     reissued,
     rekeyed,
+    finishedInterrupted: false,
   }
 }
 

@@ -55,6 +55,21 @@ export async function consumeEnrollmentSecret(
   return result.rowCount === 1
 }
 
+/**
+ * Whether one of `hashes` is node `nodeId`'s pending secret (stored, unused, unexpired at `now`): how
+ * a seed a killed run staged is told to be the one the state took, without reading the hash back.
+ */
+export async function isPendingSecret(q: Queryable, nodeId: string, hashes: Buffer[], now: Date): Promise<boolean> {
+  if (hashes.length === 0) return false
+  const { rowCount } = await q.query(
+    `SELECT 1 FROM nodes
+      WHERE id = $1 AND enrollment_secret_sha256 = ANY($2::bytea[])
+        AND enrollment_secret_used_at IS NULL AND enrollment_secret_expires_at > $3`,
+    [nodeId, hashes, now],
+  )
+  return rowCount === 1
+}
+
 export interface NodeSecretState {
   status: string
   hostKeyPublic: string | null
