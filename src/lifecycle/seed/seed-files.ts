@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
+import { withCaMissingAdvice } from '../../pki/restore-leftovers.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Env } from '../../config/state-dir.js'
 import type { Definition } from '../../definition/types.js'
@@ -37,20 +38,23 @@ export async function readSeedFiles(
 
 /** The CA bundle the agent pins until its first renewal; `fleetkit ca init` creates it. Sync hands it to a host it enrolls. */
 export async function readGatewayCaBundle(env: Env): Promise<string> {
-  const path = join(resolvePkiDir(env), 'ca-bundle.pem')
+  const dir = resolvePkiDir(env)
+  const path = join(dir, 'ca-bundle.pem')
   // A bundle others could have edited would pin their CA on the new host.
-  await assertPkiDirectoryPrivate(resolvePkiDir(env))
-  try {
-    return await readFile(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    throw new FleetkitError(
-      'CA_MISSING',
-      `the gateway CA bundle ${path} does not exist, so an agent seed cannot pin it`,
-      {
-        actions: ['fleetkit ca init', "or set FLEETKIT_PKI_DIR to the gateway's PKI directory"],
-        data: { path },
-      },
-    )
-  }
+  await assertPkiDirectoryPrivate(dir)
+  return withCaMissingAdvice(dir, async () => {
+    try {
+      return await readFile(path, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      throw new FleetkitError(
+        'CA_MISSING',
+        `the gateway CA bundle ${path} does not exist, so an agent seed cannot pin it`,
+        {
+          actions: ['fleetkit ca init', "or set FLEETKIT_PKI_DIR to the gateway's PKI directory"],
+          data: { path },
+        },
+      )
+    }
+  })
 }

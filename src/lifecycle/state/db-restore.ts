@@ -27,6 +27,7 @@ import { loadMigrations, type Migration } from '../../store/migrate.js'
 import { currentSchema, tablesWithRows } from '../../store/backup/schema-objects.js'
 import { replaceWithSnapshot, type TableToLoad, withRestoreLock } from '../../store/backup/snapshot-load.js'
 import { withPkiLock } from '../../pki/pki-lock.js'
+import { restoreStagingPattern } from '../../pki/restore-leftovers.js'
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupManifest } from './db-backup.js'
 import { makeDirectories } from '../../fs/make-directories.js'
 
@@ -166,6 +167,39 @@ async function withTargetPkiLock<T>(
   }
 }
 
+/** `fleetkit-restore-<pid>-XXXXXX`: a restore's unpacked backup (with the CA key) under the OS temp directory. */
+const WORK_DIR_PREFIX = 'fleetkit-restore-'
+const WORK_DIR = /^fleetkit-restore-([0-9]+)-[A-Za-z0-9]{6}$/
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: a process of another user has that id; only ESRCH says nobody does.
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH'
+  }
+}
+
+/** Remove the unpacked backups that restores killed before their cleanup left (their process is gone). */
+async function removeDeadRestoreWorkDirs(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[])
+  for (const name of names) {
+    const pid = WORK_DIR.exec(name)?.[1]
+    if (pid === undefined || Number(pid) === process.pid || processAlive(Number(pid))) continue
+    await rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined)
+  }
+}
+
+/** Remove the staged PKI (and the lock-only directory) a killed restore left beside `pkiDir`; call it holding the locks. */
+async function removeStagedPkis(pkiDir: string): Promise<void> {
+  const pattern = restoreStagingPattern(pkiDir)
+  const names = await readdir(dirname(pkiDir)).catch(() => [] as string[])
+  const stale = names.filter((name) => pattern.test(name))
+  for (const name of stale) await rm(join(dirname(pkiDir), name), { recursive: true, force: true })
+  if (stale.length > 0) await syncDirectory(dirname(pkiDir))
+}
+
 export async function restoreState(options: {
   /**
    * Opens the target database, runs `work` on it and closes it. Called only once the file and the PKI
@@ -188,7 +222,9 @@ export async function restoreState(options: {
   if (!existsSync(file)) throw invalid(file, 'there is no such file')
   const migrations = options.migrations ?? (await loadMigrations())
   const latest = migrations.reduce((top, m) => Math.max(top, m.version), 0)
-  const work = await mkdtemp(join(tmpdir(), 'fleetkit-restore-'))
+  // Named with this process's id, so a later restore can tell (and remove) the unpacked backups of dead runs.
+  await removeDeadRestoreWorkDirs(tmpdir())
+  const work = await mkdtemp(join(tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`))
   const staged = `${options.pkiDir}.restore-${randomBytes(6).toString('hex')}`
   try {
     progress(`reading ${file}`)
@@ -217,6 +253,9 @@ export async function restoreState(options: {
     return await options.withPool((pool) =>
       withRestoreLock(pool, () =>
         withTargetPkiLock(options.pkiDir, restoringPki, options.pkiLockTimeoutMs, async (madePkiDir) => {
+          // Under the locks no other restore into this PKI directory runs: a staged PKI beside it is a killed
+          // run's (killed before or after its commit: this run stages the backup's PKI again either way).
+          if (restoringPki) await removeStagedPkis(options.pkiDir)
           // Judged again under the locks: another restore or `ca init` may have filled it meanwhile.
           if (!options.force && restoringPki && (await hasFiles(options.pkiDir)))
             throw targetNotEmpty(file, null, options.pkiDir)
