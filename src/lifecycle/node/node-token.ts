@@ -10,6 +10,7 @@ import { nodeTarget } from '../../render/seed-documents.js'
 import { withTransaction } from '../../store/database.js'
 import { lockNodeSecretState, onDatabaseClock } from '../../store/nodes/enrollment-secrets.js'
 import { getNode } from '../../store/nodes/nodes.js'
+import { assertNoProvisionRun } from '../provision/provision-guard.js'
 import type { Confirm } from './node-transition.js'
 import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from './secret-reissue.js'
 
@@ -68,6 +69,8 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
   const seen: SecretHolder | undefined = row
     ? { status: row.status, secretExpiresAt: row.enrollmentSecretExpiresAt, secretUsedAt: row.enrollmentSecretUsedAt }
     : undefined
+  // A provision run's server boots from its own seed: no secret may replace that one (checked again under the lock).
+  assertNoProvisionRun(nodeId, row?.provisionState, retry)
   // Refused before anything else is read; planned again under the lock.
   const first = planSecret(nodeId, seen, reissue, retry, options.clock.now())
   if (first.mode === 'reissue-enrolled' && options.confirm) {
@@ -83,6 +86,7 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
   const expiresAt = new Date(now.getTime() + options.ttlMs)
   const plan = await withTransaction(pool, async (client) => {
     const locked = await lockNodeSecretState(client, target.id)
+    assertNoProvisionRun(target.id, locked?.provisionState, retry)
     const startedAt = await onDatabaseClock(
       client,
       options.startedAt ?? new Date(performance.timeOrigin),

@@ -43,6 +43,30 @@ export function assertNotRetired(nodeId: string, row: ProvisionRow | undefined, 
   )
 }
 
+/** The steps of a `node provision` run under way: its server is being created or booting with its own seed. */
+const RUN_UNDER_WAY: readonly string[] = ['pending', 'server_requested', 'awaiting_enrollment']
+
+/**
+ * `fleetkit seed` and `node token` on a node whose `node provision` run is under way: a new secret or host key
+ * would replace the one in the seed that run gives (or gave) its server, stranding it. Checked on the row
+ * read first and again under the node's row lock, in the transaction that would store the secret.
+ */
+export function assertNoProvisionRun(nodeId: string, provisionState: string | null | undefined, command: string): void {
+  if (provisionState == null || !RUN_UNDER_WAY.includes(provisionState)) return
+  throw new FleetkitError(
+    'PROVISION_IN_PROGRESS',
+    `node ${nodeId} is being provisioned by fleetkit node provision (step ${provisionState}): ${command} would replace the secret or host key of the seed that run gives its server, which could then never enroll or be reached; nothing changed`,
+    {
+      actions: [
+        `fleetkit node provision --resume ${nodeId}   (waits for the run's server to enroll)`,
+        `fleetkit node show ${nodeId}`,
+        `if that server is never to enroll: fleetkit node decommission ${nodeId}, and a new node id`,
+      ],
+      data: { node: nodeId, state: provisionState },
+    },
+  )
+}
+
 /** A new run: the node is not in the state, or parked or failed with no provisioning run of its own. */
 export function assertProvisionable(nodeId: string, row: ProvisionRow | undefined): void {
   assertNotRetired(nodeId, row, false)

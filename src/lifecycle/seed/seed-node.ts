@@ -29,6 +29,7 @@ import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } fr
 import { assertRekeyAllowed, pinSeedHostKey, shortKey } from './seed-host-key.js'
 import type { SeedFiles } from './seed-files.js'
 import { settleStagedSeeds } from './staged-seeds.js'
+import { assertNoProvisionRun } from '../provision/provision-guard.js'
 import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from '../node/secret-reissue.js'
 import { makeDirectories, STATE_PARENT_MODE } from '../../fs/make-directories.js'
 
@@ -182,6 +183,8 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     }
   }
   const row = await getNode(pool, options.nodeId)
+  // A provision run's server boots from its own seed: no seed may replace its secret or host key.
+  assertNoProvisionRun(options.nodeId, row?.provisionState, retry)
   const target = nodeTarget(definition, options.nodeId, row)
   const now = clock.now()
   const actor = options.actor
@@ -234,6 +237,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     reissued = plan.mode !== 'provision'
     register = async (client) => {
       const locked = await lockNodeSecretState(client, target.id)
+      assertNoProvisionRun(target.id, locked?.provisionState, retry)
       assertSamePending(target.id, options.kind, pending, locked, clock.now(), yes)
       // Of reissues at once exactly one wins, however late the others read the node: one that started
       // before the stored secret was issued is refused (NODE_CHANGED_CONCURRENTLY) and writes no seed.
@@ -285,6 +289,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     document = workerSeedDocument(definition, target, hostKey, options.autoinstall)
     register = async (client) => {
       const locked = await lockNodeSecretState(client, target.id)
+      assertNoProvisionRun(target.id, locked?.provisionState, retry)
       const previous = locked?.hostKeyPublic ?? target.declaredHostKey
       assertSamePending(target.id, options.kind, pending, locked, clock.now(), yes)
       // A new row starts as provisioning; an existing node keeps its status.

@@ -78,6 +78,8 @@ export interface NodeSecretState {
   secretUsedAt: Date | null
   /** When the pending secret was stored, on the database's clock (null: before migration 0014, or none). */
   secretIssuedAt: Date | null
+  /** The step of the node's `node provision` run (null: never provisioned by fleetkit). */
+  provisionState: string | null
 }
 
 /** The advisory lock space of a node's secret and host key (two-int form: 'fk' 's'), apart from every bigint key. */
@@ -97,8 +99,10 @@ export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise
     enrollment_secret_expires_at: Date | null
     enrollment_secret_used_at: Date | null
     enrollment_secret_issued_at: Date | null
+    provision_state: string | null
   }>(
-    `SELECT status, host_key_public, enrollment_secret_expires_at, enrollment_secret_used_at, enrollment_secret_issued_at
+    `SELECT status, host_key_public, enrollment_secret_expires_at, enrollment_secret_used_at, enrollment_secret_issued_at,
+            provision_state
        FROM nodes WHERE id = $1 FOR UPDATE`,
     [nodeId],
   )
@@ -110,6 +114,7 @@ export async function lockNodeSecretState(q: Queryable, nodeId: string): Promise
         secretExpiresAt: row.enrollment_secret_expires_at,
         secretUsedAt: row.enrollment_secret_used_at,
         secretIssuedAt: row.enrollment_secret_issued_at,
+        provisionState: row.provision_state,
       }
     : undefined
 }

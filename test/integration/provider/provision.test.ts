@@ -351,13 +351,31 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       assert.deepEqual(await snapshot('app-s1'), seeded)
     })
 
+    /**
+     * A seed committed while the run is under way. `fleetkit seed` refuses that now (PROVISION_IN_PROGRESS); one of
+     * an older fleetkit did not look, so the run must still refuse to replace what it stored: that seed is made by
+     * hiding the run's step from it for the moment it runs.
+     */
+    async function olderSeed(nodeId: string): Promise<void> {
+      await rejectsWith(seedAgent(nodeId), 'PROVISION_IN_PROGRESS')
+      const { rows } = await gw.db.pool.query<{ s: string }>('SELECT provision_state AS s FROM nodes WHERE id = $1', [
+        nodeId,
+      ])
+      await gw.db.pool.query('UPDATE nodes SET provision_state = NULL WHERE id = $1', [nodeId])
+      try {
+        await seedAgent(nodeId)
+      } finally {
+        await gw.db.pool.query('UPDATE nodes SET provision_state = $2 WHERE id = $1', [nodeId, rows[0]!.s])
+      }
+    }
+
     it("a seed committed after the run started: its create intent and every --resume refuse to replace the seed's key (HOST_KEY_PINNED) or secret (NODE_SECRET_PENDING)", async () => {
       // ssh.user: the seed pinned a host key and issued a secret; the key is refused first.
       declareSsh('app-s2')
       let seeded: Awaited<ReturnType<typeof snapshot>> | undefined
       const seedAfterPending = async (step: string) => {
         if (step !== 'pending') return
-        await seedAgent('app-s2')
+        await olderSeed('app-s2')
         seeded = await snapshot('app-s2')
       }
       const error = await rejectsWith(provision('app-s2', { afterStep: seedAfterPending }), 'HOST_KEY_PINNED')
@@ -376,7 +394,7 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
         provision('build-s3', {
           afterStep: async (step) => {
             if (step !== 'pending') return
-            await seedAgent('build-s3')
+            await olderSeed('build-s3')
             seededSecret = await snapshot('build-s3')
           },
         }),

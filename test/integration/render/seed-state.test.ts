@@ -323,6 +323,27 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     assert.deepEqual(await snapshot('build-3'), before)
   })
 
+  it('a node whose node provision run is under way is refused a seed and a token (PROVISION_IN_PROGRESS); nothing changes', async () => {
+    // app-2 registered by a token, then taken over by a provision run waiting for its server to enroll.
+    const token = await runFleetkit(['node', 'token', 'app-2', ...EXAMPLE, '--json'], { env })
+    assert.equal(token.code, 0, token.stderr)
+    await db.pool.query("UPDATE nodes SET provision_state = 'awaiting_enrollment' WHERE id = 'app-2'")
+    const before = await snapshot('app-2')
+    const output = join(dir, 'provisioning.user-data')
+    const seed = await runFleetkit(
+      ['seed', 'app-2', '--kind', 'agent', '--reissue', '--rekey', '--yes', ...EXAMPLE, '--output', output, '--json'],
+      { env },
+    )
+    assertMatchesOutputSchema('seed', seed.json)
+    assert.equal(seed.json.code, 'PROVISION_IN_PROGRESS', seed.stdout)
+    assert.equal(seed.json.data.state, 'awaiting_enrollment')
+    assert.ok(seed.json.actions.some((a: string) => a.startsWith('fleetkit node provision --resume app-2')))
+    assert.ok(!existsSync(output), 'no seed written')
+    const reissue = await runFleetkit(['node', 'token', 'app-2', '--reissue', '--yes', ...EXAMPLE, '--json'], { env })
+    assert.equal(reissue.json.code, 'PROVISION_IN_PROGRESS', reissue.stdout)
+    assert.deepEqual(await snapshot('app-2'), before)
+  })
+
   describe('a seed that cannot be written leaves the state exactly as it was', () => {
     /** build-3 is provisioning with a pending secret; build-1 is active (enrolled): each replaced on purpose. */
     const cases: [string, string[]][] = [

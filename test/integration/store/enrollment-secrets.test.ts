@@ -95,6 +95,7 @@ describe('node secrets: reissue (real PostgreSQL)', function () {
     assert.ok(state?.secretIssuedAt instanceof Date, JSON.stringify(state))
     assert.deepEqual(Object.keys(state!).sort(), [
       'hostKeyPublic',
+      'provisionState',
       'secretExpiresAt',
       'secretIssuedAt',
       'secretUsedAt',
