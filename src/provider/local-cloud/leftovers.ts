@@ -1,13 +1,14 @@
 // What a local cloud killed with SIGKILL left behind, removed by the next one before it starts: the run
-// folder names its stub (`owner`: PID and start time), and a folder whose stub is gone is taken apart: the
+// folder names its stub (`owner`: PID and which process that PID was, as the file lock records it), and a folder whose stub is gone is taken apart: the
 // machines started from it (every process whose command line names the folder, each machine's PID 1 first,
 // which ends everything in its PID namespace and its veth), the loop devices backed by its files, its bridge
 // (named in `owner` too) and the folder. A folder without an owner (one being made right now) is left alone.
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import { findInit } from './nspawn-init.js'
+import { processIdentity, processIsAlive } from '../../fs/file-lock.js'
+import { findInit, readdirOrNone } from './nspawn-init.js'
 import { run } from './run.js'
 
 export const RUN_DIR_PREFIX = 'fleetkit-local-cloud-'
@@ -15,17 +16,17 @@ const OWNER = 'owner'
 
 /** Marks `dir` as the run folder of this process, whose machines are on `bridge`. */
 export async function claimRunDir(dir: string, bridge: string): Promise<void> {
-  await writeFile(join(dir, OWNER), `${process.pid} ${startTimeOf(process.pid)} ${bridge}\n`, { mode: 0o600 })
+  const identity = (await processIdentity(process.pid)) ?? '-'
+  await writeFile(join(dir, OWNER), `${process.pid} ${identity} ${bridge}\n`, { mode: 0o600 })
 }
 
 /** Takes apart the run folders in `tmp` whose stub is gone; returns them. */
 export async function removeDeadRuns(options: { tmp: string; log?: (line: string) => void }): Promise<string[]> {
-  const runs = readdirOrNone(options.tmp)
-    .filter((name) => name.startsWith(RUN_DIR_PREFIX))
-    .flatMap((name) => {
-      const owner = ownerOf(join(options.tmp, name))
-      return owner ? [{ dir: join(options.tmp, name), ...owner }] : []
-    })
+  const runs = []
+  for (const name of readdirOrNone(options.tmp).filter((n) => n.startsWith(RUN_DIR_PREFIX))) {
+    const owner = await ownerOf(join(options.tmp, name))
+    if (owner) runs.push({ dir: join(options.tmp, name), ...owner })
+  }
   const liveBridges = new Set(runs.filter((r) => r.alive).map((r) => r.bridge))
   const dead = runs.filter((r) => !r.alive)
   for (const { dir, bridge } of dead) {
@@ -40,28 +41,18 @@ export async function removeDeadRuns(options: { tmp: string; log?: (line: string
 }
 
 /** The stub a run folder names, and whether it is alive; undefined when it names none (being made, or not a run). */
-function ownerOf(dir: string): { alive: boolean; bridge: string } | undefined {
+async function ownerOf(dir: string): Promise<{ alive: boolean; bridge: string } | undefined> {
   let text: string
   try {
     text = readFileSync(join(dir, OWNER), 'utf8')
   } catch {
     return undefined
   }
-  const [pid, started, bridge] = text.trim().split(' ')
-  if (!pid || !/^\d+$/.test(pid) || !bridge || !/^[A-Za-z0-9_.-]{1,15}$/.test(bridge)) return undefined
-  // A PID alone could be another process's by now (a reboot, a wrap): its start time must match too.
-  return { alive: startTimeOf(Number(pid)) === started, bridge }
-}
-
-/** Field 22 of /proc/PID/stat (clock ticks after boot), or undefined when the process is gone. */
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
-  } catch {
-    return undefined
-  }
+  const [pid, identity, bridge] = text.trim().split(' ')
+  if (!pid || !/^\d+$/.test(pid) || !identity || !bridge || !/^[A-Za-z0-9_.-]{1,15}$/.test(bridge)) return undefined
+  // A PID alone could be another process's by now (a reboot, a wrap): which process it was must match too.
+  const alive = identity === '-' ? processIsAlive(Number(pid)) : (await processIdentity(Number(pid))) === identity
+  return { alive, bridge }
 }
 
 /** Kills every process whose command line names `dir`: a machine's PID 1 first (its whole namespace ends). */
@@ -76,8 +67,7 @@ async function stopProcessesNaming(dir: string): Promise<void> {
   }
   for (const pid of pids) kill(pid)
   const deadline = Date.now() + 10_000
-  while (pids.some((pid) => startTimeOf(pid) !== undefined && !isZombie(pid)) && Date.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+  while (pids.some(running) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
 }
 
 async function detachLoopDevicesUnder(dir: string): Promise<void> {
@@ -96,12 +86,13 @@ function cmdlineOf(pid: number): string {
   }
 }
 
-function isZombie(pid: number): boolean {
+/** Whether `pid` is a process that has not ended (a zombie has: only its parent's wait is left). */
+function running(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))
   } catch {
-    return true
+    return false
   }
 }
 
@@ -110,13 +101,5 @@ function kill(pid: number): void {
     process.kill(pid, 'SIGKILL')
   } catch {
     /* gone already */
-  }
-}
-
-function readdirOrNone(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-  } catch {
-    return []
   }
 }

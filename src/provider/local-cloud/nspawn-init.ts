@@ -27,7 +27,8 @@ export function findInit(nspawnPid: number): number | undefined {
   return undefined
 }
 
-function readdirOrNone(dir: string): string[] {
+/** The names in `dir`, none when it cannot be read (a process that ended while it was looked at). */
+export function readdirOrNone(dir: string): string[] {
   try {
     return readdirSync(dir)
   } catch {
