@@ -6,12 +6,11 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs'
-import { mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { toFleetkitError } from '../../../src/checks/fleetkit-error.js'
-import type { OpenArchiveFile } from '../../../src/fs/tar-gz.js'
 import { backupState } from '../../../src/lifecycle/state/db-backup.js'
 import { appendEvent } from '../../../src/store/events.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
@@ -22,39 +21,8 @@ import {
   startDisposablePostgres,
 } from '../../support/postgres.js'
 import { runProcess } from '../../support/process.js'
+import { smallDisk } from '../../support/small-disk.js'
 import { fakeAgent } from '../release/release-cli.js'
-
-/**
- * Files on a disk with `room` bytes left, written as the kernel writes them: a write that does not
- * fit writes what fits and says so only in bytesWritten; the next one fails with ENOSPC (no path).
- */
-function smallDisk(room: number): { open: OpenArchiveFile; written: () => number } {
-  let left = room
-  let written = 0
-  return {
-    written: () => written,
-    open: async (path, flags, mode) => {
-      const real = await open(path, flags, mode)
-      return {
-        chmod: (m) => real.chmod(m),
-        chown: (uid, gid) => real.chown(uid, gid),
-        sync: () => real.sync(),
-        close: () => real.close(),
-        async write(buffer, offset, length) {
-          if (left === 0)
-            throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
-              code: 'ENOSPC',
-              syscall: 'write',
-            })
-          const taken = Math.min(length, left)
-          left -= taken
-          written += taken
-          return real.write(buffer, offset, taken)
-        },
-      }
-    },
-  }
-}
 
 /** Writes FILE until its filesystem has no byte left, then gives `free` bytes back (truncating frees tmpfs pages). */
 function fillUp(file: string, free = 0): void {
@@ -110,7 +78,7 @@ describe('a disk that fills while fleetkit writes its files: FILESYSTEM_WRITE_FA
       // Every byte but the last fits: the archive's last write is short and nothing after it writes.
       const out = join(dir, 'short')
       await mkdir(out)
-      const error = await backup(join(out, 'b.tar.gz'), smallDisk(counted.written() - 1)).then(
+      const error = await backup(join(out, 'b.tar.gz'), smallDisk(counted.written - 1)).then(
         (result) => assert.fail(`a truncated backup was reported written: ${JSON.stringify(result)}`),
         (e: unknown) => toFleetkitError(e),
       )

@@ -4,43 +4,14 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { createHash } from 'node:crypto'
-import { mkdir, mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { toFleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { createTarGz, extractTarGz, type OpenArchiveFile } from '../../../src/fs/tar-gz.js'
 import { TarFormatError } from '../../../src/fs/ustar.js'
-
-/**
- * Files on a disk with `room` bytes left, as the kernel writes them: a write that does not fit
- * writes what fits and says so only in bytesWritten; the next write fails with ENOSPC (no path).
- * With `resumes`, space comes back after each short write (a write is short for other reasons too).
- */
-function smallDisk(room: number, options: { resumes?: boolean } = {}): { open: OpenArchiveFile; shortWrites: number } {
-  const disk = { shortWrites: 0, open: undefined as unknown as OpenArchiveFile }
-  let left = room
-  disk.open = async (path, flags, mode) => {
-    const real = await open(path, flags, mode)
-    return {
-      chmod: (m) => real.chmod(m),
-      chown: (uid, gid) => real.chown(uid, gid),
-      sync: () => real.sync(),
-      close: () => real.close(),
-      async write(buffer, offset, length) {
-        if (left === 0)
-          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' })
-        const taken = Math.min(length, left)
-        if (taken < length) {
-          disk.shortWrites++
-          left = options.resumes ? Number.MAX_SAFE_INTEGER : 0
-        } else left -= taken
-        return real.write(buffer, offset, taken)
-      },
-    }
-  }
-  return disk
-}
+import { smallDisk } from '../../support/small-disk.js'
 
 describe('fs: the backup archive (tar.gz)', () => {
   let dir: string
