@@ -14,6 +14,8 @@
 import { randomBytes } from 'node:crypto'
 import { link, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises'
 
+import { sleepUnlessAborted } from '../config/abortable-sleep.js'
+
 export interface FileLockOptions {
   timeoutMs?: number
   pollMs?: number
@@ -26,6 +28,11 @@ export interface FileLockOptions {
    * (`stale`, its content). A pause here is where two breakers once removed each other's locks.
    */
   beforeBreak?: (stale: string) => Promise<void>
+  /**
+   * Ctrl-C or SIGTERM of the command that waits: the wait ends at once, rejecting with the signal's
+   * reason, and nothing is taken. Without it an interrupted command sat out the whole timeout.
+   */
+  signal?: AbortSignal
 }
 
 /** A file without a holder's PID (a creator killed before writing it) older than this is stale. */
@@ -150,6 +157,7 @@ async function acquire(path: string, options: FileLockOptions): Promise<string> 
   const deadline = Date.now() + timeoutMs
   let told = false
   for (;;) {
+    options.signal?.throwIfAborted()
     if (await createExclusive(path, token)) return token
     const held = await readFile(path, 'utf8').catch(() => undefined)
     if (held === undefined) continue // released between our attempt and our read
@@ -162,7 +170,8 @@ async function acquire(path: string, options: FileLockOptions): Promise<string> 
       options.onWait?.(holder)
     }
     if (Date.now() > deadline) throw new LockTimeoutError(path, holder)
-    await new Promise((resolve) => setTimeout(resolve, pollMs))
+    if (options.signal) await sleepUnlessAborted(pollMs, options.signal)
+    else await new Promise((resolve) => setTimeout(resolve, pollMs))
   }
 }
 

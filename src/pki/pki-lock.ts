@@ -19,7 +19,7 @@ const PKI_LOCK_NAME = '.pki.lock'
 export async function withPkiLock<T>(
   pkiDir: string,
   fn: () => Promise<T>,
-  options: { create?: boolean; timeoutMs?: number; readOnly?: boolean } = {},
+  options: { create?: boolean; timeoutMs?: number; readOnly?: boolean; signal?: AbortSignal } = {},
 ): Promise<T> {
   if (options.create) await makeDirectories(pkiDir, 0o700, STATE_PARENT_MODE)
   // No directory, nothing to guard: `fn` reports what is missing (CA_MISSING).
@@ -34,7 +34,10 @@ export async function withPkiLock<T>(
   )
     return fn()
   try {
-    return await withFileLock(join(pkiDir, PKI_LOCK_NAME), fn, { timeoutMs: options.timeoutMs ?? 30_000 })
+    return await withFileLock(join(pkiDir, PKI_LOCK_NAME), fn, {
+      timeoutMs: options.timeoutMs ?? 30_000,
+      signal: options.signal,
+    })
   } catch (error) {
     if (!(error instanceof LockTimeoutError)) throw error
     throw new FleetkitError(

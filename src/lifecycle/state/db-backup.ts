@@ -208,7 +208,7 @@ export async function backupState(options: {
         signal?.throwIfAborted()
         return { snapshot, pkiFiles: await readPkiFiles(options.pkiDir) }
       },
-      { readOnly: true },
+      { readOnly: true, signal },
     )
     for (const [table, out] of rowFiles) {
       rowFiles.delete(table)

@@ -88,6 +88,36 @@ describe('db backup: interrupted runs and a rotation racing it', function () {
     })
   }
 
+  it('an abort while waiting for the PKI lock ends the wait at once and leaves nothing beside --out', async () => {
+    const controller = new AbortController()
+    const interrupted = new FleetkitError('COMMAND_INTERRUPTED', 'stopped by SIGINT', { data: { signal: 'SIGINT' } })
+    let release!: () => void
+    let held!: () => void
+    const holding = new Promise<void>((resolve) => (held = resolve))
+    // Another command (a `ca rotate`) holds the PKI lock until the backup has given up.
+    const rotation = withPkiLock(pkiDir, async () => {
+      held()
+      await new Promise<void>((resolve) => (release = resolve))
+    })
+    await holding
+    setTimeout(() => controller.abort(interrupted), 200)
+    const error = await backupState({
+      pool: db().pool,
+      pkiDir,
+      out: join(out, 'b.tar.gz'),
+      now,
+      signal: controller.signal,
+    }).then(
+      (result) => assert.fail(`the interrupted backup was written: ${JSON.stringify(result)}`),
+      (e: unknown) => toFleetkitError(e),
+    )
+    // Without the signal the backup sat out the PKI lock's 30 s and then said PKI_BUSY.
+    assert.equal(error, interrupted)
+    assert.deepEqual(await readdir(out), [], 'no backup, no staged archive, no row directory')
+    release()
+    await rotation
+  })
+
   it('holds the PKI lock from the snapshot until the PKI is read: a rotation cannot slip in between', async () => {
     let probed: string | undefined
     const result = await backupState({

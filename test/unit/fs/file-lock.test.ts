@@ -242,6 +242,38 @@ describe('withFileLock', () => {
     assert.ok(existsSync(path))
   })
 
+  it('stops waiting when its signal aborts, with the signal reason, leaving the holder its lock', async () => {
+    const path = join(dir, 'lock')
+    await writeFile(path, `${process.pid} 0 other\n`)
+    const controller = new AbortController()
+    let ran = false
+    const waiting = withFileLock(
+      path,
+      async () => {
+        ran = true
+      },
+      // A timeout no test waits out: only the abort can end this wait.
+      {
+        timeoutMs: 600_000,
+        pollMs: 60_000,
+        signal: controller.signal,
+        onWait: () => controller.abort(new Error('interrupted by SIGINT')),
+      },
+    )
+    await assert.rejects(waiting, /interrupted by SIGINT/)
+    assert.equal(ran, false)
+    assert.equal(await readFile(path, 'utf8'), `${process.pid} 0 other\n`)
+  })
+
+  it('takes nothing when its signal has already aborted, even a free lock', async () => {
+    const path = join(dir, 'lock')
+    await assert.rejects(
+      withFileLock(path, async () => true, { signal: AbortSignal.abort(new Error('stopped')) }),
+      /stopped/,
+    )
+    assert.ok(!existsSync(path))
+  })
+
   it('processIsAlive knows this process and rejects nonsense', () => {
     assert.ok(processIsAlive(process.pid))
     assert.ok(!processIsAlive(0))
