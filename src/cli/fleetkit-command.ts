@@ -7,6 +7,7 @@ import { FleetkitError, toFleetkitError } from '../checks/fleetkit-error.js'
 import { systemClock } from '../config/clock.js'
 import { actorOf } from './actor.js'
 import { type Confirm, confirmer } from './confirm.js'
+import { givenContextFlags, withContextFlags } from './context-flags.js'
 import { type ErrorEnvelope, errorEnvelope, humanErrorLines } from './error-output.js'
 import { type Interruption, interruptedExitCode, onInterrupt } from './interrupt.js'
 import type {
@@ -196,7 +197,20 @@ export abstract class FleetkitCommand<T> extends Command {
   }
 
   private toOperatorError(error: unknown): FleetkitError {
-    return usageError(error, this.id) ?? toFleetkitError(error)
+    const e = usageError(error, this.id) ?? toFleetkitError(error)
+    this.carryContextFlags(e)
+    return e
+  }
+
+  /**
+   * Adds the --state-dir, --definition and --pki-dir given on this command line to the error's next
+   * commands that take them (src/cli/context-flags.ts). Idempotent: a flag already named is not added.
+   */
+  private carryContextFlags(e: FleetkitError): void {
+    const given = givenContextFlags(this.argv, this.ctor.flags ?? {})
+    if (given.length === 0) return
+    const flagsOf = (id: string) => this.config.findCommand(id)?.flags
+    e.actions.splice(0, e.actions.length, ...e.actions.map((action) => withContextFlags(action, given, flagsOf)))
   }
 }
 

@@ -164,6 +164,11 @@ describe('db backup and restore: the drill', function () {
     const notEmpty = await runFleetkit(['db', 'restore', file, '--pki-dir', gw.pkiDir, '--json'], { env })
     assert.equal(notEmpty.json.code, 'RESTORE_TARGET_NOT_EMPTY', notEmpty.stdout)
     assertMatchesOutputSchema('db-restore', notEmpty.json)
+    // The next commands repeat the --pki-dir given: run as printed, they act on this PKI, not the default one.
+    assert.ok(
+      (notEmpty.json.actions as string[]).includes(`fleetkit db restore --pki-dir ${gw.pkiDir} ${file} --force`),
+      notEmpty.stdout,
+    )
 
     const damaged = join(dir, 'damaged.tar.gz')
     await copyFile(file, damaged)
