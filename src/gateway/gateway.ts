@@ -29,7 +29,7 @@ import { DatabaseHealth } from './load/database-health.js'
 import { AuthCacheKeeper } from './auth/auth-cache.js'
 import { TicketKeyKeeper } from './tls/ticket-keys.js'
 import { limitConnections } from './tls/connection-limits.js'
-import { guardPool } from '../store/state-guard.js'
+import { guardPool, readsWhileUp } from '../store/state-guard.js'
 import { IssuancePool } from './issuance/issuance-pool.js'
 import { LoadShedder, logLevelChange } from './load/load-shedder.js'
 import { DEFAULT_TUNING } from './tuning.js'
@@ -72,22 +72,6 @@ export async function startGatewayWithControls(
   const metrics = new GatewayMetrics()
   const onMetricsQueryFailed = (query: string, error: unknown) =>
     logger('warn', 'metrics_query_failed', { query, error: errorText(error) })
-  const lifecycleMetrics = new LifecycleMetrics(options.pool, onMetricsQueryFailed)
-  let pki = options.pki
-  registerPkiGauges(lifecycleMetrics.registry, {
-    pool: options.pool,
-    pki: () => pki,
-    clock,
-    onError: onMetricsQueryFailed,
-  })
-  registerSyncGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
-  registerDriftGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
-  registerReconcileGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed)
-  registerArchiveGauges(lifecycleMetrics.registry, options.pool, onMetricsQueryFailed, {
-    ...(options.archiveStateDir ? { stateDir: options.archiveStateDir } : {}),
-    now: () => clock.now(),
-  })
-  const nowMs = () => clock.now().getTime()
   const databaseProbe = new DatabaseProbe(options.pool, 5000)
   const database = new DatabaseHealth({
     probe: (how) => databaseProbe.probe(how),
@@ -95,6 +79,23 @@ export async function startGatewayWithControls(
     intervalMs: tuning.databaseCheckMs,
     logger,
   })
+  const scrapePool = readsWhileUp(options.pool, () => database.available)
+  const lifecycleMetrics = new LifecycleMetrics(scrapePool, onMetricsQueryFailed)
+  let pki = options.pki
+  registerPkiGauges(lifecycleMetrics.registry, {
+    pool: scrapePool,
+    pki: () => pki,
+    clock,
+    onError: onMetricsQueryFailed,
+  })
+  registerSyncGauges(lifecycleMetrics.registry, scrapePool, onMetricsQueryFailed)
+  registerDriftGauges(lifecycleMetrics.registry, scrapePool, onMetricsQueryFailed)
+  registerReconcileGauges(lifecycleMetrics.registry, scrapePool, onMetricsQueryFailed)
+  registerArchiveGauges(lifecycleMetrics.registry, scrapePool, onMetricsQueryFailed, {
+    ...(options.archiveStateDir ? { stateDir: options.archiveStateDir } : {}),
+    now: () => clock.now(),
+  })
+  const nowMs = () => clock.now().getTime()
   // Every query the gateway makes goes through this view: a dead or exhausted database is a 503.
   const pool = guardPool(options.pool, { onUnreachable: (error) => database.reportFailure(error) })
 

@@ -143,3 +143,16 @@ function listenForErrors(client: pg.PoolClient): void {
   listening.add(client)
   client.on('error', () => undefined)
 }
+
+/**
+ * A view of `pool` for the reads made at scrape time (the metrics' gauges): while the gateway judges its
+ * database down they fail at once, as requests are answered 503 at once, instead of each waiting out a
+ * connect or statement timeout (15 s); the gauges then keep their last values and /metrics answers at once.
+ */
+export function readsWhileUp(pool: Pick<pg.Pool, 'query'>, isUp: () => boolean): Pick<pg.Pool, 'query'> {
+  const query = (...args: unknown[]): Promise<unknown> =>
+    isUp()
+      ? (pool.query as (...a: unknown[]) => Promise<unknown>)(...args)
+      : Promise.reject(stateUnavailable('unreachable'))
+  return { query: query as pg.Pool['query'] }
+}

@@ -10,7 +10,7 @@ import { restoreUnhealthyNode } from '../../store/nodes/sweep.js'
 import type { GatewayContext } from './gateway-context.js'
 import { errorReply, FileReply, RawReply, readJsonBody, sendFile, sendJson, sendRaw } from './http.js'
 import type { ListenerName } from '../load/load-shedder.js'
-import { labelKey } from '../metrics/metrics.js'
+import { type GaugeReading, labelKey } from '../metrics/metrics.js'
 import type { AgentIdentity } from '../auth/agent-auth.js'
 import type { RequestContext, Router } from './router.js'
 import { STATE_RETRY_AFTER_SECONDS, stateUnavailable } from '../../store/state-guard.js'
@@ -206,6 +206,13 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g:
       samples: [{ value: g.shedder.level }],
     },
     {
+      // The outage itself, not its side effects: while the database is down requests are answered 503 at once,
+      // so nothing is queued and no batch write fails (FleetkitDatabaseUnavailable reads both).
+      name: 'fleetkit_gateway_database_up',
+      help: "Whether this gateway's requests may use its state database (1), or are answered 503 STATE_UNAVAILABLE (0), as /healthz says.",
+      samples: [{ value: g.database.available ? 1 : 0 }],
+    },
+    {
       name: 'fleetkit_gateway_requests_in_flight',
       help: 'Requests in progress, by listener.',
       samples: [
@@ -214,6 +221,20 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g:
       ],
     },
   ]
+  // Read only while the database answers: a scrape must not wait out a statement's timeout (15 s) per read.
+  // The registry's gauges read through a view that fails at once then (readsWhileUp), keeping their last values.
+  if (g.database.available) await pushCertificateGauges(g, now, gauges)
+  let text = g.metrics.render(gauges)
+  try {
+    text += await g.lifecycleMetrics.render()
+  } catch (error) {
+    g.logger('warn', 'metrics_query_failed', { query: 'lifecycle registry', error: errorText(error) })
+  }
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+async function pushCertificateGauges(g: GatewayContext, now: Date, gauges: GaugeReading[]): Promise<void> {
   try {
     const renewWindowMs = Math.floor((g.agentCertLifetimeSeconds * 1000) / 3)
     const hour = await countCertificatesExpiringBefore(g.pool, now, new Date(now.getTime() + 3600_000))
@@ -229,14 +250,6 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, g:
   } catch (error) {
     g.logger('warn', 'metrics_query_failed', { query: 'certificate expiry', error: errorText(error) })
   }
-  let text = g.metrics.render(gauges)
-  try {
-    text += await g.lifecycleMetrics.render()
-  } catch (error) {
-    g.logger('warn', 'metrics_query_failed', { query: 'lifecycle registry', error: errorText(error) })
-  }
-  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) })
-  res.end(text)
 }
 
 /** Routine agent traffic (every host, every few seconds) logs at debug so info stays readable. */

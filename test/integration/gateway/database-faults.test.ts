@@ -86,6 +86,9 @@ describe('gateway faults: the database goes away', function () {
     await gw.declareNode('node-new')
     const secret = await gw.issueSecret('node-new')
     const csr = await makeCsr(await nodeKey(), { name: 'CN=node-new' })
+    const before = await (await fetch(`${gw.metricsUrl}/metrics`)).text()
+    const nodesGauge = before.split('\n').filter((line) => line.startsWith('fleetkit_nodes{'))
+    assert.ok(nodesGauge.length > 0, before)
     await postgres.halt()
     try {
       // The first request meets the dead connection itself (no probe ran yet): still a 503.
@@ -118,6 +121,11 @@ describe('gateway faults: the database goes away', function () {
       const metricsHealth = await httpGet(`${gw.metricsUrl}/healthz`)
       assert.equal(metricsHealth.status, 503)
       assert.equal(metricsHealth.body.database, 'down')
+      // /metrics says so itself (FleetkitDatabaseUnavailable reads it: no batch write fails while every
+      // heartbeat is answered 503 at once), and still serves the gauges read from the database.
+      const down = await (await fetch(`${gw.metricsUrl}/metrics`)).text()
+      assert.ok(down.split('\n').includes('fleetkit_gateway_database_up 0'), down)
+      for (const line of nodesGauge) assert.ok(down.split('\n').includes(line), `${line} is still served`)
       // Malformed requests are still refused for what they are, database or not.
       assert.equal((await gw.agent(agent, 'PUT', '/v1/agent/heartbeat', {})).status, 405)
       assert.equal((await gw.agent(agent, 'GET', '/nope')).status, 404)
@@ -128,6 +136,8 @@ describe('gateway faults: the database goes away', function () {
     assert.equal(gw.gateway!.databaseAvailable(), true)
     const health = await httpGet(`${gw.metricsUrl}/healthz`)
     assert.deepEqual([health.status, health.body.database], [200, 'up'])
+    const up = await (await fetch(`${gw.metricsUrl}/metrics`)).text()
+    assert.ok(up.split('\n').includes('fleetkit_gateway_database_up 1'), up)
     assert.equal((await gw.agent(agent, 'POST', '/v1/agent/heartbeat', { facts: FACTS })).status, 200)
     assert.equal(
       (await gw.enrollPost({ node_id: 'node-new', enrollment_secret: secret, csr_pem: csr })).status,
