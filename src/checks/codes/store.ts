@@ -50,7 +50,7 @@ export const STORE_CODES = {
   },
   STATE_EMBEDDED_BUSY: {
     summary:
-      'Another fleetkit process (a start, a restore to a time, a stop) held the embedded PostgreSQL start lock longer than db stop waits; nothing was stopped.',
+      'Another fleetkit process (a start, a restore to a time, a stop) held the embedded PostgreSQL start lock longer than db stop or db restore --to waits; nothing was stopped or restored.',
     person: false,
     exitCode: 75,
   },

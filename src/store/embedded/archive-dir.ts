@@ -70,7 +70,8 @@ async function lockOrBusy<T>(path: string, what: string, fn: () => Promise<T>, o
   try {
     return await withFileLock(path, fn, options)
   } catch (error) {
-    if (!(error instanceof LockTimeoutError)) throw error
+    // Only this lock's timeout: one `fn` waited for (the server's start lock) has a code of its own.
+    if (!(error instanceof LockTimeoutError) || error.path !== path) throw error
     throw new FleetkitError(
       'ARCHIVE_BUSY',
       `another fleetkit command${error.holder ? ` (PID ${error.holder})` : ''} is using ${what}; nothing was changed`,

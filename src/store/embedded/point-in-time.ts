@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { withFileLock } from '../../fs/file-lock.js'
+import { LockTimeoutError, withFileLock } from '../../fs/file-lock.js'
 import { extractTarGz } from '../../fs/tar-gz.js'
 import { postgresRunAs } from '../postgres-binaries.js'
 import { recoveryProgress, resetRecoverySettings } from '../backup/wal-archive.js'
@@ -35,7 +35,7 @@ import { prepareDirectories } from './permissions.js'
 import { isPostgresProcess, readPostmasterPid } from './postmaster.js'
 import { lastLogLine, startServer } from './process.js'
 import { waitUntilGone } from './readiness.js'
-import { ensureEmbeddedServer, stopHoldingLock } from './server.js'
+import { ensureEmbeddedServer, startLockBusy, stopHoldingLock } from './server.js'
 
 export interface PointInTimeResult {
   /** @format date-time */
@@ -161,9 +161,12 @@ async function restoreFromArchive(
       { timeoutMs },
     )
   } catch (error) {
+    await rm(staging, { recursive: true, force: true })
+    // Another process held the start lock all along: nothing was stopped or swapped, the server is as it was.
+    if (error instanceof LockTimeoutError)
+      throw startLockBusy(paths, error, timeoutMs, 'this restore waits; nothing was changed')
     // As it was: the old data directory is back in place and its server runs again; with none before,
     // none now (starting one would create an empty database).
-    await rm(staging, { recursive: true, force: true })
     if (existsSync(paths.dataDir)) await ensureEmbeddedServer(options.stateDir).catch(() => undefined)
     throw error
   }

@@ -166,17 +166,30 @@ export async function stopEmbeddedServer(stateDir: string, options: { timeoutMs?
     return await withFileLock(paths.lockFile, () => stopHoldingLock(paths, timeoutMs), { timeoutMs })
   } catch (error) {
     if (!(error instanceof LockTimeoutError)) throw error
-    // A start, a restore to a time (it holds the lock for its whole recovery) or another stop.
-    throw new FleetkitError(
-      'STATE_EMBEDDED_BUSY',
-      `another fleetkit process${error.holder ? ` (PID ${error.holder})` : ''} held ${paths.lockFile} (a start, a restore to a time or a stop of the embedded PostgreSQL) for the ${Math.round(timeoutMs / 1000)} s this stop waits; nothing was stopped`,
-      {
-        actions: ['run it again once that process has finished', error.removeAction, 'fleetkit db status'],
-        data: { lockFile: paths.lockFile, holder: error.holder ?? null },
-        cause: error,
-      },
-    )
+    throw startLockBusy(paths, error, timeoutMs, 'this stop waits; nothing was stopped')
   }
+}
+
+/**
+ * STATE_EMBEDDED_BUSY: a stop or a restore to a time waited `timeoutMs` for the start lock, held by a
+ * start, a restore to a time (it holds the lock for its whole recovery) or a stop. `outcome` ends the
+ * sentence: who waited, and what it left as it was.
+ */
+export function startLockBusy(
+  paths: EmbeddedServerPaths,
+  error: LockTimeoutError,
+  timeoutMs: number,
+  outcome: string,
+): FleetkitError {
+  return new FleetkitError(
+    'STATE_EMBEDDED_BUSY',
+    `another fleetkit process${error.holder ? ` (PID ${error.holder})` : ''} held ${paths.lockFile} (a start, a restore to a time or a stop of the embedded PostgreSQL) for the ${Math.round(timeoutMs / 1000)} s ${outcome}`,
+    {
+      actions: ['run it again once that process has finished', error.removeAction, 'fleetkit db status'],
+      data: { lockFile: paths.lockFile, holder: error.holder ?? null },
+      cause: error,
+    },
+  )
 }
 
 /**

@@ -8,10 +8,13 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { withFileLock } from '../../../src/fs/file-lock.js'
 import { enableArchiving, takeArchiveBaseBackup } from '../../../src/lifecycle/state/db-archive.js'
 import { fileSha256 } from '../../../src/store/embedded/base-backup.js'
 import { openDatabase, type Database } from '../../../src/store/database.js'
 import { restoreToTime } from '../../../src/store/embedded/point-in-time.js'
+import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { stopEmbeddedServer } from '../../../src/store/embedded/server.js'
 import { appendEvent } from '../../../src/store/events.js'
 import { readArchiverStatus, switchWal } from '../../../src/store/backup/wal-archive.js'
@@ -208,6 +211,45 @@ describe('continuous archiving and the restore to a point in time (real embedded
       progress: () => undefined,
     }).catch((error: unknown) => error)
     assert.ok(hasCode('PITR_NO_BASE_BACKUP')(before))
+  })
+
+  it('restore --to while another process holds the start lock gives up with STATE_EMBEDDED_BUSY, changing nothing', async () => {
+    const paths = embeddedServerPaths(stateDir)
+    const serverBefore = await readFile(join(paths.dataDir, 'postmaster.pid'), 'utf8')
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let holding!: () => void
+    const taken = new Promise<void>((resolve) => (holding = resolve))
+    // A live holder (this process): a gateway starting its embedded server, or a db stop.
+    const holder = withFileLock(paths.lockFile, async () => {
+      holding()
+      await held
+    })
+    await taken
+    try {
+      await assert.rejects(
+        restoreToTime({ stateDir, target, now: new Date(), progress: () => undefined, timeoutMs: 500 }),
+        (error: unknown) => {
+          assert.ok(error instanceof FleetkitError, String(error))
+          assert.equal(error.code, 'STATE_EMBEDDED_BUSY')
+          assert.deepEqual(error.data, { lockFile: paths.lockFile, holder: process.pid })
+          assert.match(error.message, /this restore waits; nothing was changed$/)
+          return true
+        },
+      )
+    } finally {
+      release()
+      await holder
+    }
+    // The same server runs on the same data directory; the unpacked backup is gone.
+    assert.equal(await readFile(join(paths.dataDir, 'postmaster.pid'), 'utf8'), serverBefore)
+    assert.ok(!existsSync(join(paths.root, 'data.restoring')), 'the unpacked backup is removed')
+    const db = await open()
+    try {
+      assert.deepEqual(await kinds(db), ['pitr_before_backup', 'pitr_kept', 'pitr_after_restore'])
+    } finally {
+      await db.close()
+    }
   })
 
   it('restore --to into a state directory rebuilt as docs/state.md says: the password copied, --archive DIR', async () => {

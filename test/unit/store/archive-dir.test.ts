@@ -6,7 +6,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { archiveCommand, checkArchiveDir, restoreCommand } from '../../../src/store/embedded/archive-dir.js'
+import { LockTimeoutError, withFileLock } from '../../../src/fs/file-lock.js'
+import {
+  archiveCommand,
+  checkArchiveDir,
+  restoreCommand,
+  withArchiveShipLock,
+} from '../../../src/store/embedded/archive-dir.js'
+import { embeddedServerPaths } from '../../../src/store/embedded/paths.js'
 import { parseRestoreTime } from '../../../src/store/embedded/point-in-time.js'
 
 const code = (fn: () => unknown) => {
@@ -88,5 +95,33 @@ describe('the WAL archive directory and its commands', () => {
         'USAGE_INVALID',
         bad,
       )
+  })
+
+  it("ARCHIVE_BUSY names the archive's own lock only; a lock the work inside waited for keeps its error", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetkit-archive-lock-'))
+    try {
+      const paths = embeddedServerPaths(join(dir, 'state'))
+      mkdirSync(paths.root, { recursive: true })
+      // The server's start lock timing out inside a restore to a time is not the archive being busy.
+      const inner = new LockTimeoutError(paths.lockFile, 4242)
+      await assert.rejects(
+        withArchiveShipLock(paths, () => Promise.reject(inner)),
+        (error: unknown) => error === inner,
+      )
+      // Its own lock held by a live process (this one): ARCHIVE_BUSY, naming that lock (after the ship's 5 s wait).
+      const own = join(paths.root, 'archive-ship.lock')
+      await withFileLock(own, () =>
+        assert.rejects(
+          withArchiveShipLock(paths, () => Promise.resolve()),
+          (error: unknown) => {
+            assert.equal((error as { code?: string }).code, 'ARCHIVE_BUSY')
+            assert.equal((error as { data?: { lock?: string } }).data?.lock, own)
+            return true
+          },
+        ),
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
