@@ -22,7 +22,7 @@ import {
 import { type ArchivePruneResult, pruneArchive } from '../../store/embedded/archive-prune.js'
 import { baseBackupLabel, type BaseBackupManifest, takeBaseBackup } from '../../store/embedded/base-backup.js'
 import { embeddedServerPaths } from '../../store/embedded/paths.js'
-import { lastLogLine } from '../../store/embedded/process.js'
+import { logReason, logSize } from '../../store/embedded/process.js'
 import { ensureEmbeddedServer, stopEmbeddedServer } from '../../store/embedded/server.js'
 import { appendEvent } from '../../store/events.js'
 import { postgresRunAs } from '../../store/postgres-binaries.js'
@@ -128,6 +128,9 @@ async function enableLocked(
 async function proveArchiving(pool: StatePool, options: ArchiveOptions): Promise<string> {
   const sleep = options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)))
   await checkpoint(pool)
+  const paths = embeddedServerPaths(options.stateDir)
+  // What the archiver writes from here on: an older FATAL in the log is not this failure.
+  const logFrom = logSize(paths.logFile)
   const failedBefore = (await readArchiverStatus(pool)).failedCount
   const wal = await switchWal(pool)
   const deadline = options.now().getTime() + (options.archiveWaitMs ?? 30_000)
@@ -136,10 +139,9 @@ async function proveArchiving(pool: StatePool, options: ArchiveOptions): Promise
     if (status.lastArchivedWal !== null && status.lastArchivedWal >= wal) return wal
     const failed = status.failedCount > failedBefore
     if (failed || options.now().getTime() >= deadline) {
-      const paths = embeddedServerPaths(options.stateDir)
       throw new FleetkitError(
         'ARCHIVE_NOT_WORKING',
-        `PostgreSQL could not archive WAL segment ${wal}${failed ? '' : ' in time'}: ${lastLogLine(paths.logFile)}`,
+        `PostgreSQL could not archive WAL segment ${wal}${failed ? '' : ' in time'}: ${logReason(paths.logFile, logFrom)}`,
         {
           actions: [
             'check that the postgres user can write the directory (and pass through every parent)',

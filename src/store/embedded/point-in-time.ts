@@ -33,7 +33,7 @@ import {
 import { readPasswordFile } from './password-file.js'
 import { prepareDirectories } from './permissions.js'
 import { isPostgresProcess, readPostmasterPid } from './postmaster.js'
-import { lastLogLine, startServer } from './process.js'
+import { logReason, logSize, startServer } from './process.js'
 import { waitUntilGone } from './readiness.js'
 import { ensureEmbeddedServer, startLockBusy, stopHoldingLock } from './server.js'
 
@@ -310,11 +310,12 @@ async function swapAndRecover(
     if (aside) await rename(aside, paths.dataDir)
     throw error
   }
+  const logFrom = logSize(paths.logFile)
   const started = await startServer(paths, timeoutMs)
   // Accepting connections is not done: a hot standby takes them while it still replays, and the
   // replay may yet end short of the target (then the server exits).
   if (started && (await promoted(started.pid, started.port, password, paths, Date.now() + timeoutMs))) return aside
-  const why = lastLogLine(paths.logFile)
+  const why = logReason(paths.logFile, logFrom)
   // Still replaying when the time ran out: it must stop before its directory goes.
   const pm = await readPostmasterPid(paths.dataDir)
   if (pm && isPostgresProcess(pm.pid, paths.dataDir)) {

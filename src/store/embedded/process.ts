@@ -12,6 +12,7 @@ import {
   postgresRunAs,
 } from '../postgres-binaries.js'
 import { EMBEDDED_DATABASE, EMBEDDED_HOST, EMBEDDED_USER, type EmbeddedServerPaths } from './paths.js'
+import { firstFatalLine } from './postgres-says.js'
 import { type PostmasterPid, readServerRecord } from './postmaster.js'
 import { sharedStateOwner } from './shared-state.js'
 import { waitUntilReady } from './readiness.js'
@@ -146,6 +147,15 @@ export function lastLogLine(logFile: string): string {
   } catch {
     return 'no log output'
   }
+}
+
+/**
+ * Why the server stopped or failed since `offset` (the log's size before the start, or before the
+ * wait), for an error message: the first FATAL or PANIC line it wrote since then, else the log's last
+ * lines. The lines after a FATAL ("shutting down due to startup process failure") only say it stopped.
+ */
+export function logReason(logFile: string, offset: number): string {
+  return firstFatalLine(logSince(logFile, offset)) ?? lastLogLine(logFile)
 }
 
 function freePort(preferred = 0): Promise<number> {
