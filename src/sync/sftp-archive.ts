@@ -2,13 +2,14 @@
 // connection with the archive host's key pinned (connectPinned, as sync's steps are), its SFTP channel,
 // and paths kept inside the remote archive directory. Every failure is a coded error: the host down or
 // refusing the login (ARCHIVE_REMOTE_UNREACHABLE), another host key (ARCHIVE_REMOTE_HOST_KEY_MISMATCH),
-// a file operation refused there (ARCHIVE_REMOTE_FAILED).
+// a file operation refused there (ARCHIVE_REMOTE_FAILED); a write on this machine that fails (a full disk)
+// is this machine's failure, not the remote's.
 import { createHash } from 'node:crypto'
 import { open as openLocal } from 'node:fs/promises'
 import { posix } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { writeAll as writeAllLocal } from '../fs/write-all.js'
+import { withPath, writeAll as writeAllLocal } from '../fs/write-all.js'
 import type { Env } from '../config/state-dir.js'
 import { connectPinned, HostKeyRefused, SshUnreachable } from './ssh-client.js'
 
@@ -215,16 +216,31 @@ export async function openSftpArchive(remote: SftpArchiveRemote, env: Env): Prom
         })
         return Buffer.concat(chunks).toString('utf8')
       }),
-    get: (path, localPath) =>
-      attempt('read', path, async () => {
-        const local = await openLocal(localPath, 'w', 0o600)
-        try {
-          await readAll(path, (chunk) => writeAllLocal(local, chunk, localPath))
-          await local.sync()
-        } finally {
-          await local.close()
-        }
-      }),
+    get: async (path, localPath) => {
+      // This machine's side fails as itself (a full disk is FILESYSTEM_WRITE_FAILED naming the file, via
+      // toFleetkitError), not as ARCHIVE_REMOTE_FAILED: the remote did nothing wrong.
+      const local = await openLocal(localPath, 'w', 0o600)
+      try {
+        let localFailure: unknown
+        await attempt('read', path, () =>
+          readAll(path, (chunk) =>
+            writeAllLocal(local, chunk, localPath).catch((error: unknown) => {
+              localFailure = error
+              throw error
+            }),
+          ),
+        ).catch((error: unknown) => {
+          throw localFailure ?? error
+        })
+        await local.sync()
+      } catch (error) {
+        await local.close().catch(() => undefined)
+        throw withPath(error, localPath)
+      }
+      await local.close().catch((error: unknown) => {
+        throw withPath(error, localPath)
+      })
+    },
     close: () => {
       sftp.end()
       ssh.dispose()

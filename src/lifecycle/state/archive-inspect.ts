@@ -2,7 +2,7 @@
 // checksum read in full and compared (on the remote, the `.sha256` each shipped file has; base backups
 // against their manifest), the newest whole base backup, and whether the WAL from its start segment runs
 // without a gap to the newest one; and the fetch of that base backup and WAL, each file checked again.
-import { chown, copyFile, readdir, readFile, rename } from 'node:fs/promises'
+import { chown, copyFile, readdir, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
@@ -70,20 +70,30 @@ export async function fetchRestorable(
     return n.endsWith('.history') || (seg !== undefined && seg.position >= chain.start && seg.timeline >= base.timeline)
   })
   const files = [`base/${base.file}`, `base/${base.label}.json`, ...needed.map((n) => `wal/${n}`)]
-  for (const [i, file] of files.entries()) {
-    if (i % 20 === 0) progress(`Fetching ${file} and the rest (${i + 1}/${files.length})`)
-    const local = join(layout.dir, file)
-    await reader.get(file, `${local}.part`)
-    // What arrived is what was checked: a file changed or cut short on the way fails here.
-    const want = sums.get(file)
-    if (want !== undefined && (await fileSha256(`${local}.part`)) !== want) {
-      throw new FleetkitError('ARCHIVE_VERIFY_FAILED', `${file} changed while it was fetched`, {
-        actions: ['fleetkit db archive verify --remote --json'],
-        data: { damaged: [{ file, why: 'changed while fetched' }] },
-      })
+  const written: string[] = []
+  try {
+    for (const [i, file] of files.entries()) {
+      if (i % 20 === 0) progress(`Fetching ${file} and the rest (${i + 1}/${files.length})`)
+      const local = join(layout.dir, file)
+      written.push(`${local}.part`)
+      await reader.get(file, `${local}.part`)
+      // What arrived is what was checked: a file changed or cut short on the way fails here.
+      const want = sums.get(file)
+      if (want !== undefined && (await fileSha256(`${local}.part`)) !== want) {
+        throw new FleetkitError('ARCHIVE_VERIFY_FAILED', `${file} changed while it was fetched`, {
+          actions: ['fleetkit db archive verify --remote --json'],
+          data: { damaged: [{ file, why: 'changed while fetched' }] },
+        })
+      }
+      if (runAs && file.startsWith('wal/')) await chown(`${local}.part`, runAs.uid, runAs.gid)
+      await rename(`${local}.part`, local)
+      written.push(local)
     }
-    if (runAs && file.startsWith('wal/')) await chown(`${local}.part`, runAs.uid, runAs.gid)
-    await rename(`${local}.part`, local)
+  } catch (error) {
+    // The directory held no archive before (fetch checks it): what this fetch wrote goes, so the same
+    // fetch can run again once the cause (a full disk) is gone, instead of finding DIR "holds an archive".
+    for (const path of written) await rm(path, { force: true }).catch(() => undefined)
+    throw error
   }
   return files.length
 }
