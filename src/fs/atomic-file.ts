@@ -2,7 +2,7 @@
 // target, fsynced, renamed over it, the directory fsynced. A reader sees the old file or the new one.
 // Node built-ins only: the agent bundle carries this module.
 import { constants } from 'node:fs'
-import { open, rename, unlink } from 'node:fs/promises'
+import { link, open, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
 import { type Rng, systemRng } from '../config/rng.js'
@@ -133,6 +133,33 @@ export async function writeFilesAtomic(
 export async function createFileExclusive(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
   await writeNewFile(path, data, mode)
   await syncDirectory(dirname(path))
+}
+
+/**
+ * Publishes `path` once, whole: a temp file beside it (`mode`, fsynced) is linked to the name, which
+ * fails when anything is there already, so of processes creating it together one wins and all read
+ * the winner's; a crash leaves no file or a whole one. False when another's file was there. Not on
+ * filesystems without hard links (FAT): for files in the state directory, such as the ticket keys.
+ */
+export async function createFileOnce(
+  path: string,
+  data: string | Uint8Array,
+  mode = 0o600,
+  owner?: { uid: number; gid: number },
+  rng: Rng = systemRng,
+): Promise<boolean> {
+  const temp = tempPathFor(path, rng)
+  await writeNewFile(temp, data, mode, owner, path)
+  try {
+    await link(temp, path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw withPath(error, path)
+  } finally {
+    await unlink(temp).catch(() => undefined)
+  }
+  await syncDirectory(dirname(path))
+  return true
 }
 
 /** Removes a file and makes the removal durable; a file already gone is fine. */

@@ -5,7 +5,7 @@ import { lstat, readdir, readFile, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
-import { removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
+import { createFileOnce, removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
 import { certificateFingerprintSha256 } from './fingerprint.js'
 import { bundleFingerprints } from './trust-bundle.js'
 import { assertPrivateDirectory } from '../fs/private-directory.js'
@@ -337,11 +337,31 @@ export async function writePkiFiles(
   dir: string,
   files: readonly (NewPkiFile | { name: string; content: Uint8Array; mode: number })[],
 ): Promise<void> {
+  const owner = await preparePkiDirectory(dir)
+  await writeFilesAtomic(dir, owner ? files.map((file) => ({ ...file, owner })) : files)
+}
+
+/**
+ * One file created only if missing (createFileOnce: of writers racing, one wins and every one reads
+ * its file), as writePkiFiles writes: the directory made and checked, the file given to its owner.
+ * False when the file was there already.
+ */
+export async function createPkiFileOnce(
+  dir: string,
+  file: { name: string; content: Uint8Array; mode: number },
+): Promise<boolean> {
+  const owner = await preparePkiDirectory(dir)
+  return createFileOnce(join(dir, file.name), file.content, file.mode, owner)
+}
+
+/**
+ * The directory made (0700) and checked private. Root writing into the gateway service's PKI
+ * directory gives each file to the directory's owner before it appears, so the gateway never sees
+ * a key it may not use: that owner, or undefined.
+ */
+async function preparePkiDirectory(dir: string): Promise<{ uid: number; gid: number } | undefined> {
   await makeDirectories(dir, 0o700, STATE_PARENT_MODE)
   await assertPkiDirectoryPrivate(dir)
-  // Root writing into the gateway service's PKI directory gives each file to the directory's
-  // owner before it appears, so the gateway never sees a key it may not use.
   const info = await stat(dir)
-  const owner = currentUid() === 0 && info.uid !== 0 ? { uid: info.uid, gid: info.gid } : undefined
-  await writeFilesAtomic(dir, owner ? files.map((file) => ({ ...file, owner })) : files)
+  return currentUid() === 0 && info.uid !== 0 ? { uid: info.uid, gid: info.gid } : undefined
 }

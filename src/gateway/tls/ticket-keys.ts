@@ -5,13 +5,13 @@
 // running gateway looks at the file every PKI reload interval (its stat; the file is read again when that
 // changed) and serves the new keys from then on.
 import { randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 
 import { type Clock, systemClock } from '../../config/clock.js'
 import { statSignature } from '../../fs/stat-signature.js'
 import type { Logger } from '../../log/logger.js'
-import { readPkiDirectory, writePkiFiles } from '../../pki/pki-files.js'
+import { createPkiFileOnce, readPkiDirectory, writePkiFiles } from '../../pki/pki-files.js'
 import { withCaMissingAdvice } from '../../pki/restore-leftovers.js'
 
 /** Node's ticketKeys: 16 bytes name, 16 bytes HMAC secret, 16 bytes AES key. */
@@ -27,27 +27,24 @@ function ticketKeyName(keys: Buffer): string {
 }
 
 /**
- * The ticket keys in `pkiDir`, created (0600, exclusively: of two gateways starting together one
- * writes, both read the same) when missing. A file of the wrong size is replaced.
+ * The ticket keys in `pkiDir`, created when missing as the PKI's secrets are written (a temp file beside
+ * it, 0600, fsynced) and published by a link, so of two gateways starting together one creates them and
+ * both read the same, and a crash or a full disk leaves no file or a whole one, never a short one at the
+ * name. A file of the wrong size (cut short by an older fleetkit, which wrote it in place) is replaced whole.
  */
 export async function loadOrCreateTicketKeys(pkiDir: string): Promise<Buffer> {
   const path = ticketKeysPath(pkiDir)
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const keys = await readFile(path)
-      if (keys.length === TICKET_KEYS_BYTES) return keys
-      if (attempt > 1) throw new Error(`${path} holds ${keys.length} bytes, not ${TICKET_KEYS_BYTES}`)
-      await writeFile(path, randomBytes(TICKET_KEYS_BYTES), { mode: 0o600 })
-      continue
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 2) throw error
-    }
-    try {
-      await writeFile(path, randomBytes(TICKET_KEYS_BYTES), { mode: 0o600, flag: 'wx' })
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-    }
-  }
+  const found = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  })
+  if (found?.length === TICKET_KEYS_BYTES) return found
+  const file = { name: basename(path), content: randomBytes(TICKET_KEYS_BYTES), mode: 0o600 }
+  if (found === undefined) await createPkiFileOnce(pkiDir, file)
+  else await writePkiFiles(pkiDir, [file])
+  const keys = await readFile(path)
+  if (keys.length !== TICKET_KEYS_BYTES) throw new Error(`${path} holds ${keys.length} bytes, not ${TICKET_KEYS_BYTES}`)
+  return keys
 }
 
 export interface TicketKeyRotation {

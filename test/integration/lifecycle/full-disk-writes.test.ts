@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { toFleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { loadOrCreateTicketKeys, ticketKeysPath } from '../../../src/gateway/tls/ticket-keys.js'
 import { backupState } from '../../../src/lifecycle/state/db-backup.js'
 import { appendEvent } from '../../../src/store/events.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
@@ -216,6 +217,26 @@ describe('a disk that fills while fleetkit writes its files: FILESYSTEM_WRITE_FA
       assert.equal(ran.json.data.path, join(pkiDir, 'tls-ticket-keys'))
       const after = Object.fromEntries(readdirSync(pkiDir).map((n) => [n, readFileSync(join(pkiDir, n), 'hex')]))
       assert.deepEqual(after, before)
+    })
+
+    it("a gateway's first start: no ticket keys file, short or otherwise; whole ones once there is room", async () => {
+      const pkiDir = join(mount, 'pki-first-start')
+      await mkdir(pkiDir, { mode: 0o700 })
+      fillUp(filler())
+      const failed: unknown = await loadOrCreateTicketKeys(pkiDir).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      // Nothing at the name (a short file there is what the next start would have to judge) and no temp file.
+      assert.deepEqual(readdirSync(pkiDir), [])
+      const coded = toFleetkitError(failed)
+      assert.equal(coded.code, 'FILESYSTEM_WRITE_FAILED', coded.message)
+      assert.equal(coded.data?.path, ticketKeysPath(pkiDir))
+      rmSync(filler())
+      const keys = await loadOrCreateTicketKeys(pkiDir)
+      assert.equal(keys.length, 48)
+      assert.deepEqual(readFileSync(ticketKeysPath(pkiDir)), keys)
+      assert.deepEqual(readdirSync(pkiDir), ['tls-ticket-keys'])
     })
   })
 })
