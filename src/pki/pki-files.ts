@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path'
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import { createFileOnce, removeDurably, writeFilesAtomic } from '../fs/atomic-file.js'
 import { certificateFingerprintSha256 } from './fingerprint.js'
+import { caMissingError } from './restore-leftovers.js'
 import { bundleFingerprints } from './trust-bundle.js'
 import { assertPrivateDirectory } from '../fs/private-directory.js'
 import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
@@ -302,8 +303,8 @@ export async function readPkiDirectory(dir: string, uid: number | undefined = cu
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') {
-      throw new FleetkitError(
-        'CA_MISSING',
+      throw await caMissingError(
+        dir,
         `the PKI directory ${dir} lacks ${(error as NodeJS.ErrnoException).path ?? 'a file'}`,
         {
           actions: ['fleetkit ca init'],

@@ -8,7 +8,6 @@ import { loadIssuingCa, selfTestIssuingCa, type IssuingCa } from './certificate-
 import { sha256Hex } from './fingerprint.js'
 import { certificatePems } from './pem.js'
 import { readPkiDirectory, type PkiFileText } from './pki-files.js'
-import { withCaMissingAdvice } from './restore-leftovers.js'
 import { serverCertificateNames } from './server-certificate.js'
 import { bundleFingerprints } from './trust-bundle.js'
 
@@ -23,7 +22,7 @@ export interface PkiSet {
 }
 
 export async function loadPkiSet(dir: string, now: Date, uid?: number): Promise<PkiSet> {
-  const files = await withCaMissingAdvice(dir, () => readPkiDirectory(dir, uid))
+  const files = await readPkiDirectory(dir, uid)
   return buildPkiSet(dir, files, now)
 }
 

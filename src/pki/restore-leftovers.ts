@@ -5,7 +5,7 @@
 import { readdir } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
-import { FleetkitError, isFleetkitError } from '../checks/fleetkit-error.js'
+import { FleetkitError } from '../checks/fleetkit-error.js'
 
 function escaped(name: string): string {
   return name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -27,26 +27,25 @@ async function restoreLeftoversBeside(pkiDir: string): Promise<string[]> {
 }
 
 /**
- * Runs `read` (a read of the PKI directory `pkiDir`); a CA_MISSING it throws while a restore's directory
- * sits beside `pkiDir` names that directory and the restore to run again, instead of `fleetkit ca init`.
+ * The one CA_MISSING, for every place that finds the PKI directory `pkiDir` without its CA: `message`
+ * (what is missing) with `actions` (`fleetkit ca init` ...), unless a restore's directory sits beside
+ * `pkiDir`: then the error names that directory and advises the restore again, never `ca init`.
  */
-export async function withCaMissingAdvice<T>(pkiDir: string, read: () => Promise<T>): Promise<T> {
-  try {
-    return await read()
-  } catch (error) {
-    if (!isFleetkitError(error) || error.code !== 'CA_MISSING') throw error
-    const leftovers = await restoreLeftoversBeside(pkiDir)
-    if (leftovers.length === 0) throw error
-    throw new FleetkitError(
-      'CA_MISSING',
-      `${error.message}, and ${leftovers.join(', ')} beside it ${leftovers.length === 1 ? 'holds' : 'hold'} the PKI of a db restore that did not finish (a new CA would leave every restored certificate untrusted)`,
-      {
-        actions: [
-          'fleetkit db restore BACKUP --force   (BACKUP: the file that was being restored; its database is in place, and the run puts its PKI beside it)',
-        ],
-        data: { ...error.data, leftovers },
-        cause: error,
-      },
-    )
-  }
+export async function caMissingError(
+  pkiDir: string,
+  message: string,
+  advice: { actions: string[]; data: Record<string, unknown> },
+): Promise<FleetkitError> {
+  const leftovers = await restoreLeftoversBeside(pkiDir)
+  if (leftovers.length === 0) return new FleetkitError('CA_MISSING', message, advice)
+  return new FleetkitError(
+    'CA_MISSING',
+    `${message}, and ${leftovers.join(', ')} beside it ${leftovers.length === 1 ? 'holds' : 'hold'} the PKI of a db restore that did not finish (a new CA would leave every restored certificate untrusted)`,
+    {
+      actions: [
+        'fleetkit db restore BACKUP --force   (BACKUP: the file that was being restored; its database is in place, and the run puts its PKI beside it)',
+      ],
+      data: { ...advice.data, leftovers },
+    },
+  )
 }

@@ -12,7 +12,6 @@ import { type Clock, systemClock } from '../../config/clock.js'
 import { statSignature } from '../../fs/stat-signature.js'
 import type { Logger } from '../../log/logger.js'
 import { createPkiFileOnce, readPkiDirectory, writePkiFiles } from '../../pki/pki-files.js'
-import { withCaMissingAdvice } from '../../pki/restore-leftovers.js'
 
 /** Node's ticketKeys: 16 bytes name, 16 bytes HMAC secret, 16 bytes AES key. */
 const TICKET_KEYS_BYTES = 48
@@ -61,7 +60,7 @@ export interface TicketKeyRotation {
  */
 export async function rotateTicketKeys(pkiDir: string): Promise<TicketKeyRotation> {
   // The directory a gateway serves from (CA_MISSING, PKI_DIR_PERMISSIONS ... otherwise), not a stray one.
-  await withCaMissingAdvice(pkiDir, () => readPkiDirectory(pkiDir))
+  await readPkiDirectory(pkiDir)
   const path = ticketKeysPath(pkiDir)
   const keys = randomBytes(TICKET_KEYS_BYTES)
   await writePkiFiles(pkiDir, [{ name: basename(path), content: keys, mode: 0o600 }])

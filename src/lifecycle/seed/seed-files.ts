@@ -3,13 +3,12 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import { withCaMissingAdvice } from '../../pki/restore-leftovers.js'
-import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Env } from '../../config/state-dir.js'
 import type { Definition } from '../../definition/types.js'
 import { resolvePkiDir } from '../../pki/pki-dir.js'
 import { assertPkiDirectoryPrivate } from '../../pki/pki-files.js'
 import { readReleaseCa } from '../../render/release-ca.js'
+import { caMissingError } from '../../pki/restore-leftovers.js'
 import type { SeedKind } from '../../render/seed-documents.js'
 
 /** What an agent seed embeds from this machine: the gateway CA bundle and the release CA (src/render/release-ca.ts). */
@@ -42,19 +41,13 @@ export async function readGatewayCaBundle(env: Env): Promise<string> {
   const path = join(dir, 'ca-bundle.pem')
   // A bundle others could have edited would pin their CA on the new host.
   await assertPkiDirectoryPrivate(dir)
-  return withCaMissingAdvice(dir, async () => {
-    try {
-      return await readFile(path, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-      throw new FleetkitError(
-        'CA_MISSING',
-        `the gateway CA bundle ${path} does not exist, so an agent seed cannot pin it`,
-        {
-          actions: ['fleetkit ca init', "or set FLEETKIT_PKI_DIR to the gateway's PKI directory"],
-          data: { path },
-        },
-      )
-    }
-  })
+  try {
+    return await readFile(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    throw await caMissingError(dir, `the gateway CA bundle ${path} does not exist, so an agent seed cannot pin it`, {
+      actions: ['fleetkit ca init', "or set FLEETKIT_PKI_DIR to the gateway's PKI directory"],
+      data: { path },
+    })
+  }
 }

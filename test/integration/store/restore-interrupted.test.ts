@@ -13,7 +13,12 @@ import { join } from 'node:path'
 
 import { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { restoreState } from '../../../src/lifecycle/state/db-restore.js'
+import { systemClock } from '../../../src/config/clock.js'
+import { rotateTicketKeys } from '../../../src/gateway/tls/ticket-keys.js'
+import { rotateCa } from '../../../src/lifecycle/ca/ca-rotation.js'
+import { readGatewayCaBundle } from '../../../src/lifecycle/seed/seed-files.js'
 import { initPki } from '../../../src/pki/init-pki.js'
+import { reissueServerCertificate } from '../../../src/pki/reissue-server-certificate.js'
 import { loadPkiSet } from '../../../src/pki/pki-set.js'
 import { appendEvent } from '../../../src/store/events.js'
 import { runFleetkit } from '../../support/cli.js'
@@ -118,5 +123,32 @@ describe('db restore killed between its commit and its PKI rename', function () 
     assert.equal(missing.code, 'CA_MISSING')
     assert.match(missing.message, /forced-pki\.before-restore-20260101T000000000Z beside it/)
     assert.ok(!missing.actions.some((a) => a.includes('ca init')))
+  })
+
+  it('every command that finds no CA gives the same advice: the restore again, never ca init', async () => {
+    const pkiDir = join(dir, 'every-pki')
+    await mkdir(`${pkiDir}.restore-0123456789ab`, { mode: 0o700 })
+    const db = await freshDatabase(pg.url)
+    databases.push(db)
+    const commands: [string, () => Promise<unknown>][] = [
+      ['the gateway (loadPkiSet)', () => loadPkiSet(pkiDir, new Date())],
+      ['ca server-cert', () => reissueServerCertificate({ pkiDir, serverNames: ['localhost'], now: new Date() })],
+      ['ca rotate --begin', () => rotateCa({ pool: db.pool, phase: 'begin', pkiDir, clock: systemClock })],
+      ['ca rotate --status', () => rotateCa({ pool: db.pool, phase: 'status', pkiDir, clock: systemClock })],
+      ['gateway rotate-ticket-keys', () => rotateTicketKeys(pkiDir)],
+      ['seed (the CA bundle)', () => readGatewayCaBundle({ FLEETKIT_PKI_DIR: pkiDir })],
+    ]
+    for (const [what, run] of commands) {
+      const missing = await run().then(
+        () => assert.fail(`${what} ran without a PKI directory`),
+        (error: unknown) => error as FleetkitError,
+      )
+      assert.equal(missing.code, 'CA_MISSING', `${what}: ${String(missing)}`)
+      assert.ok(!missing.actions.some((a) => a.includes('ca init')), `${what}: ${missing.actions.join(' / ')}`)
+      assert.ok(missing.actions[0]!.startsWith('fleetkit db restore BACKUP --force'), what)
+      // Said once: the advice is not added again by a caller.
+      assert.equal(missing.message.split(' beside it holds the PKI of a db restore').length, 2, missing.message)
+      assert.deepEqual(missing.data?.leftovers, [`${pkiDir}.restore-0123456789ab`], what)
+    }
   })
 })
