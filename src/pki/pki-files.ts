@@ -10,6 +10,7 @@ import { certificateFingerprintSha256 } from './fingerprint.js'
 import { caMissingError } from './restore-leftovers.js'
 import { bundleFingerprints } from './trust-bundle.js'
 import { assertPrivateDirectory } from '../fs/private-directory.js'
+import { findUntrustedDirectory, fleetkitTrustRules } from '../fs/trusted-directory.js'
 import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
 import { makeDirectories, STATE_PARENT_MODE } from '../fs/make-directories.js'
 
@@ -109,6 +110,32 @@ export async function assertPkiDirectoryPrivate(dir: string): Promise<void> {
         },
       ),
   )
+  // Whose it is, and whose the directories above it are: another user who owns one could rename the PKI
+  // away and put theirs in place, whatever its own mode (src/fs/trusted-directory.ts).
+  const untrusted = await findUntrustedDirectory(dir, fleetkitTrustRules())
+  if (untrusted) {
+    throw new FleetkitError(
+      'CA_KEY_PERMISSIONS',
+      untrusted.kind === 'owner'
+        ? `the PKI directory ${dir} is under ${untrusted.path}, which belongs to uid ${untrusted.uid} (not this user, root or the gateway's account); refusing to use it`
+        : `the PKI directory ${dir} is under ${untrusted.path}, which others may write (mode ${untrusted.mode}); refusing to use it`,
+      {
+        actions: [
+          untrusted.kind === 'owner'
+            ? `if ${untrusted.path} is yours to trust: chown -R ${process.getuid?.() ?? 0} ${untrusted.path}`
+            : `chmod o-w ${untrusted.path}`,
+          'or keep the PKI in a directory of your own (--pki-dir, --state-dir)',
+        ],
+        data: {
+          path: dir,
+          blockedBy: untrusted.path,
+          reason: untrusted.kind,
+          uid: untrusted.uid,
+          mode: untrusted.mode,
+        },
+      },
+    )
+  }
 }
 
 async function present(path: string): Promise<boolean> {

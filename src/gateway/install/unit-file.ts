@@ -5,7 +5,7 @@ export const GATEWAY_UNIT_NAME = 'fleetkit-gateway.service'
 export const RECONCILE_UNIT_NAME = 'fleetkit-reconcile.service'
 export const ARCHIVE_SHIP_UNIT_NAME = 'fleetkit-archive-ship.service'
 export const ARCHIVE_SHIP_TIMER_NAME = 'fleetkit-archive-ship.timer'
-export const GATEWAY_ACCOUNT = 'fleetkit-gateway'
+export { GATEWAY_ACCOUNT } from '../../config/gateway-account.js'
 
 export interface GatewayUnitOptions {
   /** The command that runs this fleetkit: the Node.js binary and the CLI's bin script, absolute. */

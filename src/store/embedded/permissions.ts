@@ -4,11 +4,57 @@ import { chmod, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { GATEWAY_ACCOUNT } from '../../config/gateway-account.js'
+import { findUntrustedDirectory, fleetkitTrustRules, type TrustRules } from '../../fs/trusted-directory.js'
 import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
 import { makeDirectories } from '../../fs/make-directories.js'
 
-export async function prepareDirectories(paths: EmbeddedServerPaths, runAs: UnixIds | undefined): Promise<void> {
+/**
+ * Refuses a state directory (or its `postgres/`, or a directory above them) that a user other than this
+ * one, root or the gateway's account owns, or that others may write: its owner could plant the database
+ * password that fleetkit then trusts, run the server as themselves and so be its superuser, or swap the
+ * PKI kept beside it (src/fs/trusted-directory.ts). Checked before anything there is read or made.
+ */
+export async function assertStateTrusted(
+  paths: EmbeddedServerPaths,
+  rules: TrustRules = fleetkitTrustRules(),
+): Promise<void> {
+  for (const dir of [paths.stateDir, paths.root]) {
+    const problem = await findUntrustedDirectory(dir, rules)
+    if (!problem) continue
+    const why =
+      problem.kind === 'owner'
+        ? `${problem.path} belongs to uid ${problem.uid}, not to this user, root or ${GATEWAY_ACCOUNT}`
+        : `${problem.path} may be written by ${problem.path === dir ? 'its group or others' : 'others'} (mode ${problem.mode})`
+    throw new FleetkitError(
+      'STATE_DIR_UNUSABLE',
+      `refusing the state directory ${paths.stateDir}: ${why}, who could plant the database password or swap the PKI there`,
+      {
+        actions: [
+          problem.kind === 'owner'
+            ? `if ${problem.path} is yours to trust: chown -R ${process.getuid?.() ?? 0} ${problem.path}`
+            : `chmod go-w ${problem.path}`,
+          'or set FLEETKIT_STATE_DIR (or --state-dir) to a directory of your own',
+        ],
+        data: {
+          stateDir: paths.stateDir,
+          path: problem.path,
+          reason: problem.kind,
+          uid: problem.uid,
+          mode: problem.mode,
+        },
+      },
+    )
+  }
+}
+
+export async function prepareDirectories(
+  paths: EmbeddedServerPaths,
+  runAs: UnixIds | undefined,
+  trust?: TrustRules,
+): Promise<void> {
+  await assertStateTrusted(paths, trust)
   // initdb and the server take the data directory on their command lines and in their files, one path a line.
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(paths.root))

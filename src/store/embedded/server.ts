@@ -22,7 +22,8 @@ import {
   type EmbeddedServerPaths,
 } from './paths.js'
 import { readOrCreatePassword, readPasswordFile } from './password-file.js'
-import { prepareDirectories } from './permissions.js'
+import type { TrustRules } from '../../fs/trusted-directory.js'
+import { assertStateTrusted, prepareDirectories } from './permissions.js'
 import { sharedStateOwner } from './shared-state.js'
 import {
   findReadyServer,
@@ -65,6 +66,8 @@ export interface EnsureEmbeddedServerOptions {
    * a server found running is silent. The command layer decides where (if anywhere) it goes.
    */
   progress?: (message: string) => void
+  /** Whose state directories are trusted (src/fs/trusted-directory.ts); tests name a stand-in gateway account. */
+  trust?: TrustRules
 }
 
 /** Start the embedded server unless it runs; return how to connect to it. */
@@ -75,6 +78,8 @@ export async function ensureEmbeddedServer(
   const paths = embeddedServerPaths(stateDir)
   const timeoutMs = options.timeoutMs ?? 120_000
   const progress = options.progress ?? (() => undefined)
+  // Before anything there is trusted: a password or a server another user planted would be used as ours.
+  await assertStateTrusted(paths, options.trust)
   // The common case, a server already running, costs two small file reads.
   const known = await readPasswordFile(paths.passwordFile).catch(() => '')
   const ready = known ? await findReadyServer(paths) : undefined
@@ -83,7 +88,7 @@ export async function ensureEmbeddedServer(
   // create: on a machine without the postgres user, root's first start must make the
   // directories passable for the user initdb is about to create.
   const runAs = await postgresRunAs({ root: paths.root, create: true })
-  await prepareDirectories(paths, runAs)
+  await prepareDirectories(paths, runAs, options.trust)
   const password = await readOrCreatePassword(paths.passwordFile)
   const running = await findReadyServer(paths)
   if (running) return { ...connection(paths, running, password), started: false, initialised: false }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -280,7 +280,43 @@ describe('the embedded PostgreSQL server (real processes)', function () {
     assert.deepEqual(await readdir(parent), [])
   })
 
+  it('refuses a state directory group or others may write, creating and starting nothing', async () => {
+    for (const mode of [0o777, 0o770, 0o1777]) {
+      const stateDir = join(await newStateDir(), 'state')
+      await mkdir(stateDir)
+      await chmod(stateDir, mode)
+      await assert.rejects(openDatabase({ stateDir, databaseUrl: '' }), (error: unknown) => {
+        assert.ok(hasCode('STATE_DIR_UNUSABLE')(error), String(error))
+        assert.deepEqual((error as FleetkitError).data?.reason, 'writable')
+        return true
+      })
+      assert.deepEqual(await readdir(stateDir), [], `mode ${mode.toString(8)}: nothing made in it`)
+    }
+  })
+
   if (process.getuid?.() === 0) {
+    it('as root, refuses a state directory another user owns: a password planted there is never used', async () => {
+      const NOBODY = 65_534
+      const stateDir = join(await newStateDir(), 'state')
+      await mkdir(join(stateDir, 'postgres'), { recursive: true })
+      const planted = join(stateDir, 'postgres', 'password')
+      await writeFile(planted, 'AttackerKnowsThisPassword\n', { mode: 0o600 })
+      for (const path of [stateDir, join(stateDir, 'postgres'), planted]) await chown(path, NOBODY, NOBODY)
+      await assert.rejects(openDatabase({ stateDir, databaseUrl: '' }), (error: unknown) => {
+        assert.ok(hasCode('STATE_DIR_UNUSABLE')(error), String(error))
+        assert.deepEqual([(error as FleetkitError).data?.reason, (error as FleetkitError).data?.uid], ['owner', NOBODY])
+        return true
+      })
+      assert.deepEqual(await readdir(join(stateDir, 'postgres')), ['password'], 'no data directory, no server')
+      // The same under a directory that user owns: they could rename the state away and put theirs in place.
+      const under = join(stateDir, 'inner')
+      await mkdir(under)
+      await assert.rejects(openDatabase({ stateDir: join(under, 'state'), databaseUrl: '' }), (error: unknown) => {
+        assert.equal((error as FleetkitError).data?.path, stateDir)
+        return true
+      })
+    })
+
     it('as root, refuses a state directory the postgres user cannot reach, naming the blocking directory', async () => {
       const parent = await newStateDir()
       await chmod(parent, 0o700)

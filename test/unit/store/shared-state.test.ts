@@ -173,7 +173,9 @@ describe('store: a state shared with the gateway service', function () {
     await chmod(join(state, 'postgres', 'password'), 0o644)
     const script = `
       const { ensureEmbeddedServer } = await import(${JSON.stringify(new URL('../../../src/store/embedded/server.ts', import.meta.url).href)})
-      try { await ensureEmbeddedServer(${JSON.stringify(state)}); console.log('started') }
+      // The account stands in for fleetkit-gateway, whose shared state a member may use (trusted-directory.ts).
+      const trust = { trusted: (uid) => [0, 65534, ${ACCOUNT.uid}].includes(uid), sharedWithGroup: () => true }
+      try { await ensureEmbeddedServer(${JSON.stringify(state)}, { trust }); console.log('started') }
       catch (e) { console.log(e.code, e.message) }`
     const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       uid: 65534,
