@@ -52,7 +52,8 @@ export function assertRekeyAllowed(
 
 /**
  * Under the node's lock: refuses a key pinned since the seed was planned (unless --rekey replaces
- * exactly the key this run read), stores the new key and records a replaced one as host_key_replaced.
+ * exactly the key this run read), stores the new key and records it: a first pin as host_key_pinned
+ * (a worker seed writes no other event), a replaced key as host_key_replaced.
  */
 export async function pinSeedHostKey(
   client: Queryable,
@@ -75,10 +76,13 @@ export async function pinSeedHostKey(
   // A rekey replaces the key this run read; another run's newer key is not replaced unseen.
   if ((locked ?? null) !== (options.planned ?? null))
     throw changedConcurrently(nodeId, 'SSH host key', `${options.retry} --rekey`)
-  await storeHostKey(client, { ...options, previous: locked })
+  await storeHostKey(client, { ...options, previous: locked, via: 'seed' })
 }
 
-/** Stores the new key; a key it replaces (the state's, else the definition's) is recorded as host_key_replaced. */
+/**
+ * Stores the new key and records it: a key it replaces (the state's, else the definition's) as
+ * host_key_replaced, a first pin as host_key_pinned naming the command (`via`). Only the public half.
+ */
 async function storeHostKey(
   client: Queryable,
   options: {
@@ -86,19 +90,20 @@ async function storeHostKey(
     previous: string | null | undefined
     hostKeyPublic: string
     actor: string | null
+    via: 'seed' | 'node provision'
     now: Date
   },
 ): Promise<void> {
   const { nodeId, previous } = options
   await setNodeHostKey(client, nodeId, options.hostKeyPublic)
-  if (previous) {
-    await appendEvent(client, {
-      kind: 'host_key_replaced',
-      nodeId,
-      at: options.now,
-      data: { actor: options.actor, previous_host_key: previous, host_key: options.hostKeyPublic },
-    })
-  }
+  await appendEvent(client, {
+    kind: previous ? 'host_key_replaced' : 'host_key_pinned',
+    nodeId,
+    at: options.now,
+    data: previous
+      ? { actor: options.actor, previous_host_key: previous, host_key: options.hostKeyPublic }
+      : { actor: options.actor, host_key: options.hostKeyPublic, via: options.via },
+  })
 }
 
 /**
@@ -129,13 +134,5 @@ export async function pinProvisionHostKey(
     if (locked !== planned.hostKey)
       throw changedConcurrently(nodeId, 'SSH host key', `fleetkit node provision --resume ${nodeId}`)
   }
-  await storeHostKey(client, { ...options, previous: locked })
-  if (!locked) {
-    await appendEvent(client, {
-      kind: 'host_key_pinned',
-      nodeId,
-      at: options.now,
-      data: { actor: options.actor, host_key: options.hostKeyPublic, via: 'node provision' },
-    })
-  }
+  await storeHostKey(client, { ...options, previous: locked, via: 'node provision' })
 }

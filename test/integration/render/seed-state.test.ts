@@ -4,7 +4,17 @@
 // stdout that fails then (/dev/full, a reader that went away) is reported on stderr. Real PostgreSQL, real CLI.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { closeSync, openSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -254,6 +264,37 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     )
     assert.equal(agentYes.code, 0, agentYes.stderr)
     assert.equal((await snapshot('db-1')).status, 'provisioning')
+  })
+
+  /** examples/fleet.yaml with app-3, a node that declares ssh.user but no hostKey (its first seed pins one). */
+  function definitionWithApp3(): string[] {
+    const file = join(dir, 'fleet-app-3.yaml')
+    const text = readFileSync(packagePath('examples', 'fleet.yaml'), 'utf8')
+    const app3 = '  - id: app-3\n    pool: application\n    state: active\n    ssh: { user: fleetkit }\n'
+    assert.ok(text.includes('  - id: db-1\n'))
+    writeFileSync(file, text.replace('  - id: db-1\n', `${app3}  - id: db-1\n`))
+    return ['--definition', file]
+  }
+
+  it('a worker seed that pins a first host key records host_key_pinned (who, the public key, via seed), never the private half', async () => {
+    const output = join(dir, 'app-3-worker.user-data')
+    const seed = await runFleetkit(
+      ['seed', 'app-3', '--kind', 'worker', ...definitionWithApp3(), '--output', output, '--json'],
+      { env },
+    )
+    assert.equal(seed.code, 0, seed.stdout + seed.stderr)
+    assert.equal(seed.json.result.rekeyed, false)
+    const { rows } = await db.pool.query<{ kind: string; data: Record<string, unknown> }>(
+      "SELECT kind, data FROM events WHERE node_id = 'app-3' ORDER BY id",
+    )
+    assert.deepEqual(rows, [
+      {
+        kind: 'host_key_pinned',
+        data: { actor: 'alice@ops', host_key: seed.json.result.hostKeyPublic, via: 'seed' },
+      },
+    ])
+    assert.match(readFileSync(output, 'utf8'), /PRIVATE KEY/, 'the seed holds the private half')
+    assert.ok(!JSON.stringify(rows).includes('PRIVATE KEY'), 'the event does not')
   })
 
   it('--reissue gives an enrolled node a new secret, keeps its status and records secret_reissued (who, via, previous status)', async () => {
