@@ -41,6 +41,8 @@ export async function syncRuntime(
           reissue,
           ttlMs: SYNC_SECRET_TTL_MS,
           loadDefinition: () => Promise.resolve(definition),
+          // Over SSH to the host its pinned key proves: the worker seed's own host, whose seed this does not replace.
+          toPinnedHost: true,
           actor,
           clock,
           rng: systemRng,

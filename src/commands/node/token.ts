@@ -15,7 +15,8 @@ export default class NodeToken extends FleetkitCommand<NodeTokenResult> {
   static override description = `For enrolling a node by hand: put the secret in /var/lib/fleetkit/enrollment-secret (0600) and run fleetkit-agent enroll.
 Each call replaces the node's previous secret; the state keeps only its SHA-256, and the secret is printed only once that is stored (of two runs at once, one prints a secret, the other only its error). This is the one command that prints a secret, on purpose: under --json it is in result.secret so a script can hand it to the host without a terminal.
 A node past provisioning (enrolled, lost, parked, failed), or provisioning with an unused unexpired secret, gets one only with --reissue; its current certificate keeps working until the new enrollment.
-A reissue to an enrolled node cannot be undone (whoever holds the secret can replace its agent): on a terminal it asks first (y/N); without one, or with --json, it needs --yes.`
+A provisioning node with a pending worker seed (its SSH host key pinned, its host not enrolled) gets one only on purpose, as an agent seed does: the holder of the secret is not the host booting from that seed (SEED_KIND_PENDING).
+A reissue to an enrolled node and the replacement of a pending worker seed cannot be undone (whoever holds the secret can replace its agent): on a terminal they ask first (y/N); without one, or with --json, they need --yes.`
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> build-01',
@@ -35,7 +36,9 @@ A reissue to an enrolled node cannot be undone (whoever holds the secret can rep
         'Give a node past provisioning (enrolled, lost, parked, failed), or one whose secret is still pending, a new secret, on purpose; recorded as a secret_reissued event.',
       default: false,
     }),
-    yes: yesFlag('Reissue to an enrolled node without asking; needed without a terminal and with --json.'),
+    yes: yesFlag(
+      'Reissue to an enrolled node, or replace a pending worker seed, without asking; needed without a terminal and with --json.',
+    ),
   }
 
   /** Set once the --json envelope was printed with the secret, so it is not printed twice. */

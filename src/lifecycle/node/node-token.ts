@@ -11,6 +11,7 @@ import { withTransaction } from '../../store/database.js'
 import { lockNodeSecretState, onDatabaseClock } from '../../store/nodes/enrollment-secrets.js'
 import { getNode } from '../../store/nodes/nodes.js'
 import { assertNoProvisionRun } from '../provision/provision-guard.js'
+import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } from '../seed/pending-seed.js'
 import type { Confirm } from './node-transition.js'
 import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from './secret-reissue.js'
 
@@ -21,8 +22,18 @@ export interface NodeTokenOptions {
   ttlMs: number
   /** A new secret for a node past provisioning, on purpose (recorded as secret_reissued). */
   reissue?: boolean
-  /** Asked before a secret is reissued to an enrolled node (its agent can be replaced by whoever holds it). */
+  /**
+   * Asked before a secret is reissued to an enrolled node (its agent can be replaced by whoever holds it),
+   * or issued to a node with a pending worker seed; without it the first goes ahead (--reissue says it)
+   * and the second is refused with SEED_KIND_PENDING, as `seed --kind agent` refuses it.
+   */
   confirm?: Confirm
+  /**
+   * True when the secret goes over SSH to the host that booted from the node's worker seed, verified by
+   * its pinned key (`fleetkit sync` enrolling it): that hands the seed's host its enrollment, it does not
+   * replace the seed, so a pending worker seed is not asked about.
+   */
+  toPinnedHost?: boolean
   /** Read only when the node is not in the state yet (a declared node enrolled by hand). */
   loadDefinition: () => Promise<Definition>
   /** Who asks, recorded in the secret's event: the command's actor (src/cli/actor.ts). */
@@ -73,10 +84,18 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
   assertNoProvisionRun(nodeId, row?.provisionState, retry)
   // Refused before anything else is read; planned again under the lock.
   const first = planSecret(nodeId, seen, reissue, retry, options.clock.now())
+  const yes = `${retry}${reissue ? ' --reissue' : ''} --yes`
+  // A worker seed out for the node (its key pinned, its host not enrolled) is replaced only on purpose, as by
+  // an agent seed: whoever uses this secret is not the host booting from that seed. Sync's own hand-over is not.
+  const pending =
+    options.toPinnedHost === true
+      ? undefined
+      : otherPendingSeed('agent', row && { ...row, ...secretTimes(row) }, options.clock.now())
+  await confirmReplacing(nodeId, 'token', pending, options.confirm, yes)
   if (first.mode === 'reissue-enrolled' && options.confirm) {
     await options.confirm({
       what: reissueAtStake(nodeId, first.previousStatus),
-      command: `${retry} --reissue --yes`,
+      command: yes,
       data: { node: nodeId, status: first.previousStatus },
     })
   }
@@ -87,6 +106,8 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
   const plan = await withTransaction(pool, async (client) => {
     const locked = await lockNodeSecretState(client, target.id)
     assertNoProvisionRun(target.id, locked?.provisionState, retry)
+    // A worker seed written since the read above is never replaced unasked; the one confirmed may be.
+    if (options.toPinnedHost !== true) assertSamePending(target.id, 'token', pending, locked, options.clock.now(), yes)
     const startedAt = await onDatabaseClock(
       client,
       options.startedAt ?? new Date(performance.timeOrigin),

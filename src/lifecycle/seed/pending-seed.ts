@@ -31,12 +31,26 @@ function pendingSeed(node: SeedHolder | undefined, now: Date): PendingSeed | und
   return undefined
 }
 
-/** What replacing `pending` with a seed of `kind` puts at stake, for the question or the refusal. */
-function seedKindAtStake(nodeId: string, kind: SeedKind, pending: PendingSeed): string {
-  const seed = `${kind === 'agent' ? 'an' : 'a'} ${kind} seed`
+/**
+ * What this run gives out: a seed of a kind, or `token`, the bare enrollment secret of `node token`
+ * (an agent's enrollment without its seed): it replaces a pending worker seed as an agent seed does.
+ */
+export type SeedOut = SeedKind | 'token'
+
+/** The kind of seed `out` stands for: a token is an agent's enrollment. */
+function kindOf(out: SeedOut): SeedKind {
+  return out === 'token' ? 'agent' : out
+}
+
+/** What replacing `pending` with `out` puts at stake, for the question or the refusal. */
+function seedKindAtStake(nodeId: string, out: SeedOut, pending: PendingSeed): string {
+  const [given, mine] =
+    out === 'token'
+      ? ['issue an enrollment secret', 'this secret enrolls']
+      : [`write ${out === 'agent' ? 'an' : 'a'} ${out} seed`, `this ${out} seed describes`]
   return pending.kind === 'agent'
-    ? `write ${seed} for ${nodeId}, which has a pending agent seed (its enrollment secret unused, valid until ${pending.until!.toISOString()}): a host booting from that agent seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
-    : `write ${seed} for ${nodeId}, which has a pending worker seed (its SSH host key pinned, the host not enrolled yet): a host booted from that worker seed is not the host this ${kind} seed describes, and one of the two seeds is wasted`
+    ? `${given} for ${nodeId}, which has a pending agent seed (its enrollment secret unused, valid until ${pending.until!.toISOString()}): a host booting from that agent seed is not the host ${mine}, and one of the two is wasted`
+    : `${given} for ${nodeId}, which has a pending worker seed (its SSH host key pinned, the host not enrolled yet): a host booted from that worker seed is not the host ${mine}, and one of the two is wasted`
 }
 
 /** A node row's secret times under the names the seed guards read. */
@@ -53,17 +67,17 @@ export function otherPendingSeed(kind: SeedKind, node: SeedHolder | undefined, n
 /** Asks before a pending seed of the other kind is replaced; refused with SEED_KIND_PENDING when nobody can answer. */
 export async function confirmReplacing(
   nodeId: string,
-  kind: SeedKind,
+  out: SeedOut,
   pending: PendingSeed | undefined,
   confirm: Confirm | undefined,
   yes: string,
 ): Promise<void> {
   if (!pending) return
   const request = {
-    what: seedKindAtStake(nodeId, kind, pending),
+    what: seedKindAtStake(nodeId, out, pending),
     command: yes,
     code: 'SEED_KIND_PENDING' as const,
-    data: { node: nodeId, pendingKind: pending.kind, kind },
+    data: { node: nodeId, pendingKind: pending.kind, kind: kindOf(out) },
   }
   if (confirm) return confirm(request)
   throw new FleetkitError(request.code, `${request.what}; nothing changed`, {
@@ -78,16 +92,16 @@ export async function confirmReplacing(
  */
 export function assertSamePending(
   nodeId: string,
-  kind: SeedKind,
+  out: SeedOut,
   seen: PendingSeed | undefined,
   locked: SeedHolder | undefined,
   now: Date,
   yes: string,
 ): void {
-  const current = otherPendingSeed(kind, locked, now)
+  const current = otherPendingSeed(kindOf(out), locked, now)
   if (!current || (seen && seen.kind === current.kind)) return
-  throw new FleetkitError('SEED_KIND_PENDING', `${seedKindAtStake(nodeId, kind, current)}; nothing changed`, {
+  throw new FleetkitError('SEED_KIND_PENDING', `${seedKindAtStake(nodeId, out, current)}; nothing changed`, {
     actions: [`${yes}   (replaces it on purpose)`],
-    data: { node: nodeId, pendingKind: current.kind, kind },
+    data: { node: nodeId, pendingKind: current.kind, kind: kindOf(out) },
   })
 }

@@ -19,6 +19,10 @@ import { closeSync, openSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
+import { systemClock } from '../../../src/config/clock.js'
+import { systemRng } from '../../../src/config/rng.js'
+import { issueNodeToken } from '../../../src/lifecycle/node/node-token.js'
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import {
@@ -295,6 +299,56 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     ])
     assert.match(readFileSync(output, 'utf8'), /PRIVATE KEY/, 'the seed holds the private half')
     assert.ok(!JSON.stringify(rows).includes('PRIVATE KEY'), 'the event does not')
+  })
+
+  it('node token never silently replaces a pending worker seed either (SEED_KIND_PENDING naming --yes); --yes issues it on purpose', async () => {
+    // app-3 is provisioning from the worker seed above: its host key pinned, its host not enrolled.
+    const pendingWorker = await snapshot('app-3')
+    const token = await runFleetkit(['node', 'token', 'app-3', ...definitionWithApp3(), '--json'], { env })
+    assertMatchesOutputSchema('node-token', token.json)
+    assert.equal(token.json.code, 'SEED_KIND_PENDING', token.stdout)
+    assert.equal(token.json.data.pendingKind, 'worker')
+    assert.match(
+      token.json.message,
+      /^issue an enrollment secret for app-3, which has a pending worker seed \(its SSH host key pinned, the host not enrolled yet\)/,
+    )
+    assert.ok(
+      token.json.actions.some((a: string) => a.startsWith('fleetkit node token app-3 --yes')),
+      token.stdout,
+    )
+    assert.ok(!('secret' in token.json), 'no secret printed')
+    assert.deepEqual(await snapshot('app-3'), pendingWorker)
+    const human = await runFleetkit(['node', 'token', 'app-3', ...definitionWithApp3()], { env })
+    assert.equal(human.code, 1)
+    assert.equal(human.stdout, '', 'no secret printed')
+    assert.match(
+      human.stderr,
+      /^Error \(SEED_KIND_PENDING\): issue an enrollment secret for app-3, .* it needs --yes; nothing changed$/m,
+    )
+    assert.deepEqual(await snapshot('app-3'), pendingWorker)
+    // fleetkit sync hands the secret over SSH to the host its pinned key proves, the worker seed's own: not asked.
+    const handOver = {
+      pool: db.pool,
+      nodeId: 'app-3',
+      ttlMs: 600_000,
+      loadDefinition: () => Promise.reject(new Error('app-3 is in the state')),
+      actor: 'sync',
+      clock: systemClock,
+      rng: systemRng,
+    }
+    await assert.rejects(issueNodeToken(handOver), (e: FleetkitError) => e.code === 'SEED_KIND_PENDING')
+    assert.deepEqual(await snapshot('app-3'), pendingWorker)
+    const synced = await issueNodeToken({ ...handOver, toPinnedHost: true })
+    assert.equal(synced.reissued, false)
+    // Back as the worker seed left it (a pending worker seed), for the operator's --yes.
+    await db.pool.query(
+      "UPDATE nodes SET enrollment_secret_sha256 = NULL, enrollment_secret_expires_at = NULL WHERE id = 'app-3'",
+    )
+    const yes = await runFleetkit(['node', 'token', 'app-3', '--yes', ...definitionWithApp3(), '--json'], { env })
+    assert.equal(yes.code, 0, yes.stdout + yes.stderr)
+    const after = await snapshot('app-3')
+    assert.equal(after.status, 'provisioning')
+    assert.notEqual(after.hash, null)
   })
 
   it('--reissue gives an enrolled node a new secret, keeps its status and records secret_reissued (who, via, previous status)', async () => {
