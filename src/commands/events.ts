@@ -61,7 +61,9 @@ it (COMMAND_INTERRUPTED on Ctrl-C, or the failure's code).`
         follow && this.jsonEnabled() ? process.stdout.write(`${JSON.stringify(e)}\n`) : this.log(formatEvent(e))
       for (const e of events) print(e)
       if (!follow) return { events }
-      await followEvents(pool, { ...query, afterId: events.at(-1)?.id ?? 0 }, print, { clock, signal, pollMs: 1000 })
+      // The list is in time order and the follower's cursor is the id: it starts after the greatest one shown.
+      const afterId = events.reduce((max, e) => Math.max(max, e.id), 0)
+      await followEvents(pool, { ...query, afterId }, print, { clock, signal, pollMs: 1000 })
       // followEvents ends only when Ctrl-C or SIGTERM aborted it: the command ends as interrupted (130/143).
       throw signal.reason
     })

@@ -15,7 +15,11 @@ export interface NewEvent {
   kind: string
   nodeId?: string | null
   data?: Record<string, unknown>
-  /** Defaults to the database's now(). */
+  /**
+   * When it happened; defaults to the database's clock at the insert (clock_timestamp(), not now(): a
+   * transaction's start would stamp an event logged late in a long transaction before events that
+   * other transactions logged meanwhile).
+   */
   at?: Date
 }
 
@@ -24,7 +28,7 @@ const EVENT_KIND = /^[a-z][a-z0-9_]{0,63}$/
 export async function appendEvent(q: Queryable, event: NewEvent): Promise<EventRow> {
   if (!EVENT_KIND.test(event.kind)) throw new RangeError(`event kind ${JSON.stringify(event.kind)} is not snake_case`)
   const result = await q.query(
-    `INSERT INTO events (at, kind, node_id, data) VALUES (COALESCE($1, now()), $2, $3, $4)
+    `INSERT INTO events (at, kind, node_id, data) VALUES (COALESCE($1, clock_timestamp()), $2, $3, $4)
      RETURNING id, at, kind, node_id, data`,
     [event.at ?? null, event.kind, event.nodeId ?? null, JSON.stringify(event.data ?? {})],
   )
@@ -36,18 +40,25 @@ export interface EventFilter {
   kind?: string
   /** Events at or after this time. */
   since?: Date
-  /** Events with an id greater than this (for following the log). */
+  /**
+   * Events with an id greater than this, in the order they were inserted (for following the log: the
+   * id is its cursor, so the next page starts after the greatest id of this one).
+   */
   afterId?: number
   /** At most this many, oldest first; 1000 by default. */
   limit?: number
 }
 
+/**
+ * The events that match, oldest first: by `at`, the time an operator reads, then by id (events of one
+ * moment in the order they were inserted). With `afterId`, by id alone: what a follower has not seen yet.
+ */
 export async function listEvents(q: Queryable, filter: EventFilter = {}): Promise<EventRow[]> {
   const result = await q.query(
     `SELECT id, at, kind, node_id, data FROM events
      WHERE ($1::text IS NULL OR node_id = $1) AND ($2::text IS NULL OR kind = $2)
        AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::bigint IS NULL OR id > $4)
-     ORDER BY id
+     ORDER BY ${filter.afterId === undefined ? 'at, id' : 'id'}
      LIMIT $5`,
     [
       filter.nodeId ?? null,

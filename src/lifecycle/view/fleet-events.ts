@@ -1,5 +1,5 @@
-// `fleetkit events`: the fleet's event log, filtered by node, kind and time, optionally followed
-// (polling by id, so nothing is missed or shown twice).
+// `fleetkit events`: the fleet's event log, filtered by node, kind and time, in time order, optionally
+// followed (polling by id after the greatest one shown, so nothing already printed is shown twice).
 import { CONTROL_CHARACTERS } from '../../protocol/wire-format.js'
 import type { Queryable } from '../../store/database.js'
 import { type EventRow, listEvents } from '../../store/events.js'

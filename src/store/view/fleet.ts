@@ -172,7 +172,7 @@ export async function soonestCertificateExpiryByPool(q: Queryable): Promise<{ po
 /** The node's last `limit` events, oldest first (for `node show`). */
 export async function listRecentNodeEvents(q: Queryable, nodeId: string, limit: number): Promise<EventRow[]> {
   const { rows } = await q.query<Raw>(
-    'SELECT id, at, kind, node_id, data FROM events WHERE node_id = $1 ORDER BY id DESC LIMIT $2',
+    'SELECT id, at, kind, node_id, data FROM events WHERE node_id = $1 ORDER BY at DESC, id DESC LIMIT $2',
     [nodeId, limit],
   )
   return rows.reverse().map((r) => ({

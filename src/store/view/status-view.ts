@@ -72,6 +72,6 @@ export async function latestEvents(q: Queryable, limit: number): Promise<EventRo
     kind: string
     node_id: string | null
     data: Record<string, unknown>
-  }>('SELECT id, at, kind, node_id, data FROM events ORDER BY id DESC LIMIT $1', [limit])
+  }>('SELECT id, at, kind, node_id, data FROM events ORDER BY at DESC, id DESC LIMIT $1', [limit])
   return rows.map((r) => ({ id: Number(r.id), at: r.at, kind: r.kind, nodeId: r.node_id, data: r.data }))
 }

@@ -74,6 +74,33 @@ describe('fleetkit events --follow --json: one JSON object per line to its end',
     assertMatchesOutputSchema('events', last)
   })
 
+  it('lists the logged events in time order and follows after the newest id: none is printed twice', async () => {
+    // Logged last with the earliest time (its writer's clock): listed first, yet the greatest id so far.
+    const parked = await appendEvent(db.pool, { kind: 'node_parked', nodeId: 'f-2' })
+    await appendEvent(db.pool, { kind: 'node_held', nodeId: 'f-2', at: new Date(parked.at.getTime() - 1000) })
+    const follow = startProcess(process.execPath, [fleetkitEntry(), 'events', '--node', 'f-2', '--follow', '--json'], {
+      env: overlayEnv({ DATABASE_URL: db.url }),
+    })
+    try {
+      await eventually('the logged events', () => follow.stdout().includes('node_parked'), {
+        timeoutMs: 60_000,
+        stop: () => (follow.exit() ? `events exited (${follow.exit()?.code}): ${follow.stderr()}` : undefined),
+      })
+      await appendEvent(db.pool, { kind: 'node_unparked', nodeId: 'f-2' })
+      await eventually('the new event', () => follow.stdout().includes('node_unparked'), { timeoutMs: 30_000 })
+      follow.child.kill('SIGINT')
+      assert.equal((await follow.exited).code, 130, follow.stderr())
+    } finally {
+      await follow.stop('SIGKILL', 1000)
+    }
+    assert.deepEqual(
+      jsonLines(follow.stdout())
+        .slice(0, -1)
+        .map((e) => e.kind),
+      ['node_held', 'node_parked', 'node_unparked'],
+    )
+  })
+
   it('a failure under --follow --json is one JSON line too (a database that does not answer, a bad flag value)', async () => {
     const down = await runFleetkit(['events', '--follow', '--json'], {
       env: { DATABASE_URL: `postgres://fleetkit@127.0.0.1:${await freePort()}/fleetkit` },

@@ -287,6 +287,49 @@ describe('nodes and events (real PostgreSQL)', function () {
       )
     })
 
+    it('lists the events of two interleaved transactions in the order they happened: at is when each was inserted', async () => {
+      const pool = database().pool
+      const first = await pool.connect()
+      const second = await pool.connect()
+      try {
+        // The first transaction begins, then the second begins, logs and commits; the first logs last.
+        await first.query('BEGIN')
+        await first.query('SELECT pg_sleep(0.01)')
+        await second.query('BEGIN')
+        await appendEvent(second, { kind: 'logged_first' })
+        await second.query('COMMIT')
+        await appendEvent(first, { kind: 'logged_second' })
+        // The column's own default, as the sweep's INSERTs use it.
+        await first.query("INSERT INTO events (kind) VALUES ('logged_third')")
+        await first.query('COMMIT')
+      } finally {
+        first.release()
+        second.release()
+      }
+      const listed = await listEvents(pool)
+      assert.deepEqual(
+        listed.map((e) => e.kind),
+        ['logged_first', 'logged_second', 'logged_third'],
+      )
+      for (let i = 1; i < listed.length; i++)
+        assert.ok(
+          listed[i - 1]!.at.getTime() <= listed[i]!.at.getTime(),
+          `${listed[i - 1]!.kind} at ${listed[i - 1]!.at.toISOString()} is listed before ${listed[i]!.kind} at ${listed[i]!.at.toISOString()}`,
+        )
+      assert.ok(listed[0]!.at.getTime() < listed[1]!.at.getTime(), 'the later insert has the later time')
+    })
+
+    it('lists an event given its own time at that time, oldest first, whatever order the inserts came in', async () => {
+      const pool = database().pool
+      await appendEvent(pool, { kind: 'happened_second', at: at(2) })
+      await appendEvent(pool, { kind: 'happened_first', at: at(1) })
+      await appendEvent(pool, { kind: 'happened_at_once', at: at(2) })
+      assert.deepEqual(
+        (await listEvents(pool)).map((e) => e.kind),
+        ['happened_first', 'happened_second', 'happened_at_once'],
+      )
+    })
+
     it('refuses a kind that is not snake_case', async () => {
       await assert.rejects(appendEvent(database().pool, { kind: 'Node Lost' }), RangeError)
     })
