@@ -20,12 +20,16 @@ import {
 import {
   type ArchiveRemote,
   checkedArchiveRemote,
+  putBackRemoteRecordFiles,
   readArchiveRemote,
+  readRemoteRecordFiles,
   readShipStatus,
   removeArchiveRemote,
   writeArchiveRemote,
   writeShipStatus,
 } from '../../store/embedded/archive-remote.js'
+import { appendEvent, type NewEvent } from '../../store/events.js'
+import type { StatePool } from '../../store/transaction.js'
 import { listBaseBackups } from '../../store/embedded/base-backup.js'
 import { embeddedServerPaths, type EmbeddedServerPaths } from '../../store/embedded/paths.js'
 import { isFinishedWalFile, segmentOf } from '../../store/embedded/wal-chain.js'
@@ -43,20 +47,54 @@ export interface RemoteAddResult {
   changed: boolean
 }
 
+/** What `remote add` and `remove` need to record their change as an event in the state. */
+interface RecordOptions {
+  /** Who acts, in the event (the command's actor, src/cli/actor.ts). */
+  actor: string
+  /**
+   * Opens the state database, runs `work` on it and closes it: called only once something changed (the
+   * checks, the login and the lock come first, so a refused or idle run never starts the server).
+   */
+  withPool: <T>(work: (pool: StatePool) => Promise<T>) => Promise<T>
+}
+
+/**
+ * The change made to the record files, then its event; an event that cannot be recorded (the database
+ * down or full) puts the files back as they were, so a failed command has changed nothing.
+ */
+async function changeRecorded(
+  paths: EmbeddedServerPaths,
+  options: RecordOptions,
+  change: () => Promise<void>,
+  event: NewEvent,
+): Promise<void> {
+  const before = await readRemoteRecordFiles(paths)
+  await change()
+  try {
+    await options.withPool((pool) => appendEvent(pool, event))
+  } catch (error) {
+    await putBackRemoteRecordFiles(paths, before)
+    throw error
+  }
+}
+
 /**
  * `db archive remote add`: the URL, host key and identity are checked, then the host is reached with the
- * key pinned and the archive's directories made there: only a remote that works is recorded.
+ * key pinned and the archive's directories made there: only a remote that works is recorded, with an
+ * archive_remote_added event (the identity's path, never the key).
  */
-export async function addArchiveRemote(options: {
-  stateDir: string
-  env: Env
-  url: string
-  hostKeyLine: string
-  identityFile: string
-  now: () => Date
-  openRemote: OpenRemoteArchive
-  progress: (message: string) => void
-}): Promise<RemoteAddResult> {
+export async function addArchiveRemote(
+  options: RecordOptions & {
+    stateDir: string
+    env: Env
+    url: string
+    hostKeyLine: string
+    identityFile: string
+    now: () => Date
+    openRemote: OpenRemoteArchive
+    progress: (message: string) => void
+  },
+): Promise<RemoteAddResult> {
   requireEmbedded(options.env)
   const paths = embeddedServerPaths(options.stateDir)
   const remote = await checkedArchiveRemote(options, options.now())
@@ -75,7 +113,18 @@ export async function addArchiveRemote(options: {
   } finally {
     files.close()
   }
-  if (!same) await writeArchiveRemote(paths, remote)
+  if (!same) {
+    await changeRecorded(paths, options, () => writeArchiveRemote(paths, remote), {
+      kind: 'archive_remote_added',
+      data: {
+        actor: options.actor,
+        url: remote.url,
+        host_key: remote.hostKey,
+        identity_file: remote.identityFile,
+        previous_url: before?.url ?? null,
+      },
+    })
+  }
   return { url: remote.url, hostKey: remote.hostKey, identityFile: remote.identityFile, changed: !same }
 }
 
@@ -88,16 +137,22 @@ export interface RemoteRemoveResult {
 
 /**
  * `db archive remote remove`: forgets the off-host archive (its record and the last ship's status), under
- * the ship lock so a ship in progress finishes first. The files on the remote host are left as they are;
- * `remote add` with the same URL takes up the directory again (it is this cluster's).
+ * the ship lock so a ship in progress finishes first, with an archive_remote_removed event. The files on
+ * the remote host are left as they are; `remote add` with the same URL takes up the directory again (it
+ * is this cluster's).
  */
-export async function removeRemote(options: { stateDir: string; env: Env }): Promise<RemoteRemoveResult> {
+export async function removeRemote(
+  options: RecordOptions & { stateDir: string; env: Env },
+): Promise<RemoteRemoveResult> {
   requireEmbedded(options.env)
   const paths = embeddedServerPaths(options.stateDir)
   return withArchiveShipLock(paths, async () => {
     const remote = await readArchiveRemote(paths)
     if (!remote) return { url: null, changed: false }
-    await removeArchiveRemote(paths)
+    await changeRecorded(paths, options, () => removeArchiveRemote(paths), {
+      kind: 'archive_remote_removed',
+      data: { actor: options.actor, url: remote.url },
+    })
     return { url: remote.url, changed: true }
   })
 }

@@ -170,6 +170,28 @@ export function writeArchiveRemote(paths: EmbeddedServerPaths, remote: ArchiveRe
   return writeStateJsonFile(remoteFile(paths), remote)
 }
 
+/** The remote's record and the last ship's status as their files hold them (undefined: no such file). */
+export interface RemoteRecordFiles {
+  remote: unknown
+  ship: unknown
+}
+
+/** Read before `remote add` or `remove` changes them, to put back when the change cannot be recorded. */
+export async function readRemoteRecordFiles(paths: EmbeddedServerPaths): Promise<RemoteRecordFiles> {
+  return { remote: await readJson(remoteFile(paths)), ship: await readJson(shipStatusFile(paths)) }
+}
+
+/** Puts both files back as `readRemoteRecordFiles` found them: written whole again, or removed. */
+export async function putBackRemoteRecordFiles(paths: EmbeddedServerPaths, files: RemoteRecordFiles): Promise<void> {
+  for (const [file, value] of [
+    [remoteFile(paths), files.remote],
+    [shipStatusFile(paths), files.ship],
+  ] as const) {
+    if (value === undefined) await rm(file, { force: true })
+    else await writeStateJsonFile(file, value)
+  }
+}
+
 /** Forgets the remote and what the last ship did (`db archive remote remove`); the remote's files stay. */
 export async function removeArchiveRemote(paths: EmbeddedServerPaths): Promise<void> {
   // The record first: without it nothing ships, whatever becomes of the status file.

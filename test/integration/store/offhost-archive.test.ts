@@ -15,7 +15,12 @@ import { Registry } from 'prom-client'
 
 import { registerArchiveGauges } from '../../../src/gateway/metrics/archive-metrics.js'
 import { enableArchiving } from '../../../src/lifecycle/state/db-archive.js'
-import { addArchiveRemote, shipArchive, type ShipResult } from '../../../src/lifecycle/state/archive-ship.js'
+import {
+  addArchiveRemote,
+  removeRemote,
+  shipArchive,
+  type ShipResult,
+} from '../../../src/lifecycle/state/archive-ship.js'
 import { verifyArchive } from '../../../src/lifecycle/state/archive-verify.js'
 import { checkedArchiveRemote } from '../../../src/store/embedded/archive-remote.js'
 import { claimRemoteForCluster } from '../../../src/lifecycle/state/remote-claim.js'
@@ -34,7 +39,7 @@ import { sshKeygen } from '../../support/ssh-server.js'
 const RELEASE_VERSION = '1.2.3'
 const RELEASE_FILES = ['SHA256SUMS', 'SHA256SUMS.sig', `fleetkit-agent-${RELEASE_VERSION}-linux-amd64.tar.zst`]
 const hasCode = (code: string) => (error: unknown) => (error as { code?: string }).code === code
-const cliEnv = { env: { DATABASE_URL: undefined } }
+const cliEnv = { env: { DATABASE_URL: undefined, FLEETKIT_ACTOR: 'ci@offhost' } }
 
 describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQL)', function () {
   this.timeout(300_000)
@@ -80,6 +85,18 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     )
     return rows.map((r) => r.kind)
   }
+  /** What remote add and remove recorded in the state, oldest first. */
+  async function remoteEvents(): Promise<{ kind: string; data: Record<string, unknown> }[]> {
+    const db = await open()
+    try {
+      const { rows } = await db.pool.query<{ kind: string; data: Record<string, unknown> }>(
+        `SELECT kind, data FROM events WHERE kind LIKE 'archive_remote_%' ORDER BY id`,
+      )
+      return rows
+    } finally {
+      await db.close()
+    }
+  }
   /** A row, then its segment switched out and archived locally; returns the segment. */
   async function writeAndArchive(kind: string): Promise<string> {
     const db = await open()
@@ -118,6 +135,8 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
   const verify = (options: { remote: boolean; restore: boolean }) =>
     verifyArchive({ ...quiet, ...options, stateDir, openRemote })
 
+  /** For a remote add refused before it changes anything: it never opens the state to record an event. */
+  const unrecorded = { actor: 'ci@offhost', withPool: () => Promise.reject(new Error('the state is not opened')) }
   it('remote add refuses a host key other than the one the host presents, and records nothing', async () => {
     const db = await open()
     await enableArchiving({ ...quiet, pool: db.pool, stateDir, dir: archiveDir, archiveTimeoutSeconds: 60 }).finally(
@@ -132,6 +151,7 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
         hostKeyLine: `[127.0.0.1]:${sshd.port} ${other.public}`,
         identityFile: sshd.clientKey.path,
         openRemote,
+        ...unrecorded,
       }),
       hasCode('ARCHIVE_REMOTE_HOST_KEY_MISMATCH'),
     )
@@ -146,6 +166,7 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
         hostKeyLine: `vault.example.net ${sshd.hostKey.public}`,
         identityFile: sshd.clientKey.path,
         openRemote,
+        ...unrecorded,
       }),
       hasCode('ARCHIVE_REMOTE_INVALID'),
     )
@@ -158,6 +179,25 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     assertMatchesOutputSchema('db-archive-remote-add', add.json)
     assert.equal(add.json.result.changed, true)
     assert.ok(!JSON.stringify(add.json).includes('PRIVATE KEY'), 'the identity is a path, never its contents')
+    // Recorded as an event: who, the remote, its pinned key and the identity's path, never the key itself.
+    const recorded = await remoteEvents()
+    assert.deepEqual(recorded, [
+      {
+        kind: 'archive_remote_added',
+        data: {
+          actor: 'ci@offhost',
+          url,
+          host_key: add.json.result.hostKey,
+          identity_file: sshd.clientKey.path,
+          previous_url: null,
+        },
+      },
+    ])
+    assert.ok(!JSON.stringify(recorded).includes('PRIVATE KEY'))
+    // The same remote again changes nothing and records nothing.
+    const same = await remoteAddCli()
+    assert.equal(same.json.result.changed, false, same.stdout + same.stderr)
+    assert.equal((await remoteEvents()).length, 1)
 
     // A PKI directory's file rides along in the kit (the real PKI's round trip is the restore drill's).
     await mkdir(join(stateDir, 'pki'), { mode: 0o700 })
@@ -512,5 +552,57 @@ describe('the off-host WAL archive over SFTP (real sshd, real embedded PostgreSQ
     const add = await remoteAddCli()
     assert.equal(add.code, 0, add.stdout + add.stderr)
     assert.equal(add.json.result.changed, true)
+    // One event each time something changed (the second remove changed nothing).
+    assert.deepEqual(
+      (await remoteEvents()).slice(-2).map((e) => [e.kind, e.data]),
+      [
+        ['archive_remote_removed', { actor: 'ci@offhost', url }],
+        [
+          'archive_remote_added',
+          {
+            actor: 'ci@offhost',
+            url,
+            host_key: add.json.result.hostKey,
+            identity_file: sshd.clientKey.path,
+            previous_url: null,
+          },
+        ],
+      ],
+    )
+  })
+
+  it('remote add and remove whose event cannot be recorded (the database refuses) leave the recorded remote as it was', async () => {
+    const record = join(stateDir, 'postgres', 'archive-remote.json')
+    const recorded = await readFile(record, 'utf8')
+    const ship = await readFile(join(stateDir, 'postgres', 'archive-ship.json'), 'utf8').catch(() => undefined)
+    const events = (await remoteEvents()).length
+    const refused = () =>
+      Promise.reject(Object.assign(new Error('the state is unreachable'), { code: 'STATE_UNREACHABLE' }))
+    const unreachable = (error: unknown) => (error as { code?: string }).code === 'STATE_UNREACHABLE'
+    await assert.rejects(removeRemote({ stateDir, env: {}, actor: 'ci@offhost', withPool: refused }), unreachable)
+    assert.equal(await readFile(record, 'utf8'), recorded, 'the remote is still recorded')
+    assert.equal(
+      await readFile(join(stateDir, 'postgres', 'archive-ship.json'), 'utf8').catch(() => undefined),
+      ship,
+      "and the last ship's status",
+    )
+    // Another identity for the same remote: a change, refused as a whole.
+    const other = join(root, 'other-identity')
+    await writeFile(other, await readFile(sshd.clientKey.path), { mode: 0o600 })
+    await assert.rejects(
+      addArchiveRemote({
+        ...quiet,
+        stateDir,
+        url,
+        hostKeyLine: sshd.knownHostsLine,
+        identityFile: other,
+        openRemote,
+        actor: 'ci@offhost',
+        withPool: refused,
+      }),
+      unreachable,
+    )
+    assert.equal(await readFile(record, 'utf8'), recorded, 'the remote before is put back')
+    assert.equal((await remoteEvents()).length, events)
   })
 })

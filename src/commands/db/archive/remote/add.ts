@@ -12,8 +12,10 @@ export default class DbArchiveRemoteAdd extends FleetkitCommand<RemoteAddResult>
   static override description = `Checks the URL, the host key and the identity file, logs in to the host with that key
 pinned (any other key is refused: ARCHIVE_REMOTE_HOST_KEY_MISMATCH) and makes the wal/ and base/
 directories there; only then records the remote in <state>/postgres/archive-remote.json (the host key and
-the identity file's path; the key itself is never copied). Ship with fleetkit db archive ship (a timer
-every minute). Running it again with the same values changes nothing; with others it replaces them.`
+the identity file's path; the key itself is never copied) and an archive_remote_added event in the state
+(if that event cannot be recorded, the remote recorded before is put back). Ship with fleetkit db archive
+ship (a timer every minute). Running it again with the same values changes nothing; with others it
+replaces them.`
   static override examples = [
     `<%= config.bin %> <%= command.id %> ssh://backup@vault.example.net/srv/fleetkit-archive --host-key "$(ssh-keyscan -t ed25519 vault.example.net | grep -v '^#')" --identity /root/.ssh/fleetkit-archive`,
   ]
@@ -39,8 +41,8 @@ every minute). Running it again with the same values changes nothing; with other
     const { addArchiveRemote } = await import('../../../../lifecycle/state/archive-ship.js')
     const { openSftpArchive } = await import('../../../../sync/sftp-archive.js')
     const stateDir = flags['state-dir']?.trim() ? flags['state-dir'] : resolveStateDir(process.env)
-    // Files only (archive.json, archive-remote.json) and the remote: the state database is not opened.
-    const r = await this.withOperator({}, ({ clock, progress }) =>
+    // Files (archive.json, archive-remote.json) and the remote; the state database opens only to record a change.
+    const r = await this.withDeferredState({ stateDir }, ({ clock, progress, actor, withPool }) =>
       addArchiveRemote({
         stateDir,
         env: process.env,
@@ -50,6 +52,8 @@ every minute). Running it again with the same values changes nothing; with other
         now: () => clock.now(),
         openRemote: (remote) => openSftpArchive(remote, process.env),
         progress,
+        actor,
+        withPool: (work) => withPool((pool) => work(pool)),
       }),
     )
     this.log(

@@ -7,7 +7,8 @@ import type { RemoteRemoveResult } from '../../../../lifecycle/state/archive-shi
 export default class DbArchiveRemoteRemove extends FleetkitCommand<RemoteRemoveResult> {
   static override summary = 'Forget the off-host archive: nothing is shipped to it any more.'
   static override description = `Removes <state>/postgres/archive-remote.json and the last ship's status (archive-ship.json),
-after a ship in progress has finished (ARCHIVE_BUSY after 5 s). The files on the remote host stay as they
+after a ship in progress has finished (ARCHIVE_BUSY after 5 s), and records an archive_remote_removed
+event in the state (if that event cannot be recorded, both files are put back). The files on the remote host stay as they
 are: remove them there if you mean to. Local archiving goes on. With the gateway installed, run
 fleetkit gateway install again to stop and remove its shipping timer. Running it again changes nothing;
 fleetkit db archive remote add with the same URL takes the directory up again.`
@@ -20,8 +21,10 @@ fleetkit db archive remote add with the same URL takes the directory up again.`
     const { flags } = await this.parse(DbArchiveRemoteRemove)
     const { removeRemote } = await import('../../../../lifecycle/state/archive-ship.js')
     const stateDir = flags['state-dir']?.trim() ? flags['state-dir'] : resolveStateDir(process.env)
-    // Files only (archive-remote.json, archive-ship.json): the state database is not opened.
-    const r = await this.withOperator({}, () => removeRemote({ stateDir, env: process.env }))
+    // Files (archive-remote.json, archive-ship.json); the state database opens only to record a change.
+    const r = await this.withDeferredState({ stateDir }, ({ actor, withPool }) =>
+      removeRemote({ stateDir, env: process.env, actor, withPool: (work) => withPool((pool) => work(pool)) }),
+    )
     this.log(
       r.url === null
         ? 'No off-host archive is recorded: nothing changed'
