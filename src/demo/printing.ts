@@ -33,7 +33,7 @@ export function createPrinter(write: (line: string) => void, total: number): Dem
       const list = await nodeList(pool)
       write('    $ fleetkit node list')
       for (const line of formatNodeTable(list)) write(`    ${line}`)
-      const events = (await fleetEvents(pool, {})).filter((e) => e.id > lastEventId)
+      const events = (await fleetEvents(pool, {})).events.filter((e) => e.id > lastEventId)
       write(`    $ fleetkit events   (${events.length} new)`)
       for (const event of events) write(`    ${formatEvent(event)}`)
       lastEventId = Math.max(lastEventId, ...events.map((e) => e.id))

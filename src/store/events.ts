@@ -45,21 +45,26 @@ export interface EventFilter {
    * id is its cursor, so the next page starts after the greatest id of this one).
    */
   afterId?: number
-  /** At most this many, oldest first; 1000 by default. */
+  /**
+   * At most this many, 1000 by default: the newest that match (listed oldest first), or with `afterId`
+   * the first after it.
+   */
   limit?: number
 }
 
 /**
  * The events that match, oldest first: by `at`, the time an operator reads, then by id (events of one
- * moment in the order they were inserted). With `afterId`, by id alone: what a follower has not seen yet.
+ * moment in the order they were inserted); past the limit, the newest ones (an incident's events are
+ * the recent ones). With `afterId`, by id alone: what a follower has not seen yet, from the first.
  */
 export async function listEvents(q: Queryable, filter: EventFilter = {}): Promise<EventRow[]> {
+  const where = `WHERE ($1::text IS NULL OR node_id = $1) AND ($2::text IS NULL OR kind = $2)
+       AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::bigint IS NULL OR id > $4)`
   const result = await q.query(
-    `SELECT id, at, kind, node_id, data FROM events
-     WHERE ($1::text IS NULL OR node_id = $1) AND ($2::text IS NULL OR kind = $2)
-       AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::bigint IS NULL OR id > $4)
-     ORDER BY ${filter.afterId === undefined ? 'at, id' : 'id'}
-     LIMIT $5`,
+    filter.afterId === undefined
+      ? `SELECT * FROM (SELECT id, at, kind, node_id, data FROM events ${where} ORDER BY at DESC, id DESC LIMIT $5) newest
+         ORDER BY at, id`
+      : `SELECT id, at, kind, node_id, data FROM events ${where} ORDER BY id LIMIT $5`,
     [
       filter.nodeId ?? null,
       filter.kind ?? null,

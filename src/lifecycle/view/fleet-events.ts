@@ -26,8 +26,19 @@ export interface EventsQuery {
   limit?: number
 }
 
-export async function fleetEvents(pool: Queryable, query: EventsQuery): Promise<FleetEvent[]> {
-  return (await listEvents(pool, { ...query, limit: query.limit ?? 1000 })).map(toFleetEvent)
+export interface EventsPage {
+  /** The newest events that match, at most the query's limit, oldest first. */
+  events: FleetEvent[]
+  /** Whether older events that match were left out by the limit. */
+  olderLeftOut: boolean
+}
+
+export async function fleetEvents(pool: Queryable, query: EventsQuery): Promise<EventsPage> {
+  const limit = query.limit ?? 1000
+  // One more than asked: whether any older one matched is known without counting them all.
+  const rows = await listEvents(pool, { ...query, limit: limit + 1 })
+  const olderLeftOut = rows.length > limit
+  return { events: (olderLeftOut ? rows.slice(1) : rows).map(toFleetEvent), olderLeftOut }
 }
 
 /** Calls `onEvent` for each new event after `afterId` until the signal aborts. */

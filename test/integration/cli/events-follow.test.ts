@@ -101,6 +101,36 @@ describe('fleetkit events --follow --json: one JSON object per line to its end',
     )
   })
 
+  it('past --limit lists the newest events, oldest first, and says older ones were left out', async () => {
+    const own = await freshDatabase(server.url)
+    try {
+      for (const n of [1, 2, 3, 4, 5]) await appendEvent(own.pool, { kind: 'node_parked', nodeId: `l-${n}` })
+      const env = { DATABASE_URL: own.url }
+      const limited = await runFleetkit(['events', '--limit', '2', '--json'], { env })
+      assertMatchesOutputSchema('events', limited.json)
+      const { events, olderLeftOut } = limited.json.result as { events: { nodeId: string }[]; olderLeftOut: boolean }
+      // Before, the first two ever logged: on a long-lived fleet plain `fleetkit events` never showed a recent one.
+      assert.deepEqual(
+        events.map((e) => e.nodeId),
+        ['l-4', 'l-5'],
+      )
+      assert.equal(olderLeftOut, true)
+      const whole = await runFleetkit(['events', '--limit', '5', '--json'], { env })
+      assert.equal(whole.json.result.olderLeftOut, false)
+      const human = await runFleetkit(['events', '--limit', '2'], { env })
+      assert.deepEqual(
+        human.stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.split(/\s+/)[2]),
+        ['l-4', 'l-5'],
+      )
+      assert.match(human.stderr, /older events left out/)
+    } finally {
+      await own.drop()
+    }
+  })
+
   it('a failure under --follow --json is one JSON line too (a database that does not answer, a bad flag value)', async () => {
     const down = await runFleetkit(['events', '--follow', '--json'], {
       env: { DATABASE_URL: `postgres://fleetkit@127.0.0.1:${await freePort()}/fleetkit` },
