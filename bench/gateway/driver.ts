@@ -49,7 +49,8 @@ export async function serve(): Promise<void> {
   const { loadSweepThresholds } = await import('../../src/lifecycle/node/thresholds.js')
   // FLEETKIT_NODE_UNHEALTHY_AFTER / FLEETKIT_NODE_LOST_AFTER as a served gateway reads them.
   const thresholds = loadSweepThresholds(process.env)
-  const sweep = process.env.BENCH_SWEEP === '1' ? { sweep: (pool: pg.Pool) => runSweep(pool, thresholds) } : {}
+  const sweep =
+    process.env.BENCH_SWEEP === '1' ? { sweep: { run: (pool: pg.Pool) => runSweep(pool, thresholds), thresholds } } : {}
   const gateway = await startGateway({
     ...sweep,
     pool: db.pool,

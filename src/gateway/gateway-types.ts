@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.js'
 import type { PkiSet } from '../pki/pki-set.js'
 import type { BindAddress } from './config.js'
 import type { EmbeddedDatabase } from './load/database-health.js'
-import type { SweepFunction } from './sweeper.js'
+import type { GatewaySweep } from './sweeper.js'
 import type { ReadinessFunction } from './routes/status-view.js'
 import type { GatewayTuning } from './tuning.js'
 
@@ -33,8 +33,8 @@ export interface GatewayOptions {
    * metrics report; omitted (a DATABASE_URL server): no shipping gauges.
    */
   archiveStateDir?: string
-  /** The sweep (src/lifecycle/node/sweep.ts with its thresholds); omitted: this gateway never sweeps. */
-  sweep?: SweepFunction
+  /** The sweep (src/lifecycle/node/sweep.ts with its thresholds, and those thresholds); omitted: this gateway never sweeps. */
+  sweep?: GatewaySweep
   /**
    * <state dir>/releases: the releases `fleetkit release publish` wrote, served on the enrollment listener
    * (routes/release-routes.ts). Omitted: every release path is 404 release_not_found.

@@ -251,7 +251,8 @@ export async function startGatewayWithControls(
     const sweeper = options.sweep
       ? new Sweeper({
           pool,
-          sweep: options.sweep,
+          sweep: options.sweep.run,
+          thresholds: options.sweep.thresholds,
           intervalMs: tuning.sweepIntervalMs,
           leaseMs: tuning.sweepLeaseMs,
           logger,

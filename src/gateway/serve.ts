@@ -8,7 +8,7 @@ import { DEFAULT_LOAD_SHEDDER_TUNING } from './load/load-shedder.js'
 import { DEFAULT_TUNING } from './tuning.js'
 import type { RunningGateway } from './gateway.js'
 import type { GatewayOptions } from './gateway-types.js'
-import type { SweepFunction } from './sweeper.js'
+import type { GatewaySweep } from './sweeper.js'
 import type { ReadinessFunction } from './routes/status-view.js'
 import { createLogger, type Logger } from '../log/logger.js'
 import { releasesDirOf } from '../release/releases-dir.js'
@@ -59,7 +59,7 @@ export async function serveGateway(
     env?: Env
     logger?: Logger
     signals?: NodeJS.Signals[]
-    sweep?: SweepFunction
+    sweep?: GatewaySweep
     readiness?: ReadinessFunction
   } = {},
 ): Promise<ServeResult> {

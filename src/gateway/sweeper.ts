@@ -1,7 +1,8 @@
 // The gateway's sweeper: every sweepIntervalMs, the one gateway holding the sweep lease (a row whose
 // expiry the database's clock sets, src/store/nodes/sweep-leader.ts) runs the sweep it was given; the others
 // try to take the lease at each tick and succeed only once it expired (its holder died, froze or lost
-// the database) or was released (a clean stop). The holder renews it every third of its lifetime.
+// the database) or was released (a clean stop). The holder renews it every third of its lifetime, and
+// records with each claim the thresholds it judges with (`fleetkit sweep` by hand judges with them too).
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 
@@ -10,7 +11,7 @@ import type { StatePool } from '../store/transaction.js'
 import { isConnectionError, isServerFailure } from '../checks/sqlstate.js'
 import type { Logger } from '../log/logger.js'
 import { recordSweepGap } from '../store/nodes/sweep-gaps.js'
-import { claimSweepLease, releaseSweepLease } from '../store/nodes/sweep-leader.js'
+import { claimSweepLease, type LeaseThresholds, releaseSweepLease } from '../store/nodes/sweep-leader.js'
 import type { LifecycleMetrics } from './metrics/lifecycle-metrics.js'
 
 /** What the gateway needs of a sweep (src/lifecycle/node/sweep.ts runSweep with its thresholds bound). */
@@ -22,6 +23,12 @@ interface SweepOutcome {
   durationMs: number
 }
 export type SweepFunction = (pool: StatePool) => Promise<SweepOutcome>
+
+/** A gateway's sweep: the function, and the thresholds bound into it, recorded with the lease. */
+export interface GatewaySweep {
+  run: SweepFunction
+  thresholds: LeaseThresholds
+}
 
 export type SweepTick = 'swept' | 'busy' | 'not_leader' | 'failed'
 
@@ -45,6 +52,8 @@ export class Sweeper {
     private readonly options: {
       pool: StatePool
       sweep: SweepFunction
+      /** The thresholds `sweep` judges with: recorded with each claim of the lease, for `fleetkit sweep`. */
+      thresholds: LeaseThresholds
       intervalMs: number
       /** How long a lease lasts unrenewed: a dead leader's gateways take over after at most this (plus a tick). */
       leaseMs: number
@@ -160,7 +169,7 @@ export class Sweeper {
    */
   private async lead(): Promise<boolean> {
     if (this.leading && this.nowMs() - this.renewedAt < this.options.leaseMs / 3) return true
-    const claim = await claimSweepLease(this.options.pool, this.holder, this.options.leaseMs)
+    const claim = await claimSweepLease(this.options.pool, this.holder, this.options.leaseMs, this.options.thresholds)
     if (claim.leading) {
       this.renewedAt = this.nowMs()
       // Nobody swept for longer than a take-over takes: no gateway ran (one gateway restarted after a while, a

@@ -33,7 +33,7 @@ import { createInterface } from 'node:readline'
 import { systemClock, type Clock } from '../../src/config/clock.js'
 import type { GatewayWithControls } from '../../src/gateway/controls.js'
 import type { GatewayTuning } from '../../src/gateway/gateway.js'
-import type { SweepFunction } from '../../src/gateway/sweeper.js'
+import type { GatewaySweep } from '../../src/gateway/sweeper.js'
 import { DEFAULT_LOAD_SHEDDER_TUNING } from '../../src/gateway/load/load-shedder.js'
 import { runSweep } from '../../src/lifecycle/node/sweep.js'
 import { stateReadiness } from '../../src/lifecycle/view/fleet-ready.js'
@@ -102,7 +102,7 @@ export interface TestGatewayOptions {
   clock?: Clock
   tuning?: Partial<GatewayTuning>
   /** In-process: the sweep the gateway runs (default: runSweep with the default thresholds); null for none. */
-  sweep?: SweepFunction | null
+  sweep?: GatewaySweep | null
   env?: Record<string, string>
   serverNames?: string[]
   /** In-process: the pool the gateway uses instead of the fresh database's (a small one for exhaustion tests). */
@@ -170,7 +170,14 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
           clock,
           logger: silentLogger,
           tuning: { ...TEST_TUNING, ...options.tuning },
-          ...(options.sweep === null ? {} : { sweep: options.sweep ?? ((pool) => runSweep(pool, DEFAULT_THRESHOLDS)) }),
+          ...(options.sweep === null
+            ? {}
+            : {
+                sweep: options.sweep ?? {
+                  run: (pool) => runSweep(pool, DEFAULT_THRESHOLDS),
+                  thresholds: DEFAULT_THRESHOLDS,
+                },
+              }),
           // The status page's verdict, as `fleetkit gateway serve` gives it.
           readiness: stateReadiness,
           ...(options.archiveStateDir ? { archiveStateDir: options.archiveStateDir } : {}),

@@ -32,7 +32,11 @@ Stops cleanly on SIGTERM or SIGINT, writing pending heartbeats first.`
     // Not withState: a server owns its pool for its whole life (its listeners, the sweeper, the PKI
     // reload share it), stops on SIGTERM/SIGINT by draining (src/gateway/serve.ts) and logs JSON lines,
     // not step lines; the one-step context of a command (opened, worked, closed) does not fit it.
-    const result = await serveGateway({ env, sweep: (pool) => runSweep(pool, thresholds), readiness: stateReadiness })
+    const result = await serveGateway({
+      env,
+      sweep: { run: (pool) => runSweep(pool, thresholds), thresholds },
+      readiness: stateReadiness,
+    })
     exitIfStillRunning()
     return result
   }

@@ -1,7 +1,15 @@
 // The sweep leader's lease: one row, its expiry set from the database's now(), so no gateway's
 // clock decides who sweeps. Claiming is one upsert: a holder renews its own lease, anyone else
 // takes it only when it expired; of gateways claiming at once, the row lock lets exactly one win.
+// Every claim also records the thresholds its holder judges silence with (migration 0020), which
+// `fleetkit sweep` by hand judges with too.
 import type { Queryable } from '../database.js'
+
+/** The silence a sweep judges by (src/lifecycle/node/thresholds.ts SweepThresholds, which the store cannot import). */
+export interface LeaseThresholds {
+  unhealthyAfterSeconds: number
+  lostAfterSeconds: number
+}
 
 export interface SweepLeaseClaim {
   /** This holder holds the lease now (until `expiresAt`). */
@@ -16,7 +24,12 @@ export interface SweepLeaseClaim {
   expiresAt?: Date
 }
 
-export async function claimSweepLease(q: Queryable, holder: string, ttlMs: number): Promise<SweepLeaseClaim> {
+export async function claimSweepLease(
+  q: Queryable,
+  holder: string,
+  ttlMs: number,
+  thresholds: LeaseThresholds,
+): Promise<SweepLeaseClaim> {
   const { rows } = await q.query<{
     expires_at: Date
     prev_holder: string | null
@@ -25,20 +38,22 @@ export async function claimSweepLease(q: Queryable, holder: string, ttlMs: numbe
   }>(
     `WITH prev AS (SELECT holder, expires_at, renewed_at FROM sweep_leader WHERE id = 1),
      up AS (
-       INSERT INTO sweep_leader AS l (id, holder, acquired_at, renewed_at, expires_at)
-       VALUES (1, $1, now(), now(), now() + make_interval(secs => $2::double precision / 1000))
+       INSERT INTO sweep_leader AS l (id, holder, acquired_at, renewed_at, expires_at, unhealthy_after_seconds, lost_after_seconds)
+       VALUES (1, $1, now(), now(), now() + make_interval(secs => $2::double precision / 1000), $3, $4)
        ON CONFLICT (id) DO UPDATE SET
          holder = EXCLUDED.holder,
          acquired_at = CASE WHEN l.holder = EXCLUDED.holder THEN l.acquired_at ELSE now() END,
          renewed_at = now(),
-         expires_at = EXCLUDED.expires_at
+         expires_at = EXCLUDED.expires_at,
+         unhealthy_after_seconds = EXCLUDED.unhealthy_after_seconds,
+         lost_after_seconds = EXCLUDED.lost_after_seconds
        WHERE l.holder = EXCLUDED.holder OR l.expires_at <= now()
        RETURNING l.expires_at
      )
      SELECT up.expires_at, prev.holder AS prev_holder, extract(epoch FROM now() - prev.expires_at) AS prev_expired,
             extract(epoch FROM now() - prev.renewed_at) AS prev_renewed
        FROM up LEFT JOIN prev ON true`,
-    [holder, ttlMs],
+    [holder, ttlMs, thresholds.unhealthyAfterSeconds, thresholds.lostAfterSeconds],
   )
   const row = rows[0]
   if (!row) return { leading: false, acquired: false }
@@ -69,17 +84,40 @@ export async function releaseSweepLease(q: Queryable, holder: string): Promise<v
 export interface SweepLease {
   holder: string
   acquiredAt: Date
+  /** Its last claim or renewal: when its thresholds were last recorded. */
+  renewedAt: Date
   expiresAt: Date
   /** The database's now() when read: compare expiresAt with this, not with a local clock. */
   readAt: Date
+  /** What its holder judges with; absent when no gateway that records them claimed it since migration 0020. */
+  thresholds?: LeaseThresholds
 }
 
 export async function readSweepLease(q: Queryable): Promise<SweepLease | undefined> {
-  const { rows } = await q.query<{ holder: string; acquired_at: Date; expires_at: Date; now: Date }>(
-    'SELECT holder, acquired_at, expires_at, now() FROM sweep_leader WHERE id = 1',
+  const { rows } = await q.query<{
+    holder: string
+    acquired_at: Date
+    renewed_at: Date
+    expires_at: Date
+    now: Date
+    unhealthy_after_seconds: number | null
+    lost_after_seconds: number | null
+  }>(
+    `SELECT holder, acquired_at, renewed_at, expires_at, now(), unhealthy_after_seconds, lost_after_seconds
+       FROM sweep_leader WHERE id = 1`,
   )
   const row = rows[0]
-  return row
-    ? { holder: row.holder, acquiredAt: row.acquired_at, expiresAt: row.expires_at, readAt: row.now }
-    : undefined
+  if (!row) return undefined
+  return {
+    holder: row.holder,
+    acquiredAt: row.acquired_at,
+    renewedAt: row.renewed_at,
+    expiresAt: row.expires_at,
+    readAt: row.now,
+    ...(row.unhealthy_after_seconds !== null && row.lost_after_seconds !== null
+      ? {
+          thresholds: { unhealthyAfterSeconds: row.unhealthy_after_seconds, lostAfterSeconds: row.lost_after_seconds },
+        }
+      : {}),
+  }
 }

@@ -2,13 +2,15 @@
 // database's clock sets. Of gateways claiming at once exactly one leads; a leader that stops cleanly
 // hands it on at the next tick; one that dies or freezes (no release) loses it once it expired, and
 // finds out at its next tick. Real PostgreSQL; the sweeps are counted, not run. Then a real gateway
-// process holding the lease is killed (SIGKILL: no release) and a second gateway takes it over.
+// process holding the lease is killed (SIGKILL: no release) and a second gateway takes it over. Each claim
+// records the thresholds its holder judges with, which `fleetkit sweep` by hand judges with too.
 import assert from 'node:assert/strict'
 
 import { Sweeper, type SweepFunction } from '../../../src/gateway/sweeper.js'
 import { LifecycleMetrics } from '../../../src/gateway/metrics/lifecycle-metrics.js'
+import { DEFAULT_THRESHOLDS } from '../../../src/lifecycle/node/thresholds.js'
 import { memoryLogger } from '../../../src/log/logger.js'
-import { claimSweepLease, readSweepLease } from '../../../src/store/nodes/sweep-leader.js'
+import { claimSweepLease, readSweepLease, releaseSweepLease } from '../../../src/store/nodes/sweep-leader.js'
 import { eventually } from '../../support/eventually.js'
 import { type TestGateway, startTestGateway } from '../../support/gateway.js'
 import {
@@ -44,6 +46,7 @@ describe('the sweep lease (real PostgreSQL)', function () {
     const s = new Sweeper({
       pool: db.pool,
       sweep,
+      thresholds: DEFAULT_THRESHOLDS,
       intervalMs: 60_000,
       leaseMs,
       holder,
@@ -54,16 +57,57 @@ describe('the sweep lease (real PostgreSQL)', function () {
   }
 
   it('of ten holders claiming at once exactly one leads, and only it renews', async () => {
-    const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => claimSweepLease(db.pool, `gw-${i}`, 5000)))
+    const claims = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => claimSweepLease(db.pool, `gw-${i}`, 5000, DEFAULT_THRESHOLDS)),
+    )
     const leaders = claims.flatMap((c, i) => (c.leading ? [`gw-${i}`] : []))
     assert.equal(leaders.length, 1)
     const lease = (await readSweepLease(db.pool))!
     assert.equal(lease.holder, leaders[0])
     assert.ok(lease.expiresAt.getTime() > lease.readAt.getTime())
-    const again = await claimSweepLease(db.pool, leaders[0]!, 5000)
+    const again = await claimSweepLease(db.pool, leaders[0]!, 5000, DEFAULT_THRESHOLDS)
     assert.deepEqual([again.leading, again.acquired], [true, false])
-    const other = await claimSweepLease(db.pool, leaders[0] === 'gw-0' ? 'gw-1' : 'gw-0', 5000)
+    const other = await claimSweepLease(db.pool, leaders[0] === 'gw-0' ? 'gw-1' : 'gw-0', 5000, DEFAULT_THRESHOLDS)
     assert.equal(other.leading, false)
+  })
+
+  it("each claim records its holder's thresholds; a refused claim leaves them; a release keeps them", async () => {
+    const lenient = { unhealthyAfterSeconds: 1800, lostAfterSeconds: 3600 }
+    assert.equal((await claimSweepLease(db.pool, 'gw-a', 30_000, lenient)).leading, true)
+    assert.deepEqual((await readSweepLease(db.pool))!.thresholds, lenient)
+    // Another gateway, judging otherwise, is refused the lease: what the fleet is judged with stays.
+    assert.equal((await claimSweepLease(db.pool, 'gw-b', 30_000, DEFAULT_THRESHOLDS)).leading, false)
+    assert.deepEqual((await readSweepLease(db.pool))!.thresholds, lenient)
+    // A renewal writes them again.
+    const stricter = { unhealthyAfterSeconds: 60, lostAfterSeconds: 120 }
+    await claimSweepLease(db.pool, 'gw-a', 30_000, stricter)
+    const renewed = (await readSweepLease(db.pool))!
+    assert.deepEqual(renewed.thresholds, stricter)
+    assert.ok(renewed.renewedAt.getTime() <= renewed.readAt.getTime())
+    // A gateway's tick claims with its own; a clean stop releases the lease and leaves them recorded.
+    const c = new Sweeper({
+      pool: db.pool,
+      sweep: async () => ({ swept: true, unhealthy: [], lost: [], durationMs: 1 }),
+      thresholds: lenient,
+      intervalMs: 60_000,
+      leaseMs: 30_000,
+      holder: 'gw-c',
+      logger: memoryLogger('gateway', 'debug'),
+      metrics: new LifecycleMetrics(db.pool, () => undefined),
+    })
+    await releaseSweepLease(db.pool, 'gw-a')
+    assert.equal(await c.tick(), 'swept')
+    assert.deepEqual(
+      [(await readSweepLease(db.pool))!.holder, (await readSweepLease(db.pool))!.thresholds],
+      ['gw-c', lenient],
+    )
+    await c.stop()
+    const left = (await readSweepLease(db.pool))!
+    assert.ok(left.expiresAt.getTime() <= left.readAt.getTime(), 'released')
+    assert.deepEqual([left.holder, left.thresholds], ['gw-c', lenient])
+    // The table keeps both or neither, and lost above unhealthy, as the gateway's variables must be.
+    await assert.rejects(db.pool.query('UPDATE sweep_leader SET lost_after_seconds = NULL'), { code: '23514' })
+    await assert.rejects(db.pool.query('UPDATE sweep_leader SET lost_after_seconds = 1800'), { code: '23514' })
   })
 
   it('a clean stop hands the lease on at the next tick of another gateway', async () => {

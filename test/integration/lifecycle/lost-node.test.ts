@@ -252,7 +252,7 @@ describe('lost nodes and the sweep (real agent, real gateway, real PostgreSQL)',
         clock: slow,
         logger: silentLogger,
         tuning: { ...TEST_TUNING, sweepIntervalMs: 3_600_000 },
-        sweep: (pool) => runSweep(pool, THRESHOLDS),
+        sweep: { run: (pool) => runSweep(pool, THRESHOLDS), thresholds: THRESHOLDS },
       })
     })
     after(async () => {

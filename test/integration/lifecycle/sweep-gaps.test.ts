@@ -66,6 +66,7 @@ describe('sweep gaps: time no gateway could record heartbeats is not silence (re
     const s = new Sweeper({
       pool: db().pool,
       sweep: (pool) => runSweep(pool, THRESHOLDS),
+      thresholds: THRESHOLDS,
       intervalMs: 60_000,
       leaseMs: 10_000,
       logger: log,
