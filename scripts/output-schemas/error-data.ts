@@ -2,6 +2,7 @@
 // builds these as object literals where it throws (named below), so their types live here, over
 // the product's own types; generate-output-schemas.ts reads them through schema/output-types.json.
 import type { DefinitionError } from '../../src/definition/types.js'
+import type { SweepThresholds } from '../../src/lifecycle/node/thresholds.js'
 import type { FleetReadyResult } from '../../src/lifecycle/view/fleet-ready.js'
 import type { CheckResult } from '../../src/protocol/check-result.js'
 import type { JobStatus } from '../../src/store/scheduling/jobs.js'
@@ -57,3 +58,15 @@ export interface UnknownCommandData {
 
 /** @minLength 1 */
 type Suggestion = string
+
+/** data of `fleetkit sweep`'s refusals (the first three are always there for SWEEP_THRESHOLDS_DISAGREE) (src/lifecycle/node/manual-sweep.ts, src/lifecycle/node/thresholds.ts). */
+export interface SweepErrorData {
+  /** SWEEP_THRESHOLDS_DISAGREE: each variable set here that differs from the recorded threshold, with its value. */
+  environment: Partial<Record<'FLEETKIT_NODE_UNHEALTHY_AFTER' | 'FLEETKIT_NODE_LOST_AFTER', number>>
+  /** SWEEP_THRESHOLDS_DISAGREE: what the gateway recorded. */
+  recorded: SweepThresholds
+  /** SWEEP_THRESHOLDS_DISAGREE: the gateway that recorded them (host:PID:random). */
+  holder: string
+  /** LIFECYCLE_CONFIG_INVALID: the variable whose value fleetkit cannot use. */
+  variable?: string
+}

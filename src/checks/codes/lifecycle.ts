@@ -62,6 +62,12 @@ export const LIFECYCLE_CODES = {
     person: false,
     exitCode: 2,
   },
+  SWEEP_THRESHOLDS_DISAGREE: {
+    summary:
+      'fleetkit sweep refused: FLEETKIT_NODE_UNHEALTHY_AFTER or FLEETKIT_NODE_LOST_AFTER set here differs from the thresholds the gateways recorded; a person chooses which to judge with.',
+    person: true,
+    exitCode: 2,
+  },
   OPERATOR_CERT_UNKNOWN: {
     summary: 'No live operator certificate of that name (and serial): never issued, expired or already revoked.',
     person: false,

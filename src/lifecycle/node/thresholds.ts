@@ -22,8 +22,9 @@ export const DEFAULT_THRESHOLDS: SweepThresholds = { unhealthyAfterSeconds: 90, 
 export const ADMIT_FRESH_SECONDS = 60
 
 export function loadSweepThresholds(env: Env = process.env): SweepThresholds {
-  const unhealthy = seconds(env, 'FLEETKIT_NODE_UNHEALTHY_AFTER', DEFAULT_THRESHOLDS.unhealthyAfterSeconds, 5)
-  const lost = seconds(env, 'FLEETKIT_NODE_LOST_AFTER', DEFAULT_THRESHOLDS.lostAfterSeconds, 30)
+  const set = readThresholdVariables(env)
+  const unhealthy = set.unhealthyAfterSeconds ?? DEFAULT_THRESHOLDS.unhealthyAfterSeconds
+  const lost = set.lostAfterSeconds ?? DEFAULT_THRESHOLDS.lostAfterSeconds
   if (lost <= unhealthy) {
     throw invalid(
       'FLEETKIT_NODE_LOST_AFTER',
@@ -33,9 +34,22 @@ export function loadSweepThresholds(env: Env = process.env): SweepThresholds {
   return { unhealthyAfterSeconds: unhealthy, lostAfterSeconds: lost }
 }
 
-function seconds(env: Env, name: string, fallback: number, min: number): number {
+/**
+ * Only the variables this environment sets, each checked on its own (not against the other): `fleetkit sweep`
+ * compares them with the thresholds a gateway recorded, a variable left unset agreeing with any.
+ */
+export function readThresholdVariables(env: Env): Partial<SweepThresholds> {
+  const unhealthy = seconds(env, 'FLEETKIT_NODE_UNHEALTHY_AFTER', 5)
+  const lost = seconds(env, 'FLEETKIT_NODE_LOST_AFTER', 30)
+  return {
+    ...(unhealthy === undefined ? {} : { unhealthyAfterSeconds: unhealthy }),
+    ...(lost === undefined ? {} : { lostAfterSeconds: lost }),
+  }
+}
+
+function seconds(env: Env, name: string, min: number): number | undefined {
   const text = env[name]?.trim()
-  if (!text) return fallback
+  if (!text) return undefined
   if (!/^\d{1,7}$/.test(text))
     throw invalid(name, `${JSON.stringify(text.slice(0, 32))} is not a whole number of seconds`)
   const n = Number(text)

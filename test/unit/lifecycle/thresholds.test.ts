@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 
 import { parseSince } from '../../../src/lifecycle/view/fleet-events.js'
 import { age } from '../../../src/lifecycle/view/fleet-table.js'
+import { chooseManualThresholds } from '../../../src/lifecycle/node/manual-sweep.js'
 import { DEFAULT_THRESHOLDS, loadSweepThresholds } from '../../../src/lifecycle/node/thresholds.js'
+import type { SweepLease } from '../../../src/store/nodes/sweep-leader.js'
 
 describe('lifecycle: sweep thresholds, --since, ages', () => {
   it('defaults to 90 s unhealthy and 300 s lost; reads both variables', () => {
@@ -26,6 +28,57 @@ describe('lifecycle: sweep thresholds, --since, ages', () => {
           e.code === 'LIFECYCLE_CONFIG_INVALID' && e.exitCode === 2 && e.data.variable === variable,
       )
     }
+  })
+
+  it('a sweep by hand takes the recorded thresholds; a variable set here must agree, each on its own', () => {
+    const readAt = new Date('2026-12-07T12:00:00Z')
+    const lease: SweepLease = {
+      holder: 'gw-1',
+      acquiredAt: new Date('2026-12-07T11:00:00Z'),
+      renewedAt: new Date('2026-12-07T11:59:58Z'),
+      expiresAt: new Date('2026-12-07T12:00:08Z'),
+      readAt,
+      thresholds: { unhealthyAfterSeconds: 1800, lostAfterSeconds: 3600 },
+    }
+    const chosen = chooseManualThresholds(lease, {}, false)
+    assert.deepEqual(chosen.thresholds, { unhealthyAfterSeconds: 1800, lostAfterSeconds: 3600 })
+    assert.deepEqual(chosen.from, {
+      source: 'gateway',
+      recorded: {
+        holder: 'gw-1',
+        thresholds: { unhealthyAfterSeconds: 1800, lostAfterSeconds: 3600 },
+        recordedAt: '2026-12-07T11:59:58.000Z',
+        holdsLease: true,
+      },
+    })
+    // The gateway's own unhealthy value alone agrees: not judged against the default lost threshold (300 s).
+    assert.equal(
+      chooseManualThresholds(lease, { FLEETKIT_NODE_UNHEALTHY_AFTER: '1800' }, false).thresholds.lostAfterSeconds,
+      3600,
+    )
+    assert.throws(
+      () =>
+        chooseManualThresholds(lease, { FLEETKIT_NODE_UNHEALTHY_AFTER: '90', FLEETKIT_NODE_LOST_AFTER: '300' }, false),
+      (e: { code: string; exitCode: number; message: string; data: Record<string, unknown> }) =>
+        e.code === 'SWEEP_THRESHOLDS_DISAGREE' &&
+        e.exitCode === 2 &&
+        /FLEETKIT_NODE_UNHEALTHY_AFTER=90 FLEETKIT_NODE_LOST_AFTER=300/.test(e.message) &&
+        /1800 s \/ 3600 s/.test(e.message) &&
+        /the gateway that sweeps \(gw-1/.test(e.message),
+    )
+    // A value fleetkit cannot use is that, whatever a gateway recorded.
+    assert.throws(() => chooseManualThresholds(lease, { FLEETKIT_NODE_LOST_AFTER: 'soon' }, false), {
+      code: 'LIFECYCLE_CONFIG_INVALID',
+    })
+    const own = chooseManualThresholds({ ...lease, expiresAt: readAt }, { FLEETKIT_NODE_LOST_AFTER: '120' }, true)
+    assert.deepEqual(own.thresholds, { unhealthyAfterSeconds: 90, lostAfterSeconds: 120 })
+    assert.deepEqual([own.from.source, own.from.recorded?.holdsLease], ['environment', false])
+    // A lease written before migration 0020 recorded nothing: the defaults, as before.
+    const { thresholds: _none, ...unrecorded } = lease
+    assert.deepEqual(chooseManualThresholds(unrecorded, {}, false), {
+      thresholds: DEFAULT_THRESHOLDS,
+      from: { source: 'defaults' },
+    })
   })
 
   it('--since takes a duration back from now or an ISO time; anything else is undefined', () => {
