@@ -128,7 +128,8 @@ function judgeReadiness(facts: NodeReadinessFacts[], expect: Expectation): Fleet
           criterion: 'admitted',
           code: 'NODE_UNKNOWN',
           detail: 'declared active, but not in the state database',
-          next: `fleetkit node provision ${id} --pool ${d.pool} --region R --type T   (or fleetkit seed ${id} --kind agent)`,
+          // Runs as printed: the pool, region and server type come from fleet.yaml (node, then pool).
+          next: `fleetkit node provision ${id}   (or fleetkit seed ${id} --kind agent)`,
         },
       ],
     })

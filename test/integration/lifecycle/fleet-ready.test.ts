@@ -97,6 +97,12 @@ describe('fleet ready: the verdict (real PostgreSQL)', function () {
       r.nodes.map((n) => [n.nodeId, n.status, n.failures[0]?.code]),
       SERVING.map(([id]) => [id, 'unknown', 'NODE_UNKNOWN']),
     )
+    // The next command runs as printed: no placeholder, no flag `node provision` lacks (the pool,
+    // region and type come from fleet.yaml).
+    assert.equal(
+      r.nodes.find((n) => n.nodeId === 'app-2')?.failures[0]?.next,
+      'fleetkit node provision app-2   (or fleetkit seed app-2 --kind agent)',
+    )
     assert.deepEqual(
       r.pools.map((p) => [p.pool, p.ready, p.nodes]),
       [
