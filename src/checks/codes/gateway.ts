@@ -37,6 +37,8 @@ export const GATEWAY_CODES = {
     summary:
       'Another fleetkit gateway install or uninstall held the machine-wide install lock for longer than the wait (5 minutes); nothing was changed.',
     person: false,
+    // EX_TEMPFAIL, as its BUSY siblings: a script retries on 75.
+    exitCode: 75,
   },
   GATEWAY_INSTALL_FAILED: {
     summary:

@@ -569,6 +569,8 @@ describe('gateway install: the flow on a stand-in machine', function () {
         installGatewayService({ ...service(join(dir, 'state'), []), lock: { path: lock, timeoutMs: 50, pollMs: 5 } }),
       )
       assert.equal(error.code, 'GATEWAY_INSTALL_BUSY')
+      // EX_TEMPFAIL, as docs/runbooks.md says: a script that retries on 75 retries an install too.
+      assert.equal(error.exitCode, 75)
       assert.match(error.message, new RegExp(`PID ${process.ppid}`))
       assert.deepEqual(machine.changes(), [])
     })
