@@ -4,6 +4,8 @@ Feature: fleetkit runbook
   Scenario: Every registered code has a complete runbook entry
     When the runbook entry of every registered code is looked up
     Then every code has a section that says what it means and how to confirm, fix and escalate
+    And every code's section header names the code
+    And every exit code a runbook line states is the code's exit code
 
   Scenario: The CLI prints a code's runbook entry
     When I run "fleetkit runbook definition_invalid --json"

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 
 import { Given, Then, When } from '@cucumber/cucumber'
 
-import { FAILURE_CODES } from '../../src/checks/failure-codes.js'
+import { FAILURE_CODES, type FailureCode } from '../../src/checks/failure-codes.js'
+import { FleetkitError } from '../../src/checks/fleetkit-error.js'
 import { checkCheckIdOwners } from '../support/rules/check-id-owners.js'
 import { checkCodeRunbooks } from '../support/rules/code-usage.js'
 import { checkDocCommands } from '../support/rules/doc-commands.js'
@@ -77,3 +78,29 @@ Then(
     assert.deepEqual(incomplete, [])
   },
 )
+
+// `fleetkit runbook CODE` and `fleetkit checks` print the section's header as the code's title.
+Then("every code's section header names the code", function (this: FleetkitWorld) {
+  const entries = this.runbookEntries
+  assert.ok(entries)
+  const unnamed = [...entries].flatMap(([code, entry]) =>
+    entry && !new RegExp(`\\b${code}\\b`).test(entry.section.title)
+      ? [`${code}: header "${entry.section.title}" does not name it`]
+      : [],
+  )
+  assert.deepEqual(unnamed, [])
+})
+
+// A script branches on the exit code a runbook line states (e.g. retries on 75).
+Then("every exit code a runbook line states is the code's exit code", function (this: FleetkitWorld) {
+  const entries = this.runbookEntries
+  assert.ok(entries)
+  const wrong = [...entries].flatMap(([code, entry]) => {
+    const stated = entry && /\bExit code (\d+)\b/.exec(entry.line)
+    const actual = new FleetkitError(code as FailureCode, '').exitCode
+    return stated && Number(stated[1]) !== actual
+      ? [`${code}: runbook says exit code ${stated[1]}, the code exits ${actual}`]
+      : []
+  })
+  assert.deepEqual(wrong, [])
+})
