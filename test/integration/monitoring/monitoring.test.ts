@@ -77,6 +77,12 @@ function dashboardExprs(json: string): string[] {
   return exprs
 }
 
+/** The metric names in the first column of docs/gateway.md's metrics table (`name{labels}`, or several names). */
+function documentedMetrics(markdown: string): string[] {
+  const firstCells = [...markdown.matchAll(/^\| (`fleetkit_[^|]*)\|/gm)].map((m) => m[1]!)
+  return firstCells.flatMap((cell) => [...cell.matchAll(/`(fleetkit_[a-z0-9_]+)/g)].map((m) => m[1]!))
+}
+
 describe('monitoring: alert rules and dashboard', function () {
   this.timeout(60_000)
 
@@ -106,6 +112,14 @@ describe('monitoring: alert rules and dashboard', function () {
       assert.equal(path, 'docs/runbooks.md')
       assert.ok(anchors.has(anchor!), `${url}: no heading with that anchor in docs/runbooks.md`)
     }
+  })
+
+  it("docs/monitoring.md's table lists every alert of the rules file, and no other", async () => {
+    const rules = [...(await readFile(rulesFile, 'utf8')).matchAll(/^\s+- alert: (\S+)$/gm)].map((m) => m[1]!)
+    const monitoring = await readFile(join(root, 'docs/monitoring.md'), 'utf8')
+    const documented = [...monitoring.matchAll(/^\| `(Fleetkit\w+)` \|/gm)].map((m) => m[1]!)
+    assert.ok(rules.length >= 14)
+    assert.deepEqual([...documented].sort(), [...rules].sort())
   })
 
   describe('against a real gateway', () => {
@@ -219,6 +233,22 @@ describe('monitoring: alert rules and dashboard', function () {
         (n) => !ALLOWED.has(n) && !sampled.has(n) && n !== 'fleetkit_gateway_heartbeat_flush_failures_total',
       )
       assert.deepEqual(unsampled, [], 'alert rules use metrics without a value on a gateway whose state has rows')
+    })
+
+    it("docs/gateway.md's metrics table lists every fleetkit_ metric served on /metrics, and no other", async () => {
+      const documented = documentedMetrics(await readFile(join(root, 'docs/gateway.md'), 'utf8'))
+      const served = [...text.matchAll(/^# TYPE (fleetkit_\S+) /gm)].map((m) => m[1]!)
+      assert.ok(served.length >= 40)
+      assert.deepEqual(
+        served.filter((n) => !documented.includes(n)).sort(),
+        [],
+        'served on /metrics, missing from docs/gateway.md',
+      )
+      assert.deepEqual(
+        documented.filter((n) => !served.includes(n)).sort(),
+        [],
+        'in docs/gateway.md, not served on /metrics',
+      )
     })
 
     it("serves the off-host archive's shipping lag from the state's files", () => {
