@@ -180,6 +180,13 @@ describe('gateway: the status page', function () {
 
   it('on the agent listener: refused without an operator certificate, served with one', async () => {
     const path = '/v1/operator/status.json'
+    // No client certificate at all: the TLS handshake fails (alert certificate_required, or the reset
+    // that follows it), so there is no HTTP answer, not a 403.
+    const bare = await httpsJson(gw.agentUrl, 'GET', path, undefined, { ca: gw.caPem }).then(
+      (reply) => assert.fail(`answered ${reply.status} without a client certificate`),
+      (error: unknown) => error as NodeJS.ErrnoException,
+    )
+    assert.match(`${bare.code} ${bare.message}`, /CERTIFICATE_REQUIRED|certificate required|ECONNRESET/i)
     const asAgent = await httpsJson(gw.agentUrl, 'GET', path, undefined, {
       ca: gw.caPem,
       key: build.keyPem,
