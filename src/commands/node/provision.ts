@@ -56,7 +56,12 @@ by default), never from the command line.`
       summary: 'Replace the SSH host key pinned in fleet.yaml or the state (a host being replaced), on purpose.',
       default: false,
     }),
-    'no-wait': Flags.boolean({ summary: 'Return once the server runs (awaiting_enrollment).', default: false }),
+    'no-wait': Flags.boolean({
+      summary: 'Return once the server runs (awaiting_enrollment).',
+      default: false,
+      // Either a wait or none: `--wait 90s --no-wait` is a mistake, not a choice to settle silently.
+      exclusive: ['wait'],
+    }),
     volume: Flags.string({
       summary: "A data volume of SIZE GB (10 to 10240) for the node's data_volume role, created and attached.",
       helpValue: 'SIZE',

@@ -877,6 +877,16 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       }
       assert.equal(live.requests.length, before, 'no request reached the provider')
 
+      // A wait and no wait at once is a usage error, not one of them chosen silently.
+      const both = await runFleetkit(
+        ['node', 'provision', 'build-cli', '--definition', file, '--wait', '90s', '--no-wait', '--json'],
+        { env },
+      )
+      assert.equal(both.code, 2, both.stderr)
+      assert.equal(both.json.code, 'USAGE_INVALID')
+      assert.match(both.json.message, /--wait=90s cannot also be provided when using --no-wait/)
+      assert.equal(live.requests.length, before, 'no request reached the provider')
+
       const run = await runFleetkit(
         ['node', 'provision', 'build-cli', '--definition', file, '--region', 'nbg1', '--no-wait', '--json'],
         { env },
