@@ -19,7 +19,13 @@ export function assertTokenSafeEndpoint(url: URL): void {
     'PROVIDER_ENDPOINT_INSECURE',
     `the Hetzner API URL ${url.protocol}//${url.host} would carry the API token in clear: use https, or http only on this machine (127.0.0.1, ::1, localhost); nothing was sent`,
     {
-      actions: ['fleetkit runbook PROVIDER_ENDPOINT_INSECURE'],
+      // The fixes, whichever of the three set it (--api-url and HETZNER_API_URL win over the definition);
+      // `fleetkit runbook` is added by FleetkitError.
+      actions: [
+        `fleetkit provider check --api-url https://${url.host}${url.pathname}   (the API or your proxy over https)`,
+        "unset HETZNER_API_URL   (if it set this URL; then the definition's endpoint or the public API is used)",
+        'set providers.hetzner.endpoint in fleet.yaml to an https:// URL, or remove it (if it names this URL)',
+      ],
       data: { scheme: url.protocol.replace(/:$/, ''), host: url.host },
     },
   )

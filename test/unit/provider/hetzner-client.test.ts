@@ -91,6 +91,19 @@ describe('provider: the Hetzner Cloud client against the stub', () => {
         assert.doesNotThrow(() => new HetznerClient({ env, baseUrl }), baseUrl)
     })
 
+    it('PROVIDER_ENDPOINT_INSECURE names the fixes (the https URL, the variable) and its runbook once', () => {
+      const env = { HETZNER_API_TOKEN: 'hcloudSECRETtoken0123456789' }
+      let error: unknown
+      assert.throws(
+        () => new HetznerClient({ env, baseUrl: 'http://10.1.2.3:8080/v1' }),
+        (e: unknown) => ((error = e), true),
+      )
+      assert.ok(isFleetkitError(error) && error.code === 'PROVIDER_ENDPOINT_INSECURE')
+      assert.match(error.actions[0]!, /^fleetkit provider check --api-url https:\/\/10\.1\.2\.3:8080\/v1 /)
+      assert.ok(error.actions.some((a) => a.startsWith('unset HETZNER_API_URL')))
+      assert.equal(error.actions.filter((a) => a === 'fleetkit runbook PROVIDER_ENDPOINT_INSECURE').length, 1)
+    })
+
     it('a token given where a variable name belongs is refused without echoing it', () => {
       const pasted = 'hcloudTOKENpasted0123456789'
       assert.throws(
