@@ -13,7 +13,7 @@ export default class NodeList extends FleetkitCommand<NodeListResult> {
   static override description = `Reads the state database. Heartbeat ages are measured on the database's clock. A lost node
 gets a second line with its reclamation: when it was lost, how long it was silent, how many jobs
 were fenced and allocations released. PROVISION is node provision's step (- for a node it did not
-provision), SERVER the Hetzner Cloud server id, VOLUME the volume of --volume (id, size, state).`
+provision; ended:STEP for a node decommissioned before it enrolled), SERVER the Hetzner Cloud server id, VOLUME the volume of --volume (id, size, state).`
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --status lost --pool build --json',

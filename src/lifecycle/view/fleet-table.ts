@@ -4,10 +4,21 @@ import type { NodeListResult, NodeShowResult } from './fleet-view.js'
 
 type NodeSummary = NodeListResult['nodes'][number]
 
+/**
+ * The PROVISION cell: the recorded step, or for a node retired before it enrolled `ended:STEP`, so a
+ * decommissioned run does not look as if it still waited (--json keeps the recorded step).
+ */
+export function provisionCell(n: Pick<NodeSummary, 'status' | 'provisionState'>): string {
+  if (n.provisionState === null) return '-'
+  const unfinished = n.provisionState !== 'enrolled' && n.provisionState !== 'failed'
+  return n.status === 'retired' && unfinished ? `ended:${n.provisionState}` : n.provisionState
+}
+
 /** `enrolled, server 4711, volume 4712 (50 GB, attached as /dev/...)`: what node show prints of it. */
 export function describeProvision(n: NodeSummary): string {
   if (n.provisionState === null && n.serverId === null) return 'not provisioned by fleetkit'
-  const parts = [n.provisionState ?? '-']
+  const cell = provisionCell(n)
+  const parts = [cell.startsWith('ended:') ? `ended at ${n.provisionState} (retired before it enrolled)` : cell]
   if (n.serverId !== null) parts.push(`server ${n.serverId}`)
   if (n.volume)
     parts.push(
@@ -62,7 +73,7 @@ export function formatNodeTable(result: NodeListResult): string[] {
     `${n.reserved.cpu}/${n.capacity.cpu ?? '?'}`,
     `${n.reserved.memoryMib}/${n.capacity.memoryMib ?? '?'}`,
     `${n.reserved.diskGib}/${n.capacity.diskGib ?? '?'}`,
-    n.provisionState ?? '-',
+    provisionCell(n),
     n.serverId === null ? '-' : String(n.serverId),
     n.volume ? `${n.volume.id ?? '?'} ${n.volume.sizeGb}GB ${n.volume.state}` : '-',
   ])
