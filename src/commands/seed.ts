@@ -62,7 +62,7 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
     }),
     rekey: Flags.boolean({
       summary:
-        'Give a worker whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml.',
+        'Give a node whose SSH host key is pinned a new one, on purpose; prints the hostKey line for fleet.yaml when fleet.yaml pins one.',
       default: false,
     }),
     force: Flags.boolean({
@@ -119,8 +119,10 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
         files,
       }),
     )
+    // Only a hostKey fleet.yaml already pins needs the new key copied there (else ssh reads the state's).
+    const declaresHostKey = definition.nodes.find((n) => n.id === result.node)?.hostKey !== undefined
     if (toStdout) {
-      if (result.rekeyed)
+      if (result.rekeyed && declaresHostKey)
         process.stderr.write(`Put this under ${result.node} in fleet.yaml: hostKey: ${result.hostKeyPublic}\n`)
       return result
     }
@@ -133,7 +135,7 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
       if (result.secretExpiresAt) this.log(`Its single-use enrollment secret expires at ${result.secretExpiresAt}.`)
       if (result.hostKeyPublic)
         this.log(
-          `Pinned host key: ${result.hostKeyPublic} (if the interrupted run was a --rekey, put it under ${result.node} in fleet.yaml as hostKey).`,
+          `Pinned host key: ${result.hostKeyPublic}${declaresHostKey ? ` (if the interrupted run was a --rekey, put it under ${result.node} in fleet.yaml as hostKey)` : ''}.`,
         )
       return result
     }
@@ -146,9 +148,13 @@ A reissue to an enrolled node, a rekey of a pinned key and the replacement of a 
       this.log(
         `Its single-use enrollment secret expires at ${result.secretExpiresAt}; the node is registered as provisioning.`,
       )
-    if (result.rekeyed)
+    if (result.rekeyed && declaresHostKey)
       this.log(
         `New host key, pinned in the state. Put this under ${result.node} in fleet.yaml:\n  hostKey: ${result.hostKeyPublic}`,
+      )
+    else if (result.rekeyed)
+      this.log(
+        `New host key, pinned in the state, where ssh reads it by node id (nothing to copy into fleet.yaml): ${result.hostKeyPublic}`,
       )
     else if (result.hostKeyPublic) this.log(`Pinned host key: ${result.hostKeyPublic}`)
     return result

@@ -95,7 +95,7 @@ async function provisionHeld(options: ProvisionOptions, declaration: NodeDeclara
     let hostKey: HostKeyDecision | null = null
     if (nodeTarget(definition, nodeId, undefined).sshUser !== undefined) {
       hostKey = { hostKey: row?.hostKeyPublic ?? declaration.hostKey ?? null, rekey: options.rekey === true }
-      assertRekeyAllowed(nodeId, hostKey.hostKey, hostKey.rekey, 'provision')
+      assertRekeyAllowed(nodeId, hostKey.hostKey, hostKey.rekey, 'provision', undefined, declaration.hostKey)
     }
     // The decision is part of the plan: a --resume continues it and replaces nothing else.
     const plan = { ...planProvision(definition, declaration, options.request), hostKey }

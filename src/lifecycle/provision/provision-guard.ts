@@ -94,7 +94,7 @@ export function assertSameHostKey(
   declared: string | undefined,
 ): void {
   const current = row?.hostKeyPublic ?? declared ?? null
-  assertRekeyAllowed(nodeId, current, decision.rekey, 'provision')
+  assertRekeyAllowed(nodeId, current, decision.rekey, 'provision', undefined, declared)
   if (current !== decision.hostKey)
     throw changedConcurrently(nodeId, 'SSH host key', `fleetkit node provision ${nodeId} --rekey`)
 }

@@ -26,6 +26,8 @@ export function assertRekeyAllowed(
   kind: HostKeyPinner = 'worker',
   /** The command to run again with --rekey added (default: the plain seed or provision of the node). */
   again?: string,
+  /** fleet.yaml's hostKey of the node: only then does the new key need copying there. */
+  declared?: string | null,
 ): void {
   if (!pinned || rekey) return
   const provision = kind === 'provision'
@@ -43,7 +45,11 @@ export function assertRekeyAllowed(
     `node ${nodeId} has a pinned SSH host key (${shortKey(pinned)}...); ${what}`,
     {
       actions: [
-        `${command}   (only for a host being ${provision ? 'replaced' : 'reinstalled'}; then put the printed hostKey into fleet.yaml)`,
+        `${command}   (only for a host being ${provision ? 'replaced' : 'reinstalled'}; ${
+          declared
+            ? "then put the printed hostKey into fleet.yaml in place of the node's hostKey"
+            : 'the new key is pinned in the state: nothing to copy into fleet.yaml'
+        })`,
       ],
       data: { node: nodeId },
     },
@@ -64,6 +70,8 @@ export async function pinSeedHostKey(
     planned: string | null | undefined
     /** The key pinned now, read under the lock. */
     locked: string | null | undefined
+    /** fleet.yaml's hostKey of the node. */
+    declared: string | null | undefined
     hostKeyPublic: string
     rekey: boolean
     retry: string
@@ -72,7 +80,7 @@ export async function pinSeedHostKey(
   },
 ): Promise<void> {
   const { nodeId, locked } = options
-  assertRekeyAllowed(nodeId, locked, options.rekey, options.kind)
+  assertRekeyAllowed(nodeId, locked, options.rekey, options.kind, undefined, options.declared)
   // A rekey replaces the key this run read; another run's newer key is not replaced unseen.
   if ((locked ?? null) !== (options.planned ?? null))
     throw changedConcurrently(nodeId, 'SSH host key', `${options.retry} --rekey`)
@@ -130,7 +138,7 @@ export async function pinProvisionHostKey(
   if (stored === options.hostKeyPublic) return
   const locked = stored ?? options.declared ?? null
   if (planned) {
-    assertRekeyAllowed(nodeId, locked, planned.rekey, 'provision')
+    assertRekeyAllowed(nodeId, locked, planned.rekey, 'provision', undefined, options.declared)
     if (locked !== planned.hostKey)
       throw changedConcurrently(nodeId, 'SSH host key', `fleetkit node provision --resume ${nodeId}`)
   }

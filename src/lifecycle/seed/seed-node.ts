@@ -229,6 +229,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
         options.rekey === true,
         'agent',
         `${retry}${options.reissue ? ' --reissue' : ''}`,
+        target.declaredHostKey,
       )
       rekeyed = pinned !== undefined && pinned !== null
       hostKeyPublic = hostKey.publicKey
@@ -264,6 +265,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
           kind: 'agent',
           planned: pinned,
           locked: lockedKey,
+          declared: target.declaredHostKey,
           hostKeyPublic: hostKey.publicKey,
           rekey: options.rekey === true,
           retry,
@@ -274,7 +276,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
     }
   } else {
     const pinned = row?.hostKeyPublic ?? target.declaredHostKey
-    assertRekeyAllowed(target.id, pinned, options.rekey === true)
+    assertRekeyAllowed(target.id, pinned, options.rekey === true, 'worker', undefined, target.declaredHostKey)
     rekeyed = pinned !== undefined && pinned !== null
     await confirmReplacing(target.id, options.kind, pending, confirm, yes)
     if (rekeyed && confirm) {
@@ -306,6 +308,7 @@ export async function seedNode(options: SeedNodeOptions): Promise<SeedNodeResult
         kind: 'worker',
         planned: pinned,
         locked: previous,
+        declared: target.declaredHostKey,
         hostKeyPublic: hostKey.publicKey,
         rekey: options.rekey === true,
         retry,

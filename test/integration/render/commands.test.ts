@@ -217,6 +217,53 @@ describe('fleetkit seed | node token | inventory (real PostgreSQL)', function ()
     assert.equal(pinned.json.code, 'HOST_KEY_PINNED')
   })
 
+  it('a host key only the state pins: HOST_KEY_PINNED and --rekey say nothing is copied into fleet.yaml', async () => {
+    // db-1 renamed db-9 (the tests below want db-1 unregistered) and declared as a provisioned node is:
+    // no hostKey in fleet.yaml, the state pins its key.
+    const fleet = parse(readFileSync(packagePath('examples', 'fleet.yaml'), 'utf8')) as { nodes: { id: string }[] }
+    for (const node of fleet.nodes)
+      if (node.id === 'db-1') {
+        node.id = 'db-9'
+        delete (node as { hostKey?: string }).hostKey
+      }
+    const file = join(dir, 'no-host-key.yaml')
+    writeFileSync(file, stringify(fleet))
+    const seed = (name: string, ...more: string[]) =>
+      runFleetkit(['seed', 'db-9', '--kind', 'worker', ...more, '--definition', file, '--output', join(dir, name)], {
+        env,
+      })
+    try {
+      await hostKeyOnlyInState(seed)
+    } finally {
+      // The tests below read the state's nodes against examples/fleet.yaml, which has no db-9.
+      await db.pool.query(`DELETE FROM events WHERE node_id = 'db-9'`)
+      await db.pool.query(`DELETE FROM nodes WHERE id = 'db-9'`)
+    }
+  })
+
+  async function hostKeyOnlyInState(seed: (name: string, ...more: string[]) => ReturnType<typeof runFleetkit>) {
+    const first = await seed('db-9-first.yaml')
+    assert.equal(first.code, 0, first.stderr)
+    const refused = await seed('db-9-refused.yaml', '--json')
+    assert.equal(refused.json.code, 'HOST_KEY_PINNED')
+    assert.match(
+      refused.json.actions[0],
+      // The --definition given is repeated (src/cli/context-flags.ts).
+      /^fleetkit seed --definition \S+ db-9 --kind worker --rekey .*nothing to copy into fleet\.yaml/,
+    )
+    const rekeyed = await seed('db-9-rekeyed.yaml', '--rekey', '--yes')
+    assert.equal(rekeyed.code, 0, rekeyed.stderr)
+    assert.ok(!rekeyed.stdout.includes('hostKey:'), rekeyed.stdout)
+    assert.match(rekeyed.stdout, /New host key, pinned in the state, .*nothing to copy into fleet\.yaml/)
+    // Where fleet.yaml pins one, the refusal says the printed key goes there (app-1 above prints it).
+    const declared = await runFleetkit(
+      ['seed', 'app-1', '--kind', 'worker', ...EXAMPLE, '--output', join(dir, 'app-1-declared.yaml'), '--json'],
+      { env },
+    )
+    assert.equal(declared.json.code, 'HOST_KEY_PINNED')
+    assert.match(declared.json.actions[0], /put the printed hostKey into fleet\.yaml/)
+  }
+
   it('seed --kind worker configures sshd on the declared ssh.port (app-2: 2222) and passes cloud-init schema', async () => {
     const output = join(dir, 'app-2.yaml')
     const ran = await fleetkit('seed', [
