@@ -169,7 +169,15 @@ openssl pkeyutl -verify -rawin -pubin -inkey "$public_key" -sigfile "$workdir/si
 awk -v name="$name" 'length($1) == 64 && $1 !~ /[^0-9a-f]/ && (substr($0, 65) == "  " name || substr($0, 65) == " *" name)' \
   "$sums" >"$workdir/expected.sum"
 listed=$(wc -l <"$workdir/expected.sum")
-[ "$listed" -ne 0 ] || fail RELEASE_VERSION_MISMATCH "the signed SHA256SUMS does not list $name: this is not release $version"
+if [ "$listed" -eq 0 ]; then
+  # This version built for other architectures only: a missing build, not another release.
+  others=$(awk -v v="$version" 'length($1) == 64 && $1 !~ /[^0-9a-f]/ {
+    n = substr($0, 67); if (n == "fleetkit-agent-" v "-linux-amd64.tar.zst" || n == "fleetkit-agent-" v "-linux-arm64.tar.zst") print n
+  }' "$sums" | tr '\n' ' ')
+  [ -z "$others" ] ||
+    fail RELEASE_VERSION_MISMATCH "release $version has no build for $arch: the signed SHA256SUMS lists ${others% } only, not $name"
+  fail RELEASE_VERSION_MISMATCH "the signed SHA256SUMS does not list $name: this is not release $version"
+fi
 [ "$listed" -eq 1 ] || fail RELEASE_CHECKSUM_MISMATCH "the signed SHA256SUMS lists $name $listed times"
 
 # --- 3. the archive and its SHA-256 ---------------------------------------------------------

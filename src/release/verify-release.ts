@@ -6,6 +6,7 @@ import { FleetkitError } from '../checks/fleetkit-error.js'
 import { publicKeyFromRaw } from './ed25519-keys.js'
 import {
   AGENT_ENTRY_NAME,
+  RELEASE_ARCHITECTURES,
   type ReleaseArchitecture,
   SIGNATURE_FILE,
   SUMS_FILE,
@@ -115,8 +116,26 @@ export function verifySignature(sums: Buffer, signature: Buffer, publicKey: KeyO
   }
 }
 
-function expectedSum(sums: Buffer, name: string, version: string): string {
-  const lines = parseSha256Sums(sums.toString('utf8')).lines.filter((line) => line.name === name)
+function expectedSum(sums: Buffer, version: string, arch: ReleaseArchitecture): string {
+  const name = archiveName(version, arch)
+  const listed = parseSha256Sums(sums.toString('utf8')).lines
+  const lines = listed.filter((line) => line.name === name)
+  // Release `version` built for other architectures only: a missing build, not another release.
+  const otherBuilds = RELEASE_ARCHITECTURES.filter(
+    (other) => other !== arch && listed.some((line) => line.name === archiveName(version, other)),
+  )
+  if (lines.length === 0 && otherBuilds.length > 0) {
+    throw new FleetkitError(
+      'RELEASE_VERSION_MISMATCH',
+      `release ${version} has no build for ${arch}: the signed ${SUMS_FILE} lists it for ${otherBuilds.join(', ')} only, not ${name}`,
+      {
+        actions: [
+          `fleetkit release pack --version NEW-VERSION --input DIR   (DIR holding linux-${arch}/fleetkit-agent beside the others; then sign and publish it)`,
+        ],
+        data: { expected: name, actual: listed.map((line) => line.name), architecture: arch },
+      },
+    )
+  }
   if (lines.length === 0) {
     throw new FleetkitError(
       'RELEASE_VERSION_MISMATCH',
@@ -144,7 +163,7 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
   verifySignature(sums, signature, publicKey)
 
   const name = archiveName(version, arch)
-  const expected = expectedSum(sums, name, version)
+  const expected = expectedSum(sums, version, arch)
   const archive = await readReleaseFile(options.source, version, name, { maxBytes })
   const actual = sha256Hex(archive)
   if (actual !== expected) {

@@ -245,6 +245,14 @@ $RELEASE_TEST_BASE_URL/1.2.3/fleetkit-agent-1.2.3-linux-amd64.tar.zst"
   assert_refused RELEASE_VERSION_MISMATCH 16
 }
 
+@test "verify-release: a release without a build for this architecture says so, not another release" {
+  install_previous
+  # 1.1.0 was packed for amd64 only.
+  run --separate-stderr "$VERIFIER" --base-url "$RELEASE_TEST_BASE_URL" --version 1.1.0 --arch arm64 --public-key "$KEYS/release.pub" --target "$TARGET"
+  assert_refused RELEASE_VERSION_MISMATCH 16
+  [[ $stderr == *"release 1.1.0 has no build for arm64: the signed SHA256SUMS lists fleetkit-agent-1.1.0-linux-amd64.tar.zst only"* ]] || fail "stderr: $stderr"
+}
+
 @test "verify-release: refuses a signed release whose binary reports another version" {
   install_previous
   run --separate-stderr verify_release --version 1.3.0

@@ -104,6 +104,31 @@ describe('fleetkit release verify', function () {
     assert.equal(refused.json.code, 'RELEASE_VERSION_MISMATCH')
   })
 
+  it('a release without a build for the architecture says so (RELEASE_VERSION_MISMATCH), not "another release"', async () => {
+    // 5.0.0 was packed for amd64 only.
+    const refused = await releaseJson('verify', [
+      '--dir',
+      good,
+      '--version',
+      '5.0.0',
+      '--arch',
+      'arm64',
+      '--public-key',
+      keys.raw,
+    ])
+    assert.equal(refused.code, 16)
+    assert.equal(refused.json.code, 'RELEASE_VERSION_MISMATCH')
+    assert.match(
+      refused.json.message,
+      /^release 5\.0\.0 has no build for arm64: the signed SHA256SUMS lists it for amd64 only/,
+    )
+    assert.doesNotMatch(refused.json.message, /is not release/)
+    assert.match(
+      refused.json.actions[0],
+      /^fleetkit release pack --version NEW-VERSION --input DIR .*linux-arm64\/fleetkit-agent/,
+    )
+  })
+
   it('needs a public key, and refuses one that is not base64 of 32 bytes', async () => {
     const none = await releaseJson('verify', [
       '--dir',
