@@ -40,6 +40,10 @@ is running, nothing is done and "swept" is false.`
     )
     const { thresholds } = result
     const judged = `thresholds ${thresholds.unhealthyAfterSeconds} s / ${thresholds.lostAfterSeconds} s, ${describeOrigin(result.thresholdsFrom)}`
+    if (result.unsweptSeconds !== undefined)
+      this.log(
+        `No gateway has held the sweep lease for ${result.unsweptSeconds} s, so none recorded heartbeats: that time is not counted as any node's silence.`,
+      )
     if (!result.swept) {
       this.log(`Another sweep holds the lock (a gateway is sweeping): nothing done (${judged}).`)
       return result

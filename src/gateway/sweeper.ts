@@ -173,8 +173,10 @@ export class Sweeper {
     if (claim.leading) {
       this.renewedAt = this.nowMs()
       // Nobody swept for longer than a take-over takes: no gateway ran (one gateway restarted after a while, a
-      // control host restored from a backup), so none recorded heartbeats either. Recorded before this sweeps.
-      const unclaimed = claim.acquired ? claim.previous?.renewedSeconds : undefined
+      // control host restored from a backup), or this one was frozen holding the lease (SIGSTOP, a paused VM, a
+      // stalled process: it renews its own lease late), so none recorded heartbeats either. A holder renewing on
+      // time, or a quick take-over, is well inside two leases. Recorded before this sweeps.
+      const unclaimed = claim.previous?.renewedSeconds
       if (unclaimed !== undefined && unclaimed * 1000 > 2 * this.options.leaseMs) this.unclaimedSeconds = unclaimed
       if (!this.leading || claim.acquired)
         this.options.logger('info', 'sweep_leader', {

@@ -8,6 +8,7 @@ import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Env } from '../../config/state-dir.js'
+import { recordSweepGap } from '../../store/nodes/sweep-gaps.js'
 import { readSweepLease, type SweepLease } from '../../store/nodes/sweep-leader.js'
 import { runSweep, type SweepResult } from './sweep.js'
 import { loadSweepThresholds, readThresholdVariables, type SweepThresholds } from './thresholds.js'
@@ -37,6 +38,11 @@ export interface ThresholdsOrigin {
 
 export interface ManualSweepResult extends SweepResult {
   thresholdsFrom: ThresholdsOrigin
+  /**
+   * Seconds in which no gateway held the sweep lease (none ran, so none recorded heartbeats), recorded as a
+   * sweep gap before this sweep judged: silence in it is not held against a node. Absent while one holds it.
+   */
+  unsweptSeconds?: number
 }
 
 /** The variable of each threshold, as the gateway reads it. */
@@ -104,10 +110,23 @@ export async function runManualSweep(
   pool: StatePool,
   options: { env: Env; thresholdsFromEnv: boolean },
 ): Promise<ManualSweepResult> {
-  const { thresholds, from } = chooseManualThresholds(
-    await readSweepLease(pool),
-    options.env,
-    options.thresholdsFromEnv,
-  )
-  return { ...(await runSweep(pool, thresholds)), thresholdsFrom: from }
+  const lease = await readSweepLease(pool)
+  const { thresholds, from } = chooseManualThresholds(lease, options.env, options.thresholdsFromEnv)
+  // As a gateway taking over a lease left unclaimed records the stretch (src/gateway/sweeper.ts): while no
+  // gateway ran, no heartbeat could be recorded. Unswept for longer than two of its leases: not a quick hand-over.
+  const unswept = lease ? unsweptSeconds(lease) : undefined
+  if (unswept !== undefined) await recordSweepGap(pool, unswept, 'no_sweeper')
+  return {
+    ...(await runSweep(pool, thresholds)),
+    thresholdsFrom: from,
+    ...(unswept === undefined ? {} : { unsweptSeconds: Math.round(unswept) }),
+  }
+}
+
+/** Seconds since the lease's last renewal, when it expired and lay unclaimed for more than two leases. */
+function unsweptSeconds(lease: SweepLease): number | undefined {
+  const readMs = lease.readAt.getTime()
+  const leaseMs = lease.expiresAt.getTime() - lease.renewedAt.getTime()
+  const sinceMs = readMs - lease.renewedAt.getTime()
+  return lease.expiresAt.getTime() <= readMs && sinceMs > 2 * leaseMs ? sinceMs / 1000 : undefined
 }

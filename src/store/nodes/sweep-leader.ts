@@ -17,8 +17,9 @@ export interface SweepLeaseClaim {
   /** It was someone else's (or nobody's) before this claim. */
   acquired: boolean
   /**
-   * Who held it before a take-over, how long ago its lease expired or was released, and how long ago it was
-   * last renewed (seconds): the last the database heard of any sweeping gateway.
+   * Who held it before this claim (another holder, or this one renewing), how long ago its lease expired or
+   * was released (negative: not yet), and how long ago it was last renewed (seconds): the last the database
+   * heard of any sweeping gateway. Also for a renewal: a holder frozen (SIGSTOP, a paused VM) renews late.
    */
   previous?: { holder: string; expiredSeconds: number; renewedSeconds: number }
   expiresAt?: Date
@@ -62,7 +63,7 @@ export async function claimSweepLease(
     leading: true,
     acquired,
     expiresAt: row.expires_at,
-    ...(acquired && row.prev_holder !== null
+    ...(row.prev_holder !== null
       ? {
           previous: {
             holder: row.prev_holder,

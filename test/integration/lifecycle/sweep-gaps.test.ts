@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 
 import { Sweeper } from '../../../src/gateway/sweeper.js'
 import { LifecycleMetrics } from '../../../src/gateway/metrics/lifecycle-metrics.js'
+import { runManualSweep } from '../../../src/lifecycle/node/manual-sweep.js'
 import { runSweep } from '../../../src/lifecycle/node/sweep.js'
 import { memoryLogger } from '../../../src/log/logger.js'
 import { listEvents } from '../../../src/store/events.js'
@@ -112,6 +113,71 @@ describe('sweep gaps: time no gateway could record heartbeats is not silence (re
     assert.equal(gap!.reason, 'no_sweeper')
     assert.ok(log.lines.some((l) => l.msg === 'sweep_gap' && l.reason === 'no_sweeper' && l.seconds === 600))
     await s.stop()
+  })
+
+  it('a gateway frozen holding the lease for 10 minutes records that when it renews, before it sweeps', async () => {
+    let nowMs = 0
+    const { s, log } = sweeper({ holder: 'gw-a', nowMs: () => nowMs })
+    await activeNode('w-8', 0)
+    assert.equal(await s.tick(), 'swept')
+    // SIGSTOP (a paused VM): nothing runs for 600 s, no heartbeat is answered, its lease runs out unclaimed.
+    await db().pool.query(
+      `UPDATE sweep_leader SET renewed_at = now() - interval '600 seconds', expires_at = now() - interval '590 seconds'`,
+    )
+    await db().pool.query(`UPDATE nodes SET last_seen_at = now() - interval '600 seconds' WHERE id = 'w-8'`)
+    nowMs += 600_000
+    // Before, the renewal of its own lease recorded nothing and this sweep made the node lost.
+    assert.equal(await s.tick(), 'swept')
+    assert.equal(await statusOf('w-8'), 'active')
+    assert.deepEqual(
+      (await listSweepGaps(db().pool)).map((g) => g.reason),
+      ['no_sweeper'],
+    )
+    assert.ok(log.lines.some((l) => l.msg === 'sweep_gap' && l.reason === 'no_sweeper' && l.seconds === 600))
+    await s.stop()
+  })
+
+  it('a holder renewing on time records nothing: its dead node is found lost on time', async () => {
+    let nowMs = 0
+    const { s } = sweeper({ holder: 'gw-a', nowMs: () => nowMs })
+    await activeNode('w-9', 400)
+    await db().pool.query(
+      `INSERT INTO sweep_leader (id, holder, acquired_at, renewed_at, expires_at)
+       VALUES (1, 'gw-a', now() - interval '1 day', now() - interval '4 seconds', now() + interval '6 seconds')`,
+    )
+    nowMs += 5_000
+    assert.equal(await s.tick(), 'swept')
+    assert.deepEqual(await listSweepGaps(db().pool), [])
+    assert.equal(await statusOf('w-9'), 'lost')
+    await s.stop()
+  })
+
+  it('a sweep by hand while no gateway holds the lease records the unswept time first: no node is lost of it', async () => {
+    await activeNode('w-10', 600)
+    await activeNode('w-11', 4000)
+    await db().pool.query(
+      `INSERT INTO sweep_leader (id, holder, acquired_at, renewed_at, expires_at, unhealthy_after_seconds, lost_after_seconds)
+       VALUES (1, 'gw-old', now() - interval '1 day', now() - interval '700 seconds', now() - interval '690 seconds', 90, 300)`,
+    )
+    const swept = await runManualSweep(db().pool, { env: {}, thresholdsFromEnv: false })
+    // w-10 went silent while no gateway ran: not evidence. w-11 was silent long before the gateway stopped.
+    assert.deepEqual(
+      swept.lost.map((n) => n.nodeId),
+      ['w-11'],
+    )
+    assert.equal(await statusOf('w-10'), 'active')
+    assert.ok(swept.unsweptSeconds !== undefined && swept.unsweptSeconds >= 699, String(swept.unsweptSeconds))
+    assert.deepEqual(
+      (await listSweepGaps(db().pool)).map((g) => g.reason),
+      ['no_sweeper'],
+    )
+    // While a gateway holds it, a sweep by hand records nothing.
+    await db().pool.query(
+      `UPDATE sweep_leader SET renewed_at = now(), expires_at = now() + interval '10 seconds' WHERE id = 1`,
+    )
+    await db().pool.query('DELETE FROM sweep_gaps')
+    assert.equal((await runManualSweep(db().pool, { env: {}, thresholdsFromEnv: false })).unsweptSeconds, undefined)
+    assert.deepEqual(await listSweepGaps(db().pool), [])
   })
 
   it('a take-over as quick as a lease records nothing: a dead node is still found lost on time', async () => {
