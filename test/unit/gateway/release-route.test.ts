@@ -3,6 +3,8 @@
 // escape, a file not of a release) refused before the disk is touched, an absent release a coded 404.
 // Served through the gateway's own request handler on a plain HTTP socket, with the database down.
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { closeSync, constants, openSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -66,6 +68,14 @@ describe('gateway: release routes', function () {
     await writeFile(join(dir, 'secret'), 'not a release')
     await mkdir(join(releases, '2.0.0'))
     await symlink(join(dir, 'secret'), join(releases, '2.0.0', 'SHA256SUMS'))
+    // A FIFO where a file should be (opening it for reading waits for a writer), and version directories that
+    // are links: one leading outside releases/, one to a published version.
+    await mkdir(join(releases, '3.0.0'))
+    execFileSync('mkfifo', [join(releases, '3.0.0', 'SHA256SUMS.sig')])
+    await mkdir(join(dir, 'outside'))
+    await writeFile(join(dir, 'outside', 'SHA256SUMS'), 'not a release')
+    await symlink(join(dir, 'outside'), join(releases, '4.0.0'))
+    await symlink(V, join(releases, '4.0.1'))
     // The database is down: release files do not need it.
     const g = {
       clock: systemClock,
@@ -80,6 +90,15 @@ describe('gateway: release routes', function () {
     port = (server.address() as AddressInfo).port
   })
   after(async () => {
+    // Should a read of the FIFO still wait (the bug this file guards against), a writer ends it, so that no
+    // thread of this process is left blocked.
+    for (let i = 0; i < 8; i++) {
+      try {
+        closeSync(openSync(join(releases, '3.0.0', 'SHA256SUMS.sig'), constants.O_WRONLY | constants.O_NONBLOCK))
+      } catch {
+        break // ENXIO: nobody reads it
+      }
+    }
     await new Promise((resolve) => server?.close(resolve))
     await rm(dir, { recursive: true, force: true })
   })
@@ -131,6 +150,24 @@ describe('gateway: release routes', function () {
       )
       assert.ok(error instanceof FleetkitError && error.code === 'RELEASE_NOT_FOUND', String(error))
       assert.equal(errorReply(error).status, 404)
+    }
+  })
+
+  it('a FIFO is 404 release_not_found at once, and many such requests leave the files served', async () => {
+    // More requests than libuv has threads (4): an open that waited for a writer would hold each for good.
+    const fifo = await Promise.all(Array.from({ length: 6 }, () => send(port, 'GET', '/3.0.0/SHA256SUMS.sig')))
+    for (const reply of fifo) {
+      assert.equal(reply.status, 404)
+      assert.equal(JSON.parse(reply.body.toString()).error.code, 'release_not_found')
+    }
+    assert.equal((await send(port, 'GET', `/${V}/SHA256SUMS`)).status, 200)
+  })
+
+  it('a version directory that is a link is not followed: 404, inside releases/ or outside it', async () => {
+    for (const path of ['/4.0.0/SHA256SUMS', '/4.0.1/SHA256SUMS', `/4.0.1/fleetkit-agent-4.0.1-linux-amd64.tar.zst`]) {
+      const reply = await send(port, 'GET', path)
+      assert.equal(reply.status, 404, path)
+      assert.equal(JSON.parse(reply.body.toString()).error.code, 'release_not_found', path)
     }
   })
 
