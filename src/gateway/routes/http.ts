@@ -9,6 +9,13 @@ import type { FailureCode } from '../../checks/failure-codes.js'
 
 const MAX_BODY_BYTES = 64 * 1024
 
+/**
+ * How far past its limit a body without a Content-Length (chunked) is still read, and dropped, before the
+ * 413: to its end, so that the connection closes with nothing unread and the client gets the answer. A
+ * socket closed with unread input sends a reset, which discards the 413 the client had not read yet.
+ */
+const DRAIN_FACTOR = 16
+
 /** The HTTP status for each code a route may refuse with; anything else is a 500. */
 const HTTP_STATUS: Partial<Record<FailureCode, number>> = {
   REQUEST_INVALID: 400,
@@ -125,6 +132,10 @@ function holdsUnstorableText(value: object): boolean {
  * async iterator was a measurable share of a heartbeat's cost); inline listeners settled once by a flag
  * rather than removed one by one (the request and its listeners go away together). No 'error' listener:
  * without one a broken request emits none, and 'close' before 'end' says it was cut off.
+ *
+ * A body past `limit` is too large (413), but read on and dropped up to DRAIN_FACTOR times the limit: to its
+ * end when it ends by then, so that the 413 reaches the client. One longer than that gets the 413 there, and
+ * the connection is closed once it is sent (request-handler sets connection: close).
  */
 function readBody<T>(req: IncomingMessage, limit: number, finish: (text: string) => T): Promise<T> {
   if (req.complete && req.readableLength === 0) {
@@ -145,14 +156,17 @@ function readBody<T>(req: IncomingMessage, limit: number, finish: (text: string)
         chunks.push(chunk)
         return
       }
+      chunks.length = 0
+      if (size <= limit * DRAIN_FACTOR) return
       settled = true
-      // The rest is not read; the reply closes the connection (request-handler sets connection: close).
-      req.destroy()
+      // Not destroyed here: that reset the connection before the 413 was written. Whatever still arrives
+      // is dropped until the reply, sent with connection: close, ends the connection.
       reject(tooLarge(limit))
     })
     req.on('end', () => {
       if (settled) return
       settled = true
+      if (size > limit) return reject(tooLarge(limit))
       try {
         resolve(finish(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')))
       } catch (error) {
