@@ -1,5 +1,7 @@
 // Every Hetzner Cloud answer the client uses, checked against the shape it needs before it is used:
 // one small reader per resource; a mismatch is PROVIDER_RESPONSE_INVALID naming the field and the call.
+import { isIPv4, isIPv6 } from 'node:net'
+
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type {
   Action,
@@ -138,10 +140,32 @@ function optional<T>(read: Reader<T>): Reader<T | undefined> {
   return (value, answer, field) => (value === undefined ? undefined : read(value, answer, field))
 }
 
+/** An address as `text`, or a FleetkitError: the client stores what it reads in PostgreSQL's inet columns. */
+function ipAddress(expected: string, valid: (text: string) => boolean): Reader<string> {
+  return (value, answer, field) => {
+    if (typeof value !== 'string' || !valid(value)) throw invalidAnswer(answer, field, expected, value)
+    return value
+  }
+}
+
+/** A prefix length of 0 to 128 after the slash, digits only. */
+const IPV6_PREFIX = /^(?:[0-9]|[1-9][0-9]|1[01][0-9]|12[0-8])$/
+
+/**
+ * The server's IPv6, which the API gives as its network (`2001:db8:1::/64`); a bare address is taken too.
+ * No zone (`%eth0`): inet has none.
+ */
+function isIpv6Network(text: string): boolean {
+  const slash = text.indexOf('/')
+  const address = slash === -1 ? text : text.slice(0, slash)
+  return isIPv6(address) && !address.includes('%') && (slash === -1 || IPV6_PREFIX.test(text.slice(slash + 1)))
+}
+
 const named = { id: readId, name: readString }
 const labelled = { ...named, labels: readLabels }
 const architecture = oneOf('x86', 'arm')
-const address = shape<{ ip: string }>({ ip: readString })
+const ipv4 = shape<{ ip: string }>({ ip: ipAddress('an IPv4 address', isIPv4) })
+const ipv6 = shape<{ ip: string }>({ ip: ipAddress('an IPv6 network or address', isIpv6Network) })
 
 export const readAction = shape<Action>({
   id: readId,
@@ -174,8 +198,9 @@ export const readServer = shape<Server>({
   server_type: shape({ name: readString }),
   datacenter: shape({ location: shape({ name: readString }) }),
   image: nullable(shape({ name: nullable(readString) })),
-  public_net: shape({ ipv4: nullable(address), ipv6: nullable(address) }),
-  private_net: listOf(address),
+  public_net: shape({ ipv4: nullable(ipv4), ipv6: nullable(ipv6) }),
+  // Hetzner's private networks are IPv4 only.
+  private_net: listOf(ipv4),
 })
 
 export const readVolume = shape<Volume>({

@@ -502,6 +502,49 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
     }
   })
 
+  it('a server address that is not an IP is PROVIDER_RESPONSE_INVALID, never INTERNAL_ERROR; --resume ends once answers read', async () => {
+    const proxy = await startHetznerProxy(stub.url)
+    try {
+      const proxied = new HetznerClient({
+        env: { HETZNER_API_TOKEN: stub.token },
+        baseUrl: proxy.url,
+        clock,
+        sleep,
+        rng: seededRng('proxied-address'),
+        requestTimeoutMs: 500,
+      })
+      declare('build-a')
+      // What a broken or hostile endpoint sent: an address with a line of inventory and an escape after it.
+      const broken = (server: Record<string, unknown>) => {
+        const net = server.public_net as { ipv4: Record<string, unknown> }
+        const ip = `${net.ipv4.ip as string}\n  ansible_ssh_common_args: -oProxyCommand=touch /tmp/PWNED\u001b[2J`
+        return { ...server, public_net: { ...net, ipv4: { ...net.ipv4, ip } } }
+      }
+      proxy.rewrite({ method: 'POST', path: '/servers', body: (b) => ({ ...b, server: broken(b.server as never) }) })
+      proxy.rewrite({
+        method: 'GET',
+        path: /^\/servers(?:\/[0-9]+)?$/,
+        times: 1000,
+        body: (b) =>
+          b.server
+            ? { ...b, server: broken(b.server as never) }
+            : { ...b, servers: (b.servers as never[]).map(broken) },
+      })
+      const error = await rejectsWith(provision('build-a', { client: proxied }), 'PROVIDER_RESPONSE_INVALID')
+      assert.match(error.message, /public_net\.ipv4\.ip .*not an IPv4 address/)
+      await rejectsWith(provision('build-a', { client: proxied, resume: true }), 'PROVIDER_RESPONSE_INVALID')
+      // The create's answer did not read: the step stays pending, and its --resume looks for the server by label.
+      assert.equal((await getProvisionRow(gw.db.pool, 'build-a'))!.provisionState, 'pending')
+      // Answers that read again: --resume adopts the one server by its label and records its address.
+      const resumed = await provision('build-a', { resume: true })
+      assert.equal(resumed.state, 'awaiting_enrollment')
+      assert.equal(creates('build-a').length, 1)
+      assert.equal((await getNode(gw.db.pool, 'build-a'))?.publicIpv4, serversOf('build-a')[0]!.public_net.ipv4!.ip)
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it('decommission of a node whose recorded server id is not one finds its server by label and deletes it exactly once', async () => {
     declare('build-u')
     await provision('build-u')

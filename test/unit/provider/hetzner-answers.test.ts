@@ -153,6 +153,46 @@ describe('provider: the Hetzner client reads every answer before using it', () =
       await invalid(() => client.getServer(server.id), 'server.public_net.ipv4.ip', path)
     })
 
+    it('a server address that is not one (a public IPv4, the IPv6 network, a private one): refused, never echoed', async () => {
+      const { server } = await client.createServer(serverRequest('build-9'))
+      const path = `/servers/${server.id}`
+      const stubbed = (await client.getServer(server.id))!
+      // As the API answers: an IPv4 address and the server's IPv6 network.
+      assert.match(stubbed.public_net.ipv4!.ip, /^198\.18\.[0-9]+\.[0-9]+$/)
+      assert.match(stubbed.public_net.ipv6!.ip, /^2001:db8:[0-9a-f]+::\/64$/)
+      const injected = '198.18.0.5\n  ansible_ssh_common_args: -oProxyCommand=touch /tmp/PWNED\u001b[2J'
+      const publicNet = (ipv4: unknown, ipv6: unknown) => serverWith((s) => (s.public_net = { ipv4, ipv6 }))
+      const cases: [string, (body: Record<string, unknown>) => unknown][] = [
+        ['server.public_net.ipv4.ip', publicNet({ ip: injected }, null)],
+        ['server.public_net.ipv4.ip', publicNet({ ip: '2001:db8::1' }, null)],
+        ['server.public_net.ipv4.ip', publicNet({ ip: '198.18.0.5/32' }, null)],
+        ['server.public_net.ipv4.ip', publicNet({ ip: 'localhost' }, null)],
+        ['server.public_net.ipv6.ip', publicNet(null, { ip: '2001:db8::/64 ; touch /tmp/PWNED' })],
+        ['server.public_net.ipv6.ip', publicNet(null, { ip: '2001:db8::/129' })],
+        ['server.public_net.ipv6.ip', publicNet(null, { ip: 'fe80::1%eth0' })],
+        ['server.public_net.ipv6.ip', publicNet(null, { ip: '198.18.0.5' })],
+        ['server.private_net[0].ip', serverWith((s) => (s.private_net = [{ network: 1, ip: injected }]))],
+      ]
+      for (const [field, body] of cases) {
+        proxy.rewrite({ method: 'GET', path, body })
+        const error = await invalid(() => client.getServer(server.id), field, path)
+        assert.match(error.message, /not an IPv[46] (address|network)/)
+        assert.ok(!/PWNED|eth0|localhost/.test(error.message + JSON.stringify(error.data)), error.message)
+      }
+      // A bare IPv6 address is taken as well as a network; a private network's IPv4 address is.
+      proxy.rewrite({
+        method: 'GET',
+        path,
+        body: serverWith((s) => {
+          s.public_net = { ipv4: null, ipv6: { ip: '2001:db8:5::7' } }
+          s.private_net = [{ network: 1, ip: '10.0.0.2', alias_ips: [], mac_address: '86:00:00:00:00:01' }]
+        }),
+      })
+      const read = (await client.getServer(server.id))!
+      assert.equal(read.public_net.ipv6!.ip, '2001:db8:5::7')
+      assert.equal(read.private_net[0]!.ip, '10.0.0.2')
+    })
+
     it('an action without a status', async () => {
       const { action } = await client.createServer(serverRequest('build-6'))
       proxy.rewrite({
