@@ -197,6 +197,12 @@ class ChunkReader {
 export interface ExtractOptions {
   /** Refuse an archive with more members than this (default 100,000). */
   maxMembers?: number
+  /**
+   * Refuse an archive whose members hold more than this many bytes in all (default: no bound). Judged at
+   * each member's header, by the size it declares, so the member that would pass it is never created: a
+   * small gzip stream can expand a thousandfold, and a crafted one fills the disk before it ends.
+   */
+  maxBytes?: number
   /** Owner of what is written (the embedded server's `postgres` user when fleetkit runs as root). */
   owner?: { uid: number; gid: number }
   /** Opens each member's file (tests give one that writes short or fails). */
@@ -210,6 +216,8 @@ export interface ExtractOptions {
  */
 export async function extractTarGz(archive: string, dest: string, options: ExtractOptions = {}): Promise<TarMember[]> {
   const maxMembers = options.maxMembers ?? 100_000
+  const maxBytes = options.maxBytes ?? Infinity
+  let unpacked = 0
   const gunzip = createGunzip()
   const input = createReadStream(archive)
   input.on('error', (error) => gunzip.destroy(error))
@@ -241,6 +249,11 @@ export async function extractTarGz(archive: string, dest: string, options: Extra
         members.push({ name, type, mode, size: 0, sha256: '' })
         continue
       }
+      if (unpacked + size > maxBytes)
+        throw new TarFormatError(
+          `it unpacks to more than ${maxBytes} bytes (member ${name} declares ${size} after ${unpacked} before it)`,
+        )
+      unpacked += size
       // Inside the destination, every directory made is private, as the members' own are.
       await makeDirectories(dirname(target), 0o700, 0o700)
       const handle = await (options.open ?? open)(

@@ -11,7 +11,7 @@
 import type { PointInTimeResult } from '../../store/embedded/point-in-time.js'
 import { randomBytes } from 'node:crypto'
 import { createReadStream, existsSync } from 'node:fs'
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises'
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -67,6 +67,19 @@ function unpackFailed(file: string, error: unknown): unknown {
     data: { ...coded.data, tmpdir: tmpdir() },
     cause: error,
   })
+}
+
+/**
+ * How much a backup may unpack to: UNPACK_RATIO times its own size, at least UNPACK_FLOOR_BYTES. A backup's
+ * tables are JSON lines, which gzip shrinks about 5 to 20 times (rows of nothing but sequential ids and
+ * timestamps: 17); its PKI files not at all. A gzip bomb (about 1000 times: 3 MB held 3 GiB of zeros) is
+ * refused at the member that would pass the ceiling, before a byte of it is written into TMPDIR.
+ */
+const UNPACK_RATIO = 100
+const UNPACK_FLOOR_BYTES = 64 * 1024 * 1024
+
+async function unpackCeiling(file: string): Promise<number> {
+  return Math.max(UNPACK_FLOOR_BYTES, UNPACK_RATIO * (await stat(file)).size)
 }
 
 function invalid(file: string, why: string, cause?: unknown): FleetkitError {
@@ -230,7 +243,7 @@ export async function restoreState(options: {
     progress(`reading ${file}`)
     let members: TarMember[]
     try {
-      members = await extractTarGz(file, work)
+      members = await extractTarGz(file, work, { maxBytes: await unpackCeiling(file) })
     } catch (error) {
       if (error instanceof TarFormatError) throw invalid(file, error.message, error)
       throw unpackFailed(file, error)

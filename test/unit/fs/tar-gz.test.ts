@@ -61,6 +61,28 @@ describe('fs: the backup archive (tar.gz)', () => {
     })
   }
 
+  it('maxBytes: the member that would pass it is refused at its header, never created', async () => {
+    const archive = join(dir, 'a.tar.gz')
+    const writer = await createTarGz(archive)
+    await writer.addBytes('db/a.jsonl', Buffer.alloc(600 * 1024, 1))
+    await writer.addBytes('db/b.jsonl', Buffer.alloc(600 * 1024, 2))
+    await writer.finish()
+    const out = join(dir, 'out')
+    await mkdir(out)
+    const error = await extractTarGz(archive, out, { maxBytes: 1024 * 1024 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    assert.ok(error instanceof TarFormatError, String(error))
+    assert.match(error.message, /unpacks to more than 1048576 bytes \(member db\/b\.jsonl declares 614400 after 614400/)
+    assert.equal(existsSync(join(out, 'db/a.jsonl')), true)
+    assert.equal(existsSync(join(out, 'db/b.jsonl')), false, 'the member past the bound is never created')
+    // Exactly at the bound is within it.
+    const again = join(dir, 'again')
+    await mkdir(again)
+    assert.equal((await extractTarGz(archive, again, { maxBytes: 1200 * 1024 })).length, 2)
+  })
+
   it('refuses a file that is not gzip', async () => {
     await writeFile(join(dir, 'x.tar.gz'), 'not an archive at all')
     const out = join(dir, 'out')
