@@ -56,6 +56,8 @@ async function openOrNotFound(path: string, flags: number, version: string, file
   } catch (error) {
     const errno = (error as NodeJS.ErrnoException).code ?? ''
     if (ABSENT.has(errno)) throw notFound(version, file, 'it is not published')
+    // A socket (ENXIO) or a device without its driver (ENODEV): no file of a release either.
+    if (errno === 'ENXIO' || errno === 'ENODEV') throw notFound(version, file, 'it is not a regular file')
     // The state directory of another user: a setup to correct (publish as the gateway's user), not a server fault.
     if (errno === 'EACCES' || errno === 'EPERM') throw notFound(version, file, "the gateway's user may not read it")
     throw error

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { closeSync, constants, openSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { createServer, request, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -52,6 +52,7 @@ describe('gateway: release routes', function () {
   let releases: string
   let server: Server
   let port: number
+  let socketServer: NetServer
   const sums = Buffer.from(`${'a'.repeat(64)}  ${ARCHIVE}\n`)
   const archive = Buffer.alloc(3 * 1024 * 1024 + 17, 7)
 
@@ -72,6 +73,9 @@ describe('gateway: release routes', function () {
     // are links: one leading outside releases/, one to a published version.
     await mkdir(join(releases, '3.0.0'))
     execFileSync('mkfifo', [join(releases, '3.0.0', 'SHA256SUMS.sig')])
+    // A socket, which open() refuses with ENXIO.
+    socketServer = createNetServer()
+    await new Promise<void>((resolve) => socketServer.listen(join(releases, '3.0.0', 'SHA256SUMS'), resolve))
     await mkdir(join(dir, 'outside'))
     await writeFile(join(dir, 'outside', 'SHA256SUMS'), 'not a release')
     await symlink(join(dir, 'outside'), join(releases, '4.0.0'))
@@ -100,6 +104,7 @@ describe('gateway: release routes', function () {
       }
     }
     await new Promise((resolve) => server?.close(resolve))
+    await new Promise((resolve) => socketServer?.close(resolve))
     await rm(dir, { recursive: true, force: true })
   })
 
@@ -153,7 +158,7 @@ describe('gateway: release routes', function () {
     }
   })
 
-  it('a FIFO is 404 release_not_found at once, and many such requests leave the files served', async () => {
+  it('a FIFO or a socket is 404 release_not_found at once, and many FIFO requests leave the files served', async () => {
     // More requests than libuv has threads (4): an open that waited for a writer would hold each for good.
     const fifo = await Promise.all(Array.from({ length: 6 }, () => send(port, 'GET', '/3.0.0/SHA256SUMS.sig')))
     for (const reply of fifo) {
@@ -161,6 +166,9 @@ describe('gateway: release routes', function () {
       assert.equal(JSON.parse(reply.body.toString()).error.code, 'release_not_found')
     }
     assert.equal((await send(port, 'GET', `/${V}/SHA256SUMS`)).status, 200)
+    const socket = await send(port, 'GET', '/3.0.0/SHA256SUMS')
+    assert.equal(socket.status, 404, 'a socket')
+    assert.equal(JSON.parse(socket.body.toString()).error.code, 'release_not_found')
   })
 
   it('a version directory that is a link is not followed: 404, inside releases/ or outside it', async () => {
