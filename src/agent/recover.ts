@@ -27,9 +27,15 @@ import { probeUrls } from './session.js'
 
 /**
  * One recovery attempt for `expired` (the staged identity). Returns the new identity, staged;
- * throws RECOVERY_WINDOW_EXPIRED or RECOVERY_REFUSED (the node needs a new secret) or a transport error.
+ * throws RECOVERY_WINDOW_EXPIRED or RECOVERY_REFUSED (the node needs a new secret), a transport error, or
+ * CLOCK_SKEW with `skew_ms` when the certificate has not expired on the gateway's clock (`now` is the agent's).
  */
-export async function recoverIdentity(config: AgentConfig, expired: Identity, log: Logger): Promise<Identity> {
+export async function recoverIdentity(
+  config: AgentConfig,
+  expired: Identity,
+  log: Logger,
+  now: () => number = Date.now,
+): Promise<Identity> {
   if (config.enrollUrl === '') {
     throw new FleetkitError(
       'CERTIFICATE_EXPIRED',
@@ -47,7 +53,7 @@ export async function recoverIdentity(config: AgentConfig, expired: Identity, lo
   const urls = urlsFrom(config.enrollUrls.length > 0 ? config.enrollUrls : [config.enrollUrl], config.nodeId)
   for (let which = 0; ; which++) {
     try {
-      return await recoverAt(urls[which]!, config, expired, log)
+      return await recoverAt(urls[which]!, config, expired, log, now)
     } catch (error) {
       const unreachable = error instanceof FleetkitError && error.code === 'GATEWAY_UNREACHABLE'
       if (!unreachable || which + 1 >= urls.length) throw error
@@ -56,18 +62,29 @@ export async function recoverIdentity(config: AgentConfig, expired: Identity, lo
   }
 }
 
-async function recoverAt(url: string, config: AgentConfig, expired: Identity, log: Logger): Promise<Identity> {
+async function recoverAt(
+  url: string,
+  config: AgentConfig,
+  expired: Identity,
+  log: Logger,
+  now: () => number,
+): Promise<Identity> {
   // The enrollment listener authenticates the server only: trust what the gateway last handed over.
   const client = new GatewayClient(
     url,
     { ca: expired.caPem },
-    { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1 },
+    { timeoutMs: config.requestTimeoutSeconds * 1000, maxSockets: 1, now },
   )
   try {
     const challengeRequest: RecoverChallengeRequest = { node_id: config.nodeId }
     const asked = await client.request('POST', RECOVER_CHALLENGE_PATH, challengeRequest)
     if (asked.status !== 200) throw refusal(asked.status, asked.body, expired, asked.headers['retry-after'])
     const { challenge } = readResponse(readRecoverChallengeResponse, asked.body, RECOVER_CHALLENGE_PATH)
+    // Expiry is the gateway's to judge: a certificate still valid on its clock is not recovered (the
+    // gateway would refuse, not_expired) but kept; it is this host's clock that is wrong.
+    const gatewayNow = Date.parse((asked.body as { server_time?: string }).server_time ?? '')
+    if (asked.skewMs !== undefined && gatewayNow < expired.window.notAfter.getTime())
+      throw notExpired(expired, asked.skewMs, url)
     const { keyPem, csrPem } = await generateKeyAndCsr(config.nodeId)
     // The signature covers the CSR too: it is good for this new key only.
     const signature = sign('sha256', recoverySignedBytes(challenge, csrPem, 2), {
@@ -108,6 +125,17 @@ async function recoverAt(url: string, config: AgentConfig, expired: Identity, lo
   } finally {
     client.close()
   }
+}
+
+function notExpired(expired: Identity, skewMs: number, url: string): FleetkitError {
+  return new FleetkitError(
+    'CLOCK_SKEW',
+    `this host's clock is ${Math.round(-skewMs / 1000)} s ahead of the gateway's (${url}): certificate ${expired.serial} looks expired here but is valid until ${expired.window.notAfter.toISOString()} on the gateway's clock; the agent keeps using it`,
+    {
+      actions: ['timedatectl status', 'enable time synchronisation (systemd-timesyncd or chrony) on this host'],
+      data: { skew_ms: skewMs, serial: expired.serial, not_after: expired.window.notAfter.toISOString() },
+    },
+  )
 }
 
 function refusal(status: number, body: unknown, expired: Identity, retryAfter?: string | string[]): FleetkitError {

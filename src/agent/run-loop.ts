@@ -107,7 +107,9 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   try {
     while (!signal.aborted) {
       const now = clock.now()
-      if (now.getTime() >= session.identity.window.notAfter.getTime()) {
+      // Judged on the gateway's clock where a skew was measured: a host clock that runs ahead must not
+      // call a valid certificate expired (at start, before any answer, the recovery's challenge tells).
+      if (now.getTime() + (session.skewMs ?? 0) >= session.identity.window.notAfter.getTime()) {
         // Away longer than the certificate lived (or the gateway was): recover with the key, within the window.
         await recoverExpired()
         continue
@@ -211,17 +213,25 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
 
   /**
    * The certificate expired: recover by a signed challenge. Refusals (past the window, retired or
-   * lost) are fatal: only a new secret helps. An unreachable gateway is retried on the backoff.
+   * lost) are fatal: only a new secret helps. An unreachable gateway is retried on the backoff. A
+   * certificate the gateway's clock says is still valid is kept: CLOCK_SKEW, and the loop carries on
+   * with the measured skew (the heartbeats then report it each beat).
    */
   async function recoverExpired(): Promise<void> {
     const expired = session.identity
     try {
-      const identity = await recoverIdentity(config, expired, log)
+      const identity = await recoverIdentity(config, expired, log, () => clock.now().getTime())
       session.swap(identity, session.clientFor(identity))
       renewal.replan()
       nextBeat = clock.now().getTime()
     } catch (error) {
       const e = toFleetkitError(error)
+      if (e.code === 'CLOCK_SKEW' && typeof e.data?.skew_ms === 'number') {
+        session.noteSkew(e.data.skew_ms)
+        log('error', 'clock_skew', { code: e.code, skew_ms: e.data.skew_ms, message: e.message })
+        nextBeat = clock.now().getTime()
+        return
+      }
       if (!UNREACHABLE.has(e.code) && e.code !== 'AGENT_RENEWAL_FAILED') throw e
       // Shed: at least the Retry-After plus jitter; otherwise (and never less than) the backoff.
       const retryAfter = e.data?.retry_after as string | string[] | undefined

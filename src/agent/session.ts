@@ -67,8 +67,17 @@ export class AgentSession {
     this.onFailover(this.lastFailover, reason)
   }
 
+  /** A skew measured elsewhere (a recovery's challenge) or by a replaced client: stands until the client measures one. */
+  private knownSkewMs: number | undefined
+
   get skewMs(): number | undefined {
-    return this.client.lastSkewMs
+    return this.client.lastSkewMs ?? this.knownSkewMs
+  }
+
+  /** The gateway's clock as measured outside this session's client (the recovery listener). */
+  noteSkew(skewMs: number): void {
+    this.knownSkewMs = skewMs
+    this.client.lastSkewMs = skewMs
   }
 
   /** One request on the current client; transport failures become GATEWAY_UNREACHABLE or CLOCK_SKEW, 401 AGENT_CERTIFICATE_REJECTED. */
@@ -115,6 +124,8 @@ export class AgentSession {
 
   swap(identity: Identity, client: GatewayClient): void {
     const old = this.client
+    // A new client knows no skew until its first answer: the old one's still holds meanwhile.
+    this.knownSkewMs = old.lastSkewMs ?? this.knownSkewMs
     this.identity = identity
     this.client = client
     this.retired.push(old)
