@@ -84,6 +84,8 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
   let running: { id: string; promise: Promise<unknown>; abandoned: boolean } | undefined
   /** The missed CA rotation the last failed call was diagnosed as, kept between diagnoses. */
   let missedRotation: FleetkitError | undefined
+  /** Whether the last heartbeat said the node is parked (logged when it changes). */
+  let parked = false
   log('info', 'agent_started', {
     node_id: config.nodeId,
     version: AGENT_VERSION,
@@ -160,6 +162,10 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
               node_status: answer?.node_status ?? null,
               skew_ms: heartbeat.skewMs ?? null,
             })
+            if (answer !== undefined && (answer.node_status === 'parked') !== parked) {
+              parked = !parked
+              log('info', parked ? 'node_parked' : 'node_unparked', { node_status: answer.node_status })
+            }
             if (answer?.renewal_due === true) renewal.planRotationRenewal()
             if (
               answer?.trust_bundle_sha256 !== undefined &&
@@ -171,7 +177,8 @@ export async function runAgent(config: AgentConfig, deps: RunDeps): Promise<void
             }
             backoff.succeeded()
             missedRotation = undefined
-            if (running === undefined && heartbeat.status === 200) await lease(facts)
+            // Parked: heartbeats and renewals go on, no work is asked for until `fleetkit node unpark`.
+            if (running === undefined && heartbeat.status === 200 && !parked) await lease(facts)
             nextBeat = clock.now().getTime() + config.heartbeatSeconds * 1000
           }
         } catch (error) {

@@ -16,8 +16,12 @@ import { appendEvent } from '../../store/events.js'
 import { BatchLoader } from '../load/batch-loader.js'
 import { peerCertificateOfSession } from '../tls/session-peer.js'
 
-/** Node statuses whose agents may authenticate (each route then decides what they may do). */
-export const AUTHENTICATED_STATUSES = new Set(['active', 'unhealthy', 'draining', 'lost'])
+/**
+ * Node statuses whose agents may authenticate (each route then decides what they may do). `parked` too:
+ * park is reversible and keeps the identity, so a parked node's agent heartbeats and renews (leases are
+ * refused) and is back at `node unpark` by itself, instead of taking a 401 that stops it for good.
+ */
+export const AUTHENTICATED_STATUSES = new Set(['active', 'unhealthy', 'draining', 'lost', 'parked'])
 
 /** Certificate rows a starting gateway reads into its cache at most (the cache clears itself above 100,000). */
 const WARM_MAX_ROWS = 50_000

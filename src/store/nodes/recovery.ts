@@ -2,8 +2,11 @@
 // and which certificate is the node's latest.
 import type { Queryable } from '../database.js'
 
-/** Node statuses that may recover by a signed challenge; retired and lost nodes never do. */
-export const RECOVERABLE_STATUSES = ['active', 'unhealthy', 'draining'] as const
+/**
+ * Node statuses that may recover by a signed challenge; retired and lost nodes never do. A parked node
+ * does: its identity survives a power-off longer than a certificate lives (docs/operations.md, park).
+ */
+export const RECOVERABLE_STATUSES = ['active', 'unhealthy', 'draining', 'parked'] as const
 
 /** The node's recovery counter, or undefined for an unknown node. */
 export async function readRecoveryCounter(q: Queryable, nodeId: string): Promise<number | undefined> {
