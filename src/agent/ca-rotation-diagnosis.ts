@@ -56,13 +56,15 @@ async function explainCaRotation(
   const gatewayCa = oneLine(peer.issuer)
   const actions = [
     `fleetkit ca rotate --status (on the operator's machine): the gateway's CA now is "${gatewayCa}"`,
-    `install the fleet's current ca-bundle.pem as the agent's CA file, move agent.key, agent.pem and gateway-ca.pem out of its PKI directory, and enroll again with a new secret (fleetkit node token NODE, then fleetkit-agent enroll)`,
+    `install the fleet's current ca-bundle.pem as the agent's CA file, move agent.key, agent.pem and gateway-ca.pem out of its PKI directory, and enroll again with a new secret (fleetkit node token NODE --reissue, then fleetkit-agent enroll)`,
+    // The agent cannot tell a node that was away from one retired meanwhile: it retries until told.
+    'if the node was decommissioned meanwhile, stop this agent: systemctl disable --now fleetkit-agent',
   ]
   if (serverSide) {
     if (trusted.some((ca) => issued(peer, ca))) return undefined
     return new FleetkitError(
       'GATEWAY_CA_ROTATED',
-      `the gateway at ${target} presents a certificate from a CA this agent does not trust yet (issuer "${gatewayCa}", signed by none of ${trusted.map(describeCa).join(', ') || 'no CA'} in ${trust.caFile}): the fleet's CA was rotated while this agent was away`,
+      `the gateway at ${target} presents a certificate from a CA this agent does not trust yet: its issuer is named "${gatewayCa}", but none of the CAs in ${trust.caFile} (${trusted.map(describeCa).join(', ') || 'none'}) signed it, and CAs of one fleet may share a name: the fleet's CA was rotated while this agent was away`,
       { actions, data: { target, transport_code: transportCode, gateway_ca: gatewayCa } },
     )
   }
@@ -73,7 +75,7 @@ async function explainCaRotation(
   if (!ownCa && oneLine(own.issuer) === gatewayCa) return undefined
   return new FleetkitError(
     'GATEWAY_CA_ROTATED',
-    `the gateway at ${target} refused this agent's certificate (${transportCode}): it was issued by ${ownCa ? describeCa(ownCa) : `"${oneLine(own.issuer)}"`}, which did not sign the certificate the gateway presents now (issuer "${gatewayCa}"): the fleet's CA rotation completed before this agent renewed`,
+    `the gateway at ${target} refused this agent's certificate (${transportCode}): it was issued by ${ownCa ? describeCa(ownCa) : `"${oneLine(own.issuer)}"`}, which did not sign the certificate the gateway presents now (its issuer is named "${gatewayCa}"; CAs of one fleet may share a name): the fleet's CA rotation completed before this agent renewed`,
     { actions, data: { target, transport_code: transportCode, gateway_ca: gatewayCa } },
   )
 }

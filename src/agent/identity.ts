@@ -123,7 +123,7 @@ async function readPrivateKey(path: string): Promise<string> {
         {
           actions: [
             `replace ${path} with the key file itself (mode 0600)`,
-            'or enroll again with a new secret (fleetkit node token NODE)',
+            'or enroll again with a new secret (fleetkit node token NODE --reissue)',
           ],
           data: { path, mode: 'link' },
         },
@@ -136,7 +136,7 @@ async function readPrivateKey(path: string): Promise<string> {
       {
         actions: [
           `chmod 0600 ${path}`,
-          'if others may have read it, revoke the node and enroll again with a new secret (fleetkit node token NODE)',
+          'if others may have read it, revoke the node and enroll again with a new secret (fleetkit node token NODE --reissue)',
         ],
         data: { path, mode },
       },

@@ -113,7 +113,10 @@ export class AgentSession {
         {
           actions: [
             'fleetkit-agent doctor',
-            'if the node was revoked or re-enrolled elsewhere, enroll again with a new secret (fleetkit node token NODE)',
+            // An enrolled node gets a secret only with --reissue; after a CA rotation it missed, the
+            // pinned CA file is the old one and the enrollment would fail the handshake.
+            'if the node should stay in the fleet: on the operator machine fleetkit node token NODE --reissue; on this host, if the CA was rotated since, install the current ca-bundle.pem as the CA file, then write the secret, move the staged identity away and run fleetkit-agent enroll',
+            'if the node was decommissioned: systemctl disable --now fleetkit-agent',
           ],
           data: { serial: this.identity.serial, path },
         },

@@ -97,6 +97,14 @@ describe('fleetkit-agent doctor after a CA rotation it missed', function () {
     assert.match(check.detail, /presents a certificate from a CA this agent does not trust yet/)
     assert.match(check.detail, /the fleet's CA was rotated while this agent was away/)
     assert.doesNotMatch(check.detail, /cannot reach the gateway/)
+    // Two CAs made the same day share their name: the message tells them apart by fingerprint, and
+    // does not read as "issuer X, signed by none of X".
+    const named =
+      /its issuer is named "([^"]+)", but none of the CAs in \S+ \("([^"]+)" sha256 [0-9a-f]{16}\) signed it, and CAs of one fleet may share a name/.exec(
+        check.detail,
+      )
+    assert.ok(named, check.detail)
+    assert.equal(named[1], named[2], 'the same-day CAs share a name')
   })
 
   it('the running agent logs the missed rotation as GATEWAY_CA_ROTATED at error, not an unreachable gateway', async () => {
