@@ -33,13 +33,15 @@ export async function withPkiLock<T>(
     ))
   )
     return fn()
+  const lockPath = join(pkiDir, PKI_LOCK_NAME)
   try {
-    return await withFileLock(join(pkiDir, PKI_LOCK_NAME), fn, {
+    return await withFileLock(lockPath, fn, {
       timeoutMs: options.timeoutMs ?? 30_000,
       signal: options.signal,
     })
   } catch (error) {
-    if (!(error instanceof LockTimeoutError)) throw error
+    // Only its own lock's timeout: one from a lock taken inside `fn` (a restore's) is that lock's to report.
+    if (!(error instanceof LockTimeoutError) || error.path !== lockPath) throw error
     throw new FleetkitError(
       'PKI_BUSY',
       `another fleetkit command${error.holder ? ` (PID ${error.holder})` : ''} is changing the PKI in ${pkiDir}; nothing was changed`,

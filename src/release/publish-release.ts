@@ -292,7 +292,8 @@ export async function publishRelease(options: PublishOptions): Promise<PublishRe
       },
     )
   } catch (error) {
-    if (!(error instanceof LockTimeoutError)) throw error
+    // Only its own lock's timeout: one from a lock taken inside is that lock's to report.
+    if (!(error instanceof LockTimeoutError) || error.path !== lockFile) throw error
     throw new FleetkitError(
       'RELEASE_PUBLISH_BUSY',
       `another fleetkit release publish${error.holder ? ` (PID ${error.holder})` : ''} holds ${lockFile}; nothing was published`,

@@ -32,7 +32,8 @@ export async function withInstallLock<T>(
         options.onWait?.(`waiting for another fleetkit gateway install or uninstall (PID ${holder}) to finish`),
     })
   } catch (error) {
-    if (!(error instanceof LockTimeoutError)) throw error
+    // Only its own lock's timeout: one from a lock taken inside `fn` is that lock's to report.
+    if (!(error instanceof LockTimeoutError) || error.path !== path) throw error
     throw new FleetkitError(
       'GATEWAY_INSTALL_BUSY',
       `another fleetkit gateway install or uninstall${error.holder ? ` (PID ${error.holder})` : ''} holds ${path}; nothing was changed`,
