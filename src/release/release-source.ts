@@ -1,11 +1,10 @@
 // Where a release is read from: a local directory holding the three files, <url>/<version>/ over
 // HTTPS only (each file bounded in size, redirects only to HTTPS), or files already read into memory
 // (`fleetkit release publish` verifies the very bytes it then writes).
-import { constants } from 'node:fs'
-import { type FileHandle, open } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { FleetkitError } from '../checks/fleetkit-error.js'
+import { readRegularFile } from '../fs/read-regular-file.js'
 
 export type ReleaseSource =
   | { dir: string }
@@ -69,47 +68,6 @@ function downloadFailed(what: string, reason: string, data: Record<string, unkno
 
 function overLimit(path: string, size: number, maxBytes: number): FleetkitError {
   return downloadFailed(path, `${size} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: size })
-}
-
-/**
- * A local file, a link to one included, read no further than `maxBytes`: opened with O_NONBLOCK, so that a
- * FIFO does not wait for a writer, then refused unless it is a regular file (a FIFO or a device reports no
- * size to refuse by, and /dev/zero never ends); the limit is counted again while reading (a file that grows).
- * `fail` makes the error; `why` is the reason in words.
- */
-async function readRegularFile(
-  path: string,
-  maxBytes: number,
-  fail: (why: string, data?: Record<string, unknown>) => FleetkitError,
-): Promise<Buffer> {
-  let handle: FileHandle
-  try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error'
-    throw fail(code === 'ENOENT' || code === 'ENOTDIR' ? 'no such file' : `it cannot be opened (${code})`)
-  }
-  try {
-    const info = await handle.stat()
-    if (!info.isFile()) throw fail('it is not a regular file (a directory, a FIFO or a device, perhaps through a link)')
-    if (info.size > maxBytes)
-      throw fail(`${info.size} bytes is over the limit of ${maxBytes}`, { expected: maxBytes, actual: info.size })
-    const chunks: Buffer[] = []
-    let total = 0
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, maxBytes + 1 - total))
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
-      if (bytesRead === 0) return Buffer.concat(chunks, total)
-      chunks.push(chunk.subarray(0, bytesRead))
-      total += bytesRead
-      if (total > maxBytes) throw fail(`more than the limit of ${maxBytes} bytes`, { expected: maxBytes })
-    }
-  } catch (error) {
-    if (error instanceof FleetkitError) throw error
-    throw fail(`it cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
-  } finally {
-    await handle.close()
-  }
 }
 
 function readLocal(path: string, maxBytes: number): Promise<Buffer> {

@@ -2,8 +2,9 @@
 // inventory hands it to agent_update): release.caFile, read from the operator's disk, for a private
 // mirror; else, when release.url is the gateway's enrollment listener (which serves published
 // releases), the gateway CA bundle; else none (a mirror with a publicly trusted certificate).
-import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
+
+import { readRegularFile } from '../fs/read-regular-file.js'
 
 import { releaseUrlOnGateway } from '../definition/gateway-urls.js'
 import type { Definition } from '../definition/types.js'
@@ -21,9 +22,15 @@ export async function readReleaseCa(
 ): Promise<string | undefined> {
   const file = definition.release.caFile
   if (file === undefined) return releaseUrlOnGateway(definition) ? gatewayCa() : undefined
-  try {
-    return await readFile(resolve(definitionDir, file), 'utf8')
-  } catch {
-    throw invalidValue('release.caFile', "a readable PEM file (relative paths start at the definition's directory)")
-  }
+  // Bounded, and never a FIFO or a device (`/dev/zero` filled the memory): a CA bundle is a few kilobytes.
+  const bytes = await readRegularFile(resolve(definitionDir, file), MAX_CA_FILE_BYTES, () =>
+    invalidValue(
+      'release.caFile',
+      `a readable PEM file of at most ${MAX_CA_FILE_BYTES} bytes (relative paths start at the definition's directory)`,
+    ),
+  )
+  return bytes.toString('utf8')
 }
+
+/** The most a release CA bundle may hold: a bundle of a thousand certificates is well under it. */
+const MAX_CA_FILE_BYTES = 1024 * 1024

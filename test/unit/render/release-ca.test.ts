@@ -2,9 +2,11 @@
 // bundle when release.url is an enrollment listener of the gateway (which serves published releases);
 // else none. The agent seed and the inventory both take it from here.
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 
 import { parse } from 'yaml'
 
@@ -16,6 +18,8 @@ import { readReleaseCa } from '../../../src/render/release-ca.js'
 import { agentSeedDocument, nodeTarget } from '../../../src/render/seed-documents.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { ephemeralCa } from '../../support/pki.js'
+
+const execFileAsync = promisify(execFile)
 
 function withRelease(release: Partial<Definition['release']>, replicas?: Definition['gateway']['replicas']) {
   const d = validDefinition()
@@ -69,6 +73,20 @@ describe('release CA: the gateway serves releases on its enrollment listener', (
     const publicMirror = withRelease({ url: 'https://releases.fleet.internal/fleetkit-agent' })
     assert.equal(await readReleaseCa(publicMirror, dir, gatewayCa), undefined)
     assert.equal(asked, 1, 'the gateway bundle is read only for a release.url on the gateway')
+  })
+
+  it('release.caFile that is a device or a FIFO, or too large, is refused at once (/dev/zero filled the memory)', async () => {
+    const onGateway = withRelease({ url: 'https://enroll.fleet.internal:8444' })
+    await execFileAsync('mkfifo', [join(dir, 'fifo.pem')])
+    await writeFile(join(dir, 'huge.pem'), Buffer.alloc(1024 * 1024 + 1, 0x41))
+    for (const caFile of ['/dev/zero', 'fifo.pem', 'huge.pem', 'missing.pem']) {
+      const mirror = { ...onGateway, release: { ...onGateway.release, caFile } }
+      await assert.rejects(
+        readReleaseCa(mirror, dir, async () => gatewayPem),
+        { code: 'SEED_VALUE_INVALID' },
+        caFile,
+      )
+    }
   })
 
   it('the agent seed passes the gateway CA to the verifier, and the inventory hands it to agent_update', async () => {
