@@ -83,6 +83,25 @@ describe('hostile YAML is refused fast (DEFINITION_TOO_COMPLEX)', () => {
     }
   })
 
+  // Under every limit, and each key one error: placing the errors was quadratic (the yaml package's
+  // duplicate-key check per mapping, one search of the mapping per error), about two minutes for these
+  // 40,000 keys. Linear, it is a few seconds; the timeout is generous for a loaded machine.
+  it('a file of many unknown keys has every error placed without a quadratic search', function () {
+    this.timeout(40_000)
+    const example = readFileSync(packagePath('examples', 'fleet.yaml'), 'utf8')
+    const keys = Array.from({ length: 40_000 }, (_, i) => `k${i}: ${i}\n`).join('')
+    const errors = validateDefinitionText(example + keys, 'fleet.yaml').errors
+    assert.equal(errors.length, 40_000)
+    const exampleLines = example.split('\n').length - 1
+    assert.deepEqual(
+      [errors[0], errors.at(-1)].map((e) => [e!.code, e!.path, e!.line, e!.column]),
+      [
+        ['DEFINITION_FIELD_UNKNOWN', '/k0', exampleLines + 1, 1],
+        ['DEFINITION_FIELD_UNKNOWN', '/k39999', exampleLines + 40_000, 1],
+      ],
+    )
+  })
+
   it('counts values, depth and shared nodes, and passes an ordinary definition', () => {
     const shared = [1, 2, 3]
     assert.equal(complexityProblem({ a: shared, b: shared }, { ...COMPLEXITY_LIMITS, maxValues: 9 }), undefined)
