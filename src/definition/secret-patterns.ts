@@ -25,7 +25,11 @@ const DETECTORS: readonly Detector[] = [
   { kind: 'aws-access-key', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/ },
   { kind: 'slack-token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/ },
   { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/ },
-  { kind: 'url-credentials', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:[^\s/@]+@/i },
+  // Anchored on `://`, with the scheme (at most 32 characters) looked for behind it only there: the
+  // unanchored `\b[a-z][a-z0-9+.-]*://` scanned to the end of the text from every word start, quadratic in
+  // a long value ('a.' repeated 80,000 times took 40 s). Each part after `://` ends at a character the
+  // next one needs, so no part is tried twice over the same text: linear.
+  { kind: 'url-credentials', pattern: /:\/\/(?<=\b[a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/:@]+:[^\s/@]+@/i },
   // Hetzner Cloud API tokens are 64 letters and digits; other vendors' opaque tokens look alike.
   { kind: 'hetzner-token', pattern: /(?<![A-Za-z0-9+/])[A-Za-z0-9]{64}(?![A-Za-z0-9+/])/ },
 ]

@@ -96,6 +96,24 @@ describe('rule: no secrets in the definition (DEFINITION_SECRET_FOUND)', () => {
     assert.ok(!out.includes(FAKE.jwt) && !out.includes(FAKE.slack), out)
   })
 
+  it('finds credentials in a URL with any scheme, and none where a part is missing', () => {
+    for (const url of ['postgresql+asyncpg://u:p@h/db', 'see HTTPS://user:pw@host', 'redis://a:x@h'])
+      assert.equal(detectSecret(url), 'url-credentials', url)
+    for (const url of ['https://user@host/x', 'https://host/u:p@x', '://u:p@h', '1x://u:p@h'])
+      assert.notEqual(detectSecret(url), 'url-credentials', url)
+  })
+
+  // The URL detector scanned from every word start to the end of the text: 'a.' 20,000 times took 2.6 s, so
+  // these 100,000 about a minute, in a value and again in each raw line of a file that does not parse.
+  // Linear, it is milliseconds; the timeout is generous for a loaded machine.
+  it('scans a long value and a long unparsed line in linear time', function () {
+    this.timeout(20_000)
+    const long = 'a.'.repeat(100_000)
+    assert.equal(detectSecret(long), undefined)
+    assert.equal(detectSecret(`${long}x://u:p@h`), 'url-credentials')
+    assert.deepEqual(scanTextForSecrets(`fleet: x\nbad: [${long}\n`), [])
+  })
+
   it('scans text that does not parse, by line, reporting a key block once', () => {
     const text = `fleet: x\nkey: |\n${FAKE.openssh}\n  bad: [\ntoken: ${FAKE.github}\n`
     assert.deepEqual(scanTextForSecrets(text), [
