@@ -1,6 +1,7 @@
 // Parses definition text (YAML, or JSON) into plain data: block-yaml.ts's fast path, else js-yaml.
 // A failure gives a reason and a 1-based line and column, never a snippet of the source.
 import { COMPLEXITY_LIMITS } from './complexity.js'
+import { firstDuplicateKey } from './json-duplicate-keys.js'
 import { loadYaml } from './load-yaml.js'
 
 interface ParseFailure {
@@ -19,12 +20,24 @@ export type ParsedText = { ok: true; data: unknown } | { ok: false; failure: Par
 export function parseDefinitionText(text: string, sourceName: string): ParsedText {
   if (text.trim() === '') return { ok: false, failure: { reason: 'the file is empty', line: 1, column: 1 } }
   if (sourceName.endsWith('.json') || text.trimStart().startsWith('{')) {
+    let data: unknown
+    let parsed = false
     try {
-      return { ok: true, data: JSON.parse(text) as unknown }
+      data = JSON.parse(text) as unknown
+      parsed = true
     } catch (error) {
       if (error instanceof RangeError)
         return { ok: false, failure: { reason: 'it nests too deep to parse', tooComplex: true } }
       // Fall through: js-yaml reads JSON too and says where it breaks.
+    }
+    if (parsed) {
+      // JSON.parse keeps the last of two equal keys; YAML refuses them, and so does a definition in JSON.
+      const duplicate = firstDuplicateKey(text)
+      if (duplicate === undefined) return { ok: true, data }
+      return {
+        ok: false,
+        failure: { reason: 'duplicated mapping key', line: duplicate.line, column: duplicate.column },
+      }
     }
   }
   // Block-style YAML, as definitions are written, is read without js-yaml (load-yaml.ts); anything else,

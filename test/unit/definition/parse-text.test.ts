@@ -27,6 +27,24 @@ describe('parsing definition text', () => {
     assert.deepEqual(json.ok ? undefined : [json.failure.line, json.failure.column], [3, 4])
   })
 
+  // JSON.parse keeps the last of two equal keys: `"publicSsh": false` read first, `true` applied.
+  it('refuses a duplicate key in JSON as in YAML, with its line and column, however the key is written', () => {
+    const yaml = validateDefinitionText('exposure:\n  publicSsh: false\n  publicSsh: true\n', 'f.yaml').errors[0]!
+    for (const key of ['"publicSsh"', '"\\u0070ublicSsh"']) {
+      const text = `{"exposure": {"publicSsh": false,\n  ${key}: true}, "nodes": [{"a": 1}, {"a": 2}]}`
+      const [error] = validateDefinitionText(text, 'f.json').errors
+      assert.deepEqual(
+        [error!.code, error!.message, error!.line, error!.column],
+        [yaml.code, 'duplicated mapping key at line 2, column 3', 2, 3],
+      )
+      // Read as YAML when the name does not say JSON: the same refusal.
+      assert.equal(validateDefinitionText(text, 'fleet.yaml').errors[0]!.code, 'DEFINITION_UNREADABLE')
+    }
+    // Equal keys in different objects, a key equal to a value, and braces inside strings are no duplicates.
+    const fine = '{"a": {"x": 1}, "b": {"x": "a"}, "c": ["{\\"x\\"", {"x": 2, "y": "}"}], "d": {"x": {"x": 1}}}'
+    assert.equal(parseDefinitionText(fine, 'f.json').ok, true)
+  })
+
   it('a syntax error never quotes the source', () => {
     const secret = 'ghp_' + 'x'.repeat(36)
     const { errors } = validateDefinitionText(`fleet: x\n  bad: ${secret}\n: [\n`, 'f.yaml')
