@@ -2,6 +2,7 @@
 // both TTYs, no --json) it asks; anywhere else it needs --yes, so a script never hangs on a prompt.
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { FailureCode } from '../checks/failure-codes.js'
+import { shownOnTerminal } from '../protocol/terminal-text.js'
 
 /** What a command is about to do that cannot be undone, as the library describes it. */
 export interface ConfirmationRequest {
@@ -61,7 +62,8 @@ export function confirmer(options: ConfirmOptions): Confirm {
       )
     }
     options.beforeAsk?.()
-    output.write(`${capitalized(request.what)}.\nContinue? [y/N] `)
+    // WHAT may name stored text (an allocation's owner): escaped like any echoed text (terminal-text.ts).
+    output.write(`${shownOnTerminal(capitalized(request.what))}.\nContinue? [y/N] `)
     const answer = await readAnswer(input, options.signal)
     if (answer === undefined) output.write('\n')
     if (answer !== undefined && /^\s*y(es)?\s*$/i.test(answer)) return

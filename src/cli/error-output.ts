@@ -1,6 +1,7 @@
 // How a failure reaches the operator, the same from a command and from an oclif hook:
 // the --json envelope on stdout, or `Error (CODE): message` and "Try this:" on stderr.
 import type { FleetkitError } from '../checks/fleetkit-error.js'
+import { shownOnTerminal } from '../protocol/terminal-text.js'
 
 export interface ErrorEnvelope {
   /**
@@ -33,13 +34,19 @@ export function errorEnvelope(e: FleetkitError, exitCode: number = e.exitCode): 
   }
 }
 
+/**
+ * The failure as terminal lines. Messages, details and actions echo what the operator typed, what a definition
+ * file holds and what a server answered: each line is shownOnTerminal, so none of it can move the cursor, start a
+ * line of its own or turn the text around it (the --json envelope keeps it as it is, escaped as JSON escapes).
+ */
 export function humanErrorLines(e: FleetkitError, debug: boolean): string[] {
   const lines = [...e.detailLines, `Error (${e.code}): ${e.message}`, 'Try this:', ...e.actions.map((a) => `  ${a}`)]
   if (debug) {
     const cause = e.cause instanceof Error ? e.cause : e
-    lines.push(cause.stack ?? String(cause))
+    // The stack's own line breaks are kept; only what is inside a line is escaped.
+    lines.push(...(cause.stack ?? String(cause)).split('\n'))
   }
-  return lines
+  return lines.map(shownOnTerminal)
 }
 
 export interface ErrorOutputOptions {

@@ -20,7 +20,8 @@ function unknownCommandError(typed: string, known: readonly string[]): FleetkitE
   )
   const suggestions = [...new Set([...suggestCommands(typed, known), ...prefixes])].slice(0, 3)
   const didYouMean = suggestions.length === 0 ? '' : `; did you mean ${suggestions.map((s) => `"${s}"`).join(' or ')}?`
-  return new FleetkitError('COMMAND_UNKNOWN', `no fleetkit command "${typed}"${didYouMean}`, {
+  // Quoted as JSON, like every other echoed argument: the quotes cannot be closed from inside it.
+  return new FleetkitError('COMMAND_UNKNOWN', `no fleetkit command ${JSON.stringify(typed)}${didYouMean}`, {
     actions: [...suggestions.map((s) => `fleetkit help ${s}`), 'fleetkit help'],
     data: { command: typed, suggestions },
   })

@@ -91,10 +91,17 @@ function tooComplexError(path: string, reason: string, errors?: DefinitionError[
   )
 }
 
-/** One line per error: `CODE /pointer (line:col): message`. */
+/** Characters of a pointer on a human line; data.errors keeps it whole. */
+const SHOWN_POINTER_MAX = 200
+
+/**
+ * One line per error: `CODE /pointer (line:col): message`. A pointer is built from the file's keys, so a long key
+ * is cut here; control characters in it are escaped where the line is printed (cli/error-output.ts).
+ */
 function formatDefinitionError(e: DefinitionError): string {
   const position = e.line === undefined ? '' : ` (${e.line}:${e.column ?? 1})`
-  return `${e.code} ${e.path === '' ? '/' : e.path}${position}: ${e.message}`
+  const path = e.path.length > SHOWN_POINTER_MAX ? `${e.path.slice(0, SHOWN_POINTER_MAX - 3)}...` : e.path
+  return `${e.code} ${path === '' ? '/' : path}${position}: ${e.message}`
 }
 
 /** The error a caller throws for a definition with errors: UNREADABLE when it did not parse, else INVALID. */

@@ -32,14 +32,16 @@ function mapAjvError(e: ErrorObject): DefinitionError | undefined {
   const params = e.params as Record<string, unknown>
   if (e.keyword === 'additionalProperties') {
     const field = String(params.additionalProperty)
+    // A key is the file's text: cut like any value shown (a million-character key was a 2 MB error line).
+    const shown = summarize(field) as string
     const allowed = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {})
     return {
       code: 'DEFINITION_FIELD_UNKNOWN',
       check: 'definition:schema',
       path: childPointer(e.instancePath, field),
       expected: allowed.length > 0 ? `one of the fields ${allowed.join(', ')}` : 'no other field',
-      actual: field,
-      message: `unknown field "${field}"${didYouMean(field, allowed)}${allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : ''}`,
+      actual: shown,
+      message: `unknown field "${shown}"${didYouMean(field, allowed)}${allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : ''}`,
     }
   }
   if (e.keyword === 'required') {
@@ -62,8 +64,8 @@ function mapAjvError(e: ErrorObject): DefinitionError | undefined {
     check: 'definition:schema',
     path: name === undefined ? e.instancePath : childPointer(e.instancePath, name),
     expected: expectedFor(e),
-    actual: name === undefined ? summarize(e.data) : name,
-    message: name === undefined ? messageFor(e) : `name "${name}" ${messageFor(e)}`,
+    actual: name === undefined ? summarize(e.data) : summarize(name),
+    message: name === undefined ? messageFor(e) : `name "${String(summarize(name))}" ${messageFor(e)}`,
   }
 }
 

@@ -4,6 +4,7 @@
 import type { StatePool } from '../store/transaction.js'
 
 import type { Clock } from '../config/clock.js'
+import { shownOnTerminal } from '../protocol/terminal-text.js'
 import { readRateLimit } from '../store/provider/provider-rate-limits.js'
 import { type ApiToken, DEFAULT_TOKEN_ENV } from './api-token.js'
 import { HetznerClient } from './hetzner.js'
@@ -36,6 +37,19 @@ export interface ProviderCheckOptions {
   /** The state: the project's budget is shared there with every other fleetkit process. */
   pool: StatePool
   clock?: Clock
+}
+
+/**
+ * The check as terminal lines. Names are as the provider (or whatever answers at --api-url) wrote them: shown
+ * escaped, so an answer cannot move the cursor, start a line of its own or reverse the text after it.
+ */
+export function formatProviderCheck(result: ProviderCheckResult): string[] {
+  return [
+    `${result.apiUrl} answers with the token in ${result.tokenEnv}`,
+    `locations: ${result.locations.join(', ')}`,
+    `server types: ${result.serverTypes.map((t) => `${t.name} (${t.architecture})`).join(', ')}`,
+    `request budget: ${result.budget.remaining} of ${result.budget.limit} an hour left`,
+  ].map(shownOnTerminal)
 }
 
 export async function checkProvider(options: ProviderCheckOptions): Promise<ProviderCheckResult> {

@@ -3,6 +3,7 @@ import { Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { hasControlCharacters, shownOnTerminal } from '../../protocol/terminal-text.js'
 import type { AllocationView } from '../../lifecycle/node/allocations.js'
 
 export default class AllocReserve extends FleetkitCommand<AllocationView> {
@@ -32,10 +33,16 @@ ALLOCATION_OVER_CAPACITY when the node's capacity less its active allocations ca
         `--cpu ${JSON.stringify(flags.cpu.slice(0, 20))} is not a number of vCPUs like 2 or 0.5`,
         { actions: ['fleetkit help alloc reserve'] },
       )
-    if (flags.owner.length > 256 || /\p{Cc}/u.test(flags.owner))
-      throw new FleetkitError('USAGE_INVALID', '--owner is 1 to 256 printable characters', {
-        actions: ['fleetkit help alloc reserve'],
-      })
+    // Stored, then printed by `alloc list` and `node show`: no control character, nor a mark that reorders or
+    // hides the rest of the row (U+202E), as the gateway's allocation route refuses.
+    if (flags.owner.length > 256 || hasControlCharacters(flags.owner))
+      throw new FleetkitError(
+        'USAGE_INVALID',
+        '--owner is 1 to 256 printable characters, with no control character or bidi or zero-width mark',
+        {
+          actions: ['fleetkit help alloc reserve'],
+        },
+      )
     const a = await this.withState({ stateDir: flags['state-dir'] }, ({ pool, actor }) =>
       reserve(pool, {
         nodeId: flags.node,
@@ -47,7 +54,7 @@ ALLOCATION_OVER_CAPACITY when the node's capacity less its active allocations ca
       }),
     )
     this.log(
-      `Reserved ${a.id} on ${a.nodeId} for ${a.owner}: cpu ${a.cpu}, memory ${a.memoryMib} MiB, disk ${a.diskGib} GiB`,
+      `Reserved ${a.id} on ${a.nodeId} for ${shownOnTerminal(a.owner)}: cpu ${a.cpu}, memory ${a.memoryMib} MiB, disk ${a.diskGib} GiB`,
     )
     this.log(formatAllocation(a))
     return a

@@ -4,6 +4,7 @@ import { Args, Flags } from '@oclif/core'
 
 import { stateDirFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
+import { shownOnTerminal } from '../../protocol/terminal-text.js'
 import type { NodeShowResult } from '../../lifecycle/view/fleet-view.js'
 
 export default class NodeShow extends FleetkitCommand<NodeShowResult> {
@@ -52,7 +53,7 @@ export default class NodeShow extends FleetkitCommand<NodeShowResult> {
     this.log('Allocations:')
     for (const a of r.allocations)
       this.log(
-        `  ${a.id}  ${a.owner}  cpu ${a.cpu} memory ${a.memoryMib} MiB disk ${a.diskGib} GiB${a.status === 'stranded' ? '  stranded' : ''}`,
+        `  ${a.id}  ${shownOnTerminal(a.owner)}  cpu ${a.cpu} memory ${a.memoryMib} MiB disk ${a.diskGib} GiB${a.status === 'stranded' ? '  stranded' : ''}`,
       )
     this.log('Events:')
     for (const e of r.events) this.log(`  ${e.at}  ${e.kind}  ${JSON.stringify(e.data)}`)

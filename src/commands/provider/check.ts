@@ -35,7 +35,7 @@ fleetkit process; the check reports what is left of it.`
 
   async run(): Promise<ProviderCheckResult> {
     const { flags } = await this.parse(ProviderCheck)
-    const { checkProvider } = await import('../../provider/provider-check.js')
+    const { checkProvider, formatProviderCheck } = await import('../../provider/provider-check.js')
     const { apiTokenFromEnv } = await import('../../provider/api-token.js')
     // Before the state opens: a missing token fails at once.
     const token = apiTokenFromEnv(process.env, flags['token-env'])
@@ -43,10 +43,7 @@ fleetkit process; the check reports what is left of it.`
       progress(`asking ${flags['api-url']}`)
       return checkProvider({ token, tokenEnv: flags['token-env'], baseUrl: flags['api-url'], pool })
     })
-    this.log(`${result.apiUrl} answers with the token in ${result.tokenEnv}`)
-    this.log(`locations: ${result.locations.join(', ')}`)
-    this.log(`server types: ${result.serverTypes.map((t) => `${t.name} (${t.architecture})`).join(', ')}`)
-    this.log(`request budget: ${result.budget.remaining} of ${result.budget.limit} an hour left`)
+    for (const line of formatProviderCheck(result)) this.log(line)
     return result
   }
 }

@@ -6,6 +6,7 @@ import type { TLSSocket } from 'node:tls'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { derFingerprintSha256 } from '../../pki/fingerprint.js'
+import { hasControlCharacters } from '../../protocol/terminal-text.js'
 import {
   type AllocationRow,
   listAllocations,
@@ -113,10 +114,16 @@ async function reserve(g: GatewayContext, ctx: RequestContext, actor: string): P
 }
 
 function text(value: unknown, field: string, max: number): string {
-  if (typeof value !== 'string' || value.length < 1 || value.length > max || /\p{Cc}/u.test(value))
-    throw new FleetkitError('REQUEST_INVALID', `${field} must be a printable string of 1 to ${max} characters`, {
-      data: { field },
-    })
+  // No control character, nor a bidi or zero-width mark: the value is stored and printed on terminals
+  // (`alloc list`, `node show`), where U+202E would turn the rest of the row around.
+  if (typeof value !== 'string' || value.length < 1 || value.length > max || hasControlCharacters(value))
+    throw new FleetkitError(
+      'REQUEST_INVALID',
+      `${field} must be a printable string of 1 to ${max} characters, with no control character or bidi or zero-width mark`,
+      {
+        data: { field },
+      },
+    )
   return value
 }
 

@@ -4,6 +4,7 @@
 import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import { shownOnTerminal } from '../../protocol/terminal-text.js'
 import {
   type AllocationRow,
   type AllocationStatus,
@@ -122,13 +123,16 @@ export async function list(
   return (await listAllocations(pool, filter)).map(viewAllocation)
 }
 
+/** One line of `alloc list`. The owner was chosen by whoever reserved: shown escaped (terminal-text.ts). */
 export function formatAllocation(a: AllocationView): string {
-  return `${a.id}  ${a.nodeId}  ${a.owner}  cpu ${a.cpu}  memory ${a.memoryMib} MiB  disk ${a.diskGib} GiB  ${a.status}${a.releaseReason ? ` (${a.releaseReason})` : ''}`
+  return `${a.id}  ${a.nodeId}  ${shownOnTerminal(a.owner)}  cpu ${a.cpu}  memory ${a.memoryMib} MiB  disk ${a.diskGib} GiB  ${a.status}${a.releaseReason ? ` (${a.releaseReason})` : ''}`
 }
 
 /** What `fleetkit alloc release` returns: the one allocation released, or, with --stranded, what was. */
 export type AllocReleaseResult = AllocationView | StrandedReleaseResult
 
 export function formatReleased(result: AllocReleaseResult): string {
-  return 'released' in result ? result.message : `Released ${result.id} on ${result.nodeId} (owner ${result.owner})`
+  return 'released' in result
+    ? result.message
+    : `Released ${result.id} on ${result.nodeId} (owner ${shownOnTerminal(result.owner)})`
 }

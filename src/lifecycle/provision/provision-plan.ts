@@ -51,10 +51,13 @@ export function declaredNode(definition: Definition, nodeId: string): NodeDeclar
   const yaml = [`nodes:`, `  - id: ${nodeId}`, `    pool: ${pools[0] ?? 'POOL'}`, `    state: active`].join('\n')
   throw new FleetkitError(
     'NODE_UNDECLARED',
-    `node ${JSON.stringify(nodeId.slice(0, 64))} is not declared in fleet.yaml, and only declared nodes are provisioned; add it (pool one of ${pools.join(', ') || 'none'}):\n${yaml}`,
+    `node ${JSON.stringify(nodeId.slice(0, 64))} is not declared in fleet.yaml, and only declared nodes are provisioned; add the entry printed above (data.yaml; pool one of ${pools.join(', ') || 'none'})`,
     {
       actions: ['add the entry above under nodes: in fleet.yaml', `fleetkit node provision ${nodeId.slice(0, 64)}`],
       data: { node: nodeId.slice(0, 64), pools, yaml },
+      // Lines of their own, before the error line: the message is one line, whose control characters are
+      // escaped on a terminal (error-output.ts), and the entry must print as YAML to copy.
+      detailLines: yaml.split('\n'),
     },
   )
 }

@@ -1,6 +1,6 @@
 // `fleetkit events`: the fleet's event log, filtered by node, kind and time, in time order, optionally
 // followed (polling by id after the greatest one shown, so nothing already printed is shown twice).
-import { CONTROL_CHARACTERS } from '../../protocol/wire-format.js'
+import { shownOnTerminal } from '../../protocol/terminal-text.js'
 import type { Queryable } from '../../store/database.js'
 import { type EventRow, listEvents } from '../../store/events.js'
 import { waitFor, type WaitOptions } from '../wait.js'
@@ -68,26 +68,15 @@ function toFleetEvent(e: EventRow): FleetEvent {
   return { id: e.id, at: e.at.toISOString(), kind: e.kind, nodeId: e.nodeId, data: e.data }
 }
 
-/** One event as a line of `fleetkit events`; control characters in its text are shown escaped (shownOnTerminal). */
+/**
+ * One event as a line of `fleetkit events`; control characters in its text are shown escaped (shownOnTerminal): an
+ * event's text may come from a host (a job's failure), an operator's reason or an API caller. `--json` keeps it as it is.
+ */
 export function formatEvent(e: FleetEvent): string {
   const data = Object.entries(e.data)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ')
   return shownOnTerminal(`${e.at}  ${e.kind.padEnd(20)} ${(e.nodeId ?? '-').padEnd(16)} ${data}`.trimEnd())
-}
-
-// C0 and C1 controls (ESC and CSI among them) and the marks that reorder or hide text: the class printableText
-// removes from a host's text, shown here rather than removed, since an event is a record.
-const CONTROL = new RegExp(`[${CONTROL_CHARACTERS}]`, 'g')
-
-/**
- * Text written as `\u001b` where it held the character: an event's text may come from a host (a job's failure),
- * an operator's reason or an API caller, and a terminal must show it, never obey it (move the cursor, retitle
- * the window, clear what was printed) nor let it reorder or hide what is printed beside it (a right-to-left
- * override, a zero-width space). `--json` escapes controls as JSON does and keeps the marks as they are.
- */
-function shownOnTerminal(text: string): string {
-  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** `--since`: an ISO time, or a duration back from now (`90s`, `15m`, `2h`, `7d`). */

@@ -1,7 +1,7 @@
 // One command line, one set of conventions, checked on the real CLI: unknown commands, usage
 // errors, the shared --definition/-d and --state-dir flags, `fleetkit version`, shell completion.
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -55,6 +55,62 @@ describe('cli: conventions every command shares (the real CLI)', function () {
       const topic = await runFleetkit(['db'])
       assert.equal(topic.code, 0, 'a topic alone still shows its help')
       assert.match(topic.stdout, /db status/)
+    })
+  })
+
+  // A hostile fleet.yaml in a pull request, or a pasted argument, wrote fake lines into CI logs and terminals:
+  // the window retitled, the screen cleared, "Fleet is valid" on a line of its own, the row reversed.
+  describe('text from argv or a definition is printed escaped, never obeyed', () => {
+    const hostile = '\u001b]0;pwned\u0007\u001b[2J\u001b[31mX\nFleet is valid\u202e'
+    const escaped = '\\u001b]0;pwned\\u0007\\u001b[2J\\u001b[31mX\\u000aFleet is valid\\u202e'
+    // eslint-disable-next-line no-control-regex
+    const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/
+
+    it('an unknown command, a missing definition and a refused --owner', async () => {
+      const unknown = await runFleetkit([hostile])
+      assert.equal(unknown.code, 2)
+      assert.doesNotMatch(unknown.stderr, raw)
+      // Quoted as JSON, as other echoed arguments are; the mark JSON leaves alone is escaped too.
+      assert.equal(
+        unknown.stderr.split('\n')[0],
+        'Error (COMMAND_UNKNOWN): no fleetkit command "\\u001b]0;pwned\\u0007\\u001b[2J\\u001b[31mX\\nFleet is valid\\u202e"',
+      )
+      const missing = await runFleetkit(['validate', join(dir, hostile)])
+      assert.doesNotMatch(missing.stderr, raw)
+      assert.ok(missing.stderr.startsWith(`Error (DEFINITION_MISSING): no fleet definition at ${dir}/${escaped}\n`))
+      // Stored, then printed by alloc list and node show: refused before the state is opened.
+      const owner = await runFleetkit(
+        ['alloc', 'reserve', '--node', 'build-1', '--cpu', '1', '--owner', 'ab\u202ecd', '--json'],
+        { env: { FLEETKIT_STATE_DIR: join(dir, 'no-state') } },
+      )
+      assert.equal(owner.json.code, 'USAGE_INVALID', owner.stdout)
+      assert.match(owner.json.message, /bidi/)
+      assert.ok(!existsSync(join(dir, 'no-state')), 'no state was opened')
+    })
+
+    it("a definition's keys, as a pool name and as an unknown field; a long key is cut", async () => {
+      const example = readFileSync(packagePath('examples', 'fleet.yaml'), 'utf8')
+      const file = join(dir, 'hostile-keys.yaml')
+      const long = 'k'.repeat(100_000)
+      writeFileSync(
+        file,
+        example.replace('pools:\n', `pools:\n  ${JSON.stringify(`b${hostile}`)}: {}\n`) +
+          `${JSON.stringify(hostile)}: 1\n${long}: 1\n`,
+      )
+      const run = await runFleetkit(['validate', file])
+      assert.equal(run.code, 1, run.stderr)
+      assert.doesNotMatch(run.stderr, raw)
+      const lines = run.stderr.split('\n')
+      assert.ok(
+        lines.some((l) => l.startsWith(`DEFINITION_FIELD_UNKNOWN /${escaped} (`)),
+        run.stderr,
+      )
+      assert.ok(
+        lines.some((l) => l.startsWith(`DEFINITION_VALUE_INVALID /pools/b${escaped} (`)),
+        run.stderr,
+      )
+      assert.ok(!lines.some((l) => l.startsWith('Fleet is valid')), 'no line of its own')
+      assert.ok(Math.max(...lines.map((l) => l.length)) < 1000, 'the 100,000-character key is cut on its line')
     })
   })
 

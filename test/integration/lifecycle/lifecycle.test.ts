@@ -365,7 +365,17 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     })
     assert.equal(apiOk.status, 200, JSON.stringify(apiOk.body))
     // Text no column can store (an unpaired surrogate in the body, a NUL in the query or path) is a 400, and nothing is written.
-    for (const owner of ['plat\ud800form', 'plat\u0000form', '\udfff']) {
+    // Nor text a terminal would obey when alloc list and node show print it: ESC, a right-to-left override, an
+    // isolate, a zero-width space (the CLI's --owner refuses the same).
+    for (const owner of [
+      'plat\ud800form',
+      'plat\u0000form',
+      '\udfff',
+      'a\u001b[2Jb',
+      'ab\u202ecd',
+      'x\u2066y',
+      'z\u200bw',
+    ]) {
       const refused = await api('POST', '/v1/operator/allocations', { node_id: 'cap-1', owner, cpu: 0.1 })
       assert.equal(refused.status, 400, JSON.stringify(refused.body))
       assert.equal(code(refused), 'request_invalid')

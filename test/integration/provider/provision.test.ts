@@ -904,7 +904,8 @@ describe('node provision, replace and decommission against the Hetzner stub', fu
       }
       const ghost = await runFleetkit(['node', 'provision', 'ghost-1', '--definition', file, '--json'], { env })
       assert.equal(ghost.json.code, 'NODE_UNDECLARED', ghost.stderr)
-      assert.match(ghost.json.message, /nodes:\n {2}- id: ghost-1\n {4}pool: build/)
+      assert.match(ghost.json.data.yaml, /nodes:\n {2}- id: ghost-1\n {4}pool: build/)
+      assert.match(ghost.json.message, /add the entry printed above/)
       assertMatchesOutputSchema('node-provision', ghost.json)
 
       // An example definition never reaches a provider: refused before a request, for provision and replace.
