@@ -1,7 +1,8 @@
 // `fleetkit seed`: renders a node's seed within the size budget, stages it 0600 beside its place,
 // registers the node in the state (a fresh single-use secret for an agent, the pinned host key for
 // a worker), and only once that committed puts the seed in place (a rename) or prints it.
-import { chmod, rename, rm } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
+import { chmod, lstat, rename, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 
 import type { StatePool } from '../../store/transaction.js'
@@ -388,10 +389,24 @@ async function stageSeed(options: SeedNodeOptions, path: string, bytes: Buffer):
       await makeDirectories(dirname(path), 0o700, STATE_PARENT_MODE)
       await chmod(dirname(path), 0o700)
     }
+    // The seed is staged beside PATH, which works when PATH is a directory; only the rename after the commit
+    // would fail (EISDIR), with the secret stored and never shown. Refused here, before anything is stored.
+    if ((await existingEntry(path))?.isDirectory())
+      throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' })
     await writePrivateFile(staged, bytes)
   } catch (error) {
     if (isFleetkitError(error)) throw error
     throw outputWriteFailed(path, error)
   }
   return staged
+}
+
+/** What is at PATH now (a link itself, not its target: rename replaces a link), or undefined when nothing is. */
+async function existingEntry(path: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
 }

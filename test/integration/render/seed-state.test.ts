@@ -471,6 +471,31 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       }
     })
 
+    // The seed used to be staged beside the directory and stored, then the rename failed after the commit:
+    // the node was provisioning with a secret nobody held, and only --reissue --rekey got out of it.
+    it('--output naming a directory: OUTPUT_WRITE_FAILED (EISDIR), before anything is stored', async () => {
+      const outputDir = join(dir, 'a-directory')
+      mkdirSync(outputDir)
+      for (const [node, extra] of cases) {
+        const before = await snapshot(node)
+        const ran = await runFleetkit(
+          ['seed', node, '--kind', 'agent', '--rekey', ...extra, ...EXAMPLE, '--output', outputDir, '--json'],
+          { env },
+        )
+        assertMatchesOutputSchema('seed', ran.json)
+        assert.equal(ran.json.code, 'OUTPUT_WRITE_FAILED', ran.stdout)
+        assert.equal(ran.json.data.errno, 'EISDIR')
+        assert.equal(ran.json.data.committed, false)
+        assert.deepEqual(await snapshot(node), before, node)
+        assert.deepEqual(readdirSync(outputDir), [], 'nothing written into it')
+        assert.deepEqual(
+          readdirSync(dir).filter((name) => name.startsWith('.a-directory')),
+          [],
+          'no staged seed beside it',
+        )
+      }
+    })
+
     it('--output on a full 16 KiB tmpfs: OUTPUT_WRITE_FAILED (ENOSPC), no partial file left', async () => {
       tiny = join(dir, 'tiny')
       mkdirSync(tiny)
