@@ -60,6 +60,8 @@ export function validateDefinitionText(
   // Before anything walks the data: an alias bomb is small as text and huge as a tree.
   const complex = complexityProblem(data)
   if (complex !== undefined) return { errors: [tooComplex(complex)] }
+  const foreign = notADefinition(data)
+  if (foreign !== undefined) return { errors: [foreign] }
   const secrets = findSecrets(data)
   const shapeErrors = [...checkSchema(data), ...checkValueGrammar(data)]
   const errors = [...shapeErrors, ...secretErrors(secrets)]
@@ -92,6 +94,29 @@ function tooComplex(reason: string): DefinitionError {
     expected: 'a fleet definition of ordinary size, nesting and aliases',
     actual: null,
     message: `the file is refused unread: ${reason}`,
+  }
+}
+
+/**
+ * A mapping with neither `version` nor `fleet` at its top is not a fleet definition: a wrong path, or a
+ * `fleet.yaml` committed as a symbolic link to /etc/shadow. Its keys would each be an unknown field, echoing
+ * the file's lines into a CI log (a password hash among them), so it is one error that shows none of them.
+ * A definition with a typo still has one of the two, and gets every error as before.
+ */
+function notADefinition(data: unknown): DefinitionError | undefined {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return undefined
+  if (Object.hasOwn(data, 'version') || Object.hasOwn(data, 'fleet')) return undefined
+  const keys = Object.keys(data).length
+  return {
+    code: 'DEFINITION_VALUE_INVALID',
+    check: 'definition:schema',
+    path: '',
+    expected: 'a fleet definition: a mapping with version, fleet and the other required fields',
+    actual: `a mapping of ${keys} key${keys === 1 ? '' : 's'}, none of them version or fleet`,
+    message:
+      'this is not a fleet definition: it has neither "version" nor "fleet" at the top level (its keys are not shown; check the path, and where a symbolic link points)',
+    line: 1,
+    column: 1,
   }
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -100,6 +100,38 @@ describe('hostile YAML is refused fast (DEFINITION_TOO_COMPLEX)', () => {
         ['DEFINITION_FIELD_UNKNOWN', '/k39999', exampleLines + 40_000, 1],
       ],
     )
+  })
+
+  // `ln -s /etc/shadow fleet.yaml` in a pull request: each line was an unknown field, printed whole in CI.
+  it('a file that is no fleet definition (a link to /etc/shadow) is one error that echoes none of its lines', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetkit-hostile-'))
+    try {
+      const hash = '$y$j9T$abcdefghijklmnop$ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijk'
+      writeFileSync(join(dir, 'shadow'), `root:${hash}:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n`)
+      symlinkSync(join(dir, 'shadow'), join(dir, 'fleet.yaml'))
+      const error = await loadDefinition(join(dir, 'fleet.yaml')).then(
+        () => assert.fail('a shadow file is no definition'),
+        (e: FleetkitError) => e,
+      )
+      assert.equal(error.code, 'DEFINITION_INVALID')
+      const errors = error.data!.errors as { code: string; path: string; message: string }[]
+      assert.deepEqual(
+        errors.map((e) => [e.code, e.path]),
+        [['DEFINITION_VALUE_INVALID', '']],
+      )
+      assert.match(errors[0]!.message, /not a fleet definition.*neither "version" nor "fleet"/)
+      const printed = JSON.stringify([error.message, error.data, error.detailLines, error.actions])
+      for (const leaked of ['root', 'daemon', '20228', hash]) assert.ok(!printed.includes(leaked), leaked)
+      // A definition with a typo keeps version or fleet, and still gets each unknown field by name.
+      assert.deepEqual(
+        validateDefinitionText('fleet: x\nflet: y\n', 'fleet.yaml')
+          .errors.filter((e) => e.code === 'DEFINITION_FIELD_UNKNOWN')
+          .map((e) => e.path),
+        ['/flet'],
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('counts values, depth and shared nodes, and passes an ordinary definition', () => {
