@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url)
 
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"},"replicas":{"description":"More gateways on the same database and PKI: agents start at one chosen by their node ID and move to the next when theirs fails.","type":"array","maxItems":15,"uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"$ref":"#/$defs/httpsUrl"},"enrollUrl":{"$ref":"#/$defs/httpsUrl"}}}}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"tailscale":{"description":"Install Tailscale and join the tailnet with tags from the pool (the auth key comes from FLEETKIT_TAILSCALE_AUTH_KEY on the operator's machine, never from this file).","type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"stateful":{"description":"Its nodes hold state (a database): when one is lost its allocations stay, stranded, until a person releases them (fleetkit alloc release --stranded) or the node heartbeats again. Default false: a lost node's allocations are released.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"host":{"description":"Host name, tailnet name or IP address. Optional for a node in a pool with a provider (providers.hetzner declared and the pool names its image): its address is the server fleetkit provisioned, recorded in the state; required for any other node (NODE_SSH_HOST_MISSING).","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"container":{"description":"The host is a container (systemd-nspawn, LXC, ...): it shares its host's kernel. Preflight accepts it (and refuses a VM or bare metal that declares it); the kernel parts, br_netfilter and the bridge sysctls, are reported not applicable.","type":"boolean"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fleetkit.dev/schema/fleet.schema.json","title":"fleetkit fleet definition (fleet.yaml)","description":"The shape of fleet.yaml. Rules across fields (references, capacity, network arithmetic, secrets, sizing) are checked after this schema by src/definition/rules/.","type":"object","additionalProperties":false,"required":["version","fleet","gateway","release","operators","pools"],"properties":{"version":{"description":"Schema version of this file.","const":1},"fleet":{"description":"The fleet's name, a DNS label.","$ref":"#/$defs/dnsLabel"},"example":{"description":"This file is an example (documentation ranges accepted; commands that reach real hosts or providers refuse it).","type":"boolean"},"gateway":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"description":"Agent mTLS routes.","$ref":"#/$defs/httpsUrl"},"enrollUrl":{"description":"The enrollment listener (server-auth TLS).","$ref":"#/$defs/httpsUrl"},"replicas":{"description":"More gateways on the same database and PKI: agents start at one chosen by their node ID and move to the next when theirs fails.","type":"array","maxItems":15,"uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["url","enrollUrl"],"properties":{"url":{"$ref":"#/$defs/httpsUrl"},"enrollUrl":{"$ref":"#/$defs/httpsUrl"}}}}}},"release":{"type":"object","additionalProperties":false,"required":["url","publicKey","version"],"properties":{"url":{"description":"https base of agent releases.","$ref":"#/$defs/httpsUrl"},"publicKey":{"description":"Base64 of the raw 32-byte Ed25519 release signing key.","$comment":"grammar:releasePublicKey (src/definition/grammar.ts)","type":"string","pattern":"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$"},"version":{"description":"Pinned agent version.","$ref":"#/$defs/version"},"caFile":{"description":"CA bundle of a private release mirror.","$comment":"grammar:filePath (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]+$","maxLength":4096}}},"operators":{"type":"object","additionalProperties":false,"required":["cidrs","sshKeys"],"properties":{"cidrs":{"description":"Networks that may reach SSH (IPv4 or IPv6 CIDR).","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/cidr"}},"sshKeys":{"description":"Public keys put on hosts for operators.","type":"array","minItems":1,"uniqueItems":true,"items":{"$ref":"#/$defs/sshPublicKey"}}}},"providers":{"type":"object","additionalProperties":false,"properties":{"hetzner":{"type":"object","additionalProperties":false,"properties":{"tokenEnv":{"description":"Environment variable that holds the API token (default HETZNER_API_TOKEN). The token itself never goes in this file.","$comment":"grammar:envName (src/definition/grammar.ts)","type":"string","pattern":"^[A-Z_][A-Z0-9_]{0,127}$"},"sshKeys":{"description":"Names of SSH keys registered at Hetzner.","type":"array","uniqueItems":true,"items":{"$comment":"grammar:keyName (src/definition/grammar.ts)","type":"string","pattern":"^[^\\u0000-\\u001f\\u007f]{1,128}$"}},"endpoint":{"description":"API endpoint (a stub or a proxy).","$comment":"grammar:endpointUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048}}}}},"pools":{"description":"One entry per pool, keyed by a DNS label.","type":"object","minProperties":1,"propertyNames":{"$ref":"#/$defs/dnsLabel"},"additionalProperties":{"$ref":"#/$defs/pool"}},"nodes":{"description":"Hosts that exist outside provisioning, and pins for provisioned ones.","type":"array","items":{"$ref":"#/$defs/node"}},"canary":{"description":"The node that proves a new revision first.","$ref":"#/$defs/nodeId"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"}},"$defs":{"dnsLabel":{"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"},"nodeId":{"$comment":"grammar:nodeId (src/definition/grammar.ts)","type":"string","pattern":"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"},"httpsUrl":{"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048},"version":{"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64},"cidr":{"$comment":"grammar:cidr (src/definition/grammar.ts)","type":"string","pattern":"^((?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}/(3[0-2]|[12]?[0-9])|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$","maxLength":49},"sshPublicKey":{"description":"An OpenSSH public key line: type, base64 body, optional comment.","$comment":"grammar:sshPublicKey (src/definition/grammar.ts)","type":"string","pattern":"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|sk-ssh-ed25519@openssh\\.com|sk-ecdsa-sha2-nistp256@openssh\\.com) [A-Za-z0-9+/]+={0,2}( [A-Za-z0-9@._+-]{1,100})?$","maxLength":16384},"capacity":{"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","$comment":"At most what the state's numeric(8, 2) column holds: 1e308 was accepted and shown as Infinity.","type":"number","exclusiveMinimum":0,"maximum":999999},"memoryMiB":{"$comment":"At most the state's integer column: 2^53 + 1 was accepted and silently rounded.","type":"integer","minimum":1,"maximum":2147483647},"diskGiB":{"$comment":"At most the state's integer column.","type":"integer","minimum":1,"maximum":2147483647}}},"features":{"type":"object","additionalProperties":false,"properties":{"containers":{"type":"boolean"},"tailscale":{"description":"Install Tailscale and join the tailnet with tags from the pool (the auth key comes from FLEETKIT_TAILSCALE_AUTH_KEY on the operator's machine, never from this file).","type":"boolean"},"session":{"enum":["headless"]},"preset":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"}}},"exposure":{"type":"object","additionalProperties":false,"properties":{"publicSsh":{"description":"Break-glass: SSH open to the world.","type":"boolean"},"publicPorts":{"type":"array","uniqueItems":true,"items":{"type":"object","additionalProperties":false,"required":["protocol","port"],"properties":{"protocol":{"enum":["tcp","udp"]},"port":{"type":"integer","minimum":1,"maximum":65535}}}},"otherListeners":{"enum":["warn","fail"]}}},"dockerNetworkPolicy":{"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}},"pool":{"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"stateful":{"description":"Its nodes hold state (a database): when one is lost its allocations stay, stranded, until a person releases them (fleetkit alloc release --stranded) or the node heartbeats again. Default false: a lost node's allocations are released.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}},"node":{"type":"object","additionalProperties":false,"required":["id","pool","state"],"properties":{"id":{"$ref":"#/$defs/nodeId"},"pool":{"$ref":"#/$defs/dnsLabel"},"state":{"enum":["active","drained","disabled"]},"ssh":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"host":{"description":"Host name, tailnet name or IP address. Optional for a node in a pool with a provider (providers.hetzner declared and the pool names its image): its address is the server fleetkit provisioned, recorded in the state; required for any other node (NODE_SSH_HOST_MISSING).","$comment":"grammar:sshHost (src/definition/grammar.ts)","type":"string","pattern":"^(?=.{1,253}$)((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"},"user":{"$comment":"grammar:posixUser (src/definition/grammar.ts)","type":"string","pattern":"^[a-z_][a-z0-9_-]{0,31}$"},"port":{"type":"integer","minimum":1,"maximum":65535}}},"hostKey":{"description":"Pinned SSH host public key.","$ref":"#/$defs/sshPublicKey"},"agentVersion":{"description":"This node's own agent version, ahead of release.version: the canary proves a new version before the fleet takes it.","$ref":"#/$defs/version"},"container":{"description":"The host is a container (systemd-nspawn, LXC, ...): it shares its host's kernel. Preflight accepts it (and refuses a VM or bare metal that declares it); the kernel parts, br_netfilter and the bridge sysctls, are reported not applicable.","type":"boolean"},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dataVolume":{"type":"object","additionalProperties":false,"required":["device","filesystem","mountPoint"],"properties":{"device":{"description":"A block device (/dev/...) or a provider volume name.","$comment":"grammar:device (src/definition/grammar.ts)","type":"string","pattern":"^(/dev/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9/_.-]{1,250}|[a-z0-9][a-z0-9-]{0,62})$"},"filesystem":{"const":"xfs"},"mountPoint":{"$comment":"grammar:mountPoint (src/definition/grammar.ts)","type":"string","pattern":"^/(?!(?:.*/)?\\.\\.(?:/|$))[A-Za-z0-9._/-]{0,254}$"}}},"maxCapacity":{"$ref":"#/$defs/capacity"},"region":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}}}}};
 const schema32 = {"$comment":"grammar:dnsLabel (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"};
 const schema33 = {"$comment":"grammar:httpsUrl (src/definition/grammar.ts)","type":"string","pattern":"^(?!.*\\.\\.)https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(?:/[A-Za-z0-9._~/-]*)?$","maxLength":2048};
 const schema38 = {"$comment":"grammar:releaseVersion (src/definition/grammar.ts)","type":"string","pattern":"^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$","maxLength":64};
@@ -32,7 +32,7 @@ const pattern17 = new RegExp("^(?!.*\\.\\.)https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{
 const pattern24 = new RegExp("^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$", "u");
 const pattern21 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
 const schema42 = {"type":"object","additionalProperties":false,"required":["role","capacityBudget"],"properties":{"role":{"$ref":"#/$defs/dnsLabel"},"ingress":{"description":"80/443 open from anywhere.","type":"boolean"},"stateful":{"description":"Its nodes hold state (a database): when one is lost its allocations stay, stranded, until a person releases them (fleetkit alloc release --stranded) or the node heartbeats again. Default false: a lost node's allocations are released.","type":"boolean"},"capacityBudget":{"$ref":"#/$defs/capacity"},"serverType":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"},"image":{"$comment":"grammar:imageName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$"},"regions":{"type":"array","minItems":1,"uniqueItems":true,"items":{"$comment":"grammar:providerName (src/definition/grammar.ts)","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$"}},"features":{"$ref":"#/$defs/features"},"exposure":{"$ref":"#/$defs/exposure"},"dockerNetworkPolicy":{"$ref":"#/$defs/dockerNetworkPolicy"}}};
-const schema44 = {"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","type":"number","exclusiveMinimum":0},"memoryMiB":{"type":"integer","minimum":1},"diskGiB":{"type":"integer","minimum":1}}};
+const schema44 = {"type":"object","additionalProperties":false,"required":["cpu","memoryMiB","diskGiB"],"properties":{"cpu":{"description":"vCPUs.","$comment":"At most what the state's numeric(8, 2) column holds: 1e308 was accepted and shown as Infinity.","type":"number","exclusiveMinimum":0,"maximum":999999},"memoryMiB":{"$comment":"At most the state's integer column: 2^53 + 1 was accepted and silently rounded.","type":"integer","minimum":1,"maximum":2147483647},"diskGiB":{"$comment":"At most the state's integer column.","type":"integer","minimum":1,"maximum":2147483647}}};
 const schema47 = {"type":"object","additionalProperties":false,"required":["base","prefix","maxRunners","networksPerRunner","reserveSubnets"],"properties":{"base":{"description":"IPv4 CIDR the pool's container networks are cut from.","type":"string","maxLength":18},"prefix":{"description":"Prefix length of each allocated network.","type":"integer","minimum":0,"maximum":32},"maxRunners":{"type":"integer","minimum":1},"networksPerRunner":{"type":"integer","minimum":1},"reserveSubnets":{"type":"integer","minimum":0},"defaultBridgeCidr":{"description":"docker0 address with prefix (bip), e.g. 10.199.0.1/24.","type":"string","maxLength":18}}};
 const pattern20 = new RegExp("^[a-z0-9][a-z0-9-]{0,31}$", "u");
 
@@ -178,8 +178,8 @@ errors++;
 if(data3.cpu !== undefined){
 let data4 = data3.cpu;
 if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 <= 0 || isNaN(data4)){
-const err11 = {instancePath:instancePath+"/capacityBudget/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema44.properties.cpu,data:data4};
+if(data4 > 999999 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/capacityBudget/cpu",schemaPath:"#/$defs/capacity/properties/cpu/maximum",keyword:"maximum",params:{comparison: "<=", limit: 999999},message:"must be <= 999999",schema:999999,parentSchema:schema44.properties.cpu,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -188,9 +188,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-else {
-const err12 = {instancePath:instancePath+"/capacityBudget/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema44.properties.cpu.type,parentSchema:schema44.properties.cpu,data:data4};
+if(data4 <= 0 || isNaN(data4)){
+const err12 = {instancePath:instancePath+"/capacityBudget/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema44.properties.cpu,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -200,10 +199,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data3.memoryMiB !== undefined){
-let data5 = data3.memoryMiB;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err13 = {instancePath:instancePath+"/capacityBudget/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.memoryMiB.type,parentSchema:schema44.properties.memoryMiB,data:data5};
+else {
+const err13 = {instancePath:instancePath+"/capacityBudget/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema44.properties.cpu.type,parentSchema:schema44.properties.cpu,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -212,9 +209,11 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err14 = {instancePath:instancePath+"/capacityBudget/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.memoryMiB,data:data5};
+}
+if(data3.memoryMiB !== undefined){
+let data5 = data3.memoryMiB;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err14 = {instancePath:instancePath+"/capacityBudget/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.memoryMiB.type,parentSchema:schema44.properties.memoryMiB,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -223,12 +222,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-}
-if(data3.diskGiB !== undefined){
-let data6 = data3.diskGiB;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err15 = {instancePath:instancePath+"/capacityBudget/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.diskGiB.type,parentSchema:schema44.properties.diskGiB,data:data6};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err15 = {instancePath:instancePath+"/capacityBudget/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647",schema:2147483647,parentSchema:schema44.properties.memoryMiB,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -237,9 +233,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/capacityBudget/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.diskGiB,data:data6};
+if(data5 < 1 || isNaN(data5)){
+const err16 = {instancePath:instancePath+"/capacityBudget/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.memoryMiB,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -250,9 +245,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/capacityBudget",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data3};
+if(data3.diskGiB !== undefined){
+let data6 = data3.diskGiB;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err17 = {instancePath:instancePath+"/capacityBudget/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.diskGiB.type,parentSchema:schema44.properties.diskGiB,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -261,12 +257,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data.serverType !== undefined){
-let data7 = data.serverType;
-if(typeof data7 === "string"){
-if(!pattern20.test(data7)){
-const err18 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema42.properties.serverType,data:data7};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 2147483647 || isNaN(data6)){
+const err18 = {instancePath:instancePath+"/capacityBudget/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647",schema:2147483647,parentSchema:schema44.properties.diskGiB,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -275,9 +268,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-else {
-const err19 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.serverType.type,parentSchema:schema42.properties.serverType,data:data7};
+if(data6 < 1 || isNaN(data6)){
+const err19 = {instancePath:instancePath+"/capacityBudget/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.diskGiB,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -287,11 +279,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.image !== undefined){
-let data8 = data.image;
-if(typeof data8 === "string"){
-if(!pattern21.test(data8)){
-const err20 = {instancePath:instancePath+"/image",schemaPath:"#/properties/image/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema42.properties.image,data:data8};
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/capacityBudget",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -301,8 +292,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-else {
-const err21 = {instancePath:instancePath+"/image",schemaPath:"#/properties/image/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.image.type,parentSchema:schema42.properties.image,data:data8};
+if(data.serverType !== undefined){
+let data7 = data.serverType;
+if(typeof data7 === "string"){
+if(!pattern20.test(data7)){
+const err21 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema42.properties.serverType,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -312,11 +306,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.regions !== undefined){
-let data9 = data.regions;
-if(Array.isArray(data9)){
-if(data9.length < 1){
-const err22 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema42.properties.regions,data:data9};
+else {
+const err22 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.serverType.type,parentSchema:schema42.properties.serverType,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -325,12 +316,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-const len0 = data9.length;
-for(let i0=0; i0<len0; i0++){
-let data10 = data9[i0];
-if(typeof data10 === "string"){
-if(!pattern20.test(data10)){
-const err23 = {instancePath:instancePath+"/regions/" + i0,schemaPath:"#/properties/regions/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema42.properties.regions.items,data:data10};
+}
+if(data.image !== undefined){
+let data8 = data.image;
+if(typeof data8 === "string"){
+if(!pattern21.test(data8)){
+const err23 = {instancePath:instancePath+"/image",schemaPath:"#/properties/image/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema42.properties.image,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -341,12 +332,51 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/regions/" + i0,schemaPath:"#/properties/regions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.regions.items.type,parentSchema:schema42.properties.regions.items,data:data10};
+const err24 = {instancePath:instancePath+"/image",schemaPath:"#/properties/image/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.image.type,parentSchema:schema42.properties.image,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
 else {
 vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.regions !== undefined){
+let data9 = data.regions;
+if(Array.isArray(data9)){
+if(data9.length < 1){
+const err25 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema42.properties.regions,data:data9};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(!pattern20.test(data10)){
+const err26 = {instancePath:instancePath+"/regions/" + i0,schemaPath:"#/properties/regions/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema42.properties.regions.items,data:data10};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/regions/" + i0,schemaPath:"#/properties/regions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.regions.items.type,parentSchema:schema42.properties.regions.items,data:data10};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
 }
 errors++;
 }
@@ -362,12 +392,12 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err25 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema42.properties.regions,data:data9};
+const err28 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema42.properties.regions,data:data9};
 if(vErrors === null){
-vErrors = [err25];
+vErrors = [err28];
 }
 else {
-vErrors.push(err25);
+vErrors.push(err28);
 }
 errors++;
 break;
@@ -377,48 +407,7 @@ indices0[item0] = i1;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.properties.regions.type,parentSchema:schema42.properties.regions,data:data9};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-if(data.features !== undefined){
-let data11 = data.features;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-for(const key2 in data11){
-if(!((((key2 === "containers") || (key2 === "tailscale")) || (key2 === "session")) || (key2 === "preset"))){
-const err27 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data11};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data11.containers !== undefined){
-let data12 = data11.containers;
-if(typeof data12 !== "boolean"){
-const err28 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema45.properties.containers.type,parentSchema:schema45.properties.containers,data:data12};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-}
-if(data11.tailscale !== undefined){
-let data13 = data11.tailscale;
-if(typeof data13 !== "boolean"){
-const err29 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema45.properties.tailscale.type,parentSchema:schema45.properties.tailscale,data:data13};
+const err29 = {instancePath:instancePath+"/regions",schemaPath:"#/properties/regions/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.properties.regions.type,parentSchema:schema42.properties.regions,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -428,10 +417,12 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data11.session !== undefined){
-let data14 = data11.session;
-if(!(data14 === "headless")){
-const err30 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema45.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema45.properties.session.enum,parentSchema:schema45.properties.session,data:data14};
+if(data.features !== undefined){
+let data11 = data.features;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key2 in data11){
+if(!((((key2 === "containers") || (key2 === "tailscale")) || (key2 === "session")) || (key2 === "preset"))){
+const err30 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -441,11 +432,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data11.preset !== undefined){
-let data15 = data11.preset;
-if(typeof data15 === "string"){
-if(!pattern21.test(data15)){
-const err31 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema45.properties.preset,data:data15};
+if(data11.containers !== undefined){
+let data12 = data11.containers;
+if(typeof data12 !== "boolean"){
+const err31 = {instancePath:instancePath+"/features/containers",schemaPath:"#/$defs/features/properties/containers/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema45.properties.containers.type,parentSchema:schema45.properties.containers,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -455,8 +445,10 @@ vErrors.push(err31);
 errors++;
 }
 }
-else {
-const err32 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.preset.type,parentSchema:schema45.properties.preset,data:data15};
+if(data11.tailscale !== undefined){
+let data13 = data11.tailscale;
+if(typeof data13 !== "boolean"){
+const err32 = {instancePath:instancePath+"/features/tailscale",schemaPath:"#/$defs/features/properties/tailscale/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema45.properties.tailscale.type,parentSchema:schema45.properties.tailscale,data:data13};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -466,9 +458,10 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
-else {
-const err33 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data11};
+if(data11.session !== undefined){
+let data14 = data11.session;
+if(!(data14 === "headless")){
+const err33 = {instancePath:instancePath+"/features/session",schemaPath:"#/$defs/features/properties/session/enum",keyword:"enum",params:{allowedValues: schema45.properties.session.enum},message:"must be equal to one of the allowed values",schema:schema45.properties.session.enum,parentSchema:schema45.properties.session,data:data14};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -478,12 +471,11 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data.exposure !== undefined){
-let data16 = data.exposure;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-for(const key3 in data16){
-if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
-const err34 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data:data16};
+if(data11.preset !== undefined){
+let data15 = data11.preset;
+if(typeof data15 === "string"){
+if(!pattern21.test(data15)){
+const err34 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema45.properties.preset,data:data15};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -493,15 +485,53 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data16.publicSsh !== undefined){
-let data17 = data16.publicSsh;
-if(typeof data17 !== "boolean"){
-const err35 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema46.properties.publicSsh.type,parentSchema:schema46.properties.publicSsh,data:data17};
+else {
+const err35 = {instancePath:instancePath+"/features/preset",schemaPath:"#/$defs/features/properties/preset/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.preset.type,parentSchema:schema45.properties.preset,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/features",schemaPath:"#/$defs/features/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data11};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.exposure !== undefined){
+let data16 = data.exposure;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+for(const key3 in data16){
+if(!(((key3 === "publicSsh") || (key3 === "publicPorts")) || (key3 === "otherListeners"))){
+const err37 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data:data16};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data16.publicSsh !== undefined){
+let data17 = data16.publicSsh;
+if(typeof data17 !== "boolean"){
+const err38 = {instancePath:instancePath+"/exposure/publicSsh",schemaPath:"#/$defs/exposure/properties/publicSsh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema46.properties.publicSsh.type,parentSchema:schema46.properties.publicSsh,data:data17};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -514,41 +544,7 @@ for(let i2=0; i2<len1; i2++){
 let data19 = data18[i2];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.protocol === undefined){
-const err36 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema46.properties.publicPorts.items.required,parentSchema:schema46.properties.publicPorts.items,data:data19};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-if(data19.port === undefined){
-const err37 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema46.properties.publicPorts.items.required,parentSchema:schema46.properties.publicPorts.items,data:data19};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-for(const key4 in data19){
-if(!((key4 === "protocol") || (key4 === "port"))){
-const err38 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.publicPorts.items,data:data19};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-if(data19.protocol !== undefined){
-let data20 = data19.protocol;
-if(!((data20 === "tcp") || (data20 === "udp"))){
-const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema46.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema46.properties.publicPorts.items.properties.protocol,data:data20};
+const err39 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'",schema:schema46.properties.publicPorts.items.required,parentSchema:schema46.properties.publicPorts.items,data:data19};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -557,11 +553,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data19.port !== undefined){
-let data21 = data19.port;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema46.properties.publicPorts.items.properties.port.type,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data21};
+if(data19.port === undefined){
+const err40 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'",schema:schema46.properties.publicPorts.items.required,parentSchema:schema46.properties.publicPorts.items,data:data19};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -570,9 +563,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 65535 || isNaN(data21)){
-const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data21};
+for(const key4 in data19){
+if(!((key4 === "protocol") || (key4 === "port"))){
+const err41 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema46.properties.publicPorts.items,data:data19};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -581,8 +574,11 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data21 < 1 || isNaN(data21)){
-const err42 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data21};
+}
+if(data19.protocol !== undefined){
+let data20 = data19.protocol;
+if(!((data20 === "tcp") || (data20 === "udp"))){
+const err42 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/protocol",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema46.properties.publicPorts.items.properties.protocol.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.publicPorts.items.properties.protocol.enum,parentSchema:schema46.properties.publicPorts.items.properties.protocol,data:data20};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -592,15 +588,49 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-}
-else {
-const err43 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.publicPorts.items.type,parentSchema:schema46.properties.publicPorts.items,data:data19};
+if(data19.port !== undefined){
+let data21 = data19.port;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err43 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema46.properties.publicPorts.items.properties.port.type,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data21};
 if(vErrors === null){
 vErrors = [err43];
 }
 else {
 vErrors.push(err43);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 65535 || isNaN(data21)){
+const err44 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535",schema:65535,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data21};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data21 < 1 || isNaN(data21)){
+const err45 = {instancePath:instancePath+"/exposure/publicPorts/" + i2+"/port",schemaPath:"#/$defs/exposure/properties/publicPorts/items/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema46.properties.publicPorts.items.properties.port,data:data21};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/exposure/publicPorts/" + i2,schemaPath:"#/$defs/exposure/properties/publicPorts/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.properties.publicPorts.items.type,parentSchema:schema46.properties.publicPorts.items,data:data19};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
 }
 errors++;
 }
@@ -612,12 +642,12 @@ outer0:
 for(;i3--;){
 for(j1 = i3; j1--;){
 if(func0(data18[i3], data18[j1])){
-const err44 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)",schema:true,parentSchema:schema46.properties.publicPorts,data:data18};
+const err47 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)",schema:true,parentSchema:schema46.properties.publicPorts,data:data18};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err47];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err47);
 }
 errors++;
 break outer0;
@@ -627,46 +657,7 @@ break outer0;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.properties.publicPorts.type,parentSchema:schema46.properties.publicPorts,data:data18};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-}
-if(data16.otherListeners !== undefined){
-let data22 = data16.otherListeners;
-if(!((data22 === "warn") || (data22 === "fail"))){
-const err46 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema46.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.otherListeners.enum,parentSchema:schema46.properties.otherListeners,data:data22};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-}
-}
-else {
-const err47 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data:data16};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-}
-if(data.dockerNetworkPolicy !== undefined){
-let data23 = data.dockerNetworkPolicy;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.base === undefined){
-const err48 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
+const err48 = {instancePath:instancePath+"/exposure/publicPorts",schemaPath:"#/$defs/exposure/properties/publicPorts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.properties.publicPorts.type,parentSchema:schema46.properties.publicPorts,data:data18};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -675,8 +666,11 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data23.prefix === undefined){
-const err49 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "prefix"},message:"must have required property '"+"prefix"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
+}
+if(data16.otherListeners !== undefined){
+let data22 = data16.otherListeners;
+if(!((data22 === "warn") || (data22 === "fail"))){
+const err49 = {instancePath:instancePath+"/exposure/otherListeners",schemaPath:"#/$defs/exposure/properties/otherListeners/enum",keyword:"enum",params:{allowedValues: schema46.properties.otherListeners.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.otherListeners.enum,parentSchema:schema46.properties.otherListeners,data:data22};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -685,8 +679,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data23.maxRunners === undefined){
-const err50 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "maxRunners"},message:"must have required property '"+"maxRunners"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/exposure",schemaPath:"#/$defs/exposure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data:data16};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -695,8 +691,12 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data23.networksPerRunner === undefined){
-const err51 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "networksPerRunner"},message:"must have required property '"+"networksPerRunner"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
+}
+if(data.dockerNetworkPolicy !== undefined){
+let data23 = data.dockerNetworkPolicy;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.base === undefined){
+const err51 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -705,8 +705,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data23.reserveSubnets === undefined){
-const err52 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "reserveSubnets"},message:"must have required property '"+"reserveSubnets"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
+if(data23.prefix === undefined){
+const err52 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "prefix"},message:"must have required property '"+"prefix"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -715,9 +715,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-for(const key5 in data23){
-if(!((((((key5 === "base") || (key5 === "prefix")) || (key5 === "maxRunners")) || (key5 === "networksPerRunner")) || (key5 === "reserveSubnets")) || (key5 === "defaultBridgeCidr"))){
-const err53 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data:data23};
+if(data23.maxRunners === undefined){
+const err53 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "maxRunners"},message:"must have required property '"+"maxRunners"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -726,12 +725,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-if(data23.base !== undefined){
-let data24 = data23.base;
-if(typeof data24 === "string"){
-if(func2(data24) > 18){
-const err54 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema47.properties.base,data:data24};
+if(data23.networksPerRunner === undefined){
+const err54 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "networksPerRunner"},message:"must have required property '"+"networksPerRunner"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -740,9 +735,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.base.type,parentSchema:schema47.properties.base,data:data24};
+if(data23.reserveSubnets === undefined){
+const err55 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/required",keyword:"required",params:{missingProperty: "reserveSubnets"},message:"must have required property '"+"reserveSubnets"+"'",schema:schema47.required,parentSchema:schema47,data:data23};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -751,11 +745,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data23.prefix !== undefined){
-let data25 = data23.prefix;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err56 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.prefix.type,parentSchema:schema47.properties.prefix,data:data25};
+for(const key5 in data23){
+if(!((((((key5 === "base") || (key5 === "prefix")) || (key5 === "maxRunners")) || (key5 === "networksPerRunner")) || (key5 === "reserveSubnets")) || (key5 === "defaultBridgeCidr"))){
+const err56 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data:data23};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -764,9 +756,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 > 32 || isNaN(data25)){
-const err57 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32",schema:32,parentSchema:schema47.properties.prefix,data:data25};
+}
+if(data23.base !== undefined){
+let data24 = data23.base;
+if(typeof data24 === "string"){
+if(func2(data24) > 18){
+const err57 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema47.properties.base,data:data24};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -775,8 +770,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(data25 < 0 || isNaN(data25)){
-const err58 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema47.properties.prefix,data:data25};
+}
+else {
+const err58 = {instancePath:instancePath+"/dockerNetworkPolicy/base",schemaPath:"#/$defs/dockerNetworkPolicy/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.base.type,parentSchema:schema47.properties.base,data:data24};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -786,11 +782,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-}
-if(data23.maxRunners !== undefined){
-let data26 = data23.maxRunners;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err59 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.maxRunners.type,parentSchema:schema47.properties.maxRunners,data:data26};
+if(data23.prefix !== undefined){
+let data25 = data23.prefix;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err59 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.prefix.type,parentSchema:schema47.properties.prefix,data:data25};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -799,9 +794,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
-const err60 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema47.properties.maxRunners,data:data26};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 32 || isNaN(data25)){
+const err60 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32",schema:32,parentSchema:schema47.properties.prefix,data:data25};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -810,12 +805,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-}
-if(data23.networksPerRunner !== undefined){
-let data27 = data23.networksPerRunner;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err61 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.networksPerRunner.type,parentSchema:schema47.properties.networksPerRunner,data:data27};
+if(data25 < 0 || isNaN(data25)){
+const err61 = {instancePath:instancePath+"/dockerNetworkPolicy/prefix",schemaPath:"#/$defs/dockerNetworkPolicy/properties/prefix/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema47.properties.prefix,data:data25};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -824,9 +815,12 @@ vErrors.push(err61);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 1 || isNaN(data27)){
-const err62 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema47.properties.networksPerRunner,data:data27};
+}
+}
+if(data23.maxRunners !== undefined){
+let data26 = data23.maxRunners;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err62 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.maxRunners.type,parentSchema:schema47.properties.maxRunners,data:data26};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -835,12 +829,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
-if(data23.reserveSubnets !== undefined){
-let data28 = data23.reserveSubnets;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err63 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.reserveSubnets.type,parentSchema:schema47.properties.reserveSubnets,data:data28};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
+const err63 = {instancePath:instancePath+"/dockerNetworkPolicy/maxRunners",schemaPath:"#/$defs/dockerNetworkPolicy/properties/maxRunners/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema47.properties.maxRunners,data:data26};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -849,9 +840,12 @@ vErrors.push(err63);
 }
 errors++;
 }
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 < 0 || isNaN(data28)){
-const err64 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema47.properties.reserveSubnets,data:data28};
+}
+}
+if(data23.networksPerRunner !== undefined){
+let data27 = data23.networksPerRunner;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err64 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.networksPerRunner.type,parentSchema:schema47.properties.networksPerRunner,data:data27};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -860,13 +854,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-}
-if(data23.defaultBridgeCidr !== undefined){
-let data29 = data23.defaultBridgeCidr;
-if(typeof data29 === "string"){
-if(func2(data29) > 18){
-const err65 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema47.properties.defaultBridgeCidr,data:data29};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
+const err65 = {instancePath:instancePath+"/dockerNetworkPolicy/networksPerRunner",schemaPath:"#/$defs/dockerNetworkPolicy/properties/networksPerRunner/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema47.properties.networksPerRunner,data:data27};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -876,8 +866,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-else {
-const err66 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.defaultBridgeCidr.type,parentSchema:schema47.properties.defaultBridgeCidr,data:data29};
+}
+if(data23.reserveSubnets !== undefined){
+let data28 = data23.reserveSubnets;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err66 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.reserveSubnets.type,parentSchema:schema47.properties.reserveSubnets,data:data28};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -886,10 +879,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data:data23};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
+const err67 = {instancePath:instancePath+"/dockerNetworkPolicy/reserveSubnets",schemaPath:"#/$defs/dockerNetworkPolicy/properties/reserveSubnets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema47.properties.reserveSubnets,data:data28};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -900,13 +892,51 @@ errors++;
 }
 }
 }
-else {
-const err68 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+if(data23.defaultBridgeCidr !== undefined){
+let data29 = data23.defaultBridgeCidr;
+if(typeof data29 === "string"){
+if(func2(data29) > 18){
+const err68 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/maxLength",keyword:"maxLength",params:{limit: 18},message:"must NOT have more than 18 characters",schema:18,parentSchema:schema47.properties.defaultBridgeCidr,data:data29};
 if(vErrors === null){
 vErrors = [err68];
 }
 else {
 vErrors.push(err68);
+}
+errors++;
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/dockerNetworkPolicy/defaultBridgeCidr",schemaPath:"#/$defs/dockerNetworkPolicy/properties/defaultBridgeCidr/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.defaultBridgeCidr.type,parentSchema:schema47.properties.defaultBridgeCidr,data:data29};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/dockerNetworkPolicy",schemaPath:"#/$defs/dockerNetworkPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data:data23};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+else {
+const err71 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
 }
 errors++;
 }
@@ -1685,8 +1715,8 @@ errors++;
 if(data26.cpu !== undefined){
 let data27 = data26.cpu;
 if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 <= 0 || isNaN(data27)){
-const err61 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema44.properties.cpu,data:data27};
+if(data27 > 999999 || isNaN(data27)){
+const err61 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/maximum",keyword:"maximum",params:{comparison: "<=", limit: 999999},message:"must be <= 999999",schema:999999,parentSchema:schema44.properties.cpu,data:data27};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1695,9 +1725,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-else {
-const err62 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema44.properties.cpu.type,parentSchema:schema44.properties.cpu,data:data27};
+if(data27 <= 0 || isNaN(data27)){
+const err62 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema44.properties.cpu,data:data27};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1707,10 +1736,8 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data26.memoryMiB !== undefined){
-let data28 = data26.memoryMiB;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err63 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.memoryMiB.type,parentSchema:schema44.properties.memoryMiB,data:data28};
+else {
+const err63 = {instancePath:instancePath+"/maxCapacity/cpu",schemaPath:"#/$defs/capacity/properties/cpu/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema44.properties.cpu.type,parentSchema:schema44.properties.cpu,data:data27};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1719,9 +1746,11 @@ vErrors.push(err63);
 }
 errors++;
 }
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 < 1 || isNaN(data28)){
-const err64 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.memoryMiB,data:data28};
+}
+if(data26.memoryMiB !== undefined){
+let data28 = data26.memoryMiB;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err64 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.memoryMiB.type,parentSchema:schema44.properties.memoryMiB,data:data28};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1730,12 +1759,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-}
-if(data26.diskGiB !== undefined){
-let data29 = data26.diskGiB;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err65 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.diskGiB.type,parentSchema:schema44.properties.diskGiB,data:data29};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 2147483647 || isNaN(data28)){
+const err65 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647",schema:2147483647,parentSchema:schema44.properties.memoryMiB,data:data28};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1744,9 +1770,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 1 || isNaN(data29)){
-const err66 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.diskGiB,data:data29};
+if(data28 < 1 || isNaN(data28)){
+const err66 = {instancePath:instancePath+"/maxCapacity/memoryMiB",schemaPath:"#/$defs/capacity/properties/memoryMiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.memoryMiB,data:data28};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1757,9 +1782,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err67 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data26};
+if(data26.diskGiB !== undefined){
+let data29 = data26.diskGiB;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err67 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.diskGiB.type,parentSchema:schema44.properties.diskGiB,data:data29};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1768,12 +1794,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data.region !== undefined){
-let data30 = data.region;
-if(typeof data30 === "string"){
-if(!pattern20.test(data30)){
-const err68 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema48.properties.region,data:data30};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 2147483647 || isNaN(data29)){
+const err68 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647",schema:2147483647,parentSchema:schema44.properties.diskGiB,data:data29};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1782,9 +1805,8 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-else {
-const err69 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.region.type,parentSchema:schema48.properties.region,data:data30};
+if(data29 < 1 || isNaN(data29)){
+const err69 = {instancePath:instancePath+"/maxCapacity/diskGiB",schemaPath:"#/$defs/capacity/properties/diskGiB/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.diskGiB,data:data29};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1794,11 +1816,10 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data.serverType !== undefined){
-let data31 = data.serverType;
-if(typeof data31 === "string"){
-if(!pattern20.test(data31)){
-const err70 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema48.properties.serverType,data:data31};
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/maxCapacity",schemaPath:"#/$defs/capacity/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data26};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1808,8 +1829,11 @@ vErrors.push(err70);
 errors++;
 }
 }
-else {
-const err71 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.serverType.type,parentSchema:schema48.properties.serverType,data:data31};
+if(data.region !== undefined){
+let data30 = data.region;
+if(typeof data30 === "string"){
+if(!pattern20.test(data30)){
+const err71 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema48.properties.region,data:data30};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1819,14 +1843,50 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
 else {
-const err72 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
+const err72 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.region.type,parentSchema:schema48.properties.region,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
 else {
 vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data.serverType !== undefined){
+let data31 = data.serverType;
+if(typeof data31 === "string"){
+if(!pattern20.test(data31)){
+const err73 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema48.properties.serverType,data:data31};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/serverType",schemaPath:"#/properties/serverType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.serverType.type,parentSchema:schema48.properties.serverType,data:data31};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+else {
+const err75 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
 }
 errors++;
 }

@@ -77,6 +77,22 @@ describe('schema/fleet.schema.json (definition:schema)', () => {
     assert.deepEqual(pairs(d), [['DEFINITION_VALUE_INVALID', '/release/publicKey']])
   })
 
+  // 1e308 was valid and shown as Infinity, 2^53 + 1 silently rounded; the state's columns hold neither.
+  it('bounds capacities to what the state stores: numeric(8, 2) vCPUs, integer MiB and GiB', () => {
+    const d = validDefinition()
+    d.pools.build!.capacityBudget = { cpu: 1e308, memoryMiB: 2 ** 53, diskGiB: 1e300 }
+    assert.deepEqual(pairs(d), [
+      ['DEFINITION_VALUE_INVALID', '/pools/build/capacityBudget/cpu'],
+      ['DEFINITION_VALUE_INVALID', '/pools/build/capacityBudget/memoryMiB'],
+      ['DEFINITION_VALUE_INVALID', '/pools/build/capacityBudget/diskGiB'],
+    ])
+    assert.equal(checkSchema(d)[0]!.expected, '<= 999999')
+    d.pools.build!.capacityBudget = { cpu: 999999, memoryMiB: 2147483647, diskGiB: 2147483647 }
+    assert.deepEqual(pairs(d), [])
+    d.pools.build!.capacityBudget = { cpu: 1000000, memoryMiB: 2147483648, diskGiB: 2147483648 }
+    assert.equal(pairs(d).length, 3)
+  })
+
   it('summarises actual values without nesting: long strings cut, objects by kind', () => {
     assert.equal(summarize({ a: 'secret' }), 'an object')
     assert.equal(summarize([1, 2]), 'an array of 2 items')
