@@ -62,6 +62,13 @@ export function validateDefinitionText(
   if (complex !== undefined) return { errors: [tooComplex(complex)] }
   const foreign = notADefinition(data)
   if (foreign !== undefined) return { errors: [foreign] }
+  const merge = mergeKeyPath(data)
+  if (merge !== undefined) {
+    const position = sourcePositions(text)(merge, { key: true })
+    return {
+      errors: [{ ...mergeKeyError(merge), ...(position ? { line: position.line, column: position.column } : {}) }],
+    }
+  }
   const secrets = findSecrets(data)
   const shapeErrors = [...checkSchema(data), ...checkValueGrammar(data)]
   const errors = [...shapeErrors, ...secretErrors(secrets)]
@@ -117,6 +124,37 @@ function notADefinition(data: unknown): DefinitionError | undefined {
       'this is not a fleet definition: it has neither "version" nor "fleet" at the top level (its keys are not shown; check the path, and where a symbolic link points)',
     line: 1,
     column: 1,
+  }
+}
+
+/**
+ * The pointer of the first `<<` key. js-yaml reads YAML 1.2's core schema, which has no merge keys: `<<: *defaults`
+ * is an ordinary key there, so the mapping would lack every field it meant to merge and carry an unknown `<<`.
+ * Walked only after complexity.ts bounded the data; a shared (aliased) mapping is looked at once.
+ */
+function mergeKeyPath(data: unknown): string | undefined {
+  const seen = new Set<object>()
+  const stack: { value: unknown; path: string }[] = [{ value: data, path: '' }]
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!
+    if (value === null || typeof value !== 'object' || seen.has(value)) continue
+    seen.add(value)
+    if (!Array.isArray(value) && Object.hasOwn(value, '<<')) return `${path}/<<`
+    for (const [key, child] of Object.entries(value))
+      stack.push({ value: child, path: `${path}/${escapeSegment(key)}` })
+  }
+  return undefined
+}
+
+function mergeKeyError(path: string): DefinitionError {
+  return {
+    code: 'DEFINITION_UNREADABLE',
+    check: 'definition:schema',
+    path,
+    expected: 'the fields written out in each mapping',
+    actual: null,
+    message:
+      'YAML merge keys (<<) are not supported: write the fields out in the mapping (an alias may still stand for a whole value, such as a list)',
   }
 }
 

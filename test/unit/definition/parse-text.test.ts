@@ -45,6 +45,18 @@ describe('parsing definition text', () => {
     assert.equal(parseDefinitionText(fine, 'f.json').ok, true)
   })
 
+  // js-yaml reads YAML 1.2's core schema: `<<: *defaults` was an ordinary key, so the pool lacked every merged
+  // field and had an unknown `<<`, with no word of why.
+  it('refuses a YAML merge key by name, at its key, and nothing else', () => {
+    const text = 'version: 1\nfleet: x\ndefaults: &d\n  role: build\npools:\n  build:\n    <<: *d\n    stateful: true\n'
+    const errors = validateDefinitionText(text, 'fleet.yaml').errors
+    assert.deepEqual(
+      errors.map((e) => [e.code, e.path, e.line, e.column]),
+      [['DEFINITION_UNREADABLE', '/pools/build/<<', 7, 5]],
+    )
+    assert.match(errors[0]!.message, /^YAML merge keys \(<<\) are not supported/)
+  })
+
   it('a syntax error never quotes the source', () => {
     const secret = 'ghp_' + 'x'.repeat(36)
     const { errors } = validateDefinitionText(`fleet: x\n  bad: ${secret}\n: [\n`, 'f.yaml')
