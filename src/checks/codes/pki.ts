@@ -54,12 +54,12 @@ export const PKI_CODES = {
   },
   CA_ROTATION_INCOMPLETE: {
     summary:
-      'fleetkit ca rotate --complete was refused: connected nodes still lack a certificate from the new CA (they are listed).',
+      'fleetkit ca rotate --complete was refused: connected nodes have not used a certificate from the new CA yet (they are listed); --force cuts them off.',
     person: false,
   },
   CA_ROTATION_ABORT_REFUSED: {
     summary:
-      'fleetkit ca rotate --abort was refused: the new CA already issued certificates, so only --complete can end the rotation.',
+      'fleetkit ca rotate --abort was refused: nodes already moved onto the new CA (their old certificates are revoked), so only --complete can end the rotation.',
     person: false,
   },
   ISSUING_CA_RETIRED: {

@@ -2,7 +2,7 @@
 // the work is src/lifecycle/ca/ca-rotation.ts, this file parses flags and prints.
 import { Flags } from '@oclif/core'
 
-import { pkiDirFlag, pkiDirOf, stateDirFlag } from '../../cli/flags.js'
+import { pkiDirFlag, pkiDirOf, stateDirFlag, yesFlag } from '../../cli/flags.js'
 import { FleetkitCommand } from '../../cli/fleetkit-command.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { sleepUnlessAborted } from '../../config/abortable-sleep.js'
@@ -15,15 +15,19 @@ export default class CaRotate extends FleetkitCommand<CaRotateResult> {
     'Rotate the CA in two phases without an outage: --begin, then --complete once every node renewed (or --abort).'
   static override description = `Run where the gateway's PKI files live, against its database. --begin archives the CA (*.previous),
 creates a new one and trusts both; the gateway reloads within 2 s and agents renew onto the new CA at their next
-check. --complete is refused while an active, unhealthy or draining node lacks a new-CA certificate
-(CA_ROTATION_INCOMPLETE, naming them); then it revokes every old-CA certificate, re-signs the server certificate
-with the new CA and deletes the archived key. Run again, it finishes a completion that was interrupted.
---abort restores the old CA while the new one has issued nothing. --status shows how many nodes renewed.`
+check. A node has moved once the gateway saw its agent authenticate with a new-CA certificate (one issued but
+never used, its renewal answer lost, does not count). --complete is refused while an active, unhealthy or
+draining node has not moved (CA_ROTATION_INCOMPLETE, naming them); --complete --force cuts them off after
+asking (y/N on a terminal, --yes otherwise). Then it revokes every old-CA certificate, re-signs the server
+certificate with the new CA and deletes the archived key. Run again, it finishes a completion that was
+interrupted. --abort restores the old CA while no node has moved (new-CA certificates never used are revoked).
+--status shows how many nodes moved.`
   static override examples = [
     '<%= config.bin %> <%= command.id %> --begin',
     '<%= config.bin %> <%= command.id %> --status --wait',
     '<%= config.bin %> <%= command.id %> --complete --dry-run --json',
     '<%= config.bin %> <%= command.id %> --complete',
+    '<%= config.bin %> <%= command.id %> --complete --force --yes',
     '<%= config.bin %> <%= command.id %> --abort',
   ]
 
@@ -37,7 +41,7 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
       exclusive: ['begin', 'abort', 'status'],
     }),
     abort: Flags.boolean({
-      summary: 'Restore the archived CA (only while the new CA issued nothing).',
+      summary: 'Restore the archived CA (only while no node has used a new-CA certificate).',
       exclusive: ['begin', 'complete', 'status'],
     }),
     status: Flags.boolean({
@@ -49,6 +53,15 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
         'With --complete: show the nodes that would be cut off, those still on the old CA, and whether abort is possible; change nothing.',
       dependsOn: ['complete'],
     }),
+    force: Flags.boolean({
+      summary:
+        'With --complete: complete although connected nodes have not moved onto the new CA; they are cut off (asks first).',
+      dependsOn: ['complete'],
+      exclusive: ['dry-run'],
+    }),
+    yes: yesFlag(
+      'With --complete --force: cut the nodes off without asking; needed without a terminal and with --json.',
+    ),
     wait: Flags.boolean({
       summary: 'With --status: report progress until every connected node renewed (Ctrl-C stops waiting).',
       dependsOn: ['status'],
@@ -78,6 +91,8 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
           pkiDir,
           clock,
           dryRun: flags['dry-run'],
+          force: flags.force,
+          confirm: this.confirmation(flags.yes),
           ...(flags.wait
             ? {
                 wait: {
@@ -114,7 +129,7 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
       )
     if (r.phase === 'abort')
       this.log(
-        `${r.resumed ? 'Finished the interrupted abort' : 'Rotation aborted'}: the CA ${short(rotation.oldCaSha256)} is back; ${short(rotation.newCaSha256)} never issued a certificate.`,
+        `${r.resumed ? 'Finished the interrupted abort' : 'Rotation aborted'}: the CA ${short(rotation.oldCaSha256)} is back; no agent had moved onto ${short(rotation.newCaSha256)}${r.revoked > 0 ? ` (${r.revoked} of its certificates, never used, revoked)` : ''}.`,
       )
     if (r.phase === 'complete' && !r.dryRun)
       this.log(
@@ -128,7 +143,11 @@ with the new CA and deletes the archived key. Run again, it finishes a completio
       const p = r.progress
       this.log(`  renewed onto the new CA: ${p.renewed}/${p.connected} connected nodes`)
       if (p.blocking.length > 0)
-        this.log(`  still on the old CA (complete waits for them): ${p.blocking.map((n) => n.nodeId).join(', ')}`)
+        this.log(
+          `  still on the old CA (complete waits for them): ${p.blocking
+            .map((n) => (n.unusedNewCertificate ? `${n.nodeId} (issued a new-CA certificate it never used)` : n.nodeId))
+            .join(', ')}`,
+        )
       if (p.cutOff.length > 0)
         this.log(`  would be cut off by completion (${p.cutOff.map((n) => `${n.nodeId} ${n.status}`).join(', ')})`)
       this.log(

@@ -12,6 +12,11 @@ interface RotationNode {
   status: string
   /** @format date-time */
   notAfter: string | null
+  /**
+   * A new-CA certificate was issued to it but its agent never authenticated with it (the renewal's answer
+   * was lost); its agent still uses the old one and renews again at its next check.
+   */
+  unusedNewCertificate: boolean
 }
 
 export interface CaRotateResult {
@@ -40,6 +45,7 @@ export interface CaRotateResult {
      */
     connected: number
     /**
+     * Connected nodes that moved: the gateway saw them authenticate with a new-CA certificate.
      * @minimum 0
      * @asType integer
      */
@@ -50,7 +56,8 @@ export interface CaRotateResult {
   abortPossible: boolean
   completePossible: boolean
   /**
-   * Certificates a completion revoked (0 for the other phases and for a dry run).
+   * Certificates a completion revoked (old-CA ones), or an abort revoked (new-CA ones no agent ever used); 0 for
+   * the other phases and for a dry run.
    * @minimum 0
    * @asType integer
    */
@@ -80,25 +87,40 @@ export function notTheNewCa(pkiDir: string, rotation: CaRotationRow, currentSha:
   )
 }
 
-export function incomplete(progress: RotationProgress): FleetkitError {
+export function incomplete(progress: RotationProgress, abortPossible: boolean): FleetkitError {
   const shown = progress.blocking.slice(0, 20).map((n) => n.nodeId)
   const more = progress.blocking.length > shown.length ? ` and ${progress.blocking.length - shown.length} more` : ''
+  const unused = progress.blocking.filter((n) => n.unusedNewCertificate).length
   return new FleetkitError(
     'CA_ROTATION_INCOMPLETE',
-    `${progress.blocking.length} of ${progress.connected} connected nodes lack a certificate from the new CA: ${shown.join(', ')}${more}`,
+    `${progress.blocking.length} of ${progress.connected} connected nodes have not moved onto the new CA (the gateway has not seen them use a new-CA certificate): ${shown.join(', ')}${more}` +
+      (unused > 0 ? `; ${unused} of them were issued one their agent never used (a lost renewal answer)` : '') +
+      '; completing now would cut them off',
     {
       actions: [
         'fleetkit ca rotate --status --wait',
         'fleetkit-agent doctor (on a listed node that does not renew)',
         'fleetkit ca rotate --complete',
+        ...(abortPossible ? ['fleetkit ca rotate --abort (no node moved yet: the old CA comes back)'] : []),
+        'fleetkit ca rotate --complete --force (cuts the listed nodes off)',
       ],
-      data: { nodes: progress.blocking.map(nodeOf), renewed: progress.renewed, connected: progress.connected },
+      data: {
+        nodes: progress.blocking.map(nodeOf),
+        renewed: progress.renewed,
+        connected: progress.connected,
+        abortPossible,
+      },
     },
   )
 }
 
 function nodeOf(node: NodeOnOldCa): RotationNode {
-  return { nodeId: node.nodeId, status: node.status, notAfter: node.notAfter ? node.notAfter.toISOString() : null }
+  return {
+    nodeId: node.nodeId,
+    status: node.status,
+    notAfter: node.notAfter ? node.notAfter.toISOString() : null,
+    unusedNewCertificate: node.unusedNewCertificate,
+  }
 }
 
 export function names(files: readonly NewPkiFile[]): string[] {

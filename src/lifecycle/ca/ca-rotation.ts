@@ -3,6 +3,7 @@
 import type { StatePool } from '../../store/transaction.js'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
+import type { Confirm } from '../node/node-transition.js'
 import type { Clock } from '../../config/clock.js'
 import { planRotationAbort, planRotationBegin, planRotationCompletion } from '../../pki/ca-rotation.js'
 import { certificateFingerprintSha256 } from '../../pki/fingerprint.js'
@@ -38,6 +39,13 @@ export interface RotateOptions {
   pkiDir: string
   clock: Clock
   dryRun?: boolean
+  /**
+   * --complete --force: complete although connected nodes have not moved onto the new CA (they are cut off),
+   * after `confirm` named them. Without it such a completion is refused (CA_ROTATION_INCOMPLETE).
+   */
+  force?: boolean
+  /** Asked (outside the issuance lock) before a forced completion cuts connected nodes off. */
+  confirm?: Confirm
   /** --status --wait: called with each fresh status until --complete is possible or the signal aborts. */
   wait?: {
     intervalMs: number
@@ -148,6 +156,10 @@ async function begin(pool: Pool, options: RotateOptions): Promise<CaRotateResult
 async function complete(pool: Pool, options: RotateOptions): Promise<CaRotateResult> {
   const { pkiDir, clock, dryRun = false } = options
   const removedTempFiles = dryRun ? [] : await removeStaleTempFiles(pkiDir)
+  // A forced completion asks first, naming the connected nodes it cuts off; the question is asked before
+  // the exclusive issuance lock (no renewal waits on a person), and the locked run below cuts off no node
+  // beyond the ones confirmed.
+  const confirmedCutOff = dryRun || !options.force ? new Set<string>() : await confirmForcedCutOff(pool, options)
   const outcome = await locked(pool, async (client) => {
     const now = clock.now()
     const latest = await store.latestRotation(client)
@@ -165,9 +177,10 @@ async function complete(pool: Pool, options: RotateOptions): Promise<CaRotateRes
       return { latest, plan, revoked: 0, progress: null, resumed: true, currentSha }
     }
     const progress = await store.rotationProgress(client, latest.newCaSha256, now)
-    const abortPossible = (await store.countCertificatesIssuedBy(client, latest.newCaSha256)) === 0
+    const moved = await store.nodesUsingCertificatesFrom(client, latest.newCaSha256, now)
+    const abortPossible = moved.length === 0
     if (dryRun) return { latest, plan: [], revoked: 0, progress, resumed: false, currentSha, abortPossible }
-    if (progress.blocking.length > 0) throw incomplete(progress)
+    if (progress.blocking.some((n) => !confirmedCutOff.has(n.nodeId))) throw incomplete(progress, abortPossible)
     const revoked = await store.revokeCertificatesNotFrom(client, latest.newCaSha256, now)
     await store.finishRotation(client, latest.id, 'completed', now)
     await appendEvent(client, {
@@ -178,6 +191,9 @@ async function complete(pool: Pool, options: RotateOptions): Promise<CaRotateRes
         new_ca_sha256: latest.newCaSha256,
         revoked,
         cut_off: progress.cutOff.map((n) => n.nodeId).slice(0, 100),
+        ...(progress.blocking.length > 0
+          ? { forced: true, forced_cut_off: progress.blocking.map((n) => n.nodeId).slice(0, 100) }
+          : {}),
       },
     })
     return {
@@ -214,6 +230,23 @@ async function complete(pool: Pool, options: RotateOptions): Promise<CaRotateRes
   })
 }
 
+/** The connected nodes a forced completion would cut off, confirmed by the operator (none: nothing asked). */
+async function confirmForcedCutOff(pool: Pool, options: RotateOptions): Promise<Set<string>> {
+  const latest = await store.latestRotation(pool)
+  if (latest?.status !== 'begun') return new Set()
+  const progress = await store.rotationProgress(pool, latest.newCaSha256, options.clock.now())
+  if (progress.blocking.length === 0) return new Set()
+  const shown = progress.blocking.slice(0, 20).map((n) => `${n.nodeId} (${n.status})`)
+  const more = progress.blocking.length > shown.length ? ` and ${progress.blocking.length - shown.length} more` : ''
+  if (options.confirm)
+    await options.confirm({
+      what: `complete the CA rotation although ${progress.blocking.length} connected node(s) still use the old CA: ${shown.join(', ')}${more}; their agents are refused from then on and each needs a new secret (fleetkit node token NODE --reissue), the new ca-bundle.pem on its host and fleetkit-agent enroll`,
+      command: 'fleetkit ca rotate --complete --force --yes',
+      data: { nodes: progress.blocking.map((n) => n.nodeId) },
+    })
+  return new Set(progress.blocking.map((n) => n.nodeId))
+}
+
 async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult> {
   const { pkiDir, clock } = options
   const removedTempFiles = await removeStaleTempFiles(pkiDir)
@@ -229,17 +262,20 @@ async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult
         certificateFingerprintSha256(files.caCertificate) === latest.oldCaSha256 &&
         (archive.kind === 'leftover' || (archive.kind === 'whole' && archive.copiesOfCurrent))
       )
-        return { latest, files: [], resumed: true }
+        return { latest, files: [], resumed: true, revoked: 0 }
     }
     if (!latest || latest.status !== 'begun') throw notStarted('abort')
-    const issued = await store.countCertificatesIssuedBy(client, latest.newCaSha256)
-    if (issued > 0) {
+    // Only nodes seen authenticating with a new-CA certificate depend on it: their old ones were revoked
+    // at that first use. A certificate issued but never used (a lost renewal answer) holds no abort back.
+    const moved = await store.nodesUsingCertificatesFrom(client, latest.newCaSha256, now)
+    if (moved.length > 0) {
+      const shown = moved.slice(0, 20).join(', ') + (moved.length > 20 ? ` and ${moved.length - 20} more` : '')
       throw new FleetkitError(
         'CA_ROTATION_ABORT_REFUSED',
-        `the new CA already issued ${issued} certificate${issued === 1 ? '' : 's'}: agents that renewed depend on it, so the rotation can only be completed`,
+        `${moved.length} node(s) already moved onto the new CA (${shown}): their old-CA certificates are revoked, so aborting would cut them off; the rotation can only be completed`,
         {
           actions: ['fleetkit ca rotate --status', 'fleetkit ca rotate --complete'],
-          data: { issued, newCaSha256: latest.newCaSha256 },
+          data: { moved, newCaSha256: latest.newCaSha256 },
         },
       )
     }
@@ -255,15 +291,18 @@ async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult
       )
     }
     const files = planRotationAbort(archived)
+    // Revoked before a gateway that still trusts the new CA could see one presented: its first use would
+    // revoke the node's old-CA certificate, the one that keeps working after the abort.
+    const revoked = await store.revokeUnusedCertificatesFrom(client, latest.newCaSha256, now)
     await store.finishRotation(client, latest.id, 'aborted', now)
     await appendEvent(client, {
       kind: 'ca_rotation_aborted',
       at: now,
-      data: { old_ca_sha256: latest.oldCaSha256, new_ca_sha256: latest.newCaSha256 },
+      data: { old_ca_sha256: latest.oldCaSha256, new_ca_sha256: latest.newCaSha256, revoked_unused: revoked },
     })
     // Inside the transaction: until the old CA is back in place, the abort is not recorded.
     await writePkiFiles(pkiDir, files)
-    return { latest: { ...latest, status: 'aborted' as const, finishedAt: now }, files, resumed: false }
+    return { latest: { ...latest, status: 'aborted' as const, finishedAt: now }, files, resumed: false, revoked }
   })
   await removeArchivedCa(pkiDir)
   return result(options, {
@@ -271,6 +310,7 @@ async function abort(pool: Pool, options: RotateOptions): Promise<CaRotateResult
     rotation: outcome.latest,
     removedTempFiles,
     filesWritten: names(outcome.files),
+    revoked: outcome.revoked,
     resumed: outcome.resumed,
   })
 }
@@ -282,7 +322,7 @@ async function status(pool: Pool, options: RotateOptions): Promise<CaRotateResul
   const latest = await store.latestRotation(pool)
   if (latest?.status !== 'begun') return result(options, { currentCaSha256: currentSha, rotation: latest })
   const progress = await store.rotationProgress(pool, latest.newCaSha256, now)
-  const abortPossible = (await store.countCertificatesIssuedBy(pool, latest.newCaSha256)) === 0
+  const abortPossible = (await store.nodesUsingCertificatesFrom(pool, latest.newCaSha256, now)).length === 0
   return result(options, {
     currentCaSha256: currentSha,
     rotation: latest,

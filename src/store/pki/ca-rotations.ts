@@ -88,13 +88,28 @@ export async function issuingCaRetired(q: Queryable, caSha256: string): Promise<
   return rows[0]!.retired
 }
 
-/** How many certificates (revoked or not) the CA ever issued: abort is possible only at zero. */
-export async function countCertificatesIssuedBy(q: Queryable, caSha256: string): Promise<number> {
-  const { rows } = await q.query<{ n: string }>(
-    'SELECT count(*) AS n FROM node_certificates WHERE issuer_ca_sha256 = $1',
-    [caSha256],
+/**
+ * The nodes that moved onto a CA: the gateway saw each authenticate with a live (unrevoked, unexpired)
+ * certificate it issued, which revoked the node's older ones. Abort would cut exactly these off; a
+ * certificate issued but never used (its renewal answer was lost) moves nobody.
+ */
+export async function nodesUsingCertificatesFrom(q: Queryable, caSha256: string, now: Date): Promise<string[]> {
+  const { rows } = await q.query<{ node_id: string }>(
+    `SELECT DISTINCT node_id FROM node_certificates
+      WHERE issuer_ca_sha256 = $1 AND first_used_at IS NOT NULL AND revoked_at IS NULL AND not_after > $2
+      ORDER BY node_id`,
+    [caSha256, now],
   )
-  return Number(rows[0]!.n)
+  return rows.map((r) => r.node_id)
+}
+
+/** Revoke the CA's certificates no agent ever used (an abort: none may be presented while a gateway still trusts it). */
+export async function revokeUnusedCertificatesFrom(q: Queryable, caSha256: string, now: Date): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE node_certificates SET revoked_at = $2 WHERE issuer_ca_sha256 = $1 AND first_used_at IS NULL AND revoked_at IS NULL`,
+    [caSha256, now],
+  )
+  return rowCount ?? 0
 }
 
 export interface NodeOnOldCa {
@@ -102,12 +117,17 @@ export interface NodeOnOldCa {
   status: string
   /** The latest unrevoked, unexpired certificate's expiry, when it has one. */
   notAfter: Date | null
+  /**
+   * A new-CA certificate was issued to it but its agent never authenticated with it (the renewal's answer
+   * was lost): the agent still uses its old one, and renews again at its next check.
+   */
+  unusedNewCertificate: boolean
 }
 
 export interface RotationProgress {
   /** Nodes that connect (active, unhealthy, draining). */
   connected: number
-  /** Of those, how many hold an unrevoked, unexpired certificate from the new CA. */
+  /** Of those, how many moved: the gateway saw them authenticate with a live new-CA certificate. */
   renewed: number
   /** Connected nodes without one: --complete is refused while any is left. */
   blocking: NodeOnOldCa[]
@@ -115,12 +135,17 @@ export interface RotationProgress {
   cutOff: NodeOnOldCa[]
 }
 
-/** Where the fleet stands on the way to the new CA, at `now`. */
+/**
+ * Where the fleet stands on the way to the new CA, at `now`. A node counts as moved only once the gateway
+ * saw it authenticate with a new-CA certificate (first_used_at, set on the first request presenting it): a
+ * certificate issued but never used proves nothing, and completion would revoke the one its agent still uses.
+ */
 export async function rotationProgress(q: Queryable, newCaSha256: string, now: Date): Promise<RotationProgress> {
   const { rows } = await q.query<{
     id: string
     status: string
     renewed: boolean
+    unused_new: boolean
     connected: boolean
     not_after: Date | null
     live_old: boolean
@@ -128,7 +153,9 @@ export async function rotationProgress(q: Queryable, newCaSha256: string, now: D
     `SELECT n.id, n.status,
             n.status = ANY($3::text[]) AS connected,
             EXISTS (SELECT 1 FROM node_certificates c WHERE c.node_id = n.id AND c.issuer_ca_sha256 = $1
-                       AND c.revoked_at IS NULL AND c.not_after > $2) AS renewed,
+                       AND c.revoked_at IS NULL AND c.not_after > $2 AND c.first_used_at IS NOT NULL) AS renewed,
+            EXISTS (SELECT 1 FROM node_certificates c WHERE c.node_id = n.id AND c.issuer_ca_sha256 = $1
+                       AND c.revoked_at IS NULL AND c.not_after > $2 AND c.first_used_at IS NULL) AS unused_new,
             EXISTS (SELECT 1 FROM node_certificates c WHERE c.node_id = n.id AND c.issuer_ca_sha256 <> $1
                        AND c.revoked_at IS NULL AND c.not_after > $2) AS live_old,
             (SELECT max(c.not_after) FROM node_certificates c WHERE c.node_id = n.id AND c.revoked_at IS NULL AND c.not_after > $2) AS not_after
@@ -140,7 +167,12 @@ export async function rotationProgress(q: Queryable, newCaSha256: string, now: D
   )
   const progress: RotationProgress = { connected: 0, renewed: 0, blocking: [], cutOff: [] }
   for (const row of rows) {
-    const node = { nodeId: row.id, status: row.status, notAfter: row.not_after }
+    const node = {
+      nodeId: row.id,
+      status: row.status,
+      notAfter: row.not_after,
+      unusedNewCertificate: row.unused_new && !row.renewed,
+    }
     if (row.connected) {
       progress.connected++
       if (row.renewed) progress.renewed++

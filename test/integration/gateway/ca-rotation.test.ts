@@ -219,6 +219,80 @@ describe('fleetkit ca rotate', function () {
     assert.equal((await rotate(gw, '--complete')).json.code, 'CA_ROTATION_NOT_STARTED')
   })
 
+  it('a renewal whose answer was lost moves nobody: status shows the node blocking, --complete refuses, --abort works; --complete --force --yes cuts it off', async () => {
+    const a = await enroll('node-a')
+    /** A renewal the agent never sees the answer of: a new-CA certificate is issued, and never used. */
+    const lostRenewal = async () => {
+      const key = await nodeKey()
+      const reply = await call(gw.caPem, a, 'POST', '/v1/agent/certificate/renew', {
+        csr_pem: await makeCsr(key, { name: 'CN=node-a' }),
+      })
+      assert.equal(reply.status, 200, JSON.stringify(reply.body))
+    }
+    const begun = await rotate(gw, '--begin')
+    assert.equal(begun.code, 0, begun.stdout + begun.stderr)
+    const newSha = begun.json.result.rotation.newCaSha256 as string
+    await reloaded(newSha)
+    await lostRenewal()
+    assert.ok((await listNodeCertificates(gw.db.pool, 'node-a')).some((c) => c.issuerCaSha256 === newSha))
+
+    const status = await rotate(gw, '--status')
+    assert.equal(status.code, 0, status.stdout + status.stderr)
+    assertMatchesOutputSchema('ca-rotate', status.json)
+    assert.equal(status.json.result.progress.renewed, 0, 'an issued certificate nobody used is not a move')
+    assert.deepEqual(status.json.result.progress.blocking, [
+      {
+        nodeId: 'node-a',
+        status: 'active',
+        notAfter: status.json.result.progress.blocking[0].notAfter,
+        unusedNewCertificate: true,
+      },
+    ])
+    assert.equal(status.json.result.completePossible, false)
+    assert.equal(status.json.result.abortPossible, true)
+    const preview = await rotate(gw, '--complete', '--dry-run')
+    assert.equal(preview.json.result.completePossible, false)
+    assert.equal(preview.json.result.abortPossible, true)
+
+    const filesBefore = await snapshot(gw.pkiDir)
+    const refused = await rotate(gw, '--complete')
+    assert.equal(refused.json.code, 'CA_ROTATION_INCOMPLETE')
+    assert.match(refused.json.message, /node-a/)
+    assert.ok(refused.json.actions.includes('fleetkit ca rotate --complete --force (cuts the listed nodes off)'))
+    // Forced, but nobody can be asked (--json without --yes): nothing changes.
+    const unconfirmed = await rotate(gw, '--complete', '--force')
+    assert.equal(unconfirmed.json.code, 'CONFIRMATION_REQUIRED', unconfirmed.stdout + unconfirmed.stderr)
+    assert.match(unconfirmed.json.message, /node-a \(active\)/)
+    assert.deepEqual(await snapshot(gw.pkiDir), filesBefore)
+    assert.equal((await call(gw.caPem, a, 'POST', '/v1/agent/heartbeat', { facts: null })).status, 200)
+
+    const aborted = await rotate(gw, '--abort')
+    assert.equal(aborted.code, 0, aborted.stdout + aborted.stderr)
+    assertMatchesOutputSchema('ca-rotate', aborted.json)
+    assert.equal(aborted.json.result.revoked, 1, 'the unused new-CA certificate is revoked')
+    const [abortEvent] = await listEvents(gw.db.pool, { kind: 'ca_rotation_aborted' })
+    assert.equal(abortEvent!.data.revoked_unused, 1)
+    await reloaded(certificateFingerprintSha256(await readFile(join(gw.pkiDir, 'ca.pem'), 'utf8')))
+    assert.equal(
+      (await call(gw.caPem, a, 'POST', '/v1/agent/heartbeat', { facts: null })).status,
+      200,
+      "the agent's old certificate keeps working after the abort",
+    )
+
+    // Again, and this time the operator forces completion: the node is cut off, and the event says so.
+    const again = await rotate(gw, '--begin')
+    assert.equal(again.code, 0, again.stdout + again.stderr)
+    await reloaded(again.json.result.rotation.newCaSha256 as string)
+    await lostRenewal()
+    const forced = await rotate(gw, '--complete', '--force', '--yes')
+    assert.equal(forced.code, 0, forced.stdout + forced.stderr)
+    assertMatchesOutputSchema('ca-rotate', forced.json)
+    assert.equal(forced.json.result.rotation.state, 'completed')
+    const [completed] = await listEvents(gw.db.pool, { kind: 'ca_rotation_completed' })
+    assert.equal(completed!.data.forced, true)
+    assert.deepEqual(completed!.data.forced_cut_off, ['node-a'])
+  })
+
   it('--abort right after --begin restores the old CA byte for byte; an agent never notices; a gateway still holding the aborted CA refuses to issue from it', async () => {
     const a = await enroll('node-a')
     const before = await snapshot(gw.pkiDir)
