@@ -7,7 +7,7 @@ import type { StatePool } from '../../store/transaction.js'
 import { FleetkitError } from '../../checks/fleetkit-error.js'
 import { appendEvent } from '../../store/events.js'
 import { latestChecksJob, recordNodeCapacity, writeNodeLifecycle } from '../../store/nodes/node-lifecycle.js'
-import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
+import { isReturningLost, stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
 import { ADMIT_FRESH_SECONDS } from './thresholds.js'
 
 export interface AdmitOptions {
@@ -23,8 +23,14 @@ export interface AdmitOptions {
 export async function admitNode(options: AdmitOptions): Promise<TransitionResult> {
   const { nodeId } = options
   return withLockedNode(options.pool, nodeId, async (client, node) => {
-    const returning =
-      node.status === 'lost' && node.lastSeenAt !== null && node.lostAt !== null && node.lastSeenAt > node.lostAt
+    const returning = isReturningLost(node)
+    // A lost node leases no checks job: `node undrain` first makes it active (not schedulable) so one can run.
+    const checkAgain = returning
+      ? [
+          `fleetkit node undrain ${nodeId}   (lost, heard from again: active, not schedulable, so its checks can run)`,
+          `fleetkit node check ${nodeId}`,
+        ]
+      : [`fleetkit node check ${nodeId}`]
     if (node.status !== 'active' && !returning) {
       throw stateConflict(
         node,
@@ -62,7 +68,7 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
         'NODE_CHECKS_FAILING',
         `cannot admit ${nodeId}: its latest host checks failed (${failing.join(', ')})`,
         {
-          actions: [`fleetkit node check ${nodeId}`, 'fleetkit checks'],
+          actions: [...checkAgain, 'fleetkit checks'],
           data: { nodeId, jobId: checks!.id, failing },
         },
       )
@@ -76,10 +82,7 @@ export async function admitNode(options: AdmitOptions): Promise<TransitionResult
         'NODE_CHECKS_WARNING',
         `cannot admit ${nodeId}: its latest host checks warned (${unaccepted.join(', ')}); a person accepts each warning by name, or fixes it and checks again`,
         {
-          actions: [
-            `fleetkit node check ${nodeId}`,
-            `fleetkit node admit ${nodeId} ${flags}   (accepting, on purpose)`,
-          ],
+          actions: [...checkAgain, `fleetkit node admit ${nodeId} ${flags}   (accepting, on purpose)`],
           data: { nodeId, jobId: checks!.id, warned, unaccepted },
         },
       )

@@ -10,7 +10,7 @@ import type { Queryable } from '../../store/database.js'
 import { createJob, getJob, withdrawQueuedJob, type JobRow } from '../../store/scheduling/jobs.js'
 import { getNode } from '../../store/nodes/nodes.js'
 import { sleepUnlessAborted } from '../../config/abortable-sleep.js'
-import { unknownNode } from './node-transition.js'
+import { isReturningLost, unknownNode } from './node-transition.js'
 
 export interface NodeCheckResult {
   /** @minLength 1 */
@@ -118,7 +118,7 @@ export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheck
     })
   }
   // The gateway leases only to an active node (an unhealthy one is active again at its next request).
-  if (!LEASING.includes(node.status)) throw cannotLease(node.id, node.status)
+  if (!LEASING.includes(node.status)) throw cannotLease(node.id, node.status, isReturningLost(node))
   if (signal.aborted) throw interrupted(nodeId, undefined, false)
   const queuedAt = clock.now()
   const job = await createJob(pool, { nodeId, kind: 'checks', payload: {}, now: queuedAt })
@@ -149,6 +149,13 @@ export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheck
         `no result from ${nodeId} within ${options.timeoutSeconds} s (job ${current.status}${withdrawn ? ', withdrawn' : ', still leased'})`,
         {
           actions: [
+            ...(current.status === 'queued'
+              ? [
+                  'fleetkit node show ' +
+                    nodeId +
+                    '   (is it heartbeating? no agent took the job: the gateway may be down)',
+                ]
+              : []),
             'fleetkit-agent doctor (on the host)',
             `fleetkit node check ${nodeId} --timeout ${Math.max(options.timeoutSeconds * 2, 60)}`,
           ],
@@ -163,11 +170,13 @@ export async function runNodeCheck(options: NodeCheckOptions): Promise<NodeCheck
 const LEASING: readonly string[] = ['active', 'unhealthy']
 
 /** The node's agent is refused a lease in this status: the check would only time out. */
-function cannotLease(nodeId: string, status: string): FleetkitError {
+function cannotLease(nodeId: string, status: string, returning: boolean): FleetkitError {
   const next: Record<string, string> = {
     draining: `fleetkit node undrain ${nodeId}   (active again, not schedulable: its checks can run)`,
     parked: `fleetkit node unpark ${nodeId}`,
-    lost: `fleetkit-agent doctor (on ${nodeId}); once it heartbeats, fleetkit node admit ${nodeId}`,
+    lost: returning
+      ? `fleetkit node undrain ${nodeId}   (it heartbeats again: active, not schedulable, so its checks can run)`
+      : `fleetkit-agent doctor (on ${nodeId}); once it heartbeats, fleetkit node undrain ${nodeId} (to check it first) or fleetkit node admit ${nodeId}`,
     failed: `fleetkit node token ${nodeId} --reissue`,
   }
   return new FleetkitError(

@@ -6,7 +6,7 @@ import { FleetkitError } from '../../checks/fleetkit-error.js'
 import type { Clock } from '../../config/clock.js'
 import { appendEvent } from '../../store/events.js'
 import { nodeHoldings, writeNodeLifecycle } from '../../store/nodes/node-lifecycle.js'
-import { stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
+import { isReturningLost, stateConflict, transition, type TransitionResult, withLockedNode } from './node-transition.js'
 import { waitFor, type WaitOptions } from '../wait.js'
 
 export interface DrainResult extends TransitionResult {
@@ -75,6 +75,8 @@ export async function drainNode(
  * `fleetkit node undrain NODE`: a draining node back to `active`, not schedulable. Its agent may
  * lease again (a `node check` runs), and `node admit` then makes it schedulable with its usual
  * guards (fresh heartbeat, passing checks, capacity): undrain never schedules on its own.
+ * A lost node that heartbeated since it was lost comes back the same way: admit refuses it while its
+ * latest checks failed, and a lost node leases no checks job, so without this it could never prove itself fixed.
  */
 export async function undrainNode(options: {
   pool: StatePool
@@ -86,22 +88,32 @@ export async function undrainNode(options: {
     // Active already: a retried undrain (or one that raced another) finds it done.
     if (node.status === 'active')
       return transition(node, 'undrain', node, `${nodeId}: not draining (active); nothing changed`)
-    if (node.status !== 'draining') {
+    const returning = isReturningLost(node)
+    if (node.status !== 'draining' && !returning) {
       const next =
         node.status === 'parked'
           ? `fleetkit node unpark ${nodeId}`
           : node.status === 'lost'
-            ? `fleetkit node admit ${nodeId}   (once it heartbeats again)`
+            ? `fleetkit-agent doctor (on ${nodeId}); once it heartbeats again, fleetkit node undrain ${nodeId} or fleetkit node admit ${nodeId}`
             : undefined
-      throw stateConflict(node, 'undrain', ['draining', 'active (nothing to do)'], next)
+      throw stateConflict(
+        node,
+        'undrain',
+        ['draining', 'lost (heard from since it was lost)', 'active (nothing to do)'],
+        next,
+      )
     }
-    const after = await writeNodeLifecycle(client, nodeId, { status: 'active', schedulable: false })
+    const after = await writeNodeLifecycle(client, nodeId, {
+      status: 'active',
+      schedulable: false,
+      clearLost: returning,
+    })
     await appendEvent(client, { kind: 'node_undrained', nodeId, data: { from: node.status, actor: options.actor } })
     return transition(
       node,
       'undrain',
       after,
-      `${nodeId}: active again (was draining): it may lease jobs; not schedulable until fleetkit node admit ${nodeId}`,
+      `${nodeId}: active again (was ${node.status}): it may lease jobs, so fleetkit node check ${nodeId} runs; not schedulable until fleetkit node admit ${nodeId}`,
     )
   })
 }

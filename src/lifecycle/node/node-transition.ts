@@ -64,6 +64,11 @@ export async function unknownNode(q: Queryable, nodeId: string): Promise<Fleetki
   })
 }
 
+/** A lost node whose agent has heartbeated since it was lost: admit (and undrain) may take it back. */
+export function isReturningLost(node: Pick<NodeRow, 'status' | 'lastSeenAt' | 'lostAt'>): boolean {
+  return node.status === 'lost' && node.lastSeenAt !== null && node.lostAt !== null && node.lastSeenAt > node.lostAt
+}
+
 export function stateConflict(node: NodeRow, action: string, allowed: readonly string[], next?: string): FleetkitError {
   return new FleetkitError(
     'NODE_STATE_CONFLICT',

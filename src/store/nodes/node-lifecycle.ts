@@ -2,6 +2,7 @@
 // conditional UPDATE (or a FOR UPDATE transaction step) plus its event; rules are in src/lifecycle/.
 import type { Queryable } from '../database.js'
 import { NODE_COLUMNS, type NodeRow, type NodeStatus, toNode } from './nodes.js'
+import { CHECKS_TAKEN } from '../scheduling/jobs.js'
 
 /** The node row locked FOR UPDATE, with its silence on the database's clock. Call inside a transaction. */
 export async function lockNode(
@@ -87,14 +88,14 @@ export async function nodeHoldings(
   return { activeAllocations: a.rows.map((r) => r.id), liveLeases: l.rows.map((r) => r.id) }
 }
 
-/** The latest finished `checks` job of the node: its status and result. */
+/** The latest finished `checks` job of the node that its agent took (CHECKS_TAKEN): its status and result. */
 export async function latestChecksJob(
   q: Queryable,
   nodeId: string,
 ): Promise<{ id: string; status: string; result: Record<string, unknown> | null } | undefined> {
   const { rows } = await q.query<{ id: string; status: string; result: Record<string, unknown> | null }>(
-    `SELECT id::text AS id, status, result FROM jobs WHERE node_id = $1 AND kind = 'checks' AND status IN ('succeeded', 'failed')
-      ORDER BY updated_at DESC, id DESC LIMIT 1`,
+    `SELECT j.id::text AS id, j.status, j.result FROM jobs j WHERE j.node_id = $1 AND ${CHECKS_TAKEN}
+      ORDER BY j.updated_at DESC, j.id DESC LIMIT 1`,
     [nodeId],
   )
   return rows[0]

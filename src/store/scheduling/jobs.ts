@@ -167,10 +167,21 @@ export async function completeJob(
   return (rowCount ?? 0) > 0
 }
 
-/** Withdraw a job no agent has taken yet (a waiting command gave up); false if it was leased meanwhile. */
+/**
+ * The checks jobs that say something about the host: finished, and taken by its agent at least once. A job
+ * withdrawn before any agent leased it (a `node check` that timed out while the gateway was down) and one
+ * failed unleased (a decommission) ran nothing: a timeout is not a failed check. SQL over the alias `j`.
+ */
+export const CHECKS_TAKEN = "j.kind = 'checks' AND (j.status = 'succeeded' OR (j.status = 'failed' AND j.attempts > 0))"
+
+/**
+ * Withdraw a job no agent has taken yet (a waiting command gave up); false if it was leased meanwhile.
+ * It ends `failed` with `withdrawn: true` and 0 attempts: nothing ran, so it says nothing about the host
+ * (CHECKS_TAKEN below leaves such a checks job out of "the latest checks").
+ */
 export async function withdrawQueuedJob(q: Queryable, id: string, reason: string, now: Date): Promise<boolean> {
   const { rowCount } = await q.query(
-    `UPDATE jobs SET status = 'failed', result = jsonb_build_object('error', $2::text), updated_at = $3 WHERE id = $1 AND status = 'queued'`,
+    `UPDATE jobs SET status = 'failed', result = jsonb_build_object('error', $2::text, 'withdrawn', true), updated_at = $3 WHERE id = $1 AND status = 'queued'`,
     [id, reason, now],
   )
   return (rowCount ?? 0) > 0

@@ -4,6 +4,7 @@
 import type { Queryable } from '../database.js'
 import type { DriftState } from '../nodes/node-drift.js'
 import type { NodeStatus } from '../nodes/nodes.js'
+import { CHECKS_TAKEN } from '../scheduling/jobs.js'
 
 export interface NodeReadinessFacts {
   id: string
@@ -61,7 +62,7 @@ export async function readinessFacts(
          SELECT j.status,
                 ARRAY(SELECT c ->> 'id' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'fail') AS failed,
                 ARRAY(SELECT c ->> 'id' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'warn') AS warned
-           FROM jobs j WHERE j.node_id = n.id AND j.kind = 'checks' AND j.status IN ('succeeded', 'failed')
+           FROM jobs j WHERE j.node_id = n.id AND ${CHECKS_TAKEN}
           ORDER BY j.updated_at DESC, j.id DESC LIMIT 1) cj ON true
        LEFT JOIN LATERAL (
          SELECT sn.run_id, sn.state, sn.code, r.definition_sha256, sn.agent_version

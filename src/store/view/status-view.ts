@@ -2,6 +2,7 @@
 // finished `checks` job counted by status, each node's latest sync, and the newest events.
 import type { Queryable } from '../database.js'
 import type { EventRow } from '../events.js'
+import { CHECKS_TAKEN } from '../scheduling/jobs.js'
 
 export interface NodeCheckSummary {
   nodeId: string
@@ -31,9 +32,9 @@ export async function latestCheckSummaries(q: Queryable): Promise<NodeCheckSumma
             (SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'warn') AS warn,
             (SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'fail') AS fail,
             (SELECT count(*) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.result -> 'checks') = 'array' THEN j.result -> 'checks' ELSE '[]'::jsonb END) c WHERE c ->> 'status' = 'not_applicable') AS not_applicable
-       FROM (SELECT DISTINCT ON (node_id) node_id, status, updated_at, result FROM jobs
-              WHERE kind = 'checks' AND status IN ('succeeded', 'failed')
-              ORDER BY node_id, updated_at DESC, id DESC) j`,
+       FROM (SELECT DISTINCT ON (j.node_id) j.node_id, j.status, j.updated_at, j.result FROM jobs j
+              WHERE ${CHECKS_TAKEN}
+              ORDER BY j.node_id, j.updated_at DESC, j.id DESC) j`,
   )
   return rows.map((r) => ({
     nodeId: r.node_id,

@@ -222,7 +222,7 @@ describe('fleetkit node check', function () {
       assert.match(stderr, /Error \(NODE_CHECK_INTERRUPTED\): .*was withdrawn/)
       const job = await getJob(gw.db.pool, jobId)
       assert.equal(job!.status, 'failed')
-      assert.deepEqual(job!.result, { error: 'interrupted' })
+      assert.deepEqual(job!.result, { error: 'interrupted', withdrawn: true })
       assert.equal(
         (await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job,
         null,
@@ -238,7 +238,7 @@ describe('fleetkit node check', function () {
     const jobId = (out.json.data as { jobId: string }).jobId
     const job = await getJob(gw.db.pool, jobId)
     assert.equal(job!.status, 'failed')
-    assert.deepEqual(job!.result, { error: 'timed_out' })
+    assert.deepEqual(job!.result, { error: 'timed_out', withdrawn: true })
     assert.equal(
       (await gw.agent(agent, 'POST', '/v1/agent/lease', {})).body.job,
       null,

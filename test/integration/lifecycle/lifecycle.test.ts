@@ -7,9 +7,10 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { systemClock } from '../../../src/config/clock.js'
+import { fixedClock, systemClock } from '../../../src/config/clock.js'
 import { loadHostPolicy } from '../../../src/definition/host-policy.js'
 import { admitNode } from '../../../src/lifecycle/node/node-admit.js'
+import { runNodeCheck } from '../../../src/lifecycle/node/node-check.js'
 import { decommissionNode } from '../../../src/lifecycle/node/node-decommission.js'
 import { followEvents } from '../../../src/lifecycle/view/fleet-events.js'
 import { drainNode, undrainNode } from '../../../src/lifecycle/node/node-drain.js'
@@ -590,6 +591,89 @@ describe('node lifecycle (real gateway, real PostgreSQL)', function () {
     )
     const [undrained] = await listEvents(gw.db.pool, { nodeId: 'und-1', kind: 'node_undrained' })
     assert.deepEqual(undrained!.data, { from: 'draining', actor: 'ci' })
+  })
+
+  it('a lost node comes back: a check that only timed out is not a failed check; one whose real checks failed is undrained, checked and admitted', async () => {
+    /** The sweep's verdict, then a heartbeat since: a lost node that is talking again. */
+    const lostAndBack = (id: string) =>
+      gw.db.pool.query(
+        `UPDATE nodes SET status = 'lost', schedulable = false, lost_at = now() - interval '30 seconds', last_seen_at = now() WHERE id = $1`,
+        [id],
+      )
+    const completeChecks = async (agent: AgentIdentityFiles, id: string, result: unknown) => {
+      const job = await createJob(gw.db.pool, { nodeId: id, kind: 'checks', now: new Date() })
+      const lease = await gw.agent(agent, 'POST', '/v1/agent/lease', {})
+      assert.equal(lease.status, 200, JSON.stringify(lease.body))
+      const done = await gw.agent(agent, 'POST', `/v1/agent/jobs/${job.id}/complete`, {
+        lease_token: (lease.body.job as { lease_token: string }).lease_token,
+        status: 'succeeded',
+        result,
+      })
+      assert.equal(done.status, 200)
+    }
+
+    // No agent takes the job (as while no gateway runs): the command times out on its injected clock.
+    await enrolled('lost-1')
+    await recordNodeCapacity(gw.db.pool, 'lost-1', CAPACITY)
+    const clock = fixedClock(new Date('2026-12-07T22:00:00Z'))
+    await assert.rejects(
+      runNodeCheck({
+        pool: gw.db.pool,
+        nodeId: 'lost-1',
+        timeoutSeconds: 5,
+        clock,
+        sleep: async () => clock.advance(1000),
+      }),
+      (error: { code?: string; data?: Record<string, unknown>; actions?: string[] }) =>
+        error.code === 'NODE_CHECK_TIMEOUT' &&
+        error.data?.withdrawn === true &&
+        error.actions!.some((a) => a.includes('the gateway may be down')),
+    )
+    await lostAndBack('lost-1')
+    const back = await admitNode({ pool: gw.db.pool, nodeId: 'lost-1', actor })
+    assert.deepEqual(
+      { from: back.from, to: back.to, schedulable: back.schedulable },
+      {
+        from: 'lost',
+        to: 'active',
+        schedulable: true,
+      },
+    )
+
+    // Its last real checks failed before it went silent: admit names the way back, and it works.
+    const agent = await enrolled('lost-2')
+    await recordNodeCapacity(gw.db.pool, 'lost-2', CAPACITY)
+    await completeChecks(agent, 'lost-2', {
+      checks: [{ id: 'host:br-netfilter', status: 'fail', code: 'BR_NETFILTER_OFF', detail: 'not loaded' }],
+    })
+    await lostAndBack('lost-2')
+    const refused = await cli(['node', 'admit', 'lost-2'])
+    assert.equal(refused.json.code, 'NODE_CHECKS_FAILING')
+    assert.ok(refused.json.actions[0].startsWith('fleetkit node undrain lost-2'), refused.json.actions.join(' | '))
+    const check = await cli(['node', 'check', 'lost-2'])
+    assert.equal(check.json.code, 'NODE_STATE_CONFLICT')
+    assert.ok(
+      check.json.actions.some((a: string) => a.startsWith('fleetkit node undrain lost-2')),
+      check.json.actions.join(' | '),
+    )
+    const undrained = await cli(['node', 'undrain', 'lost-2'])
+    assert.equal(undrained.code, 0, undrained.stdout + undrained.stderr)
+    assertMatchesOutputSchema('node-undrain', undrained.json)
+    assert.deepEqual(
+      {
+        from: undrained.json.result.from,
+        to: undrained.json.result.to,
+        schedulable: undrained.json.result.schedulable,
+      },
+      { from: 'lost', to: 'active', schedulable: false },
+    )
+    assert.equal((await getNode(gw.db.pool, 'lost-2'))!.lostAt, null, 'its lost mark is cleared')
+    await completeChecks(agent, 'lost-2', CHECKS_OK)
+    const admitted = await cli(['node', 'admit', 'lost-2'])
+    assert.equal(admitted.code, 0, admitted.stdout + admitted.stderr)
+    assert.equal(admitted.json.result.schedulable, true)
+    const [event] = await listEvents(gw.db.pool, { nodeId: 'lost-2', kind: 'node_undrained' })
+    assert.deepEqual(event!.data, { from: 'lost', actor: 'ci' })
   })
 
   it('undrain refuses where it makes no sense (parked, lost, retired) with NODE_STATE_CONFLICT naming the status; unpark to draining points at undrain', async () => {
