@@ -12,8 +12,9 @@ export default class NodeDecommission extends FleetkitCommand<DecommissionResult
   static override summary =
     'Retire a node: revoke every certificate and set it retired, once it holds no allocations or live leases.'
   static override description = `Applies to draining, provisioning, failed, lost and retired nodes (drain an active one first).
-Refused with NODE_HAS_ALLOCATIONS while allocations or live leases remain; --wait S waits for them
-(NODE_WAIT_TIMEOUT). In one transaction holding the node row: check again, revoke every certificate,
+Refused with NODE_HAS_ALLOCATIONS while allocations or live leases remain; --wait S waits for active
+ones and live leases (NODE_WAIT_TIMEOUT); stranded ones (a lost node of a stateful pool) are refused at
+once, naming fleetkit alloc release --stranded NODE --yes. In one transaction holding the node row: check again, revoke every certificate,
 fail its queued jobs, set retired. Only after that commit is the node's Hetzner Cloud volume (node provision
 --volume) detached and kept, or deleted with --delete-volume, and its server deleted (by its recorded ID, else
 its fleetkit.node_id label); a failed step is PROVIDER_VOLUME_DETACH_FAILED, PROVIDER_DELETE_FAILED or

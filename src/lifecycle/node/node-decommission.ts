@@ -138,6 +138,9 @@ async function decommissionHeld(options: DecommissionOptions): Promise<Decommiss
   }
   let waitedSeconds: number | undefined
   if (options.waitSeconds !== undefined) {
+    // Stranded allocations never end by themselves: waiting for them would only time out.
+    const now = await nodeHoldings(pool, nodeId)
+    if (now.strandedAllocations.length > 0) throw holdingsRefusal(nodeId, now)
     const started = options.clock.now().getTime()
     await waitFor({
       ...options,
@@ -152,20 +155,12 @@ async function decommissionHeld(options: DecommissionOptions): Promise<Decommiss
       throw stateConflict(node, 'decommission', DECOMMISSIONABLE, `fleetkit node drain ${nodeId}`)
     // Checked again under the row lock: a reservation cannot slip in between the check and the retirement.
     const holdings = await nodeHoldings(client, nodeId)
-    if (holdings.activeAllocations.length > 0 || holdings.liveLeases.length > 0) {
-      const message = `cannot decommission ${nodeId}: ${holdings.activeAllocations.length} active allocation(s) and ${holdings.liveLeases.length} live lease(s)`
-      const details = {
-        actions: [
-          `fleetkit alloc list --node ${nodeId}`,
-          'fleetkit alloc release ID (by its owner)',
-          `fleetkit node decommission ${nodeId} --wait 600`,
-        ],
-        data: { nodeId, activeAllocations: holdings.activeAllocations, liveLeases: holdings.liveLeases },
-      }
-      if (waitedSeconds !== undefined)
-        throw new FleetkitError('NODE_WAIT_TIMEOUT', `${message} after waiting ${waitedSeconds} s`, details)
-      throw new FleetkitError('NODE_HAS_ALLOCATIONS', message, details)
-    }
+    if (
+      holdings.activeAllocations.length > 0 ||
+      holdings.strandedAllocations.length > 0 ||
+      holdings.liveLeases.length > 0
+    )
+      throw holdingsRefusal(nodeId, holdings, waitedSeconds)
     const revoked = await revokeNodeCertificates(client, nodeId, node.dbNow)
     const failed = await failQueuedJobs(client, nodeId, 'node decommissioned')
     if (owesProviderDelete(before)) await markDeletePending(client, nodeId)
@@ -230,6 +225,47 @@ async function decommissionHeld(options: DecommissionOptions): Promise<Decommiss
   if (deleteVolume && row.volumeState === 'detached') volume = await deleteNodeVolume(pool, hetzner, row)
   if (!volume) return result
   return { ...result, volume, message: `${result.message}; ${volumeSentence(nodeId, volume)}` }
+}
+
+/**
+ * Why the node cannot be retired yet, and what ends each holding: owners release active allocations and
+ * live leases end (--wait waits for both); stranded ones are a person's decision, which no wait replaces.
+ */
+function holdingsRefusal(
+  nodeId: string,
+  holdings: { activeAllocations: string[]; strandedAllocations: string[]; liveLeases: string[] },
+  waitedSeconds?: number,
+): FleetkitError {
+  const { activeAllocations, strandedAllocations, liveLeases } = holdings
+  const parts = [
+    ...(activeAllocations.length > 0 || strandedAllocations.length === 0
+      ? [`${activeAllocations.length} active allocation(s)`]
+      : []),
+    ...(strandedAllocations.length > 0
+      ? [`${strandedAllocations.length} stranded allocation(s) (kept for a person's decision when it was lost)`]
+      : []),
+    ...(liveLeases.length > 0 || strandedAllocations.length === 0 ? [`${liveLeases.length} live lease(s)`] : []),
+  ]
+  const message = `cannot decommission ${nodeId}: ${parts.join(' and ')}`
+  const waitable = activeAllocations.length > 0 || liveLeases.length > 0
+  const details = {
+    actions: [
+      ...(strandedAllocations.length > 0
+        ? [
+            `fleetkit alloc list --node ${nodeId} --status stranded`,
+            `fleetkit alloc release --stranded ${nodeId} --yes   (gives up what they held)`,
+          ]
+        : []),
+      ...(activeAllocations.length > 0
+        ? [`fleetkit alloc list --node ${nodeId}`, 'fleetkit alloc release ID (by its owner)']
+        : []),
+      `fleetkit node decommission ${nodeId}${waitable ? ' --wait 600' : ''}`,
+    ],
+    data: { nodeId, activeAllocations, strandedAllocations, liveLeases },
+  }
+  if (waitedSeconds !== undefined)
+    return new FleetkitError('NODE_WAIT_TIMEOUT', `${message} after waiting ${waitedSeconds} s`, details)
+  return new FleetkitError('NODE_HAS_ALLOCATIONS', message, details)
 }
 
 /** The volume's end in the command's one line. */

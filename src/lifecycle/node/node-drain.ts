@@ -48,7 +48,7 @@ export async function drainNode(
           actor: options.actor,
         },
       })
-    return { ...t, ...holdings }
+    return { ...t, activeAllocations: holdings.activeAllocations, liveLeases: holdings.liveLeases }
   })
   if (options.waitSeconds === undefined) return result
   const started = options.clock.now().getTime()

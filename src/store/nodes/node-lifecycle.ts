@@ -71,13 +71,17 @@ export async function recordNodeCapacity(
   )
 }
 
-/** What a drain or decommission waits for: active (and stranded) allocations and live leases of the node. */
+/**
+ * What a drain or decommission waits for: active allocations and live leases of the node; and what no
+ * wait ends, the allocations stranded on it (a lost node of a stateful pool: a person releases them with
+ * `fleetkit alloc release --stranded NODE`, or the node heartbeats again and gets them back).
+ */
 export async function nodeHoldings(
   q: Queryable,
   nodeId: string,
-): Promise<{ activeAllocations: string[]; liveLeases: string[] }> {
-  const a = await q.query<{ id: string }>(
-    "SELECT id::text AS id FROM allocations WHERE node_id = $1 AND status IN ('active', 'stranded') ORDER BY id",
+): Promise<{ activeAllocations: string[]; strandedAllocations: string[]; liveLeases: string[] }> {
+  const a = await q.query<{ id: string; status: string }>(
+    "SELECT id::text AS id, status FROM allocations WHERE node_id = $1 AND status IN ('active', 'stranded') ORDER BY id",
     [nodeId],
   )
   // A lease past its expiry is not live: it would be retried, and a drained node leases nothing.
@@ -85,7 +89,11 @@ export async function nodeHoldings(
     "SELECT id::text AS id FROM jobs WHERE node_id = $1 AND status = 'leased' AND lease_expires_at > now() ORDER BY id",
     [nodeId],
   )
-  return { activeAllocations: a.rows.map((r) => r.id), liveLeases: l.rows.map((r) => r.id) }
+  return {
+    activeAllocations: a.rows.filter((r) => r.status === 'active').map((r) => r.id),
+    strandedAllocations: a.rows.filter((r) => r.status === 'stranded').map((r) => r.id),
+    liveLeases: l.rows.map((r) => r.id),
+  }
 }
 
 /** The latest finished `checks` job of the node that its agent took (CHECKS_TAKEN): its status and result. */

@@ -14,7 +14,7 @@ import { recordNodeCapacity } from '../../../src/store/nodes/node-lifecycle.js'
 import { upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import { recordPoolPolicies } from '../../../src/store/nodes/pool-policies.js'
 import { listAllocations, releaseAllocationById, reserveAllocation } from '../../../src/store/scheduling/allocations.js'
-import { systemClock } from '../../../src/config/clock.js'
+import { fixedClock, systemClock } from '../../../src/config/clock.js'
 import { assertMatchesOutputSchema, runFleetkit } from '../../support/cli.js'
 import { freshDatabasePerTest } from '../../support/postgres.js'
 
@@ -94,10 +94,38 @@ describe('stateful pools: stranded allocations on loss (real PostgreSQL)', funct
       reserveAllocation(db().pool, { nodeId: 'db-1', owner: 'x', cpu: 0.5, memoryMib: 1, diskGib: 1, actor }),
       { code: 'NODE_NOT_SCHEDULABLE' },
     )
+    // The refusal calls the allocation what it is and names what ends it: a person's release, not a wait.
+    const refused = (error: { code?: string; message?: string; actions?: string[] }) => {
+      assert.equal(error.code, 'NODE_HAS_ALLOCATIONS')
+      assert.match(error.message!, /1 stranded allocation\(s\)/)
+      assert.doesNotMatch(error.message!, /active allocation/)
+      assert.ok(error.actions!.includes('fleetkit alloc release --stranded db-1 --yes   (gives up what they held)'))
+      assert.ok(!error.actions!.some((a) => a.includes('--wait')), error.actions!.join(' | '))
+      return true
+    }
     await assert.rejects(
       decommissionNode({ pool: db().pool, nodeId: 'db-1', actor, clock: systemClock, confirm: yes }),
-      { code: 'NODE_HAS_ALLOCATIONS' },
+      refused,
     )
+    // --wait is refused at once: stranded allocations never end by themselves.
+    const clock = fixedClock(new Date('2026-12-07T22:00:00Z'))
+    let slept = 0
+    await assert.rejects(
+      decommissionNode({
+        pool: db().pool,
+        nodeId: 'db-1',
+        actor,
+        clock,
+        confirm: yes,
+        waitSeconds: 600,
+        sleep: async (ms) => {
+          slept += ms
+          clock.advance(ms)
+        },
+      }),
+      refused,
+    )
+    assert.equal(slept, 0, 'no wait for what no wait ends')
   })
 
   it('release --stranded asks first (no --yes: nothing changes), then releases with the actor in each event', async () => {
