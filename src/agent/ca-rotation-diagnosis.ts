@@ -25,8 +25,10 @@ interface AgentTrust {
   caPem: string
   /** Where that bundle is (named in the message). */
   caFile: string
-  /** The agent's own certificate. */
-  certificatePem: string
+  /** The CA file the seed pinned (FLEETKIT_GATEWAY_CA_FILE): what enrollment verifies the gateway with. */
+  pinnedFile: string
+  /** The agent's own certificate; undefined before it enrolled (only the gateway's side is judged then). */
+  certificatePem: string | undefined
 }
 
 /** The certificate a TLS server presents, read without verifying it; undefined when none could be read. */
@@ -54,12 +56,22 @@ async function explainCaRotation(
   if (!peer) return undefined
   const trusted = certificatePems(trust.caPem).map((pem) => new X509Certificate(pem))
   const gatewayCa = oneLine(peer.issuer)
-  const actions = [
-    `fleetkit ca rotate --status (on the operator's machine): the gateway's CA now is "${gatewayCa}"`,
-    `install the fleet's current ca-bundle.pem as the agent's CA file, move agent.key, agent.pem and gateway-ca.pem out of its PKI directory, and enroll again with a new secret (fleetkit node token NODE --reissue, then fleetkit-agent enroll)`,
-    // The agent cannot tell a node that was away from one retired meanwhile: it retries until told.
-    'if the node was decommissioned meanwhile, stop this agent: systemctl disable --now fleetkit-agent',
-  ]
+  // The way back, as it works: the node's old identity is revoked (or will be), so it needs a new secret
+  // (--reissue: the node enrolled before) and, to reach the gateway at all, the bundle of the new CA.
+  const install = `install the control host's current ca-bundle.pem (in its PKI directory) as ${trust.pinnedFile}, the CA file the seed pinned`
+  const actions =
+    trust.certificatePem === undefined
+      ? [
+          `fleetkit ca rotate --status (on the operator's machine): the gateway's CA now is "${gatewayCa}"`,
+          `${install}, then run fleetkit-agent enroll again (an unused secret stays valid until it expires)`,
+        ]
+      : [
+          `fleetkit ca rotate --status (on the operator's machine): the gateway's CA now is "${gatewayCa}"`,
+          `fleetkit node token NODE --reissue (on the operator's machine), and write the secret to the agent's secret file`,
+          `${install}, move agent.key, agent.pem and gateway-ca.pem out of the agent's PKI directory, and run fleetkit-agent enroll`,
+          // The agent cannot tell a node that was away from one retired meanwhile: it retries until told.
+          'if the node was decommissioned meanwhile, stop this agent: systemctl disable --now fleetkit-agent',
+        ]
   if (serverSide) {
     if (trusted.some((ca) => issued(peer, ca))) return undefined
     return new FleetkitError(
@@ -69,6 +81,7 @@ async function explainCaRotation(
     )
   }
   // The gateway refused our certificate: a rotation when the CA that issued it is not the gateway's now.
+  if (trust.certificatePem === undefined) return undefined
   const own = new X509Certificate(trust.certificatePem)
   const ownCa = trusted.find((ca) => issued(own, ca))
   if (ownCa && issued(peer, ownCa)) return undefined
@@ -95,8 +108,36 @@ export async function namingMissedRotation(
   const rotated = await explainCaRotation(
     String(error.data?.transport_code ?? ''),
     target,
-    { caPem: identity.caPem, caFile: await trustFile(config), certificatePem: identity.certificatePem },
+    {
+      caPem: identity.caPem,
+      caFile: await trustFile(config),
+      pinnedFile: config.caFile,
+      certificatePem: identity.certificatePem,
+    },
     probeUrls(config, target),
+  )
+  return rotated ?? error
+}
+
+/**
+ * `error` as GATEWAY_CA_ROTATED when an agent without an identity yet (enroll, doctor before enrollment)
+ * cannot verify the gateway because the fleet's CA was rotated after its seed pinned `caPem`; `error`
+ * itself otherwise. Without this, enrolling a host that was away ends in a bare TLS error.
+ */
+export async function namingRotatedPin(
+  error: FleetkitError,
+  config: Pick<AgentConfig, 'caFile'>,
+  caPem: string,
+  target: string,
+  presented: PresentedCertificate = presentedCertificate,
+): Promise<FleetkitError> {
+  if (error.code !== 'GATEWAY_UNREACHABLE') return error
+  const rotated = await explainCaRotation(
+    String(error.data?.transport_code ?? ''),
+    target,
+    { caPem, caFile: config.caFile, pinnedFile: config.caFile, certificatePem: undefined },
+    [target],
+    presented,
   )
   return rotated ?? error
 }

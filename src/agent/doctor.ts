@@ -7,7 +7,7 @@ import { AGENT_PATHS } from '../protocol/agent-routes.js'
 import { readIdentityResponse } from '../protocol/renewal.js'
 import type { CheckResult } from '../protocol/check-result.js'
 import { readResponse } from '../protocol/read.js'
-import { namingMissedRotation } from './ca-rotation-diagnosis.js'
+import { namingMissedRotation, namingRotatedPin } from './ca-rotation-diagnosis.js'
 import { explainTransportError } from './clock-skew.js'
 import type { AgentConfig } from './config.js'
 import { urlsFrom } from './gateway-choice.js'
@@ -178,7 +178,12 @@ async function checkGateway(
       skewMs: client.lastSkewMs,
     }
   } catch (error) {
-    const e = await explainTransportError(error, config.enrollUrl, probeUrls(config))
+    const e = await namingRotatedPin(
+      await explainTransportError(error, config.enrollUrl, probeUrls(config)),
+      config,
+      ca,
+      config.enrollUrl,
+    )
     return {
       result: { id, status: 'fail', code: e.code, detail: e.message },
       skewMs: typeof e.data?.skew_ms === 'number' ? e.data.skew_ms : undefined,

@@ -8,6 +8,7 @@ import { errorCodeOf } from '../protocol/agent-routes.js'
 import { ENROLL_PATH, type EnrollRequest, readEnrollResponse } from '../protocol/enrollment.js'
 import { readResponse } from '../protocol/read.js'
 import { removeDurably } from '../fs/atomic-file.js'
+import { namingRotatedPin } from './ca-rotation-diagnosis.js'
 import { explainTransportError } from './clock-skew.js'
 import { type AgentConfig, requireSettings } from './config.js'
 import { urlsFrom } from './gateway-choice.js'
@@ -69,7 +70,13 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
         const request: EnrollRequest = { node_id: config.nodeId, enrollment_secret: secret, csr_pem: csrPem }
         response = await client.request('POST', ENROLL_PATH, request)
       } catch (error) {
-        const explained = await explainTransportError(error, urls[which]!, [urls[which]!])
+        // A pinned CA the fleet rotated away from is named as such (the seed predates a CA rotation).
+        const explained = await namingRotatedPin(
+          await explainTransportError(error, urls[which]!, [urls[which]!]),
+          config,
+          pinnedCa,
+          urls[which]!,
+        )
         if (explained.code !== 'GATEWAY_UNREACHABLE' || which + 1 >= urls.length) throw explained
         deps.log('warn', 'enroll_failover', { from: urls[which], to: urls[which + 1], code: explained.code })
         client.close()
@@ -97,7 +104,7 @@ export async function enroll(config: AgentConfig, deps: EnrollDeps): Promise<Enr
             actions:
               response.status === 401
                 ? [
-                    'issue a fresh secret: fleetkit node token NODE, write it to the secret file, run fleetkit-agent enroll',
+                    'issue a fresh secret: fleetkit node token NODE (--reissue for a node that enrolled before), write it to the secret file, run fleetkit-agent enroll',
                   ]
                 : ['fleetkit-agent doctor'],
             data: { status: response.status, gateway_code: gatewayCode, node_id: config.nodeId },
@@ -148,7 +155,7 @@ async function readSecret(path: string): Promise<string> {
   if (secret === '') {
     throw new FleetkitError('ENROLLMENT_SECRET_MISSING', `no enrollment secret in ${path} and no identity staged`, {
       actions: [
-        'issue a fresh secret: fleetkit node token NODE',
+        'issue a fresh secret: fleetkit node token NODE (--reissue for a node that enrolled before)',
         `write it to ${path} (mode 0600) and run fleetkit-agent enroll`,
       ],
       data: { path },

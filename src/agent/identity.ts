@@ -136,7 +136,7 @@ async function readPrivateKey(path: string): Promise<string> {
       {
         actions: [
           `chmod 0600 ${path}`,
-          'if others may have read it, revoke the node and enroll again with a new secret (fleetkit node token NODE --reissue)',
+          "if others may have read it, enroll again with a new secret (fleetkit node token NODE --reissue: it revokes the node's certificates at enrollment)",
         ],
         data: { path, mode },
       },

@@ -113,9 +113,8 @@ export class AgentSession {
         {
           actions: [
             'fleetkit-agent doctor',
-            // An enrolled node gets a secret only with --reissue; after a CA rotation it missed, the
-            // pinned CA file is the old one and the enrollment would fail the handshake.
-            'if the node should stay in the fleet: on the operator machine fleetkit node token NODE --reissue; on this host, if the CA was rotated since, install the current ca-bundle.pem as the CA file, then write the secret, move the staged identity away and run fleetkit-agent enroll',
+            "if its certificate was revoked by a completed CA rotation it missed, or the node was re-enrolled elsewhere (a retired node never comes back): fleetkit node token NODE --reissue on the operator's machine, the secret in the agent's secret file, agent.key and agent.pem moved out of its PKI directory, then fleetkit-agent enroll",
+            "after a CA rotation, install the control host's current ca-bundle.pem as the agent's CA file first (FLEETKIT_GATEWAY_CA_FILE, /etc/fleetkit/gateway-ca.pem by default) and move gateway-ca.pem out of its PKI directory too",
             'if the node was decommissioned: systemctl disable --now fleetkit-agent',
           ],
           data: { serial: this.identity.serial, path },

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 
 import { loadAgentConfig, type AgentConfig } from '../../../src/agent/config.js'
 import { runDoctor } from '../../../src/agent/doctor.js'
+import { enroll } from '../../../src/agent/enroll.js'
 import { startIndex } from '../../../src/agent/gateway-choice.js'
 import { stageIdentity } from '../../../src/agent/identity.js'
 import { runAgent } from '../../../src/agent/run-loop.js'
@@ -174,6 +175,47 @@ describe('fleetkit-agent doctor after a CA rotation it missed', function () {
     assert.equal(failed?.code, 'GATEWAY_CA_ROTATED', JSON.stringify(log.lines.slice(-4)))
     const moved = log.lines.find((l) => l.msg === 'gateway_failover')
     assert.deepEqual([moved?.from, moved?.to], [gw.agentUrl, dead])
+  })
+
+  it('a host with no identity whose seed pinned the old CA: enroll and doctor name the rotation and the bundle to install, not a bare TLS error', async () => {
+    assert.ok(newCaPem, 'the rotation of an earlier test')
+    // The way back after a missed rotation: a new secret, the old identity moved away, the seed's pinned CA still the old one.
+    await gw.declareNode('node-back')
+    const secret = await gw.issueSecret('node-back')
+    const pkiDir = join(dir, 'back-pki')
+    const caFile = join(dir, 'back.ca.pem')
+    await writeFile(caFile, identity.caPem)
+    await writeFile(join(dir, 'back.secret'), `${secret}\n`, { mode: 0o600 })
+    await writeFile(
+      join(dir, 'back.env'),
+      [
+        'FLEETKIT_NODE_ID=node-back',
+        `FLEETKIT_ENROLL_URL=${gw.enrollUrl}`,
+        `FLEETKIT_GATEWAY_CA_FILE=${caFile}`,
+        `FLEETKIT_ENROLLMENT_SECRET_FILE=${join(dir, 'back.secret')}`,
+        `FLEETKIT_AGENT_PKI_DIR=${pkiDir}`,
+        `FLEETKIT_HOST_ROOT=${root}`,
+        'FLEETKIT_AGENT_REQUEST_TIMEOUT_SECONDS=5',
+        '',
+      ].join('\n'),
+    )
+    const config = await loadAgentConfig({ env: { FLEETKIT_AGENT_CONFIG: join(dir, 'back.env') }, flags: {} })
+    const named = (error: { code?: string; message?: string; actions?: string[] }) => {
+      assert.equal(error.code, 'GATEWAY_CA_ROTATED', error.message)
+      assert.ok(
+        error.actions!.some((a) => a.includes(`current ca-bundle.pem`) && a.includes(caFile)),
+        error.actions!.join(' | '),
+      )
+      return true
+    }
+    await assert.rejects(enroll(config, { log: memoryLogger('agent', 'debug') }), named)
+    const results = await runDoctor(config, { host: fakeHost(root, {}), now: () => new Date() })
+    const check = results.find((r) => r.id === 'agent:gateway')!
+    assert.equal(check.code, 'GATEWAY_CA_ROTATED', check.detail)
+
+    // Following the advice works: the current bundle installed, the same secret enrolls.
+    await writeFile(caFile, newCaPem)
+    assert.equal((await enroll(config, { log: memoryLogger('agent', 'debug') })).outcome, 'enrolled')
   })
 
   it('names the rotation when the agent trusts the new CA but the gateway refuses its certificate from the old one', async () => {
