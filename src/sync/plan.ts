@@ -10,11 +10,31 @@ import { packagePath } from '../package-root.js'
 import type { InventoryStateNode } from '../render/inventory.js'
 import { nodeAddress, unprovisionedStep } from '../render/node-address.js'
 
-/** State statuses a sync leaves alone (parked and retired are also out of the inventory). */
-const SKIPPED_STATUSES: Record<string, string> = {
-  parked: 'parked',
-  retired: 'retired',
-  lost: 'lost (reclaim or replace it first)',
+/** A node of the state as the plan reads it; lastSeenAt and lostAt tell a lost node that heartbeats again. */
+interface PlanStateNode extends InventoryStateNode {
+  lastSeenAt?: Date | null
+  lostAt?: Date | null
+}
+
+/**
+ * Why a node's state status keeps it out of a sync (parked and retired are also out of the
+ * inventory), and the command that brings it back: none for a retired node. A lost node that has
+ * heartbeated since it was lost comes back with `node admit` (the same test as node-admit.ts); one
+ * still silent is looked at before anyone replaces it.
+ */
+function statusSkip(row: PlanStateNode): { reason: string; action?: string } | undefined {
+  switch (row.status) {
+    case 'parked':
+      return { reason: 'parked', action: `fleetkit node unpark ${row.id}` }
+    case 'retired':
+      return { reason: 'retired' }
+    case 'lost':
+      return row.lastSeenAt && row.lostAt && row.lastSeenAt > row.lostAt
+        ? { reason: 'lost, heartbeating again: admit it back first', action: `fleetkit node admit ${row.id}` }
+        : { reason: 'lost, silent since: bring it back, or replace it', action: `fleetkit node show ${row.id}` }
+    default:
+      return undefined
+  }
 }
 
 /** The statuses the inventory leaves out (src/render/inventory.ts): their address is never read. */
@@ -37,7 +57,7 @@ export interface SyncPlan {
   tags: string[]
   /** Targets in the order they run: the canary first. */
   targets: PlanTarget[]
-  /** `action`: what makes a node without an address a target (`fleetkit node provision NODE`). */
+  /** `action`: the command that makes a skipped node a target again (node provision, unpark, admit). */
   skipped: { id: string; reason: string; action?: string }[]
   /** --limit was given: a converged run of this plan does not say the whole fleet converged. */
   limited: boolean
@@ -54,7 +74,7 @@ export interface PlanInput {
   definition: Definition
   definitionText: string
   revision: string | null
-  stateNodes: readonly InventoryStateNode[]
+  stateNodes: readonly PlanStateNode[]
   /** --limit: only these nodes (ids); each must be a node of the fleet. */
   limit?: readonly string[]
   tags?: readonly string[]
@@ -133,8 +153,8 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
     if (limit && !limit.has(id)) continue
     const node = declared.get(id)
     const row = state.get(id)
-    const statusReason = row ? SKIPPED_STATUSES[row.status] : undefined
-    if (statusReason) skipped.push({ id, reason: statusReason })
+    const statusSkipped = row ? statusSkip(row) : undefined
+    if (statusSkipped) skipped.push({ id, ...statusSkipped })
     else if (node?.state === 'disabled') skipped.push({ id, reason: 'disabled in the definition' })
     // No server address and no ssh.host: nothing to dial, like a parked node, until it is provisioned.
     else if (unprovisioned.has(id)) {

@@ -70,10 +70,10 @@ export async function runSync(given: SyncOptions): Promise<SyncReport> {
       'SYNC_NO_TARGETS',
       `nothing to ${mode === 'drift' ? 'check' : 'sync'}: ${plan.skipped.length === 0 ? 'the fleet has no nodes' : plan.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}`,
       {
+        // Each skipped node's own way back (unpark, admit, provision): none is right for every node.
         actions: [
           'fleetkit node list',
-          'fleetkit node unpark NODE',
-          ...plan.skipped.flatMap((s) => (s.action === undefined ? [] : [s.action])),
+          ...new Set(plan.skipped.flatMap((s) => (s.action === undefined ? [] : [s.action]))),
         ],
         data: { skipped: plan.skipped },
       },

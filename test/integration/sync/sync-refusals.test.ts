@@ -16,6 +16,7 @@ import {
   SYNC_LOCK_KEY,
 } from '../../../src/store/sync/sync-ledger.js'
 import { tryAdvisoryLock } from '../../../src/store/advisory-lock.js'
+import { upsertDeclaredNode } from '../../../src/store/nodes/nodes.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
 import { validDefinition } from '../../support/definition-fixture.js'
 import { eventually } from '../../support/eventually.js'
@@ -103,6 +104,29 @@ describe('fleetkit sync: refusals before anything runs', function () {
     assert.match(none.json.message, /db-1 \(disabled in the definition\)/)
     const unknown = await sync(['--limit', 'nope-1'])
     assert.equal(unknown.json.code, 'SYNC_TARGET_UNKNOWN')
+  })
+
+  it('a lost node that heartbeats again has nothing to sync until node admit, which the refusal names (not unpark)', async () => {
+    await upsertDeclaredNode(db.pool, { id: 'db-1', pool: 'database', status: 'lost' })
+    await db.pool.query(
+      `UPDATE nodes SET lost_at = now() - interval '10 minutes', last_seen_at = now() WHERE id = 'db-1'`,
+    )
+    try {
+      const none = await sync(['--ref', sha, '--limit', 'db-1'])
+      assert.equal(none.code, 2, none.stdout)
+      assert.equal(none.json.code, 'SYNC_NO_TARGETS')
+      assert.match(none.json.message, /: db-1 \(lost, heartbeating again: admit it back first\)$/)
+      // The CLI names the definition it was given in each command that reads one.
+      const actions = none.json.actions as string[]
+      assert.ok(
+        actions.some((a) => /^fleetkit node admit (--definition \S+ )?db-1$/.test(a)),
+        actions.join('\n'),
+      )
+      assert.ok(!actions.some((a) => a.includes('unpark')), actions.join('\n'))
+      assertMatchesOutputSchema('sync', none.json)
+    } finally {
+      await db.pool.query(`DELETE FROM nodes WHERE id = 'db-1'`)
+    }
   })
 
   it('a second sync gets SYNC_IN_PROGRESS naming the run that holds the lock, and starts nothing', async () => {

@@ -38,9 +38,25 @@ describe('sync plan', () => {
     assert.equal(plan.canary, 'build-1')
     assert.deepEqual(plan.skipped, [
       { id: 'build-3', reason: 'disabled in the definition' },
-      { id: 'db-1', reason: 'parked' },
-      { id: 'gone-1', reason: 'lost (reclaim or replace it first)' },
+      { id: 'db-1', reason: 'parked', action: 'fleetkit node unpark db-1' },
+      { id: 'gone-1', reason: 'lost, silent since: bring it back, or replace it', action: 'fleetkit node show gone-1' },
       { id: 'old-1', reason: 'retired' },
+    ])
+  })
+
+  it('a lost node that heartbeats again is skipped with node admit as its way back, never unpark', () => {
+    const lostAt = new Date('2026-12-07T23:00:00Z')
+    const plan = buildSyncPlan({
+      ...input(),
+      limit: ['back-1', 'gone-1'],
+      stateNodes: [
+        { id: 'back-1', pool: 'build', status: 'lost', lostAt, lastSeenAt: new Date('2026-12-07T23:05:00Z') },
+        { id: 'gone-1', pool: 'build', status: 'lost', lostAt, lastSeenAt: new Date('2026-12-07T22:55:00Z') },
+      ],
+    })
+    assert.deepEqual(plan.skipped, [
+      { id: 'back-1', reason: 'lost, heartbeating again: admit it back first', action: 'fleetkit node admit back-1' },
+      { id: 'gone-1', reason: 'lost, silent since: bring it back, or replace it', action: 'fleetkit node show gone-1' },
     ])
   })
 
