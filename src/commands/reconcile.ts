@@ -88,7 +88,7 @@ The systemd unit fleetkit-reconcile.service (fleetkit gateway install --with-rec
     const result = await this.withState({ stateDir: flags['state-dir'], interruptible: true }, async (context) => {
       if (flags.clear) return clearReconcile({ pool: context.pool, actor: context.actor })
       const runtime = {
-        ...(await syncRuntime(context, env)),
+        ...(await syncRuntime(context, env, 'reconcile')),
         ...ansibleSpeedOptions(flags),
         heartbeatTimeoutSeconds: flags['heartbeat-timeout'],
         who: RECONCILE_ACTOR,

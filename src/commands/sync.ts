@@ -12,11 +12,13 @@ import type { SyncReport } from '../sync/sync-report.js'
 /**
  * What every runSync call takes from the operator context and the environment beside its own run's
  * options: the state, who, the clock, the abort signal, progress, the harness settings and enrollment
- * (lifecycle's node-token.ts, wired here because sync and lifecycle are peers). `fleetkit reconcile` shares it.
+ * (lifecycle's node-token.ts, wired here because sync and lifecycle are peers). `fleetkit reconcile` shares it;
+ * COMMAND is the one a secret it issues is recorded as issued by.
  */
 export async function syncRuntime(
   { pool, actor, clock, signal, progress }: Pick<StateContext, 'pool' | 'actor' | 'clock' | 'signal' | 'progress'>,
   env: Env,
+  command: 'sync' | 'reconcile' = 'sync',
 ): Promise<Omit<SyncOptions, 'mode' | 'definitionPath'>> {
   const { issueNodeToken } = await import('../lifecycle/node/node-token.js')
   const { readGatewayCaBundle } = await import('../lifecycle/seed/seed-files.js')
@@ -44,6 +46,8 @@ export async function syncRuntime(
           // Over SSH to the host its pinned key proves: the worker seed's own host, whose seed this does not replace.
           toPinnedHost: true,
           actor,
+          // The secret's event names the command that issued it, not `node token`.
+          via: command,
           clock,
           rng: systemRng,
         }),

@@ -13,7 +13,14 @@ import { getNode } from '../../store/nodes/nodes.js'
 import { assertNoProvisionRun } from '../provision/provision-guard.js'
 import { assertSamePending, confirmReplacing, otherPendingSeed, secretTimes } from '../seed/pending-seed.js'
 import type { Confirm } from './node-transition.js'
-import { applySecretPlan, planSecret, reissueAtStake, replanLocked, type SecretHolder } from './secret-reissue.js'
+import {
+  applySecretPlan,
+  planSecret,
+  reissueAtStake,
+  replanLocked,
+  type SecretHolder,
+  type SecretVia,
+} from './secret-reissue.js'
 
 export interface NodeTokenOptions {
   /** The command's pool: this function runs one transaction on it and never opens or closes it. */
@@ -34,6 +41,11 @@ export interface NodeTokenOptions {
    * replace the seed, so a pending worker seed is not asked about.
    */
   toPinnedHost?: boolean
+  /**
+   * The command the secret's event names (default `node token`): `sync` and `reconcile` issue one
+   * through this function when they enroll a worker-seeded host, and an audit must tell them apart.
+   */
+  via?: Exclude<SecretVia, 'seed'>
   /** Read only when the node is not in the state yet (a declared node enrolled by hand). */
   loadDefinition: () => Promise<Definition>
   /** Who asks, recorded in the secret's event: the command's actor (src/cli/actor.ts). */
@@ -120,7 +132,7 @@ export async function issueNodeToken(options: NodeTokenOptions): Promise<NodeTok
       secretSha256: secret.sha256,
       expiresAt,
       actor: options.actor,
-      via: 'node token',
+      via: options.via ?? 'node token',
       now,
     })
     return current

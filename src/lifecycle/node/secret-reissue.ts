@@ -138,14 +138,17 @@ export function changedConcurrently(nodeId: string, what: string, retry: string)
   )
 }
 
+/** The command that issued a secret, as its event records it (docs/seeds-and-inventory.md). */
+export type SecretVia = 'seed' | 'node token' | 'sync' | 'reconcile'
+
 export interface ApplySecretInput {
   plan: SecretPlan
   node: { id: string; pool: string; region?: string; serverType?: string }
   secretSha256: Buffer
   expiresAt: Date
-  /** Who asked (the command's actor, src/cli/actor.ts) and through which command, for the secret_reissued event. */
+  /** Who asked (the command's actor, src/cli/actor.ts) and through which command, for the secret's event. */
   actor: string
-  via: 'seed' | 'node token'
+  via: SecretVia
   now: Date
 }
 

@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import type { FleetkitError } from '../../../src/checks/fleetkit-error.js'
 import { systemClock } from '../../../src/config/clock.js'
 import { systemRng } from '../../../src/config/rng.js'
+import { syncRuntime } from '../../../src/commands/sync.js'
 import { issueNodeToken } from '../../../src/lifecycle/node/node-token.js'
 import { packagePath } from '../../../src/package-root.js'
 import { assertMatchesOutputSchema, fleetkitEntry, runFleetkit } from '../../support/cli.js'
@@ -31,6 +32,7 @@ import {
   freshDatabase,
   startDisposablePostgres,
 } from '../../support/postgres.js'
+import { validDefinition } from '../../support/definition-fixture.js'
 import { runProcess } from '../../support/process.js'
 
 const EXAMPLE = ['--definition', 'examples/fleet.yaml']
@@ -349,6 +351,36 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     const after = await snapshot('app-3')
     assert.equal(after.status, 'provisioning')
     assert.notEqual(after.hash, null)
+  })
+
+  it('a secret fleetkit sync issues when it enrolls a host is recorded as issued via sync, not node token', async () => {
+    const definition = validDefinition()
+    definition.nodes.push({
+      id: 'sync-1',
+      pool: 'build',
+      state: 'active',
+      ssh: { host: '10.1.0.31', user: 'fleetkit' },
+    })
+    // What `fleetkit sync` wires (syncRuntime), not the `node token` command.
+    const runtime = await syncRuntime(
+      {
+        pool: db.pool,
+        actor: 'alice@ops',
+        clock: systemClock,
+        signal: new AbortController().signal,
+        progress: Object.assign(() => {}, { done: () => {} }),
+      },
+      env,
+    )
+    const issued = await runtime.enrollment!.issueSecret('sync-1', false, definition)
+    assert.equal(issued.reissued, false)
+    const { rows } = await db.pool.query<{ kind: string; data: Record<string, unknown> }>(
+      "SELECT kind, data FROM events WHERE node_id = 'sync-1' ORDER BY id",
+    )
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.data.via, r.data.actor]),
+      [['secret_issued', 'sync', 'alice@ops']],
+    )
   })
 
   it('--reissue gives an enrolled node a new secret, keeps its status and records secret_reissued (who, via, previous status)', async () => {
