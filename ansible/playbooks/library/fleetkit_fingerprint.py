@@ -123,17 +123,34 @@ def _nft(name: str) -> str:
     return _sha(out.encode()) if code == 0 else 'absent'
 
 
+# MemTotal moves by a few kB between two boots of the same machine (what the kernel reserves), so the
+# exact number made every reboot look like drift. A resize moves it by a GiB or more: memory is
+# fingerprinted in MiB (the unit preflight compares with the host policy) rounded to the nearest step.
+MEMORY_STEP_MIB = 64
+
+
+def memory_mib(meminfo: str) -> str:
+    """MemTotal of /proc/meminfo's text in MiB, to the nearest MEMORY_STEP_MIB; 'absent' without it."""
+    for line in meminfo.splitlines():
+        key, _, value = line.partition(':')
+        if key == 'MemTotal':
+            kib = int(value.split()[0])
+            return str(round(kib / 1024 / MEMORY_STEP_MIB) * MEMORY_STEP_MIB)
+    return 'absent'
+
+
+def host_facts(os_release: bytes, machine: str, cpus: int | None, meminfo: str, root_bytes: int) -> str:
+    """The host part: what preflight compares with the host policy, so a resize or a release upgrade runs it again."""
+    return f'{_sha(os_release)}:{machine}:{cpus}:{memory_mib(meminfo)} MiB:{root_bytes}'
+
+
 def _host(_: str) -> str:
-    # What preflight compares with the host policy: a resize or a release upgrade runs it again.
     with open('/etc/os-release', 'rb') as f:
-        release = _sha(f.read())
-    meminfo = {}
+        release = f.read()
     with open('/proc/meminfo', encoding='utf-8') as f:
-        for line in f:
-            key, _, value = line.partition(':')
-            meminfo[key] = value.strip()
+        meminfo = f.read()
     root = os.statvfs('/')
-    return f'{release}:{platform.machine()}:{os.cpu_count()}:{meminfo.get("MemTotal")}:{root.f_blocks * root.f_frsize}'
+    return host_facts(release, platform.machine(), os.cpu_count(), meminfo, root.f_blocks * root.f_frsize)
 
 
 def _sshd(_: str) -> str:

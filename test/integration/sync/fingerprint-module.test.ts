@@ -83,7 +83,7 @@ describe('the fleetkit_fingerprint module', function () {
     assert.equal(first.items['user:root'], '0:0:/root:' + first.items['user:root']!.split(':')[3])
     assert.equal(first.items['group:fleetkit-no-such-group'], 'absent')
     assert.equal(first.items['sysctl:kernel.ostype'], 'Linux')
-    assert.match(first.items['host:facts']!, /^[0-9a-f]{64}:\w+:\d+:\d+ kB:\d+$/)
+    assert.match(first.items['host:facts']!, /^[0-9a-f]{64}:\w+:\d+:\d+ MiB:\d+$/)
     assert.equal(first.items['bogus:x'], 'unknown-kind')
     assert.deepEqual(await fingerprint(resources), first, 'reading twice changes nothing')
 
@@ -96,6 +96,29 @@ describe('the fleetkit_fingerprint module', function () {
     const chmodded = await fingerprint(resources)
     assert.match(chmodded.items[`path:${file}`]!, /^100000:600:/)
     assert.notEqual(chmodded.digest, first.digest)
+  })
+
+  it('the host part keeps still across a reboot (MemTotal moves by kB) and moves with a resize', async () => {
+    const program = `
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import fleetkit_fingerprint as f
+meminfo = lambda kib: 'MemFree:          123 kB\\nMemTotal:       %d kB\\n' % kib
+print(json.dumps([f.host_facts(b'VERSION_ID="24.04"', 'x86_64', 2, meminfo(kib), 25275355136)
+                  for kib in json.loads(sys.argv[2])]))
+`
+    // The probe's VM before and after a reboot (4007108 and 4007116 kB), then 4 GiB more and 8 GiB of a smaller server.
+    const { stdout } = await run('python3', [
+      '-c',
+      program,
+      packagePath('ansible', 'playbooks', 'library'),
+      JSON.stringify([4007108, 4007116, 4007108 + 4 * 1024 * 1024, 2007108]),
+    ])
+    const [before, rebooted, grown, shrunk] = JSON.parse(stdout) as string[]
+    assert.equal(rebooted, before)
+    assert.match(before!, /:x86_64:2:3904 MiB:25275355136$/)
+    assert.notEqual(grown, before)
+    assert.notEqual(shrunk, before)
   })
 
   it('reads whether the host is on the tailnet: absent without tailscale, else its backend state', async () => {
