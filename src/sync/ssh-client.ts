@@ -61,7 +61,10 @@ function notPinnedError(node: string): FleetkitError {
     'SSH_HOST_KEY_NOT_PINNED',
     `node ${node} has no pinned SSH host key (no hostKey in fleet.yaml, none from a seed in the state): fleetkit does not log in to a host it cannot identify`,
     {
-      actions: [`put the host's key (from its provider console or its seed) as hostKey of ${node} in fleet.yaml`],
+      actions: [
+        `fleetkit seed ${node} --kind worker   (a host not booted yet: boot it from this seed, which pins its key)`,
+        `put the host's key (from its provider console or its seed) as hostKey of ${node} in fleet.yaml`,
+      ],
       data: { node },
     },
   )

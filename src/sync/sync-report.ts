@@ -145,6 +145,29 @@ export function formatNodeLine(n: SyncNodeReport, check: boolean): string {
   return `${n.node}${n.phase === 'canary' ? ' (canary)' : ''}: ${state}${tasks}${detail}`
 }
 
+/**
+ * What to run after nodes failed: `--resume` finishes the run, but cannot help a node that failed for
+ * having no pinned host key (SSH_HOST_KEY_NOT_PINNED: usually declared before its host was seeded and
+ * booted), which needs its seed first; when those are all that failed, `--limit` syncs the rest alone.
+ */
+function failureSteps(report: SyncReport): string[] {
+  const failed = report.nodes.filter((n) => ['failed', 'rolled_back', 'unreachable', 'not_attempted'].includes(n.state))
+  const unpinned = failed.filter((n) => n.code === 'SSH_HOST_KEY_NOT_PINNED').map((n) => n.node)
+  if (unpinned.length === 0) return [`fleetkit sync --resume ${report.runId}`]
+  const others = report.nodes.filter((n) => FINAL_OK.has(n.state)).map((n) => n.node)
+  return [
+    ...unpinned.map(
+      (node) => `fleetkit seed ${node} --kind worker   (boot ${node} from it: the seed pins its host key)`,
+    ),
+    ...(failed.length > unpinned.length
+      ? [`fleetkit sync --resume ${report.runId}`]
+      : others.length > 0
+        ? [`fleetkit sync --limit ${others.join(',')}   (the nodes whose hosts exist)`]
+        : []),
+    'fleetkit runbook SSH_HOST_KEY_NOT_PINNED',
+  ]
+}
+
 /** The error a finished run's outcome maps to; null when it exits 0. */
 export function outcomeError(report: SyncReport): FleetkitError | null {
   const list = (states: NodeSyncState[]) => report.nodes.filter((n) => states.includes(n.state)).map((n) => n.node)
@@ -170,7 +193,7 @@ export function outcomeError(report: SyncReport): FleetkitError | null {
       return new FleetkitError(
         'SYNC_PARTIAL_FAILURE',
         `run ${report.runId}: ${list(['failed', 'rolled_back']).join(', ')} did not converge; ${list(['converged', 'changed']).length} node(s) did`,
-        { actions: [resume], data },
+        { actions: failureSteps(report), data },
       )
     case 'unreachable':
       return new FleetkitError(

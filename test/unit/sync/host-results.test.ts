@@ -239,6 +239,39 @@ describe('sync outcomes and the drift table', () => {
     }
   })
 
+  it('a node that failed for want of a pinned host key is told to be seeded, not resumed; --limit syncs the rest', () => {
+    const unpinned = { state: 'failed' as const, code: 'SSH_HOST_KEY_NOT_PINNED' }
+    const alone = outcomeError(
+      report('partial', [
+        { node: 'w-1', phase: 'canary', state: 'changed' },
+        { node: 'a-1', ...unpinned },
+      ]),
+    )!
+    assert.equal(alone.code, 'SYNC_PARTIAL_FAILURE')
+    assert.deepEqual(alone.actions, [
+      'fleetkit seed a-1 --kind worker   (boot a-1 from it: the seed pins its host key)',
+      'fleetkit sync --limit w-1   (the nodes whose hosts exist)',
+      'fleetkit runbook SSH_HOST_KEY_NOT_PINNED',
+      'fleetkit runbook SYNC_PARTIAL_FAILURE',
+    ])
+    // With another failure beside it, --resume still finishes that one.
+    const mixed = outcomeError(
+      report('partial', [
+        { node: 'w-1', phase: 'canary', state: 'changed' },
+        { node: 'a-1', ...unpinned },
+        { node: 'w-2', state: 'failed', code: 'SYNC_NODE_FAILED' },
+      ]),
+    )!
+    assert.deepEqual(mixed.actions, [
+      'fleetkit seed a-1 --kind worker   (boot a-1 from it: the seed pins its host key)',
+      'fleetkit sync --resume 7',
+      'fleetkit runbook SSH_HOST_KEY_NOT_PINNED',
+      'fleetkit runbook SYNC_PARTIAL_FAILURE',
+    ])
+    const other = outcomeError(report('partial', [{ node: 'w-2', state: 'failed', code: 'SYNC_NODE_FAILED' }]))!
+    assert.deepEqual(other.actions, ['fleetkit sync --resume 7', 'fleetkit runbook SYNC_PARTIAL_FAILURE'])
+  })
+
   it('lists every node: a row per drifted role, "no drift", or why it was not checked', () => {
     const lines = formatDriftTable(
       report('drifted', [
