@@ -2,7 +2,8 @@
 // A host whose operator logs in as `fleetkit` (the worker seed's own account entry) converges as that
 // operator and the operator still has a shell and sudo afterwards; an account or group named
 // fleetkit-agent someone else made is refused with AGENT_ACCOUNT_FOREIGN and left as it was; a host
-// converged when the agent still ran as `fleetkit` moves its agent state to fleetkit-agent.
+// converged when the agent still ran as `fleetkit` moves its agent state to fleetkit-agent, and only
+// that: root's firewall and sshd state beside it stays root's.
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -173,7 +174,7 @@ describe('role: agent keeps its own account, never an operator account (issue 25
     await legacy.sshOk(`groupdel ${AGENT}`)
   })
 
-  it('a host converged when the agent ran as fleetkit: check changes nothing, then its state moves to fleetkit-agent', async () => {
+  it("a host converged when the agent ran as fleetkit: check changes nothing, then its state moves to fleetkit-agent, root's stays root's", async () => {
     const inventory = await writeInventory([legacy], join(dir, 'legacy'), {
       [legacy.name]: { agent_node_id: 'acct-old' },
     })
@@ -191,6 +192,9 @@ describe('role: agent keeps its own account, never an operator account (issue 25
         'install -d -m 0700 -o fleetkit -g fleetkit /var/lib/fleetkit /var/lib/fleetkit/pki',
         'install -m 0600 -o fleetkit -g fleetkit /dev/null /var/lib/fleetkit/pki/identity',
         'install -m 0600 -o fleetkit -g fleetkit /dev/null /var/lib/fleetkit/enrollment-secret',
+        // Root's state beside it (the firewall and sshd roles run before the agent role): never the agent's.
+        'install -d -m 0755 /var/lib/fleetkit/firewall && install -m 0644 /dev/null /var/lib/fleetkit/firewall/applied.nft',
+        'install -d -m 0700 /var/lib/fleetkit/sshd /var/lib/fleetkit/sshd/previous.d',
         // A link the old account could have planted: re-owned itself, never what it points at.
         'install -m 0600 -o root -g root /dev/null /etc/fleetkit-not-the-agents',
         'ln -s /etc/fleetkit-not-the-agents /var/lib/fleetkit/pki/link && chown -h fleetkit:fleetkit /var/lib/fleetkit/pki/link',
@@ -228,9 +232,13 @@ describe('role: agent keeps its own account, never an operator account (issue 25
       [
         `/var/lib/fleetkit ${AGENT}:${AGENT}`,
         `/var/lib/fleetkit/enrollment-secret ${AGENT}:${AGENT}`,
+        '/var/lib/fleetkit/firewall root:root',
+        '/var/lib/fleetkit/firewall/applied.nft root:root',
         `/var/lib/fleetkit/pki ${AGENT}:${AGENT}`,
         `/var/lib/fleetkit/pki/identity ${AGENT}:${AGENT}`,
         `/var/lib/fleetkit/pki/link ${AGENT}:${AGENT}`,
+        '/var/lib/fleetkit/sshd root:root',
+        '/var/lib/fleetkit/sshd/previous.d root:root',
         'root',
         '',
       ].join('\n'),

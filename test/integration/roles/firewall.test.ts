@@ -301,4 +301,33 @@ describe('firewall role on container hosts', function () {
     assert.equal(again.code, 0, describeRun(again))
     assert.equal((await plain.sshOk('nft list table inet fleetkit')).stdout, confirmedTable)
   })
+
+  it("root's state directory: what another account owns there is removed, a planted link is not followed, and it is root's again", async function () {
+    // What an older agent role did (it gave /var/lib/fleetkit/firewall to fleetkit-agent), then links
+    // that account planted where root writes and reads. `nobody` stands in for the agent, whose home
+    // /var/lib/fleetkit is.
+    const state = '/var/lib/fleetkit/firewall'
+    const target = '/etc/fleetkit-not-the-agents'
+    await plain.sshOk(
+      [
+        `echo root-only > ${target} && chmod 0600 ${target}`,
+        `chown -R nobody:nogroup /var/lib/fleetkit`,
+        `runuser -u nobody -- ln -s ${target} ${state}/applied.nft.tmp`,
+        `runuser -u nobody -- ln -sf ${target} ${state}/applied.nft`,
+      ].join(' && '),
+    )
+    const confirmedTable = (await plain.sshOk('nft list table inet fleetkit')).stdout
+    const result = await converge({ limit: plain.name })
+    assert.equal(result.code, 0, describeRun(result))
+    assert.match(result.stdout, /TASK \[firewall : Remove firewall state that is not root's\][^]*?changed: /)
+    assert.equal((await plain.sshOk(`stat -c %a:%U ${target}; cat ${target}`)).stdout, '600:root\nroot-only\n')
+    // The record is root's again (the table was applied anew, as nothing recorded it), and the same table.
+    assert.equal((await plain.sshOk(`find ${state} ! -user root -o ! -group root -o -type l`)).stdout, '')
+    assert.equal((await plain.sshOk(`stat -c %U:%G:%a ${state}`)).stdout.trim(), 'root:root:755')
+    assert.equal((await plain.sshOk(`cat ${state}/applied.nft`)).stdout, confirmedTable)
+    assert.equal((await plain.sshOk('nft list table inet fleetkit')).stdout, confirmedTable)
+    assert.notEqual((await plain.ssh(`runuser -u nobody -- touch ${state}/planted`)).code, 0, 'nobody wrote there')
+    const again = await converge({ limit: plain.name })
+    assert.equal(again.recap[plain.name]?.changed, 0, describeRun(again))
+  })
 })

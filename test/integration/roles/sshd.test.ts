@@ -164,4 +164,43 @@ describe('roles: sshd on a container host', function () {
     assert.match(await effective(), /^passwordauthentication no$/m)
     assert.equal(await offeredMethods(fixture.host, 'ops'), 'publickey')
   })
+
+  it("root's staging directory: what another account owns there is removed, and the dead-man restore refuses a drop-in root does not own", async () => {
+    // What an older agent role did (it gave /var/lib/fleetkit/sshd to fleetkit-agent), and a drop-in
+    // that account then put where the dead-man restore copies from. `nobody` stands in for the agent,
+    // whose home /var/lib/fleetkit is.
+    const state = '/var/lib/fleetkit/sshd'
+    await asOps(
+      [
+        `sudo chown -R nobody:nogroup /var/lib/fleetkit`,
+        `sudo runuser -u nobody -- sh -c 'echo PasswordAuthentication yes > ${state}/previous.d/00-agent.conf'`,
+      ].join(' && '),
+    )
+    const live = await asOps(`sudo ls -l ${DROP_INS}`)
+    const repair = await runRoles({ inventory, playbook: fixture.playbook, extraVars: POLICY })
+    assert.equal(repair.code, 0, tail(repair))
+    assert.match(repair.stdout, /TASK \[sshd : Remove sshd state that is not root's\][^]*?changed: /)
+    // Nothing else to change: the directory is gone until the next change stages one, as root's.
+    assert.equal((await sshAs(fixture.host, 'ops', `sudo test -e ${state}`)).code, 1)
+    assert.equal(await asOps(`sudo ls -l ${DROP_INS}`), live)
+    const again = await runRoles({ inventory, playbook: fixture.playbook, extraVars: POLICY })
+    assert.equal(again.recap[fixture.host.name]?.changed, 0, tail(again))
+
+    // The next change stages in a directory of root's, 0700, which the other account cannot write in.
+    await asOps(`printf 'PasswordAuthentication yes\\n' | sudo tee ${DROP_INS}/05-drift.conf >/dev/null`)
+    const staged = await runRoles({ inventory, playbook: fixture.playbook, extraVars: POLICY })
+    assert.equal(staged.code, 0, tail(staged))
+    assert.equal((await asOps(`sudo find ${state} ! -user root -o ! -group root`)).trim(), '')
+    assert.equal((await asOps(`sudo stat -c %U:%G:%a ${state}`)).trim(), 'root:root:700')
+    const planted = await sshAs(fixture.host, 'ops', `sudo runuser -u nobody -- touch ${state}/previous.d/x.conf`)
+    assert.notEqual(planted.code, 0, "nobody wrote in root's staging directory")
+    // Should a file of another owner get there all the same, the restore refuses to copy it into /etc/ssh.
+    await asOps(`sudo install -m 0644 -o nobody /dev/null ${state}/previous.d/00-agent.conf`)
+    const before = await asOps(`sudo ls -l ${DROP_INS}`)
+    const restore = await sshAs(fixture.host, 'ops', 'sudo /usr/local/lib/fleetkit/fleetkit-sshd swap previous')
+    assert.equal(restore.code, 1, restore.stderr)
+    assert.match(restore.stderr, /previous\.d\/00-agent\.conf is owned by nobody, not root/)
+    assert.equal(await asOps(`sudo ls -l ${DROP_INS}`), before)
+    await asOps(`sudo rm -f ${state}/previous.d/00-agent.conf`)
+  })
 })
