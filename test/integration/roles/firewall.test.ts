@@ -319,8 +319,8 @@ describe('firewall role on container hosts', function () {
     const confirmedTable = (await plain.sshOk('nft list table inet fleetkit')).stdout
     const result = await converge({ limit: plain.name })
     assert.equal(result.code, 0, describeRun(result))
-    assert.match(result.stdout, /TASK \[firewall : Remove firewall state that is not root's\][^]*?changed: /)
     assert.equal((await plain.sshOk(`stat -c %a:%U ${target}; cat ${target}`)).stdout, '600:root\nroot-only\n')
+    assert.match(result.stdout, /TASK \[firewall : Remove firewall state that is not root's\][^]*?changed: /)
     // The record is root's again (the table was applied anew, as nothing recorded it), and the same table.
     assert.equal((await plain.sshOk(`find ${state} ! -user root -o ! -group root -o -type l`)).stdout, '')
     assert.equal((await plain.sshOk(`stat -c %U:%G:%a ${state}`)).stdout.trim(), 'root:root:755')

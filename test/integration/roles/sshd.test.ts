@@ -179,9 +179,9 @@ describe('roles: sshd on a container host', function () {
     const live = await asOps(`sudo ls -l ${DROP_INS}`)
     const repair = await runRoles({ inventory, playbook: fixture.playbook, extraVars: POLICY })
     assert.equal(repair.code, 0, tail(repair))
-    assert.match(repair.stdout, /TASK \[sshd : Remove sshd state that is not root's\][^]*?changed: /)
     // Nothing else to change: the directory is gone until the next change stages one, as root's.
     assert.equal((await sshAs(fixture.host, 'ops', `sudo test -e ${state}`)).code, 1)
+    assert.match(repair.stdout, /TASK \[sshd : Remove sshd state that is not root's\][^]*?changed: /)
     assert.equal(await asOps(`sudo ls -l ${DROP_INS}`), live)
     const again = await runRoles({ inventory, playbook: fixture.playbook, extraVars: POLICY })
     assert.equal(again.recap[fixture.host.name]?.changed, 0, tail(again))
