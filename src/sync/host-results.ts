@@ -88,6 +88,11 @@ export interface NodeJudgement {
   state: Extract<NodeSyncState, 'converged' | 'changed' | 'failed' | 'unreachable' | 'rolled_back'>
   code: string | null
   message: string | null
+  /**
+   * Unreachable after tasks had run on it: not a host that was offline before the run, but one the run may
+   * have cut off (a firewall or sshd change). A canary lost so is a failed canary, never handed on.
+   */
+  lostMidRun?: true
 }
 
 /** Parses complete lines; a torn last line (a killed writer) is left for the next read. */
@@ -199,6 +204,16 @@ function oneLine(text: string): string {
 export function judgeHost(result: HostResult | undefined): NodeJudgement {
   if (!result)
     return { state: 'failed', code: 'SYNC_NODE_FAILED', message: 'ansible-playbook ended without reporting this node' }
+  // The dead-man switch restored the previous rules: the host is as it was, not broken; it may have been
+  // unreachable while the bad rules were in place, which is what the switch is for.
+  if (result.failure?.msg.includes('FIREWALL_CONFIRM_TIMEOUT')) {
+    const { task, role, msg } = result.failure
+    return {
+      state: 'rolled_back',
+      code: 'FIREWALL_CONFIRM_TIMEOUT',
+      message: `${role ? `${role}: ` : ''}${task}: ${oneLine(msg)}`,
+    }
+  }
   if (result.unreachable !== undefined) {
     if (HOST_KEY_CHANGED.test(result.unreachable)) {
       return {
@@ -214,14 +229,18 @@ export function judgeHost(result: HostResult | undefined): NodeJudgement {
         code: null,
         message: `the host refused the SSH login (use a key of operators.sshKeys: ssh-agent or ANSIBLE_PRIVATE_KEY_FILE): ${oneLine(result.unreachable)}`,
       }
+    if (result.tasksOk + result.tasksFailed > 0)
+      return {
+        state: 'unreachable',
+        code: null,
+        message: `lost its SSH connection after ${result.tasksOk + result.tasksFailed} task(s) had run: the change may have cut it off: ${oneLine(result.unreachable)}`,
+        lostMidRun: true,
+      }
     return { state: 'unreachable', code: null, message: oneLine(result.unreachable) }
   }
   if (result.failure) {
     const { task, role, msg } = result.failure
     const where = `${role ? `${role}: ` : ''}${task}: ${oneLine(msg)}`
-    // The dead-man switch restored the previous rules: the host is as it was, not broken.
-    if (msg.includes('FIREWALL_CONFIRM_TIMEOUT'))
-      return { state: 'rolled_back', code: 'FIREWALL_CONFIRM_TIMEOUT', message: where }
     return { state: 'failed', code: leadingCode(msg) ?? 'SYNC_NODE_FAILED', message: where }
   }
   return { state: result.tasksChanged > 0 ? 'changed' : 'converged', code: null, message: null }

@@ -207,7 +207,9 @@ async function execute(ctx: RunContext, stateRows: readonly NodeRow[]): Promise<
       if (candidate !== plan.canary) await setSyncNode(pool, run.id, candidate, { state: 'pending', phase: 'canary' })
       report(`Canary ${candidate} goes first.`)
       const judged = (await runHosts(ctx, [candidate], 'canary')).get(candidate)!
-      if (judged.state !== 'unreachable') {
+      // Only a canary that was offline before the run hands its role on; one lost after tasks ran on it may
+      // have been cut off by this very change, which the next node would then get too.
+      if (judged.state !== 'unreachable' || judged.lostMidRun) {
         canaryRan = candidate
         canaryFailed = !FINAL_OK.has(judged.state)
         break

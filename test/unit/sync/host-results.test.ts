@@ -121,6 +121,39 @@ describe('sync host results', () => {
     assert.match(judged.message!, /^firewall: Confirm: FIREWALL_CONFIRM_TIMEOUT/)
   })
 
+  it('a rollback the host was unreachable for is rolled_back, not unreachable (a canary must not be handed on)', () => {
+    const results = foldHostResults([
+      { event: 'ok', host: 'e', role: 'firewall', task: 'Apply', changed: true },
+      {
+        event: 'failed',
+        host: 'e',
+        role: 'firewall',
+        task: 'Confirm',
+        msg: 'FIREWALL_CONFIRM_TIMEOUT: no new SSH connection within 60 s; the host restored the previous rules',
+      },
+      { event: 'unreachable', host: 'e', msg: 'Connection timed out' },
+    ])
+    const judged = judgeHost(results.get('e'))
+    assert.deepEqual([judged.state, judged.code], ['rolled_back', 'FIREWALL_CONFIRM_TIMEOUT'])
+  })
+
+  it('a host lost after tasks ran on it is unreachable and lost mid-run; one never reached is not', () => {
+    const lost = judgeHost(
+      foldHostResults([
+        { event: 'ok', host: 'h', role: 'firewall', task: 'Apply', changed: true },
+        { event: 'unreachable', host: 'h', msg: 'ssh: connect to host 10.0.0.9 port 22: Connection timed out' },
+      ]).get('h'),
+    )
+    assert.equal(lost.state, 'unreachable')
+    assert.equal(lost.lostMidRun, true)
+    assert.match(
+      lost.message ?? '',
+      /lost its SSH connection after 1 task\(s\) had run: the change may have cut it off/,
+    )
+    const offline = judgeHost(foldHostResults([{ event: 'unreachable', host: 'i', msg: 'No route to host' }]).get('i'))
+    assert.equal(offline.lostMidRun, undefined)
+  })
+
   it('lists each managed resource once per host, in the order first reported, and keeps the fingerprint', () => {
     const results = foldHostResults([
       {
