@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 
+import { parse as parseYaml } from 'yaml'
+
 import { FleetkitError } from '../checks/fleetkit-error.js'
 import type { Definition } from '../definition/types.js'
 import { packagePath } from '../package-root.js'
@@ -125,6 +127,7 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
   const declared = new Map(definition.nodes.map((n) => [n.id, n]))
   const ids = [...new Set([...declared.keys(), ...state.keys()])].sort()
   const limit = input.limit === undefined ? undefined : new Set(input.limit)
+  assertKnownTags(input.tags ?? [], join(ansibleDir, 'playbooks', playbook), playbook)
   for (const id of limit ?? []) {
     if (!ids.includes(id)) {
       throw new FleetkitError(
@@ -213,6 +216,49 @@ export function buildSyncPlan(input: PlanInput): SyncPlan {
  * The next canary when the chosen one is unreachable: the next node of the same pool (in id order)
  * not yet tried; null when the pool has no other.
  */
+/**
+ * Every --tags must name a role of the playbook (site.yml tags each role with its name): ansible runs no task
+ * for a tag nothing carries, and the run would report every node converged having changed nothing.
+ */
+function assertKnownTags(tags: readonly string[], playbookPath: string, playbook: string): void {
+  if (tags.length === 0) return
+  const roles = playbookRoles(playbookPath)
+  // A playbook without roles (tasks only) tags its own tasks: nothing here to check them against.
+  if (roles.length === 0) return
+  const unknown = tags.filter((tag) => !roles.includes(tag))
+  if (unknown.length === 0) return
+  throw new FleetkitError(
+    'USAGE_INVALID',
+    `--tags names ${unknown.map((t) => JSON.stringify(t)).join(', ')}, which ${unknown.length === 1 ? 'is' : 'are'} no role of ${playbook}: nothing would run, and every node would be reported converged. Its roles: ${roles.join(', ')}`,
+    {
+      actions: [
+        `fleetkit sync --tags ${roles.filter((r) => r !== 'preflight')[0] ?? roles[0]} (one role, or several comma-separated)`,
+      ],
+      data: { unknown, roles },
+    },
+  )
+}
+
+/** The roles a playbook's plays name, in order (`- role: NAME` or `- NAME`). */
+function playbookRoles(path: string): string[] {
+  let plays: unknown
+  try {
+    plays = parseYaml(readFileSync(path, 'utf8'))
+  } catch {
+    return []
+  }
+  const roles: string[] = []
+  for (const play of Array.isArray(plays) ? plays : []) {
+    for (const entry of (play as { roles?: unknown }).roles instanceof Array
+      ? (play as { roles: unknown[] }).roles
+      : []) {
+      const name = typeof entry === 'string' ? entry : (entry as { role?: unknown } | null)?.role
+      if (typeof name === 'string' && !roles.includes(name)) roles.push(name)
+    }
+  }
+  return roles
+}
+
 export function nextCanary(
   plan: Pick<SyncPlan, 'targets'>,
   pool: string,

@@ -88,6 +88,21 @@ describe('sync plan', () => {
     assert.throws(() => buildSyncPlan(input({ limit: ['nope-1'] })), { code: 'SYNC_TARGET_UNKNOWN' })
   })
 
+  it('refuses --tags naming no role of site.yml (nothing would run, every node reported converged)', () => {
+    assert.throws(
+      () => buildSyncPlan(input({ tags: ['firewall', 'bogus'] })),
+      (error: unknown) => {
+        const e = error as { code?: string; message?: string; data?: { unknown?: string[]; roles?: string[] } }
+        assert.equal(e.code, 'USAGE_INVALID')
+        assert.deepEqual(e.data?.unknown, ['bogus'])
+        assert.ok(e.data?.roles?.includes('firewall') && e.data.roles.includes('agent'), String(e.data?.roles))
+        return true
+      },
+    )
+    for (const tag of ['preflight', 'firewall', 'sshd', 'agent_update', 'agent'])
+      assert.deepEqual(buildSyncPlan(input({ tags: [tag] })).tags, [tag])
+  })
+
   it('the hash is stable for the same inputs and moves with the definition, the revision, the targets, the tags and the extra vars', () => {
     const hash = buildSyncPlan(input()).hash
     assert.equal(buildSyncPlan(input()).hash, hash)
