@@ -271,7 +271,7 @@ describe('fleet ready: the verdict (real PostgreSQL)', function () {
     assertMatchesOutputSchema('fleet-ready', not.json)
     assert.equal(not.json.code, 'FLEET_NOT_READY')
     assert.equal(not.json.data.verdict.ready, false)
-    assert.ok(not.json.actions.includes('fleetkit node admit db-1'), not.json.actions)
+    assert.ok(not.json.actions.includes(`fleetkit node admit --definition ${FLEET} db-1`), not.json.actions)
     const human = await runFleetkit(['fleet', 'ready', '--definition', FLEET], { env })
     assert.equal(human.code, 3)
     assert.match(human.stdout, /pool database: NOT READY \(0 of 1 node\(s\)/)

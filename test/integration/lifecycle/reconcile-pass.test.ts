@@ -324,7 +324,7 @@ describe('reconcile passes (real PostgreSQL, a ledger-writing runner)', function
     assertMatchesOutputSchema('reconcile', stopped.json)
     assert.equal(stopped.json.code, 'RECONCILE_STOPPED')
     assert.equal(stopped.json.data.pass.outcome, 'stopped')
-    assert.ok(stopped.json.actions.includes('fleetkit reconcile --clear'), stopped.json.actions)
+    assert.ok(stopped.json.actions.includes(`fleetkit reconcile --definition ${FLEET} --clear`), stopped.json.actions)
     const cleared = await runFleetkit(['reconcile', '--clear', '--json'], { env })
     assert.equal(cleared.code, 0, cleared.stdout + cleared.stderr)
     assertMatchesOutputSchema('reconcile', cleared.json)

@@ -144,7 +144,8 @@ describe('fleetkit seed killed between its commit and its rename: the next seed 
     assert.equal(again.json.code, 'NODE_SECRET_PENDING', again.stdout)
     // The key the killed seed pinned stays pinned: a --reissue alone would be HOST_KEY_PINNED.
     const advice = again.json.actions[0].split('   ')[0] as string
-    assert.equal(advice, 'fleetkit seed app-1 --kind agent --rekey --reissue')
+    // The --definition given is repeated (src/cli/context-flags.ts).
+    assert.equal(advice, 'fleetkit seed --definition examples/fleet.yaml app-1 --kind agent --rekey --reissue')
     assert.ok(!existsSync(staged), 'the dead staged seed (a host private key) is removed')
     assert.ok(!existsSync(join(seeds, 'app-1.user-data')))
     assert.deepEqual(await snapshot('app-1'), state)
@@ -153,9 +154,13 @@ describe('fleetkit seed killed between its commit and its rename: the next seed 
       env,
     })
     assert.equal(reissueOnly.json.code, 'HOST_KEY_PINNED', reissueOnly.stdout)
-    assert.equal(reissueOnly.json.actions[0].split('   ')[0], 'fleetkit seed app-1 --kind agent --reissue --rekey')
+    assert.equal(
+      reissueOnly.json.actions[0].split('   ')[0],
+      'fleetkit seed --definition examples/fleet.yaml app-1 --kind agent --reissue --rekey',
+    )
 
-    const advised = await runFleetkit([...advice.split(' ').slice(1), ...EXAMPLE, '--json'], { env })
+    // Run as printed: the advice names the definition it was given.
+    const advised = await runFleetkit([...advice.split(' ').slice(1), '--json'], { env })
     assert.equal(advised.code, 0, advised.stderr)
     assert.equal(advised.json.result.finishedInterrupted, false)
     assert.ok(existsSync(join(seeds, 'app-1.user-data')))

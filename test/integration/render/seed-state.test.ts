@@ -36,6 +36,8 @@ import { validDefinition } from '../../support/definition-fixture.js'
 import { runProcess } from '../../support/process.js'
 
 const EXAMPLE = ['--definition', 'examples/fleet.yaml']
+/** What an error's next command repeats of the command line (src/cli/context-flags.ts). */
+const AS_GIVEN = '--definition examples/fleet.yaml'
 
 interface Snapshot {
   status: string
@@ -186,7 +188,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     const token = await runFleetkit(['node', 'token', 'build-1', '--reissue', ...EXAMPLE, '--json'], { env })
     assert.equal(token.json.code, 'CONFIRMATION_REQUIRED', token.stdout)
     assert.match(token.json.message, /new enrollment secret: whoever holds it can enroll as build-1/)
-    assert.ok(token.json.actions.includes('fleetkit node token build-1 --reissue --yes'))
+    assert.ok(token.json.actions.includes(`fleetkit node token ${AS_GIVEN} build-1 --reissue --yes`))
     assertMatchesOutputSchema('node-token', token.json)
     const output = join(dir, 'unconfirmed.user-data')
     const seed = await runFleetkit(
@@ -232,7 +234,11 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       worker.json.message,
       /^write a worker seed for app-1, which has a pending agent seed \(its enrollment secret unused, valid until /,
     )
-    assert.ok(worker.json.actions.some((a: string) => a.startsWith('fleetkit seed app-1 --kind worker --rekey --yes')))
+    assert.ok(
+      worker.json.actions.some((a: string) =>
+        a.startsWith(`fleetkit seed ${AS_GIVEN} app-1 --kind worker --rekey --yes`),
+      ),
+    )
     assertMatchesOutputSchema('seed', worker.json)
     assert.ok(!existsSync(workerSeed), 'no seed written')
     assert.deepEqual(await snapshot('app-1'), pendingAgent)
@@ -315,7 +321,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
       /^issue an enrollment secret for app-3, which has a pending worker seed \(its SSH host key pinned, the host not enrolled yet\)/,
     )
     assert.ok(
-      token.json.actions.some((a: string) => a.startsWith('fleetkit node token app-3 --yes')),
+      token.json.actions.some((a: string) => /^fleetkit node token --definition \S+ app-3 --yes/.test(a)),
       token.stdout,
     )
     assert.ok(!('secret' in token.json), 'no secret printed')
@@ -464,7 +470,7 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
     assertMatchesOutputSchema('seed', seed.json)
     assert.equal(seed.json.code, 'PROVISION_IN_PROGRESS', seed.stdout)
     assert.equal(seed.json.data.state, 'awaiting_enrollment')
-    assert.ok(seed.json.actions.some((a: string) => a.startsWith('fleetkit node provision --resume app-2')))
+    assert.ok(seed.json.actions.some((a: string) => a.startsWith(`fleetkit node provision ${AS_GIVEN} --resume app-2`)))
     assert.ok(!existsSync(output), 'no seed written')
     const reissue = await runFleetkit(['node', 'token', 'app-2', '--reissue', '--yes', ...EXAMPLE, '--json'], { env })
     assert.equal(reissue.json.code, 'PROVISION_IN_PROGRESS', reissue.stdout)
@@ -590,7 +596,12 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
             ran.stderr,
             /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\) after the agent seed of build-\d was stored/,
           )
-          await assertStoredUnseen(node, before, ran.stderr, /fleetkit seed build-\d --kind agent --reissue/)
+          await assertStoredUnseen(
+            node,
+            before,
+            ran.stderr,
+            /fleetkit seed --definition examples\/fleet\.yaml build-\d --kind agent --reissue/,
+          )
         } finally {
           closeSync(full)
         }
@@ -618,7 +629,13 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
         ran.stderr,
         /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(EPIPE\) after the new enrollment secret of build-3 was stored/,
       )
-      await assertStoredUnseen('build-3', before, ran.stderr, /fleetkit node token build-3 --reissue/, 1)
+      await assertStoredUnseen(
+        'build-3',
+        before,
+        ran.stderr,
+        /fleetkit node token --definition examples\/fleet\.yaml build-3 --reissue/,
+        1,
+      )
     })
 
     it('node token --json into /dev/full: the failure is on stderr with its code, never silent (stdout is what failed)', async () => {
@@ -628,7 +645,13 @@ describe('fleetkit seed | node token: secrets past provisioning and failed write
         const ran = await runWithStdout(['node', 'token', 'build-3', '--reissue', '--yes', ...EXAMPLE, '--json'], full)
         assert.notEqual(ran.code, 0)
         assert.match(ran.stderr, /Error \(OUTPUT_WRITE_FAILED\): could not write standard output \(ENOSPC\)/)
-        await assertStoredUnseen('build-3', before, ran.stderr, /fleetkit node token build-3 --reissue/, 1)
+        await assertStoredUnseen(
+          'build-3',
+          before,
+          ran.stderr,
+          /fleetkit node token --definition examples\/fleet\.yaml build-3 --reissue/,
+          1,
+        )
       } finally {
         closeSync(full)
       }

@@ -202,7 +202,7 @@ describe('fleetkit sync: refusals before anything runs', function () {
     const run = await sync(['--ref', sha, '--plan-hash', '0'.repeat(64)])
     assert.equal(run.code, 24, run.stdout)
     assert.equal(run.json.code, 'SYNC_PLAN_STALE')
-    assert.match(run.json.actions.join('\n'), /fleetkit sync --plan-hash [0-9a-f]{64}/)
+    assert.match(run.json.actions.join('\n'), /fleetkit sync --definition \S+ --plan-hash [0-9a-f]{64}/)
   })
 
   it('FLEETKIT_SYNC_STRATEGY and FLEETKIT_SYNC_HEARTBEAT_TIMEOUT_SECONDS are flags: a bad value is USAGE_INVALID', async () => {
@@ -273,7 +273,7 @@ describe('fleetkit sync: refusals before anything runs', function () {
       first.stderr(),
       /^Error \(COMMAND_INTERRUPTED\): stopped by SIGINT.*; run \d+ is left open to finish$/m,
     )
-    assert.match(first.stderr(), new RegExp(`^  fleetkit sync --resume ${runId}$`, 'm'))
+    assert.match(first.stderr(), new RegExp(`^  fleetkit sync --definition \\S+ --resume ${runId}$`, 'm'))
 
     await rm(hold)
     const resume = (args: string[]) =>
@@ -300,7 +300,12 @@ describe('fleetkit sync: refusals before anything runs', function () {
     // The resumed run ended with its node not converged: its error names the same resume, which
     // reopens the finished run and runs what did not converge again.
     assert.equal((await getSyncRun(db.pool, runId))?.status, 'finished', resumed.stdout)
-    assert.ok(resumed.json.actions?.includes(`fleetkit sync --resume ${runId}`), resumed.stdout)
+    assert.ok(
+      resumed.json.actions?.some((a: string) =>
+        new RegExp(`^fleetkit sync( --definition \\S+)? --resume ${runId}$`).test(a),
+      ),
+      resumed.stdout,
+    )
     const again = await resume([])
     assert.equal(again.json.data?.report?.runId, runId, again.stdout)
     assert.equal((await getSyncRun(db.pool, runId))?.attempts, 3)
