@@ -202,7 +202,10 @@ function judgeNode(f: NodeReadinessFacts, expect: Expectation): ReadinessFailure
     out.push({
       criterion: 'converged',
       code: 'NODE_NOT_CONVERGED',
-      detail: `its last sync (run ${sync.runId}) applied another definition than the current one`,
+      detail:
+        sync.definitionSha256 === null
+          ? `its last sync (run ${sync.runId}) ran some roles only (--tags), and no whole sync converged it before`
+          : `its last sync (run ${sync.runId}) applied another definition than the current one`,
       next: 'fleetkit sync',
     })
   const drift = f.lastDrift

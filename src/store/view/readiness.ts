@@ -21,7 +21,11 @@ export interface NodeReadinessFacts {
     runId: number
     state: string
     code: string | null
-    definitionSha256: string
+    /**
+     * The definition the node converged on: this run's, or after a run narrowed by --tags the last whole
+     * run's (null when none converged it since, or none did).
+     */
+    definitionSha256: string | null
     /** The agent version that run converged the node to. */
     agentVersion: string | null
   } | null
@@ -65,7 +69,21 @@ export async function readinessFacts(
            FROM jobs j WHERE j.node_id = n.id AND ${CHECKS_TAKEN}
           ORDER BY j.updated_at DESC, j.id DESC LIMIT 1) cj ON true
        LEFT JOIN LATERAL (
-         SELECT sn.run_id, sn.state, sn.code, r.definition_sha256, sn.agent_version
+         -- A run narrowed by --tags converged some roles only: the definition a node converged on is the one
+         -- of its last whole run, and only if that converged it; a tagged run's own failure still counts.
+         SELECT sn.run_id, sn.state, sn.code, sn.agent_version,
+                CASE WHEN COALESCE(r.plan -> 'tags', '[]'::jsonb) = '[]'::jsonb THEN r.definition_sha256
+                     ELSE (SELECT r2.definition_sha256
+                             FROM sync_run_nodes sn2 JOIN sync_runs r2 ON r2.id = sn2.run_id
+                            WHERE sn2.node_id = n.id AND r2.kind = 'sync' AND r2.id < r.id
+                              AND sn2.state IN ('converged', 'changed')
+                              AND COALESCE(r2.plan -> 'tags', '[]'::jsonb) = '[]'::jsonb
+                              AND NOT EXISTS (
+                                SELECT 1 FROM sync_run_nodes sn3 JOIN sync_runs r3 ON r3.id = sn3.run_id
+                                 WHERE sn3.node_id = n.id AND r3.kind = 'sync' AND r3.id > r2.id AND r3.id < r.id
+                                   AND sn3.state IN ('failed', 'unreachable', 'rolled_back'))
+                            ORDER BY r2.id DESC LIMIT 1)
+                END AS definition_sha256
            FROM sync_run_nodes sn JOIN sync_runs r ON r.id = sn.run_id
           WHERE sn.node_id = n.id AND r.kind = 'sync' AND sn.state IN ${ATTEMPTED}
           ORDER BY sn.run_id DESC LIMIT 1) s ON true
@@ -101,7 +119,7 @@ export async function readinessFacts(
             runId: Number(r.sync_run),
             state: r.sync_state as string,
             code: (r.sync_code as string | null) ?? null,
-            definitionSha256: r.sync_definition as string,
+            definitionSha256: (r.sync_definition as string | null) ?? null,
             agentVersion: (r.sync_agent as string | null) ?? null,
           },
     lastDrift:

@@ -60,6 +60,7 @@ describe('fleet ready: the verdict (real PostgreSQL)', function () {
     nodes: readonly string[],
     state: 'converged' | 'changed' | 'failed',
     definitionText = text,
+    tags: string[] = [],
   ): Promise<number> {
     const q = db().pool
     const r = await createSyncRun(q, {
@@ -67,7 +68,7 @@ describe('fleet ready: the verdict (real PostgreSQL)', function () {
       revision: null,
       definitionSha256: sha256(definitionText),
       planHash: sha256(`${kind}${nodes.join()}${Math.random()}`),
-      plan: {},
+      plan: { tags },
       startedBy: 'test',
       pid: process.pid,
       nodes: nodes.map((nodeId) => ({ nodeId, phase: 'fleet' as const, state: 'pending' as const })),
@@ -235,6 +236,33 @@ describe('fleet ready: the verdict (real PostgreSQL)', function () {
       { checks: [{ id: 'host:firewall', status: 'fail', code: 'FIREWALL_RULES_MISSING', detail: 'no table' }] },
     ])
     assert.deepEqual(failuresOf(await verdict(), 'app-1'), [['healthy', 'NODE_CHECKS_FAILING']])
+  })
+
+  it('a run narrowed by --tags converges no definition: the last whole run that converged the node decides', async () => {
+    await readyFleet()
+    const changed = `${text}\n# edited\n`
+    // Before, a `--tags firewall` run on the new definition made db-1 count as converged on all of it.
+    await run('sync', ['db-1'], 'converged', changed, ['firewall'])
+    const narrowed = (await verdict(changed)).nodes.find((n) => n.nodeId === 'db-1')!.failures
+    assert.deepEqual(
+      narrowed.map((f) => [f.criterion, f.code]),
+      [['converged', 'NODE_NOT_CONVERGED']],
+    )
+    assert.match(narrowed[0]!.detail, /applied another definition/)
+    // On the definition the last whole run converged, a tagged run after it changes nothing.
+    assert.deepEqual(failuresOf(await verdict(), 'db-1'), [])
+    // A whole run on the new definition converges it.
+    await run('sync', ['db-1'], 'converged', changed)
+    assert.deepEqual(failuresOf(await verdict(changed), 'db-1'), [])
+    // A whole run that failed, then a tagged one: nothing proves any definition on it.
+    await run('sync', ['db-1'], 'failed', changed)
+    await run('sync', ['db-1'], 'converged', changed, ['firewall'])
+    const unproven = (await verdict(changed)).nodes.find((n) => n.nodeId === 'db-1')!.failures
+    assert.deepEqual(
+      unproven.map((f) => [f.criterion, f.code]),
+      [['converged', 'NODE_NOT_CONVERGED']],
+    )
+    assert.match(unproven[0]!.detail, /ran some roles only \(--tags\)/)
   })
 
   it('a lost node is neither admitted nor healthy', async () => {
