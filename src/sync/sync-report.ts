@@ -153,14 +153,14 @@ export function formatNodeLine(n: SyncNodeReport, check: boolean): string {
 function failureSteps(report: SyncReport): string[] {
   const failed = report.nodes.filter((n) => ['failed', 'rolled_back', 'unreachable', 'not_attempted'].includes(n.state))
   const unpinned = failed.filter((n) => n.code === 'SSH_HOST_KEY_NOT_PINNED').map((n) => n.node)
-  if (unpinned.length === 0) return [`fleetkit sync --resume ${report.runId}`]
+  if (unpinned.length === 0) return [rerun(report)]
   const others = report.nodes.filter((n) => FINAL_OK.has(n.state)).map((n) => n.node)
   return [
     ...unpinned.map(
       (node) => `fleetkit seed ${node} --kind worker   (boot ${node} from it: the seed pins its host key)`,
     ),
     ...(failed.length > unpinned.length
-      ? [`fleetkit sync --resume ${report.runId}`]
+      ? [rerun(report)]
       : others.length > 0
         ? [`fleetkit sync --limit ${others.join(',')}   (the nodes whose hosts exist)`]
         : []),
@@ -168,11 +168,21 @@ function failureSteps(report: SyncReport): string[] {
   ]
 }
 
+/**
+ * How to finish what a run left: a sync run is resumed (`--resume` runs what did not converge); a drift run
+ * changes nothing and cannot be resumed (`sync --resume` refuses it, SYNC_RUN_UNKNOWN): it is run again.
+ */
+function rerun(report: SyncReport): string {
+  return report.kind === 'drift'
+    ? 'fleetkit drift   (again, once the nodes it could not read are fixed)'
+    : `fleetkit sync --resume ${report.runId}`
+}
+
 /** The error a finished run's outcome maps to; null when it exits 0. */
 export function outcomeError(report: SyncReport): FleetkitError | null {
   const list = (states: NodeSyncState[]) => report.nodes.filter((n) => states.includes(n.state)).map((n) => n.node)
   const data = { report }
-  const resume = `fleetkit sync --resume ${report.runId}`
+  const resume = rerun(report)
   switch (report.outcome) {
     case 'converged':
     case 'no_drift':

@@ -272,6 +272,21 @@ describe('sync outcomes and the drift table', () => {
     }
   })
 
+  it('a drift run that could not read a node says to run drift again, never sync --resume (which refuses it)', () => {
+    for (const outcome of ['partial', 'unreachable'] as const) {
+      const drift = {
+        ...report(outcome, [{ node: 'a-1', state: 'failed', code: 'SSH_HOST_KEY_MISMATCH' }]),
+        kind: 'drift' as const,
+      }
+      const actions = outcomeError(drift)!.actions
+      assert.ok(!actions.some((a) => a.includes('--resume')), actions.join('\n'))
+      assert.match(actions[0]!, /^fleetkit drift /)
+    }
+    assert.ok(
+      outcomeError(report('partial', [{ node: 'a-1', state: 'failed' }]))!.actions.includes('fleetkit sync --resume 7'),
+    )
+  })
+
   it('a node that failed for want of a pinned host key is told to be seeded, not resumed; --limit syncs the rest', () => {
     const unpinned = { state: 'failed' as const, code: 'SSH_HOST_KEY_NOT_PINNED' }
     const alone = outcomeError(
