@@ -79,6 +79,23 @@ export async function findUntrustedDirectory(dir: string, rules: TrustRules): Pr
   }
 }
 
+/**
+ * A refusal's words for `problem` found for `dir`: why (whose it is, or who may write it) and the command that
+ * mends it when the directory is the operator's to trust.
+ */
+export function describeUntrusted(problem: UntrustedDirectory, dir: string): { why: string; fix: string } {
+  if (problem.kind === 'owner')
+    return {
+      why: `${problem.path} belongs to uid ${problem.uid}, not to this user, root or ${GATEWAY_ACCOUNT}`,
+      fix: `if ${problem.path} is yours to trust: chown -R ${process.getuid?.() ?? 0} ${problem.path}`,
+    }
+  const own = problem.path === dir
+  return {
+    why: `${problem.path} may be written by ${own ? 'its group or others' : 'others'} (mode ${problem.mode})`,
+    fix: `chmod ${own ? 'go-w' : 'o-w'} ${problem.path}`,
+  }
+}
+
 /** This process's user, root, and the gateway's account (a state `fleetkit gateway install` shared). */
 export function fleetkitTrustRules(): TrustRules {
   const own = process.getuid?.()

@@ -10,7 +10,7 @@ import { certificateFingerprintSha256 } from './fingerprint.js'
 import { caMissingError } from './restore-leftovers.js'
 import { bundleFingerprints } from './trust-bundle.js'
 import { assertPrivateDirectory } from '../fs/private-directory.js'
-import { findUntrustedDirectory, fleetkitTrustRules } from '../fs/trusted-directory.js'
+import { describeUntrusted, findUntrustedDirectory, fleetkitTrustRules } from '../fs/trusted-directory.js'
 import { readPrivateKeyFile as readKeyFile } from '../fs/private-key-file.js'
 import { makeDirectories, STATE_PARENT_MODE } from '../fs/make-directories.js'
 
@@ -114,18 +114,12 @@ export async function assertPkiDirectoryPrivate(dir: string): Promise<void> {
   // away and put theirs in place, whatever its own mode (src/fs/trusted-directory.ts).
   const untrusted = await findUntrustedDirectory(dir, fleetkitTrustRules())
   if (untrusted) {
+    const { why, fix } = describeUntrusted(untrusted, dir)
     throw new FleetkitError(
       'CA_KEY_PERMISSIONS',
-      untrusted.kind === 'owner'
-        ? `the PKI directory ${dir} is under ${untrusted.path}, which belongs to uid ${untrusted.uid} (not this user, root or the gateway's account); refusing to use it`
-        : `the PKI directory ${dir} is under ${untrusted.path}, which others may write (mode ${untrusted.mode}); refusing to use it`,
+      `refusing the PKI directory ${dir}: ${why}, who could rename it away and put their own CA in its place`,
       {
-        actions: [
-          untrusted.kind === 'owner'
-            ? `if ${untrusted.path} is yours to trust: chown -R ${process.getuid?.() ?? 0} ${untrusted.path}`
-            : `chmod o-w ${untrusted.path}`,
-          'or keep the PKI in a directory of your own (--pki-dir, --state-dir)',
-        ],
+        actions: [fix, 'or keep the PKI in a directory of your own (--pki-dir, --state-dir)'],
         data: {
           path: dir,
           blockedBy: untrusted.path,

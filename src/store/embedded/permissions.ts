@@ -4,8 +4,12 @@ import { chmod, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 
 import { FleetkitError } from '../../checks/fleetkit-error.js'
-import { GATEWAY_ACCOUNT } from '../../config/gateway-account.js'
-import { findUntrustedDirectory, fleetkitTrustRules, type TrustRules } from '../../fs/trusted-directory.js'
+import {
+  describeUntrusted,
+  findUntrustedDirectory,
+  fleetkitTrustRules,
+  type TrustRules,
+} from '../../fs/trusted-directory.js'
 import type { UnixIds } from '../postgres-binaries.js'
 import type { EmbeddedServerPaths } from './paths.js'
 import { makeDirectories } from '../../fs/make-directories.js'
@@ -23,20 +27,12 @@ export async function assertStateTrusted(
   for (const dir of [paths.stateDir, paths.root]) {
     const problem = await findUntrustedDirectory(dir, rules)
     if (!problem) continue
-    const why =
-      problem.kind === 'owner'
-        ? `${problem.path} belongs to uid ${problem.uid}, not to this user, root or ${GATEWAY_ACCOUNT}`
-        : `${problem.path} may be written by ${problem.path === dir ? 'its group or others' : 'others'} (mode ${problem.mode})`
+    const { why, fix } = describeUntrusted(problem, dir)
     throw new FleetkitError(
       'STATE_DIR_UNUSABLE',
       `refusing the state directory ${paths.stateDir}: ${why}, who could plant the database password or swap the PKI there`,
       {
-        actions: [
-          problem.kind === 'owner'
-            ? `if ${problem.path} is yours to trust: chown -R ${process.getuid?.() ?? 0} ${problem.path}`
-            : `chmod go-w ${problem.path}`,
-          'or set FLEETKIT_STATE_DIR (or --state-dir) to a directory of your own',
-        ],
+        actions: [fix, 'or set FLEETKIT_STATE_DIR (or --state-dir) to a directory of your own'],
         data: {
           stateDir: paths.stateDir,
           path: problem.path,

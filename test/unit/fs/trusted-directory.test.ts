@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { chmod, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises'
+import { chmod, chown, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { findUntrustedDirectory, type TrustRules } from '../../../src/fs/trusted-directory.js'
+import { assertPkiDirectoryPrivate } from '../../../src/pki/pki-files.js'
 
 const me = process.getuid?.() ?? 0
 /** Trusts every owner: the modes alone decide. */
@@ -63,4 +64,21 @@ describe('findUntrustedDirectory', () => {
     await chmod(above, 0o775)
     assert.equal(await findUntrustedDirectory(dir, ANYONE), undefined)
   })
+
+  if (process.getuid?.() === 0) {
+    it('as root, a PKI directory under a directory another user owns is CA_KEY_PERMISSIONS, however private', async () => {
+      const theirs = join(base, 'theirs')
+      await mkdir(join(theirs, 'pki'), { recursive: true, mode: 0o700 })
+      await chown(theirs, 65_534, 65_534)
+      await assert.rejects(assertPkiDirectoryPrivate(join(theirs, 'pki')), (error: unknown) => {
+        const e = error as { code?: string; message?: string; data?: { blockedBy?: string } }
+        assert.equal(e.code, 'CA_KEY_PERMISSIONS')
+        assert.equal(e.data?.blockedBy, theirs)
+        assert.match(e.message ?? '', /belongs to uid 65534/)
+        return true
+      })
+      // Not made yet (ca init): judged by the directory it would be made in.
+      await assert.rejects(assertPkiDirectoryPrivate(join(theirs, 'new-pki')), { code: 'CA_KEY_PERMISSIONS' })
+    })
+  }
 })
