@@ -89,7 +89,7 @@ export interface NodeJudgement {
   code: string | null
   message: string | null
   /**
-   * Unreachable after tasks had run on it: not a host that was offline before the run, but one the run may
+   * Unreachable after a task had changed it: not a host that was offline before the run, but one the run may
    * have cut off (a firewall or sshd change). A canary lost so is a failed canary, never handed on.
    */
   lostMidRun?: true
@@ -229,11 +229,13 @@ export function judgeHost(result: HostResult | undefined): NodeJudgement {
         code: null,
         message: `the host refused the SSH login (use a key of operators.sshKeys: ssh-agent or ANSIBLE_PRIVATE_KEY_FILE): ${oneLine(result.unreachable)}`,
       }
-    if (result.tasksOk + result.tasksFailed > 0)
+    // A task that changed the host, then no connection: this change may have cut it off. (A task that ran
+    // without changing anything proves nothing: set_fact and other local actions never reach the host.)
+    if (result.tasksChanged > 0)
       return {
         state: 'unreachable',
         code: null,
-        message: `lost its SSH connection after ${result.tasksOk + result.tasksFailed} task(s) had run: the change may have cut it off: ${oneLine(result.unreachable)}`,
+        message: `lost its SSH connection after ${result.tasksChanged} task(s) changed it: the change may have cut it off: ${oneLine(result.unreachable)}`,
         lostMidRun: true,
       }
     return { state: 'unreachable', code: null, message: oneLine(result.unreachable) }

@@ -2,6 +2,7 @@
 // host's own folder), systemd as PID 1, a veth on the test bridge with a static address, sshd with
 // a host key made before boot, cloud-init reading the test's NoCloud seed. Seconds to start.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, rmSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -98,7 +99,11 @@ async function startOne(
   const index = ++counter
   const name = opts.name ?? `host-${index}`
   // nspawn names the bridge-side veth vb-MACHINE (15 characters at most): short, unique on this machine.
-  const machine = `fk${process.pid.toString(36)}${index.toString(36)}`.slice(0, 12)
+  // `fh`, not the local cloud's `fk` (a local-cloud test counts the machines of its stub by that prefix), and two
+  // random characters: a killed run's veth or propagate directory outlives it, and a PID reused after the counter
+  // wrapped would otherwise meet its name ("Failed to add new veth interfaces: File exists").
+  const random = randomBytes(1)[0]!.toString(36).padStart(2, '0')
+  const machine = `fh${process.pid.toString(36)}${index.toString(36)}${random}`.slice(0, 12)
   const dir = await mkdtemp(join(tmpdir(), `fleetkit-host-${name}-`))
   const upper = join(dir, 'upper')
   const work = join(dir, 'work')

@@ -137,7 +137,7 @@ describe('sync host results', () => {
     assert.deepEqual([judged.state, judged.code], ['rolled_back', 'FIREWALL_CONFIRM_TIMEOUT'])
   })
 
-  it('a host lost after tasks ran on it is unreachable and lost mid-run; one never reached is not', () => {
+  it('a host lost after a task changed it is unreachable and lost mid-run; one never changed is not', () => {
     const lost = judgeHost(
       foldHostResults([
         { event: 'ok', host: 'h', role: 'firewall', task: 'Apply', changed: true },
@@ -148,8 +148,16 @@ describe('sync host results', () => {
     assert.equal(lost.lostMidRun, true)
     assert.match(
       lost.message ?? '',
-      /lost its SSH connection after 1 task\(s\) had run: the change may have cut it off/,
+      /lost its SSH connection after 1 task\(s\) changed it: the change may have cut it off/,
     )
+    // A task that changed nothing (set_fact runs on the controller) proves no connection was made.
+    const local = judgeHost(
+      foldHostResults([
+        { event: 'ok', host: 'j', task: 'Pick the variables' },
+        { event: 'unreachable', host: 'j', msg: 'No route to host' },
+      ]).get('j'),
+    )
+    assert.equal(local.lostMidRun, undefined)
     const offline = judgeHost(foldHostResults([{ event: 'unreachable', host: 'i', msg: 'No route to host' }]).get('i'))
     assert.equal(offline.lostMidRun, undefined)
   })
