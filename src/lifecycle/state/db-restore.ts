@@ -19,6 +19,7 @@ import { createInterface } from 'node:readline'
 import type { Queryable, StatePool } from '../../store/transaction.js'
 
 import { FleetkitError, toFleetkitError } from '../../checks/fleetkit-error.js'
+import { processIsAlive } from '../../fs/file-lock.js'
 import { syncDirectory } from '../../fs/atomic-file.js'
 import { extractTarGz, type TarMember } from '../../fs/tar-gz.js'
 import { TarFormatError } from '../../fs/ustar.js'
@@ -184,22 +185,12 @@ async function withTargetPkiLock<T>(
 const WORK_DIR_PREFIX = 'fleetkit-restore-'
 const WORK_DIR = /^fleetkit-restore-([0-9]+)-[A-Za-z0-9]{6}$/
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: a process of another user has that id; only ESRCH says nobody does.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH'
-  }
-}
-
 /** Remove the unpacked backups that restores killed before their cleanup left (their process is gone). */
 async function removeDeadRestoreWorkDirs(dir: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[])
   for (const name of names) {
     const pid = WORK_DIR.exec(name)?.[1]
-    if (pid === undefined || Number(pid) === process.pid || processAlive(Number(pid))) continue
+    if (pid === undefined || Number(pid) === process.pid || processIsAlive(Number(pid))) continue
     await rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined)
   }
 }
