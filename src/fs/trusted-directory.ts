@@ -99,14 +99,18 @@ export function describeUntrusted(problem: UntrustedDirectory, dir: string): { w
 /** This process's user, root, and the gateway's account (a state `fleetkit gateway install` shared). */
 export function fleetkitTrustRules(): TrustRules {
   const own = process.getuid?.()
-  let gateway: Promise<number | undefined> | undefined
-  // Looked up only for a directory neither root's nor this user's: once per process.
-  const gatewayUid = () => (gateway ??= accountUid(GATEWAY_ACCOUNT))
   return {
     trusted: async (uid) => uid === 0 || uid === own || uid === (await gatewayUid()),
     // install's layout: setgid directories of the account, its group sharing them (state-sharing.ts).
     sharedWithGroup: async (info) => (info.mode & 0o2000) !== 0 && info.uid === (await gatewayUid()),
   }
+}
+
+let gatewayAccount: Promise<number | undefined> | undefined
+/** Looked up only for a directory neither root's nor this user's, once per process (an `id` child each time). */
+function gatewayUid(): Promise<number | undefined> {
+  gatewayAccount ??= accountUid(GATEWAY_ACCOUNT)
+  return gatewayAccount
 }
 
 async function accountUid(name: string): Promise<number | undefined> {
